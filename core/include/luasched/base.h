@@ -1,0 +1,78 @@
+/*
+ * base.h: what every module shares: interned strings, arenas, and errors that
+ * carry their context (file, line, field) up to the one place that prints them.
+ *
+ * Text between "ffi:begin" and "ffi:end" markers is also the LuaJIT cdef: the
+ * build concatenates those blocks into lua/luasched/cdefs.lua, so C and Lua can
+ * never disagree on a layout. Keep those blocks free of macros and includes.
+ */
+#ifndef LUASCHED_BASE_H
+#define LUASCHED_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Bumped whenever an FFI-visible layout or signature changes; lua/luasched
+ * refuses to run against a library whose number differs. */
+#define LS_ABI_VERSION 1
+
+/* ffi:begin */
+/* An interned string. 0 is "no string" (an absent field); "" has its own id. */
+typedef uint32_t ls_str;
+
+int ls_abi_version(void);
+ls_str ls_intern_lookup(const char *s, size_t len);  /* 0 if never interned */
+ls_str ls_intern(const char *s, size_t len);
+const char *ls_str_get(ls_str id);                    /* "" for 0 */
+uint32_t ls_str_len(ls_str id);
+
+/* An error with its context. Functions that can fail take an ls_error * and
+ * return false / NULL; the caller adds context or prints. */
+typedef struct ls_error {
+    char msg[1024];
+} ls_error;
+/* ffi:end */
+
+ls_str ls_intern_cstr(const char *s);
+void ls_intern_reset(void);      /* frees the table: only at process exit / in tests */
+uint32_t ls_intern_count(void);
+
+/* Bump allocator: objects that live and die together (one pod, one config) share
+ * an arena, so freeing them is one call and nothing can leak piecemeal. */
+typedef struct ls_arena_chunk ls_arena_chunk;
+typedef struct ls_arena {
+    ls_arena_chunk *head;
+    size_t used_bytes;
+} ls_arena;
+
+void ls_arena_init(ls_arena *a);
+void *ls_arena_alloc(ls_arena *a, size_t size);          /* zeroed, 16-aligned */
+void *ls_arena_memdup(ls_arena *a, const void *p, size_t size);
+char *ls_arena_strdup(ls_arena *a, const char *s);
+void ls_arena_free(ls_arena *a);
+
+bool ls_errorf(ls_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool ls_verrorf(ls_error *err, const char *fmt, va_list ap);
+/* Prepends "prefix: " to an existing message. */
+bool ls_error_prefix(ls_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Growable array of fixed-size items (owner frees with ls_vec_free). */
+typedef struct ls_vec {
+    void *data;
+    uint32_t len, cap;
+    uint32_t item_size;
+} ls_vec;
+
+void ls_vec_init(ls_vec *v, uint32_t item_size);
+void *ls_vec_push(ls_vec *v);                 /* returns a zeroed slot */
+void ls_vec_free(ls_vec *v);
+#define LS_VEC_AT(v, type, i) (((type *)(v)->data)[i])
+
+void *ls_xmalloc(size_t n);
+void *ls_xcalloc(size_t n, size_t size);
+void *ls_xrealloc(void *p, size_t n);
+char *ls_xstrdup(const char *s);
+
+#endif

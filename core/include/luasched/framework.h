@@ -1,0 +1,121 @@
+/*
+ * framework.h: statuses, the per-pod cycle record shared with the Lua dispatch
+ * loops, profiles and their extension points.
+ *
+ * C enters Lua once per extension point per pod; the loops over nodes run in
+ * lua/luasched/dispatch.lua and write their results into the ls_cycle arrays.
+ */
+#ifndef LUASCHED_FRAMEWORK_H
+#define LUASCHED_FRAMEWORK_H
+
+#include "luasched/cache.h"
+
+/* ffi:begin */
+enum {
+    LS_SUCCESS = 0, LS_ERROR = 1, LS_UNSCHEDULABLE = 2, LS_UNRESOLVABLE = 3,
+    LS_WAIT = 4, LS_SKIP = 5, LS_PENDING = 6
+};
+enum { LS_MAX_NODE_SCORE = 100, LS_MIN_NODE_SCORE = 0 };
+
+/* Extension points, in upstream's order. */
+enum {
+    LS_EP_PRE_ENQUEUE = 0, LS_EP_QUEUE_SORT, LS_EP_PRE_FILTER, LS_EP_FILTER,
+    LS_EP_POST_FILTER, LS_EP_PRE_SCORE, LS_EP_SCORE, LS_EP_RESERVE, LS_EP_PERMIT,
+    LS_EP_PRE_BIND, LS_EP_BIND, LS_EP_POST_BIND, LS_EP_COUNT
+};
+
+/* A status is registered once (code and reasons) and then passed by id, so the
+ * hot loops move integers, never strings. Reasons are separated by '\n'. */
+uint32_t ls_status_register(uint8_t code, const char *reasons, size_t len);
+
+typedef struct ls_node_status {
+    uint32_t status;        /* registered status id; 0 = Success */
+    int16_t plugin;         /* index in the profile's filter list, -1 for none */
+    uint8_t code;
+} ls_node_status;
+
+typedef struct ls_cycle {
+    void *owner;                          /* the scheduler running the cycle (NULL in the test kit) */
+    const ls_pod *pod;
+    const ls_snapshot *snapshot;
+    uint32_t profile;
+    uint32_t num_all_nodes;
+    const ls_node_info *const *all_nodes;
+
+    /* Filter: examine candidates[(start + i) % num_candidates] until
+     * num_to_find are feasible or all were examined. */
+    uint32_t num_candidates;
+    const ls_node_info *const *candidates;
+    uint32_t start;
+    uint32_t num_to_find;
+    uint32_t num_processed;
+    uint32_t num_feasible;
+    const ls_node_info **feasible;
+    ls_node_status *node_status;          /* indexed by ls_node_info.index */
+
+    /* Explain: per node and filter plugin, status id + 1 (1 = passed, 0 = not run). */
+    uint8_t trace;
+    uint32_t num_filter_plugins;
+    uint32_t *filter_trace;
+
+    /* PreFilter result: a node-name restriction (intersection over plugins). */
+    uint8_t prefilter_restricts;
+    uint32_t num_prefilter_nodes;
+    ls_str *prefilter_nodes;
+    uint32_t prefilter_cap;
+    uint32_t prefilter_absent_status;     /* status of nodes outside the restriction */
+
+    /* Score: scores[p * num_feasible + i]; raw_scores keeps pre-normalize values when tracing. */
+    uint32_t num_score_plugins;
+    int64_t *scores;
+    int64_t *raw_scores;
+    uint8_t *score_skipped;
+
+    /* Results of single-status extension points. */
+    uint32_t status;
+    int16_t status_plugin;
+    uint8_t status_code;
+    ls_str nominated_node;                /* PostFilter result */
+    ls_str selected_node;
+    int64_t permit_timeout_ms;
+} ls_cycle;
+
+/* Called by DefaultBinder (and any bind plugin) through the FFI: hands the
+ * binding to the cluster source (the embedded cluster or the API server). */
+int ls_cycle_bind(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen);
+/* Makes room for n PreFilter node names in cycle->prefilter_nodes. */
+void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n);
+/* ffi:end */
+
+typedef struct ls_status_info {
+    uint8_t code;
+    uint32_t n_reasons;
+    const char **reasons;
+    const char *message;      /* reasons joined with ", " */
+} ls_status_info;
+
+const ls_status_info *ls_status_get(uint32_t id);
+void ls_status_reset(void);    /* frees the registry: only at process exit / in tests */
+const char *ls_code_name(uint8_t code);
+bool ls_code_is_rejected(uint8_t code);   /* Unschedulable, UnschedulableAndUnresolvable, Pending */
+
+typedef struct ls_plugin_ref {
+    ls_str name;
+    int32_t weight;       /* Score only; 0 in the config means 1 */
+} ls_plugin_ref;
+
+typedef struct ls_profile {
+    ls_str scheduler_name;
+    int32_t percentage_of_nodes_to_score;   /* -1 = unset, use the global value */
+    ls_vec plugins[LS_EP_COUNT];            /* ls_plugin_ref, expanded, in run order */
+    struct cJSON *plugin_args;              /* object: plugin name -> args (owned) */
+} ls_profile;
+
+const char *ls_ext_point_name(int ep);        /* "PreFilter", "Filter", ... */
+const char *ls_ext_point_hook(int ep);        /* "pre_filter", "filter", ... */
+int ls_ext_point_from_config_key(const char *key);  /* "preFilter" -> LS_EP_PRE_FILTER, -1 */
+
+/* numFeasibleNodesToFind from upstream (schedule_one.go). */
+uint32_t ls_num_feasible_nodes_to_find(int32_t percentage, uint32_t num_all_nodes, bool has_scoring);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * model.h: the scheduler's view of Kubernetes objects. Pods and Nodes are
+ * decoded once (from JSON or YAML, through one decoder) into flat, read-only
+ * structs: strings interned, label maps sorted by key id, selectors compiled,
+ * resource requests computed. Plugins read them as const cdata.
+ */
+#ifndef LUASCHED_MODEL_H
+#define LUASCHED_MODEL_H
+
+#include "luasched/base.h"
+
+struct cJSON;
+
+/* ffi:begin */
+enum {
+    LS_MAX_RESOURCES = 16,
+    LS_RES_CPU = 0,            /* millicores */
+    LS_RES_MEMORY = 1,         /* bytes */
+    LS_RES_EPHEMERAL = 2,      /* bytes */
+    LS_RES_PODS = 3,           /* allowed pod number (node side only) */
+    LS_RES_FIRST_SCALAR = 4    /* extended resources, hugepages, ... */
+};
+
+/* Dense resource vector; slot i names ls_resource_name(i). */
+typedef union ls_resources {
+    struct { int64_t milli_cpu, memory, ephemeral_storage, pods; };
+    int64_t v[16];
+} ls_resources;
+
+typedef struct ls_label { ls_str key, value; } ls_label;
+typedef struct ls_labels { uint32_t n; const ls_label *items; } ls_labels;  /* sorted by key id */
+
+enum {
+    LS_OP_IN = 0, LS_OP_NOT_IN = 1, LS_OP_EXISTS = 2, LS_OP_DOES_NOT_EXIST = 3,
+    LS_OP_GT = 4, LS_OP_LT = 5
+};
+
+typedef struct ls_requirement {
+    ls_str key;
+    uint8_t op;
+    uint32_t n_values;
+    const ls_str *values;      /* sorted by id */
+    int64_t number;            /* operand of Gt / Lt */
+} ls_requirement;
+
+/* A compiled label selector. A null selector matches nothing, an empty one
+ * matches everything (as metav1.LabelSelectorAsSelector). */
+typedef struct ls_selector {
+    uint8_t match_nothing;
+    uint32_t n;
+    const ls_requirement *reqs;
+} ls_selector;
+
+/* NodeSelectorTerm: matchExpressions on labels, matchFields on metadata.name. */
+typedef struct ls_node_selector_term {
+    ls_selector exprs;
+    ls_selector fields;   /* keys are the interned "metadata.name" */
+} ls_node_selector_term;
+
+typedef struct ls_node_selector {
+    uint32_t n_terms;     /* terms are ORed; a term with nothing in it matches no node */
+    const ls_node_selector_term *terms;
+} ls_node_selector;
+
+typedef struct ls_preferred_term {
+    int32_t weight;
+    ls_node_selector_term term;
+} ls_preferred_term;
+
+typedef struct ls_pod_affinity_term {
+    ls_selector selector;          /* labelSelector (matchLabelKeys merged in) */
+    uint8_t has_ns_selector;
+    ls_selector ns_selector;
+    uint32_t n_namespaces;         /* namespaces; the pod's own when both are empty */
+    const ls_str *namespaces;
+    ls_str topology_key;
+} ls_pod_affinity_term;
+
+typedef struct ls_weighted_pod_affinity_term {
+    int32_t weight;
+    ls_pod_affinity_term term;
+} ls_weighted_pod_affinity_term;
+
+enum { LS_EFFECT_ALL = 0, LS_EFFECT_NO_SCHEDULE = 1, LS_EFFECT_PREFER_NO_SCHEDULE = 2, LS_EFFECT_NO_EXECUTE = 3 };
+enum { LS_TOL_EQUAL = 0, LS_TOL_EXISTS = 1 };
+
+typedef struct ls_taint { ls_str key, value; uint8_t effect; } ls_taint;
+typedef struct ls_toleration { ls_str key, value; uint8_t op; uint8_t effect; } ls_toleration;
+
+enum { LS_DO_NOT_SCHEDULE = 0, LS_SCHEDULE_ANYWAY = 1 };
+enum { LS_POLICY_HONOR = 0, LS_POLICY_IGNORE = 1 };
+
+typedef struct ls_spread_constraint {
+    int32_t max_skew;
+    ls_str topology_key;
+    uint8_t when_unsatisfiable;
+    int32_t min_domains;           /* 1 when unset */
+    uint8_t node_affinity_policy;  /* Honor when unset */
+    uint8_t node_taints_policy;    /* Ignore when unset */
+    ls_selector selector;          /* matchLabelKeys merged in */
+} ls_spread_constraint;
+
+enum { LS_PROTO_TCP = 0, LS_PROTO_UDP = 1, LS_PROTO_SCTP = 2 };
+
+typedef struct ls_host_port {
+    ls_str host_ip;                /* "0.0.0.0" when unset */
+    uint8_t protocol;
+    int32_t port;
+} ls_host_port;
+
+typedef struct ls_owner_ref { ls_str kind, name, uid; uint8_t controller; } ls_owner_ref;
+
+enum {
+    LS_PHASE_PENDING = 0, LS_PHASE_RUNNING = 1, LS_PHASE_SUCCEEDED = 2,
+    LS_PHASE_FAILED = 3, LS_PHASE_UNKNOWN = 4
+};
+enum { LS_PREEMPT_LOWER_PRIORITY = 0, LS_PREEMPT_NEVER = 1 };
+
+typedef struct ls_pod {
+    uint32_t id;                   /* slot in the owning table; stable while the pod lives */
+    ls_str uid, name, ns, scheduler_name, node_name, nominated_node_name;
+    ls_str priority_class_name;
+    ls_labels labels;
+    int32_t priority;
+    uint8_t has_priority;
+    uint8_t preemption_policy;
+    uint8_t phase;
+    uint8_t has_affinity;                  /* any pod affinity or anti-affinity */
+    uint8_t has_required_anti_affinity;
+    int64_t creation_ns, deletion_ns, start_ns;  /* unix nanoseconds; 0 = absent */
+    uint64_t seq;                          /* arrival order, ties after the timestamp */
+
+    ls_resources requests;                 /* PodRequests: containers, sidecars, init max, overhead */
+    int64_t nonzero_milli_cpu, nonzero_memory;  /* with the 100m / 200Mi defaults */
+    uint8_t requests_nothing;              /* every request is zero */
+
+    uint32_t n_host_ports;
+    const ls_host_port *host_ports;        /* regular containers' ports with hostPort > 0 */
+    uint32_t n_images;
+    const ls_str *images;                  /* normalized (":latest" added), init then regular */
+
+    ls_labels node_selector;
+    uint8_t has_required_node_affinity;
+    ls_node_selector required_node_affinity;
+    uint32_t n_preferred_node_affinity;
+    const ls_preferred_term *preferred_node_affinity;
+
+    uint32_t n_affinity, n_anti_affinity, n_preferred_affinity, n_preferred_anti_affinity;
+    const ls_pod_affinity_term *affinity;
+    const ls_pod_affinity_term *anti_affinity;
+    const ls_weighted_pod_affinity_term *preferred_affinity;
+    const ls_weighted_pod_affinity_term *preferred_anti_affinity;
+
+    uint32_t n_tolerations;
+    const ls_toleration *tolerations;
+    uint32_t n_spread_constraints;
+    const ls_spread_constraint *spread_constraints;
+    uint32_t n_scheduling_gates;
+    const ls_str *scheduling_gates;
+    uint32_t n_owner_refs;
+    const ls_owner_ref *owner_refs;
+} ls_pod;
+
+typedef struct ls_node_image { uint32_t n_names; const ls_str *names; int64_t size; } ls_node_image;
+typedef struct ls_node_condition { ls_str type, status; } ls_node_condition;
+
+typedef struct ls_node {
+    uint32_t id;
+    ls_str name, uid;
+    ls_labels labels;
+    uint32_t n_taints;
+    const ls_taint *taints;
+    uint8_t unschedulable;
+    ls_resources capacity, allocatable;
+    uint32_t n_images;
+    const ls_node_image *images;
+    uint32_t n_conditions;
+    const ls_node_condition *conditions;
+} ls_node;
+
+/* Helpers that plugins call through the FFI (cheap, JIT-inlined calls). */
+ls_str ls_labels_get(const ls_labels *labels, ls_str key);   /* 0 when absent */
+bool ls_labels_has(const ls_labels *labels, ls_str key);
+bool ls_selector_matches(const ls_selector *sel, const ls_labels *labels);
+bool ls_node_selector_term_matches(const ls_node_selector_term *t, const ls_node *node);
+bool ls_node_selector_matches(const ls_node_selector *s, const ls_node *node);
+/* nodeSelector and required node affinity (NodeAffinity's filter core). */
+bool ls_pod_matches_node_affinity(const ls_pod *pod, const ls_node *node);
+bool ls_toleration_tolerates(const ls_toleration *t, const ls_taint *taint);
+bool ls_tolerations_tolerate(const ls_toleration *t, uint32_t n, const ls_taint *taint);
+/* Index of the first taint whose effect is in effect_mask (1 << LS_EFFECT_*) that
+ * the tolerations do not tolerate; -1 when all are tolerated. */
+int32_t ls_find_untolerated_taint(const ls_taint *taints, uint32_t n_taints,
+                                  const ls_toleration *tols, uint32_t n_tols, uint32_t effect_mask);
+const char *ls_resource_name(uint32_t index);
+int32_t ls_resource_index(const char *name);    /* -1 when unknown */
+uint32_t ls_resource_count(void);
+
+/* One object from JSON or YAML text (the plugin author's kit and the specs use
+ * these; the cluster loader decodes whole files). NULL with err filled on error. */
+const ls_pod *ls_pod_parse(const char *text, size_t len, const char *source, ls_error *err);
+const ls_node *ls_node_parse(const char *text, size_t len, const char *source, ls_error *err);
+void ls_pod_release(const ls_pod *pod);
+void ls_node_release(const ls_node *node);
+/* ffi:end */
+
+/* Resource names: cpu, memory, ephemeral-storage, pods are fixed; others get
+ * the next free slot on first sight. Returns -1 (and fills err) when full. */
+int32_t ls_resource_intern(const char *name, ls_error *err);
+
+/* Kubernetes quantities ("100m", "1Gi", "1.5e3", "2"): the value times 10^scale,
+ * rounded up as resource.Quantity's ScaledValue does. scale 0 for bytes, 3 for
+ * millicores. False on garbage or on overflow of int64. */
+bool ls_quantity_parse(const char *s, int scale, int64_t *out, ls_error *err);
+
+/* Decoding. Each object owns an arena holding everything it points to. */
+typedef struct ls_pod_obj { ls_pod pod; ls_arena arena; } ls_pod_obj;
+typedef struct ls_node_obj { ls_node node; ls_arena arena; } ls_node_obj;
+
+/* Where an object came from, for error messages: "file.yaml:12" or a field path. */
+typedef struct ls_decode_ctx {
+    const char *source;                       /* file name or "<stdin>" */
+    int (*line_of)(const struct cJSON *item, void *ud);  /* may be NULL (JSON input) */
+    void *line_ud;
+} ls_decode_ctx;
+
+ls_pod_obj *ls_pod_decode(const struct cJSON *obj, const ls_decode_ctx *ctx, ls_error *err);
+ls_node_obj *ls_node_decode(const struct cJSON *obj, const ls_decode_ctx *ctx, ls_error *err);
+void ls_pod_obj_free(ls_pod_obj *p);
+void ls_node_obj_free(ls_node_obj *n);
+
+/* Compiles a metav1.LabelSelector JSON object ("matchLabels"/"matchExpressions")
+ * into arena memory. A NULL json gives the null selector (matches nothing). */
+bool ls_selector_compile(const struct cJSON *json, ls_arena *a, ls_selector *out,
+                         const char *field_path, ls_error *err);
+/* Parses "2006-01-02T15:04:05Z" (RFC 3339, optional fraction and offset). */
+bool ls_time_parse(const char *s, int64_t *unix_ns);
+/* Image name normalisation used by ImageLocality: ":latest" when no tag. */
+ls_str ls_image_normalize(const char *image);
+
+#endif

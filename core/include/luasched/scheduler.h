@@ -1,0 +1,69 @@
+/*
+ * scheduler.h: the scheduling pipeline both modes share. A source (the
+ * embedded cluster, or informers on a real API server) feeds events in; the
+ * scheduler keeps the cache and the queue, runs one cycle per pod through the
+ * framework, and hands bindings back to the source.
+ */
+#ifndef LUASCHED_SCHEDULER_H
+#define LUASCHED_SCHEDULER_H
+
+#include "luasched/config.h"
+
+typedef struct ls_scheduler ls_scheduler;
+
+/* One scheduling attempt's outcome, as reported to the source and to output. */
+typedef struct ls_attempt {
+    const ls_pod *pod;
+    uint32_t profile;
+    ls_str node;                  /* 0 when the pod was not bound */
+    uint8_t code;                 /* LS_SUCCESS, or the failure's code */
+    const char *message;          /* upstream's message for a failure, NULL on success */
+    const char *reason;           /* "Unschedulable" or "SchedulerError"; NULL on success */
+    uint32_t num_all_nodes;
+    uint32_t num_feasible;
+    const int64_t *total_scores;  /* per feasible node when tracing, else NULL */
+} ls_attempt;
+
+typedef struct ls_sched_source {
+    void *ud;
+    /* Makes the binding happen (the embedded cluster applies it; real mode POSTs
+     * pods/binding). May call back into ls_scheduler_on_pod_* synchronously. */
+    bool (*bind)(void *ud, const ls_pod *pod, ls_str node, ls_error *err);
+    /* Called after every attempt; `cycle` is valid during the call only. */
+    void (*on_attempt)(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s);
+} ls_sched_source;
+
+typedef struct ls_sched_options {
+    uint64_t seed;
+    bool trace;                   /* record per-node, per-plugin verdicts and scores (explain) */
+    const char *plugin_path;      /* NULL: $LUASCHED_PLUGIN_PATH or the built-in plugins/ */
+} ls_sched_options;
+
+/* Takes ownership of cfg (expanded here, with the plugins loaded). */
+ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, const ls_sched_source *src,
+                               ls_error *err);
+void ls_scheduler_free(ls_scheduler *s);
+
+/* Cluster events. Objects stay owned by the source and must outlive their
+ * presence here (until the matching remove/update returns). */
+void ls_scheduler_on_node_add(ls_scheduler *s, const ls_node *node);
+void ls_scheduler_on_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node);
+void ls_scheduler_on_node_delete(ls_scheduler *s, const ls_node *node);
+void ls_scheduler_on_pod_add(ls_scheduler *s, const ls_pod *pod);
+void ls_scheduler_on_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod);
+void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod);
+
+/* Pops one pod and runs its scheduling and binding cycles; false when the
+ * active queue is empty. */
+bool ls_scheduler_schedule_one(ls_scheduler *s);
+/* Schedules until the active queue is empty; returns the attempts made. */
+uint64_t ls_scheduler_run(ls_scheduler *s);
+
+/* Introspection for output and tests. */
+const ls_config *ls_scheduler_config(const ls_scheduler *s);
+const ls_profile *ls_scheduler_profile(const ls_scheduler *s, uint32_t i);
+const ls_cache *ls_scheduler_cache(const ls_scheduler *s);
+uint32_t ls_scheduler_pending(const ls_scheduler *s);
+size_t ls_scheduler_lua_memory(const ls_scheduler *s);
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * snapshot.c: the per-cycle snapshot of the cache. Refreshing walks the
+ * cache's most-recently-changed list and copies only the NodeInfos whose
+ * generation is newer than the snapshot's; the ordered node list (zone
+ * round-robin) is rebuilt only when the node tree changed.
+ */
+#include "cache/cache_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct snode {
+    ls_node_info info;
+    ls_vec pods, pods_with_affinity, pods_with_required_anti_affinity, used_ports;
+} snode;
+
+struct ls_snapshot {
+    uint64_t generation;
+    uint64_t tree_generation;
+    const ls_cache *cache;
+    ls_map by_name;                 /* name -> snode */
+    const ls_node_info **list;      /* node-tree order */
+    uint32_t num_nodes, list_cap;
+};
+
+ls_snapshot *ls_snapshot_new(void)
+{
+    ls_snapshot *s = ls_xcalloc(1, sizeof *s);
+    ls_map_init(&s->by_name);
+    return s;
+}
+
+static void snode_free(snode *n)
+{
+    ls_vec_free(&n->pods);
+    ls_vec_free(&n->pods_with_affinity);
+    ls_vec_free(&n->pods_with_required_anti_affinity);
+    ls_vec_free(&n->used_ports);
+    free(n);
+}
+
+void ls_snapshot_free(ls_snapshot *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->by_name.cap; i++)
+        if (s->by_name.slots[i].key)
+            snode_free(s->by_name.slots[i].value);
+    ls_map_free(&s->by_name);
+    free(s->list);
+    free(s);
+}
+
+static void copy_vec(ls_vec *dst, const ls_vec *src, uint32_t item_size)
+{
+    if (dst->cap < src->len) {
+        dst->data = ls_xrealloc(dst->data, (size_t)src->len * item_size);
+        dst->cap = src->len;
+    }
+    dst->item_size = item_size;
+    dst->len = src->len;
+    if (src->len)
+        memcpy(dst->data, src->data, (size_t)src->len * item_size);
+}
+
+static void snode_copy(snode *dst, const ls_cnode *src)
+{
+    uint32_t index = dst->info.index;
+    copy_vec(&dst->pods, &src->pods, sizeof(const ls_pod *));
+    copy_vec(&dst->pods_with_affinity, &src->pods_with_affinity, sizeof(const ls_pod *));
+    copy_vec(&dst->pods_with_required_anti_affinity, &src->pods_with_required_anti_affinity,
+             sizeof(const ls_pod *));
+    copy_vec(&dst->used_ports, &src->used_ports, sizeof(ls_host_port));
+    dst->info = src->info;
+    dst->info.index = index;
+    dst->info.pods = dst->pods.data;
+    dst->info.pods_with_affinity = dst->pods_with_affinity.data;
+    dst->info.pods_with_required_anti_affinity = dst->pods_with_required_anti_affinity.data;
+    dst->info.used_ports = dst->used_ports.data;
+}
+
+static void prune_removed(ls_cache *c, ls_snapshot *s)
+{
+    for (uint32_t i = 0; i < s->by_name.cap; i++) {
+        uint32_t key = s->by_name.slots[i].key;
+        if (!key)
+            continue;
+        const ls_cnode *n = ls_map_get(&c->nodes, key);
+        if (!n || !n->node) {
+            snode_free(ls_map_remove(&s->by_name, key));
+            i--;   /* backward shift may have moved another entry into slot i */
+        }
+    }
+}
+
+static void rebuild_list(ls_cache *c, ls_snapshot *s)
+{
+    if (s->list_cap < c->num_tree_nodes) {
+        s->list_cap = c->num_tree_nodes;
+        s->list = ls_xrealloc(s->list, s->list_cap * sizeof *s->list);
+    }
+    ls_str *names = ls_xmalloc((c->num_tree_nodes + 1) * sizeof *names);
+    uint32_t n = ls_cache_tree_list(c, names);
+    s->num_nodes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        snode *sn = ls_map_get(&s->by_name, names[i]);
+        if (!sn)
+            continue;
+        sn->info.index = s->num_nodes;
+        s->list[s->num_nodes++] = &sn->info;
+    }
+    free(names);
+}
+
+uint32_t ls_cache_update_snapshot(ls_cache *c, ls_snapshot *s)
+{
+    uint32_t copied = 0;
+    s->cache = c;
+    bool removed = c->removed_generation > s->generation;
+    for (ls_cnode *n = c->head; n && n->info.generation > s->generation; n = n->next) {
+        if (!n->node)
+            continue;   /* ghosts are not scheduled onto */
+        snode *sn = ls_map_get(&s->by_name, n->name);
+        if (!sn) {
+            sn = ls_xcalloc(1, sizeof *sn);
+            ls_map_put(&s->by_name, n->name, sn);
+        }
+        snode_copy(sn, n);
+        copied++;
+    }
+    if (removed)
+        prune_removed(c, s);
+    if (c->tree_generation > s->tree_generation || removed) {
+        rebuild_list(c, s);
+        s->tree_generation = c->tree_generation;
+    }
+    if (c->head && c->head->info.generation > s->generation)
+        s->generation = c->head->info.generation;
+    if (c->removed_generation > s->generation)
+        s->generation = c->removed_generation;
+    return copied;
+}
+
+uint64_t ls_snapshot_generation(const ls_snapshot *s)
+{
+    return s->generation;
+}
+
+uint32_t ls_snapshot_num_nodes(const ls_snapshot *s)
+{
+    return s->num_nodes;
+}
+
+const ls_node_info *const *ls_snapshot_list(const ls_snapshot *s)
+{
+    return s->list;
+}
+
+const ls_node_info *ls_snapshot_node(const ls_snapshot *s, uint32_t i)
+{
+    return i < s->num_nodes ? s->list[i] : NULL;
+}
+
+const ls_node_info *ls_snapshot_find(const ls_snapshot *s, ls_str node_name)
+{
+    const snode *sn = ls_map_get(&s->by_name, node_name);
+    return sn ? &sn->info : NULL;
+}
+
+bool ls_snapshot_image_state(const ls_snapshot *s, const ls_node_info *ni, ls_str image,
+                             int64_t *size, uint32_t *num_nodes)
+{
+    const ls_node *node = ni->node;
+    for (uint32_t i = 0; i < node->n_images; i++) {
+        const ls_node_image *img = &node->images[i];
+        for (uint32_t k = 0; k < img->n_names; k++) {
+            if (img->names[k] != image)
+                continue;
+            const ls_image_summary *sum = s->cache ? ls_cache_image(s->cache, image) : NULL;
+            *size = img->size;
+            *num_nodes = sum ? sum->num_nodes : 1;
+            return true;
+        }
+    }
+    return false;
+}

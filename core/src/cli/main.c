@@ -1,0 +1,42 @@
+/*
+ * main.c: the luasched command: dispatches to subcommands and owns the exit
+ * codes (0 done, 1 internal failure, 2 bad input or usage).
+ */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: luasched <command> [flags]\n"
+            "\n"
+            "commands:\n"
+            "  simulate CLUSTER.yaml   schedule an embedded, in-memory cluster loaded from manifests\n"
+            "  version                 print the version\n"
+            "\n"
+            "Run 'luasched <command> --help' for a command's flags.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return LS_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "simulate") == 0)
+        return ls_cli_simulate(argc - 1, argv + 1);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("luasched %s (LuaJIT plugins, ABI %d)\n", LS_VERSION, LS_ABI_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "luasched: unknown command \"%s\"\n", cmd);
+    usage(stderr);
+    return LS_EXIT_USAGE;
+}

@@ -1,0 +1,112 @@
+/*
+ * status.c: the registry of statuses. A status (code plus reasons) is
+ * registered once and referred to by a small integer id in the hot loops;
+ * identical statuses share one id. Id 0 is Success.
+ */
+#include "luasched/framework.h"
+#include "luasched/map.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+    ls_status_info *items;
+    uint32_t len, cap;
+    ls_map by_key;       /* interned "code\x1freasons" -> id + 1 */
+} registry;
+
+static void registry_init(void)
+{
+    if (registry.items)
+        return;
+    registry.cap = 64;
+    registry.items = ls_xcalloc(registry.cap, sizeof *registry.items);
+    registry.items[0].code = LS_SUCCESS;
+    registry.items[0].message = ls_xstrdup("");
+    registry.len = 1;
+    ls_map_init(&registry.by_key);
+}
+
+static void split_reasons(ls_status_info *st, const char *reasons, size_t len)
+{
+    uint32_t n = 1;
+    for (size_t i = 0; i < len; i++)
+        n += reasons[i] == '\n';
+    st->reasons = ls_xcalloc(n, sizeof *st->reasons);
+    char *message = ls_xmalloc(len + 2 * n + 1);
+    size_t out = 0, start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && reasons[i] != '\n')
+            continue;
+        size_t rl = i - start;
+        char *r = ls_xmalloc(rl + 1);
+        memcpy(r, reasons + start, rl);
+        r[rl] = '\0';
+        st->reasons[st->n_reasons++] = r;
+        if (out) {
+            memcpy(message + out, ", ", 2);
+            out += 2;
+        }
+        memcpy(message + out, r, rl);
+        out += rl;
+        start = i + 1;
+    }
+    message[out] = '\0';
+    st->message = message;
+}
+
+uint32_t ls_status_register(uint8_t code, const char *reasons, size_t len)
+{
+    registry_init();
+    if (code == LS_SUCCESS)
+        return 0;
+    char *key = ls_xmalloc(len + 2);
+    key[0] = (char)('0' + code);
+    memcpy(key + 1, reasons, len);
+    ls_str key_id = ls_intern(key, len + 1);
+    free(key);
+    uintptr_t known = (uintptr_t)ls_map_get(&registry.by_key, key_id);
+    if (known)
+        return (uint32_t)(known - 1);
+    if (registry.len == registry.cap) {
+        registry.cap *= 2;
+        registry.items = ls_xrealloc(registry.items, registry.cap * sizeof *registry.items);
+    }
+    ls_status_info *st = &registry.items[registry.len];
+    memset(st, 0, sizeof *st);
+    st->code = code;
+    split_reasons(st, reasons, len);
+    ls_map_put(&registry.by_key, key_id, (void *)(uintptr_t)(registry.len + 1));
+    return registry.len++;
+}
+
+const ls_status_info *ls_status_get(uint32_t id)
+{
+    registry_init();
+    return id < registry.len ? &registry.items[id] : &registry.items[0];
+}
+
+void ls_status_reset(void)
+{
+    for (uint32_t i = 0; i < registry.len; i++) {
+        for (uint32_t k = 0; k < registry.items[i].n_reasons; k++)
+            free((void *)registry.items[i].reasons[k]);
+        free((void *)registry.items[i].reasons);
+        free((void *)registry.items[i].message);
+    }
+    free(registry.items);
+    ls_map_free(&registry.by_key);
+    memset(&registry, 0, sizeof registry);
+}
+
+const char *ls_code_name(uint8_t code)
+{
+    static const char *names[] = {"Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable",
+                                  "Wait", "Skip", "Pending"};
+    return code < sizeof names / sizeof names[0] ? names[code] : "Unknown";
+}
+
+bool ls_code_is_rejected(uint8_t code)
+{
+    return code == LS_UNSCHEDULABLE || code == LS_UNRESOLVABLE || code == LS_PENDING;
+}

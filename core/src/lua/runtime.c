@@ -1,0 +1,348 @@
+/*
+ * runtime.c: the lua_State lifecycle. Creates the state with a counting
+ * allocator (memory limit, metrics), sets the module and plugin paths, loads
+ * lua/luasched/dispatch.lua, keeps references to its entry points, and runs
+ * each call under an instruction budget so a runaway plugin becomes an Error
+ * status for its pod instead of a hung scheduler.
+ */
+#include "lua/runtime.h"
+
+#include <cjson/cJSON.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const DISPATCH_NAMES[LS_CALL_COUNT] = {
+    [LS_CALL_PRE_FILTER] = "pre_filter", [LS_CALL_FILTER] = "filter",
+    [LS_CALL_POST_FILTER] = "post_filter", [LS_CALL_PRE_SCORE] = "pre_score",
+    [LS_CALL_SCORE] = "score", [LS_CALL_RESERVE] = "reserve",
+    [LS_CALL_UNRESERVE] = "unreserve", [LS_CALL_PERMIT] = "permit",
+    [LS_CALL_PRE_BIND] = "pre_bind", [LS_CALL_BIND] = "bind", [LS_CALL_POST_BIND] = "post_bind",
+};
+
+enum { DEFAULT_INSTRUCTION_BUDGET = 200000000 };
+
+/* The source tree's lua/ and the generated cdefs, for a build that runs in place. */
+#define DEFAULT_LUA_PATH LS_LUA_DIR "/?.lua;" LS_GEN_LUA_DIR "/?.lua"
+
+struct ls_lua {
+    lua_State *L;
+    ls_cycle *cycle;
+    int refs[LS_CALL_COUNT];
+    int ref_pre_enqueue, ref_sort_key, ref_hooks, ref_build;
+    size_t memory, memory_limit;
+    uint64_t budget;
+    uint64_t overruns;
+};
+
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    ls_lua *lua = ud;
+    if (nsize == 0) {
+        free(ptr);
+        lua->memory -= osize;
+        return NULL;
+    }
+    size_t old = ptr ? osize : 0;
+    if (lua->memory_limit && nsize > old && lua->memory - old + nsize > lua->memory_limit)
+        return NULL;   /* Lua raises "not enough memory" in the plugin that asked */
+    void *p = realloc(ptr, nsize);
+    if (p)
+        lua->memory = lua->memory - old + nsize;
+    return p;
+}
+
+static void budget_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "plugin exceeded its instruction budget");
+}
+
+static void arm_budget(ls_lua *lua)
+{
+    /* Counted by the interpreter only; JIT-compiled traces run unhooked. */
+    lua_sethook(lua->L, budget_hook, LUA_MASKCOUNT, (int)(lua->budget > 0x7fffffff ? 0x7fffffff : lua->budget));
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+static void push_plugin_dirs(lua_State *L, const char *path)
+{
+    lua_newtable(L);
+    int i = 1;
+    const char *p = path;
+    while (*p) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len) {
+            lua_pushlstring(L, p, len);
+            lua_rawseti(L, -2, i++);
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+}
+
+static int take_ref(lua_State *L, int module_index, const char *name)
+{
+    lua_getfield(L, module_index, name);
+    if (!lua_isfunction(L, -1)) {
+        lua_pop(L, 1);
+        return LUA_NOREF;
+    }
+    return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+static bool load_dispatch(ls_lua *lua, const char *plugin_path, ls_error *err)
+{
+    lua_State *L = lua->L;
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "luasched.dispatch");
+    if (lua_pcall(L, 1, 1, 0) != 0)
+        return ls_errorf(err, "loading the Lua runtime: %s", lua_tostring(L, -1));
+    int mod = lua_gettop(L);
+    for (int i = 0; i < LS_CALL_COUNT; i++)
+        lua->refs[i] = take_ref(L, mod, DISPATCH_NAMES[i]);
+    lua->ref_pre_enqueue = take_ref(L, mod, "pre_enqueue");
+    lua->ref_sort_key = take_ref(L, mod, "sort_key");
+    lua->ref_hooks = take_ref(L, mod, "hooks");
+    lua->ref_build = take_ref(L, mod, "build");
+    lua_getfield(L, mod, "init");
+    lua_pushlightuserdata(L, lua->cycle);
+    push_plugin_dirs(L, plugin_path);
+    if (lua_pcall(L, 2, 0, 0) != 0)
+        return ls_errorf(err, "starting the Lua runtime: %s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return true;
+}
+
+ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
+{
+    ls_lua *lua = ls_xcalloc(1, sizeof *lua);
+    lua->cycle = cycle;
+    lua->memory_limit = opt ? opt->memory_limit : 0;
+    lua->budget = opt && opt->instruction_budget ? opt->instruction_budget : DEFAULT_INSTRUCTION_BUDGET;
+    lua->L = lua_newstate(counting_alloc, lua);
+    if (!lua->L) {
+        free(lua);
+        ls_errorf(err, "cannot create a Lua state");
+        return NULL;
+    }
+    luaL_openlibs(lua->L);
+    const char *lua_path = opt && opt->lua_path ? opt->lua_path : env_or("LUASCHED_LUA_PATH", DEFAULT_LUA_PATH);
+    const char *plugin_path = opt && opt->plugin_path ? opt->plugin_path
+                                                      : env_or("LUASCHED_PLUGIN_PATH", LS_DEFAULT_PLUGIN_PATH);
+    lua_getglobal(lua->L, "package");
+    lua_pushstring(lua->L, lua_path);
+    lua_setfield(lua->L, -2, "path");
+    lua_pop(lua->L, 1);
+    if (!load_dispatch(lua, plugin_path, err)) {
+        ls_lua_free(lua);
+        return NULL;
+    }
+    return lua;
+}
+
+void ls_lua_free(ls_lua *lua)
+{
+    if (!lua)
+        return;
+    if (lua->L)
+        lua_close(lua->L);
+    free(lua);
+}
+
+bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_error *err)
+{
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_hooks);
+    lua_pushstring(L, name);
+    arm_budget(lua);
+    int rc = lua_pcall(L, 1, 2, 0);
+    lua_sethook(L, NULL, 0, 0);
+    if (rc != 0) {
+        ls_errorf(err, "loading plugin %s: %s", name, lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    if (lua_isnil(L, -2)) {
+        ls_errorf(err, "%s", lua_tostring(L, -1));
+        lua_pop(L, 2);
+        return false;
+    }
+    *points = 0;
+    size_t n = lua_objlen(L, -2);
+    for (size_t i = 1; i <= n; i++) {
+        lua_rawgeti(L, -2, (int)i);
+        const char *hook = lua_tostring(L, -1);
+        for (int ep = 0; ep < LS_EP_COUNT; ep++)
+            if (hook && strcmp(hook, ls_ext_point_hook(ep)) == 0)
+                *points |= 1u << ep;
+        if (hook && strcmp(hook, "less") == 0)
+            *points |= 1u << LS_EP_QUEUE_SORT;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+    return true;
+}
+
+/* Plugin args arrive as cJSON (from the config file) and become Lua tables. */
+static void push_json(lua_State *L, const cJSON *j)
+{
+    if (cJSON_IsObject(j)) {
+        lua_newtable(L);
+        for (const cJSON *c = j->child; c; c = c->next) {
+            push_json(L, c);
+            lua_setfield(L, -2, c->string);
+        }
+    } else if (cJSON_IsArray(j)) {
+        lua_newtable(L);
+        int i = 1;
+        for (const cJSON *c = j->child; c; c = c->next) {
+            push_json(L, c);
+            lua_rawseti(L, -2, i++);
+        }
+    } else if (cJSON_IsString(j)) {
+        lua_pushstring(L, j->valuestring);
+    } else if (cJSON_IsNumber(j)) {
+        lua_pushnumber(L, j->valuedouble);
+    } else if (cJSON_IsBool(j)) {
+        lua_pushboolean(L, cJSON_IsTrue(j));
+    } else {
+        lua_pushnil(L);
+    }
+}
+
+static void push_profile(lua_State *L, const ls_profile *p)
+{
+    lua_newtable(L);
+    lua_pushstring(L, ls_str_get(p->scheduler_name));
+    lua_setfield(L, -2, "name");
+    lua_newtable(L);
+    for (int ep = 0; ep < LS_EP_COUNT; ep++) {
+        if (!p->plugins[ep].len)
+            continue;
+        lua_newtable(L);
+        for (uint32_t i = 0; i < p->plugins[ep].len; i++) {
+            lua_pushstring(L, ls_str_get(LS_VEC_AT(&p->plugins[ep], ls_plugin_ref, i).name));
+            lua_rawseti(L, -2, (int)i + 1);
+        }
+        lua_setfield(L, -2, ls_ext_point_hook(ep));
+    }
+    lua_setfield(L, -2, "points");
+    push_json(L, p->plugin_args);
+    lua_setfield(L, -2, "args");
+}
+
+bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
+{
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_build);
+    lua_newtable(L);
+    for (uint32_t i = 0; i < n; i++) {
+        push_profile(L, &profiles[i]);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+    arm_budget(lua);
+    int rc = lua_pcall(L, 1, 2, 0);
+    lua_sethook(L, NULL, 0, 0);
+    if (rc != 0) {
+        ls_errorf(err, "building profiles: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    if (lua_isnil(L, -2)) {
+        ls_errorf(err, "%s", lua_tostring(L, -1));
+        lua_pop(L, 2);
+        return false;
+    }
+    lua_pop(L, 2);
+    return true;
+}
+
+static int runtime_failure(ls_lua *lua, const char *what, const char *msg)
+{
+    char buf[1024];
+    if (msg && strstr(msg, "instruction budget"))
+        lua->overruns++;
+    int n = snprintf(buf, sizeof buf, "%s: %s", what, msg ? msg : "unknown error");
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof buf)
+        n = sizeof buf - 1;
+    lua->cycle->status = ls_status_register(LS_ERROR, buf, (size_t)n);
+    lua->cycle->status_code = LS_ERROR;
+    return LS_ERROR;
+}
+
+int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
+{
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->refs[which]);
+    lua_pushinteger(L, (lua_Integer)profile);
+    arm_budget(lua);
+    int rc = lua_pcall(L, 1, 1, 0);
+    lua_sethook(L, NULL, 0, 0);
+    if (rc != 0) {
+        int code = runtime_failure(lua, DISPATCH_NAMES[which], lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return code;
+    }
+    int code = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    const ls_status_info *st = lua->cycle->status_code == LS_ERROR ? ls_status_get(lua->cycle->status) : NULL;
+    if (st && strstr(st->message, "instruction budget"))
+        lua->overruns++;
+    return code;
+}
+
+int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
+{
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_pre_enqueue);
+    lua_pushinteger(L, (lua_Integer)profile);
+    lua_pushlightuserdata(L, (void *)pod);
+    arm_budget(lua);
+    int rc = lua_pcall(L, 2, 1, 0);
+    lua_sethook(L, NULL, 0, 0);
+    if (rc != 0) {
+        int code = runtime_failure(lua, "pre_enqueue", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return code;
+    }
+    int code = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return code;
+}
+
+double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
+{
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_key);
+    lua_pushinteger(L, (lua_Integer)profile);
+    lua_pushlightuserdata(L, (void *)pod);
+    arm_budget(lua);
+    int rc = lua_pcall(L, 2, 1, 0);
+    lua_sethook(L, NULL, 0, 0);
+    double key = rc == 0 ? lua_tonumber(L, -1) : 0;
+    lua_pop(L, 1);
+    return key;
+}
+
+size_t ls_lua_memory(const ls_lua *lua)
+{
+    return lua->memory;
+}
+
+uint64_t ls_lua_budget_overruns(const ls_lua *lua)
+{
+    return lua->overruns;
+}

@@ -1,0 +1,42 @@
+/*
+ * runtime.h: one lua_State with every profile's plugins loaded, and the calls
+ * C makes into lua/luasched/dispatch.lua (one per extension point per pod).
+ */
+#ifndef LS_LUA_RUNTIME_H
+#define LS_LUA_RUNTIME_H
+
+#include "luasched/framework.h"
+
+typedef struct ls_lua ls_lua;
+
+typedef struct ls_lua_options {
+    const char *lua_path;          /* package.path for lua/ (NULL: built-in default or $LUASCHED_LUA_PATH) */
+    const char *plugin_path;       /* ':'-separated plugin dirs (NULL: $LUASCHED_PLUGIN_PATH or plugins/) */
+    uint64_t instruction_budget;   /* per call, interpreted instructions; 0 = default */
+    size_t memory_limit;           /* bytes for the whole state; 0 = unlimited */
+} ls_lua_options;
+
+/* Dispatch entry points, in the order of DISPATCH_NAMES in runtime.c. */
+enum ls_lua_call {
+    LS_CALL_PRE_FILTER, LS_CALL_FILTER, LS_CALL_POST_FILTER, LS_CALL_PRE_SCORE,
+    LS_CALL_SCORE, LS_CALL_RESERVE, LS_CALL_UNRESERVE, LS_CALL_PERMIT, LS_CALL_PRE_BIND,
+    LS_CALL_BIND, LS_CALL_POST_BIND, LS_CALL_COUNT
+};
+
+ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err);
+void ls_lua_free(ls_lua *lua);
+
+/* Bit (1 << ep) for every extension point whose hook the plugin defines. */
+bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_error *err);
+/* Instantiates every profile's plugins. */
+bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
+
+/* Runs one extension point for the cycle's pod; returns the status code and
+ * leaves the status in cycle->status. */
+int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile);
+int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod);
+double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod);
+size_t ls_lua_memory(const ls_lua *lua);
+uint64_t ls_lua_budget_overruns(const ls_lua *lua);
+
+#endif

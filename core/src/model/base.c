@@ -1,0 +1,296 @@
+/*
+ * base.c: string interning, arenas, growable vectors and error formatting.
+ *
+ * The intern table is process-wide: ids are compared across pods, nodes,
+ * selectors and plugins, so one table is the point. It is only touched from the
+ * scheduling thread and from decoding, which the callers serialise.
+ */
+#include "luasched/base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *ls_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "luasched: out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return p;
+}
+
+void *ls_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "luasched: out of memory (%zu x %zu bytes)\n", n, size);
+        abort();
+    }
+    return p;
+}
+
+void *ls_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fprintf(stderr, "luasched: out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return q;
+}
+
+char *ls_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(ls_xmalloc(n), s, n);
+}
+
+/* ---- interning: open addressing on FNV-1a, strings stored with their length */
+
+typedef struct intern_entry {
+    char *str;
+    uint32_t len;
+    uint32_t hash;
+} intern_entry;
+
+static struct {
+    intern_entry *entries;   /* by id; entries[0] is the null string */
+    uint32_t count, cap;
+    uint32_t *slots;         /* id per slot, 0 = empty */
+    uint32_t nslots;
+} interned;
+
+static uint32_t hash_bytes(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (uint8_t)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static void intern_grow_slots(void)
+{
+    uint32_t n = interned.nslots ? interned.nslots * 2 : 1024;
+    uint32_t *slots = ls_xcalloc(n, sizeof *slots);
+    for (uint32_t id = 1; id < interned.count; id++) {
+        uint32_t i = interned.entries[id].hash & (n - 1);
+        while (slots[i])
+            i = (i + 1) & (n - 1);
+        slots[i] = id;
+    }
+    free(interned.slots);
+    interned.slots = slots;
+    interned.nslots = n;
+}
+
+static uint32_t *intern_find_slot(const char *s, size_t len, uint32_t h)
+{
+    uint32_t mask = interned.nslots - 1;
+    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
+        uint32_t id = interned.slots[i];
+        if (!id)
+            return &interned.slots[i];
+        const intern_entry *e = &interned.entries[id];
+        if (e->hash == h && e->len == len && memcmp(e->str, s, len) == 0)
+            return &interned.slots[i];
+    }
+}
+
+ls_str ls_intern_lookup(const char *s, size_t len)
+{
+    if (!interned.nslots)
+        return 0;
+    return *intern_find_slot(s, len, hash_bytes(s, len));
+}
+
+ls_str ls_intern(const char *s, size_t len)
+{
+    if (!interned.entries) {
+        interned.cap = 1024;
+        interned.entries = ls_xcalloc(interned.cap, sizeof *interned.entries);
+        interned.count = 1;
+    }
+    if ((interned.count + 1) * 2 > interned.nslots)
+        intern_grow_slots();
+    uint32_t h = hash_bytes(s, len);
+    uint32_t *slot = intern_find_slot(s, len, h);
+    if (*slot)
+        return *slot;
+    if (interned.count == interned.cap) {
+        interned.cap *= 2;
+        interned.entries = ls_xrealloc(interned.entries, interned.cap * sizeof *interned.entries);
+    }
+    intern_entry *e = &interned.entries[interned.count];
+    e->str = ls_xmalloc(len + 1);
+    memcpy(e->str, s, len);
+    e->str[len] = '\0';
+    e->len = (uint32_t)len;
+    e->hash = h;
+    *slot = interned.count;
+    return interned.count++;
+}
+
+ls_str ls_intern_cstr(const char *s)
+{
+    return s ? ls_intern(s, strlen(s)) : 0;
+}
+
+const char *ls_str_get(ls_str id)
+{
+    if (!id || id >= interned.count)
+        return "";
+    return interned.entries[id].str;
+}
+
+uint32_t ls_str_len(ls_str id)
+{
+    if (!id || id >= interned.count)
+        return 0;
+    return interned.entries[id].len;
+}
+
+uint32_t ls_intern_count(void)
+{
+    return interned.count ? interned.count - 1 : 0;
+}
+
+void ls_intern_reset(void)
+{
+    for (uint32_t id = 1; id < interned.count; id++)
+        free(interned.entries[id].str);
+    free(interned.entries);
+    free(interned.slots);
+    memset(&interned, 0, sizeof interned);
+}
+
+int ls_abi_version(void)
+{
+    return LS_ABI_VERSION;
+}
+
+/* ---- arenas */
+
+struct ls_arena_chunk {
+    ls_arena_chunk *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+
+void ls_arena_init(ls_arena *a)
+{
+    a->head = NULL;
+    a->used_bytes = 0;
+}
+
+void *ls_arena_alloc(ls_arena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    ls_arena_chunk *c = a->head;
+    if (!c || c->size - c->used < size) {
+        size_t cap = size > 1024 ? size : 1024;
+        c = ls_xmalloc(sizeof *c + cap);
+        c->size = cap;
+        c->used = 0;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    a->used_bytes += size;
+    memset(p, 0, size);
+    return p;
+}
+
+void *ls_arena_memdup(ls_arena *a, const void *p, size_t size)
+{
+    void *q = ls_arena_alloc(a, size);
+    if (size)
+        memcpy(q, p, size);
+    return q;
+}
+
+char *ls_arena_strdup(ls_arena *a, const char *s)
+{
+    return ls_arena_memdup(a, s, strlen(s) + 1);
+}
+
+void ls_arena_free(ls_arena *a)
+{
+    ls_arena_chunk *c = a->head;
+    while (c) {
+        ls_arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = NULL;
+    a->used_bytes = 0;
+}
+
+/* ---- errors */
+
+bool ls_verrorf(ls_error *err, const char *fmt, va_list ap)
+{
+    if (err)
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    return false;
+}
+
+bool ls_errorf(ls_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ls_verrorf(err, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool ls_error_prefix(ls_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return false;
+    char prefix[512], joined[sizeof prefix + sizeof err->msg + 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    snprintf(joined, sizeof joined, "%s: %s", prefix, err->msg);
+    /* Longer messages are cut at the buffer: the start (the context) matters most. */
+    size_t n = strlen(joined);
+    if (n >= sizeof err->msg)
+        n = sizeof err->msg - 1;
+    memcpy(err->msg, joined, n);
+    err->msg[n] = '\0';
+    return false;
+}
+
+/* ---- vectors */
+
+void ls_vec_init(ls_vec *v, uint32_t item_size)
+{
+    v->data = NULL;
+    v->len = v->cap = 0;
+    v->item_size = item_size;
+}
+
+void *ls_vec_push(ls_vec *v)
+{
+    if (v->len == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 8;
+        v->data = ls_xrealloc(v->data, (size_t)v->cap * v->item_size);
+    }
+    void *slot = (char *)v->data + (size_t)v->len * v->item_size;
+    memset(slot, 0, v->item_size);
+    v->len++;
+    return slot;
+}
+
+void ls_vec_free(ls_vec *v)
+{
+    free(v->data);
+    v->data = NULL;
+    v->len = v->cap = 0;
+}

@@ -1,0 +1,1295 @@
+/*
+ * decode.c: v1 Pod and v1 Node JSON (cJSON trees, from the API server or from
+ * the YAML loader) into the flat structs of model.h.
+ *
+ * Decoding is done once per object version, so it also does the work that would
+ * otherwise repeat every scheduling cycle: the pod's resource requests
+ * (PodRequests with sidecars, init containers and overhead, and the non-zero
+ * variant), its host ports and normalized images, and its selectors compiled
+ * with matchLabelKeys merged in. Everything an object points to lives in its
+ * own arena, so it is freed in one call.
+ *
+ * Validation follows the API server wherever a mistake would otherwise change
+ * scheduling silently. Every error names the source, the line (when the input
+ * has lines), the object and the field path.
+ */
+#include "labels_internal.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the scheduler assumes for a container that leaves cpu or memory unset
+ * (pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest). */
+#define DEFAULT_MILLI_CPU 100
+#define DEFAULT_MEMORY (200LL * 1024 * 1024)
+
+/* ---- decoder state, field paths and errors -------------------------------- */
+
+typedef struct dec {
+    const ls_decode_ctx *ctx;
+    ls_error *err;
+    ls_error scratch;      /* callee messages, before the context is added */
+    ls_arena *a;
+    const char *kind;      /* "pod" or "node" */
+    char who[512];         /* "namespace/name" or the node name, once known */
+    char path[512];        /* the field being decoded, e.g. spec.containers[0] */
+    size_t len;
+} dec;
+
+static void dec_init(dec *d, const ls_decode_ctx *ctx, ls_error *err, ls_arena *a, const char *kind)
+{
+    memset(d, 0, sizeof *d);
+    d->ctx = ctx;
+    d->err = err;
+    d->a = a;
+    d->kind = kind;
+}
+
+static size_t path_push(dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends to the path and returns the mark to pop back to. An error leaves the
+ * path as it is, so the message names the field that failed. */
+static size_t path_push(dec *d, const char *fmt, ...)
+{
+    size_t mark = d->len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(d->path + d->len, sizeof d->path - d->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        d->len += (size_t)n < sizeof d->path - d->len ? (size_t)n : sizeof d->path - d->len - 1;
+    return mark;
+}
+
+static size_t path_field(dec *d, const char *name)
+{
+    return d->len ? path_push(d, ".%s", name) : path_push(d, "%s", name);
+}
+
+static size_t path_index(dec *d, int i)
+{
+    return path_push(d, "[%d]", i);
+}
+
+static void path_pop(dec *d, size_t mark)
+{
+    d->len = mark;
+    d->path[mark] = '\0';
+}
+
+/* "file:line: pod ns/name: path: msg"; parts that are unknown are left out. */
+static bool report(dec *d, const cJSON *at, const char *path, const char *msg)
+{
+    const ls_decode_ctx *c = d->ctx;
+    const char *src = c && c->source ? c->source : NULL;
+    int line = c && c->line_of && at ? c->line_of(at, c->line_ud) : 0;
+    char loc[320] = "";
+    if (src && line > 0)
+        snprintf(loc, sizeof loc, "%s:%d: ", src, line);
+    else if (src)
+        snprintf(loc, sizeof loc, "%s: ", src);
+    else if (line > 0)
+        snprintf(loc, sizeof loc, "line %d: ", line);
+    return ls_errorf(d->err, "%s%s%s%s%s%s: %s", loc, d->kind, *d->who ? " " : "", d->who,
+                     *path ? ": " : "", path, msg);
+}
+
+static bool fail(dec *d, const cJSON *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static bool fail(dec *d, const cJSON *at, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return report(d, at, d->path, msg);
+}
+
+/* For messages that already carry their own field path (selector compiling). */
+static bool fail_scratch(dec *d, const cJSON *at)
+{
+    return report(d, at, "", d->scratch.msg);
+}
+
+/* ---- typed access to JSON members ----------------------------------------- */
+
+/* A JSON null reads as an absent field, as in Kubernetes. */
+static const cJSON *member(const cJSON *obj, const char *name)
+{
+    const cJSON *j = obj ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
+    return cJSON_IsNull(j) ? NULL : j;
+}
+
+static uint32_t size_of(const cJSON *j)
+{
+    return j ? (uint32_t)cJSON_GetArraySize(j) : 0;
+}
+
+/* Fails on obj.name, at the member's line (or the object's when it is absent). */
+static bool fail_member(dec *d, const cJSON *obj, const char *name, const char *msg)
+{
+    const cJSON *j = member(obj, name);
+    path_field(d, name);
+    return fail(d, j ? j : obj, "%s", msg);
+}
+
+static bool get_object(dec *d, const cJSON *obj, const char *name, const cJSON **out)
+{
+    const cJSON *j = member(obj, name);
+    *out = NULL;
+    if (j && !cJSON_IsObject(j))
+        return fail_member(d, obj, name, "expected an object");
+    *out = j;
+    return true;
+}
+
+static bool get_array(dec *d, const cJSON *obj, const char *name, const cJSON **out)
+{
+    const cJSON *j = member(obj, name);
+    *out = NULL;
+    if (j && !cJSON_IsArray(j))
+        return fail_member(d, obj, name, "expected an array");
+    *out = j;
+    return true;
+}
+
+static bool get_text(dec *d, const cJSON *obj, const char *name, const char **out)
+{
+    const cJSON *j = member(obj, name);
+    *out = NULL;
+    if (j && !cJSON_IsString(j))
+        return fail_member(d, obj, name, "expected a string");
+    *out = j ? j->valuestring : NULL;
+    return true;
+}
+
+/* Interned string member; absent and "" both leave *out as it was, since
+ * Kubernetes gives an empty string field the same meaning as a missing one. */
+static bool get_str(dec *d, const cJSON *obj, const char *name, ls_str *out)
+{
+    const char *s;
+    if (!get_text(d, obj, name, &s))
+        return false;
+    if (s && *s)
+        *out = ls_intern_cstr(s);
+    return true;
+}
+
+static bool require_str(dec *d, const cJSON *obj, const char *name, ls_str *out)
+{
+    *out = 0;
+    if (!get_str(d, obj, name, out))
+        return false;
+    return *out ? true : fail_member(d, obj, name, "required");
+}
+
+static bool get_bool(dec *d, const cJSON *obj, const char *name, uint8_t *out)
+{
+    const cJSON *j = member(obj, name);
+    if (j && !cJSON_IsBool(j))
+        return fail_member(d, obj, name, "expected a boolean");
+    if (j)
+        *out = cJSON_IsTrue(j) ? 1 : 0;
+    return true;
+}
+
+/* The YAML loader keeps a number's source text in valuestring: read that when it
+ * is a plain decimal (exact beyond 2^53), else the double if it is integral. */
+static bool json_int64(const cJSON *j, int64_t *out)
+{
+    if (!cJSON_IsNumber(j))
+        return false;
+    if (j->valuestring && ls_parse_int64(j->valuestring, out))
+        return true;
+    double v = j->valuedouble;
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        return false;
+    int64_t i = (int64_t)v;
+    if ((double)i != v)
+        return false;
+    *out = i;
+    return true;
+}
+
+static bool get_int64(dec *d, const cJSON *obj, const char *name, int64_t *out, bool *present)
+{
+    const cJSON *j = member(obj, name);
+    if (present)
+        *present = j != NULL;
+    if (j && !json_int64(j, out))
+        return fail_member(d, obj, name, "expected an integer");
+    return true;
+}
+
+static bool get_int32(dec *d, const cJSON *obj, const char *name, int32_t *out, bool *present)
+{
+    int64_t v = *out;
+    if (!get_int64(d, obj, name, &v, present))
+        return false;
+    if (v < INT32_MIN || v > INT32_MAX)
+        return fail_member(d, obj, name, "expected an integer (32-bit)");
+    *out = (int32_t)v;
+    return true;
+}
+
+/* A string member naming one of names[] (indexed by the enum value; NULL
+ * entries are not accepted). Absent leaves *out as it was, unless required. */
+static bool get_enum(dec *d, const cJSON *obj, const char *name, const char *const *names,
+                     int n, bool required, uint8_t *out)
+{
+    const char *s;
+    if (!get_text(d, obj, name, &s))
+        return false;
+    if (!s || !*s)
+        return required ? fail_member(d, obj, name, "required") : true;
+    for (int i = 0; i < n; i++) {
+        if (names[i] && strcmp(names[i], s) == 0) {
+            *out = (uint8_t)i;
+            return true;
+        }
+    }
+    char expected[256] = "", msg[512];
+    size_t len = 0;
+    for (int i = 0, k = 0; i < n; i++) {
+        if (!names[i])
+            continue;
+        int left = 0;
+        for (int j = i + 1; j < n; j++)
+            left += names[j] != NULL;
+        len += (size_t)snprintf(expected + len, sizeof expected - len, "%s%s", k++ ? (left ? ", " : " or ") : "", names[i]);
+        if (len >= sizeof expected)
+            break;
+    }
+    snprintf(msg, sizeof msg, "unknown value \"%.200s\" (expected %s)", s, expected);
+    return fail_member(d, obj, name, msg);
+}
+
+static bool get_time(dec *d, const cJSON *obj, const char *name, int64_t *out)
+{
+    const char *s;
+    if (!get_text(d, obj, name, &s))
+        return false;
+    if (!s)
+        return true;
+    if (ls_time_parse(s, out))
+        return true;
+    char msg[400];
+    snprintf(msg, sizeof msg, "invalid time \"%.200s\" (expected RFC 3339, e.g. 2006-01-02T15:04:05Z)", s);
+    return fail_member(d, obj, name, msg);
+}
+
+/* ---- labels and quantities ------------------------------------------------- */
+
+static bool decode_labels(dec *d, const cJSON *obj, const char *name, ls_labels *out)
+{
+    const cJSON *j;
+    if (!get_object(d, obj, name, &j))
+        return false;
+    if (!j)
+        return true;
+    size_t mark = path_field(d, name);
+    uint32_t n = 0;
+    ls_label *items = ls_arena_alloc(d->a, size_of(j) * sizeof *items);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, j) {
+        if (!cJSON_IsString(item)) {
+            path_field(d, item->string);
+            return fail(d, item, "expected a string");
+        }
+        items[n].key = ls_intern_cstr(item->string);
+        items[n].value = ls_intern_cstr(item->valuestring);
+        n++;
+    }
+    ls_labels_sort(items, &n);
+    out->n = n;
+    out->items = items;
+    path_pop(d, mark);
+    return true;
+}
+
+/* Prints a JSON number with the fewest digits that read back the same, so
+ * cpu: 0.1 stays "0.1" and is not rounded up from 0.10000000000000001. */
+static const char *number_text(const cJSON *j, char *buf, size_t size)
+{
+    if (j->valuestring)
+        return j->valuestring;
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, j->valuedouble);
+        if (strtod(buf, NULL) == j->valuedouble)
+            break;
+    }
+    return buf;
+}
+
+static bool decode_quantity(dec *d, const cJSON *j, int scale, int64_t *out)
+{
+    char buf[64];
+    const char *text;
+    if (cJSON_IsString(j))
+        text = j->valuestring;
+    else if (cJSON_IsNumber(j))
+        text = number_text(j, buf, sizeof buf);
+    else
+        return fail(d, j, "expected a quantity (a string or a number)");
+    if (!ls_quantity_parse(text, scale, out, &d->scratch))
+        return fail(d, j, "%s", d->scratch.msg);
+    if (*out < 0)
+        return fail(d, j, "invalid quantity \"%.200s\": must not be negative", text);
+    return true;
+}
+
+/* A ResourceList: cpu in millicores, everything else in units. Unknown names
+ * get a registry slot; *set (may be NULL) gets a bit per slot given. */
+static bool decode_resources(dec *d, const cJSON *obj, const char *name, ls_resources *out, uint32_t *set)
+{
+    const cJSON *j;
+    if (!get_object(d, obj, name, &j))
+        return false;
+    if (!j)
+        return true;
+    size_t mark = path_field(d, name);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, j) {
+        size_t m = path_field(d, item->string);
+        int64_t v;
+        /* Parse before registering, so a typo'd value does not use up a slot. */
+        if (!decode_quantity(d, item, strcmp(item->string, "cpu") == 0 ? 3 : 0, &v))
+            return false;
+        int32_t slot = ls_resource_intern(item->string, &d->scratch);
+        if (slot < 0)
+            return fail(d, item, "%s", d->scratch.msg);
+        out->v[slot] = v;
+        if (set)
+            *set |= 1u << slot;
+        path_pop(d, m);
+    }
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_selector(dec *d, const cJSON *obj, const char *name, ls_selector *out)
+{
+    const cJSON *bad = NULL;
+    size_t mark = path_field(d, name);
+    if (!ls_selector_compile_at(member(obj, name), d->a, out, d->path, &d->scratch, &bad))
+        return fail_scratch(d, bad ? bad : obj);
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_node_term(dec *d, const cJSON *j, const cJSON *parent, ls_node_selector_term *out)
+{
+    const cJSON *bad = NULL;
+    if (!ls_node_selector_term_compile(j, d->a, out, d->path, &d->scratch, &bad))
+        return fail_scratch(d, bad ? bad : parent);
+    return true;
+}
+
+/* An array of strings into interned ids (in the arena). */
+static bool decode_strings(dec *d, const cJSON *obj, const char *name, uint32_t *n, const ls_str **out)
+{
+    const cJSON *arr;
+    if (!get_array(d, obj, name, &arr))
+        return false;
+    if (!arr)
+        return true;
+    size_t mark = path_field(d, name);
+    ls_str *v = ls_arena_alloc(d->a, size_of(arr) * sizeof *v);
+    uint32_t i = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, arr) {
+        if (!cJSON_IsString(item)) {
+            path_index(d, (int)i);
+            return fail(d, item, "expected a string");
+        }
+        v[i++] = ls_intern_cstr(item->valuestring);
+    }
+    *n = i;
+    *out = v;
+    path_pop(d, mark);
+    return true;
+}
+
+/* ---- pod resource requests ------------------------------------------------- */
+
+enum { C_REGULAR, C_SIDECAR, C_INIT };
+
+/* PodRequests, fed one container at a time in spec order. */
+typedef struct req_sum {
+    ls_resources sum;        /* regular containers and sidecars */
+    ls_resources sidecars;   /* sidecars declared so far */
+    ls_resources init_max;   /* max over init containers of (own + sidecars before it) */
+} req_sum;
+
+/* Requests are non-negative; saturate rather than overflow on absurd input. */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static void res_add(ls_resources *to, const ls_resources *r)
+{
+    for (int i = 0; i < LS_MAX_RESOURCES; i++)
+        to->v[i] = add_sat(to->v[i], r->v[i]);
+}
+
+static void res_max(ls_resources *to, const ls_resources *r)
+{
+    for (int i = 0; i < LS_MAX_RESOURCES; i++)
+        if (r->v[i] > to->v[i])
+            to->v[i] = r->v[i];
+}
+
+static void req_sum_add(req_sum *s, const ls_resources *r, int kind)
+{
+    if (kind == C_INIT) {
+        ls_resources t = *r;
+        res_add(&t, &s->sidecars);
+        res_max(&s->init_max, &t);
+        return;
+    }
+    res_add(&s->sum, r);
+    if (kind == C_SIDECAR)
+        res_add(&s->sidecars, r);
+}
+
+static ls_resources req_sum_total(const req_sum *s, const ls_resources *overhead)
+{
+    ls_resources t = s->sum;
+    res_max(&t, &s->init_max);
+    res_add(&t, overhead);
+    t.v[LS_RES_PODS] = 0;    /* a pod does not request pod slots */
+    return t;
+}
+
+/* ---- pod containers ---------------------------------------------------------- */
+
+typedef struct pod_build {
+    req_sum exact, nonzero;
+    ls_vec ports;            /* ls_host_port, copied into the arena at the end */
+    ls_str *images;
+    uint32_t n_images;
+} pod_build;
+
+static void account(pod_build *b, const ls_resources *req, uint32_t set, int kind)
+{
+    req_sum_add(&b->exact, req, kind);
+    ls_resources nz = *req;
+    if (!(set & (1u << LS_RES_CPU)))
+        nz.v[LS_RES_CPU] = DEFAULT_MILLI_CPU;
+    if (!(set & (1u << LS_RES_MEMORY)))
+        nz.v[LS_RES_MEMORY] = DEFAULT_MEMORY;
+    req_sum_add(&b->nonzero, &nz, kind);
+}
+
+static bool decode_container_resources(dec *d, const cJSON *c, ls_resources *req, uint32_t *set)
+{
+    const cJSON *res;
+    if (!get_object(d, c, "resources", &res))
+        return false;
+    if (!res)
+        return true;
+    size_t mark = path_field(d, "resources");
+    ls_resources lim = {0};
+    uint32_t lim_set = 0;
+    if (!decode_resources(d, res, "requests", req, set) || !decode_resources(d, res, "limits", &lim, &lim_set))
+        return false;
+    path_pop(d, mark);
+    /* API defaulting: a limit without a request sets the request to the limit. */
+    for (int i = 0; i < LS_MAX_RESOURCES; i++) {
+        uint32_t bit = 1u << i;
+        if ((lim_set & bit) && !(*set & bit)) {
+            req->v[i] = lim.v[i];
+            *set |= bit;
+        }
+    }
+    return true;
+}
+
+static const char *const protocol_names[] = {"TCP", "UDP", "SCTP"};
+
+static bool decode_port(dec *d, const cJSON *p, bool collect, pod_build *b)
+{
+    if (!cJSON_IsObject(p))
+        return fail(d, p, "expected an object");
+    int32_t container_port = 0, host_port = 0;
+    uint8_t proto = LS_PROTO_TCP;
+    ls_str ip = 0;
+    if (!get_int32(d, p, "containerPort", &container_port, NULL) ||
+        !get_int32(d, p, "hostPort", &host_port, NULL) || !get_str(d, p, "hostIP", &ip) ||
+        !get_enum(d, p, "protocol", protocol_names, 3, false, &proto))
+        return false;
+    if (collect && host_port > 0) {
+        ls_host_port *hp = ls_vec_push(&b->ports);
+        hp->host_ip = ip ? ip : ls_intern_cstr("0.0.0.0");
+        hp->protocol = proto;
+        hp->port = host_port;
+    }
+    return true;
+}
+
+static bool decode_ports(dec *d, const cJSON *c, bool collect, pod_build *b)
+{
+    const cJSON *arr, *p;
+    if (!get_array(d, c, "ports", &arr))
+        return false;
+    size_t mark = path_field(d, "ports");
+    int i = 0;
+    cJSON_ArrayForEach(p, arr) {
+        size_t m = path_index(d, i++);
+        if (!decode_port(d, p, collect, b))
+            return false;
+        path_pop(d, m);
+    }
+    path_pop(d, mark);
+    return true;
+}
+
+/* Kind of container: an init container with restartPolicy Always is a sidecar. */
+static bool container_kind(dec *d, const cJSON *c, bool init, int *kind)
+{
+    const char *policy;
+    if (!get_text(d, c, "restartPolicy", &policy))
+        return false;
+    *kind = init ? C_INIT : C_REGULAR;
+    if (!init || !policy)
+        return true;
+    if (strcmp(policy, "Always") == 0) {
+        *kind = C_SIDECAR;
+        return true;
+    }
+    char msg[320];
+    snprintf(msg, sizeof msg, "unsupported value \"%.200s\" (only Always, for a sidecar)", policy);
+    return fail_member(d, c, "restartPolicy", msg);
+}
+
+static bool decode_container(dec *d, const cJSON *c, bool init, pod_build *b)
+{
+    if (!cJSON_IsObject(c))
+        return fail(d, c, "expected an object");
+    const char *name, *image;
+    int kind;
+    if (!get_text(d, c, "name", &name) || !get_text(d, c, "image", &image) ||
+        !container_kind(d, c, init, &kind))
+        return false;
+    ls_resources req = {0};
+    uint32_t set = 0;
+    if (!decode_container_resources(d, c, &req, &set))
+        return false;
+    /* Ports of containers that keep running: regular ones and sidecars. */
+    if (!decode_ports(d, c, kind != C_INIT, b))
+        return false;
+    account(b, &req, set, kind);
+    b->images[b->n_images++] = ls_image_normalize(image ? image : "");
+    return true;
+}
+
+static bool decode_container_list(dec *d, const cJSON *arr, const char *name, bool init, pod_build *b)
+{
+    size_t mark = path_field(d, name);
+    int i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, arr) {
+        size_t m = path_index(d, i++);
+        if (!decode_container(d, c, init, b))
+            return false;
+        path_pop(d, m);
+    }
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_containers(dec *d, const cJSON *spec, ls_pod *pod, pod_build *b)
+{
+    const cJSON *init, *regular;
+    if (!get_array(d, spec, "initContainers", &init) || !get_array(d, spec, "containers", &regular))
+        return false;
+    b->images = ls_arena_alloc(d->a, (size_of(init) + size_of(regular)) * sizeof *b->images);
+    if (!decode_container_list(d, init, "initContainers", true, b) ||
+        !decode_container_list(d, regular, "containers", false, b))
+        return false;
+
+    ls_resources overhead = {0};
+    if (!decode_resources(d, spec, "overhead", &overhead, NULL))
+        return false;
+    pod->requests = req_sum_total(&b->exact, &overhead);
+    ls_resources nz = req_sum_total(&b->nonzero, &overhead);
+    pod->nonzero_milli_cpu = nz.v[LS_RES_CPU];
+    pod->nonzero_memory = nz.v[LS_RES_MEMORY];
+    pod->requests_nothing = 1;
+    for (int i = 0; i < LS_MAX_RESOURCES; i++)
+        if (pod->requests.v[i])
+            pod->requests_nothing = 0;
+
+    pod->n_images = b->n_images;
+    pod->images = b->images;
+    pod->n_host_ports = b->ports.len;
+    pod->host_ports = ls_arena_memdup(d->a, b->ports.data, (size_t)b->ports.len * sizeof(ls_host_port));
+    return true;
+}
+
+/* ---- tolerations and taints ------------------------------------------------ */
+
+static const char *const effect_names[] = {NULL, "NoSchedule", "PreferNoSchedule", "NoExecute"};
+static const char *const toleration_ops[] = {"Equal", "Exists"};
+
+static bool decode_toleration(dec *d, const cJSON *j, ls_toleration *t)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!get_str(d, j, "key", &t->key) || !get_str(d, j, "value", &t->value) ||
+        !get_enum(d, j, "operator", toleration_ops, 2, false, &t->op) ||
+        !get_enum(d, j, "effect", effect_names, 4, false, &t->effect))
+        return false;
+    /* The API server rejects these; matching would quietly mean something else. */
+    if (!t->key && t->op != LS_TOL_EXISTS)
+        return fail_member(d, j, "operator", "must be Exists when key is empty");
+    if (t->op == LS_TOL_EXISTS && t->value)
+        return fail_member(d, j, "value", "must be empty when operator is Exists");
+    return true;
+}
+
+static bool decode_tolerations(dec *d, const cJSON *spec, ls_pod *pod)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, spec, "tolerations", &arr))
+        return false;
+    size_t mark = path_field(d, "tolerations");
+    ls_toleration *t = ls_arena_alloc(d->a, size_of(arr) * sizeof *t);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!decode_toleration(d, j, &t[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    pod->n_tolerations = (uint32_t)i;
+    pod->tolerations = t;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_taint(dec *d, const cJSON *j, ls_taint *t)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    return require_str(d, j, "key", &t->key) && get_str(d, j, "value", &t->value) &&
+           get_enum(d, j, "effect", effect_names, 4, true, &t->effect);
+}
+
+static bool decode_taints(dec *d, const cJSON *spec, ls_node *node)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, spec, "taints", &arr))
+        return false;
+    size_t mark = path_field(d, "taints");
+    ls_taint *t = ls_arena_alloc(d->a, size_of(arr) * sizeof *t);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!decode_taint(d, j, &t[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    node->n_taints = (uint32_t)i;
+    node->taints = t;
+    path_pop(d, mark);
+    return true;
+}
+
+/* ---- affinity ---------------------------------------------------------------- */
+
+static bool get_weight(dec *d, const cJSON *j, int32_t *w)
+{
+    bool present;
+    if (!get_int32(d, j, "weight", w, &present))
+        return false;
+    if (!present)
+        return fail_member(d, j, "weight", "required");
+    if (*w < 1 || *w > 100)
+        return fail_member(d, j, "weight", "must be in the range 1-100");
+    return true;
+}
+
+static bool decode_required_node_affinity(dec *d, const cJSON *na, ls_pod *pod)
+{
+    const cJSON *req, *terms, *j;
+    if (!get_object(d, na, "requiredDuringSchedulingIgnoredDuringExecution", &req))
+        return false;
+    if (!req)
+        return true;
+    size_t mark = path_field(d, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (!get_array(d, req, "nodeSelectorTerms", &terms))
+        return false;
+    if (size_of(terms) == 0)
+        return fail_member(d, req, "nodeSelectorTerms", "must have at least one node selector term");
+    path_field(d, "nodeSelectorTerms");
+    ls_node_selector_term *t = ls_arena_alloc(d->a, size_of(terms) * sizeof *t);
+    int i = 0;
+    cJSON_ArrayForEach(j, terms) {
+        size_t m = path_index(d, i);
+        if (!decode_node_term(d, j, terms, &t[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    pod->has_required_node_affinity = 1;
+    pod->required_node_affinity.n_terms = (uint32_t)i;
+    pod->required_node_affinity.terms = t;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_preferred_node_term(dec *d, const cJSON *j, ls_preferred_term *p)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!get_weight(d, j, &p->weight))
+        return false;
+    size_t mark = path_field(d, "preference");
+    if (!decode_node_term(d, member(j, "preference"), j, &p->term))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_preferred_node_affinity(dec *d, const cJSON *na, ls_pod *pod)
+{
+    const char *name = "preferredDuringSchedulingIgnoredDuringExecution";
+    const cJSON *arr, *j;
+    if (!get_array(d, na, name, &arr))
+        return false;
+    size_t mark = path_field(d, name);
+    ls_preferred_term *p = ls_arena_alloc(d->a, size_of(arr) * sizeof *p);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!decode_preferred_node_term(d, j, &p[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    pod->n_preferred_node_affinity = (uint32_t)i;
+    pod->preferred_node_affinity = p;
+    path_pop(d, mark);
+    return true;
+}
+
+/* matchLabelKeys / mismatchLabelKeys: each key the pod itself carries becomes
+ * `key In (value)` / `key NotIn (value)` ANDed into the selector. */
+static bool merge_label_keys(dec *d, const cJSON *obj, const char *name, uint8_t op,
+                             const ls_labels *labels, ls_selector *sel)
+{
+    uint32_t n = 0;
+    const ls_str *keys = NULL;
+    if (!decode_strings(d, obj, name, &n, &keys))
+        return false;
+    ls_requirement *reqs = ls_arena_alloc(d->a, n * sizeof *reqs);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!ls_labels_has(labels, keys[i]))
+            continue;
+        ls_str *v = ls_arena_alloc(d->a, sizeof *v);
+        *v = ls_labels_get(labels, keys[i]);
+        reqs[k++] = (ls_requirement){.key = keys[i], .op = op, .n_values = 1, .values = v};
+    }
+    ls_selector_and(sel, reqs, k, d->a);
+    return true;
+}
+
+static bool decode_affinity_term(dec *d, const cJSON *j, const ls_pod *pod, ls_pod_affinity_term *t)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!decode_selector(d, j, "labelSelector", &t->selector) ||
+        !decode_strings(d, j, "namespaces", &t->n_namespaces, &t->namespaces) ||
+        !require_str(d, j, "topologyKey", &t->topology_key))
+        return false;
+    if (member(j, "namespaceSelector")) {
+        t->has_ns_selector = 1;
+        if (!decode_selector(d, j, "namespaceSelector", &t->ns_selector))
+            return false;
+    }
+    if (t->n_namespaces == 0 && !t->has_ns_selector) {
+        ls_str *own = ls_arena_alloc(d->a, sizeof *own);
+        *own = pod->ns;
+        t->n_namespaces = 1;
+        t->namespaces = own;
+    }
+    return merge_label_keys(d, j, "matchLabelKeys", LS_OP_IN, &pod->labels, &t->selector) &&
+           merge_label_keys(d, j, "mismatchLabelKeys", LS_OP_NOT_IN, &pod->labels, &t->selector);
+}
+
+static bool decode_weighted_term(dec *d, const cJSON *j, const ls_pod *pod, ls_weighted_pod_affinity_term *w)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!get_weight(d, j, &w->weight))
+        return false;
+    const cJSON *term = member(j, "podAffinityTerm");
+    if (!term)
+        return fail_member(d, j, "podAffinityTerm", "required");
+    size_t mark = path_field(d, "podAffinityTerm");
+    if (!decode_affinity_term(d, term, pod, &w->term))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+typedef struct affinity_out {
+    uint32_t *n_required, *n_preferred;
+    const ls_pod_affinity_term **required;
+    const ls_weighted_pod_affinity_term **preferred;
+} affinity_out;
+
+static bool decode_required_terms(dec *d, const cJSON *arr, const ls_pod *pod, const affinity_out *o)
+{
+    ls_pod_affinity_term *t = ls_arena_alloc(d->a, size_of(arr) * sizeof *t);
+    int i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!decode_affinity_term(d, j, pod, &t[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    *o->n_required = (uint32_t)i;
+    *o->required = t;
+    return true;
+}
+
+static bool decode_preferred_terms(dec *d, const cJSON *arr, const ls_pod *pod, const affinity_out *o)
+{
+    ls_weighted_pod_affinity_term *w = ls_arena_alloc(d->a, size_of(arr) * sizeof *w);
+    int i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!decode_weighted_term(d, j, pod, &w[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    *o->n_preferred = (uint32_t)i;
+    *o->preferred = w;
+    return true;
+}
+
+/* podAffinity or podAntiAffinity. */
+static bool decode_pod_affinity(dec *d, const cJSON *aff, const char *name, const ls_pod *pod,
+                                const affinity_out *o)
+{
+    const cJSON *pa, *req, *pref;
+    if (!get_object(d, aff, name, &pa))
+        return false;
+    if (!pa)
+        return true;
+    size_t mark = path_field(d, name);
+    if (!get_array(d, pa, "requiredDuringSchedulingIgnoredDuringExecution", &req) ||
+        !get_array(d, pa, "preferredDuringSchedulingIgnoredDuringExecution", &pref))
+        return false;
+    size_t m = path_field(d, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (!decode_required_terms(d, req, pod, o))
+        return false;
+    path_pop(d, m);
+    path_field(d, "preferredDuringSchedulingIgnoredDuringExecution");
+    if (!decode_preferred_terms(d, pref, pod, o))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_affinity(dec *d, const cJSON *spec, ls_pod *pod)
+{
+    const cJSON *aff, *na;
+    if (!get_object(d, spec, "affinity", &aff))
+        return false;
+    if (!aff)
+        return true;
+    size_t mark = path_field(d, "affinity");
+    if (!get_object(d, aff, "nodeAffinity", &na))
+        return false;
+    if (na) {
+        size_t m = path_field(d, "nodeAffinity");
+        if (!decode_required_node_affinity(d, na, pod) || !decode_preferred_node_affinity(d, na, pod))
+            return false;
+        path_pop(d, m);
+    }
+    affinity_out in = {&pod->n_affinity, &pod->n_preferred_affinity, &pod->affinity, &pod->preferred_affinity};
+    affinity_out anti = {&pod->n_anti_affinity, &pod->n_preferred_anti_affinity, &pod->anti_affinity,
+                         &pod->preferred_anti_affinity};
+    if (!decode_pod_affinity(d, aff, "podAffinity", pod, &in) ||
+        !decode_pod_affinity(d, aff, "podAntiAffinity", pod, &anti))
+        return false;
+    pod->has_affinity = pod->n_affinity || pod->n_anti_affinity || pod->n_preferred_affinity ||
+                        pod->n_preferred_anti_affinity;
+    pod->has_required_anti_affinity = pod->n_anti_affinity > 0;
+    path_pop(d, mark);
+    return true;
+}
+
+/* ---- topology spread, gates, owners ------------------------------------------ */
+
+static const char *const unsatisfiable_names[] = {"DoNotSchedule", "ScheduleAnyway"};
+static const char *const policy_names[] = {"Honor", "Ignore"};
+
+static bool decode_spread(dec *d, const cJSON *j, const ls_pod *pod, ls_spread_constraint *c)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    bool has_skew, has_min;
+    c->min_domains = 1;
+    c->node_affinity_policy = LS_POLICY_HONOR;
+    c->node_taints_policy = LS_POLICY_IGNORE;
+    if (!get_int32(d, j, "maxSkew", &c->max_skew, &has_skew) ||
+        !require_str(d, j, "topologyKey", &c->topology_key) ||
+        !get_enum(d, j, "whenUnsatisfiable", unsatisfiable_names, 2, true, &c->when_unsatisfiable) ||
+        !get_int32(d, j, "minDomains", &c->min_domains, &has_min) ||
+        !get_enum(d, j, "nodeAffinityPolicy", policy_names, 2, false, &c->node_affinity_policy) ||
+        !get_enum(d, j, "nodeTaintsPolicy", policy_names, 2, false, &c->node_taints_policy))
+        return false;
+    if (!has_skew)
+        return fail_member(d, j, "maxSkew", "required");
+    if (c->max_skew <= 0)
+        return fail_member(d, j, "maxSkew", "must be greater than zero");
+    if (has_min && c->min_domains <= 0)
+        return fail_member(d, j, "minDomains", "must be greater than zero");
+    return decode_selector(d, j, "labelSelector", &c->selector) &&
+           merge_label_keys(d, j, "matchLabelKeys", LS_OP_IN, &pod->labels, &c->selector);
+}
+
+static bool decode_spreads(dec *d, const cJSON *spec, ls_pod *pod)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, spec, "topologySpreadConstraints", &arr))
+        return false;
+    size_t mark = path_field(d, "topologySpreadConstraints");
+    ls_spread_constraint *c = ls_arena_alloc(d->a, size_of(arr) * sizeof *c);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!decode_spread(d, j, pod, &c[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    pod->n_spread_constraints = (uint32_t)i;
+    pod->spread_constraints = c;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_gates(dec *d, const cJSON *spec, ls_pod *pod)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, spec, "schedulingGates", &arr))
+        return false;
+    size_t mark = path_field(d, "schedulingGates");
+    ls_str *g = ls_arena_alloc(d->a, size_of(arr) * sizeof *g);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!cJSON_IsObject(j))
+            return fail(d, j, "expected an object");
+        if (!require_str(d, j, "name", &g[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    pod->n_scheduling_gates = (uint32_t)i;
+    pod->scheduling_gates = g;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_owner(dec *d, const cJSON *j, ls_owner_ref *o)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    return get_str(d, j, "kind", &o->kind) && get_str(d, j, "name", &o->name) &&
+           get_str(d, j, "uid", &o->uid) && get_bool(d, j, "controller", &o->controller);
+}
+
+static bool decode_owners(dec *d, const cJSON *meta, ls_pod *pod)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, meta, "ownerReferences", &arr))
+        return false;
+    size_t mark = path_field(d, "ownerReferences");
+    ls_owner_ref *o = ls_arena_alloc(d->a, size_of(arr) * sizeof *o);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!decode_owner(d, j, &o[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    pod->n_owner_refs = (uint32_t)i;
+    pod->owner_refs = o;
+    path_pop(d, mark);
+    return true;
+}
+
+/* ---- pods ------------------------------------------------------------------- */
+
+static bool decode_pod_meta(dec *d, const cJSON *obj, ls_pod *pod)
+{
+    const cJSON *meta;
+    if (!get_object(d, obj, "metadata", &meta))
+        return false;
+    size_t mark = path_field(d, "metadata");
+    if (!meta) {
+        path_field(d, "name");
+        return fail(d, obj, "required");
+    }
+    if (!require_str(d, meta, "name", &pod->name))
+        return false;
+    pod->ns = ls_intern_cstr("default");
+    if (!get_str(d, meta, "namespace", &pod->ns))
+        return false;
+    snprintf(d->who, sizeof d->who, "%s/%s", ls_str_get(pod->ns), ls_str_get(pod->name));
+    /* The cache is keyed by uid; hand-written manifests often have none. */
+    pod->uid = ls_intern_cstr(d->who);
+    if (!get_str(d, meta, "uid", &pod->uid) || !decode_labels(d, meta, "labels", &pod->labels) ||
+        !decode_owners(d, meta, pod) || !get_time(d, meta, "creationTimestamp", &pod->creation_ns) ||
+        !get_time(d, meta, "deletionTimestamp", &pod->deletion_ns))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+static const char *const preemption_names[] = {"PreemptLowerPriority", "Never"};
+
+static bool decode_pod_spec_scalars(dec *d, const cJSON *spec, ls_pod *pod)
+{
+    bool has_priority;
+    pod->scheduler_name = ls_intern_cstr("default-scheduler");
+    if (!get_str(d, spec, "nodeName", &pod->node_name) ||
+        !get_str(d, spec, "schedulerName", &pod->scheduler_name) ||
+        !get_int32(d, spec, "priority", &pod->priority, &has_priority) ||
+        !get_str(d, spec, "priorityClassName", &pod->priority_class_name) ||
+        !get_enum(d, spec, "preemptionPolicy", preemption_names, 2, false, &pod->preemption_policy))
+        return false;
+    pod->has_priority = has_priority;
+    return true;
+}
+
+static bool decode_pod_spec(dec *d, const cJSON *obj, ls_pod *pod, pod_build *b)
+{
+    const cJSON *spec;
+    if (!get_object(d, obj, "spec", &spec))
+        return false;
+    size_t mark = path_field(d, "spec");
+    if (!decode_pod_spec_scalars(d, spec, pod) || !decode_labels(d, spec, "nodeSelector", &pod->node_selector) ||
+        !decode_affinity(d, spec, pod) || !decode_tolerations(d, spec, pod) || !decode_spreads(d, spec, pod) ||
+        !decode_gates(d, spec, pod) || !decode_containers(d, spec, pod, b))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+static const char *const phase_names[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
+
+static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod)
+{
+    const cJSON *status;
+    if (!get_object(d, obj, "status", &status))
+        return false;
+    size_t mark = path_field(d, "status");
+    if (!get_enum(d, status, "phase", phase_names, 5, false, &pod->phase) ||
+        !get_str(d, status, "nominatedNodeName", &pod->nominated_node_name) ||
+        !get_time(d, status, "startTime", &pod->start_ns))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *err)
+{
+    ls_pod_obj *p = ls_xcalloc(1, sizeof *p);
+    ls_arena_init(&p->arena);
+    dec d;
+    dec_init(&d, ctx, err, &p->arena, "pod");
+    pod_build b = {0};
+    ls_vec_init(&b.ports, sizeof(ls_host_port));
+    bool ok = cJSON_IsObject(obj) ? decode_pod_meta(&d, obj, &p->pod) && decode_pod_spec(&d, obj, &p->pod, &b) &&
+                                        decode_pod_status(&d, obj, &p->pod)
+                                  : fail(&d, obj, "expected an object");
+    ls_vec_free(&b.ports);
+    if (!ok) {
+        ls_pod_obj_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void ls_pod_obj_free(ls_pod_obj *p)
+{
+    if (!p)
+        return;
+    ls_arena_free(&p->arena);
+    free(p);
+}
+
+/* ---- nodes -------------------------------------------------------------------- */
+
+static bool decode_image(dec *d, const cJSON *j, ls_node_image *img)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!decode_strings(d, j, "names", &img->n_names, &img->names) ||
+        !get_int64(d, j, "sizeBytes", &img->size, NULL))
+        return false;
+    ls_str *names = (ls_str *)img->names;
+    for (uint32_t i = 0; i < img->n_names; i++)
+        names[i] = ls_image_normalize(ls_str_get(names[i]));
+    return true;
+}
+
+static bool decode_images(dec *d, const cJSON *status, ls_node *node)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, status, "images", &arr))
+        return false;
+    size_t mark = path_field(d, "images");
+    ls_node_image *img = ls_arena_alloc(d->a, size_of(arr) * sizeof *img);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!decode_image(d, j, &img[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    node->n_images = (uint32_t)i;
+    node->images = img;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_conditions(dec *d, const cJSON *status, ls_node *node)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, status, "conditions", &arr))
+        return false;
+    size_t mark = path_field(d, "conditions");
+    ls_node_condition *c = ls_arena_alloc(d->a, size_of(arr) * sizeof *c);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!cJSON_IsObject(j))
+            return fail(d, j, "expected an object");
+        if (!get_str(d, j, "type", &c[i].type) || !get_str(d, j, "status", &c[i].status))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    node->n_conditions = (uint32_t)i;
+    node->conditions = c;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_node_meta(dec *d, const cJSON *obj, ls_node *node)
+{
+    const cJSON *meta;
+    if (!get_object(d, obj, "metadata", &meta))
+        return false;
+    size_t mark = path_field(d, "metadata");
+    if (!meta) {
+        path_field(d, "name");
+        return fail(d, obj, "required");
+    }
+    if (!require_str(d, meta, "name", &node->name))
+        return false;
+    snprintf(d->who, sizeof d->who, "%s", ls_str_get(node->name));
+    if (!get_str(d, meta, "uid", &node->uid) || !decode_labels(d, meta, "labels", &node->labels))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_node_spec(dec *d, const cJSON *obj, ls_node *node)
+{
+    const cJSON *spec;
+    if (!get_object(d, obj, "spec", &spec))
+        return false;
+    size_t mark = path_field(d, "spec");
+    if (!get_bool(d, spec, "unschedulable", &node->unschedulable) || !decode_taints(d, spec, node))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_node_status(dec *d, const cJSON *obj, ls_node *node)
+{
+    const cJSON *status;
+    if (!get_object(d, obj, "status", &status))
+        return false;
+    size_t mark = path_field(d, "status");
+    if (!decode_resources(d, status, "capacity", &node->capacity, NULL))
+        return false;
+    /* A node that reports no allocatable can use all of its capacity. */
+    node->allocatable = node->capacity;
+    if (member(status, "allocatable")) {
+        memset(&node->allocatable, 0, sizeof node->allocatable);
+        if (!decode_resources(d, status, "allocatable", &node->allocatable, NULL))
+            return false;
+    }
+    if (!decode_images(d, status, node) || !decode_conditions(d, status, node))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+ls_node_obj *ls_node_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *err)
+{
+    ls_node_obj *n = ls_xcalloc(1, sizeof *n);
+    ls_arena_init(&n->arena);
+    dec d;
+    dec_init(&d, ctx, err, &n->arena, "node");
+    bool ok = cJSON_IsObject(obj) ? decode_node_meta(&d, obj, &n->node) && decode_node_spec(&d, obj, &n->node) &&
+                                        decode_node_status(&d, obj, &n->node)
+                                  : fail(&d, obj, "expected an object");
+    if (!ok) {
+        ls_node_obj_free(n);
+        return NULL;
+    }
+    return n;
+}
+
+void ls_node_obj_free(ls_node_obj *n)
+{
+    if (!n)
+        return;
+    ls_arena_free(&n->arena);
+    free(n);
+}
+
+/* ---- images ------------------------------------------------------------------- */
+
+ls_str ls_image_normalize(const char *image)
+{
+    if (!image)
+        image = "";
+    /* A tag or a digest ("@sha256:...") puts a ':' after the last '/'; a
+     * registry port ("registry:5000/app") does not, so that image has no tag. */
+    const char *colon = strrchr(image, ':'), *slash = strrchr(image, '/');
+    if (colon && (!slash || colon > slash))
+        return ls_intern_cstr(image);
+    size_t n = strlen(image);
+    char *s = ls_xmalloc(n + sizeof ":latest");
+    memcpy(s, image, n);
+    memcpy(s + n, ":latest", sizeof ":latest");
+    ls_str id = ls_intern(s, n + sizeof ":latest" - 1);
+    free(s);
+    return id;
+}

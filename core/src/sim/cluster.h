@@ -1,0 +1,62 @@
+/*
+ * cluster.h: the embedded, in-memory cluster. It loads manifests (a dump of
+ * real objects), plays the API server's part for the scheduler (events in,
+ * bindings applied), and keeps the record of every pod's outcome so a run can
+ * prove that no pod was lost.
+ */
+#ifndef LS_SIM_CLUSTER_H
+#define LS_SIM_CLUSTER_H
+
+#include "luasched/scheduler.h"
+
+#include <stdio.h>
+
+typedef enum ls_pod_outcome {
+    LS_POD_RUNNING = 0,      /* had spec.nodeName in the file */
+    LS_POD_PENDING,          /* waiting for its first attempt */
+    LS_POD_BOUND,            /* bound by this run */
+    LS_POD_UNSCHEDULABLE,    /* pending with a recorded reason */
+    LS_POD_GATED,            /* held by scheduling gates */
+    LS_POD_NOT_OURS,         /* schedulerName names no profile */
+} ls_pod_outcome;
+
+typedef struct ls_sim_pod {
+    ls_pod_obj *obj;
+    ls_pod_outcome outcome;
+    ls_str node;
+    char *message;           /* the last failure's message */
+    uint32_t attempts;
+    uint32_t binds;          /* must end 0 or 1 */
+} ls_sim_pod;
+
+typedef struct ls_cluster ls_cluster;
+
+typedef void (*ls_attempt_observer)(void *ud, const ls_attempt *a, const ls_cycle *cycle,
+                                    const ls_scheduler *s);
+
+ls_cluster *ls_cluster_new(void);
+void ls_cluster_free(ls_cluster *c);
+/* Adds the objects of a file; kinds the scheduler does not use are counted and
+ * skipped. Errors name the file, line and field. */
+bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err);
+/* Prints one notice per skipped kind to the stream. */
+void ls_cluster_print_notices(const ls_cluster *c, FILE *out);
+
+/* Priority admission: a pod naming a PriorityClass (or none, with a
+ * globalDefault class present) gets the class's value and preemptionPolicy. */
+bool ls_cluster_admit(ls_cluster *c, ls_error *err);
+
+/* The source side of the scheduler: bind and attempt reporting. */
+ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, void *observer_ud);
+/* Delivers the cluster's objects to the scheduler as add events: nodes first,
+ * then running pods, then pending pods in file order. */
+void ls_cluster_start(ls_cluster *c, ls_scheduler *s);
+
+uint32_t ls_cluster_num_pods(const ls_cluster *c);
+uint32_t ls_cluster_num_nodes(const ls_cluster *c);
+const ls_sim_pod *ls_cluster_pod(const ls_cluster *c, uint32_t i);
+/* The no-lost-pod invariant: every pod bound at most once, to an existing node,
+ * and every pod running, bound, pending with a reason, gated or not ours. */
+bool ls_cluster_check(const ls_cluster *c, ls_error *err);
+
+#endif

@@ -1,0 +1,215 @@
+-- luasched: the module plugins require. It binds libluasched through the FFI
+-- (cdefs generated from the public headers), checks the ABI version, and gives
+-- plugins statuses, plugin declaration, interned strings and the C helpers.
+--
+-- Statuses are registered with C once and then passed by id: the hot loops in
+-- dispatch.lua move integers, and a plugin returning a cached status object
+-- allocates nothing per node.
+local ffi = require("ffi")
+local C = require("luasched.clib")
+
+local ls = {
+  SUCCESS = C.LS_SUCCESS, ERROR = C.LS_ERROR, UNSCHEDULABLE = C.LS_UNSCHEDULABLE,
+  UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, WAIT = C.LS_WAIT,
+  SKIP = C.LS_SKIP, PENDING = C.LS_PENDING,
+  MAX_NODE_SCORE = 100, MIN_NODE_SCORE = 0,
+  -- queueing hint results
+  QUEUE = 1, QUEUE_SKIP = 0,
+  RES_CPU = 0, RES_MEMORY = 1, RES_EPHEMERAL = 2, RES_PODS = 3, RES_FIRST_SCALAR = 4,
+  EFFECT_ALL = 0, EFFECT_NO_SCHEDULE = 1, EFFECT_PREFER_NO_SCHEDULE = 2, EFFECT_NO_EXECUTE = 3,
+}
+
+local code_names = {
+  [0] = "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable",
+  "Wait", "Skip", "Pending",
+}
+ls.code_names = code_names
+
+-- ---- strings ------------------------------------------------------------
+
+local str_cache = {}
+
+--- The Lua string of an interned id ("" for 0). Cached: ids never change.
+function ls.str(id)
+  id = tonumber(id)
+  local s = str_cache[id]
+  if s == nil then
+    s = ffi.string(C.ls_str_get(id), C.ls_str_len(id))
+    str_cache[id] = s
+  end
+  return s
+end
+
+--- The id of a string, interning it. Do this at load time, not per node.
+function ls.intern(s)
+  return C.ls_intern(s, #s)
+end
+
+--- The value id of label `key_id` in a label set (0 when absent).
+function ls.label(labels, key_id)
+  return C.ls_labels_get(labels, key_id)
+end
+
+-- ---- statuses -----------------------------------------------------------
+
+local status_mt = {
+  __tostring = function(st)
+    return code_names[st.code] .. ": " .. st.message
+  end,
+}
+
+local memo = {}
+for code = 0, 6 do memo[code] = {} end
+
+local function make_status(code, reasons)
+  local message = table.concat(reasons, ", ")
+  local joined = table.concat(reasons, "\n")
+  local st = setmetatable({
+    code = code,
+    reasons = reasons,
+    message = message,
+    id = C.ls_status_register(code, joined, #joined),
+  }, status_mt)
+  return st
+end
+
+--- A status with one or more reasons, cached by (code, reasons): calling this
+--- with the same text again returns the same object and allocates nothing new
+--- after the first call (apart from building the key for several reasons).
+function ls.status(code, ...)
+  local n = select("#", ...)
+  local key = n == 1 and (...) or table.concat({ ... }, "\n")
+  local st = memo[code][key]
+  if st == nil then
+    st = make_status(code, n == 1 and { key } or { ... })
+    memo[code][key] = st
+  end
+  return st
+end
+
+local status = ls.status
+function ls.unschedulable(...) return status(C.LS_UNSCHEDULABLE, ...) end
+function ls.unresolvable(...) return status(C.LS_UNRESOLVABLE, ...) end
+function ls.pending(...) return status(C.LS_PENDING, ...) end
+function ls.error(msg) return status(C.LS_ERROR, msg) end
+ls.unschedulable_and_unresolvable = ls.unresolvable
+ls.skip = status(C.LS_SKIP, "")
+
+local wait_memo = {}
+--- Permit's Wait with a timeout in seconds.
+function ls.wait(timeout_seconds)
+  local st = wait_memo[timeout_seconds]
+  if st == nil then
+    st = make_status(C.LS_WAIT, { "" })
+    st.timeout = timeout_seconds
+    wait_memo[timeout_seconds] = st
+  end
+  return st
+end
+
+function ls.is_status(v)
+  return getmetatable(v) == status_mt
+end
+
+-- ---- plugins ------------------------------------------------------------
+
+local function deep_merge(defaults, given)
+  if type(defaults) ~= "table" or type(given) ~= "table" or given[1] ~= nil or defaults[1] ~= nil then
+    if given == nil then return defaults end
+    return given
+  end
+  local out = {}
+  for k, v in pairs(defaults) do out[k] = v end
+  for k, v in pairs(given) do out[k] = deep_merge(defaults[k], v) end
+  return out
+end
+ls.merge_args = deep_merge
+
+--- Declares a plugin. `name` is the Kubernetes-style registered name; `spec.defaults`
+--- are merged under the profile's pluginConfig args (given values win).
+function ls.plugin(name, spec)
+  assert(type(name) == "string" and name ~= "", "ls.plugin: a plugin name is required")
+  spec = spec or {}
+  local P = { name = name, defaults = spec.defaults or {} }
+  P.__index = P
+  return P
+end
+
+-- ---- C helpers, as plain functions so the JIT inlines the FFI call -------
+
+function ls.selector_matches(sel, labels) return C.ls_selector_matches(sel, labels) end
+function ls.pod_matches_node_affinity(pod, node) return C.ls_pod_matches_node_affinity(pod, node) end
+function ls.tolerates(tols, n, taint) return C.ls_tolerations_tolerate(tols, n, taint) end
+function ls.find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
+  return C.ls_find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
+end
+--- A taint built once (at init) for helpers like NodeUnschedulable's: `key`
+--- and `value` are strings ("" or nil value = absent), `effect` an
+--- ls.EFFECT_* number. Keep the returned cdata referenced while it is used.
+function ls.new_taint(key, value, effect)
+  local t = ffi.new("ls_taint")
+  t.key = ls.intern(key)
+  t.value = (value == nil or value == "") and 0 or ls.intern(value)
+  t.effect = effect or ls.EFFECT_ALL
+  return t
+end
+--- Whether the pod's tolerations tolerate `taint` (an ls_taint, e.g. from ls.new_taint).
+function ls.pod_tolerates(pod, taint)
+  return C.ls_tolerations_tolerate(pod.tolerations, pod.n_tolerations, taint)
+end
+function ls.resource_name(i) return ffi.string(C.ls_resource_name(i)) end
+function ls.resource_index(name) return C.ls_resource_index(name) end
+function ls.resource_count() return C.ls_resource_count() end
+
+-- ---- the running cycle (set by the dispatcher) -----------------------------
+
+local cycle_ref
+function ls._attach(cycle) cycle_ref = cycle end
+
+--- All nodes of the cycle's snapshot: a 0-based cdata array of `const
+--- ls_node_info *`, and its length.
+function ls.all_nodes()
+  return cycle_ref.all_nodes, cycle_ref.num_all_nodes
+end
+
+local size_out, count_out = ffi.new("int64_t[1]"), ffi.new("uint32_t[1]")
+--- ImageLocality's image state on a node: size and number of nodes having it,
+--- or nil when the node does not have the image.
+function ls.image_state(ni, image)
+  if C.ls_snapshot_image_state(cycle_ref.snapshot, ni, image, size_out, count_out) then
+    return size_out[0], count_out[0]
+  end
+  return nil
+end
+
+local bind_err = ffi.new("char[512]")
+--- Hands the binding of the cycle's pod to the cluster (embedded or API server).
+--- Returns nil, or an error message.
+function ls.bind(node_name)
+  local id = type(node_name) == "string" and ls.intern(node_name) or node_name
+  if C.ls_cycle_bind(cycle_ref, id, bind_err, 512) ~= 0 then
+    return ffi.string(bind_err)
+  end
+  return nil
+end
+
+--- upstream's DefaultNormalizeScore over an int64 array of n scores.
+function ls.default_normalize_score(scores, n, max_priority, reverse)
+  local max_count = 0
+  for i = 0, n - 1 do
+    if scores[i] > max_count then max_count = scores[i] end
+  end
+  if max_count == 0 then
+    if reverse then
+      for i = 0, n - 1 do scores[i] = max_priority end
+    end
+    return
+  end
+  for i = 0, n - 1 do
+    local s = max_priority * scores[i] / max_count
+    if reverse then s = max_priority - s end
+    scores[i] = s
+  end
+end
+
+return ls

@@ -1,0 +1,570 @@
+-- luasched.dispatch: the Lua side of the framework. C calls one function here
+-- per extension point per pod; the loops over nodes run here, call each
+-- plugin's hook, and write statuses and scores into the ls_cycle arrays.
+--
+-- Every entry point returns an upstream status code. A plugin error (raise,
+-- wrong return type, budget overrun) becomes an Error status whose message
+-- names the plugin and, through Lua's error position, its file:line.
+local ffi = require("ffi")
+local C = require("luasched.clib")
+local ls = require("luasched")
+local loader = require("luasched.loader")
+
+local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
+local WAIT, SKIP, PENDING = 4, 5, 6
+local is_status = ls.is_status
+
+local M = {}
+
+local cycle          -- ls_cycle* shared with C for the process lifetime
+local profiles = {}  -- [1-based] { name=, points = { hook = { inst... } }, weights = {} }
+local state          -- the running cycle's CycleState table
+local skip_filter, skip_score = {}, {}
+local current        -- plugin instance running, for error attribution
+
+local HOOKS = {
+  "pre_enqueue", "less", "sort_key", "pre_filter", "add_pod", "remove_pod", "filter",
+  "post_filter", "pre_score", "score", "normalize_score", "reserve", "unreserve",
+  "permit", "pre_bind", "bind", "post_bind",
+}
+
+function M.init(cycle_ptr, plugin_dirs)
+  cycle = ffi.cast("ls_cycle *", cycle_ptr)
+  ls._attach(cycle)
+  loader.set_path(plugin_dirs)
+end
+
+--- The hooks plugin `name` defines, loading it on first use (multiPoint
+--- expansion in C asks this). Returns a list of hook names, or nil and an error.
+function M.hooks(name)
+  local P, err = loader.load(name)
+  if not P then return nil, err end
+  local out = {}
+  for _, h in ipairs(HOOKS) do
+    if type(P[h]) == "function" then out[#out + 1] = h end
+  end
+  return out
+end
+
+local function instantiate(P, args, profile_name)
+  local inst = setmetatable({
+    name = P.name,
+    args = ls.merge_args(P.defaults, args),
+    profile = profile_name,
+  }, P)
+  if type(P.init) == "function" then
+    local ok, err = pcall(P.init, inst, inst.args)
+    if not ok then
+      return nil, string.format("initializing plugin %q: %s", P.name, tostring(err))
+    end
+  end
+  return inst
+end
+
+--- Builds every profile's plugin instances. `specs[i]` = { name=, points =
+--- { hook = { plugin names in run order } }, args = { Plugin = {...} } }.
+--- Returns true, or nil and a message.
+function M.build(specs)
+  local built = {}
+  for i, spec in ipairs(specs) do
+    local prof = { name = spec.name, points = {}, instances = {} }
+    for hook, names in pairs(spec.points) do
+      local list = {}
+      for _, name in ipairs(names) do
+        local inst = prof.instances[name]
+        if not inst then
+          local P, err = loader.load(name)
+          if not P then return nil, err end
+          inst, err = instantiate(P, spec.args and spec.args[name], spec.name)
+          if not inst then return nil, err end
+          prof.instances[name] = inst
+        end
+        if type(inst[hook]) ~= "function" then
+          return nil, string.format("plugin %q does not extend %s (no %s hook in %s)",
+            name, hook, hook, tostring(inst.file))
+        end
+        list[#list + 1] = inst
+      end
+      prof.points[hook] = list
+    end
+    built[i] = prof
+  end
+  profiles = built
+  return true
+end
+
+-- ---- errors -------------------------------------------------------------
+
+local function fail(fmt, ...)
+  local msg = string.format(fmt, ...)
+  local st = ls.error(msg)
+  cycle.status = st.id
+  cycle.status_code = ERROR
+  return ERROR
+end
+
+local function bad_return(hook, got)
+  error(string.format("%s returned a %s, expected a status (ls.unschedulable(...), ...) or nil",
+    hook, type(got)), 0)
+end
+
+local function set_status(st, plugin_index)
+  cycle.status = st.id
+  cycle.status_code = st.code
+  cycle.status_plugin = plugin_index
+  return st.code
+end
+
+local function clear_status()
+  cycle.status = 0
+  cycle.status_code = SUCCESS
+  cycle.status_plugin = -1
+end
+
+-- ---- queue side -----------------------------------------------------------
+
+function M.pre_enqueue(pi, pod_ptr)
+  clear_status()
+  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  local list = profiles[pi + 1].points.pre_enqueue
+  if not list then return SUCCESS end
+  for k = 1, #list do
+    current = list[k]
+    local ok, st = pcall(current.pre_enqueue, current, pod)
+    if not ok then return fail("running PreEnqueue plugin %q: %s", current.name, tostring(st)) end
+    if st ~= nil then
+      if not is_status(st) then
+        return fail("running PreEnqueue plugin %q: %s", current.name,
+          "pre_enqueue returned a " .. type(st) .. ", expected a status or nil")
+      end
+      if st.code ~= SUCCESS then return set_status(st, k - 1) end
+    end
+  end
+  return SUCCESS
+end
+
+--- Numeric sort key of a pod for the queue-sort plugin (higher first).
+function M.sort_key(pi, pod_ptr)
+  local list = profiles[pi + 1].points.sort_key
+  if not list or not list[1] then return 0 end
+  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  local v = list[1]:sort_key(pod)
+  return tonumber(v) or 0
+end
+
+-- ---- PreFilter --------------------------------------------------------------
+
+local function restrict(names)
+  -- Intersect the cycle's node-name restriction with this plugin's names.
+  local ids = {}
+  for _, n in ipairs(names) do
+    ids[type(n) == "string" and ls.intern(n) or tonumber(n)] = true
+  end
+  if cycle.prefilter_restricts == 0 then
+    local count = 0
+    for _ in pairs(ids) do count = count + 1 end
+    C.ls_cycle_prefilter_reserve(cycle, count)
+    local out = cycle.prefilter_nodes
+    local j = 0
+    for id in pairs(ids) do out[j] = id; j = j + 1 end
+    cycle.num_prefilter_nodes = j
+    cycle.prefilter_restricts = 1
+  else
+    local out, j = cycle.prefilter_nodes, 0
+    for i = 0, cycle.num_prefilter_nodes - 1 do
+      if ids[tonumber(out[i])] then out[j] = out[i]; j = j + 1 end
+    end
+    cycle.num_prefilter_nodes = j
+  end
+end
+
+local function run_pre_filter(list, pod, restricting)
+  local rejected
+  for k = 1, #list do
+    local inst = list[k]
+    current = inst
+    local st, names = inst:pre_filter(state, pod)
+    if st ~= nil and not is_status(st) then bad_return("pre_filter", st) end
+    local code = st and st.code or SUCCESS
+    if code == SKIP then
+      skip_filter[inst.name] = true
+    elseif code == SUCCESS then
+      if names ~= nil then
+        if type(names) ~= "table" then
+          error("pre_filter returned node names as a " .. type(names) .. ", expected a list", 0)
+        end
+        restricting[#restricting + 1] = inst.name
+        restrict(names)
+      end
+    elseif code == UNRESOLVABLE then
+      return st, k - 1
+    elseif code == UNSCHED or code == PENDING then
+      rejected = rejected or { st, k - 1 }
+    else
+      error("pre_filter returned status " .. ls.code_names[code] .. ", which PreFilter cannot return", 0)
+    end
+  end
+  if rejected then return rejected[1], rejected[2] end
+  return nil
+end
+
+--- Starts the cycle's state and runs PreFilter. The node-name restriction is
+--- left in cycle.prefilter_*; an empty intersection is Unresolvable.
+function M.pre_filter(pi)
+  clear_status()
+  state = {}
+  skip_filter, skip_score = {}, {}
+  cycle.prefilter_restricts = 0
+  cycle.num_prefilter_nodes = 0
+  local list = profiles[pi + 1].points.pre_filter
+  if not list then return SUCCESS end
+  local restricting = {}
+  local ok, st, idx = pcall(run_pre_filter, list, cycle.pod, restricting)
+  if not ok then return fail("running PreFilter plugin %q: %s", current.name, tostring(st)) end
+  if st then return set_status(st, idx) end
+  if cycle.prefilter_restricts ~= 0 and cycle.num_prefilter_nodes == 0 then
+    local msg
+    if #restricting == 1 then
+      msg = "node(s) didn't satisfy plugin " .. restricting[1]
+    else
+      msg = "node(s) didn't satisfy plugin(s) [" .. table.concat(restricting, " ") .. "] simultaneously"
+    end
+    return set_status(ls.unresolvable(msg), -1)
+  end
+  if cycle.prefilter_restricts ~= 0 then
+    cycle.prefilter_absent_status = ls.unresolvable(
+      "node(s) didn't satisfy plugin(s) [" .. table.concat(restricting, " ") .. "]").id
+  end
+  return SUCCESS
+end
+
+-- ---- Filter -----------------------------------------------------------------
+
+local active, active_idx, n_active = {}, {}, 0
+
+local function collect_active(list, skip)
+  n_active = 0
+  for k = 1, #list do
+    if not skip[list[k].name] then
+      n_active = n_active + 1
+      active[n_active] = list[k]
+      active_idx[n_active] = k - 1
+    end
+  end
+end
+
+local function filter_node(pod, ni, st_out)
+  for k = 1, n_active do
+    local inst = active[k]
+    current = inst
+    local st = inst:filter(state, pod, ni)
+    if st ~= nil then
+      if not is_status(st) then bad_return("filter", st) end
+      local code = st.code
+      if code ~= SUCCESS then
+        if code ~= UNSCHED and code ~= UNRESOLVABLE and code ~= PENDING then
+          error("filter returned status " .. ls.code_names[code] .. ": " .. st.message, 0)
+        end
+        st_out.status = st.id
+        st_out.code = code
+        st_out.plugin = active_idx[k]
+        return false
+      end
+    end
+  end
+  st_out.code = SUCCESS
+  return true
+end
+
+local function filter_node_traced(pod, ni, st_out, trace, base)
+  for k = 1, n_active do
+    local inst = active[k]
+    current = inst
+    local st = inst:filter(state, pod, ni)
+    if st ~= nil then
+      if not is_status(st) then bad_return("filter", st) end
+      local code = st.code
+      if code ~= SUCCESS then
+        if code ~= UNSCHED and code ~= UNRESOLVABLE and code ~= PENDING then
+          error("filter returned status " .. ls.code_names[code] .. ": " .. st.message, 0)
+        end
+        trace[base + active_idx[k]] = st.id + 1
+        st_out.status = st.id
+        st_out.code = code
+        st_out.plugin = active_idx[k]
+        return false
+      end
+    end
+    trace[base + active_idx[k]] = 1
+  end
+  st_out.code = SUCCESS
+  return true
+end
+
+local function filter_loop(cyc, pod)
+  local cand, ncand = cyc.candidates, cyc.num_candidates
+  local start, want = cyc.start, cyc.num_to_find
+  local feasible, statuses = cyc.feasible, cyc.node_status
+  local traced = cyc.trace ~= 0
+  local trace, npl = cyc.filter_trace, cyc.num_filter_plugins
+  local nf, processed = 0, 0
+  for i = 0, ncand - 1 do
+    local ni = cand[(start + i) % ncand]
+    local st_out = statuses[ni.index]
+    local fits
+    if traced then
+      fits = filter_node_traced(pod, ni, st_out, trace, ni.index * npl)
+    else
+      fits = filter_node(pod, ni, st_out)
+    end
+    processed = processed + 1
+    if fits then
+      feasible[nf] = ni
+      nf = nf + 1
+      if nf >= want then break end
+    end
+  end
+  cyc.num_feasible = nf
+  cyc.num_processed = processed
+end
+
+--- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
+function M.filter(pi)
+  clear_status()
+  local list = profiles[pi + 1].points.filter or {}
+  collect_active(list, skip_filter)
+  current = nil
+  local ok, err = pcall(filter_loop, cycle, cycle.pod)
+  if not ok then
+    return fail("running %q filter plugin: %s", current and current.name or "?", tostring(err))
+  end
+  return SUCCESS
+end
+
+--- Filter on one node (the nominated-node fast path and preemption's dry runs).
+function M.filter_one(pi, ni_ptr)
+  clear_status()
+  local list = profiles[pi + 1].points.filter or {}
+  collect_active(list, skip_filter)
+  local ni = ffi.cast("const ls_node_info *", ni_ptr)
+  local ok, fits = pcall(filter_node, cycle.pod, ni, cycle.node_status[ni.index])
+  if not ok then
+    return fail("running %q filter plugin: %s", current and current.name or "?", tostring(fits))
+  end
+  return fits and SUCCESS or UNSCHED
+end
+
+-- ---- PostFilter -------------------------------------------------------------
+
+function M.post_filter(pi)
+  clear_status()
+  cycle.nominated_node = 0
+  local list = profiles[pi + 1].points.post_filter
+  if not list then return UNSCHED end
+  for k = 1, #list do
+    current = list[k]
+    local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod, cycle)
+    if not ok then return fail("running PostFilter plugin %q: %s", current.name, tostring(st)) end
+    if st ~= nil and not is_status(st) then
+      return fail("running PostFilter plugin %q: %s", current.name,
+        "post_filter returned a " .. type(st) .. ", expected a status or nil")
+    end
+    local code = st and st.code or SUCCESS
+    if code == SUCCESS or code == UNRESOLVABLE then
+      if nominated then cycle.nominated_node = ls.intern(nominated) end
+      if st then set_status(st, k - 1) end
+      return code
+    elseif code ~= UNSCHED then
+      return fail("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
+    end
+    set_status(st, k - 1)
+  end
+  return UNSCHED
+end
+
+-- ---- PreScore, Score, NormalizeScore ----------------------------------------
+
+local function run_pre_score(list, pod, nodes, n)
+  for k = 1, #list do
+    local inst = list[k]
+    current = inst
+    local st = inst:pre_score(state, pod, nodes, n)
+    if st ~= nil then
+      if not is_status(st) then bad_return("pre_score", st) end
+      if st.code == SKIP then
+        skip_score[inst.name] = true
+      elseif st.code ~= SUCCESS then
+        error("pre_score returned " .. ls.code_names[st.code] .. ": " .. st.message, 0)
+      end
+    end
+  end
+end
+
+function M.pre_score(pi)
+  clear_status()
+  local list = profiles[pi + 1].points.pre_score
+  if not list then return SUCCESS end
+  local ok, err = pcall(run_pre_score, list, cycle.pod, cycle.feasible, cycle.num_feasible)
+  if not ok then return fail("running PreScore plugin %q: %s", current.name, tostring(err)) end
+  return SUCCESS
+end
+
+local function score_one_plugin(inst, pod, nodes, n, scores, base)
+  for i = 0, n - 1 do
+    local s = inst:score(state, pod, nodes[i])
+    local t = type(s)
+    if t ~= "number" and t ~= "cdata" then
+      error("score returned a " .. t .. ", expected an integer", 0)
+    end
+    scores[base + i] = s
+  end
+end
+
+local function run_scores(list, cyc, pod)
+  local nodes, n = cyc.feasible, cyc.num_feasible
+  local scores, skipped = cyc.scores, cyc.score_skipped
+  for p = 1, #list do
+    local inst = list[p]
+    current = inst
+    if skip_score[inst.name] then
+      skipped[p - 1] = 1
+      for i = 0, n - 1 do scores[(p - 1) * n + i] = 0 end
+    else
+      skipped[p - 1] = 0
+      score_one_plugin(inst, pod, nodes, n, scores, (p - 1) * n)
+    end
+  end
+  if cyc.trace ~= 0 then ffi.copy(cyc.raw_scores, scores, #list * n * 8) end
+  for p = 1, #list do
+    local inst = list[p]
+    current = inst
+    if skipped[p - 1] == 0 and inst.normalize_score then
+      local st = inst:normalize_score(state, pod, scores + (p - 1) * n, nodes, n)
+      if st ~= nil then
+        if not is_status(st) then bad_return("normalize_score", st) end
+        if st.code ~= SUCCESS then
+          error("normalize_score returned " .. ls.code_names[st.code] .. ": " .. st.message, 0)
+        end
+      end
+    end
+  end
+end
+
+--- Score and NormalizeScore for every score plugin; C weights and sums.
+function M.score(pi)
+  clear_status()
+  local list = profiles[pi + 1].points.score
+  if not list then return SUCCESS end
+  local ok, err = pcall(run_scores, list, cycle, cycle.pod)
+  if not ok then return fail("running Score plugin %q: %s", current.name, tostring(err)) end
+  return SUCCESS
+end
+
+-- ---- Reserve, Permit, binding cycle -----------------------------------------
+
+local function node_name()
+  return ls.str(cycle.selected_node)
+end
+
+local function run_simple(pi, hook, label, allowed)
+  clear_status()
+  local list = profiles[pi + 1].points[hook]
+  if not list then return SUCCESS end
+  local pod, node = cycle.pod, node_name()
+  for k = 1, #list do
+    current = list[k]
+    local ok, st = pcall(current[hook], current, state, pod, node)
+    if not ok then return fail("running %s plugin %q: %s", label, current.name, tostring(st)) end
+    if st ~= nil then
+      if not is_status(st) then
+        return fail("running %s plugin %q: %s returned a %s, expected a status or nil",
+          label, current.name, hook, type(st))
+      end
+      if st.code ~= SUCCESS then
+        if not allowed[st.code] then
+          return fail("running %s plugin %q: returned %s: %s", label, current.name,
+            ls.code_names[st.code], st.message)
+        end
+        if hook ~= "bind" or st.code ~= SKIP then return set_status(st, k - 1) end
+      elseif hook == "bind" then
+        return SUCCESS
+      end
+    elseif hook == "bind" then
+      return SUCCESS
+    end
+  end
+  if hook == "bind" then return set_status(ls.skip, -1) end
+  return SUCCESS
+end
+
+local rejections = { [UNSCHED] = true, [UNRESOLVABLE] = true, [PENDING] = true }
+
+function M.reserve(pi) return run_simple(pi, "reserve", "Reserve", rejections) end
+function M.pre_bind(pi) return run_simple(pi, "pre_bind", "PreBind", rejections) end
+function M.bind(pi) return run_simple(pi, "bind", "Bind", { [SKIP] = true }) end
+
+--- Unreserve runs on every Reserve plugin, in reverse order, errors logged only.
+function M.unreserve(pi)
+  local list = profiles[pi + 1].points.reserve
+  if not list then return SUCCESS end
+  local pod, node = cycle.pod, node_name()
+  for k = #list, 1, -1 do
+    local inst = list[k]
+    if inst.unreserve then pcall(inst.unreserve, inst, state, pod, node) end
+  end
+  return SUCCESS
+end
+
+function M.permit(pi)
+  clear_status()
+  cycle.permit_timeout_ms = 0
+  local list = profiles[pi + 1].points.permit
+  if not list then return SUCCESS end
+  local pod, node = cycle.pod, node_name()
+  local waiting = false
+  for k = 1, #list do
+    current = list[k]
+    local ok, st = pcall(current.permit, current, state, pod, node)
+    if not ok then return fail("running Permit plugin %q: %s", current.name, tostring(st)) end
+    if st ~= nil then
+      if not is_status(st) then
+        return fail("running Permit plugin %q: permit returned a %s", current.name, type(st))
+      end
+      if st.code == WAIT then
+        waiting = true
+        local ms = math.min((st.timeout or 0) * 1000, 15 * 60 * 1000)
+        if cycle.permit_timeout_ms == 0 or ms < cycle.permit_timeout_ms then
+          cycle.permit_timeout_ms = ms
+          cycle.status_plugin = k - 1
+        end
+      elseif rejections[st.code] then
+        return set_status(st, k - 1)
+      elseif st.code ~= SUCCESS then
+        return fail("running Permit plugin %q: returned %s", current.name, ls.code_names[st.code])
+      end
+    end
+  end
+  if waiting then
+    cycle.status_code = WAIT
+    return WAIT
+  end
+  return SUCCESS
+end
+
+function M.post_bind(pi)
+  local list = profiles[pi + 1].points.post_bind
+  if not list then return SUCCESS end
+  local pod, node = cycle.pod, node_name()
+  for k = 1, #list do
+    local inst = list[k]
+    pcall(inst.post_bind, inst, state, pod, node)
+  end
+  return SUCCESS
+end
+
+--- Memory in use by this Lua state, in bytes (for metrics and budgets).
+function M.memory()
+  return collectgarbage("count") * 1024
+end
+
+return M

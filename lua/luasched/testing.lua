@@ -1,0 +1,532 @@
+-- luasched.testing: the plugin author's kit. Builds pods and nodes from Lua
+-- tables or YAML/JSON text through libluasched's own decoder, puts them in a
+-- real scheduler cache and snapshot (so NodeInfos carry the requested sums the
+-- scheduler would see), loads a plugin the way the runtime does (sandboxed,
+-- args merged over its defaults, init run), and runs one hook or a whole
+-- scheduling cycle of that plugin.
+--
+--   local T = require("luasched.testing")
+--   local cluster = T.cluster {
+--     nodes = { { name = "n1", allocatable = { cpu = "2", memory = "4Gi" } } },
+--     pods  = { { name = "running", node_name = "n1", requests = { cpu = "1" } } },
+--   }
+--   local fit = T.plugin("NodeResourcesFit", { ignoredResources = { "example.com/gpu" } })
+--   local pod = T.pod { name = "p", requests = { cpu = "1500m" } }
+--   local r = T.cycle(fit, cluster, pod)
+--   -- r.filter.n1.code == ls.UNSCHEDULABLE, r.filter.n1.message == "Insufficient cpu"
+--   cluster:close()
+--
+-- Objects: a table with `metadata`, `spec`, `kind` or `apiVersion` is a full
+-- Kubernetes object and is encoded to JSON as is; any other table is the
+-- shorthand documented at T.pod_object / T.node_object; a string is YAML or
+-- JSON text. C objects are freed by cluster:close() (or when collected).
+local ffi = require("ffi")
+local C = require("luasched.clib")
+local ls = require("luasched")
+local loader = require("luasched.loader")
+
+local T = {}
+
+-- ---- JSON -------------------------------------------------------------------
+
+--- Marks a table as a JSON array (needed only for empty arrays).
+T.array_mt = { __name = "json array" }
+function T.array(t) return setmetatable(t or {}, T.array_mt) end
+--- JSON null.
+T.null = setmetatable({}, { __name = "json null", __tostring = function() return "null" end })
+
+local escapes = {
+  ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
+  ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
+}
+
+local function encode_string(s)
+  return '"' .. s:gsub('[%c"\\]', function(c)
+    return escapes[c] or string.format("\\u%04x", c:byte())
+  end) .. '"'
+end
+
+local function is_array(t)
+  if getmetatable(t) == T.array_mt then return true end
+  if next(t) == nil then return false end
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  for i = 1, n do
+    if t[i] == nil then return false end
+  end
+  return true
+end
+
+local encode
+
+local function encode_table(t, out, path)
+  if t == T.null then out[#out + 1] = "null" return end
+  if is_array(t) then
+    out[#out + 1] = "["
+    for i = 1, #t do
+      if i > 1 then out[#out + 1] = "," end
+      encode(t[i], out, path .. "[" .. i .. "]")
+    end
+    out[#out + 1] = "]"
+    return
+  end
+  local keys = {}
+  for k in pairs(t) do
+    if type(k) ~= "string" then
+      error(string.format("T.json: %s has a %s key; objects need string keys", path, type(k)), 0)
+    end
+    keys[#keys + 1] = k
+  end
+  table.sort(keys)
+  out[#out + 1] = "{"
+  for i, k in ipairs(keys) do
+    if i > 1 then out[#out + 1] = "," end
+    out[#out + 1] = encode_string(k)
+    out[#out + 1] = ":"
+    encode(t[k], out, path .. "." .. k)
+  end
+  out[#out + 1] = "}"
+end
+
+encode = function(v, out, path)
+  local t = type(v)
+  if t == "string" then
+    out[#out + 1] = encode_string(v)
+  elseif t == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then
+      error("T.json: " .. path .. " is not a finite number", 0)
+    end
+    if v == math.floor(v) and math.abs(v) < 2 ^ 53 then
+      out[#out + 1] = string.format("%d", v)
+    else
+      out[#out + 1] = string.format("%.17g", v)
+    end
+  elseif t == "boolean" then
+    out[#out + 1] = tostring(v)
+  elseif t == "table" then
+    encode_table(v, out, path)
+  elseif v == nil then
+    out[#out + 1] = "null"
+  else
+    error("T.json: cannot encode a " .. t .. " at " .. path, 0)
+  end
+end
+
+--- Lua value -> JSON text (object keys sorted, so the text is deterministic).
+function T.json(v)
+  local out = {}
+  encode(v, out, "$")
+  return table.concat(out)
+end
+
+-- ---- objects ------------------------------------------------------------------
+
+local function is_full_object(t)
+  return t.metadata ~= nil or t.spec ~= nil or t.kind ~= nil or t.apiVersion ~= nil
+end
+
+local counter = 0
+
+local function container(i, requests, prefix)
+  local c = { name = prefix .. (i - 1), image = "registry.k8s.io/pause:3.9" }
+  if requests then c.resources = { requests = requests } end
+  return c
+end
+
+--- Shorthand -> a v1 Pod as a Lua table. Fields: name, namespace ("default"),
+--- uid (generated), labels, requests (one container's requests, e.g.
+--- { cpu = "500m", memory = "1Gi" }; omit for a container without requests),
+--- containers / init_containers (lists of requests tables, one per container;
+--- `false` for a container without requests), overhead, node_name, priority,
+--- priority_class_name, tolerations, node_selector, affinity, scheduler_name,
+--- created (RFC 3339 creationTimestamp), scheduling_gates, spec (extra spec
+--- fields, merged last).
+function T.pod_object(o)
+  counter = counter + 1
+  local name = o.name or ("pod-" .. counter)
+  local ns = o.namespace or "default"
+  local spec = {}
+  local containers = {}
+  if o.containers then
+    for i, req in ipairs(o.containers) do containers[i] = container(i, req or nil, "c") end
+  else
+    containers[1] = container(1, o.requests, "c")
+  end
+  spec.containers = containers
+  if o.init_containers then
+    spec.initContainers = {}
+    for i, req in ipairs(o.init_containers) do spec.initContainers[i] = container(i, req or nil, "init") end
+  end
+  spec.overhead = o.overhead
+  spec.nodeName = o.node_name
+  spec.priority = o.priority
+  spec.priorityClassName = o.priority_class_name
+  spec.tolerations = o.tolerations
+  spec.nodeSelector = o.node_selector
+  spec.affinity = o.affinity
+  spec.schedulerName = o.scheduler_name
+  if o.scheduling_gates then
+    spec.schedulingGates = {}
+    for i, g in ipairs(o.scheduling_gates) do spec.schedulingGates[i] = { name = g } end
+  end
+  for k, v in pairs(o.spec or {}) do spec[k] = v end
+  return {
+    apiVersion = "v1", kind = "Pod",
+    metadata = {
+      name = name, namespace = ns, uid = o.uid or string.format("uid-%s-%s-%d", ns, name, counter),
+      labels = o.labels, creationTimestamp = o.created,
+    },
+    spec = spec,
+  }
+end
+
+--- Shorthand -> a v1 Node as a Lua table. Fields: name, uid (generated),
+--- labels, allocatable (quantities; "pods" defaults to "110"), capacity
+--- (defaults to allocatable), taints (v1 taints), unschedulable, images.
+function T.node_object(o)
+  counter = counter + 1
+  local name = o.name or ("node-" .. counter)
+  local allocatable = {}
+  for k, v in pairs(o.allocatable or {}) do allocatable[k] = v end
+  if allocatable.pods == nil then allocatable.pods = "110" end
+  return {
+    apiVersion = "v1", kind = "Node",
+    metadata = { name = name, uid = o.uid or string.format("uid-node-%s-%d", name, counter), labels = o.labels },
+    spec = { taints = o.taints, unschedulable = o.unschedulable or nil },
+    status = { allocatable = allocatable, capacity = o.capacity or allocatable, images = o.images },
+  }
+end
+
+local function text_of(kind, desc)
+  if type(desc) == "string" then return desc, "<" .. kind .. " text>" end
+  if type(desc) ~= "table" then
+    error(string.format("T.%s: expected a table or YAML/JSON text, got %s", kind, type(desc)), 3)
+  end
+  local obj = desc
+  if not is_full_object(desc) then
+    obj = kind == "pod" and T.pod_object(desc) or T.node_object(desc)
+  end
+  local name = obj.metadata and obj.metadata.name or "?"
+  return T.json(obj), string.format("<%s %s>", kind, name)
+end
+
+local err_buf = ffi.new("ls_error")
+
+-- Decodes without a finalizer; the caller owns the object.
+local function parse_raw(kind, desc, seq)
+  local text, source = text_of(kind, desc)
+  local obj
+  if kind == "pod" then
+    obj = C.ls_pod_parse(text, #text, source, err_buf)
+  else
+    obj = C.ls_node_parse(text, #text, source, err_buf)
+  end
+  if obj == nil then
+    error(string.format("T.%s: %s", kind, ffi.string(err_buf.msg)), 3)
+  end
+  if kind == "pod" and seq then ffi.cast("ls_pod *", obj).seq = seq end
+  return obj
+end
+
+local function seq_of(desc)
+  return type(desc) == "table" and not is_full_object(desc) and desc.seq or nil
+end
+
+--- A pod (`const ls_pod *`, released when collected). `desc.seq` (shorthand)
+--- sets the arrival sequence number.
+function T.pod(desc)
+  return ffi.gc(parse_raw("pod", desc, seq_of(desc)), C.ls_pod_release)
+end
+
+--- A node (`const ls_node *`, released when collected).
+function T.node(desc)
+  return ffi.gc(parse_raw("node", desc), C.ls_node_release)
+end
+
+-- ---- cluster: cache + snapshot + cycle -------------------------------------------
+
+local Cluster = {}
+Cluster.__index = Cluster
+
+local function is_cdata(v) return type(v) == "cdata" end
+
+local function release_all(res)
+  if res.closed then return end
+  res.closed = true
+  if res.snapshot ~= nil then C.ls_snapshot_free(res.snapshot) end
+  if res.cache ~= nil then C.ls_cache_free(res.cache) end
+  for i = #res.owned_pods, 1, -1 do C.ls_pod_release(res.owned_pods[i]) end
+  for i = #res.owned_nodes, 1, -1 do C.ls_node_release(res.owned_nodes[i]) end
+end
+
+--- A cluster: spec.nodes (node descriptions or T.node objects) and spec.pods
+--- (pods already on nodes: each needs spec.nodeName / node_name). Its
+--- snapshot is up to date on return.
+function T.cluster(spec)
+  spec = spec or {}
+  -- Everything C owns lives in `res`; the anchor's finalizer frees it in order
+  -- (snapshot, cache, then the pods and nodes they point to).
+  local res = { owned_pods = {}, owned_nodes = {}, refs = {} }
+  res.cache = C.ls_cache_new()
+  res.snapshot = C.ls_snapshot_new()
+  local anchor = ffi.gc(ffi.new("char[1]"), function() release_all(res) end)
+  local c = setmetatable({ res = res, anchor = anchor, node_infos = {}, names = {} }, Cluster)
+  for _, n in ipairs(spec.nodes or {}) do c:add_node(n, true) end
+  for _, p in ipairs(spec.pods or {}) do c:add_pod(p, true) end
+  c:refresh()
+  return c
+end
+
+--- Adds a node (description or T.node object) and refreshes the snapshot.
+function Cluster:add_node(desc, no_refresh)
+  local res = self.res
+  local node
+  if is_cdata(desc) then
+    node = desc
+    res.refs[#res.refs + 1] = desc
+  else
+    node = parse_raw("node", desc)
+    res.owned_nodes[#res.owned_nodes + 1] = node
+  end
+  C.ls_cache_add_node(res.cache, node)
+  if not no_refresh then self:refresh() end
+  return node
+end
+
+--- Adds a pod that is on a node (description or T.pod object) and refreshes
+--- the snapshot.
+function Cluster:add_pod(desc, no_refresh)
+  local res = self.res
+  local pod
+  if is_cdata(desc) then
+    pod = desc
+    res.refs[#res.refs + 1] = desc
+  else
+    pod = parse_raw("pod", desc, seq_of(desc))
+    res.owned_pods[#res.owned_pods + 1] = pod
+  end
+  if pod.node_name == 0 then
+    error("cluster:add_pod: pod " .. ls.str(pod.name) .. " has no spec.nodeName", 2)
+  end
+  if not C.ls_cache_add_pod(res.cache, pod, err_buf) then
+    error("cluster:add_pod: " .. ffi.string(err_buf.msg), 2)
+  end
+  if not no_refresh then self:refresh() end
+  return pod
+end
+
+--- Brings the snapshot up to date with the cache.
+function Cluster:refresh()
+  local res = self.res
+  C.ls_cache_update_snapshot(res.cache, res.snapshot)
+  self.num_nodes = C.ls_snapshot_num_nodes(res.snapshot)
+  self.list = C.ls_snapshot_list(res.snapshot)
+  self.node_infos, self.names = {}, {}
+  for i = 0, self.num_nodes - 1 do
+    local ni = self.list[i]
+    self.node_infos[i + 1] = ni
+    self.names[i + 1] = ls.str(ni.node.name)
+  end
+end
+
+--- The snapshot's NodeInfo of a node (`const ls_node_info *`), or an error.
+function Cluster:node_info(name)
+  local ni = C.ls_snapshot_find(self.res.snapshot, ls.intern(name))
+  if ni == nil then error("cluster: no node " .. tostring(name) .. " in the snapshot", 2) end
+  return ni
+end
+
+--- Makes this cluster the running cycle's (ls.all_nodes, ls.image_state,
+--- ls.bind) with `pod` as the cycle's pod. Returns the ls_cycle.
+function Cluster:attach(pod)
+  local cycle = ffi.new("ls_cycle")
+  cycle.pod = pod
+  cycle.snapshot = self.res.snapshot
+  cycle.all_nodes = self.list
+  cycle.num_all_nodes = self.num_nodes
+  cycle.selected_node = 0
+  self.cycle, self.cycle_pod = cycle, pod   -- keep them alive while attached
+  ls._attach(cycle)
+  return cycle
+end
+
+--- Frees the cache, the snapshot and the objects the cluster decoded.
+function Cluster:close()
+  if self.cycle then ls._attach(nil) end
+  self.cycle, self.cycle_pod = nil, nil
+  release_all(self.res)
+  ffi.gc(self.anchor, nil)
+end
+
+-- ---- plugins ----------------------------------------------------------------------
+
+local function source_dir()
+  local env = os.getenv("LUASCHED_SOURCE_DIR")
+  if env and env ~= "" then return env end
+  local src = debug.getinfo(1, "S").source
+  return src:match("^@(.*)/lua/luasched/testing%.lua$") or "."
+end
+
+--- The plugin path the kit loads from (default: the repository's plugins/).
+function T.set_plugin_path(dirs)
+  loader.set_path(dirs or { source_dir() .. "/plugins" })
+end
+if #loader.path() == 0 then T.set_plugin_path() end
+
+--- Forgets loaded plugin files, so the next T.plugin reads them again.
+function T.reload() loader.reset() end
+
+--- A plugin instance as the runtime builds it: `name` is the registered name
+--- (loaded from the plugin path, sandboxed) or a plugin table from ls.plugin;
+--- `args` are merged over its defaults, then init(args) runs.
+function T.plugin(name, args)
+  local P = name
+  if type(name) == "string" then
+    local err
+    P, err = loader.load(name)
+    if not P then error(err, 2) end
+  end
+  local inst = setmetatable({ name = P.name, args = ls.merge_args(P.defaults, args), profile = "test" }, P)
+  if type(P.init) == "function" then P.init(inst, inst.args) end
+  return inst
+end
+
+-- ---- running hooks ----------------------------------------------------------------
+
+local SUCCESS = { code = ls.SUCCESS, code_name = "Success", message = "", reasons = {} }
+
+--- A hook's status as a plain table: code, code_name, message, reasons and the
+--- status object itself (nil for Success).
+function T.result(st)
+  if st == nil then return SUCCESS end
+  if not ls.is_status(st) then
+    error("expected a status (ls.unschedulable(...), ...) or nil, got a " .. type(st), 2)
+  end
+  return { code = st.code, code_name = ls.code_names[st.code], message = st.message,
+           reasons = st.reasons, status = st }
+end
+
+local function checked(hook, st)
+  if st ~= nil and not ls.is_status(st) then
+    error(string.format("%s returned a %s, expected a status or nil", hook, type(st)), 3)
+  end
+  return T.result(st)
+end
+
+local function ni_of(cluster, node)
+  if type(node) == "string" then return cluster:node_info(node) end
+  return node
+end
+
+--- PreFilter: result, node names (or nil).
+function T.pre_filter(inst, cluster, pod, state)
+  cluster:attach(pod)
+  local st, names = inst:pre_filter(state or {}, pod)
+  return checked("pre_filter", st), names
+end
+
+--- Filter of one node (a name or a NodeInfo) with the given (or an empty)
+--- state; runs no PreFilter (use T.cycle, or T.pre_filter with the same state).
+function T.filter(inst, cluster, pod, node, state)
+  cluster:attach(pod)
+  return checked("filter", inst:filter(state or {}, pod, ni_of(cluster, node)))
+end
+
+--- Score of one node (raw, before NormalizeScore).
+function T.score(inst, cluster, pod, node, state)
+  cluster:attach(pod)
+  local s = inst:score(state or {}, pod, ni_of(cluster, node))
+  if type(s) ~= "number" and type(s) ~= "cdata" then
+    error("score returned a " .. type(s) .. ", expected an integer", 2)
+  end
+  return tonumber(s)
+end
+
+--- One of the hooks that take (state, pod, node_name): reserve, unreserve,
+--- permit, pre_bind, bind, post_bind. `cluster` may be nil.
+function T.node_hook(inst, hook, cluster, pod, node_name, state)
+  if cluster then
+    local cycle = cluster:attach(pod)
+    cycle.selected_node = ls.intern(node_name)
+  end
+  return checked(hook, inst[hook](inst, state or {}, pod, node_name))
+end
+
+--- A whole scheduling cycle of one plugin over the cluster's nodes: PreFilter,
+--- Filter on every node, PreScore on the feasible ones, Score, NormalizeScore,
+--- with dispatch's rules (Skip skips the coupled hook, a PreFilter node list
+--- restricts the nodes, a PreFilter rejection ends the cycle). Returns
+--- { state, pre_filter, pre_filter_nodes, filter = { [node] = result },
+---   feasible = { names }, pre_score, skipped_score, raw = { [node] = n },
+---   scores = { [node] = n } }.
+function T.cycle(inst, cluster, pod)
+  cluster:attach(pod)
+  local state = {}
+  local r = { state = state, filter = {}, feasible = {}, raw = {}, scores = {} }
+  local skip_filter = false
+  local allowed
+  if inst.pre_filter then
+    local st, names = inst:pre_filter(state, pod)
+    r.pre_filter = checked("pre_filter", st)
+    local code = r.pre_filter.code
+    if code == ls.SKIP then
+      skip_filter = true
+    elseif code ~= ls.SUCCESS then
+      return r
+    elseif names ~= nil then
+      r.pre_filter_nodes = names
+      allowed = {}
+      for _, n in ipairs(names) do allowed[type(n) == "string" and n or ls.str(n)] = true end
+    end
+  end
+  local feasible = {}
+  for i, ni in ipairs(cluster.node_infos) do
+    local name = cluster.names[i]
+    if allowed == nil or allowed[name] then
+      local res = SUCCESS
+      if inst.filter and not skip_filter then res = checked("filter", inst:filter(state, pod, ni)) end
+      r.filter[name] = res
+      if res.code == ls.SUCCESS then
+        feasible[#feasible + 1] = ni
+        r.feasible[#r.feasible + 1] = name
+      end
+    end
+  end
+  local n = #feasible
+  local nodes = ffi.new("const ls_node_info *[?]", math.max(n, 1))
+  for i = 1, n do nodes[i - 1] = feasible[i] end
+  r.nodes = nodes
+  if inst.pre_score then
+    r.pre_score = checked("pre_score", inst:pre_score(state, pod, nodes, n))
+    if r.pre_score.code == ls.SKIP then
+      r.skipped_score = true
+    elseif r.pre_score.code ~= ls.SUCCESS then
+      error("pre_score returned " .. r.pre_score.code_name .. ": " .. r.pre_score.message, 2)
+    end
+  end
+  if not inst.score then return r end
+  local scores = ffi.new("int64_t[?]", math.max(n, 1))
+  for i = 0, n - 1 do
+    if r.skipped_score then
+      scores[i] = 0
+    else
+      local s = inst:score(state, pod, nodes[i])
+      if type(s) ~= "number" and type(s) ~= "cdata" then
+        error("score returned a " .. type(s) .. ", expected an integer", 2)
+      end
+      scores[i] = s
+    end
+    r.raw[r.feasible[i + 1]] = tonumber(scores[i])
+  end
+  if inst.normalize_score and not r.skipped_score then
+    local st = inst:normalize_score(state, pod, scores, nodes, n)
+    local res = checked("normalize_score", st)
+    if res.code ~= ls.SUCCESS then
+      error("normalize_score returned " .. res.code_name .. ": " .. res.message, 2)
+    end
+  end
+  for i = 0, n - 1 do r.scores[r.feasible[i + 1]] = tonumber(scores[i]) end
+  return r
+end
+
+return T

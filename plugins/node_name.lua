@@ -1,0 +1,27 @@
+-- NodeName: a pod that names a node in spec.nodeName fits only that node.
+--
+-- Mirrors upstream pkg/scheduler/framework/plugins/nodename/node_name.go:
+-- Filter passes when spec.nodeName is empty or equals the node's name, else
+-- UnschedulableAndUnresolvable "node(s) didn't match the requested node name".
+--
+-- Deviations: no EventsToRegister table yet, so the plugin is registered for
+-- every cluster event (upstream registers Node/Add with a queueing hint).
+local ls = require("luasched")
+
+local P = ls.plugin("NodeName")
+
+local ERR_REASON = "node(s) didn't match the requested node name"
+
+function P:init()
+  self.status = ls.unresolvable(ERR_REASON)
+  -- An explicitly empty nodeName may decode to the id of "" rather than 0.
+  self.empty = ls.intern("")
+end
+
+function P:filter(_, pod, ni)
+  local want = pod.node_name
+  if want == 0 or want == self.empty or want == ni.node.name then return nil end
+  return self.status
+end
+
+return P

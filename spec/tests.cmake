@@ -1,0 +1,41 @@
+# Every test runs through ctest: C unit tests (spec/core/test_*.c), busted specs
+# under LuaJIT (spec/lua/*_spec.lua, loading libluasched through the FFI), and
+# end-to-end runs of the luasched executable (spec/e2e/*.sh).
+
+file(GLOB LS_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/core/test_*.c)
+foreach(src ${LS_C_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/core/src ${CMAKE_SOURCE_DIR}/spec/core)
+  target_compile_definitions(${name} PRIVATE LS_SPEC_DIR="${CMAKE_SOURCE_DIR}/spec")
+  target_link_libraries(${name} PRIVATE luasched)
+  add_test(NAME c/${name} COMMAND ${name})
+endforeach()
+
+set(LS_TEST_ENV
+  "LUASCHED_LIB=$<TARGET_FILE:luasched>"
+  "LUASCHED_BIN=$<TARGET_FILE:luasched_cli>"
+  "LUASCHED_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
+  "LUA_PATH=${CMAKE_SOURCE_DIR}/lua/?.lua;${CMAKE_SOURCE_DIR}/spec/lua/?.lua;${LS_GEN_DIR}/?.lua;;")
+if(LS_SANITIZE)
+  # LuaJIT is not built with ASan: the specs preload the runtime so the FFI-loaded
+  # library's instrumentation has it, and leak checks stay off in that process.
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE LS_ASAN_LIB OUTPUT_STRIP_TRAILING_WHITESPACE)
+  list(APPEND LS_TEST_ENV "LD_PRELOAD=${LS_ASAN_LIB}" "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
+find_program(BUSTED_EXE busted)
+file(GLOB LS_LUA_SPECS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/lua/*_spec.lua)
+foreach(spec ${LS_LUA_SPECS})
+  get_filename_component(name ${spec} NAME_WE)
+  add_test(NAME lua/${name} COMMAND ${LUAJIT_EXE} ${BUSTED_EXE} --helper=${CMAKE_SOURCE_DIR}/spec/lua/helper.lua ${spec}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lua/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}")
+endforeach()
+
+file(GLOB LS_E2E_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/e2e/*.sh)
+foreach(script ${LS_E2E_TESTS})
+  get_filename_component(name ${script} NAME_WE)
+  add_test(NAME e2e/${name} COMMAND bash ${script} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(e2e/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}")
+endforeach()
