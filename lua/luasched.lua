@@ -186,6 +186,7 @@ local bind_err = ffi.new("char[512]")
 --- Hands the binding of the cycle's pod to the cluster (embedded or API server).
 --- Returns nil, or an error message.
 function ls.bind(node_name)
+  if cycle_ref == nil then return "no scheduling cycle is running" end
   local id = type(node_name) == "string" and ls.intern(node_name) or node_name
   if C.ls_cycle_bind(cycle_ref, id, bind_err, 512) ~= 0 then
     return ffi.string(bind_err)

@@ -9,6 +9,7 @@ local ffi = require("ffi")
 local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
+local loops = require("luasched.loops")
 
 local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
 local WAIT, SKIP, PENDING = 4, 5, 6
@@ -19,7 +20,8 @@ local M = {}
 local cycle          -- ls_cycle* shared with C for the process lifetime
 local profiles = {}  -- [1-based] { name=, points = { hook = { inst... } }, weights = {} }
 local state          -- the running cycle's CycleState table
-local skip_filter, skip_score = {}, {}
+local cycle_profile               -- the profile of the running cycle
+local skip_score = {}
 local current        -- plugin instance running, for error attribution
 
 local HOOKS = {
@@ -29,6 +31,12 @@ local HOOKS = {
 }
 
 function M.init(cycle_ptr, plugin_dirs)
+  -- A JIT trace log for performance work: LUASCHED_JIT_LOG=/tmp/jit.txt
+  local jit_log = os.getenv("LUASCHED_JIT_LOG")
+  if jit_log and jit_log ~= "" then require("jit.v").start(jit_log) end
+  -- A sampling profile (VM states and lines): LUASCHED_JIT_PROFILE=/tmp/prof.txt
+  local jit_prof = os.getenv("LUASCHED_JIT_PROFILE")
+  if jit_prof and jit_prof ~= "" then require("jit.p").start("vl2", jit_prof) end
   cycle = ffi.cast("ls_cycle *", cycle_ptr)
   ls._attach(cycle)
   loader.set_path(plugin_dirs)
@@ -61,6 +69,22 @@ local function instantiate(P, args, profile_name)
   return inst
 end
 
+local checked_filter_status   -- defined with the Filter code below
+local to_score
+
+local function compile_loops(prof, i)
+  local filters = prof.points.filter or {}
+  prof.filter_index = {}
+  for k, inst in ipairs(filters) do prof.filter_index[inst.name] = k end
+  prof.filter_loop, prof.filter_one, prof.filter_current =
+    loops.filter(filters, checked_filter_status, "filter loop of profile " .. i)
+  prof.score_loops = {}
+  for k, inst in ipairs(prof.points.score or {}) do
+    prof.score_loops[k] = loops.score(inst, to_score, "score loop of " .. inst.name)
+  end
+  prof.skip = {}
+end
+
 --- Builds every profile's plugin instances. `specs[i]` = { name=, points =
 --- { hook = { plugin names in run order } }, args = { Plugin = {...} } }.
 --- Returns true, or nil and a message.
@@ -87,6 +111,7 @@ function M.build(specs)
       end
       prof.points[hook] = list
     end
+    compile_loops(prof, i)
     built[i] = prof
   end
   profiles = built
@@ -187,7 +212,8 @@ local function run_pre_filter(list, pod, restricting)
     if st ~= nil and not is_status(st) then bad_return("pre_filter", st) end
     local code = st and st.code or SUCCESS
     if code == SKIP then
-      skip_filter[inst.name] = true
+      local fk = cycle_profile.filter_index[inst.name]
+      if fk then cycle_profile.skip[fk] = true end
     elseif code == SUCCESS then
       if names ~= nil then
         if type(names) ~= "table" then
@@ -213,7 +239,11 @@ end
 function M.pre_filter(pi)
   clear_status()
   state = {}
-  skip_filter, skip_score = {}, {}
+  skip_score = {}
+  local prof = profiles[pi + 1]
+  local sk = prof.skip
+  for k in pairs(sk) do sk[k] = nil end
+  cycle_profile = prof
   cycle.prefilter_restricts = 0
   cycle.num_prefilter_nodes = 0
   local list = profiles[pi + 1].points.pre_filter
@@ -240,117 +270,36 @@ end
 
 -- ---- Filter -----------------------------------------------------------------
 
-local active, active_idx, n_active = {}, {}, 0
-
-local function collect_active(list, skip)
-  n_active = 0
-  for k = 1, #list do
-    if not skip[list[k].name] then
-      n_active = n_active + 1
-      active[n_active] = list[k]
-      active_idx[n_active] = k - 1
-    end
+checked_filter_status = function(st)
+  if not is_status(st) then bad_return("filter", st) end
+  local code = st.code
+  if code ~= SUCCESS and code ~= UNSCHED and code ~= UNRESOLVABLE and code ~= PENDING then
+    error("filter returned status " .. ls.code_names[code] .. ": " .. st.message, 0)
   end
+  return code
 end
 
-local function filter_node(pod, ni, st_out)
-  for k = 1, n_active do
-    local inst = active[k]
-    current = inst
-    local st = inst:filter(state, pod, ni)
-    if st ~= nil then
-      if not is_status(st) then bad_return("filter", st) end
-      local code = st.code
-      if code ~= SUCCESS then
-        if code ~= UNSCHED and code ~= UNRESOLVABLE and code ~= PENDING then
-          error("filter returned status " .. ls.code_names[code] .. ": " .. st.message, 0)
-        end
-        st_out.status = st.id
-        st_out.code = code
-        st_out.plugin = active_idx[k]
-        return false
-      end
-    end
-  end
-  st_out.code = SUCCESS
-  return true
-end
-
-local function filter_node_traced(pod, ni, st_out, trace, base)
-  for k = 1, n_active do
-    local inst = active[k]
-    current = inst
-    local st = inst:filter(state, pod, ni)
-    if st ~= nil then
-      if not is_status(st) then bad_return("filter", st) end
-      local code = st.code
-      if code ~= SUCCESS then
-        if code ~= UNSCHED and code ~= UNRESOLVABLE and code ~= PENDING then
-          error("filter returned status " .. ls.code_names[code] .. ": " .. st.message, 0)
-        end
-        trace[base + active_idx[k]] = st.id + 1
-        st_out.status = st.id
-        st_out.code = code
-        st_out.plugin = active_idx[k]
-        return false
-      end
-    end
-    trace[base + active_idx[k]] = 1
-  end
-  st_out.code = SUCCESS
-  return true
-end
-
-local function filter_loop(cyc, pod)
-  local cand, ncand = cyc.candidates, cyc.num_candidates
-  local start, want = cyc.start, cyc.num_to_find
-  local feasible, statuses = cyc.feasible, cyc.node_status
-  local traced = cyc.trace ~= 0
-  local trace, npl = cyc.filter_trace, cyc.num_filter_plugins
-  local nf, processed = 0, 0
-  for i = 0, ncand - 1 do
-    local ni = cand[(start + i) % ncand]
-    local st_out = statuses[ni.index]
-    local fits
-    if traced then
-      fits = filter_node_traced(pod, ni, st_out, trace, ni.index * npl)
-    else
-      fits = filter_node(pod, ni, st_out)
-    end
-    processed = processed + 1
-    if fits then
-      feasible[nf] = ni
-      nf = nf + 1
-      if nf >= want then break end
-    end
-  end
-  cyc.num_feasible = nf
-  cyc.num_processed = processed
+local function filter_failure(prof, err)
+  local inst = (prof.points.filter or {})[prof.filter_current()]
+  return fail("running %q filter plugin: %s", inst and inst.name or "?", tostring(err))
 end
 
 --- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
 function M.filter(pi)
   clear_status()
-  local list = profiles[pi + 1].points.filter or {}
-  collect_active(list, skip_filter)
-  current = nil
-  local ok, err = pcall(filter_loop, cycle, cycle.pod)
-  if not ok then
-    return fail("running %q filter plugin: %s", current and current.name or "?", tostring(err))
-  end
+  local prof = profiles[pi + 1]
+  local ok, err = pcall(prof.filter_loop, cycle, state, cycle.pod, prof.skip)
+  if not ok then return filter_failure(prof, err) end
   return SUCCESS
 end
 
 --- Filter on one node (the nominated-node fast path and preemption's dry runs).
 function M.filter_one(pi, ni_ptr)
   clear_status()
-  local list = profiles[pi + 1].points.filter or {}
-  collect_active(list, skip_filter)
+  local prof = profiles[pi + 1]
   local ni = ffi.cast("const ls_node_info *", ni_ptr)
-  local ok, fits = pcall(filter_node, cycle.pod, ni, cycle.node_status[ni.index])
-  if not ok then
-    return fail("running %q filter plugin: %s", current and current.name or "?", tostring(fits))
-  end
+  local ok, fits = pcall(prof.filter_one, state, cycle.pod, ni, cycle.node_status[ni.index], prof.skip)
+  if not ok then return filter_failure(prof, fits) end
   return fits and SUCCESS or UNSCHED
 end
 
@@ -409,18 +358,12 @@ function M.pre_score(pi)
   return SUCCESS
 end
 
-local function score_one_plugin(inst, pod, nodes, n, scores, base)
-  for i = 0, n - 1 do
-    local s = inst:score(state, pod, nodes[i])
-    local t = type(s)
-    if t ~= "number" and t ~= "cdata" then
-      error("score returned a " .. t .. ", expected an integer", 0)
-    end
-    scores[base + i] = s
-  end
+to_score = function(s)
+  if type(s) == "cdata" then return tonumber(s) end
+  error("score returned a " .. type(s) .. ", expected an integer", 0)
 end
 
-local function run_scores(list, cyc, pod)
+local function run_scores(list, score_loops, cyc, pod)
   local nodes, n = cyc.feasible, cyc.num_feasible
   local scores, skipped = cyc.scores, cyc.score_skipped
   for p = 1, #list do
@@ -431,7 +374,7 @@ local function run_scores(list, cyc, pod)
       for i = 0, n - 1 do scores[(p - 1) * n + i] = 0 end
     else
       skipped[p - 1] = 0
-      score_one_plugin(inst, pod, nodes, n, scores, (p - 1) * n)
+      score_loops[p](state, pod, nodes, n, scores, (p - 1) * n)
     end
   end
   if cyc.trace ~= 0 then ffi.copy(cyc.raw_scores, scores, #list * n * 8) end
@@ -453,9 +396,10 @@ end
 --- Score and NormalizeScore for every score plugin; C weights and sums.
 function M.score(pi)
   clear_status()
-  local list = profiles[pi + 1].points.score
+  local prof = profiles[pi + 1]
+  local list = prof.points.score
   if not list then return SUCCESS end
-  local ok, err = pcall(run_scores, list, cycle, cycle.pod)
+  local ok, err = pcall(run_scores, list, prof.score_loops, cycle, cycle.pod)
   if not ok then return fail("running Score plugin %q: %s", current.name, tostring(err)) end
   return SUCCESS
 end

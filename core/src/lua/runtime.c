@@ -140,8 +140,12 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
     const char *lua_path = opt && opt->lua_path ? opt->lua_path : env_or("LUASCHED_LUA_PATH", DEFAULT_LUA_PATH);
     const char *plugin_path = opt && opt->plugin_path ? opt->plugin_path
                                                       : env_or("LUASCHED_PLUGIN_PATH", LS_DEFAULT_PLUGIN_PATH);
+    /* Ours first, then LuaJIT's own (jit.* modules live there). */
     lua_getglobal(lua->L, "package");
     lua_pushstring(lua->L, lua_path);
+    lua_pushliteral(lua->L, ";");
+    lua_getfield(lua->L, -3, "path");
+    lua_concat(lua->L, 3);
     lua_setfield(lua->L, -2, "path");
     lua_pop(lua->L, 1);
     if (!load_dispatch(lua, plugin_path, err)) {

@@ -236,6 +236,24 @@ static bool get_int32(dec *d, const cJSON *obj, const char *name, int32_t *out, 
     return true;
 }
 
+/* "A, B or C" from the non-NULL names. */
+static const char *join_names(const char *const *names, int n, char *buf, size_t size)
+{
+    int total = 0, k = 0;
+    for (int i = 0; i < n; i++)
+        total += names[i] != NULL;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && len < size; i++) {
+        if (!names[i])
+            continue;
+        const char *sep = k == 0 ? "" : (k == total - 1 ? " or " : ", ");
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, names[i]);
+        k++;
+    }
+    return buf;
+}
+
 /* A string member naming one of names[] (indexed by the enum value; NULL
  * entries are not accepted). Absent leaves *out as it was, unless required. */
 static bool get_enum(dec *d, const cJSON *obj, const char *name, const char *const *names,
@@ -252,19 +270,9 @@ static bool get_enum(dec *d, const cJSON *obj, const char *name, const char *con
             return true;
         }
     }
-    char expected[256] = "", msg[512];
-    size_t len = 0;
-    for (int i = 0, k = 0; i < n; i++) {
-        if (!names[i])
-            continue;
-        int left = 0;
-        for (int j = i + 1; j < n; j++)
-            left += names[j] != NULL;
-        len += (size_t)snprintf(expected + len, sizeof expected - len, "%s%s", k++ ? (left ? ", " : " or ") : "", names[i]);
-        if (len >= sizeof expected)
-            break;
-    }
-    snprintf(msg, sizeof msg, "unknown value \"%.200s\" (expected %s)", s, expected);
+    char expected[256], msg[512];
+    snprintf(msg, sizeof msg, "unknown value \"%.200s\" (expected %s)", s,
+             join_names(names, n, expected, sizeof expected));
     return fail_member(d, obj, name, msg);
 }
 

@@ -213,7 +213,8 @@ int32_t ls_find_untolerated_taint(const ls_taint *taints, uint32_t n_taints,
                                   const ls_toleration *tols, uint32_t n_tols, uint32_t effect_mask)
 {
     for (uint32_t i = 0; i < n_taints; i++) {
-        if (!(effect_mask & (1u << taints[i].effect)))
+        /* Effects come from Lua-built structs too: never shift by 32 or more. */
+        if (taints[i].effect >= 32 || !(effect_mask & (1u << taints[i].effect)))
             continue;
         if (!ls_tolerations_tolerate(tols, n_tols, &taints[i]))
             return (int32_t)i;

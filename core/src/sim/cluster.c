@@ -111,7 +111,7 @@ void ls_cluster_print_notices(const ls_cluster *c, FILE *out)
 static bool where_error(ls_error *err, const ls_doc_set *doc, const cJSON *item, const char *fmt, const char *arg)
 {
     int line = ls_doc_line(doc, item);
-    char what[600];
+    char what[900];
     snprintf(what, sizeof what, fmt, arg);
     if (line)
         return ls_errorf(err, "%s:%d: %s", ls_doc_source(doc), line, what);
@@ -124,8 +124,8 @@ static bool add_pod(ls_cluster *c, const ls_doc_set *doc, const cJSON *obj, ls_e
     ls_pod_obj *p = ls_pod_decode(obj, &ctx, err);
     if (!p)
         return false;
-    char key[600];
-    snprintf(key, sizeof key, "%s/%s", ls_str_get(p->pod.ns), ls_str_get(p->pod.name));
+    char key[520];
+    snprintf(key, sizeof key, "%.255s/%.255s", ls_str_get(p->pod.ns), ls_str_get(p->pod.name));
     ls_str key_id = ls_intern_cstr(key);
     if (ls_map_get(&c->pod_keys, key_id)) {
         ls_pod_obj_free(p);

@@ -1,0 +1,103 @@
+-- luasched.loops: the per-node loops, generated per profile and per plugin.
+--
+-- Why generated: a loop that calls `plugins[k]:filter(...)` for k = 1..n has
+-- one call site that sees n different functions, so LuaJIT's trace for it
+-- keeps side-exiting and boxing cdata (allocation per node). Generating the
+-- filter chain as straight-line code, with one call site per plugin, and one
+-- score loop per plugin (each load() gives a fresh prototype, hence its own
+-- traces), lets the JIT inline every hook into the node loop.
+local M = {}
+
+local FILTER_HEAD = [[
+local checked, insts = ...
+local SUCCESS = 0
+%s
+local cur = 0
+
+local function node(state, pod, ni, st_out, sk, trace, base)
+  local st, code
+%s
+  st_out.code = SUCCESS
+  return true
+end
+
+local function loop(cyc, state, pod, sk)
+  local cand, ncand = cyc.candidates, cyc.num_candidates
+  local start, want = cyc.start, cyc.num_to_find
+  local feasible, statuses = cyc.feasible, cyc.node_status
+  local trace, npl = nil, cyc.num_filter_plugins
+  if cyc.trace ~= 0 then trace = cyc.filter_trace end
+  local nf, processed = 0, 0
+  for i = 0, ncand - 1 do
+    local ni = cand[(start + i) %% ncand]
+    local idx = ni.index
+    processed = processed + 1
+    if node(state, pod, ni, statuses[idx], sk, trace, idx * npl) then
+      feasible[nf] = ni
+      nf = nf + 1
+      if nf >= want then break end
+    end
+  end
+  cyc.num_feasible = nf
+  cyc.num_processed = processed
+end
+
+local function one(state, pod, ni, st_out, sk)
+  return node(state, pod, ni, st_out, sk, nil, 0)
+end
+
+return loop, one, function() return cur end
+]]
+
+local FILTER_STEP = [[
+  if not sk[%d] then
+    cur = %d
+    st = p%d:filter(state, pod, ni)
+    if st ~= nil then
+      code = checked(st)
+      if code ~= SUCCESS then
+        if trace then trace[base + %d] = st.id + 1 end
+        st_out.status = st.id
+        st_out.code = code
+        st_out.plugin = %d
+        return false
+      end
+    end
+    if trace then trace[base + %d] = 1 end
+  end
+]]
+
+--- Builds the filter loop for one profile's filter plugins. Returns
+--- loop(cycle, state, pod, skip), one(state, pod, ni, st_out, skip) for a
+--- single node, and current() giving the index of the plugin running last.
+--- `skip[k]` true skips plugin k (PreFilter returned Skip).
+function M.filter(instances, checked, chunkname)
+  local locals, steps = {}, {}
+  for k = 1, #instances do
+    locals[k] = string.format("local p%d = insts[%d]", k, k)
+    steps[k] = string.format(FILTER_STEP, k, k, k, k - 1, k - 1, k - 1)
+  end
+  local src = string.format(FILTER_HEAD, table.concat(locals, "\n"), table.concat(steps))
+  local chunk = assert(load(src, "=" .. chunkname))
+  return chunk(checked, instances)
+end
+
+local SCORE_LOOP = [[
+local inst, to_score = ...
+return function(state, pod, nodes, n, scores, base)
+  for i = 0, n - 1 do
+    local s = inst:score(state, pod, nodes[i])
+    if type(s) ~= "number" then s = to_score(s) end
+    scores[base + i] = s
+  end
+end
+]]
+
+--- One scoring loop per plugin instance, so each gets its own traces.
+--- `to_score` converts a non-number result (int64 cdata) or raises.
+function M.score(instance, to_score, chunkname)
+  local chunk = assert(load(SCORE_LOOP, "=" .. chunkname))
+  return chunk(instance, to_score)
+end
+
+return M
