@@ -16,7 +16,7 @@ set(LS_TEST_ENV
   "LUASCHED_LIB=$<TARGET_FILE:luasched>"
   "LUASCHED_BIN=$<TARGET_FILE:luasched_cli>"
   "LUASCHED_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
-  "LUA_PATH=${CMAKE_SOURCE_DIR}/lua/?.lua;${CMAKE_SOURCE_DIR}/spec/lua/?.lua;${LS_GEN_DIR}/?.lua;;")
+  "LUA_PATH=${CMAKE_SOURCE_DIR}/lua/?.lua\\;${CMAKE_SOURCE_DIR}/spec/lua/?.lua\\;${LS_GEN_DIR}/?.lua\\;/usr/share/lua/5.1/?.lua\\;/usr/share/lua/5.1/?/init.lua")
 if(LS_SANITIZE)
   # LuaJIT is not built with ASan: the specs preload the runtime so the FFI-loaded
   # library's instrumentation has it, and leak checks stay off in that process.

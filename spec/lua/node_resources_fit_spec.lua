@@ -285,10 +285,13 @@ describe("NodeResourcesFit", function()
 
     describe("RequestedToCapacityRatio", function()
       -- shape points score 0..10 are scaled by 100 / 10 = 10
-      local RISING = { { utilization = 0, score = 0 }, { utilization = 100, score = 10 } }   -- (0,0) (100,100)
+      -- scaled: (0,0) (100,100)
+      local RISING = { { utilization = 0, score = 0 }, { utilization = 100, score = 10 } }
+      -- scaled: (0,100) (50,20) (100,80)
       local VALLEY = { { utilization = 0, score = 10 }, { utilization = 50, score = 2 },
-                       { utilization = 100, score = 8 } }                                     -- (0,100) (50,20) (100,80)
-      local LATE = { { utilization = 20, score = 5 }, { utilization = 100, score = 10 } }       -- (20,50) (100,100)
+                       { utilization = 100, score = 8 } }
+      -- scaled: (20,50) (100,100)
+      local LATE = { { utilization = 20, score = 5 }, { utilization = 100, score = 10 } }
 
       it("interpolates the shape and rounds the weighted mean", function()
         local args = strategy("RequestedToCapacityRatio", nil, RISING)
@@ -426,8 +429,8 @@ describe("NodeResourcesFit", function()
     it("has no NormalizeScore: a cycle's scores are the raw ones", function()
       local p = T.plugin("NodeResourcesFit")
       local r = T.cycle(p, cluster, T.pod { name = "p", requests = P1 })
-      -- D (cpu 1000 > 500 free... 1000 > 500 - 0) and C (1000 > 1000 - 0? no: 1000 <= 1000 fits cpu,
-      -- memory 3000Mi > 1000Mi) do not fit; E: memory 3000Mi > 1000Mi does not fit either.
+      -- infeasible: C (cpu 1000 <= 1000 - 0 fits, memory 3000Mi > 1000Mi), D (cpu 1000 > 500),
+      -- E (memory 3000Mi > 1000Mi)
       assert.are.same({ "A", "B", "F", "G" }, (function()
         local l = {}
         for _, n in ipairs(r.feasible) do l[#l + 1] = n end

@@ -43,6 +43,8 @@ describe("NodeUnschedulable", function()
   it("lets a pod with an Equal toleration and no value through (the taint has no value)", function()
     local r = on_cordoned { { key = KEY, operator = "Equal", effect = "NoSchedule" } }
     assert.are.equal(ls.SUCCESS, r.code)
+    r = on_cordoned { { key = KEY, operator = "Equal", value = "", effect = "NoSchedule" } }
+    assert.are.equal(ls.SUCCESS, r.code)
   end)
 
   it("lets a pod whose toleration has no effect (all effects) through", function()

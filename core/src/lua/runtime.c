@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,8 +139,11 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
     }
     luaL_openlibs(lua->L);
     const char *lua_path = opt && opt->lua_path ? opt->lua_path : env_or("LUASCHED_LUA_PATH", DEFAULT_LUA_PATH);
-    const char *plugin_path = opt && opt->plugin_path ? opt->plugin_path
-                                                      : env_or("LUASCHED_PLUGIN_PATH", LS_DEFAULT_PLUGIN_PATH);
+    /* Given directories come first; the built-in plugins stay reachable after them. */
+    const char *builtin = env_or("LUASCHED_PLUGIN_PATH", LS_DEFAULT_PLUGIN_PATH);
+    char plugin_path[4096];
+    snprintf(plugin_path, sizeof plugin_path, "%s%s%s", opt && opt->plugin_path ? opt->plugin_path : "",
+             opt && opt->plugin_path ? ":" : "", builtin);
     /* Ours first, then LuaJIT's own (jit.* modules live there). */
     lua_getglobal(lua->L, "package");
     lua_pushstring(lua->L, lua_path);

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what luasched needs on Debian 12, only what is missing.
+set -euo pipefail
+pkgs=(cmake make gcc pkg-config luajit libluajit-5.1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev
+      libmicrohttpd-dev lua-busted lua-check)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
+fi
