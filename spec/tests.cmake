@@ -17,11 +17,14 @@ set(LS_TEST_ENV
   "LUASCHED_BIN=$<TARGET_FILE:luasched_cli>"
   "LUASCHED_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
   "LUA_PATH=${CMAKE_SOURCE_DIR}/lua/?.lua\\;${CMAKE_SOURCE_DIR}/spec/lua/?.lua\\;${LS_GEN_DIR}/?.lua\\;/usr/share/lua/5.1/?.lua\\;/usr/share/lua/5.1/?/init.lua")
+set(LS_SPEC_ENV "${LS_TEST_ENV}")
 if(LS_SANITIZE)
-  # LuaJIT is not built with ASan: the specs preload the runtime so the FFI-loaded
-  # library's instrumentation has it, and leak checks stay off in that process.
+  # The luajit interpreter running busted is not built with ASan: preload the
+  # runtime so the FFI-loaded library's instrumentation has it. Leak checks stay
+  # off in that process only (busted and LuaJIT keep memory until exit); the C
+  # tests and the luasched runs keep them on.
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE LS_ASAN_LIB OUTPUT_STRIP_TRAILING_WHITESPACE)
-  list(APPEND LS_TEST_ENV "LD_PRELOAD=${LS_ASAN_LIB}" "ASAN_OPTIONS=detect_leaks=0")
+  list(APPEND LS_SPEC_ENV "LD_PRELOAD=${LS_ASAN_LIB}" "ASAN_OPTIONS=detect_leaks=0")
 endif()
 
 find_program(BUSTED_EXE busted)
@@ -30,7 +33,7 @@ foreach(spec ${LS_LUA_SPECS})
   get_filename_component(name ${spec} NAME_WE)
   add_test(NAME lua/${name} COMMAND ${LUAJIT_EXE} ${BUSTED_EXE} --helper=${CMAKE_SOURCE_DIR}/spec/lua/helper.lua ${spec}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-  set_tests_properties(lua/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}")
+  set_tests_properties(lua/${name} PROPERTIES ENVIRONMENT "${LS_SPEC_ENV}")
 endforeach()
 
 file(GLOB LS_E2E_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/e2e/*.sh)
@@ -39,3 +42,10 @@ foreach(script ${LS_E2E_TESTS})
   add_test(NAME e2e/${name} COMMAND bash ${script} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(e2e/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}")
 endforeach()
+
+# Lua style: luacheck over the runtime, the plugins and the specs (no globals).
+find_program(LUACHECK_EXE luacheck)
+if(LUACHECK_EXE)
+  add_test(NAME lint/luacheck COMMAND ${LUACHECK_EXE} --no-color --std luajit plugins lua spec/lua
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endif()

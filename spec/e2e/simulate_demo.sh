@@ -3,7 +3,7 @@
 # default profile. The placements below were worked out by hand from the
 # reference formulas (see the comments); node order is zone round-robin:
 # node-a1, node-b1, node-c1, node-a2, node-b2, node-c2.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 out=$("$BIN" simulate examples/demo-cluster.yaml 2>"$TMP/err")
 rc=$?
