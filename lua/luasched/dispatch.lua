@@ -76,7 +76,7 @@ local function compile_loops(prof, i)
   local filters = prof.points.filter or {}
   prof.filter_index = {}
   for k, inst in ipairs(filters) do prof.filter_index[inst.name] = k end
-  prof.filter_loop, prof.filter_one, prof.filter_current =
+  prof.filter_loop, prof.filter_one =
     loops.filter(filters, checked_filter_status, "filter loop of profile " .. i)
   prof.score_loops = {}
   for k, inst in ipairs(prof.points.score or {}) do
@@ -155,6 +155,7 @@ function M.pre_enqueue(pi, pod_ptr)
   if not list then return SUCCESS end
   for k = 1, #list do
     current = list[k]
+    cycle.running_plugin = k - 1
     local ok, st = pcall(current.pre_enqueue, current, pod)
     if not ok then return fail("running PreEnqueue plugin %q: %s", current.name, tostring(st)) end
     if st ~= nil then
@@ -208,6 +209,7 @@ local function run_pre_filter(list, pod, restricting)
   for k = 1, #list do
     local inst = list[k]
     current = inst
+    cycle.running_plugin = k - 1
     local st, names = inst:pre_filter(state, pod)
     if st ~= nil and not is_status(st) then bad_return("pre_filter", st) end
     local code = st and st.code or SUCCESS
@@ -280,7 +282,7 @@ checked_filter_status = function(st)
 end
 
 local function filter_failure(prof, err)
-  local inst = (prof.points.filter or {})[prof.filter_current()]
+  local inst = (prof.points.filter or {})[cycle.running_plugin + 1]
   return fail("running %q filter plugin: %s", inst and inst.name or "?", tostring(err))
 end
 
@@ -298,7 +300,7 @@ function M.filter_one(pi, ni_ptr)
   clear_status()
   local prof = profiles[pi + 1]
   local ni = ffi.cast("const ls_node_info *", ni_ptr)
-  local ok, fits = pcall(prof.filter_one, state, cycle.pod, ni, cycle.node_status[ni.index], prof.skip)
+  local ok, fits = pcall(prof.filter_one, cycle, state, cycle.pod, ni, cycle.node_status[ni.index], prof.skip)
   if not ok then return filter_failure(prof, fits) end
   return fits and SUCCESS or UNSCHED
 end
@@ -312,6 +314,7 @@ function M.post_filter(pi)
   if not list then return UNSCHED end
   for k = 1, #list do
     current = list[k]
+    cycle.running_plugin = k - 1
     local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod, cycle)
     if not ok then return fail("running PostFilter plugin %q: %s", current.name, tostring(st)) end
     if st ~= nil and not is_status(st) then
@@ -337,6 +340,7 @@ local function run_pre_score(list, pod, nodes, n)
   for k = 1, #list do
     local inst = list[k]
     current = inst
+    cycle.running_plugin = k - 1
     local st = inst:pre_score(state, pod, nodes, n)
     if st ~= nil then
       if not is_status(st) then bad_return("pre_score", st) end
@@ -369,6 +373,7 @@ local function run_scores(list, score_loops, cyc, pod)
   for p = 1, #list do
     local inst = list[p]
     current = inst
+    cyc.running_plugin = p - 1
     if skip_score[inst.name] then
       skipped[p - 1] = 1
       for i = 0, n - 1 do scores[(p - 1) * n + i] = 0 end
@@ -381,6 +386,7 @@ local function run_scores(list, score_loops, cyc, pod)
   for p = 1, #list do
     local inst = list[p]
     current = inst
+    cyc.running_plugin = p - 1
     if skipped[p - 1] == 0 and inst.normalize_score then
       local st = inst:normalize_score(state, pod, scores + (p - 1) * n, nodes, n)
       if st ~= nil then
@@ -417,6 +423,7 @@ local function run_simple(pi, hook, label, allowed)
   local pod, node = cycle.pod, node_name()
   for k = 1, #list do
     current = list[k]
+    cycle.running_plugin = k - 1
     local ok, st = pcall(current[hook], current, state, pod, node)
     if not ok then return fail("running %s plugin %q: %s", label, current.name, tostring(st)) end
     if st ~= nil then
@@ -468,6 +475,7 @@ function M.permit(pi)
   local waiting = false
   for k = 1, #list do
     current = list[k]
+    cycle.running_plugin = k - 1
     local ok, st = pcall(current.permit, current, state, pod, node)
     if not ok then return fail("running Permit plugin %q: %s", current.name, tostring(st)) end
     if st ~= nil then

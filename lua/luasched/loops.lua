@@ -12,7 +12,7 @@ local FILTER_HEAD = [[
 local checked, insts = ...
 local SUCCESS = 0
 %s
-local cur = 0
+local cyc
 
 local function node(state, pod, ni, st_out, sk, trace, base)
   local st, code
@@ -21,7 +21,8 @@ local function node(state, pod, ni, st_out, sk, trace, base)
   return true
 end
 
-local function loop(cyc, state, pod, sk)
+local function loop(c, state, pod, sk)
+  cyc = c
   local cand, ncand = cyc.candidates, cyc.num_candidates
   local start, want = cyc.start, cyc.num_to_find
   local feasible, statuses = cyc.feasible, cyc.node_status
@@ -42,16 +43,17 @@ local function loop(cyc, state, pod, sk)
   cyc.num_processed = processed
 end
 
-local function one(state, pod, ni, st_out, sk)
+local function one(c, state, pod, ni, st_out, sk)
+  cyc = c
   return node(state, pod, ni, st_out, sk, nil, 0)
 end
 
-return loop, one, function() return cur end
+return loop, one
 ]]
 
 local FILTER_STEP = [[
   if not sk[%d] then
-    cur = %d
+    cyc.running_plugin = %d
     st = p%d:filter(state, pod, ni)
     if st ~= nil then
       code = checked(st)
@@ -68,14 +70,14 @@ local FILTER_STEP = [[
 ]]
 
 --- Builds the filter loop for one profile's filter plugins. Returns
---- loop(cycle, state, pod, skip), one(state, pod, ni, st_out, skip) for a
---- single node, and current() giving the index of the plugin running last.
+--- loop(cycle, state, pod, skip) and one(cycle, state, pod, ni, st_out, skip)
+--- for a single node; both keep cycle.running_plugin (0-based) current.
 --- `skip[k]` true skips plugin k (PreFilter returned Skip).
 function M.filter(instances, checked, chunkname)
   local locals, steps = {}, {}
   for k = 1, #instances do
     locals[k] = string.format("local p%d = insts[%d]", k, k)
-    steps[k] = string.format(FILTER_STEP, k, k, k, k - 1, k - 1, k - 1)
+    steps[k] = string.format(FILTER_STEP, k, k - 1, k, k - 1, k - 1, k - 1)
   end
   local src = string.format(FILTER_HEAD, table.concat(locals, "\n"), table.concat(steps))
   local chunk = assert(load(src, "=" .. chunkname))

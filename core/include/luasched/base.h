@@ -70,6 +70,15 @@ void *ls_vec_push(ls_vec *v);                 /* returns a zeroed slot */
 void ls_vec_free(ls_vec *v);
 #define LS_VEC_AT(v, type, i) (((type *)(v)->data)[i])
 
+/* Critical sections: code that takes locks or allocates (malloc, the intern
+ * table) while running on behalf of a plugin. The Lua watchdog never cuts a
+ * runaway plugin off inside one: it defers until the outermost section ends. */
+void ls_critical_enter(void);
+void ls_critical_leave(void);
+/* From a signal handler: run f now if outside any section (returns false), or
+ * at the end of the current one (returns true). */
+bool ls_critical_defer(void (*f)(void));
+
 void *ls_xmalloc(size_t n);
 void *ls_xcalloc(size_t n, size_t size);
 void *ls_xrealloc(void *p, size_t n);

@@ -78,6 +78,7 @@ typedef struct ls_cycle {
     ls_str nominated_node;                /* PostFilter result */
     ls_str selected_node;
     int64_t permit_timeout_ms;
+    int16_t running_plugin;               /* index in the running extension point's list, for error reports */
 } ls_cycle;
 
 /* Called by DefaultBinder (and any bind plugin) through the FFI: hands the

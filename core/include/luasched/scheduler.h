@@ -36,7 +36,8 @@ typedef struct ls_sched_source {
 typedef struct ls_sched_options {
     uint64_t seed;
     bool trace;                   /* record per-node, per-plugin verdicts and scores (explain) */
-    const char *plugin_path;      /* NULL: $LUASCHED_PLUGIN_PATH or the built-in plugins/ */
+    const char *plugin_path;      /* searched before $LUASCHED_PLUGIN_PATH or the built-in plugins/ */
+    uint64_t plugin_timeout_ms;   /* wall-clock limit of one call into Lua; 0 = 10 s */
 } ls_sched_options;
 
 /* Takes ownership of cfg (expanded here, with the plugins loaded). */

@@ -21,6 +21,7 @@ typedef struct sim_opts {
     const char *plugin_path;
     bool json;
     uint64_t seed;
+    uint64_t plugin_timeout_ms;
 } sim_opts;
 
 typedef struct sim_run {
@@ -57,6 +58,7 @@ static void simulate_usage(FILE *out)
             "  --output text|json   one line per pod and a summary (text), or explain records (json)\n"
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
+            "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default 10000)\n"
             "  -h, --help           this help\n");
 }
 
@@ -65,6 +67,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o)
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'}, {"output", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},   {"plugin-path", required_argument, NULL, 'p'},
+        {"plugin-timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -86,6 +89,14 @@ static int parse_opts(int argc, char **argv, sim_opts *o)
             o->seed = strtoull(optarg, &end, 10);
             if (!*optarg || *end) {
                 fprintf(stderr, "luasched simulate: --seed: expected a non-negative integer, got \"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            break;
+        case 't':
+            o->plugin_timeout_ms = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || o->plugin_timeout_ms == 0) {
+                fprintf(stderr, "luasched simulate: --plugin-timeout: expected milliseconds > 0, got \"%s\"\n",
+                        optarg);
                 return LS_EXIT_USAGE;
             }
             break;
@@ -258,7 +269,8 @@ static int load(const sim_opts *o, ls_cluster *c, ls_config *cfg)
 static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
 {
     ls_error err;
-    ls_sched_options so = {.seed = o->seed, .trace = o->json, .plugin_path = o->plugin_path};
+    ls_sched_options so = {.seed = o->seed, .trace = o->json, .plugin_path = o->plugin_path,
+                           .plugin_timeout_ms = o->plugin_timeout_ms};
     ls_sched_source src = ls_cluster_source(run->cluster, observe, run);
     ls_scheduler *s = ls_scheduler_new(cfg, &so, &src, &err);
     if (!s) {

@@ -77,7 +77,7 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     ls_map_init(&s->pending);
     s->cache = ls_cache_new();
     s->snapshot = ls_snapshot_new();
-    ls_lua_options lo = {.plugin_path = s->opt.plugin_path};
+    ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
     s->lua = ls_lua_new(&s->cycle, &lo, err);
     if (!s->lua || !ls_config_expand(&s->cfg, points_of, s->lua, err) ||
         !ls_lua_build(s->lua, s->cfg.profiles, s->cfg.n_profiles, err)) {
@@ -223,13 +223,29 @@ static void ensure_buffers(ls_scheduler *s, uint32_t num_nodes, uint32_t num_fil
 
 void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n)
 {
+    ls_critical_enter();
     if (n > cycle->prefilter_cap) {
         cycle->prefilter_cap = n;
         cycle->prefilter_nodes = ls_xrealloc(cycle->prefilter_nodes, n * sizeof *cycle->prefilter_nodes);
     }
+    ls_critical_leave();
 }
 
+static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen);
+
 int ls_cycle_bind(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen)
+{
+    if (!cycle) {
+        snprintf(errbuf, errlen, "no scheduling cycle is running");
+        return -1;
+    }
+    ls_critical_enter();
+    int rc = bind_locked(cycle, node_name, errbuf, errlen);
+    ls_critical_leave();
+    return rc;
+}
+
+static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen)
 {
     ls_scheduler *s = cycle->owner;
     if (!s || !s->src.bind) {

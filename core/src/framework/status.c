@@ -55,7 +55,17 @@ static void split_reasons(ls_status_info *st, const char *reasons, size_t len)
     st->message = message;
 }
 
+static uint32_t register_locked(uint8_t code, const char *reasons, size_t len);
+
 uint32_t ls_status_register(uint8_t code, const char *reasons, size_t len)
+{
+    ls_critical_enter();
+    uint32_t id = register_locked(code, reasons, len);
+    ls_critical_leave();
+    return id;
+}
+
+static uint32_t register_locked(uint8_t code, const char *reasons, size_t len)
 {
     registry_init();
     if (code == LS_SUCCESS)

@@ -6,6 +6,7 @@
  * status for its pod instead of a hung scheduler.
  */
 #include "lua/runtime.h"
+#include "lua/watchdog.h"
 
 #include <cjson/cJSON.h>
 #include <lauxlib.h>
@@ -28,43 +29,114 @@ enum { DEFAULT_INSTRUCTION_BUDGET = 200000000 };
 /* The source tree's lua/ and the generated cdefs, for a build that runs in place. */
 #define DEFAULT_LUA_PATH LS_LUA_DIR "/?.lua;" LS_GEN_LUA_DIR "/?.lua"
 
+enum { DEFAULT_TIMEOUT_MS = 10000 };
+
+/* Every block the state allocates is on a list, so a state abandoned by the
+ * watchdog (cut off in the middle of JIT code, no longer safe to lua_close)
+ * can still be freed block by block. */
+typedef struct block {
+    struct block *prev, *next;
+    size_t size;
+    size_t pad;                      /* keeps the payload 16-byte aligned */
+} block;
+
 struct ls_lua {
     lua_State *L;
     ls_cycle *cycle;
     int refs[LS_CALL_COUNT];
     int ref_pre_enqueue, ref_sort_key, ref_hooks, ref_build;
+    block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
-    uint64_t budget;
-    uint64_t overruns;
+    uint64_t budget, timeout_ms;
+    uint64_t overruns, restarts;
+    ls_watchdog *watchdog;
+    char *lua_path, *plugin_path;
+    const ls_profile *profiles;      /* what build() was given, for a rebuild */
+    uint32_t n_profiles;
 };
+
+static void block_link(ls_lua *lua, block *b)
+{
+    b->prev = &lua->blocks;
+    b->next = lua->blocks.next;
+    lua->blocks.next->prev = b;
+    lua->blocks.next = b;
+}
+
+static void block_unlink(block *b)
+{
+    b->prev->next = b->next;
+    b->next->prev = b->prev;
+}
+
+static void *tracked_realloc(ls_lua *lua, void *ptr, size_t nsize)
+{
+    block *old = ptr ? (block *)ptr - 1 : NULL;
+    if (old)
+        block_unlink(old);
+    block *b = realloc(old, sizeof *b + nsize);
+    if (!b) {
+        if (old)
+            block_link(lua, old);
+        return NULL;
+    }
+    b->size = nsize;
+    block_link(lua, b);
+    return b + 1;
+}
 
 static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     ls_lua *lua = ud;
+    void *p = NULL;
+    ls_critical_enter();
     if (nsize == 0) {
-        free(ptr);
-        lua->memory -= osize;
-        return NULL;
+        if (ptr) {
+            block *b = (block *)ptr - 1;
+            block_unlink(b);
+            lua->memory -= b->size;
+            free(b);
+        }
+    } else {
+        size_t old = ptr ? ((block *)ptr - 1)->size : 0;
+        (void)osize;
+        /* Over the limit: NULL makes Lua raise "not enough memory" in the plugin that asked. */
+        if (!lua->memory_limit || nsize <= old || lua->memory - old + nsize <= lua->memory_limit) {
+            p = tracked_realloc(lua, ptr, nsize);
+            if (p)
+                lua->memory = lua->memory - old + nsize;
+        }
     }
-    size_t old = ptr ? osize : 0;
-    if (lua->memory_limit && nsize > old && lua->memory - old + nsize > lua->memory_limit)
-        return NULL;   /* Lua raises "not enough memory" in the plugin that asked */
-    void *p = realloc(ptr, nsize);
-    if (p)
-        lua->memory = lua->memory - old + nsize;
+    ls_critical_leave();
     return p;
+}
+
+/* Frees every block of a state that cannot be closed normally. */
+static void abandon_state(ls_lua *lua)
+{
+    block *b = lua->blocks.next;
+    while (b != &lua->blocks) {
+        block *next = b->next;
+        free(b);
+        b = next;
+    }
+    lua->blocks.next = lua->blocks.prev = &lua->blocks;
+    lua->memory = 0;
+    lua->L = NULL;
 }
 
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    lua_sethook(L, NULL, 0, 0);
     luaL_error(L, "plugin exceeded its instruction budget");
 }
 
+/* Resets the instruction count for the next call. The hook stays installed
+ * between calls so LuaJIT does not rebuild its dispatch table every time;
+ * it is counted by the interpreter only (traces run unhooked: the watchdog
+ * covers them). */
 static void arm_budget(ls_lua *lua)
 {
-    /* Counted by the interpreter only; JIT-compiled traces run unhooked. */
     lua_sethook(lua->L, budget_hook, LUA_MASKCOUNT, (int)(lua->budget > 0x7fffffff ? 0x7fffffff : lua->budget));
 }
 
@@ -102,7 +174,7 @@ static int take_ref(lua_State *L, int module_index, const char *name)
     return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-static bool load_dispatch(ls_lua *lua, const char *plugin_path, ls_error *err)
+static bool load_dispatch(ls_lua *lua, ls_error *err)
 {
     lua_State *L = lua->L;
     lua_getglobal(L, "require");
@@ -118,10 +190,30 @@ static bool load_dispatch(ls_lua *lua, const char *plugin_path, ls_error *err)
     lua->ref_build = take_ref(L, mod, "build");
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);
-    push_plugin_dirs(L, plugin_path);
+    push_plugin_dirs(L, lua->plugin_path);
     if (lua_pcall(L, 2, 0, 0) != 0)
         return ls_errorf(err, "starting the Lua runtime: %s", lua_tostring(L, -1));
     lua_pop(L, 1);
+    return true;
+}
+
+static bool open_state(ls_lua *lua, ls_error *err)
+{
+    lua->L = lua_newstate(counting_alloc, lua);
+    if (!lua->L)
+        return ls_errorf(err, "cannot create a Lua state");
+    luaL_openlibs(lua->L);
+    /* Ours first, then LuaJIT's own (jit.* modules live there). */
+    lua_getglobal(lua->L, "package");
+    lua_pushstring(lua->L, lua->lua_path);
+    lua_pushliteral(lua->L, ";");
+    lua_getfield(lua->L, -3, "path");
+    lua_concat(lua->L, 3);
+    lua_setfield(lua->L, -2, "path");
+    lua_pop(lua->L, 1);
+    if (!load_dispatch(lua, err))
+        return false;
+    arm_budget(lua);
     return true;
 }
 
@@ -129,30 +221,24 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
 {
     ls_lua *lua = ls_xcalloc(1, sizeof *lua);
     lua->cycle = cycle;
+    lua->blocks.next = lua->blocks.prev = &lua->blocks;
     lua->memory_limit = opt ? opt->memory_limit : 0;
     lua->budget = opt && opt->instruction_budget ? opt->instruction_budget : DEFAULT_INSTRUCTION_BUDGET;
-    lua->L = lua_newstate(counting_alloc, lua);
-    if (!lua->L) {
-        free(lua);
-        ls_errorf(err, "cannot create a Lua state");
-        return NULL;
-    }
-    luaL_openlibs(lua->L);
-    const char *lua_path = opt && opt->lua_path ? opt->lua_path : env_or("LUASCHED_LUA_PATH", DEFAULT_LUA_PATH);
+    lua->timeout_ms = opt && opt->timeout_ms ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
+    lua->lua_path = ls_xstrdup(opt && opt->lua_path ? opt->lua_path : env_or("LUASCHED_LUA_PATH", DEFAULT_LUA_PATH));
     /* Given directories come first; the built-in plugins stay reachable after them. */
     const char *builtin = env_or("LUASCHED_PLUGIN_PATH", LS_DEFAULT_PLUGIN_PATH);
-    char plugin_path[4096];
-    snprintf(plugin_path, sizeof plugin_path, "%s%s%s", opt && opt->plugin_path ? opt->plugin_path : "",
-             opt && opt->plugin_path ? ":" : "", builtin);
-    /* Ours first, then LuaJIT's own (jit.* modules live there). */
-    lua_getglobal(lua->L, "package");
-    lua_pushstring(lua->L, lua_path);
-    lua_pushliteral(lua->L, ";");
-    lua_getfield(lua->L, -3, "path");
-    lua_concat(lua->L, 3);
-    lua_setfield(lua->L, -2, "path");
-    lua_pop(lua->L, 1);
-    if (!load_dispatch(lua, plugin_path, err)) {
+    const char *given = opt && opt->plugin_path ? opt->plugin_path : NULL;
+    size_t n = strlen(builtin) + (given ? strlen(given) + 1 : 0) + 1;
+    lua->plugin_path = ls_xmalloc(n);
+    snprintf(lua->plugin_path, n, "%s%s%s", given ? given : "", given ? ":" : "", builtin);
+    lua->watchdog = ls_watchdog_new();
+    if (!lua->watchdog) {
+        ls_errorf(err, "cannot start the Lua watchdog thread");
+        ls_lua_free(lua);
+        return NULL;
+    }
+    if (!open_state(lua, err)) {
         ls_lua_free(lua);
         return NULL;
     }
@@ -163,8 +249,12 @@ void ls_lua_free(ls_lua *lua)
 {
     if (!lua)
         return;
+    ls_watchdog_free(lua->watchdog);
     if (lua->L)
         lua_close(lua->L);
+    abandon_state(lua);   /* nothing is left after lua_close; this only covers a half-built state */
+    free(lua->lua_path);
+    free(lua->plugin_path);
     free(lua);
 }
 
@@ -175,7 +265,6 @@ bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_er
     lua_pushstring(L, name);
     arm_budget(lua);
     int rc = lua_pcall(L, 1, 2, 0);
-    lua_sethook(L, NULL, 0, 0);
     if (rc != 0) {
         ls_errorf(err, "loading plugin %s: %s", name, lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -253,6 +342,8 @@ static void push_profile(lua_State *L, const ls_profile *p)
 bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     lua_State *L = lua->L;
+    lua->profiles = profiles;
+    lua->n_profiles = n;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_build);
     lua_newtable(L);
     for (uint32_t i = 0; i < n; i++) {
@@ -261,7 +352,6 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
     }
     arm_budget(lua);
     int rc = lua_pcall(L, 1, 2, 0);
-    lua_sethook(L, NULL, 0, 0);
     if (rc != 0) {
         ls_errorf(err, "building profiles: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -291,14 +381,67 @@ static int runtime_failure(ls_lua *lua, const char *what, const char *msg)
     return LS_ERROR;
 }
 
+/* The watchdog cut a call off: the state is unusable, so it is freed block
+ * by block and built again (same plugins, same profiles). */
+static const int CALL_POINT[LS_CALL_COUNT] = {
+    [LS_CALL_PRE_FILTER] = LS_EP_PRE_FILTER, [LS_CALL_FILTER] = LS_EP_FILTER,
+    [LS_CALL_POST_FILTER] = LS_EP_POST_FILTER, [LS_CALL_PRE_SCORE] = LS_EP_PRE_SCORE,
+    [LS_CALL_SCORE] = LS_EP_SCORE, [LS_CALL_RESERVE] = LS_EP_RESERVE, [LS_CALL_UNRESERVE] = LS_EP_RESERVE,
+    [LS_CALL_PERMIT] = LS_EP_PERMIT, [LS_CALL_PRE_BIND] = LS_EP_PRE_BIND, [LS_CALL_BIND] = LS_EP_BIND,
+    [LS_CALL_POST_BIND] = LS_EP_POST_BIND,
+};
+
+/* The plugin the dispatcher said was running when the call was cut off. */
+static const char *running_plugin(const ls_lua *lua, enum ls_lua_call which, uint32_t profile)
+{
+    if (!lua->profiles || profile >= lua->n_profiles)
+        return "?";
+    const ls_vec *list = &lua->profiles[profile].plugins[CALL_POINT[which]];
+    int16_t i = lua->cycle->running_plugin;
+    return i >= 0 && (uint32_t)i < list->len ? ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name) : "?";
+}
+
+static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
+{
+    lua->overruns++;
+    lua->restarts++;
+    char who[300];
+    snprintf(who, sizeof who, "running \"%s\" %s plugin", running_plugin(lua, which, profile),
+             ls_ext_point_name(CALL_POINT[which]));
+    abandon_state(lua);
+    ls_error err;
+    char msg[900];
+    if (!open_state(lua, &err) || !ls_lua_build(lua, lua->profiles, lua->n_profiles, &err))
+        snprintf(msg, sizeof msg, "%s: plugin exceeded its time budget of %llu ms; restarting the Lua state "
+                 "failed: %.300s", who, (unsigned long long)lua->timeout_ms, err.msg);
+    else
+        snprintf(msg, sizeof msg, "%s: plugin exceeded its time budget of %llu ms (the Lua state was restarted)",
+                 who, (unsigned long long)lua->timeout_ms);
+    lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
+    lua->cycle->status_code = LS_ERROR;
+    return LS_ERROR;
+}
+
+static bool talks_to_cluster(enum ls_lua_call which)
+{
+    return which == LS_CALL_PRE_BIND || which == LS_CALL_BIND || which == LS_CALL_POST_BIND;
+}
+
 int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
 {
+    if (!lua->L)
+        return runtime_failure(lua, DISPATCH_NAMES[which], "the Lua state could not be restarted");
+    sigjmp_buf escape;
+    if (sigsetjmp(escape, 0))
+        return recover(lua, which, profile);
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->refs[which]);
     lua_pushinteger(L, (lua_Integer)profile);
+    lua->cycle->running_plugin = -1;
     arm_budget(lua);
+    ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, !talks_to_cluster(which), &escape);
     int rc = lua_pcall(L, 1, 1, 0);
-    lua_sethook(L, NULL, 0, 0);
+    ls_watchdog_disarm(lua->watchdog);
     if (rc != 0) {
         int code = runtime_failure(lua, DISPATCH_NAMES[which], lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -307,7 +450,7 @@ int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     int code = (int)lua_tointeger(L, -1);
     lua_pop(L, 1);
     const ls_status_info *st = lua->cycle->status_code == LS_ERROR ? ls_status_get(lua->cycle->status) : NULL;
-    if (st && strstr(st->message, "instruction budget"))
+    if (st && (strstr(st->message, "instruction budget") || strstr(st->message, "time budget")))
         lua->overruns++;
     return code;
 }
@@ -320,7 +463,6 @@ int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
     lua_pushlightuserdata(L, (void *)pod);
     arm_budget(lua);
     int rc = lua_pcall(L, 2, 1, 0);
-    lua_sethook(L, NULL, 0, 0);
     if (rc != 0) {
         int code = runtime_failure(lua, "pre_enqueue", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -339,7 +481,6 @@ double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
     lua_pushlightuserdata(L, (void *)pod);
     arm_budget(lua);
     int rc = lua_pcall(L, 2, 1, 0);
-    lua_sethook(L, NULL, 0, 0);
     double key = rc == 0 ? lua_tonumber(L, -1) : 0;
     lua_pop(L, 1);
     return key;
@@ -348,6 +489,11 @@ double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 size_t ls_lua_memory(const ls_lua *lua)
 {
     return lua->memory;
+}
+
+uint64_t ls_lua_restarts(const ls_lua *lua)
+{
+    return lua->restarts;
 }
 
 uint64_t ls_lua_budget_overruns(const ls_lua *lua)

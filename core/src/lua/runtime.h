@@ -13,6 +13,7 @@ typedef struct ls_lua_options {
     const char *lua_path;          /* package.path for lua/ (NULL: built-in default or $LUASCHED_LUA_PATH) */
     const char *plugin_path;       /* ':'-separated plugin dirs (NULL: $LUASCHED_PLUGIN_PATH or plugins/) */
     uint64_t instruction_budget;   /* per call, interpreted instructions; 0 = default */
+    uint64_t timeout_ms;           /* per call, wall clock; 0 = default (10 s) */
     size_t memory_limit;           /* bytes for the whole state; 0 = unlimited */
 } ls_lua_options;
 
@@ -38,5 +39,6 @@ int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 size_t ls_lua_memory(const ls_lua *lua);
 uint64_t ls_lua_budget_overruns(const ls_lua *lua);
+uint64_t ls_lua_restarts(const ls_lua *lua);
 
 #endif

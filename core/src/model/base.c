@@ -47,6 +47,34 @@ char *ls_xstrdup(const char *s)
     return memcpy(ls_xmalloc(n), s, n);
 }
 
+/* ---- critical sections (see base.h) */
+
+static volatile int critical_depth;
+static void (*volatile critical_deferred)(void);
+
+void ls_critical_enter(void)
+{
+    critical_depth++;
+}
+
+void ls_critical_leave(void)
+{
+    if (--critical_depth == 0 && critical_deferred) {
+        void (*f)(void) = critical_deferred;
+        critical_deferred = NULL;
+        f();
+    }
+}
+
+bool ls_critical_defer(void (*f)(void))
+{
+    if (critical_depth > 0) {
+        critical_deferred = f;
+        return true;
+    }
+    return false;
+}
+
 /* ---- interning: open addressing on FNV-1a, strings stored with their length */
 
 typedef struct intern_entry {
@@ -107,7 +135,17 @@ ls_str ls_intern_lookup(const char *s, size_t len)
     return *intern_find_slot(s, len, hash_bytes(s, len));
 }
 
+static ls_str intern_locked(const char *s, size_t len);
+
 ls_str ls_intern(const char *s, size_t len)
+{
+    ls_critical_enter();
+    ls_str id = intern_locked(s, len);
+    ls_critical_leave();
+    return id;
+}
+
+static ls_str intern_locked(const char *s, size_t len)
 {
     if (!interned.entries) {
         interned.cap = 1024;

@@ -1,0 +1,30 @@
+/*
+ * watchdog.h: a wall-clock limit on each call into Lua. LuaJIT's count hook
+ * only counts interpreted instructions, and a loop compiled to a trace never
+ * looks at hooks, so a runaway plugin could hang the scheduler. The watchdog
+ * first sets a hook (enough for interpreted code); if the call is still
+ * running after a grace period it interrupts the thread with a signal and
+ * jumps back to the call site, and the caller abandons and rebuilds the state.
+ */
+#ifndef LS_LUA_WATCHDOG_H
+#define LS_LUA_WATCHDOG_H
+
+#include <lua.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ls_watchdog ls_watchdog;
+
+ls_watchdog *ls_watchdog_new(void);
+void ls_watchdog_free(ls_watchdog *w);
+
+/* Starts watching a call on the calling thread. `may_interrupt` false limits
+ * the watchdog to the hook (for calls that talk to the cluster). `escape` is
+ * where the signal path jumps to; it must stay valid until disarm. */
+void ls_watchdog_arm(ls_watchdog *w, lua_State *L, uint64_t timeout_ms, bool may_interrupt, sigjmp_buf *escape);
+void ls_watchdog_disarm(ls_watchdog *w);
+/* The hook the watchdog sets: raises "plugin exceeded its time budget". */
+void ls_watchdog_hook(lua_State *L, lua_Debug *ar);
+
+#endif
