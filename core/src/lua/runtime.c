@@ -406,8 +406,13 @@ static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     lua->overruns++;
     lua->restarts++;
     char who[300];
-    snprintf(who, sizeof who, "running \"%s\" %s plugin", running_plugin(lua, which, profile),
-             ls_ext_point_name(CALL_POINT[which]));
+    int ep = CALL_POINT[which];
+    /* Worded as upstream words errors of that extension point. */
+    if (ep == LS_EP_FILTER)
+        snprintf(who, sizeof who, "running \"%s\" filter plugin", running_plugin(lua, which, profile));
+    else
+        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(ep),
+                 running_plugin(lua, which, profile));
     abandon_state(lua);
     ls_error err;
     char msg[900];

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# End to end: bad input is refused with the file, line or field and what was
+# expected (exit 2, nothing on stdout pretending success); a faulty plugin gives
+# its pods an Error status naming the plugin, and every other pod is scheduled.
+. "$(dirname "$0")/lib.bash"
+F=spec/e2e/fixtures
+
+run() { "$BIN" simulate "$@" >"$TMP/out" 2>"$TMP/err"; echo $?; }
+
+expect_eq "malformed YAML: exit 2" "$(run $F/bad-yaml.yaml)" "2"
+# line 5 is "   labels: {}": the ":" the parser refuses is column 10
+expect_eq "malformed YAML: message" "$(cat "$TMP/err")" \
+  "luasched simulate: $F/bad-yaml.yaml:5:10: mapping values are not allowed in this context"
+expect_eq "malformed YAML: no output" "$(cat "$TMP/out")" ""
+
+expect_eq "bad quantity: exit 2" "$(run $F/bad-quantity.yaml)" "2"
+expect_eq "bad quantity: message" "$(cat "$TMP/err")" \
+  "luasched simulate: $F/bad-quantity.yaml:9: pod default/p: spec.containers[0].resources.requests.cpu: invalid quantity \"1x\": expected a number with an optional suffix (Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E) or exponent"
+
+expect_eq "missing file: exit 2" "$(run $F/no-such-file.yaml)" "2"
+expect_contains "missing file: message" "$(cat "$TMP/err")" "$F/no-such-file.yaml: cannot read file: No such file or directory"
+
+expect_eq "unknown plugin: exit 2" "$(run $F/two-nodes.yaml --config $F/unknown-plugin.yaml)" "2"
+expect_contains "unknown plugin: message" "$(cat "$TMP/err")" \
+  "$F/unknown-plugin.yaml: profile default-scheduler: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path"
+
+P="--plugin-path $F/plugins"
+expect_eq "Lua syntax error: exit 2" "$(run $F/two-nodes.yaml --config $F/with-syntax-error.yaml $P)" "2"
+expect_eq "Lua syntax error: message" "$(cat "$TMP/err")" \
+  "luasched simulate: $F/with-syntax-error.yaml: profile default-scheduler: $F/plugins/syntax_error.lua:5: unexpected symbol near 'end'"
+
+expect_eq "usage: two clusters" "$(run a.yaml b.yaml)" "2"
+expect_eq "usage: bad --output" "$(run $F/two-nodes.yaml --output xml)" "2"
+expect_eq "usage: bad --output message" "$(cat "$TMP/err")" \
+  'luasched simulate: --output: expected text or json, got "xml"'
+"$BIN" frobnicate >/dev/null 2>&1
+expect_eq "unknown command: exit 2" "$?" "2"
+
+# Plugin faults: pod b (fault=yes) gets an Error naming the plugin; a and c bind.
+expect_eq "raising plugin: exit 0" "$(run $F/two-nodes.yaml --config $F/with-raises.yaml $P)" "0"
+expect_eq "raising plugin: outcome" "$(grep '^default/' "$TMP/out")" \
+'default/a: bound to node-1
+default/b: pending: running "Raises" filter plugin: spec/e2e/fixtures/plugins/raises.lua:9: boom
+default/c: bound to node-2'
+
+for fault in loops-forever allocates-forever; do
+  name=$( [ $fault = loops-forever ] && echo LoopsForever || echo AllocatesForever )
+  expect_eq "$fault: exit 0" "$(run $F/two-nodes.yaml --config $F/with-$fault.yaml $P --plugin-timeout 200)" "0"
+  expect_eq "$fault: outcome" "$(grep '^default/' "$TMP/out")" \
+"default/a: bound to node-1
+default/b: pending: running \"$name\" filter plugin: plugin exceeded its time budget of 200 ms (the Lua state was restarted)
+default/c: bound to node-2"
+done
+
+rm -f /tmp/luasched-sandbox-escaped
+expect_eq "os.execute: exit 0" "$(run $F/two-nodes.yaml --config $F/with-calls-os-execute.yaml $P)" "0"
+expect_contains "os.execute: refused" "$(cat "$TMP/out")" \
+  "default/a: pending: running \"CallsOsExecute\" filter plugin: $F/plugins/calls_os_execute.lua:4: attempt to call field 'execute' (a nil value)"
+expect_eq "os.execute: nothing ran" "$([ -e /tmp/luasched-sandbox-escaped ] && echo escaped || echo contained)" "contained"
+expect_eq "io.open: exit 0" "$(run $F/two-nodes.yaml --config $F/with-opens-file.yaml $P)" "0"
+expect_contains "io.open: refused" "$(cat "$TMP/out")" \
+  "default/a: pending: running \"OpensFile\" filter plugin: $F/plugins/opens_file.lua:4: attempt to index global 'io' (a nil value)"
+
+[ "$failures" -eq 0 ]
