@@ -194,6 +194,26 @@ function ls.bind(node_name)
   return nil
 end
 
+--- Pods that a Permit plugin made wait: an iterator of `const ls_pod *`.
+function ls.waiting_pods()
+  local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref) or 0
+  return function()
+    i = i + 1
+    if i < n then return C.ls_cycle_waiting_pod(cycle_ref, i) end
+  end
+end
+
+--- Lets a waiting pod go on as far as plugin `plugin_name` is concerned
+--- (upstream's WaitingPod.Allow). False if the pod is not waiting.
+function ls.allow(pod, plugin_name)
+  return cycle_ref ~= nil and C.ls_cycle_allow_waiting(cycle_ref, pod.id, ls.intern(plugin_name))
+end
+
+--- Rejects a waiting pod; it fails with `msg` (upstream's WaitingPod.Reject).
+function ls.reject(pod, plugin_name, msg)
+  return cycle_ref ~= nil and C.ls_cycle_reject_waiting(cycle_ref, pod.id, ls.intern(plugin_name), msg)
+end
+
 --- upstream's DefaultNormalizeScore over an int64 array of n scores.
 function ls.default_normalize_score(scores, n, max_priority, reverse)
   local max_count = 0

@@ -468,11 +468,10 @@ end
 
 function M.permit(pi)
   clear_status()
-  cycle.permit_timeout_ms = 0
+  cycle.num_waiting_plugins = 0
   local list = profiles[pi + 1].points.permit
   if not list then return SUCCESS end
   local pod, node = cycle.pod, node_name()
-  local waiting = false
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
@@ -483,12 +482,14 @@ function M.permit(pi)
         return fail("running Permit plugin %q: permit returned a %s", current.name, type(st))
       end
       if st.code == WAIT then
-        waiting = true
-        local ms = math.min((st.timeout or 0) * 1000, 15 * 60 * 1000)
-        if cycle.permit_timeout_ms == 0 or ms < cycle.permit_timeout_ms then
-          cycle.permit_timeout_ms = ms
-          cycle.status_plugin = k - 1
+        local n = cycle.num_waiting_plugins
+        if n >= C.LS_MAX_WAITING_PLUGINS then
+          return fail("running Permit plugin %q: more than %d plugins made the pod wait", current.name, n)
         end
+        -- upstream caps a Permit wait at 15 minutes
+        cycle.waiting_plugins[n] = ls.intern(current.name)
+        cycle.waiting_timeout_ms[n] = math.min((st.timeout or 0) * 1000, 15 * 60 * 1000)
+        cycle.num_waiting_plugins = n + 1
       elseif rejections[st.code] then
         return set_status(st, k - 1)
       elseif st.code ~= SUCCESS then
@@ -496,11 +497,23 @@ function M.permit(pi)
       end
     end
   end
-  if waiting then
+  if cycle.num_waiting_plugins > 0 then
     cycle.status_code = WAIT
     return WAIT
   end
   return SUCCESS
+end
+
+-- A waiting pod keeps its CycleState until its binding cycle resumes.
+local parked = {}
+
+function M.park(pod_id)
+  parked[pod_id] = state
+end
+
+function M.resume(pod_id)
+  state = parked[pod_id] or {}
+  parked[pod_id] = nil
 end
 
 function M.post_bind(pi)

@@ -15,7 +15,7 @@ enum {
     LS_SUCCESS = 0, LS_ERROR = 1, LS_UNSCHEDULABLE = 2, LS_UNRESOLVABLE = 3,
     LS_WAIT = 4, LS_SKIP = 5, LS_PENDING = 6
 };
-enum { LS_MAX_NODE_SCORE = 100, LS_MIN_NODE_SCORE = 0 };
+enum { LS_MAX_NODE_SCORE = 100, LS_MIN_NODE_SCORE = 0, LS_MAX_WAITING_PLUGINS = 8 };
 
 /* Extension points, in upstream's order. */
 enum {
@@ -78,12 +78,20 @@ typedef struct ls_cycle {
     ls_str nominated_node;                /* PostFilter result */
     ls_str selected_node;
     int64_t permit_timeout_ms;
+    uint32_t num_waiting_plugins;         /* Permit plugins that returned Wait, with their timeouts */
+    ls_str waiting_plugins[8];
+    int64_t waiting_timeout_ms[8];
     int16_t running_plugin;               /* index in the running extension point's list, for error reports */
 } ls_cycle;
 
 /* Called by DefaultBinder (and any bind plugin) through the FFI: hands the
  * binding to the cluster source (the embedded cluster or the API server). */
 int ls_cycle_bind(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen);
+/* Waiting pods (Permit): a plugin allows or rejects a pod it told to wait. */
+uint32_t ls_cycle_num_waiting(const ls_cycle *cycle);
+const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i);
+bool ls_cycle_allow_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin);
+bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin, const char *msg);
 /* Makes room for n PreFilter node names in cycle->prefilter_nodes. */
 void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n);
 /* ffi:end */

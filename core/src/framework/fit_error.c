@@ -67,7 +67,9 @@ static char *histogram_render(histogram *h, uint32_t num_all_nodes)
         len += (size_t)snprintf(out + len, total - len, "%s %s", i ? "," : "", entries[i]);
         free(entries[i]);
     }
-    snprintf(out + len, total - len, ".");
+    /* upstream appends " <entries>." only when there is at least one entry */
+    if (h->len)
+        snprintf(out + len, total - len, ".");
     free(entries);
     return out;
 }
@@ -96,6 +98,17 @@ char *ls_fit_error_filter(const ls_cycle *c)
     if (c->prefilter_absent_status && c->num_all_nodes > explicit_nodes)
         histogram_add_status(&h, c->prefilter_absent_status, c->num_all_nodes - explicit_nodes);
     char *out = histogram_render(&h, c->num_all_nodes);
+    free(h.items);
+    ls_map_free(&h.index);
+    return out;
+}
+
+char *ls_fit_error_single(uint32_t status_id)
+{
+    histogram h = {0};
+    ls_map_init(&h.index);
+    histogram_add_status(&h, status_id, 1);
+    char *out = histogram_render(&h, 1);
     free(h.items);
     ls_map_free(&h.index);
     return out;

@@ -7,6 +7,7 @@
  */
 #include "luasched/scheduler.h"
 #include "framework/fit_error.h"
+#include "framework/waiting_pods.h"
 #include "lua/runtime.h"
 #include "luasched/map.h"
 #include "queue/queue.h"
@@ -31,6 +32,8 @@ struct ls_scheduler {
     ls_snapshot *snapshot;
     ls_queue active;
     ls_map pending;            /* pod id + 1 -> pending_pod */
+    ls_waiting_pods waiting;
+    uint64_t clock_ms;         /* virtual time: advances only to expire waiting pods when idle */
     uint64_t rng;
     uint32_t next_start_index;
     uint64_t seq;
@@ -75,6 +78,7 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     s->cycle.owner = s;
     ls_queue_init(&s->active);
     ls_map_init(&s->pending);
+    ls_waiting_pods_init(&s->waiting);
     s->cache = ls_cache_new();
     s->snapshot = ls_snapshot_new();
     ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
@@ -95,6 +99,7 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_cache_free(s->cache);
     ls_snapshot_free(s->snapshot);
     ls_queue_free(&s->active);
+    ls_waiting_pods_free(&s->waiting);
     for (uint32_t i = 0; i < s->pending.cap; i++)
         if (s->pending.slots[i].key)
             free(s->pending.slots[i].value);
@@ -404,6 +409,39 @@ static void unreserve_and_forget(ls_scheduler *s, pending_pod *pp)
         fprintf(stderr, "luasched: cache: %s\n", err.msg);
 }
 
+/* A rejection by Reserve or Permit is a FitError on the one chosen node
+ * ("0/1 nodes are available: 1 <reason>."); later failures keep their message. */
+static void fail_after_assume(ls_scheduler *s, pending_pod *pp, bool scheduling_cycle)
+{
+    ls_cycle *c = &s->cycle;
+    uint8_t code = c->status_code ? c->status_code : LS_ERROR;
+    if (!scheduling_cycle || !ls_code_is_rejected(code)) {
+        fail(s, pp, code, ls_status_get(c->status)->message);
+        return;
+    }
+    char *msg = ls_fit_error_single(c->status);
+    fail(s, pp, LS_UNSCHEDULABLE, msg);
+    free(msg);
+}
+
+/* PreBind, Bind and PostBind. In this single-threaded loop the binding
+ * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
+static void binding_cycle(ls_scheduler *s, pending_pod *pp, ls_str node)
+{
+    int code = ls_lua_run(s->lua, LS_CALL_PRE_BIND, pp->profile);
+    if (code == LS_SUCCESS) {
+        code = ls_lua_run(s->lua, LS_CALL_BIND, pp->profile);
+        ls_cache_finish_binding(s->cache, pp->pod);
+    }
+    if (code != LS_SUCCESS) {
+        unreserve_and_forget(s, pp);
+        fail_after_assume(s, pp, false);
+        return;
+    }
+    ls_lua_run(s->lua, LS_CALL_POST_BIND, pp->profile);
+    report(s, pp, node, LS_SUCCESS, NULL);
+}
+
 /* Reserve, Permit and the binding cycle. In this single-threaded loop the
  * binding cycle runs right after the scheduling cycle. */
 static void assume_and_bind(ls_scheduler *s, pending_pod *pp, const ls_node_info *host)
@@ -418,32 +456,20 @@ static void assume_and_bind(ls_scheduler *s, pending_pod *pp, const ls_node_info
         return;
     }
     int code = ls_lua_run(s->lua, LS_CALL_RESERVE, pp->profile);
-    if (code == LS_SUCCESS) {
-        code = ls_lua_run(s->lua, LS_CALL_PERMIT, pp->profile);
-        if (code == LS_WAIT) {
-            /* Nothing can allow a waiting pod in this loop yet: it times out. */
-            char msg[200];
-            int n = snprintf(msg, sizeof msg, "rejected due to timeout after waiting %llds",
-                             (long long)(c->permit_timeout_ms / 1000));
-            c->status = ls_status_register(LS_UNSCHEDULABLE, msg, (size_t)n);
-            c->status_code = LS_UNSCHEDULABLE;
-            code = LS_UNSCHEDULABLE;
-        }
-    }
     if (code == LS_SUCCESS)
-        code = ls_lua_run(s->lua, LS_CALL_PRE_BIND, pp->profile);
-    if (code == LS_SUCCESS) {
-        code = ls_lua_run(s->lua, LS_CALL_BIND, pp->profile);
-        ls_cache_finish_binding(s->cache, pp->pod);
-    }
-    if (code != LS_SUCCESS) {
-        const ls_status_info *st = ls_status_get(c->status);
-        unreserve_and_forget(s, pp);
-        fail(s, pp, c->status_code ? c->status_code : LS_ERROR, st->message);
+        code = ls_lua_run(s->lua, LS_CALL_PERMIT, pp->profile);
+    if (code == LS_WAIT) {
+        /* The binding cycle goes on once every waiting plugin allowed the pod. */
+        ls_waiting_pods_add(&s->waiting, pp->pod, pp->profile, c, s->clock_ms);
+        ls_lua_park(s->lua, pp->pod->id);
         return;
     }
-    ls_lua_run(s->lua, LS_CALL_POST_BIND, pp->profile);
-    report(s, pp, node, LS_SUCCESS, NULL);
+    if (code != LS_SUCCESS) {
+        unreserve_and_forget(s, pp);
+        fail_after_assume(s, pp, true);
+        return;
+    }
+    binding_cycle(s, pp, node);
 }
 
 static void begin_cycle(ls_scheduler *s, pending_pod *pp)
@@ -472,6 +498,32 @@ static void begin_cycle(ls_scheduler *s, pending_pod *pp)
     c->selected_node = 0;
 }
 
+/* A FitError: PostFilter (preemption) runs if the profile has any, and its
+ * message follows the nodes' one. The cycle ends Unschedulable either way. */
+static void fit_failure(ls_scheduler *s, pending_pod *pp, char *msg)
+{
+    ls_cycle *c = &s->cycle;
+    c->nominated_node = 0;
+    if (profile_of(s, pp)->plugins[LS_EP_POST_FILTER].len) {
+        int code = ls_lua_run(s->lua, LS_CALL_POST_FILTER, pp->profile);
+        if (code == LS_ERROR) {
+            free(msg);
+            fail_with_status(s, pp);
+            return;
+        }
+        const char *post = c->status ? ls_status_get(c->status)->message : "";
+        if (*post) {
+            size_t n = strlen(msg) + strlen(post) + 2;
+            char *joined = ls_xmalloc(n);
+            snprintf(joined, n, "%s %s", msg, post);
+            free(msg);
+            msg = joined;
+        }
+    }
+    fail(s, pp, LS_UNSCHEDULABLE, msg);
+    free(msg);
+}
+
 static void schedule_pod(ls_scheduler *s, pending_pod *pp)
 {
     ls_cycle *c = &s->cycle;
@@ -486,9 +538,7 @@ static void schedule_pod(ls_scheduler *s, pending_pod *pp)
             fail_with_status(s, pp);
             return;
         }
-        char *msg = ls_fit_error_prefilter(c, ls_status_get(c->status)->message);
-        fail(s, pp, (uint8_t)code, msg);
-        free(msg);
+        fit_failure(s, pp, ls_fit_error_prefilter(c, ls_status_get(c->status)->message));
         return;
     }
     if (!run_filters(s, pp)) {
@@ -496,9 +546,7 @@ static void schedule_pod(ls_scheduler *s, pending_pod *pp)
         return;
     }
     if (c->num_feasible == 0) {
-        char *msg = ls_fit_error_filter(c);
-        fail(s, pp, LS_UNSCHEDULABLE, msg);
-        free(msg);
+        fit_failure(s, pp, ls_fit_error_filter(c));
         return;
     }
     const ls_node_info *host = NULL;
@@ -530,12 +578,69 @@ bool ls_scheduler_schedule_one(ls_scheduler *s)
     return true;
 }
 
+/* Binding cycles of waiting pods that were allowed, failures of rejected ones. */
+static void resolve_waiting(ls_scheduler *s)
+{
+    ls_waiting_pod *wp;
+    while ((wp = ls_waiting_pods_take_resolved(&s->waiting))) {
+        pending_pod pp = {.pod = wp->pod, .profile = wp->profile};
+        ls_cycle *c = &s->cycle;
+        begin_cycle(s, &pp);
+        c->selected_node = wp->node;
+        ls_lua_resume(s->lua, wp->pod->id);
+        if (wp->rejected) {
+            unreserve_and_forget(s, &pp);
+            fail(s, &pp, LS_UNSCHEDULABLE, wp->message);
+        } else {
+            binding_cycle(s, &pp, wp->node);
+        }
+        free(wp);
+    }
+}
+
 uint64_t ls_scheduler_run(ls_scheduler *s)
 {
     uint64_t n = 0;
-    while (ls_scheduler_schedule_one(s))
-        n++;
+    for (;;) {
+        while (ls_scheduler_schedule_one(s)) {
+            n++;
+            resolve_waiting(s);
+        }
+        /* Idle with pods waiting on Permit: time moves on to the next deadline. */
+        uint64_t deadline;
+        if (!ls_waiting_pods_next_deadline(&s->waiting, &deadline))
+            break;
+        if (deadline > s->clock_ms)
+            s->clock_ms = deadline;
+        ls_waiting_pods_expire(&s->waiting, s->clock_ms);
+        resolve_waiting(s);
+    }
     return n;
+}
+
+uint32_t ls_cycle_num_waiting(const ls_cycle *cycle)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s ? ls_waiting_pods_count(&s->waiting) : 0;
+}
+
+const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    const ls_waiting_pod *wp = s ? ls_waiting_pods_at(&s->waiting, i) : NULL;
+    return wp ? wp->pod : NULL;
+}
+
+bool ls_cycle_allow_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s && ls_waiting_pods_allow(&s->waiting, pod_id, plugin);
+}
+
+bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin, const char *msg)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s && ls_waiting_pods_reject(&s->waiting, pod_id, plugin, msg);
 }
 
 const ls_config *ls_scheduler_config(const ls_scheduler *s)

@@ -29,6 +29,11 @@ static void registry_init(void)
 
 static void split_reasons(ls_status_info *st, const char *reasons, size_t len)
 {
+    if (len == 0) {
+        /* no text, no reasons: upstream's NewStatus(code) has an empty Reasons() */
+        st->message = ls_xstrdup("");
+        return;
+    }
     uint32_t n = 1;
     for (size_t i = 0; i < len; i++)
         n += reasons[i] == '\n';

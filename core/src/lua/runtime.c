@@ -44,7 +44,7 @@ struct ls_lua {
     lua_State *L;
     ls_cycle *cycle;
     int refs[LS_CALL_COUNT];
-    int ref_pre_enqueue, ref_sort_key, ref_hooks, ref_build;
+    int ref_pre_enqueue, ref_sort_key, ref_hooks, ref_build, ref_park, ref_resume;
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;
@@ -188,6 +188,8 @@ static bool load_dispatch(ls_lua *lua, ls_error *err)
     lua->ref_sort_key = take_ref(L, mod, "sort_key");
     lua->ref_hooks = take_ref(L, mod, "hooks");
     lua->ref_build = take_ref(L, mod, "build");
+    lua->ref_park = take_ref(L, mod, "park");
+    lua->ref_resume = take_ref(L, mod, "resume");
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);
     push_plugin_dirs(L, lua->plugin_path);
@@ -489,6 +491,26 @@ double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
     double key = rc == 0 ? lua_tonumber(L, -1) : 0;
     lua_pop(L, 1);
     return key;
+}
+
+static void call_with_pod_id(ls_lua *lua, int ref, uint32_t pod_id)
+{
+    if (!lua->L)
+        return;
+    lua_rawgeti(lua->L, LUA_REGISTRYINDEX, ref);
+    lua_pushinteger(lua->L, (lua_Integer)pod_id);
+    if (lua_pcall(lua->L, 1, 0, 0) != 0)
+        lua_pop(lua->L, 1);
+}
+
+void ls_lua_park(ls_lua *lua, uint32_t pod_id)
+{
+    call_with_pod_id(lua, lua->ref_park, pod_id);
+}
+
+void ls_lua_resume(ls_lua *lua, uint32_t pod_id)
+{
+    call_with_pod_id(lua, lua->ref_resume, pod_id);
 }
 
 size_t ls_lua_memory(const ls_lua *lua)

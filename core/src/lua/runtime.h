@@ -37,6 +37,9 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
 int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile);
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod);
+/* Keeps / restores a waiting pod's CycleState across its wait (Permit). */
+void ls_lua_park(ls_lua *lua, uint32_t pod_id);
+void ls_lua_resume(ls_lua *lua, uint32_t pod_id);
 size_t ls_lua_memory(const ls_lua *lua);
 uint64_t ls_lua_budget_overruns(const ls_lua *lua);
 uint64_t ls_lua_restarts(const ls_lua *lua);

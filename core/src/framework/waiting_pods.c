@@ -1,0 +1,164 @@
+/*
+ * waiting_pods.c: see waiting_pods.h.
+ */
+#include "framework/waiting_pods.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ls_waiting_pods_init(ls_waiting_pods *w)
+{
+    ls_vec_init(&w->items, sizeof(ls_waiting_pod *));
+}
+
+void ls_waiting_pods_free(ls_waiting_pods *w)
+{
+    for (uint32_t i = 0; i < w->items.len; i++)
+        free(LS_VEC_AT(&w->items, ls_waiting_pod *, i));
+    ls_vec_free(&w->items);
+}
+
+void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, const ls_cycle *c,
+                         uint64_t now_ms)
+{
+    ls_waiting_pod *wp = ls_xcalloc(1, sizeof *wp);
+    wp->pod = pod;
+    wp->profile = profile;
+    wp->node = c->selected_node;
+    wp->n_plugins = c->num_waiting_plugins;
+    for (uint32_t i = 0; i < wp->n_plugins; i++) {
+        wp->plugins[i] = c->waiting_plugins[i];
+        wp->timeout_ms[i] = (uint64_t)c->waiting_timeout_ms[i];
+        wp->deadline_ms[i] = now_ms + wp->timeout_ms[i];
+    }
+    *(ls_waiting_pod **)ls_vec_push(&w->items) = wp;
+}
+
+ls_waiting_pod *ls_waiting_pods_find(ls_waiting_pods *w, uint32_t pod_id)
+{
+    for (uint32_t i = 0; i < w->items.len; i++) {
+        ls_waiting_pod *wp = LS_VEC_AT(&w->items, ls_waiting_pod *, i);
+        if (wp->pod->id == pod_id)
+            return wp;
+    }
+    return NULL;
+}
+
+bool ls_waiting_pods_allow(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin)
+{
+    ls_waiting_pod *wp = ls_waiting_pods_find(w, pod_id);
+    if (!wp || wp->rejected)
+        return false;
+    for (uint32_t i = 0; i < wp->n_plugins; i++)
+        if (wp->plugins[i] == plugin)
+            wp->allowed[i] = true;
+    return true;
+}
+
+bool ls_waiting_pods_reject(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin, const char *msg)
+{
+    ls_waiting_pod *wp = ls_waiting_pods_find(w, pod_id);
+    if (!wp || wp->rejected)
+        return false;
+    (void)plugin;
+    wp->rejected = true;
+    snprintf(wp->message, sizeof wp->message, "%s", msg);
+    return true;
+}
+
+void ls_format_duration(uint64_t ms, char *buf, size_t len)
+{
+    if (ms == 0) {
+        snprintf(buf, len, "0s");
+    } else if (ms < 1000) {
+        snprintf(buf, len, "%llums", (unsigned long long)ms);
+    } else {
+        uint64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60, frac = ms % 1000;
+        char secs[32];
+        if (frac) {
+            snprintf(secs, sizeof secs, "%llu.%03llu", (unsigned long long)s, (unsigned long long)frac);
+            size_t n = strlen(secs);
+            while (secs[n - 1] == '0')
+                secs[--n] = '\0';
+        } else {
+            snprintf(secs, sizeof secs, "%llu", (unsigned long long)s);
+        }
+        if (h)
+            snprintf(buf, len, "%lluh%llum%ss", (unsigned long long)h, (unsigned long long)m, secs);
+        else if (m)
+            snprintf(buf, len, "%llum%ss", (unsigned long long)m, secs);
+        else
+            snprintf(buf, len, "%ss", secs);
+    }
+}
+
+void ls_waiting_pods_expire(ls_waiting_pods *w, uint64_t now_ms)
+{
+    for (uint32_t i = 0; i < w->items.len; i++) {
+        ls_waiting_pod *wp = LS_VEC_AT(&w->items, ls_waiting_pod *, i);
+        if (wp->rejected)
+            continue;
+        int first = -1;
+        for (uint32_t k = 0; k < wp->n_plugins; k++)
+            if (!wp->allowed[k] && wp->deadline_ms[k] <= now_ms &&
+                (first < 0 || wp->deadline_ms[k] < wp->deadline_ms[first]))
+                first = (int)k;
+        if (first < 0)
+            continue;
+        char dur[64];
+        ls_format_duration(wp->timeout_ms[first], dur, sizeof dur);
+        wp->rejected = true;
+        snprintf(wp->message, sizeof wp->message, "rejected due to timeout after waiting %s at plugin %s", dur,
+                 ls_str_get(wp->plugins[first]));
+    }
+}
+
+bool ls_waiting_pods_next_deadline(const ls_waiting_pods *w, uint64_t *deadline_ms)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < w->items.len; i++) {
+        const ls_waiting_pod *wp = LS_VEC_AT(&w->items, ls_waiting_pod *, i);
+        for (uint32_t k = 0; !wp->rejected && k < wp->n_plugins; k++) {
+            if (wp->allowed[k] || (any && wp->deadline_ms[k] >= *deadline_ms))
+                continue;
+            *deadline_ms = wp->deadline_ms[k];
+            any = true;
+        }
+    }
+    return any;
+}
+
+static bool resolved(const ls_waiting_pod *wp)
+{
+    if (wp->rejected)
+        return true;
+    for (uint32_t k = 0; k < wp->n_plugins; k++)
+        if (!wp->allowed[k])
+            return false;
+    return true;
+}
+
+ls_waiting_pod *ls_waiting_pods_take_resolved(ls_waiting_pods *w)
+{
+    for (uint32_t i = 0; i < w->items.len; i++) {
+        ls_waiting_pod *wp = LS_VEC_AT(&w->items, ls_waiting_pod *, i);
+        if (!resolved(wp))
+            continue;
+        memmove(&LS_VEC_AT(&w->items, ls_waiting_pod *, i), &LS_VEC_AT(&w->items, ls_waiting_pod *, i + 1),
+                (w->items.len - i - 1) * sizeof(ls_waiting_pod *));
+        w->items.len--;
+        return wp;
+    }
+    return NULL;
+}
+
+uint32_t ls_waiting_pods_count(const ls_waiting_pods *w)
+{
+    return w->items.len;
+}
+
+ls_waiting_pod *ls_waiting_pods_at(const ls_waiting_pods *w, uint32_t i)
+{
+    return i < w->items.len ? LS_VEC_AT(&w->items, ls_waiting_pod *, i) : NULL;
+}

@@ -1,0 +1,48 @@
+/*
+ * waiting_pods.h: pods a Permit plugin told to wait. Each waits for every
+ * plugin that returned Wait to allow it; one rejection, or one plugin's
+ * timeout, rejects it (upstream's waitingPodsMap and WaitOnPermit).
+ */
+#ifndef LS_WAITING_PODS_H
+#define LS_WAITING_PODS_H
+
+#include "luasched/framework.h"
+
+typedef struct ls_waiting_pod {
+    const ls_pod *pod;
+    uint32_t profile;
+    ls_str node;
+    uint32_t n_plugins;
+    ls_str plugins[LS_MAX_WAITING_PLUGINS];
+    uint64_t deadline_ms[LS_MAX_WAITING_PLUGINS];
+    uint64_t timeout_ms[LS_MAX_WAITING_PLUGINS];
+    bool allowed[LS_MAX_WAITING_PLUGINS];
+    bool rejected;
+    char message[512];
+} ls_waiting_pod;
+
+typedef struct ls_waiting_pods {
+    ls_vec items;   /* ls_waiting_pod * in arrival order */
+} ls_waiting_pods;
+
+void ls_waiting_pods_init(ls_waiting_pods *w);
+void ls_waiting_pods_free(ls_waiting_pods *w);
+/* Registers a pod with the cycle's waiting plugins and their timeouts. */
+void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, const ls_cycle *c,
+                         uint64_t now_ms);
+ls_waiting_pod *ls_waiting_pods_find(ls_waiting_pods *w, uint32_t pod_id);
+bool ls_waiting_pods_allow(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin);
+bool ls_waiting_pods_reject(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin, const char *msg);
+/* Rejects the pods whose earliest plugin deadline has passed. */
+void ls_waiting_pods_expire(ls_waiting_pods *w, uint64_t now_ms);
+/* Earliest deadline among pods still waiting; false when none waits. */
+bool ls_waiting_pods_next_deadline(const ls_waiting_pods *w, uint64_t *deadline_ms);
+/* Removes and returns a pod that every plugin allowed or one rejected (caller frees). */
+ls_waiting_pod *ls_waiting_pods_take_resolved(ls_waiting_pods *w);
+uint32_t ls_waiting_pods_count(const ls_waiting_pods *w);
+ls_waiting_pod *ls_waiting_pods_at(const ls_waiting_pods *w, uint32_t i);
+
+/* Go's time.Duration formatting for whole milliseconds ("10s", "1m30s", "500ms"). */
+void ls_format_duration(uint64_t ms, char *buf, size_t len);
+
+#endif
