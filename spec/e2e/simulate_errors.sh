@@ -43,13 +43,18 @@ expect_eq "raising plugin: outcome" "$(grep '^default/' "$TMP/out")" \
 default/b: pending: running "Raises" filter plugin: spec/e2e/fixtures/plugins/raises.lua:9: boom
 default/c: bound to node-2'
 
+# The watchdog stops a runaway plugin either through the hook (interpreted
+# code: the message carries the Lua position) or, for a JIT-compiled loop, by
+# cutting the call off and restarting the Lua state.
 for fault in loops-forever allocates-forever; do
   name=$( [ $fault = loops-forever ] && echo LoopsForever || echo AllocatesForever )
   expect_eq "$fault: exit 0" "$(run $F/two-nodes.yaml --config $F/with-$fault.yaml $P --plugin-timeout 200)" "0"
-  expect_eq "$fault: outcome" "$(grep '^default/' "$TMP/out")" \
+  expect_eq "$fault: a and c bound" "$(grep -v '^default/b' "$TMP/out" | grep '^default/')" \
 "default/a: bound to node-1
-default/b: pending: running \"$name\" filter plugin: plugin exceeded its time budget of 200 ms (the Lua state was restarted)
 default/c: bound to node-2"
+  b=$(grep '^default/b' "$TMP/out")
+  expect_contains "$fault: b names the plugin" "$b" "default/b: pending: running \"$name\" filter plugin: "
+  expect_contains "$fault: b names the budget" "$b" "plugin exceeded its time budget of 200 ms"
 done
 
 rm -f /tmp/luasched-sandbox-escaped

@@ -263,8 +263,14 @@ static bool parse_root(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
         !read_int(pc, root, "podInitialBackoffSeconds", "", 1, 1 << 30, &cfg->pod_initial_backoff_seconds) ||
         !read_int(pc, root, "podMaxBackoffSeconds", "", 1, 1 << 30, &cfg->pod_max_backoff_seconds))
         return false;
-    if (cfg->pod_max_backoff_seconds < cfg->pod_initial_backoff_seconds)
-        return field_error(pc, root, "podMaxBackoffSeconds", "must be greater than or equal to podInitialBackoffSeconds");
+    if (cfg->pod_max_backoff_seconds < cfg->pod_initial_backoff_seconds) {
+        /* the line of the max if it is written, else of the initial value that exceeds the default max */
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "podMaxBackoffSeconds");
+        if (!at)
+            at = cJSON_GetObjectItemCaseSensitive(root, "podInitialBackoffSeconds");
+        return field_error(pc, at ? at : root, "podMaxBackoffSeconds",
+                           "must be greater than or equal to podInitialBackoffSeconds");
+    }
     const cJSON *profiles = cJSON_GetObjectItemCaseSensitive(root, "profiles");
     if (profiles && !cJSON_IsArray(profiles))
         return field_error(pc, profiles, "profiles", "expected a list");
@@ -289,11 +295,16 @@ static bool parse_root(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
     for (uint32_t a = 0; a < cfg->n_profiles; a++) {
         char path[64];
         snprintf(path, sizeof path, "profiles[%u].schedulerName", a);
+        /* errors point at the schedulerName, or at the profile that lacks one */
+        const cJSON *at = profiles ? cJSON_GetArrayItem(profiles, (int)a) : NULL;
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(at, "schedulerName");
+        if (name)
+            at = name;
         if (!cfg->profiles[a].scheduler_name || !ls_str_len(cfg->profiles[a].scheduler_name))
-            return field_error(pc, NULL, path, "Required value");
+            return field_error(pc, at, path, "Required value");
         for (uint32_t b = 0; b < a; b++)
             if (cfg->profiles[a].scheduler_name == cfg->profiles[b].scheduler_name)
-                return field_error(pc, NULL, path, "Duplicate value: \"%s\"",
+                return field_error(pc, at, path, "Duplicate value: \"%s\"",
                                    ls_str_get(cfg->profiles[a].scheduler_name));
     }
     return true;

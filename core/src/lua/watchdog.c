@@ -83,7 +83,7 @@ void ls_watchdog_hook(lua_State *L, lua_Debug *ar)
     (void)ar;
     lua_sethook(L, NULL, 0, 0);
     if (still_targeted())
-        luaL_error(L, "plugin exceeded its time budget");
+        luaL_error(L, "plugin exceeded its time budget of %d ms", (int)atomic_load(&current->timeout_ms));
 }
 
 static void expire(ls_watchdog *w, uint64_t call, bool *hooked)
