@@ -194,6 +194,29 @@ function ls.bind(node_name)
   return nil
 end
 
+--- The objects of a kind ("Namespace", "Service", "ReplicaSet", "StatefulSet",
+--- "ReplicationController", "PodDisruptionBudget", or a custom resource):
+--- an iterator of `const ls_object *`.
+function ls.objects(kind)
+  local kid = type(kind) == "string" and ls.intern(kind) or kind
+  local store = cycle_ref and cycle_ref.objects
+  local i, n = -1, store ~= nil and C.ls_objects_count(store, kid) or 0
+  return function()
+    i = i + 1
+    if i < n then return C.ls_objects_at(store, kid, i) end
+  end
+end
+
+--- One object by kind, namespace and name (ids or strings); nil if absent.
+function ls.find_object(kind, ns, name)
+  local store = cycle_ref and cycle_ref.objects
+  if store == nil then return nil end
+  local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
+  local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
+  if o == nil then return nil end
+  return o
+end
+
 --- Pods that a Permit plugin made wait: an iterator of `const ls_pod *`.
 function ls.waiting_pods()
   local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref) or 0

@@ -9,6 +9,7 @@
 #define LUASCHED_FRAMEWORK_H
 
 #include "luasched/cache.h"
+#include "luasched/objects.h"
 
 /* ffi:begin */
 enum {
@@ -38,6 +39,7 @@ typedef struct ls_cycle {
     void *owner;                          /* the scheduler running the cycle (NULL in the test kit) */
     const ls_pod *pod;
     const ls_snapshot *snapshot;
+    const ls_object_store *objects;       /* Namespaces, Services, PDBs, custom resources, ... */
     uint32_t profile;
     uint32_t num_all_nodes;
     const ls_node_info *const *all_nodes;

@@ -53,6 +53,10 @@ void ls_scheduler_on_node_delete(ls_scheduler *s, const ls_node *node);
 void ls_scheduler_on_pod_add(ls_scheduler *s, const ls_pod *pod);
 void ls_scheduler_on_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod);
 void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod);
+/* Namespaces, Services, ReplicaSets, ..., PodDisruptionBudgets, custom resources. */
+void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj);
+void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj);
+void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj);
 
 /* Pops one pod and runs its scheduling and binding cycles; false when the
  * active queue is empty. */

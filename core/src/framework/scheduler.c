@@ -30,6 +30,7 @@ struct ls_scheduler {
     ls_lua *lua;
     ls_cache *cache;
     ls_snapshot *snapshot;
+    ls_object_store *objects;
     ls_queue active;
     ls_map pending;            /* pod id + 1 -> pending_pod */
     ls_waiting_pods waiting;
@@ -81,6 +82,8 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     ls_waiting_pods_init(&s->waiting);
     s->cache = ls_cache_new();
     s->snapshot = ls_snapshot_new();
+    s->objects = ls_object_store_new();
+    s->cycle.objects = s->objects;
     ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
     s->lua = ls_lua_new(&s->cycle, &lo, err);
     if (!s->lua || !ls_config_expand(&s->cfg, points_of, s->lua, err) ||
@@ -98,6 +101,7 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_lua_free(s->lua);
     ls_cache_free(s->cache);
     ls_snapshot_free(s->snapshot);
+    ls_object_store_free(s->objects);
     ls_queue_free(&s->active);
     ls_waiting_pods_free(&s->waiting);
     for (uint32_t i = 0; i < s->pending.cap; i++)
@@ -200,6 +204,22 @@ void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
         return;
     }
     drop_pending(s, pod);
+}
+
+void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj)
+{
+    ls_object_store_put(s->objects, obj);
+}
+
+void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
+{
+    (void)old_obj;
+    ls_object_store_put(s->objects, new_obj);
+}
+
+void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj)
+{
+    ls_object_store_remove(s->objects, obj);
 }
 
 /* ---- per-cycle buffers */

@@ -37,6 +37,7 @@ struct ls_cluster {
     ls_vec classes;            /* priority_class */
     ls_vec skipped;            /* skipped_kind */
     ls_vec admissions;         /* pending_admission */
+    ls_vec objects;            /* ls_object_obj *: Namespaces, Services, ..., PDBs */
     ls_map pod_keys;           /* interned "ns/name" -> index + 1 */
     ls_map node_names;         /* name -> index + 1 */
     ls_scheduler *sched;
@@ -53,6 +54,7 @@ ls_cluster *ls_cluster_new(void)
     ls_vec_init(&c->classes, sizeof(priority_class));
     ls_vec_init(&c->skipped, sizeof(skipped_kind));
     ls_vec_init(&c->admissions, sizeof(pending_admission));
+    ls_vec_init(&c->objects, sizeof(ls_object_obj *));
     ls_map_init(&c->pod_keys);
     ls_map_init(&c->node_names);
     return c;
@@ -78,6 +80,9 @@ void ls_cluster_free(ls_cluster *c)
     ls_vec_free(&c->classes);
     ls_vec_free(&c->skipped);
     ls_vec_free(&c->admissions);
+    for (uint32_t i = 0; i < c->objects.len; i++)
+        ls_object_obj_free(LS_VEC_AT(&c->objects, ls_object_obj *, i));
+    ls_vec_free(&c->objects);
     ls_map_free(&c->pod_keys);
     ls_map_free(&c->node_names);
     free(c);
@@ -207,6 +212,14 @@ static bool add_object(ls_cluster *c, const ls_doc_set *doc, const cJSON *obj, l
         return add_node(c, doc, obj, err);
     if (strcmp(kind->valuestring, "PriorityClass") == 0)
         return add_priority_class(c, doc, obj, err);
+    if (ls_object_kind_known(kind->valuestring)) {
+        ls_decode_ctx ctx = {ls_doc_source(doc), ls_doc_line_of, (void *)doc};
+        ls_object_obj *o = ls_object_decode(obj, &ctx, err);
+        if (!o)
+            return false;
+        *(ls_object_obj **)ls_vec_push(&c->objects) = o;
+        return true;
+    }
     note_skipped(c, kind->valuestring);
     return true;
 }
@@ -305,6 +318,8 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
 void ls_cluster_start(ls_cluster *c, ls_scheduler *s)
 {
     c->sched = s;
+    for (uint32_t i = 0; i < c->objects.len; i++)
+        ls_scheduler_on_object_add(s, &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj);
     for (uint32_t i = 0; i < c->nodes.len; i++)
         ls_scheduler_on_node_add(s, &LS_VEC_AT(&c->nodes, ls_node_obj *, i)->node);
     for (int pass = 0; pass < 2; pass++) {

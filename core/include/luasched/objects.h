@@ -1,0 +1,50 @@
+/*
+ * objects.h: the other API objects plugins read: Namespaces (namespaceSelector),
+ * Services, ReplicaSets, StatefulSets and ReplicationControllers (the default
+ * spreading selector), PodDisruptionBudgets (preemption), and custom resources.
+ * Each is decoded once into a flat record with its labels and compiled
+ * selector; the whole object stays available as compact JSON.
+ */
+#ifndef LUASCHED_OBJECTS_H
+#define LUASCHED_OBJECTS_H
+
+#include "luasched/model.h"
+
+struct cJSON;
+
+/* ffi:begin */
+typedef struct ls_object {
+    ls_str kind;                   /* "Namespace", "Service", ..., or "plural.version.group" */
+    ls_str ns, name, uid;
+    ls_labels labels;
+    uint8_t has_selector;          /* spec.selector present and non-empty */
+    ls_selector selector;          /* Services and ReplicationControllers: a plain map; others: LabelSelector */
+    int32_t disruptions_allowed;   /* PodDisruptionBudget status.disruptionsAllowed */
+    uint32_t n_disrupted_pods;     /* PodDisruptionBudget status.disruptedPods (pod names) */
+    const ls_str *disrupted_pods;
+    uint32_t json_len;
+    const char *json;              /* the object as compact JSON */
+} ls_object;
+
+typedef struct ls_object_store ls_object_store;
+
+uint32_t ls_objects_count(const ls_object_store *s, ls_str kind);
+const ls_object *ls_objects_at(const ls_object_store *s, ls_str kind, uint32_t i);
+const ls_object *ls_objects_find(const ls_object_store *s, ls_str kind, ls_str ns, ls_str name);
+/* ffi:end */
+
+typedef struct ls_object_obj { ls_object obj; ls_arena arena; } ls_object_obj;
+
+/* Kinds the embedded cluster keeps (others are skipped unless a plugin registers them). */
+bool ls_object_kind_known(const char *kind);
+ls_object_obj *ls_object_decode(const struct cJSON *json, const ls_decode_ctx *ctx, ls_error *err);
+void ls_object_obj_free(ls_object_obj *o);
+
+ls_object_store *ls_object_store_new(void);
+void ls_object_store_free(ls_object_store *s);
+/* The store does not own the objects; a later add with the same kind, namespace
+ * and name replaces the earlier one (an update). */
+void ls_object_store_put(ls_object_store *s, const ls_object *obj);
+void ls_object_store_remove(ls_object_store *s, const ls_object *obj);
+
+#endif
