@@ -356,12 +356,15 @@ static const ls_plugin_ref *ref_in(const ls_vec *refs, ls_str name)
 }
 
 /* mergePluginSet: default multiPoint entries stay in place unless disabled
- * (or replaced by a user entry of the same name); user entries follow. */
+ * (or replaced by the user's last entry of the same name); the other user
+ * entries follow in order. Duplicates are kept, as upstream keeps them, so
+ * that expansion reports the double registration. */
 static void merge_default_multi_point(plugin_set *user, ls_vec *out)
 {
     static ls_str star;
     if (!star)
         star = ls_intern_cstr("*");
+    bool *replaced = ls_xcalloc(user->enabled.len + 1, sizeof *replaced);
     if (!name_in(&user->disabled, star)) {
         for (size_t i = 0; i < sizeof default_plugins / sizeof default_plugins[0]; i++) {
             if (!default_plugins[i].implemented)
@@ -369,17 +372,23 @@ static void merge_default_multi_point(plugin_set *user, ls_vec *out)
             ls_str name = ls_intern_cstr(default_plugins[i].name);
             if (name_in(&user->disabled, name))
                 continue;
-            const ls_plugin_ref *custom = ref_in(&user->enabled, name);
             ls_plugin_ref *slot = ls_vec_push(out);
             slot->name = name;
-            slot->weight = custom ? custom->weight : default_plugins[i].weight;
+            slot->weight = default_plugins[i].weight;
+            for (uint32_t k = user->enabled.len; k-- > 0;) {
+                const ls_plugin_ref *custom = &LS_VEC_AT(&user->enabled, ls_plugin_ref, k);
+                if (custom->name == name) {
+                    slot->weight = custom->weight;
+                    replaced[k] = true;
+                    break;
+                }
+            }
         }
     }
-    for (uint32_t i = 0; i < user->enabled.len; i++) {
-        const ls_plugin_ref *r = &LS_VEC_AT(&user->enabled, ls_plugin_ref, i);
-        if (!ref_in(out, r->name))
-            *(ls_plugin_ref *)ls_vec_push(out) = *r;
-    }
+    for (uint32_t i = 0; i < user->enabled.len; i++)
+        if (!replaced[i])
+            *(ls_plugin_ref *)ls_vec_push(out) = LS_VEC_AT(&user->enabled, ls_plugin_ref, i);
+    free(replaced);
 }
 
 static bool push_unique(ls_vec *list, const ls_plugin_ref *r, int ep, const ls_profile *prof, ls_error *err)
@@ -394,6 +403,24 @@ static bool push_unique(ls_vec *list, const ls_plugin_ref *r, int ep, const ls_p
     return true;
 }
 
+static bool points_or_error(const ls_profile *prof, ls_str name, ls_plugin_points_fn points_of, void *ud,
+                            uint32_t *pts, ls_error *err)
+{
+    *pts = 0;
+    if (!points_of(ud, ls_str_get(name), pts, err))
+        return ls_error_prefix(err, "profile %s", ls_str_get(prof->scheduler_name));
+    return true;
+}
+
+/* upstream's overridePlugins: an explicit entry that multiPoint would also
+ * put at this point (listed there, implementing it, not disabled at it) */
+static bool is_override(const plugin_set *set, const ls_vec *multi, bool skip_multi, ls_str name, uint32_t pts,
+                        int ep)
+{
+    return !skip_multi && (pts & (1u << ep)) && ref_in(multi, name) && !name_in(&set->disabled, name);
+}
+
+/* expandMultiPointPlugins for one extension point. */
 static bool expand_point(ls_profile *prof, const raw_profile *rp, const ls_vec *multi, int ep,
                          ls_plugin_points_fn points_of, void *ud, ls_error *err)
 {
@@ -403,19 +430,22 @@ static bool expand_point(ls_profile *prof, const raw_profile *rp, const ls_vec *
     const plugin_set *set = &rp->sets[ep];
     ls_vec *out = &prof->plugins[ep];
     bool skip_multi = name_in(&set->disabled, star);
+    uint32_t pts;
     /* (1) explicit entries that override a multiPoint entry, in their own order */
     for (uint32_t i = 0; !skip_multi && i < set->enabled.len; i++) {
         const ls_plugin_ref *r = &LS_VEC_AT(&set->enabled, ls_plugin_ref, i);
-        if (ref_in(multi, r->name) && !push_unique(out, r, ep, prof, err))
+        if (!points_or_error(prof, r->name, points_of, ud, &pts, err))
+            return false;
+        if (is_override(set, multi, skip_multi, r->name, pts, ep) && !push_unique(out, r, ep, prof, err))
             return false;
     }
-    /* (2) multiPoint plugins that implement this extension point */
+    /* (2) multiPoint plugins that implement this extension point, are not
+     * disabled at it and are not re-configured by an explicit entry */
     for (uint32_t i = 0; !skip_multi && i < multi->len; i++) {
         const ls_plugin_ref *r = &LS_VEC_AT(multi, ls_plugin_ref, i);
-        uint32_t pts = 0;
-        if (!points_of(ud, ls_str_get(r->name), &pts, err))
-            return ls_error_prefix(err, "profile %s", ls_str_get(prof->scheduler_name));
-        if (!(pts & (1u << ep)) || name_in(&set->disabled, r->name) || ref_in(out, r->name))
+        if (!points_or_error(prof, r->name, points_of, ud, &pts, err))
+            return false;
+        if (!(pts & (1u << ep)) || name_in(&set->disabled, r->name) || ref_in(&set->enabled, r->name))
             continue;
         if (!push_unique(out, r, ep, prof, err))
             return false;
@@ -423,11 +453,10 @@ static bool expand_point(ls_profile *prof, const raw_profile *rp, const ls_vec *
     /* (3) the remaining explicit entries */
     for (uint32_t i = 0; i < set->enabled.len; i++) {
         const ls_plugin_ref *r = &LS_VEC_AT(&set->enabled, ls_plugin_ref, i);
-        if (!skip_multi && ref_in(multi, r->name))
+        if (!points_or_error(prof, r->name, points_of, ud, &pts, err))
+            return false;
+        if (is_override(set, multi, skip_multi, r->name, pts, ep))
             continue;
-        uint32_t pts = 0;
-        if (!points_of(ud, ls_str_get(r->name), &pts, err))
-            return ls_error_prefix(err, "profile %s", ls_str_get(prof->scheduler_name));
         if (!(pts & (1u << ep)))
             return ls_errorf(err, "profile %s: plugin \"%s\" does not extend %s plugin",
                              ls_str_get(prof->scheduler_name), ls_str_get(r->name), ls_ext_point_name(ep));
