@@ -204,6 +204,23 @@ local function restrict(names)
   end
 end
 
+-- The plugins that restricted the node names, sorted (upstream lists a set:
+-- sets.List), as "[A B]".
+local function plugin_list(restricting)
+  local names = {}
+  for i = 1, #restricting do names[i] = restricting[i] end
+  table.sort(names)
+  return "[" .. table.concat(names, " ") .. "]"
+end
+
+-- The status of an empty intersection of PreFilter node names.
+local function unsatisfied(restricting)
+  if #restricting == 1 then
+    return ls.unresolvable("node(s) didn't satisfy plugin " .. restricting[1])
+  end
+  return ls.unresolvable("node(s) didn't satisfy plugin(s) " .. plugin_list(restricting) .. " simultaneously")
+end
+
 local function run_pre_filter(list, pod, restricting)
   local rejected
   for k = 1, #list do
@@ -223,6 +240,11 @@ local function run_pre_filter(list, pod, restricting)
         end
         restricting[#restricting + 1] = inst.name
         restrict(names)
+        if cycle.num_prefilter_nodes == 0 then
+          -- upstream returns at once: later plugins do not run, and this
+          -- wins over an earlier plugin's Unschedulable
+          return unsatisfied(restricting), -1
+        end
       end
     elseif code == UNRESOLVABLE then
       return st, k - 1
@@ -254,18 +276,9 @@ function M.pre_filter(pi)
   local ok, st, idx = pcall(run_pre_filter, list, cycle.pod, restricting)
   if not ok then return fail("running PreFilter plugin %q: %s", current.name, tostring(st)) end
   if st then return set_status(st, idx) end
-  if cycle.prefilter_restricts ~= 0 and cycle.num_prefilter_nodes == 0 then
-    local msg
-    if #restricting == 1 then
-      msg = "node(s) didn't satisfy plugin " .. restricting[1]
-    else
-      msg = "node(s) didn't satisfy plugin(s) [" .. table.concat(restricting, " ") .. "] simultaneously"
-    end
-    return set_status(ls.unresolvable(msg), -1)
-  end
   if cycle.prefilter_restricts ~= 0 then
     cycle.prefilter_absent_status = ls.unresolvable(
-      "node(s) didn't satisfy plugin(s) [" .. table.concat(restricting, " ") .. "]").id
+      "node(s) didn't satisfy plugin(s) " .. plugin_list(restricting)).id
   end
   return SUCCESS
 end
@@ -432,6 +445,10 @@ local function run_simple(pi, hook, label, allowed)
           label, current.name, hook, type(st))
       end
       if st.code ~= SUCCESS then
+        if st.code == ERROR then
+          -- upstream: fmt.Errorf("running %s plugin %q: %w", ...)
+          return fail("running %s plugin %q: %s", label, current.name, st.message)
+        end
         if not allowed[st.code] then
           return fail("running %s plugin %q: returned %s: %s", label, current.name,
             ls.code_names[st.code], st.message)

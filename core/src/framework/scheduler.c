@@ -373,11 +373,14 @@ static bool check_and_total_scores(ls_scheduler *s, pending_pod *pp)
         for (uint32_t i = 0; i < n; i++) {
             int64_t v = c->scores[p * n + i];
             if (v < LS_MIN_NODE_SCORE || v > LS_MAX_NODE_SCORE) {
-                char msg[300];
+                char msg[400];
                 int len = snprintf(msg, sizeof msg,
+                                   "applying score defaultWeights on Score plugins: "
                                    "plugin \"%s\" returns an invalid score %lld, it should in the range of "
                                    "[%d, %d] after normalizing",
                                    ls_str_get(ref->name), (long long)v, LS_MIN_NODE_SCORE, LS_MAX_NODE_SCORE);
+                if (len >= (int)sizeof msg)
+                    len = (int)sizeof msg - 1;   /* a very long plugin name: truncated, not over-read */
                 c->status = ls_status_register(LS_ERROR, msg, (size_t)len);
                 c->status_code = LS_ERROR;
                 return false;
