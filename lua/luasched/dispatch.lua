@@ -10,6 +10,7 @@ local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
 local loops = require("luasched.loops")
+local events = require("luasched.events")
 
 local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
 local WAIT, SKIP, PENDING = 4, 5, 6
@@ -85,11 +86,41 @@ local function compile_loops(prof, i)
   prof.skip = {}
 end
 
+-- Extension points whose plugins can reject a pod, so their events matter.
+local REJECTING = { "pre_enqueue", "pre_filter", "filter", "reserve", "permit" }
+
+local registrations, hints = {}, {}
+
+local function register_events(prof, profile_index, seen)
+  for _, hook in ipairs(REJECTING) do
+    for _, inst in ipairs(prof.points[hook] or {}) do
+      if not seen[inst.name] then
+        seen[inst.name] = true
+        local regs, err = events.check(getmetatable(inst))
+        if not regs then return nil, err end
+        for _, r in ipairs(regs) do
+          local hint_id = 0
+          if r.hint then
+            hints[#hints + 1] = r.hint
+            hint_id = #hints
+          end
+          registrations[#registrations + 1] = {
+            profile = profile_index, plugin = inst.name, resource = r.resource,
+            actions = r.actions, hint = hint_id,
+          }
+        end
+      end
+    end
+  end
+  return true
+end
+
 --- Builds every profile's plugin instances. `specs[i]` = { name=, points =
 --- { hook = { plugin names in run order } }, args = { Plugin = {...} } }.
 --- Returns true, or nil and a message.
 function M.build(specs)
   local built = {}
+  registrations, hints = {}, {}
   for i, spec in ipairs(specs) do
     local prof = { name = spec.name, points = {}, instances = {} }
     for hook, names in pairs(spec.points) do
@@ -112,6 +143,8 @@ function M.build(specs)
       prof.points[hook] = list
     end
     compile_loops(prof, i)
+    local ok, err = register_events(prof, i - 1, {})
+    if not ok then return nil, err end
     built[i] = prof
   end
   profiles = built
@@ -542,6 +575,37 @@ function M.post_bind(pi)
     pcall(inst.post_bind, inst, state, pod, node)
   end
   return SUCCESS
+end
+
+--- Every profile's event registrations: a list of { profile (0-based),
+--- plugin, resource, actions = { names }, hint (0 = none) }.
+function M.registrations()
+  return registrations
+end
+
+local hint_errors = 0
+
+--- Runs queueing hint `id` for a pod and an event: 1 (Queue) or 0 (Skip).
+--- An error, or a result that is neither ls.QUEUE nor ls.QUEUE_SKIP, counts as
+--- Queue and is logged, as upstream treats a hint error.
+function M.hint(id, pod_ptr, ev_ptr)
+  local fn = hints[id]
+  if not fn then return ls.QUEUE end
+  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
+  local old, new = events.objects(ev)
+  local ok, r = pcall(fn, pod, old, new)
+  if ok and (r == ls.QUEUE or r == ls.QUEUE_SKIP) then return r end
+  hint_errors = hint_errors + 1
+  local info = debug.getinfo(fn, "S")
+  io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",
+    info.short_src, info.linedefined, ok and ("returned " .. tostring(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
+    or tostring(r)))
+  return ls.QUEUE
+end
+
+function M.hint_errors()
+  return hint_errors
 end
 
 --- Memory in use by this Lua state, in bytes (for metrics and budgets).

@@ -22,6 +22,8 @@ typedef struct ls_attempt {
     uint32_t num_all_nodes;
     uint32_t num_feasible;
     const int64_t *total_scores;  /* per feasible node when tracing, else NULL */
+    uint64_t time_ms;             /* on the scheduler's clock (virtual in a simulation) */
+    uint32_t attempt;             /* 1 for the pod's first attempt */
 } ls_attempt;
 
 typedef struct ls_sched_source {
@@ -31,6 +33,10 @@ typedef struct ls_sched_source {
     bool (*bind)(void *ud, const ls_pod *pod, ls_str node, ls_error *err);
     /* Called after every attempt; `cycle` is valid during the call only. */
     void (*on_attempt)(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s);
+    /* Timed changes the source will make (a simulation's timeline): the time of
+     * the next one, and playing every change due by `now_ms`. Both optional. */
+    bool (*next_change_ms)(void *ud, uint64_t *at_ms);
+    void (*advance_to)(void *ud, uint64_t now_ms);
 } ls_sched_source;
 
 typedef struct ls_sched_options {
@@ -69,6 +75,22 @@ const ls_config *ls_scheduler_config(const ls_scheduler *s);
 const ls_profile *ls_scheduler_profile(const ls_scheduler *s, uint32_t i);
 const ls_cache *ls_scheduler_cache(const ls_scheduler *s);
 uint32_t ls_scheduler_pending(const ls_scheduler *s);
+uint64_t ls_scheduler_now_ms(const ls_scheduler *s);
+
+/* Where a pending pod is when the run ends. */
+typedef struct ls_pod_queue_state {
+    bool known;                   /* the queue holds the pod */
+    bool gated;
+    const char *gate_message;     /* the PreEnqueue status holding it */
+    uint32_t attempts;
+} ls_pod_queue_state;
+ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *pod);
+
+/* Pending pods per queue, for the summary and the metrics. */
+typedef struct ls_queue_gauges {
+    uint32_t active, backoff, unschedulable, gated;
+} ls_queue_gauges;
+ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s);
 size_t ls_scheduler_lua_memory(const ls_scheduler *s);
 
 #endif

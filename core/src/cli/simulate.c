@@ -281,6 +281,7 @@ static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
     double t0 = ls_cli_now();
     uint64_t attempts = ls_scheduler_run(s);
     double seconds = ls_cli_now() - t0;
+    ls_cluster_finish(run->cluster, s);
     int rc = LS_EXIT_OK;
     if (!ls_cluster_check(run->cluster, &err)) {
         fprintf(stderr, "luasched simulate: invariant violated: %s\n", err.msg);

@@ -1,62 +1,47 @@
 /*
- * scheduler.c: schedule_one and the event handlers. One cycle per pod:
- * snapshot, PreFilter, Filter (over a rotating window of the node list, as
- * many nodes as upstream's sampling rule asks), PostFilter on failure,
- * PreScore/Score/NormalizeScore, host selection, assume, Reserve, Permit, and
- * the binding cycle. Failures get upstream's FitError message.
+ * scheduler.c: the scheduler's life and its event handlers. Cluster events
+ * update the cache and the object store and become ClusterEvents that move
+ * unschedulable pods; the run loop pops pods, runs their cycles (cycle.c),
+ * and in a simulation moves the virtual clock to the next backoff expiry,
+ * flush, Permit deadline or timeline change when there is nothing to do.
  */
-#include "luasched/scheduler.h"
-#include "framework/fit_error.h"
-#include "framework/waiting_pods.h"
-#include "lua/runtime.h"
-#include "luasched/map.h"
-#include "queue/queue.h"
+#include "framework/scheduler_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct pending_pod {
-    const ls_pod *pod;
-    uint32_t profile;
-    bool queued;
-} pending_pod;
+/* ---- queue callbacks */
 
-struct ls_scheduler {
-    ls_cycle cycle;
-    ls_config cfg;
-    ls_sched_source src;
-    ls_sched_options opt;
-    ls_lua *lua;
-    ls_cache *cache;
-    ls_snapshot *snapshot;
-    ls_object_store *objects;
-    ls_queue active;
-    ls_map pending;            /* pod id + 1 -> pending_pod */
-    ls_waiting_pods waiting;
-    uint64_t clock_ms;         /* virtual time: advances only to expire waiting pods when idle */
-    uint64_t rng;
-    uint32_t next_start_index;
-    uint64_t seq;
-    /* per-cycle buffers, grown to the node count */
-    uint32_t buf_nodes;
-    const ls_node_info **candidates;
-    const ls_node_info **feasible;
-    ls_node_status *node_status;
-    uint32_t *filter_trace;
-    int64_t *scores, *raw_scores, *totals;
-    uint8_t *score_skipped;
-    uint32_t scores_cap, trace_cap;
-};
-
-/* ---- random numbers (splitmix64): the seed makes tie-breaks reproducible */
-
-static uint64_t next_random(ls_scheduler *s)
+static uint64_t virtual_now(void *ud)
 {
-    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return ((ls_scheduler *)ud)->clock_ms;
+}
+
+static int queue_pre_enqueue(void *ud, const ls_pod *pod, uint32_t profile, ls_str *plugin, uint32_t *status)
+{
+    ls_scheduler *s = ud;
+    if (!s->cfg.profiles[profile].plugins[LS_EP_PRE_ENQUEUE].len)
+        return LS_SUCCESS;
+    int code = ls_lua_pre_enqueue(s->lua, profile, pod);
+    if (code != LS_SUCCESS) {
+        const ls_vec *list = &s->cfg.profiles[profile].plugins[LS_EP_PRE_ENQUEUE];
+        int16_t i = s->cycle.status_plugin;
+        *plugin = i >= 0 && (uint32_t)i < list->len ? LS_VEC_AT(list, ls_plugin_ref, i).name : 0;
+        *status = s->cycle.status;
+    }
+    return code;
+}
+
+static double queue_sort_key(void *ud, const ls_pod *pod, uint32_t profile)
+{
+    ls_scheduler *s = ud;
+    return ls_lua_sort_key(s->lua, profile, pod);
+}
+
+static int queue_hint(void *ud, int hint, const ls_pod *pod, const ls_cluster_event *ev)
+{
+    return ls_lua_hint(((ls_scheduler *)ud)->lua, hint, pod, ev);
 }
 
 /* ---- construction */
@@ -64,6 +49,25 @@ static uint64_t next_random(ls_scheduler *s)
 static bool points_of(void *ud, const char *name, uint32_t *points, ls_error *err)
 {
     return ls_lua_plugin_points(ud, name, points, err);
+}
+
+static bool build_queue(ls_scheduler *s, ls_error *err)
+{
+    ls_queue_options qo = {
+        .initial_backoff_ms = (uint64_t)s->cfg.pod_initial_backoff_seconds * 1000,
+        .max_backoff_ms = (uint64_t)s->cfg.pod_max_backoff_seconds * 1000,
+        .max_unschedulable_ms = 5 * 60 * 1000,
+    };
+    ls_queue_callbacks cb = {.ud = s, .now_ms = virtual_now, .pre_enqueue = queue_pre_enqueue,
+                             .sort_key = queue_sort_key, .hint = queue_hint};
+    s->queue = ls_squeue_new(&qo, &cb);
+    ls_event_registration *regs = NULL;
+    uint32_t n = 0;
+    if (!ls_lua_registrations(s->lua, &regs, &n, err))
+        return false;
+    ls_squeue_set_registrations(s->queue, regs, n);
+    free(regs);
+    return true;
 }
 
 ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, const ls_sched_source *src,
@@ -77,8 +81,6 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
         s->opt = *opt;
     s->rng = s->opt.seed;
     s->cycle.owner = s;
-    ls_queue_init(&s->active);
-    ls_map_init(&s->pending);
     ls_waiting_pods_init(&s->waiting);
     s->cache = ls_cache_new();
     s->snapshot = ls_snapshot_new();
@@ -87,7 +89,7 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
     s->lua = ls_lua_new(&s->cycle, &lo, err);
     if (!s->lua || !ls_config_expand(&s->cfg, points_of, s->lua, err) ||
-        !ls_lua_build(s->lua, s->cfg.profiles, s->cfg.n_profiles, err)) {
+        !ls_lua_build(s->lua, s->cfg.profiles, s->cfg.n_profiles, err) || !build_queue(s, err)) {
         ls_scheduler_free(s);
         return NULL;
     }
@@ -102,12 +104,8 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_cache_free(s->cache);
     ls_snapshot_free(s->snapshot);
     ls_object_store_free(s->objects);
-    ls_queue_free(&s->active);
+    ls_squeue_free(s->queue);
     ls_waiting_pods_free(&s->waiting);
-    for (uint32_t i = 0; i < s->pending.cap; i++)
-        if (s->pending.slots[i].key)
-            free(s->pending.slots[i].value);
-    ls_map_free(&s->pending);
     ls_config_free(&s->cfg);
     free(s->candidates);
     free(s->feasible);
@@ -123,31 +121,39 @@ void ls_scheduler_free(ls_scheduler *s)
 
 /* ---- events */
 
+static void cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
+                          uint8_t type, const void *old_obj, const void *new_obj)
+{
+    s->last_change_ms = s->clock_ms;
+    if (!actions)
+        return;
+    ls_cluster_event ev = {.resource = ls_intern_cstr(resource), .actions = actions, .label = label,
+                           .object_type = type, .old_obj = old_obj, .new_obj = new_obj};
+    ls_squeue_move_all(s->queue, &ev);
+}
+
 void ls_scheduler_on_node_add(ls_scheduler *s, const ls_node *node)
 {
     ls_cache_add_node(s->cache, node);
+    cluster_event(s, "Node", LS_ACT_ADD, "NodeAdd", LS_OBJ_NODE, NULL, node);
 }
 
 void ls_scheduler_on_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node)
 {
     ls_cache_update_node(s->cache, old_node, new_node);
+    cluster_event(s, "Node", ls_node_update_actions(old_node, new_node), "NodeUpdate", LS_OBJ_NODE, old_node,
+                  new_node);
 }
 
 void ls_scheduler_on_node_delete(ls_scheduler *s, const ls_node *node)
 {
     ls_cache_remove_node(s->cache, node);
+    cluster_event(s, "Node", LS_ACT_DELETE, "NodeDelete", LS_OBJ_NODE, node, NULL);
 }
 
-static void enqueue(ls_scheduler *s, pending_pod *pp)
+static void log_cache_error(const ls_error *err)
 {
-    ls_queue_item item = {
-        .pod_id = pp->pod->id,
-        .key = ls_lua_sort_key(s->lua, pp->profile, pp->pod),
-        .timestamp_ns = pp->pod->creation_ns,
-        .seq = pp->pod->seq ? pp->pod->seq : ++s->seq,
-    };
-    ls_queue_push(&s->active, item);
-    pp->queued = true;
+    fprintf(stderr, "luasched: cache: %s\n", err->msg);
 }
 
 void ls_scheduler_on_pod_add(ls_scheduler *s, const ls_pod *pod)
@@ -155,470 +161,121 @@ void ls_scheduler_on_pod_add(ls_scheduler *s, const ls_pod *pod)
     ls_error err;
     if (pod->node_name) {
         if (!ls_cache_add_pod(s->cache, pod, &err))
-            fprintf(stderr, "luasched: cache: %s\n", err.msg);
+            log_cache_error(&err);
+        cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
         return;
     }
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
     if (profile < 0)
         return;   /* not ours: another scheduler's pod */
-    pending_pod *pp = ls_xcalloc(1, sizeof *pp);
-    pp->pod = pod;
-    pp->profile = (uint32_t)profile;
-    ls_map_put(&s->pending, pod->id + 1, pp);
-    enqueue(s, pp);
+    s->last_change_ms = s->clock_ms;
+    ls_squeue_add(s->queue, pod, (uint32_t)profile);
 }
 
-static void drop_pending(ls_scheduler *s, const ls_pod *pod)
+/* An assigned pod appeared or changed: the cache follows (an assumed pod is
+ * confirmed), and pods waiting on other pods may now fit. */
+static void assigned_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
 {
-    pending_pod *pp = ls_map_remove(&s->pending, pod->id + 1);
-    if (!pp)
+    ls_error err;
+    bool known = ls_cache_pod_node(s->cache, new_pod) && !ls_cache_is_assumed(s->cache, new_pod);
+    if (known && old_pod != new_pod) {
+        if (!ls_cache_update_pod(s->cache, old_pod, new_pod, &err))
+            log_cache_error(&err);
+        cluster_event(s, "Pod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+                      "AssignedPodUpdate", LS_OBJ_POD, old_pod, new_pod);
         return;
-    if (pp->queued)
-        ls_queue_remove(&s->active, pod->id);
-    free(pp);
+    }
+    if (!known && !ls_cache_add_pod(s->cache, new_pod, &err))
+        log_cache_error(&err);
+    cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
 }
 
 void ls_scheduler_on_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
 {
-    ls_error err;
     if (new_pod->node_name) {
-        drop_pending(s, old_pod);
-        bool ok = ls_cache_pod_node(s->cache, new_pod) && !ls_cache_is_assumed(s->cache, new_pod)
-                      ? ls_cache_update_pod(s->cache, old_pod, new_pod, &err)
-                      : ls_cache_add_pod(s->cache, new_pod, &err);
-        if (!ok)
-            fprintf(stderr, "luasched: cache: %s\n", err.msg);
+        ls_qpod *qp = ls_squeue_find(s->queue, old_pod);
+        /* Bound by someone else while queued: no longer ours to schedule. Our own
+         * binding's pod is in flight and leaves the queue when its cycle ends. */
+        if (qp && qp->where != LS_Q_IN_FLIGHT)
+            ls_squeue_delete(s->queue, old_pod);
+        assigned_pod_update(s, old_pod, new_pod);
         return;
     }
-    pending_pod *pp = ls_map_get(&s->pending, old_pod->id + 1);
-    if (pp)
-        pp->pod = new_pod;
+    s->last_change_ms = s->clock_ms;
+    ls_squeue_update(s->queue, old_pod, new_pod);
 }
 
 void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
 {
     ls_error err;
-    if (ls_cache_pod_node(s->cache, pod)) {
+    if (ls_cache_pod_node(s->cache, pod) && !ls_cache_is_assumed(s->cache, pod)) {
         if (!ls_cache_remove_pod(s->cache, pod, &err))
-            fprintf(stderr, "luasched: cache: %s\n", err.msg);
+            log_cache_error(&err);
+        cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
         return;
     }
-    drop_pending(s, pod);
+    ls_waiting_pods_reject(&s->waiting, pod->id, 0, "pod was deleted while waiting at Permit");
+    ls_qpod *qp = ls_squeue_find(s->queue, pod);
+    if (qp && qp->where != LS_Q_IN_FLIGHT)
+        ls_squeue_delete(s->queue, pod);
+    s->last_change_ms = s->clock_ms;
 }
 
 void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj)
 {
     ls_object_store_put(s->objects, obj);
+    cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
 }
 
 void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
-    (void)old_obj;
     ls_object_store_put(s->objects, new_obj);
+    cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
 }
 
 void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj)
 {
     ls_object_store_remove(s->objects, obj);
+    cluster_event(s, ls_str_get(obj->kind), LS_ACT_DELETE, "ObjectDelete", LS_OBJ_OTHER, obj, NULL);
 }
 
-/* ---- per-cycle buffers */
-
-static void ensure_buffers(ls_scheduler *s, uint32_t num_nodes, uint32_t num_filter, uint32_t num_score)
-{
-    if (num_nodes > s->buf_nodes) {
-        s->buf_nodes = num_nodes;
-        s->candidates = ls_xrealloc(s->candidates, num_nodes * sizeof *s->candidates);
-        s->feasible = ls_xrealloc(s->feasible, num_nodes * sizeof *s->feasible);
-        s->node_status = ls_xrealloc(s->node_status, num_nodes * sizeof *s->node_status);
-        s->totals = ls_xrealloc(s->totals, num_nodes * sizeof *s->totals);
-    }
-    uint32_t need = num_nodes * (num_score ? num_score : 1);
-    if (need > s->scores_cap) {
-        s->scores_cap = need;
-        s->scores = ls_xrealloc(s->scores, need * sizeof *s->scores);
-        s->raw_scores = ls_xrealloc(s->raw_scores, need * sizeof *s->raw_scores);
-    }
-    s->score_skipped = ls_xrealloc(s->score_skipped, num_score + 1);
-    if (s->opt.trace && num_nodes * num_filter > s->trace_cap) {
-        s->trace_cap = num_nodes * num_filter;
-        s->filter_trace = ls_xrealloc(s->filter_trace, s->trace_cap * sizeof *s->filter_trace);
-    }
-}
-
-void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n)
-{
-    ls_critical_enter();
-    if (n > cycle->prefilter_cap) {
-        cycle->prefilter_cap = n;
-        cycle->prefilter_nodes = ls_xrealloc(cycle->prefilter_nodes, n * sizeof *cycle->prefilter_nodes);
-    }
-    ls_critical_leave();
-}
-
-static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen);
-
-int ls_cycle_bind(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen)
-{
-    if (!cycle) {
-        snprintf(errbuf, errlen, "no scheduling cycle is running");
-        return -1;
-    }
-    ls_critical_enter();
-    int rc = bind_locked(cycle, node_name, errbuf, errlen);
-    ls_critical_leave();
-    return rc;
-}
-
-static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen)
-{
-    ls_scheduler *s = cycle->owner;
-    if (!s || !s->src.bind) {
-        snprintf(errbuf, errlen, "no cluster is attached to bind pod %s/%s", ls_str_get(cycle->pod->ns),
-                 ls_str_get(cycle->pod->name));
-        return -1;
-    }
-    ls_error err;
-    if (!s->src.bind(s->src.ud, cycle->pod, node_name, &err)) {
-        snprintf(errbuf, errlen, "%s", err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- the scheduling cycle */
-
-static void report(ls_scheduler *s, pending_pod *pp, ls_str node, uint8_t code, const char *message)
-{
-    ls_attempt a = {
-        .pod = pp->pod,
-        .profile = pp->profile,
-        .node = node,
-        .code = code,
-        .message = message,
-        .reason = node ? NULL : (ls_code_is_rejected(code) ? "Unschedulable" : "SchedulerError"),
-        .num_all_nodes = s->cycle.num_all_nodes,
-        .num_feasible = s->cycle.num_feasible,
-        .total_scores = s->opt.trace ? s->totals : NULL,
-    };
-    if (s->src.on_attempt)
-        s->src.on_attempt(s->src.ud, &a, &s->cycle, s);
-}
-
-static void fail(ls_scheduler *s, pending_pod *pp, uint8_t code, const char *message)
-{
-    report(s, pp, 0, code, message);
-}
-
-static void fail_with_status(ls_scheduler *s, pending_pod *pp)
-{
-    const ls_status_info *st = ls_status_get(s->cycle.status);
-    fail(s, pp, s->cycle.status_code, st->message);
-}
-
-static const ls_profile *profile_of(const ls_scheduler *s, const pending_pod *pp)
-{
-    return &s->cfg.profiles[pp->profile];
-}
-
-static uint32_t select_candidates(ls_scheduler *s)
-{
-    ls_cycle *c = &s->cycle;
-    if (!c->prefilter_restricts) {
-        c->candidates = c->all_nodes;
-        return c->num_all_nodes;
-    }
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < c->num_all_nodes; i++) {
-        const ls_node_info *ni = c->all_nodes[i];
-        for (uint32_t k = 0; k < c->num_prefilter_nodes; k++) {
-            if (c->prefilter_nodes[k] == ni->node->name) {
-                s->candidates[n++] = ni;
-                break;
-            }
-        }
-    }
-    c->candidates = s->candidates;
-    return n;
-}
-
-static bool run_filters(ls_scheduler *s, pending_pod *pp)
-{
-    ls_cycle *c = &s->cycle;
-    const ls_profile *prof = profile_of(s, pp);
-    c->num_candidates = select_candidates(s);
-    int32_t pct = prof->percentage_of_nodes_to_score >= 0 ? prof->percentage_of_nodes_to_score
-                                                          : s->cfg.percentage_of_nodes_to_score;
-    c->num_to_find = ls_num_feasible_nodes_to_find(pct, c->num_candidates, prof->plugins[LS_EP_SCORE].len > 0);
-    c->start = c->num_candidates ? s->next_start_index % c->num_candidates : 0;
-    c->num_feasible = c->num_processed = 0;
-    if (c->trace)
-        memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
-    if (c->num_candidates && ls_lua_run(s->lua, LS_CALL_FILTER, pp->profile) != LS_SUCCESS)
-        return false;
-    if (c->num_all_nodes)
-        s->next_start_index = (s->next_start_index + c->num_processed) % c->num_all_nodes;
-    return true;
-}
-
-static bool check_and_total_scores(ls_scheduler *s, pending_pod *pp)
-{
-    ls_cycle *c = &s->cycle;
-    const ls_vec *plugins = &profile_of(s, pp)->plugins[LS_EP_SCORE];
-    uint32_t n = c->num_feasible;
-    for (uint32_t i = 0; i < n; i++)
-        s->totals[i] = plugins->len ? 0 : 1;
-    for (uint32_t p = 0; p < plugins->len; p++) {
-        const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
-        for (uint32_t i = 0; i < n; i++) {
-            int64_t v = c->scores[p * n + i];
-            if (v < LS_MIN_NODE_SCORE || v > LS_MAX_NODE_SCORE) {
-                char msg[400];
-                int len = snprintf(msg, sizeof msg,
-                                   "applying score defaultWeights on Score plugins: "
-                                   "plugin \"%s\" returns an invalid score %lld, it should in the range of "
-                                   "[%d, %d] after normalizing",
-                                   ls_str_get(ref->name), (long long)v, LS_MIN_NODE_SCORE, LS_MAX_NODE_SCORE);
-                if (len >= (int)sizeof msg)
-                    len = (int)sizeof msg - 1;   /* a very long plugin name: truncated, not over-read */
-                c->status = ls_status_register(LS_ERROR, msg, (size_t)len);
-                c->status_code = LS_ERROR;
-                return false;
-            }
-            s->totals[i] += v * ref->weight;
-        }
-    }
-    return true;
-}
-
-static const ls_node_info *select_host(ls_scheduler *s)
-{
-    ls_cycle *c = &s->cycle;
-    const ls_node_info *best = c->feasible[0];
-    int64_t best_score = s->totals[0];
-    uint64_t ties = 1;
-    for (uint32_t i = 1; i < c->num_feasible; i++) {
-        if (s->totals[i] > best_score) {
-            best = c->feasible[i];
-            best_score = s->totals[i];
-            ties = 1;
-        } else if (s->totals[i] == best_score && next_random(s) % ++ties == 0) {
-            best = c->feasible[i];
-        }
-    }
-    return best;
-}
-
-static bool prioritize(ls_scheduler *s, pending_pod *pp, const ls_node_info **host)
-{
-    ls_cycle *c = &s->cycle;
-    if (c->num_feasible == 1) {
-        s->totals[0] = 0;
-        *host = c->feasible[0];
-        return true;
-    }
-    if (ls_lua_run(s->lua, LS_CALL_PRE_SCORE, pp->profile) != LS_SUCCESS ||
-        ls_lua_run(s->lua, LS_CALL_SCORE, pp->profile) != LS_SUCCESS || !check_and_total_scores(s, pp))
-        return false;
-    *host = select_host(s);
-    return true;
-}
-
-static void unreserve_and_forget(ls_scheduler *s, pending_pod *pp)
-{
-    ls_error err;
-    ls_lua_run(s->lua, LS_CALL_UNRESERVE, pp->profile);
-    if (!ls_cache_forget_pod(s->cache, pp->pod, &err))
-        fprintf(stderr, "luasched: cache: %s\n", err.msg);
-}
-
-/* A rejection by Reserve or Permit is a FitError on the one chosen node
- * ("0/1 nodes are available: 1 <reason>."); later failures keep their message. */
-static void fail_after_assume(ls_scheduler *s, pending_pod *pp, bool scheduling_cycle)
-{
-    ls_cycle *c = &s->cycle;
-    uint8_t code = c->status_code ? c->status_code : LS_ERROR;
-    if (!scheduling_cycle || !ls_code_is_rejected(code)) {
-        fail(s, pp, code, ls_status_get(c->status)->message);
-        return;
-    }
-    char *msg = ls_fit_error_single(c->status);
-    fail(s, pp, LS_UNSCHEDULABLE, msg);
-    free(msg);
-}
-
-/* PreBind, Bind and PostBind. In this single-threaded loop the binding
- * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
-static void binding_cycle(ls_scheduler *s, pending_pod *pp, ls_str node)
-{
-    int code = ls_lua_run(s->lua, LS_CALL_PRE_BIND, pp->profile);
-    if (code == LS_SUCCESS) {
-        code = ls_lua_run(s->lua, LS_CALL_BIND, pp->profile);
-        ls_cache_finish_binding(s->cache, pp->pod);
-    }
-    if (code != LS_SUCCESS) {
-        unreserve_and_forget(s, pp);
-        fail_after_assume(s, pp, false);
-        return;
-    }
-    ls_lua_run(s->lua, LS_CALL_POST_BIND, pp->profile);
-    report(s, pp, node, LS_SUCCESS, NULL);
-}
-
-/* Reserve, Permit and the binding cycle. In this single-threaded loop the
- * binding cycle runs right after the scheduling cycle. */
-static void assume_and_bind(ls_scheduler *s, pending_pod *pp, const ls_node_info *host)
-{
-    ls_cycle *c = &s->cycle;
-    ls_error err;
-    ls_str node = host->node->name;
-    c->selected_node = node;
-    if (!ls_cache_assume_pod(s->cache, pp->pod, node, &err)) {
-        c->status = ls_status_register(LS_ERROR, err.msg, strlen(err.msg));
-        fail(s, pp, LS_ERROR, err.msg);
-        return;
-    }
-    int code = ls_lua_run(s->lua, LS_CALL_RESERVE, pp->profile);
-    if (code == LS_SUCCESS)
-        code = ls_lua_run(s->lua, LS_CALL_PERMIT, pp->profile);
-    if (code == LS_WAIT) {
-        /* The binding cycle goes on once every waiting plugin allowed the pod. */
-        ls_waiting_pods_add(&s->waiting, pp->pod, pp->profile, c, s->clock_ms);
-        ls_lua_park(s->lua, pp->pod->id);
-        return;
-    }
-    if (code != LS_SUCCESS) {
-        unreserve_and_forget(s, pp);
-        fail_after_assume(s, pp, true);
-        return;
-    }
-    binding_cycle(s, pp, node);
-}
-
-static void begin_cycle(ls_scheduler *s, pending_pod *pp)
-{
-    ls_cycle *c = &s->cycle;
-    const ls_profile *prof = profile_of(s, pp);
-    ls_cache_update_snapshot(s->cache, s->snapshot);
-    c->pod = pp->pod;
-    c->profile = pp->profile;
-    c->snapshot = s->snapshot;
-    c->num_all_nodes = ls_snapshot_num_nodes(s->snapshot);
-    c->all_nodes = ls_snapshot_list(s->snapshot);
-    c->num_filter_plugins = prof->plugins[LS_EP_FILTER].len;
-    c->num_score_plugins = prof->plugins[LS_EP_SCORE].len;
-    ensure_buffers(s, c->num_all_nodes, c->num_filter_plugins, c->num_score_plugins);
-    c->feasible = s->feasible;
-    c->node_status = s->node_status;
-    c->scores = s->scores;
-    c->raw_scores = s->raw_scores;
-    c->score_skipped = s->score_skipped;
-    c->trace = s->opt.trace;
-    c->filter_trace = s->filter_trace;
-    c->num_feasible = c->num_processed = 0;
-    c->prefilter_restricts = 0;
-    c->prefilter_absent_status = 0;
-    c->selected_node = 0;
-}
-
-/* A FitError: PostFilter (preemption) runs if the profile has any, and its
- * message follows the nodes' one. The cycle ends Unschedulable either way. */
-static void fit_failure(ls_scheduler *s, pending_pod *pp, char *msg)
-{
-    ls_cycle *c = &s->cycle;
-    c->nominated_node = 0;
-    if (profile_of(s, pp)->plugins[LS_EP_POST_FILTER].len) {
-        int code = ls_lua_run(s->lua, LS_CALL_POST_FILTER, pp->profile);
-        if (code == LS_ERROR) {
-            free(msg);
-            fail_with_status(s, pp);
-            return;
-        }
-        const char *post = c->status ? ls_status_get(c->status)->message : "";
-        if (*post) {
-            size_t n = strlen(msg) + strlen(post) + 2;
-            char *joined = ls_xmalloc(n);
-            snprintf(joined, n, "%s %s", msg, post);
-            free(msg);
-            msg = joined;
-        }
-    }
-    fail(s, pp, LS_UNSCHEDULABLE, msg);
-    free(msg);
-}
-
-static void schedule_pod(ls_scheduler *s, pending_pod *pp)
-{
-    ls_cycle *c = &s->cycle;
-    begin_cycle(s, pp);
-    if (c->num_all_nodes == 0) {
-        fail(s, pp, LS_UNRESOLVABLE, "no nodes available to schedule pods");
-        return;
-    }
-    int code = ls_lua_run(s->lua, LS_CALL_PRE_FILTER, pp->profile);
-    if (code != LS_SUCCESS) {
-        if (code == LS_ERROR) {
-            fail_with_status(s, pp);
-            return;
-        }
-        fit_failure(s, pp, ls_fit_error_prefilter(c, ls_status_get(c->status)->message));
-        return;
-    }
-    if (!run_filters(s, pp)) {
-        fail_with_status(s, pp);
-        return;
-    }
-    if (c->num_feasible == 0) {
-        fit_failure(s, pp, ls_fit_error_filter(c));
-        return;
-    }
-    const ls_node_info *host = NULL;
-    if (!prioritize(s, pp, &host)) {
-        fail_with_status(s, pp);
-        return;
-    }
-    assume_and_bind(s, pp, host);
-}
+/* ---- the loop */
 
 bool ls_scheduler_schedule_one(ls_scheduler *s)
 {
-    ls_queue_item item;
-    if (!ls_queue_pop(&s->active, &item))
+    ls_qpod *qp = ls_squeue_pop(s->queue);
+    if (!qp)
         return false;
-    pending_pod *pp = ls_map_get(&s->pending, item.pod_id + 1);
-    if (!pp)
+    if (qp->pod->deletion_ns) {
+        ls_squeue_done(s->queue, qp);   /* skip schedule deleting pod */
         return true;
-    pp->queued = false;
-    if (pp->pod->deletion_ns) {
-        drop_pending(s, pp->pod);
-        return true;   /* skip schedule deleting pod */
     }
-    /* The binding's update event removes the pod from the pending set during
-     * the cycle, so the cycle works on a copy. An unschedulable pod stays
-     * pending with its recorded reason. */
-    pending_pod current = *pp;
-    schedule_pod(s, &current);
+    ls_scheduler_schedule_pod(s, qp);
     return true;
 }
 
-/* Binding cycles of waiting pods that were allowed, failures of rejected ones. */
-static void resolve_waiting(ls_scheduler *s)
+/* The earliest time something timed will happen; false when nothing will. */
+static bool next_wakeup(ls_scheduler *s, uint64_t *at)
 {
-    ls_waiting_pod *wp;
-    while ((wp = ls_waiting_pods_take_resolved(&s->waiting))) {
-        pending_pod pp = {.pod = wp->pod, .profile = wp->profile};
-        ls_cycle *c = &s->cycle;
-        begin_cycle(s, &pp);
-        c->selected_node = wp->node;
-        ls_lua_resume(s->lua, wp->pod->id);
-        if (wp->rejected) {
-            unreserve_and_forget(s, &pp);
-            fail(s, &pp, LS_UNSCHEDULABLE, wp->message);
-        } else {
-            binding_cycle(s, &pp, wp->node);
-        }
-        free(wp);
+    bool any = false;
+    uint64_t t;
+    *at = UINT64_MAX;
+    if (s->src.next_change_ms && s->src.next_change_ms(s->src.ud, &t) && t < *at) {
+        *at = t;
+        any = true;
     }
+    if (ls_waiting_pods_next_deadline(&s->waiting, &t) && t < *at) {
+        *at = t;
+        any = true;
+    }
+    /* Retries only matter while the cluster changed since the pods last tried
+     * (or a timeline or waiting pod will change it): otherwise the run is done. */
+    if ((any || !ls_squeue_settled(s->queue, s->last_change_ms)) && ls_squeue_next_wakeup(s->queue, &t) &&
+        t < *at) {
+        *at = t;
+        any = true;
+    }
+    return any;
 }
 
 uint64_t ls_scheduler_run(ls_scheduler *s)
@@ -627,44 +284,23 @@ uint64_t ls_scheduler_run(ls_scheduler *s)
     for (;;) {
         while (ls_scheduler_schedule_one(s)) {
             n++;
-            resolve_waiting(s);
+            ls_scheduler_resolve_waiting(s);
         }
-        /* Idle with pods waiting on Permit: time moves on to the next deadline. */
-        uint64_t deadline;
-        if (!ls_waiting_pods_next_deadline(&s->waiting, &deadline))
+        uint64_t at;
+        if (!next_wakeup(s, &at))
             break;
-        if (deadline > s->clock_ms)
-            s->clock_ms = deadline;
+        if (at > s->clock_ms)
+            s->clock_ms = at;
+        if (s->src.advance_to)
+            s->src.advance_to(s->src.ud, s->clock_ms);
+        ls_squeue_flush(s->queue);
         ls_waiting_pods_expire(&s->waiting, s->clock_ms);
-        resolve_waiting(s);
+        ls_scheduler_resolve_waiting(s);
     }
     return n;
 }
 
-uint32_t ls_cycle_num_waiting(const ls_cycle *cycle)
-{
-    const ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s ? ls_waiting_pods_count(&s->waiting) : 0;
-}
-
-const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i)
-{
-    const ls_scheduler *s = cycle ? cycle->owner : NULL;
-    const ls_waiting_pod *wp = s ? ls_waiting_pods_at(&s->waiting, i) : NULL;
-    return wp ? wp->pod : NULL;
-}
-
-bool ls_cycle_allow_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin)
-{
-    ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s && ls_waiting_pods_allow(&s->waiting, pod_id, plugin);
-}
-
-bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin, const char *msg)
-{
-    ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s && ls_waiting_pods_reject(&s->waiting, pod_id, plugin, msg);
-}
+/* ---- introspection */
 
 const ls_config *ls_scheduler_config(const ls_scheduler *s)
 {
@@ -683,10 +319,34 @@ const ls_cache *ls_scheduler_cache(const ls_scheduler *s)
 
 uint32_t ls_scheduler_pending(const ls_scheduler *s)
 {
-    return s->pending.len;
+    return ls_squeue_size(s->queue);
+}
+
+uint64_t ls_scheduler_now_ms(const ls_scheduler *s)
+{
+    return s->clock_ms;
 }
 
 size_t ls_scheduler_lua_memory(const ls_scheduler *s)
 {
     return ls_lua_memory(s->lua);
+}
+
+ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *pod)
+{
+    ls_pod_queue_state st = {0};
+    const ls_qpod *qp = ls_squeue_find(s->queue, pod);
+    if (!qp)
+        return st;
+    st.known = true;
+    st.gated = qp->gated;
+    st.gate_message = qp->gated ? ls_status_get(qp->gate_status)->message : NULL;
+    st.attempts = qp->attempts;
+    return st;
+}
+
+ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s)
+{
+    ls_queue_counts c = ls_squeue_counts(s->queue);
+    return (ls_queue_gauges){c.active, c.backoff, c.unschedulable, c.gated};
 }

@@ -61,8 +61,8 @@ bool ls_waiting_pods_reject(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin, 
     ls_waiting_pod *wp = ls_waiting_pods_find(w, pod_id);
     if (!wp || wp->rejected)
         return false;
-    (void)plugin;
     wp->rejected = true;
+    wp->rejected_by = plugin;
     snprintf(wp->message, sizeof wp->message, "%s", msg);
     return true;
 }
@@ -109,6 +109,7 @@ void ls_waiting_pods_expire(ls_waiting_pods *w, uint64_t now_ms)
         char dur[64];
         ls_format_duration(wp->timeout_ms[first], dur, sizeof dur);
         wp->rejected = true;
+        wp->rejected_by = wp->plugins[first];
         snprintf(wp->message, sizeof wp->message, "rejected due to timeout after waiting %s at plugin %s", dur,
                  ls_str_get(wp->plugins[first]));
     }

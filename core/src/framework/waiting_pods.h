@@ -18,6 +18,7 @@ typedef struct ls_waiting_pod {
     uint64_t timeout_ms[LS_MAX_WAITING_PLUGINS];
     bool allowed[LS_MAX_WAITING_PLUGINS];
     bool rejected;
+    ls_str rejected_by;
     char message[512];
 } ls_waiting_pod;
 

@@ -45,6 +45,7 @@ struct ls_lua {
     ls_cycle *cycle;
     int refs[LS_CALL_COUNT];
     int ref_pre_enqueue, ref_sort_key, ref_hooks, ref_build, ref_park, ref_resume;
+    int ref_registrations, ref_hint;
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;
@@ -190,6 +191,8 @@ static bool load_dispatch(ls_lua *lua, ls_error *err)
     lua->ref_build = take_ref(L, mod, "build");
     lua->ref_park = take_ref(L, mod, "park");
     lua->ref_resume = take_ref(L, mod, "resume");
+    lua->ref_registrations = take_ref(L, mod, "registrations");
+    lua->ref_hint = take_ref(L, mod, "hint");
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);
     push_plugin_dirs(L, lua->plugin_path);
@@ -491,6 +494,83 @@ double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
     double key = rc == 0 ? lua_tonumber(L, -1) : 0;
     lua_pop(L, 1);
     return key;
+}
+
+static uint32_t action_bits(lua_State *L, int table)
+{
+    uint32_t bits = 0;
+    size_t n = lua_objlen(L, table);
+    for (size_t i = 1; i <= n; i++) {
+        lua_rawgeti(L, table, (int)i);
+        bits |= ls_action_from_name(lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    return bits;
+}
+
+static const char *string_field(lua_State *L, int table, const char *name)
+{
+    lua_getfield(L, table, name);
+    const char *v = lua_tostring(L, -1);
+    lua_pop(L, 1);   /* the string stays alive: it is referenced from the table */
+    return v ? v : "";
+}
+
+static int int_field(lua_State *L, int table, const char *name)
+{
+    lua_getfield(L, table, name);
+    int v = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n, ls_error *err)
+{
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_registrations);
+    if (lua_pcall(L, 0, 1, 0) != 0) {
+        ls_errorf(err, "event registrations: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    size_t count = lua_objlen(L, -1);
+    ls_event_registration *regs = ls_xcalloc(count + 1, sizeof *regs);
+    for (size_t i = 1; i <= count; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        int t = lua_gettop(L);
+        ls_event_registration *r = &regs[i - 1];
+        r->profile = (uint32_t)int_field(L, t, "profile");
+        r->plugin = ls_intern_cstr(string_field(L, t, "plugin"));
+        r->resource = ls_intern_cstr(string_field(L, t, "resource"));
+        r->hint = int_field(L, t, "hint");
+        lua_getfield(L, t, "actions");
+        r->actions = action_bits(L, lua_gettop(L));
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    *out = regs;
+    *n = (uint32_t)count;
+    return true;
+}
+
+int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev)
+{
+    if (!lua->L)
+        return LS_HINT_QUEUE;
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_hint);
+    lua_pushinteger(L, hint);
+    lua_pushlightuserdata(L, (void *)pod);
+    lua_pushlightuserdata(L, (void *)ev);
+    arm_budget(lua);
+    if (lua_pcall(L, 3, 1, 0) != 0) {
+        fprintf(stderr, "luasched: queueing hint failed (the pod is queued): %s\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return LS_HINT_QUEUE;
+    }
+    int r = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return r == LS_HINT_SKIP ? LS_HINT_SKIP : LS_HINT_QUEUE;
 }
 
 static void call_with_pod_id(ls_lua *lua, int ref, uint32_t pod_id)

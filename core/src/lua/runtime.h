@@ -5,7 +5,9 @@
 #ifndef LS_LUA_RUNTIME_H
 #define LS_LUA_RUNTIME_H
 
+#include "luasched/events.h"
 #include "luasched/framework.h"
+#include "queue/scheduling_queue.h"
 
 typedef struct ls_lua ls_lua;
 
@@ -37,6 +39,12 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
 int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile);
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod);
+/* Every profile's event registrations (from the plugins' events tables);
+ * the caller frees *out. */
+bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n, ls_error *err);
+/* Runs a queueing hint; LS_HINT_QUEUE or LS_HINT_SKIP. */
+int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev);
+
 /* Keeps / restores a waiting pod's CycleState across its wait (Permit). */
 void ls_lua_park(ls_lua *lua, uint32_t pod_id);
 void ls_lua_resume(ls_lua *lua, uint32_t pod_id);

@@ -299,6 +299,9 @@ static void cluster_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cy
     ls_cluster *c = ud;
     ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, a->pod->id);
     sp->attempts++;
+    sp->last_attempt_ms = a->time_ms;
+    if (a->node)
+        sp->bound_at_ms = a->time_ms;
     if (!a->node) {
         sp->outcome = LS_POD_UNSCHEDULABLE;
         free(sp->message);
@@ -315,6 +318,52 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
     return (ls_sched_source){.ud = c, .bind = cluster_bind, .on_attempt = cluster_on_attempt};
 }
 
+static int by_creation(const void *a, const void *b)
+{
+    const ls_sim_pod *x = *(ls_sim_pod *const *)a, *y = *(ls_sim_pod *const *)b;
+    int64_t cx = x->obj->pod.creation_ns, cy = y->obj->pod.creation_ns;
+    if (cx != cy)
+        return cx < cy ? -1 : 1;
+    return x->obj->pod.id < y->obj->pod.id ? -1 : 1;
+}
+
+/* Pending pods enter the queue in creation order (file order for equal or
+ * absent timestamps): that order breaks ties between equal priorities. */
+static void add_pending_pods(ls_cluster *c, ls_scheduler *s)
+{
+    ls_sim_pod **order = ls_xmalloc((c->pods.len + 1) * sizeof *order);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->pods.len; i++) {
+        ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, i);
+        if (sp->outcome != LS_POD_RUNNING)
+            order[n++] = sp;
+    }
+    qsort(order, n, sizeof *order, by_creation);
+    for (uint32_t i = 0; i < n; i++) {
+        ls_sim_pod *sp = order[i];
+        sp->obj->pod.seq = i + 1;
+        if (ls_config_profile_index(ls_scheduler_config(s), sp->obj->pod.scheduler_name) < 0)
+            sp->outcome = LS_POD_NOT_OURS;
+        ls_scheduler_on_pod_add(s, &sp->obj->pod);
+    }
+    free(order);
+}
+
+void ls_cluster_finish(ls_cluster *c, const ls_scheduler *s)
+{
+    for (uint32_t i = 0; i < c->pods.len; i++) {
+        ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, i);
+        if (sp->outcome != LS_POD_PENDING && sp->outcome != LS_POD_UNSCHEDULABLE)
+            continue;
+        ls_pod_queue_state st = ls_scheduler_pod_state(s, &sp->obj->pod);
+        if (st.known && st.gated) {
+            sp->outcome = LS_POD_GATED;
+            free(sp->message);
+            sp->message = ls_xstrdup(st.gate_message ? st.gate_message : "gated");
+        }
+    }
+}
+
 void ls_cluster_start(ls_cluster *c, ls_scheduler *s)
 {
     c->sched = s;
@@ -322,16 +371,12 @@ void ls_cluster_start(ls_cluster *c, ls_scheduler *s)
         ls_scheduler_on_object_add(s, &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj);
     for (uint32_t i = 0; i < c->nodes.len; i++)
         ls_scheduler_on_node_add(s, &LS_VEC_AT(&c->nodes, ls_node_obj *, i)->node);
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t i = 0; i < c->pods.len; i++) {
-            ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, i);
-            if ((pass == 0) != (sp->outcome == LS_POD_RUNNING))
-                continue;
-            if (pass == 1 && ls_config_profile_index(ls_scheduler_config(s), sp->obj->pod.scheduler_name) < 0)
-                sp->outcome = LS_POD_NOT_OURS;
+    for (uint32_t i = 0; i < c->pods.len; i++) {
+        ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, i);
+        if (sp->outcome == LS_POD_RUNNING)
             ls_scheduler_on_pod_add(s, &sp->obj->pod);
-        }
     }
+    add_pending_pods(c, s);
 }
 
 bool ls_cluster_admit(ls_cluster *c, ls_error *err)

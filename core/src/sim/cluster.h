@@ -27,6 +27,8 @@ typedef struct ls_sim_pod {
     char *message;           /* the last failure's message */
     uint32_t attempts;
     uint32_t binds;          /* must end 0 or 1 */
+    uint64_t bound_at_ms;    /* on the simulation's clock */
+    uint64_t last_attempt_ms;
 } ls_sim_pod;
 
 typedef struct ls_cluster ls_cluster;
@@ -51,6 +53,9 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
 /* Delivers the cluster's objects to the scheduler as add events: nodes first,
  * then running pods, then pending pods in file order. */
 void ls_cluster_start(ls_cluster *c, ls_scheduler *s);
+
+/* After the run: pods still held by their scheduling gates become gated. */
+void ls_cluster_finish(ls_cluster *c, const ls_scheduler *s);
 
 uint32_t ls_cluster_num_pods(const ls_cluster *c);
 uint32_t ls_cluster_num_nodes(const ls_cluster *c);

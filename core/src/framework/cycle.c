@@ -1,0 +1,489 @@
+/*
+ * cycle.c: one pod's scheduling and binding cycles. Snapshot, PreFilter,
+ * Filter (over a rotating window of the node list, as many nodes as
+ * upstream's sampling rule asks), PostFilter on failure, PreScore / Score /
+ * NormalizeScore, host selection, assume, Reserve, Permit, and the binding
+ * cycle. Failures get upstream's FitError message and go back to the queue
+ * with the plugins that rejected the pod.
+ */
+#include "framework/scheduler_internal.h"
+#include "framework/fit_error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- random numbers (splitmix64): the seed makes tie-breaks reproducible */
+
+static uint64_t next_random(ls_scheduler *s)
+{
+    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* ---- per-cycle buffers */
+
+static void ensure_buffers(ls_scheduler *s, uint32_t num_nodes, uint32_t num_filter, uint32_t num_score)
+{
+    if (num_nodes > s->buf_nodes) {
+        s->buf_nodes = num_nodes;
+        s->candidates = ls_xrealloc(s->candidates, num_nodes * sizeof *s->candidates);
+        s->feasible = ls_xrealloc(s->feasible, num_nodes * sizeof *s->feasible);
+        s->node_status = ls_xrealloc(s->node_status, num_nodes * sizeof *s->node_status);
+        s->totals = ls_xrealloc(s->totals, num_nodes * sizeof *s->totals);
+    }
+    uint32_t need = num_nodes * (num_score ? num_score : 1);
+    if (need > s->scores_cap) {
+        s->scores_cap = need;
+        s->scores = ls_xrealloc(s->scores, need * sizeof *s->scores);
+        s->raw_scores = ls_xrealloc(s->raw_scores, need * sizeof *s->raw_scores);
+    }
+    s->score_skipped = ls_xrealloc(s->score_skipped, num_score + 1);
+    if (s->opt.trace && num_nodes * num_filter > s->trace_cap) {
+        s->trace_cap = num_nodes * num_filter;
+        s->filter_trace = ls_xrealloc(s->filter_trace, s->trace_cap * sizeof *s->filter_trace);
+    }
+}
+
+void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n)
+{
+    ls_critical_enter();
+    if (n > cycle->prefilter_cap) {
+        cycle->prefilter_cap = n;
+        cycle->prefilter_nodes = ls_xrealloc(cycle->prefilter_nodes, n * sizeof *cycle->prefilter_nodes);
+    }
+    ls_critical_leave();
+}
+
+static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen);
+
+int ls_cycle_bind(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen)
+{
+    if (!cycle) {
+        snprintf(errbuf, errlen, "no scheduling cycle is running");
+        return -1;
+    }
+    ls_critical_enter();
+    int rc = bind_locked(cycle, node_name, errbuf, errlen);
+    ls_critical_leave();
+    return rc;
+}
+
+static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen)
+{
+    ls_scheduler *s = cycle->owner;
+    if (!s || !s->src.bind) {
+        snprintf(errbuf, errlen, "no cluster is attached to bind pod %s/%s", ls_str_get(cycle->pod->ns),
+                 ls_str_get(cycle->pod->name));
+        return -1;
+    }
+    ls_error err;
+    if (!s->src.bind(s->src.ud, cycle->pod, node_name, &err)) {
+        snprintf(errbuf, errlen, "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the scheduling cycle */
+
+static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, const char *message)
+{
+    ls_attempt a = {
+        .pod = qp->pod,
+        .profile = qp->profile,
+        .node = node,
+        .code = code,
+        .message = message,
+        .reason = node ? NULL : (ls_code_is_rejected(code) ? "Unschedulable" : "SchedulerError"),
+        .num_all_nodes = s->cycle.num_all_nodes,
+        .num_feasible = s->cycle.num_feasible,
+        .total_scores = s->opt.trace ? s->totals : NULL,
+        .time_ms = s->clock_ms,
+        .attempt = qp->attempts,
+    };
+    if (s->src.on_attempt)
+        s->src.on_attempt(s->src.ud, &a, &s->cycle, s);
+}
+
+static void add_rejector(ls_qpod *qp, ls_str plugin, uint8_t code)
+{
+    ls_str *list = code == LS_PENDING ? qp->pending : qp->rejectors;
+    uint32_t *n = code == LS_PENDING ? &qp->n_pending : &qp->n_rejectors;
+    for (uint32_t i = 0; i < *n; i++)
+        if (list[i] == plugin)
+            return;
+    if (*n < LS_MAX_REJECTORS)
+        list[(*n)++] = plugin;
+}
+
+/* The plugin at `index` of an extension point's list in the pod's profile. */
+static ls_str plugin_at(const ls_scheduler *s, const ls_qpod *qp, int ep, int index)
+{
+    const ls_vec *list = &s->cfg.profiles[qp->profile].plugins[ep];
+    return index >= 0 && (uint32_t)index < list->len ? LS_VEC_AT(list, ls_plugin_ref, index).name : 0;
+}
+
+/* The cycle's single status came from plugin status_plugin of `ep`. */
+static void reject_by_status(ls_scheduler *s, ls_qpod *qp, int ep)
+{
+    ls_cycle *c = &s->cycle;
+    ls_str plugin = plugin_at(s, qp, ep, c->status_plugin);
+    if (plugin && ls_code_is_rejected(c->status_code))
+        add_rejector(qp, plugin, c->status_code);
+}
+
+/* Diagnosis.UnschedulablePlugins of a Filter failure: every plugin that
+ * rejected a node. */
+static void reject_by_filters(ls_scheduler *s, ls_qpod *qp)
+{
+    ls_cycle *c = &s->cycle;
+    for (uint32_t i = 0; i < c->num_processed; i++) {
+        const ls_node_info *ni = c->candidates[(c->start + i) % c->num_candidates];
+        const ls_node_status *st = &c->node_status[ni->index];
+        if (st->code != LS_SUCCESS)
+            add_rejector(qp, plugin_at(s, qp, LS_EP_FILTER, st->plugin), st->code);
+    }
+}
+
+/* The attempt failed: reported, then back to the queue (AddUnschedulableIfNotPresent). */
+static void fail(ls_scheduler *s, ls_qpod *qp, uint8_t code, const char *message)
+{
+    report(s, qp, 0, code, message);
+    ls_squeue_add_unschedulable(s->queue, qp);
+}
+
+static void fail_with_status(ls_scheduler *s, ls_qpod *qp)
+{
+    const ls_status_info *st = ls_status_get(s->cycle.status);
+    fail(s, qp, s->cycle.status_code, st->message);
+}
+
+static const ls_profile *profile_of(const ls_scheduler *s, const ls_qpod *qp)
+{
+    return &s->cfg.profiles[qp->profile];
+}
+
+static uint32_t select_candidates(ls_scheduler *s)
+{
+    ls_cycle *c = &s->cycle;
+    if (!c->prefilter_restricts) {
+        c->candidates = c->all_nodes;
+        return c->num_all_nodes;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->num_all_nodes; i++) {
+        const ls_node_info *ni = c->all_nodes[i];
+        for (uint32_t k = 0; k < c->num_prefilter_nodes; k++) {
+            if (c->prefilter_nodes[k] == ni->node->name) {
+                s->candidates[n++] = ni;
+                break;
+            }
+        }
+    }
+    c->candidates = s->candidates;
+    return n;
+}
+
+static bool run_filters(ls_scheduler *s, ls_qpod *qp)
+{
+    ls_cycle *c = &s->cycle;
+    const ls_profile *prof = profile_of(s, qp);
+    c->num_candidates = select_candidates(s);
+    int32_t pct = prof->percentage_of_nodes_to_score >= 0 ? prof->percentage_of_nodes_to_score
+                                                          : s->cfg.percentage_of_nodes_to_score;
+    c->num_to_find = ls_num_feasible_nodes_to_find(pct, c->num_candidates, prof->plugins[LS_EP_SCORE].len > 0);
+    c->start = c->num_candidates ? s->next_start_index % c->num_candidates : 0;
+    c->num_feasible = c->num_processed = 0;
+    if (c->trace)
+        memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
+    if (c->num_candidates && ls_lua_run(s->lua, LS_CALL_FILTER, qp->profile) != LS_SUCCESS)
+        return false;
+    if (c->num_all_nodes)
+        s->next_start_index = (s->next_start_index + c->num_processed) % c->num_all_nodes;
+    return true;
+}
+
+static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
+{
+    ls_cycle *c = &s->cycle;
+    const ls_vec *plugins = &profile_of(s, qp)->plugins[LS_EP_SCORE];
+    uint32_t n = c->num_feasible;
+    for (uint32_t i = 0; i < n; i++)
+        s->totals[i] = plugins->len ? 0 : 1;
+    for (uint32_t p = 0; p < plugins->len; p++) {
+        const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
+        for (uint32_t i = 0; i < n; i++) {
+            int64_t v = c->scores[p * n + i];
+            if (v < LS_MIN_NODE_SCORE || v > LS_MAX_NODE_SCORE) {
+                char msg[400];
+                int len = snprintf(msg, sizeof msg,
+                                   "applying score defaultWeights on Score plugins: "
+                                   "plugin \"%s\" returns an invalid score %lld, it should in the range of "
+                                   "[%d, %d] after normalizing",
+                                   ls_str_get(ref->name), (long long)v, LS_MIN_NODE_SCORE, LS_MAX_NODE_SCORE);
+                if (len >= (int)sizeof msg)
+                    len = (int)sizeof msg - 1;   /* a very long plugin name: truncated, not over-read */
+                c->status = ls_status_register(LS_ERROR, msg, (size_t)len);
+                c->status_code = LS_ERROR;
+                return false;
+            }
+            s->totals[i] += v * ref->weight;
+        }
+    }
+    return true;
+}
+
+static const ls_node_info *select_host(ls_scheduler *s)
+{
+    ls_cycle *c = &s->cycle;
+    const ls_node_info *best = c->feasible[0];
+    int64_t best_score = s->totals[0];
+    uint64_t ties = 1;
+    for (uint32_t i = 1; i < c->num_feasible; i++) {
+        if (s->totals[i] > best_score) {
+            best = c->feasible[i];
+            best_score = s->totals[i];
+            ties = 1;
+        } else if (s->totals[i] == best_score && next_random(s) % ++ties == 0) {
+            best = c->feasible[i];
+        }
+    }
+    return best;
+}
+
+static bool prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
+{
+    ls_cycle *c = &s->cycle;
+    if (c->num_feasible == 1) {
+        s->totals[0] = 0;
+        *host = c->feasible[0];
+        return true;
+    }
+    if (ls_lua_run(s->lua, LS_CALL_PRE_SCORE, qp->profile) != LS_SUCCESS ||
+        ls_lua_run(s->lua, LS_CALL_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
+        return false;
+    *host = select_host(s);
+    return true;
+}
+
+static void unreserve_and_forget(ls_scheduler *s, ls_qpod *qp)
+{
+    ls_error err;
+    ls_lua_run(s->lua, LS_CALL_UNRESERVE, qp->profile);
+    if (!ls_cache_forget_pod(s->cache, qp->pod, &err))
+        fprintf(stderr, "luasched: cache: %s\n", err.msg);
+}
+
+/* A rejection by Reserve or Permit is a FitError on the one chosen node
+ * ("0/1 nodes are available: 1 <reason>."); later failures keep their message. */
+static void fail_after_assume(ls_scheduler *s, ls_qpod *qp, bool scheduling_cycle)
+{
+    ls_cycle *c = &s->cycle;
+    uint8_t code = c->status_code ? c->status_code : LS_ERROR;
+    if (!scheduling_cycle || !ls_code_is_rejected(code)) {
+        fail(s, qp, code, ls_status_get(c->status)->message);
+        return;
+    }
+    char *msg = ls_fit_error_single(c->status);
+    fail(s, qp, LS_UNSCHEDULABLE, msg);
+    free(msg);
+}
+
+/* PreBind, Bind and PostBind. In this single-threaded loop the binding
+ * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
+static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
+{
+    int ep = LS_EP_PRE_BIND;
+    int code = ls_lua_run(s->lua, LS_CALL_PRE_BIND, qp->profile);
+    if (code == LS_SUCCESS) {
+        ep = LS_EP_BIND;
+        code = ls_lua_run(s->lua, LS_CALL_BIND, qp->profile);
+        ls_cache_finish_binding(s->cache, qp->pod);
+    }
+    if (code != LS_SUCCESS) {
+        reject_by_status(s, qp, ep);
+        unreserve_and_forget(s, qp);
+        fail_after_assume(s, qp, false);
+        return;
+    }
+    ls_lua_run(s->lua, LS_CALL_POST_BIND, qp->profile);
+    report(s, qp, node, LS_SUCCESS, NULL);
+    ls_squeue_done(s->queue, qp);
+}
+
+/* Reserve, Permit and the binding cycle. In this single-threaded loop the
+ * binding cycle runs right after the scheduling cycle. */
+static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *host)
+{
+    ls_cycle *c = &s->cycle;
+    ls_error err;
+    ls_str node = host->node->name;
+    c->selected_node = node;
+    if (!ls_cache_assume_pod(s->cache, qp->pod, node, &err)) {
+        c->status = ls_status_register(LS_ERROR, err.msg, strlen(err.msg));
+        fail(s, qp, LS_ERROR, err.msg);
+        return;
+    }
+    int ep = LS_EP_RESERVE;
+    int code = ls_lua_run(s->lua, LS_CALL_RESERVE, qp->profile);
+    if (code == LS_SUCCESS) {
+        ep = LS_EP_PERMIT;
+        code = ls_lua_run(s->lua, LS_CALL_PERMIT, qp->profile);
+    }
+    if (code == LS_WAIT) {
+        /* The binding cycle goes on once every waiting plugin allowed the pod. */
+        ls_waiting_pods_add(&s->waiting, qp->pod, qp->profile, c, s->clock_ms);
+        ls_lua_park(s->lua, qp->pod->id);
+        return;
+    }
+    if (code != LS_SUCCESS) {
+        reject_by_status(s, qp, ep);
+        unreserve_and_forget(s, qp);
+        fail_after_assume(s, qp, true);
+        return;
+    }
+    binding_cycle(s, qp, node);
+}
+
+static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
+{
+    ls_cycle *c = &s->cycle;
+    const ls_profile *prof = profile_of(s, qp);
+    ls_cache_update_snapshot(s->cache, s->snapshot);
+    c->pod = qp->pod;
+    c->profile = qp->profile;
+    c->snapshot = s->snapshot;
+    c->num_all_nodes = ls_snapshot_num_nodes(s->snapshot);
+    c->all_nodes = ls_snapshot_list(s->snapshot);
+    c->num_filter_plugins = prof->plugins[LS_EP_FILTER].len;
+    c->num_score_plugins = prof->plugins[LS_EP_SCORE].len;
+    ensure_buffers(s, c->num_all_nodes, c->num_filter_plugins, c->num_score_plugins);
+    c->feasible = s->feasible;
+    c->node_status = s->node_status;
+    c->scores = s->scores;
+    c->raw_scores = s->raw_scores;
+    c->score_skipped = s->score_skipped;
+    c->trace = s->opt.trace;
+    c->filter_trace = s->filter_trace;
+    c->num_feasible = c->num_processed = 0;
+    c->prefilter_restricts = 0;
+    c->prefilter_absent_status = 0;
+    c->selected_node = 0;
+}
+
+/* A FitError: PostFilter (preemption) runs if the profile has any, and its
+ * message follows the nodes' one. The cycle ends Unschedulable either way. */
+static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
+{
+    ls_cycle *c = &s->cycle;
+    c->nominated_node = 0;
+    if (profile_of(s, qp)->plugins[LS_EP_POST_FILTER].len) {
+        int code = ls_lua_run(s->lua, LS_CALL_POST_FILTER, qp->profile);
+        if (code == LS_ERROR) {
+            free(msg);
+            fail_with_status(s, qp);
+            return;
+        }
+        const char *post = c->status ? ls_status_get(c->status)->message : "";
+        if (*post) {
+            size_t n = strlen(msg) + strlen(post) + 2;
+            char *joined = ls_xmalloc(n);
+            snprintf(joined, n, "%s %s", msg, post);
+            free(msg);
+            msg = joined;
+        }
+    }
+    fail(s, qp, LS_UNSCHEDULABLE, msg);
+    free(msg);
+}
+
+void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
+{
+    ls_cycle *c = &s->cycle;
+    begin_cycle(s, qp);
+    if (c->num_all_nodes == 0) {
+        fail(s, qp, LS_UNRESOLVABLE, "no nodes available to schedule pods");
+        return;
+    }
+    int code = ls_lua_run(s->lua, LS_CALL_PRE_FILTER, qp->profile);
+    if (code != LS_SUCCESS) {
+        if (code == LS_ERROR) {
+            fail_with_status(s, qp);
+            return;
+        }
+        reject_by_status(s, qp, LS_EP_PRE_FILTER);
+        fit_failure(s, qp, ls_fit_error_prefilter(c, ls_status_get(c->status)->message));
+        return;
+    }
+    if (!run_filters(s, qp)) {
+        fail_with_status(s, qp);
+        return;
+    }
+    if (c->num_feasible == 0) {
+        reject_by_filters(s, qp);
+        fit_failure(s, qp, ls_fit_error_filter(c));
+        return;
+    }
+    const ls_node_info *host = NULL;
+    if (!prioritize(s, qp, &host)) {
+        fail_with_status(s, qp);
+        return;
+    }
+    assume_and_bind(s, qp, host);
+}
+
+/* Binding cycles of waiting pods that were allowed, failures of rejected ones. */
+void ls_scheduler_resolve_waiting(ls_scheduler *s)
+{
+    ls_waiting_pod *wp;
+    while ((wp = ls_waiting_pods_take_resolved(&s->waiting))) {
+        ls_qpod *qp = ls_squeue_find(s->queue, wp->pod);
+        if (!qp) {
+            free(wp);   /* deleted while waiting */
+            continue;
+        }
+        ls_cycle *c = &s->cycle;
+        begin_cycle(s, qp);
+        c->selected_node = wp->node;
+        ls_lua_resume(s->lua, wp->pod->id);
+        if (wp->rejected) {
+            unreserve_and_forget(s, qp);
+            qp->n_rejectors = 0;
+            if (wp->rejected_by)
+                qp->rejectors[qp->n_rejectors++] = wp->rejected_by;
+            fail(s, qp, LS_UNSCHEDULABLE, wp->message);
+        } else {
+            binding_cycle(s, qp, wp->node);
+        }
+        free(wp);
+    }
+}
+
+uint32_t ls_cycle_num_waiting(const ls_cycle *cycle)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s ? ls_waiting_pods_count(&s->waiting) : 0;
+}
+
+const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    const ls_waiting_pod *wp = s ? ls_waiting_pods_at(&s->waiting, i) : NULL;
+    return wp ? wp->pod : NULL;
+}
+
+bool ls_cycle_allow_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s && ls_waiting_pods_allow(&s->waiting, pod_id, plugin);
+}
+
+bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin, const char *msg)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s && ls_waiting_pods_reject(&s->waiting, pod_id, plugin, msg);
+}
+

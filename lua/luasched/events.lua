@@ -1,0 +1,92 @@
+-- luasched.events: a plugin's `events` table (EventsToRegister) checked when
+-- the plugin loads, and turned into registrations for the C queue.
+--
+--   P.events = {
+--     { resource = "Pod",  action = "Delete" },
+--     { resource = "Node", action = { "Add", "UpdateNodeAllocatable" },
+--       hint = function(pod, old, new) return ls.QUEUE end },
+--   }
+--
+-- No table: the plugin is registered for every event (upstream's default for
+-- a plugin without EnqueueExtensions). An empty table: for none.
+local ffi = require("ffi")
+local C = require("luasched.clib")
+
+local M = {}
+
+local ACTIONS = "Add, Delete, Update, All, UpdateNodeAllocatable, UpdateNodeLabel, UpdateNodeTaint, "
+  .. "UpdateNodeCondition, UpdateNodeAnnotation, UpdatePodLabel, UpdatePodScaleDown, UpdatePodToleration, "
+  .. "UpdatePodSchedulingGatesEliminated or UpdatePodGeneratedResourceClaim"
+local RESOURCES = "Pod, Node, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, "
+  .. "CSIStorageCapacity, \"*\", or a custom resource written plural.version.group"
+
+local function entry_error(plugin, i, field, what)
+  return string.format("plugin %q (%s): events[%d].%s: %s", plugin.name, tostring(plugin.file), i, field, what)
+end
+
+local function actions_of(plugin, i, action)
+  local list = type(action) == "table" and action or { action }
+  if type(action) ~= "string" and type(action) ~= "table" then
+    return nil, entry_error(plugin, i, "action", "expected an action name or a list of them, got " .. type(action))
+  end
+  local names = {}
+  for k, a in ipairs(list) do
+    if type(a) ~= "string" or C.ls_action_from_name(a) == 0 then
+      return nil, entry_error(plugin, i, "action" .. (type(action) == "table" and "[" .. k .. "]" or ""),
+        string.format("unknown action %q (expected %s)", tostring(a), ACTIONS))
+    end
+    names[#names + 1] = a
+  end
+  if #names == 0 then
+    return nil, entry_error(plugin, i, "action", "expected at least one action")
+  end
+  return names
+end
+
+--- The registrations of a plugin: a list of { resource = , actions = { names },
+--- hint = fn or nil }, or nil and a message naming the plugin, the entry and
+--- what was expected.
+function M.check(plugin)
+  local events = rawget(plugin, "events")
+  if events == nil then
+    return { { resource = "*", actions = { "All" } } }
+  end
+  if type(events) ~= "table" then
+    return nil, string.format("plugin %q (%s): events: expected a list of {resource, action, hint}, got %s",
+      plugin.name, tostring(plugin.file), type(events))
+  end
+  local out = {}
+  for i, e in ipairs(events) do
+    if type(e) ~= "table" then
+      return nil, entry_error(plugin, i, "", "expected a table {resource, action, hint}"):gsub("%.: ", ": ")
+    end
+    if type(e.resource) ~= "string" or not C.ls_resource_name_valid(e.resource) then
+      return nil, entry_error(plugin, i, "resource",
+        string.format("unknown resource %q (expected %s)", tostring(e.resource), RESOURCES))
+    end
+    local names, err = actions_of(plugin, i, e.action)
+    if not names then return nil, err end
+    if e.hint ~= nil and type(e.hint) ~= "function" then
+      return nil, entry_error(plugin, i, "hint", "expected a function(pod, old, new), got " .. type(e.hint))
+    end
+    out[#out + 1] = { resource = e.resource, actions = names, hint = e.hint }
+  end
+  return out
+end
+
+local casts = {
+  [C.LS_OBJ_POD] = "const ls_pod *",
+  [C.LS_OBJ_NODE] = "const ls_node *",
+  [C.LS_OBJ_OTHER] = "const ls_object *",
+}
+
+--- The old and new objects of an event as typed cdata (nil when absent).
+function M.objects(ev)
+  local ct = casts[ev.object_type]
+  if not ct then return nil, nil end
+  local old = ev.old_obj ~= nil and ffi.cast(ct, ev.old_obj) or nil
+  local new = ev.new_obj ~= nil and ffi.cast(ct, ev.new_obj) or nil
+  return old, new
+end
+
+return M
