@@ -28,6 +28,8 @@ bool ls_config_load(ls_config *cfg, const char *path, ls_error *err);
 /* Expands multiPoint into each extension point; fills cfg->profiles[i].plugins. */
 bool ls_config_expand(ls_config *cfg, ls_plugin_points_fn points, void *ud, ls_error *err);
 void ls_config_free(ls_config *cfg);
+/* Whether upstream's default plugin `name` is in the built-in default profile. */
+bool ls_config_default_enabled(const char *name);
 int32_t ls_config_profile_index(const ls_config *cfg, ls_str scheduler_name);  /* -1 if none */
 
 #endif

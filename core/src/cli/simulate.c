@@ -5,6 +5,7 @@
  * the JSON explain record of every pod).
  */
 #include "cli/cli.h"
+#include "framework/waiting_pods.h"
 #include "sim/cluster.h"
 
 #include <cjson/cJSON.h>
@@ -174,14 +175,26 @@ static void observe(void *ud, const ls_attempt *a, const ls_cycle *c, const ls_s
         cJSON_AddNullToObject(rec, "message");
     cJSON_AddItemToObject(rec, "filter", filter_json(c, prof));
     scores_json(rec, c, prof);
-    cJSON_Delete(run->pod_json[a->pod->id]);
+    /* Every attempt in order; the explain details above are the last one's. */
+    cJSON *prev = run->pod_json[a->pod->id];
+    cJSON *history = prev ? cJSON_DetachItemFromObjectCaseSensitive(prev, "attempts") : cJSON_CreateArray();
+    cJSON *at = cJSON_CreateObject();
+    cJSON_AddNumberToObject(at, "time", (double)a->time_ms / 1000.0);
+    cJSON_AddStringToObject(at, "result", a->node ? "bound" : (ls_code_is_rejected(a->code) ? "unschedulable" : "error"));
+    if (a->node)
+        cJSON_AddStringToObject(at, "node", ls_str_get(a->node));
+    else
+        cJSON_AddStringToObject(at, "message", a->message ? a->message : "");
+    cJSON_AddItemToArray(history, at);
+    cJSON_AddItemToObject(rec, "attempts", history);
+    cJSON_Delete(prev);
     run->pod_json[a->pod->id] = rec;
 }
 
 /* ---- output */
 
 typedef struct tally {
-    uint32_t running, bound, unschedulable, gated, not_ours;
+    uint32_t running, bound, unschedulable, gated, not_ours, deleted;
 } tally;
 
 static tally count_outcomes(const ls_cluster *c)
@@ -194,34 +207,59 @@ static tally count_outcomes(const ls_cluster *c)
         case LS_POD_UNSCHEDULABLE: t.unschedulable++; break;
         case LS_POD_GATED: t.gated++; break;
         case LS_POD_NOT_OURS: t.not_ours++; break;
+        case LS_POD_DELETED: t.deleted++; break;
         case LS_POD_PENDING: break;
         }
     }
     return t;
 }
 
-static void print_text(const ls_cluster *c, uint64_t attempts, double seconds)
+/* "60s", "1m30s" for the virtual times of a timeline run. */
+static const char *virtual_time(uint64_t ms, char *buf, size_t len)
 {
+    ls_format_duration(ms, buf, len);
+    return buf;
+}
+
+static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t attempts, double seconds)
+{
+    bool timed = ls_cluster_has_timeline(c);
+    char t[64];
     for (uint32_t i = 0; i < ls_cluster_num_pods(c); i++) {
         const ls_sim_pod *sp = ls_cluster_pod(c, i);
         const ls_pod *pod = &sp->obj->pod;
-        if (sp->outcome == LS_POD_BOUND)
+        if (sp->outcome == LS_POD_BOUND && timed)
+            printf("%s/%s: bound to %s at %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(sp->node),
+                   virtual_time(sp->bound_at_ms, t, sizeof t));
+        else if (sp->outcome == LS_POD_BOUND)
             printf("%s/%s: bound to %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(sp->node));
+        else if (sp->outcome == LS_POD_GATED)
+            printf("%s/%s: gated: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), sp->message);
+        else if (sp->outcome == LS_POD_DELETED)
+            printf("%s/%s: deleted\n", ls_str_get(pod->ns), ls_str_get(pod->name));
         else if (sp->outcome == LS_POD_UNSCHEDULABLE)
             printf("%s/%s: pending: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), sp->message);
         else if (sp->outcome == LS_POD_NOT_OURS)
             printf("%s/%s: left alone: no profile for schedulerName \"%s\"\n", ls_str_get(pod->ns),
                    ls_str_get(pod->name), ls_str_get(pod->scheduler_name));
     }
-    tally t = count_outcomes(c);
+    tally tl = count_outcomes(c);
+    if (tl.deleted)
+        printf("deleted by the timeline: %u pods\n", tl.deleted);
     printf("summary: %u nodes, %u pods: %u bound, %u unschedulable, %u already running, %u gated, %u not ours\n",
-           ls_cluster_num_nodes(c), ls_cluster_num_pods(c), t.bound, t.unschedulable, t.running, t.gated,
-           t.not_ours);
+           ls_cluster_num_nodes(c), ls_cluster_num_pods(c), tl.bound, tl.unschedulable, tl.running, tl.gated,
+           tl.not_ours);
+    ls_queue_gauges g = ls_scheduler_queue_gauges(s);
+    printf("queues: %u active, %u backoff, %u unschedulable, %u gated", g.active, g.backoff, g.unschedulable,
+           g.gated);
+    if (timed)
+        printf("; timeline ended at %s", virtual_time(ls_scheduler_now_ms(s), t, sizeof t));
+    printf("\n");
     printf("throughput: %llu attempts in %.3f s, %.0f pods/s; peak RSS %.1f MiB\n", (unsigned long long)attempts,
            seconds, seconds > 0 ? (double)attempts / seconds : 0.0, (double)ls_cli_peak_rss() / (1024.0 * 1024.0));
 }
 
-static void print_json(const sim_run *run, uint64_t attempts, double seconds)
+static void print_json(const sim_run *run, const ls_scheduler *s, uint64_t attempts, double seconds)
 {
     const ls_cluster *c = run->cluster;
     cJSON *root = cJSON_CreateObject();
@@ -240,6 +278,14 @@ static void print_json(const sim_run *run, uint64_t attempts, double seconds)
     cJSON_AddNumberToObject(sum, "running", t.running);
     cJSON_AddNumberToObject(sum, "gated", t.gated);
     cJSON_AddNumberToObject(sum, "notOurs", t.not_ours);
+    cJSON_AddNumberToObject(sum, "deleted", t.deleted);
+    ls_queue_gauges g = ls_scheduler_queue_gauges(s);
+    cJSON *queues = cJSON_AddObjectToObject(sum, "queues");
+    cJSON_AddNumberToObject(queues, "active", g.active);
+    cJSON_AddNumberToObject(queues, "backoff", g.backoff);
+    cJSON_AddNumberToObject(queues, "unschedulable", g.unschedulable);
+    cJSON_AddNumberToObject(queues, "gated", g.gated);
+    cJSON_AddNumberToObject(sum, "virtualSeconds", (double)ls_scheduler_now_ms(s) / 1000.0);
     cJSON_AddNumberToObject(sum, "attempts", (double)attempts);
     cJSON_AddNumberToObject(sum, "seconds", seconds);
     cJSON_AddNumberToObject(sum, "podsPerSecond", seconds > 0 ? (double)attempts / seconds : 0);
@@ -287,9 +333,9 @@ static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
         fprintf(stderr, "luasched simulate: invariant violated: %s\n", err.msg);
         rc = LS_EXIT_FAILURE;
     } else if (run->json) {
-        print_json(run, attempts, seconds);
+        print_json(run, s, attempts, seconds);
     } else {
-        print_text(run->cluster, attempts, seconds);
+        print_text(run->cluster, s, attempts, seconds);
     }
     ls_scheduler_free(s);
     return rc;

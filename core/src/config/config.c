@@ -36,8 +36,8 @@ static const struct {
     {"NodeVolumeLimits", 0, false},
     {"VolumeBinding", 0, false},
     {"VolumeZone", 0, false},
-    {"PodTopologySpread", 2, false},
-    {"InterPodAffinity", 2, false},
+    {"PodTopologySpread", 2, true},
+    {"InterPodAffinity", 2, true},
     {"DefaultPreemption", 0, false},
     {"NodeResourcesBalancedAllocation", 1, false},
     {"ImageLocality", 1, false},
@@ -508,6 +508,14 @@ void ls_config_free(ls_config *cfg)
     if (cfg->raw_profiles)
         raw_profiles_free(cfg->raw_profiles, cfg->n_profiles);
     memset(cfg, 0, sizeof *cfg);
+}
+
+bool ls_config_default_enabled(const char *name)
+{
+    for (size_t i = 0; i < sizeof default_plugins / sizeof default_plugins[0]; i++)
+        if (strcmp(default_plugins[i].name, name) == 0)
+            return default_plugins[i].implemented;
+    return false;
 }
 
 int32_t ls_config_profile_index(const ls_config *cfg, ls_str scheduler_name)

@@ -2,13 +2,18 @@
  * cluster.c: the embedded cluster (see cluster.h). Objects are decoded once
  * at load; PriorityClass admission (priority value and preemptionPolicy from
  * the class, globalDefault) is applied as the API server would; bindings set
- * spec.nodeName and are fed back to the scheduler as the pod's update event.
+ * spec.nodeName and come back to the scheduler as the pod's update event; a
+ * timeline's steps create, update, patch and delete objects on the virtual
+ * clock. Replaced objects are kept until the cluster is freed, because the
+ * scheduler's snapshot may still point at them.
  */
 #include "sim/cluster.h"
 #include "luasched/map.h"
 #include "model/doc.h"
+#include "sim/timeline.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,40 +30,57 @@ typedef struct skipped_kind {
     uint32_t count;
 } skipped_kind;
 
-typedef struct pending_admission {
-    uint32_t pod;              /* index in pods */
-    bool has_policy;           /* spec.preemptionPolicy was written */
-    char *source;              /* file:line for errors */
-} pending_admission;
+typedef struct sim_node {
+    ls_node_obj *obj;
+    cJSON *json;               /* kept for timeline patches */
+    bool deleted;
+} sim_node;
 
 struct ls_cluster {
-    ls_vec pods;               /* ls_sim_pod */
-    ls_vec nodes;              /* ls_node_obj * */
+    ls_vec pods;               /* ls_sim_pod, index = pod id */
+    ls_vec nodes;              /* sim_node */
     ls_vec classes;            /* priority_class */
     ls_vec skipped;            /* skipped_kind */
-    ls_vec admissions;         /* pending_admission */
-    ls_vec objects;            /* ls_object_obj *: Namespaces, Services, ..., PDBs */
+    ls_vec objects;            /* ls_object_obj *: Namespaces, Services, ..., custom resources */
+    ls_vec retired_pods, retired_nodes, retired_objects;
     ls_map pod_keys;           /* interned "ns/name" -> index + 1 */
     ls_map node_names;         /* name -> index + 1 */
+    ls_timeline timeline;
+    bool keep_json;            /* a timeline may patch objects */
     ls_scheduler *sched;
     ls_attempt_observer observer;
     void *observer_ud;
     bool admitted;
+    char *warning;             /* the first timeline step that could not be applied */
 };
 
 ls_cluster *ls_cluster_new(void)
 {
     ls_cluster *c = ls_xcalloc(1, sizeof *c);
     ls_vec_init(&c->pods, sizeof(ls_sim_pod));
-    ls_vec_init(&c->nodes, sizeof(ls_node_obj *));
+    ls_vec_init(&c->nodes, sizeof(sim_node));
     ls_vec_init(&c->classes, sizeof(priority_class));
     ls_vec_init(&c->skipped, sizeof(skipped_kind));
-    ls_vec_init(&c->admissions, sizeof(pending_admission));
     ls_vec_init(&c->objects, sizeof(ls_object_obj *));
+    ls_vec_init(&c->retired_pods, sizeof(ls_pod_obj *));
+    ls_vec_init(&c->retired_nodes, sizeof(ls_node_obj *));
+    ls_vec_init(&c->retired_objects, sizeof(ls_object_obj *));
     ls_map_init(&c->pod_keys);
     ls_map_init(&c->node_names);
+    ls_timeline_init(&c->timeline);
     return c;
 }
+
+static void free_ptr_vec(ls_vec *v, void (*f)(void *))
+{
+    for (uint32_t i = 0; i < v->len; i++)
+        f(LS_VEC_AT(v, void *, i));
+    ls_vec_free(v);
+}
+
+static void pod_obj_free(void *p) { ls_pod_obj_free(p); }
+static void node_obj_free(void *p) { ls_node_obj_free(p); }
+static void object_obj_free(void *p) { ls_object_obj_free(p); }
 
 void ls_cluster_free(ls_cluster *c)
 {
@@ -68,27 +90,31 @@ void ls_cluster_free(ls_cluster *c)
         ls_sim_pod *p = &LS_VEC_AT(&c->pods, ls_sim_pod, i);
         ls_pod_obj_free(p->obj);
         free(p->message);
+        cJSON_Delete(p->json);
     }
-    for (uint32_t i = 0; i < c->nodes.len; i++)
-        ls_node_obj_free(LS_VEC_AT(&c->nodes, ls_node_obj *, i));
+    for (uint32_t i = 0; i < c->nodes.len; i++) {
+        sim_node *n = &LS_VEC_AT(&c->nodes, sim_node, i);
+        ls_node_obj_free(n->obj);
+        cJSON_Delete(n->json);
+    }
     for (uint32_t i = 0; i < c->skipped.len; i++)
         free(LS_VEC_AT(&c->skipped, skipped_kind, i).kind);
-    for (uint32_t i = 0; i < c->admissions.len; i++)
-        free(LS_VEC_AT(&c->admissions, pending_admission, i).source);
     ls_vec_free(&c->pods);
     ls_vec_free(&c->nodes);
     ls_vec_free(&c->classes);
     ls_vec_free(&c->skipped);
-    ls_vec_free(&c->admissions);
-    for (uint32_t i = 0; i < c->objects.len; i++)
-        ls_object_obj_free(LS_VEC_AT(&c->objects, ls_object_obj *, i));
-    ls_vec_free(&c->objects);
+    free_ptr_vec(&c->objects, object_obj_free);
+    free_ptr_vec(&c->retired_pods, pod_obj_free);
+    free_ptr_vec(&c->retired_nodes, node_obj_free);
+    free_ptr_vec(&c->retired_objects, object_obj_free);
     ls_map_free(&c->pod_keys);
     ls_map_free(&c->node_names);
+    ls_timeline_free(&c->timeline);
+    free(c->warning);
     free(c);
 }
 
-/* ---- loading */
+/* ---- notices and errors */
 
 static void note_skipped(ls_cluster *c, const char *kind)
 {
@@ -113,127 +139,56 @@ void ls_cluster_print_notices(const ls_cluster *c, FILE *out)
     }
 }
 
-static bool where_error(ls_error *err, const ls_doc_set *doc, const cJSON *item, const char *fmt, const char *arg)
+const char *ls_cluster_warning(const ls_cluster *c)
 {
-    int line = ls_doc_line(doc, item);
+    return c->warning;
+}
+
+static bool where_error(ls_error *err, const char *where, const char *fmt, const char *arg)
+{
     char what[900];
     snprintf(what, sizeof what, fmt, arg);
-    if (line)
-        return ls_errorf(err, "%s:%d: %s", ls_doc_source(doc), line, what);
-    return ls_errorf(err, "%s: %s", ls_doc_source(doc), what);
+    return ls_errorf(err, "%s: %s", where, what);
 }
 
-static bool add_pod(ls_cluster *c, const ls_doc_set *doc, const cJSON *obj, ls_error *err)
+/* "file.yaml:12" for an object of a document, or the step's place. */
+static void where_of(const ls_doc_set *doc, const cJSON *obj, const char *fallback, char *buf, size_t len)
 {
-    ls_decode_ctx ctx = {ls_doc_source(doc), ls_doc_line_of, (void *)doc};
-    ls_pod_obj *p = ls_pod_decode(obj, &ctx, err);
-    if (!p)
-        return false;
+    if (doc)
+        snprintf(buf, len, "%s:%d", ls_doc_source(doc), ls_doc_line(doc, obj));
+    else
+        snprintf(buf, len, "%s", fallback ? fallback : "<timeline>");
+}
+
+/* ---- lookups */
+
+static ls_str pod_key(ls_str ns, ls_str name)
+{
     char key[520];
-    snprintf(key, sizeof key, "%.255s/%.255s", ls_str_get(p->pod.ns), ls_str_get(p->pod.name));
-    ls_str key_id = ls_intern_cstr(key);
-    if (ls_map_get(&c->pod_keys, key_id)) {
-        ls_pod_obj_free(p);
-        return where_error(err, doc, obj, "pod %s appears twice in the cluster", key);
-    }
-    uint32_t index = c->pods.len;
-    p->pod.id = index;
-    p->pod.seq = index + 1;
-    ls_sim_pod *sp = ls_vec_push(&c->pods);
-    sp->obj = p;
-    sp->outcome = p->pod.node_name ? LS_POD_RUNNING : LS_POD_PENDING;
-    ls_map_put(&c->pod_keys, key_id, (void *)(uintptr_t)(index + 1));
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-    pending_admission *adm = ls_vec_push(&c->admissions);
-    adm->pod = index;
-    adm->has_policy = cJSON_GetObjectItemCaseSensitive(spec, "preemptionPolicy") != NULL;
-    char src[600];
-    int line = ls_doc_line(doc, obj);
-    snprintf(src, sizeof src, "%s:%d", ls_doc_source(doc), line);
-    adm->source = ls_xstrdup(src);
-    return true;
+    snprintf(key, sizeof key, "%.255s/%.255s", ls_str_get(ns), ls_str_get(name));
+    return ls_intern_cstr(key);
 }
 
-static bool add_node(ls_cluster *c, const ls_doc_set *doc, const cJSON *obj, ls_error *err)
+static ls_sim_pod *find_pod(ls_cluster *c, ls_str ns, ls_str name)
 {
-    ls_decode_ctx ctx = {ls_doc_source(doc), ls_doc_line_of, (void *)doc};
-    ls_node_obj *n = ls_node_decode(obj, &ctx, err);
-    if (!n)
-        return false;
-    if (ls_map_get(&c->node_names, n->node.name)) {
-        char name[300];
-        snprintf(name, sizeof name, "%s", ls_str_get(n->node.name));
-        ls_node_obj_free(n);
-        return where_error(err, doc, obj, "node %s appears twice in the cluster", name);
-    }
-    n->node.id = c->nodes.len;
-    *(ls_node_obj **)ls_vec_push(&c->nodes) = n;
-    ls_map_put(&c->node_names, n->node.name, (void *)(uintptr_t)c->nodes.len);
-    return true;
+    uintptr_t i = (uintptr_t)ls_map_get(&c->pod_keys, pod_key(ns, name));
+    return i ? &LS_VEC_AT(&c->pods, ls_sim_pod, i - 1) : NULL;
 }
 
-static bool add_priority_class(ls_cluster *c, const ls_doc_set *doc, const cJSON *obj, ls_error *err)
+static sim_node *find_node(ls_cluster *c, ls_str name)
 {
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
-    const cJSON *value = cJSON_GetObjectItemCaseSensitive(obj, "value");
-    if (!cJSON_IsString(name))
-        return where_error(err, doc, obj, "PriorityClass%s: metadata.name: expected a string", "");
-    if (!cJSON_IsNumber(value) || value->valuedouble != (double)(int32_t)value->valuedouble)
-        return where_error(err, doc, value ? value : obj, "PriorityClass %s: value: expected a 32-bit integer",
-                           name->valuestring);
-    priority_class *pc = ls_vec_push(&c->classes);
-    pc->name = ls_intern_cstr(name->valuestring);
-    pc->value = (int32_t)value->valuedouble;
-    pc->global_default = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(obj, "globalDefault"));
-    const cJSON *policy = cJSON_GetObjectItemCaseSensitive(obj, "preemptionPolicy");
-    if (cJSON_IsString(policy)) {
-        pc->has_policy = true;
-        if (strcmp(policy->valuestring, "Never") == 0)
-            pc->policy = LS_PREEMPT_NEVER;
-        else if (strcmp(policy->valuestring, "PreemptLowerPriority") == 0)
-            pc->policy = LS_PREEMPT_LOWER_PRIORITY;
-        else
-            return where_error(err, doc, policy,
-                               "PriorityClass %s: preemptionPolicy: expected PreemptLowerPriority or Never",
-                               name->valuestring);
-    }
-    return true;
+    uintptr_t i = (uintptr_t)ls_map_get(&c->node_names, name);
+    return i ? &LS_VEC_AT(&c->nodes, sim_node, i - 1) : NULL;
 }
 
-static bool add_object(ls_cluster *c, const ls_doc_set *doc, const cJSON *obj, ls_error *err)
+static int find_object(ls_cluster *c, ls_str kind, ls_str ns, ls_str name)
 {
-    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
-    if (!cJSON_IsString(kind))
-        return where_error(err, doc, obj, "expected a Kubernetes object with a \"kind\"%s", "");
-    if (strcmp(kind->valuestring, "Pod") == 0)
-        return add_pod(c, doc, obj, err);
-    if (strcmp(kind->valuestring, "Node") == 0)
-        return add_node(c, doc, obj, err);
-    if (strcmp(kind->valuestring, "PriorityClass") == 0)
-        return add_priority_class(c, doc, obj, err);
-    if (ls_object_kind_known(kind->valuestring)) {
-        ls_decode_ctx ctx = {ls_doc_source(doc), ls_doc_line_of, (void *)doc};
-        ls_object_obj *o = ls_object_decode(obj, &ctx, err);
-        if (!o)
-            return false;
-        *(ls_object_obj **)ls_vec_push(&c->objects) = o;
-        return true;
+    for (uint32_t i = 0; i < c->objects.len; i++) {
+        const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+        if (o->kind == kind && o->ns == ns && o->name == name)
+            return (int)i;
     }
-    note_skipped(c, kind->valuestring);
-    return true;
-}
-
-bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err)
-{
-    ls_doc_set *doc = ls_doc_load_file(path, err);
-    if (!doc)
-        return false;
-    bool ok = true;
-    for (uint32_t i = 0; ok && i < ls_doc_count(doc); i++)
-        ok = add_object(c, doc, ls_doc_get(doc, i), err);
-    ls_doc_free(doc);
-    return ok;
+    return -1;
 }
 
 /* ---- admission: priority from PriorityClass, as the Priority admission plugin */
@@ -248,27 +203,411 @@ static const priority_class *find_class(const ls_cluster *c, ls_str name, bool g
     return NULL;
 }
 
-static bool admit(ls_cluster *c, ls_error *err)
+static bool admit_pod(const ls_cluster *c, ls_sim_pod *sp, ls_error *err)
 {
-    for (uint32_t i = 0; i < c->admissions.len; i++) {
-        const pending_admission *adm = &LS_VEC_AT(&c->admissions, pending_admission, i);
-        ls_pod *pod = &LS_VEC_AT(&c->pods, ls_sim_pod, adm->pod).obj->pod;
-        if (pod->has_priority)
-            continue;
-        const priority_class *pc = pod->priority_class_name ? find_class(c, pod->priority_class_name, false)
-                                                            : find_class(c, 0, true);
-        if (pod->priority_class_name && !pc)
-            return ls_errorf(err, "%s: pod %s/%s: no PriorityClass with name %s was found", adm->source,
-                             ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(pod->priority_class_name));
-        if (!pc)
-            continue;
-        pod->priority = pc->value;
-        pod->has_priority = 1;
-        if (!adm->has_policy && pc->has_policy)
-            pod->preemption_policy = pc->policy;
-    }
+    ls_pod *pod = &sp->obj->pod;
+    if (pod->has_priority)
+        return true;
+    const priority_class *pc = pod->priority_class_name ? find_class(c, pod->priority_class_name, false)
+                                                        : find_class(c, 0, true);
+    if (pod->priority_class_name && !pc)
+        return ls_errorf(err, "%s: pod %s/%s: no PriorityClass with name %s was found", sp->where,
+                         ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(pod->priority_class_name));
+    if (!pc)
+        return true;
+    pod->priority = pc->value;
+    pod->has_priority = 1;
+    if (!sp->has_policy && pc->has_policy)
+        pod->preemption_policy = pc->policy;
+    return true;
+}
+
+bool ls_cluster_admit(ls_cluster *c, ls_error *err)
+{
+    if (c->admitted)
+        return true;
+    for (uint32_t i = 0; i < c->pods.len; i++)
+        if (!admit_pod(c, &LS_VEC_AT(&c->pods, ls_sim_pod, i), err))
+            return false;
     c->admitted = true;
     return true;
+}
+
+/* ---- decoding one object of any kind */
+
+static ls_pod_obj *decode_pod(const cJSON *obj, const ls_doc_set *doc, const char *where, ls_error *err)
+{
+    ls_decode_ctx ctx = {doc ? ls_doc_source(doc) : where, doc ? ls_doc_line_of : NULL, (void *)doc};
+    return ls_pod_decode(obj, &ctx, err);
+}
+
+static ls_node_obj *decode_node(const cJSON *obj, const ls_doc_set *doc, const char *where, ls_error *err)
+{
+    ls_decode_ctx ctx = {doc ? ls_doc_source(doc) : where, doc ? ls_doc_line_of : NULL, (void *)doc};
+    return ls_node_decode(obj, &ctx, err);
+}
+
+/* A custom resource's registered name: plural.version.group. The plural is
+ * the English rule CRDs follow by default (kind lowercased, -s/-es/-ies). */
+static ls_str custom_resource_name(const cJSON *obj)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    const cJSON *api = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
+    if (!cJSON_IsString(kind) || !cJSON_IsString(api))
+        return 0;
+    const char *slash = strchr(api->valuestring, '/');
+    if (!slash || !memchr(api->valuestring, '.', (size_t)(slash - api->valuestring)))
+        return 0;   /* a core or built-in group (apps, batch, ...), not a custom resource */
+    char plural[256];
+    size_t n = 0;
+    for (const char *p = kind->valuestring; *p && n < sizeof plural - 4; p++)
+        plural[n++] = (char)tolower((unsigned char)*p);
+    plural[n] = '\0';
+    if (n && plural[n - 1] == 'y' && n > 1 && !strchr("aeiou", plural[n - 2]))
+        strcpy(plural + n - 1, "ies");
+    else if (n && (plural[n - 1] == 's' || plural[n - 1] == 'x' || (n > 1 && plural[n - 1] == 'h')))
+        strcat(plural, "es");
+    else
+        strcat(plural, "s");
+    char name[700];
+    snprintf(name, sizeof name, "%s.%s.%.*s", plural, slash + 1, (int)(slash - api->valuestring),
+             api->valuestring);
+    return ls_intern_cstr(name);
+}
+
+static ls_object_obj *decode_object(const cJSON *obj, const ls_doc_set *doc, const char *where, ls_str custom,
+                                    ls_error *err)
+{
+    ls_decode_ctx ctx = {doc ? ls_doc_source(doc) : where, doc ? ls_doc_line_of : NULL, (void *)doc};
+    ls_object_obj *o = ls_object_decode(obj, &ctx, err);
+    if (o && custom)
+        o->obj.kind = custom;
+    return o;
+}
+
+/* ---- adding objects (at load, and by timeline steps) */
+
+static bool add_pod(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, const char *where, ls_error *err)
+{
+    ls_pod_obj *p = decode_pod(obj, doc, where, err);
+    if (!p)
+        return false;
+    ls_str key = pod_key(p->pod.ns, p->pod.name);
+    if (ls_map_get(&c->pod_keys, key)) {
+        char w[600];
+        where_of(doc, obj, where, w, sizeof w);
+        ls_pod_obj_free(p);
+        return where_error(err, w, "pod %s appears twice in the cluster", ls_str_get(key));
+    }
+    uint32_t index = c->pods.len;
+    p->pod.id = index;
+    ls_sim_pod *sp = ls_vec_push(&c->pods);
+    sp->obj = p;
+    sp->outcome = p->pod.node_name ? LS_POD_RUNNING : LS_POD_PENDING;
+    sp->json = c->keep_json ? cJSON_Duplicate(obj, 1) : NULL;
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+    sp->has_policy = cJSON_GetObjectItemCaseSensitive(spec, "preemptionPolicy") != NULL;
+    where_of(doc, obj, where, sp->where, sizeof sp->where);
+    ls_map_put(&c->pod_keys, key, (void *)(uintptr_t)(index + 1));
+    if (c->admitted && !admit_pod(c, sp, err))
+        return false;
+    if (c->sched) {
+        p->pod.seq = index + 1;
+        if (!p->pod.node_name && ls_config_profile_index(ls_scheduler_config(c->sched), p->pod.scheduler_name) < 0)
+            sp->outcome = LS_POD_NOT_OURS;
+        ls_scheduler_on_pod_add(c->sched, &p->pod);
+    }
+    return true;
+}
+
+static bool add_node(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, const char *where, ls_error *err)
+{
+    ls_node_obj *n = decode_node(obj, doc, where, err);
+    if (!n)
+        return false;
+    if (find_node(c, n->node.name)) {
+        char w[600], name[300];
+        where_of(doc, obj, where, w, sizeof w);
+        snprintf(name, sizeof name, "%s", ls_str_get(n->node.name));
+        ls_node_obj_free(n);
+        return where_error(err, w, "node %s appears twice in the cluster", name);
+    }
+    n->node.id = c->nodes.len;
+    sim_node *sn = ls_vec_push(&c->nodes);
+    sn->obj = n;
+    sn->json = cJSON_Duplicate(obj, 1);
+    ls_map_put(&c->node_names, n->node.name, (void *)(uintptr_t)c->nodes.len);
+    if (c->sched)
+        ls_scheduler_on_node_add(c->sched, &n->node);
+    return true;
+}
+
+static bool add_priority_class(ls_cluster *c, const cJSON *obj, const char *where, ls_error *err)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+    const cJSON *value = cJSON_GetObjectItemCaseSensitive(obj, "value");
+    if (!cJSON_IsString(name))
+        return where_error(err, where, "PriorityClass%s: metadata.name: expected a string", "");
+    if (!cJSON_IsNumber(value) || value->valuedouble != (double)(int32_t)value->valuedouble)
+        return where_error(err, where, "PriorityClass %s: value: expected a 32-bit integer", name->valuestring);
+    priority_class *pc = ls_vec_push(&c->classes);
+    pc->name = ls_intern_cstr(name->valuestring);
+    pc->value = (int32_t)value->valuedouble;
+    pc->global_default = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(obj, "globalDefault"));
+    const cJSON *policy = cJSON_GetObjectItemCaseSensitive(obj, "preemptionPolicy");
+    if (cJSON_IsString(policy)) {
+        pc->has_policy = true;
+        if (strcmp(policy->valuestring, "Never") == 0)
+            pc->policy = LS_PREEMPT_NEVER;
+        else if (strcmp(policy->valuestring, "PreemptLowerPriority") == 0)
+            pc->policy = LS_PREEMPT_LOWER_PRIORITY;
+        else
+            return where_error(err, where, "PriorityClass %s: preemptionPolicy: expected PreemptLowerPriority or Never",
+                               name->valuestring);
+    }
+    return true;
+}
+
+static bool add_other(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, const char *where, ls_str custom,
+                      ls_error *err)
+{
+    ls_object_obj *o = decode_object(obj, doc, where, custom, err);
+    if (!o)
+        return false;
+    *(ls_object_obj **)ls_vec_push(&c->objects) = o;
+    if (c->sched)
+        ls_scheduler_on_object_add(c->sched, &o->obj);
+    return true;
+}
+
+static bool add_any(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, const char *where, ls_error *err)
+{
+    char w[600];
+    where_of(doc, obj, where, w, sizeof w);
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    if (!cJSON_IsString(kind))
+        return where_error(err, w, "expected a Kubernetes object with a \"kind\"%s", "");
+    if (strcmp(kind->valuestring, "Pod") == 0)
+        return add_pod(c, obj, doc, where, err);
+    if (strcmp(kind->valuestring, "Node") == 0)
+        return add_node(c, obj, doc, where, err);
+    if (strcmp(kind->valuestring, "PriorityClass") == 0)
+        return add_priority_class(c, obj, w, err);
+    if (ls_object_kind_known(kind->valuestring))
+        return add_other(c, obj, doc, where, 0, err);
+    ls_str custom = custom_resource_name(obj);
+    if (custom)
+        return add_other(c, obj, doc, where, custom, err);
+    note_skipped(c, kind->valuestring);
+    return true;
+}
+
+bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err)
+{
+    ls_doc_set *doc = ls_doc_load_file(path, err);
+    if (!doc)
+        return false;
+    for (uint32_t i = 0; i < ls_doc_count(doc); i++)
+        c->keep_json = c->keep_json || ls_timeline_is_document(ls_doc_get(doc, i));
+    bool ok = true;
+    for (uint32_t i = 0; ok && i < ls_doc_count(doc); i++) {
+        const cJSON *obj = ls_doc_get(doc, i);
+        ok = ls_timeline_is_document(obj) ? ls_timeline_add(&c->timeline, doc, obj, err)
+                                          : add_any(c, obj, doc, NULL, err);
+    }
+    ls_timeline_seal(&c->timeline);
+    ls_doc_free(doc);
+    return ok;
+}
+
+/* ---- timeline steps */
+
+typedef struct target {
+    ls_str kind, ns, name;
+    const char *kind_text;
+} target;
+
+static target target_of(const cJSON *body)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(body, "kind");
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(body, "metadata");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+    target t = {0};
+    t.kind_text = cJSON_IsString(kind) ? kind->valuestring : "";
+    t.kind = ls_intern_cstr(t.kind_text);
+    t.name = cJSON_IsString(name) ? ls_intern_cstr(name->valuestring) : 0;
+    bool cluster_scoped = strcmp(t.kind_text, "Node") == 0 || strcmp(t.kind_text, "Namespace") == 0;
+    t.ns = cluster_scoped ? 0 : ls_intern_cstr(cJSON_IsString(ns) ? ns->valuestring : "default");
+    ls_str custom = custom_resource_name(body);
+    if (custom)
+        t.kind = custom;
+    return t;
+}
+
+static bool replace_pod(ls_cluster *c, ls_sim_pod *sp, const cJSON *json, const char *where, ls_error *err)
+{
+    ls_pod_obj *p = decode_pod(json, NULL, where, err);
+    if (!p)
+        return false;
+    ls_pod_obj *old = sp->obj;
+    p->pod.id = old->pod.id;
+    p->pod.seq = old->pod.seq;
+    if (!p->pod.node_name && old->pod.node_name)
+        p->pod.node_name = old->pod.node_name;   /* a binding is not undone by an update */
+    sp->obj = p;
+    admit_pod(c, sp, err);
+    *(ls_pod_obj **)ls_vec_push(&c->retired_pods) = old;
+    ls_scheduler_on_pod_update(c->sched, &old->pod, &p->pod);
+    return true;
+}
+
+static bool replace_node(ls_cluster *c, sim_node *sn, const cJSON *json, const char *where, ls_error *err)
+{
+    ls_node_obj *n = decode_node(json, NULL, where, err);
+    if (!n)
+        return false;
+    ls_node_obj *old = sn->obj;
+    n->node.id = old->node.id;
+    sn->obj = n;
+    *(ls_node_obj **)ls_vec_push(&c->retired_nodes) = old;
+    ls_scheduler_on_node_update(c->sched, &old->node, &n->node);
+    return true;
+}
+
+static bool replace_object(ls_cluster *c, int i, const cJSON *json, const char *where, ls_error *err)
+{
+    ls_object_obj *old = LS_VEC_AT(&c->objects, ls_object_obj *, i);
+    ls_object_obj *o = decode_object(json, NULL, where, custom_resource_name(json), err);
+    if (!o)
+        return false;
+    LS_VEC_AT(&c->objects, ls_object_obj *, i) = o;
+    *(ls_object_obj **)ls_vec_push(&c->retired_objects) = old;
+    ls_scheduler_on_object_update(c->sched, &old->obj, &o->obj);
+    return true;
+}
+
+/* The current JSON of an object with a patch applied (caller frees), or the
+ * replacement as given for an update. */
+static cJSON *next_version(const cJSON *current, const ls_step *st)
+{
+    if (st->op == LS_STEP_UPDATE || !current)
+        return cJSON_Duplicate(st->body, 1);
+    cJSON *json = cJSON_Duplicate(current, 1);
+    ls_json_merge_patch(json, st->body);
+    return json;
+}
+
+static bool change_pod(ls_cluster *c, const ls_step *st, const target *t, ls_error *err)
+{
+    ls_sim_pod *sp = find_pod(c, t->ns, t->name);
+    if (!sp)
+        return ls_errorf(err, "%s: Timeline: pod %s/%s not found", st->where, ls_str_get(t->ns), ls_str_get(t->name));
+    cJSON *json = next_version(sp->json, st);
+    bool ok = replace_pod(c, sp, json, st->where, err);
+    if (ok) {
+        cJSON_Delete(sp->json);
+        sp->json = json;
+    } else {
+        cJSON_Delete(json);
+    }
+    return ok;
+}
+
+static bool change_node(ls_cluster *c, const ls_step *st, const target *t, ls_error *err)
+{
+    sim_node *sn = find_node(c, t->name);
+    if (!sn)
+        return ls_errorf(err, "%s: Timeline: node %s not found", st->where, ls_str_get(t->name));
+    cJSON *json = next_version(sn->json, st);
+    bool ok = replace_node(c, sn, json, st->where, err);
+    if (ok) {
+        cJSON_Delete(sn->json);
+        sn->json = json;
+    } else {
+        cJSON_Delete(json);
+    }
+    return ok;
+}
+
+static bool change_object(ls_cluster *c, const ls_step *st, const target *t, ls_error *err)
+{
+    int i = find_object(c, t->kind, t->ns, t->name);
+    if (i < 0)
+        return ls_errorf(err, "%s: Timeline: %s %s not found", st->where, t->kind_text, ls_str_get(t->name));
+    const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+    cJSON *current = cJSON_ParseWithLength(o->json, o->json_len);
+    cJSON *json = next_version(current, st);
+    bool ok = replace_object(c, i, json, st->where, err);
+    cJSON_Delete(current);
+    cJSON_Delete(json);
+    return ok;
+}
+
+static bool delete_target(ls_cluster *c, const ls_step *st, const target *t, ls_error *err)
+{
+    if (strcmp(t->kind_text, "Pod") == 0) {
+        ls_sim_pod *sp = find_pod(c, t->ns, t->name);
+        if (!sp)
+            return ls_errorf(err, "%s: Timeline: pod %s/%s not found", st->where, ls_str_get(t->ns),
+                             ls_str_get(t->name));
+        ls_map_remove(&c->pod_keys, pod_key(t->ns, t->name));
+        sp->outcome = LS_POD_DELETED;
+        ls_scheduler_on_pod_delete(c->sched, &sp->obj->pod);
+        return true;
+    }
+    if (strcmp(t->kind_text, "Node") == 0) {
+        sim_node *sn = find_node(c, t->name);
+        if (!sn)
+            return ls_errorf(err, "%s: Timeline: node %s not found", st->where, ls_str_get(t->name));
+        ls_map_remove(&c->node_names, t->name);
+        sn->deleted = true;
+        ls_scheduler_on_node_delete(c->sched, &sn->obj->node);
+        return true;
+    }
+    int i = find_object(c, t->kind, t->ns, t->name);
+    if (i < 0)
+        return ls_errorf(err, "%s: Timeline: %s %s not found", st->where, t->kind_text, ls_str_get(t->name));
+    ls_object_obj *o = LS_VEC_AT(&c->objects, ls_object_obj *, i);
+    LS_VEC_AT(&c->objects, ls_object_obj *, i) = LS_VEC_AT(&c->objects, ls_object_obj *, c->objects.len - 1);
+    c->objects.len--;
+    *(ls_object_obj **)ls_vec_push(&c->retired_objects) = o;
+    ls_scheduler_on_object_delete(c->sched, &o->obj);
+    return true;
+}
+
+static bool apply_step(ls_cluster *c, const ls_step *st, ls_error *err)
+{
+    target t = target_of(st->body);
+    if (st->op == LS_STEP_CREATE)
+        return add_any(c, st->body, NULL, st->where, err);
+    if (st->op == LS_STEP_DELETE)
+        return delete_target(c, st, &t, err);
+    if (strcmp(t.kind_text, "Pod") == 0)
+        return change_pod(c, st, &t, err);
+    if (strcmp(t.kind_text, "Node") == 0)
+        return change_node(c, st, &t, err);
+    return change_object(c, st, &t, err);
+}
+
+static bool cluster_next_change(void *ud, uint64_t *at_ms)
+{
+    return ls_timeline_next_time(&((ls_cluster *)ud)->timeline, at_ms);
+}
+
+static void cluster_advance(void *ud, uint64_t now_ms)
+{
+    ls_cluster *c = ud;
+    const ls_step *st;
+    while ((st = ls_timeline_next_due(&c->timeline, now_ms))) {
+        ls_error err;
+        if (!apply_step(c, st, &err)) {
+            fprintf(stderr, "luasched simulate: warning: %s (step skipped)\n", err.msg);
+            if (!c->warning)
+                c->warning = ls_xstrdup(err.msg);
+        }
+    }
 }
 
 /* ---- the scheduler's source */
@@ -276,16 +615,24 @@ static bool admit(ls_cluster *c, ls_error *err)
 static bool cluster_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err)
 {
     ls_cluster *c = ud;
-    if (pod->id >= c->pods.len || &LS_VEC_AT(&c->pods, ls_sim_pod, pod->id).obj->pod != pod)
+    if (pod->id >= c->pods.len || &LS_VEC_AT(&c->pods, ls_sim_pod, pod->id).obj->pod != pod ||
+        LS_VEC_AT(&c->pods, ls_sim_pod, pod->id).outcome == LS_POD_DELETED)
         return ls_errorf(err, "pods \"%s\" not found", ls_str_get(pod->name));
     ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, pod->id);
     if (sp->obj->pod.node_name)
         return ls_errorf(err, "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned "
                               "to node \"%s\"",
                          ls_str_get(pod->name), ls_str_get(pod->name), ls_str_get(sp->obj->pod.node_name));
-    if (!ls_map_get(&c->node_names, node))
+    if (!find_node(c, node))
         return ls_errorf(err, "nodes \"%s\" not found", ls_str_get(node));
     sp->obj->pod.node_name = node;
+    if (sp->json) {
+        cJSON *spec = cJSON_GetObjectItemCaseSensitive(sp->json, "spec");
+        if (spec) {
+            cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeName");
+            cJSON_AddStringToObject(spec, "nodeName", ls_str_get(node));
+        }
+    }
     sp->outcome = LS_POD_BOUND;
     sp->node = node;
     sp->binds++;
@@ -300,9 +647,9 @@ static void cluster_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cy
     ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, a->pod->id);
     sp->attempts++;
     sp->last_attempt_ms = a->time_ms;
-    if (a->node)
+    if (a->node) {
         sp->bound_at_ms = a->time_ms;
-    if (!a->node) {
+    } else {
         sp->outcome = LS_POD_UNSCHEDULABLE;
         free(sp->message);
         sp->message = ls_xstrdup(a->message ? a->message : "");
@@ -315,7 +662,8 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
 {
     c->observer = observer;
     c->observer_ud = observer_ud;
-    return (ls_sched_source){.ud = c, .bind = cluster_bind, .on_attempt = cluster_on_attempt};
+    return (ls_sched_source){.ud = c, .bind = cluster_bind, .on_attempt = cluster_on_attempt,
+                             .next_change_ms = cluster_next_change, .advance_to = cluster_advance};
 }
 
 static int by_creation(const void *a, const void *b)
@@ -349,6 +697,21 @@ static void add_pending_pods(ls_cluster *c, ls_scheduler *s)
     free(order);
 }
 
+void ls_cluster_start(ls_cluster *c, ls_scheduler *s)
+{
+    for (uint32_t i = 0; i < c->objects.len; i++)
+        ls_scheduler_on_object_add(s, &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj);
+    for (uint32_t i = 0; i < c->nodes.len; i++)
+        ls_scheduler_on_node_add(s, &LS_VEC_AT(&c->nodes, sim_node, i).obj->node);
+    for (uint32_t i = 0; i < c->pods.len; i++) {
+        ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, i);
+        if (sp->outcome == LS_POD_RUNNING)
+            ls_scheduler_on_pod_add(s, &sp->obj->pod);
+    }
+    add_pending_pods(c, s);
+    c->sched = s;
+}
+
 void ls_cluster_finish(ls_cluster *c, const ls_scheduler *s)
 {
     for (uint32_t i = 0; i < c->pods.len; i++) {
@@ -364,24 +727,9 @@ void ls_cluster_finish(ls_cluster *c, const ls_scheduler *s)
     }
 }
 
-void ls_cluster_start(ls_cluster *c, ls_scheduler *s)
+bool ls_cluster_has_timeline(const ls_cluster *c)
 {
-    c->sched = s;
-    for (uint32_t i = 0; i < c->objects.len; i++)
-        ls_scheduler_on_object_add(s, &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj);
-    for (uint32_t i = 0; i < c->nodes.len; i++)
-        ls_scheduler_on_node_add(s, &LS_VEC_AT(&c->nodes, ls_node_obj *, i)->node);
-    for (uint32_t i = 0; i < c->pods.len; i++) {
-        ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, i);
-        if (sp->outcome == LS_POD_RUNNING)
-            ls_scheduler_on_pod_add(s, &sp->obj->pod);
-    }
-    add_pending_pods(c, s);
-}
-
-bool ls_cluster_admit(ls_cluster *c, ls_error *err)
-{
-    return c->admitted || admit(c, err);
+    return ls_timeline_len(&c->timeline) > 0;
 }
 
 uint32_t ls_cluster_num_pods(const ls_cluster *c)
@@ -391,7 +739,10 @@ uint32_t ls_cluster_num_pods(const ls_cluster *c)
 
 uint32_t ls_cluster_num_nodes(const ls_cluster *c)
 {
-    return c->nodes.len;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->nodes.len; i++)
+        n += !LS_VEC_AT(&c->nodes, sim_node, i).deleted;
+    return n;
 }
 
 const ls_sim_pod *ls_cluster_pod(const ls_cluster *c, uint32_t i)
@@ -407,9 +758,15 @@ bool ls_cluster_check(const ls_cluster *c, ls_error *err)
         if (sp->binds > 1)
             return ls_errorf(err, "pod %s/%s was bound %u times", ls_str_get(pod->ns), ls_str_get(pod->name),
                              sp->binds);
-        if (sp->outcome == LS_POD_BOUND && !ls_map_get(&c->node_names, sp->node))
-            return ls_errorf(err, "pod %s/%s is bound to a missing node %s", ls_str_get(pod->ns),
-                             ls_str_get(pod->name), ls_str_get(sp->node));
+        if (sp->outcome == LS_POD_BOUND && !ls_map_get(&c->node_names, sp->node)) {
+            /* Allowed only when the node was deleted after the binding. */
+            bool existed = false;
+            for (uint32_t k = 0; k < c->nodes.len; k++)
+                existed = existed || LS_VEC_AT(&c->nodes, sim_node, k).obj->node.name == sp->node;
+            if (!existed)
+                return ls_errorf(err, "pod %s/%s is bound to a missing node %s", ls_str_get(pod->ns),
+                                 ls_str_get(pod->name), ls_str_get(sp->node));
+        }
         if (sp->outcome == LS_POD_PENDING)
             return ls_errorf(err, "pod %s/%s was lost: never bound and no reason recorded", ls_str_get(pod->ns),
                              ls_str_get(pod->name));

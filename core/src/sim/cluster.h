@@ -18,6 +18,7 @@ typedef enum ls_pod_outcome {
     LS_POD_UNSCHEDULABLE,    /* pending with a recorded reason */
     LS_POD_GATED,            /* held by scheduling gates */
     LS_POD_NOT_OURS,         /* schedulerName names no profile */
+    LS_POD_DELETED,          /* deleted by a timeline step */
 } ls_pod_outcome;
 
 typedef struct ls_sim_pod {
@@ -29,6 +30,9 @@ typedef struct ls_sim_pod {
     uint32_t binds;          /* must end 0 or 1 */
     uint64_t bound_at_ms;    /* on the simulation's clock */
     uint64_t last_attempt_ms;
+    struct cJSON *json;      /* kept when a timeline may patch the pod */
+    bool has_policy;         /* spec.preemptionPolicy was written (admission keeps it) */
+    char where[256];         /* file:line, for admission errors */
 } ls_sim_pod;
 
 typedef struct ls_cluster ls_cluster;
@@ -53,6 +57,10 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
 /* Delivers the cluster's objects to the scheduler as add events: nodes first,
  * then running pods, then pending pods in file order. */
 void ls_cluster_start(ls_cluster *c, ls_scheduler *s);
+
+bool ls_cluster_has_timeline(const ls_cluster *c);
+/* The first timeline step that could not be applied (NULL when all were). */
+const char *ls_cluster_warning(const ls_cluster *c);
 
 /* After the run: pods still held by their scheduling gates become gated. */
 void ls_cluster_finish(ls_cluster *c, const ls_scheduler *s);
