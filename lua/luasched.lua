@@ -17,6 +17,9 @@ local ls = {
   QUEUE = 1, QUEUE_SKIP = 0,
   RES_CPU = 0, RES_MEMORY = 1, RES_EPHEMERAL = 2, RES_PODS = 3, RES_FIRST_SCALAR = 4,
   EFFECT_ALL = 0, EFFECT_NO_SCHEDULE = 1, EFFECT_PREFER_NO_SCHEDULE = 2, EFFECT_NO_EXECUTE = 3,
+  -- selector requirement operators (ls_requirement.op)
+  OP_IN = C.LS_OP_IN, OP_NOT_IN = C.LS_OP_NOT_IN, OP_EXISTS = C.LS_OP_EXISTS,
+  OP_DOES_NOT_EXIST = C.LS_OP_DOES_NOT_EXIST, OP_GT = C.LS_OP_GT, OP_LT = C.LS_OP_LT,
 }
 
 local code_names = {
@@ -48,6 +51,11 @@ end
 --- The value id of label `key_id` in a label set (0 when absent).
 function ls.label(labels, key_id)
   return C.ls_labels_get(labels, key_id)
+end
+
+--- Whether a label set has label `key_id` (whatever its value).
+function ls.has_label(labels, key_id)
+  return C.ls_labels_has(labels, key_id)
 end
 
 -- ---- statuses -----------------------------------------------------------
@@ -139,6 +147,9 @@ end
 
 function ls.selector_matches(sel, labels) return C.ls_selector_matches(sel, labels) end
 function ls.pod_matches_node_affinity(pod, node) return C.ls_pod_matches_node_affinity(pod, node) end
+--- Whether a compiled NodeSelectorTerm (e.g. pod.preferred_node_affinity[i].term)
+--- matches a node (`const ls_node *`); a term with nothing in it matches no node.
+function ls.node_selector_term_matches(term, node) return C.ls_node_selector_term_matches(term, node) end
 function ls.tolerates(tols, n, taint) return C.ls_tolerations_tolerate(tols, n, taint) end
 function ls.find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
   return C.ls_find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
@@ -215,6 +226,16 @@ function ls.find_object(kind, ns, name)
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
   return o
+end
+
+local no_labels = ffi.new("ls_labels")
+--- The labels of namespace `ns` (an id or a string), from its Namespace
+--- object; an empty label set when the cycle has no such object (upstream's
+--- GetNamespaceLabelsSnapshot). Pass the result to ls.selector_matches.
+function ls.namespace_labels(ns)
+  local o = ls.find_object("Namespace", 0, ns)
+  if o == nil then return no_labels end
+  return o.labels
 end
 
 --- Pods that a Permit plugin made wait: an iterator of `const ls_pod *`.

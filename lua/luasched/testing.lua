@@ -20,12 +20,31 @@
 -- Kubernetes object and is encoded to JSON as is; any other table is the
 -- shorthand documented at T.pod_object / T.node_object; a string is YAML or
 -- JSON text. C objects are freed by cluster:close() (or when collected).
+-- Other API objects (Services, ReplicaSets, ...; full objects or JSON text)
+-- go in spec.objects / cluster:add_object and reach plugins through
+-- ls.objects / ls.find_object.
 local ffi = require("ffi")
 local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
 
 local T = {}
+
+-- The object decoder and store are not in the plugin cdefs (the runtime hands
+-- plugins a ready store); the kit declares the library's exported entry points
+-- it needs. ls_object_decode returns an ls_object_obj whose first member is
+-- the ls_object, so it is declared as returning that; ctx may be NULL.
+if not pcall(function() return C.ls_object_store_new end) then
+  ffi.cdef [[
+struct cJSON *cJSON_Parse(const char *value);
+void cJSON_Delete(struct cJSON *item);
+const ls_object *ls_object_decode(const struct cJSON *json, const void *ctx, ls_error *err);
+void ls_object_obj_free(const ls_object *o);
+ls_object_store *ls_object_store_new(void);
+void ls_object_store_free(ls_object_store *s);
+void ls_object_store_put(ls_object_store *s, const ls_object *obj);
+]]
+end
 
 -- ---- JSON -------------------------------------------------------------------
 
@@ -255,26 +274,51 @@ local function release_all(res)
   res.closed = true
   if res.snapshot ~= nil then C.ls_snapshot_free(res.snapshot) end
   if res.cache ~= nil then C.ls_cache_free(res.cache) end
+  if res.store ~= nil then C.ls_object_store_free(res.store) end
   for i = #res.owned_pods, 1, -1 do C.ls_pod_release(res.owned_pods[i]) end
   for i = #res.owned_nodes, 1, -1 do C.ls_node_release(res.owned_nodes[i]) end
+  for i = #res.owned_objects, 1, -1 do C.ls_object_obj_free(res.owned_objects[i]) end
 end
 
---- A cluster: spec.nodes (node descriptions or T.node objects) and spec.pods
---- (pods already on nodes: each needs spec.nodeName / node_name). Its
+--- A cluster: spec.nodes (node descriptions or T.node objects), spec.pods
+--- (pods already on nodes: each needs spec.nodeName / node_name) and
+--- spec.objects (Services, ReplicaSets, ...: see Cluster:add_object). Its
 --- snapshot is up to date on return.
 function T.cluster(spec)
   spec = spec or {}
   -- Everything C owns lives in `res`; the anchor's finalizer frees it in order
   -- (snapshot, cache, then the pods and nodes they point to).
-  local res = { owned_pods = {}, owned_nodes = {}, refs = {} }
+  local res = { owned_pods = {}, owned_nodes = {}, owned_objects = {}, refs = {} }
   res.cache = C.ls_cache_new()
   res.snapshot = C.ls_snapshot_new()
   local anchor = ffi.gc(ffi.new("char[1]"), function() release_all(res) end)
   local c = setmetatable({ res = res, anchor = anchor, node_infos = {}, names = {} }, Cluster)
   for _, n in ipairs(spec.nodes or {}) do c:add_node(n, true) end
   for _, p in ipairs(spec.pods or {}) do c:add_pod(p, true) end
+  for _, o in ipairs(spec.objects or {}) do c:add_object(o) end
   c:refresh()
   return c
+end
+
+--- Adds an API object other than a Pod or Node (a full object table with
+--- kind and metadata, or JSON text), decoded by the library as the embedded
+--- cluster decodes it; the same kind, namespace and name again replaces it.
+--- Returns the `const ls_object *`.
+function Cluster:add_object(desc)
+  local res = self.res
+  local text = type(desc) == "table" and T.json(desc) or desc
+  if type(text) ~= "string" then
+    error("cluster:add_object: expected an object table or JSON text, got " .. type(desc), 2)
+  end
+  local json = C.cJSON_Parse(text)
+  if json == nil then error("cluster:add_object: not valid JSON: " .. text:sub(1, 80), 2) end
+  local obj = C.ls_object_decode(json, nil, err_buf)
+  C.cJSON_Delete(json)
+  if obj == nil then error("cluster:add_object: " .. ffi.string(err_buf.msg), 2) end
+  res.owned_objects[#res.owned_objects + 1] = obj
+  if res.store == nil then res.store = C.ls_object_store_new() end
+  C.ls_object_store_put(res.store, obj)
+  return obj
 end
 
 --- Adds a node (description or T.node object) and refreshes the snapshot.
@@ -344,6 +388,7 @@ function Cluster:attach(pod)
   cycle.snapshot = self.res.snapshot
   cycle.all_nodes = self.list
   cycle.num_all_nodes = self.num_nodes
+  cycle.objects = self.res.store
   cycle.selected_node = 0
   self.cycle, self.cycle_pod = cycle, pod   -- keep them alive while attached
   ls._attach(cycle)

@@ -1,0 +1,485 @@
+-- InterPodAffinity: required pod affinity / anti-affinity (Filter) and
+-- preferred ones, plus existing pods' terms, as topology scores (Score).
+--
+-- Mirrors upstream pkg/scheduler/framework/plugins/interpodaffinity/{filtering.go,
+-- scoring.go,plugin.go} and framework.AffinityTerm (v1.30-v1.34):
+-- * Term matching (AffinityTerm.Matches): the pod's namespace is in the term's
+--   namespaces, or the term has a namespaceSelector that matches the labels of
+--   the namespace, and the labelSelector matches the pod's labels. The decoder
+--   already defaulted `namespaces` to the owner's namespace (when both
+--   namespaces and namespaceSelector are absent) and merged matchLabelKeys /
+--   mismatchLabelKeys into the labelSelector.
+-- * The incoming pod's terms (mergeAffinityTermNamespacesIfNotEmpty): a
+--   non-empty namespaceSelector is unrolled, once per cycle, into the namespaces
+--   of the Namespace objects whose labels it matches (a namespace without an
+--   object is never selected); an empty one ({}) matches every namespace.
+-- * Existing pods' terms are matched against the incoming pod with the labels
+--   of the incoming pod's Namespace object (none: an empty label set).
+-- * PreFilter counts, per (topologyKey, node value): existing pods' required
+--   anti-affinity terms matching the incoming pod (only pods in
+--   pods_with_required_anti_affinity), existing pods matching all of the
+--   incoming pod's required affinity terms (+1 per term), and existing pods
+--   matching each incoming required anti-affinity term. Skip when the first
+--   count is empty and the pod has no required terms. add_pod / remove_pod
+--   move the three counts by +1 / -1 (an entry that reaches 0 is deleted, so
+--   "no pod matches" stays exact for the first-pod rule).
+-- * Filter, in upstream's order: affinity (every term's topology key on the
+--   node and a count > 0 there; else, unless no pod matches anywhere and the
+--   pod matches its own terms) -> UnschedulableAndUnresolvable "node(s) didn't
+--   match pod affinity rules"; anti-affinity -> Unschedulable "node(s) didn't
+--   match pod anti-affinity rules"; existing pods' anti-affinity ->
+--   Unschedulable "node(s) didn't satisfy existing pods anti-affinity rules".
+-- * PreScore: over all nodes and all their pods when the incoming pod has
+--   preferred terms, else over the pods with affinity only; per existing pod on
+--   a node with the term's topology key: + incoming preferred affinity weight,
+--   - incoming preferred anti-affinity weight, + hardPodAffinityWeight per
+--   existing required affinity term (when > 0), + / - existing preferred
+--   (anti-)affinity weights. Skip when nothing was counted, when there are no
+--   feasible nodes, or with ignorePreferredTermsOfExistingPods and no
+--   preferred terms on the pod. Score sums the node's values per topology key
+--   (may be negative); NormalizeScore maps [min, max] to [0, 100] as
+--   int64(100 * (float64(s - min) / float64(max - min))), all 0 when max == min.
+--
+-- Representation: a (topologyKey, value) pair is the Lua number
+-- key_id * 2^32 + value_id (exact while key ids stay below 2^21: asserted where
+-- a key is counted). Filter and Score read only numbers and these maps: they
+-- allocate nothing per node.
+--
+-- Deviations:
+-- * No EventsToRegister table yet: registered for every cluster event.
+-- * A missing PreFilter / PreScore state gives an Error status (Filter,
+--   add_pod, remove_pod, NormalizeScore) or raises (Score), as upstream's
+--   "error reading ... from cycleState" does.
+local ls = require("luasched")
+
+local P = ls.plugin("InterPodAffinity", {
+  defaults = {
+    hardPodAffinityWeight = 1,
+    ignorePreferredTermsOfExistingPods = false,
+  },
+})
+
+local floor, tonumber, error = math.floor, tonumber, error
+local label, has_label, matches = ls.label, ls.has_label, ls.selector_matches
+
+local SHIFT = 2 ^ 32      -- pair = key_id * SHIFT + value_id
+local MAX_KEY_ID = 2 ^ 21 -- key_id * 2^32 + value_id < 2^53
+local MAX_NODE_SCORE = ls.MAX_NODE_SCORE
+
+local MSG_AFFINITY = "node(s) didn't match pod affinity rules"
+local MSG_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+local MSG_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+function P:init(args)
+  local w = args.hardPodAffinityWeight
+  if w == nil then w = 1 end
+  if type(w) ~= "number" or w ~= floor(w) or w < 0 or w > 100 then
+    error(string.format("hardPodAffinityWeight: Invalid value: %s: not in valid range [0, 100]", tostring(w)), 0)
+  end
+  local ignore = args.ignorePreferredTermsOfExistingPods
+  if ignore == nil then ignore = false end
+  if type(ignore) ~= "boolean" then
+    error("ignorePreferredTermsOfExistingPods: Invalid value: must be a boolean", 0)
+  end
+  self.hard_weight = w
+  self.ignore_preferred = ignore
+  self.affinity_fail = ls.unresolvable(MSG_AFFINITY)
+  self.anti_affinity_fail = ls.unschedulable(MSG_ANTI_AFFINITY)
+  self.existing_fail = ls.unschedulable(MSG_EXISTING_ANTI_AFFINITY)
+  self.filter_key = self.name
+  self.score_key = self.name .. "/PreScore"
+  self.no_filter_state = ls.error(string.format('error reading "PreFilter%s" from cycleState: not found', self.name))
+  self.no_score_state = ls.error(string.format('failed to read "PreScore%s" from cycleState: not found', self.name))
+end
+
+-- ---- terms -------------------------------------------------------------------
+
+local function check_key(key)
+  if key >= MAX_KEY_ID then
+    error(string.format("topology key id %d is too large to count (ids must stay below 2^21)", key), 0)
+  end
+  return key
+end
+
+-- The value id of `key` on a node, or nil when the node lacks the label.
+local function node_value(labels, key)
+  local v = label(labels, key)
+  if v ~= 0 or has_label(labels, key) then return v end
+  return nil
+end
+
+-- An incoming pod's term, its namespaceSelector unrolled into a namespace set
+-- (or `all` for an empty selector).
+local function incoming_term(t, weight)
+  local ns = {}
+  for j = 0, t.n_namespaces - 1 do ns[tonumber(t.namespaces[j])] = true end
+  local all = false
+  if t.has_ns_selector ~= 0 then
+    local sel = t.ns_selector
+    if sel.match_nothing == 0 and sel.n == 0 then
+      all = true
+    else
+      for o in ls.objects("Namespace") do
+        if matches(sel, o.labels) then ns[tonumber(o.name)] = true end
+      end
+    end
+  end
+  return { key = check_key(tonumber(t.topology_key)), selector = t.selector, ns = ns, all = all, weight = weight }
+end
+
+local function incoming_terms(arr, n)
+  local out = {}
+  for i = 0, n - 1 do out[i + 1] = incoming_term(arr[i]) end
+  return out
+end
+
+local function incoming_weighted_terms(arr, n)
+  local out = {}
+  for i = 0, n - 1 do out[i + 1] = incoming_term(arr[i].term, arr[i].weight) end
+  return out
+end
+
+-- An incoming pod's (merged) term against pod p.
+local function incoming_matches(ct, p)
+  return (ct.all or ct.ns[p.ns] == true) and matches(ct.selector, p.labels)
+end
+
+local function matches_all(terms, p)
+  local n = #terms
+  if n == 0 then return false end
+  for i = 1, n do
+    if not incoming_matches(terms[i], p) then return false end
+  end
+  return true
+end
+
+-- An existing pod's term against the incoming pod (namespace `ns`, its
+-- namespace's labels `ns_labels`).
+local function existing_matches(t, pod, ns, ns_labels)
+  local hit = false
+  for j = 0, t.n_namespaces - 1 do
+    if t.namespaces[j] == ns then hit = true break end
+  end
+  if not hit and t.has_ns_selector ~= 0 then hit = matches(t.ns_selector, ns_labels) end
+  return hit and matches(t.selector, pod.labels)
+end
+
+-- ---- counts per (topologyKey, value) ---------------------------------------------
+
+-- { n = entries, m = { [pair] = count }, keys = { key ids seen }, nk, kset }
+local function new_counts()
+  return { n = 0, m = {}, keys = {}, nk = 0, kset = {} }
+end
+
+-- topologyToMatchedTermCount.update: moves the count of (key, node's value)
+-- by delta when the node has the key; an entry reaching 0 is deleted.
+local function bump(c, labels, key, delta)
+  local v = node_value(labels, key)
+  if v == nil then return end
+  check_key(key)
+  if not c.kset[key] then
+    c.kset[key] = true
+    c.nk = c.nk + 1
+    c.keys[c.nk] = key
+  end
+  local p = key * SHIFT + v
+  local m = c.m
+  local old = m[p] or 0
+  local new = old + delta
+  if new == 0 then
+    if old ~= 0 then
+      m[p] = nil
+      c.n = c.n - 1
+    end
+  else
+    if old == 0 then c.n = c.n + 1 end
+    m[p] = new
+  end
+end
+
+-- Existing pod p's required anti-affinity terms that match the incoming pod.
+local function count_existing_anti(s, p, labels, delta)
+  local pod, ns, nsl = s.pod, s.ns, s.ns_labels
+  for t = 0, p.n_anti_affinity - 1 do
+    local term = p.anti_affinity[t]
+    if existing_matches(term, pod, ns, nsl) then
+      bump(s.existing, labels, tonumber(term.topology_key), delta)
+    end
+  end
+end
+
+-- Existing pod p against the incoming pod's required terms.
+local function count_incoming(s, p, labels, delta)
+  local aff = s.affinity_terms
+  if s.n_affinity > 0 and matches_all(aff, p) then
+    for i = 1, s.n_affinity do bump(s.affinity, labels, aff[i].key, delta) end
+  end
+  local anti = s.anti_terms
+  for i = 1, s.n_anti do
+    local ct = anti[i]
+    if incoming_matches(ct, p) then bump(s.anti, labels, ct.key, delta) end
+  end
+end
+
+-- ---- PreFilter / Filter ------------------------------------------------------
+
+function P:pre_filter(state, pod)
+  local nodes, n = ls.all_nodes()
+  local ns = tonumber(pod.ns)
+  local s
+
+  -- existingAntiAffinityCounts: only nodes with pods that have required anti-affinity
+  for i = 0, n - 1 do
+    local ni = nodes[i]
+    local m = ni.num_pods_with_required_anti_affinity
+    if m > 0 then
+      if s == nil then
+        s = { pod = pod, ns = ns, ns_labels = ls.namespace_labels(ns), existing = new_counts() }
+      end
+      local labels = ni.node.labels
+      local arr = ni.pods_with_required_anti_affinity
+      for j = 0, m - 1 do count_existing_anti(s, arr[j], labels, 1) end
+    end
+  end
+
+  local n_aff, n_anti = pod.n_affinity, pod.n_anti_affinity
+  if (s == nil or s.existing.n == 0) and n_aff == 0 and n_anti == 0 then
+    return ls.skip
+  end
+  if s == nil then
+    s = { pod = pod, ns = ns, ns_labels = ls.namespace_labels(ns), existing = new_counts() }
+  end
+  s.affinity_terms = incoming_terms(pod.affinity, n_aff)
+  s.anti_terms = incoming_terms(pod.anti_affinity, n_anti)
+  s.n_affinity, s.n_anti = n_aff, n_anti
+  s.affinity, s.anti = new_counts(), new_counts()
+  -- "first pod of a group": the pod matches all its own affinity terms
+  s.self_match = matches_all(s.affinity_terms, pod)
+
+  -- affinityCounts and antiAffinityCounts over every pod of every node
+  if n_aff > 0 or n_anti > 0 then
+    for i = 0, n - 1 do
+      local ni = nodes[i]
+      local m = ni.num_pods
+      if m > 0 then
+        local labels = ni.node.labels
+        local arr = ni.pods
+        for j = 0, m - 1 do count_incoming(s, arr[j], labels, 1) end
+      end
+    end
+  end
+
+  state[self.filter_key] = s
+  return nil
+end
+
+-- PreFilterExtensions: pod `p` is (hypothetically) added to / removed from
+-- node `ni` (nominated pods, preemption dry runs).
+local function update_with_pod(self, state, p, ni, delta)
+  local s = state[self.filter_key]
+  if s == nil then return self.no_filter_state end
+  local labels = ni.node.labels
+  count_existing_anti(s, p, labels, delta)
+  count_incoming(s, p, labels, delta)
+  return nil
+end
+
+function P:add_pod(state, _, pod_to_add, ni)
+  return update_with_pod(self, state, pod_to_add, ni, 1)
+end
+
+function P:remove_pod(state, _, pod_to_remove, ni)
+  return update_with_pod(self, state, pod_to_remove, ni, -1)
+end
+
+function P:filter(state, _, ni)
+  local s = state[self.filter_key]
+  if s == nil then return self.no_filter_state end
+  local labels = ni.node.labels
+
+  -- the incoming pod's required affinity
+  local n_aff = s.n_affinity
+  if n_aff > 0 then
+    local terms, counts = s.affinity_terms, s.affinity.m
+    local pods_exist = true
+    for i = 1, n_aff do
+      local key = terms[i].key
+      local v = label(labels, key)
+      if v == 0 and not has_label(labels, key) then return self.affinity_fail end
+      local c = counts[key * SHIFT + v]
+      if c == nil or c <= 0 then pods_exist = false end
+    end
+    if not pods_exist and not (s.affinity.n == 0 and s.self_match) then
+      return self.affinity_fail
+    end
+  end
+
+  -- the incoming pod's required anti-affinity
+  local anti = s.anti
+  if anti.n > 0 then
+    local terms, counts = s.anti_terms, anti.m
+    for i = 1, s.n_anti do
+      local key = terms[i].key
+      local v = label(labels, key)
+      if v ~= 0 or has_label(labels, key) then
+        local c = counts[key * SHIFT + v]
+        if c ~= nil and c > 0 then return self.anti_affinity_fail end
+      end
+    end
+  end
+
+  -- existing pods' required anti-affinity: any node label (k, v) with a count
+  -- (only keys that were ever counted can have one)
+  local ex = s.existing
+  if ex.n > 0 then
+    local keys, counts = ex.keys, ex.m
+    for i = 1, ex.nk do
+      local key = keys[i]
+      local v = label(labels, key)
+      if v ~= 0 or has_label(labels, key) then
+        local c = counts[key * SHIFT + v]
+        if c ~= nil and c > 0 then return self.existing_fail end
+      end
+    end
+  end
+  return nil
+end
+
+-- ---- PreScore / Score / NormalizeScore ----------------------------------------
+
+-- scoreMap.processTerm: adds w at (key, node value) when the node has the key.
+local function add_score(ts, labels, key, w)
+  local v = node_value(labels, key)
+  if v == nil then return end
+  check_key(key)
+  if not ts.kset[key] then
+    ts.kset[key] = true
+    ts.nk = ts.nk + 1
+    ts.keys[ts.nk] = key
+  end
+  local p = key * SHIFT + v
+  ts.m[p] = (ts.m[p] or 0) + w
+end
+
+-- processExistingPod for existing pod p on a node with `labels`.
+local function process_existing(self, ps, ts, p, labels)
+  local pod = ps.pod
+  -- the incoming pod's preferred terms against p
+  local pa = ps.affinity
+  for i = 1, #pa do
+    local ct = pa[i]
+    if incoming_matches(ct, p) then add_score(ts, labels, ct.key, ct.weight) end
+  end
+  local pn = ps.anti
+  for i = 1, #pn do
+    local ct = pn[i]
+    if incoming_matches(ct, p) then add_score(ts, labels, ct.key, -ct.weight) end
+  end
+  -- p's terms against the incoming pod
+  if p.n_affinity == 0 and p.n_preferred_affinity == 0 and p.n_preferred_anti_affinity == 0 then
+    return
+  end
+  local ns, nsl = ps.ns, ps.ns_labels
+  if nsl == nil then
+    nsl = ls.namespace_labels(ns)
+    ps.ns_labels = nsl
+  end
+  local hw = self.hard_weight
+  if hw > 0 then
+    for t = 0, p.n_affinity - 1 do
+      local term = p.affinity[t]
+      if existing_matches(term, pod, ns, nsl) then
+        add_score(ts, labels, tonumber(term.topology_key), hw)
+      end
+    end
+  end
+  for t = 0, p.n_preferred_affinity - 1 do
+    local wt = p.preferred_affinity[t]
+    local term = wt.term
+    if existing_matches(term, pod, ns, nsl) then
+      add_score(ts, labels, tonumber(term.topology_key), wt.weight)
+    end
+  end
+  for t = 0, p.n_preferred_anti_affinity - 1 do
+    local wt = p.preferred_anti_affinity[t]
+    local term = wt.term
+    if existing_matches(term, pod, ns, nsl) then
+      add_score(ts, labels, tonumber(term.topology_key), -wt.weight)
+    end
+  end
+end
+
+function P:pre_score(state, pod, _, n)
+  if n == 0 then return ls.skip end
+  local has_constraints = pod.n_preferred_affinity > 0 or pod.n_preferred_anti_affinity > 0
+  if self.ignore_preferred and not has_constraints then return ls.skip end
+
+  local ps = { pod = pod, ns = tonumber(pod.ns), ns_labels = nil, affinity = {}, anti = {} }
+  if has_constraints then
+    ps.affinity = incoming_weighted_terms(pod.preferred_affinity, pod.n_preferred_affinity)
+    ps.anti = incoming_weighted_terms(pod.preferred_anti_affinity, pod.n_preferred_anti_affinity)
+  end
+  local ts = { m = {}, keys = {}, nk = 0, kset = {} }
+
+  local nodes, num = ls.all_nodes()
+  for i = 0, num - 1 do
+    local ni = nodes[i]
+    local m, arr
+    if has_constraints then
+      m, arr = ni.num_pods, ni.pods
+    else
+      m, arr = ni.num_pods_with_affinity, ni.pods_with_affinity
+    end
+    if m > 0 then
+      local labels = ni.node.labels
+      if labels.n > 0 then
+        for j = 0, m - 1 do process_existing(self, ps, ts, arr[j], labels) end
+      end
+    end
+  end
+
+  if ts.nk == 0 then return ls.skip end
+  state[self.score_key] = ts
+  return nil
+end
+
+function P:score(state, _, ni)
+  local ts = state[self.score_key]
+  if ts == nil then error(self.no_score_state.message, 0) end
+  local labels = ni.node.labels
+  local keys, m = ts.keys, ts.m
+  local score = 0
+  for i = 1, ts.nk do
+    local key = keys[i]
+    local v = label(labels, key)
+    if v ~= 0 or has_label(labels, key) then
+      local x = m[key * SHIFT + v]
+      if x ~= nil then score = score + x end
+    end
+  end
+  return score
+end
+
+function P:normalize_score(state, _, scores, _, n)
+  local ts = state[self.score_key]
+  if ts == nil then return self.no_score_state end
+  if ts.nk == 0 then return nil end
+  local lo, hi = math.huge, -math.huge
+  for i = 0, n - 1 do
+    local s = tonumber(scores[i])
+    if s > hi then hi = s end
+    if s < lo then lo = s end
+  end
+  local diff = hi - lo
+  for i = 0, n - 1 do
+    local f = 0
+    if diff > 0 then
+      -- float64(MaxNodeScore) * (float64(s-min) / float64(max-min)), then int64()
+      f = floor(MAX_NODE_SCORE * ((tonumber(scores[i]) - lo) / diff))
+    end
+    scores[i] = f
+  end
+  return nil
+end
+
+return P
