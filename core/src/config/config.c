@@ -37,7 +37,7 @@ static const struct {
     {"VolumeBinding", 0, false},
     {"VolumeZone", 0, false},
     {"PodTopologySpread", 2, false},
-    {"InterPodAffinity", 2, false},
+    {"InterPodAffinity", 2, true},
     {"DefaultPreemption", 0, false},
     {"NodeResourcesBalancedAllocation", 1, false},
     {"ImageLocality", 1, false},
