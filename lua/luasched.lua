@@ -115,6 +115,12 @@ function ls.wait(timeout_seconds)
   return st
 end
 
+--- The message of a registered status id (as C keeps it).
+function ls.status_message(id)
+  if id == 0 then return "" end
+  return ffi.string(C.ls_status_message(id))
+end
+
 function ls.is_status(v)
   return getmetatable(v) == status_mt
 end

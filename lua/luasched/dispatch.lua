@@ -16,12 +16,18 @@ local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
 local WAIT, SKIP, PENDING = 4, 5, 6
 local is_status = ls.is_status
 
+local function ls_status_message(id)
+  return ls.status_message(id)
+end
+
 local M = {}
 
 local cycle          -- ls_cycle* shared with C for the process lifetime
 local profiles = {}  -- [1-based] { name=, points = { hook = { inst... } }, weights = {} }
 local state          -- the running cycle's CycleState table
 local cycle_profile               -- the profile of the running cycle
+local prefilter_failure           -- the code PreFilter failed with this cycle (every node's verdict)
+local candidate_set               -- node index -> true, built on demand by Handle:node_code
 local skip_score = {}
 local current        -- plugin instance running, for error attribution
 
@@ -86,6 +92,174 @@ local function compile_loops(prof, i)
   prof.skip = {}
 end
 
+-- ---- nominated pods (RunFilterPluginsWithNominatedPods) ------------------------
+
+-- CycleState.Clone: a plugin may define clone_state(entry); plain tables are
+-- copied deeply (cdata inside are shared: they are read-only views).
+local function deep_copy(v)
+  if type(v) ~= "table" then return v end
+  local c = {}
+  for k, x in pairs(v) do c[k] = deep_copy(x) end
+  return setmetatable(c, getmetatable(v))
+end
+
+local function clone_state(prof, st)
+  local c = {}
+  for k, v in pairs(st) do
+    local inst = prof.instances[k]
+    if inst and type(inst.clone_state) == "function" then
+      c[k] = inst:clone_state(v)
+    else
+      c[k] = deep_copy(v)
+    end
+  end
+  return c
+end
+
+-- PreFilterExtensions: AddPod / RemovePod of every PreFilter plugin not skipped.
+local function run_extension(prof, hook, st, pod, other, ni)
+  for _, inst in ipairs(prof.points.pre_filter or {}) do
+    local fk = prof.filter_index[inst.name]
+    if type(inst[hook]) == "function" and not (fk and prof.skip[fk]) then
+      local r = inst[hook](inst, st, pod, other, ni)
+      if r ~= nil and is_status(r) and r.code ~= SUCCESS then
+        error(string.format("running %s on PreFilter plugin %q: %s", hook, inst.name, r.message), 0)
+      end
+    end
+  end
+end
+
+-- Pods nominated to the node that count for `pod`: not lower priority, not itself.
+local function nominated_for(pod, node_name)
+  local n = C.ls_cycle_nominated_count(cycle, node_name)
+  if n == 0 then return nil end
+  local list
+  for i = 0, n - 1 do
+    local p = C.ls_cycle_nominated_pod(cycle, node_name, i)
+    if p.priority >= pod.priority and p.uid ~= pod.uid then
+      list = list or {}
+      list[#list + 1] = p
+    end
+  end
+  return list
+end
+
+-- Filter on one node with the nominated pods added (pass one, on a clone of
+-- the NodeInfo and the state) and without them (pass two): both must pass.
+local function filter_with_nominated(prof, st, pod, ni, st_out)
+  local add = nominated_for(pod, ni.node.name)
+  if not add then return prof.filter_one(cycle, st, pod, ni, st_out, prof.skip) end
+  local copy = C.ls_node_info_clone(ni)
+  local ok, fits = pcall(function()
+    local st2 = clone_state(prof, st)
+    for _, p in ipairs(add) do
+      C.ls_node_info_add_pod(copy, p)
+      run_extension(prof, "add_pod", st2, pod, p, copy)
+    end
+    return prof.filter_one(cycle, st2, pod, copy, st_out, prof.skip)
+  end)
+  C.ls_node_info_free(copy)
+  if not ok then error(fits, 0) end
+  if not fits then return false end
+  return prof.filter_one(cycle, st, pod, ni, st_out, prof.skip)
+end
+
+-- The Filter loop when some pods are nominated (rare: after preemption).
+local function nominated_filter_loop(prof, cyc, st, pod)
+  local cand, ncand = cyc.candidates, cyc.num_candidates
+  local start, want = cyc.start, cyc.num_to_find
+  local nf, processed = 0, 0
+  for i = 0, ncand - 1 do
+    local ni = cand[(start + i) % ncand]
+    processed = processed + 1
+    if filter_with_nominated(prof, st, pod, ni, cyc.node_status[ni.index]) then
+      cyc.feasible[nf] = ni
+      nf = nf + 1
+      if nf >= want then break end
+    end
+  end
+  cyc.num_feasible = nf
+  cyc.num_processed = processed
+end
+
+-- ---- the framework handle plugins get (self.handle) ---------------------------
+
+local Handle = {}
+Handle.__index = Handle
+
+local scratch_status = ffi.new("ls_node_status")
+local error_buf = ffi.new("char[512]")
+
+--- Filter with nominated pods on any NodeInfo (a clone during preemption).
+--- Returns true, or false and the failing status code and message.
+function Handle:run_filter_with_nominated(st, pod, ni)
+  local fits = filter_with_nominated(self.prof, st, pod, ni, scratch_status)
+  if fits then return true end
+  return false, scratch_status.code, ls_status_message(scratch_status.status)
+end
+
+function Handle:run_add_pod(st, pod, pod_to_add, ni)
+  run_extension(self.prof, "add_pod", st, pod, pod_to_add, ni)
+end
+
+function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
+  run_extension(self.prof, "remove_pod", st, pod, pod_to_remove, ni)
+end
+
+function Handle:clone_state(st)
+  return clone_state(self.prof, st)
+end
+
+--- A changeable copy of a NodeInfo (freed by the garbage collector).
+function Handle:clone_node_info(ni)
+  return ffi.gc(C.ls_node_info_clone(ni), C.ls_node_info_free)
+end
+
+function Handle:add_pod_to(ni, pod) C.ls_node_info_add_pod(ni, pod) end
+function Handle:remove_pod_from(ni, pod) return C.ls_node_info_remove_pod(ni, pod) end
+
+--- The Filter verdict of a node in the failed cycle: its status code (nodes
+--- outside a PreFilter restriction count as UnschedulableAndUnresolvable).
+function Handle:node_code(ni)
+  if prefilter_failure then return prefilter_failure end
+  local idx = ni.index
+  if candidate_set == nil then
+    candidate_set = {}
+    for i = 0, cycle.num_candidates - 1 do candidate_set[cycle.candidates[i].index] = true end
+  end
+  if not candidate_set[idx] then return UNRESOLVABLE end
+  return cycle.node_status[idx].code
+end
+
+--- Evicts `victim` to make room on `node_name` for the cycle's pod.
+function Handle:preempt(victim, node_name)
+  if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
+    return ffi.string(error_buf)
+  end
+  return nil
+end
+
+function Handle:nominated_pods(node_name)
+  local id = type(node_name) == "string" and ls.intern(node_name) or node_name
+  local i, n = -1, C.ls_cycle_nominated_count(cycle, id)
+  return function()
+    i = i + 1
+    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i) end
+  end
+end
+
+function Handle:nominated_node_of(pod)
+  local id = C.ls_cycle_nomination_of(cycle, pod)
+  return id ~= 0 and ls.str(id) or nil
+end
+
+function Handle:clear_nomination(pod) C.ls_cycle_clear_nomination(cycle, pod) end
+
+--- A seeded random integer in [0, n).
+function Handle:random(n)
+  return tonumber(C.ls_cycle_random(cycle) % n)
+end
+
 -- Extension points whose plugins can reject a pod, so their events matter.
 local REJECTING = { "pre_enqueue", "pre_filter", "filter", "reserve", "permit" }
 
@@ -143,6 +317,8 @@ function M.build(specs)
       prof.points[hook] = list
     end
     compile_loops(prof, i)
+    prof.handle = setmetatable({ prof = prof, profile_name = spec.name }, Handle)
+    for _, inst in pairs(prof.instances) do inst.handle = prof.handle end
     local ok, err = register_events(prof, i - 1, {})
     if not ok then return nil, err end
     built[i] = prof
@@ -301,6 +477,8 @@ function M.pre_filter(pi)
   local sk = prof.skip
   for k in pairs(sk) do sk[k] = nil end
   cycle_profile = prof
+  prefilter_failure = nil
+  candidate_set = nil
   cycle.prefilter_restricts = 0
   cycle.num_prefilter_nodes = 0
   local list = profiles[pi + 1].points.pre_filter
@@ -308,7 +486,10 @@ function M.pre_filter(pi)
   local restricting = {}
   local ok, st, idx = pcall(run_pre_filter, list, cycle.pod, restricting)
   if not ok then return fail("running PreFilter plugin %q: %s", current.name, tostring(st)) end
-  if st then return set_status(st, idx) end
+  if st then
+    prefilter_failure = st.code
+    return set_status(st, idx)
+  end
   if cycle.prefilter_restricts ~= 0 then
     cycle.prefilter_absent_status = ls.unresolvable(
       "node(s) didn't satisfy plugin(s) " .. plugin_list(restricting)).id
@@ -336,7 +517,12 @@ end
 function M.filter(pi)
   clear_status()
   local prof = profiles[pi + 1]
-  local ok, err = pcall(prof.filter_loop, cycle, state, cycle.pod, prof.skip)
+  local ok, err
+  if C.ls_cycle_nominated_total(cycle) > 0 then
+    ok, err = pcall(nominated_filter_loop, prof, cycle, state, cycle.pod)
+  else
+    ok, err = pcall(prof.filter_loop, cycle, state, cycle.pod, prof.skip)
+  end
   if not ok then return filter_failure(prof, err) end
   return SUCCESS
 end
@@ -346,7 +532,7 @@ function M.filter_one(pi, ni_ptr)
   clear_status()
   local prof = profiles[pi + 1]
   local ni = ffi.cast("const ls_node_info *", ni_ptr)
-  local ok, fits = pcall(prof.filter_one, cycle, state, cycle.pod, ni, cycle.node_status[ni.index], prof.skip)
+  local ok, fits = pcall(filter_with_nominated, prof, state, cycle.pod, ni, cycle.node_status[ni.index])
   if not ok then return filter_failure(prof, fits) end
   return fits and SUCCESS or UNSCHED
 end

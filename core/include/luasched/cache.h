@@ -35,6 +35,14 @@ bool ls_snapshot_image_state(const ls_snapshot *s, const ls_node_info *ni, ls_st
 uint32_t ls_snapshot_num_nodes(const ls_snapshot *s);
 const ls_node_info *ls_snapshot_node(const ls_snapshot *s, uint32_t i);
 const ls_node_info *ls_snapshot_find(const ls_snapshot *s, ls_str node_name);
+/* A private, changeable copy of a NodeInfo for what-if work (preemption's dry
+ * runs, nominated pods): pods added or removed update the sums, ports and
+ * affinity lists exactly as the cache does. Free with ls_node_info_free. */
+ls_node_info *ls_node_info_clone(const ls_node_info *ni);
+void ls_node_info_free(ls_node_info *ni);
+void ls_node_info_add_pod(ls_node_info *ni, const ls_pod *pod);
+bool ls_node_info_remove_pod(ls_node_info *ni, const ls_pod *pod);
+
 typedef struct ls_cache ls_cache;
 
 ls_cache *ls_cache_new(void);

@@ -28,6 +28,7 @@ enum {
 /* A status is registered once (code and reasons) and then passed by id, so the
  * hot loops move integers, never strings. Reasons are separated by '\n'. */
 uint32_t ls_status_register(uint8_t code, const char *reasons, size_t len);
+const char *ls_status_message(uint32_t id);   /* reasons joined with ", " */
 
 typedef struct ls_node_status {
     uint32_t status;        /* registered status id; 0 = Success */
@@ -94,6 +95,18 @@ uint32_t ls_cycle_num_waiting(const ls_cycle *cycle);
 const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i);
 bool ls_cycle_allow_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin);
 bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin, const char *msg);
+/* Nominated pods (upstream's PodNominator): pods nominated to a node count
+ * in Filter as if they ran there (when their priority is not lower). */
+uint32_t ls_cycle_nominated_total(const ls_cycle *cycle);
+uint32_t ls_cycle_nominated_count(const ls_cycle *cycle, ls_str node);
+const ls_pod *ls_cycle_nominated_pod(const ls_cycle *cycle, ls_str node, uint32_t i);
+ls_str ls_cycle_nomination_of(const ls_cycle *cycle, const ls_pod *pod);
+void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod);
+/* Preemption: evicts a victim to make room on node for the cycle's pod (the
+ * DisruptionTarget condition, then the delete). 0, or -1 with errbuf filled. */
+int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen);
+/* The scheduler's seeded random generator (preemption's candidate offset). */
+uint64_t ls_cycle_random(const ls_cycle *cycle);
 /* Makes room for n PreFilter node names in cycle->prefilter_nodes. */
 void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n);
 /* ffi:end */

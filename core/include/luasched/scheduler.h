@@ -24,6 +24,9 @@ typedef struct ls_attempt {
     const int64_t *total_scores;  /* per feasible node when tracing, else NULL */
     uint64_t time_ms;             /* on the scheduler's clock (virtual in a simulation) */
     uint32_t attempt;             /* 1 for the pod's first attempt */
+    ls_str nominated_node;        /* set by PostFilter (preemption), 0 otherwise */
+    uint32_t n_victims;           /* pods this attempt preempted */
+    const ls_pod *const *victims;
 } ls_attempt;
 
 typedef struct ls_sched_source {
@@ -37,6 +40,11 @@ typedef struct ls_sched_source {
      * the next one, and playing every change due by `now_ms`. Both optional. */
     bool (*next_change_ms)(void *ud, uint64_t *at_ms);
     void (*advance_to)(void *ud, uint64_t now_ms);
+    /* Preemption: give the victim the DisruptionTarget condition (reason
+     * PreemptionByScheduler, the message given) and delete it. May call back into
+     * ls_scheduler_on_pod_delete synchronously. */
+    bool (*preempt)(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node, const char *message,
+                    ls_error *err);
 } ls_sched_source;
 
 typedef struct ls_sched_options {

@@ -173,6 +173,8 @@ static void observe(void *ud, const ls_attempt *a, const ls_cycle *c, const ls_s
         cJSON_AddStringToObject(rec, "message", a->message);
     else
         cJSON_AddNullToObject(rec, "message");
+    if (a->nominated_node)
+        cJSON_AddStringToObject(rec, "nominatedNode", ls_str_get(a->nominated_node));
     cJSON_AddItemToObject(rec, "filter", filter_json(c, prof));
     scores_json(rec, c, prof);
     /* Every attempt in order; the explain details above are the last one's. */
@@ -185,6 +187,16 @@ static void observe(void *ud, const ls_attempt *a, const ls_cycle *c, const ls_s
         cJSON_AddStringToObject(at, "node", ls_str_get(a->node));
     else
         cJSON_AddStringToObject(at, "message", a->message ? a->message : "");
+    if (a->nominated_node)
+        cJSON_AddStringToObject(at, "nominatedNode", ls_str_get(a->nominated_node));
+    if (a->n_victims) {
+        cJSON *victims = cJSON_AddArrayToObject(at, "victims");
+        for (uint32_t i = 0; i < a->n_victims; i++) {
+            char name[600];
+            snprintf(name, sizeof name, "%s/%s", ls_str_get(a->victims[i]->ns), ls_str_get(a->victims[i]->name));
+            cJSON_AddItemToArray(victims, cJSON_CreateString(name));
+        }
+    }
     cJSON_AddItemToArray(history, at);
     cJSON_AddItemToObject(rec, "attempts", history);
     cJSON_Delete(prev);
@@ -194,7 +206,7 @@ static void observe(void *ud, const ls_attempt *a, const ls_cycle *c, const ls_s
 /* ---- output */
 
 typedef struct tally {
-    uint32_t running, bound, unschedulable, gated, not_ours, deleted;
+    uint32_t running, bound, unschedulable, gated, not_ours, deleted, preempted;
 } tally;
 
 static tally count_outcomes(const ls_cluster *c)
@@ -208,6 +220,7 @@ static tally count_outcomes(const ls_cluster *c)
         case LS_POD_GATED: t.gated++; break;
         case LS_POD_NOT_OURS: t.not_ours++; break;
         case LS_POD_DELETED: t.deleted++; break;
+        case LS_POD_PREEMPTED: t.preempted++; break;
         case LS_POD_PENDING: break;
         }
     }
@@ -237,6 +250,8 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
             printf("%s/%s: gated: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), sp->message);
         else if (sp->outcome == LS_POD_DELETED)
             printf("%s/%s: deleted\n", ls_str_get(pod->ns), ls_str_get(pod->name));
+        else if (sp->outcome == LS_POD_PREEMPTED)
+            printf("%s/%s: preempted: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), sp->message);
         else if (sp->outcome == LS_POD_UNSCHEDULABLE)
             printf("%s/%s: pending: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), sp->message);
         else if (sp->outcome == LS_POD_NOT_OURS)
@@ -246,6 +261,8 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
     tally tl = count_outcomes(c);
     if (tl.deleted)
         printf("deleted by the timeline: %u pods\n", tl.deleted);
+    if (tl.preempted)
+        printf("preempted: %u pods\n", tl.preempted);
     printf("summary: %u nodes, %u pods: %u bound, %u unschedulable, %u already running, %u gated, %u not ours\n",
            ls_cluster_num_nodes(c), ls_cluster_num_pods(c), tl.bound, tl.unschedulable, tl.running, tl.gated,
            tl.not_ours);
@@ -279,6 +296,7 @@ static void print_json(const sim_run *run, const ls_scheduler *s, uint64_t attem
     cJSON_AddNumberToObject(sum, "gated", t.gated);
     cJSON_AddNumberToObject(sum, "notOurs", t.not_ours);
     cJSON_AddNumberToObject(sum, "deleted", t.deleted);
+    cJSON_AddNumberToObject(sum, "preempted", t.preempted);
     ls_queue_gauges g = ls_scheduler_queue_gauges(s);
     cJSON *queues = cJSON_AddObjectToObject(sum, "queues");
     cJSON_AddNumberToObject(queues, "active", g.active);

@@ -103,6 +103,9 @@ static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, cons
         .total_scores = s->opt.trace ? s->totals : NULL,
         .time_ms = s->clock_ms,
         .attempt = qp->attempts,
+        .nominated_node = node ? 0 : s->cycle.nominated_node,
+        .n_victims = s->victims.len,
+        .victims = s->victims.data,
     };
     if (s->src.on_attempt)
         s->src.on_attempt(s->src.ud, &a, &s->cycle, s);
@@ -322,6 +325,7 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
     ls_error err;
     ls_str node = host->node->name;
     c->selected_node = node;
+    ls_nominator_delete(&s->nominator, qp->pod);
     if (!ls_cache_assume_pod(s->cache, qp->pod, node, &err)) {
         c->status = ls_status_register(LS_ERROR, err.msg, strlen(err.msg));
         fail(s, qp, LS_ERROR, err.msg);
@@ -351,6 +355,8 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
 static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
+    s->victims.len = 0;
+    c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
     ls_cache_update_snapshot(s->cache, s->snapshot);
     c->pod = qp->pod;
@@ -395,6 +401,9 @@ static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
             free(msg);
             msg = joined;
         }
+        /* Preemption made room: the pod is nominated to that node (Override). */
+        if (c->nominated_node)
+            ls_nominator_add(&s->nominator, qp->pod, c->nominated_node);
     }
     fail(s, qp, LS_UNSCHEDULABLE, msg);
     free(msg);
@@ -487,3 +496,75 @@ bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plug
     return s && ls_waiting_pods_reject(&s->waiting, pod_id, plugin, msg);
 }
 
+
+/* ---- nominated pods and preemption, for plugins */
+
+uint32_t ls_cycle_nominated_total(const ls_cycle *cycle)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s ? ls_nominator_total(&s->nominator) : 0;
+}
+
+uint32_t ls_cycle_nominated_count(const ls_cycle *cycle, ls_str node)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s ? ls_nominator_count(&s->nominator, node) : 0;
+}
+
+const ls_pod *ls_cycle_nominated_pod(const ls_cycle *cycle, ls_str node, uint32_t i)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s ? ls_nominator_at(&s->nominator, node, i) : NULL;
+}
+
+ls_str ls_cycle_nomination_of(const ls_cycle *cycle, const ls_pod *pod)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s ? ls_nominator_node_of(&s->nominator, pod) : 0;
+}
+
+void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    if (s)
+        ls_nominator_delete(&s->nominator, pod);
+}
+
+static int preempt_locked(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
+{
+    ls_scheduler *s = cycle->owner;
+    if (!s || !s->src.preempt) {
+        snprintf(errbuf, errlen, "no cluster is attached to evict pod %s/%s", ls_str_get(victim->ns),
+                 ls_str_get(victim->name));
+        return -1;
+    }
+    char message[300];
+    snprintf(message, sizeof message, "%s: preempting to accommodate a higher priority pod",
+             ls_str_get(s->cfg.profiles[cycle->profile].scheduler_name));
+    ls_error err;
+    *(const ls_pod **)ls_vec_push(&s->victims) = victim;
+    if (!s->src.preempt(s->src.ud, victim, cycle->pod, node, message, &err)) {
+        s->victims.len--;
+        snprintf(errbuf, errlen, "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
+{
+    if (!cycle) {
+        snprintf(errbuf, errlen, "no scheduling cycle is running");
+        return -1;
+    }
+    ls_critical_enter();
+    int rc = preempt_locked(cycle, victim, node, errbuf, errlen);
+    ls_critical_leave();
+    return rc;
+}
+
+uint64_t ls_cycle_random(const ls_cycle *cycle)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s ? next_random(s) : 0;
+}

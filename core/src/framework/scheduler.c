@@ -82,6 +82,8 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     s->rng = s->opt.seed;
     s->cycle.owner = s;
     ls_waiting_pods_init(&s->waiting);
+    ls_nominator_init(&s->nominator);
+    ls_vec_init(&s->victims, sizeof(const ls_pod *));
     s->cache = ls_cache_new();
     s->snapshot = ls_snapshot_new();
     s->objects = ls_object_store_new();
@@ -106,6 +108,8 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_object_store_free(s->objects);
     ls_squeue_free(s->queue);
     ls_waiting_pods_free(&s->waiting);
+    ls_nominator_free(&s->nominator);
+    ls_vec_free(&s->victims);
     ls_config_free(&s->cfg);
     free(s->candidates);
     free(s->feasible);
@@ -169,6 +173,8 @@ void ls_scheduler_on_pod_add(ls_scheduler *s, const ls_pod *pod)
     if (profile < 0)
         return;   /* not ours: another scheduler's pod */
     s->last_change_ms = s->clock_ms;
+    if (pod->nominated_node_name)
+        ls_nominator_add(&s->nominator, pod, pod->nominated_node_name);
     ls_squeue_add(s->queue, pod, (uint32_t)profile);
 }
 
@@ -198,10 +204,12 @@ void ls_scheduler_on_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls
          * binding's pod is in flight and leaves the queue when its cycle ends. */
         if (qp && qp->where != LS_Q_IN_FLIGHT)
             ls_squeue_delete(s->queue, old_pod);
+        ls_nominator_delete(&s->nominator, old_pod);
         assigned_pod_update(s, old_pod, new_pod);
         return;
     }
     s->last_change_ms = s->clock_ms;
+    ls_nominator_update(&s->nominator, old_pod, new_pod);
     ls_squeue_update(s->queue, old_pod, new_pod);
 }
 
@@ -215,6 +223,7 @@ void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
         return;
     }
     ls_waiting_pods_reject(&s->waiting, pod->id, 0, "pod was deleted while waiting at Permit");
+    ls_nominator_delete(&s->nominator, pod);
     ls_qpod *qp = ls_squeue_find(s->queue, pod);
     if (qp && qp->where != LS_Q_IN_FLIGHT)
         ls_squeue_delete(s->queue, pod);

@@ -8,6 +8,7 @@
 #include "framework/waiting_pods.h"
 #include "lua/runtime.h"
 #include "luasched/scheduler.h"
+#include "queue/nominator.h"
 #include "queue/scheduling_queue.h"
 
 struct ls_scheduler {
@@ -21,6 +22,8 @@ struct ls_scheduler {
     ls_object_store *objects;
     ls_squeue *queue;
     ls_waiting_pods waiting;
+    ls_nominator nominator;
+    ls_vec victims;             /* const ls_pod *: preempted during the running cycle */
     uint64_t clock_ms;          /* virtual time in a simulation */
     uint64_t last_change_ms;    /* when the cluster last changed (for the end of a simulation) */
     uint64_t rng;

@@ -125,3 +125,8 @@ bool ls_code_is_rejected(uint8_t code)
 {
     return code == LS_UNSCHEDULABLE || code == LS_UNRESOLVABLE || code == LS_PENDING;
 }
+
+const char *ls_status_message(uint32_t id)
+{
+    return ls_status_get(id)->message;
+}

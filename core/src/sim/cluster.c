@@ -641,6 +641,28 @@ static bool cluster_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err
     return true;
 }
 
+/* The API server's side of preemption: the DisruptionTarget condition, then the delete. */
+static bool cluster_preempt(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node, const char *message,
+                            ls_error *err)
+{
+    ls_cluster *c = ud;
+    if (victim->id >= c->pods.len || &LS_VEC_AT(&c->pods, ls_sim_pod, victim->id).obj->pod != victim)
+        return ls_errorf(err, "pods \"%s\" not found", ls_str_get(victim->name));
+    ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, victim->id);
+    if (sp->outcome == LS_POD_DELETED || sp->outcome == LS_POD_PREEMPTED)
+        return ls_errorf(err, "pods \"%s\" not found", ls_str_get(victim->name));
+    char record[900];
+    snprintf(record, sizeof record,
+             "DisruptionTarget=True (PreemptionByScheduler): %s; Preempted by pod %s/%s on node %s", message,
+             ls_str_get(preemptor->ns), ls_str_get(preemptor->name), ls_str_get(node));
+    free(sp->message);
+    sp->message = ls_xstrdup(record);
+    sp->outcome = LS_POD_PREEMPTED;
+    ls_map_remove(&c->pod_keys, pod_key(victim->ns, victim->name));
+    ls_scheduler_on_pod_delete(c->sched, victim);
+    return true;
+}
+
 static void cluster_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s)
 {
     ls_cluster *c = ud;
@@ -649,7 +671,7 @@ static void cluster_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cy
     sp->last_attempt_ms = a->time_ms;
     if (a->node) {
         sp->bound_at_ms = a->time_ms;
-    } else {
+    } else if (sp->outcome != LS_POD_DELETED && sp->outcome != LS_POD_PREEMPTED) {
         sp->outcome = LS_POD_UNSCHEDULABLE;
         free(sp->message);
         sp->message = ls_xstrdup(a->message ? a->message : "");
@@ -663,7 +685,8 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
     c->observer = observer;
     c->observer_ud = observer_ud;
     return (ls_sched_source){.ud = c, .bind = cluster_bind, .on_attempt = cluster_on_attempt,
-                             .next_change_ms = cluster_next_change, .advance_to = cluster_advance};
+                             .next_change_ms = cluster_next_change, .advance_to = cluster_advance,
+                             .preempt = cluster_preempt};
 }
 
 static int by_creation(const void *a, const void *b)

@@ -19,6 +19,7 @@ typedef enum ls_pod_outcome {
     LS_POD_GATED,            /* held by scheduling gates */
     LS_POD_NOT_OURS,         /* schedulerName names no profile */
     LS_POD_DELETED,          /* deleted by a timeline step */
+    LS_POD_PREEMPTED,        /* evicted by preemption (DisruptionTarget recorded) */
 } ls_pod_outcome;
 
 typedef struct ls_sim_pod {
