@@ -66,9 +66,19 @@ static const struct {
     {"DefaultBinder", P(LS_EP_BIND)},
     {"NodeAffinity", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
     {"ImageLocality", P(LS_EP_SCORE)},
+    /* the rest of upstream's default set, with the extension points of reference §2.1 */
+    {"SchedulingGates", P(LS_EP_PRE_ENQUEUE)},
+    {"NodePorts", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
+    {"PodTopologySpread", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
+    {"InterPodAffinity", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
+    {"DefaultPreemption", P(LS_EP_POST_FILTER)},
+    {"NodeResourcesBalancedAllocation", P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
+    /* not upstream defaults: what a user adds */
     {"CustomSort", P(LS_EP_QUEUE_SORT)},
     {"CustomBinder", P(LS_EP_BIND)},
     {"Gate", P(LS_EP_PRE_ENQUEUE) | P(LS_EP_RESERVE) | P(LS_EP_PERMIT)},
+    {"CustomScore", P(LS_EP_SCORE)},
+    {"CustomAffinity", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
 };
 
 static int fake_calls;
@@ -297,15 +307,130 @@ static void test_validation(void)
 
 /* ---- multiPoint expansion */
 
+/* upstream's default v1 profile (reference §2.1) without the volume plugins,
+ * which luasched does not ship: name and weight, in multiPoint order. */
+static const struct {
+    const char *name;
+    int weight;
+} upstream_defaults[] = {
+    {"SchedulingGates", 0}, {"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
+    {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodePorts", 0}, {"NodeResourcesFit", 1},
+    {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DefaultPreemption", 0},
+    {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1}, {"DefaultBinder", 0},
+};
+
+/* An expected plugin list at one extension point, spelled as plugins_at
+ * prints it, built from hand-written pieces so that the cases that merge
+ * with the built-in default do not depend on which defaults are enabled. */
+typedef struct want_list {
+    int ep;
+    size_t len;
+    char text[1024];
+} want_list;
+
+static void want_init(want_list *w, int ep)
+{
+    w->ep = ep;
+    w->len = 0;
+    w->text[0] = '\0';
+}
+
+/* Appends `name` (as "name:weight" at Score) if it implements the extension
+ * point; the weight is the one expected, so an unset or 0 weight is written 1. */
+static void want_add(want_list *w, const char *name, int weight)
+{
+    uint32_t points = 0;
+    ls_error err;
+    if (!fake_points(NULL, name, &points, &err)) {
+        fprintf(stderr, "want_add: %s is not in the fake plugin table\n", name);
+        abort();
+    }
+    if (!(points & P(w->ep)))
+        return;
+    w->len += (size_t)snprintf(w->text + w->len, sizeof w->text - w->len, "%s%s", w->len ? "," : "", name);
+    if (w->ep == LS_EP_SCORE)
+        w->len += (size_t)snprintf(w->text + w->len, sizeof w->text - w->len, ":%d", weight);
+}
+
+/* Appends the built-in default at the extension point: upstream's order,
+ * restricted to the plugins ls_config_default_enabled() reports today,
+ * leaving out `skip` and giving `reweight` the weight `weight` (NULL: none). */
+static void want_defaults(want_list *w, const char *skip, const char *reweight, int weight)
+{
+    for (size_t i = 0; i < sizeof upstream_defaults / sizeof upstream_defaults[0]; i++) {
+        const char *name = upstream_defaults[i].name;
+        if (!ls_config_default_enabled(name) || (skip && strcmp(name, skip) == 0))
+            continue;
+        want_add(w, name, reweight && strcmp(name, reweight) == 0 ? weight : upstream_defaults[i].weight);
+    }
+}
+
+/* The built-in default at one extension point, untouched. */
+static const char *defaults_at(int ep)
+{
+    static want_list w;
+    want_init(&w, ep);
+    want_defaults(&w, NULL, NULL, 0);
+    return w.text;
+}
+
 static void test_expand_defaults(void)
 {
     ls_config cfg;
     ls_error err = {{0}};
-    /* the built-in default: implemented plugins of the v1 multiPoint list, in order
-     * PrioritySort, NodeUnschedulable, NodeName, TaintToleration (3),
-     * NodeResourcesFit (1), DefaultBinder; each lands where it implements a hook */
+    /* the built-in default: upstream's multiPoint list (those luasched ships), in
+     * order; each plugin lands where it implements a hook */
     CHECK(ls_config_load(&cfg, NULL, &err));
     CHECK(ls_config_expand(&cfg, fake_points, NULL, &err));
+    for (int ep = 0; ep < LS_EP_COUNT; ep++)
+        CHECK_STR(plugins_at(&cfg, 0, ep), defaults_at(ep));
+    /* what issue 2 shipped is always there */
+    CHECK(ls_config_default_enabled("PrioritySort") && ls_config_default_enabled("NodeResourcesFit") &&
+          ls_config_default_enabled("TaintToleration") && ls_config_default_enabled("DefaultBinder") &&
+          ls_config_default_enabled("NodeUnschedulable") && ls_config_default_enabled("NodeName"));
+    CHECK(!ls_config_default_enabled("VolumeBinding"));
+    CHECK(!ls_config_default_enabled("CustomScore"));
+    ls_config_free(&cfg);
+
+    /* a file without plugins expands the same way, per profile */
+    CHECK(load_expanded(&cfg, "two-profiles.yaml", API "profiles:\n- schedulerName: a\n- schedulerName: b\n", &err));
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), defaults_at(LS_EP_SCORE));
+    CHECK_STR(plugins_at(&cfg, 1, LS_EP_SCORE), defaults_at(LS_EP_SCORE));
+    CHECK_STR(plugins_at(&cfg, 1, LS_EP_FILTER), defaults_at(LS_EP_FILTER));
+    ls_config_free(&cfg);
+}
+
+/* Expands `plugins` (the YAML body under "  plugins:\n") of a single profile. */
+static bool expand_profile(ls_config *cfg, const char *name, const char *plugins, ls_error *err)
+{
+    char text[4096];
+    if ((size_t)snprintf(text, sizeof text, API "profiles:\n- schedulerName: p\n  plugins:\n%s", plugins) >=
+        sizeof text) {
+        fprintf(stderr, "%s: config text too long\n", name);
+        abort();
+    }
+    return load_expanded(cfg, name, text, err);
+}
+
+/* A multiPoint section that stands in for the built-in default: disabled "*"
+ * drops the default set and the enabled list is the set issue 2 shipped, with
+ * upstream's order and weights. Cases built on it have hand-derived
+ * expectations that do not move as config.c enables more defaults. */
+#define BASE_MULTI_POINT                                                                              \
+    "    multiPoint:\n      disabled:\n      - name: '*'\n      enabled:\n"                           \
+    "      - name: PrioritySort\n      - name: NodeUnschedulable\n      - name: NodeName\n"            \
+    "      - {name: TaintToleration, weight: 3}\n      - {name: NodeResourcesFit, weight: 1}\n"      \
+    "      - name: DefaultBinder\n"
+
+static void test_expand_overrides(void)
+{
+    ls_config cfg;
+    ls_error err = {{0}};
+    want_list w;
+
+    /* the base on its own: only the user's multiPoint plugins, in their order,
+     * each where it implements a hook */
+    CHECK(expand_profile(&cfg, "base.yaml", BASE_MULTI_POINT, &err));
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_ENQUEUE), "");
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_QUEUE_SORT), "PrioritySort");
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_FILTER), "NodeResourcesFit");
@@ -320,32 +445,12 @@ static void test_expand_defaults(void)
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_POST_BIND), "");
     ls_config_free(&cfg);
 
-    /* a file without plugins expands the same way, per profile */
-    CHECK(load_expanded(&cfg, "two-profiles.yaml", API "profiles:\n- schedulerName: a\n- schedulerName: b\n", &err));
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "TaintToleration:3,NodeResourcesFit:1");
-    CHECK_STR(plugins_at(&cfg, 1, LS_EP_SCORE), "TaintToleration:3,NodeResourcesFit:1");
-    CHECK_STR(plugins_at(&cfg, 1, LS_EP_FILTER), "NodeUnschedulable,NodeName,TaintToleration,NodeResourcesFit");
-    ls_config_free(&cfg);
-}
-
-/* Expands `plugins` (the YAML body under "  plugins:\n") of a single profile. */
-static bool expand_profile(ls_config *cfg, const char *name, const char *plugins, ls_error *err)
-{
-    char text[2048];
-    snprintf(text, sizeof text, API "profiles:\n- schedulerName: p\n  plugins:\n%s", plugins);
-    return load_expanded(cfg, name, text, err);
-}
-
-static void test_expand_overrides(void)
-{
-    ls_config cfg;
-    ls_error err = {{0}};
-
     /* an explicit score entry for a multiPoint plugin overrides it: explicit
      * first (part 1), then the other multiPoint plugins (part 2); its weight
      * is the explicit one (5, not 1) */
     CHECK(expand_profile(&cfg, "score-override.yaml",
-                         "    score:\n      enabled:\n      - {name: NodeResourcesFit, weight: 5}\n", &err));
+                         BASE_MULTI_POINT "    score:\n      enabled:\n      - {name: NodeResourcesFit, weight: 5}\n",
+                         &err));
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "NodeResourcesFit:5,TaintToleration:3");
     /* other extension points keep the multiPoint order */
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_SCORE), "TaintToleration,NodeResourcesFit");
@@ -353,8 +458,9 @@ static void test_expand_overrides(void)
 
     /* explicit overrides keep their own order: ImageLocality is not in multiPoint (part 3) */
     CHECK(expand_profile(&cfg, "score-order.yaml",
-                         "    score:\n      enabled:\n      - {name: ImageLocality, weight: 4}\n"
-                         "      - {name: NodeResourcesFit, weight: 2}\n      - {name: TaintToleration, weight: 6}\n",
+                         BASE_MULTI_POINT "    score:\n      enabled:\n      - {name: ImageLocality, weight: 4}\n"
+                                          "      - {name: NodeResourcesFit, weight: 2}\n"
+                                          "      - {name: TaintToleration, weight: 6}\n",
                          &err));
     /* part 1: NodeResourcesFit, TaintToleration (explicit order); part 2: nothing left; part 3: ImageLocality */
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "NodeResourcesFit:2,TaintToleration:6,ImageLocality:4");
@@ -362,7 +468,8 @@ static void test_expand_overrides(void)
 
     /* disabled "*" on filter: no multiPoint expansion there, only the explicit entries */
     CHECK(expand_profile(&cfg, "filter-star.yaml",
-                         "    filter:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: NodeName\n",
+                         BASE_MULTI_POINT "    filter:\n      disabled:\n      - name: '*'\n"
+                                          "      enabled:\n      - name: NodeName\n",
                          &err));
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_FILTER), "NodeName");
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_FILTER), "NodeResourcesFit");   /* other points untouched */
@@ -373,9 +480,10 @@ static void test_expand_overrides(void)
      * upstream checks "disabled" before "explicitly re-configured", so the entry
      * is no override (part 1) but a remaining explicit entry (part 3, last) */
     CHECK(expand_profile(&cfg, "disable-reenable.yaml",
-                         "    score:\n      disabled:\n      - name: NodeResourcesFit\n"
-                         "      enabled:\n      - {name: NodeResourcesFit, weight: 5}\n"
-                         "    filter:\n      disabled:\n      - name: NodeName\n      enabled:\n      - name: NodeName\n",
+                         BASE_MULTI_POINT "    score:\n      disabled:\n      - name: NodeResourcesFit\n"
+                                          "      enabled:\n      - {name: NodeResourcesFit, weight: 5}\n"
+                                          "    filter:\n      disabled:\n      - name: NodeName\n"
+                                          "      enabled:\n      - name: NodeName\n",
                          &err));
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "TaintToleration:3,NodeResourcesFit:5");
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_FILTER), "NodeUnschedulable,TaintToleration,NodeResourcesFit,NodeName");
@@ -383,10 +491,45 @@ static void test_expand_overrides(void)
 
     /* a multiPoint plugin disabled at one extension point stays at the others */
     CHECK(expand_profile(&cfg, "prescore-disabled.yaml",
-                         "    preScore:\n      disabled:\n      - name: TaintToleration\n", &err));
+                         BASE_MULTI_POINT "    preScore:\n      disabled:\n      - name: TaintToleration\n", &err));
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_SCORE), "NodeResourcesFit");
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "TaintToleration:3,NodeResourcesFit:1");
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_FILTER), "NodeUnschedulable,NodeName,TaintToleration,NodeResourcesFit");
+    ls_config_free(&cfg);
+
+    /* the same rules on top of the built-in default, whatever it holds today */
+    CHECK(expand_profile(&cfg, "score-override-defaults.yaml",
+                         "    score:\n      enabled:\n      - {name: NodeResourcesFit, weight: 5}\n", &err));
+    want_init(&w, LS_EP_SCORE);
+    want_add(&w, "NodeResourcesFit", 5);
+    want_defaults(&w, "NodeResourcesFit", NULL, 0);
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), w.text);
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_SCORE), defaults_at(LS_EP_PRE_SCORE));
+    ls_config_free(&cfg);
+
+    CHECK(expand_profile(&cfg, "disable-reenable-defaults.yaml",
+                         "    score:\n      disabled:\n      - name: NodeResourcesFit\n"
+                         "      enabled:\n      - {name: NodeResourcesFit, weight: 5}\n"
+                         "    filter:\n      disabled:\n      - name: NodeName\n"
+                         "      enabled:\n      - name: NodeName\n",
+                         &err));
+    want_init(&w, LS_EP_SCORE);
+    want_defaults(&w, "NodeResourcesFit", NULL, 0);
+    want_add(&w, "NodeResourcesFit", 5);
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), w.text);
+    want_init(&w, LS_EP_FILTER);
+    want_defaults(&w, "NodeName", NULL, 0);
+    want_add(&w, "NodeName", 0);
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_FILTER), w.text);
+    ls_config_free(&cfg);
+
+    CHECK(expand_profile(&cfg, "prescore-disabled-defaults.yaml",
+                         "    preScore:\n      disabled:\n      - name: TaintToleration\n", &err));
+    want_init(&w, LS_EP_PRE_SCORE);
+    want_defaults(&w, "TaintToleration", NULL, 0);
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_SCORE), w.text);
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), defaults_at(LS_EP_SCORE));
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_FILTER), defaults_at(LS_EP_FILTER));
     ls_config_free(&cfg);
 }
 
@@ -394,30 +537,42 @@ static void test_expand_multi_point(void)
 {
     ls_config cfg;
     ls_error err = {{0}};
+    want_list w;
 
     /* user multiPoint entries come after the defaults (mergePlugins appends
-     * them); NodeAffinity's unset weight becomes 1 */
+     * them), in the user's order, at every extension point they implement;
+     * CustomAffinity's unset weight becomes 1 */
     CHECK(expand_profile(&cfg, "multi-append.yaml",
-                         "    multiPoint:\n      enabled:\n      - {name: ImageLocality, weight: 2}\n"
-                         "      - name: NodeAffinity\n",
+                         "    multiPoint:\n      enabled:\n      - {name: CustomScore, weight: 2}\n"
+                         "      - name: CustomAffinity\n",
                          &err));
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "TaintToleration:3,NodeResourcesFit:1,ImageLocality:2,NodeAffinity:1");
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_FILTER), "NodeResourcesFit,NodeAffinity");
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_FILTER),
-              "NodeUnschedulable,NodeName,TaintToleration,NodeResourcesFit,NodeAffinity");
+    for (int ep = 0; ep < LS_EP_COUNT; ep++) {
+        want_init(&w, ep);
+        want_defaults(&w, NULL, NULL, 0);
+        want_add(&w, "CustomScore", 2);
+        want_add(&w, "CustomAffinity", 1);
+        CHECK_STR(plugins_at(&cfg, 0, ep), w.text);
+    }
     ls_config_free(&cfg);
 
-    /* a user multiPoint entry naming a default replaces it in place with its weight */
+    /* a user multiPoint entry naming a default replaces it in place with its
+     * weight, even when listed after a plugin that is appended */
     CHECK(expand_profile(&cfg, "multi-reweight.yaml",
-                         "    multiPoint:\n      enabled:\n      - {name: TaintToleration, weight: 7}\n", &err));
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "TaintToleration:7,NodeResourcesFit:1");
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_FILTER), "NodeUnschedulable,NodeName,TaintToleration,NodeResourcesFit");
+                         "    multiPoint:\n      enabled:\n      - {name: CustomScore, weight: 2}\n"
+                         "      - {name: TaintToleration, weight: 7}\n",
+                         &err));
+    for (int ep = 0; ep < LS_EP_COUNT; ep++) {
+        want_init(&w, ep);
+        want_defaults(&w, NULL, "TaintToleration", 7);
+        want_add(&w, "CustomScore", 2);
+        CHECK_STR(plugins_at(&cfg, 0, ep), w.text);
+    }
     ls_config_free(&cfg);
 
     /* weight 0 becomes 1: an explicit score weight 0 wins over multiPoint's 3, then 0 -> 1 */
     CHECK(expand_profile(&cfg, "weight-zero.yaml",
-                         "    score:\n      enabled:\n      - {name: TaintToleration, weight: 0}\n"
-                         "      - {name: ImageLocality, weight: 0}\n",
+                         BASE_MULTI_POINT "    score:\n      enabled:\n      - {name: TaintToleration, weight: 0}\n"
+                                          "      - {name: ImageLocality, weight: 0}\n",
                          &err));
     CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "TaintToleration:1,NodeResourcesFit:1,ImageLocality:1");
     ls_config_free(&cfg);
@@ -425,9 +580,13 @@ static void test_expand_multi_point(void)
     /* a default disabled in multiPoint is gone from every extension point */
     CHECK(expand_profile(&cfg, "multi-disabled.yaml",
                          "    multiPoint:\n      disabled:\n      - name: TaintToleration\n", &err));
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_FILTER), "NodeUnschedulable,NodeName,NodeResourcesFit");
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_PRE_SCORE), "NodeResourcesFit");
-    CHECK_STR(plugins_at(&cfg, 0, LS_EP_SCORE), "NodeResourcesFit:1");
+    for (int ep = 0; ep < LS_EP_COUNT; ep++) {
+        want_init(&w, ep);
+        want_defaults(&w, "TaintToleration", NULL, 0);
+        CHECK_STR(plugins_at(&cfg, 0, ep), w.text);
+    }
+    CHECK(!strstr(plugins_at(&cfg, 0, LS_EP_FILTER), "TaintToleration"));
+    CHECK(!strstr(plugins_at(&cfg, 0, LS_EP_SCORE), "TaintToleration"));
     ls_config_free(&cfg);
 
     /* multiPoint disabled "*": only the user's plugins */
@@ -471,6 +630,9 @@ static void check_expand_error(const char *name, const char *plugins, const char
 }
 #define CHECK_EXPAND_ERROR(name, plugins, needle) check_expand_error(name, plugins, needle, __LINE__)
 
+/* None of these depends on which defaults are enabled: PrioritySort,
+ * DefaultBinder and NodeName are always in the built-in default, and the
+ * plugins named twice are not upstream defaults. */
 static void test_expand_errors(void)
 {
     /* not exactly one QueueSort */
@@ -487,25 +649,29 @@ static void test_expand_errors(void)
     CHECK_EXPAND_ERROR("unknown-explicit.yaml", "    filter:\n      enabled:\n      - name: Nope\n",
                        "plugin \"Nope\" does not exist");
     /* a plugin at an extension point it does not implement */
-    CHECK_EXPAND_ERROR("not-a-filter.yaml", "    filter:\n      enabled:\n      - name: ImageLocality\n",
-                       "profile p: plugin \"ImageLocality\" does not extend Filter plugin");
+    CHECK_EXPAND_ERROR("not-a-filter.yaml", "    filter:\n      enabled:\n      - name: CustomScore\n",
+                       "profile p: plugin \"CustomScore\" does not extend Filter plugin");
     /* an explicit entry for a multiPoint plugin at a point it does not implement
      * is no override: upstream rejects it like any other explicit entry */
     CHECK_EXPAND_ERROR("sort-as-filter.yaml", "    filter:\n      enabled:\n      - name: PrioritySort\n",
                        "profile p: plugin \"PrioritySort\" does not extend Filter plugin");
     /* a plugin twice in the user's multiPoint: mergePluginSet keeps both and the
      * framework reports the double registration */
-    CHECK_EXPAND_ERROR("multi-twice.yaml", "    multiPoint:\n      enabled:\n      - name: ImageLocality\n"
-                                           "      - name: ImageLocality\n",
-                       "plugin ImageLocality already registered as Score");
+    CHECK_EXPAND_ERROR("multi-twice.yaml", "    multiPoint:\n      enabled:\n      - name: CustomScore\n"
+                                           "      - name: CustomScore\n",
+                       "plugin CustomScore already registered as Score");
     /* re-configuring a default twice: the last entry replaces it, the first is appended */
     CHECK_EXPAND_ERROR("multi-default-twice.yaml", "    multiPoint:\n      enabled:\n      - name: NodeName\n"
                                                    "      - name: NodeName\n",
                        "plugin NodeName already registered as Filter");
-    /* the same plugin twice at one extension point */
-    CHECK_EXPAND_ERROR("twice.yaml", "    score:\n      enabled:\n      - name: ImageLocality\n"
-                                     "      - name: ImageLocality\n",
-                       "plugin ImageLocality already registered as Score");
+    /* the same plugin twice at one extension point: as remaining explicit
+     * entries (part 3), and as overrides of a multiPoint plugin (part 1) */
+    CHECK_EXPAND_ERROR("twice.yaml", "    score:\n      enabled:\n      - name: CustomScore\n"
+                                     "      - name: CustomScore\n",
+                       "plugin CustomScore already registered as Score");
+    CHECK_EXPAND_ERROR("twice-override.yaml", "    score:\n      enabled:\n      - name: TaintToleration\n"
+                                              "      - name: TaintToleration\n",
+                       "plugin TaintToleration already registered as Score");
     /* every error names the file */
     ls_config cfg;
     ls_error err = {{0}};
