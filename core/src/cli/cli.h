@@ -12,7 +12,29 @@
 
 enum { LS_EXIT_OK = 0, LS_EXIT_FAILURE = 1, LS_EXIT_USAGE = 2 };
 
+#include <stdio.h>
+
+struct cJSON;
+
+typedef struct ls_sim_opts {
+    const char *cluster;
+    const char *config;
+    const char *plugin_path;
+    bool json;
+    uint64_t seed;
+    uint64_t plugin_timeout_ms;
+} ls_sim_opts;
+
 int ls_cli_simulate(int argc, char **argv);
+int ls_cli_explain(int argc, char **argv);
+/* The flags simulate and explain share; `positional` arguments expected
+ * (the second one, if any, goes to *extra). -1 after --help. */
+int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional, const char **extra,
+                          void (*usage)(FILE *));
+void ls_cli_simulate_usage_flags(FILE *out);
+/* Runs a simulation; with json_out the JSON document (pods with explain
+ * records, summary) is returned instead of printed. */
+int ls_cli_run_simulation(const ls_sim_opts *o, struct cJSON **json_out);
 
 /* Peak resident set size of this process, in bytes. */
 uint64_t ls_cli_peak_rss(void);

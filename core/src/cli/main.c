@@ -14,6 +14,8 @@ static void usage(FILE *out)
             "\n"
             "commands:\n"
             "  simulate CLUSTER.yaml   schedule an embedded, in-memory cluster loaded from manifests\n"
+            "  explain CLUSTER.yaml POD\n"
+            "                          why POD went where it went: every plugin's verdict and score per node\n"
             "  version                 print the version\n"
             "\n"
             "Run 'luasched <command> --help' for a command's flags.\n");
@@ -28,6 +30,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "simulate") == 0)
         return ls_cli_simulate(argc - 1, argv + 1);
+    if (strcmp(cmd, "explain") == 0)
+        return ls_cli_explain(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("luasched %s (LuaJIT plugins, ABI %d)\n", LS_VERSION, LS_ABI_VERSION);
         return 0;

@@ -16,19 +16,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
-typedef struct sim_opts {
-    const char *cluster;
-    const char *config;
-    const char *plugin_path;
-    bool json;
-    uint64_t seed;
-    uint64_t plugin_timeout_ms;
-} sim_opts;
+typedef ls_sim_opts sim_opts;
 
 typedef struct sim_run {
     ls_cluster *cluster;
     cJSON **pod_json;          /* per pod index, the last attempt's record */
     bool json;
+    cJSON **json_out;          /* when set, the JSON document goes here instead of stdout */
 } sim_run;
 
 uint64_t ls_cli_peak_rss(void)
@@ -43,6 +37,15 @@ double ls_cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void ls_cli_simulate_usage_flags(FILE *out)
+{
+    fprintf(out,
+            "  --config FILE        KubeSchedulerConfiguration (default: the built-in default profile)\n"
+            "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
+            "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
+            "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default 10000)\n");
 }
 
 static void simulate_usage(FILE *out)
@@ -63,7 +66,8 @@ static void simulate_usage(FILE *out)
             "  -h, --help           this help\n");
 }
 
-static int parse_opts(int argc, char **argv, sim_opts *o)
+int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional, const char **extra,
+                          void (*usage)(FILE *))
 {
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'}, {"output", required_argument, NULL, 'o'},
@@ -81,7 +85,7 @@ static int parse_opts(int argc, char **argv, sim_opts *o)
         case 'p': o->plugin_path = optarg; break;
         case 'o':
             if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
-                fprintf(stderr, "luasched simulate: --output: expected text or json, got \"%s\"\n", optarg);
+                fprintf(stderr, "luasched %s: --output: expected text or json, got \"%s\"\n", argv[0], optarg);
                 return LS_EXIT_USAGE;
             }
             o->json = strcmp(optarg, "json") == 0;
@@ -89,27 +93,31 @@ static int parse_opts(int argc, char **argv, sim_opts *o)
         case 's':
             o->seed = strtoull(optarg, &end, 10);
             if (!*optarg || *end) {
-                fprintf(stderr, "luasched simulate: --seed: expected a non-negative integer, got \"%s\"\n", optarg);
+                fprintf(stderr, "luasched %s: --seed: expected a non-negative integer, got \"%s\"\n", argv[0],
+                        optarg);
                 return LS_EXIT_USAGE;
             }
             break;
         case 't':
             o->plugin_timeout_ms = strtoull(optarg, &end, 10);
             if (!*optarg || *end || o->plugin_timeout_ms == 0) {
-                fprintf(stderr, "luasched simulate: --plugin-timeout: expected milliseconds > 0, got \"%s\"\n",
-                        optarg);
+                fprintf(stderr, "luasched %s: --plugin-timeout: expected milliseconds > 0, got \"%s\"\n",
+                        argv[0], optarg);
                 return LS_EXIT_USAGE;
             }
             break;
-        case 'h': simulate_usage(stdout); return -1;
-        default: simulate_usage(stderr); return LS_EXIT_USAGE;
+        case 'h': usage(stdout); return -1;
+        default: usage(stderr); return LS_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "luasched simulate: expected exactly one CLUSTER file, got %d arguments\n", argc - optind);
-        simulate_usage(stderr);
+    if (argc - optind != positional) {
+        fprintf(stderr, "luasched %s: expected %d argument%s, got %d\n", argv[0], positional,
+                positional == 1 ? "" : "s", argc - optind);
+        usage(stderr);
         return LS_EXIT_USAGE;
     }
+    if (extra && positional > 1)
+        *extra = argv[optind + 1];
     o->cluster = argv[optind];
     return 0;
 }
@@ -135,10 +143,11 @@ static cJSON *filter_json(const ls_cycle *c, const ls_profile *prof)
     return filter;
 }
 
-static void scores_json(cJSON *rec, const ls_cycle *c, const ls_profile *prof)
+static void scores_json(cJSON *rec, const ls_cycle *c, const ls_profile *prof, const int64_t *totals)
 {
     cJSON *raw = cJSON_AddObjectToObject(rec, "score");
     cJSON *final = cJSON_AddObjectToObject(rec, "finalScore");
+    cJSON *total = cJSON_AddObjectToObject(rec, "totalScore");
     const ls_vec *plugins = &prof->plugins[LS_EP_SCORE];
     uint32_t n = c->num_feasible;
     if (n < 2)
@@ -146,6 +155,8 @@ static void scores_json(cJSON *rec, const ls_cycle *c, const ls_profile *prof)
     for (uint32_t i = 0; i < n; i++) {
         const char *node = ls_str_get(c->feasible[i]->node->name);
         cJSON *r = cJSON_AddObjectToObject(raw, node), *f = cJSON_AddObjectToObject(final, node);
+        if (totals)
+            cJSON_AddNumberToObject(total, node, (double)totals[i]);
         for (uint32_t p = 0; p < plugins->len; p++) {
             const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
             if (c->score_skipped[p])
@@ -176,7 +187,7 @@ static void observe(void *ud, const ls_attempt *a, const ls_cycle *c, const ls_s
     if (a->nominated_node)
         cJSON_AddStringToObject(rec, "nominatedNode", ls_str_get(a->nominated_node));
     cJSON_AddItemToObject(rec, "filter", filter_json(c, prof));
-    scores_json(rec, c, prof);
+    scores_json(rec, c, prof, a->total_scores);
     /* Every attempt in order; the explain details above are the last one's. */
     cJSON *prev = run->pod_json[a->pod->id];
     cJSON *history = prev ? cJSON_DetachItemFromObjectCaseSensitive(prev, "attempts") : cJSON_CreateArray();
@@ -276,7 +287,7 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
            seconds, seconds > 0 ? (double)attempts / seconds : 0.0, (double)ls_cli_peak_rss() / (1024.0 * 1024.0));
 }
 
-static void print_json(const sim_run *run, const ls_scheduler *s, uint64_t attempts, double seconds)
+static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attempts, double seconds)
 {
     const ls_cluster *c = run->cluster;
     cJSON *root = cJSON_CreateObject();
@@ -308,6 +319,10 @@ static void print_json(const sim_run *run, const ls_scheduler *s, uint64_t attem
     cJSON_AddNumberToObject(sum, "seconds", seconds);
     cJSON_AddNumberToObject(sum, "podsPerSecond", seconds > 0 ? (double)attempts / seconds : 0);
     cJSON_AddNumberToObject(sum, "peakRSSBytes", (double)ls_cli_peak_rss());
+    if (run->json_out) {
+        *run->json_out = root;
+        return;
+    }
     char *text = cJSON_PrintUnformatted(root);
     puts(text);
     free(text);
@@ -351,7 +366,7 @@ static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
         fprintf(stderr, "luasched simulate: invariant violated: %s\n", err.msg);
         rc = LS_EXIT_FAILURE;
     } else if (run->json) {
-        print_json(run, s, attempts, seconds);
+        emit_json(run, s, attempts, seconds);
     } else {
         print_text(run->cluster, s, attempts, seconds);
     }
@@ -362,10 +377,19 @@ static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
 int ls_cli_simulate(int argc, char **argv)
 {
     sim_opts o;
-    int rc = parse_opts(argc, argv, &o);
+    int rc = ls_cli_parse_sim_opts(argc, argv, &o, 1, NULL, simulate_usage);
     if (rc)
         return rc < 0 ? LS_EXIT_OK : rc;
-    sim_run run = {.cluster = ls_cluster_new(), .json = o.json};
+    return ls_cli_run_simulation(&o, NULL);
+}
+
+int ls_cli_run_simulation(const ls_sim_opts *opts, cJSON **json_out)
+{
+    ls_sim_opts o = *opts;
+    int rc;
+    if (json_out)
+        o.json = true;
+    sim_run run = {.cluster = ls_cluster_new(), .json = o.json, .json_out = json_out};
     ls_config cfg;
     memset(&cfg, 0, sizeof cfg);
     rc = load(&o, run.cluster, &cfg);
