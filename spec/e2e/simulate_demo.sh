@@ -10,7 +10,12 @@ rc=$?
 expect_eq "exit code" "$rc" "0"
 
 # Queue order: checkout (priority 1000 from PriorityClass critical) first, then
-# by creationTimestamp.
+# by creationTimestamp. Scores: TaintToleration x3, NodeResourcesFit x1
+# (LeastAllocated on non-zero requests), NodeResourcesBalancedAllocation x1
+# (actual requests; std = |f_cpu - f_mem| / 2, score (1 - std) * 100 truncated),
+# ImageLocality x1 (no node lists images: sum 0, clamped to 23 MiB -> 0 on every
+# node). NodeAffinity, NodePorts and InterPodAffinity have nothing to do for
+# these pods (Skip).
 # checkout (1 cpu, 1Gi): feasible a1, c1, a2, b2 (b1 tainted, c2 cordoned).
 #   TaintToleration (x3): c1 has one untolerated PreferNoSchedule taint ->
 #   reverse-normalized 0, the others 100 -> 300.
@@ -18,22 +23,39 @@ expect_eq "exit code" "$rc" "0"
 #                   a2 cpu 3000*100/8000=37, mem 7*100/16=43 -> 40
 #                   b2 cpu 1000*100/2000=50, mem 3*100/4=75 -> 62
 #                   c1 cpu 15000*100/16000=93, mem 31*100/32=96 -> 94
-#   totals a1 356, a2 340, b2 362, c1 94 -> node-b2.
-# web-0 (2 cpu, 2Gi): b2 now lacks cpu. a1 cpu 1000*100/4000=25, mem 4*100/8=50
-#   -> 37 (+300 = 337); a2 cpu 2000*100/8000=25, mem 6*100/16=37 -> 31 (331);
-#   c1 cpu 87, mem 93 -> 90 (+0) -> node-a1.
-# web-1: a1 lacks cpu now; a2 331 beats c1 90 -> node-a2.
+#   Balanced: a1 cpu 2000/4000=0.5, mem 3/8=0.375: std 0.0625 -> 93.75 -> 93
+#             a2 5000/8000=0.625, 9/16=0.5625: std 0.03125 -> 96
+#             b2 1000/2000=0.5, 1/4=0.25: std 0.125 -> 87
+#             c1 1000/16000=0.0625, 1/32=0.03125: std 0.015625 -> 98
+#   totals a1 300+56+93=449, a2 300+40+96=436, b2 300+62+87=449, c1 94+98=192.
+#   a1 and b2 tie: scanning the feasible nodes in order (a1, c1, a2, b2), the
+#   tie at b2 takes the first draw of the seeded generator (splitmix64, seed 0):
+#   0xe220a8397b1dcdaf is odd, draw % 2 != 0 keeps a1 -> node-a1.
+# web-0 (2 cpu, 2Gi): a1 now requests 2000m, 3Gi.
+#   LeastAllocated: a1 cpu 0*100/4000=0, mem (8-5)*100/8=37 -> 18
+#                   a2 cpu 2000*100/8000=25, mem 6*100/16=37 -> 31
+#                   b2 cpu 0, mem 2*100/4=50 -> 25; c1 cpu 87, mem 93 -> 90
+#   Balanced: a1 4000/4000=1, 5/8=0.625: std 0.1875 -> 81
+#             a2 6000/8000=0.75, 10/16=0.625: std 0.0625 -> 93
+#             b2 2000/2000=1, 2/4=0.5: std 0.25 -> 75
+#             c1 2000/16000=0.125, 2/32=0.0625: std 0.03125 -> 96
+#   totals a1 399, a2 424, b2 400, c1 186 -> node-a2.
+# web-1: a2 now requests 6000m, 10Gi: LeastAllocated a2 cpu 0, mem 4*100/16=25
+#   -> 12; Balanced a2 8000/8000=1, 12/16=0.75: std 0.125 -> 87. Totals a1 399,
+#   a2 399, b2 400, c1 186 -> node-b2 (the a1/a2 tie takes a draw; b2 beats both).
 # trainer (4 cpu, 16Gi, 2 GPUs, tolerates dedicated=gpu): only b1 has GPUs -> node-b1.
-# agent (no requests: 100m / 200Mi for scoring): b2 cpu 900*100/2000=45,
-#   mem (4096-1224)*100/4096=70 -> 57 (357); a1 cpu 22, mem 47 -> 34 (334);
-#   a2 cpu 23, mem 36 -> 29 (329) -> node-b2.
+# agent (no requests: 100m / 200Mi for NodeResourcesFit; BalancedAllocation
+#   skips a pod that requests nothing): a1 cpu (4000-2100)*100/4000=47, mem
+#   (8192-3272)*100/8192=60 -> 53 (353); a2 cpu (8000-6100)*100/8000=23, mem
+#   (16384-10440)*100/16384=36 -> 29 (329); b2 cpu 2100 > 2000 -> 0, mem
+#   (4096-2248)*100/4096=45 -> 22 (322); c1 99 (+0) -> node-a1.
 # batch-huge (12 cpu, 48Gi): cpu short on a1, a2, b2; memory short on a1, a2,
 #   b2, c1; b1 tainted; c2 unschedulable.
-expected='shop/web-0: bound to node-a1
-shop/web-1: bound to node-a2
+expected='shop/web-0: bound to node-a2
+shop/web-1: bound to node-b2
 ml/trainer: bound to node-b1
-shop/checkout: bound to node-b2
-ops/agent: bound to node-b2
+shop/checkout: bound to node-a1
+ops/agent: bound to node-a1
 ml/batch-huge: pending: 0/6 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable, 3 Insufficient cpu, 4 Insufficient memory.
 ops/other-scheduler: left alone: no profile for schedulerName "my-custom-scheduler"
 summary: 6 nodes, 9 pods: 5 bound, 1 unschedulable, 2 already running, 0 gated, 1 not ours
@@ -47,9 +69,10 @@ expect_eq "notice for skipped kinds" "$(cat "$TMP/err")" "notice: skipped 1 Depl
 json=$("$BIN" simulate examples/demo-cluster.yaml --output json 2>/dev/null)
 expect_contains "json: taint verdict" "$json" '"node-b1":{"NodeUnschedulable":"passed","NodeName":"passed","TaintToleration":"node(s) had untolerated taint {dedicated: gpu}"}'
 expect_contains "json: fit verdict with two reasons" "$json" '"node-a2":{"NodeUnschedulable":"passed","NodeName":"passed","TaintToleration":"passed","NodeResourcesFit":"Insufficient cpu, Insufficient memory"}'
-# checkout's scores: raw TaintToleration count 1 on c1, final 0; NodeResourcesFit 62 on b2.
-expect_contains "json: raw and final scores" "$json" '"node-c1":{"TaintToleration":1,"NodeResourcesFit":94}'
-expect_contains "json: final scores weighted" "$json" '"node-b2":{"TaintToleration":300,"NodeResourcesFit":62}'
+# checkout's scores: raw TaintToleration count 1 on c1, final 0; NodeResourcesFit 62
+# and BalancedAllocation 87 on b2; ImageLocality 0 (skipped plugins are not listed).
+expect_contains "json: raw and final scores" "$json" '"node-c1":{"TaintToleration":1,"NodeResourcesFit":94,"NodeResourcesBalancedAllocation":98,"ImageLocality":0}'
+expect_contains "json: final scores weighted" "$json" '"node-b2":{"TaintToleration":300,"NodeResourcesFit":62,"NodeResourcesBalancedAllocation":87,"ImageLocality":0}'
 expect_contains "json: summary" "$json" '"summary":{"nodes":6,"pods":9,"bound":5,"unschedulable":1,"running":2,"gated":0,"notOurs":1'
 
 [ "$failures" -eq 0 ]
