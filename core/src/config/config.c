@@ -36,7 +36,7 @@ static const struct {
     {"NodeVolumeLimits", 0, false},
     {"VolumeBinding", 0, false},
     {"VolumeZone", 0, false},
-    {"PodTopologySpread", 2, false},
+    {"PodTopologySpread", 2, true},
     {"InterPodAffinity", 2, true},
     {"DefaultPreemption", 0, false},
     {"NodeResourcesBalancedAllocation", 1, false},
