@@ -790,6 +790,11 @@ function M.hint(id, pod_ptr, ev_ptr)
   return ls.QUEUE
 end
 
+--- The files of the loaded plugins, for the hot-reload watcher.
+function M.plugin_files()
+  return loader.files()
+end
+
 function M.hint_errors()
   return hint_errors
 end

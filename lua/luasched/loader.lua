@@ -127,8 +127,17 @@ function M.load(name)
   local checked, cerr = check_plugin(name, shown, P)
   if not checked then return nil, cerr end
   P.file = shown
+  P.path = path
   loaded[name] = P
   return P
+end
+
+--- The files of every loaded plugin (what hot reload watches).
+function M.files()
+  local out = {}
+  for _, P in pairs(loaded) do out[#out + 1] = P.path end
+  table.sort(out)
+  return out
 end
 
 --- Forgets loaded plugins (hot reload builds a fresh set).

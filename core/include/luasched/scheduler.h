@@ -78,6 +78,28 @@ bool ls_scheduler_schedule_one(ls_scheduler *s);
 /* Schedules until the active queue is empty; returns the attempts made. */
 uint64_t ls_scheduler_run(ls_scheduler *s);
 
+/* Hot reload. ls_scheduler_watch starts watching the configuration file (NULL:
+ * the built-in default) and the loaded plugin files; ls_scheduler_reload builds
+ * a new framework beside the running one and swaps it in, or keeps the running
+ * one (and counts the failure); ls_scheduler_reload_if_changed reloads when a
+ * watched file changed, or when `forced` (SIGHUP). Call between cycles. */
+void ls_scheduler_watch(ls_scheduler *s, const char *config_path);
+bool ls_scheduler_reload(ls_scheduler *s, ls_error *err);
+bool ls_scheduler_reload_if_changed(ls_scheduler *s, bool forced);
+uint64_t ls_scheduler_reloads(const ls_scheduler *s, bool succeeded);
+
+/* Runs on the wall clock: the source's timed changes play in real time, hot
+ * reload is checked between cycles, and the loop ends when nothing is left to
+ * do (or, with `hold`, when *stop is set, e.g. by SIGINT/SIGTERM). *reload set
+ * (SIGHUP) forces a reload. */
+#include <signal.h>
+typedef struct ls_run_control {
+    volatile sig_atomic_t *stop;
+    volatile sig_atomic_t *reload;
+    bool hold;
+} ls_run_control;
+uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl);
+
 /* Introspection for output and tests. */
 const ls_config *ls_scheduler_config(const ls_scheduler *s);
 const ls_profile *ls_scheduler_profile(const ls_scheduler *s, uint32_t i);

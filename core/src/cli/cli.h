@@ -23,7 +23,12 @@ typedef struct ls_sim_opts {
     bool json;
     uint64_t seed;
     uint64_t plugin_timeout_ms;
+    bool realtime, hold;
 } ls_sim_opts;
+
+#include <signal.h>
+/* SIGINT/SIGTERM set *stop, SIGHUP sets *reload. */
+void ls_cli_trap_signals(volatile sig_atomic_t *stop, volatile sig_atomic_t *reload);
 
 int ls_cli_simulate(int argc, char **argv);
 int ls_cli_explain(int argc, char **argv);

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,38 @@ typedef ls_sim_opts sim_opts;
 typedef struct sim_run {
     ls_cluster *cluster;
     cJSON **pod_json;          /* per pod index, the last attempt's record */
+    uint32_t pod_json_cap;     /* a timeline adds pods during the run */
     bool json;
     cJSON **json_out;          /* when set, the JSON document goes here instead of stdout */
 } sim_run;
+
+static volatile sig_atomic_t *trap_stop, *trap_reload;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    *trap_stop = 1;
+}
+
+static void on_reload_signal(int sig)
+{
+    (void)sig;
+    *trap_reload = 1;
+}
+
+void ls_cli_trap_signals(volatile sig_atomic_t *stop, volatile sig_atomic_t *reload)
+{
+    trap_stop = stop;
+    trap_reload = reload;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_reload_signal;
+    sigaction(SIGHUP, &sa, NULL);
+}
 
 uint64_t ls_cli_peak_rss(void)
 {
@@ -63,6 +93,9 @@ static void simulate_usage(FILE *out)
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default 10000)\n"
+            "  --realtime           play the cluster's timeline on the wall clock, and reload the configuration\n"
+            "                       and plugins when their files change (or on SIGHUP)\n"
+            "  --hold               with --realtime: keep running after the timeline until SIGINT or SIGTERM\n"
             "  -h, --help           this help\n");
 }
 
@@ -73,6 +106,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
         {"config", required_argument, NULL, 'c'}, {"output", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},   {"plugin-path", required_argument, NULL, 'p'},
         {"plugin-timeout", required_argument, NULL, 't'},
+        {"realtime", no_argument, NULL, 'R'},     {"hold", no_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -106,6 +140,8 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
                 return LS_EXIT_USAGE;
             }
             break;
+        case 'R': o->realtime = true; break;
+        case 'H': o->hold = true; break;
         case 'h': usage(stdout); return -1;
         default: usage(stderr); return LS_EXIT_USAGE;
         }
@@ -172,6 +208,12 @@ static void observe(void *ud, const ls_attempt *a, const ls_cycle *c, const ls_s
     sim_run *run = ud;
     if (!run->json)
         return;
+    if (a->pod->id >= run->pod_json_cap) {
+        uint32_t cap = (a->pod->id + 1) * 2;
+        run->pod_json = ls_xrealloc(run->pod_json, cap * sizeof *run->pod_json);
+        memset(run->pod_json + run->pod_json_cap, 0, (cap - run->pod_json_cap) * sizeof *run->pod_json);
+        run->pod_json_cap = cap;
+    }
     const ls_profile *prof = ls_scheduler_profile(s, a->profile);
     cJSON *rec = cJSON_CreateObject();
     cJSON_AddStringToObject(rec, "namespace", ls_str_get(a->pod->ns));
@@ -270,6 +312,9 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
                    ls_str_get(pod->name), ls_str_get(pod->scheduler_name));
     }
     tally tl = count_outcomes(c);
+    if (ls_scheduler_reloads(s, true) || ls_scheduler_reloads(s, false))
+        printf("reloads: %llu succeeded, %llu failed\n", (unsigned long long)ls_scheduler_reloads(s, true),
+               (unsigned long long)ls_scheduler_reloads(s, false));
     if (tl.deleted)
         printf("deleted by the timeline: %u pods\n", tl.deleted);
     if (tl.preempted)
@@ -292,7 +337,7 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
     const ls_cluster *c = run->cluster;
     cJSON *root = cJSON_CreateObject();
     cJSON *pods = cJSON_AddArrayToObject(root, "pods");
-    for (uint32_t i = 0; i < ls_cluster_num_pods(c); i++)
+    for (uint32_t i = 0; i < ls_cluster_num_pods(c) && i < run->pod_json_cap; i++)
         if (run->pod_json[i]) {
             cJSON_AddItemToArray(pods, run->pod_json[i]);
             run->pod_json[i] = NULL;
@@ -358,7 +403,16 @@ static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
     }
     ls_cluster_start(run->cluster, s);
     double t0 = ls_cli_now();
-    uint64_t attempts = ls_scheduler_run(s);
+    uint64_t attempts;
+    if (o->realtime) {
+        static volatile sig_atomic_t stop, reload;
+        ls_cli_trap_signals(&stop, &reload);
+        ls_scheduler_watch(s, o->config);
+        ls_run_control ctl = {.stop = &stop, .reload = &reload, .hold = o->hold};
+        attempts = ls_scheduler_run_realtime(s, &ctl);
+    } else {
+        attempts = ls_scheduler_run(s);
+    }
     double seconds = ls_cli_now() - t0;
     ls_cluster_finish(run->cluster, s);
     int rc = LS_EXIT_OK;
@@ -395,9 +449,10 @@ int ls_cli_run_simulation(const ls_sim_opts *opts, cJSON **json_out)
     rc = load(&o, run.cluster, &cfg);
     if (rc == 0) {
         ls_cluster_print_notices(run.cluster, stderr);
-        run.pod_json = ls_xcalloc(ls_cluster_num_pods(run.cluster) + 1, sizeof *run.pod_json);
+        run.pod_json_cap = ls_cluster_num_pods(run.cluster) + 1;
+        run.pod_json = ls_xcalloc(run.pod_json_cap, sizeof *run.pod_json);
         rc = run_simulation(&o, &run, &cfg);
-        for (uint32_t i = 0; i < ls_cluster_num_pods(run.cluster); i++)
+        for (uint32_t i = 0; i < run.pod_json_cap; i++)
             cJSON_Delete(run.pod_json[i]);
         free(run.pod_json);
     }

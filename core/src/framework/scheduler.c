@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- queue callbacks */
 
@@ -109,6 +110,8 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_squeue_free(s->queue);
     ls_waiting_pods_free(&s->waiting);
     ls_nominator_free(&s->nominator);
+    ls_file_watch_free(s->watch);
+    free(s->config_path);
     ls_vec_free(&s->victims);
     ls_config_free(&s->cfg);
     free(s->candidates);
@@ -305,6 +308,54 @@ uint64_t ls_scheduler_run(ls_scheduler *s)
         ls_squeue_flush(s->queue);
         ls_waiting_pods_expire(&s->waiting, s->clock_ms);
         ls_scheduler_resolve_waiting(s);
+    }
+    return n;
+}
+
+/* ---- the real-time loop */
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void advance_clock(ls_scheduler *s, uint64_t now)
+{
+    if (now > s->clock_ms)
+        s->clock_ms = now;
+    if (s->src.advance_to)
+        s->src.advance_to(s->src.ud, s->clock_ms);
+    ls_squeue_flush(s->queue);
+    ls_waiting_pods_expire(&s->waiting, s->clock_ms);
+    ls_scheduler_resolve_waiting(s);
+}
+
+uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl)
+{
+    enum { IDLE_POLL_MS = 20 };
+    uint64_t n = 0, start = wall_ms() - s->clock_ms;
+    while (!(ctl->stop && *ctl->stop)) {
+        bool forced = ctl->reload && *ctl->reload;
+        if (forced)
+            *ctl->reload = 0;
+        ls_scheduler_reload_if_changed(s, forced);
+        advance_clock(s, wall_ms() - start);
+        if (ls_scheduler_schedule_one(s)) {
+            n++;
+            ls_scheduler_resolve_waiting(s);
+            continue;
+        }
+        uint64_t at;
+        if (!next_wakeup(s, &at) && !ctl->hold)
+            break;
+        uint64_t now = wall_ms() - start;
+        uint64_t wait = at > now ? at - now : 0;
+        if (wait > IDLE_POLL_MS || !next_wakeup(s, &at))
+            wait = IDLE_POLL_MS;
+        struct timespec ts = {(time_t)(wait / 1000), (long)(wait % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
     }
     return n;
 }

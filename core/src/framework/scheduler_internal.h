@@ -6,6 +6,7 @@
 #define LS_SCHEDULER_INTERNAL_H
 
 #include "framework/waiting_pods.h"
+#include "lua/file_watch.h"
 #include "lua/runtime.h"
 #include "luasched/scheduler.h"
 #include "queue/nominator.h"
@@ -28,6 +29,10 @@ struct ls_scheduler {
     uint64_t last_change_ms;    /* when the cluster last changed (for the end of a simulation) */
     uint64_t rng;
     uint32_t next_start_index;
+    /* hot reload */
+    char *config_path;
+    ls_file_watch *watch;
+    uint64_t reloads_ok, reloads_failed;
     /* per-cycle buffers, grown to the node count */
     uint32_t buf_nodes;
     const ls_node_info **candidates;

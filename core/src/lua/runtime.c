@@ -573,6 +573,33 @@ int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event
     return r == LS_HINT_SKIP ? LS_HINT_SKIP : LS_HINT_QUEUE;
 }
 
+char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n)
+{
+    lua_State *L = lua->L;
+    *n = 0;
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "luasched.dispatch");
+    if (lua_pcall(L, 1, 1, 0) != 0) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    lua_getfield(L, -1, "plugin_files");
+    if (lua_pcall(L, 0, 1, 0) != 0) {
+        lua_pop(L, 2);
+        return NULL;
+    }
+    size_t count = lua_objlen(L, -1);
+    char **files = ls_xcalloc(count + 1, sizeof *files);
+    for (size_t i = 1; i <= count; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        const char *f = lua_tostring(L, -1);
+        files[(*n)++] = ls_xstrdup(f ? f : "");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+    return files;
+}
+
 static void call_with_pod_id(ls_lua *lua, int ref, uint32_t pod_id)
 {
     if (!lua->L)

@@ -45,6 +45,9 @@ bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n,
 /* Runs a queueing hint; LS_HINT_QUEUE or LS_HINT_SKIP. */
 int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev);
 
+/* The files of every loaded plugin (caller frees the array and strings). */
+char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n);
+
 /* Keeps / restores a waiting pod's CycleState across its wait (Permit). */
 void ls_lua_park(ls_lua *lua, uint32_t pod_id);
 void ls_lua_resume(ls_lua *lua, uint32_t pod_id);

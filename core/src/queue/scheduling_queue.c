@@ -345,8 +345,10 @@ bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod)
     ls_qpod *qp = ls_map_get(&q->by_id, pod->id + 1);
     if (!qp || (qp->where != LS_Q_UNSCHEDULABLE && qp->where != LS_Q_BACKOFF))
         return false;
+    /* PreEnqueue still applies: a pod it rejects stays gated (upstream's
+     * activate reports false when addToActiveQ did not add the pod). */
     enqueue_active(q, qp);
-    return true;
+    return qp->where == LS_Q_ACTIVE;
 }
 
 /* ---- periodic flushes */
@@ -430,6 +432,16 @@ bool ls_squeue_next_wakeup(const ls_squeue *q, uint64_t *at_ms)
     if (any)
         *at_ms = best;
     return any;
+}
+
+void ls_squeue_rekey(ls_squeue *q)
+{
+    for (uint32_t i = 0; i < q->all.len; i++) {
+        ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
+        qp->sort_key = q->cb.sort_key ? q->cb.sort_key(q->cb.ud, qp->pod, qp->profile) : 0;
+        if (qp->where == LS_Q_ACTIVE)
+            to_active(q, qp);   /* out and back in: the heap takes the new key */
+    }
 }
 
 bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)

@@ -86,13 +86,17 @@ void ls_squeue_done(ls_squeue *q, ls_qpod *qp);
 void ls_squeue_add_unschedulable(ls_squeue *q, ls_qpod *qp);
 /* MoveAllToActiveOrBackoffQueue. */
 void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev);
-/* Moves a pending pod straight to activeQ (ForceActivate). */
+/* Moves a pending pod straight to activeQ (ForceActivate), PreEnqueue
+ * permitting; true when it is now in activeQ. */
 bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod);
 /* The periodic flushes due by now: backoff completed (every 1 s) and
  * unschedulable leftovers (every 30 s). */
 void ls_squeue_flush(ls_squeue *q);
 /* The next time a flush can change something; false when nothing waits on time. */
 bool ls_squeue_next_wakeup(const ls_squeue *q, uint64_t *at_ms);
+
+/* Recomputes every active pod's sort key (a new queue-sort plugin after a reload). */
+void ls_squeue_rekey(ls_squeue *q);
 
 /* True when every held pod is gated, or failed its last attempt at or after
  * `since_ms` (so it has seen the cluster as it is), and none is active. */
