@@ -174,6 +174,75 @@ end
 function ls.pod_tolerates(pod, taint)
   return C.ls_tolerations_tolerate(pod.tolerations, pod.n_tolerations, taint)
 end
+
+-- Node selectors built once (at init) from ids, for selectors that come from
+-- plugin args rather than from a decoded object (NodeAffinity's
+-- addedAffinity): matched by the same C code as the pods' own. The arrays a
+-- selector points to are kept alive as long as the selector is referenced.
+local selector_memory = setmetatable({}, { __mode = "k" })
+
+-- A validated decimal int64 (optional sign, digits) -> int64_t, exactly.
+local function int64_of(s)
+  local neg = s:sub(1, 1) == "-"
+  local v = 0ULL
+  for i = (s:find("%d")), #s do v = v * 10 + (s:byte(i) - 48) end
+  return ffi.cast("int64_t", neg and 0ULL - v or v)
+end
+
+local function fill_requirements(sel, list, keep)
+  local n = #list
+  local reqs = ffi.new("ls_requirement[?]", math.max(n, 1))
+  keep[#keep + 1] = reqs
+  for i, r in ipairs(list) do
+    local q = reqs[i - 1]
+    q.key, q.op = r.key, r.op
+    local values = {}
+    for j, v in ipairs(r.values or {}) do values[j] = v end
+    table.sort(values)                   -- the matcher binary-searches them
+    local arr = ffi.new("ls_str[?]", math.max(#values, 1))
+    for j, v in ipairs(values) do arr[j - 1] = v end
+    keep[#keep + 1] = arr
+    q.n_values, q.values = #values, arr
+    if r.number ~= nil then q.number = int64_of(r.number) end
+  end
+  sel.match_nothing, sel.n, sel.reqs = 0, n, reqs
+end
+
+local function fill_term(t, term, keep)
+  fill_requirements(t.exprs, term.exprs or {}, keep)
+  fill_requirements(t.fields, term.fields or {}, keep)
+end
+
+--- A NodeSelector (terms ORed) for ls.node_selector_matches. Each term is
+--- { exprs = {...}, fields = {...} } (expressions ANDed; fields name
+--- "metadata.name"), each requirement { key = id, op = ls.OP_*, values = { ids },
+--- number = "int64 text" for Gt / Lt }, checked by the caller. A term with
+--- nothing in it matches no node, nor does a selector without terms.
+function ls.new_node_selector(terms)
+  local keep = {}
+  local arr = ffi.new("ls_node_selector_term[?]", math.max(#terms, 1))
+  keep[1] = arr
+  for i, term in ipairs(terms) do fill_term(arr[i - 1], term, keep) end
+  local sel = ffi.new("ls_node_selector")
+  sel.n_terms, sel.terms = #terms, arr
+  selector_memory[sel] = keep
+  return sel
+end
+function ls.node_selector_matches(sel, node) return C.ls_node_selector_matches(sel, node) end
+
+--- Preferred terms ({ weight = n, term = <as for ls.new_node_selector> })
+--- -> a 0-based `ls_preferred_term` array and its length, the shape of
+--- pod.preferred_node_affinity.
+function ls.new_preferred_terms(list)
+  local keep = {}
+  local arr = ffi.new("ls_preferred_term[?]", math.max(#list, 1))
+  for i, p in ipairs(list) do
+    arr[i - 1].weight = p.weight
+    fill_term(arr[i - 1].term, p.term, keep)
+  end
+  selector_memory[arr] = keep
+  return arr, #list
+end
 function ls.resource_name(i) return ffi.string(C.ls_resource_name(i)) end
 function ls.resource_index(name) return C.ls_resource_index(name) end
 function ls.resource_count() return C.ls_resource_count() end

@@ -50,13 +50,15 @@ expect_eq "exit code" "$rc" "0"
 #   (16384-10440)*100/16384=36 -> 29 (329); b2 cpu 2100 > 2000 -> 0, mem
 #   (4096-2248)*100/4096=45 -> 22 (322); c1 99 (+0) -> node-a1.
 # batch-huge (12 cpu, 48Gi): cpu short on a1, a2, b2; memory short on a1, a2,
-#   b2, c1; b1 tainted; c2 unschedulable.
+#   b2, c1; b1 tainted; c2 unschedulable. Preemption: 48Gi exceeds every
+#   node's allocatable memory, so NodeResourcesFit's verdicts are Unresolvable
+#   too and no node is a candidate.
 expected='shop/web-0: bound to node-a2
 shop/web-1: bound to node-b2
 ml/trainer: bound to node-b1
 shop/checkout: bound to node-a1
 ops/agent: bound to node-a1
-ml/batch-huge: pending: 0/6 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable, 3 Insufficient cpu, 4 Insufficient memory.
+ml/batch-huge: pending: 0/6 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable, 3 Insufficient cpu, 4 Insufficient memory. preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.
 ops/other-scheduler: left alone: no profile for schedulerName "my-custom-scheduler"
 summary: 6 nodes, 9 pods: 5 bound, 1 unschedulable, 2 already running, 0 gated, 1 not ours
 queues: 0 active, 0 backoff, 1 unschedulable, 0 gated'

@@ -17,8 +17,10 @@ batch/gated-job: bound to node-big at 5m30s'
 expect_contains "timeline end" "$out" "queues: 0 active, 0 backoff, 0 unschedulable, 0 gated; timeline ended at 5m30s"
 
 json=$("$BIN" simulate examples/timeline.yaml $ARGS --output json 2>/dev/null)
+# DefaultPreemption (in the default profile) follows: ReadyLabel's rejection is
+# Unschedulable, but node-small runs no lower-priority pod.
 expect_contains "attempt history of gated-job" "$json" \
-  '"attempts":[{"time":0,"result":"unschedulable","message":"0/1 nodes are available: 1 node(s) didn'"'"'t have label ready=true."},{"time":330,"result":"bound","node":"node-big"}]'
+  '"attempts":[{"time":0,"result":"unschedulable","message":"0/1 nodes are available: 1 node(s) didn'"'"'t have label ready=true. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."},{"time":330,"result":"bound","node":"node-big"}]'
 expect_contains "summary keeps virtual time" "$json" '"virtualSeconds":330'
 
 # A label patch at 90s is the event ReadyLabel registered: gated-job moves then.

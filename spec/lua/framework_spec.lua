@@ -120,6 +120,13 @@ end
 local DEFAULT_FILTERS = '"NodeUnschedulable":"passed","NodeName":"passed","TaintToleration":"passed",' ..
   '"NodeResourcesFit":"passed"'
 
+-- The profiles merge with the built-in default, so DefaultPreemption runs at
+-- PostFilter and appends its FitError (reference §2.11, §6.1): nodes rejected
+-- as Unresolvable are not candidates; an Unschedulable node without any
+-- lower-priority pod (every pod here has priority 0) has no victims.
+local NOT_HELPFUL_2 = " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+local NO_VICTIMS_2 = " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+
 local TWO_NODES = { "node-1", "node-2" }
 local PROBE_AND_PLAIN = { { "a", "probe: 'yes'" }, { "b", "" } }
 
@@ -202,21 +209,22 @@ return P
         config("{multiPoint: {enabled: [{name: OnlyNodeTwo}, {name: OnlyNodeOne}, {name: OnlyBoth}]}}"))
       expect_run(r)
       assert.are.equal("pending: 0/2 nodes are available: node(s) didn't satisfy plugin(s) " ..
-        "[OnlyNodeOne OnlyNodeTwo] simultaneously.", r.pods.a)
+        "[OnlyNodeOne OnlyNodeTwo] simultaneously." .. NOT_HELPFUL_2, r.pods.a)
       assert.matches("^bound to node%-[12]$", r.pods.b)
       -- the empty intersection also wins over an earlier plugin's Unschedulable
       r = simulate(cluster(TWO_NODES, PROBE_AND_PLAIN),
         config("{multiPoint: {enabled: [{name: UnschedulableFirst}, {name: OnlyNodeOne}, {name: OnlyNodeTwo}]}}"))
       expect_run(r)
       assert.are.equal("pending: 0/2 nodes are available: node(s) didn't satisfy plugin(s) " ..
-        "[OnlyNodeOne OnlyNodeTwo] simultaneously.", r.pods.a)
+        "[OnlyNodeOne OnlyNodeTwo] simultaneously." .. NOT_HELPFUL_2, r.pods.a)
       assert.matches("^bound to node%-[12]$", r.pods.b)
     end)
 
     it("an empty list from one plugin: node(s) didn't satisfy plugin <name>", function()
       local r = simulate(cluster(TWO_NODES, PROBE_AND_PLAIN), config("{multiPoint: {enabled: [{name: OnlyNone}]}}"))
       expect_run(r)
-      assert.are.equal("pending: 0/2 nodes are available: node(s) didn't satisfy plugin OnlyNone.", r.pods.a)
+      assert.are.equal("pending: 0/2 nodes are available: node(s) didn't satisfy plugin OnlyNone." .. NOT_HELPFUL_2,
+        r.pods.a)
       assert.matches("^bound to node%-[12]$", r.pods.b)
     end)
 
@@ -225,13 +233,14 @@ return P
       -- candidate exists and every node counts with the absent status
       local r = simulate(cluster(TWO_NODES, PROBE_AND_PLAIN), config("{multiPoint: {enabled: [{name: OnlyGhost}]}}"))
       expect_run(r)
-      assert.are.equal("pending: 0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [OnlyGhost].", r.pods.a)
+      assert.are.equal("pending: 0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [OnlyGhost]." ..
+        NOT_HELPFUL_2, r.pods.a)
       assert.matches("^bound to node%-[12]$", r.pods.b)
       r = simulate(cluster(TWO_NODES, PROBE_AND_PLAIN),
         config("{multiPoint: {enabled: [{name: OnlyGhostToo}, {name: OnlyGhost}]}}"))
       expect_run(r)
       assert.are.equal("pending: 0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) " ..
-        "[OnlyGhost OnlyGhostToo].", r.pods.a)
+        "[OnlyGhost OnlyGhostToo]." .. NOT_HELPFUL_2, r.pods.a)
       assert.matches("^bound to node%-[12]$", r.pods.b)
     end)
   end)
@@ -260,7 +269,7 @@ return P
     expect_run(r)
     assert.matches("^bound to node%-[12]$", r.pods.a)
     -- without the Skip the same Filter rejects every node
-    assert.are.equal("pending: 0/2 nodes are available: 2 filter should not run.", r.pods.b)
+    assert.are.equal("pending: 0/2 nodes are available: 2 filter should not run." .. NO_VICTIMS_2, r.pods.b)
     local j = simulate(c, cfg, true)
     expect_run(j)
     local a = pod_record(j.out, "a")
@@ -303,9 +312,9 @@ return P
     local r = simulate(cluster(TWO_NODES, { { "a", "probe: reject" }, { "b", "probe: report" }, { "c", "" } }),
       config("{multiPoint: {enabled: [{name: RejectsEarly}, {name: RecordsPreFilter}]}}"))
     expect_run(r)
-    assert.are.equal("pending: 0/2 nodes are available: x.", r.pods.a)
+    assert.are.equal("pending: 0/2 nodes are available: x." .. NO_VICTIMS_2, r.pods.a)
     -- RecordsPreFilter's PreFilter ran for a after RejectsEarly rejected it (upstream issue 119770)
-    assert.are.equal("pending: 0/2 nodes are available: 2 pre_filter ran for a b.", r.pods.b)
+    assert.are.equal("pending: 0/2 nodes are available: 2 pre_filter ran for a b." .. NO_VICTIMS_2, r.pods.b)
     assert.matches("^bound to node%-[12]$", r.pods.c)
   end)
 
@@ -341,7 +350,8 @@ return P
     local cfg = config("{multiPoint: {enabled: [{name: FirstRejects}, {name: SecondRejects}]}}")
     local r = simulate(c, cfg)
     expect_run(r)
-    assert.are.equal("pending: 0/2 nodes are available: 1 first says no, 1 second says no.", r.pods.a)
+    assert.are.equal("pending: 0/2 nodes are available: 1 first says no, 1 second says no." .. NO_VICTIMS_2,
+      r.pods.a)
     assert.matches("^bound to node%-[12]$", r.pods.b)
     local j = simulate(c, cfg, true)
     expect_run(j)
@@ -373,7 +383,8 @@ return P
     local r = simulate(cluster(nodes, PROBE_AND_PLAIN), config("{multiPoint: {enabled: [{name: ManyReasons}]}}"))
     expect_run(r)
     -- x 11 times, y twice, z once; "1 z" < "11 x" < "2 y" byte-wise
-    assert.are.equal("pending: 0/12 nodes are available: 1 z, 11 x, 2 y.", r.pods.a)
+    assert.are.equal("pending: 0/12 nodes are available: 1 z, 11 x, 2 y. preemption: 0/12 nodes are available: " ..
+      "1 Preemption is not helpful for scheduling, 11 No preemption victims found for incoming pod.", r.pods.a)
     assert.matches("^bound to node%-%d%d$", r.pods.b)
   end)
 

@@ -733,7 +733,9 @@ describe("InterPodAffinity end to end (luasched simulate, Namespace labels)", fu
     -- (no labels) does not match its own term
     r = pods["default/follow-team-c"]
     assert.is_nil(r.node)   -- JSON null
-    assert.are.equal("0/3 nodes are available: 3 node(s) didn't match pod affinity rules.", r.message)
+    -- InterPodAffinity's rejection is Unresolvable: no node is a preemption candidate
+    assert.are.equal("0/3 nodes are available: 3 node(s) didn't match pod affinity rules. preemption: " ..
+      "0/3 nodes are available: 3 Preemption is not helpful for scheduling.", r.message)
   end)
 
   it("matches an existing pod's namespaceSelector against the incoming pod's Namespace labels", function()

@@ -24,13 +24,13 @@ static const struct {
     int32_t weight;
     bool implemented;
 } default_plugins[] = {
-    {"SchedulingGates", 0, false},
+    {"SchedulingGates", 0, true},
     {"PrioritySort", 0, true},
     {"NodeUnschedulable", 0, true},
     {"NodeName", 0, true},
     {"TaintToleration", 3, true},
-    {"NodeAffinity", 2, false},
-    {"NodePorts", 0, false},
+    {"NodeAffinity", 2, true},
+    {"NodePorts", 0, true},
     {"NodeResourcesFit", 1, true},
     {"VolumeRestrictions", 0, false},
     {"NodeVolumeLimits", 0, false},
@@ -38,9 +38,9 @@ static const struct {
     {"VolumeZone", 0, false},
     {"PodTopologySpread", 2, true},
     {"InterPodAffinity", 2, true},
-    {"DefaultPreemption", 0, false},
-    {"NodeResourcesBalancedAllocation", 1, false},
-    {"ImageLocality", 1, false},
+    {"DefaultPreemption", 0, true},
+    {"NodeResourcesBalancedAllocation", 1, true},
+    {"ImageLocality", 1, true},
     {"DefaultBinder", 0, true},
 };
 
