@@ -17,7 +17,7 @@ typedef struct ls_object {
     ls_str kind;                   /* "Namespace", "Service", ..., or "plural.version.group" */
     ls_str ns, name, uid;
     ls_labels labels;
-    uint8_t has_selector;          /* spec.selector present and non-empty */
+    uint8_t has_selector;          /* spec.selector present (an empty one is compiled as matching all) */
     ls_selector selector;          /* Services and ReplicationControllers: a plain map; others: LabelSelector */
     int32_t disruptions_allowed;   /* PodDisruptionBudget status.disruptionsAllowed */
     uint32_t n_disrupted_pods;     /* PodDisruptionBudget status.disruptedPods (pod names) */

@@ -387,12 +387,9 @@ static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
     ls_cycle *c = &s->cycle;
     c->nominated_node = 0;
     if (profile_of(s, qp)->plugins[LS_EP_POST_FILTER].len) {
-        int code = ls_lua_run(s->lua, LS_CALL_POST_FILTER, qp->profile);
-        if (code == LS_ERROR) {
-            free(msg);
-            fail_with_status(s, qp);
-            return;
-        }
+        /* Even an Error from PostFilter ends the cycle Unschedulable, with its
+         * message after the nodes' one, as upstream logs and reports it. */
+        ls_lua_run(s->lua, LS_CALL_POST_FILTER, qp->profile);
         const char *post = c->status ? ls_status_get(c->status)->message : "";
         if (*post) {
             size_t n = strlen(msg) + strlen(post) + 2;
@@ -407,6 +404,31 @@ static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
     }
     fail(s, qp, LS_UNSCHEDULABLE, msg);
     free(msg);
+}
+
+/* A pod nominated to a node (preemption made room there) tries that node first,
+ * alone; if it passes, it is the one feasible node (upstream's
+ * evaluateNominatedNode). The round-robin start index does not move. */
+static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp)
+{
+    ls_cycle *c = &s->cycle;
+    ls_str nom = ls_nominator_node_of(&s->nominator, qp->pod);
+    const ls_node_info *ni = nom ? ls_snapshot_find(s->snapshot, nom) : NULL;
+    if (!ni)
+        return NULL;
+    if (c->prefilter_restricts) {
+        bool allowed = false;
+        for (uint32_t k = 0; k < c->num_prefilter_nodes; k++)
+            allowed = allowed || c->prefilter_nodes[k] == nom;
+        if (!allowed)
+            return NULL;
+    }
+    if (ls_lua_filter_one(s->lua, qp->profile, ni) != LS_SUCCESS)
+        return NULL;
+    c->feasible[0] = ni;
+    c->num_feasible = 1;
+    s->totals[0] = 0;
+    return ni;
 }
 
 void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
@@ -425,6 +447,11 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         }
         reject_by_status(s, qp, LS_EP_PRE_FILTER);
         fit_failure(s, qp, ls_fit_error_prefilter(c, ls_status_get(c->status)->message));
+        return;
+    }
+    const ls_node_info *nominated = evaluate_nominated_node(s, qp);
+    if (nominated) {
+        assume_and_bind(s, qp, nominated);
         return;
     }
     if (!run_filters(s, qp)) {

@@ -45,7 +45,7 @@ struct ls_lua {
     ls_cycle *cycle;
     int refs[LS_CALL_COUNT];
     int ref_pre_enqueue, ref_sort_key, ref_hooks, ref_build, ref_park, ref_resume;
-    int ref_registrations, ref_hint;
+    int ref_registrations, ref_hint, ref_filter_one;
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;
@@ -193,6 +193,7 @@ static bool load_dispatch(ls_lua *lua, ls_error *err)
     lua->ref_resume = take_ref(L, mod, "resume");
     lua->ref_registrations = take_ref(L, mod, "registrations");
     lua->ref_hint = take_ref(L, mod, "hint");
+    lua->ref_filter_one = take_ref(L, mod, "filter_one");
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);
     push_plugin_dirs(L, lua->plugin_path);
@@ -465,6 +466,32 @@ int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     return code;
 }
 
+int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
+{
+    if (!lua->L)
+        return runtime_failure(lua, "filter", "the Lua state could not be restarted");
+    sigjmp_buf escape;
+    if (sigsetjmp(escape, 0))
+        return recover(lua, LS_CALL_FILTER, profile);
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_filter_one);
+    lua_pushinteger(L, (lua_Integer)profile);
+    lua_pushlightuserdata(L, (void *)ni);
+    lua->cycle->running_plugin = -1;
+    arm_budget(lua);
+    ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, true, &escape);
+    int rc = lua_pcall(L, 2, 1, 0);
+    ls_watchdog_disarm(lua->watchdog);
+    if (rc != 0) {
+        int code = runtime_failure(lua, "filter", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return code;
+    }
+    int code = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return code;
+}
+
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
     lua_State *L = lua->L;
@@ -633,4 +660,149 @@ uint64_t ls_lua_restarts(const ls_lua *lua)
 uint64_t ls_lua_budget_overruns(const ls_lua *lua)
 {
     return lua->overruns;
+}
+
+/* ---- configuration tools: check, completed args, options */
+
+/* Pushes dispatch's function `name`; false (nothing pushed) if it fails. */
+static bool push_dispatch_fn(lua_State *L, const char *name, ls_error *err)
+{
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "luasched.dispatch");
+    if (lua_pcall(L, 1, 1, 0) != 0) {
+        ls_errorf(err, "loading the Lua runtime: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_getfield(L, -1, name);
+    lua_remove(L, -2);
+    return true;
+}
+
+static void push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n)
+{
+    lua_newtable(L);
+    for (uint32_t i = 0; i < n; i++) {
+        push_profile(L, &profiles[i]);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+}
+
+bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err)
+{
+    lua_State *L = lua->L;
+    if (!push_dispatch_fn(L, "check", err))
+        return false;
+    push_profiles(L, profiles, n);
+    arm_budget(lua);
+    if (lua_pcall(L, 1, 1, 0) != 0) {
+        ls_errorf(err, "checking plugins: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    size_t count = lua_objlen(L, -1);
+    for (size_t i = 1; i <= count; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        const char *msg = lua_tostring(L, -1);
+        *(char **)ls_vec_push(problems) = ls_xstrdup(msg ? msg : "?");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return true;
+}
+
+static cJSON *lua_to_json(lua_State *L, int idx, const cJSON *hint, int depth);
+
+static int compare_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A table with keys 1..n only is a list; an empty one is whatever the given
+ * args had there, else a list below the top (the plugins' empty defaults are
+ * lists) and an object at the top. Object keys come out sorted. */
+static cJSON *table_to_json(lua_State *L, int idx, const cJSON *hint, int depth)
+{
+    size_t len = lua_objlen(L, idx), keys = 0;
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1))
+        keys++;
+    bool list = len > 0 && keys == len;
+    if (keys == 0)
+        list = hint ? cJSON_IsArray(hint) : depth > 0;
+    if (list) {
+        cJSON *a = cJSON_CreateArray();
+        for (size_t i = 1; i <= len; i++) {
+            lua_rawgeti(L, idx, (int)i);
+            cJSON_AddItemToArray(a, lua_to_json(L, lua_gettop(L), cJSON_GetArrayItem(hint, (int)i - 1), depth + 1));
+            lua_pop(L, 1);
+        }
+        return a;
+    }
+    const char **names = ls_xcalloc(keys + 1, sizeof *names);
+    size_t n = 0;
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1))
+        if (lua_type(L, -2) == LUA_TSTRING)
+            names[n++] = lua_tostring(L, -2);   /* kept alive by the table */
+    qsort(names, n, sizeof *names, compare_cstr);
+    cJSON *o = cJSON_CreateObject();
+    for (size_t i = 0; i < n; i++) {
+        lua_getfield(L, idx, names[i]);
+        cJSON_AddItemToObject(o, names[i],
+                              lua_to_json(L, lua_gettop(L), cJSON_GetObjectItemCaseSensitive(hint, names[i]), depth + 1));
+        lua_pop(L, 1);
+    }
+    free(names);
+    return o;
+}
+
+static cJSON *lua_to_json(lua_State *L, int idx, const cJSON *hint, int depth)
+{
+    switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN: return cJSON_CreateBool(lua_toboolean(L, idx));
+    case LUA_TNUMBER: return cJSON_CreateNumber(lua_tonumber(L, idx));
+    case LUA_TSTRING: return cJSON_CreateString(lua_tostring(L, idx));
+    case LUA_TTABLE: return depth < 32 ? table_to_json(L, idx, hint, depth) : cJSON_CreateNull();
+    default: return cJSON_CreateNull();
+    }
+}
+
+cJSON *ls_lua_completed_args(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
+{
+    lua_State *L = lua->L;
+    if (!push_dispatch_fn(L, "completed_args", err))
+        return NULL;
+    arm_budget(lua);
+    if (lua_pcall(L, 0, 1, 0) != 0) {
+        ls_errorf(err, "completing plugin args: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return NULL;
+    }
+    int all = lua_gettop(L);
+    cJSON *out = cJSON_CreateArray();
+    for (uint32_t i = 0; i < n; i++) {
+        lua_rawgeti(L, all, (int)i + 1);
+        cJSON *prof = lua_istable(L, -1) ? lua_to_json(L, lua_gettop(L), profiles[i].plugin_args, 0)
+                                         : cJSON_CreateObject();
+        /* each plugin's args are an object even when empty */
+        for (cJSON *c = prof->child; c; c = c->next)
+            if (cJSON_IsArray(c) && !c->child)
+                c->type = cJSON_Object;
+        cJSON_AddItemToArray(out, prof);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return out;
+}
+
+void ls_lua_options_from_config(ls_lua_options *opt, const ls_config *cfg)
+{
+    const ls_luasched_config *lc = &cfg->luasched;
+    if (!opt->plugin_path)
+        opt->plugin_path = lc->plugin_dirs;
+    if (!opt->timeout_ms)
+        opt->timeout_ms = lc->plugin_timeout_ms;
+    if (!opt->instruction_budget)
+        opt->instruction_budget = lc->instruction_budget;
+    if (!opt->memory_limit)
+        opt->memory_limit = (size_t)lc->memory_limit_bytes;
 }

@@ -454,6 +454,10 @@ bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)
             continue;
         if (qp->attempts == 0 || qp->timestamp_ms < since_ms)
             return false;
+        /* Backing off because its cycle saw a move request (preemption deleting
+         * victims, a pod bound meanwhile): the retry may succeed. */
+        if (qp->where == LS_Q_BACKOFF && q->move_request_cycle >= qp->scheduling_cycle && qp->n_rejectors)
+            return false;
     }
     return true;
 }
