@@ -141,7 +141,8 @@ static int by_time(const void *a, const void *b)
 
 void ls_timeline_seal(ls_timeline *t)
 {
-    qsort(t->steps.data, t->steps.len, sizeof(ls_step), by_time);
+    if (t->steps.len > 1)
+        qsort(t->steps.data, t->steps.len, sizeof(ls_step), by_time);
 }
 
 const ls_step *ls_timeline_next_due(ls_timeline *t, uint64_t now_ms)
