@@ -296,7 +296,7 @@ function M.build(specs)
   local built = {}
   registrations, hints = {}, {}
   for i, spec in ipairs(specs) do
-    local prof = { name = spec.name, points = {}, instances = {} }
+    local prof = { name = spec.name, points = {}, instances = {}, given_args = spec.args or {} }
     for hook, names in pairs(spec.points) do
       local list = {}
       for _, name in ipairs(names) do
@@ -325,6 +325,74 @@ function M.build(specs)
   end
   profiles = built
   return true
+end
+
+--- Per profile (a list in profile order), plugin name -> its args completed
+--- with the plugin's declared defaults (ls.merge_args), for --write-config-to:
+--- every plugin of the profile, and every plugin its pluginConfig names (as
+--- given when the plugin cannot be loaded). Call after M.build.
+function M.completed_args()
+  local out = {}
+  for i, prof in ipairs(profiles) do
+    local t, given = {}, prof.given_args
+    for name, inst in pairs(prof.instances) do
+      t[name] = ls.merge_args(getmetatable(inst).defaults, given[name])
+    end
+    for name, args in pairs(given) do
+      if t[name] == nil then
+        local P = loader.load(name)
+        t[name] = P and ls.merge_args(P.defaults, args) or args
+      end
+    end
+    out[i] = t
+  end
+  return out
+end
+
+-- Extension point hooks in run order (the order C lists them in a spec).
+local POINT_HOOKS = {
+  "pre_enqueue", "sort_key", "pre_filter", "filter", "post_filter", "pre_score", "score",
+  "reserve", "permit", "pre_bind", "bind", "post_bind",
+}
+
+-- Every problem of one plugin of a profile: loading, init with the
+-- profile's args, its events table, a hook missing at a point it is listed at.
+local function check_plugin(spec, label, name, problems)
+  local function add(msg) problems[#problems + 1] = "profile " .. label .. ": " .. msg end
+  local P, err = loader.load(name)
+  if not P then return add(err) end
+  local inst, ierr = instantiate(P, spec.args and spec.args[name], spec.name)
+  if not inst then add(ierr) end
+  local regs, eerr = events.check(P)
+  if not regs then add(eerr) end
+  for _, hook in ipairs(POINT_HOOKS) do
+    for _, listed in ipairs(spec.points[hook] or {}) do
+      if listed == name and type(P[hook]) ~= "function" then
+        add(string.format("plugin %q does not extend %s (no %s hook in %s)", name, hook, hook, tostring(P.file)))
+      end
+    end
+  end
+end
+
+--- `luasched check`: the specs M.build takes, but every plugin of every
+--- profile is checked and the result is the list of problems (strings, each
+--- naming its profile), empty when all is well. Nothing is kept.
+function M.check(specs)
+  local problems = {}
+  for i, spec in ipairs(specs) do
+    -- a profile without a name (already a problem of the file) goes by its index
+    local label = spec.name ~= "" and spec.name or string.format("profiles[%d]", i - 1)
+    local seen = {}
+    for _, hook in ipairs(POINT_HOOKS) do
+      for _, name in ipairs(spec.points[hook] or {}) do
+        if not seen[name] then
+          seen[name] = true
+          check_plugin(spec, label, name, problems)
+        end
+      end
+    end
+  end
+  return problems
 end
 
 -- ---- errors -------------------------------------------------------------

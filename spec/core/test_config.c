@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp */
 
+#include "config/config_internal.h"   /* Go durations */
 #include "luasched/config.h"
 
 #include <cjson/cJSON.h>
@@ -157,6 +158,33 @@ static void check_defaults(const ls_config *cfg)
         CHECK_STR(ls_str_get(cfg->profiles[0].scheduler_name), "default-scheduler");
         CHECK_INT(cfg->profiles[0].percentage_of_nodes_to_score, -1);   /* unset: use the global value */
     }
+    /* §5.1: leaderElection, clientConnection, profiling, delayCacheUntilActive */
+    const ls_leader_election_config *le = &cfg->leader_election;
+    CHECK(le->leader_elect);
+    CHECK_INT(le->lease_duration_ns, 15000000000LL);
+    CHECK_INT(le->renew_deadline_ns, 10000000000LL);
+    CHECK_INT(le->retry_period_ns, 2000000000LL);
+    CHECK_STR(le->resource_lock, "leases");
+    CHECK_STR(le->resource_name, "kube-scheduler");
+    CHECK_STR(le->resource_namespace, "kube-system");
+    const ls_client_connection_config *cc = &cfg->client_connection;
+    CHECK_STR(cc->kubeconfig, "");
+    CHECK_STR(cc->accept_content_types, "");
+    CHECK_STR(cc->content_type, "application/vnd.kubernetes.protobuf");
+    CHECK(cc->qps == 50);
+    CHECK_INT(cc->burst, 100);
+    CHECK(cfg->enable_profiling && cfg->enable_contention_profiling);
+    CHECK(!cfg->delay_cache_until_active);
+    CHECK(!cfg->healthz_bind_address && !cfg->metrics_bind_address);
+    /* the luasched section's defaults, present or not */
+    CHECK(!cfg->luasched.present);
+    CHECK_INT(cfg->luasched.n_plugin_path, 0);
+    CHECK(cfg->luasched.plugin_dirs == NULL);
+    CHECK_INT(cfg->luasched.plugin_timeout_ms, 10000);
+    CHECK_INT(cfg->luasched.instruction_budget, 200000000);
+    CHECK_INT(cfg->luasched.memory_limit_bytes, 0);
+    CHECK_INT(cfg->problems.len, 0);
+    CHECK(cfg->completed_args == NULL);
 }
 
 static void test_defaults(void)
@@ -249,24 +277,25 @@ static void test_validation(void)
                      "kind: expected \"KubeSchedulerConfiguration\"");
     /* percentageOfNodesToScore in [0, 100], globally and per profile */
     CHECK_LOAD_ERROR("percentage.yaml", API "percentageOfNodesToScore: 101\n", 3,
-                     "percentageOfNodesToScore: must be in the range [0, 100], got 101");
+                     "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]");
     CHECK_LOAD_ERROR("profile-percentage.yaml",
                      API "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -1\n", 5,
-                     "profiles[0].percentageOfNodesToScore: must be in the range [0, 100], got -1");
-    /* parallelism > 0; podInitialBackoffSeconds > 0 */
-    CHECK_LOAD_ERROR("parallelism.yaml", API "parallelism: 0\n", 3, "parallelism: must be in the range [1, ");
+                     "profiles[0].percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]");
+    /* parallelism > 0; podInitialBackoffSeconds > 0 (upstream's wording) */
+    CHECK_LOAD_ERROR("parallelism.yaml", API "parallelism: 0\n", 3,
+                     "parallelism: Invalid value: 0: should be an integer value greater than zero");
     CHECK_LOAD_ERROR("parallelism-type.yaml", API "parallelism: '4'\n", 3, "parallelism: expected an integer");
     CHECK_LOAD_ERROR("initial-backoff.yaml", API "podInitialBackoffSeconds: 0\n", 3,
-                     "podInitialBackoffSeconds: must be in the range [1, ");
+                     "podInitialBackoffSeconds: Invalid value: 0: must be greater than 0");
     /* podMaxBackoffSeconds >= podInitialBackoffSeconds, pointing at the max */
     CHECK_LOAD_ERROR("backoff.yaml", API "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 3\n", 4,
-                     "podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds");
+                     "podMaxBackoffSeconds: Invalid value: 3: must be greater than or equal to PodInitialBackoffSeconds");
     /* an initial above the default max (10): the initial value's line, the max's path */
     CHECK_LOAD_ERROR("backoff-initial.yaml", API "parallelism: 2\npodInitialBackoffSeconds: 20\n", 4,
-                     "podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds");
-    /* a max below the default initial (1) is still a range error first */
+                     "podMaxBackoffSeconds: Invalid value: 10: must be greater than or equal to PodInitialBackoffSeconds");
+    /* a max below the default initial (1): upstream has no other bound on the max */
     CHECK_LOAD_ERROR("backoff-default.yaml", API "podMaxBackoffSeconds: 0\n", 3,
-                     "podMaxBackoffSeconds: must be in the range [1, ");
+                     "podMaxBackoffSeconds: Invalid value: 0: must be greater than or equal to PodInitialBackoffSeconds");
     /* field.Duplicate / field.Required on schedulerName */
     CHECK_LOAD_ERROR("duplicate.yaml",
                      API "profiles:\n- schedulerName: one\n- schedulerName: two\n- schedulerName: one\n", 6,
@@ -288,7 +317,7 @@ static void test_validation(void)
     /* pluginConfig names are unique */
     CHECK_LOAD_ERROR("plugin-config.yaml",
                      API "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n  - name: NodeResourcesFit\n", 6,
-                     "profiles[0].pluginConfig[1].name: Duplicate value: \"NodeResourcesFit\"");
+                     "profiles[0].pluginConfig[1]: Duplicate value: \"NodeResourcesFit\"");
     /* whole-file problems */
     CHECK_LOAD_ERROR("two-docs.yaml", API "---\n" API, 0,
                      "expected exactly one KubeSchedulerConfiguration document, found 2");
@@ -681,6 +710,592 @@ static void test_expand_errors(void)
     ls_config_free(&cfg);
 }
 
+/* ---- every top-level field (reference §5.1) */
+
+static void test_all_fields(void)
+{
+    const char *path = write_file("fields.yaml", API
+                                  "leaderElection:\n"
+                                  "  leaderElect: true\n"
+                                  "  leaseDuration: 1m30s\n"
+                                  "  renewDeadline: 1.5s\n"
+                                  "  retryPeriod: 500ms\n"
+                                  "  resourceLock: leases\n"
+                                  "  resourceName: my-scheduler\n"
+                                  "  resourceNamespace: ''\n"          /* empty: the default */
+                                  "clientConnection:\n"
+                                  "  kubeconfig: /etc/kubernetes/scheduler.conf\n"
+                                  "  qps: 25.5\n"
+                                  "  burst: 0\n"                      /* 0: the default */
+                                  "  contentType: application/json\n"
+                                  "  acceptContentTypes: application/json\n"
+                                  "enableProfiling: false\n"
+                                  "delayCacheUntilActive: true\n"
+                                  "healthzBindAddress: 0.0.0.0:10251\n"
+                                  "metricsBindAddress: 0.0.0.0:10251\n");
+    ls_config cfg;
+    ls_error err = {{0}};
+    CHECK(ls_config_load(&cfg, path, &err));
+    const ls_leader_election_config *le = &cfg.leader_election;
+    CHECK(le->leader_elect);
+    CHECK_INT(le->lease_duration_ns, 90000000000LL);
+    CHECK_INT(le->renew_deadline_ns, 1500000000LL);
+    CHECK_INT(le->retry_period_ns, 500000000LL);
+    CHECK_STR(le->resource_name, "my-scheduler");
+    CHECK_STR(le->resource_namespace, "kube-system");
+    CHECK_STR(cfg.client_connection.kubeconfig, "/etc/kubernetes/scheduler.conf");
+    CHECK(cfg.client_connection.qps == 25.5);
+    CHECK_INT(cfg.client_connection.burst, 100);
+    CHECK_STR(cfg.client_connection.content_type, "application/json");
+    CHECK_STR(cfg.client_connection.accept_content_types, "application/json");
+    /* contention profiling follows profiling when not written */
+    CHECK(!cfg.enable_profiling && !cfg.enable_contention_profiling);
+    CHECK(cfg.delay_cache_until_active);
+    CHECK_STR(cfg.healthz_bind_address, "0.0.0.0:10251");
+    CHECK_STR(cfg.metrics_bind_address, "0.0.0.0:10251");
+    ls_config_free(&cfg);
+
+    /* written explicitly, contention profiling stands on its own */
+    path = write_file("contention.yaml", API "enableProfiling: false\nenableContentionProfiling: true\n");
+    CHECK(ls_config_load(&cfg, path, &err));
+    CHECK(!cfg.enable_profiling && cfg.enable_contention_profiling);
+    ls_config_free(&cfg);
+
+    /* leaderElect false: the timings are not validated (component-base) */
+    path = write_file("no-leader.yaml", API "leaderElection:\n  leaderElect: false\n  leaseDuration: 1s\n"
+                                            "  resourceLock: endpoints\n");
+    CHECK(ls_config_load(&cfg, path, &err));
+    CHECK(!cfg.leader_election.leader_elect);
+    CHECK_STR(cfg.leader_election.resource_lock, "endpoints");
+    ls_config_free(&cfg);
+}
+
+/* Go's time.ParseDuration and Duration.String, on the cases that matter. */
+static void test_durations(void)
+{
+    static const struct {
+        const char *in, *out;
+        int64_t ns;
+    } cases[] = {
+        {"15s", "15s", 15000000000LL},   {"90s", "1m30s", 90000000000LL},   {"1h", "1h0m0s", 3600000000000LL},
+        {"1.5h", "1h30m0s", 5400000000000LL}, {"2h45m", "2h45m0s", 9900000000000LL}, {"300ms", "300ms", 300000000},
+        {"1500us", "1.5ms", 1500000},    {"1µs", "1µs", 1000},              {"10ns", "10ns", 10},
+        {"0", "0s", 0},                  {"-2s", "-2s", -2000000000LL},     {"1.000000001s", "1.000000001s", 1000000001},
+        {"+5m", "5m0s", 300000000000LL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t ns = -1;
+        char text[64];
+        CHECK(ls_go_duration_parse(cases[i].in, &ns));
+        CHECK_INT(ns, cases[i].ns);
+        ls_go_duration_format(cases[i].ns, text, sizeof text);
+        CHECK_STR(text, cases[i].out);
+    }
+    static const char *const bad[] = {"", "15", "s", "1x", "1.5", "-", "1h 2m", "9999999999h", ".s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t ns;
+        CHECK(!ls_go_duration_parse(bad[i], &ns));
+    }
+}
+
+/* ---- the luasched extension */
+
+static void test_luasched_section(void)
+{
+    const char *path = write_file("ext.yaml", API
+                                  "luasched:\n"
+                                  "  pluginPath: [plugins, /opt/luasched/plugins, ../shared]\n"
+                                  "  pluginTimeoutMilliseconds: 250\n"
+                                  "  instructionBudget: 5000000\n"
+                                  "  memoryLimitBytes: 67108864\n");
+    ls_config cfg;
+    ls_error err = {{0}};
+    CHECK(ls_config_load(&cfg, path, &err));
+    const ls_luasched_config *lc = &cfg.luasched;
+    CHECK(lc->present);
+    CHECK_INT(lc->n_plugin_path, 3);
+    if (lc->n_plugin_path == 3) {
+        CHECK_STR(lc->plugin_path[0], "plugins");   /* as written */
+        CHECK_STR(lc->plugin_path[2], "../shared");
+    }
+    /* relative entries are relative to the config file's directory */
+    char want[512];
+    snprintf(want, sizeof want, "%s/plugins:/opt/luasched/plugins:%s/../shared", tmp_dir, tmp_dir);
+    CHECK_STR(lc->plugin_dirs, want);
+    CHECK_INT(lc->plugin_timeout_ms, 250);
+    CHECK_INT(lc->instruction_budget, 5000000);
+    CHECK_INT(lc->memory_limit_bytes, 67108864);
+    ls_config_free(&cfg);
+
+    /* an empty section: present, every default */
+    path = write_file("ext-empty.yaml", API "luasched: {}\n");
+    CHECK(ls_config_load(&cfg, path, &err));
+    CHECK(cfg.luasched.present);
+    CHECK_INT(cfg.luasched.plugin_timeout_ms, 10000);
+    CHECK_INT(cfg.luasched.instruction_budget, 200000000);
+    CHECK(cfg.luasched.plugin_dirs == NULL);
+    ls_config_free(&cfg);
+
+    /* its validation */
+    CHECK_LOAD_ERROR("ext-timeout.yaml", API "luasched:\n  pluginTimeoutMilliseconds: 0\n", 4,
+                     "luasched.pluginTimeoutMilliseconds: Invalid value: 0: must be greater than zero");
+    CHECK_LOAD_ERROR("ext-budget.yaml", API "luasched:\n  instructionBudget: -5\n", 4,
+                     "luasched.instructionBudget: Invalid value: -5: must be greater than zero");
+    CHECK_LOAD_ERROR("ext-memory.yaml", API "luasched:\n  memoryLimitBytes: -1\n", 4,
+                     "luasched.memoryLimitBytes: Invalid value: -1: must be non-negative");
+    CHECK_LOAD_ERROR("ext-path.yaml", API "luasched:\n  pluginPath: plugins\n", 4,
+                     "luasched.pluginPath: expected a list of directories");
+    CHECK_LOAD_ERROR("ext-path-empty.yaml", API "luasched:\n  pluginPath:\n  - a\n  - ''\n", 6,
+                     "luasched.pluginPath[1]: Invalid value: \"\": must not be empty");
+    CHECK_LOAD_ERROR("ext-unknown.yaml", API "luasched:\n  pluginTimeout: 5\n", 4,
+                     "luasched.pluginTimeout: unknown field");
+    CHECK_LOAD_ERROR("ext-type.yaml", API "luasched: [1]\n", 3, "luasched: expected an object");
+}
+
+/* ---- every new validation message: file, line, field path, upstream's words */
+
+/* Loading fails and cfg.problems is exactly `want` (NULL-terminated), each
+ * with "%s" standing for the file's path. */
+static void check_problems(const char *name, const char *text, const char *const *want, int src_line)
+{
+    const char *path = write_file(name, text);
+    ls_config cfg;
+    ls_error err = {{0}};
+    bool ok = ls_config_load(&cfg, path, &err);
+    ls_test_checks++;
+    uint32_t n = 0;
+    while (want[n])
+        n++;
+    bool same = !ok && cfg.problems.len == n;
+    for (uint32_t i = 0; same && i < n; i++) {
+        char expected[1200];
+        snprintf(expected, sizeof expected, want[i], path);
+        same = strcmp(LS_VEC_AT(&cfg.problems, char *, i), expected) == 0;
+    }
+    if (!same) {
+        ls_test_failures++;
+        fprintf(stderr, "%s:%d: problems differ; got %u:\n", __FILE__, src_line, cfg.problems.len);
+        for (uint32_t i = 0; i < cfg.problems.len; i++)
+            fprintf(stderr, "    %s\n", LS_VEC_AT(&cfg.problems, char *, i));
+    }
+    /* the first problem is the error */
+    if (n && cfg.problems.len)
+        CHECK_STR(err.msg, LS_VEC_AT(&cfg.problems, char *, 0));
+    ls_config_free(&cfg);
+}
+#define CHECK_PROBLEMS(name, text, ...)                                \
+    do {                                                               \
+        static const char *const want_[] = {__VA_ARGS__, NULL};        \
+        check_problems(name, text, want_, __LINE__);                   \
+    } while (0)
+
+static void test_leader_client_validation(void)
+{
+    CHECK_PROBLEMS("le-order.yaml", API "leaderElection:\n  leaseDuration: 10s\n  renewDeadline: 10s\n",
+                   "%s:4: leaderElection.leaseDuration: Invalid value: 10s: must be greater than `RenewDeadline`");
+    /* client-go: renewDeadline > retryPeriod x 1.2 */
+    CHECK_PROBLEMS("le-jitter.yaml", API "leaderElection:\n  renewDeadline: 2400ms\n  retryPeriod: 2s\n",
+                   "%s:4: leaderElection.renewDeadline: Invalid value: 2.4s: must be greater than "
+                   "retryPeriod*JitterFactor (2.4s)");
+    CHECK_PROBLEMS("le-zero.yaml", API "leaderElection:\n  retryPeriod: 0s\n",
+                   "%s:4: leaderElection.retryPeriod: Invalid value: 0s: must be greater than zero");
+    CHECK_PROBLEMS("le-lock.yaml", API "leaderElection:\n  resourceLock: endpointsleases\n",
+                   "%s:4: leaderElection.resourceLock: Invalid value: \"endpointsleases\": resourceLock value must "
+                   "be \"leases\"");
+    CHECK_PROBLEMS("le-duration.yaml", API "leaderElection:\n  leaseDuration: '15'\n  renewDeadline: 5\n",
+                   "%s:4: leaderElection.leaseDuration: invalid duration \"15\": expected a duration such as \"15s\" "
+                   "or \"1m30s\"",
+                   "%s:5: leaderElection.renewDeadline: expected a duration string such as \"15s\" or \"1m30s\"");
+    CHECK_PROBLEMS("le-fields.yaml", API "leaderElection:\n  leaderElection: true\n  leaderElect: 'yes'\n",
+                   "%s:4: leaderElection.leaderElection: unknown field",
+                   "%s:5: leaderElection.leaderElect: expected true or false");
+    CHECK_PROBLEMS("cc.yaml", API "clientConnection:\n  burst: -1\n  qps: fast\n  timeout: 5s\n",
+                   "%s:6: clientConnection.timeout: unknown field", "%s:5: clientConnection.qps: expected a number",
+                   "%s:4: clientConnection.burst: Invalid value: -1: must be non-negative");
+    CHECK_PROBLEMS("profiling.yaml", API "enableProfiling: 'on'\nhealthzBindAddress: 10251\n",
+                   "%s:3: enableProfiling: expected true or false", "%s:4: healthzBindAddress: expected a string");
+    CHECK_PROBLEMS("cc-type.yaml", API "clientConnection: fast\n", "%s:3: clientConnection: expected an object");
+}
+
+static void test_profile_validation(void)
+{
+    /* queueSort the same in every profile: the plugin set... */
+    CHECK_PROBLEMS("qs-differs.yaml",
+                   API "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n"
+                       "      enabled:\n      - name: CustomSort\n      disabled:\n      - name: '*'\n",
+                   "%s:7: profiles[1].plugins.queueSort: Invalid value: {\"enabled\":[{\"name\":\"CustomSort\"}],"
+                   "\"disabled\":[{\"name\":\"*\"}]}: must be the same for all profiles");
+    /* ... and its args, compared with profile 0's */
+    CHECK_PROBLEMS("qs-args.yaml",
+                   API "profiles:\n"
+                       "- schedulerName: a\n  plugins:\n    queueSort:\n      enabled:\n      - name: CustomSort\n"
+                       "  pluginConfig:\n  - name: CustomSort\n    args: {order: fifo}\n"
+                       "- schedulerName: b\n  plugins:\n    queueSort:\n      enabled:\n      - name: CustomSort\n"
+                       "  pluginConfig:\n  - name: CustomSort\n    args: {order: lifo}\n",
+                   "%s:19: profiles[1].pluginConfig[0].args: Invalid value: {\"order\":\"lifo\"}: queueSort must be "
+                   "the same for all profiles");
+    /* the same sort and args everywhere is fine */
+    ls_config cfg;
+    ls_error err = {{0}};
+    const char *path = write_file("qs-same.yaml", API "profiles:\n"
+                                  "- schedulerName: a\n  plugins:\n    queueSort:\n      enabled:\n"
+                                  "      - name: CustomSort\n  pluginConfig:\n  - name: CustomSort\n    args: {x: 1}\n"
+                                  "- schedulerName: b\n  plugins:\n    queueSort:\n      enabled:\n"
+                                  "      - name: CustomSort\n  pluginConfig:\n  - name: CustomSort\n    args: {x: 1}\n");
+    CHECK(ls_config_load(&cfg, path, &err));
+    ls_config_free(&cfg);
+    /* profile 0 enables at most one */
+    CHECK_PROBLEMS("qs-two.yaml",
+                   API "profiles:\n- plugins:\n    queueSort:\n      enabled:\n      - name: A\n      - name: B\n",
+                   "%s:6: profiles[0].plugins.queueSort.enabled: Invalid value: 2: only one queue sort plugin can be "
+                   "enabled");
+    /* removed plugins, in plugins (any extension point) and in pluginConfig; disabling one is fine */
+    CHECK_PROBLEMS("removed.yaml",
+                   API "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: NodeName\n"
+                       "      - name: EBSLimits\n      disabled:\n      - name: GCEPDLimits\n"
+                       "    multiPoint:\n      enabled:\n      - name: AzureDiskLimits\n"
+                       "  pluginConfig:\n  - name: CinderLimits\n",
+                   "%s:8: profiles[0].plugins.filter.enabled[1]: Invalid value: \"EBSLimits\": was invalid in version "
+                   "\"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version "
+                   "\"kubescheduler.config.k8s.io/v1\")",
+                   "%s:13: profiles[0].plugins.multiPoint.enabled[0]: Invalid value: \"AzureDiskLimits\": was invalid "
+                   "in version \"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version "
+                   "\"kubescheduler.config.k8s.io/v1\")",
+                   "%s:15: profiles[0].pluginConfig[0]: Invalid value: \"CinderLimits\": was invalid in version "
+                   "\"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version "
+                   "\"kubescheduler.config.k8s.io/v1\")");
+    /* volume plugins luasched does not ship: enabled or configured is an error, disabled is fine */
+    CHECK_PROBLEMS("volume.yaml",
+                   API "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeZone\n"
+                       "      disabled:\n      - name: VolumeRestrictions\n"
+                       "    preBind:\n      enabled:\n      - name: DynamicResources\n"
+                       "  pluginConfig:\n  - name: VolumeBinding\n    args: {bindTimeoutSeconds: 600}\n",
+                   "%s:7: profiles[0].plugins.multiPoint.enabled[0]: plugin \"VolumeZone\" is not implemented yet by "
+                   "luasched",
+                   "%s:12: profiles[0].plugins.preBind.enabled[0]: plugin \"DynamicResources\" is not implemented yet "
+                   "by luasched",
+                   "%s:14: profiles[0].pluginConfig[0]: plugin \"VolumeBinding\" is not implemented yet by luasched");
+    /* a score weight is not negative */
+    CHECK_PROBLEMS("weight.yaml", API "profiles:\n- plugins:\n    score:\n      enabled:\n"
+                                      "      - {name: X, weight: -3}\n",
+                   "%s:7: profiles[0].plugins.score.enabled[0].weight: Invalid value: -3: must be non-negative");
+    /* unknown fields inside profiles, plugin sets, entries */
+    CHECK_PROBLEMS("profile-fields.yaml",
+                   API "profiles:\n- schedulerName: a\n  plugin: {}\n  plugins:\n    score:\n      enable: []\n"
+                       "      enabled:\n      - {name: X, weigth: 2}\n  pluginConfig:\n  - name: X\n    arg: {}\n",
+                   "%s:5: profiles[0].plugin: unknown field", "%s:8: profiles[0].plugins.score.enable: unknown field",
+                   "%s:10: profiles[0].plugins.score.enabled[0].weigth: unknown field",
+                   "%s:13: profiles[0].pluginConfig[0].arg: unknown field");
+}
+
+/* Every problem of a file at once, in file order within each part, with
+ * the structural ones first; loading still gives a usable profile list. */
+static void test_all_problems_at_once(void)
+{
+    CHECK_PROBLEMS("many.yaml",
+                   API "parallelism: -2\n"
+                       "percentageOfNodesToScore: 120\n"
+                       "podInitialBackoffSeconds: 0\n"
+                       "podMaxBackoffSeconds: -1\n"
+                       "leaderElection: {leaseDuration: 1s, renewDeadline: 2s}\n"
+                       "extenders:\n- urlPrefix: http://x\n"
+                       "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: 101\n- schedulerName: a\n"
+                       "  pluginConfig:\n  - name: P\n  - name: P\n"
+                       "colour: blue\n",
+                   "%s:17: colour: unknown field",
+                   "%s:7: leaderElection.leaseDuration: Invalid value: 1s: must be greater than `RenewDeadline`",
+                   "%s:7: leaderElection.renewDeadline: Invalid value: 2s: must be greater than "
+                   "retryPeriod*JitterFactor (2.4s)",
+                   "%s:3: parallelism: Invalid value: -2: should be an integer value greater than zero",
+                   "%s:12: profiles[0].percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
+                   "%s:16: profiles[1].pluginConfig[1]: Duplicate value: \"P\"",
+                   "%s:13: profiles[1].schedulerName: Duplicate value: \"a\"",
+                   "%s:4: percentageOfNodesToScore: Invalid value: 120: not in valid range [0-100]",
+                   "%s:5: podInitialBackoffSeconds: Invalid value: 0: must be greater than 0",
+                   "%s:6: podMaxBackoffSeconds: Invalid value: -1: must be greater than or equal to "
+                   "PodInitialBackoffSeconds",
+                   "%s:8: extenders: scheduler extenders are not supported by luasched (remove the extenders list; "
+                   "a Lua plugin can do what an extender does)");
+    /* a file that is no configuration at all: that one problem, no profiles */
+    const char *path = write_file("not-a-config.yaml", "apiVersion: v1\nkind: Pod\nparallelism: 0\n");
+    ls_config cfg;
+    ls_error err = {{0}};
+    CHECK(!ls_config_load(&cfg, path, &err));
+    CHECK_INT(cfg.problems.len, 1);
+    CHECK_INT(cfg.n_profiles, 0);
+    ls_config_free(&cfg);
+    path = write_file("bad.yaml", API "profiles: [\n");
+    CHECK(!ls_config_load(&cfg, path, &err));
+    CHECK_INT(cfg.problems.len, 1);
+    CHECK_INT(cfg.n_profiles, 0);
+    CHECK_CONTAINS(err.msg, "bad.yaml:");
+    ls_config_free(&cfg);
+    /* the field problems leave a usable configuration for the plugin checks */
+    path = write_file("usable.yaml", API "parallelism: 0\nprofiles:\n- schedulerName: x\n- schedulerName: y\n");
+    CHECK(!ls_config_load(&cfg, path, &err));
+    CHECK_INT(cfg.n_profiles, 2);
+    ls_config_free(&cfg);
+}
+
+/* ---- expansion that gathers every problem (luasched check) */
+
+static void test_expand_all(void)
+{
+    const char *path = write_file("expand-all.yaml", API "profiles:\n"
+                                  "- schedulerName: p\n  plugins:\n"
+                                  "    multiPoint:\n      enabled:\n      - name: Nope\n"
+                                  "    filter:\n      enabled:\n      - name: CustomScore\n      - name: Nope\n"
+                                  "    score:\n      enabled:\n      - name: CustomScore\n      - name: CustomScore\n"
+                                  "- schedulerName: q\n  plugins:\n    bind:\n      disabled:\n      - name: '*'\n");
+    ls_config cfg;
+    ls_error err = {{0}};
+    CHECK(ls_config_load(&cfg, path, &err));
+    CHECK(!ls_config_expand_all(&cfg, fake_points, NULL));
+    char want[4][300];
+    snprintf(want[0], sizeof want[0], "%s: profile p: plugin \"Nope\" does not exist", path);
+    snprintf(want[1], sizeof want[1], "%s: profile p: plugin \"CustomScore\" does not extend Filter plugin", path);
+    snprintf(want[2], sizeof want[2], "%s: profile p: plugin CustomScore already registered as Score", path);
+    snprintf(want[3], sizeof want[3], "%s: profile q: at least one bind plugin is needed", path);
+    CHECK_INT(cfg.problems.len, 4);   /* Nope once, though named twice */
+    for (uint32_t i = 0; i < 4 && i < cfg.problems.len; i++)
+        CHECK_STR(LS_VEC_AT(&cfg.problems, char *, i), want[i]);
+    /* what could be expanded was: the defaults, and CustomScore once */
+    CHECK_STR(plugins_at(&cfg, 0, LS_EP_QUEUE_SORT), "PrioritySort");
+    CHECK(strstr(plugins_at(&cfg, 0, LS_EP_SCORE), "CustomScore:1") != NULL);
+    CHECK(!strstr(plugins_at(&cfg, 0, LS_EP_FILTER), "CustomScore"));
+    ls_config_free(&cfg);
+
+    /* strict expansion stops at the first, with the same words */
+    CHECK(ls_config_load(&cfg, path, &err));
+    CHECK(!ls_config_expand(&cfg, fake_points, NULL, &err));
+    CHECK_STR(err.msg, want[0]);
+    ls_config_free(&cfg);
+
+    /* a clean file gathers nothing */
+    CHECK(ls_config_load(&cfg, NULL, &err));
+    CHECK(ls_config_expand_all(&cfg, fake_points, NULL));
+    CHECK_INT(cfg.problems.len, 0);
+    ls_config_free(&cfg);
+}
+
+/* ---- --write-config-to */
+
+/* The text written for a config, or NULL. */
+static char *format_file(const char *path, bool expand, bool json)
+{
+    ls_config cfg;
+    ls_error err = {{0}};
+    if (!ls_config_load(&cfg, path, &err) || (expand && !ls_config_expand(&cfg, fake_points, NULL, &err))) {
+        fprintf(stderr, "format_file %s: %s\n", path, err.msg);
+        ls_config_free(&cfg);
+        return NULL;
+    }
+    char *text = ls_config_format(&cfg, json, &err);
+    ls_config_free(&cfg);
+    return text;
+}
+
+static void check_same_values(const ls_config *a, const ls_config *b)
+{
+    CHECK_INT(a->parallelism, b->parallelism);
+    CHECK_INT(a->percentage_of_nodes_to_score, b->percentage_of_nodes_to_score);
+    CHECK_INT(a->pod_initial_backoff_seconds, b->pod_initial_backoff_seconds);
+    CHECK_INT(a->pod_max_backoff_seconds, b->pod_max_backoff_seconds);
+    CHECK_INT(a->leader_election.leader_elect, b->leader_election.leader_elect);
+    CHECK_INT(a->leader_election.lease_duration_ns, b->leader_election.lease_duration_ns);
+    CHECK_INT(a->leader_election.renew_deadline_ns, b->leader_election.renew_deadline_ns);
+    CHECK_INT(a->leader_election.retry_period_ns, b->leader_election.retry_period_ns);
+    CHECK_STR(a->leader_election.resource_name, b->leader_election.resource_name);
+    CHECK_STR(a->client_connection.kubeconfig, b->client_connection.kubeconfig);
+    CHECK(a->client_connection.qps == b->client_connection.qps);
+    CHECK_INT(a->client_connection.burst, b->client_connection.burst);
+    CHECK_INT(a->enable_profiling, b->enable_profiling);
+    CHECK_INT(a->enable_contention_profiling, b->enable_contention_profiling);
+    CHECK_INT(a->delay_cache_until_active, b->delay_cache_until_active);
+    CHECK_INT(a->luasched.present, b->luasched.present);
+    CHECK_INT(a->luasched.plugin_timeout_ms, b->luasched.plugin_timeout_ms);
+    CHECK_INT(a->luasched.n_plugin_path, b->luasched.n_plugin_path);
+    CHECK_INT(a->n_profiles, b->n_profiles);
+    for (uint32_t p = 0; p < a->n_profiles && p < b->n_profiles; p++) {
+        CHECK_STR(ls_str_get(a->profiles[p].scheduler_name), ls_str_get(b->profiles[p].scheduler_name));
+        CHECK_INT(a->profiles[p].percentage_of_nodes_to_score, b->profiles[p].percentage_of_nodes_to_score);
+        for (int ep = 0; ep < LS_EP_COUNT; ep++) {
+            char pa[512];
+            snprintf(pa, sizeof pa, "%s", plugins_at(a, p, ep));
+            CHECK_STR(plugins_at(b, p, ep), pa);
+        }
+        /* the given args survive (the written file has an entry for every plugin besides) */
+        for (const cJSON *c = a->profiles[p].plugin_args->child; c; c = c->next)
+            CHECK(cJSON_Compare(c, cJSON_GetObjectItemCaseSensitive(b->profiles[p].plugin_args, c->string), true));
+    }
+}
+
+#define ROUND_TRIP_SOURCE                                                                                 \
+    API "parallelism: 8\n"                                                                                \
+        "percentageOfNodesToScore: 40\n"                                                                  \
+        "podInitialBackoffSeconds: 3\npodMaxBackoffSeconds: 60\n"                                         \
+        "leaderElection: {leaderElect: false, leaseDuration: 1.5h, retryPeriod: 750ms}\n"                 \
+        "clientConnection: {kubeconfig: /k.conf, qps: 12.5, burst: 7}\n"                                  \
+        "enableProfiling: false\ndelayCacheUntilActive: true\n"                                           \
+        "luasched: {pluginPath: [plugins], pluginTimeoutMilliseconds: 99}\n"                              \
+        "profiles:\n"                                                                                     \
+        "- schedulerName: main\n  percentageOfNodesToScore: 70\n  plugins:\n"                             \
+        "    multiPoint:\n      enabled:\n      - {name: CustomScore, weight: 4}\n"                       \
+        "      - {name: TaintToleration, weight: 9}\n      disabled:\n      - name: ImageLocality\n"       \
+        "    score:\n      disabled:\n      - name: NodeResourcesFit\n"                                   \
+        "      enabled:\n      - {name: NodeResourcesFit, weight: 5}\n"                                   \
+        "  pluginConfig:\n  - name: CustomScore\n    args: {label: 'true', levels: [1, 2.5], on: '10',"   \
+        " nested: {x: null}}\n"                                                                           \
+        "- schedulerName: other\n  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n"       \
+        "      enabled:\n      - name: PrioritySort\n      - name: DefaultBinder\n      - name: Gate\n"
+
+static void test_write_round_trip(void)
+{
+    const char *src = write_file("round.yaml", ROUND_TRIP_SOURCE);
+    for (int json = 0; json <= 1; json++) {
+        char *first = format_file(src, true, json);
+        CHECK(first != NULL);
+        if (!first)
+            continue;
+        const char *copy = write_file(json ? "round-out.json" : "round-out.yaml", first);
+        ls_config a, b;
+        ls_error err = {{0}};
+        CHECK(ls_config_load(&a, src, &err) && ls_config_expand(&a, fake_points, NULL, &err));
+        CHECK(ls_config_load(&b, copy, &err));
+        CHECK(ls_config_expand(&b, fake_points, NULL, &err));
+        check_same_values(&a, &b);
+        ls_config_free(&a);
+        ls_config_free(&b);
+        /* writing what was written changes nothing */
+        char *second = format_file(copy, true, json);
+        CHECK(second && strcmp(first, second) == 0);
+        free(first);
+        free(second);
+    }
+}
+
+/* The exact YAML of a small configuration (no plugins built: pluginConfig
+ * lists the given args and {} for the others). */
+static void test_write_exact(void)
+{
+    const char *src = write_file("exact.yaml", API
+                                 "profiles:\n- schedulerName: s\n  plugins:\n"
+                                 "    multiPoint:\n      disabled:\n      - name: '*'\n      enabled:\n"
+                                 "      - name: PrioritySort\n      - name: NodeName\n      - name: DefaultBinder\n"
+                                 "    filter:\n      disabled:\n      - name: NodeName\n"
+                                 "  pluginConfig:\n  - name: NodeName\n    args: {strict: yes, value: '0x1F'}\n");
+    char *text = format_file(src, true, false);
+    CHECK_STR(text, "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                    "kind: KubeSchedulerConfiguration\n"
+                    "clientConnection:\n"
+                    "  acceptContentTypes: \"\"\n"
+                    "  burst: 100\n"
+                    "  contentType: application/vnd.kubernetes.protobuf\n"
+                    "  kubeconfig: \"\"\n"
+                    "  qps: 50\n"
+                    "delayCacheUntilActive: false\n"
+                    "enableContentionProfiling: true\n"
+                    "enableProfiling: true\n"
+                    "leaderElection:\n"
+                    "  leaderElect: true\n"
+                    "  leaseDuration: 15s\n"
+                    "  renewDeadline: 10s\n"
+                    "  resourceLock: leases\n"
+                    "  resourceName: kube-scheduler\n"
+                    "  resourceNamespace: kube-system\n"
+                    "  retryPeriod: 2s\n"
+                    "parallelism: 16\n"
+                    "percentageOfNodesToScore: 0\n"
+                    "podInitialBackoffSeconds: 1\n"
+                    "podMaxBackoffSeconds: 10\n"
+                    "profiles:\n"
+                    "- schedulerName: s\n"
+                    "  pluginConfig:\n"
+                    "  - name: NodeName\n"
+                    "    args:\n"
+                    "      strict: \"yes\"\n"
+                    "      value: \"0x1F\"\n"
+                    "  - name: DefaultBinder\n"
+                    "    args: {}\n"
+                    "  - name: PrioritySort\n"
+                    "    args: {}\n"
+                    "  plugins:\n"
+                    "    filter:\n"
+                    "      disabled:\n"
+                    "      - name: NodeName\n"
+                    "    multiPoint:\n"
+                    "      disabled:\n"
+                    "      - name: '*'\n"
+                    "      enabled:\n"
+                    "      - name: PrioritySort\n"
+                    "      - name: NodeName\n"
+                    "      - name: DefaultBinder\n");
+    free(text);
+
+    /* completed args, when set, replace the given ones */
+    ls_config cfg;
+    ls_error err = {{0}};
+    CHECK(ls_config_load(&cfg, src, &err) && ls_config_expand(&cfg, fake_points, NULL, &err));
+    cfg.completed_args = cJSON_Parse("[{\"PrioritySort\": {\"order\": \"priority\"}, \"NodeName\": {\"strict\": true}}]");
+    text = ls_config_format(&cfg, true, &err);
+    CHECK_CONTAINS(text, "\"pluginConfig\":\t[{\n\t\t\t\t\t\"name\":\t\"NodeName\",\n\t\t\t\t\t\"args\":\t{\n"
+                         "\t\t\t\t\t\t\"strict\":\ttrue\n");
+    CHECK_CONTAINS(text, "\"order\":\t\"priority\"");
+    free(text);
+
+    /* ls_config_write: .json picks JSON; a path that cannot be written is an error naming it */
+    char out[160];
+    snprintf(out, sizeof out, "%s/written.json", tmp_dir);
+    CHECK(ls_config_write(&cfg, out, &err));
+    ls_config again;
+    CHECK(ls_config_load(&again, out, &err));
+    CHECK_STR(ls_str_get(again.profiles[0].scheduler_name), "s");
+    ls_config_free(&again);
+    unlink(out);
+    CHECK(!ls_config_write(&cfg, "/nonexistent-dir/x.yaml", &err));
+    CHECK_CONTAINS(err.msg, "/nonexistent-dir/x.yaml: cannot write file");
+    ls_config_free(&cfg);
+}
+
+/* ---- the example configurations under profiles/examples */
+
+static void test_examples(void)
+{
+    static const char *const files[] = {"multiple-profiles.yaml", "disabled-plugins.yaml", "plugin-args.yaml"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/../profiles/examples/%s", LS_SPEC_DIR, files[i]);
+        ls_config cfg;
+        ls_error err = {{0}};
+        bool ok = ls_config_load(&cfg, path, &err) && ls_config_expand(&cfg, fake_points, NULL, &err);
+        if (!ok)
+            fprintf(stderr, "%s: %s\n", files[i], err.msg);
+        CHECK(ok);
+        CHECK_INT(cfg.problems.len, 0);
+        CHECK(!cfg.luasched.present);   /* upstream files: no luasched section */
+        ls_config_free(&cfg);
+    }
+    /* what they set */
+    char path[512];
+    snprintf(path, sizeof path, "%s/../profiles/examples/disabled-plugins.yaml", LS_SPEC_DIR);
+    ls_config cfg;
+    ls_error err = {{0}};
+    CHECK(ls_config_load(&cfg, path, &err) && ls_config_expand(&cfg, fake_points, NULL, &err));
+    CHECK_INT(cfg.parallelism, 32);
+    CHECK_INT(cfg.leader_election.lease_duration_ns, 30000000000LL);
+    CHECK_STR(cfg.leader_election.resource_namespace, "scheduling");
+    CHECK(!strstr(plugins_at(&cfg, 0, LS_EP_SCORE), "ImageLocality"));
+    CHECK(strstr(plugins_at(&cfg, 0, LS_EP_SCORE), "TaintToleration:6") != NULL);
+    CHECK(!strstr(plugins_at(&cfg, 0, LS_EP_FILTER), "NodePorts"));
+    ls_config_free(&cfg);
+    snprintf(path, sizeof path, "%s/../profiles/examples/multiple-profiles.yaml", LS_SPEC_DIR);
+    CHECK(ls_config_load(&cfg, path, &err) && ls_config_expand(&cfg, fake_points, NULL, &err));
+    CHECK_INT(cfg.n_profiles, 2);
+    CHECK_INT(ls_config_profile_index(&cfg, ls_intern_cstr("bin-packing")), 1);
+    CHECK_STR(cfg.client_connection.kubeconfig, "/etc/kubernetes/scheduler.conf");
+    ls_config_free(&cfg);
+}
+
 int main(void)
 {
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/ls-test-config-XXXXXX");
@@ -695,6 +1310,16 @@ int main(void)
     test_expand_overrides();
     test_expand_multi_point();
     test_expand_errors();
+    test_all_fields();
+    test_durations();
+    test_luasched_section();
+    test_leader_client_validation();
+    test_profile_validation();
+    test_all_problems_at_once();
+    test_expand_all();
+    test_write_round_trip();
+    test_write_exact();
+    test_examples();
     CHECK(fake_calls > 0);
     cleanup_files();
     ls_status_reset();

@@ -24,6 +24,7 @@ typedef struct ls_sim_opts {
     uint64_t seed;
     uint64_t plugin_timeout_ms;
     bool realtime, hold;
+    const char *write_config;   /* --write-config-to: write the completed configuration and exit */
 } ls_sim_opts;
 
 #include <signal.h>
@@ -32,8 +33,13 @@ void ls_cli_trap_signals(volatile sig_atomic_t *stop, volatile sig_atomic_t *rel
 
 int ls_cli_simulate(int argc, char **argv);
 int ls_cli_explain(int argc, char **argv);
+int ls_cli_check(int argc, char **argv);
+/* --write-config-to: loads the configuration, builds its plugins, writes the
+ * completed configuration to o->write_config (check.c). */
+int ls_cli_write_config(const char *cmd, const ls_sim_opts *o);
 /* The flags simulate and explain share; `positional` arguments expected
- * (the second one, if any, goes to *extra). -1 after --help. */
+ * (the second one, if any, goes to *extra; with --write-config-to they may
+ * be left out). -1 after --help. */
 int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional, const char **extra,
                           void (*usage)(FILE *));
 void ls_cli_simulate_usage_flags(FILE *out);

@@ -128,6 +128,8 @@ int ls_cli_explain(int argc, char **argv)
     int rc = ls_cli_parse_sim_opts(argc, argv, &o, 2, &pod, explain_usage);
     if (rc)
         return rc < 0 ? LS_EXIT_OK : rc;
+    if (o.write_config)
+        return ls_cli_write_config("explain", &o);
     bool json = o.json;
     char ns[256] = "default", name[256];
     const char *slash = strchr(pod, '/');

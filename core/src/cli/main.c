@@ -16,6 +16,8 @@ static void usage(FILE *out)
             "  simulate CLUSTER.yaml   schedule an embedded, in-memory cluster loaded from manifests\n"
             "  explain CLUSTER.yaml POD\n"
             "                          why POD went where it went: every plugin's verdict and score per node\n"
+            "  check CONFIG            load a KubeSchedulerConfiguration and every plugin it names, and report\n"
+            "                          every problem at once\n"
             "  version                 print the version\n"
             "\n"
             "Run 'luasched <command> --help' for a command's flags.\n");
@@ -32,6 +34,8 @@ int main(int argc, char **argv)
         return ls_cli_simulate(argc - 1, argv + 1);
     if (strcmp(cmd, "explain") == 0)
         return ls_cli_explain(argc - 1, argv + 1);
+    if (strcmp(cmd, "check") == 0)
+        return ls_cli_check(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("luasched %s (LuaJIT plugins, ABI %d)\n", LS_VERSION, LS_ABI_VERSION);
         return 0;

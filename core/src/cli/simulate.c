@@ -75,7 +75,13 @@ void ls_cli_simulate_usage_flags(FILE *out)
             "  --config FILE        KubeSchedulerConfiguration (default: the built-in default profile)\n"
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
-            "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default 10000)\n");
+            "                       (instead of the configuration's luasched.pluginPath)\n"
+            "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default: the\n"
+            "                       configuration's luasched.pluginTimeoutMilliseconds, 10000)\n"
+            "  --write-config-to FILE\n"
+            "                       write the completed configuration (every default filled in, multiPoint\n"
+            "                       merged with the default plugins, every plugin's args with its defaults)\n"
+            "                       as YAML, or JSON for a .json name, '-' for standard output; then exit\n");
 }
 
 static void simulate_usage(FILE *out)
@@ -92,10 +98,17 @@ static void simulate_usage(FILE *out)
             "  --output text|json   one line per pod and a summary (text), or explain records (json)\n"
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
-            "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default 10000)\n"
+            "                       (instead of the configuration's luasched.pluginPath)\n"
+            "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default: the\n"
+            "                       configuration's luasched.pluginTimeoutMilliseconds, 10000)\n"
             "  --realtime           play the cluster's timeline on the wall clock, and reload the configuration\n"
             "                       and plugins when their files change (or on SIGHUP)\n"
             "  --hold               with --realtime: keep running after the timeline until SIGINT or SIGTERM\n"
+            "  --write-config-to FILE\n"
+            "                       write the completed configuration (every default filled in, multiPoint\n"
+            "                       merged with the default plugins, every plugin's args with its defaults)\n"
+            "                       as YAML, or JSON for a .json name, '-' for standard output; then exit\n"
+            "                       (CLUSTER.yaml may be left out)\n"
             "  -h, --help           this help\n");
 }
 
@@ -107,6 +120,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
         {"seed", required_argument, NULL, 's'},   {"plugin-path", required_argument, NULL, 'p'},
         {"plugin-timeout", required_argument, NULL, 't'},
         {"realtime", no_argument, NULL, 'R'},     {"hold", no_argument, NULL, 'H'},
+        {"write-config-to", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -142,10 +156,13 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
             break;
         case 'R': o->realtime = true; break;
         case 'H': o->hold = true; break;
+        case 'w': o->write_config = optarg; break;
         case 'h': usage(stdout); return -1;
         default: usage(stderr); return LS_EXIT_USAGE;
         }
     }
+    if (o->write_config && argc - optind <= positional)
+        positional = argc - optind;
     if (argc - optind != positional) {
         fprintf(stderr, "luasched %s: expected %d argument%s, got %d\n", argv[0], positional,
                 positional == 1 ? "" : "s", argc - optind);
@@ -154,7 +171,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
     }
     if (extra && positional > 1)
         *extra = argv[optind + 1];
-    o->cluster = argv[optind];
+    o->cluster = positional > 0 ? argv[optind] : NULL;
     return 0;
 }
 
@@ -390,13 +407,11 @@ static int load(const sim_opts *o, ls_cluster *c, ls_config *cfg)
     return 0;
 }
 
-static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
+static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const ls_sched_options *so)
 {
     ls_error err;
-    ls_sched_options so = {.seed = o->seed, .trace = o->json, .plugin_path = o->plugin_path,
-                           .plugin_timeout_ms = o->plugin_timeout_ms};
     ls_sched_source src = ls_cluster_source(run->cluster, observe, run);
-    ls_scheduler *s = ls_scheduler_new(cfg, &so, &src, &err);
+    ls_scheduler *s = ls_scheduler_new(cfg, so, &src, &err);
     if (!s) {
         fprintf(stderr, "luasched simulate: %s\n", err.msg);
         return LS_EXIT_USAGE;
@@ -428,12 +443,28 @@ static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
     return rc;
 }
 
+/* The plugin path and timeout come from the flags, else from the
+ * configuration's luasched section. The path is copied: the scheduler keeps
+ * its options across reloads, which free the configuration they came from. */
+static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
+{
+    char *dirs = !o->plugin_path && cfg->luasched.plugin_dirs ? ls_xstrdup(cfg->luasched.plugin_dirs) : NULL;
+    ls_sched_options so = {.seed = o->seed, .trace = o->json, .plugin_path = o->plugin_path ? o->plugin_path : dirs,
+                           .plugin_timeout_ms = o->plugin_timeout_ms ? o->plugin_timeout_ms
+                                                                     : cfg->luasched.plugin_timeout_ms};
+    int rc = run_scheduler(o, run, cfg, &so);
+    free(dirs);
+    return rc;
+}
+
 int ls_cli_simulate(int argc, char **argv)
 {
     sim_opts o;
     int rc = ls_cli_parse_sim_opts(argc, argv, &o, 1, NULL, simulate_usage);
     if (rc)
         return rc < 0 ? LS_EXIT_OK : rc;
+    if (o.write_config)
+        return ls_cli_write_config("simulate", &o);
     return ls_cli_run_simulation(&o, NULL);
 }
 

@@ -1,24 +1,21 @@
 /*
  * config.c: KubeSchedulerConfiguration v1. Reads the file through the one
- * document loader, applies upstream's defaults, merges each profile's plugin
- * sets with the default multiPoint set (mergePluginSet), and expands
- * multiPoint into the extension points in upstream's order.
+ * document loader, applies upstream's defaults and validation (gathering
+ * every problem, config_fields.c has the non-profile sections), merges each
+ * profile's plugin sets with the default multiPoint set (mergePluginSet), and
+ * expands multiPoint into the extension points in upstream's order.
  */
-#include "luasched/config.h"
-#include "model/doc.h"
+#include "config/config_internal.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LS_API_VERSION "kubescheduler.config.k8s.io/v1"
-#define LS_DEFAULT_SCHEDULER "default-scheduler"
-
 /* upstream's default v1 profile (default_plugins.go), in multiPoint order.
  * `implemented` marks what luasched ships today; the others are left out of
  * the built-in default until their plugins exist, and naming them in a file is
- * an error from the plugin loader. */
+ * an error (from validation for the volume plugins below, otherwise from the
+ * plugin loader). */
 static const struct {
     const char *name;
     int32_t weight;
@@ -44,166 +41,214 @@ static const struct {
     {"DefaultBinder", 0, true},
 };
 
-enum { SET_MULTI_POINT = LS_EP_COUNT, SET_COUNT };
+/* Plugins removed from upstream (rejected by validation since 1.32). */
+static const char *const removed_plugins[] = {"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", NULL};
 
-typedef struct plugin_set {
-    ls_vec enabled;    /* ls_plugin_ref */
-    ls_vec disabled;   /* ls_str */
-} plugin_set;
+/* upstream's volume plugins: not shipped by luasched yet (those the table
+ * above marks implemented are allowed). */
+static const char *const volume_plugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                                             "DynamicResources", NULL};
 
-typedef struct raw_profile {
-    plugin_set sets[SET_COUNT];
-} raw_profile;
-
-typedef struct parse_ctx {
-    const ls_doc_set *doc;
-    const char *source;
-    ls_error *err;
-} parse_ctx;
-
-static bool field_error(const parse_ctx *pc, const cJSON *item, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static bool field_error(const parse_ctx *pc, const cJSON *item, const char *path, const char *fmt, ...)
+static bool listed(const char *const *list, const char *name)
 {
-    char what[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    int line = pc->doc && item ? ls_doc_line(pc->doc, item) : 0;
-    if (line)
-        return ls_errorf(pc->err, "%s:%d: %s: %s", pc->source, line, path, what);
-    return ls_errorf(pc->err, "%s: %s: %s", pc->source, path, what);
+    for (int i = 0; list[i]; i++)
+        if (strcmp(list[i], name) == 0)
+            return true;
+    return false;
 }
 
-static bool read_int(const parse_ctx *pc, const cJSON *obj, const char *key, const char *path,
-                     int32_t lo, int32_t hi, int32_t *out)
+/* Rejects a removed or not yet implemented plugin named at `path` (an
+ * enabled entry, or a pluginConfig entry). */
+static bool plugin_allowed(const parse_ctx *pc, const cJSON *at, const char *path, const char *name)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || cJSON_IsNull(v))
-        return true;
-    char full[256];
-    snprintf(full, sizeof full, "%s%s", path, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble)
-        return field_error(pc, v, full, "expected an integer");
-    if (v->valuedouble < lo || v->valuedouble > hi)
-        return field_error(pc, v, full, "must be in the range [%d, %d], got %.0f", lo, hi, v->valuedouble);
-    *out = (int32_t)v->valuedouble;
+    if (listed(removed_plugins, name))
+        return ls_cfg_problem(pc, at, path,
+                              "Invalid value: \"%s\": was invalid in version \"%s\" (KubeSchedulerConfiguration is "
+                              "version \"%s\")",
+                              name, LS_API_VERSION, LS_API_VERSION);
+    if (listed(volume_plugins, name) && !ls_config_default_enabled(name))
+        return ls_cfg_problem(pc, at, path, "plugin \"%s\" is not implemented yet by luasched", name);
     return true;
 }
 
-static bool parse_plugin_list(const parse_ctx *pc, const cJSON *list, const char *path, ls_vec *out,
-                              bool with_weight)
+/* ---- profiles */
+
+static void parse_plugin_entry(const parse_ctx *pc, const cJSON *e, const char *path, ls_vec *out, bool enabled)
+{
+    static const char *const known[] = {"name", "weight", NULL};
+    char p[300];
+    ls_cfg_path(p, sizeof p, "%s.", path);
+    if (!cJSON_IsObject(e)) {
+        ls_cfg_problem(pc, e, path, "expected {name, weight}");
+        return;
+    }
+    ls_cfg_known_fields(pc, e, p, known);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    ls_cfg_path(p, sizeof p, "%s.name", path);
+    if (!cJSON_IsString(name) || !name->valuestring[0]) {
+        ls_cfg_problem(pc, e, p, "expected a plugin name");
+        return;
+    }
+    int32_t weight = 0;
+    ls_cfg_path(p, sizeof p, "%s.", path);
+    if (!ls_cfg_int32(pc, e, "weight", p, &weight))
+        return;
+    if (weight < 0) {
+        ls_cfg_path(p, sizeof p, "%s.weight", path);
+        ls_cfg_problem(pc, cJSON_GetObjectItemCaseSensitive(e, "weight"), p, "Invalid value: %d: must be non-negative",
+                       weight);
+        return;
+    }
+    if (!enabled) {
+        *(ls_str *)ls_vec_push(out) = ls_intern_cstr(name->valuestring);
+        return;
+    }
+    if (!plugin_allowed(pc, name, path, name->valuestring))
+        return;
+    ls_plugin_ref *ref = ls_vec_push(out);
+    ref->name = ls_intern_cstr(name->valuestring);
+    ref->weight = weight;
+}
+
+static void parse_plugin_list(const parse_ctx *pc, const cJSON *list, const char *path, ls_vec *out, bool enabled)
 {
     if (!list || cJSON_IsNull(list))
-        return true;
-    if (!cJSON_IsArray(list))
-        return field_error(pc, list, path, "expected a list of {name, weight}");
+        return;
+    if (!cJSON_IsArray(list)) {
+        ls_cfg_problem(pc, list, path, "expected a list of {name, weight}");
+        return;
+    }
     int i = 0;
     for (const cJSON *e = list->child; e; e = e->next, i++) {
-        char p[256];
-        snprintf(p, sizeof p, "%s[%d].name", path, i);
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-        if (!cJSON_IsString(name) || !name->valuestring[0])
-            return field_error(pc, e, p, "expected a plugin name");
-        if (with_weight) {
-            ls_plugin_ref *ref = ls_vec_push(out);
-            ref->name = ls_intern_cstr(name->valuestring);
-            snprintf(p, sizeof p, "%s[%d].", path, i);
-            if (!read_int(pc, e, "weight", p, 0, 100000, &ref->weight))
-                return false;
-        } else {
-            *(ls_str *)ls_vec_push(out) = ls_intern_cstr(name->valuestring);
-        }
+        char p[300];
+        ls_cfg_path(p, sizeof p, "%s[%d]", path, i);
+        parse_plugin_entry(pc, e, p, out, enabled);
     }
-    return true;
 }
 
-static bool parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char *path, raw_profile *rp)
+static void parse_plugin_set(const parse_ctx *pc, const cJSON *c, const char *path, plugin_set *set)
+{
+    static const char *const known[] = {"enabled", "disabled", NULL};
+    if (!cJSON_IsObject(c)) {
+        ls_cfg_problem(pc, c, path, "expected an object with enabled and disabled lists");
+        return;
+    }
+    char p[300];
+    ls_cfg_path(p, sizeof p, "%s.", path);
+    ls_cfg_known_fields(pc, c, p, known);
+    ls_cfg_path(p, sizeof p, "%s.enabled", path);
+    parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "enabled"), p, &set->enabled, true);
+    ls_cfg_path(p, sizeof p, "%s.disabled", path);
+    parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "disabled"), p, &set->disabled, false);
+}
+
+static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char *path, raw_profile *rp)
 {
     if (!plugins || cJSON_IsNull(plugins))
-        return true;
-    if (!cJSON_IsObject(plugins))
-        return field_error(pc, plugins, path, "expected an object of extension points");
+        return;
+    if (!cJSON_IsObject(plugins)) {
+        ls_cfg_problem(pc, plugins, path, "expected an object of extension points");
+        return;
+    }
     for (const cJSON *c = plugins->child; c; c = c->next) {
         int set = ls_ext_point_from_config_key(c->string);
         if (set < 0 && strcmp(c->string, "multiPoint") == 0)
             set = SET_MULTI_POINT;
-        char p[256];
-        snprintf(p, sizeof p, "%s.%s", path, c->string);
+        char p[300];
+        ls_cfg_path(p, sizeof p, "%s.%s", path, c->string);
         if (set < 0)
-            return field_error(pc, c, p, "unknown extension point (expected preEnqueue, queueSort, preFilter, "
-                                         "filter, postFilter, preScore, score, reserve, permit, preBind, bind, "
-                                         "postBind or multiPoint)");
-        if (!cJSON_IsObject(c))
-            return field_error(pc, c, p, "expected an object with enabled and disabled lists");
-        char pe[300], pd[300];
-        snprintf(pe, sizeof pe, "%s.enabled", p);
-        snprintf(pd, sizeof pd, "%s.disabled", p);
-        if (!parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "enabled"), pe, &rp->sets[set].enabled, true))
-            return false;
-        if (!parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "disabled"), pd, &rp->sets[set].disabled,
-                               false))
-            return false;
+            ls_cfg_problem(pc, c, p, "unknown extension point (expected preEnqueue, queueSort, preFilter, "
+                                     "filter, postFilter, preScore, score, reserve, permit, preBind, bind, "
+                                     "postBind or multiPoint)");
+        else if (!cJSON_IsNull(c))
+            parse_plugin_set(pc, c, p, &rp->sets[set]);
     }
-    return true;
 }
 
-static bool parse_plugin_config(const parse_ctx *pc, const cJSON *list, const char *path, ls_profile *prof)
+static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const char *path, ls_profile *prof)
 {
-    prof->plugin_args = cJSON_CreateObject();
+    static const char *const known[] = {"name", "args", NULL};
+    char p[300];
+    if (!cJSON_IsObject(e)) {
+        ls_cfg_problem(pc, e, path, "expected {name, args}");
+        return;
+    }
+    ls_cfg_path(p, sizeof p, "%s.", path);
+    ls_cfg_known_fields(pc, e, p, known);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    ls_cfg_path(p, sizeof p, "%s.name", path);
+    if (!cJSON_IsString(name) || !name->valuestring[0]) {
+        ls_cfg_problem(pc, e, p, "expected a plugin name");
+        return;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(prof->plugin_args, name->valuestring)) {
+        ls_cfg_problem(pc, name, path, "Duplicate value: \"%s\"", name->valuestring);
+        return;
+    }
+    if (!plugin_allowed(pc, name, path, name->valuestring))
+        return;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    ls_cfg_path(p, sizeof p, "%s.args", path);
+    if (args && !cJSON_IsObject(args) && !cJSON_IsNull(args)) {
+        ls_cfg_problem(pc, args, p, "expected an object");
+        return;
+    }
+    cJSON_AddItemToObject(prof->plugin_args, name->valuestring,
+                          args && cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateObject());
+}
+
+static void parse_plugin_config(const parse_ctx *pc, const cJSON *list, const char *path, ls_profile *prof)
+{
     if (!list || cJSON_IsNull(list))
-        return true;
-    if (!cJSON_IsArray(list))
-        return field_error(pc, list, path, "expected a list of {name, args}");
+        return;
+    if (!cJSON_IsArray(list)) {
+        ls_cfg_problem(pc, list, path, "expected a list of {name, args}");
+        return;
+    }
     int i = 0;
     for (const cJSON *e = list->child; e; e = e->next, i++) {
-        char p[256];
-        snprintf(p, sizeof p, "%s[%d].name", path, i);
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-        if (!cJSON_IsString(name) || !name->valuestring[0])
-            return field_error(pc, e, p, "expected a plugin name");
-        if (cJSON_GetObjectItemCaseSensitive(prof->plugin_args, name->valuestring))
-            return field_error(pc, name, p, "Duplicate value: \"%s\"", name->valuestring);
-        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-        snprintf(p, sizeof p, "%s[%d].args", path, i);
-        if (args && !cJSON_IsObject(args) && !cJSON_IsNull(args))
-            return field_error(pc, args, p, "expected an object");
-        cJSON_AddItemToObject(prof->plugin_args, name->valuestring,
-                              args && cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateObject());
+        char p[300];
+        ls_cfg_path(p, sizeof p, "%s[%d]", path, i);
+        parse_plugin_config_entry(pc, e, p, prof);
     }
-    return true;
 }
 
-static bool parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_profile *prof, raw_profile *rp)
+static void read_percentage(const parse_ctx *pc, const cJSON *obj, const char *prefix, int32_t *out)
 {
-    char path[64];
-    snprintf(path, sizeof path, "profiles[%d]", index);
-    if (!cJSON_IsObject(obj))
-        return field_error(pc, obj, path, "expected an object");
+    int32_t v = 0;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(obj, "percentageOfNodesToScore");
+    if (!at || cJSON_IsNull(at) || !ls_cfg_int32(pc, obj, "percentageOfNodesToScore", prefix, &v))
+        return;
+    char path[300];
+    ls_cfg_path(path, sizeof path, "%spercentageOfNodesToScore", prefix);
+    if (v < 0 || v > 100)
+        ls_cfg_problem(pc, at, path, "Invalid value: %d: not in valid range [0-100]", v);
+    else
+        *out = v;
+}
+
+static void parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_profile *prof, raw_profile *rp)
+{
+    static const char *const known[] = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig", NULL};
+    char path[64], p[128];
+    ls_cfg_path(path, sizeof path, "profiles[%d]", index);
+    if (!cJSON_IsObject(obj)) {
+        ls_cfg_problem(pc, obj, path, "expected an object");
+        return;
+    }
+    ls_cfg_path(p, sizeof p, "%s.", path);
+    ls_cfg_known_fields(pc, obj, p, known);
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "schedulerName");
+    ls_cfg_path(p, sizeof p, "%s.schedulerName", path);
     if (name && !cJSON_IsString(name) && !cJSON_IsNull(name))
-        return field_error(pc, name, path, "schedulerName: expected a string");
+        ls_cfg_problem(pc, name, p, "expected a string");
     prof->scheduler_name = cJSON_IsString(name) ? ls_intern_cstr(name->valuestring) : 0;
-    char p[128];
-    snprintf(p, sizeof p, "%s.", path);
-    prof->percentage_of_nodes_to_score = -1;
-    if (!read_int(pc, obj, "percentageOfNodesToScore", p, 0, 100, &prof->percentage_of_nodes_to_score))
-        return false;
-    snprintf(p, sizeof p, "%s.plugins", path);
-    if (!parse_plugins(pc, cJSON_GetObjectItemCaseSensitive(obj, "plugins"), p, rp))
-        return false;
-    snprintf(p, sizeof p, "%s.pluginConfig", path);
-    return parse_plugin_config(pc, cJSON_GetObjectItemCaseSensitive(obj, "pluginConfig"), p, prof);
-}
-
-static void set_defaults(ls_config *cfg)
-{
-    cfg->parallelism = 16;
-    cfg->percentage_of_nodes_to_score = 0;
-    cfg->pod_initial_backoff_seconds = 1;
-    cfg->pod_max_backoff_seconds = 10;
+    ls_cfg_path(p, sizeof p, "%s.", path);
+    read_percentage(pc, obj, p, &prof->percentage_of_nodes_to_score);
+    ls_cfg_path(p, sizeof p, "%s.plugins", path);
+    parse_plugins(pc, cJSON_GetObjectItemCaseSensitive(obj, "plugins"), p, rp);
+    ls_cfg_path(p, sizeof p, "%s.pluginConfig", path);
+    parse_plugin_config(pc, cJSON_GetObjectItemCaseSensitive(obj, "pluginConfig"), p, prof);
 }
 
 static void raw_profiles_free(raw_profile *rps, uint32_t n)
@@ -227,114 +272,266 @@ static raw_profile *raw_profiles_new(uint32_t n)
     return rps;
 }
 
-static bool check_top_level(const parse_ctx *pc, const cJSON *root)
+static void profiles_new(ls_config *cfg, uint32_t n)
 {
-    static const char *known[] = {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
-                                  "healthzBindAddress", "metricsBindAddress", "enableProfiling",
-                                  "enableContentionProfiling", "percentageOfNodesToScore",
-                                  "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
-                                  "delayCacheUntilActive", NULL};
-    const cJSON *api = cJSON_GetObjectItemCaseSensitive(root, "apiVersion");
-    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
-    if (!cJSON_IsString(api) || strcmp(api->valuestring, LS_API_VERSION) != 0)
-        return field_error(pc, api ? api : root, "apiVersion", "expected \"" LS_API_VERSION "\", got %s",
-                           cJSON_IsString(api) ? api->valuestring : "nothing");
-    if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "KubeSchedulerConfiguration") != 0)
-        return field_error(pc, kind ? kind : root, "kind", "expected \"KubeSchedulerConfiguration\"");
-    for (const cJSON *c = root->child; c; c = c->next) {
-        bool ok = false;
-        for (int i = 0; known[i]; i++)
-            ok = ok || strcmp(c->string, known[i]) == 0;
-        if (!ok)
-            return field_error(pc, c, c->string, "unknown field");
-    }
-    const cJSON *ext = cJSON_GetObjectItemCaseSensitive(root, "extenders");
-    if (cJSON_IsArray(ext) && cJSON_GetArraySize(ext) > 0)
-        return field_error(pc, ext, "extenders", "scheduler extenders are not supported by luasched");
-    return true;
-}
-
-static bool parse_root(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
-{
-    if (!check_top_level(pc, root))
-        return false;
-    if (!read_int(pc, root, "parallelism", "", 1, 1 << 20, &cfg->parallelism) ||
-        !read_int(pc, root, "percentageOfNodesToScore", "", 0, 100, &cfg->percentage_of_nodes_to_score) ||
-        !read_int(pc, root, "podInitialBackoffSeconds", "", 1, 1 << 30, &cfg->pod_initial_backoff_seconds) ||
-        !read_int(pc, root, "podMaxBackoffSeconds", "", 1, 1 << 30, &cfg->pod_max_backoff_seconds))
-        return false;
-    if (cfg->pod_max_backoff_seconds < cfg->pod_initial_backoff_seconds) {
-        /* the line of the max if it is written, else of the initial value that exceeds the default max */
-        const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "podMaxBackoffSeconds");
-        if (!at)
-            at = cJSON_GetObjectItemCaseSensitive(root, "podInitialBackoffSeconds");
-        return field_error(pc, at ? at : root, "podMaxBackoffSeconds",
-                           "must be greater than or equal to podInitialBackoffSeconds");
-    }
-    const cJSON *profiles = cJSON_GetObjectItemCaseSensitive(root, "profiles");
-    if (profiles && !cJSON_IsArray(profiles))
-        return field_error(pc, profiles, "profiles", "expected a list");
-    uint32_t n = profiles ? (uint32_t)cJSON_GetArraySize(profiles) : 0;
     cfg->n_profiles = n ? n : 1;
     cfg->profiles = ls_xcalloc(cfg->n_profiles, sizeof *cfg->profiles);
     cfg->raw_profiles = raw_profiles_new(cfg->n_profiles);
-    raw_profile *raw = cfg->raw_profiles;
-    for (uint32_t i = 0; i < cfg->n_profiles; i++)
+    for (uint32_t i = 0; i < cfg->n_profiles; i++) {
         for (int ep = 0; ep < LS_EP_COUNT; ep++)
             ls_vec_init(&cfg->profiles[i].plugins[ep], sizeof(ls_plugin_ref));
-    if (!n) {
-        cfg->profiles[0].percentage_of_nodes_to_score = -1;
-        cfg->profiles[0].plugin_args = cJSON_CreateObject();
+        cfg->profiles[i].percentage_of_nodes_to_score = -1;
+        cfg->profiles[i].plugin_args = cJSON_CreateObject();
     }
-    int i = 0;
-    for (const cJSON *p = profiles ? profiles->child : NULL; p; p = p->next, i++)
-        if (!parse_profile(pc, p, i, &cfg->profiles[i], &raw[i]))
-            return false;
-    if (cfg->n_profiles == 1 && !cfg->profiles[0].scheduler_name)
-        cfg->profiles[0].scheduler_name = ls_intern_cstr(LS_DEFAULT_SCHEDULER);
+}
+
+/* field.Required / field.Duplicate on schedulerName; errors point at the
+ * schedulerName, or at the profile that lacks one. */
+static void validate_profile_names(const ls_config *cfg, const parse_ctx *pc, const cJSON *profiles)
+{
     for (uint32_t a = 0; a < cfg->n_profiles; a++) {
         char path[64];
-        snprintf(path, sizeof path, "profiles[%u].schedulerName", a);
-        /* errors point at the schedulerName, or at the profile that lacks one */
+        ls_cfg_path(path, sizeof path, "profiles[%u].schedulerName", a);
         const cJSON *at = profiles ? cJSON_GetArrayItem(profiles, (int)a) : NULL;
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(at, "schedulerName");
-        if (name)
-            at = name;
-        if (!cfg->profiles[a].scheduler_name || !ls_str_len(cfg->profiles[a].scheduler_name))
-            return field_error(pc, at, path, "Required value");
+        at = at ? ls_cfg_at(at, "schedulerName") : profiles;
+        if (!cfg->profiles[a].scheduler_name || !ls_str_len(cfg->profiles[a].scheduler_name)) {
+            ls_cfg_problem(pc, at, path, "Required value");
+            continue;
+        }
         for (uint32_t b = 0; b < a; b++)
-            if (cfg->profiles[a].scheduler_name == cfg->profiles[b].scheduler_name)
-                return field_error(pc, at, path, "Duplicate value: \"%s\"",
-                                   ls_str_get(cfg->profiles[a].scheduler_name));
+            if (cfg->profiles[a].scheduler_name == cfg->profiles[b].scheduler_name) {
+                ls_cfg_problem(pc, at, path, "Duplicate value: \"%s\"", ls_str_get(cfg->profiles[a].scheduler_name));
+                break;
+            }
     }
+}
+
+/* ---- queueSort the same in every profile (validateCommonQueueSort) */
+
+static bool plugin_sets_equal(const plugin_set *a, const plugin_set *b)
+{
+    if (a->enabled.len != b->enabled.len || a->disabled.len != b->disabled.len)
+        return false;
+    for (uint32_t i = 0; i < a->enabled.len; i++) {
+        const ls_plugin_ref *x = &LS_VEC_AT(&a->enabled, ls_plugin_ref, i);
+        const ls_plugin_ref *y = &LS_VEC_AT(&b->enabled, ls_plugin_ref, i);
+        if (x->name != y->name || x->weight != y->weight)
+            return false;
+    }
+    for (uint32_t i = 0; i < a->disabled.len; i++)
+        if (LS_VEC_AT(&a->disabled, ls_str, i) != LS_VEC_AT(&b->disabled, ls_str, i))
+            return false;
     return true;
+}
+
+/* The set as JSON, for "Invalid value: ..." (upstream prints the Go struct). */
+static char *plugin_set_json(const plugin_set *set)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *en = cJSON_AddArrayToObject(o, "enabled"), *dis = cJSON_AddArrayToObject(o, "disabled");
+    for (uint32_t i = 0; i < set->enabled.len; i++) {
+        const ls_plugin_ref *r = &LS_VEC_AT(&set->enabled, ls_plugin_ref, i);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", ls_str_get(r->name));
+        if (r->weight)
+            cJSON_AddNumberToObject(e, "weight", r->weight);
+        cJSON_AddItemToArray(en, e);
+    }
+    for (uint32_t i = 0; i < set->disabled.len; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", ls_str_get(LS_VEC_AT(&set->disabled, ls_str, i)));
+        cJSON_AddItemToArray(dis, e);
+    }
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+/* The node of profiles[i].plugins.queueSort, or the nearest one written. */
+static const cJSON *queue_sort_node(const cJSON *profiles, uint32_t i)
+{
+    const cJSON *prof = cJSON_GetArrayItem(profiles, (int)i);
+    const cJSON *plugins = cJSON_GetObjectItemCaseSensitive(prof, "plugins");
+    const cJSON *qs = cJSON_GetObjectItemCaseSensitive(plugins, "queueSort");
+    return qs ? qs : plugins ? plugins : prof;
+}
+
+static int plugin_config_index(const cJSON *profiles, uint32_t i, const char *name, const cJSON **at)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(profiles, (int)i), "pluginConfig");
+    int k = 0;
+    for (const cJSON *e = cJSON_IsArray(list) ? list->child : NULL; e; e = e->next, k++) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
+            const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+            *at = args ? args : e;
+            return k;
+        }
+    }
+    *at = NULL;
+    return -1;
+}
+
+static void validate_queue_sort_args(const ls_config *cfg, const parse_ctx *pc, const cJSON *profiles, uint32_t i,
+                                     ls_str sort)
+{
+    const char *name = ls_str_get(sort);
+    const cJSON *mine = cJSON_GetObjectItemCaseSensitive(cfg->profiles[i].plugin_args, name);
+    const cJSON *canon = cJSON_GetObjectItemCaseSensitive(cfg->profiles[0].plugin_args, name);
+    cJSON *empty = cJSON_CreateObject();
+    const cJSON *at;
+    int k = plugin_config_index(profiles, i, name, &at);
+    if (mine && !cJSON_Compare(canon ? canon : empty, mine, true)) {
+        char path[96];
+        ls_cfg_path(path, sizeof path, "profiles[%u].pluginConfig[%d].args", i, k);
+        char *text = cJSON_PrintUnformatted(mine);
+        ls_cfg_problem(pc, at, path, "Invalid value: %s: queueSort must be the same for all profiles", text);
+        free(text);
+    }
+    cJSON_Delete(empty);
+}
+
+static void validate_queue_sort(const ls_config *cfg, const parse_ctx *pc, const cJSON *profiles)
+{
+    const plugin_set *canon = &cfg->raw_profiles[0].sets[LS_EP_QUEUE_SORT];
+    ls_str sort = canon->enabled.len ? LS_VEC_AT(&canon->enabled, ls_plugin_ref, 0).name : 0;
+    if (canon->enabled.len > 1) {
+        const cJSON *qs = queue_sort_node(profiles, 0);
+        ls_cfg_problem(pc, ls_cfg_at(qs, "enabled"), "profiles[0].plugins.queueSort.enabled",
+                       "Invalid value: %u: only one queue sort plugin can be enabled", canon->enabled.len);
+    }
+    for (uint32_t i = 1; i < cfg->n_profiles; i++) {
+        const plugin_set *mine = &cfg->raw_profiles[i].sets[LS_EP_QUEUE_SORT];
+        if (!plugin_sets_equal(canon, mine)) {
+            char path[64];
+            ls_cfg_path(path, sizeof path, "profiles[%u].plugins.queueSort", i);
+            char *text = plugin_set_json(mine);
+            ls_cfg_problem(pc, queue_sort_node(profiles, i), path, "Invalid value: %s: must be the same for all profiles",
+                           text);
+            free(text);
+        }
+        if (sort)
+            validate_queue_sort_args(cfg, pc, profiles, i, sort);
+    }
+}
+
+static void parse_profiles(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
+{
+    const cJSON *profiles = cJSON_GetObjectItemCaseSensitive(root, "profiles");
+    if (profiles && !cJSON_IsArray(profiles) && !cJSON_IsNull(profiles)) {
+        ls_cfg_problem(pc, profiles, "profiles", "expected a list");
+        profiles = NULL;
+    }
+    if (profiles && cJSON_IsNull(profiles))
+        profiles = NULL;
+    profiles_new(cfg, profiles ? (uint32_t)cJSON_GetArraySize(profiles) : 0);
+    int i = 0;
+    for (const cJSON *p = profiles ? profiles->child : NULL; p; p = p->next, i++)
+        parse_profile(pc, p, i, &cfg->profiles[i], &cfg->raw_profiles[i]);
+    if (cfg->n_profiles == 1 && !cfg->profiles[0].scheduler_name)
+        cfg->profiles[0].scheduler_name = ls_intern_cstr(LS_DEFAULT_SCHEDULER);
+    validate_profile_names(cfg, pc, profiles);
+    validate_queue_sort(cfg, pc, profiles);
+}
+
+/* ---- the document */
+
+/* apiVersion and kind: without them the file is not a configuration at all. */
+static bool check_type(const parse_ctx *pc, const cJSON *root)
+{
+    const cJSON *api = cJSON_GetObjectItemCaseSensitive(root, "apiVersion");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    if (!cJSON_IsString(api) || strcmp(api->valuestring, LS_API_VERSION) != 0)
+        return ls_cfg_problem(pc, api ? api : root, "apiVersion", "expected \"" LS_API_VERSION "\", got %s",
+                              cJSON_IsString(api) ? api->valuestring : "nothing");
+    if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "KubeSchedulerConfiguration") != 0)
+        return ls_cfg_problem(pc, kind ? kind : root, "kind", "expected \"KubeSchedulerConfiguration\"");
+    return true;
+}
+
+static void parse_scalars(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
+{
+    ls_cfg_int32(pc, root, "parallelism", "", &cfg->parallelism);
+    ls_cfg_int64(pc, root, "podInitialBackoffSeconds", "", &cfg->pod_initial_backoff_seconds);
+    ls_cfg_int64(pc, root, "podMaxBackoffSeconds", "", &cfg->pod_max_backoff_seconds);
+    ls_cfg_bool(pc, root, "enableProfiling", "", &cfg->enable_profiling);
+    /* contention profiling defaults to on only when profiling is */
+    cfg->enable_contention_profiling = cfg->enable_profiling;
+    ls_cfg_bool(pc, root, "enableContentionProfiling", "", &cfg->enable_contention_profiling);
+    ls_cfg_bool(pc, root, "delayCacheUntilActive", "", &cfg->delay_cache_until_active);
+    ls_cfg_string(pc, root, "healthzBindAddress", "", &cfg->healthz_bind_address);
+    ls_cfg_string(pc, root, "metricsBindAddress", "", &cfg->metrics_bind_address);
+}
+
+/* What upstream validates after the profiles, in its order. */
+static void validate_scalars(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
+{
+    read_percentage(pc, root, "", &cfg->percentage_of_nodes_to_score);
+    if (cfg->pod_initial_backoff_seconds <= 0)
+        ls_cfg_problem(pc, ls_cfg_at(root, "podInitialBackoffSeconds"), "podInitialBackoffSeconds",
+                       "Invalid value: %lld: must be greater than 0", (long long)cfg->pod_initial_backoff_seconds);
+    if (cfg->pod_max_backoff_seconds < cfg->pod_initial_backoff_seconds) {
+        /* the line of the max if it is written, else of the initial value that exceeds the default max */
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "podMaxBackoffSeconds");
+        ls_cfg_problem(pc, at ? at : ls_cfg_at(root, "podInitialBackoffSeconds"), "podMaxBackoffSeconds",
+                       "Invalid value: %lld: must be greater than or equal to PodInitialBackoffSeconds",
+                       (long long)cfg->pod_max_backoff_seconds);
+    }
+    const cJSON *ext = cJSON_GetObjectItemCaseSensitive(root, "extenders");
+    if (ext && !cJSON_IsNull(ext) && !cJSON_IsArray(ext))
+        ls_cfg_problem(pc, ext, "extenders", "expected a list");
+    else if (cJSON_IsArray(ext) && cJSON_GetArraySize(ext) > 0)
+        ls_cfg_problem(pc, ext, "extenders", "scheduler extenders are not supported by luasched (remove the "
+                                             "extenders list; a Lua plugin can do what an extender does)");
+}
+
+static void parse_root(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
+{
+    static const char *const known[] = {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
+                                        "healthzBindAddress", "metricsBindAddress", "enableProfiling",
+                                        "enableContentionProfiling", "percentageOfNodesToScore",
+                                        "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
+                                        "delayCacheUntilActive", "luasched", NULL};
+    if (!check_type(pc, root))
+        return;
+    ls_cfg_known_fields(pc, root, "", known);
+    parse_scalars(cfg, pc, root);
+    ls_cfg_parse_leader_election(cfg, pc, root);
+    ls_cfg_parse_client_connection(cfg, pc, root);
+    if (cfg->parallelism <= 0)   /* upstream's order: parallelism before the profiles */
+        ls_cfg_problem(pc, ls_cfg_at(root, "parallelism"), "parallelism",
+                       "Invalid value: %d: should be an integer value greater than zero", cfg->parallelism);
+    parse_profiles(cfg, pc, root);
+    validate_scalars(cfg, pc, root);
+    ls_cfg_parse_luasched(cfg, pc, root);
 }
 
 bool ls_config_load(ls_config *cfg, const char *path, ls_error *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    set_defaults(cfg);
+    ls_vec_init(&cfg->problems, sizeof(char *));
+    ls_cfg_set_defaults(cfg);
     cfg->source = ls_xstrdup(path ? path : "<defaults>");
+    parse_ctx pc = {NULL, cfg->source, &cfg->problems, err};
     if (!path) {
         static const char defaults[] = "{\"apiVersion\":\"" LS_API_VERSION "\",\"kind\":\"KubeSchedulerConfiguration\"}";
         cJSON *root = cJSON_Parse(defaults);
-        parse_ctx pc = {NULL, cfg->source, err};
-        bool ok = parse_root(cfg, &pc, root);
+        parse_root(cfg, &pc, root);
         cJSON_Delete(root);
-        return ok;
+        return cfg->problems.len == 0;
     }
-    ls_doc_set *doc = ls_doc_load_file(path, err);
+    ls_error doc_err;
+    ls_doc_set *doc = ls_doc_load_file(path, &doc_err);
     if (!doc)
-        return false;
-    parse_ctx pc = {doc, path, err};
-    bool ok;
+        return ls_cfg_problem_plain(&cfg->problems, err, "%s", doc_err.msg);
+    pc.doc = doc;
     if (ls_doc_count(doc) != 1)
-        ok = ls_errorf(err, "%s: expected exactly one KubeSchedulerConfiguration document, found %u", path,
-                       ls_doc_count(doc));
+        ls_cfg_problem_plain(&cfg->problems, err, "%s: expected exactly one KubeSchedulerConfiguration document, found %u",
+                             path, ls_doc_count(doc));
     else
-        ok = parse_root(cfg, &pc, ls_doc_get(doc, 0));
+        parse_root(cfg, &pc, ls_doc_get(doc, 0));
     ls_doc_free(doc);
-    return ok;
+    return cfg->problems.len == 0;
 }
 
 /* ---- merging with the defaults and expanding multiPoint */
@@ -359,7 +556,7 @@ static const ls_plugin_ref *ref_in(const ls_vec *refs, ls_str name)
  * (or replaced by the user's last entry of the same name); the other user
  * entries follow in order. Duplicates are kept, as upstream keeps them, so
  * that expansion reports the double registration. */
-static void merge_default_multi_point(plugin_set *user, ls_vec *out)
+void ls_cfg_merge_default_multi_point(const plugin_set *user, ls_vec *out)
 {
     static ls_str star;
     if (!star)
@@ -391,24 +588,91 @@ static void merge_default_multi_point(plugin_set *user, ls_vec *out)
     free(replaced);
 }
 
-static bool push_unique(ls_vec *list, const ls_plugin_ref *r, int ep, const ls_profile *prof, ls_error *err)
+/* The state of one expansion: strict (the first problem stops it, in *err)
+ * or gathering (problems recorded, the entry at fault left out). */
+typedef struct known_plugin {
+    ls_str name;
+    uint32_t points;
+    bool failed;
+} known_plugin;
+
+typedef struct expand_ctx {
+    ls_config *cfg;
+    const ls_profile *prof;
+    uint32_t prof_index;
+    ls_plugin_points_fn points_of;
+    void *ud;
+    ls_error *err;
+    bool gather;
+    bool any;               /* a problem was recorded */
+    bool profile_failed;    /* a plugin of this profile could not be looked up */
+    ls_vec known;           /* known_plugin, this profile */
+} expand_ctx;
+
+static bool report(expand_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records "file: profile NAME: what"; true when expansion goes on. */
+static bool report(expand_ctx *x, const char *fmt, ...)
+{
+    char what[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    x->any = true;
+    char label[64];   /* a profile without a name (already a problem) by its index */
+    if (!ls_str_len(x->prof->scheduler_name))
+        snprintf(label, sizeof label, "profiles[%u]", x->prof_index);
+    const char *name = ls_str_len(x->prof->scheduler_name) ? ls_str_get(x->prof->scheduler_name) : label;
+    if (x->gather)
+        ls_cfg_problem_plain(&x->cfg->problems, NULL, "%s: profile %s: %s", x->cfg->source, name, what);
+    else
+        ls_errorf(x->err, "%s: profile %s: %s", x->cfg->source, name, what);
+    return x->gather;
+}
+
+/* The extension points of a plugin, asked once per profile. False only when
+ * strict expansion must stop; a plugin that cannot be looked up while
+ * gathering is reported once and implements nothing. */
+static bool lookup(expand_ctx *x, ls_str name, uint32_t *pts)
+{
+    for (uint32_t i = 0; i < x->known.len; i++) {
+        const known_plugin *k = &LS_VEC_AT(&x->known, known_plugin, i);
+        if (k->name == name) {
+            *pts = k->points;
+            return true;
+        }
+    }
+    known_plugin *k = ls_vec_push(&x->known);
+    k->name = name;
+    ls_error err;
+    if (!x->points_of(x->ud, ls_str_get(name), &k->points, &err)) {
+        k->points = 0;
+        k->failed = true;
+        x->profile_failed = true;
+        *pts = 0;
+        return report(x, "%s", err.msg);
+    }
+    *pts = k->points;
+    return true;
+}
+
+static bool lookup_failed(const expand_ctx *x, ls_str name)
+{
+    for (uint32_t i = 0; i < x->known.len; i++)
+        if (LS_VEC_AT(&x->known, known_plugin, i).name == name)
+            return LS_VEC_AT(&x->known, known_plugin, i).failed;
+    return false;
+}
+
+static bool push_unique(expand_ctx *x, ls_vec *list, const ls_plugin_ref *r, int ep)
 {
     if (ref_in(list, r->name))
-        return ls_errorf(err, "profile %s: plugin %s already registered as %s", ls_str_get(prof->scheduler_name),
-                         ls_str_get(r->name), ls_ext_point_name(ep));
+        return report(x, "plugin %s already registered as %s", ls_str_get(r->name), ls_ext_point_name(ep));
     ls_plugin_ref *slot = ls_vec_push(list);
     *slot = *r;
     if (slot->weight == 0)
         slot->weight = 1;
-    return true;
-}
-
-static bool points_or_error(const ls_profile *prof, ls_str name, ls_plugin_points_fn points_of, void *ud,
-                            uint32_t *pts, ls_error *err)
-{
-    *pts = 0;
-    if (!points_of(ud, ls_str_get(name), pts, err))
-        return ls_error_prefix(err, "profile %s", ls_str_get(prof->scheduler_name));
     return true;
 }
 
@@ -420,9 +684,61 @@ static bool is_override(const plugin_set *set, const ls_vec *multi, bool skip_mu
     return !skip_multi && (pts & (1u << ep)) && ref_in(multi, name) && !name_in(&set->disabled, name);
 }
 
+/* (1) explicit entries that override a multiPoint entry, in their own order */
+static bool expand_overrides(expand_ctx *x, const plugin_set *set, const ls_vec *multi, int ep, ls_vec *out)
+{
+    for (uint32_t i = 0; i < set->enabled.len; i++) {
+        const ls_plugin_ref *r = &LS_VEC_AT(&set->enabled, ls_plugin_ref, i);
+        uint32_t pts;
+        if (!lookup(x, r->name, &pts))
+            return false;
+        if (is_override(set, multi, false, r->name, pts, ep) && !push_unique(x, out, r, ep))
+            return false;
+    }
+    return true;
+}
+
+/* (2) multiPoint plugins that implement this extension point, are not
+ * disabled at it and are not re-configured by an explicit entry */
+static bool expand_multi(expand_ctx *x, const plugin_set *set, const ls_vec *multi, int ep, ls_vec *out)
+{
+    for (uint32_t i = 0; i < multi->len; i++) {
+        const ls_plugin_ref *r = &LS_VEC_AT(multi, ls_plugin_ref, i);
+        uint32_t pts;
+        if (!lookup(x, r->name, &pts))
+            return false;
+        if (!(pts & (1u << ep)) || name_in(&set->disabled, r->name) || ref_in(&set->enabled, r->name))
+            continue;
+        if (!push_unique(x, out, r, ep))
+            return false;
+    }
+    return true;
+}
+
+/* (3) the remaining explicit entries */
+static bool expand_rest(expand_ctx *x, const plugin_set *set, const ls_vec *multi, bool skip_multi, int ep,
+                        ls_vec *out)
+{
+    for (uint32_t i = 0; i < set->enabled.len; i++) {
+        const ls_plugin_ref *r = &LS_VEC_AT(&set->enabled, ls_plugin_ref, i);
+        uint32_t pts;
+        if (!lookup(x, r->name, &pts))
+            return false;
+        if (lookup_failed(x, r->name) || is_override(set, multi, skip_multi, r->name, pts, ep))
+            continue;
+        if (!(pts & (1u << ep))) {
+            if (!report(x, "plugin \"%s\" does not extend %s plugin", ls_str_get(r->name), ls_ext_point_name(ep)))
+                return false;
+            continue;
+        }
+        if (!push_unique(x, out, r, ep))
+            return false;
+    }
+    return true;
+}
+
 /* expandMultiPointPlugins for one extension point. */
-static bool expand_point(ls_profile *prof, const raw_profile *rp, const ls_vec *multi, int ep,
-                         ls_plugin_points_fn points_of, void *ud, ls_error *err)
+static bool expand_point(expand_ctx *x, ls_profile *prof, const raw_profile *rp, const ls_vec *multi, int ep)
 {
     static ls_str star;
     if (!star)
@@ -430,70 +746,64 @@ static bool expand_point(ls_profile *prof, const raw_profile *rp, const ls_vec *
     const plugin_set *set = &rp->sets[ep];
     ls_vec *out = &prof->plugins[ep];
     bool skip_multi = name_in(&set->disabled, star);
-    uint32_t pts;
-    /* (1) explicit entries that override a multiPoint entry, in their own order */
-    for (uint32_t i = 0; !skip_multi && i < set->enabled.len; i++) {
-        const ls_plugin_ref *r = &LS_VEC_AT(&set->enabled, ls_plugin_ref, i);
-        if (!points_or_error(prof, r->name, points_of, ud, &pts, err))
-            return false;
-        if (is_override(set, multi, skip_multi, r->name, pts, ep) && !push_unique(out, r, ep, prof, err))
-            return false;
-    }
-    /* (2) multiPoint plugins that implement this extension point, are not
-     * disabled at it and are not re-configured by an explicit entry */
-    for (uint32_t i = 0; !skip_multi && i < multi->len; i++) {
-        const ls_plugin_ref *r = &LS_VEC_AT(multi, ls_plugin_ref, i);
-        if (!points_or_error(prof, r->name, points_of, ud, &pts, err))
-            return false;
-        if (!(pts & (1u << ep)) || name_in(&set->disabled, r->name) || ref_in(&set->enabled, r->name))
-            continue;
-        if (!push_unique(out, r, ep, prof, err))
-            return false;
-    }
-    /* (3) the remaining explicit entries */
-    for (uint32_t i = 0; i < set->enabled.len; i++) {
-        const ls_plugin_ref *r = &LS_VEC_AT(&set->enabled, ls_plugin_ref, i);
-        if (!points_or_error(prof, r->name, points_of, ud, &pts, err))
-            return false;
-        if (is_override(set, multi, skip_multi, r->name, pts, ep))
-            continue;
-        if (!(pts & (1u << ep)))
-            return ls_errorf(err, "profile %s: plugin \"%s\" does not extend %s plugin",
-                             ls_str_get(prof->scheduler_name), ls_str_get(r->name), ls_ext_point_name(ep));
-        if (!push_unique(out, r, ep, prof, err))
-            return false;
-    }
+    if (!skip_multi && (!expand_overrides(x, set, multi, ep, out) || !expand_multi(x, set, multi, ep, out)))
+        return false;
+    return expand_rest(x, set, multi, skip_multi, ep, out);
+}
+
+static bool check_profile(expand_ctx *x, const ls_profile *prof)
+{
+    /* after a plugin that could not be loaded, the counts say nothing new */
+    if (x->profile_failed)
+        return true;
+    if (prof->plugins[LS_EP_QUEUE_SORT].len != 1 &&
+        !report(x, "one queue sort plugin required for profile, got %u", prof->plugins[LS_EP_QUEUE_SORT].len))
+        return false;
+    if (prof->plugins[LS_EP_BIND].len == 0 && !report(x, "at least one bind plugin is needed"))
+        return false;
     return true;
 }
 
-static bool check_profile(const ls_profile *prof, ls_error *err)
+static bool expand_profile(expand_ctx *x, ls_profile *prof, const raw_profile *rp)
 {
-    const char *name = ls_str_get(prof->scheduler_name);
-    if (prof->plugins[LS_EP_QUEUE_SORT].len != 1)
-        return ls_errorf(err, "profile %s: one queue sort plugin required for profile, got %u", name,
-                         prof->plugins[LS_EP_QUEUE_SORT].len);
-    if (prof->plugins[LS_EP_BIND].len == 0)
-        return ls_errorf(err, "profile %s: at least one bind plugin is needed", name);
-    return true;
+    ls_vec multi;
+    ls_vec_init(&multi, sizeof(ls_plugin_ref));
+    ls_vec_init(&x->known, sizeof(known_plugin));
+    x->prof = prof;
+    x->profile_failed = false;
+    ls_cfg_merge_default_multi_point(&rp->sets[SET_MULTI_POINT], &multi);
+    bool ok = true;
+    for (int ep = 0; ok && ep < LS_EP_COUNT; ep++)
+        ok = expand_point(x, prof, rp, &multi, ep);
+    ok = ok && check_profile(x, prof);
+    ls_vec_free(&multi);
+    ls_vec_free(&x->known);
+    return ok;
+}
+
+static bool expand(ls_config *cfg, expand_ctx *x)
+{
+    for (uint32_t i = 0; i < cfg->n_profiles; i++) {
+        ls_profile *prof = &cfg->profiles[i];
+        for (int ep = 0; ep < LS_EP_COUNT; ep++)
+            prof->plugins[ep].len = 0;
+        x->prof_index = i;
+        if (!expand_profile(x, prof, &cfg->raw_profiles[i]))
+            return false;
+    }
+    return !x->any;
 }
 
 bool ls_config_expand(ls_config *cfg, ls_plugin_points_fn points_of, void *ud, ls_error *err)
 {
-    bool ok = true;
-    raw_profile *raw = cfg->raw_profiles;
-    for (uint32_t i = 0; ok && i < cfg->n_profiles; i++) {
-        ls_profile *prof = &cfg->profiles[i];
-        ls_vec multi;
-        ls_vec_init(&multi, sizeof(ls_plugin_ref));
-        merge_default_multi_point(&raw[i].sets[SET_MULTI_POINT], &multi);
-        for (int ep = 0; ok && ep < LS_EP_COUNT; ep++)
-            ok = expand_point(prof, &raw[i], &multi, ep, points_of, ud, err);
-        ls_vec_free(&multi);
-        ok = ok && check_profile(prof, err);
-    }
-    if (!ok)
-        ls_error_prefix(err, "%s", cfg->source);
-    return ok;
+    expand_ctx x = {.cfg = cfg, .points_of = points_of, .ud = ud, .err = err};
+    return expand(cfg, &x);
+}
+
+bool ls_config_expand_all(ls_config *cfg, ls_plugin_points_fn points_of, void *ud)
+{
+    expand_ctx x = {.cfg = cfg, .points_of = points_of, .ud = ud, .gather = true};
+    return expand(cfg, &x);
 }
 
 void ls_config_free(ls_config *cfg)
@@ -507,6 +817,9 @@ void ls_config_free(ls_config *cfg)
     free(cfg->source);
     if (cfg->raw_profiles)
         raw_profiles_free(cfg->raw_profiles, cfg->n_profiles);
+    ls_cfg_free_fields(cfg);
+    ls_cfg_problems_free(&cfg->problems);
+    cJSON_Delete(cfg->completed_args);
     memset(cfg, 0, sizeof *cfg);
 }
 

@@ -82,6 +82,7 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
     bool ok = ls_config_load(&cfg, s->config_path, err);
     if (ok) {
+        ls_lua_options_from_config(&lo, &cfg);
         lua = ls_lua_new(&s->cycle, &lo, err);
         ok = lua && ls_config_expand(&cfg, points_of, lua, err) &&
              ls_lua_build(lua, cfg.profiles, cfg.n_profiles, err) && ls_lua_registrations(lua, &regs, &n_regs, err);

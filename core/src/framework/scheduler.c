@@ -90,6 +90,7 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     s->objects = ls_object_store_new();
     s->cycle.objects = s->objects;
     ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
+    ls_lua_options_from_config(&lo, &s->cfg);   /* the file's luasched: section, below the flags */
     s->lua = ls_lua_new(&s->cycle, &lo, err);
     if (!s->lua || !ls_config_expand(&s->cfg, points_of, s->lua, err) ||
         !ls_lua_build(s->lua, s->cfg.profiles, s->cfg.n_profiles, err) || !build_queue(s, err)) {

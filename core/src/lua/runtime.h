@@ -5,6 +5,7 @@
 #ifndef LS_LUA_RUNTIME_H
 #define LS_LUA_RUNTIME_H
 
+#include "luasched/config.h"
 #include "luasched/events.h"
 #include "luasched/framework.h"
 #include "queue/scheduling_queue.h"
@@ -49,6 +50,21 @@ int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event
 
 /* The files of every loaded plugin (caller frees the array and strings). */
 char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n);
+
+/* `luasched check`: runs dispatch's M.check on the expanded profiles (every
+ * plugin loaded and initialized with its args, its events table and hooks
+ * checked); each problem is appended to *problems (char *, "profile NAME:
+ * what"). False only when the check itself could not run. */
+bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err);
+/* After ls_lua_build: per profile (a cJSON array the caller deletes), an
+ * object plugin name -> args completed with the plugin's declared defaults
+ * (dispatch's M.completed_args), for --write-config-to. The profiles' given
+ * args tell whether an empty table is {} or []. */
+struct cJSON *ls_lua_completed_args(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
+/* Fills what *opt leaves unset (NULL / 0) from the configuration's luasched
+ * section: plugin path, timeout, instruction budget, memory limit. The plugin
+ * path stays owned by cfg (ls_lua_new copies it). */
+void ls_lua_options_from_config(ls_lua_options *opt, const ls_config *cfg);
 
 /* Keeps / restores a waiting pod's CycleState across its wait (Permit). */
 void ls_lua_park(ls_lua *lua, uint32_t pod_id);

@@ -88,7 +88,8 @@ static bool decode_selector(ls_object *o, const char *kind, const cJSON *spec, l
 static bool decode_pdb_status(ls_object *o, const cJSON *status, ls_arena *a)
 {
     const cJSON *allowed = cJSON_GetObjectItemCaseSensitive(status, "disruptionsAllowed");
-    if (cJSON_IsNumber(allowed))
+    /* Out of int32 (or NaN), converting would be undefined: such a value is ignored. */
+    if (cJSON_IsNumber(allowed) && allowed->valuedouble >= INT32_MIN && allowed->valuedouble <= INT32_MAX)
         o->disruptions_allowed = (int32_t)allowed->valuedouble;
     const cJSON *disrupted = cJSON_GetObjectItemCaseSensitive(status, "disruptedPods");
     if (!cJSON_IsObject(disrupted))
@@ -188,13 +189,22 @@ void ls_object_store_free(ls_object_store *s)
     free(s);
 }
 
-/* "ns/name", interned when `create`, else only looked up (0 when never seen). */
+/* ns, a NUL byte, then name, interned with its length when `create`, else only
+ * looked up (0 when never seen). Neither can hold a NUL, so no two pairs share
+ * a key ("a/b" + "c" and "a" + "b/c" would as "ns/name"), however long. */
 static ls_str key_of(ls_str ns, ls_str name, bool create)
 {
-    char buf[600];
-    int n = snprintf(buf, sizeof buf, "%s/%s", ls_str_get(ns), ls_str_get(name));
-    size_t len = (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1);
-    return create ? ls_intern(buf, len) : ls_intern_lookup(buf, len);
+    uint32_t ns_len = ls_str_len(ns), name_len = ls_str_len(name);
+    size_t len = (size_t)ns_len + 1 + name_len;
+    char small[256];
+    char *buf = len <= sizeof small ? small : ls_xmalloc(len);
+    memcpy(buf, ls_str_get(ns), ns_len);
+    buf[ns_len] = '\0';
+    memcpy(buf + ns_len + 1, ls_str_get(name), name_len);
+    ls_str key = create ? ls_intern(buf, len) : ls_intern_lookup(buf, len);
+    if (buf != small)
+        free(buf);
+    return key;
 }
 
 void ls_object_store_put(ls_object_store *s, const ls_object *obj)
