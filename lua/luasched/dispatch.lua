@@ -308,7 +308,9 @@ function M.build(specs)
           if not inst then return nil, err end
           prof.instances[name] = inst
         end
-        if type(inst[hook]) ~= "function" then
+        local implements = type(inst[hook]) == "function"
+          or (hook == "sort_key" and type(inst.less) == "function")
+        if not implements then
           return nil, string.format("plugin %q does not extend %s (no %s hook in %s)",
             name, hook, hook, tostring(inst.file))
         end
@@ -446,11 +448,26 @@ function M.pre_enqueue(pi, pod_ptr)
   return SUCCESS
 end
 
+--- Whether the queue-sort plugin orders with less(a, b) rather than a numeric key.
+function M.sort_uses_less()
+  local prof = profiles[1]
+  local inst = prof and prof.points.sort_key and prof.points.sort_key[1]
+  return inst ~= nil and type(inst.sort_key) ~= "function" and type(inst.less) == "function"
+end
+
+--- The queue-sort plugin's less(a, b).
+function M.less(pi, a_ptr, b_ptr)
+  local inst = profiles[pi + 1].points.sort_key[1]
+  local ok, r = pcall(inst.less, inst, ffi.cast("const ls_pod *", a_ptr), ffi.cast("const ls_pod *", b_ptr))
+  return ok and r == true
+end
+
 --- Numeric sort key of a pod for the queue-sort plugin (higher first).
 function M.sort_key(pi, pod_ptr)
   local list = profiles[pi + 1].points.sort_key
   if not list or not list[1] then return 0 end
   local pod = ffi.cast("const ls_pod *", pod_ptr)
+  if type(list[1].sort_key) ~= "function" then return 0 end
   local v = list[1]:sort_key(pod)
   return tonumber(v) or 0
 end

@@ -40,6 +40,11 @@ static double queue_sort_key(void *ud, const ls_pod *pod, uint32_t profile)
     return ls_lua_sort_key(s->lua, profile, pod);
 }
 
+static bool queue_less(void *ud, const ls_pod *a, const ls_pod *b, uint32_t profile)
+{
+    return ls_lua_less(((ls_scheduler *)ud)->lua, profile, a, b);
+}
+
 static int queue_hint(void *ud, int hint, const ls_pod *pod, const ls_cluster_event *ev)
 {
     return ls_lua_hint(((ls_scheduler *)ud)->lua, hint, pod, ev);
@@ -60,7 +65,8 @@ static bool build_queue(ls_scheduler *s, ls_error *err)
         .max_unschedulable_ms = 5 * 60 * 1000,
     };
     ls_queue_callbacks cb = {.ud = s, .now_ms = virtual_now, .pre_enqueue = queue_pre_enqueue,
-                             .sort_key = queue_sort_key, .hint = queue_hint};
+                             .sort_key = queue_sort_key, .hint = queue_hint,
+                             .less = ls_lua_sort_uses_less(s->lua) ? queue_less : NULL};
     s->queue = ls_squeue_new(&qo, &cb);
     ls_event_registration *regs = NULL;
     uint32_t n = 0;

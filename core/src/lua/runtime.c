@@ -45,7 +45,7 @@ struct ls_lua {
     ls_cycle *cycle;
     int refs[LS_CALL_COUNT];
     int ref_pre_enqueue, ref_sort_key, ref_hooks, ref_build, ref_park, ref_resume;
-    int ref_registrations, ref_hint, ref_filter_one;
+    int ref_registrations, ref_hint, ref_filter_one, ref_less, ref_sort_uses_less;
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;
@@ -194,6 +194,8 @@ static bool load_dispatch(ls_lua *lua, ls_error *err)
     lua->ref_registrations = take_ref(L, mod, "registrations");
     lua->ref_hint = take_ref(L, mod, "hint");
     lua->ref_filter_one = take_ref(L, mod, "filter_one");
+    lua->ref_less = take_ref(L, mod, "less");
+    lua->ref_sort_uses_less = take_ref(L, mod, "sort_uses_less");
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);
     push_plugin_dirs(L, lua->plugin_path);
@@ -645,6 +647,30 @@ void ls_lua_park(ls_lua *lua, uint32_t pod_id)
 void ls_lua_resume(ls_lua *lua, uint32_t pod_id)
 {
     call_with_pod_id(lua, lua->ref_resume, pod_id);
+}
+
+bool ls_lua_sort_uses_less(ls_lua *lua)
+{
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_uses_less);
+    bool uses = lua_pcall(L, 0, 1, 0) == 0 && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return uses;
+}
+
+bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b)
+{
+    lua_State *L = lua->L;
+    if (!L)
+        return false;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_less);
+    lua_pushinteger(L, (lua_Integer)profile);
+    lua_pushlightuserdata(L, (void *)a);
+    lua_pushlightuserdata(L, (void *)b);
+    arm_budget(lua);
+    bool r = lua_pcall(L, 3, 1, 0) == 0 && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return r;
 }
 
 size_t ls_lua_memory(const ls_lua *lua)

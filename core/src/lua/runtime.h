@@ -42,6 +42,9 @@ int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 /* Filter (with nominated pods) on one node: the nominated-node fast path. */
 int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni);
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod);
+/* The queue-sort plugin orders with less(a, b) (no numeric sort_key). */
+bool ls_lua_sort_uses_less(ls_lua *lua);
+bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b);
 /* Every profile's event registrations (from the plugins' events tables);
  * the caller frees *out. */
 bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n, ls_error *err);

@@ -9,18 +9,25 @@ void ls_queue_init(ls_queue *q)
 {
     q->heap = NULL;
     q->len = q->cap = 0;
+    q->cmp = NULL;
+    q->cmp_ud = NULL;
 }
 
 void ls_queue_free(ls_queue *q)
 {
     free(q->heap);
-    ls_queue_init(q);
+    q->heap = NULL;
+    q->len = q->cap = 0;
 }
 
 /* PrioritySort's Less: higher key first, then the earlier timestamp, then arrival. */
-static bool before(const ls_queue_item *a, const ls_queue_item *b)
+static bool before(const ls_queue *q, const ls_queue_item *a, const ls_queue_item *b)
 {
-    if (a->key != b->key)
+    if (q->cmp) {
+        int c = q->cmp(q->cmp_ud, a, b);
+        if (c)
+            return c < 0;
+    } else if (a->key != b->key)
         return a->key > b->key;
     if (a->timestamp_ns != b->timestamp_ns)
         return a->timestamp_ns < b->timestamp_ns;
@@ -38,7 +45,7 @@ static void sift_up(ls_queue *q, uint32_t i)
 {
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;
-        if (!before(&q->heap[i], &q->heap[parent]))
+        if (!before(q, &q->heap[i], &q->heap[parent]))
             break;
         swap(&q->heap[i], &q->heap[parent]);
         i = parent;
@@ -49,9 +56,9 @@ static void sift_down(ls_queue *q, uint32_t i)
 {
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, best = i;
-        if (l < q->len && before(&q->heap[l], &q->heap[best]))
+        if (l < q->len && before(q, &q->heap[l], &q->heap[best]))
             best = l;
-        if (r < q->len && before(&q->heap[r], &q->heap[best]))
+        if (r < q->len && before(q, &q->heap[r], &q->heap[best]))
             best = r;
         if (best == i)
             return;

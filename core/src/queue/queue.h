@@ -16,9 +16,15 @@ typedef struct ls_queue_item {
     uint64_t seq;
 } ls_queue_item;
 
+/* An optional order from a plugin's `less`: < 0 when a goes first, > 0 when b
+ * does, 0 to fall back to timestamp and arrival. */
+typedef int (*ls_queue_cmp)(void *ud, const ls_queue_item *a, const ls_queue_item *b);
+
 typedef struct ls_queue {
     ls_queue_item *heap;
     uint32_t len, cap;
+    ls_queue_cmp cmp;
+    void *cmp_ud;
 } ls_queue;
 
 void ls_queue_init(ls_queue *q);

@@ -35,6 +35,21 @@ static uint64_t now(const ls_squeue *q)
     return q->cb.now_ms(q->cb.ud);
 }
 
+/* activeQ order through the plugin's less(a, b) (PrioritySort-style plugins
+ * that give no numeric key). */
+static int compare_with_less(void *ud, const ls_queue_item *a, const ls_queue_item *b)
+{
+    ls_squeue *q = ud;
+    const ls_qpod *x = ls_map_get(&q->by_id, a->pod_id + 1), *y = ls_map_get(&q->by_id, b->pod_id + 1);
+    if (!x || !y)
+        return 0;
+    if (q->cb.less(q->cb.ud, x->pod, y->pod, x->profile))
+        return -1;
+    if (q->cb.less(q->cb.ud, y->pod, x->pod, y->profile))
+        return 1;
+    return 0;
+}
+
 ls_squeue *ls_squeue_new(const ls_queue_options *opt, const ls_queue_callbacks *cb)
 {
     ls_squeue *q = ls_xcalloc(1, sizeof *q);
@@ -44,6 +59,10 @@ ls_squeue *ls_squeue_new(const ls_queue_options *opt, const ls_queue_callbacks *
     ls_vec_init(&q->all, sizeof(ls_qpod *));
     ls_queue_init(&q->active);
     ls_queue_init(&q->backoff);
+    if (q->cb.less) {
+        q->active.cmp = compare_with_less;
+        q->active.cmp_ud = q;
+    }
     q->wildcard = ls_intern_cstr("*");
     uint64_t t = now(q);
     q->next_backoff_flush_ms = t + BACKOFF_FLUSH_MS;

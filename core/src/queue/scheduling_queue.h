@@ -52,6 +52,8 @@ typedef struct ls_queue_callbacks {
     /* PreEnqueue: LS_SUCCESS, or the code with *plugin and *status set. */
     int (*pre_enqueue)(void *ud, const ls_pod *pod, uint32_t profile, ls_str *plugin, uint32_t *status);
     double (*sort_key)(void *ud, const ls_pod *pod, uint32_t profile);
+    /* When set, the queue-sort plugin's `less` orders activeQ instead of the key. */
+    bool (*less)(void *ud, const ls_pod *a, const ls_pod *b, uint32_t profile);
     /* A queueing hint: LS_HINT_QUEUE or LS_HINT_SKIP (an error counts as Queue). */
     int (*hint)(void *ud, int hint, const ls_pod *pod, const ls_cluster_event *ev);
 } ls_queue_callbacks;
