@@ -313,6 +313,13 @@ function ls.namespace_labels(ns)
   return o.labels
 end
 
+--- Moves a pending pod straight to activeQ (upstream's pods-to-activate):
+--- e.g. a gang plugin activating the rest of a group. False if the pod is not
+--- waiting in a queue.
+function ls.activate(pod)
+  return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, pod)
+end
+
 --- Pods that a Permit plugin made wait: an iterator of `const ls_pod *`.
 function ls.waiting_pods()
   local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref) or 0

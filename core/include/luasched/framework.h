@@ -105,6 +105,9 @@ void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod);
 /* Preemption: evicts a victim to make room on node for the cycle's pod (the
  * DisruptionTarget condition, then the delete). 0, or -1 with errbuf filled. */
 int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen);
+/* Activate: moves a pending pod straight to activeQ (upstream's
+ * pods-to-activate / ForceActivate). False if it is not waiting in a queue. */
+bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod);
 /* The scheduler's seeded random generator (preemption's candidate offset). */
 uint64_t ls_cycle_random(const ls_cycle *cycle);
 /* Makes room for n PreFilter node names in cycle->prefilter_nodes. */

@@ -595,3 +595,9 @@ uint64_t ls_cycle_random(const ls_cycle *cycle)
     ls_scheduler *s = cycle ? cycle->owner : NULL;
     return s ? next_random(s) : 0;
 }
+
+bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s && ls_squeue_activate(s->queue, pod);
+}
