@@ -1,0 +1,98 @@
+-- The scenario suite: every spec/scenarios/*.yaml is a cluster (Nodes, Pods,
+-- other objects, maybe a Timeline) whose comments state what must happen,
+-- worked out by hand from the reference:
+--
+--   # config: profile-file.yaml            (optional, relative to spec/scenarios)
+--   # expect: default/web -> node-a        (bound there)
+--   # expect: default/db -> pending: 0/3 nodes are available: ...   (exact message)
+--   # expect: default/old -> preempted     (evicted by preemption)
+--   # expect-score: default/web node-a NodeResourcesFit 81   (finalScore: normalized x weight)
+--   # expect-raw: default/web node-a TaintToleration 1       (raw score before normalize)
+--
+-- Each runs `luasched simulate --output json` and is checked against them.
+local json = require("json")
+
+local BIN = os.getenv("LUASCHED_BIN")
+local DIR = (os.getenv("LUASCHED_SOURCE_DIR") or ".") .. "/spec/scenarios"
+
+local function read(path)
+  local f = assert(io.open(path, "r"))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function scenario_files()
+  local p = assert(io.popen("ls " .. DIR .. "/*.yaml 2>/dev/null"))
+  local files = {}
+  for line in p:lines() do
+    if not line:match("/profile[^/]*%.yaml$") then files[#files + 1] = line end
+  end
+  p:close()
+  return files
+end
+
+local function expectations(text)
+  local e = { config = nil, pods = {}, scores = {}, raws = {} }
+  for line in text:gmatch("[^\n]+") do
+    local config = line:match("^#%s*config:%s*(%S+)")
+    if config then e.config = config end
+    local pod, want = line:match("^#%s*expect:%s*(%S+)%s*%->%s*(.-)%s*$")
+    if pod then e.pods[#e.pods + 1] = { pod = pod, want = want } end
+    local spod, node, plugin, value = line:match("^#%s*expect%-score:%s*(%S+)%s+(%S+)%s+(%S+)%s+(%-?%d+)")
+    if spod then e.scores[#e.scores + 1] = { spod, node, plugin, tonumber(value) } end
+    local rpod, rnode, rplugin, rvalue = line:match("^#%s*expect%-raw:%s*(%S+)%s+(%S+)%s+(%S+)%s+(%-?%d+)")
+    if rpod then e.raws[#e.raws + 1] = { rpod, rnode, rplugin, tonumber(rvalue) } end
+  end
+  return e
+end
+
+local function run(file, e)
+  local cmd = string.format("'%s' simulate '%s' --output json", BIN, file)
+  if e.config then cmd = cmd .. string.format(" --config '%s/%s'", DIR, e.config) end
+  local p = assert(io.popen(cmd .. " 2>/dev/null"))
+  local out = p:read("*a")
+  local ok = p:close()
+  assert(ok, "luasched simulate failed on " .. file)
+  return json.decode(out)
+end
+
+local function outcome(rec, preempted)
+  if preempted then return "preempted" end
+  if type(rec.node) == "string" then return rec.node end
+  return "pending: " .. tostring(rec.message)
+end
+
+describe("scenario", function()
+  for _, file in ipairs(scenario_files()) do
+    local name = file:match("([^/]+)%.yaml$")
+    it(name, function()
+      local e = expectations(read(file))
+      assert.is_true(#e.pods + #e.scores + #e.raws > 0, name .. " states no expectation")
+      local result = run(file, e)
+      local by_pod, victims = {}, {}
+      for _, rec in ipairs(result.pods) do
+        by_pod[rec.namespace .. "/" .. rec.name] = rec
+        for _, a in ipairs(rec.attempts or {}) do
+          for _, v in ipairs(a.victims or {}) do victims[v] = true end
+        end
+      end
+      for _, x in ipairs(e.pods) do
+        local rec = by_pod[x.pod]
+        assert.is_truthy(rec or victims[x.pod], name .. ": no record for " .. x.pod)
+        local got = rec and outcome(rec, victims[x.pod] and x.want == "preempted") or "preempted"
+        assert.are.equal(x.want, got, name .. ": " .. x.pod)
+      end
+      for _, s in ipairs(e.scores) do
+        local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])
+        local node = rec.finalScore and rec.finalScore[s[2]]
+        assert.are.equal(s[4], node and node[s[3]], name .. ": final " .. table.concat(s, " ", 1, 3))
+      end
+      for _, s in ipairs(e.raws) do
+        local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])
+        local node = rec.score and rec.score[s[2]]
+        assert.are.equal(s[4], node and node[s[3]], name .. ": raw " .. table.concat(s, " ", 1, 3))
+      end
+    end)
+  end
+end)
