@@ -80,7 +80,10 @@ static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, si
         return -1;
     }
     ls_error err;
-    if (!s->src.bind(s->src.ud, cycle->pod, node_name, &err)) {
+    ls_scheduler_begin_deferral(s);
+    bool bound = s->src.bind(s->src.ud, cycle->pod, node_name, &err);
+    ls_scheduler_end_deferral(s);
+    if (!bound) {
         snprintf(errbuf, errlen, "%s", err.msg);
         return -1;
     }
@@ -305,6 +308,7 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
         ep = LS_EP_BIND;
         code = ls_lua_run(s->lua, LS_CALL_BIND, qp->profile);
         ls_cache_finish_binding(s->cache, qp->pod);
+        ls_scheduler_apply_deferred(s);
     }
     if (code != LS_SUCCESS) {
         reject_by_status(s, qp, ep);
@@ -390,6 +394,7 @@ static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
         /* Even an Error from PostFilter ends the cycle Unschedulable, with its
          * message after the nodes' one, as upstream logs and reports it. */
         ls_lua_run(s->lua, LS_CALL_POST_FILTER, qp->profile);
+        ls_scheduler_apply_deferred(s);
         const char *post = c->status ? ls_status_get(c->status)->message : "";
         if (*post) {
             size_t n = strlen(msg) + strlen(post) + 2;
@@ -570,7 +575,10 @@ static int preempt_locked(const ls_cycle *cycle, const ls_pod *victim, ls_str no
              ls_str_get(s->cfg.profiles[cycle->profile].scheduler_name));
     ls_error err;
     *(const ls_pod **)ls_vec_push(&s->victims) = victim;
-    if (!s->src.preempt(s->src.ud, victim, cycle->pod, node, message, &err)) {
+    ls_scheduler_begin_deferral(s);
+    bool evicted = s->src.preempt(s->src.ud, victim, cycle->pod, node, message, &err);
+    ls_scheduler_end_deferral(s);
+    if (!evicted) {
         s->victims.len--;
         snprintf(errbuf, errlen, "%s", err.msg);
         return -1;

@@ -91,6 +91,7 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     ls_waiting_pods_init(&s->waiting);
     ls_nominator_init(&s->nominator);
     ls_vec_init(&s->victims, sizeof(const ls_pod *));
+    ls_vec_init(&s->deferred, sizeof(deferred_event));
     s->cache = ls_cache_new();
     s->snapshot = ls_snapshot_new();
     s->objects = ls_object_store_new();
@@ -120,6 +121,7 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_file_watch_free(s->watch);
     free(s->config_path);
     ls_vec_free(&s->victims);
+    ls_vec_free(&s->deferred);
     ls_config_free(&s->cfg);
     free(s->candidates);
     free(s->feasible);
@@ -146,20 +148,20 @@ static void cluster_event(ls_scheduler *s, const char *resource, uint32_t action
     ls_squeue_move_all(s->queue, &ev);
 }
 
-void ls_scheduler_on_node_add(ls_scheduler *s, const ls_node *node)
+static void apply_node_add(ls_scheduler *s, const ls_node *node)
 {
     ls_cache_add_node(s->cache, node);
     cluster_event(s, "Node", LS_ACT_ADD, "NodeAdd", LS_OBJ_NODE, NULL, node);
 }
 
-void ls_scheduler_on_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node)
+static void apply_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node)
 {
     ls_cache_update_node(s->cache, old_node, new_node);
     cluster_event(s, "Node", ls_node_update_actions(old_node, new_node), "NodeUpdate", LS_OBJ_NODE, old_node,
                   new_node);
 }
 
-void ls_scheduler_on_node_delete(ls_scheduler *s, const ls_node *node)
+static void apply_node_delete(ls_scheduler *s, const ls_node *node)
 {
     ls_cache_remove_node(s->cache, node);
     cluster_event(s, "Node", LS_ACT_DELETE, "NodeDelete", LS_OBJ_NODE, node, NULL);
@@ -170,7 +172,7 @@ static void log_cache_error(const ls_error *err)
     fprintf(stderr, "luasched: cache: %s\n", err->msg);
 }
 
-void ls_scheduler_on_pod_add(ls_scheduler *s, const ls_pod *pod)
+static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
 {
     ls_error err;
     if (pod->node_name) {
@@ -206,7 +208,7 @@ static void assigned_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls
     cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
 }
 
-void ls_scheduler_on_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
+static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
 {
     if (new_pod->node_name) {
         ls_qpod *qp = ls_squeue_find(s->queue, old_pod);
@@ -223,7 +225,7 @@ void ls_scheduler_on_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls
     ls_squeue_update(s->queue, old_pod, new_pod);
 }
 
-void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
+static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
 {
     ls_error err;
     if (ls_cache_pod_node(s->cache, pod) && !ls_cache_is_assumed(s->cache, pod)) {
@@ -240,22 +242,131 @@ void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
     s->last_change_ms = s->clock_ms;
 }
 
-void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj)
+static void apply_object_add(ls_scheduler *s, const ls_object *obj)
 {
     ls_object_store_put(s->objects, obj);
     cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
 }
 
-void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
+static void apply_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
     ls_object_store_put(s->objects, new_obj);
     cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
 }
 
-void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj)
+static void apply_object_delete(ls_scheduler *s, const ls_object *obj)
 {
     ls_object_store_remove(s->objects, obj);
     cluster_event(s, ls_str_get(obj->kind), LS_ACT_DELETE, "ObjectDelete", LS_OBJ_OTHER, obj, NULL);
+}
+
+/* ---- deferred events
+ *
+ * A binding or a preemption is asked for by a plugin from Lua (through the
+ * FFI); the source answers with events (the pod's update, the victim's
+ * delete) that run queueing hints and PreEnqueue, i.e. Lua again. LuaJIT does
+ * not allow re-entering the state from a C function called by compiled code,
+ * so events that arrive during such a call are kept and applied when it
+ * returns. */
+
+static bool defer(ls_scheduler *s, event_kind kind, const void *old_obj, const void *new_obj)
+{
+    if (!s->defer_events)
+        return false;
+    deferred_event *e = ls_vec_push(&s->deferred);
+    e->kind = kind;
+    e->old_obj = old_obj;
+    e->new_obj = new_obj;
+    return true;
+}
+
+static void apply(ls_scheduler *s, const deferred_event *e)
+{
+    switch (e->kind) {
+    case EV_NODE_ADD: apply_node_add(s, e->new_obj); break;
+    case EV_NODE_UPDATE: apply_node_update(s, e->old_obj, e->new_obj); break;
+    case EV_NODE_DELETE: apply_node_delete(s, e->old_obj); break;
+    case EV_POD_ADD: apply_pod_add(s, e->new_obj); break;
+    case EV_POD_UPDATE: apply_pod_update(s, e->old_obj, e->new_obj); break;
+    case EV_POD_DELETE: apply_pod_delete(s, e->old_obj); break;
+    case EV_OBJECT_ADD: apply_object_add(s, e->new_obj); break;
+    case EV_OBJECT_UPDATE: apply_object_update(s, e->old_obj, e->new_obj); break;
+    case EV_OBJECT_DELETE: apply_object_delete(s, e->old_obj); break;
+    }
+}
+
+void ls_scheduler_begin_deferral(ls_scheduler *s)
+{
+    s->defer_events++;
+}
+
+void ls_scheduler_end_deferral(ls_scheduler *s)
+{
+    if (--s->defer_events > 0)
+        return;
+}
+
+void ls_scheduler_apply_deferred(ls_scheduler *s)
+{
+    for (uint32_t i = 0; i < s->deferred.len; i++) {
+        deferred_event e = LS_VEC_AT(&s->deferred, deferred_event, i);
+        apply(s, &e);
+    }
+    s->deferred.len = 0;
+}
+
+void ls_scheduler_on_node_add(ls_scheduler *s, const ls_node *node)
+{
+    if (!defer(s, EV_NODE_ADD, NULL, node))
+        apply_node_add(s, node);
+}
+
+void ls_scheduler_on_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node)
+{
+    if (!defer(s, EV_NODE_UPDATE, old_node, new_node))
+        apply_node_update(s, old_node, new_node);
+}
+
+void ls_scheduler_on_node_delete(ls_scheduler *s, const ls_node *node)
+{
+    if (!defer(s, EV_NODE_DELETE, node, NULL))
+        apply_node_delete(s, node);
+}
+
+void ls_scheduler_on_pod_add(ls_scheduler *s, const ls_pod *pod)
+{
+    if (!defer(s, EV_POD_ADD, NULL, pod))
+        apply_pod_add(s, pod);
+}
+
+void ls_scheduler_on_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
+{
+    if (!defer(s, EV_POD_UPDATE, old_pod, new_pod))
+        apply_pod_update(s, old_pod, new_pod);
+}
+
+void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
+{
+    if (!defer(s, EV_POD_DELETE, pod, NULL))
+        apply_pod_delete(s, pod);
+}
+
+void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj)
+{
+    if (!defer(s, EV_OBJECT_ADD, NULL, obj))
+        apply_object_add(s, obj);
+}
+
+void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
+{
+    if (!defer(s, EV_OBJECT_UPDATE, old_obj, new_obj))
+        apply_object_update(s, old_obj, new_obj);
+}
+
+void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj)
+{
+    if (!defer(s, EV_OBJECT_DELETE, obj, NULL))
+        apply_object_delete(s, obj);
 }
 
 /* ---- the loop */
@@ -270,6 +381,7 @@ bool ls_scheduler_schedule_one(ls_scheduler *s)
         return true;
     }
     ls_scheduler_schedule_pod(s, qp);
+    ls_scheduler_apply_deferred(s);
     return true;
 }
 

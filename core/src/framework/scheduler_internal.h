@@ -12,6 +12,16 @@
 #include "queue/nominator.h"
 #include "queue/scheduling_queue.h"
 
+typedef enum event_kind {
+    EV_NODE_ADD, EV_NODE_UPDATE, EV_NODE_DELETE, EV_POD_ADD, EV_POD_UPDATE, EV_POD_DELETE,
+    EV_OBJECT_ADD, EV_OBJECT_UPDATE, EV_OBJECT_DELETE
+} event_kind;
+
+typedef struct deferred_event {
+    event_kind kind;
+    const void *old_obj, *new_obj;
+} deferred_event;
+
 struct ls_scheduler {
     ls_cycle cycle;
     ls_config cfg;
@@ -25,6 +35,8 @@ struct ls_scheduler {
     ls_waiting_pods waiting;
     ls_nominator nominator;
     ls_vec victims;             /* const ls_pod *: preempted during the running cycle */
+    int defer_events;           /* > 0 while a plugin's FFI call (bind, preempt) runs */
+    ls_vec deferred;            /* events that arrived meanwhile */
     uint64_t clock_ms;          /* virtual time in a simulation */
     uint64_t last_change_ms;    /* when the cluster last changed (for the end of a simulation) */
     uint64_t rng;
@@ -43,6 +55,11 @@ struct ls_scheduler {
     uint8_t *score_skipped;
     uint32_t scores_cap, trace_cap;
 };
+
+/* scheduler.c: events from the source during a plugin's FFI call wait */
+void ls_scheduler_begin_deferral(ls_scheduler *s);
+void ls_scheduler_end_deferral(ls_scheduler *s);
+void ls_scheduler_apply_deferred(ls_scheduler *s);
 
 /* cycle.c */
 void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp);
