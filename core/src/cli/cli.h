@@ -33,6 +33,7 @@ void ls_cli_trap_signals(volatile sig_atomic_t *stop, volatile sig_atomic_t *rel
 
 int ls_cli_simulate(int argc, char **argv);
 int ls_cli_explain(int argc, char **argv);
+int ls_cli_bench(int argc, char **argv);
 int ls_cli_check(int argc, char **argv);
 /* --write-config-to: loads the configuration, builds its plugins, writes the
  * completed configuration to o->write_config (check.c). */

@@ -18,6 +18,7 @@ static void usage(FILE *out)
             "                          why POD went where it went: every plugin's verdict and score per node\n"
             "  check CONFIG            load a KubeSchedulerConfiguration and every plugin it names, and report\n"
             "                          every problem at once\n"
+            "  bench WORKLOAD.yaml     run a scheduler_perf workload (bench/*.yaml) and report pods/s\n"
             "  version                 print the version\n"
             "\n"
             "Run 'luasched <command> --help' for a command's flags.\n");
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
         return ls_cli_explain(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
         return ls_cli_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0)
+        return ls_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("luasched %s (LuaJIT plugins, ABI %d)\n", LS_VERSION, LS_ABI_VERSION);
         return 0;

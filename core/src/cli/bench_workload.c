@@ -1,0 +1,356 @@
+/*
+ * bench_workload.c: reads a workload file (kind: Workload; the format is
+ * documented at the top of bench/README.md) through the document loader, so
+ * every error names the file, the line and the field.
+ */
+#include "cli/bench.h"
+#include "model/doc.h"
+#include "sim/timeline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct parse_ctx {
+    const ls_doc_set *doc;
+    ls_error *err;
+} parse_ctx;
+
+static bool field_error(const parse_ctx *pc, const cJSON *at, const char *path, const char *what)
+{
+    int line = ls_doc_line(pc->doc, at);
+    if (line)
+        return ls_errorf(pc->err, "%s:%d: %s: %s", ls_doc_source(pc->doc), line, path, what);
+    return ls_errorf(pc->err, "%s: %s: %s", ls_doc_source(pc->doc), path, what);
+}
+
+static char *where_of(const parse_ctx *pc, const cJSON *at, const char *path)
+{
+    char buf[1200];
+    snprintf(buf, sizeof buf, "%s:%d: %s", ls_doc_source(pc->doc), ls_doc_line(pc->doc, at), path);
+    return ls_xstrdup(buf);
+}
+
+/* Every key of obj must be one of `allowed` (NULL-terminated). */
+static bool check_keys(const parse_ctx *pc, const cJSON *obj, const char *path, const char *const *allowed)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        bool known = false;
+        for (int i = 0; allowed[i] && !known; i++)
+            known = strcmp(c->string, allowed[i]) == 0;
+        if (!known) {
+            char what[400];
+            snprintf(what, sizeof what, "unknown field \"%.200s\"", c->string);
+            return field_error(pc, c, path, what);
+        }
+    }
+    return true;
+}
+
+static bool get_count(const parse_ctx *pc, const cJSON *obj, const char *key, const char *path, bool required,
+                      uint32_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.%s", path, key);
+    if (!v) {
+        if (required)
+            return field_error(pc, obj, p, "required");
+        return true;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 10000000 ||
+        v->valuedouble != floor(v->valuedouble))
+        return field_error(pc, v, p, "expected a non-negative integer");
+    *out = (uint32_t)v->valuedouble;
+    return true;
+}
+
+static bool get_string(const parse_ctx *pc, const cJSON *obj, const char *key, const char *path, bool required,
+                       char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.%s", path, key);
+    if (!v) {
+        if (required)
+            return field_error(pc, obj, p, "required");
+        return true;
+    }
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return field_error(pc, v, p, "expected a non-empty string");
+    *out = ls_xstrdup(v->valuestring);
+    return true;
+}
+
+/* A template: an object of the given kind (NULL: any kind), copied. */
+static bool get_template(const parse_ctx *pc, const cJSON *v, const char *path, const char *kind, cJSON **out,
+                         char **where)
+{
+    if (!cJSON_IsObject(v))
+        return field_error(pc, v, path, kind ? "expected a Kubernetes object (the template)" : "expected an object");
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(v, "kind");
+    if (!cJSON_IsString(k))
+        return field_error(pc, v, path, "expected a Kubernetes object with a \"kind\"");
+    if (kind && strcmp(k->valuestring, kind) != 0) {
+        char what[300];
+        snprintf(what, sizeof what, "expected kind %s, got %.100s", kind, k->valuestring);
+        return field_error(pc, k, path, what);
+    }
+    *out = cJSON_Duplicate(v, 1);
+    *where = where_of(pc, v, path);
+    return true;
+}
+
+/* ---- node and pod groups */
+
+static bool parse_zones(const parse_ctx *pc, const cJSON *z, const char *path, bench_group *g)
+{
+    static const char *const keys[] = {"key", "values", NULL};
+    if (!cJSON_IsObject(z))
+        return field_error(pc, z, path, "expected {key, values}");
+    if (!check_keys(pc, z, path, keys) || !get_string(pc, z, "key", path, true, &g->zone_key))
+        return false;
+    const cJSON *values = cJSON_GetObjectItemCaseSensitive(z, "values");
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.values", path);
+    if (!cJSON_IsArray(values) || cJSON_GetArraySize(values) == 0)
+        return field_error(pc, values ? values : z, p, "expected a non-empty list of label values");
+    g->n_zones = (uint32_t)cJSON_GetArraySize(values);
+    g->zones = ls_xcalloc(g->n_zones, sizeof *g->zones);
+    uint32_t i = 0;
+    for (const cJSON *v = values->child; v; v = v->next, i++) {
+        if (!cJSON_IsString(v))
+            return field_error(pc, v, p, "expected strings");
+        g->zones[i] = ls_xstrdup(v->valuestring);
+    }
+    return true;
+}
+
+static bool parse_group(const parse_ctx *pc, const cJSON *obj, const char *path, bool nodes, bench_group *g)
+{
+    static const char *const node_keys[] = {"count", "template", "zones", NULL};
+    static const char *const pod_keys[] = {"count", "namespace", "template", NULL};
+    if (!cJSON_IsObject(obj))
+        return field_error(pc, obj, path, "expected {count, template, ...}");
+    if (!check_keys(pc, obj, path, nodes ? node_keys : pod_keys) || !get_count(pc, obj, "count", path, true, &g->count))
+        return false;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "template");
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.template", path);
+    if (!t)
+        return field_error(pc, obj, p, "required");
+    if (!get_template(pc, t, p, nodes ? "Node" : "Pod", &g->tmpl, &g->where))
+        return false;
+    if (nodes) {
+        const cJSON *z = cJSON_GetObjectItemCaseSensitive(obj, "zones");
+        snprintf(p, sizeof p, "%.250s.zones", path);
+        return !z || parse_zones(pc, z, p, g);
+    }
+    if (!get_string(pc, obj, "namespace", path, false, &g->ns))
+        return false;
+    if (!g->ns) {   /* the template's namespace, else default */
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(g->tmpl, "metadata");
+        const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+        g->ns = ls_xstrdup(cJSON_IsString(ns) && ns->valuestring[0] ? ns->valuestring : "default");
+    }
+    return true;
+}
+
+/* One group (an object) or a list of groups. */
+static bool parse_groups(const parse_ctx *pc, const cJSON *v, const char *path, bool nodes, ls_vec *out)
+{
+    if (cJSON_IsObject(v))
+        return parse_group(pc, v, path, nodes, ls_vec_push(out));
+    if (!cJSON_IsArray(v))
+        return field_error(pc, v, path, "expected a group {count, template, ...} or a list of groups");
+    int i = 0;
+    for (const cJSON *g = v->child; g; g = g->next, i++) {
+        char p[300];
+        snprintf(p, sizeof p, "%.250s[%d]", path, i);
+        if (!parse_group(pc, g, p, nodes, ls_vec_push(out)))
+            return false;
+    }
+    return true;
+}
+
+/* ---- namespaces and churn */
+
+static bool parse_namespaces(const parse_ctx *pc, const cJSON *v, bench_workload *w)
+{
+    if (!cJSON_IsArray(v))
+        return field_error(pc, v, "namespaces", "expected a list of names");
+    w->n_namespaces = (uint32_t)cJSON_GetArraySize(v);
+    w->namespaces = ls_xcalloc(w->n_namespaces + 1, sizeof *w->namespaces);
+    uint32_t i = 0;
+    for (const cJSON *n = v->child; n; n = n->next, i++) {
+        if (!cJSON_IsString(n) || !n->valuestring[0])
+            return field_error(pc, n, "namespaces", "expected non-empty strings");
+        w->namespaces[i] = ls_xstrdup(n->valuestring);
+    }
+    return true;
+}
+
+static bool parse_churn_mode(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "mode");
+    if (!m)
+        return field_error(pc, obj, "churn.mode", "required (create or recreate)");
+    if (cJSON_IsString(m) && strcmp(m->valuestring, "create") == 0)
+        ch->mode = BENCH_CHURN_CREATE;
+    else if (cJSON_IsString(m) && strcmp(m->valuestring, "recreate") == 0)
+        ch->mode = BENCH_CHURN_RECREATE;
+    else
+        return field_error(pc, m, "churn.mode", "expected create or recreate");
+    return true;
+}
+
+static bool parse_churn_templates(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "templates");
+    if (!cJSON_IsArray(t) || cJSON_GetArraySize(t) == 0)
+        return field_error(pc, t ? t : obj, "churn.templates", "expected a non-empty list of objects");
+    ch->n_templates = (uint32_t)cJSON_GetArraySize(t);
+    ch->templates = ls_xcalloc(ch->n_templates, sizeof *ch->templates);
+    ch->where = ls_xcalloc(ch->n_templates, sizeof *ch->where);
+    uint32_t i = 0;
+    for (const cJSON *o = t->child; o; o = o->next, i++) {
+        char p[64];
+        snprintf(p, sizeof p, "churn.templates[%u]", i);
+        if (!get_template(pc, o, p, NULL, &ch->templates[i], &ch->where[i]))
+            return false;
+    }
+    return true;
+}
+
+static bool parse_churn(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)
+{
+    static const char *const keys[] = {"mode", "number", "interval", "namespace", "templates", NULL};
+    if (!cJSON_IsObject(obj))
+        return field_error(pc, obj, "churn", "expected {mode, interval, templates, ...}");
+    if (!check_keys(pc, obj, "churn", keys) || !parse_churn_mode(pc, obj, ch))
+        return false;
+    ch->number = ch->mode == BENCH_CHURN_RECREATE ? 1 : 0;
+    if (!get_count(pc, obj, "number", "churn", false, &ch->number))
+        return false;
+    if (ch->mode == BENCH_CHURN_RECREATE && ch->number == 0)
+        return field_error(pc, cJSON_GetObjectItemCaseSensitive(obj, "number"), "churn.number",
+                           "recreate mode keeps at least 1 object per template");
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(obj, "interval");
+    ch->interval_ms = 500;   /* upstream's default intervalMilliseconds */
+    if (iv && (!ls_duration_parse(iv, &ch->interval_ms) || ch->interval_ms == 0))
+        return field_error(pc, iv, "churn.interval", "expected a duration above 0 (\"200ms\", \"1s\")");
+    if (!get_string(pc, obj, "namespace", "churn", false, &ch->ns))
+        return false;
+    if (!ch->ns)
+        ch->ns = ls_xstrdup("default");
+    return parse_churn_templates(pc, obj, ch);
+}
+
+/* ---- the document */
+
+static bool parse_header(const parse_ctx *pc, const cJSON *root, bench_workload *w)
+{
+    static const char *const keys[] = {"apiVersion", "kind", "name", "description", "threshold", "templates",
+                                       "nodes", "namespaces", "initPods", "measurePods", "churn", NULL};
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "Workload") != 0)
+        return field_error(pc, kind ? kind : root, "kind", "expected Workload");
+    if (!check_keys(pc, root, "workload", keys) || !get_string(pc, root, "name", "workload", true, &w->name))
+        return false;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "threshold");
+    if (t && (!cJSON_IsNumber(t) || t->valuedouble < 0))
+        return field_error(pc, t, "threshold", "expected pods/s (a non-negative number)");
+    w->threshold = t ? t->valuedouble : 0;
+    return true;
+}
+
+static bool parse_body(const parse_ctx *pc, const cJSON *root, bench_workload *w)
+{
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(root, "namespaces");
+    const cJSON *init = cJSON_GetObjectItemCaseSensitive(root, "initPods");
+    const cJSON *measure = cJSON_GetObjectItemCaseSensitive(root, "measurePods");
+    const cJSON *churn = cJSON_GetObjectItemCaseSensitive(root, "churn");
+    if (!nodes)
+        return field_error(pc, root, "nodes", "required");
+    if (!measure)
+        return field_error(pc, root, "measurePods", "required");
+    if (!parse_groups(pc, nodes, "nodes", true, &w->nodes) || (ns && !parse_namespaces(pc, ns, w)) ||
+        (init && !parse_groups(pc, init, "initPods", false, &w->init_pods)) ||
+        !parse_groups(pc, measure, "measurePods", false, &w->measure_pods))
+        return false;
+    if (bench_group_total(&w->measure_pods) == 0)
+        return field_error(pc, measure, "measurePods", "expected at least one measured pod");
+    w->has_churn = churn != NULL;
+    return !churn || parse_churn(pc, churn, &w->churn);
+}
+
+bool bench_workload_load(bench_workload *w, const char *path, ls_error *err)
+{
+    memset(w, 0, sizeof *w);
+    ls_vec_init(&w->nodes, sizeof(bench_group));
+    ls_vec_init(&w->init_pods, sizeof(bench_group));
+    ls_vec_init(&w->measure_pods, sizeof(bench_group));
+    w->source = ls_xstrdup(path);
+    ls_doc_set *doc = ls_doc_load_file(path, err);
+    if (!doc)
+        return false;
+    parse_ctx pc = {doc, err};
+    bool ok = true;
+    if (ls_doc_count(doc) != 1)
+        ok = ls_errorf(err, "%s: expected one document (kind: Workload), got %u", path, ls_doc_count(doc));
+    const cJSON *root = ok ? ls_doc_get(doc, 0) : NULL;
+    ok = ok && parse_header(&pc, root, w) && parse_body(&pc, root, w);
+    ls_doc_free(doc);
+    return ok;
+}
+
+/* ---- freeing */
+
+static void group_free(bench_group *g)
+{
+    free(g->ns);
+    cJSON_Delete(g->tmpl);
+    free(g->where);
+    free(g->zone_key);
+    for (uint32_t i = 0; i < g->n_zones; i++)
+        free(g->zones[i]);
+    free(g->zones);
+}
+
+static void groups_free(ls_vec *v)
+{
+    for (uint32_t i = 0; i < v->len; i++)
+        group_free(&LS_VEC_AT(v, bench_group, i));
+    ls_vec_free(v);
+}
+
+void bench_workload_free(bench_workload *w)
+{
+    free(w->name);
+    free(w->source);
+    groups_free(&w->nodes);
+    groups_free(&w->init_pods);
+    groups_free(&w->measure_pods);
+    for (uint32_t i = 0; i < w->n_namespaces; i++)
+        free(w->namespaces[i]);
+    free(w->namespaces);
+    bench_churn *ch = &w->churn;
+    for (uint32_t i = 0; i < ch->n_templates; i++) {
+        cJSON_Delete(ch->templates[i]);
+        free(ch->where[i]);
+    }
+    free(ch->templates);
+    free(ch->where);
+    free(ch->ns);
+    memset(w, 0, sizeof *w);
+}
+
+uint32_t bench_group_total(const ls_vec *groups)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < groups->len; i++)
+        n += LS_VEC_AT(groups, bench_group, i).count;
+    return n;
+}

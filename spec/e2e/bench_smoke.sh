@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# End to end: `luasched bench` on a tiny workload (spec/e2e/fixtures/bench-smoke.yaml:
+# 50 nodes, 20 init pods, 100 measured pods, churn every 2 ms) prints the
+# report's lines and one JSON line with the right counts; bad input exits 2;
+# luasched_lua_vs_c runs with tiny sizes and prints both lines. No timing is
+# asserted.
+. "$(dirname "$0")/lib.bash"
+F=spec/e2e/fixtures/bench-smoke.yaml
+LUA_VS_C=${LUASCHED_LUA_VS_C:-$(dirname "$BIN")/luasched_lua_vs_c}
+
+# text report
+out=$("$BIN" bench $F)
+expect_eq "text: exit 0" "$?" "0"
+expect_contains "text: workload" "$out" "workload           BenchSmoke/50Nodes_100Pods"
+expect_contains "text: nodes" "$out" "nodes              50 (percentageOfNodesToScore: adaptive)"
+expect_contains "text: init pods" "$out" "init pods          20 scheduled, 0 unschedulable, in "
+expect_contains "text: measured pods" "$out" "measured pods      100: 100 scheduled, 0 unschedulable"
+expect_contains "text: churn" "$out" "churn              "
+expect_contains "text: average" "$out" "average            "
+expect_contains "text: samples" "$out" "per-second samples p50 "
+expect_contains "text: wall time" "$out" "wall time          "
+expect_contains "text: peak RSS" "$out" "peak RSS           "
+expect_eq "text: no threshold, no ratio" "$(grep -c 'upstream threshold' <<<"$out")" "0"
+
+# JSON: one line, with every field
+json=$("$BIN" bench $F --output json --nodes-percentage 100 --seed 3)
+expect_eq "json: exit 0" "$?" "0"
+expect_eq "json: one line" "$(wc -l <<<"$json")" "1"
+for field in '"workload":"BenchSmoke/50Nodes_100Pods"' '"nodes":50' '"percentageOfNodesToScore":100' \
+             '"initPods":20' '"initScheduled":20' '"measuredPods":100' '"scheduled":100' '"unschedulable":0' \
+             '"churn":{"intervalMs":2,"ticks":' '"average":' '"perc50":' '"perc90":' '"perc95":' '"perc99":' \
+             '"samples":' '"seconds":' '"peakRSSBytes":'; do
+  expect_contains "json: $field" "$json" "$field"
+done
+
+# bad input
+"$BIN" bench $F --nodes-percentage 0 >/dev/null 2>"$TMP/err"
+expect_eq "bad --nodes-percentage: exit 2" "$?" "2"
+expect_eq "bad --nodes-percentage: message" "$(cat "$TMP/err")" \
+  'luasched bench: --nodes-percentage: expected adaptive or 1..100, got "0"'
+printf 'kind: Workload\nname: x\nnodes: {count: 1, template: {kind: Pod}}\nmeasurePods: []\n' >"$TMP/bad.yaml"
+"$BIN" bench "$TMP/bad.yaml" >/dev/null 2>"$TMP/err"
+expect_eq "bad workload: exit 2" "$?" "2"
+expect_eq "bad workload: message" "$(cat "$TMP/err")" \
+  "luasched bench: $TMP/bad.yaml:3: nodes.template: expected kind Node, got Pod"
+"$BIN" bench --help >"$TMP/help"
+expect_eq "--help: exit 0" "$?" "0"
+expect_contains "--help: usage" "$(cat "$TMP/help")" "usage: luasched bench WORKLOAD.yaml [flags]"
+
+# the Lua-versus-C pair, tiny
+pair=$("$LUA_VS_C" 50 10 2)
+expect_eq "lua_vs_c: exit 0" "$?" "0"
+expect_contains "lua_vs_c: the C line" "$pair" "C   "
+expect_contains "lua_vs_c: the Lua line" "$pair" "Lua "
+expect_contains "lua_vs_c: the ratio" "$pair" "ratio Lua/C: "
+expect_contains "lua_vs_c: agreement" "$pair" "results agree: yes"
+
+[ "$failures" -eq 0 ]
