@@ -1,0 +1,62 @@
+# libFuzzer targets for the parsers (issue 8). Included from CMakeLists.txt
+# only when LS_FUZZ is ON; needs clang (Debian: clang-14 + libclang-rt-14-dev):
+#
+#   CC=clang cmake -S . -B build-fuzz -DLS_FUZZ=ON
+#   cmake --build build-fuzz --target ls_fuzz
+#   spec/fuzz/run.sh [SECONDS_PER_TARGET]      # builds the above if needed
+#
+# Each target is spec/fuzz/fuzz_<name>.c. They link a static library of just
+# the parser sources (no LuaJIT, no shared libluasched), instrumented with
+# -fsanitize=fuzzer-no-link,address,undefined; cJSON and libyaml are the
+# system's (not instrumented).
+
+if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "LS_FUZZ needs clang (libFuzzer): CC=clang cmake -S . -B build-fuzz -DLS_FUZZ=ON")
+endif()
+
+set(LS_FUZZ_DIR ${CMAKE_SOURCE_DIR}/spec/fuzz)
+set(LS_FUZZ_SANITIZE address,undefined)
+set(LS_FUZZ_FLAGS -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+
+# The sources the parsers need, listed rather than globbed so that a module in
+# progress elsewhere in core/src cannot break this build (config/ is globbed:
+# the loader is split over several files there). base.c comes in
+# through exact_arena.c, which gives every arena allocation its own heap block
+# so that AddressSanitizer sees overruns between objects of one arena. The
+# config loader is a library of its own, so the model targets build even while
+# config.c is being changed.
+add_library(ls_fuzz_model STATIC
+  ${LS_FUZZ_DIR}/exact_arena.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/decode.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/doc.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/labels.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/map.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/objects.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/parse_text.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/quantity.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/resources.c)
+target_link_libraries(ls_fuzz_model PUBLIC PkgConfig::CJSON PkgConfig::YAML m)
+file(GLOB LS_FUZZ_CONFIG_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/core/src/config/*.c)
+add_library(ls_fuzz_config STATIC
+  ${LS_FUZZ_CONFIG_SOURCES}
+  ${CMAKE_SOURCE_DIR}/core/src/framework/extension_points.c)
+target_link_libraries(ls_fuzz_config PUBLIC ls_fuzz_model)
+foreach(lib ls_fuzz_model ls_fuzz_config)
+  target_include_directories(${lib} PUBLIC ${CMAKE_SOURCE_DIR}/core/include ${CMAKE_SOURCE_DIR}/core/src)
+  target_compile_options(${lib} PRIVATE ${LS_FUZZ_FLAGS} -fsanitize=fuzzer-no-link,${LS_FUZZ_SANITIZE})
+endforeach()
+
+set(LS_FUZZ_TARGETS quantity doc pod node object selector config)
+foreach(name ${LS_FUZZ_TARGETS})
+  add_executable(fuzz_${name} ${LS_FUZZ_DIR}/fuzz_${name}.c)
+  target_include_directories(fuzz_${name} PRIVATE ${LS_FUZZ_DIR})
+  target_compile_options(fuzz_${name} PRIVATE ${LS_FUZZ_FLAGS} -fsanitize=fuzzer,${LS_FUZZ_SANITIZE})
+  target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,${LS_FUZZ_SANITIZE})
+  if(name STREQUAL "config")
+    target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_config)
+  else()
+    target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_model)
+  endif()
+  list(APPEND LS_FUZZ_EXECUTABLES fuzz_${name})
+endforeach()
+add_custom_target(ls_fuzz DEPENDS ${LS_FUZZ_EXECUTABLES})
