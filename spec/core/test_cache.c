@@ -627,7 +627,7 @@ static void test_image_states(void)
 {
     ls_cache *c = ls_cache_new();
     ls_snapshot *s = ls_snapshot_new();
-    /* nginx:1.25 on a and b; redis (normalized to redis:latest) and its digest name on a only */
+    /* nginx:1.25 on a and b; redis (kept as reported, not normalized) and its digest name on a only */
     const ls_node *a = make_node("a", "[{names: [nginx:1.25], sizeBytes: 100000000},"
                                       " {names: [redis, 'redis@sha256:abc'], sizeBytes: 5000}]");
     const ls_node *b = make_node("b", "[{names: [nginx:1.25], sizeBytes: 100000000}]");
@@ -647,6 +647,8 @@ static void test_image_states(void)
     CHECK(found);
     CHECK_INT(num, 2);
     image_state(s, "a", "redis:latest", &found, &size, &num);
+    CHECK(!found);   /* a pod's "redis" is looked up as redis:latest: this node reported "redis" */
+    image_state(s, "a", "redis", &found, &size, &num);
     CHECK(found);
     CHECK_INT(size, 5000);
     CHECK_INT(num, 1);

@@ -31,8 +31,9 @@ describe("ImageLocality", function()
         { name = "n2", images = { image(500 * MiB, "big:1") } },
         { name = "n3", images = { image(8000 * MiB, "huge:1") } },
         { name = "n4", images = {
-          image(400 * MiB, "nginx", "docker.io/library/nginx:1.27"),   -- "nginx" is "nginx:latest"
-          image(400 * MiB, "registry:5000/app"),                       -- a port is no tag: ":latest" added
+          -- node names are kept as reported (upstream normalizes only the pod's side)
+          image(400 * MiB, "nginx:latest", "docker.io/library/nginx:1.27"),
+          image(400 * MiB, "registry:5000/app:latest"),
           image(89695191, "trunc-a:1"), image(89695195, "trunc-b:1"), image(89695199, "trunc-c:1"),
           image(179390384, "boundary:1"), image(-3, "negative:1"),
         } },
@@ -95,7 +96,7 @@ describe("ImageLocality", function()
     assert.are.same({ n1 = 2, n2 = 0, n3 = 0, n4 = 0 }, scores(image_pod { "small:1" }))
   end)
 
-  it("matches normalized image names", function()
+  it("matches the pod's normalized image names against the names nodes report", function()
     -- 400 / 4 = 100 MiB -> 100 * 77 / 977 = 7700 / 977 = 7 (7.88)
     assert.are.same({ n1 = 0, n2 = 0, n3 = 0, n4 = 7 }, scores(image_pod { "nginx" }))
     assert.are.same({ n1 = 0, n2 = 0, n3 = 0, n4 = 7 }, scores(image_pod { "nginx:latest" }))
@@ -103,6 +104,7 @@ describe("ImageLocality", function()
     assert.are.same({ n1 = 0, n2 = 0, n3 = 0, n4 = 7 }, scores(image_pod { "registry:5000/app" }))
     -- another tag is another image
     assert.are.same({ n1 = 0, n2 = 0, n3 = 0, n4 = 0 }, scores(image_pod { "nginx:1.26" }))
+    -- the pod's "registry:5000/app" becomes "registry:5000/app:latest" (a port is no tag)
   end)
 
   it("truncates each scaled image size before summing", function()

@@ -196,10 +196,12 @@ static void images_update(ls_cache *c, const ls_node *node, int delta)
             if (!s) {
                 if (delta < 0)
                     continue;
+                /* One summary per name: its size is the first reporting node's,
+                 * as upstream's image states keep it. */
                 s = ls_xcalloc(1, sizeof *s);
+                s->size = img->size;
                 ls_map_put(&c->images, img->names[k], s);
             }
-            s->size = img->size;
             s->num_nodes = (uint32_t)((int64_t)s->num_nodes + delta);
             if (s->num_nodes == 0)
                 free(ls_map_remove(&c->images, img->names[k]));

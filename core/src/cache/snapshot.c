@@ -177,7 +177,7 @@ bool ls_snapshot_image_state(const ls_snapshot *s, const ls_node_info *ni, ls_st
             if (img->names[k] != image)
                 continue;
             const ls_image_summary *sum = s->cache ? ls_cache_image(s->cache, image) : NULL;
-            *size = img->size;
+            *size = sum ? sum->size : img->size;
             *num_nodes = sum ? sum->num_nodes : 1;
             return true;
         }

@@ -1153,13 +1153,11 @@ static bool decode_image(dec *d, const cJSON *j, ls_node_image *img)
 {
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
-    if (!decode_strings(d, j, "names", &img->n_names, &img->names) ||
-        !get_int64(d, j, "sizeBytes", &img->size, NULL))
-        return false;
-    ls_str *names = (ls_str *)img->names;
-    for (uint32_t i = 0; i < img->n_names; i++)
-        names[i] = ls_image_normalize(ls_str_get(names[i]));
-    return true;
+    /* Node image names stay as the kubelet reported them: upstream normalizes
+     * only the pod's side (ImageLocality), so "nginx" on a node does not match a
+     * pod's "nginx" (which becomes "nginx:latest"). */
+    return decode_strings(d, j, "names", &img->n_names, &img->names) &&
+           get_int64(d, j, "sizeBytes", &img->size, NULL);
 }
 
 static bool decode_images(dec *d, const cJSON *status, ls_node *node)
