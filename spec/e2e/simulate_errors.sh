@@ -66,4 +66,31 @@ expect_eq "io.open: exit 0" "$(run $F/two-nodes.yaml --config $F/with-opens-file
 expect_contains "io.open: refused" "$(cat "$TMP/out")" \
   "default/a: pending: running \"OpensFile\" filter plugin: $F/plugins/opens_file.lua:4: attempt to index global 'io' (a nil value)"
 
+# More of the sandbox: no debug library, no bytecode (no string.dump, no load),
+# no require outside the plugin path.
+expect_eq "debug: exit 0" "$(run $F/two-nodes.yaml --config $F/with-uses-debug.yaml $P)" "0"
+expect_contains "debug: refused" "$(cat "$TMP/out")" \
+  "default/a: pending: running \"UsesDebug\" filter plugin: $F/plugins/uses_debug.lua:4: attempt to index global 'debug' (a nil value)"
+expect_eq "bytecode: exit 0" "$(run $F/two-nodes.yaml --config $F/with-loads-bytecode.yaml $P)" "0"
+expect_contains "bytecode: refused" "$(cat "$TMP/out")" \
+  "default/a: pending: running \"LoadsBytecode\" filter plugin: $F/plugins/loads_bytecode.lua:4: attempt to call field 'dump' (a nil value)"
+expect_eq "require outside: exit 0" "$(run $F/two-nodes.yaml --config $F/with-requires-outside.yaml $P)" "0"
+expect_contains "require outside: refused" "$(cat "$TMP/out")" \
+  "default/a: pending: running \"RequiresOutside\" filter plugin: $F/plugins/requires_outside.lua:4: require: module 'os' not found on the plugin path"
+
+# The per-state memory limit (luasched: memoryLimitBytes in the config): the pod
+# whose filter hoards memory gets an Error naming the plugin; the state is
+# rebuilt, so the plugin's other pods still schedule; the counters record it.
+expect_eq "memory limit: exit 0" "$(run $F/two-nodes.yaml --config $F/with-hogs-memory.yaml $P)" "0"
+expect_eq "memory limit: outcome" "$(grep '^default/' "$TMP/out")" \
+'default/a: bound to node-1
+default/b: pending: running "HogsMemory" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes (the Lua state was restarted)
+default/c: bound to node-2'
+expect_contains "memory limit: counters" "$(cat "$TMP/out")" \
+  "plugin faults: 1 attempts ended in Error, 1 calls over budget, 1 Lua state restarts"
+
+# A raising plugin is counted too.
+run $F/two-nodes.yaml --config $F/with-raises.yaml $P >/dev/null
+expect_contains "raise: counters" "$(cat "$TMP/out")" "plugin faults: 1 attempts ended in Error, 0 calls over budget, 0 Lua state restarts"
+
 [ "$failures" -eq 0 ]

@@ -100,6 +100,14 @@ typedef struct ls_run_control {
 } ls_run_control;
 uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl);
 
+/* Plugin faults so far: attempts that ended in Error, plugin calls stopped by
+ * the instruction or time budget, and Lua states rebuilt after a call had to
+ * be cut off. */
+typedef struct ls_fault_counts {
+    uint64_t error_attempts, budget_overruns, lua_restarts;
+} ls_fault_counts;
+ls_fault_counts ls_scheduler_faults(const ls_scheduler *s);
+
 /* Introspection for output and tests. */
 const ls_config *ls_scheduler_config(const ls_scheduler *s);
 const ls_profile *ls_scheduler_profile(const ls_scheduler *s, uint32_t i);

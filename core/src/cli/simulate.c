@@ -332,6 +332,11 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
     if (ls_scheduler_reloads(s, true) || ls_scheduler_reloads(s, false))
         printf("reloads: %llu succeeded, %llu failed\n", (unsigned long long)ls_scheduler_reloads(s, true),
                (unsigned long long)ls_scheduler_reloads(s, false));
+    ls_fault_counts f = ls_scheduler_faults(s);
+    if (f.error_attempts || f.budget_overruns || f.lua_restarts)
+        printf("plugin faults: %llu attempts ended in Error, %llu calls over budget, %llu Lua state restarts\n",
+               (unsigned long long)f.error_attempts, (unsigned long long)f.budget_overruns,
+               (unsigned long long)f.lua_restarts);
     if (tl.deleted)
         printf("deleted by the timeline: %u pods\n", tl.deleted);
     if (tl.preempted)
@@ -370,6 +375,11 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
     cJSON_AddNumberToObject(sum, "notOurs", t.not_ours);
     cJSON_AddNumberToObject(sum, "deleted", t.deleted);
     cJSON_AddNumberToObject(sum, "preempted", t.preempted);
+    ls_fault_counts f = ls_scheduler_faults(s);
+    cJSON *faults = cJSON_AddObjectToObject(sum, "pluginFaults");
+    cJSON_AddNumberToObject(faults, "errorAttempts", (double)f.error_attempts);
+    cJSON_AddNumberToObject(faults, "budgetOverruns", (double)f.budget_overruns);
+    cJSON_AddNumberToObject(faults, "luaRestarts", (double)f.lua_restarts);
     ls_queue_gauges g = ls_scheduler_queue_gauges(s);
     cJSON *queues = cJSON_AddObjectToObject(sum, "queues");
     cJSON_AddNumberToObject(queues, "active", g.active);

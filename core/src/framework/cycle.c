@@ -157,6 +157,8 @@ static void reject_by_filters(ls_scheduler *s, ls_qpod *qp)
 /* The attempt failed: reported, then back to the queue (AddUnschedulableIfNotPresent). */
 static void fail(ls_scheduler *s, ls_qpod *qp, uint8_t code, const char *message)
 {
+    if (code == LS_ERROR)
+        s->error_attempts++;
     report(s, qp, 0, code, message);
     ls_squeue_add_unschedulable(s->queue, qp);
 }

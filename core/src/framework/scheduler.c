@@ -524,6 +524,12 @@ ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *p
     return st;
 }
 
+ls_fault_counts ls_scheduler_faults(const ls_scheduler *s)
+{
+    return (ls_fault_counts){s->error_attempts, s->budget_overruns_before + ls_lua_budget_overruns(s->lua),
+                             s->restarts_before + ls_lua_restarts(s->lua)};
+}
+
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s)
 {
     ls_queue_counts c = ls_squeue_counts(s->queue);

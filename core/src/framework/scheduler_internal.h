@@ -45,6 +45,8 @@ struct ls_scheduler {
     char *config_path;
     ls_file_watch *watch;
     uint64_t reloads_ok, reloads_failed;
+    uint64_t error_attempts;    /* attempts that ended in an Error status (plugin faults among them) */
+    uint64_t budget_overruns_before, restarts_before;   /* of Lua states replaced by reloads */
     /* per-cycle buffers, grown to the node count */
     uint32_t buf_nodes;
     const ls_node_info **candidates;

@@ -50,6 +50,7 @@ struct ls_lua {
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;
     uint64_t overruns, restarts;
+    bool over_memory;                /* the allocator refused a block during the current call */
     ls_watchdog *watchdog;
     char *lua_path, *plugin_path;
     const ls_profile *profiles;      /* what build() was given, for a rebuild */
@@ -106,6 +107,8 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
             p = tracked_realloc(lua, ptr, nsize);
             if (p)
                 lua->memory = lua->memory - old + nsize;
+        } else {
+            lua->over_memory = true;
         }
     }
     ls_critical_leave();
@@ -411,6 +414,13 @@ static const char *running_plugin(const ls_lua *lua, enum ls_lua_call which, uin
 
 static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
 {
+    char what[160];
+    if (lua->over_memory)
+        snprintf(what, sizeof what, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
+    else
+        snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms",
+                 (unsigned long long)lua->timeout_ms);
+    lua->over_memory = false;
     lua->overruns++;
     lua->restarts++;
     char who[300];
@@ -425,11 +435,9 @@ static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     ls_error err;
     char msg[900];
     if (!open_state(lua, &err) || !ls_lua_build(lua, lua->profiles, lua->n_profiles, &err))
-        snprintf(msg, sizeof msg, "%s: plugin exceeded its time budget of %llu ms; restarting the Lua state "
-                 "failed: %.300s", who, (unsigned long long)lua->timeout_ms, err.msg);
+        snprintf(msg, sizeof msg, "%s: %s; restarting the Lua state failed: %.300s", who, what, err.msg);
     else
-        snprintf(msg, sizeof msg, "%s: plugin exceeded its time budget of %llu ms (the Lua state was restarted)",
-                 who, (unsigned long long)lua->timeout_ms);
+        snprintf(msg, sizeof msg, "%s: %s (the Lua state was restarted)", who, what);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
     return LS_ERROR;
@@ -453,8 +461,13 @@ int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     lua->cycle->running_plugin = -1;
     arm_budget(lua);
     ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, !talks_to_cluster(which), &escape);
+    lua->over_memory = false;
     int rc = lua_pcall(L, 1, 1, 0);
     ls_watchdog_disarm(lua->watchdog);
+    /* A plugin that hit the memory limit may keep what it took (module state):
+     * the state is rebuilt, as after a budget overrun, so its other pods go on. */
+    if (lua->over_memory)
+        return recover(lua, which, profile);
     if (rc != 0) {
         int code = runtime_failure(lua, DISPATCH_NAMES[which], lua_tostring(L, -1));
         lua_pop(L, 1);
