@@ -89,6 +89,10 @@ default/c: bound to node-2'
 expect_contains "memory limit: counters" "$(cat "$TMP/out")" \
   "plugin faults: 1 attempts ended in Error, 1 calls over budget, 1 Lua state restarts"
 
+# A pending pod with a deletionTimestamp is skipped with upstream's reason, not lost.
+expect_eq "deleting pod: exit 0" "$(run $F/deleting-pod.yaml)" "0"
+expect_contains "deleting pod: reason" "$(cat "$TMP/out")" "default/p1: pending: skip schedule deleting pod: default/p1"
+
 # A raising plugin is counted too.
 run $F/two-nodes.yaml --config $F/with-raises.yaml $P >/dev/null
 expect_contains "raise: counters" "$(cat "$TMP/out")" "plugin faults: 1 attempts ended in Error, 0 calls over budget, 0 Lua state restarts"

@@ -438,6 +438,20 @@ static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp)
     return ni;
 }
 
+/* A pod being deleted is not scheduled; upstream records a FailedScheduling
+ * event "skip schedule deleting pod: <ns>/<name>" and drops it from the queue. */
+void ls_scheduler_skip_deleting(ls_scheduler *s, ls_qpod *qp)
+{
+    char msg[600];
+    snprintf(msg, sizeof msg, "skip schedule deleting pod: %s/%s", ls_str_get(qp->pod->ns), ls_str_get(qp->pod->name));
+    s->cycle.num_all_nodes = 0;
+    s->cycle.num_feasible = 0;
+    s->victims.len = 0;
+    s->cycle.nominated_node = 0;
+    report(s, qp, 0, LS_UNSCHEDULABLE, msg);
+    ls_squeue_done(s->queue, qp);
+}
+
 void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;

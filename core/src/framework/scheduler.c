@@ -380,7 +380,7 @@ bool ls_scheduler_schedule_one(ls_scheduler *s)
     if (!qp)
         return false;
     if (qp->pod->deletion_ns) {
-        ls_squeue_done(s->queue, qp);   /* skip schedule deleting pod */
+        ls_scheduler_skip_deleting(s, qp);
         return true;
     }
     ls_scheduler_schedule_pod(s, qp);

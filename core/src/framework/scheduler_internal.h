@@ -65,6 +65,7 @@ void ls_scheduler_apply_deferred(ls_scheduler *s);
 
 /* cycle.c */
 void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp);
+void ls_scheduler_skip_deleting(ls_scheduler *s, ls_qpod *qp);
 void ls_scheduler_resolve_waiting(ls_scheduler *s);
 
 #endif

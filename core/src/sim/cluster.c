@@ -309,8 +309,15 @@ static bool add_pod(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, cons
     sp->has_policy = cJSON_GetObjectItemCaseSensitive(spec, "preemptionPolicy") != NULL;
     where_of(doc, obj, where, sp->where, sizeof sp->where);
     ls_map_put(&c->pod_keys, key, (void *)(uintptr_t)(index + 1));
-    if (c->admitted && !admit_pod(c, sp, err))
+    if (c->admitted && !admit_pod(c, sp, err)) {
+        /* Rejected as the API server rejects the create: the pod never existed
+         * (left in the table, it would be reported lost). */
+        ls_map_remove(&c->pod_keys, key);
+        cJSON_Delete(sp->json);
+        ls_pod_obj_free(p);
+        c->pods.len--;
         return false;
+    }
     if (c->sched) {
         p->pod.seq = index + 1;
         if (!p->pod.node_name && ls_config_profile_index(ls_scheduler_config(c->sched), p->pod.scheduler_name) < 0)
