@@ -205,7 +205,7 @@ static bool run_filters(ls_scheduler *s, ls_qpod *qp)
     c->num_to_find = ls_num_feasible_nodes_to_find(pct, c->num_candidates, prof->plugins[LS_EP_SCORE].len > 0);
     c->start = c->num_candidates ? s->next_start_index % c->num_candidates : 0;
     c->num_feasible = c->num_processed = 0;
-    if (c->trace)
+    if (c->trace && c->filter_trace && c->num_filter_plugins)
         memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
     if (c->num_candidates && ls_lua_run(s->lua, LS_CALL_FILTER, qp->profile) != LS_SUCCESS)
         return false;
