@@ -12,28 +12,11 @@
 -- UnschedulableAndUnresolvable beyond it.
 local json = require("dkjson")
 
-local BIN = os.getenv("LUASCHED_BIN")
+local sim = require("sim_helper")
+local write = sim.write
 
 local tmp
 local runs = 0
-
-local function sh_ok(cmd)
-  local r = os.execute(cmd)
-  return r == 0 or r == true
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
-
-local function read(path)
-  local f = assert(io.open(path, "r"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
 
 -- ---- cluster objects (one JSON `kind: List`) ------------------------------
 
@@ -114,32 +97,23 @@ local function simulate(docs, opts)
   opts = opts or {}
   runs = runs + 1
   local dir = tmp .. "/run" .. runs
-  assert(sh_ok("mkdir -p '" .. dir .. "'"))
-  write(dir .. "/cluster.json", json.encode({ apiVersion = "v1", kind = "List", items = docs }))
-  local args = ""
+  assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
+  local cluster = json.encode({ apiVersion = "v1", kind = "List", items = docs })
+  local args = { "simulate", write(dir .. "/cluster.json", cluster) }
   if opts.config then
-    write(dir .. "/config.yaml", opts.config)
-    args = args .. " --config '" .. dir .. "/config.yaml'"
+    args[#args + 1] = "--config"
+    args[#args + 1] = write(dir .. "/config.yaml", opts.config)
   end
-  if opts.seed then args = args .. " --seed " .. opts.seed end
-  local function run(extra)
-    local cmd = string.format("'%s' simulate '%s/cluster.json'%s%s 2>'%s/err'; echo \"rc=$?\"",
-      BIN, dir, args, extra, dir)
-    local p = assert(io.popen(cmd, "r"))
-    local out = p:read("*a")
-    p:close()
-    local rc
-    out = out:gsub("rc=(%d+)\n$", function(c) rc = tonumber(c); return "" end)
-    return out, rc, read(dir .. "/err")
+  if opts.seed then
+    args[#args + 1] = "--seed"
+    args[#args + 1] = tostring(opts.seed)
   end
-  local out, rc, err = run("")
-  local r = { rc = rc, err = err, out = out, lines = {}, pods = {} }
-  for line in out:gmatch("[^\n]+") do
-    local key, outcome = line:match("^([%w-]+/[%w-]+): (.*)$")
-    if key then r.lines[key] = outcome end
-  end
-  if rc == 0 then
-    local jout = run(" --output json")
+  local r = sim.run(args, { err = dir .. "/err" })
+  r.lines, r.pods = sim.outcomes(r.out, "^([%w-]+/[%w-]+): (.*)$"), {}
+  if r.rc == 0 then
+    args[#args + 1] = "--output"
+    args[#args + 1] = "json"
+    local jout = sim.run(args, { err = dir .. "/err" }).out
     local doc = assert(json.decode(jout), "no JSON in: " .. jout)
     for _, rec in ipairs(doc.pods) do r.pods[rec.name] = rec end
     r.summary = doc.summary
@@ -175,14 +149,12 @@ end
 
 describe("DefaultPreemption (luasched simulate)", function()
   setup(function()
-    assert(BIN and BIN ~= "", "LUASCHED_BIN must point to the luasched executable")
-    local p = assert(io.popen("mktemp -d"))
-    tmp = p:read("*l")
-    p:close()
+    sim.bin()   -- asserts LUASCHED_BIN
+    tmp = sim.scratch()
   end)
 
   teardown(function()
-    if tmp then sh_ok("rm -rf '" .. tmp .. "'") end
+    sim.remove(tmp)
   end)
 
   -- ---- the whole path -----------------------------------------------------

@@ -5,28 +5,11 @@
 -- §6.1 and pkg/scheduler/framework/runtime/framework.go). Plugins act only on
 -- pods labelled `probe`, and every run has a plain pod that must still be
 -- scheduled, whatever happens to the probe pod.
-local BIN = os.getenv("LUASCHED_BIN")
+local sim = require("sim_helper")
+local write = sim.write
 
 local tmp      -- scratch directory: plugins/ and one subdirectory per run
 local runs = 0
-
-local function sh_ok(cmd)
-  local r = os.execute(cmd)
-  return r == 0 or r == true
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
-
-local function read(path)
-  local f = assert(io.open(path, "r"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
 
 --- Writes plugin `name` (snake_case file name) into the plugin directory.
 local function plugin(file, source)
@@ -71,23 +54,16 @@ end
 local function simulate(cluster_text, config_text, json)
   runs = runs + 1
   local dir = tmp .. "/run" .. runs
-  assert(sh_ok("mkdir -p '" .. dir .. "'"))
-  write(dir .. "/cluster.yaml", cluster_text)
-  write(dir .. "/config.yaml", config_text)
-  local cmd = string.format("'%s' simulate '%s/cluster.yaml' --config '%s/config.yaml' --plugin-path '%s/plugins'%s"
-    .. " 2>'%s/err'; echo \"rc=$?\"", BIN, dir, dir, tmp, json and " --output json" or "", dir)
-  local p = assert(io.popen(cmd, "r"))
-  local out = p:read("*a")
-  p:close()
-  local rc
-  out = out:gsub("rc=(%d+)\n$", function(c) rc = tonumber(c); return "" end)
-  local r = { rc = rc, out = out, err = read(dir .. "/err"), pods = {} }
-  if not json then
-    for line in out:gmatch("[^\n]+") do
-      local name, outcome = line:match("^default/([^:]+): (.*)$")
-      if name then r.pods[name] = outcome end
-    end
+  assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
+  local args = { "simulate", write(dir .. "/cluster.yaml", cluster_text),
+                 "--config", write(dir .. "/config.yaml", config_text),
+                 "--plugin-path", tmp .. "/plugins" }
+  if json then
+    args[#args + 1] = "--output"
+    args[#args + 1] = "json"
   end
+  local r = sim.run(args, { err = dir .. "/err" })
+  r.pods = json and {} or sim.pods(r.out)
   return r
 end
 
@@ -132,14 +108,12 @@ local PROBE_AND_PLAIN = { { "a", "probe: 'yes'" }, { "b", "" } }
 
 describe("framework extension points (luasched simulate)", function()
   setup(function()
-    assert(BIN and BIN ~= "", "LUASCHED_BIN must point to the luasched executable")
-    tmp = os.tmpname()
-    os.remove(tmp)
-    assert(sh_ok("mkdir -p '" .. tmp .. "/plugins'"))
+    sim.bin()   -- asserts LUASCHED_BIN
+    tmp = sim.scratch("plugins")
   end)
 
   teardown(function()
-    if tmp then sh_ok("rm -rf '" .. tmp .. "'") end
+    sim.remove(tmp)
   end)
 
   -- ---- 1. PreFilter node names ---------------------------------------------

@@ -709,15 +709,9 @@ describe("InterPodAffinity end to end (luasched simulate, Namespace labels)", fu
   local pods = {}
 
   setup(function()
-    local bin = os.getenv("LUASCHED_BIN")
-    assert(bin and bin ~= "", "LUASCHED_BIN must point to the luasched executable")
-    local path = os.tmpname()
-    local f = assert(io.open(path, "w"))
-    f:write(CLUSTER)
-    f:close()
-    local p = assert(io.popen(string.format("'%s' simulate '%s' --output json 2>/dev/null", bin, path), "r"))
-    local out = p:read("*a")
-    p:close()
+    local sim = require("sim_helper")
+    local path = sim.write(os.tmpname(), CLUSTER)
+    local out = sim.run({ "simulate", path, "--output", "json" }).out
     os.remove(path)
     local doc = assert(json.decode(out), "simulate --output json gave no JSON: " .. out)
     for _, rec in ipairs(doc.pods) do pods[rec.namespace .. "/" .. rec.name] = rec end

@@ -447,18 +447,14 @@ describe("NodeAffinity", function()
     end)
   end)
   describe("end to end (luasched simulate with pluginConfig args)", function()
-    local BIN = os.getenv("LUASCHED_BIN")
+    local sim = require("sim_helper")
 
     local function write(text)
-      local path = os.tmpname()
-      local f = assert(io.open(path, "w"))
-      f:write(text)
-      f:close()
-      return path
+      return sim.write(os.tmpname(), text)
     end
 
     it("takes addedAffinity from the configuration and restricts pods to named nodes", function()
-      assert(BIN and BIN ~= "", "LUASCHED_BIN must point to the luasched executable")
+      sim.bin()   -- asserts LUASCHED_BIN
       local node = [[
 apiVersion: v1
 kind: Node
@@ -506,9 +502,7 @@ profiles:
           preference:
             matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [c]}]
 ]]
-      local proc = assert(io.popen(string.format("%q simulate %q --config %q 2>&1", BIN, nodes_and_pods, config), "r"))
-      local out = proc:read("*a")
-      proc:close()
+      local out = sim.run({ "simulate", nodes_and_pods, "--config", config }, { merge = true }).out
       os.remove(nodes_and_pods)
       os.remove(config)
       -- any: n2 fails the added zone NotIn [b]; n1 and n3 tie on TaintToleration (300) and

@@ -153,17 +153,11 @@ describe("NodePorts", function()
     end)
   end)
   describe("end to end (luasched simulate, built-in default profile)", function()
-    local BIN = os.getenv("LUASCHED_BIN")
+    local sim = require("sim_helper")
 
     local function simulate(yaml)
-      assert(BIN and BIN ~= "", "LUASCHED_BIN must point to the luasched executable")
-      local path = os.tmpname()
-      local f = assert(io.open(path, "w"))
-      f:write(yaml)
-      f:close()
-      local proc = assert(io.popen(string.format("%q simulate %q 2>&1", BIN, path), "r"))
-      local out = proc:read("*a")
-      proc:close()
+      local path = sim.write(os.tmpname(), yaml)
+      local out = sim.run({ "simulate", path }, { merge = true }).out
       os.remove(path)
       return out
     end

@@ -641,10 +641,10 @@ describe("PodTopologySpread", function()
   end)
 
   describe("end to end (luasched simulate, built-in default profile)", function()
-    local BIN = os.getenv("LUASCHED_BIN")
+    local sim = require("sim_helper")
 
     it("scores the pods a Service and a ReplicaSet select with the system defaults", function()
-      assert(BIN and BIN ~= "", "LUASCHED_BIN must point to the luasched executable")
+      sim.bin()   -- asserts LUASCHED_BIN
       local yaml = [[
 apiVersion: v1
 kind: Node
@@ -691,13 +691,8 @@ kind: Pod
 metadata: {name: loner, namespace: default, labels: {app: loner}, creationTimestamp: "2024-01-01T00:00:02Z"}
 spec: {containers: [{name: c, image: x}]}
 ]]
-      local path = os.tmpname()
-      local f = assert(io.open(path, "w"))
-      f:write(yaml)
-      f:close()
-      local proc = assert(io.popen(string.format("%q simulate %q --output json 2>&1", BIN, path), "r"))
-      local out = proc:read("*a")
-      proc:close()
+      local path = sim.write(os.tmpname(), yaml)
+      local out = sim.run({ "simulate", path, "--output", "json" }, { merge = true }).out
       os.remove(path)
       -- one pod's record: from its name to its finalScore object
       local function record(name)
