@@ -119,16 +119,22 @@ static bool integer_of(const cJSON *v, int64_t *out)
     return true;
 }
 
+/* Reports a wrong-typed field at prefix + key. */
+static bool field_problem(const parse_ctx *pc, const cJSON *v, const char *prefix, const char *key, const char *what)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s%s", prefix, key);
+    return ls_cfg_problem(pc, v, path, what);
+}
+
 bool ls_cfg_int64(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int64_t *out)
 {
     const cJSON *v = member(obj, key);
     if (!v)
         return true;
-    char path[300];
-    snprintf(path, sizeof path, "%s%s", prefix, key);
     int64_t n;
     if (!integer_of(v, &n))
-        return ls_cfg_problem(pc, v, path, "expected an integer");
+        return field_problem(pc, v, prefix, key, "expected an integer");
     *out = n;
     return true;
 }
@@ -138,11 +144,9 @@ bool ls_cfg_int32(const parse_ctx *pc, const cJSON *obj, const char *key, const 
     const cJSON *v = member(obj, key);
     if (!v)
         return true;
-    char path[300];
-    snprintf(path, sizeof path, "%s%s", prefix, key);
     int64_t n;
     if (!integer_of(v, &n) || n < INT32_MIN || n > INT32_MAX)
-        return ls_cfg_problem(pc, v, path, "expected an integer");
+        return field_problem(pc, v, prefix, key, "expected an integer");
     *out = (int32_t)n;
     return true;
 }
@@ -152,10 +156,8 @@ bool ls_cfg_bool(const parse_ctx *pc, const cJSON *obj, const char *key, const c
     const cJSON *v = member(obj, key);
     if (!v)
         return true;
-    char path[300];
-    snprintf(path, sizeof path, "%s%s", prefix, key);
     if (!cJSON_IsBool(v))
-        return ls_cfg_problem(pc, v, path, "expected true or false");
+        return field_problem(pc, v, prefix, key, "expected true or false");
     *out = cJSON_IsTrue(v);
     return true;
 }
@@ -165,10 +167,8 @@ bool ls_cfg_string(const parse_ctx *pc, const cJSON *obj, const char *key, const
     const cJSON *v = member(obj, key);
     if (!v)
         return true;
-    char path[300];
-    snprintf(path, sizeof path, "%s%s", prefix, key);
     if (!cJSON_IsString(v))
-        return ls_cfg_problem(pc, v, path, "expected a string");
+        return field_problem(pc, v, prefix, key, "expected a string");
     free(*out);
     *out = ls_xstrdup(v->valuestring);
     return true;

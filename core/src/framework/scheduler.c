@@ -305,8 +305,7 @@ void ls_scheduler_begin_deferral(ls_scheduler *s)
 
 void ls_scheduler_end_deferral(ls_scheduler *s)
 {
-    if (--s->defer_events > 0)
-        return;
+    s->defer_events--;
 }
 
 void ls_scheduler_apply_deferred(ls_scheduler *s)
