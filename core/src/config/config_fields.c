@@ -124,7 +124,7 @@ static bool field_problem(const parse_ctx *pc, const cJSON *v, const char *prefi
 {
     char path[300];
     snprintf(path, sizeof path, "%s%s", prefix, key);
-    return ls_cfg_problem(pc, v, path, what);
+    return ls_cfg_problem(pc, v, path, "%s", what);
 }
 
 bool ls_cfg_int64(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int64_t *out)
