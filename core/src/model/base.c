@@ -2,8 +2,8 @@
  * base.c: string interning, arenas, growable vectors and error formatting.
  *
  * The intern table is process-wide: ids are compared across pods, nodes,
- * selectors and plugins, so one table is the point. It is only touched from the
- * scheduling thread and from decoding, which the callers serialise.
+ * selectors and plugins, so one table is the point. Decoding on informer
+ * threads interns while the scheduling thread reads (see below).
  */
 #include "luasched/base.h"
 
@@ -75,7 +75,17 @@ bool ls_critical_defer(void (*f)(void))
     return false;
 }
 
-/* ---- interning: open addressing on FNV-1a, strings stored with their length */
+/* ---- interning: open addressing on FNV-1a, strings stored with their length
+ *
+ * Informer threads decode objects (and so intern strings) while the scheduling
+ * thread reads them. Writers and slot lookups take a mutex; ls_str_get stays
+ * lock-free because entries live in chunks that never move once published, and
+ * the count is stored with release order after an entry is complete. */
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+enum { INTERN_CHUNK_BITS = 14, INTERN_CHUNK = 1u << INTERN_CHUNK_BITS, INTERN_MAX_CHUNKS = 1u << 14 };
 
 typedef struct intern_entry {
     char *str;
@@ -84,11 +94,18 @@ typedef struct intern_entry {
 } intern_entry;
 
 static struct {
-    intern_entry *entries;   /* by id; entries[0] is the null string */
-    uint32_t count, cap;
+    intern_entry *chunks[INTERN_MAX_CHUNKS]; /* entry id lives in chunks[id >> BITS]; id 0 is the null string */
+    _Atomic uint32_t count;
     uint32_t *slots;         /* id per slot, 0 = empty */
     uint32_t nslots;
 } interned;
+
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static intern_entry *intern_entry_at(uint32_t id)
+{
+    return &interned.chunks[id >> INTERN_CHUNK_BITS][id & (INTERN_CHUNK - 1)];
+}
 
 static uint32_t hash_bytes(const char *s, size_t len)
 {
@@ -100,12 +117,12 @@ static uint32_t hash_bytes(const char *s, size_t len)
     return h;
 }
 
-static void intern_grow_slots(void)
+static void intern_grow_slots(uint32_t count)
 {
     uint32_t n = interned.nslots ? interned.nslots * 2 : 1024;
     uint32_t *slots = ls_xcalloc(n, sizeof *slots);
-    for (uint32_t id = 1; id < interned.count; id++) {
-        uint32_t i = interned.entries[id].hash & (n - 1);
+    for (uint32_t id = 1; id < count; id++) {
+        uint32_t i = intern_entry_at(id)->hash & (n - 1);
         while (slots[i])
             i = (i + 1) & (n - 1);
         slots[i] = id;
@@ -122,7 +139,7 @@ static uint32_t *intern_find_slot(const char *s, size_t len, uint32_t h)
         uint32_t id = interned.slots[i];
         if (!id)
             return &interned.slots[i];
-        const intern_entry *e = &interned.entries[id];
+        const intern_entry *e = intern_entry_at(id);
         if (e->hash == h && e->len == len && memcmp(e->str, s, len) == 0)
             return &interned.slots[i];
     }
@@ -130,9 +147,10 @@ static uint32_t *intern_find_slot(const char *s, size_t len, uint32_t h)
 
 ls_str ls_intern_lookup(const char *s, size_t len)
 {
-    if (!interned.nslots)
-        return 0;
-    return *intern_find_slot(s, len, hash_bytes(s, len));
+    pthread_mutex_lock(&intern_lock);
+    ls_str id = interned.nslots ? *intern_find_slot(s, len, hash_bytes(s, len)) : 0;
+    pthread_mutex_unlock(&intern_lock);
+    return id;
 }
 
 static ls_str intern_locked(const char *s, size_t len);
@@ -140,36 +158,40 @@ static ls_str intern_locked(const char *s, size_t len);
 ls_str ls_intern(const char *s, size_t len)
 {
     ls_critical_enter();
+    pthread_mutex_lock(&intern_lock);
     ls_str id = intern_locked(s, len);
+    pthread_mutex_unlock(&intern_lock);
     ls_critical_leave();
     return id;
 }
 
 static ls_str intern_locked(const char *s, size_t len)
 {
-    if (!interned.entries) {
-        interned.cap = 1024;
-        interned.entries = ls_xcalloc(interned.cap, sizeof *interned.entries);
-        interned.count = 1;
-    }
-    if ((interned.count + 1) * 2 > interned.nslots)
-        intern_grow_slots();
+    uint32_t count = atomic_load_explicit(&interned.count, memory_order_relaxed);
+    if (!count)
+        count = 1;
+    if ((count + 1) * 2 > interned.nslots)
+        intern_grow_slots(count);
     uint32_t h = hash_bytes(s, len);
     uint32_t *slot = intern_find_slot(s, len, h);
     if (*slot)
         return *slot;
-    if (interned.count == interned.cap) {
-        interned.cap *= 2;
-        interned.entries = ls_xrealloc(interned.entries, interned.cap * sizeof *interned.entries);
+    if ((count >> INTERN_CHUNK_BITS) >= INTERN_MAX_CHUNKS) {
+        fprintf(stderr, "luasched: too many distinct strings (%u)\n", count);
+        abort();
     }
-    intern_entry *e = &interned.entries[interned.count];
+    intern_entry **chunk = &interned.chunks[count >> INTERN_CHUNK_BITS];
+    if (!*chunk)
+        *chunk = ls_xcalloc(INTERN_CHUNK, sizeof **chunk);
+    intern_entry *e = intern_entry_at(count);
     e->str = ls_xmalloc(len + 1);
     memcpy(e->str, s, len);
     e->str[len] = '\0';
     e->len = (uint32_t)len;
     e->hash = h;
-    *slot = interned.count;
-    return interned.count++;
+    *slot = count;
+    atomic_store_explicit(&interned.count, count + 1, memory_order_release);
+    return count;
 }
 
 ls_str ls_intern_cstr(const char *s)
@@ -179,30 +201,38 @@ ls_str ls_intern_cstr(const char *s)
 
 const char *ls_str_get(ls_str id)
 {
-    if (!id || id >= interned.count)
+    if (!id || id >= atomic_load_explicit(&interned.count, memory_order_acquire))
         return "";
-    return interned.entries[id].str;
+    return intern_entry_at(id)->str;
 }
 
 uint32_t ls_str_len(ls_str id)
 {
-    if (!id || id >= interned.count)
+    if (!id || id >= atomic_load_explicit(&interned.count, memory_order_acquire))
         return 0;
-    return interned.entries[id].len;
+    return intern_entry_at(id)->len;
 }
 
 uint32_t ls_intern_count(void)
 {
-    return interned.count ? interned.count - 1 : 0;
+    uint32_t count = atomic_load(&interned.count);
+    return count ? count - 1 : 0;
 }
 
 void ls_intern_reset(void)
 {
-    for (uint32_t id = 1; id < interned.count; id++)
-        free(interned.entries[id].str);
-    free(interned.entries);
+    pthread_mutex_lock(&intern_lock);
+    uint32_t count = atomic_load(&interned.count);
+    for (uint32_t id = 1; id < count; id++)
+        free(intern_entry_at(id)->str);
+    for (uint32_t c = 0; c < INTERN_MAX_CHUNKS && interned.chunks[c]; c++)
+        free(interned.chunks[c]);
     free(interned.slots);
-    memset(&interned, 0, sizeof interned);
+    memset(interned.chunks, 0, sizeof interned.chunks);
+    atomic_store(&interned.count, 0);
+    interned.slots = NULL;
+    interned.nslots = 0;
+    pthread_mutex_unlock(&intern_lock);
 }
 
 int ls_abi_version(void)
