@@ -131,4 +131,10 @@ typedef struct ls_queue_gauges {
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s);
 size_t ls_scheduler_lua_memory(const ls_scheduler *s);
 
+/* Metrics (upstream's scheduler_* families and luasched_*) go to this registry
+ * from now on; NULL turns them off (the default). The registry must outlive
+ * the scheduler or be detached first. */
+struct ls_metrics;
+void ls_scheduler_set_metrics(ls_scheduler *s, struct ls_metrics *registry);
+
 #endif

@@ -90,6 +90,39 @@ static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, si
     return 0;
 }
 
+/* ---- metrics */
+
+static const char *const POINT_LABELS[LS_CALL_COUNT] = {
+    [LS_CALL_PRE_FILTER] = "PreFilter", [LS_CALL_FILTER] = "Filter", [LS_CALL_POST_FILTER] = "PostFilter",
+    [LS_CALL_PRE_SCORE] = "PreScore", [LS_CALL_SCORE] = "Score", [LS_CALL_RESERVE] = "Reserve",
+    [LS_CALL_UNRESERVE] = "Unreserve", [LS_CALL_PERMIT] = "Permit", [LS_CALL_PRE_BIND] = "PreBind",
+    [LS_CALL_BIND] = "Bind", [LS_CALL_POST_BIND] = "PostBind",
+};
+
+int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t profile)
+{
+    if (!s->metrics.registry)
+        return ls_lua_run(s->lua, which, profile);
+    uint64_t start = ls_sched_metrics_clock_ns();
+    int code = ls_lua_run(s->lua, which, profile);
+    double seconds = (double)(ls_sched_metrics_clock_ns() - start) * 1e-9;
+    const char *name = ls_str_get(s->cfg.profiles[profile].scheduler_name);
+    ls_sched_metrics_extension_point(&s->metrics, POINT_LABELS[which], (uint8_t)code, name, seconds);
+    if (which == LS_CALL_POST_FILTER)
+        ls_sched_metrics_preemption(&s->metrics, s->victims.len);
+    return code;
+}
+
+static void record_attempt(ls_scheduler *s, const ls_qpod *qp, ls_str node, uint8_t code)
+{
+    if (!s->metrics.registry)
+        return;
+    const char *result = node ? "scheduled" : ls_code_is_rejected(code) ? "unschedulable" : "error";
+    double seconds = (double)(ls_sched_metrics_clock_ns() - s->attempt_start_ns) * 1e-9;
+    ls_sched_metrics_attempt(&s->metrics, result, ls_str_get(s->cfg.profiles[qp->profile].scheduler_name), seconds,
+                             node ? qp->attempts : 0);
+}
+
 /* ---- the scheduling cycle */
 
 static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, const char *message)
@@ -110,6 +143,7 @@ static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, cons
         .n_victims = s->victims.len,
         .victims = s->victims.data,
     };
+    record_attempt(s, qp, node, code);
     if (s->src.on_attempt)
         s->src.on_attempt(s->src.ud, &a, &s->cycle, s);
 }
@@ -207,7 +241,7 @@ static bool run_filters(ls_scheduler *s, ls_qpod *qp)
     c->num_feasible = c->num_processed = 0;
     if (c->trace && c->filter_trace && c->num_filter_plugins)
         memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
-    if (c->num_candidates && ls_lua_run(s->lua, LS_CALL_FILTER, qp->profile) != LS_SUCCESS)
+    if (c->num_candidates && ls_scheduler_run_point(s, LS_CALL_FILTER, qp->profile) != LS_SUCCESS)
         return false;
     if (c->num_all_nodes)
         s->next_start_index = (s->next_start_index + c->num_processed) % c->num_all_nodes;
@@ -270,8 +304,8 @@ static bool prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
         *host = c->feasible[0];
         return true;
     }
-    if (ls_lua_run(s->lua, LS_CALL_PRE_SCORE, qp->profile) != LS_SUCCESS ||
-        ls_lua_run(s->lua, LS_CALL_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
+    if (ls_scheduler_run_point(s, LS_CALL_PRE_SCORE, qp->profile) != LS_SUCCESS ||
+        ls_scheduler_run_point(s, LS_CALL_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
         return false;
     *host = select_host(s);
     return true;
@@ -280,7 +314,7 @@ static bool prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
 static void unreserve_and_forget(ls_scheduler *s, ls_qpod *qp)
 {
     ls_error err;
-    ls_lua_run(s->lua, LS_CALL_UNRESERVE, qp->profile);
+    ls_scheduler_run_point(s, LS_CALL_UNRESERVE, qp->profile);
     if (!ls_cache_forget_pod(s->cache, qp->pod, &err))
         fprintf(stderr, "luasched: cache: %s\n", err.msg);
 }
@@ -305,10 +339,10 @@ static void fail_after_assume(ls_scheduler *s, ls_qpod *qp, bool scheduling_cycl
 static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
 {
     int ep = LS_EP_PRE_BIND;
-    int code = ls_lua_run(s->lua, LS_CALL_PRE_BIND, qp->profile);
+    int code = ls_scheduler_run_point(s, LS_CALL_PRE_BIND, qp->profile);
     if (code == LS_SUCCESS) {
         ep = LS_EP_BIND;
-        code = ls_lua_run(s->lua, LS_CALL_BIND, qp->profile);
+        code = ls_scheduler_run_point(s, LS_CALL_BIND, qp->profile);
         ls_cache_finish_binding(s->cache, qp->pod);
         ls_scheduler_apply_deferred(s);
     }
@@ -318,7 +352,7 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
         fail_after_assume(s, qp, false);
         return;
     }
-    ls_lua_run(s->lua, LS_CALL_POST_BIND, qp->profile);
+    ls_scheduler_run_point(s, LS_CALL_POST_BIND, qp->profile);
     report(s, qp, node, LS_SUCCESS, NULL);
     ls_squeue_done(s->queue, qp);
 }
@@ -338,10 +372,10 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
         return;
     }
     int ep = LS_EP_RESERVE;
-    int code = ls_lua_run(s->lua, LS_CALL_RESERVE, qp->profile);
+    int code = ls_scheduler_run_point(s, LS_CALL_RESERVE, qp->profile);
     if (code == LS_SUCCESS) {
         ep = LS_EP_PERMIT;
-        code = ls_lua_run(s->lua, LS_CALL_PERMIT, qp->profile);
+        code = ls_scheduler_run_point(s, LS_CALL_PERMIT, qp->profile);
     }
     if (code == LS_WAIT) {
         /* The binding cycle goes on once every waiting plugin allowed the pod. */
@@ -395,7 +429,7 @@ static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
     if (profile_of(s, qp)->plugins[LS_EP_POST_FILTER].len) {
         /* Even an Error from PostFilter ends the cycle Unschedulable, with its
          * message after the nodes' one, as upstream logs and reports it. */
-        ls_lua_run(s->lua, LS_CALL_POST_FILTER, qp->profile);
+        ls_scheduler_run_point(s, LS_CALL_POST_FILTER, qp->profile);
         ls_scheduler_apply_deferred(s);
         const char *post = c->status ? ls_status_get(c->status)->message : "";
         if (*post) {
@@ -460,7 +494,7 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         fail(s, qp, LS_UNRESOLVABLE, "no nodes available to schedule pods");
         return;
     }
-    int code = ls_lua_run(s->lua, LS_CALL_PRE_FILTER, qp->profile);
+    int code = ls_scheduler_run_point(s, LS_CALL_PRE_FILTER, qp->profile);
     if (code != LS_SUCCESS) {
         if (code == LS_ERROR) {
             fail_with_status(s, qp);

@@ -92,6 +92,7 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
         ls_config_free(&cfg);
         free(regs);
         s->reloads_failed++;
+        ls_sched_metrics_reload(&s->metrics, false);
         return false;
     }
     ls_config old_cfg = s->cfg;
@@ -105,6 +106,7 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     carry_queue_over(s, &old_cfg);
     ls_config_free(&old_cfg);
     s->reloads_ok++;
+    ls_sched_metrics_reload(&s->metrics, true);
     s->last_change_ms = s->clock_ms;
     watch_files(s);
     return true;

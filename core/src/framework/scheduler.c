@@ -382,6 +382,8 @@ bool ls_scheduler_schedule_one(ls_scheduler *s)
         ls_scheduler_skip_deleting(s, qp);
         return true;
     }
+    if (s->metrics.registry)
+        s->attempt_start_ns = ls_sched_metrics_clock_ns();
     ls_scheduler_schedule_pod(s, qp);
     ls_scheduler_apply_deferred(s);
     return true;
@@ -444,6 +446,10 @@ static uint64_t wall_ms(void)
 
 static void advance_clock(ls_scheduler *s, uint64_t now)
 {
+    if (s->metrics.registry && now >= s->metrics.published_ms + 250) {
+        s->metrics.published_ms = now;
+        ls_scheduler_publish_metrics(s);
+    }
     if (now > s->clock_ms)
         s->clock_ms = now;
     if (s->src.advance_to)
@@ -479,6 +485,34 @@ uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl)
         nanosleep(&ts, NULL);
     }
     return n;
+}
+
+/* ---- metrics */
+
+static void queue_incoming(void *ud, ls_qwhere queue, const char *event)
+{
+    ls_sched_metrics_incoming(&((ls_scheduler *)ud)->metrics, queue, event);
+}
+
+void ls_scheduler_set_metrics(ls_scheduler *s, struct ls_metrics *registry)
+{
+    ls_sched_metrics_attach(&s->metrics, registry);
+    ls_squeue_set_incoming(s->queue, registry ? queue_incoming : NULL);
+    ls_scheduler_publish_metrics(s);
+}
+
+void ls_scheduler_publish_metrics(ls_scheduler *s)
+{
+    if (!s->metrics.registry)
+        return;
+    ls_queue_gauges q = ls_scheduler_queue_gauges(s);
+    ls_fault_counts f = ls_scheduler_faults(s);
+    ls_sched_gauges g = {.active = q.active, .backoff = q.backoff, .unschedulable = q.unschedulable,
+                         .gated = q.gated, .nodes = ls_cache_node_count(s->cache),
+                         .pods = ls_cache_pod_count(s->cache), .assumed_pods = ls_cache_assumed_count(s->cache),
+                         .budget_overruns = f.budget_overruns, .lua_restarts = f.lua_restarts,
+                         .error_attempts = f.error_attempts, .lua_memory = ls_scheduler_lua_memory(s)};
+    ls_sched_metrics_publish(&s->metrics, &g);
 }
 
 /* ---- introspection */

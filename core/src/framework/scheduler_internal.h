@@ -5,6 +5,7 @@
 #ifndef LS_SCHEDULER_INTERNAL_H
 #define LS_SCHEDULER_INTERNAL_H
 
+#include "framework/sched_metrics.h"
 #include "framework/waiting_pods.h"
 #include "lua/file_watch.h"
 #include "lua/runtime.h"
@@ -47,6 +48,8 @@ struct ls_scheduler {
     uint64_t reloads_ok, reloads_failed;
     uint64_t error_attempts;    /* attempts that ended in an Error status (plugin faults among them) */
     uint64_t budget_overruns_before, restarts_before;   /* of Lua states replaced by reloads */
+    ls_sched_metrics metrics;
+    uint64_t attempt_start_ns;  /* when the running attempt began (metrics) */
     /* per-cycle buffers, grown to the node count */
     uint32_t buf_nodes;
     const ls_node_info **candidates;
@@ -64,6 +67,9 @@ void ls_scheduler_end_deferral(ls_scheduler *s);
 void ls_scheduler_apply_deferred(ls_scheduler *s);
 
 /* cycle.c */
+/* ls_lua_run of one extension point, timed into the metrics. */
+int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t profile);
+void ls_scheduler_publish_metrics(ls_scheduler *s);
 void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp);
 void ls_scheduler_skip_deleting(ls_scheduler *s, ls_qpod *qp);
 void ls_scheduler_resolve_waiting(ls_scheduler *s);

@@ -28,6 +28,7 @@ struct ls_squeue {
     uint64_t next_backoff_flush_ms, next_unschedulable_flush_ms;
     uint64_t seq;
     ls_str wildcard;
+    const char *moving_for;       /* the event label of the move in progress (metrics only) */
 };
 
 static uint64_t now(const ls_squeue *q)
@@ -84,6 +85,11 @@ void ls_squeue_free(ls_squeue *q)
     free(q);
 }
 
+void ls_squeue_set_incoming(ls_squeue *q, void (*incoming)(void *ud, ls_qwhere queue, const char *event))
+{
+    q->cb.incoming = incoming;
+}
+
 void ls_squeue_set_registrations(ls_squeue *q, const ls_event_registration *regs, uint32_t n)
 {
     free(q->regs);
@@ -127,9 +133,16 @@ static bool backing_off(const ls_squeue *q, const ls_qpod *qp)
     return !qp->gated && qp->attempts > 0 && backoff_expiry(q, qp) > now(q);
 }
 
+static void count_incoming(ls_squeue *q, ls_qwhere where)
+{
+    if (q->cb.incoming && q->moving_for)
+        q->cb.incoming(q->cb.ud, where, q->moving_for);
+}
+
 static void to_active(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
+    count_incoming(q, LS_Q_ACTIVE);
     ls_queue_item item = {.pod_id = qp->pod->id, .key = qp->sort_key, .timestamp_ns = (int64_t)qp->timestamp_ms,
                           .seq = qp->seq};
     ls_queue_push(&q->active, item);
@@ -139,6 +152,7 @@ static void to_active(ls_squeue *q, ls_qpod *qp)
 static void to_backoff(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
+    count_incoming(q, LS_Q_BACKOFF);
     /* Earliest expiry first: the heap puts the higher key first. */
     ls_queue_item item = {.pod_id = qp->pod->id, .key = -(double)backoff_expiry(q, qp),
                           .timestamp_ns = (int64_t)qp->timestamp_ms, .seq = qp->seq};
@@ -149,6 +163,7 @@ static void to_backoff(ls_squeue *q, ls_qpod *qp)
 static void to_unschedulable(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
+    count_incoming(q, LS_Q_UNSCHEDULABLE);
     qp->where = LS_Q_UNSCHEDULABLE;
 }
 
@@ -196,7 +211,9 @@ void ls_squeue_add(ls_squeue *q, const ls_pod *pod, uint32_t profile)
     qp->seq = pod->seq ? pod->seq : ++q->seq;
     ls_map_put(&q->by_id, pod->id + 1, qp);
     *(ls_qpod **)ls_vec_push(&q->all) = qp;
+    q->moving_for = "PodAdd";
     enqueue_active(q, qp);
+    q->moving_for = NULL;
 }
 
 ls_qpod *ls_squeue_find(const ls_squeue *q, const ls_pod *pod)
@@ -237,8 +254,10 @@ void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod
                            .label = "UnscheduledPodUpdate", .object_type = LS_OBJ_POD,
                            .old_obj = old_pod, .new_obj = new_pod};
     ls_requeue how = ls_squeue_worth_requeuing(q, qp, &ev);
+    q->moving_for = ev.label;
     if (how != LS_REQUEUE_SKIP)
         requeue(q, qp, how);
+    q->moving_for = NULL;
 }
 
 static void forget(ls_squeue *q, ls_qpod *qp)
@@ -290,12 +309,14 @@ void ls_squeue_done(ls_squeue *q, ls_qpod *qp)
 void ls_squeue_add_unschedulable(ls_squeue *q, ls_qpod *qp)
 {
     qp->timestamp_ms = now(q);
+    q->moving_for = "ScheduleAttemptFailure";
     /* An Error (no rejector) always backs off; so does a pod whose cycle saw a
      * move request, since the event may have helped it. */
     if (qp->n_rejectors + qp->n_pending == 0 || q->move_request_cycle >= qp->scheduling_cycle)
         to_backoff(q, qp);
     else
         to_unschedulable(q, qp);
+    q->moving_for = NULL;
 }
 
 /* ---- events */
@@ -352,8 +373,10 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
     }
     for (uint32_t i = 0; i < n; i++) {
         ls_requeue how = ls_squeue_worth_requeuing(q, candidates[i], ev);
+        q->moving_for = ev->label;
         if (how != LS_REQUEUE_SKIP)
             requeue(q, candidates[i], how);
+        q->moving_for = NULL;
     }
     free(candidates);
     q->move_request_cycle = q->scheduling_cycle;
@@ -366,7 +389,9 @@ bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod)
         return false;
     /* PreEnqueue still applies: a pod it rejects stays gated (upstream's
      * activate reports false when addToActiveQ did not add the pod). */
+    q->moving_for = "ForceActivate";
     enqueue_active(q, qp);
+    q->moving_for = NULL;
     return qp->where == LS_Q_ACTIVE;
 }
 
@@ -381,7 +406,9 @@ static void flush_backoff_completed(ls_squeue *q)
         ls_qpod *qp = ls_map_get(&q->by_id, item.pod_id + 1);
         if (qp) {
             qp->where = LS_Q_NONE;
+            q->moving_for = "BackoffComplete";
             enqueue_active(q, qp);
+            q->moving_for = NULL;
         }
     }
 }
@@ -398,10 +425,13 @@ static void flush_unschedulable_leftover(ls_squeue *q)
             due[n++] = qp;
     }
     for (uint32_t i = 0; i < n; i++) {
+        ls_requeue how = due[i]->gated ? LS_REQUEUE_IMMEDIATELY : ls_squeue_worth_requeuing(q, due[i], &timeout);
+        q->moving_for = timeout.label;
         if (due[i]->gated)
             enqueue_active(q, due[i]);   /* PreEnqueue decides again */
         else
-            requeue(q, due[i], ls_squeue_worth_requeuing(q, due[i], &timeout));
+            requeue(q, due[i], how);
+        q->moving_for = NULL;
     }
     free(due);
 }

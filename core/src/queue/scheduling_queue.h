@@ -56,6 +56,11 @@ typedef struct ls_queue_callbacks {
     bool (*less)(void *ud, const ls_pod *a, const ls_pod *b, uint32_t profile);
     /* A queueing hint: LS_HINT_QUEUE or LS_HINT_SKIP (an error counts as Queue). */
     int (*hint)(void *ud, int hint, const ls_pod *pod, const ls_cluster_event *ev);
+    /* Optional: a pod entered a queue because of `event` (upstream's label:
+     * PodAdd, ScheduleAttemptFailure, BackoffComplete, ForceActivate,
+     * UnschedulableTimeout, or a cluster event's), for
+     * scheduler_queue_incoming_pods_total. */
+    void (*incoming)(void *ud, ls_qwhere queue, const char *event);
 } ls_queue_callbacks;
 
 typedef struct ls_queue_options {
@@ -69,6 +74,7 @@ typedef struct ls_squeue ls_squeue;
 ls_squeue *ls_squeue_new(const ls_queue_options *opt, const ls_queue_callbacks *cb);
 void ls_squeue_free(ls_squeue *q);
 /* Replaces the event registrations (a profile reload rebuilds them). */
+void ls_squeue_set_incoming(ls_squeue *q, void (*incoming)(void *ud, ls_qwhere queue, const char *event));
 void ls_squeue_set_registrations(ls_squeue *q, const ls_event_registration *regs, uint32_t n);
 
 /* A new unscheduled pod (PodAdd): PreEnqueue, then activeQ or the gate. */

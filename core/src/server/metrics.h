@@ -1,0 +1,39 @@
+/*
+ * metrics.h: a small Prometheus registry. Families are declared once with
+ * their help text, type and (for histograms) buckets; series are found by
+ * their label values and created on first use. Recording and rendering may
+ * happen on different threads (the scheduling thread records, the /metrics
+ * handler renders), so every operation takes the registry's lock.
+ */
+#ifndef LS_SERVER_METRICS_H
+#define LS_SERVER_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ls_metric_type { LS_METRIC_COUNTER, LS_METRIC_GAUGE, LS_METRIC_HISTOGRAM } ls_metric_type;
+
+typedef struct ls_metrics ls_metrics;
+typedef struct ls_metric_family ls_metric_family;
+
+ls_metrics *ls_metrics_new(void);
+void ls_metrics_free(ls_metrics *m);
+
+/* label_names: NULL-terminated, at most 4. buckets: upper bounds, ascending
+ * (histograms only; +Inf is implied). */
+ls_metric_family *ls_metrics_family(ls_metrics *m, const char *name, const char *help, ls_metric_type type,
+                                    const char *const *label_names, const double *buckets, size_t n_buckets);
+ls_metric_family *ls_metrics_find(ls_metrics *m, const char *name);
+
+/* Label values in the order of the family's label names (as many as it has). */
+void ls_metrics_add(ls_metric_family *f, const char *const *label_values, double delta);
+void ls_metrics_set(ls_metric_family *f, const char *const *label_values, double value);
+void ls_metrics_observe(ls_metric_family *f, const char *const *label_values, double value);
+
+/* Exponential buckets as Prometheus' client libraries make them. */
+void ls_metrics_exp_buckets(double start, double factor, size_t count, double *out);
+
+/* The text exposition format (version 0.0.4); the caller frees it. */
+char *ls_metrics_render(ls_metrics *m);
+
+#endif
