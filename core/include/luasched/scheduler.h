@@ -45,6 +45,9 @@ typedef struct ls_sched_source {
      * ls_scheduler_on_pod_delete synchronously. */
     bool (*preempt)(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node, const char *message,
                     ls_error *err);
+    /* Optional, for the real-time loop: block until the source has events or
+     * `ms` milliseconds have passed (without it, the loop sleeps). */
+    void (*wait)(void *ud, uint64_t ms);
 } ls_sched_source;
 
 typedef struct ls_sched_options {
@@ -71,6 +74,11 @@ void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod);
 void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj);
 void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj);
 void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj);
+
+/* A binding that the source accepted (its bind returned true) and that the
+ * API server later refused: the assumed pod is forgotten and retried after
+ * backoff; the failure is reported through on_attempt with `message`. */
+void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message);
 
 /* Pops one pod and runs its scheduling and binding cycles; false when the
  * active queue is empty. */
@@ -113,6 +121,11 @@ const ls_config *ls_scheduler_config(const ls_scheduler *s);
 const ls_profile *ls_scheduler_profile(const ls_scheduler *s, uint32_t i);
 const ls_cache *ls_scheduler_cache(const ls_scheduler *s);
 uint32_t ls_scheduler_pending(const ls_scheduler *s);
+/* Scheduling cycles started so far. Each begins with a snapshot update, after
+ * which the scheduler holds no pointer to an object replaced before it: a
+ * source may free replaced objects once this has moved on by one and no pod
+ * waits on Permit. */
+uint64_t ls_scheduler_cycles(const ls_scheduler *s);
 uint64_t ls_scheduler_now_ms(const ls_scheduler *s);
 
 /* Where a pending pod is when the run ends. */

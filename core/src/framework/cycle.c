@@ -7,6 +7,7 @@
  * with the plugins that rejected the pod.
  */
 #include "framework/scheduler_internal.h"
+#include "luasched/log.h"
 #include "framework/fit_error.h"
 
 #include <stdio.h>
@@ -658,4 +659,33 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
 {
     ls_scheduler *s = cycle ? cycle->owner : NULL;
     return s && ls_squeue_activate(s->queue, pod);
+}
+
+/* ---- asynchronous binding (a real cluster) */
+
+/* The API server refused a binding the binding cycle had handed over: the
+ * assumed pod is forgotten and, as after any error, backs off before its next
+ * attempt (upstream's handleBindingCycleError). A pod bound or deleted
+ * meanwhile is left to the events that say so. */
+void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
+{
+    ls_error err;
+    if (!ls_cache_is_assumed(s->cache, pod))
+        return;
+    if (!ls_cache_forget_pod(s->cache, pod, &err))
+        ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
+    int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
+    if (profile < 0)
+        return;
+    ls_squeue_add(s->queue, pod, (uint32_t)profile);
+    ls_qpod *qp = ls_squeue_find(s->queue, pod);
+    if (!qp || qp->where != LS_Q_ACTIVE)
+        return;
+    qp->attempts = 1;
+    s->cycle.num_all_nodes = s->cycle.num_feasible = 0;
+    s->cycle.nominated_node = 0;
+    s->victims.len = 0;
+    if (s->metrics.registry)
+        s->attempt_start_ns = ls_sched_metrics_clock_ns();
+    fail(s, qp, LS_ERROR, message);
 }

@@ -384,6 +384,7 @@ bool ls_scheduler_schedule_one(ls_scheduler *s)
     }
     if (s->metrics.registry)
         s->attempt_start_ns = ls_sched_metrics_clock_ns();
+    s->cycles_started++;
     ls_scheduler_schedule_pod(s, qp);
     ls_scheduler_apply_deferred(s);
     return true;
@@ -481,6 +482,10 @@ uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl)
         uint64_t wait = at > now ? at - now : 0;
         if (wait > IDLE_POLL_MS || !next_wakeup(s, &at))
             wait = IDLE_POLL_MS;
+        if (s->src.wait) {
+            s->src.wait(s->src.ud, wait);
+            continue;
+        }
         struct timespec ts = {(time_t)(wait / 1000), (long)(wait % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -530,6 +535,11 @@ const ls_profile *ls_scheduler_profile(const ls_scheduler *s, uint32_t i)
 const ls_cache *ls_scheduler_cache(const ls_scheduler *s)
 {
     return s->cache;
+}
+
+uint64_t ls_scheduler_cycles(const ls_scheduler *s)
+{
+    return s->cycles_started;
 }
 
 uint32_t ls_scheduler_pending(const ls_scheduler *s)

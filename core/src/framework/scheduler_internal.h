@@ -49,7 +49,8 @@ struct ls_scheduler {
     uint64_t error_attempts;    /* attempts that ended in an Error status (plugin faults among them) */
     uint64_t budget_overruns_before, restarts_before;   /* of Lua states replaced by reloads */
     ls_sched_metrics metrics;
-    uint64_t attempt_start_ns;  /* when the running attempt began (metrics) */
+    uint64_t attempt_start_ns;
+    uint64_t cycles_started;  /* when the running attempt began (metrics) */
     /* per-cycle buffers, grown to the node count */
     uint32_t buf_nodes;
     const ls_node_info **candidates;
