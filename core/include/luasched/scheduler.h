@@ -126,6 +126,9 @@ uint32_t ls_scheduler_pending(const ls_scheduler *s);
  * source may free replaced objects once this has moved on by one and no pod
  * waits on Permit. */
 uint64_t ls_scheduler_cycles(const ls_scheduler *s);
+/* The custom resources ("plural.version.group") plugins registered events
+ * for, at most cap of them; the names stay valid for the process. */
+uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, uint32_t cap);
 uint64_t ls_scheduler_now_ms(const ls_scheduler *s);
 
 /* Where a pending pod is when the run ends. */

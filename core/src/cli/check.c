@@ -44,6 +44,20 @@ static void env_close(plugin_env *env)
 
 /* ---- --write-config-to */
 
+char *ls_cli_completed_config(ls_config *cfg, const char *plugin_path, bool json, ls_error *err)
+{
+    plugin_env env = {0};
+    char *text = NULL;
+    bool ok = env_open(&env, cfg, plugin_path, err) && ls_config_expand(cfg, points_of, env.lua, err) &&
+              ls_lua_build(env.lua, cfg->profiles, cfg->n_profiles, err);
+    if (ok) {
+        cfg->completed_args = ls_lua_completed_args(env.lua, cfg->profiles, cfg->n_profiles, err);
+        text = cfg->completed_args ? ls_config_format(cfg, json, err) : NULL;
+    }
+    env_close(&env);
+    return text;
+}
+
 static bool build_and_write(ls_config *cfg, const ls_sim_opts *o, ls_error *err)
 {
     plugin_env env = {0};

@@ -38,6 +38,11 @@ int ls_cli_check(int argc, char **argv);
 /* --write-config-to: loads the configuration, builds its plugins, writes the
  * completed configuration to o->write_config (check.c). */
 int ls_cli_write_config(const char *cmd, const ls_sim_opts *o);
+/* Builds the configuration's plugins and returns the completed configuration
+ * as text (JSON or YAML), or NULL with err set. Expands cfg. */
+struct ls_config;
+char *ls_cli_completed_config(struct ls_config *cfg, const char *plugin_path, bool json, ls_error *err);
+int ls_cli_run(int argc, char **argv);
 /* The flags simulate and explain share; `positional` arguments expected
  * (the second one, if any, goes to *extra; with --write-config-to they may
  * be left out). -1 after --help. */

@@ -13,6 +13,7 @@ static void usage(FILE *out)
             "usage: luasched <command> [flags]\n"
             "\n"
             "commands:\n"
+            "  run                     schedule a real cluster (kubeconfig or in-cluster), as kube-scheduler\n"
             "  simulate CLUSTER.yaml   schedule an embedded, in-memory cluster loaded from manifests\n"
             "  explain CLUSTER.yaml POD\n"
             "                          why POD went where it went: every plugin's verdict and score per node\n"
@@ -37,6 +38,8 @@ int main(int argc, char **argv)
         return ls_cli_explain(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
         return ls_cli_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0)
+        return ls_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return ls_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

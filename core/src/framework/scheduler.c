@@ -537,6 +537,23 @@ const ls_cache *ls_scheduler_cache(const ls_scheduler *s)
     return s->cache;
 }
 
+uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, uint32_t cap)
+{
+    uint32_t n_regs, n = 0;
+    const ls_event_registration *regs = ls_squeue_registrations(s->queue, &n_regs);
+    for (uint32_t i = 0; i < n_regs; i++) {
+        const char *name = ls_str_get(regs[i].resource);
+        if (!strchr(name, '.'))
+            continue;
+        bool seen = false;
+        for (uint32_t k = 0; k < n && !seen; k++)
+            seen = strcmp(out[k], name) == 0;
+        if (!seen && n < cap)
+            out[n++] = name;
+    }
+    return n;
+}
+
 uint64_t ls_scheduler_cycles(const ls_scheduler *s)
 {
     return s->cycles_started;

@@ -85,6 +85,12 @@ void ls_squeue_free(ls_squeue *q)
     free(q);
 }
 
+const ls_event_registration *ls_squeue_registrations(const ls_squeue *q, uint32_t *n)
+{
+    *n = q->n_regs;
+    return q->regs;
+}
+
 void ls_squeue_set_incoming(ls_squeue *q, void (*incoming)(void *ud, ls_qwhere queue, const char *event))
 {
     q->cb.incoming = incoming;

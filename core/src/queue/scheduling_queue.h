@@ -74,6 +74,7 @@ typedef struct ls_squeue ls_squeue;
 ls_squeue *ls_squeue_new(const ls_queue_options *opt, const ls_queue_callbacks *cb);
 void ls_squeue_free(ls_squeue *q);
 /* Replaces the event registrations (a profile reload rebuilds them). */
+const ls_event_registration *ls_squeue_registrations(const ls_squeue *q, uint32_t *n);
 void ls_squeue_set_incoming(ls_squeue *q, void (*incoming)(void *ud, ls_qwhere queue, const char *event));
 void ls_squeue_set_registrations(ls_squeue *q, const ls_event_registration *regs, uint32_t n);
 

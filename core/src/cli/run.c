@@ -1,0 +1,571 @@
+/*
+ * run.c: `luasched run`: schedules a real cluster, with kube-scheduler's flags
+ * and its start-up order: defaults, the configuration file, the flags that
+ * still apply, validation, completion (kept for --write-config-to and
+ * /configz), the profiles and plugins built, the servers started, the
+ * informers started and synced, leader election, then the scheduling loop
+ * until SIGINT/SIGTERM (or lost leadership), and a clean stop: informers
+ * stopped, in-flight writes finished or failed, every Lua state closed.
+ */
+#include "cli/cli.h"
+#include "client/kcluster.h"
+#include "client/kubeconfig.h"
+#include "client/leader.h"
+#include "config/config_internal.h"
+#include "luasched/log.h"
+#include "luasched/scheduler.h"
+#include "server/health.h"
+#include "server/tls.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct run_opts {
+    const char *config, *kubeconfig, *master, *context;
+    const char *bind_address;
+    long secure_port;
+    const char *tls_cert_file, *tls_key_file;
+    int verbosity;
+    ls_log_format log_format;
+    const char *write_config;
+    const char *plugin_path;
+    uint64_t plugin_timeout_ms;
+    uint64_t seed;
+    /* leader election flags, applied only when given */
+    int leader_elect;                 /* -1 unset */
+    int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;   /* 0 unset */
+    const char *resource_lock, *resource_name, *resource_namespace;
+    /* deprecated flags, ignored with --config as upstream */
+    double qps;
+    long burst;
+    const char *content_type;
+    bool deprecated_given;
+} run_opts;
+
+static void run_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: luasched run [flags]\n"
+            "\n"
+            "Schedules the pods of a real cluster, as kube-scheduler does: informers over the API server,\n"
+            "bindings, events and status through it, optional Lease leader election, and /healthz, /livez,\n"
+            "/readyz, /metrics and /configz served over HTTPS. SIGHUP (or an edit of the configuration or a\n"
+            "plugin file) reloads the profiles and plugins without a restart.\n"
+            "\n"
+            "flags:\n"
+            "  --config FILE                  KubeSchedulerConfiguration; its values win over the deprecated\n"
+            "                                 flags below (--kubeconfig, --kube-api-*), as upstream\n"
+            "  --kubeconfig FILE              kubeconfig (default: clientConnection.kubeconfig; none: in-cluster)\n"
+            "  --master URL                   the API server's address (overrides the kubeconfig's)\n"
+            "  --context NAME                 the kubeconfig context (default: its current-context)\n"
+            "  --kube-api-qps N               requests per second to the API server (default 50)\n"
+            "  --kube-api-burst N             burst of requests (default 100)\n"
+            "  --kube-api-content-type TYPE   content type of requests (JSON is what luasched sends)\n"
+            "  --leader-elect[=BOOL]          run leader election before scheduling (default true)\n"
+            "  --leader-elect-lease-duration D, --leader-elect-renew-deadline D, --leader-elect-retry-period D\n"
+            "                                 Go durations (defaults 15s, 10s, 2s)\n"
+            "  --leader-elect-resource-lock leases\n"
+            "  --leader-elect-resource-name NAME       (default kube-scheduler)\n"
+            "  --leader-elect-resource-namespace NS    (default kube-system)\n"
+            "  --bind-address IP              address of the health and metrics server (default 0.0.0.0)\n"
+            "  --secure-port N                its HTTPS port (default 10259; 0 turns it off)\n"
+            "  --tls-cert-file FILE, --tls-private-key-file FILE\n"
+            "                                 its certificate (default: a self-signed one made at start)\n"
+            "  -v, --v N                      log verbosity (default 0)\n"
+            "  --logging-format text|json     log format (default text)\n"
+            "  --write-config-to FILE         write the completed configuration and exit\n"
+            "  --plugin-path DIRS             ':'-separated plugin directories searched before the built-in ones\n"
+            "  --plugin-timeout MS            wall-clock limit of one plugin extension point for one pod\n"
+            "  --seed N                       seed for tie-breaking among equally scored nodes (default 0)\n"
+            "  -h, --help                     this help\n");
+}
+
+/* ---- flags */
+
+enum {
+    OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
+    OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
+    OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
+};
+
+static const struct option RUN_OPTIONS[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"master", required_argument, NULL, OPT_MASTER},
+    {"context", required_argument, NULL, OPT_CONTEXT},
+    {"kube-api-qps", required_argument, NULL, OPT_QPS},
+    {"kube-api-burst", required_argument, NULL, OPT_BURST},
+    {"kube-api-content-type", required_argument, NULL, OPT_CONTENT_TYPE},
+    {"leader-elect", optional_argument, NULL, OPT_LEADER_ELECT},
+    {"leader-elect-lease-duration", required_argument, NULL, OPT_LEASE},
+    {"leader-elect-renew-deadline", required_argument, NULL, OPT_RENEW},
+    {"leader-elect-retry-period", required_argument, NULL, OPT_RETRY},
+    {"leader-elect-resource-lock", required_argument, NULL, OPT_LOCK},
+    {"leader-elect-resource-name", required_argument, NULL, OPT_LOCK_NAME},
+    {"leader-elect-resource-namespace", required_argument, NULL, OPT_LOCK_NS},
+    {"bind-address", required_argument, NULL, OPT_BIND},
+    {"secure-port", required_argument, NULL, OPT_PORT},
+    {"tls-cert-file", required_argument, NULL, OPT_CERT},
+    {"tls-private-key-file", required_argument, NULL, OPT_KEY},
+    {"v", required_argument, NULL, OPT_V},
+    {"logging-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"write-config-to", required_argument, NULL, OPT_WRITE_CONFIG},
+    {"plugin-path", required_argument, NULL, OPT_PLUGIN_PATH},
+    {"plugin-timeout", required_argument, NULL, OPT_PLUGIN_TIMEOUT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int flag_error(const char *flag, const char *expected, const char *got)
+{
+    fprintf(stderr, "luasched run: invalid argument \"%s\" for \"--%s\" flag: expected %s\n", got, flag, expected);
+    return LS_EXIT_USAGE;
+}
+
+static bool parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Go's strconv.ParseBool spellings, as pflag accepts them. */
+static bool parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    for (size_t i = 0; i < 6; i++) {
+        if (strcmp(s, yes[i]) == 0)
+            return *out = true;
+        if (strcmp(s, no[i]) == 0)
+            return !(*out = false);
+    }
+    return false;
+}
+
+static int parse_duration_flag(const char *flag, const char *s, int64_t *out)
+{
+    if (!ls_go_duration_parse(s, out) || *out <= 0)
+        return flag_error(flag, "a positive Go duration such as 15s", s);
+    return 0;
+}
+
+static int parse_option(run_opts *o, int ch, const char *arg)
+{
+    long n;
+    bool b;
+    char *end;
+    switch (ch) {
+    case OPT_CONFIG: o->config = arg; return 0;
+    case OPT_KUBECONFIG: o->kubeconfig = arg; o->deprecated_given = true; return 0;
+    case OPT_MASTER: o->master = arg; return 0;
+    case OPT_CONTEXT: o->context = arg; return 0;
+    case OPT_QPS:
+        o->qps = strtod(arg, &end);
+        o->deprecated_given = true;
+        return *arg && !*end && o->qps >= 0 ? 0 : flag_error("kube-api-qps", "a number >= 0", arg);
+    case OPT_BURST:
+        o->deprecated_given = true;
+        return parse_long(arg, 0, 1000000, &o->burst) ? 0 : flag_error("kube-api-burst", "an integer >= 0", arg);
+    case OPT_CONTENT_TYPE: o->content_type = arg; o->deprecated_given = true; return 0;
+    case OPT_LEADER_ELECT:
+        if (!arg)
+            b = true;
+        else if (!parse_bool(arg, &b))
+            return flag_error("leader-elect", "true or false", arg);
+        o->leader_elect = b;
+        return 0;
+    case OPT_LEASE: return parse_duration_flag("leader-elect-lease-duration", arg, &o->lease_duration_ns);
+    case OPT_RENEW: return parse_duration_flag("leader-elect-renew-deadline", arg, &o->renew_deadline_ns);
+    case OPT_RETRY: return parse_duration_flag("leader-elect-retry-period", arg, &o->retry_period_ns);
+    case OPT_LOCK: o->resource_lock = arg; return 0;
+    case OPT_LOCK_NAME: o->resource_name = arg; return 0;
+    case OPT_LOCK_NS: o->resource_namespace = arg; return 0;
+    case OPT_BIND: o->bind_address = arg; return 0;
+    case OPT_PORT:
+        return parse_long(arg, 0, 65535, &o->secure_port) ? 0 : flag_error("secure-port", "a port 0-65535", arg);
+    case OPT_CERT: o->tls_cert_file = arg; return 0;
+    case OPT_KEY: o->tls_key_file = arg; return 0;
+    case 'v':
+    case OPT_V:
+        if (!parse_long(arg, 0, 100, &n))
+            return flag_error("v", "a verbosity level 0-100", arg);
+        o->verbosity = (int)n;
+        return 0;
+    case OPT_LOG_FORMAT:
+        return ls_log_parse_format(arg, &o->log_format) ? 0 : flag_error("logging-format", "text or json", arg);
+    case OPT_WRITE_CONFIG: o->write_config = arg; return 0;
+    case OPT_PLUGIN_PATH: o->plugin_path = arg; return 0;
+    case OPT_PLUGIN_TIMEOUT:
+        o->plugin_timeout_ms = strtoull(arg, &end, 10);
+        return *arg && !*end && o->plugin_timeout_ms ? 0 : flag_error("plugin-timeout", "milliseconds > 0", arg);
+    case OPT_SEED:
+        o->seed = strtoull(arg, &end, 10);
+        return *arg && !*end ? 0 : flag_error("seed", "a non-negative integer", arg);
+    default: run_usage(stderr); return LS_EXIT_USAGE;
+    }
+}
+
+/* Upstream's wording for positional arguments: "%q does not take any arguments, got %q". */
+static int reject_positional(int argc, char **argv, int first)
+{
+    fprintf(stderr, "luasched run: \"luasched run\" does not take any arguments, got [");
+    for (int i = first; i < argc; i++)
+        fprintf(stderr, "%s\"%s\"", i > first ? " " : "", argv[i]);
+    fprintf(stderr, "]\n");
+    return LS_EXIT_USAGE;
+}
+
+static int parse_run_opts(int argc, char **argv, run_opts *o)
+{
+    *o = (run_opts){.bind_address = "0.0.0.0", .secure_port = 10259, .leader_elect = -1, .burst = -1, .qps = -1};
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "hv:", RUN_OPTIONS, NULL)) != -1) {
+        if (ch == 'h') {
+            run_usage(stdout);
+            return -1;
+        }
+        int rc = parse_option(o, ch, optarg);
+        if (rc)
+            return rc;
+    }
+    return optind < argc ? reject_positional(argc, argv, optind) : 0;
+}
+
+/* ---- configuration: defaults, file, flags, validation */
+
+static void apply_flags(const run_opts *o, ls_config *cfg)
+{
+    ls_leader_election_config *le = &cfg->leader_election;
+    if (o->leader_elect >= 0)
+        le->leader_elect = o->leader_elect;
+    if (o->lease_duration_ns)
+        le->lease_duration_ns = o->lease_duration_ns;
+    if (o->renew_deadline_ns)
+        le->renew_deadline_ns = o->renew_deadline_ns;
+    if (o->retry_period_ns)
+        le->retry_period_ns = o->retry_period_ns;
+    char **strings[] = {&le->resource_lock, &le->resource_name, &le->resource_namespace};
+    const char *given[] = {o->resource_lock, o->resource_name, o->resource_namespace};
+    for (int i = 0; i < 3; i++) {
+        if (given[i]) {
+            free(*strings[i]);
+            *strings[i] = ls_xstrdup(given[i]);
+        }
+    }
+    if (o->config) {
+        if (o->deprecated_given)
+            ls_log_warning("Deprecated flags (--kubeconfig, --kube-api-*) are ignored because --config is given");
+        return;
+    }
+    ls_client_connection_config *cc = &cfg->client_connection;
+    if (o->kubeconfig) {
+        free(cc->kubeconfig);
+        cc->kubeconfig = ls_xstrdup(o->kubeconfig);
+    }
+    if (o->qps >= 0)
+        cc->qps = o->qps;
+    if (o->burst >= 0)
+        cc->burst = (int32_t)o->burst;
+    if (o->content_type) {
+        free(cc->content_type);
+        cc->content_type = ls_xstrdup(o->content_type);
+    }
+}
+
+/* component-base's and client-go's checks, again after the flags. */
+static bool validate_leader_election(const ls_leader_election_config *le)
+{
+    if (!le->leader_elect)
+        return true;
+    const char *problem = NULL;
+    if (le->lease_duration_ns <= le->renew_deadline_ns)
+        problem = "leaderElection.leaseDuration: must be greater than renewDeadline";
+    else if ((double)le->renew_deadline_ns <= 1.2 * (double)le->retry_period_ns)
+        problem = "leaderElection.renewDeadline: must be greater than retryPeriod*1.2";
+    else if (strcmp(le->resource_lock, "leases") != 0)
+        problem = "leaderElection.resourceLock: Unsupported value: only \"leases\" is supported";
+    if (problem)
+        fprintf(stderr, "luasched run: %s\n", problem);
+    return problem == NULL;
+}
+
+static bool load_config(const run_opts *o, ls_config *cfg)
+{
+    ls_error err;
+    if (!ls_config_load(cfg, o->config, &err)) {
+        for (uint32_t i = 0; i < cfg->problems.len; i++)
+            fprintf(stderr, "luasched run: %s\n", LS_VEC_AT(&cfg->problems, char *, i));
+        if (!cfg->problems.len)
+            fprintf(stderr, "luasched run: %s\n", err.msg);
+        ls_config_free(cfg);
+        return false;
+    }
+    apply_flags(o, cfg);
+    if (!validate_leader_election(&cfg->leader_election)) {
+        ls_config_free(cfg);
+        return false;
+    }
+    return true;
+}
+
+/* The completed configuration as text; with json, wrapped as /configz serves it. */
+static char *completed_config(const run_opts *o, bool json, ls_error *err)
+{
+    ls_config cfg;
+    if (!load_config(o, &cfg))
+        return ls_errorf(err, "the configuration could not be loaded"), NULL;
+    char *text = ls_cli_completed_config(&cfg, o->plugin_path, json, err);
+    ls_config_free(&cfg);
+    if (!text || !json)
+        return text;
+    size_t n = strlen(text) + 32;
+    char *wrapped = ls_xmalloc(n);
+    snprintf(wrapped, n, "{\"componentconfig\":%s}", text);
+    free(text);
+    return wrapped;
+}
+
+/* ---- the run */
+
+typedef struct run_state {
+    volatile sig_atomic_t stop, reload;
+    volatile sig_atomic_t lost_lease;
+    ls_health_state health;
+    ls_kclient *client;
+    ls_kcluster *kc;
+    ls_leader *leader;
+    ls_health_server *server;
+    ls_metrics *metrics;
+    ls_scheduler *sched;
+    ls_kubeconfig kubeconfig;
+    char *configz;
+} run_state;
+
+static void on_started_leading(void *ud)
+{
+    (void)ud;
+    ls_log_info(0, "Successfully acquired lease");
+}
+
+static void on_stopped_leading(void *ud)
+{
+    run_state *r = ud;
+    ls_log_error("Leaderelection lost");
+    r->lost_lease = 1;
+    r->stop = 1;
+    atomic_store(&r->health.healthy, false);
+}
+
+static void on_new_leader(void *ud, const char *identity)
+{
+    run_state *r = ud;
+    atomic_store(&r->health.leader_known, true);
+    ls_log_info(0, "New leader elected", "identity", identity);
+}
+
+static bool start_server(const run_opts *o, run_state *r, ls_error *err)
+{
+    if (o->secure_port == 0)
+        return true;
+    char *cert = NULL, *key = NULL;
+    if (o->tls_cert_file || o->tls_key_file) {
+        if (!o->tls_cert_file || !o->tls_key_file)
+            return ls_errorf(err, "--tls-cert-file and --tls-private-key-file go together");
+        cert = ls_tls_read_pem(o->tls_cert_file, err);
+        key = cert ? ls_tls_read_pem(o->tls_key_file, err) : NULL;
+        if (!key) {
+            free(cert);
+            return false;
+        }
+    }
+    ls_health_options ho = {.host = o->bind_address, .port = (uint16_t)o->secure_port, .cert_pem = cert,
+                            .key_pem = key, .metrics = r->metrics, .configz_json = r->configz,
+                            .state = &r->health};
+    r->server = ls_health_server_start(&ho, err);
+    free(cert);
+    free(key);
+    if (!r->server)
+        return false;
+    char port[16];
+    snprintf(port, sizeof port, "%u", ls_health_server_port(r->server));
+    ls_log_info(0, "Serving securely", "address", o->bind_address, "port", port);
+    return true;
+}
+
+static bool connect_client(const run_opts *o, const ls_config *cfg, run_state *r, ls_error *err)
+{
+    const char *path = cfg->client_connection.kubeconfig;
+    if (!ls_kubeconfig_resolve(path && *path ? path : NULL, o->context, o->master, &r->kubeconfig, err))
+        return false;
+    ls_kclient_options co = {.qps = cfg->client_connection.qps, .burst = cfg->client_connection.burst};
+    r->client = ls_kclient_new(&r->kubeconfig, &co, err);
+    return r->client != NULL;
+}
+
+static bool build_scheduler(const run_opts *o, ls_config *cfg, run_state *r, ls_error *err)
+{
+    ls_kcluster_options ko = {0};
+    r->kc = ls_kcluster_new(r->client, &ko, err);
+    if (!r->kc) {
+        ls_config_free(cfg);
+        return false;
+    }
+    char *dirs = !o->plugin_path && cfg->luasched.plugin_dirs ? ls_xstrdup(cfg->luasched.plugin_dirs) : NULL;
+    ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path ? o->plugin_path : dirs,
+                           .plugin_timeout_ms = o->plugin_timeout_ms ? o->plugin_timeout_ms
+                                                                     : cfg->luasched.plugin_timeout_ms};
+    ls_sched_source src = ls_kcluster_source(r->kc);
+    r->sched = ls_scheduler_new(cfg, &so, &src, err);   /* takes cfg */
+    free(dirs);
+    if (!r->sched)
+        return false;
+    r->metrics = ls_metrics_new();
+    ls_scheduler_set_metrics(r->sched, r->metrics);
+    const char *custom[16];
+    uint32_t n = ls_scheduler_custom_resources(r->sched, custom, 16);
+    for (uint32_t i = 0; i < n; i++)
+        if (!ls_kcluster_watch_custom(r->kc, custom[i], err))
+            return false;
+    return true;
+}
+
+static bool elect(const ls_config *cfg, run_state *r, ls_error *err)
+{
+    const ls_leader_election_config *le = &cfg->leader_election;
+    if (!le->leader_elect) {
+        atomic_store(&r->health.leader_known, true);
+        return true;
+    }
+    ls_leader_options lo = {.ns = le->resource_namespace, .name = le->resource_name,
+                            .lease_duration_ms = (long)(le->lease_duration_ns / 1000000),
+                            .renew_deadline_ms = (long)(le->renew_deadline_ns / 1000000),
+                            .retry_period_ms = (long)(le->retry_period_ns / 1000000)};
+    ls_leader_callbacks cb = {.on_started_leading = on_started_leading, .on_stopped_leading = on_stopped_leading,
+                              .on_new_leader = on_new_leader, .ud = r};
+    r->leader = ls_leader_new(r->client, &lo, &cb, err);
+    if (!r->leader || !ls_leader_start(r->leader, err))
+        return false;
+    char lock[300];
+    snprintf(lock, sizeof lock, "%s/%s", le->resource_namespace, le->resource_name);
+    ls_log_info(0, "Attempting to acquire leader lease", "lock", lock);
+    while (!r->stop && !ls_leader_is_leader(r->leader)) {
+        if (ls_leader_leader_known(r->leader))
+            atomic_store(&r->health.leader_known, true);
+        usleep(50 * 1000);
+    }
+    return true;
+}
+
+static void stop_all(run_state *r)
+{
+    ls_log_info(0, "Stopping the scheduler");
+    if (r->kc)
+        ls_kcluster_stop(r->kc, 30000);   /* informers first, then in-flight writes */
+    if (r->leader)
+        ls_leader_stop(r->leader);
+    ls_health_server_stop(r->server);
+    ls_scheduler_free(r->sched);          /* closes every Lua state */
+    ls_kcluster_free(r->kc);
+    ls_leader_free(r->leader);
+    ls_kclient_free(r->client);
+    ls_kubeconfig_free(&r->kubeconfig);
+    ls_metrics_free(r->metrics);
+    free(r->configz);
+}
+
+static int schedule(const run_opts *o, run_state *r)
+{
+    ls_error err;
+    ls_config cfg;
+    if (!load_config(o, &cfg))
+        return LS_EXIT_USAGE;
+    ls_leader_election_config le = cfg.leader_election;   /* the scheduler takes cfg; strings stay in it */
+    bool leader_elect = le.leader_elect;
+    ls_log_info(0, "Starting Kubernetes Scheduler", "version", "v" LS_VERSION "-luasched");
+    if (!connect_client(o, &cfg, r, &err) || !build_scheduler(o, &cfg, r, &err)) {
+        ls_log_error("Error creating the scheduler", "err", err.msg);
+        fprintf(stderr, "luasched run: %s\n", err.msg);
+        stop_all(r);
+        return LS_EXIT_USAGE;
+    }
+    atomic_store(&r->health.healthy, true);
+    ls_scheduler_watch(r->sched, o->config);
+    const ls_config *running = ls_scheduler_config(r->sched);
+    if (!start_server(o, r, &err) || !ls_kcluster_start(r->kc, &err)) {
+        ls_log_error("Error starting the scheduler", "err", err.msg);
+        stop_all(r);
+        return LS_EXIT_FAILURE;
+    }
+    ls_log_info(0, "Waiting for caches to sync");
+    if (ls_kcluster_wait_synced(r->kc, &r->stop)) {
+        atomic_store(&r->health.synced, true);
+        ls_log_info(0, "Caches are synced");
+    }
+    if (!r->stop && leader_elect && !elect(running, r, &err)) {
+        ls_log_error("Error starting leader election", "err", err.msg);
+        stop_all(r);
+        return LS_EXIT_FAILURE;
+    }
+    if (!leader_elect)
+        atomic_store(&r->health.leader_known, true);
+    if (!r->stop) {
+        ls_kcluster_attach(r->kc, r->sched);
+        ls_run_control ctl = {.stop = &r->stop, .reload = &r->reload, .hold = true};
+        ls_scheduler_run_realtime(r->sched, &ctl);
+    }
+    bool lost = r->lost_lease;
+    stop_all(r);
+    return lost ? LS_EXIT_FAILURE : LS_EXIT_OK;
+}
+
+int ls_cli_run(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse_run_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? LS_EXIT_OK : rc;
+    ls_log_setup(o.verbosity, o.log_format, stderr);
+    ls_error err;
+    if (o.write_config) {
+        size_t len = strlen(o.write_config);
+        bool json = len > 5 && strcmp(o.write_config + len - 5, ".json") == 0;
+        char *text = completed_config(&o, json, &err);
+        if (!text) {
+            fprintf(stderr, "luasched run: %s\n", err.msg);
+            return LS_EXIT_USAGE;
+        }
+        FILE *f = strcmp(o.write_config, "-") == 0 ? stdout : fopen(o.write_config, "w");
+        bool ok = f && fputs(text, f) >= 0;
+        if (f && f != stdout)
+            ok = fclose(f) == 0 && ok;
+        free(text);
+        if (!ok) {
+            fprintf(stderr, "luasched run: --write-config-to %s: cannot write the file\n", o.write_config);
+            return LS_EXIT_FAILURE;
+        }
+        ls_log_info(0, "Wrote configuration", "file", o.write_config);
+        return LS_EXIT_OK;
+    }
+    static run_state r;
+    memset(&r, 0, sizeof r);
+    r.configz = completed_config(&o, true, &err);
+    if (!r.configz) {
+        fprintf(stderr, "luasched run: %s\n", err.msg);
+        return LS_EXIT_USAGE;
+    }
+    ls_cli_trap_signals(&r.stop, &r.reload);
+    rc = schedule(&o, &r);
+    ls_status_reset();
+    ls_intern_reset();
+    return rc;
+}

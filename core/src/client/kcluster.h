@@ -1,0 +1,56 @@
+/*
+ * kcluster.h: a real cluster as the scheduler's source (DESIGN.md section 1:
+ * the informers, event handlers and writes of `luasched run`).
+ *
+ * Informer threads decode what they receive (off the scheduling thread) and
+ * queue it; the scheduling thread drains the queue between cycles and calls
+ * the scheduler's event handlers, keeping the current object of every pod,
+ * node and other kind so updates and deletes hand the scheduler the object it
+ * knows. Replaced objects are freed once the scheduler can no longer point at
+ * them. Bindings, events and status patches go out asynchronously through the
+ * writer; a refused binding comes back to the scheduling thread.
+ */
+#ifndef LS_CLIENT_KCLUSTER_H
+#define LS_CLIENT_KCLUSTER_H
+
+#include "client/http.h"
+#include "luasched/scheduler.h"
+
+#include <signal.h>
+
+typedef struct ls_kcluster ls_kcluster;
+
+typedef struct ls_kcluster_options {
+    const char *reporting_controller;   /* events' reportingController ("default-scheduler") */
+    const char *reporting_instance;     /* events' reportingInstance (the leader identity) */
+    int writer_threads;                 /* 0: 8 */
+} ls_kcluster_options;
+
+ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt, ls_error *err);
+/* Also watch a custom resource a plugin registered for ("plural.version.group");
+ * before ls_kcluster_start. */
+bool ls_kcluster_watch_custom(ls_kcluster *kc, const char *resource, ls_error *err);
+/* Starts an informer per kind: pods (not terminal), nodes, namespaces,
+ * services, replication controllers, replica sets, stateful sets, pod
+ * disruption budgets and the custom resources. */
+bool ls_kcluster_start(ls_kcluster *kc, ls_error *err);
+bool ls_kcluster_synced(ls_kcluster *kc);
+/* Waits until every informer has delivered its first list; false when *stop
+ * was set first. */
+bool ls_kcluster_wait_synced(ls_kcluster *kc, volatile sig_atomic_t *stop);
+/* The source to build the scheduler with; events reach the scheduler once
+ * attached, nodes before pods. */
+ls_sched_source ls_kcluster_source(ls_kcluster *kc);
+void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s);
+/* Stops the informers, then finishes in-flight writes (bindings included)
+ * for at most timeout_ms and fails the rest. Call before freeing the scheduler. */
+void ls_kcluster_stop(ls_kcluster *kc, long timeout_ms);
+void ls_kcluster_free(ls_kcluster *kc);
+
+typedef struct ls_kcluster_counts {
+    uint64_t binds_requested, binds_ok, binds_failed;
+    uint64_t events_applied;
+} ls_kcluster_counts;
+ls_kcluster_counts ls_kcluster_get_counts(ls_kcluster *kc);
+
+#endif

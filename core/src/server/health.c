@@ -1,0 +1,103 @@
+/*
+ * health.c: /healthz, /livez, /readyz, /metrics and /configz of
+ * `luasched run` (see health.h).
+ */
+#include "server/health.h"
+
+#include "server/http.h"
+#include "server/tls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ls_health_server {
+    ls_http_server *http;
+    ls_metrics *metrics;
+    char *configz;
+    ls_health_state *state;
+};
+
+static void respond_text(ls_http_response *rs, int status, const char *text)
+{
+    ls_http_respond(rs, status, "text/plain; charset=utf-8", text, strlen(text));
+}
+
+/* Upstream's verbose form lists each check: "[+]ping ok ... healthz check passed". */
+static void respond_checks(ls_http_response *rs, const ls_http_request *rq, const char *what, bool ready,
+                           const char *check)
+{
+    bool verbose = ls_http_query(rq, "verbose") != NULL;
+    if (!verbose) {
+        respond_text(rs, ready ? 200 : 500, ready ? "ok" : "[-]not ready\n");
+        return;
+    }
+    ls_buf b = {0};
+    ls_buf_printf(&b, "[+]ping ok\n[%c]%s %s\n", ready ? '+' : '-', check, ready ? "ok" : "failed");
+    ls_buf_printf(&b, "%s check %s\n", what, ready ? "passed" : "failed");
+    ls_http_respond_take(rs, ready ? 200 : 500, "text/plain; charset=utf-8", b.data, b.len);
+}
+
+static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
+{
+    ls_health_server *h = ud;
+    ls_health_state *st = h->state;
+    if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
+        respond_text(rs, 405, "method not allowed\n");
+        return;
+    }
+    if (strcmp(rq->path, "/healthz") == 0 || strcmp(rq->path, "/livez") == 0) {
+        bool ok = atomic_load(&st->healthy);
+        respond_checks(rs, rq, rq->path + 1, ok, "leaderElection");
+    } else if (strcmp(rq->path, "/readyz") == 0) {
+        bool synced = atomic_load(&st->synced), leader = atomic_load(&st->leader_known);
+        respond_checks(rs, rq, "readyz", synced && leader && atomic_load(&st->healthy),
+                       synced ? "leaderElection" : "sched-handler-sync");
+    } else if (strcmp(rq->path, "/metrics") == 0 && h->metrics) {
+        char *text = ls_metrics_render(h->metrics);
+        ls_http_respond_take(rs, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
+    } else if (strcmp(rq->path, "/configz") == 0 && h->configz) {
+        ls_http_respond(rs, 200, "application/json", h->configz, strlen(h->configz));
+    } else {
+        respond_text(rs, 404, "404 page not found\n");
+    }
+}
+
+ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *err)
+{
+    ls_health_server *h = ls_xcalloc(1, sizeof *h);
+    h->metrics = o->metrics;
+    h->state = o->state;
+    h->configz = o->configz_json ? ls_xstrdup(o->configz_json) : NULL;
+    char *cert = NULL, *key = NULL;
+    if (!o->cert_pem) {
+        const char *hosts[] = {"localhost", "127.0.0.1", o->host ? o->host : "0.0.0.0"};
+        if (!ls_tls_self_signed(hosts, 3, &cert, &key, err)) {
+            ls_health_server_stop(h);
+            return NULL;
+        }
+    }
+    ls_http_server_opts ho = {.host = o->host, .port = o->port, .tls_cert_pem = o->cert_pem ? o->cert_pem : cert,
+                              .tls_key_pem = o->key_pem ? o->key_pem : key, .handler = handle, .handler_ud = h};
+    h->http = ls_http_server_start(&ho, err);
+    free(cert);
+    free(key);
+    if (!h->http) {
+        ls_health_server_stop(h);
+        return NULL;
+    }
+    return h;
+}
+
+uint16_t ls_health_server_port(const ls_health_server *h)
+{
+    return ls_http_server_port(h->http);
+}
+
+void ls_health_server_stop(ls_health_server *h)
+{
+    if (!h)
+        return;
+    ls_http_server_stop(h->http);
+    free(h->configz);
+    free(h);
+}

@@ -1,0 +1,37 @@
+/*
+ * health.h: what `luasched run` serves on --bind-address:--secure-port, as
+ * kube-scheduler does: /healthz, /livez, /readyz, /metrics (Prometheus text)
+ * and /configz (the completed configuration as JSON). HTTPS with the given
+ * certificate, or a self-signed one made at start.
+ */
+#ifndef LS_SERVER_HEALTH_H
+#define LS_SERVER_HEALTH_H
+
+#include "server/metrics.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ls_health_server ls_health_server;
+
+typedef struct ls_health_state {
+    atomic_bool synced;         /* every informer delivered its first list */
+    atomic_bool leader_known;   /* leader election off, or the leader's identity observed */
+    atomic_bool healthy;        /* false once leadership was lost or the loop stopped */
+} ls_health_state;
+
+typedef struct ls_health_options {
+    const char *host;           /* bind address; "0.0.0.0" as upstream's default */
+    uint16_t port;              /* 0: ephemeral */
+    const char *cert_pem, *key_pem;   /* NULL: self-signed for localhost and the host */
+    ls_metrics *metrics;
+    const char *configz_json;   /* {"componentconfig": {...}} body; copied */
+    ls_health_state *state;
+} ls_health_options;
+
+ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *err);
+uint16_t ls_health_server_port(const ls_health_server *h);
+void ls_health_server_stop(ls_health_server *h);
+
+#endif
