@@ -4,6 +4,7 @@
 #include "client/kutil.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -121,11 +122,11 @@ int64_t ls_kutil_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-bool ls_kutil_sleep_ms(int64_t ms, const volatile int *stop)
+bool ls_kutil_sleep_ms(int64_t ms, const atomic_int *stop)
 {
     int64_t end = ls_kutil_now_ms() + ms;
     for (;;) {
-        if (stop && *stop)
+        if (stop && atomic_load(stop))
             return false;
         int64_t left = end - ls_kutil_now_ms();
         if (left <= 0)

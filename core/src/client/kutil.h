@@ -5,6 +5,7 @@
 #ifndef LS_CLIENT_KUTIL_H
 #define LS_CLIENT_KUTIL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +29,7 @@ void ls_kutil_time(char out[32]);
 /* Monotonic milliseconds, for intervals. */
 int64_t ls_kutil_now_ms(void);
 /* Sleeps ms in small steps and returns early (false) once *stop is non-zero. */
-bool ls_kutil_sleep_ms(int64_t ms, const volatile int *stop);
+bool ls_kutil_sleep_ms(int64_t ms, const atomic_int *stop);
 
 /* Thread-safe random numbers (a per-thread generator seeded from the clock,
  * the thread and /dev/urandom when readable). */
