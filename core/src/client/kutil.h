@@ -1,0 +1,63 @@
+/*
+ * kutil.h: small helpers the client modules share (internal): files, base64,
+ * Kubernetes time stamps, jittered random numbers, growing strings.
+ */
+#ifndef LS_CLIENT_KUTIL_H
+#define LS_CLIENT_KUTIL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "luasched/base.h"
+
+/* Reads a whole file into a NUL-terminated heap buffer; *len gets the size
+ * without the NUL. Errors read "PATH: strerror". */
+char *ls_kutil_read_file(const char *path, size_t *len, ls_error *err);
+/* Standard base64 (padding optional, whitespace ignored); NULL on bad input.
+ * The result is NUL-terminated; *len is its size without the NUL. */
+char *ls_kutil_base64_decode(const char *in, size_t in_len, size_t *len);
+
+/* RFC 3339 in UTC: with microseconds ("2026-01-02T03:04:05.123456Z", a
+ * Kubernetes MicroTime) or without ("2026-01-02T03:04:05Z", a metav1.Time). */
+void ls_kutil_micro_time(char out[32]);
+void ls_kutil_time(char out[32]);
+
+/* Monotonic milliseconds, for intervals. */
+int64_t ls_kutil_now_ms(void);
+/* Sleeps ms in small steps and returns early (false) once *stop is non-zero. */
+bool ls_kutil_sleep_ms(int64_t ms, const atomic_int *stop);
+
+/* Thread-safe random numbers (a per-thread generator seeded from the clock,
+ * the thread and /dev/urandom when readable). */
+uint64_t ls_kutil_rand(void);
+/* d scaled by a factor in [1 - jitter/2, 1 + jitter/2). */
+int64_t ls_kutil_jitter_ms(int64_t d, double jitter);
+/* A random (version 4) UUID, lower-case, 36 characters + NUL. */
+void ls_kutil_uuid(char out[37]);
+
+/* The "message" of a Kubernetes Status body, else the start of the body, else
+ * "HTTP <status>", into out. */
+void ls_kutil_status_message(long status, const char *body, size_t len, char *out, size_t cap);
+
+/* A growing NUL-terminated string. */
+typedef struct ls_kbuf {
+    char *s;
+    size_t len, cap;
+} ls_kbuf;
+void ls_kbuf_add(ls_kbuf *b, const char *p, size_t n);
+void ls_kbuf_adds(ls_kbuf *b, const char *s);
+void ls_kbuf_addf(ls_kbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s percent-encoded for a URL query value. */
+void ls_kbuf_add_query(ls_kbuf *b, const char *s);
+void ls_kbuf_free(ls_kbuf *b);
+
+/* A string member of a JSON object, NULL when absent or not a string. */
+const char *ls_kutil_json_str(const cJSON *obj, const char *key);
+/* obj.metadata.<key> as a string, NULL when absent. */
+const char *ls_kutil_meta_str(const cJSON *obj, const char *key);
+
+#endif

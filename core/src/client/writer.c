@@ -1,0 +1,469 @@
+/*
+ * writer.c: asynchronous API writes on a small worker pool. See writer.h.
+ *
+ * Bodies are built when a job is submitted (on the caller's thread), so that
+ * time stamps say when the scheduler decided, not when a worker got to it.
+ */
+#include "client/writer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "client/kutil.h"
+
+#define LS_NOTE_LIMIT 1024   /* events.k8s.io note limit (NoteLengthLimit) */
+
+typedef struct job {
+    ls_write_kind kind;
+    char *ns, *name;
+    char *method, *path, *content_type, *body;   /* the request (PREEMPT: the status patch) */
+    char *delete_path, *delete_body;             /* PREEMPT: the DELETE that follows */
+    ls_write_done_fn done;
+    void *ud;
+    struct job *next;
+} job;
+
+struct ls_writer {
+    ls_kclient *client;
+    char *controller, *instance;
+    int n_workers;
+    pthread_t *workers;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;      /* a job arrived or the drain began */
+    pthread_cond_t idle;      /* a job finished */
+    job *head, *tail;
+    int in_flight;
+    bool draining, drained;
+    atomic_int cancel;        /* set when the drain deadline passes */
+    ls_writer_stats stats;
+};
+
+static char *xdup(const char *s)
+{
+    return s ? ls_xstrdup(s) : NULL;
+}
+
+static void job_free(job *j)
+{
+    free(j->ns);
+    free(j->name);
+    free(j->method);
+    free(j->path);
+    free(j->content_type);
+    free(j->body);
+    free(j->delete_path);
+    free(j->delete_body);
+    free(j);
+}
+
+static void finish(ls_writer *w, job *j, ls_write_outcome outcome, long status, int attempts, const char *msg)
+{
+    ls_write_result r = {.kind = j->kind, .outcome = outcome, .status = status, .attempts = attempts,
+                         .message = msg ? msg : "", .ns = j->ns ? j->ns : "", .name = j->name ? j->name : ""};
+    if (j->done)
+        j->done(j->ud, &r);
+    pthread_mutex_lock(&w->lock);
+    w->stats.done++;
+    if (outcome != LS_WRITE_OK)
+        w->stats.failed++;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* One request of a job; fills outcome, status, attempts, message. */
+static void send_one(ls_writer *w, const char *method, const char *path, const char *ctype, const char *body,
+                     ls_write_outcome *outcome, long *status, int *attempts, char *msg, size_t cap)
+{
+    ls_krequest req = {.method = method, .path = path, .content_type = ctype, .body = body,
+                       .len = body ? strlen(body) : 0, .cancel = &w->cancel};
+    ls_kresponse r;
+    ls_error e = {{0}};
+    bool got = ls_kclient_do(w->client, &req, &r, &e);
+    *status = r.status;
+    *attempts = r.attempts;
+    msg[0] = '\0';
+    if (!got) {
+        *outcome = r.cancelled ? LS_WRITE_CANCELLED : LS_WRITE_FAILED;
+        snprintf(msg, cap, "%s", e.msg);
+    } else if (r.status >= 200 && r.status < 300) {
+        *outcome = LS_WRITE_OK;
+    } else {
+        *outcome = r.status == 409 ? LS_WRITE_CONFLICT : r.status == 404 ? LS_WRITE_NOT_FOUND : LS_WRITE_FAILED;
+        ls_kutil_status_message(r.status, r.body, r.len, msg, cap);
+    }
+    ls_kresponse_free(&r);
+}
+
+static void run_job(ls_writer *w, job *j)
+{
+    ls_write_outcome oc;
+    long status;
+    int attempts;
+    char msg[1200];
+    send_one(w, j->method, j->path, j->content_type, j->body, &oc, &status, &attempts, msg, sizeof msg);
+    if (j->kind == LS_WRITE_BIND && oc == LS_WRITE_CONFLICT && attempts > 1) {
+        size_t n = strlen(msg);
+        snprintf(msg + n, sizeof msg - n, " (after a retried request: our first attempt may have bound it)");
+    }
+    if (j->kind == LS_WRITE_PREEMPT) {
+        if (oc == LS_WRITE_NOT_FOUND) {
+            finish(w, j, LS_WRITE_OK, status, attempts, "already gone");
+            return;
+        }
+        if (oc == LS_WRITE_OK)
+            send_one(w, "DELETE", j->delete_path, "application/json", j->delete_body, &oc, &status, &attempts,
+                     msg, sizeof msg);
+        if (oc == LS_WRITE_NOT_FOUND) {
+            finish(w, j, LS_WRITE_OK, status, attempts, "already gone");
+            return;
+        }
+    }
+    finish(w, j, oc, status, attempts, msg);
+}
+
+static void *worker(void *arg)
+{
+    ls_writer *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->head && !w->draining)
+            pthread_cond_wait(&w->wake, &w->lock);
+        if (!w->head)
+            break;   /* draining and nothing left */
+        job *j = w->head;
+        w->head = j->next;
+        if (!w->head)
+            w->tail = NULL;
+        w->stats.queued--;
+        w->in_flight++;
+        pthread_mutex_unlock(&w->lock);
+        run_job(w, j);
+        job_free(j);
+        pthread_mutex_lock(&w->lock);
+        w->in_flight--;
+        pthread_cond_broadcast(&w->idle);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *err)
+{
+    if (!c) {
+        ls_errorf(err, "writer: no API client");
+        return NULL;
+    }
+    ls_writer *w = ls_xcalloc(1, sizeof *w);
+    w->client = c;
+    w->controller = ls_xstrdup(opt && opt->reporting_controller ? opt->reporting_controller : "default-scheduler");
+    if (opt && opt->reporting_instance) {
+        w->instance = ls_xstrdup(opt->reporting_instance);
+    } else {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        ls_kbuf b = {0};
+        ls_kbuf_addf(&b, "%s-%s", w->controller, host);
+        w->instance = b.s;
+    }
+    w->n_workers = opt && opt->workers > 0 ? opt->workers : 4;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    pthread_cond_init(&w->idle, NULL);
+    w->workers = ls_xcalloc((size_t)w->n_workers, sizeof *w->workers);
+    for (int i = 0; i < w->n_workers; i++) {
+        if (pthread_create(&w->workers[i], NULL, worker, w) != 0) {
+            w->n_workers = i;
+            ls_writer_free(w);
+            ls_errorf(err, "writer: cannot start worker threads");
+            return NULL;
+        }
+    }
+    return w;
+}
+
+static bool submit(ls_writer *w, job *j)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->draining) {
+        pthread_mutex_unlock(&w->lock);
+        job_free(j);
+        return false;
+    }
+    if (w->tail)
+        w->tail->next = j;
+    else
+        w->head = j;
+    w->tail = j;
+    w->stats.queued++;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    return true;
+}
+
+bool ls_writer_drain(ls_writer *w, long timeout_ms)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->drained) {
+        pthread_mutex_unlock(&w->lock);
+        return true;
+    }
+    w->draining = true;
+    job *queued = w->head;
+    w->head = w->tail = NULL;
+    w->stats.queued = 0;
+    pthread_cond_broadcast(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    while (queued) {
+        job *next = queued->next;
+        finish(w, queued, LS_WRITE_CANCELLED, 0, 0, "the writer stopped before the request was sent");
+        job_free(queued);
+        queued = next;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    bool clean = true;
+    pthread_mutex_lock(&w->lock);
+    while (w->in_flight > 0) {
+        if (pthread_cond_timedwait(&w->idle, &w->lock, &until) != 0 && w->in_flight > 0) {
+            clean = false;
+            atomic_store(&w->cancel, 1);   /* requests notice within ~100 ms */
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    for (int i = 0; i < w->n_workers; i++)
+        pthread_join(w->workers[i], NULL);
+    w->drained = true;
+    return clean;
+}
+
+void ls_writer_free(ls_writer *w)
+{
+    if (!w)
+        return;
+    ls_writer_drain(w, 5000);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->wake);
+    pthread_cond_destroy(&w->idle);
+    free(w->workers);
+    free(w->controller);
+    free(w->instance);
+    free(w);
+}
+
+void ls_writer_get_stats(ls_writer *w, ls_writer_stats *out)
+{
+    pthread_mutex_lock(&w->lock);
+    *out = w->stats;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* ---- jobs ---- */
+
+static char *print_and_delete(cJSON *j)
+{
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!s) {
+        fprintf(stderr, "luasched: out of memory printing JSON\n");
+        abort();
+    }
+    return s;
+}
+
+static job *new_job(ls_write_kind kind, const char *ns, const char *name, ls_write_done_fn done, void *ud)
+{
+    job *j = ls_xcalloc(1, sizeof *j);
+    j->kind = kind;
+    j->ns = xdup(ns);
+    j->name = xdup(name);
+    j->done = done;
+    j->ud = ud;
+    return j;
+}
+
+static char *pod_path(const char *ns, const char *name, const char *sub)
+{
+    ls_kbuf b = {0};
+    ls_kbuf_addf(&b, "/api/v1/namespaces/%s/pods/%s%s", ns, name, sub);
+    return b.s;
+}
+
+bool ls_writer_bind(ls_writer *w, const char *ns, const char *name, const char *uid, const char *node,
+                    ls_write_done_fn done, void *ud)
+{
+    if (!ns || !name || !node)
+        return false;
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "apiVersion", "v1");
+    cJSON_AddStringToObject(b, "kind", "Binding");
+    cJSON *meta = cJSON_AddObjectToObject(b, "metadata");
+    cJSON_AddStringToObject(meta, "name", name);
+    cJSON_AddStringToObject(meta, "namespace", ns);
+    if (uid && *uid)
+        cJSON_AddStringToObject(meta, "uid", uid);
+    cJSON *target = cJSON_AddObjectToObject(b, "target");
+    cJSON_AddStringToObject(target, "kind", "Node");
+    cJSON_AddStringToObject(target, "name", node);
+    job *j = new_job(LS_WRITE_BIND, ns, name, done, ud);
+    j->method = ls_xstrdup("POST");
+    j->path = pod_path(ns, name, "/binding");
+    j->content_type = ls_xstrdup("application/json");
+    j->body = print_and_delete(b);
+    return submit(w, j);
+}
+
+void ls_writer_scheduled_note(const char *ns, const char *name, const char *node, char *out, size_t cap)
+{
+    snprintf(out, cap, "Successfully assigned %s/%s to %s", ns, name, node);
+}
+
+/* The note cut to the API's limit the way upstream cuts it (" ..."),
+ * without splitting a UTF-8 sequence. */
+static void add_note(cJSON *ev, const char *note)
+{
+    size_t n = strlen(note);
+    if (n <= LS_NOTE_LIMIT) {
+        cJSON_AddStringToObject(ev, "note", note);
+        return;
+    }
+    size_t keep = LS_NOTE_LIMIT - 4;
+    while (keep > 0 && ((unsigned char)note[keep] & 0xc0) == 0x80)
+        keep--;
+    char *cut = ls_xmalloc(keep + 5);
+    memcpy(cut, note, keep);
+    memcpy(cut + keep, " ...", 5);
+    cJSON_AddStringToObject(ev, "note", cut);
+    free(cut);
+}
+
+bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_fn done, void *ud)
+{
+    if (!e || !e->ns || !e->name || !e->reason)
+        return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char ev_name[400], now[32];
+    snprintf(ev_name, sizeof ev_name, "%.300s.%llx", e->name,
+             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    ls_kutil_micro_time(now);
+    const char *controller = e->reporting_controller ? e->reporting_controller : w->controller;
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "apiVersion", "events.k8s.io/v1");
+    cJSON_AddStringToObject(ev, "kind", "Event");
+    cJSON *meta = cJSON_AddObjectToObject(ev, "metadata");
+    cJSON_AddStringToObject(meta, "name", ev_name);
+    cJSON_AddStringToObject(meta, "namespace", e->ns);
+    cJSON_AddStringToObject(ev, "eventTime", now);
+    cJSON_AddStringToObject(ev, "reportingController", controller);
+    cJSON_AddStringToObject(ev, "reportingInstance", w->instance);
+    cJSON_AddStringToObject(ev, "action", e->action ? e->action : "Scheduling");
+    cJSON_AddStringToObject(ev, "reason", e->reason);
+    cJSON_AddStringToObject(ev, "type", e->type ? e->type : "Normal");
+    cJSON *reg = cJSON_AddObjectToObject(ev, "regarding");
+    cJSON_AddStringToObject(reg, "apiVersion", "v1");
+    cJSON_AddStringToObject(reg, "kind", "Pod");
+    cJSON_AddStringToObject(reg, "namespace", e->ns);
+    cJSON_AddStringToObject(reg, "name", e->name);
+    if (e->uid && *e->uid)
+        cJSON_AddStringToObject(reg, "uid", e->uid);
+    add_note(ev, e->note ? e->note : "");
+    job *j = new_job(LS_WRITE_EVENT, e->ns, e->name, done, ud);
+    j->method = ls_xstrdup("POST");
+    ls_kbuf p = {0};
+    ls_kbuf_addf(&p, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
+    j->path = p.s;
+    j->content_type = ls_xstrdup("application/json");
+    j->body = print_and_delete(ev);
+    return submit(w, j);
+}
+
+static void add_condition(cJSON *status, const char *type, const char *value, const char *reason,
+                          const char *message)
+{
+    char now[32];
+    ls_kutil_time(now);
+    cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "type", type);   /* conditions merge by type */
+    cJSON_AddStringToObject(c, "status", value);
+    cJSON_AddStringToObject(c, "reason", reason);
+    cJSON_AddStringToObject(c, "message", message ? message : "");
+    cJSON_AddStringToObject(c, "lastTransitionTime", now);
+    cJSON_AddItemToArray(conds, c);
+}
+
+bool ls_writer_patch_pod_status(ls_writer *w, const char *ns, const char *name, const ls_pod_status_patch *p,
+                                ls_write_done_fn done, void *ud)
+{
+    if (!ns || !name || !p || (!p->condition_reason && p->nominate == LS_NOMINATE_KEEP))
+        return false;
+    if (p->nominate == LS_NOMINATE_SET && (!p->node || !*p->node))
+        return false;
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *status = cJSON_AddObjectToObject(patch, "status");
+    if (p->condition_reason)
+        add_condition(status, "PodScheduled", "False", p->condition_reason, p->condition_message);
+    if (p->nominate == LS_NOMINATE_SET)
+        cJSON_AddStringToObject(status, "nominatedNodeName", p->node);
+    else if (p->nominate == LS_NOMINATE_CLEAR)
+        cJSON_AddNullToObject(status, "nominatedNodeName");   /* null deletes the field in a merge patch */
+    job *j = new_job(LS_WRITE_POD_STATUS, ns, name, done, ud);
+    j->method = ls_xstrdup("PATCH");
+    j->path = pod_path(ns, name, "/status");
+    j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
+    j->body = print_and_delete(patch);
+    return submit(w, j);
+}
+
+bool ls_writer_set_pod_condition(ls_writer *w, const char *ns, const char *name, const char *reason,
+                                 const char *message, ls_write_done_fn done, void *ud)
+{
+    ls_pod_status_patch p = {.condition_reason = reason, .condition_message = message};
+    return reason && ls_writer_patch_pod_status(w, ns, name, &p, done, ud);
+}
+
+bool ls_writer_set_nominated_node(ls_writer *w, const char *ns, const char *name, const char *node_or_null,
+                                  ls_write_done_fn done, void *ud)
+{
+    ls_pod_status_patch p = {.nominate = node_or_null && *node_or_null ? LS_NOMINATE_SET : LS_NOMINATE_CLEAR,
+                             .node = node_or_null};
+    return ls_writer_patch_pod_status(w, ns, name, &p, done, ud);
+}
+
+bool ls_writer_preempt_victim(ls_writer *w, const char *ns, const char *name, const char *uid,
+                              const char *message, ls_write_done_fn done, void *ud)
+{
+    if (!ns || !name)
+        return false;
+    char def[512];
+    snprintf(def, sizeof def, "%s: preempting to accommodate a higher priority pod", w->controller);
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *status = cJSON_AddObjectToObject(patch, "status");
+    add_condition(status, "DisruptionTarget", "True", "PreemptionByScheduler", message ? message : def);
+    cJSON *del = cJSON_CreateObject();
+    cJSON_AddStringToObject(del, "apiVersion", "v1");
+    cJSON_AddStringToObject(del, "kind", "DeleteOptions");
+    if (uid && *uid)   /* never delete a new pod that reused the victim's name */
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(del, "preconditions"), "uid", uid);
+    job *j = new_job(LS_WRITE_PREEMPT, ns, name, done, ud);
+    j->method = ls_xstrdup("PATCH");
+    j->path = pod_path(ns, name, "/status");
+    j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
+    j->body = print_and_delete(patch);
+    j->delete_path = pod_path(ns, name, "");
+    j->delete_body = print_and_delete(del);
+    return submit(w, j);
+}
