@@ -1,0 +1,122 @@
+/*
+ * http.h: a small HTTP(S) server over libmicrohttpd, shared by everything
+ * luasched serves: the simulated cluster's Kubernetes API (sim/apiserver.c)
+ * and the health/metrics endpoints of `luasched run`.
+ *
+ * Model: one thread per connection (MHD_USE_THREAD_PER_CONNECTION with an
+ * internal polling thread), so a handler and a streaming producer may block
+ * (a watch waits on a condition variable) without holding up other clients.
+ *
+ * A handler is called once per request, after the whole body has arrived
+ * (bodies over max_body bytes are answered 413 without calling it). It fills
+ * an ls_http_response: either a complete body, or a producer that is pulled
+ * for chunks (chunked transfer encoding) until it says it is done.
+ *
+ * Example:
+ *     static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs) {
+ *         if (strcmp(rq->path, "/healthz") == 0)
+ *             ls_http_respond(rs, 200, "text/plain", "ok", 2);
+ *         else
+ *             ls_http_respond(rs, 404, "text/plain", "not found\n", 10);
+ *     }
+ *     ls_http_server_opts o = {.host = "127.0.0.1", .port = 0, .handler = handle};
+ *     ls_http_server *s = ls_http_server_start(&o, &err);
+ *     ... ls_http_server_port(s) ...
+ *     ls_http_server_stop(s);
+ */
+#ifndef LS_SERVER_HTTP_H
+#define LS_SERVER_HTTP_H
+
+#include "luasched/base.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable byte buffer (also what producers write their chunks into). */
+typedef struct ls_buf {
+    char *data;
+    size_t len, cap;
+} ls_buf;
+
+void ls_buf_append(ls_buf *b, const void *p, size_t n);
+void ls_buf_puts(ls_buf *b, const char *s);
+void ls_buf_printf(ls_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ls_buf_free(ls_buf *b);
+
+/* One request. Strings are NUL-terminated and valid during the handler call
+ * only. */
+typedef struct ls_http_request {
+    const char *method;        /* "GET", "POST", ... */
+    const char *path;          /* decoded path without the query, e.g. "/api/v1/pods" */
+    const char *query;         /* raw query string after '?', "" when none */
+    const char *body;          /* NUL-terminated copy of the body ("" when none) */
+    size_t body_len;
+    const char *peer;          /* client address, "127.0.0.1:54321" */
+    void *conn_;               /* internal */
+} ls_http_request;
+
+/* A query parameter's decoded value (the first one of that name), NULL when
+ * absent. */
+const char *ls_http_query(const ls_http_request *r, const char *key);
+/* A request header's value (name matched case-insensitively), NULL when
+ * absent. */
+const char *ls_http_header(const ls_http_request *r, const char *name);
+
+/* Pulled repeatedly from the connection's thread: append the next chunk(s) to
+ * out (may block while waiting for data) and return true, or return false when
+ * the stream is over (what was appended is still sent). `stopping` becomes
+ * true when the server is being stopped: the producer must then return false
+ * promptly (blocking waits should be short, or woken by on_stop). */
+typedef bool (*ls_http_producer)(void *ud, ls_buf *out, const volatile bool *stopping);
+
+#define LS_HTTP_MAX_HEADERS 8
+
+typedef struct ls_http_response {
+    int status;                    /* HTTP status; 0 means the handler did not answer (500) */
+    char *content_type;            /* owned copies, set by the helpers below */
+    char *body;
+    size_t body_len;
+    char *headers[LS_HTTP_MAX_HEADERS][2];
+    int n_headers;
+    ls_http_producer producer;     /* set: a streaming response */
+    void *producer_ud;
+    void (*producer_free)(void *ud); /* called once the stream is over or the client went away */
+} ls_http_response;
+
+/* A complete response; the body is copied. */
+void ls_http_respond(ls_http_response *r, int status, const char *content_type, const void *body, size_t len);
+/* The same, taking ownership of a malloc'd body. */
+void ls_http_respond_take(ls_http_response *r, int status, const char *content_type, char *body, size_t len);
+/* A streaming response (chunked). free_ud may be NULL. */
+void ls_http_respond_stream(ls_http_response *r, int status, const char *content_type, ls_http_producer producer,
+                            void *ud, void (*free_ud)(void *ud));
+/* An extra header (copied); silently ignored past LS_HTTP_MAX_HEADERS. */
+void ls_http_add_header(ls_http_response *r, const char *name, const char *value);
+
+typedef void (*ls_http_handler)(void *ud, const ls_http_request *req, ls_http_response *resp);
+
+typedef struct ls_http_server_opts {
+    const char *host;              /* numeric address to bind: "127.0.0.1", "0.0.0.0", "::1"; NULL = 127.0.0.1 */
+    uint16_t port;                 /* 0 = an ephemeral port, see ls_http_server_port */
+    const char *tls_cert_pem;      /* both set: HTTPS with this certificate (chain) and key */
+    const char *tls_key_pem;
+    size_t max_body;               /* request bodies over this get 413; 0 = 3 MiB */
+    ls_http_handler handler;
+    void *handler_ud;
+    /* Called at the start of ls_http_server_stop, before the connections are
+     * joined: wake producers blocked on the application's own conditions. */
+    void (*on_stop)(void *ud);
+} ls_http_server_opts;
+
+typedef struct ls_http_server ls_http_server;
+
+/* Binds and starts serving; NULL with err set (the address, and why) on
+ * failure. The opts strings are copied. */
+ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err);
+/* The bound port (the ephemeral one when opts.port was 0). */
+uint16_t ls_http_server_port(const ls_http_server *s);
+/* Stops accepting, ends open streams (producers see *stopping), joins every
+ * connection thread and frees the server. NULL is fine. */
+void ls_http_server_stop(ls_http_server *s);
+
+#endif

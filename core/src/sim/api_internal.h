@@ -1,0 +1,89 @@
+/*
+ * api_internal.h: what the API server's modules share (store, selectors,
+ * patches, watch, HTTP front end). See apiserver.h for the model.
+ */
+#ifndef LS_SIM_API_INTERNAL_H
+#define LS_SIM_API_INTERNAL_H
+
+#include "sim/apiserver.h"
+
+#include <pthread.h>
+
+enum { API_ADDED, API_MODIFIED, API_DELETED };
+
+typedef struct api_obj {
+    char *key;                 /* "ns/name", or "name" for cluster-scoped kinds: the list order */
+    cJSON *obj;
+    uint32_t record;           /* pods: index into records + 1 */
+} api_obj;
+
+typedef struct api_coll {
+    api_obj **items;           /* sorted by key */
+    uint32_t len, cap;
+} api_coll;
+
+typedef struct api_event {
+    uint64_t rv;
+    int type;
+    const ls_api_resource *res;
+    cJSON *obj;                /* the state after the change (before it, for DELETED) */
+    cJSON *prev;               /* MODIFIED: the state before, for selector transitions */
+} api_event;
+
+struct ls_api {
+    pthread_mutex_t mu;
+    pthread_cond_t changed;    /* broadcast on every event and on stop */
+    uint64_t rv;               /* last resourceVersion given out */
+    api_coll *colls;           /* one per entry of the resource table */
+    api_event *ring;
+    uint32_t ring_cap, ring_len, ring_head;   /* head: the oldest event */
+    ls_vec records;            /* ls_api_record */
+    ls_api_faults faults;
+    uint64_t rng, uid_seq;
+    bool stopping;
+};
+
+/* resources.c */
+uint32_t api_num_resources(void);
+const ls_api_resource *api_resource_at(uint32_t i);
+uint32_t api_resource_index(const ls_api_resource *r);
+cJSON *api_discovery_core(void);                     /* /api */
+cJSON *api_discovery_groups(void);                   /* /apis */
+/* /api/v1, /apis/G/V: NULL for an unknown group version. */
+cJSON *api_discovery_resources(const char *group, const char *version);
+/* "v1", "apps/v1" */
+void api_group_version(const ls_api_resource *r, char *buf, size_t len);
+bool api_resource_has_sub(const ls_api_resource *r, const char *sub);
+
+/* select.c: label and field selectors. */
+typedef struct api_selector api_selector;
+/* NULL with *msg (static or in msgbuf) on a parse error; an empty or NULL
+ * text gives a selector that matches everything. */
+api_selector *api_selector_parse(const ls_api_resource *r, const char *labels, const char *fields, char *msgbuf,
+                                 size_t msglen);
+bool api_selector_match(const api_selector *s, const cJSON *obj);
+void api_selector_free(api_selector *s);
+
+/* patch.c: merge patch (strategic = false) and the strategic merge patch
+ * subset we serve (lists merged by key, $patch, $setElementOrder ignored).
+ * Applies patch onto target in place. */
+void api_patch_apply(cJSON *target, const cJSON *patch, bool strategic);
+
+/* store.c */
+const char *api_str(const cJSON *obj, const char *a, const char *b);   /* obj.a.b string or NULL */
+uint64_t api_obj_rv(const cJSON *obj);
+/* Under the lock: emit the event into the ring (copies obj / prev). */
+void api_emit(ls_api *a, int type, const ls_api_resource *r, const cJSON *obj, const cJSON *prev);
+/* Under the lock: the oldest rv a watch may start after. */
+uint64_t api_oldest_rv(const ls_api *a);
+const api_event *api_event_at_rv(const ls_api *a, uint64_t rv);
+api_coll *api_coll_of(ls_api *a, const ls_api_resource *r);
+double api_rand(ls_api *a);                  /* [0, 1), under the lock */
+int api_fail(cJSON **out, int code, const char *reason, const char *message);
+/* "pods \"web-0\" not found" style messages. */
+int api_not_found(cJSON **out, const ls_api_resource *r, const char *name);
+
+/* table.c: kubectl's Table rendering of a list (consumes nothing). */
+cJSON *api_table(const ls_api_resource *r, const cJSON *list, const char *include_object);
+
+#endif

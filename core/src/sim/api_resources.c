@@ -1,0 +1,190 @@
+/*
+ * api_resources.c: the table of served resources and the discovery documents
+ * built from it (/api, /api/v1, /apis, /apis/GROUP/VERSION), as kubectl and
+ * client-go expect them.
+ */
+#include "sim/api_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define POD_FIELDS "spec.nodeName,status.phase,spec.schedulerName,spec.serviceAccountName,spec.restartPolicy," \
+                   "status.podIP,status.nominatedNodeName"
+#define EVENT_FIELDS "involvedObject.kind,involvedObject.namespace,involvedObject.name,involvedObject.uid," \
+                     "involvedObject.apiVersion,involvedObject.resourceVersion,involvedObject.fieldPath,reason," \
+                     "reportingComponent,source,type"
+
+static const ls_api_resource resources[] = {
+    {"", "v1", "pods", "pod", "Pod", true, "po", "status,binding", POD_FIELDS},
+    {"", "v1", "nodes", "node", "Node", false, "no", "status", "spec.unschedulable"},
+    {"", "v1", "namespaces", "namespace", "Namespace", false, "ns", "status", "status.phase"},
+    {"", "v1", "events", "event", "Event", true, "ev", NULL, EVENT_FIELDS},
+    {"", "v1", "services", "service", "Service", true, "svc", "status", NULL},
+    {"", "v1", "replicationcontrollers", "replicationcontroller", "ReplicationController", true, "rc", "status",
+     NULL},
+    {"", "v1", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true, "pvc", "status",
+     NULL},
+    {"", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", false, "pv", "status", NULL},
+    {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", true, "rs", "status", NULL},
+    {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, "sts", "status", NULL},
+    {"apps", "v1", "deployments", "deployment", "Deployment", true, "deploy", "status", NULL},
+    {"policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, "pdb", "status",
+     NULL},
+    {"scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, "pc", NULL, NULL},
+    {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, NULL, NULL, NULL},
+    {"events.k8s.io", "v1", "events", "event", "Event", true, "ev", NULL, "regarding.kind,regarding.name,"
+     "regarding.namespace,reason,reportingController,type"},
+    {"storage.k8s.io", "v1", "storageclasses", "storageclass", "StorageClass", false, "sc", NULL, NULL},
+    {"storage.k8s.io", "v1", "csinodes", "csinode", "CSINode", false, NULL, NULL, NULL},
+    {"storage.k8s.io", "v1", "csidrivers", "csidriver", "CSIDriver", false, NULL, NULL, NULL},
+    {"storage.k8s.io", "v1", "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", true, NULL, NULL,
+     NULL},
+};
+#define N_RES (sizeof resources / sizeof resources[0])
+
+static const char *const groups[] = {"apps", "policy", "scheduling.k8s.io", "coordination.k8s.io", "events.k8s.io",
+                                     "storage.k8s.io"};
+
+uint32_t api_num_resources(void)
+{
+    return (uint32_t)N_RES;
+}
+
+const ls_api_resource *api_resource_at(uint32_t i)
+{
+    return i < N_RES ? &resources[i] : NULL;
+}
+
+uint32_t api_resource_index(const ls_api_resource *r)
+{
+    return (uint32_t)(r - resources);
+}
+
+const ls_api_resource *ls_api_resource_find(const char *group, const char *version, const char *plural)
+{
+    for (size_t i = 0; i < N_RES; i++)
+        if (strcmp(resources[i].group, group) == 0 && strcmp(resources[i].version, version) == 0 &&
+            strcmp(resources[i].plural, plural) == 0)
+            return &resources[i];
+    return NULL;
+}
+
+void api_group_version(const ls_api_resource *r, char *buf, size_t len)
+{
+    if (*r->group)
+        snprintf(buf, len, "%s/%s", r->group, r->version);
+    else
+        snprintf(buf, len, "%s", r->version);
+}
+
+/* Does the comma-separated list hold the word? */
+static bool list_has(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, word, n) == 0)
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+bool api_resource_has_sub(const ls_api_resource *r, const char *sub)
+{
+    return list_has(r->subresources, sub);
+}
+
+static void add_strings(cJSON *obj, const char *key, const char *list)
+{
+    cJSON *arr = cJSON_AddArrayToObject(obj, key);
+    char buf[256];
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        snprintf(buf, sizeof buf, "%.*s", (int)len, p);
+        cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+        p = end ? end + 1 : NULL;
+    }
+}
+
+cJSON *api_discovery_core(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", "APIVersions");
+    add_strings(o, "versions", "v1");
+    cJSON *addrs = cJSON_AddArrayToObject(o, "serverAddressByClientCIDRs");
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "clientCIDR", "0.0.0.0/0");
+    cJSON_AddStringToObject(a, "serverAddress", "127.0.0.1");
+    cJSON_AddItemToArray(addrs, a);
+    return o;
+}
+
+cJSON *api_discovery_groups(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", "APIGroupList");
+    cJSON_AddStringToObject(o, "apiVersion", "v1");
+    cJSON *arr = cJSON_AddArrayToObject(o, "groups");
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        char gv[128];
+        snprintf(gv, sizeof gv, "%s/v1", groups[i]);
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "name", groups[i]);
+        cJSON *versions = cJSON_AddArrayToObject(g, "versions");
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddStringToObject(v, "groupVersion", gv);
+        cJSON_AddStringToObject(v, "version", "v1");
+        cJSON_AddItemToArray(versions, v);
+        cJSON_AddItemToObject(g, "preferredVersion", cJSON_Duplicate(v, 1));
+        cJSON_AddItemToArray(arr, g);
+    }
+    return o;
+}
+
+static cJSON *resource_entry(const ls_api_resource *r, const char *sub)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s%s%s", r->plural, sub ? "/" : "", sub ? sub : "");
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "name", name);
+    cJSON_AddStringToObject(e, "singularName", sub ? "" : r->singular);
+    cJSON_AddBoolToObject(e, "namespaced", r->namespaced);
+    cJSON_AddStringToObject(e, "kind", sub && strcmp(sub, "binding") == 0 ? "Binding" : r->kind);
+    if (!sub)
+        add_strings(e, "verbs", "create,delete,deletecollection,get,list,patch,update,watch");
+    else if (strcmp(sub, "binding") == 0)
+        add_strings(e, "verbs", "create");
+    else
+        add_strings(e, "verbs", "get,patch,update");
+    if (!sub && r->short_names)
+        add_strings(e, "shortNames", r->short_names);
+    return e;
+}
+
+cJSON *api_discovery_resources(const char *group, const char *version)
+{
+    cJSON *o = NULL, *arr = NULL;
+    for (size_t i = 0; i < N_RES; i++) {
+        const ls_api_resource *r = &resources[i];
+        if (strcmp(r->group, group) != 0 || strcmp(r->version, version) != 0)
+            continue;
+        if (!o) {
+            char gv[128];
+            api_group_version(r, gv, sizeof gv);
+            o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "kind", "APIResourceList");
+            cJSON_AddStringToObject(o, "apiVersion", "v1");
+            cJSON_AddStringToObject(o, "groupVersion", gv);
+            arr = cJSON_AddArrayToObject(o, "resources");
+        }
+        cJSON_AddItemToArray(arr, resource_entry(r, NULL));
+        if (api_resource_has_sub(r, "binding"))
+            cJSON_AddItemToArray(arr, resource_entry(r, "binding"));
+        if (api_resource_has_sub(r, "status"))
+            cJSON_AddItemToArray(arr, resource_entry(r, "status"));
+    }
+    return o;
+}

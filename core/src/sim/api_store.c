@@ -1,0 +1,838 @@
+/*
+ * api_store.c: the API server's object store. One mutex guards everything;
+ * every change takes the next value of one global resourceVersion counter and
+ * appends one event to a bounded ring, so the ring's resourceVersions are
+ * consecutive and a watch finds its starting point by subtraction.
+ * Collections are arrays sorted by "namespace/name", the order etcd lists in,
+ * which also makes continue tokens a plain "after this key".
+ */
+#include "sim/api_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_HISTORY 10000
+
+/* ---- small JSON helpers */
+
+const char *api_str(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static cJSON *child_object(cJSON *obj, const char *key)
+{
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsObject(c))
+        return c;
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    return cJSON_AddObjectToObject(obj, key);
+}
+
+static void set_str(cJSON *obj, const char *key, const char *value)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    cJSON_AddStringToObject(obj, key, value);
+}
+
+static void set_item(cJSON *obj, const char *key, cJSON *item)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    cJSON_AddItemToObject(obj, key, item);
+}
+
+uint64_t api_obj_rv(const cJSON *obj)
+{
+    const char *rv = api_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion", NULL);
+    return rv ? strtoull(rv, NULL, 10) : 0;
+}
+
+static void set_rv(cJSON *obj, uint64_t rv)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)rv);
+    set_str(child_object(obj, "metadata"), "resourceVersion", buf);
+}
+
+static void now_rfc3339(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+double api_rand(ls_api *a)
+{
+    return (double)(splitmix(&a->rng) >> 11) * 0x1.0p-53;
+}
+
+/* ---- statuses */
+
+cJSON *ls_api_status(int code, const char *reason, const char *message)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "kind", "Status");
+    cJSON_AddStringToObject(s, "apiVersion", "v1");
+    cJSON_AddObjectToObject(s, "metadata");
+    cJSON_AddStringToObject(s, "status", code < 300 ? "Success" : "Failure");
+    if (message)
+        cJSON_AddStringToObject(s, "message", message);
+    if (reason)
+        cJSON_AddStringToObject(s, "reason", reason);
+    cJSON_AddNumberToObject(s, "code", code);
+    return s;
+}
+
+int api_fail(cJSON **out, int code, const char *reason, const char *message)
+{
+    *out = ls_api_status(code, reason, message);
+    return code;
+}
+
+/* Status details (name, group, kind) as upstream fills them in. */
+static int fail_named(cJSON **out, int code, const char *reason, const ls_api_resource *r, const char *name,
+                      const char *message)
+{
+    api_fail(out, code, reason, message);
+    cJSON *d = cJSON_AddObjectToObject(*out, "details");
+    cJSON_AddStringToObject(d, "name", name);
+    if (*r->group)
+        cJSON_AddStringToObject(d, "group", r->group);
+    cJSON_AddStringToObject(d, "kind", r->plural);
+    return code;
+}
+
+static const char *qualified(const ls_api_resource *r, char *buf, size_t len)
+{
+    if (*r->group)
+        snprintf(buf, len, "%s.%s", r->plural, r->group);
+    else
+        snprintf(buf, len, "%s", r->plural);
+    return buf;
+}
+
+int api_not_found(cJSON **out, const ls_api_resource *r, const char *name)
+{
+    char msg[600], q[128];
+    snprintf(msg, sizeof msg, "%s \"%s\" not found", qualified(r, q, sizeof q), name);
+    return fail_named(out, 404, "NotFound", r, name, msg);
+}
+
+static int conflict_modified(cJSON **out, const ls_api_resource *r, const char *name)
+{
+    char msg[700], q[128];
+    snprintf(msg, sizeof msg,
+             "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please apply your changes "
+             "to the latest version and try again",
+             qualified(r, q, sizeof q), name);
+    return fail_named(out, 409, "Conflict", r, name, msg);
+}
+
+/* ---- collections */
+
+api_coll *api_coll_of(ls_api *a, const ls_api_resource *r)
+{
+    return &a->colls[api_resource_index(r)];
+}
+
+static void key_of(const ls_api_resource *r, const char *ns, const char *name, char *buf, size_t len)
+{
+    if (r->namespaced)
+        snprintf(buf, len, "%s/%s", ns ? ns : "", name);
+    else
+        snprintf(buf, len, "%s", name);
+}
+
+/* Binary search: the index of key, or where it would go (and *found false). */
+static uint32_t coll_search(const api_coll *c, const char *key, bool *found)
+{
+    uint32_t lo = 0, hi = c->len;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        int cmp = strcmp(c->items[mid]->key, key);
+        if (cmp == 0) {
+            *found = true;
+            return mid;
+        }
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static api_obj *coll_find(const api_coll *c, const char *key)
+{
+    bool found;
+    uint32_t i = coll_search(c, key, &found);
+    return found ? c->items[i] : NULL;
+}
+
+static api_obj *coll_insert(api_coll *c, const char *key, cJSON *obj)
+{
+    bool found;
+    uint32_t i = coll_search(c, key, &found);
+    if (c->len == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 16;
+        c->items = ls_xrealloc(c->items, c->cap * sizeof *c->items);
+    }
+    memmove(c->items + i + 1, c->items + i, (c->len - i) * sizeof *c->items);
+    api_obj *o = ls_xcalloc(1, sizeof *o);
+    o->key = ls_xstrdup(key);
+    o->obj = obj;
+    c->items[i] = o;
+    c->len++;
+    return o;
+}
+
+static void coll_remove(api_coll *c, api_obj *o)
+{
+    bool found;
+    uint32_t i = coll_search(c, o->key, &found);
+    if (!found)
+        return;
+    memmove(c->items + i, c->items + i + 1, (c->len - i - 1) * sizeof *c->items);
+    c->len--;
+    free(o->key);
+    cJSON_Delete(o->obj);
+    free(o);
+}
+
+/* ---- the event ring */
+
+static void event_release(api_event *e)
+{
+    cJSON_Delete(e->obj);
+    cJSON_Delete(e->prev);
+    memset(e, 0, sizeof *e);
+}
+
+void api_emit(ls_api *a, int type, const ls_api_resource *r, const cJSON *obj, const cJSON *prev)
+{
+    uint32_t slot;
+    if (a->ring_len < a->ring_cap) {
+        slot = (a->ring_head + a->ring_len++) % a->ring_cap;
+    } else {
+        slot = a->ring_head;
+        a->ring_head = (a->ring_head + 1) % a->ring_cap;
+        event_release(&a->ring[slot]);
+    }
+    a->ring[slot] = (api_event){.rv = a->rv, .type = type, .res = r, .obj = cJSON_Duplicate(obj, 1),
+                                .prev = prev ? cJSON_Duplicate(prev, 1) : NULL};
+    pthread_cond_broadcast(&a->changed);
+}
+
+uint64_t api_oldest_rv(const ls_api *a)
+{
+    return a->ring_len ? a->ring[a->ring_head].rv - 1 : a->rv;
+}
+
+const api_event *api_event_at_rv(const ls_api *a, uint64_t rv)
+{
+    if (!a->ring_len)
+        return NULL;
+    uint64_t first = a->ring[a->ring_head].rv;
+    if (rv < first || rv >= first + a->ring_len)
+        return NULL;
+    return &a->ring[(a->ring_head + (rv - first)) % a->ring_cap];
+}
+
+/* ---- lifecycle */
+
+static const char *const default_namespaces[] = {"default", "kube-node-lease", "kube-public", "kube-system"};
+
+static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, bool from_file,
+                         cJSON **out);
+
+ls_api *ls_api_new(uint32_t history, uint64_t seed)
+{
+    ls_api *a = ls_xcalloc(1, sizeof *a);
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->changed, &ca);
+    pthread_condattr_destroy(&ca);
+    a->colls = ls_xcalloc(api_num_resources(), sizeof *a->colls);
+    a->ring_cap = history ? history : DEFAULT_HISTORY;
+    a->ring = ls_xcalloc(a->ring_cap, sizeof *a->ring);
+    ls_vec_init(&a->records, sizeof(ls_api_record));
+    a->rng = seed;
+    a->uid_seq = seed * 0x9e3779b97f4a7c15ULL + 1;
+    const ls_api_resource *nsr = ls_api_resource_find("", "v1", "namespaces");
+    for (size_t i = 0; i < sizeof default_namespaces / sizeof default_namespaces[0]; i++) {
+        cJSON *o = cJSON_CreateObject(), *res = NULL;
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "metadata"), "name", default_namespaces[i]);
+        create_locked(a, nsr, NULL, o, true, &res);
+        cJSON_Delete(res);
+    }
+    return a;
+}
+
+void ls_api_free(ls_api *a)
+{
+    if (!a)
+        return;
+    for (uint32_t i = 0; i < api_num_resources(); i++) {
+        api_coll *c = &a->colls[i];
+        for (uint32_t j = 0; j < c->len; j++) {
+            free(c->items[j]->key);
+            cJSON_Delete(c->items[j]->obj);
+            free(c->items[j]);
+        }
+        free(c->items);
+    }
+    free(a->colls);
+    for (uint32_t i = 0; i < a->ring_len; i++)
+        event_release(&a->ring[(a->ring_head + i) % a->ring_cap]);
+    free(a->ring);
+    for (uint32_t i = 0; i < a->records.len; i++) {
+        ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, i);
+        free(rec->ns);
+        free(rec->name);
+        free(rec->uid);
+        free(rec->node);
+        free(rec->refused_node);
+    }
+    ls_vec_free(&a->records);
+    pthread_cond_destroy(&a->changed);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+}
+
+void ls_api_set_faults(ls_api *a, const ls_api_faults *f)
+{
+    pthread_mutex_lock(&a->mu);
+    a->faults = *f;
+    pthread_mutex_unlock(&a->mu);
+}
+
+void ls_api_stop_watches(ls_api *a)
+{
+    pthread_mutex_lock(&a->mu);
+    a->stopping = true;
+    pthread_cond_broadcast(&a->changed);
+    pthread_mutex_unlock(&a->mu);
+}
+
+uint32_t ls_api_num_records(const ls_api *a)
+{
+    return a->records.len;
+}
+
+const ls_api_record *ls_api_record_at(const ls_api *a, uint32_t i)
+{
+    return i < a->records.len ? &LS_VEC_AT(&a->records, ls_api_record, i) : NULL;
+}
+
+/* ---- admission and defaults */
+
+static void make_uid(ls_api *a, char *buf, size_t len)
+{
+    uint64_t x = splitmix(&a->uid_seq), y = splitmix(&a->uid_seq);
+    snprintf(buf, len, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)(x >> 32), (unsigned)(x >> 16) & 0xffff,
+             (unsigned)x & 0xfff, (unsigned)(y >> 48) & 0xfff, (unsigned long long)(y & 0xffffffffffffULL));
+}
+
+/* Built-in classes the API server always has. */
+static const struct {
+    const char *name;
+    int32_t value;
+} system_classes[] = {{"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
+
+static const cJSON *find_class(ls_api *a, const char *name)
+{
+    api_coll *c = api_coll_of(a, ls_api_resource_find("scheduling.k8s.io", "v1", "priorityclasses"));
+    for (uint32_t i = 0; i < c->len; i++) {
+        const cJSON *pc = c->items[i]->obj;
+        const char *n = api_str(pc, "metadata", "name");
+        if (name ? n && strcmp(n, name) == 0 : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pc, "globalDefault")))
+            return pc;
+    }
+    return NULL;
+}
+
+/* The Priority admission plugin: priority and preemptionPolicy from the
+ * pod's PriorityClass (or the globalDefault one). A priority already written
+ * in the spec is kept, as the embedded cluster does for dumped pods. */
+static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
+{
+    cJSON *spec = child_object(pod, "spec");
+    const char *cls = api_str(spec, "priorityClassName", NULL);
+    const cJSON *pc = cls ? find_class(a, cls) : find_class(a, NULL);
+    double value = 0;
+    const char *policy = NULL;
+    if (pc) {
+        value = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(pc, "value"));
+        policy = api_str(pc, "preemptionPolicy", NULL);
+        if (!cls)
+            cJSON_AddStringToObject(spec, "priorityClassName", api_str(pc, "metadata", "name"));
+    } else if (cls) {
+        size_t i = 0;
+        while (i < 2 && strcmp(system_classes[i].name, cls) != 0)
+            i++;
+        if (i == 2) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "pods \"%s\" is forbidden: no PriorityClass with name %s was found", name, cls);
+            return api_fail(out, 403, "Forbidden", msg);
+        }
+        value = system_classes[i].value;
+    }
+    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(spec, "priority")))
+        set_item(spec, "priority", cJSON_CreateNumber(value));
+    if (!api_str(spec, "preemptionPolicy", NULL))
+        cJSON_AddStringToObject(spec, "preemptionPolicy", policy ? policy : "PreemptLowerPriority");
+    return 0;
+}
+
+static int default_pod(ls_api *a, cJSON *pod, const char *name, cJSON **out)
+{
+    cJSON *spec = child_object(pod, "spec");
+    if (!api_str(spec, "schedulerName", NULL))
+        cJSON_AddStringToObject(spec, "schedulerName", "default-scheduler");
+    cJSON *status = child_object(pod, "status");
+    if (!api_str(status, "phase", NULL))
+        cJSON_AddStringToObject(status, "phase", api_str(spec, "nodeName", NULL) ? "Running" : "Pending");
+    return admit_priority(a, pod, name, out);
+}
+
+static void default_node(cJSON *node)
+{
+    cJSON *status = child_object(node, "status");
+    if (cJSON_GetObjectItemCaseSensitive(status, "conditions"))
+        return;
+    cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
+    cJSON *ready = cJSON_CreateObject();
+    cJSON_AddStringToObject(ready, "type", "Ready");
+    cJSON_AddStringToObject(ready, "status", "True");
+    cJSON_AddStringToObject(ready, "reason", "KubeletReady");
+    cJSON_AddItemToArray(conds, ready);
+}
+
+static void add_record(ls_api *a, api_obj *o, const char *ns, const char *name)
+{
+    ls_api_record *rec = ls_vec_push(&a->records);
+    rec->ns = ls_xstrdup(ns ? ns : "");
+    rec->name = ls_xstrdup(name);
+    const char *uid = api_str(o->obj, "metadata", "uid");
+    rec->uid = ls_xstrdup(uid ? uid : "");
+    const char *node = api_str(o->obj, "spec", "nodeName");
+    rec->running = node != NULL;
+    rec->node = node ? ls_xstrdup(node) : NULL;
+    o->record = a->records.len;
+}
+
+/* ---- create */
+
+static void random_suffix(ls_api *a, char *buf)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    uint64_t x = splitmix(&a->uid_seq);
+    for (int i = 0; i < 5; i++, x /= 27)
+        buf[i] = alphabet[x % 27];
+    buf[5] = '\0';
+}
+
+/* kind/apiVersion of the body, when given, must be the resource's. */
+static int check_type(const ls_api_resource *r, cJSON *obj, cJSON **out)
+{
+    char gv[128], msg[400];
+    api_group_version(r, gv, sizeof gv);
+    const char *av = api_str(obj, "apiVersion", NULL), *kind = api_str(obj, "kind", NULL);
+    if (av && strcmp(av, gv) != 0) {
+        snprintf(msg, sizeof msg, "the API version in the data (%s) does not match the expected API version (%s)",
+                 av, gv);
+        return api_fail(out, 400, "BadRequest", msg);
+    }
+    if (kind && strcmp(kind, r->kind) != 0) {
+        snprintf(msg, sizeof msg, "%s in version \"%s\" cannot be handled as a %s: the kind in the data does not "
+                 "match the expected kind", kind, r->version, r->kind);
+        return api_fail(out, 400, "BadRequest", msg);
+    }
+    set_str(obj, "apiVersion", gv);
+    set_str(obj, "kind", r->kind);
+    return 0;
+}
+
+/* Name (or generateName), namespace; 0 or the failure code. */
+static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *meta, char *name,
+                          size_t len, cJSON **out)
+{
+    const char *n = api_str(meta, "name", NULL), *gen = api_str(meta, "generateName", NULL);
+    char msg[600];
+    if (!n && gen) {
+        char sfx[6];
+        random_suffix(a, sfx);
+        snprintf(name, len, "%s%s", gen, sfx);
+        set_str(meta, "name", name);
+    } else if (n && *n) {
+        snprintf(name, len, "%s", n);
+    } else {
+        snprintf(msg, sizeof msg, "%s \"\" is invalid: metadata.name: Required value: name or generateName is required",
+                 r->kind);
+        return api_fail(out, 422, "Invalid", msg);
+    }
+    if (!r->namespaced) {
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "namespace");
+        return 0;
+    }
+    const char *body_ns = api_str(meta, "namespace", NULL);
+    if (body_ns && ns && strcmp(body_ns, ns) != 0)
+        return api_fail(out, 400, "BadRequest",
+                        "the namespace of the provided object does not match the namespace sent on the request");
+    set_str(meta, "namespace", ns ? ns : body_ns ? body_ns : "default");
+    const char *the_ns = api_str(meta, "namespace", NULL);
+    if (!coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "namespaces")), the_ns)) {
+        snprintf(msg, sizeof msg, "namespaces \"%s\" not found", the_ns);
+        return fail_named(out, 404, "NotFound", ls_api_resource_find("", "v1", "namespaces"), the_ns, msg);
+    }
+    return 0;
+}
+
+static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, bool from_file,
+                         cJSON **out)
+{
+    char name[512], key[1100], msg[700], q[128];
+    int code;
+    if (!cJSON_IsObject(obj)) {
+        cJSON_Delete(obj);
+        return api_fail(out, 400, "BadRequest", "the body of the request is not a JSON object");
+    }
+    cJSON *meta = child_object(obj, "metadata");
+    if ((code = check_type(r, obj, out)) || (code = check_identity(a, r, ns, meta, name, sizeof name, out))) {
+        cJSON_Delete(obj);
+        return code;
+    }
+    key_of(r, api_str(meta, "namespace", NULL), name, key, sizeof key);
+    api_coll *c = api_coll_of(a, r);
+    if (coll_find(c, key)) {
+        cJSON_Delete(obj);
+        snprintf(msg, sizeof msg, "%s \"%s\" already exists", qualified(r, q, sizeof q), name);
+        return fail_named(out, 409, "AlreadyExists", r, name, msg);
+    }
+    if (strcmp(r->kind, "Pod") == 0 && (code = default_pod(a, obj, name, out))) {
+        cJSON_Delete(obj);
+        return code;
+    }
+    if (strcmp(r->kind, "Node") == 0)
+        default_node(obj);
+    if (strcmp(r->kind, "Namespace") == 0)
+        set_str(child_object(obj, "status"), "phase", "Active");
+    char uid[64], ts[32];
+    make_uid(a, uid, sizeof uid);
+    set_str(meta, "uid", uid);
+    if (!from_file || !api_str(meta, "creationTimestamp", NULL)) {
+        now_rfc3339(ts, sizeof ts);
+        set_str(meta, "creationTimestamp", ts);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "deletionTimestamp");
+    set_rv(obj, ++a->rv);
+    api_obj *o = coll_insert(c, key, obj);
+    if (strcmp(r->kind, "Pod") == 0)
+        add_record(a, o, api_str(meta, "namespace", NULL), name);
+    api_emit(a, API_ADDED, r, obj, NULL);
+    *out = cJSON_Duplicate(obj, 1);
+    return 201;
+}
+
+int ls_api_create(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, cJSON **out)
+{
+    pthread_mutex_lock(&a->mu);
+    int code = create_locked(a, r, ns, obj, false, out);
+    pthread_mutex_unlock(&a->mu);
+    return code;
+}
+
+/* ---- get */
+
+static api_obj *lookup(ls_api *a, const ls_api_resource *r, const char *ns, const char *name)
+{
+    char key[1100];
+    key_of(r, ns, name, key, sizeof key);
+    return coll_find(api_coll_of(a, r), key);
+}
+
+int ls_api_get(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, cJSON **out)
+{
+    pthread_mutex_lock(&a->mu);
+    api_obj *o = lookup(a, r, ns, name);
+    int code = o ? 200 : api_not_found(out, r, name);
+    if (o)
+        *out = cJSON_Duplicate(o->obj, 1);
+    pthread_mutex_unlock(&a->mu);
+    return code;
+}
+
+/* ---- update and patch share the commit */
+
+static bool same_field(const cJSON *a, const cJSON *b, const char *f1, const char *f2)
+{
+    const char *x = api_str(a, f1, f2), *y = api_str(b, f1, f2);
+    return (!x && !y) || (x && y && strcmp(x, y) == 0);
+}
+
+/* Puts the stored object's identity back on next, keeps the parts the
+ * request may not change, and stores it as a new version (no new version
+ * when nothing changed, as upstream). Consumes next. */
+static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON *next, bool status_only,
+                         cJSON **out)
+{
+    cJSON *old = o->obj;
+    const char *name = api_str(old, "metadata", "name");
+    if (status_only) {
+        cJSON *status = cJSON_DetachItemFromObjectCaseSensitive(next, "status");
+        cJSON_Delete(next);
+        next = cJSON_Duplicate(old, 1);
+        set_item(next, "status", status ? status : cJSON_CreateObject());
+    } else if (r->subresources && api_resource_has_sub(r, "status")) {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(old, "status");
+        if (st)
+            set_item(next, "status", cJSON_Duplicate(st, 1));
+        else
+            cJSON_DeleteItemFromObjectCaseSensitive(next, "status");
+    }
+    if (strcmp(r->kind, "Pod") == 0 && !same_field(old, next, "spec", "nodeName")) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "Pod \"%s\" is invalid: spec.nodeName: Forbidden: pod updates may not change "
+                 "spec.nodeName (bind through the binding subresource)", name);
+        cJSON_Delete(next);
+        return fail_named(out, 422, "Invalid", r, name, msg);
+    }
+    cJSON *meta = child_object(next, "metadata");
+    cJSON *old_meta = cJSON_GetObjectItemCaseSensitive(old, "metadata");
+    static const char *const kept[] = {"name", "namespace", "uid", "creationTimestamp", "resourceVersion"};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(old_meta, kept[i]);
+        if (v)
+            set_item(meta, kept[i], cJSON_Duplicate(v, 1));
+    }
+    set_str(next, "apiVersion", api_str(old, "apiVersion", NULL));
+    set_str(next, "kind", r->kind);
+    if (cJSON_Compare(next, old, 1)) {
+        cJSON_Delete(next);
+        *out = cJSON_Duplicate(old, 1);
+        return 200;
+    }
+    set_rv(next, ++a->rv);
+    o->obj = next;
+    api_emit(a, API_MODIFIED, r, next, old);
+    cJSON_Delete(old);
+    *out = cJSON_Duplicate(next, 1);
+    return 200;
+}
+
+int ls_api_update(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, cJSON *obj,
+                  bool status_only, cJSON **out)
+{
+    if (!cJSON_IsObject(obj)) {
+        cJSON_Delete(obj);
+        return api_fail(out, 400, "BadRequest", "the body of the request is not a JSON object");
+    }
+    int code;
+    if ((code = check_type(r, obj, out))) {
+        cJSON_Delete(obj);
+        return code;
+    }
+    const char *body_name = api_str(obj, "metadata", "name");
+    if (body_name && strcmp(body_name, name) != 0) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "the name of the object (%s) does not match the name on the URL (%s)", body_name,
+                 name);
+        cJSON_Delete(obj);
+        return api_fail(out, 400, "BadRequest", msg);
+    }
+    pthread_mutex_lock(&a->mu);
+    api_obj *o = lookup(a, r, ns, name);
+    const char *want = api_str(obj, "metadata", "resourceVersion");
+    if (!o) {
+        code = api_not_found(out, r, name);
+        cJSON_Delete(obj);
+    } else if (want && *want && strcmp(want, api_str(o->obj, "metadata", "resourceVersion")) != 0) {
+        code = conflict_modified(out, r, name);
+        cJSON_Delete(obj);
+    } else {
+        code = commit_update(a, r, o, obj, status_only, out);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return code;
+}
+
+static bool patch_kind(const char *content_type, bool *strategic)
+{
+    if (!content_type)
+        return false;
+    if (strncmp(content_type, "application/merge-patch+json", 28) == 0) {
+        *strategic = false;
+        return true;
+    }
+    if (strncmp(content_type, "application/strategic-merge-patch+json", 38) == 0) {
+        *strategic = true;
+        return true;
+    }
+    return false;
+}
+
+int ls_api_patch(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, const char *content_type,
+                 const cJSON *patch, bool status_only, cJSON **out)
+{
+    bool strategic;
+    if (!patch_kind(content_type, &strategic)) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "the body of the request was in an unknown format - accepted media types include: "
+                 "application/merge-patch+json, application/strategic-merge-patch+json");
+        return api_fail(out, 415, "UnsupportedMediaType", msg);
+    }
+    if (!cJSON_IsObject(patch))
+        return api_fail(out, 400, "BadRequest", "the patch is not a JSON object");
+    pthread_mutex_lock(&a->mu);
+    api_obj *o = lookup(a, r, ns, name);
+    const char *want = api_str(patch, "metadata", "resourceVersion");
+    int code;
+    if (!o) {
+        code = api_not_found(out, r, name);
+    } else if (want && *want && strcmp(want, api_str(o->obj, "metadata", "resourceVersion")) != 0) {
+        code = conflict_modified(out, r, name);
+    } else {
+        cJSON *next = cJSON_Duplicate(o->obj, 1);
+        api_patch_apply(next, patch, strategic);
+        code = commit_update(a, r, o, next, status_only, out);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return code;
+}
+
+/* ---- delete */
+
+int ls_api_delete(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, const char *uid,
+                  cJSON **out)
+{
+    pthread_mutex_lock(&a->mu);
+    api_obj *o = lookup(a, r, ns, name);
+    int code = 200;
+    const char *have = o ? api_str(o->obj, "metadata", "uid") : NULL;
+    if (!o) {
+        code = api_not_found(out, r, name);
+    } else if (uid && *uid && (!have || strcmp(uid, have) != 0)) {
+        char msg[800], q[128];
+        snprintf(msg, sizeof msg, "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in "
+                 "precondition: %s, UID in object meta: %s", qualified(r, q, sizeof q), name, uid, have ? have : "");
+        code = fail_named(out, 409, "Conflict", r, name, msg);
+    } else {
+        if (o->record)
+            LS_VEC_AT(&a->records, ls_api_record, o->record - 1).deleted = true;
+        set_rv(o->obj, ++a->rv);
+        api_emit(a, API_DELETED, r, o->obj, NULL);
+        *out = cJSON_Duplicate(o->obj, 1);
+        coll_remove(api_coll_of(a, r), o);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return code;
+}
+
+/* ---- binding */
+
+static void set_scheduled_condition(cJSON *pod)
+{
+    cJSON *status = child_object(pod, "status");
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
+    if (!cJSON_IsArray(conds)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
+        conds = cJSON_AddArrayToObject(status, "conditions");
+    }
+    cJSON *cond = NULL;
+    for (cJSON *c = conds->child; c && !cond; c = c->next)
+        if (api_str(c, "type", NULL) && strcmp(api_str(c, "type", NULL), "PodScheduled") == 0)
+            cond = c;
+    if (!cond) {
+        cond = cJSON_CreateObject();
+        cJSON_AddStringToObject(cond, "type", "PodScheduled");
+        cJSON_AddItemToArray(conds, cond);
+    }
+    char ts[32];
+    now_rfc3339(ts, sizeof ts);
+    set_str(cond, "status", "True");
+    set_str(cond, "lastTransitionTime", ts);
+    cJSON_DeleteItemFromObjectCaseSensitive(cond, "reason");
+    cJSON_DeleteItemFromObjectCaseSensitive(cond, "message");
+}
+
+static int refuse_binding(ls_api *a, api_obj *o, const char *name, const char *target, cJSON **out)
+{
+    ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, o->record - 1);
+    rec->refused++;
+    if (!rec->refused_node)
+        rec->refused_node = ls_xstrdup(target);
+    char msg[900];
+    snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned to "
+             "node \"%s\"", name, name, api_str(o->obj, "spec", "nodeName"));
+    return fail_named(out, 409, "Conflict", ls_api_resource_find("", "v1", "pods"), name, msg);
+}
+
+static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char *target, cJSON **out)
+{
+    const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
+    cJSON *next = cJSON_Duplicate(o->obj, 1);
+    set_str(child_object(next, "spec"), "nodeName", target);
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(binding, "metadata"),
+                                                       "annotations");
+    if (cJSON_IsObject(ann))
+        api_patch_apply(child_object(child_object(next, "metadata"), "annotations"), ann, false);
+    set_scheduled_condition(next);
+    set_rv(next, ++a->rv);
+    cJSON *old = o->obj;
+    o->obj = next;
+    api_emit(a, API_MODIFIED, pods, next, old);
+    cJSON_Delete(old);
+    ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, o->record - 1);
+    rec->binds++;
+    free(rec->node);
+    rec->node = ls_xstrdup(target);
+    rec->missing_node = !coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "nodes")), target);
+    *out = ls_api_status(201, NULL, NULL);
+    return 201;
+}
+
+int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *binding, cJSON **out)
+{
+    const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
+    const char *target = api_str(binding, "target", "name");
+    const char *uid = api_str(binding, "metadata", "uid");
+    char msg[900];
+    if (!target || !*target) {
+        snprintf(msg, sizeof msg, "Binding \"%s\" is invalid: target.name: Required value", name);
+        return api_fail(out, 422, "Invalid", msg);
+    }
+    pthread_mutex_lock(&a->mu);
+    api_obj *o = lookup(a, pods, ns, name);
+    const char *have = o ? api_str(o->obj, "metadata", "uid") : NULL;
+    int code;
+    if (!o) {
+        code = api_not_found(out, pods, name);
+    } else if (uid && *uid && (!have || strcmp(uid, have) != 0)) {
+        snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": Precondition failed: UID in "
+                 "precondition: %s, UID in object meta: %s", name, uid, have ? have : "");
+        code = fail_named(out, 409, "Conflict", pods, name, msg);
+    } else if (api_str(o->obj, "spec", "nodeName") && *api_str(o->obj, "spec", "nodeName")) {
+        code = refuse_binding(a, o, name, target, out);
+    } else {
+        code = apply_binding(a, o, binding, target, out);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return code;
+}
