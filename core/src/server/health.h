@@ -7,6 +7,7 @@
 #ifndef LS_SERVER_HEALTH_H
 #define LS_SERVER_HEALTH_H
 
+#include "luasched/base.h"
 #include "server/metrics.h"
 
 #include <stdatomic.h>

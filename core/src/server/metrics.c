@@ -205,14 +205,30 @@ static void out_escaped(text_out *o, const char *s, bool quotes)
     }
 }
 
+/* The shortest text that reads back as the same double, as Go's
+ * strconv.FormatFloat(v, 'g', -1, 64) writes samples and bucket bounds. */
+static void format_number(double v, char *buf, size_t len)
+{
+    if (isinf(v)) {
+        snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, len, "%.0f", v);
+        return;
+    }
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(buf, len, "%.*g", precision, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
 static void out_number(text_out *o, double v)
 {
-    if (isinf(v))
-        out_printf(o, v > 0 ? "+Inf" : "-Inf");
-    else if (v == floor(v) && fabs(v) < 1e15)
-        out_printf(o, "%.0f", v);
-    else
-        out_printf(o, "%.17g", v);
+    char buf[64];
+    format_number(v, buf, sizeof buf);
+    out_printf(o, "%s", buf);
 }
 
 /* {a="x",b="y"} plus an optional extra label (a histogram's le). */
@@ -237,10 +253,7 @@ static void render_histogram(text_out *o, const ls_metric_family *f, const metri
     char le[64];
     for (size_t b = 0; b <= f->n_buckets; b++) {
         cumulative += s->bucket_hits[b];
-        if (b < f->n_buckets)
-            snprintf(le, sizeof le, "%.17g", f->buckets[b]);
-        else
-            snprintf(le, sizeof le, "+Inf");
+        format_number(b < f->n_buckets ? f->buckets[b] : INFINITY, le, sizeof le);
         out_printf(o, "%s_bucket", f->name);
         out_labels(o, f, s, le);
         out_printf(o, " %llu\n", (unsigned long long)cumulative);
