@@ -26,7 +26,7 @@ static void respond_text(ls_http_response *rs, int status, const char *text)
 static void respond_checks(ls_http_response *rs, const ls_http_request *rq, const char *what, bool ready,
                            const char *check)
 {
-    bool verbose = ls_http_query(rq, "verbose") != NULL;
+    bool verbose = ls_http_query(rq, "verbose") != NULL || strstr(rq->query, "verbose") != NULL;
     if (!verbose) {
         respond_text(rs, ready ? 200 : 500, ready ? "ok" : "[-]not ready\n");
         return;
