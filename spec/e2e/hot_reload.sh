@@ -70,9 +70,9 @@ late=$(grep -E '^default/p(2[3-9]|3[0-9]|40):' "$D/out" | grep -c 'bound to node
 expect_eq "pods a second after the rewrite follow the new code" "$late" "18"
 expect_contains "all pods bound" "$(cat "$D/out")" "summary: 2 nodes, 40 pods: 40 bound, 0 unschedulable"
 expect_contains "reloads counted" "$(cat "$D/out")" "reloads: 1 succeeded, 1 failed"
-expect_contains "the good edit logged" "$(cat "$D/err")" "luasched: reloaded profiles and plugins from $D/profile.yaml"
+expect_contains "the good edit logged" "$(cat "$D/err")" "] \"Reloaded profiles and plugins\" config=\"$D/profile.yaml\""
 expect_contains "the bad edit logged with file and line" "$(cat "$D/err")" \
-  "luasched: reload failed, the running profiles stay: $D/profile.yaml: profile default-scheduler:"
+  "] \"Reload failed, the running profiles stay\" err=\"$D/profile.yaml: profile default-scheduler:"
 expect_contains "the bad edit's position" "$(cat "$D/err")" "prefer.lua:4:"
 
 [ "$failures" -eq 0 ]

@@ -317,7 +317,7 @@ static void unreserve_and_forget(ls_scheduler *s, ls_qpod *qp)
     ls_error err;
     ls_scheduler_run_point(s, LS_CALL_UNRESERVE, qp->profile);
     if (!ls_cache_forget_pod(s->cache, qp->pod, &err))
-        fprintf(stderr, "luasched: cache: %s\n", err.msg);
+        ls_log_error("Scheduler cache ForgetPod failed", "err", err.msg);
 }
 
 /* A rejection by Reserve or Permit is a FitError on the one chosen node

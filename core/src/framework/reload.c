@@ -6,6 +6,7 @@
  * anything fails the running set stays and the failure is counted.
  */
 #include "framework/scheduler_internal.h"
+#include "luasched/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,11 +128,10 @@ bool ls_scheduler_reload_if_changed(ls_scheduler *s, bool forced)
         return false;
     ls_error err;
     if (ls_scheduler_reload(s, &err)) {
-        fprintf(stderr, "luasched: reloaded profiles and plugins%s%s\n", s->config_path ? " from " : "",
-                s->config_path ? s->config_path : "");
+        ls_log_info(0, "Reloaded profiles and plugins", "config", s->config_path ? s->config_path : "<defaults>");
         return true;
     }
-    fprintf(stderr, "luasched: reload failed, the running profiles stay: %s\n", err.msg);
+    ls_log_error("Reload failed, the running profiles stay", "err", err.msg);
     return false;
 }
 

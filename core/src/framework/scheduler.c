@@ -6,6 +6,7 @@
  * flush, Permit deadline or timeline change when there is nothing to do.
  */
 #include "framework/scheduler_internal.h"
+#include "luasched/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,7 +170,7 @@ static void apply_node_delete(ls_scheduler *s, const ls_node *node)
 
 static void log_cache_error(const ls_error *err)
 {
-    fprintf(stderr, "luasched: cache: %s\n", err->msg);
+    ls_log_error("Scheduler cache", "err", err->msg);
 }
 
 static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
@@ -182,8 +183,16 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
         return;
     }
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
-    if (profile < 0)
-        return;   /* not ours: another scheduler's pod */
+    if (profile < 0) {
+        /* Not ours: another scheduler's pod, left alone. */
+        if (ls_log_enabled(5)) {
+            char who[600];
+            snprintf(who, sizeof who, "%s/%s", ls_str_get(pod->ns), ls_str_get(pod->name));
+            ls_log_info(5, "Pod is not for this scheduler: no profile for its schedulerName", "pod", who,
+                        "schedulerName", ls_str_get(pod->scheduler_name));
+        }
+        return;
+    }
     s->last_change_ms = s->clock_ms;
     ls_squeue_add(s->queue, pod, (uint32_t)profile);
     /* status.nominatedNodeName counts for Filter once the pod passed PreEnqueue:

@@ -6,6 +6,7 @@
  * status for its pod instead of a hung scheduler.
  */
 #include "lua/runtime.h"
+#include "luasched/log.h"
 #include "lua/watchdog.h"
 
 #include <cjson/cJSON.h>
@@ -606,7 +607,7 @@ int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event
     lua_pushlightuserdata(L, (void *)ev);
     arm_budget(lua);
     if (lua_pcall(L, 3, 1, 0) != 0) {
-        fprintf(stderr, "luasched: queueing hint failed (the pod is queued): %s\n", lua_tostring(L, -1));
+        ls_log_error("Queueing hint failed, the pod is queued", "err", lua_tostring(L, -1));
         lua_pop(L, 1);
         return LS_HINT_QUEUE;
     }
