@@ -35,6 +35,9 @@ int ls_cli_simulate(int argc, char **argv);
 int ls_cli_explain(int argc, char **argv);
 int ls_cli_bench(int argc, char **argv);
 int ls_cli_check(int argc, char **argv);
+/* `luasched simulate --serve ...` (serve.c): argv as given to simulate. */
+int ls_cli_serve(int argc, char **argv);
+void ls_cli_serve_usage_flags(FILE *out);
 /* --write-config-to: loads the configuration, builds its plugins, writes the
  * completed configuration to o->write_config (check.c). */
 int ls_cli_write_config(const char *cmd, const ls_sim_opts *o);

@@ -109,7 +109,23 @@ static void simulate_usage(FILE *out)
             "                       merged with the default plugins, every plugin's args with its defaults)\n"
             "                       as YAML, or JSON for a .json name, '-' for standard output; then exit\n"
             "                       (CLUSTER.yaml may be left out)\n"
-            "  -h, --help           this help\n");
+            "  -h, --help           this help\n"
+            "\n"
+            "serving instead of scheduling: luasched simulate --serve ADDR[:PORT] CLUSTER.yaml... [flags]\n");
+    ls_cli_serve_usage_flags(out);
+}
+
+/* --serve anywhere in the arguments switches to serving (serve.c), which has
+ * its own flags and takes several cluster files. */
+static bool wants_serve(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return false;
+        if (strcmp(argv[i], "--serve") == 0 || strncmp(argv[i], "--serve=", 8) == 0)
+            return true;
+    }
+    return false;
 }
 
 int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional, const char **extra,
@@ -469,6 +485,8 @@ static int run_simulation(const sim_opts *o, sim_run *run, ls_config *cfg)
 
 int ls_cli_simulate(int argc, char **argv)
 {
+    if (wants_serve(argc, argv))
+        return ls_cli_serve(argc, argv);
     sim_opts o;
     int rc = ls_cli_parse_sim_opts(argc, argv, &o, 1, NULL, simulate_usage);
     if (rc)

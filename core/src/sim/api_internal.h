@@ -53,6 +53,9 @@ cJSON *api_discovery_groups(void);                   /* /apis */
 cJSON *api_discovery_resources(const char *group, const char *version);
 /* "v1", "apps/v1" */
 void api_group_version(const ls_api_resource *r, char *buf, size_t len);
+/* /openapi/v3 and /openapi/v3/api/v1, /openapi/v3/apis/G/V (NULL: unknown). */
+cJSON *api_openapi_root(void);
+cJSON *api_openapi_group(const char *path);
 bool api_resource_has_sub(const ls_api_resource *r, const char *sub);
 
 /* select.c: label and field selectors. */
@@ -72,6 +75,8 @@ void api_patch_apply(cJSON *target, const cJSON *patch, bool strategic);
 /* store.c */
 const char *api_str(const cJSON *obj, const char *a, const char *b);   /* obj.a.b string or NULL */
 uint64_t api_obj_rv(const cJSON *obj);
+/* ls_api_create; from_file keeps the manifest's creationTimestamp (queue order). */
+int api_create(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, bool from_file, cJSON **out);
 /* Under the lock: emit the event into the ring (copies obj / prev). */
 void api_emit(ls_api *a, int type, const ls_api_resource *r, const cJSON *obj, const cJSON *prev);
 /* Under the lock: the oldest rv a watch may start after. */

@@ -30,7 +30,7 @@ static bool create_doc(ls_api *a, const ls_doc_set *doc, const cJSON *obj, const
 {
     cJSON *res = NULL;
     const char *ns = r->namespaced ? api_str(obj, "metadata", "namespace") : NULL;
-    int code = ls_api_create(a, r, ns ? ns : (r->namespaced ? "default" : NULL), cJSON_Duplicate(obj, 1), &res);
+    int code = api_create(a, r, ns ? ns : (r->namespaced ? "default" : NULL), cJSON_Duplicate(obj, 1), true, &res);
     if (code >= 300) {
         const char *msg = api_str(res, "message", NULL);
         ls_errorf(err, "%s:%d: %s: %s", ls_doc_source(doc), ls_doc_line(doc, obj), api_str(obj, "kind", NULL),

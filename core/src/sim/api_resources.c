@@ -188,3 +188,71 @@ cJSON *api_discovery_resources(const char *group, const char *version)
     }
     return o;
 }
+
+/* ---- OpenAPI v3, only as much as kubectl reads: it looks for the
+ * fieldValidation query parameter on a resource's PATCH operation to decide
+ * that the server validates fields itself (else it would download the full
+ * schema to validate client-side). */
+
+static const char *gv_path(const char *group, char *buf, size_t len)
+{
+    if (*group)
+        snprintf(buf, len, "apis/%s/v1", group);
+    else
+        snprintf(buf, len, "api/v1");
+    return buf;
+}
+
+cJSON *api_openapi_root(void)
+{
+    cJSON *o = cJSON_CreateObject(), *paths = cJSON_AddObjectToObject(o, "paths");
+    char p[128], url[200];
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(paths, "api/v1"), "serverRelativeURL", "/openapi/v3/api/v1");
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        gv_path(groups[i], p, sizeof p);
+        snprintf(url, sizeof url, "/openapi/v3/%s", p);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(paths, p), "serverRelativeURL", url);
+    }
+    return o;
+}
+
+static cJSON *patch_operation(const ls_api_resource *r)
+{
+    cJSON *op = cJSON_CreateObject();
+    cJSON *gvk = cJSON_AddObjectToObject(op, "x-kubernetes-group-version-kind");
+    cJSON_AddStringToObject(gvk, "group", r->group);
+    cJSON_AddStringToObject(gvk, "version", r->version);
+    cJSON_AddStringToObject(gvk, "kind", r->kind);
+    cJSON *params = cJSON_AddArrayToObject(op, "parameters");
+    cJSON *fv = cJSON_CreateObject();
+    cJSON_AddStringToObject(fv, "name", "fieldValidation");
+    cJSON_AddStringToObject(fv, "in", "query");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(fv, "schema"), "type", "string");
+    cJSON_AddItemToArray(params, fv);
+    cJSON_AddObjectToObject(op, "responses");
+    return op;
+}
+
+cJSON *api_openapi_group(const char *path)
+{
+    cJSON *o = NULL, *paths = NULL;
+    char p[128];
+    for (size_t i = 0; i < N_RES; i++) {
+        const ls_api_resource *r = &resources[i];
+        if (strcmp(gv_path(r->group, p, sizeof p), path) != 0)
+            continue;
+        if (!o) {
+            o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "openapi", "3.0.0");
+            cJSON *info = cJSON_AddObjectToObject(o, "info");
+            cJSON_AddStringToObject(info, "title", "Kubernetes");
+            cJSON_AddStringToObject(info, "version", "v1.34.0-luasched");
+            paths = cJSON_AddObjectToObject(o, "paths");
+            cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "components"), "schemas");
+        }
+        char rp[300];
+        snprintf(rp, sizeof rp, "/%s/%s%s/{name}", p, r->namespaced ? "namespaces/{namespace}/" : "", r->plural);
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(paths, rp), "patch", patch_operation(r));
+    }
+    return o;
+}

@@ -553,8 +553,13 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
 
 int ls_api_create(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, cJSON **out)
 {
+    return api_create(a, r, ns, obj, false, out);
+}
+
+int api_create(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, bool from_file, cJSON **out)
+{
     pthread_mutex_lock(&a->mu);
-    int code = create_locked(a, r, ns, obj, false, out);
+    int code = create_locked(a, r, ns, obj, from_file, out);
     pthread_mutex_unlock(&a->mu);
     return code;
 }

@@ -117,7 +117,12 @@ static bool route_rest(const char *group, const char *version, char **rest, int 
 static bool discovery(const char **segs, int n, ls_http_response *rs)
 {
     cJSON *doc = NULL;
-    if (n == 1 && strcmp(segs[0], "api") == 0)
+    if (n >= 2 && strcmp(segs[0], "openapi") == 0 && strcmp(segs[1], "v3") == 0) {
+        char path[256] = "";
+        for (int i = 2; i < n; i++)
+            snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", i > 2 ? "/" : "", segs[i]);
+        doc = n == 2 ? api_openapi_root() : api_openapi_group(path);
+    } else if (n == 1 && strcmp(segs[0], "api") == 0)
         doc = api_discovery_core();
     else if (n == 1 && strcmp(segs[0], "apis") == 0)
         doc = api_discovery_groups();
