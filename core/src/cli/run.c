@@ -501,17 +501,20 @@ static int schedule(const run_opts *o, run_state *r)
     atomic_store(&r->health.healthy, true);
     ls_scheduler_watch(r->sched, o->config);
     const ls_config *running = ls_scheduler_config(r->sched);
-    if (!start_server(o, r, &err) || !ls_kcluster_start(r->kc, &err)) {
+    /* delayCacheUntilActive: a standby does not fill its cache until it leads. */
+    bool delay_cache = leader_elect && running->delay_cache_until_active;
+    if (!start_server(o, r, &err) || (delay_cache && !elect(running, r, &err)) ||
+        (!r->stop && !ls_kcluster_start(r->kc, &err))) {
         ls_log_error("Error starting the scheduler", "err", err.msg);
         stop_all(r);
         return LS_EXIT_FAILURE;
     }
     ls_log_info(0, "Waiting for caches to sync");
-    if (ls_kcluster_wait_synced(r->kc, &r->stop)) {
+    if (!r->stop && ls_kcluster_wait_synced(r->kc, &r->stop)) {
         atomic_store(&r->health.synced, true);
         ls_log_info(0, "Caches are synced");
     }
-    if (!r->stop && leader_elect && !elect(running, r, &err)) {
+    if (!r->stop && leader_elect && !delay_cache && !elect(running, r, &err)) {
         ls_log_error("Error starting leader election", "err", err.msg);
         stop_all(r);
         return LS_EXIT_FAILURE;

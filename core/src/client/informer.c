@@ -19,11 +19,13 @@ typedef struct entry {
     char *key;
     cJSON *obj;
     struct entry *next;
+    uint64_t seq;      /* insertion order: a relist is delivered in list order, as client-go's Replace */
 } entry;
 
 typedef struct store {
     entry **buckets;
     uint32_t cap, len;
+    uint64_t next_seq;
 } store;
 
 static uint32_t hash_key(const char *s)
@@ -84,6 +86,7 @@ static cJSON *store_put(store *s, const char *key, cJSON *obj)
     entry *e = ls_xcalloc(1, sizeof *e);
     e->key = ls_xstrdup(key);
     e->obj = obj;
+    e->seq = s->next_seq++;
     *p = e;
     if (++s->len > s->cap)
         store_grow(s);
@@ -374,6 +377,12 @@ static list_result list_all(ls_informer *inf, bool from_cache, store *fresh, cha
 
 /* Makes the store equal to fresh (emptied here), delivering the differences:
  * deletes first, then adds and updates. */
+static int by_seq(const void *a, const void *b)
+{
+    uint64_t x = (*(entry *const *)a)->seq, y = (*(entry *const *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
 static void reconcile(ls_informer *inf, store *fresh)
 {
     ls_vec gone;
@@ -387,17 +396,23 @@ static void reconcile(ls_informer *inf, store *fresh)
         free(LS_VEC_AT(&gone, char *, i));
     }
     ls_vec_free(&gone);
-    for (uint32_t i = 0; i < fresh->cap; i++) {
-        for (entry *e = fresh->buckets[i]; e; e = e->next) {
-            cJSON *cur = store_get(&inf->st, e->key);
-            cJSON *obj = e->obj;
-            e->obj = NULL;
-            if (cur && same_rv(cur, obj))
-                cJSON_Delete(obj);   /* unchanged: no event, as a resync without changes */
-            else
-                apply_upsert(inf, e->key, obj);
-        }
+    entry **in_order = ls_xcalloc(fresh->len + 1, sizeof *in_order);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < fresh->cap; i++)
+        for (entry *e = fresh->buckets[i]; e; e = e->next)
+            in_order[n++] = e;
+    qsort(in_order, n, sizeof *in_order, by_seq);
+    for (uint32_t i = 0; i < n; i++) {
+        entry *e = in_order[i];
+        cJSON *cur = store_get(&inf->st, e->key);
+        cJSON *obj = e->obj;
+        e->obj = NULL;
+        if (cur && same_rv(cur, obj))
+            cJSON_Delete(obj);   /* unchanged: no event, as a resync without changes */
+        else
+            apply_upsert(inf, e->key, obj);
     }
+    free(in_order);
     store_free(fresh);
 }
 

@@ -477,8 +477,18 @@ static void source_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cyc
 {
     (void)cycle;
     (void)s;
-    if (!a->node)
+    if (!a->node) {
         record_failure(ud, a);
+        return;
+    }
+    if (ls_log_enabled(3)) {
+        char who[600], evaluated[16], feasible[16];
+        snprintf(who, sizeof who, "%s/%s", ls_str_get(a->pod->ns), ls_str_get(a->pod->name));
+        snprintf(evaluated, sizeof evaluated, "%u", a->num_all_nodes);
+        snprintf(feasible, sizeof feasible, "%u", a->num_feasible);
+        ls_log_info(3, "Scheduled pod, binding", "pod", who, "node", ls_str_get(a->node), "evaluatedNodes",
+                    evaluated, "feasibleNodes", feasible);
+    }
 }
 
 static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node,
