@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# End-to-end throughput over HTTP: `luasched simulate --serve` serves NODES
+# nodes and PODS pending pods over the Kubernetes API (HTTPS, bearer token) and
+# `luasched run` schedules them with the default profile: list+watch, one
+# binding and one Scheduled event per pod. Prints the time from the start of
+# `luasched run` until the last binding was accepted, the pods/s that makes,
+# and the scheduler's peak RSS.
+#
+# usage: bench/http_throughput.sh [NODES] [PODS]   (default 1000 5000)
+# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NODES=${1:-1000}
+PODS=${2:-5000}
+BIN=${LUASCHED_BIN:-}
+[ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
+TMP=$(mktemp -d)
+trap 'kill $SERVE_PID $RUN_PID 2>/dev/null; rm -rf "$TMP"' EXIT
+SERVE_PID= RUN_PID=
+
+luajit "$ROOT/bench/make_cluster.lua" "$NODES" "$PODS" > "$TMP/cluster.json"
+"$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$TMP/kc" "$TMP/cluster.json" > "$TMP/serve.out" 2> "$TMP/serve.err" &
+SERVE_PID=$!
+until [ -s "$TMP/kc" ]; do sleep 0.05; done
+# The client-side rate limit (qps 50 by default, as kube-scheduler) would be
+# the whole measurement: lift it, as scheduler_perf does.
+start=$(date +%s.%N)
+"$BIN" run --kubeconfig "$TMP/kc" --leader-elect=false --secure-port 0 -v 2 \
+  --kube-api-qps 100000 --kube-api-burst 100000 > "$TMP/run.out" 2> "$TMP/run.err" &
+RUN_PID=$!
+until [ "$(grep -c 'Successfully bound' "$TMP/run.err")" -ge "$PODS" ]; do sleep 0.02; done
+end=$(date +%s.%N)
+rss=$(awk '/VmHWM/ {print $2}' "/proc/$RUN_PID/status")
+kill -TERM "$RUN_PID"; wait "$RUN_PID" || true; RUN_PID=
+kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=
+seconds=$(echo "$end - $start" | bc)
+echo "nodes $NODES, pods $PODS: ${seconds}s from start to last binding, $(echo "$PODS / $seconds" | bc) pods/s, peak RSS $((rss / 1024)) MiB"
+tail -1 "$TMP/serve.out"
