@@ -571,3 +571,11 @@ bool ls_kclient_request(ls_kclient *c, const char *method, const char *path, con
     ls_krequest req = {.method = method, .path = path, .content_type = content_type, .body = body, .len = len};
     return ls_kclient_do(c, &req, resp, err);
 }
+
+bool ls_kclient_stream(ls_kclient *c, const char *path, const atomic_int *cancel, long low_speed_time_s,
+                       ls_kclient_data_fn fn, void *ud, ls_kresponse *resp, ls_error *err)
+{
+    ls_krequest req = {.method = "GET", .path = path, .cancel = cancel, .on_data = fn, .ud = ud,
+                       .low_speed_time_s = low_speed_time_s};
+    return ls_kclient_do(c, &req, resp, err);
+}

@@ -63,7 +63,8 @@ ls_informer *ls_informer_new(ls_kclient *c, const ls_informer_options *opt, cons
 /* Starts the thread (once). */
 bool ls_informer_start(ls_informer *inf, ls_error *err);
 /* Stops the thread and joins it; an in-progress request is cancelled, so this
- * returns within about 100 ms plus the running handler's time. Idempotent. */
+ * returns within about 100 ms plus the running handler's time. Idempotent.
+ * Never from a handler (it would join its own thread). */
 void ls_informer_stop(ls_informer *inf);
 /* Stops if needed and frees the store. */
 void ls_informer_free(ls_informer *inf);
