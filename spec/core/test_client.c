@@ -433,6 +433,12 @@ static int locked_int(const int *p)
 /* ------------------------------------------------------------------ */
 /* kclient                                                             */
 
+static bool collect_bytes(void *ud, const char *data, size_t len)
+{
+    ls_kbuf_add(ud, data, len);
+    return true;
+}
+
 typedef struct canceller {
     ls_kclient *c;
     atomic_int *flag;
@@ -488,6 +494,21 @@ static void test_kclient(void)
     char msg[256];
     ls_kutil_status_message(r.status, r.body, r.len, msg, sizeof msg);
     CHECK_STR(msg, "down");
+    ls_kresponse_free(&r);
+
+    /* streaming: 2xx bytes go to the callback, anything else into the body */
+    ls_kbuf got = {0};
+    CHECK(ls_kclient_stream(c, "/hello", NULL, 5, collect_bytes, &got, &r, &err));
+    CHECK_INT(r.status, 200);
+    CHECK_STR(got.s, "{\"ok\":true}");
+    CHECK(r.body == NULL);
+    ls_kresponse_free(&r);
+    ls_kbuf_free(&got);
+    CHECK(ls_kclient_stream(c, "/always500", NULL, 5, collect_bytes, &got, &r, &err));
+    CHECK_INT(r.status, 503);
+    CHECK_INT(r.attempts, 1);   /* streams are never retried */
+    CHECK(got.s == NULL);
+    CHECK_CONTAINS(r.body, "\"down\"");
     ls_kresponse_free(&r);
 
     /* a request's own cancel flag */
