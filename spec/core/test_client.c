@@ -781,6 +781,9 @@ static void test_writer(void)
     char note[128];
     ls_writer_scheduled_note("ns", "p1", "n1", note, sizeof note);
     CHECK_STR(note, "Successfully assigned ns/p1 to n1");
+    char pnote[128];
+    ls_writer_preempted_note("uid-9", "n3", pnote, sizeof pnote);
+    CHECK_STR(pnote, "Preempted by pod uid-9 on node n3");
     ls_event_spec ev = {.ns = "ns", .name = "p1", .uid = "uid-1", .type = "Normal", .reason = "Scheduled",
                         .action = "Binding", .note = note};
     rs.n = 0;

@@ -330,6 +330,11 @@ void ls_writer_scheduled_note(const char *ns, const char *name, const char *node
     snprintf(out, cap, "Successfully assigned %s/%s to %s", ns, name, node);
 }
 
+void ls_writer_preempted_note(const char *preemptor_uid, const char *node, char *out, size_t cap)
+{
+    snprintf(out, cap, "Preempted by pod %s on node %s", preemptor_uid, node);
+}
+
 /* The note cut to the API's limit the way upstream cuts it (" ..."),
  * without splitting a UTF-8 sequence. */
 static void add_note(cJSON *ev, const char *note)

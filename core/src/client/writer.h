@@ -81,6 +81,8 @@ typedef struct ls_event_spec {
 bool ls_writer_record_event(ls_writer *w, const ls_event_spec *ev, ls_write_done_fn done, void *ud);
 /* The upstream note of a successful binding: "Successfully assigned NS/NAME to NODE". */
 void ls_writer_scheduled_note(const char *ns, const char *name, const char *node, char *out, size_t cap);
+/* The upstream note on a victim: "Preempted by pod PREEMPTOR_UID on node NODE". */
+void ls_writer_preempted_note(const char *preemptor_uid, const char *node, char *out, size_t cap);
 
 /* Pod status patch (strategic merge on .../pods/NAME/status). */
 typedef enum ls_nominate_mode {
