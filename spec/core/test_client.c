@@ -9,6 +9,10 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -1033,6 +1037,134 @@ static void test_leader(void)
     ls_kclient_free(c);
 }
 
+/* ------------------------------------------------------------------ */
+/* TLS: a self-signed certificate for 127.0.0.1, made with libcrypto    */
+
+static char *bio_text(BIO *b)
+{
+    char *p;
+    long n = BIO_get_mem_data(b, &p);
+    char *s = malloc((size_t)n + 1);
+    memcpy(s, p, (size_t)n);
+    s[n] = '\0';
+    return s;
+}
+
+static bool make_cert(char **cert_pem, char **key_pem)
+{
+    EVP_PKEY *key = EVP_EC_gen("P-256");
+    X509 *x = X509_new();
+    if (!key || !x) {
+        EVP_PKEY_free(key);
+        X509_free(x);
+        return false;
+    }
+    X509_set_version(x, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+    X509_gmtime_adj(X509_getm_notBefore(x), -60);
+    X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+    X509_set_pubkey(x, key);
+    X509_NAME *name = X509_get_subject_name(x);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"127.0.0.1", -1, -1, 0);
+    X509_set_issuer_name(x, name);
+    X509V3_CTX ctx;
+    X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
+    X509_EXTENSION *san = X509V3_EXT_conf_nid(NULL, &ctx, NID_subject_alt_name, "IP:127.0.0.1");
+    X509_EXTENSION *bc = X509V3_EXT_conf_nid(NULL, &ctx, NID_basic_constraints, "critical,CA:TRUE");
+    X509_add_ext(x, san, -1);
+    X509_add_ext(x, bc, -1);
+    X509_EXTENSION_free(san);
+    X509_EXTENSION_free(bc);
+    bool ok = X509_sign(x, key, EVP_sha256()) > 0;
+    BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
+    ok = ok && PEM_write_bio_X509(cb, x) && PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL);
+    *cert_pem = bio_text(cb);
+    *key_pem = bio_text(kb);
+    BIO_free(cb);
+    BIO_free(kb);
+    X509_free(x);
+    EVP_PKEY_free(key);
+    return ok;
+}
+
+static void test_tls(void)
+{
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        printf("test_tls: libmicrohttpd without TLS, skipped\n");
+        return;
+    }
+    char *cert = NULL, *key = NULL;
+    if (!make_cert(&cert, &key)) {
+        CHECK(!"make_cert");
+        free(cert);
+        free(key);
+        return;
+    }
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_TLS, 0, NULL, NULL, handler, NULL,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+        MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_END);
+    CHECK(d != NULL);
+    if (!d) {
+        free(cert);
+        free(key);
+        return;
+    }
+    int port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    char url[64];
+    snprintf(url, sizeof url, "https://127.0.0.1:%d", port);
+    ls_kclient_options o = {.qps = -1, .max_attempts = 1};
+    ls_error err = {{0}};
+    ls_kresponse r;
+
+    /* the CA from memory: verified */
+    ls_kubeconfig cfg = {.server = url, .ca_pem = cert, .ca_len = strlen(cert), .token = "tls-token"};
+    ls_kclient *c = ls_kclient_new(&cfg, &o, &err);
+    CHECK(ls_kclient_request(c, "GET", "/hello", NULL, NULL, 0, &r, &err));
+    CHECK_INT(r.status, 200);
+    CHECK_STR(srv.last_auth, "Bearer tls-token");
+    ls_kresponse_free(&r);
+    ls_kclient_free(c);
+
+    /* no CA: the system's do not know this certificate */
+    cfg.ca_pem = NULL;
+    cfg.ca_len = 0;
+    c = ls_kclient_new(&cfg, &o, &err);
+    CHECK(!ls_kclient_request(c, "GET", "/hello", NULL, NULL, 0, &r, &err));
+    CHECK_INT(r.status, 0);
+    CHECK_CONTAINS(err.msg, "https://127.0.0.1:");
+    ls_kresponse_free(&r);
+    ls_kclient_free(c);
+
+    /* insecure-skip-tls-verify */
+    cfg.insecure = true;
+    c = ls_kclient_new(&cfg, &o, &err);
+    CHECK(ls_kclient_request(c, "GET", "/hello", NULL, NULL, 0, &r, &err));
+    CHECK_INT(r.status, 200);
+    ls_kresponse_free(&r);
+    ls_kclient_free(c);
+
+    /* a client certificate and key from memory are accepted by libcurl */
+    cfg.insecure = false;
+    cfg.ca_pem = cert;
+    cfg.ca_len = strlen(cert);
+    cfg.cert_pem = cert;
+    cfg.cert_len = strlen(cert);
+    cfg.key_pem = key;
+    cfg.key_len = strlen(key);
+    c = ls_kclient_new(&cfg, &o, &err);
+    CHECK(ls_kclient_request(c, "GET", "/hello", NULL, NULL, 0, &r, &err));
+    CHECK_INT(r.status, 200);
+    ls_kresponse_free(&r);
+    ls_kclient_free(c);
+
+    MHD_stop_daemon(d);
+    free(cert);
+    free(key);
+}
+
 int main(void)
 {
     if (!server_start()) {
@@ -1043,6 +1175,7 @@ int main(void)
     test_informer();
     test_writer();
     test_leader();
+    test_tls();
     server_stop();
     TEST_MAIN_END();
 }
