@@ -147,7 +147,9 @@ static enum MHD_Result serve_pods(struct MHD_Connection *c)
         if (n == 0) {
             /* events, a bookmark, then the stream ends (a server timeout) */
             return respond_stream(c,
-                                  EV("ADDED", POD("e", "11")) EV("MODIFIED", POD("a", "12"))
+                                  EV("ADDED", "{\"metadata\":{\"name\":\"e\",\"namespace\":\"default\","
+                                              "\"resourceVersion\":\"11\",\"managedFields\":[{\"manager\":\"x\"}]}}")
+                                  EV("MODIFIED", POD("a", "12"))
                                   "\r\n" EV("DELETED", POD("b", "13"))
                                   "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"15\"}}}\n",
                                   false);
@@ -665,6 +667,9 @@ static void test_informer(void)
     CHECK_STR(ls_kutil_json_str(a, "kind"), "Pod");   /* filled in from the list's kind */
     cJSON_Delete(a);
     CHECK(ls_informer_get(inf, "default", "c") == NULL);
+    cJSON *e = ls_informer_get(inf, "default", "e");
+    CHECK(e && !cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "metadata"), "managedFields"));
+    cJSON_Delete(e);
 
     ls_informer_stats st;
     ls_informer_get_stats(inf, &st);

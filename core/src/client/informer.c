@@ -129,6 +129,7 @@ struct ls_informer {
     char *selectors;       /* "&fieldSelector=...&labelSelector=..." or "" */
     int page_size, min_watch_timeout_s;
     long backoff_initial_ms, backoff_max_ms;
+    bool keep_managed_fields;
 
     pthread_t thread;
     bool started, joined;
@@ -197,6 +198,7 @@ ls_informer *ls_informer_new(ls_kclient *c, const ls_informer_options *opt, cons
     inf->min_watch_timeout_s = opt->min_watch_timeout_s > 0 ? opt->min_watch_timeout_s : 300;
     inf->backoff_initial_ms = opt->backoff_initial_ms > 0 ? opt->backoff_initial_ms : 800;
     inf->backoff_max_ms = opt->backoff_max_ms > 0 ? opt->backoff_max_ms : 30000;
+    inf->keep_managed_fields = opt->keep_managed_fields;
     pthread_mutex_init(&inf->lock, NULL);
     store_init(&inf->st);
     inf->dec = ls_watch_decoder_new(0);
@@ -240,6 +242,12 @@ static bool same_rv(const cJSON *a, const cJSON *b)
 {
     const char *ra = ls_kutil_meta_str(a, "resourceVersion"), *rb = ls_kutil_meta_str(b, "resourceVersion");
     return ra && rb && strcmp(ra, rb) == 0;
+}
+
+static void trim(const ls_informer *inf, cJSON *obj)
+{
+    if (!inf->keep_managed_fields)
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "managedFields");
 }
 
 /* Stores obj (taken) and delivers add or update. */
@@ -304,6 +312,7 @@ static bool take_page(ls_informer *inf, cJSON *page, store *fresh)
             continue;
         }
         fill_type(item, kind, apiv);
+        trim(inf, item);
         cJSON_Delete(store_put(fresh, key, item));
     }
     return true;
@@ -450,6 +459,7 @@ static bool on_event(void *ud, ls_watch_event *ev, ls_error *err)
     char key[512];
     if (!object_key(ev->object, key, sizeof key))
         return true;   /* nothing to key it by: skip rather than abort the watch */
+    trim(inf, ev->object);
     if (ev->type == LS_WATCH_DELETED) {
         apply_delete(inf, key, ev->object);
     } else {

@@ -55,6 +55,9 @@ typedef struct ls_informer_options {
     int min_watch_timeout_s;      /* 0: 300 */
     long backoff_initial_ms;      /* 0: 800 */
     long backoff_max_ms;          /* 0: 30000 */
+    bool keep_managed_fields;     /* false: metadata.managedFields is dropped before objects are
+                                     stored and delivered (kube-scheduler trims it too: it is large
+                                     and no scheduling decision reads it) */
 } ls_informer_options;
 
 /* The client must outlive the informer. Strings in opt are copied. */

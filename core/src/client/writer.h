@@ -84,7 +84,9 @@ void ls_writer_scheduled_note(const char *ns, const char *name, const char *node
 /* The upstream note on a victim: "Preempted by pod PREEMPTOR_UID on node NODE". */
 void ls_writer_preempted_note(const char *preemptor_uid, const char *node, char *out, size_t cap);
 
-/* Pod status patch (strategic merge on .../pods/NAME/status). */
+/* Pod status patch (strategic merge on .../pods/NAME/status). Upstream sends
+ * one only when something changes: compare with the informer's copy first.
+ * The condition carries lastTransitionTime = now. */
 typedef enum ls_nominate_mode {
     LS_NOMINATE_KEEP,   /* leave status.nominatedNodeName alone */
     LS_NOMINATE_SET,    /* set it to node */
