@@ -13,110 +13,11 @@
 #include "client/kutil.h"
 #include "client/watch.h"
 
-/* ---- the store: "ns/name" -> object, chained hash table ---- */
+/* The store is an ls_kmap from "ns/name" (or "name") to the cJSON object. */
 
-typedef struct entry {
-    char *key;
-    cJSON *obj;
-    struct entry *next;
-} entry;
-
-typedef struct store {
-    entry **buckets;
-    uint32_t cap, len;
-} store;
-
-static uint32_t hash_key(const char *s)
+static void free_json(void *p)
 {
-    uint32_t h = 2166136261u;   /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
-static void store_init(store *s)
-{
-    s->cap = 64;
-    s->len = 0;
-    s->buckets = ls_xcalloc(s->cap, sizeof *s->buckets);
-}
-
-static void store_grow(store *s)
-{
-    uint32_t cap = s->cap * 2;
-    entry **b = ls_xcalloc(cap, sizeof *b);
-    for (uint32_t i = 0; i < s->cap; i++) {
-        for (entry *e = s->buckets[i], *next; e; e = next) {
-            next = e->next;
-            uint32_t h = hash_key(e->key) & (cap - 1);
-            e->next = b[h];
-            b[h] = e;
-        }
-    }
-    free(s->buckets);
-    s->buckets = b;
-    s->cap = cap;
-}
-
-static entry **store_slot(const store *s, const char *key)
-{
-    entry **p = &s->buckets[hash_key(key) & (s->cap - 1)];
-    while (*p && strcmp((*p)->key, key) != 0)
-        p = &(*p)->next;
-    return p;
-}
-
-static cJSON *store_get(const store *s, const char *key)
-{
-    entry *e = *store_slot(s, key);
-    return e ? e->obj : NULL;
-}
-
-/* Stores obj under key; returns the object it replaces (caller frees). */
-static cJSON *store_put(store *s, const char *key, cJSON *obj)
-{
-    entry **p = store_slot(s, key);
-    if (*p) {
-        cJSON *old = (*p)->obj;
-        (*p)->obj = obj;
-        return old;
-    }
-    entry *e = ls_xcalloc(1, sizeof *e);
-    e->key = ls_xstrdup(key);
-    e->obj = obj;
-    *p = e;
-    if (++s->len > s->cap)
-        store_grow(s);
-    return NULL;
-}
-
-static cJSON *store_remove(store *s, const char *key)
-{
-    entry **p = store_slot(s, key);
-    entry *e = *p;
-    if (!e)
-        return NULL;
-    *p = e->next;
-    cJSON *obj = e->obj;
-    free(e->key);
-    free(e);
-    s->len--;
-    return obj;
-}
-
-static void store_free(store *s)
-{
-    for (uint32_t i = 0; i < s->cap; i++) {
-        for (entry *e = s->buckets[i], *next; e; e = next) {
-            next = e->next;
-            cJSON_Delete(e->obj);
-            free(e->key);
-            free(e);
-        }
-    }
-    free(s->buckets);
-    s->buckets = NULL;
-    s->cap = s->len = 0;
+    cJSON_Delete(p);
 }
 
 /* ---- the informer ---- */
@@ -137,7 +38,7 @@ struct ls_informer {
     atomic_int synced;
 
     pthread_mutex_t lock;   /* guards the store against readers on other threads, stats, rv */
-    store st;
+    ls_kmap st;
     char rv[128];
     ls_informer_stats stats;
 
@@ -200,7 +101,7 @@ ls_informer *ls_informer_new(ls_kclient *c, const ls_informer_options *opt, cons
     inf->backoff_max_ms = opt->backoff_max_ms > 0 ? opt->backoff_max_ms : 30000;
     inf->keep_managed_fields = opt->keep_managed_fields;
     pthread_mutex_init(&inf->lock, NULL);
-    store_init(&inf->st);
+    ls_kmap_init(&inf->st);
     inf->dec = ls_watch_decoder_new(0);
     return inf;
 }
@@ -254,7 +155,7 @@ static void trim(const ls_informer *inf, cJSON *obj)
 static void apply_upsert(ls_informer *inf, const char *key, cJSON *obj)
 {
     pthread_mutex_lock(&inf->lock);
-    cJSON *old = store_put(&inf->st, key, obj);
+    cJSON *old = ls_kmap_put(&inf->st, key, obj);
     pthread_mutex_unlock(&inf->lock);
     if (old && inf->h.on_update)
         inf->h.on_update(inf->h.ud, old, obj);
@@ -267,7 +168,7 @@ static void apply_upsert(ls_informer *inf, const char *key, cJSON *obj)
 static void apply_delete(ls_informer *inf, const char *key, const cJSON *final)
 {
     pthread_mutex_lock(&inf->lock);
-    cJSON *old = store_remove(&inf->st, key);
+    cJSON *old = ls_kmap_remove(&inf->st, key);
     pthread_mutex_unlock(&inf->lock);
     const cJSON *gone = final ? final : old;
     if (gone && inf->h.on_delete)
@@ -296,7 +197,7 @@ static void fill_type(cJSON *item, const char *list_kind, const char *api_versio
 }
 
 /* Moves the items of one page into fresh. */
-static bool take_page(ls_informer *inf, cJSON *page, store *fresh)
+static bool take_page(ls_informer *inf, cJSON *page, ls_kmap *fresh)
 {
     cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
     if (items && !cJSON_IsNull(items) && !cJSON_IsArray(items)) {
@@ -313,7 +214,7 @@ static bool take_page(ls_informer *inf, cJSON *page, store *fresh)
         }
         fill_type(item, kind, apiv);
         trim(inf, item);
-        cJSON_Delete(store_put(fresh, key, item));
+        cJSON_Delete(ls_kmap_put(fresh, key, item));
     }
     return true;
 }
@@ -348,7 +249,7 @@ static list_result get_page(ls_informer *inf, const char *path, cJSON **page)
 }
 
 /* Lists every page into fresh; *rv gets the collection's resourceVersion. */
-static list_result list_all(ls_informer *inf, bool from_cache, store *fresh, char *rv, size_t rv_cap)
+static list_result list_all(ls_informer *inf, bool from_cache, ls_kmap *fresh, char *rv, size_t rv_cap)
 {
     char *cont = NULL;
     list_result res = LIST_OK;
@@ -383,13 +284,13 @@ static list_result list_all(ls_informer *inf, bool from_cache, store *fresh, cha
 
 /* Makes the store equal to fresh (emptied here), delivering the differences:
  * deletes first, then adds and updates. */
-static void reconcile(ls_informer *inf, store *fresh)
+static void reconcile(ls_informer *inf, ls_kmap *fresh)
 {
     ls_vec gone;
     ls_vec_init(&gone, sizeof(char *));
     for (uint32_t i = 0; i < inf->st.cap; i++)
-        for (entry *e = inf->st.buckets[i]; e; e = e->next)
-            if (!store_get(fresh, e->key))
+        for (ls_kmap_entry *e = inf->st.buckets[i]; e; e = e->next)
+            if (!ls_kmap_get(fresh, e->key))
                 *(char **)ls_vec_push(&gone) = ls_xstrdup(e->key);
     for (uint32_t i = 0; i < gone.len; i++) {
         apply_delete(inf, LS_VEC_AT(&gone, char *, i), NULL);
@@ -397,27 +298,27 @@ static void reconcile(ls_informer *inf, store *fresh)
     }
     ls_vec_free(&gone);
     for (uint32_t i = 0; i < fresh->cap; i++) {
-        for (entry *e = fresh->buckets[i]; e; e = e->next) {
-            cJSON *cur = store_get(&inf->st, e->key);
-            cJSON *obj = e->obj;
-            e->obj = NULL;
+        for (ls_kmap_entry *e = fresh->buckets[i]; e; e = e->next) {
+            cJSON *cur = ls_kmap_get(&inf->st, e->key);
+            cJSON *obj = e->value;
+            e->value = NULL;
             if (cur && same_rv(cur, obj))
                 cJSON_Delete(obj);   /* unchanged: no event, as a resync without changes */
             else
                 apply_upsert(inf, e->key, obj);
         }
     }
-    store_free(fresh);
+    ls_kmap_free(fresh, free_json);
 }
 
 static list_result list_and_sync(ls_informer *inf, bool from_cache)
 {
-    store fresh;
-    store_init(&fresh);
+    ls_kmap fresh;
+    ls_kmap_init(&fresh);
     char rv[128] = "";
     list_result res = list_all(inf, from_cache, &fresh, rv, sizeof rv);
     if (res != LIST_OK) {
-        store_free(&fresh);
+        ls_kmap_free(&fresh, free_json);
         return res;
     }
     reconcile(inf, &fresh);
@@ -605,7 +506,7 @@ void ls_informer_free(ls_informer *inf)
     if (!inf)
         return;
     ls_informer_stop(inf);
-    store_free(&inf->st);
+    ls_kmap_free(&inf->st, free_json);
     ls_watch_decoder_free(inf->dec);
     pthread_mutex_destroy(&inf->lock);
     free(inf->name);
@@ -638,7 +539,7 @@ cJSON *ls_informer_get(ls_informer *inf, const char *ns, const char *name)
     else
         snprintf(key, sizeof key, "%s", name);
     pthread_mutex_lock(&inf->lock);
-    cJSON *obj = store_get(&inf->st, key);
+    cJSON *obj = ls_kmap_get(&inf->st, key);
     cJSON *copy = obj ? cJSON_Duplicate(obj, true) : NULL;
     pthread_mutex_unlock(&inf->lock);
     return copy;
