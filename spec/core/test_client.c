@@ -51,7 +51,8 @@ static struct {
     char watch_rvs[8][64];
     char widget_paths[2][256];
     char bind_body[1024], event_body[4096], status_body[2048], status_ctype[128], delete_body[512];
-    int delete_calls, status_calls;
+    int delete_calls, status_calls, event_posts, event_patches;
+    char event_patch_body[512];
     lease_rec lease;
 } srv;
 
@@ -296,8 +297,16 @@ static enum MHD_Result serve_writes(struct MHD_Connection *c, const char *method
     pthread_mutex_lock(&srv.lock);
     enum MHD_Result ret;
     if (strstr(url, "/events")) {
-        copy_body(srv.event_body, sizeof srv.event_body, cc);
-        ret = respond(c, 201, srv.event_body, NULL);
+        if (strcmp(method, "PATCH") == 0) {
+            srv.event_patches++;
+            copy_body(srv.event_patch_body, sizeof srv.event_patch_body, cc);
+            ret = strstr(url, "/events/s404.") ? respond_status(c, 404, "NotFound", "events not found")
+                                                : respond(c, 200, "{}", NULL);
+        } else {
+            srv.event_posts++;
+            copy_body(srv.event_body, sizeof srv.event_body, cc);
+            ret = respond(c, 201, srv.event_body, NULL);
+        }
     } else if (strstr(url, "/status")) {
         srv.status_calls++;
         if (strstr(url, "/pods/gone/")) {
@@ -829,6 +838,42 @@ static void test_writer(void)
     e = cJSON_Parse(srv.event_body);
     const char *n = ls_kutil_json_str(e, "note");
     CHECK(n && strlen(n) == 1024 && strcmp(n + 1020, " ...") == 0);
+    cJSON_Delete(e);
+
+    /* repeats fold into a series: POST, PATCH count 2, then counting only;
+     * the note is not part of the key */
+    int posts0 = locked_int(&srv.event_posts);
+    ls_event_spec fs = {.ns = "ns", .name = "s1", .uid = "uid-s1", .type = "Warning", .reason = "FailedScheduling",
+                        .action = "Scheduling", .note = "0/3 nodes are available: 3 Insufficient cpu."};
+    rs.n = 0;
+    for (int k = 0; k < 3; k++) {
+        CHECK(ls_writer_record_event(w, &fs, on_done, &rs));
+        WAIT_FOR(result_count(&rs) == k + 1, 5000);   /* in order, so the PATCH follows the POST */
+    }
+    fs.note = "0/3 nodes are available: 3 Insufficient memory.";
+    CHECK(ls_writer_record_event(w, &fs, on_done, &rs));
+    WAIT_FOR(result_count(&rs) == 4, 5000);
+    CHECK_INT(locked_int(&srv.event_posts) - posts0, 1);
+    CHECK_INT(locked_int(&srv.event_patches), 1);
+    CHECK_CONTAINS(srv.event_patch_body, "{\"series\":{\"count\":2,\"lastObservedTime\":\"");
+    CHECK_INT(rs.outcome[2], LS_WRITE_OK);
+    CHECK_INT(rs.status[2], 0);
+    CHECK_STR(rs.message[2], "counted in the event series");
+    /* a series whose Event vanished is created again, with its series */
+    fs.name = "s404";
+    rs.n = 0;
+    CHECK(ls_writer_record_event(w, &fs, on_done, &rs));
+    WAIT_FOR(result_count(&rs) == 1, 5000);
+    CHECK(ls_writer_record_event(w, &fs, on_done, &rs));
+    WAIT_FOR(result_count(&rs) == 2, 5000);
+    CHECK_INT(rs.outcome[1], LS_WRITE_OK);
+    CHECK_INT(rs.status[1], 201);
+    CHECK_INT(locked_int(&srv.event_posts) - posts0, 3);
+    CHECK_INT(locked_int(&srv.event_patches), 2);
+    e = cJSON_Parse(srv.event_body);
+    const cJSON *series = cJSON_GetObjectItemCaseSensitive(e, "series");
+    CHECK_INT(cJSON_GetObjectItemCaseSensitive(series, "count")->valueint, 2);
+    CHECK_CONTAINS(ls_kutil_meta_str(e, "name"), "s404.");
     cJSON_Delete(e);
 
     /* pod status: condition + nominated node in one patch, then a clear */
