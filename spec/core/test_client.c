@@ -556,6 +556,7 @@ static void test_kclient(void)
     CHECK_STR(srv.last_auth, "");
     ls_kclient_get_stats(c, &st);
     CHECK_INT(st.throttled, 5);
+    CHECK_INT(st.connects, 1);   /* one kept-alive connection served all six */
     /* client-wide cancel stops a slow request and fails later ones at once */
     k = (canceller){.c = c, .delay_ms = 150};
     pthread_create(&th, NULL, cancel_later, &k);

@@ -51,7 +51,7 @@ struct ls_kclient {
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 
-    atomic_ulong n_requests, n_retries, n_throttled, n_transport;
+    atomic_ulong n_requests, n_retries, n_throttled, n_transport, n_connects;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -205,6 +205,7 @@ void ls_kclient_get_stats(ls_kclient *c, ls_kclient_stats *out)
     out->retries = atomic_load(&c->n_retries);
     out->throttled = atomic_load(&c->n_throttled);
     out->transport_errors = atomic_load(&c->n_transport);
+    out->connects = atomic_load(&c->n_connects);
 }
 
 void ls_kresponse_free(ls_kresponse *resp)
@@ -494,8 +495,10 @@ static bool attempt_once(ls_kclient *c, const ls_krequest *req, ls_kresponse *re
     atomic_fetch_add(&c->n_requests, 1);
     bool cancelled = false;
     CURLcode rc = perform(c, s, req->cancel, &cancelled);
-    long code = 0;
+    long code = 0, connects = 0;
     curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(s->easy, CURLINFO_NUM_CONNECTS, &connects);
+    atomic_fetch_add(&c->n_connects, (unsigned long)connects);
     curl_easy_setopt(s->easy, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(hs);
     slot_put(c, s);

@@ -94,6 +94,7 @@ typedef struct ls_kclient_stats {
     unsigned long retries;
     unsigned long throttled;     /* requests that waited for the rate limiter */
     unsigned long transport_errors;
+    unsigned long connects;      /* new connections opened (the rest reused a kept-alive one) */
 } ls_kclient_stats;
 void ls_kclient_get_stats(ls_kclient *c, ls_kclient_stats *out);
 /* The kubeconfig the client was made from (its namespace, server). */
