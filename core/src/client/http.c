@@ -420,6 +420,7 @@ static void set_request(ls_kclient *c, attempt *a, struct curl_slist *hs, const 
     CURL *h = a->easy;
     const ls_krequest *req = a->req;
     curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");   /* a kubeconfig server URL is nothing else */
     curl_easy_setopt(h, CURLOPT_SHARE, c->share);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
