@@ -22,9 +22,10 @@
  *   ls_writer *w =                ls_writer_new(c, &(ls_writer_options){.workers = 4}, &err);
  *   ... ls_writer_bind(w, ns, name, uid, node, done, ud) ...
  *
- * Shutdown order: ls_kclient_cancel(c) (optional, makes everything return
- * at once), ls_informer_free / ls_leader_free / ls_writer_drain + free, and
- * ls_kclient_free(c) last.
+ * Shutdown order: ls_leader_free first when it should release the Lease
+ * (release_on_stop needs a working client), then ls_kclient_cancel(c)
+ * (optional: makes every request return at once), ls_informer_free,
+ * ls_writer_drain + ls_writer_free, and ls_kclient_free(c) last.
  */
 #ifndef LS_CLIENT_CLIENT_H
 #define LS_CLIENT_CLIENT_H
