@@ -41,12 +41,18 @@ add_library(ls_fuzz_config STATIC
   ${LS_FUZZ_CONFIG_SOURCES}
   ${CMAKE_SOURCE_DIR}/core/src/framework/extension_points.c)
 target_link_libraries(ls_fuzz_config PUBLIC ls_fuzz_model)
-foreach(lib ls_fuzz_model ls_fuzz_config)
+# The watch-stream decoder needs nothing but cJSON and the error/alloc helpers
+# of base.c (through exact_arena.c, as for the model).
+add_library(ls_fuzz_watch STATIC
+  ${LS_FUZZ_DIR}/exact_arena.c
+  ${CMAKE_SOURCE_DIR}/core/src/client/watch.c)
+target_link_libraries(ls_fuzz_watch PUBLIC PkgConfig::CJSON m)
+foreach(lib ls_fuzz_model ls_fuzz_config ls_fuzz_watch)
   target_include_directories(${lib} PUBLIC ${CMAKE_SOURCE_DIR}/core/include ${CMAKE_SOURCE_DIR}/core/src)
   target_compile_options(${lib} PRIVATE ${LS_FUZZ_FLAGS} -fsanitize=fuzzer-no-link,${LS_FUZZ_SANITIZE})
 endforeach()
 
-set(LS_FUZZ_TARGETS quantity doc pod node object selector config)
+set(LS_FUZZ_TARGETS quantity doc pod node object selector config watch)
 foreach(name ${LS_FUZZ_TARGETS})
   add_executable(fuzz_${name} ${LS_FUZZ_DIR}/fuzz_${name}.c)
   target_include_directories(fuzz_${name} PRIVATE ${LS_FUZZ_DIR})
@@ -54,6 +60,8 @@ foreach(name ${LS_FUZZ_TARGETS})
   target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,${LS_FUZZ_SANITIZE})
   if(name STREQUAL "config")
     target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_config)
+  elseif(name STREQUAL "watch")
+    target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_watch)
   else()
     target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_model)
   endif()

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "client/kutil.h"
@@ -50,7 +51,7 @@ struct ls_kclient {
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 
-    atomic_ulong n_requests, n_retries, n_throttled, n_transport;
+    atomic_ulong n_requests, n_retries, n_throttled, n_transport, n_connects;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -204,6 +205,7 @@ void ls_kclient_get_stats(ls_kclient *c, ls_kclient_stats *out)
     out->retries = atomic_load(&c->n_retries);
     out->throttled = atomic_load(&c->n_throttled);
     out->transport_errors = atomic_load(&c->n_transport);
+    out->connects = atomic_load(&c->n_connects);
 }
 
 void ls_kresponse_free(ls_kresponse *resp)
@@ -418,6 +420,7 @@ static void set_request(ls_kclient *c, attempt *a, struct curl_slist *hs, const 
     CURL *h = a->easy;
     const ls_krequest *req = a->req;
     curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");   /* a kubeconfig server URL is nothing else */
     curl_easy_setopt(h, CURLOPT_SHARE, c->share);
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
@@ -493,8 +496,10 @@ static bool attempt_once(ls_kclient *c, const ls_krequest *req, ls_kresponse *re
     atomic_fetch_add(&c->n_requests, 1);
     bool cancelled = false;
     CURLcode rc = perform(c, s, req->cancel, &cancelled);
-    long code = 0;
+    long code = 0, connects = 0;
     curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(s->easy, CURLINFO_NUM_CONNECTS, &connects);
+    atomic_fetch_add(&c->n_connects, (unsigned long)connects);
     curl_easy_setopt(s->easy, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(hs);
     slot_put(c, s);
@@ -568,5 +573,13 @@ bool ls_kclient_request(ls_kclient *c, const char *method, const char *path, con
                         const char *body, size_t len, ls_kresponse *resp, ls_error *err)
 {
     ls_krequest req = {.method = method, .path = path, .content_type = content_type, .body = body, .len = len};
+    return ls_kclient_do(c, &req, resp, err);
+}
+
+bool ls_kclient_stream(ls_kclient *c, const char *path, const atomic_int *cancel, long low_speed_time_s,
+                       ls_kclient_data_fn fn, void *ud, ls_kresponse *resp, ls_error *err)
+{
+    ls_krequest req = {.method = "GET", .path = path, .cancel = cancel, .on_data = fn, .ud = ud,
+                       .low_speed_time_s = low_speed_time_s};
     return ls_kclient_do(c, &req, resp, err);
 }

@@ -79,6 +79,10 @@ bool ls_kclient_do(ls_kclient *c, const ls_krequest *req, ls_kresponse *resp, ls
 /* Shorthand for a non-streaming request. */
 bool ls_kclient_request(ls_kclient *c, const char *method, const char *path, const char *content_type,
                         const char *body, size_t len, ls_kresponse *resp, ls_error *err);
+/* Shorthand for a stream (a watch): GET path, 2xx body bytes to fn as they
+ * arrive, no retry, no total timeout; low_speed_time_s as in ls_krequest. */
+bool ls_kclient_stream(ls_kclient *c, const char *path, const atomic_int *cancel, long low_speed_time_s,
+                       ls_kclient_data_fn fn, void *ud, ls_kresponse *resp, ls_error *err);
 void ls_kresponse_free(ls_kresponse *resp);
 
 /* Cancels everything in progress and fails later requests at once. */
@@ -90,6 +94,7 @@ typedef struct ls_kclient_stats {
     unsigned long retries;
     unsigned long throttled;     /* requests that waited for the rate limiter */
     unsigned long transport_errors;
+    unsigned long connects;      /* new connections opened (the rest reused a kept-alive one) */
 } ls_kclient_stats;
 void ls_kclient_get_stats(ls_kclient *c, ls_kclient_stats *out);
 /* The kubeconfig the client was made from (its namespace, server). */

@@ -13,113 +13,11 @@
 #include "client/kutil.h"
 #include "client/watch.h"
 
-/* ---- the store: "ns/name" -> object, chained hash table ---- */
+/* The store is an ls_kmap from "ns/name" (or "name") to the cJSON object. */
 
-typedef struct entry {
-    char *key;
-    cJSON *obj;
-    struct entry *next;
-    uint64_t seq;      /* insertion order: a relist is delivered in list order, as client-go's Replace */
-} entry;
-
-typedef struct store {
-    entry **buckets;
-    uint32_t cap, len;
-    uint64_t next_seq;
-} store;
-
-static uint32_t hash_key(const char *s)
+static void free_json(void *p)
 {
-    uint32_t h = 2166136261u;   /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
-static void store_init(store *s)
-{
-    s->cap = 64;
-    s->len = 0;
-    s->buckets = ls_xcalloc(s->cap, sizeof *s->buckets);
-}
-
-static void store_grow(store *s)
-{
-    uint32_t cap = s->cap * 2;
-    entry **b = ls_xcalloc(cap, sizeof *b);
-    for (uint32_t i = 0; i < s->cap; i++) {
-        for (entry *e = s->buckets[i], *next; e; e = next) {
-            next = e->next;
-            uint32_t h = hash_key(e->key) & (cap - 1);
-            e->next = b[h];
-            b[h] = e;
-        }
-    }
-    free(s->buckets);
-    s->buckets = b;
-    s->cap = cap;
-}
-
-static entry **store_slot(const store *s, const char *key)
-{
-    entry **p = &s->buckets[hash_key(key) & (s->cap - 1)];
-    while (*p && strcmp((*p)->key, key) != 0)
-        p = &(*p)->next;
-    return p;
-}
-
-static cJSON *store_get(const store *s, const char *key)
-{
-    entry *e = *store_slot(s, key);
-    return e ? e->obj : NULL;
-}
-
-/* Stores obj under key; returns the object it replaces (caller frees). */
-static cJSON *store_put(store *s, const char *key, cJSON *obj)
-{
-    entry **p = store_slot(s, key);
-    if (*p) {
-        cJSON *old = (*p)->obj;
-        (*p)->obj = obj;
-        return old;
-    }
-    entry *e = ls_xcalloc(1, sizeof *e);
-    e->key = ls_xstrdup(key);
-    e->obj = obj;
-    e->seq = s->next_seq++;
-    *p = e;
-    if (++s->len > s->cap)
-        store_grow(s);
-    return NULL;
-}
-
-static cJSON *store_remove(store *s, const char *key)
-{
-    entry **p = store_slot(s, key);
-    entry *e = *p;
-    if (!e)
-        return NULL;
-    *p = e->next;
-    cJSON *obj = e->obj;
-    free(e->key);
-    free(e);
-    s->len--;
-    return obj;
-}
-
-static void store_free(store *s)
-{
-    for (uint32_t i = 0; i < s->cap; i++) {
-        for (entry *e = s->buckets[i], *next; e; e = next) {
-            next = e->next;
-            cJSON_Delete(e->obj);
-            free(e->key);
-            free(e);
-        }
-    }
-    free(s->buckets);
-    s->buckets = NULL;
-    s->cap = s->len = 0;
+    cJSON_Delete(p);
 }
 
 /* ---- the informer ---- */
@@ -132,6 +30,7 @@ struct ls_informer {
     char *selectors;       /* "&fieldSelector=...&labelSelector=..." or "" */
     int page_size, min_watch_timeout_s;
     long backoff_initial_ms, backoff_max_ms;
+    bool keep_managed_fields;
 
     pthread_t thread;
     bool started, joined;
@@ -139,7 +38,7 @@ struct ls_informer {
     atomic_int synced;
 
     pthread_mutex_t lock;   /* guards the store against readers on other threads, stats, rv */
-    store st;
+    ls_kmap st;
     char rv[128];
     ls_informer_stats stats;
 
@@ -200,8 +99,9 @@ ls_informer *ls_informer_new(ls_kclient *c, const ls_informer_options *opt, cons
     inf->min_watch_timeout_s = opt->min_watch_timeout_s > 0 ? opt->min_watch_timeout_s : 300;
     inf->backoff_initial_ms = opt->backoff_initial_ms > 0 ? opt->backoff_initial_ms : 800;
     inf->backoff_max_ms = opt->backoff_max_ms > 0 ? opt->backoff_max_ms : 30000;
+    inf->keep_managed_fields = opt->keep_managed_fields;
     pthread_mutex_init(&inf->lock, NULL);
-    store_init(&inf->st);
+    ls_kmap_init(&inf->st);
     inf->dec = ls_watch_decoder_new(0);
     return inf;
 }
@@ -245,11 +145,17 @@ static bool same_rv(const cJSON *a, const cJSON *b)
     return ra && rb && strcmp(ra, rb) == 0;
 }
 
+static void trim(const ls_informer *inf, cJSON *obj)
+{
+    if (!inf->keep_managed_fields)
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "managedFields");
+}
+
 /* Stores obj (taken) and delivers add or update. */
 static void apply_upsert(ls_informer *inf, const char *key, cJSON *obj)
 {
     pthread_mutex_lock(&inf->lock);
-    cJSON *old = store_put(&inf->st, key, obj);
+    cJSON *old = ls_kmap_put(&inf->st, key, obj);
     pthread_mutex_unlock(&inf->lock);
     if (old && inf->h.on_update)
         inf->h.on_update(inf->h.ud, old, obj);
@@ -262,7 +168,7 @@ static void apply_upsert(ls_informer *inf, const char *key, cJSON *obj)
 static void apply_delete(ls_informer *inf, const char *key, const cJSON *final)
 {
     pthread_mutex_lock(&inf->lock);
-    cJSON *old = store_remove(&inf->st, key);
+    cJSON *old = ls_kmap_remove(&inf->st, key);
     pthread_mutex_unlock(&inf->lock);
     const cJSON *gone = final ? final : old;
     if (gone && inf->h.on_delete)
@@ -291,7 +197,7 @@ static void fill_type(cJSON *item, const char *list_kind, const char *api_versio
 }
 
 /* Moves the items of one page into fresh. */
-static bool take_page(ls_informer *inf, cJSON *page, store *fresh)
+static bool take_page(ls_informer *inf, cJSON *page, ls_kmap *fresh)
 {
     cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
     if (items && !cJSON_IsNull(items) && !cJSON_IsArray(items)) {
@@ -307,7 +213,8 @@ static bool take_page(ls_informer *inf, cJSON *page, store *fresh)
             continue;
         }
         fill_type(item, kind, apiv);
-        cJSON_Delete(store_put(fresh, key, item));
+        trim(inf, item);
+        cJSON_Delete(ls_kmap_put(fresh, key, item));
     }
     return true;
 }
@@ -342,7 +249,7 @@ static list_result get_page(ls_informer *inf, const char *path, cJSON **page)
 }
 
 /* Lists every page into fresh; *rv gets the collection's resourceVersion. */
-static list_result list_all(ls_informer *inf, bool from_cache, store *fresh, char *rv, size_t rv_cap)
+static list_result list_all(ls_informer *inf, bool from_cache, ls_kmap *fresh, char *rv, size_t rv_cap)
 {
     char *cont = NULL;
     list_result res = LIST_OK;
@@ -377,53 +284,43 @@ static list_result list_all(ls_informer *inf, bool from_cache, store *fresh, cha
 
 /* Makes the store equal to fresh (emptied here), delivering the differences:
  * deletes first, then adds and updates. */
-static int by_seq(const void *a, const void *b)
-{
-    uint64_t x = (*(entry *const *)a)->seq, y = (*(entry *const *)b)->seq;
-    return x < y ? -1 : x > y;
-}
-
-static void reconcile(ls_informer *inf, store *fresh)
+static void reconcile(ls_informer *inf, ls_kmap *fresh)
 {
     ls_vec gone;
     ls_vec_init(&gone, sizeof(char *));
     for (uint32_t i = 0; i < inf->st.cap; i++)
-        for (entry *e = inf->st.buckets[i]; e; e = e->next)
-            if (!store_get(fresh, e->key))
+        for (ls_kmap_entry *e = inf->st.buckets[i]; e; e = e->next)
+            if (!ls_kmap_get(fresh, e->key))
                 *(char **)ls_vec_push(&gone) = ls_xstrdup(e->key);
     for (uint32_t i = 0; i < gone.len; i++) {
         apply_delete(inf, LS_VEC_AT(&gone, char *, i), NULL);
         free(LS_VEC_AT(&gone, char *, i));
     }
     ls_vec_free(&gone);
-    entry **in_order = ls_xcalloc(fresh->len + 1, sizeof *in_order);
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < fresh->cap; i++)
-        for (entry *e = fresh->buckets[i]; e; e = e->next)
-            in_order[n++] = e;
-    qsort(in_order, n, sizeof *in_order, by_seq);
-    for (uint32_t i = 0; i < n; i++) {
-        entry *e = in_order[i];
-        cJSON *cur = store_get(&inf->st, e->key);
-        cJSON *obj = e->obj;
-        e->obj = NULL;
+    /* In list order, as client-go's Replace delivers: the queue's ties follow it. */
+    ls_kmap_entry **in_order = ls_kmap_in_order(fresh);
+    for (uint32_t i = 0; i < fresh->len; i++) {
+        ls_kmap_entry *e = in_order[i];
+        cJSON *cur = ls_kmap_get(&inf->st, e->key);
+        cJSON *obj = e->value;
+        e->value = NULL;
         if (cur && same_rv(cur, obj))
             cJSON_Delete(obj);   /* unchanged: no event, as a resync without changes */
         else
             apply_upsert(inf, e->key, obj);
     }
     free(in_order);
-    store_free(fresh);
+    ls_kmap_free(fresh, free_json);
 }
 
 static list_result list_and_sync(ls_informer *inf, bool from_cache)
 {
-    store fresh;
-    store_init(&fresh);
+    ls_kmap fresh;
+    ls_kmap_init(&fresh);
     char rv[128] = "";
     list_result res = list_all(inf, from_cache, &fresh, rv, sizeof rv);
     if (res != LIST_OK) {
-        store_free(&fresh);
+        ls_kmap_free(&fresh, free_json);
         return res;
     }
     reconcile(inf, &fresh);
@@ -465,6 +362,7 @@ static bool on_event(void *ud, ls_watch_event *ev, ls_error *err)
     char key[512];
     if (!object_key(ev->object, key, sizeof key))
         return true;   /* nothing to key it by: skip rather than abort the watch */
+    trim(inf, ev->object);
     if (ev->type == LS_WATCH_DELETED) {
         apply_delete(inf, key, ev->object);
     } else {
@@ -610,7 +508,7 @@ void ls_informer_free(ls_informer *inf)
     if (!inf)
         return;
     ls_informer_stop(inf);
-    store_free(&inf->st);
+    ls_kmap_free(&inf->st, free_json);
     ls_watch_decoder_free(inf->dec);
     pthread_mutex_destroy(&inf->lock);
     free(inf->name);
@@ -643,7 +541,7 @@ cJSON *ls_informer_get(ls_informer *inf, const char *ns, const char *name)
     else
         snprintf(key, sizeof key, "%s", name);
     pthread_mutex_lock(&inf->lock);
-    cJSON *obj = store_get(&inf->st, key);
+    cJSON *obj = ls_kmap_get(&inf->st, key);
     cJSON *copy = obj ? cJSON_Duplicate(obj, true) : NULL;
     pthread_mutex_unlock(&inf->lock);
     return copy;

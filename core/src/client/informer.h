@@ -55,6 +55,9 @@ typedef struct ls_informer_options {
     int min_watch_timeout_s;      /* 0: 300 */
     long backoff_initial_ms;      /* 0: 800 */
     long backoff_max_ms;          /* 0: 30000 */
+    bool keep_managed_fields;     /* false: metadata.managedFields is dropped before objects are
+                                     stored and delivered (kube-scheduler trims it too: it is large
+                                     and no scheduling decision reads it) */
 } ls_informer_options;
 
 /* The client must outlive the informer. Strings in opt are copied. */
@@ -63,7 +66,8 @@ ls_informer *ls_informer_new(ls_kclient *c, const ls_informer_options *opt, cons
 /* Starts the thread (once). */
 bool ls_informer_start(ls_informer *inf, ls_error *err);
 /* Stops the thread and joins it; an in-progress request is cancelled, so this
- * returns within about 100 ms plus the running handler's time. Idempotent. */
+ * returns within about 100 ms plus the running handler's time. Idempotent.
+ * Never from a handler (it would join its own thread). */
 void ls_informer_stop(ls_informer *inf);
 /* Stops if needed and frees the store. */
 void ls_informer_free(ls_informer *inf);

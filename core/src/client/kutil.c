@@ -276,3 +276,114 @@ const char *ls_kutil_meta_str(const cJSON *obj, const char *key)
 {
     return ls_kutil_json_str(obj ? cJSON_GetObjectItemCaseSensitive(obj, "metadata") : NULL, key);
 }
+
+static uint32_t kmap_hash(const char *s)
+{
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+void ls_kmap_init(ls_kmap *m)
+{
+    m->cap = 64;
+    m->len = 0;
+    m->buckets = ls_xcalloc(m->cap, sizeof *m->buckets);
+}
+
+static void kmap_grow(ls_kmap *m)
+{
+    uint32_t cap = m->cap * 2;
+    ls_kmap_entry **b = ls_xcalloc(cap, sizeof *b);
+    for (uint32_t i = 0; i < m->cap; i++) {
+        for (ls_kmap_entry *e = m->buckets[i], *next; e; e = next) {
+            next = e->next;
+            uint32_t h = kmap_hash(e->key) & (cap - 1);
+            e->next = b[h];
+            b[h] = e;
+        }
+    }
+    free(m->buckets);
+    m->buckets = b;
+    m->cap = cap;
+}
+
+static ls_kmap_entry **kmap_slot(const ls_kmap *m, const char *key)
+{
+    ls_kmap_entry **p = &m->buckets[kmap_hash(key) & (m->cap - 1)];
+    while (*p && strcmp((*p)->key, key) != 0)
+        p = &(*p)->next;
+    return p;
+}
+
+void *ls_kmap_get(const ls_kmap *m, const char *key)
+{
+    ls_kmap_entry *e = *kmap_slot(m, key);
+    return e ? e->value : NULL;
+}
+
+void *ls_kmap_put(ls_kmap *m, const char *key, void *value)
+{
+    ls_kmap_entry **p = kmap_slot(m, key);
+    if (*p) {
+        void *old = (*p)->value;
+        (*p)->value = value;
+        return old;
+    }
+    ls_kmap_entry *e = ls_xcalloc(1, sizeof *e);
+    e->key = ls_xstrdup(key);
+    e->value = value;
+    e->seq = m->next_seq++;
+    *p = e;
+    if (++m->len > m->cap)   /* load factor 1: chains stay short */
+        kmap_grow(m);
+    return NULL;
+}
+
+static int by_insertion(const void *a, const void *b)
+{
+    uint64_t x = (*(ls_kmap_entry *const *)a)->seq, y = (*(ls_kmap_entry *const *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+ls_kmap_entry **ls_kmap_in_order(const ls_kmap *m)
+{
+    ls_kmap_entry **out = ls_xcalloc(m->len + 1, sizeof *out);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->cap; i++)
+        for (ls_kmap_entry *e = m->buckets[i]; e; e = e->next)
+            out[n++] = e;
+    qsort(out, n, sizeof *out, by_insertion);
+    return out;
+}
+
+void *ls_kmap_remove(ls_kmap *m, const char *key)
+{
+    ls_kmap_entry **p = kmap_slot(m, key);
+    ls_kmap_entry *e = *p;
+    if (!e)
+        return NULL;
+    *p = e->next;
+    void *value = e->value;
+    free(e->key);
+    free(e);
+    m->len--;
+    return value;
+}
+
+void ls_kmap_free(ls_kmap *m, void (*free_value)(void *))
+{
+    for (uint32_t i = 0; i < m->cap; i++) {
+        for (ls_kmap_entry *e = m->buckets[i], *next; e; e = next) {
+            next = e->next;
+            if (free_value)
+                free_value(e->value);
+            free(e->key);
+            free(e);
+        }
+    }
+    free(m->buckets);
+    m->buckets = NULL;
+    m->cap = m->len = 0;
+}

@@ -55,6 +55,31 @@ void ls_kbuf_addf(ls_kbuf *b, const char *fmt, ...) __attribute__((format(printf
 void ls_kbuf_add_query(ls_kbuf *b, const char *s);
 void ls_kbuf_free(ls_kbuf *b);
 
+/* A hash map from strings (copied) to pointers, chained. */
+typedef struct ls_kmap_entry {
+    char *key;
+    void *value;
+    struct ls_kmap_entry *next;
+    uint64_t seq;       /* insertion order (ls_kmap_in_order) */
+} ls_kmap_entry;
+typedef struct ls_kmap {
+    ls_kmap_entry **buckets;
+    uint32_t cap, len;
+    uint64_t next_seq;
+} ls_kmap;
+void ls_kmap_init(ls_kmap *m);
+void *ls_kmap_get(const ls_kmap *m, const char *key);
+/* Returns the value it replaces (NULL when the key is new). */
+void *ls_kmap_put(ls_kmap *m, const char *key, void *value);
+/* Returns the removed value (NULL when absent). */
+void *ls_kmap_remove(ls_kmap *m, const char *key);
+/* free_value (may be NULL) is called on every value, NULL ones included. */
+void ls_kmap_free(ls_kmap *m, void (*free_value)(void *));
+/* The entries in insertion order (m->len of them, malloc'd; the caller frees
+ * the array). */
+ls_kmap_entry **ls_kmap_in_order(const ls_kmap *m);
+/* Iteration: for (i < m->cap) for (ls_kmap_entry *e = m->buckets[i]; e; e = e->next) */
+
 /* A string member of a JSON object, NULL when absent or not a string. */
 const char *ls_kutil_json_str(const cJSON *obj, const char *key);
 /* obj.metadata.<key> as a string, NULL when absent. */

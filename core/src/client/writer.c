@@ -19,12 +19,16 @@
 #include "client/kutil.h"
 
 #define LS_NOTE_LIMIT 1024   /* events.k8s.io note limit (NoteLengthLimit) */
+#define LS_SERIES_WINDOW_MS (6 * 60 * 1000)      /* client-go finishTime */
+#define LS_SERIES_HEARTBEAT_MS (30 * 60 * 1000)  /* client-go refreshTime */
+#define LS_SERIES_SWEEP_EVERY 256
 
 typedef struct job {
     ls_write_kind kind;
     char *ns, *name;
     char *method, *path, *content_type, *body;   /* the request (PREEMPT: the status patch) */
     char *delete_path, *delete_body;             /* PREEMPT: the DELETE that follows */
+    char *fallback_path, *fallback_body;         /* EVENT series: POST when the PATCH finds no Event */
     ls_write_done_fn done;
     void *ud;
     struct job *next;
@@ -43,7 +47,27 @@ struct ls_writer {
     bool draining, drained;
     atomic_int cancel;        /* set when the drain deadline passes */
     ls_writer_stats stats;
+
+    bool series_on;
+    pthread_mutex_t series_lock;
+    ls_kmap series;           /* event key -> series_entry */
+    unsigned long series_calls;
 };
+
+/* One event as created, and how often it has happened since. */
+typedef struct series_entry {
+    cJSON *event;             /* the created Event (to create it again if it vanished) */
+    int count;
+    int64_t last_ms, written_ms;
+} series_entry;
+
+static void series_entry_free(void *p)
+{
+    series_entry *e = p;
+    if (e)
+        cJSON_Delete(e->event);
+    free(e);
+}
 
 static char *xdup(const char *s)
 {
@@ -60,6 +84,8 @@ static void job_free(job *j)
     free(j->body);
     free(j->delete_path);
     free(j->delete_body);
+    free(j->fallback_path);
+    free(j->fallback_body);
     free(j);
 }
 
@@ -106,7 +132,14 @@ static void run_job(ls_writer *w, job *j)
     long status;
     int attempts;
     char msg[1200];
+    if (!j->method) {
+        finish(w, j, LS_WRITE_OK, 0, 0, "counted in the event series");
+        return;
+    }
     send_one(w, j->method, j->path, j->content_type, j->body, &oc, &status, &attempts, msg, sizeof msg);
+    if (j->fallback_body && oc == LS_WRITE_NOT_FOUND)
+        send_one(w, "POST", j->fallback_path, "application/json", j->fallback_body, &oc, &status, &attempts, msg,
+                 sizeof msg);
     if (j->kind == LS_WRITE_BIND && oc == LS_WRITE_CONFLICT && attempts > 1) {
         size_t n = strlen(msg);
         snprintf(msg + n, sizeof msg - n, " (after a retried request: our first attempt may have bound it)");
@@ -172,6 +205,9 @@ ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *
         w->instance = b.s;
     }
     w->n_workers = opt && opt->workers > 0 ? opt->workers : 4;
+    w->series_on = !(opt && opt->no_event_series);
+    pthread_mutex_init(&w->series_lock, NULL);
+    ls_kmap_init(&w->series);
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->idle, NULL);
@@ -257,6 +293,8 @@ void ls_writer_free(ls_writer *w)
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->idle);
+    pthread_mutex_destroy(&w->series_lock);
+    ls_kmap_free(&w->series, series_entry_free);
     free(w->workers);
     free(w->controller);
     free(w->instance);
@@ -330,6 +368,11 @@ void ls_writer_scheduled_note(const char *ns, const char *name, const char *node
     snprintf(out, cap, "Successfully assigned %s/%s to %s", ns, name, node);
 }
 
+void ls_writer_preempted_note(const char *preemptor_uid, const char *node, char *out, size_t cap)
+{
+    snprintf(out, cap, "Preempted by pod %s on node %s", preemptor_uid, node);
+}
+
 /* The note cut to the API's limit the way upstream cuts it (" ..."),
  * without splitting a UTF-8 sequence. */
 static void add_note(cJSON *ev, const char *note)
@@ -347,6 +390,82 @@ static void add_note(cJSON *ev, const char *note)
     memcpy(cut + keep, " ...", 5);
     cJSON_AddStringToObject(ev, "note", cut);
     free(cut);
+}
+
+/* Drops series not seen for the window (client-go's finishSeries, lazily). */
+static void sweep_series(ls_writer *w, int64_t now)
+{
+    ls_vec stale;
+    ls_vec_init(&stale, sizeof(char *));
+    for (uint32_t i = 0; i < w->series.cap; i++)
+        for (ls_kmap_entry *e = w->series.buckets[i]; e; e = e->next)
+            if (now - ((series_entry *)e->value)->last_ms > LS_SERIES_WINDOW_MS)
+                *(char **)ls_vec_push(&stale) = ls_xstrdup(e->key);
+    for (uint32_t i = 0; i < stale.len; i++) {
+        series_entry_free(ls_kmap_remove(&w->series, LS_VEC_AT(&stale, char *, i)));
+        free(LS_VEC_AT(&stale, char *, i));
+    }
+    ls_vec_free(&stale);
+}
+
+static char *series_patch(int count, const char *now)
+{
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *series = cJSON_AddObjectToObject(patch, "series");
+    cJSON_AddNumberToObject(series, "count", count);
+    cJSON_AddStringToObject(series, "lastObservedTime", now);
+    return print_and_delete(patch);
+}
+
+/* Decides what the event ev (taken) becomes: a new Event (POST), a series
+ * update (PATCH, with a POST of the whole Event should it be gone), or
+ * nothing but a count (j->method stays NULL). */
+static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *events_path, job *j)
+{
+    int64_t now = ls_kutil_now_ms();
+    char now_text[32];
+    ls_kutil_micro_time(now_text);
+    pthread_mutex_lock(&w->series_lock);
+    if (++w->series_calls % LS_SERIES_SWEEP_EVERY == 0)
+        sweep_series(w, now);
+    series_entry *se = ls_kmap_get(&w->series, key);
+    if (se && now - se->last_ms > LS_SERIES_WINDOW_MS) {
+        series_entry_free(ls_kmap_remove(&w->series, key));
+        se = NULL;
+    }
+    if (!se) {
+        se = ls_xcalloc(1, sizeof *se);
+        se->event = cJSON_Duplicate(ev, true);
+        se->count = 1;
+        se->last_ms = se->written_ms = now;
+        ls_kmap_put(&w->series, key, se);
+        j->method = ls_xstrdup("POST");
+        j->path = ls_xstrdup(events_path);
+        j->content_type = ls_xstrdup("application/json");
+        j->body = print_and_delete(ev);
+        pthread_mutex_unlock(&w->series_lock);
+        return;
+    }
+    cJSON_Delete(ev);
+    se->count++;
+    se->last_ms = now;
+    if (se->count == 2 || now - se->written_ms >= LS_SERIES_HEARTBEAT_MS) {
+        se->written_ms = now;
+        const char *name = ls_kutil_meta_str(se->event, "name");
+        ls_kbuf p = {0};
+        ls_kbuf_addf(&p, "%s/%s", events_path, name ? name : "");
+        j->method = ls_xstrdup("PATCH");
+        j->path = p.s;
+        j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
+        j->body = series_patch(se->count, now_text);
+        cJSON *again = cJSON_Duplicate(se->event, true);
+        cJSON *series = cJSON_AddObjectToObject(again, "series");
+        cJSON_AddNumberToObject(series, "count", se->count);
+        cJSON_AddStringToObject(series, "lastObservedTime", now_text);
+        j->fallback_path = ls_xstrdup(events_path);
+        j->fallback_body = print_and_delete(again);
+    }
+    pthread_mutex_unlock(&w->series_lock);
 }
 
 bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_fn done, void *ud)
@@ -379,14 +498,26 @@ bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_
     cJSON_AddStringToObject(reg, "name", e->name);
     if (e->uid && *e->uid)
         cJSON_AddStringToObject(reg, "uid", e->uid);
+    if (e->resource_version && *e->resource_version)
+        cJSON_AddStringToObject(reg, "resourceVersion", e->resource_version);
     add_note(ev, e->note ? e->note : "");
     job *j = new_job(LS_WRITE_EVENT, e->ns, e->name, done, ud);
-    j->method = ls_xstrdup("POST");
     ls_kbuf p = {0};
     ls_kbuf_addf(&p, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
-    j->path = p.s;
-    j->content_type = ls_xstrdup("application/json");
-    j->body = print_and_delete(ev);
+    if (!w->series_on) {
+        j->method = ls_xstrdup("POST");
+        j->path = p.s;
+        j->content_type = ls_xstrdup("application/json");
+        j->body = print_and_delete(ev);
+        return submit(w, j);
+    }
+    ls_kbuf key = {0};
+    ls_kbuf_addf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s", e->type ? e->type : "Normal", e->action ? e->action : "",
+                 e->reason, controller, w->instance, e->ns, e->name, e->uid ? e->uid : "",
+                 e->resource_version ? e->resource_version : "");
+    plan_series(w, key.s, ev, p.s, j);
+    ls_kbuf_free(&key);
+    ls_kbuf_free(&p);
     return submit(w, j);
 }
 

@@ -55,6 +55,7 @@ typedef struct ls_writer_options {
     int workers;                       /* 0: 4 */
     const char *reporting_controller;  /* events' reportingController; NULL: "default-scheduler" */
     const char *reporting_instance;    /* NULL: "<controller>-<hostname>", as client-go */
+    bool no_event_series;              /* true: every event is a new Event object */
 } ls_writer_options;
 
 ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *err);
@@ -69,7 +70,17 @@ void ls_writer_free(ls_writer *w);
 bool ls_writer_bind(ls_writer *w, const char *ns, const char *name, const char *uid, const char *node,
                     ls_write_done_fn done, void *ud);
 
-/* An events.k8s.io/v1 Event regarding a pod. */
+/* An events.k8s.io/v1 Event regarding a pod.
+ *
+ * Repeats are folded into a series as client-go's events broadcaster does:
+ * events with the same type, action, reason, reporting controller/instance
+ * and regarding pod (the note is NOT part of the key) within 6 minutes of
+ * the last one make one Event: the first is created, the second PATCHes
+ * series {count: 2, lastObservedTime}, later ones only count, and the count
+ * is written again by the first repeat 30 minutes after the last write (the
+ * upstream heartbeat, done lazily). A series PATCH that finds the Event gone
+ * (404) creates it again. Counted-only repeats complete with LS_WRITE_OK,
+ * status 0 and the message "counted in the event series". */
 typedef struct ls_event_spec {
     const char *ns, *name, *uid;   /* the pod (regarding) */
     const char *type;              /* "Normal" | "Warning" */
@@ -77,12 +88,17 @@ typedef struct ls_event_spec {
     const char *action;            /* "Binding", "Scheduling", "Preempting" */
     const char *note;              /* cut to 1024 bytes with " ..." as upstream */
     const char *reporting_controller; /* NULL: the writer's (a profile's schedulerName) */
+    const char *resource_version;  /* of the pod, optional (regarding.resourceVersion, part of the key) */
 } ls_event_spec;
 bool ls_writer_record_event(ls_writer *w, const ls_event_spec *ev, ls_write_done_fn done, void *ud);
 /* The upstream note of a successful binding: "Successfully assigned NS/NAME to NODE". */
 void ls_writer_scheduled_note(const char *ns, const char *name, const char *node, char *out, size_t cap);
+/* The upstream note on a victim: "Preempted by pod PREEMPTOR_UID on node NODE". */
+void ls_writer_preempted_note(const char *preemptor_uid, const char *node, char *out, size_t cap);
 
-/* Pod status patch (strategic merge on .../pods/NAME/status). */
+/* Pod status patch (strategic merge on .../pods/NAME/status). Upstream sends
+ * one only when something changes: compare with the informer's copy first.
+ * The condition carries lastTransitionTime = now. */
 typedef enum ls_nominate_mode {
     LS_NOMINATE_KEEP,   /* leave status.nominatedNodeName alone */
     LS_NOMINATE_SET,    /* set it to node */

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# End to end: what `luasched run` serves and how it reloads. Against the served
+# cluster, with a configuration naming a Lua plugin: /healthz, /livez and
+# /readyz answer ok once synced; /metrics passes `promtool check metrics` and
+# counts the attempts; /configz is the completed configuration; logs are JSON
+# with --logging-format json. Rewriting the plugin reloads it
+# (luasched_reloads_total{result="success"}), and a syntax error keeps the old
+# code, is logged with its file and line and counted as a failure.
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/serve_lib.bash"
+ROOT=${LUASCHED_SOURCE_DIR:-.}
+D=$TMP/cfg
+mkdir -p "$D/plugins"
+cat > "$D/plugins/prefer.lua" <<'LUA'
+local ls = require("luasched")
+local P = ls.plugin("Prefer")
+function P:score() return 0 end
+return P
+LUA
+cat > "$D/config.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+luasched: {pluginPath: ["$D/plugins"]}
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: Prefer, weight: 3}]
+YAML
+
+luajit "$ROOT/bench/make_cluster.lua" 5 20 > "$TMP/cluster.json"
+serve_start "$TMP/cluster.json"
+for _ in 1 2 3 4 5; do
+  PORT=$(shuf -i 20000-60000 -n 1)
+  "$BIN" run --kubeconfig "$KUBECONFIG_FILE" --config "$D/config.yaml" --bind-address 127.0.0.1 \
+    --secure-port "$PORT" --logging-format json > "$TMP/run.out" 2> "$TMP/run.err" &
+  RUN_PID=$!
+  sleep 0.5
+  kill -0 "$RUN_PID" 2>/dev/null && break
+done
+get() { curl -sk "https://127.0.0.1:$PORT$1"; }
+wait_bound 20 30 || echo "FAIL: not every pod was bound"
+expect_eq "/healthz" "$(get /healthz)" "ok"
+expect_eq "/livez" "$(get /livez)" "ok"
+expect_eq "/readyz" "$(get /readyz)" "ok"
+get /metrics > "$TMP/metrics"
+if command -v promtool >/dev/null; then
+  promtool check metrics < "$TMP/metrics" > "$TMP/promtool" 2>&1
+  expect_eq "promtool check metrics passes" "$?:$(cat "$TMP/promtool")" "0:"
+else
+  echo "FAIL: promtool is not installed (Debian package prometheus)"; failures=$((failures + 1))
+fi
+expect_contains "attempts counted" "$(cat "$TMP/metrics")" \
+  'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 20'
+expect_contains "extension points timed" "$(cat "$TMP/metrics")" \
+  'scheduler_framework_extension_point_duration_seconds_count{extension_point="Score",status="Success",profile="default-scheduler"} 20'
+expect_contains "incoming pods counted" "$(cat "$TMP/metrics")" \
+  'scheduler_queue_incoming_pods_total{queue="active",event="PodAdd"} 20'
+expect_eq "/configz is the completed configuration" \
+  "$(get /configz | jq -r '.componentconfig.profiles[0].plugins.multiPoint.enabled[] | select(.name == "Prefer") | .weight')" "3"
+expect_eq "logs are JSON lines" "$(jq -r 'select(.msg == "Caches are synced") | .msg' "$TMP/run.err")" "Caches are synced"
+
+cat > "$D/plugins/prefer.lua.tmp" <<'LUA'
+local ls = require("luasched")
+local P = ls.plugin("Prefer")
+function P:score() return 1 end
+return P
+LUA
+mv "$D/plugins/prefer.lua.tmp" "$D/plugins/prefer.lua"
+sleep 1
+expect_contains "the rewrite is reloaded" "$(get /metrics)" 'luasched_reloads_total{result="success"} 1'
+printf 'local P = {\nfunction P:score(\nreturn P\n' > "$D/plugins/prefer.lua.tmp"
+mv "$D/plugins/prefer.lua.tmp" "$D/plugins/prefer.lua"
+sleep 1
+expect_contains "the broken edit is counted" "$(get /metrics)" 'luasched_reloads_total{result="failure"} 1'
+expect_contains "the broken edit is logged with its file and line" \
+  "$(jq -r 'select(.msg == "Reload failed, the running profiles stay") | .err' "$TMP/run.err")" "prefer.lua:3:"
+expect_eq "still healthy" "$(get /healthz)" "ok"
+
+run_stop
+expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
+serve_stop
+[ "$failures" -eq 0 ]
