@@ -17,9 +17,14 @@ local P = ls.plugin("Prefer")
 function P:score() return 0 end
 return P
 LUA
+luajit "$ROOT/bench/make_cluster.lua" 5 20 > "$TMP/cluster.json"
+serve_start "$TMP/cluster.json"
+# With --config, the deprecated --kubeconfig flag is ignored (as upstream):
+# the file names the kubeconfig.
 cat > "$D/config.yaml" <<YAML
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$KUBECONFIG_FILE"}
 leaderElection: {leaderElect: false}
 luasched: {pluginPath: ["$D/plugins"]}
 profiles:
@@ -29,11 +34,9 @@ profiles:
       enabled: [{name: Prefer, weight: 3}]
 YAML
 
-luajit "$ROOT/bench/make_cluster.lua" 5 20 > "$TMP/cluster.json"
-serve_start "$TMP/cluster.json"
 for _ in 1 2 3 4 5; do
   PORT=$(shuf -i 20000-60000 -n 1)
-  "$BIN" run --kubeconfig "$KUBECONFIG_FILE" --config "$D/config.yaml" --bind-address 127.0.0.1 \
+  "$BIN" run --config "$D/config.yaml" --bind-address 127.0.0.1 \
     --secure-port "$PORT" --logging-format json > "$TMP/run.out" 2> "$TMP/run.err" &
   RUN_PID=$!
   sleep 0.5
@@ -75,7 +78,7 @@ mv "$D/plugins/prefer.lua.tmp" "$D/plugins/prefer.lua"
 sleep 1
 expect_contains "the broken edit is counted" "$(get /metrics)" 'luasched_reloads_total{result="failure"} 1'
 expect_contains "the broken edit is logged with its file and line" \
-  "$(jq -r 'select(.msg == "Reload failed, the running profiles stay") | .err' "$TMP/run.err")" "prefer.lua:3:"
+  "$(jq -r 'select(.msg == "Reload failed, the running profiles stay") | .err' "$TMP/run.err")" "prefer.lua:2:"
 expect_eq "still healthy" "$(get /healthz)" "ok"
 
 run_stop

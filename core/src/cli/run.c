@@ -349,6 +349,7 @@ typedef struct run_state {
     ls_scheduler *sched;
     ls_kubeconfig kubeconfig;
     char *configz;
+    char *plugin_dirs;
 } run_state;
 
 static void on_started_leading(void *ud)
@@ -420,13 +421,15 @@ static bool build_scheduler(const run_opts *o, ls_config *cfg, run_state *r, ls_
         ls_config_free(cfg);
         return false;
     }
+    /* The scheduler keeps its options across reloads, which free the
+     * configuration: the path lives as long as the run. */
     char *dirs = !o->plugin_path && cfg->luasched.plugin_dirs ? ls_xstrdup(cfg->luasched.plugin_dirs) : NULL;
+    r->plugin_dirs = dirs;
     ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path ? o->plugin_path : dirs,
                            .plugin_timeout_ms = o->plugin_timeout_ms ? o->plugin_timeout_ms
                                                                      : cfg->luasched.plugin_timeout_ms};
     ls_sched_source src = ls_kcluster_source(r->kc);
     r->sched = ls_scheduler_new(cfg, &so, &src, err);   /* takes cfg */
-    free(dirs);
     if (!r->sched)
         return false;
     r->metrics = ls_metrics_new();
@@ -481,6 +484,7 @@ static void stop_all(run_state *r)
     ls_kubeconfig_free(&r->kubeconfig);
     ls_metrics_free(r->metrics);
     free(r->configz);
+    free(r->plugin_dirs);
 }
 
 static int schedule(const run_opts *o, run_state *r)
