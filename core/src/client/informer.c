@@ -12,6 +12,7 @@
 
 #include "client/kutil.h"
 #include "client/watch.h"
+#include "luasched/log.h"
 
 /* The store is an ls_kmap from "ns/name" (or "name") to the cJSON object. */
 
@@ -114,6 +115,8 @@ static void set_error(ls_informer *inf, const char *msg)
     if (snprintf(inf->stats.last_error, sizeof inf->stats.last_error, "%s: %s", inf->name, msg) < 0)
         inf->stats.last_error[0] = '\0';
     pthread_mutex_unlock(&inf->lock);
+    /* client-go's reflector logs failed lists and watches the same way. */
+    ls_log_warning("Failed to list or watch", "resource", inf->name, "err", msg);
 }
 
 static void set_rv(ls_informer *inf, const char *rv)
@@ -468,6 +471,7 @@ static void *run(void *arg)
         if (atomic_load(&inf->stop))
             break;
         if (wr == WATCH_GONE) {
+            ls_log_info(2, "Watch expired (410), relisting", "resource", inf->name);
             pthread_mutex_lock(&inf->lock);
             inf->stats.relists++;
             inf->rv[0] = '\0';
@@ -475,10 +479,12 @@ static void *run(void *arg)
             need_list = true;
         } else if (wr == WATCH_FAILED) {
             backoff(inf, &delay);
-        } else if (inf->watch_events == 0 && ls_kutil_now_ms() - started < 1000) {
-            backoff(inf, &delay);   /* a server closing watches at once must not be hammered */
         } else {
-            delay = inf->backoff_initial_ms;
+            ls_log_info(4, "Watch closed, resuming", "resource", inf->name);
+            if (inf->watch_events == 0 && ls_kutil_now_ms() - started < 1000)
+                backoff(inf, &delay);   /* a server closing watches at once must not be hammered */
+            else
+                delay = inf->backoff_initial_ms;
         }
     }
     return NULL;
