@@ -17,13 +17,15 @@ FAULTS=(watch-drop=15 gone=0.2 error=0.1 throttle=0.1:1 latency=10)
 
 post_pod() {   # post_pod NAME CPU_MILLIS
   printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"default","labels":{"app":"late"}},"spec":{"containers":[{"name":"c","image":"late:1","resources":{"requests":{"cpu":"%sm","memory":"256Mi"}}}]}}' "$1" "$2" |
-    curl -sS --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-      -d @- "$SERVER_URL/api/v1/namespaces/default/pods" > /dev/null
+    curl -sS --fail --retry 20 --retry-all-errors --retry-delay 0 --retry-max-time 10 --cacert "$TMP/ca.crt" \
+      -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+      -d @- "$SERVER_URL/api/v1/namespaces/default/pods" > /dev/null || true
 }
 
 delete_pod() {
-  curl -sS --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" -X DELETE \
-    "$SERVER_URL/api/v1/namespaces/default/pods/$1" > /dev/null
+  curl -sS --fail --retry 20 --retry-all-errors --retry-delay 0 --retry-max-time 10 --cacert "$TMP/ca.crt" \
+    -H "Authorization: Bearer $TOKEN" -X DELETE \
+    "$SERVER_URL/api/v1/namespaces/default/pods/$1" > /dev/null 2>&1 || true
 }
 
 # Pods that are neither bound, nor pending with a recorded reason, nor gated.

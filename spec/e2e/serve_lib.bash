@@ -18,9 +18,10 @@ serve_start() {
   awk '/certificate-authority-data:/ {print $2; exit}' "$KUBECONFIG_FILE" | base64 -d > "$TMP/ca.crt"
 }
 
-# api PATH: GET on the served API.
+# api PATH: GET on the served API; the test's own reads retry through injected faults.
 api() {
-  curl -sS --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" "$SERVER_URL$1"
+  curl -sS --fail --retry 20 --retry-all-errors --retry-delay 0 --retry-max-time 30 \
+    --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" "$SERVER_URL$1"
 }
 
 # run_start [FLAGS...]: luasched run against the served cluster.

@@ -45,6 +45,10 @@ typedef struct ls_sched_source {
      * ls_scheduler_on_pod_delete synchronously. */
     bool (*preempt)(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node, const char *message,
                     ls_error *err);
+    /* Optional: a pod's nomination was cleared (DefaultPreemption clearing
+     * lower-priority pods nominated to the node it chose): status.nominatedNodeName
+     * goes too. */
+    void (*clear_nomination)(void *ud, const ls_pod *pod);
     /* Optional, for the real-time loop: block until the source has events or
      * `ms` milliseconds have passed (without it, the loop sleeps). */
     void (*wait)(void *ud, uint64_t ms);

@@ -63,6 +63,7 @@ struct ls_kcluster {
     ls_scheduler *sched;
     ls_map stores[KC_KINDS];       /* key -> ls_pod_obj / ls_node_obj / ls_object_obj */
     ls_vec retired;                /* kc_retired */
+    ls_map last_failure;           /* pod uid -> hash of the last condition patched (uintptr_t) */
     uint32_t next_pod_id, next_node_id;
     ls_kcluster_counts counts;     /* under lock */
 };
@@ -225,6 +226,7 @@ ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt,
     }
     ls_vec_init(&kc->retired, sizeof(kc_retired));
     ls_vec_init(&kc->custom, sizeof(char *));
+    ls_map_init(&kc->last_failure);
     ls_writer_options wo = {.workers = opt->writer_threads ? opt->writer_threads : 8,
                             .reporting_controller = opt->reporting_controller,
                             .reporting_instance = opt->reporting_instance};
@@ -313,6 +315,7 @@ static void apply_pod(ls_kcluster *kc, kc_event *ev)
         return;
     }
     if (ev->type == KC_DELETE) {
+        ls_map_remove(&kc->last_failure, ev->key);
         if (old) {
             ls_map_remove(store, ev->key);
             ls_scheduler_on_pod_delete(kc->sched, &old->pod);
@@ -454,6 +457,16 @@ static bool source_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err)
     return true;
 }
 
+static uint64_t failure_hash(const char *reason, const char *message, ls_str nominated)
+{
+    uint64_t h = 1469598103934665603ull ^ nominated;
+    for (const char *p = reason ? reason : ""; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    for (const char *p = message; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    return h | 1;   /* never 0, the map's "absent" */
+}
+
 /* FailedScheduling and the PodScheduled condition (with nominatedNodeName
  * when preemption nominated a node). */
 static void record_failure(ls_kcluster *kc, const ls_attempt *a)
@@ -465,6 +478,13 @@ static void record_failure(ls_kcluster *kc, const ls_attempt *a)
                         .reason = "FailedScheduling", .action = "Scheduling", .note = message,
                         .reporting_controller = ls_str_get(pod->scheduler_name)};
     ls_writer_record_event(kc->writer, &ev, NULL, NULL);
+    /* As upstream, the status is patched only when the condition or the
+     * nomination changes, so lastTransitionTime keeps its meaning. */
+    uintptr_t h = (uintptr_t)failure_hash(a->reason, message, a->nominated_node);
+    if (pod->uid && (uintptr_t)ls_map_get(&kc->last_failure, pod->uid) == h)
+        return;
+    if (pod->uid)
+        ls_map_put(&kc->last_failure, pod->uid, (void *)h);
     ls_pod_status_patch patch = {.condition_reason = a->reason ? a->reason : "SchedulerError",
                                  .condition_message = message,
                                  .nominate = a->nominated_node ? LS_NOMINATE_SET : LS_NOMINATE_KEEP,
@@ -507,6 +527,12 @@ static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preempt
     return true;
 }
 
+static void source_clear_nomination(void *ud, const ls_pod *pod)
+{
+    ls_kcluster *kc = ud;
+    ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), NULL, NULL, NULL);
+}
+
 static void source_advance_to(void *ud, uint64_t now_ms)
 {
     (void)now_ms;
@@ -536,7 +562,8 @@ static void source_wait(void *ud, uint64_t ms)
 ls_sched_source ls_kcluster_source(ls_kcluster *kc)
 {
     return (ls_sched_source){.ud = kc, .bind = source_bind, .on_attempt = source_on_attempt,
-                             .advance_to = source_advance_to, .preempt = source_preempt, .wait = source_wait};
+                             .advance_to = source_advance_to, .preempt = source_preempt, .wait = source_wait,
+                             .clear_nomination = source_clear_nomination};
 }
 
 void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s)
@@ -594,6 +621,7 @@ void ls_kcluster_free(ls_kcluster *kc)
         obj_free(r.kind, r.obj);
     }
     ls_vec_free(&kc->retired);
+    ls_map_free(&kc->last_failure);
     for (uint32_t i = 0; i < kc->custom.len; i++)
         free(LS_VEC_AT(&kc->custom, char *, i));
     ls_vec_free(&kc->custom);

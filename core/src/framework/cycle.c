@@ -609,8 +609,12 @@ ls_str ls_cycle_nomination_of(const ls_cycle *cycle, const ls_pod *pod)
 void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod)
 {
     ls_scheduler *s = cycle ? cycle->owner : NULL;
-    if (s)
-        ls_nominator_delete(&s->nominator, pod);
+    if (!s)
+        return;
+    bool had = ls_nominator_node_of(&s->nominator, pod) || pod->nominated_node_name;
+    ls_nominator_delete(&s->nominator, pod);
+    if (had && s->src.clear_nomination)
+        s->src.clear_nomination(s->src.ud, pod);
 }
 
 static int preempt_locked(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
