@@ -58,6 +58,9 @@ void ls_cache_remove_node(ls_cache *c, const ls_node *node);
 bool ls_cache_assume_pod(ls_cache *c, const ls_pod *pod, ls_str node_name, ls_error *err);
 bool ls_cache_forget_pod(ls_cache *c, const ls_pod *pod, ls_error *err);
 bool ls_cache_finish_binding(ls_cache *c, const ls_pod *pod);
+/* An assumed pod's object was replaced before its binding showed up (a status
+ * patch, say): the cache points at the new object, on the assumed node. */
+bool ls_cache_replace_assumed(ls_cache *c, const ls_pod *old_pod, const ls_pod *new_pod);
 bool ls_cache_add_pod(ls_cache *c, const ls_pod *pod, ls_error *err);      /* confirms an assumed pod */
 bool ls_cache_update_pod(ls_cache *c, const ls_pod *old_pod, const ls_pod *new_pod, ls_error *err);
 bool ls_cache_remove_pod(ls_cache *c, const ls_pod *pod, ls_error *err);

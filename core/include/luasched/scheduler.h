@@ -83,6 +83,9 @@ void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj);
  * API server later refused: the assumed pod is forgotten and retried after
  * backoff; the failure is reported through on_attempt with `message`. */
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message);
+/* A pod deleted while its binding was in flight: once the binding's outcome
+ * is known, the room it held on the assumed node is given back. */
+void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod);
 
 /* Pops one pod and runs its scheduling and binding cycles; false when the
  * active queue is empty. */

@@ -413,6 +413,20 @@ bool ls_cache_assume_pod(ls_cache *c, const ls_pod *pod, ls_str node_name, ls_er
     return true;
 }
 
+bool ls_cache_replace_assumed(ls_cache *c, const ls_pod *old_pod, const ls_pod *new_pod)
+{
+    ls_pod_state *ps = ls_map_get(&c->pods, old_pod->uid);
+    if (!ps || !ps->assumed || ps->pod == new_pod)
+        return false;
+    ls_cnode *n = ls_map_get(&c->nodes, ps->node);
+    if (n)
+        node_remove_pod(c, n, ps->pod);
+    n = cnode_get_or_create(c, ps->node);
+    node_add_pod(c, n, new_pod);
+    ps->pod = new_pod;
+    return true;
+}
+
 bool ls_cache_finish_binding(ls_cache *c, const ls_pod *pod)
 {
     ls_pod_state *ps = ls_map_get(&c->pods, pod->uid);

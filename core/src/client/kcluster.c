@@ -11,6 +11,7 @@
 
 #include "client/informer.h"
 #include "client/writer.h"
+#include "luasched/cache.h"
 #include "luasched/log.h"
 #include "luasched/map.h"
 #include "luasched/objects.h"
@@ -23,7 +24,7 @@
 #include <time.h>
 
 typedef enum kc_kind { KC_OBJECT, KC_NODE, KC_POD, KC_KINDS } kc_kind;
-typedef enum kc_type { KC_ADD, KC_UPDATE, KC_DELETE, KC_BIND_FAILED } kc_type;
+typedef enum kc_type { KC_ADD, KC_UPDATE, KC_DELETE, KC_BIND_OK, KC_BIND_FAILED } kc_type;
 
 typedef struct kc_event {
     uint8_t type;
@@ -64,6 +65,7 @@ struct ls_kcluster {
     ls_map stores[KC_KINDS];       /* key -> ls_pod_obj / ls_node_obj / ls_object_obj */
     ls_vec retired;                /* kc_retired */
     ls_map last_failure;           /* pod uid -> hash of the last condition patched (uintptr_t) */
+    ls_map deleted_binding;        /* pod uid -> ls_pod_obj deleted while assumed, until its binding's outcome */
     uint32_t next_pod_id, next_node_id;
     ls_kcluster_counts counts;     /* under lock */
 };
@@ -227,6 +229,7 @@ ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt,
     ls_vec_init(&kc->retired, sizeof(kc_retired));
     ls_vec_init(&kc->custom, sizeof(char *));
     ls_map_init(&kc->last_failure);
+    ls_map_init(&kc->deleted_binding);
     ls_writer_options wo = {.workers = opt->writer_threads ? opt->writer_threads : 8,
                             .reporting_controller = opt->reporting_controller,
                             .reporting_instance = opt->reporting_instance};
@@ -304,12 +307,23 @@ static void free_retired(ls_kcluster *kc)
     kc->retired.len = kept;
 }
 
+/* A binding's outcome for a pod deleted meanwhile: the assumed pod goes. */
+static bool settle_deleted_binding(ls_kcluster *kc, kc_event *ev)
+{
+    ls_pod_obj *gone = ls_map_remove(&kc->deleted_binding, ev->key);
+    if (!gone)
+        return false;
+    ls_scheduler_forget_assumed(kc->sched, &gone->pod);
+    retire(kc, KC_POD, gone);
+    return true;
+}
+
 static void apply_pod(ls_kcluster *kc, kc_event *ev)
 {
     ls_map *store = &kc->stores[KC_POD];
     ls_pod_obj *old = ls_map_get(store, ev->key);
-    if (ev->type == KC_BIND_FAILED) {
-        if (old)
+    if (ev->type == KC_BIND_OK || ev->type == KC_BIND_FAILED) {
+        if (!settle_deleted_binding(kc, ev) && old && ev->type == KC_BIND_FAILED)
             ls_scheduler_bind_failed(kc->sched, &old->pod, ev->message);
         free(ev->message);
         return;
@@ -319,7 +333,11 @@ static void apply_pod(ls_kcluster *kc, kc_event *ev)
         if (old) {
             ls_map_remove(store, ev->key);
             ls_scheduler_on_pod_delete(kc->sched, &old->pod);
-            retire(kc, KC_POD, old);
+            /* The cache keeps an assumed pod until its binding's outcome: so does the store. */
+            if (ls_cache_is_assumed(ls_scheduler_cache(kc->sched), &old->pod))
+                ls_map_put(&kc->deleted_binding, ev->key, old);
+            else
+                retire(kc, KC_POD, old);
         }
         return;
     }
@@ -427,6 +445,7 @@ static void bind_done(void *ud, const ls_write_result *r)
                             .reporting_controller = ls_str_get(job->scheduler_name)};
         ls_writer_record_event(kc->writer, &ev, NULL, NULL);
         ls_log_info(2, "Successfully bound pod to node", "pod", r->name, "node", job->node);
+        push(kc, KC_POD, (kc_event){.type = KC_BIND_OK, .key = job->uid});
     } else {
         char status_text[32];
         snprintf(status_text, sizeof status_text, "%ld", r->status);
@@ -622,6 +641,7 @@ void ls_kcluster_free(ls_kcluster *kc)
     }
     ls_vec_free(&kc->retired);
     ls_map_free(&kc->last_failure);
+    free_store(&kc->deleted_binding, KC_POD);
     for (uint32_t i = 0; i < kc->custom.len; i++)
         free(LS_VEC_AT(&kc->custom, char *, i));
     ls_vec_free(&kc->custom);

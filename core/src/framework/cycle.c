@@ -671,6 +671,17 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
  * assumed pod is forgotten and, as after any error, backs off before its next
  * attempt (upstream's handleBindingCycleError). A pod bound or deleted
  * meanwhile is left to the events that say so. */
+void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
+{
+    ls_error err;
+    if (!ls_cache_is_assumed(s->cache, pod))
+        return;
+    if (!ls_cache_forget_pod(s->cache, pod, &err))
+        ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
+    /* The room it held is free again: as upstream's AssignedPodDelete. */
+    ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
+}
+
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
 {
     ls_error err;

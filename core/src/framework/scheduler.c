@@ -138,8 +138,8 @@ void ls_scheduler_free(ls_scheduler *s)
 
 /* ---- events */
 
-static void cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
-                          uint8_t type, const void *old_obj, const void *new_obj)
+void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
+                                uint8_t type, const void *old_obj, const void *new_obj)
 {
     s->last_change_ms = s->clock_ms;
     if (!actions)
@@ -152,20 +152,20 @@ static void cluster_event(ls_scheduler *s, const char *resource, uint32_t action
 static void apply_node_add(ls_scheduler *s, const ls_node *node)
 {
     ls_cache_add_node(s->cache, node);
-    cluster_event(s, "Node", LS_ACT_ADD, "NodeAdd", LS_OBJ_NODE, NULL, node);
+    ls_scheduler_cluster_event(s, "Node", LS_ACT_ADD, "NodeAdd", LS_OBJ_NODE, NULL, node);
 }
 
 static void apply_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node)
 {
     ls_cache_update_node(s->cache, old_node, new_node);
-    cluster_event(s, "Node", ls_node_update_actions(old_node, new_node), "NodeUpdate", LS_OBJ_NODE, old_node,
+    ls_scheduler_cluster_event(s, "Node", ls_node_update_actions(old_node, new_node), "NodeUpdate", LS_OBJ_NODE, old_node,
                   new_node);
 }
 
 static void apply_node_delete(ls_scheduler *s, const ls_node *node)
 {
     ls_cache_remove_node(s->cache, node);
-    cluster_event(s, "Node", LS_ACT_DELETE, "NodeDelete", LS_OBJ_NODE, node, NULL);
+    ls_scheduler_cluster_event(s, "Node", LS_ACT_DELETE, "NodeDelete", LS_OBJ_NODE, node, NULL);
 }
 
 static void log_cache_error(const ls_error *err)
@@ -179,7 +179,7 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
     if (pod->node_name) {
         if (!ls_cache_add_pod(s->cache, pod, &err))
             log_cache_error(&err);
-        cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
+        ls_scheduler_cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
         return;
     }
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
@@ -211,13 +211,13 @@ static void assigned_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls
     if (known && old_pod != new_pod) {
         if (!ls_cache_update_pod(s->cache, old_pod, new_pod, &err))
             log_cache_error(&err);
-        cluster_event(s, "Pod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+        ls_scheduler_cluster_event(s, "Pod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
                       "AssignedPodUpdate", LS_OBJ_POD, old_pod, new_pod);
         return;
     }
     if (!known && !ls_cache_add_pod(s->cache, new_pod, &err))
         log_cache_error(&err);
-    cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
+    ls_scheduler_cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
 }
 
 static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
@@ -235,6 +235,11 @@ static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_po
     s->last_change_ms = s->clock_ms;
     ls_nominator_update(&s->nominator, old_pod, new_pod);
     ls_squeue_update(s->queue, old_pod, new_pod);
+    /* A pod being bound (assumed, or waiting on Permit) may be updated before
+     * its binding shows (a status patch): whoever holds it takes the new object,
+     * so the source can free the old one. */
+    ls_cache_replace_assumed(s->cache, old_pod, new_pod);
+    ls_waiting_pods_replace(&s->waiting, old_pod, new_pod);
 }
 
 static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
@@ -243,7 +248,7 @@ static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
     if (ls_cache_pod_node(s->cache, pod) && !ls_cache_is_assumed(s->cache, pod)) {
         if (!ls_cache_remove_pod(s->cache, pod, &err))
             log_cache_error(&err);
-        cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
+        ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
         return;
     }
     ls_waiting_pods_reject(&s->waiting, pod->id, 0, "pod was deleted while waiting at Permit");
@@ -257,19 +262,19 @@ static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
 static void apply_object_add(ls_scheduler *s, const ls_object *obj)
 {
     ls_object_store_put(s->objects, obj);
-    cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
+    ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
 }
 
 static void apply_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
     ls_object_store_put(s->objects, new_obj);
-    cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
+    ls_scheduler_cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
 }
 
 static void apply_object_delete(ls_scheduler *s, const ls_object *obj)
 {
     ls_object_store_remove(s->objects, obj);
-    cluster_event(s, ls_str_get(obj->kind), LS_ACT_DELETE, "ObjectDelete", LS_OBJ_OTHER, obj, NULL);
+    ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_DELETE, "ObjectDelete", LS_OBJ_OTHER, obj, NULL);
 }
 
 /* ---- deferred events

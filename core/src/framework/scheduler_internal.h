@@ -67,6 +67,9 @@ void ls_scheduler_begin_deferral(ls_scheduler *s);
 void ls_scheduler_end_deferral(ls_scheduler *s);
 void ls_scheduler_apply_deferred(ls_scheduler *s);
 
+/* scheduler.c: a cluster event for the queue (moves pods whose plugins registered for it). */
+void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
+                                uint8_t type, const void *old_obj, const void *new_obj);
 /* cycle.c */
 /* ls_lua_run of one extension point, timed into the metrics. */
 int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t profile);

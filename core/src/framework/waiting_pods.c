@@ -163,3 +163,10 @@ ls_waiting_pod *ls_waiting_pods_at(const ls_waiting_pods *w, uint32_t i)
 {
     return i < w->items.len ? LS_VEC_AT(&w->items, ls_waiting_pod *, i) : NULL;
 }
+
+void ls_waiting_pods_replace(ls_waiting_pods *w, const ls_pod *old_pod, const ls_pod *new_pod)
+{
+    ls_waiting_pod *wp = ls_waiting_pods_find(w, old_pod->id);
+    if (wp && wp->pod == old_pod)
+        wp->pod = new_pod;
+}

@@ -32,6 +32,8 @@ void ls_waiting_pods_free(ls_waiting_pods *w);
 void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, const ls_cycle *c,
                          uint64_t now_ms);
 ls_waiting_pod *ls_waiting_pods_find(ls_waiting_pods *w, uint32_t pod_id);
+/* The pod's object was replaced by an update. */
+void ls_waiting_pods_replace(ls_waiting_pods *w, const ls_pod *old_pod, const ls_pod *new_pod);
 bool ls_waiting_pods_allow(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin);
 bool ls_waiting_pods_reject(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin, const char *msg);
 /* Rejects the pods whose earliest plugin deadline has passed. */
