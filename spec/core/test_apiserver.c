@@ -266,6 +266,13 @@ static void test_watch(void)
     CHECK_STR(buf, "DELETED f");
     ls_api_watch_free(w);
 
+    /* watch-list: the current state, then a BOOKMARK marking its end. */
+    o = (ls_api_list_opts){.send_initial_events = true, .bookmarks = true, .label_selector = "app=db"};
+    w = ls_api_watch_start(a, pods_r(), NULL, &o, &code, &out);
+    pull(w, buf, sizeof buf, &more);
+    CHECK_CONTAINS(buf, "ADDED c\nBOOKMARK ");
+    ls_api_watch_free(w);
+
     /* From a resourceVersion that fell out of the 8-event ring: ERROR 410 and the end. */
     o = (ls_api_list_opts){.resource_version = "1"};
     w = ls_api_watch_start(a, pods_r(), NULL, &o, &code, &out);

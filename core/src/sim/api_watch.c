@@ -24,6 +24,7 @@ struct ls_api_watch {
     uint64_t cursor;
     bool initial;               /* send the current state first */
     bool bookmarks;
+    bool end_bookmark;          /* watch-list: mark the end of the initial events */
     bool ended;
     cJSON *error;               /* an ERROR event to send, then end */
     uint64_t deadline_ms;       /* 0 = none */
@@ -88,8 +89,9 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
     w->drop_after = a->faults.watch_drop;
     if (a->faults.gone > 0 && api_rand(a) < a->faults.gone) {
         w->error = ls_api_status(410, "Expired", "too old resource version: injected fault");
-    } else if (!rv || !*rv || strcmp(rv, "0") == 0) {
+    } else if (o->send_initial_events || !rv || !*rv || strcmp(rv, "0") == 0) {
         w->initial = true;
+        w->end_bookmark = o->send_initial_events && o->bookmarks;
         w->cursor = a->rv;
     } else {
         char *end;
@@ -171,7 +173,7 @@ static bool send_backlog(ls_api_watch *w, ls_buf *out)
     return true;
 }
 
-static void send_bookmark(ls_api_watch *w, ls_buf *out)
+static void send_bookmark(ls_api_watch *w, ls_buf *out, bool initial_end)
 {
     char gv[128], rv[32];
     api_group_version(w->res, gv, sizeof gv);
@@ -179,7 +181,10 @@ static void send_bookmark(ls_api_watch *w, ls_buf *out)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", w->res->kind);
     cJSON_AddStringToObject(o, "apiVersion", gv);
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "metadata"), "resourceVersion", rv);
+    cJSON *meta = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(meta, "resourceVersion", rv);
+    if (initial_end)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "annotations"), "k8s.io/initial-events-end", "true");
     write_event(out, "BOOKMARK", o);
     cJSON_Delete(o);
 }
@@ -216,8 +221,11 @@ static bool next_locked(ls_api_watch *w, ls_buf *out, const volatile bool *stopp
         if (w->drop_after && w->sent >= w->drop_after)
             return false;
         size_t before = out->len;
-        if (w->initial)
+        if (w->initial) {
             send_initial(w, out);
+            if (w->end_bookmark)
+                send_bookmark(w, out, true);
+        }
         if (!send_backlog(w, out))
             continue;   /* writes the ERROR */
         uint64_t now = now_ms();
@@ -228,7 +236,7 @@ static bool next_locked(ls_api_watch *w, ls_buf *out, const volatile bool *stopp
         if (w->deadline_ms && now >= w->deadline_ms)
             return false;
         if (w->bookmarks && now >= w->last_write_ms + BOOKMARK_QUIET_MS) {
-            send_bookmark(w, out);
+            send_bookmark(w, out, false);
             w->last_write_ms = now;
             return true;
         }

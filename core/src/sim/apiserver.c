@@ -188,6 +188,8 @@ static void list_opts(const ls_http_request *rq, ls_api_list_opts *o)
     o->limit = limit ? (uint32_t)strtoul(limit, NULL, 10) : 0;
     o->timeout_seconds = timeout ? (uint32_t)strtoul(timeout, NULL, 10) : 0;
     o->bookmarks = bm && (strcmp(bm, "true") == 0 || strcmp(bm, "1") == 0);
+    const char *sie = ls_http_query(rq, "sendInitialEvents");
+    o->send_initial_events = sie && strcmp(sie, "true") == 0;
 }
 
 static bool watch_pull(void *ud, ls_buf *out, const volatile bool *stopping)
@@ -227,6 +229,14 @@ static void do_get(ls_api *a, const route *rt, const ls_http_request *rq, ls_htt
 
 static cJSON *parse_body(const ls_http_request *rq, ls_http_response *rs)
 {
+    const char *ct = ls_http_header(rq, "Content-Type");
+    if (ct && strstr(ct, "protobuf")) {
+        respond_status(rs, 415, "UnsupportedMediaType",
+                       "the body of the request was in an unknown format - accepted media types include: "
+                       "application/json (luasched serves JSON only: set clientConnection.contentType to "
+                       "application/json)");
+        return NULL;
+    }
     cJSON *body = cJSON_ParseWithLength(rq->body, rq->body_len);
     if (!cJSON_IsObject(body)) {
         cJSON_Delete(body);

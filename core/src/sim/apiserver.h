@@ -60,6 +60,8 @@ typedef struct ls_api_list_opts {
     uint32_t limit;
     const char *continue_token;
     bool bookmarks;                /* allowWatchBookmarks */
+    bool send_initial_events;      /* sendInitialEvents=true (watch-list): the current state, then a
+                                    * BOOKMARK annotated k8s.io/initial-events-end */
     uint32_t timeout_seconds;      /* watch; 0 = until the server stops */
 } ls_api_list_opts;
 
