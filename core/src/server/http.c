@@ -340,7 +340,8 @@ ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err
         free_server(s);
         return NULL;
     }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | (v6 ? MHD_USE_IPv6 : 0) |
+    /* ITC: the listening thread is woken at stop instead of noticing within a second. */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0) |
                      (tls ? MHD_USE_TLS : 0);
     if (tls) {
         s->cert = ls_xstrdup(o->tls_cert_pem);
