@@ -24,6 +24,8 @@ struct ls_api_watch {
     uint64_t cursor;
     bool initial;               /* send the current state first */
     bool bookmarks;
+    bool table;                 /* objects as one-row Tables */
+    char *include_object;
     bool end_bookmark;          /* watch-list: mark the end of the initial events */
     bool ended;
     cJSON *error;               /* an ERROR event to send, then end */
@@ -46,6 +48,18 @@ static void write_event(ls_buf *out, const char *type, const cJSON *obj)
     ls_buf_puts(out, text);
     ls_buf_puts(out, "}\n");
     free(text);
+}
+
+/* An object event, as a one-row Table when kubectl asked for tables. */
+static void write_obj(const ls_api_watch *w, ls_buf *out, const char *type, const cJSON *obj)
+{
+    if (!w->table) {
+        write_event(out, type, obj);
+        return;
+    }
+    cJSON *t = api_table(w->res, obj, w->include_object);
+    write_event(out, type, t);
+    cJSON_Delete(t);
 }
 
 static cJSON *too_old(uint64_t asked, uint64_t oldest)
@@ -81,6 +95,8 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
     w->ns = ns ? ls_xstrdup(ns) : NULL;
     w->sel = sel;
     w->bookmarks = o->bookmarks;
+    w->table = o->table;
+    w->include_object = o->include_object ? ls_xstrdup(o->include_object) : NULL;
     w->last_write_ms = now_ms();
     if (o->timeout_seconds)
         w->deadline_ms = w->last_write_ms + (uint64_t)o->timeout_seconds * 1000;
@@ -115,7 +131,7 @@ static void send_initial(ls_api_watch *w, ls_buf *out)
     api_coll *c = api_coll_of(w->api, w->res);
     for (uint32_t i = 0; i < c->len; i++)
         if (in_scope(w, c->items[i]->obj)) {
-            write_event(out, "ADDED", c->items[i]->obj);
+            write_obj(w, out, "ADDED", c->items[i]->obj);
             w->sent++;
         }
     w->initial = false;
@@ -130,12 +146,12 @@ static bool send_event(ls_api_watch *w, const api_event *e, ls_buf *out)
     if (e->type != API_MODIFIED || !e->prev) {
         if (!now)
             return false;
-        write_event(out, e->type == API_ADDED ? "ADDED" : "DELETED", e->obj);
+        write_obj(w, out, e->type == API_ADDED ? "ADDED" : "DELETED", e->obj);
         return true;
     }
     bool before = in_scope(w, e->prev);
     if (now) {
-        write_event(out, before ? "MODIFIED" : "ADDED", e->obj);
+        write_obj(w, out, before ? "MODIFIED" : "ADDED", e->obj);
         return true;
     }
     if (!before)
@@ -148,7 +164,7 @@ static bool send_event(ls_api_watch *w, const api_event *e, ls_buf *out)
                                                                cJSON_GetObjectItemCaseSensitive(e->obj, "metadata"),
                                                                "resourceVersion"),
                                                            1));
-    write_event(out, "DELETED", gone);
+    write_obj(w, out, "DELETED", gone);
     cJSON_Delete(gone);
     return true;
 }
@@ -261,6 +277,7 @@ void ls_api_watch_free(ls_api_watch *w)
         return;
     api_selector_free(w->sel);
     cJSON_Delete(w->error);
+    free(w->include_object);
     free(w->ns);
     free(w);
 }

@@ -190,6 +190,8 @@ static void list_opts(const ls_http_request *rq, ls_api_list_opts *o)
     o->bookmarks = bm && (strcmp(bm, "true") == 0 || strcmp(bm, "1") == 0);
     const char *sie = ls_http_query(rq, "sendInitialEvents");
     o->send_initial_events = sie && strcmp(sie, "true") == 0;
+    o->table = wants_table(rq);
+    o->include_object = ls_http_query(rq, "includeObject");
 }
 
 static bool watch_pull(void *ud, ls_buf *out, const volatile bool *stopping)

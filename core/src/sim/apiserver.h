@@ -63,6 +63,8 @@ typedef struct ls_api_list_opts {
     bool send_initial_events;      /* sendInitialEvents=true (watch-list): the current state, then a
                                     * BOOKMARK annotated k8s.io/initial-events-end */
     uint32_t timeout_seconds;      /* watch; 0 = until the server stops */
+    bool table;                    /* watch: objects as one-row meta.k8s.io Tables (kubectl get -w) */
+    const char *include_object;    /* with table: includeObject (None, Metadata, Object) */
 } ls_api_list_opts;
 
 int ls_api_get(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, cJSON **out);
