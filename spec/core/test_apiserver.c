@@ -384,6 +384,29 @@ static void test_patch_update_delete(void)
     ls_api_free(a);
 }
 
+static void test_namespace_delete(void)
+{
+    ls_api *a = ls_api_new(0, 1);
+    const ls_api_resource *nsr = ls_api_resource_find("", "v1", "namespaces");
+    CHECK_INT(create(a, nsr, NULL, "{\"metadata\":{\"name\":\"team\"}}"), 201);
+    CHECK_INT(create(a, pods_r(), "team", "{\"metadata\":{\"name\":\"p1\"}}"), 201);
+    CHECK_INT(create(a, pods_r(), "team", "{\"metadata\":{\"name\":\"p2\"}}"), 201);
+    CHECK_INT(create(a, pods_r(), "default", "{\"metadata\":{\"name\":\"keep\"}}"), 201);
+    cJSON *out = NULL;
+    CHECK_INT(ls_api_delete(a, nsr, NULL, "team", NULL, &out), 200);
+    CHECK_STR(str_at(out, "kind", NULL), "Namespace");
+    cJSON_Delete(out);
+    ls_api_list_opts o = {0};
+    char buf[128];
+    ls_api_list(a, pods_r(), NULL, &o, &out);
+    names(out, buf, sizeof buf);
+    CHECK_STR(buf, "keep");
+    cJSON_Delete(out);
+    CHECK(ls_api_record_at(a, 0)->deleted && ls_api_record_at(a, 1)->deleted && !ls_api_record_at(a, 2)->deleted);
+    CHECK_INT(create(a, pods_r(), "team", "{\"metadata\":{\"name\":\"p3\"}}"), 404);
+    ls_api_free(a);
+}
+
 static int bind_pod(ls_api *a, const char *pod, const char *node)
 {
     char json[256];
@@ -469,6 +492,7 @@ int main(void)
     test_pagination();
     test_watch();
     test_patch_update_delete();
+    test_namespace_delete();
     test_binding();
     test_load_file();
     ls_intern_reset();

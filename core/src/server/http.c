@@ -343,6 +343,9 @@ ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err
     /* ITC: the listening thread is woken at stop instead of noticing within a second. */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | (v6 ? MHD_USE_IPv6 : 0) |
                      (tls ? MHD_USE_TLS : 0);
+    /* poll, not select: connection sockets past FD_SETSIZE still work. */
+    if (MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES)
+        flags |= MHD_USE_POLL;
     if (tls) {
         s->cert = ls_xstrdup(o->tls_cert_pem);
         s->key = ls_xstrdup(o->tls_key_pem);

@@ -724,6 +724,32 @@ int ls_api_patch(ls_api *a, const ls_api_resource *r, const char *ns, const char
 
 /* ---- delete */
 
+static void remove_locked(ls_api *a, const ls_api_resource *r, api_obj *o)
+{
+    if (o->record)
+        LS_VEC_AT(&a->records, ls_api_record, o->record - 1).deleted = true;
+    set_rv(o->obj, ++a->rv);
+    api_emit(a, API_DELETED, r, o->obj, NULL);
+    coll_remove(api_coll_of(a, r), o);
+}
+
+/* Upstream's namespace controller empties a deleted namespace in the
+ * background; here it happens at once, each object with its DELETED event. */
+static void empty_namespace(ls_api *a, const char *ns)
+{
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "%s/", ns);
+    size_t plen = strlen(prefix);
+    for (uint32_t i = 0; i < api_num_resources(); i++) {
+        const ls_api_resource *r = api_resource_at(i);
+        api_coll *c = api_coll_of(a, r);
+        bool found;
+        uint32_t at = r->namespaced ? coll_search(c, prefix, &found) : c->len;
+        while (at < c->len && strncmp(c->items[at]->key, prefix, plen) == 0)
+            remove_locked(a, r, c->items[at]);
+    }
+}
+
 int ls_api_delete(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, const char *uid,
                   cJSON **out)
 {
@@ -739,12 +765,10 @@ int ls_api_delete(ls_api *a, const ls_api_resource *r, const char *ns, const cha
                  "precondition: %s, UID in object meta: %s", qualified(r, q, sizeof q), name, uid, have ? have : "");
         code = fail_named(out, 409, "Conflict", r, name, msg);
     } else {
-        if (o->record)
-            LS_VEC_AT(&a->records, ls_api_record, o->record - 1).deleted = true;
-        set_rv(o->obj, ++a->rv);
-        api_emit(a, API_DELETED, r, o->obj, NULL);
         *out = cJSON_Duplicate(o->obj, 1);
-        coll_remove(api_coll_of(a, r), o);
+        remove_locked(a, r, o);
+        if (strcmp(r->kind, "Namespace") == 0)
+            empty_namespace(a, name);
     }
     pthread_mutex_unlock(&a->mu);
     return code;
