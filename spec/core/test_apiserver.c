@@ -65,6 +65,12 @@ static void test_create_get_errors(void)
     cJSON_Delete(out);
 
     CHECK_INT(create(a, pods_r(), "default", "{\"metadata\":{\"name\":\"p\"}}"), 201);
+    /* No namespace on the path: the body's. */
+    CHECK_INT(ls_api_create(a, pods_r(), NULL, parse("{\"metadata\":{\"name\":\"q\",\"namespace\":\"kube-system\"}}"),
+                            &out),
+              201);
+    CHECK_STR(str_at(out, "metadata", "namespace"), "kube-system");
+    cJSON_Delete(out);
     CHECK_INT(ls_api_create(a, pods_r(), "default", parse("{\"metadata\":{\"name\":\"p\"}}"), &out), 409);
     CHECK_STR(str_at(out, "reason", NULL), "AlreadyExists");
     CHECK_STR(str_at(out, "message", NULL), "pods \"p\" already exists");

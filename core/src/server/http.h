@@ -103,8 +103,9 @@ typedef struct ls_http_server_opts {
     size_t max_body;               /* request bodies over this get 413; 0 = 3 MiB */
     ls_http_handler handler;
     void *handler_ud;
-    /* Called at the start of ls_http_server_stop, before the connections are
-     * joined: wake producers blocked on the application's own conditions. */
+    /* Called with handler_ud at the start of ls_http_server_stop, before the
+     * connections are joined: wake producers blocked on the application's own
+     * conditions. May be NULL. */
     void (*on_stop)(void *ud);
 } ls_http_server_opts;
 

@@ -496,7 +496,9 @@ static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, c
     if (body_ns && ns && strcmp(body_ns, ns) != 0)
         return api_fail(out, 400, "BadRequest",
                         "the namespace of the provided object does not match the namespace sent on the request");
-    set_str(meta, "namespace", ns ? ns : body_ns ? body_ns : "default");
+    char chosen[256];   /* copied first: set_str frees the member body_ns points into */
+    snprintf(chosen, sizeof chosen, "%s", ns ? ns : body_ns ? body_ns : "default");
+    set_str(meta, "namespace", chosen);
     const char *the_ns = api_str(meta, "namespace", NULL);
     if (!coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "namespaces")), the_ns)) {
         snprintf(msg, sizeof msg, "namespaces \"%s\" not found", the_ns);
