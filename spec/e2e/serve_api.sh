@@ -17,6 +17,7 @@ trap cleanup EXIT
 start_server() {
   local kc=$1 out=$2 err=$3
   shift 3
+  rm -f "$err"
   "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$kc" "$@" examples/demo-cluster.yaml >"$out" 2>"$err" &
   SERVER_PID=$!
   for _ in $(seq 100); do grep -q '^serving the cluster at' "$err" && break; sleep 0.05; done

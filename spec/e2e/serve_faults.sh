@@ -31,6 +31,7 @@ expect_contains "--help lists the serve flags" "$("$BIN" simulate --help)" "--se
 
 # start FLAGS...: a server on demo-cluster.yaml; sets URL, CA, TOKEN.
 start() {
+  rm -f "$TMP/err"   # not truncated by the redirection yet when the loop below first looks
   "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$TMP/kc" --token t "$@" examples/demo-cluster.yaml \
     >"$TMP/out" 2>"$TMP/err" &
   SERVER_PID=$!
