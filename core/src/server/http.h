@@ -12,6 +12,10 @@
  * an ls_http_response: either a complete body, or a producer that is pulled
  * for chunks (chunked transfer encoding) until it says it is done.
  *
+ * The process should ignore SIGPIPE while serving (a client that goes away
+ * mid-response must not kill it); the library leaves signal dispositions to
+ * the program.
+ *
  * Example:
  *     static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs) {
  *         if (strcmp(rq->path, "/healthz") == 0)
