@@ -94,6 +94,10 @@ r=$(api GET /api/v1/namespaces/shop/pods/web-0)
 expect_eq "bound pod: nodeName and PodScheduled" \
   "$(body_of "$r" | jq -r '.spec.nodeName + " " + (.status.conditions[] | select(.type=="PodScheduled") | .status)')" "node-a1 True"
 
+r=$(api GET /luasched/v1/record)
+expect_eq "record over HTTP: web-0 bound once, one refusal; not ok" \
+  "$(body_of "$r" | jq -r '(.pods[] | select(.name=="web-0") | "\(.node) \(.binds) \(.refused)") + " \(.ok)"')" "node-a1 1 1 false"
+
 # --- status patch (strategic: conditions merge by type) and a stale update
 sp='{"status":{"$setElementOrder/conditions":[{"type":"PodScheduled"}],"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"MSG"}]}}'
 api PATCH /api/v1/namespaces/shop/pods/web-1/status "${sp/MSG/first}" application/strategic-merge-patch+json >/dev/null

@@ -331,6 +331,23 @@ static void resource_request(ls_api *a, char **segs, int n, const ls_http_reques
         respond_status(rs, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
 }
 
+static bool is_record_path(char **segs, int n)
+{
+    return n == 3 && strcmp(segs[0], "luasched") == 0 && strcmp(segs[1], "v1") == 0 && strcmp(segs[2], "record") == 0;
+}
+
+static void route_path(ls_api_server *s, char **segs, int n, const ls_http_request *rq, ls_http_response *rs)
+{
+    if (is_record_path(segs, n))
+        respond_json(rs, 200, ls_api_record_json(s->api));
+    else if (n > 0 && discovery((const char **)segs, n, rs))
+        return;
+    else if (n > 0 && (strcmp(segs[0], "api") == 0 || strcmp(segs[0], "apis") == 0))
+        resource_request(s->api, segs, n, rq, rs);
+    else
+        respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
+}
+
 static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
 {
     ls_api_server *s = ud;
@@ -350,14 +367,7 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
     char *path = ls_xstrdup(p);
     char *segs[MAX_SEGS];
     int n = split_path(path, segs);
-    if (n > 0 && !discovery((const char **)segs, n, rs)) {
-        if (strcmp(segs[0], "api") == 0 || strcmp(segs[0], "apis") == 0)
-            resource_request(s->api, segs, n, rq, rs);
-        else
-            respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
-    } else if (n == 0) {
-        respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
-    }
+    route_path(s, segs, n, rq, rs);
     free(path);
 }
 

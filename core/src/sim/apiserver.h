@@ -115,6 +115,9 @@ const ls_api_record *ls_api_record_at(const ls_api *a, uint32_t i);
 /* Prints one line per pod and the summary; false when a pod was bound twice,
  * to a missing node, or a binding was refused for a bound pod. */
 bool ls_api_print_record(ls_api *a, FILE *out);
+/* {"pods":[{namespace, name, uid, node, binds, refused, running, deleted,
+ * missingNode}], "ok": bool}: what GET /luasched/v1/record serves. */
+cJSON *ls_api_record_json(ls_api *a);
 
 /* ---- HTTP front end */
 typedef struct ls_api_server ls_api_server;
