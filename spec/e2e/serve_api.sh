@@ -81,6 +81,7 @@ WATCH_PID=$!
 sleep 0.3
 
 # --- binding
+bind_ns() { api POST "/api/v1/namespaces/$1/pods/$2/binding" "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$2\"},\"target\":{\"kind\":\"Node\",\"name\":\"$3\"}}"; }
 bind() { api POST "/api/v1/namespaces/shop/pods/$1/binding" "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$1\"},\"target\":{\"kind\":\"Node\",\"name\":\"$2\"}}"; }
 r=$(bind web-0 node-a1)
 expect_eq "bind web-0: 201" "$(code_of "$r")" "201"
@@ -93,6 +94,17 @@ expect_eq "bind a missing pod: 404" "$(code_of "$r") $(body_of "$r" | jq -r .mes
 r=$(api GET /api/v1/namespaces/shop/pods/web-0)
 expect_eq "bound pod: nodeName and PodScheduled" \
   "$(body_of "$r" | jq -r '.spec.nodeName + " " + (.status.conditions[] | select(.type=="PodScheduled") | .status)')" "node-a1 True"
+
+# Ten schedulers race to bind trainer: exactly one wins.
+racers=()
+for i in $(seq 10); do
+  bind_ns ml trainer node-b1 >"$TMP/race.$i" &
+  racers+=($!)
+done
+wait "${racers[@]}"
+expect_eq "racing bindings: one 201, nine 409" \
+  "$(for f in "$TMP"/race.*; do code_of "$(cat "$f")"; done | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')" \
+  "1x201 9x409 "
 
 r=$(api GET /luasched/v1/record)
 expect_eq "record over HTTP: web-0 bound once, one refusal; not ok" \
@@ -111,12 +123,28 @@ r=$(api GET '/api/v1/pods?watch=1&resourceVersion=1')
 expect_eq "watch from a resourceVersion out of the history: ERROR 410" \
   "$(body_of "$r" | jq -r '.type + " " + (.object.code|tostring) + " " + .object.reason')" "ERROR 410 Expired"
 
+# --- leader election and events (API groups)
+L=/apis/coordination.k8s.io/v1/namespaces/kube-system/leases
+lease='{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"kube-scheduler","namespace":"kube-system"},"spec":{"holderIdentity":"a","leaseDurationSeconds":15}}'
+r=$(api GET "$L/kube-scheduler")
+expect_eq "no lease yet: 404" "$(code_of "$r") $(body_of "$r" | jq -r .message)" '404 leases.coordination.k8s.io "kube-scheduler" not found'
+r=$(api POST "$L" "$lease")
+expect_eq "create the lease: 201" "$(code_of "$r")" "201"
+renewed=$(body_of "$r" | jq -c '.spec.holderIdentity = "b"')
+r=$(api PUT "$L/kube-scheduler" "$renewed")
+expect_eq "take the lease with its resourceVersion: 200" "$(code_of "$r") $(body_of "$r" | jq -r .spec.holderIdentity)" "200 b"
+r=$(api PUT "$L/kube-scheduler" "$renewed")
+expect_eq "a second taker with the old resourceVersion: 409" "$(code_of "$r")" "409"
+ev='{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"generateName":"web-1.","namespace":"shop"},"reason":"FailedScheduling","type":"Warning","regarding":{"kind":"Pod","name":"web-1","namespace":"shop"},"note":"0/6 nodes are available"}'
+r=$(api POST /apis/events.k8s.io/v1/namespaces/shop/events "$ev")
+expect_eq "events.k8s.io Event: 201 with a generated name" "$(code_of "$r") $(body_of "$r" | jq -r '.metadata.name | startswith("web-1.")')" "201 true"
+
 # --- kubectl
 if command -v kubectl >/dev/null; then
   K=(kubectl --kubeconfig "$TMP/kc")
   expect_eq "kubectl get pods -A" "$("${K[@]}" get pods -A --no-headers | awk '{print $1 "/" $2 " " $4 " " $7}')" \
 "ml/batch-huge Pending <none>
-ml/trainer Pending <none>
+ml/trainer Pending node-b1
 ops/agent Pending <none>
 ops/other-scheduler Pending <none>
 shop/cache-0 Running node-a1
@@ -141,6 +169,7 @@ YAML
   expect_eq "kubectl delete pod" "$("${K[@]}" delete pod extra -n shop 2>&1)" 'pod "extra" deleted'
   expect_eq "deleted pod is gone" "$("${K[@]}" get pod extra -n shop 2>&1)" 'Error from server (NotFound): pods "extra" not found'
   WATCH_EXPECT="DELETED web-0
+DELETED trainer
 MODIFIED web-1
 MODIFIED web-1
 ADDED extra
@@ -148,6 +177,7 @@ DELETED extra"
 else
   echo "skip: kubectl is not installed: kubectl steps not run"
   WATCH_EXPECT="DELETED web-0
+DELETED trainer
 MODIFIED web-1
 MODIFIED web-1"
 fi
@@ -165,10 +195,12 @@ expect_eq "exit status after a refused double binding" "$rc" "1"
 expect_contains "record: bound pod" "$(cat "$TMP/out")" "shop/web-0: bound to node-a1"
 expect_contains "record: refused binding" "$(cat "$TMP/out")" \
   'shop/web-0: 1 binding refused: already assigned to node "node-a1" (first refused: to node-b2)'
+expect_contains "record: the race's winner" "$(cat "$TMP/out")" "ml/trainer: bound to node-b1"
+expect_contains "record: the race's losers" "$(cat "$TMP/out")" "ml/trainer: 9 bindings refused"
 expect_contains "record: running pod" "$(cat "$TMP/out")" "shop/db-0: already running on node-a2"
 expect_contains "record: pending pod" "$(cat "$TMP/out")" "shop/web-1: pending"
 expect_contains "record: summary" "$(cat "$TMP/out")" "summary: 6 nodes,"
-expect_contains "record: bindings" "$(cat "$TMP/out")" "bindings: 1 accepted, 1 refused"
+expect_contains "record: bindings" "$(cat "$TMP/out")" "bindings: 2 accepted, 10 refused"
 expect_contains "error names the violation" "$(cat "$TMP/err")" "invariant violated"
 
 # --- a clean run: one binding, exit 0, fixed token
