@@ -166,6 +166,8 @@ YAML
   expect_eq "created pod admitted (priority, policy, scheduler, phase)" \
     "$("${K[@]}" get pod extra -n shop -o jsonpath='{.spec.priority} {.spec.preemptionPolicy} {.spec.schedulerName} {.status.phase}')" \
     "1000 PreemptLowerPriority default-scheduler Pending"
+  expect_contains "kubectl delete --dry-run=server is refused, not applied" \
+    "$("${K[@]}" delete pod extra -n shop --dry-run=server 2>&1)" "dryRun is not supported"
   expect_eq "kubectl delete pod" "$("${K[@]}" delete pod extra -n shop 2>&1)" 'pod "extra" deleted'
   expect_eq "deleted pod is gone" "$("${K[@]}" get pod extra -n shop 2>&1)" 'Error from server (NotFound): pods "extra" not found'
   WATCH_EXPECT="DELETED web-0

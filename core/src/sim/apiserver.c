@@ -298,6 +298,11 @@ static void do_delete(ls_api *a, const route *rt, const ls_http_request *rq, ls_
         return;
     }
     cJSON *opts = rq->body_len ? cJSON_ParseWithLength(rq->body, rq->body_len) : NULL;
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(opts, "dryRun")) > 0) {   /* DeleteOptions.dryRun */
+        cJSON_Delete(opts);
+        respond_status(rs, 400, "BadRequest", "dryRun is not supported by the luasched API server");
+        return;
+    }
     const char *uid = api_str(opts, "preconditions", "uid");
     cJSON *out = NULL;
     int code = ls_api_delete(a, rt->res, rt->ns, rt->name, uid, &out);
@@ -319,6 +324,11 @@ static void resource_request(ls_api *a, char **segs, int n, const ls_http_reques
     }
     if (inject_fault(a, rs))
         return;
+    if (strcmp(rq->method, "GET") != 0 && ls_http_query(rq, "dryRun")) {
+        /* Refused rather than ignored: a dry run must never change the cluster. */
+        respond_status(rs, 400, "BadRequest", "dryRun is not supported by the luasched API server");
+        return;
+    }
     if (strcmp(rq->method, "GET") == 0)
         do_get(a, &rt, rq, rs);
     else if (strcmp(rq->method, "POST") == 0)
