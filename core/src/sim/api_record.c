@@ -7,6 +7,20 @@
 #include "sim/api_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+void api_record_add(ls_api *a, api_obj *o, const char *ns, const char *name)
+{
+    ls_api_record *rec = ls_vec_push(&a->records);
+    rec->ns = ls_xstrdup(ns ? ns : "");
+    rec->name = ls_xstrdup(name);
+    const char *uid = api_str(o->obj, "metadata", "uid");
+    rec->uid = ls_xstrdup(uid ? uid : "");
+    const char *node = api_str(o->obj, "spec", "nodeName");
+    rec->running = node != NULL;
+    rec->node = node ? ls_xstrdup(node) : NULL;
+    o->record = a->records.len;
+}
 
 bool ls_api_print_record(ls_api *a, FILE *out)
 {
