@@ -20,7 +20,7 @@ start_server() {
   rm -f "$err"
   "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$kc" "$@" examples/demo-cluster.yaml >"$out" 2>"$err" &
   SERVER_PID=$!
-  for _ in $(seq 100); do grep -q '^serving the cluster at' "$err" && break; sleep 0.05; done
+  for _ in $(seq 100); do grep -qs '^serving the cluster at' "$err" && break; sleep 0.05; done
   URL=$(sed -n 's/^serving the cluster at \(https:[^ ]*\) .*/\1/p' "$err")
   TOKEN=$(sed -n 's/^    token: //p' "$kc")
   CA=$TMP/ca.pem
@@ -36,6 +36,7 @@ code_of() { tail -n1 <<<"$1"; }
 body_of() { sed '$d' <<<"$1"; }
 
 start_server "$TMP/kc" "$TMP/out" "$TMP/err" --watch-history 8
+FIRST_URL=$URL
 expect_contains "startup line" "$(cat "$TMP/err")" "serving the cluster at https://127.0.0.1:"
 expect_contains "startup line names the kubeconfig" "$(cat "$TMP/err")" "(kubeconfig: $TMP/kc)"
 
@@ -203,7 +204,9 @@ expect_contains "record: running pod" "$(cat "$TMP/out")" "shop/db-0: already ru
 expect_contains "record: pending pod" "$(cat "$TMP/out")" "shop/web-1: pending"
 expect_contains "record: summary" "$(cat "$TMP/out")" "summary: 6 nodes,"
 expect_contains "record: bindings" "$(cat "$TMP/out")" "bindings: 2 accepted, 10 refused"
-expect_contains "error names the violation" "$(cat "$TMP/err")" "invariant violated"
+expect_eq "stderr: the startup line and the violation, nothing else" "$(cat "$TMP/err")" \
+"serving the cluster at $FIRST_URL (kubeconfig: $TMP/kc)
+luasched simulate: invariant violated: a pod was bound twice, to a missing node, or a binding was attempted on a pod that was already bound (see the record)"
 
 # --- a clean run: one binding, exit 0, fixed token
 start_server "$TMP/kc2" "$TMP/out2" "$TMP/err2" --token secret

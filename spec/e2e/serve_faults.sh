@@ -35,7 +35,7 @@ start() {
   "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$TMP/kc" --token t "$@" examples/demo-cluster.yaml \
     >"$TMP/out" 2>"$TMP/err" &
   SERVER_PID=$!
-  for _ in $(seq 100); do grep -q '^serving' "$TMP/err" && break; sleep 0.05; done
+  for _ in $(seq 100); do grep -qs '^serving' "$TMP/err" && break; sleep 0.05; done
   URL=$(sed -n 's/^serving the cluster at \(https:[^ ]*\) .*/\1/p' "$TMP/err")
   sed -n 's/^    certificate-authority-data: //p' "$TMP/kc" | base64 -d >"$TMP/ca.pem"
 }
