@@ -324,6 +324,10 @@ static void free_server(ls_http_server *s)
 
 ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err)
 {
+    if (!o->handler) {
+        ls_errorf(err, "serve: no request handler given");
+        return NULL;
+    }
     ls_http_server *s = ls_xcalloc(1, sizeof *s);
     s->opts = *o;
     s->host = ls_xstrdup(o->host ? o->host : "127.0.0.1");

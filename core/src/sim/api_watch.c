@@ -129,6 +129,7 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
 static void send_initial(ls_api_watch *w, ls_buf *out)
 {
     api_coll *c = api_coll_of(w->api, w->res);
+    w->cursor = w->api->rv;   /* the snapshot is now: changes made since the watch began are in it */
     for (uint32_t i = 0; i < c->len && !(w->drop_after && w->sent >= w->drop_after); i++)
         if (in_scope(w, c->items[i]->obj)) {
             write_obj(w, out, "ADDED", c->items[i]->obj);
