@@ -266,6 +266,15 @@ static void test_watch(void)
     CHECK_STR(buf, "DELETED f");
     ls_api_watch_free(w);
 
+    /* A change between the start of a watch from "0" and its first pull is
+     * in the snapshot, and not sent again. */
+    o = (ls_api_list_opts){.resource_version = "0", .field_selector = "metadata.name=late"};
+    w = ls_api_watch_start(a, pods_r(), NULL, &o, &code, &out);
+    create(a, pods_r(), "default", "{\"metadata\":{\"name\":\"late\"}}");
+    pull(w, buf, sizeof buf, &more);
+    CHECK_STR(buf, "ADDED late");
+    ls_api_watch_free(w);
+
     /* watch-list: the current state, then a BOOKMARK marking its end. */
     o = (ls_api_list_opts){.send_initial_events = true, .bookmarks = true, .label_selector = "app=db"};
     w = ls_api_watch_start(a, pods_r(), NULL, &o, &code, &out);
