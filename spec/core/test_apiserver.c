@@ -105,8 +105,8 @@ static void test_priority_admission(void)
     CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "spec"), "priority")->valuedouble, 10);
     CHECK_STR(str_at(out, "spec", "priorityClassName"), "low");
     cJSON_Delete(out);
-    ls_api_create(a, pods_r(), "default", parse("{\"metadata\":{\"name\":\"h\"},\"spec\":{\"priorityClassName\":\"high\"}}"),
-                  &out);
+    ls_api_create(a, pods_r(), "default",
+                  parse("{\"metadata\":{\"name\":\"h\"},\"spec\":{\"priorityClassName\":\"high\"}}"), &out);
     CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "spec"), "priority")->valuedouble, 1000);
     CHECK_STR(str_at(out, "spec", "preemptionPolicy"), "Never");
     cJSON_Delete(out);
@@ -216,7 +216,7 @@ static void test_pagination(void)
 /* The events of one pull, as "TYPE name" lines. */
 static void pull(ls_api_watch *w, char *buf, size_t len, bool *more)
 {
-    ls_buf b = {0};
+    ls_http_buf b = {0};
     *more = ls_api_watch_next(w, &b, NULL);
     buf[0] = '\0';
     for (char *line = b.data, *nl; line && *line; line = nl + 1) {
@@ -233,7 +233,7 @@ static void pull(ls_api_watch *w, char *buf, size_t len, bool *more)
                  name ? name : str_at(obj, "metadata", "resourceVersion"));
         cJSON_Delete(ev);
     }
-    ls_buf_free(&b);
+    ls_http_buf_free(&b);
 }
 
 static void test_watch(void)
@@ -346,7 +346,8 @@ static void test_patch_update_delete(void)
     cJSON_Delete(patch);
 
     /* containers by name, $patch: delete; the status subresource ignores spec. */
-    patch = parse("{\"spec\":{\"containers\":[{\"name\":\"b\",\"image\":\"y:2\"},{\"name\":\"a\",\"$patch\":\"delete\"}]}}");
+    patch = parse("{\"spec\":{\"containers\":[{\"name\":\"b\",\"image\":\"y:2\"},"
+                  "{\"name\":\"a\",\"$patch\":\"delete\"}]}}");
     ls_api_patch(a, pods_r(), "default", "p", "application/strategic-merge-patch+json", patch, false, &out);
     text = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "spec"), "containers"));
     CHECK_STR(text, "[{\"name\":\"b\",\"image\":\"y:2\"}]");
@@ -382,7 +383,8 @@ static void test_patch_update_delete(void)
                                             "modified; please apply your changes to the latest version and try again");
     cJSON_Delete(out);
     char json[200];
-    snprintf(json, sizeof json, "{\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"%s\",\"labels\":{\"x\":\"y\"}}}", rv2);
+    snprintf(json, sizeof json,
+             "{\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"%s\",\"labels\":{\"x\":\"y\"}}}", rv2);
     CHECK_INT(ls_api_update(a, pods_r(), "default", "p", parse(json), false, &out), 200);
     CHECK_STR(str_at(cJSON_GetObjectItem(out, "metadata"), "labels", "x"), "y");
     CHECK(cJSON_GetObjectItem(out, "status") != NULL);   /* kept: status goes through its subresource */

@@ -665,7 +665,8 @@ int ls_api_delete(ls_api *a, const ls_api_resource *r, const char *ns, const cha
     } else if (uid && *uid && (!have || strcmp(uid, have) != 0)) {
         char msg[800], q[128];
         snprintf(msg, sizeof msg, "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in "
-                 "precondition: %s, UID in object meta: %s", api_qualified(r, q, sizeof q), name, uid, have ? have : "");
+                 "precondition: %s, UID in object meta: %s",
+                 api_qualified(r, q, sizeof q), name, uid, have ? have : "");
         code = api_fail_named(out, 409, "Conflict", r, name, msg);
     } else {
         *out = cJSON_Duplicate(o->obj, 1);

@@ -194,7 +194,7 @@ static void list_opts(const ls_http_request *rq, ls_api_list_opts *o)
     o->include_object = ls_http_query(rq, "includeObject");
 }
 
-static bool watch_pull(void *ud, ls_buf *out, const volatile bool *stopping)
+static bool watch_pull(void *ud, ls_http_buf *out, const volatile bool *stopping)
 {
     return ls_api_watch_next(ud, out, stopping);
 }
@@ -265,7 +265,8 @@ static void do_post(ls_api *a, const route *rt, const ls_http_request *rq, ls_ht
         code = ls_api_create(a, rt->res, rt->ns, body, &out);
     } else {
         cJSON_Delete(body);
-        code = api_fail(&out, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+        code = api_fail(&out, 405, "MethodNotAllowed",
+                        "the server does not allow this method on the requested resource");
     }
     respond_json(rs, code, out);
 }
