@@ -17,9 +17,10 @@ trap cleanup EXIT
 start_server() {
   local kc=$1 out=$2 err=$3
   shift 3
+  rm -f "$err"
   "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$kc" "$@" examples/demo-cluster.yaml >"$out" 2>"$err" &
   SERVER_PID=$!
-  for _ in $(seq 100); do grep -q '^serving the cluster at' "$err" && break; sleep 0.05; done
+  for _ in $(seq 100); do grep -qs '^serving the cluster at' "$err" && break; sleep 0.05; done
   URL=$(sed -n 's/^serving the cluster at \(https:[^ ]*\) .*/\1/p' "$err")
   TOKEN=$(sed -n 's/^    token: //p' "$kc")
   CA=$TMP/ca.pem
@@ -35,6 +36,7 @@ code_of() { tail -n1 <<<"$1"; }
 body_of() { sed '$d' <<<"$1"; }
 
 start_server "$TMP/kc" "$TMP/out" "$TMP/err" --watch-history 8
+FIRST_URL=$URL
 expect_contains "startup line" "$(cat "$TMP/err")" "serving the cluster at https://127.0.0.1:"
 expect_contains "startup line names the kubeconfig" "$(cat "$TMP/err")" "(kubeconfig: $TMP/kc)"
 
@@ -80,6 +82,7 @@ WATCH_PID=$!
 sleep 0.3
 
 # --- binding
+bind_ns() { api POST "/api/v1/namespaces/$1/pods/$2/binding" "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$2\"},\"target\":{\"kind\":\"Node\",\"name\":\"$3\"}}"; }
 bind() { api POST "/api/v1/namespaces/shop/pods/$1/binding" "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$1\"},\"target\":{\"kind\":\"Node\",\"name\":\"$2\"}}"; }
 r=$(bind web-0 node-a1)
 expect_eq "bind web-0: 201" "$(code_of "$r")" "201"
@@ -92,6 +95,21 @@ expect_eq "bind a missing pod: 404" "$(code_of "$r") $(body_of "$r" | jq -r .mes
 r=$(api GET /api/v1/namespaces/shop/pods/web-0)
 expect_eq "bound pod: nodeName and PodScheduled" \
   "$(body_of "$r" | jq -r '.spec.nodeName + " " + (.status.conditions[] | select(.type=="PodScheduled") | .status)')" "node-a1 True"
+
+# Ten schedulers race to bind trainer: exactly one wins.
+racers=()
+for i in $(seq 10); do
+  bind_ns ml trainer node-b1 >"$TMP/race.$i" &
+  racers+=($!)
+done
+wait "${racers[@]}"
+expect_eq "racing bindings: one 201, nine 409" \
+  "$(for f in "$TMP"/race.*; do code_of "$(cat "$f")"; done | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')" \
+  "1x201 9x409 "
+
+r=$(api GET /luasched/v1/record)
+expect_eq "record over HTTP: web-0 bound once, one refusal; not ok" \
+  "$(body_of "$r" | jq -r '(.pods[] | select(.name=="web-0") | "\(.node) \(.binds) \(.refused)") + " \(.ok)"')" "node-a1 1 1 false"
 
 # --- status patch (strategic: conditions merge by type) and a stale update
 sp='{"status":{"$setElementOrder/conditions":[{"type":"PodScheduled"}],"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"MSG"}]}}'
@@ -106,12 +124,28 @@ r=$(api GET '/api/v1/pods?watch=1&resourceVersion=1')
 expect_eq "watch from a resourceVersion out of the history: ERROR 410" \
   "$(body_of "$r" | jq -r '.type + " " + (.object.code|tostring) + " " + .object.reason')" "ERROR 410 Expired"
 
+# --- leader election and events (API groups)
+L=/apis/coordination.k8s.io/v1/namespaces/kube-system/leases
+lease='{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"kube-scheduler","namespace":"kube-system"},"spec":{"holderIdentity":"a","leaseDurationSeconds":15}}'
+r=$(api GET "$L/kube-scheduler")
+expect_eq "no lease yet: 404" "$(code_of "$r") $(body_of "$r" | jq -r .message)" '404 leases.coordination.k8s.io "kube-scheduler" not found'
+r=$(api POST "$L" "$lease")
+expect_eq "create the lease: 201" "$(code_of "$r")" "201"
+renewed=$(body_of "$r" | jq -c '.spec.holderIdentity = "b"')
+r=$(api PUT "$L/kube-scheduler" "$renewed")
+expect_eq "take the lease with its resourceVersion: 200" "$(code_of "$r") $(body_of "$r" | jq -r .spec.holderIdentity)" "200 b"
+r=$(api PUT "$L/kube-scheduler" "$renewed")
+expect_eq "a second taker with the old resourceVersion: 409" "$(code_of "$r")" "409"
+ev='{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"generateName":"web-1.","namespace":"shop"},"reason":"FailedScheduling","type":"Warning","regarding":{"kind":"Pod","name":"web-1","namespace":"shop"},"note":"0/6 nodes are available"}'
+r=$(api POST /apis/events.k8s.io/v1/namespaces/shop/events "$ev")
+expect_eq "events.k8s.io Event: 201 with a generated name" "$(code_of "$r") $(body_of "$r" | jq -r '.metadata.name | startswith("web-1.")')" "201 true"
+
 # --- kubectl
 if command -v kubectl >/dev/null; then
   K=(kubectl --kubeconfig "$TMP/kc")
   expect_eq "kubectl get pods -A" "$("${K[@]}" get pods -A --no-headers | awk '{print $1 "/" $2 " " $4 " " $7}')" \
 "ml/batch-huge Pending <none>
-ml/trainer Pending <none>
+ml/trainer Pending node-b1
 ops/agent Pending <none>
 ops/other-scheduler Pending <none>
 shop/cache-0 Running node-a1
@@ -133,9 +167,12 @@ YAML
   expect_eq "created pod admitted (priority, policy, scheduler, phase)" \
     "$("${K[@]}" get pod extra -n shop -o jsonpath='{.spec.priority} {.spec.preemptionPolicy} {.spec.schedulerName} {.status.phase}')" \
     "1000 PreemptLowerPriority default-scheduler Pending"
+  expect_contains "kubectl delete --dry-run=server is refused, not applied" \
+    "$("${K[@]}" delete pod extra -n shop --dry-run=server 2>&1)" "dryRun is not supported"
   expect_eq "kubectl delete pod" "$("${K[@]}" delete pod extra -n shop 2>&1)" 'pod "extra" deleted'
   expect_eq "deleted pod is gone" "$("${K[@]}" get pod extra -n shop 2>&1)" 'Error from server (NotFound): pods "extra" not found'
   WATCH_EXPECT="DELETED web-0
+DELETED trainer
 MODIFIED web-1
 MODIFIED web-1
 ADDED extra
@@ -143,6 +180,7 @@ DELETED extra"
 else
   echo "skip: kubectl is not installed: kubectl steps not run"
   WATCH_EXPECT="DELETED web-0
+DELETED trainer
 MODIFIED web-1
 MODIFIED web-1"
 fi
@@ -160,11 +198,15 @@ expect_eq "exit status after a refused double binding" "$rc" "1"
 expect_contains "record: bound pod" "$(cat "$TMP/out")" "shop/web-0: bound to node-a1"
 expect_contains "record: refused binding" "$(cat "$TMP/out")" \
   'shop/web-0: 1 binding refused: already assigned to node "node-a1" (first refused: to node-b2)'
+expect_contains "record: the race's winner" "$(cat "$TMP/out")" "ml/trainer: bound to node-b1"
+expect_contains "record: the race's losers" "$(cat "$TMP/out")" "ml/trainer: 9 bindings refused"
 expect_contains "record: running pod" "$(cat "$TMP/out")" "shop/db-0: already running on node-a2"
 expect_contains "record: pending pod" "$(cat "$TMP/out")" "shop/web-1: pending"
 expect_contains "record: summary" "$(cat "$TMP/out")" "summary: 6 nodes,"
-expect_contains "record: bindings" "$(cat "$TMP/out")" "bindings: 1 accepted, 1 refused"
-expect_contains "error names the violation" "$(cat "$TMP/err")" "invariant violated"
+expect_contains "record: bindings" "$(cat "$TMP/out")" "bindings: 2 accepted, 10 refused"
+expect_eq "stderr: the startup line and the violation, nothing else" "$(cat "$TMP/err")" \
+"serving the cluster at $FIRST_URL (kubeconfig: $TMP/kc)
+luasched simulate: invariant violated: a pod was bound twice, to a missing node, or a binding was attempted on a pod that was already bound (see the record)"
 
 # --- a clean run: one binding, exit 0, fixed token
 start_server "$TMP/kc2" "$TMP/out2" "$TMP/err2" --token secret

@@ -244,6 +244,7 @@ static void wait_for_signal(void)
 {
     static volatile sig_atomic_t stop, reload;
     ls_cli_trap_signals(&stop, &reload);
+    signal(SIGPIPE, SIG_IGN);   /* a client gone mid-response is that connection's error, not ours */
     struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000000L};
     while (!stop)
         nanosleep(&ts, NULL);

@@ -27,7 +27,7 @@ struct ls_http_server {
 
 /* ---- buffers */
 
-void ls_buf_append(ls_buf *b, const void *p, size_t n)
+void ls_http_buf_append(ls_http_buf *b, const void *p, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -42,12 +42,12 @@ void ls_buf_append(ls_buf *b, const void *p, size_t n)
     b->data[b->len] = '\0';
 }
 
-void ls_buf_puts(ls_buf *b, const char *s)
+void ls_http_buf_puts(ls_http_buf *b, const char *s)
 {
-    ls_buf_append(b, s, strlen(s));
+    ls_http_buf_append(b, s, strlen(s));
 }
 
-void ls_buf_printf(ls_buf *b, const char *fmt, ...)
+void ls_http_buf_printf(ls_http_buf *b, const char *fmt, ...)
 {
     char small[256];
     va_list ap;
@@ -57,18 +57,18 @@ void ls_buf_printf(ls_buf *b, const char *fmt, ...)
     if (n < 0)
         return;
     if ((size_t)n < sizeof small) {
-        ls_buf_append(b, small, (size_t)n);
+        ls_http_buf_append(b, small, (size_t)n);
         return;
     }
     char *big = ls_xmalloc((size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    ls_buf_append(b, big, (size_t)n);
+    ls_http_buf_append(b, big, (size_t)n);
     free(big);
 }
 
-void ls_buf_free(ls_buf *b)
+void ls_http_buf_free(ls_http_buf *b)
 {
     free(b->data);
     memset(b, 0, sizeof *b);
@@ -132,7 +132,7 @@ static void response_release(ls_http_response *r)
 
 typedef struct req_state {
     char *uri;          /* as received: path and query */
-    ls_buf body;
+    ls_http_buf body;
     bool started, too_big;
 } req_state;
 
@@ -164,7 +164,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!st)
         return;
     free(st->uri);
-    ls_buf_free(&st->body);
+    ls_http_buf_free(&st->body);
     free(st);
     *con_cls = NULL;
 }
@@ -188,7 +188,7 @@ typedef struct stream_state {
     ls_http_producer producer;
     void *ud;
     void (*free_ud)(void *);
-    ls_buf buf;
+    ls_http_buf buf;
     size_t off;
     bool done;
 } stream_state;
@@ -218,7 +218,7 @@ static void stream_free(void *cls)
     stream_state *s = cls;
     if (s->free_ud)
         s->free_ud(s->ud);
-    ls_buf_free(&s->buf);
+    ls_http_buf_free(&s->buf);
     free(s);
 }
 
@@ -263,7 +263,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (*upload_size) {
         size_t cap = srv->opts.max_body ? srv->opts.max_body : DEFAULT_MAX_BODY;
         if (!st->too_big && st->body.len + *upload_size <= cap)
-            ls_buf_append(&st->body, upload, *upload_size);
+            ls_http_buf_append(&st->body, upload, *upload_size);
         else
             st->too_big = true;
         *upload_size = 0;
@@ -324,6 +324,10 @@ static void free_server(ls_http_server *s)
 
 ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err)
 {
+    if (!o->handler) {
+        ls_errorf(err, "serve: no request handler given");
+        return NULL;
+    }
     ls_http_server *s = ls_xcalloc(1, sizeof *s);
     s->opts = *o;
     s->host = ls_xstrdup(o->host ? o->host : "127.0.0.1");
@@ -340,8 +344,13 @@ ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err
         free_server(s);
         return NULL;
     }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | (v6 ? MHD_USE_IPv6 : 0) |
+    /* ITC: the listening thread is woken at stop instead of noticing within a second. */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+                     (v6 ? MHD_USE_IPv6 : 0) |
                      (tls ? MHD_USE_TLS : 0);
+    /* poll, not select: connection sockets past FD_SETSIZE still work. */
+    if (MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES)
+        flags |= MHD_USE_POLL;
     if (tls) {
         s->cert = ls_xstrdup(o->tls_cert_pem);
         s->key = ls_xstrdup(o->tls_key_pem);

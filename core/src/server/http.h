@@ -12,6 +12,10 @@
  * an ls_http_response: either a complete body, or a producer that is pulled
  * for chunks (chunked transfer encoding) until it says it is done.
  *
+ * The process should ignore SIGPIPE while serving (a client that goes away
+ * mid-response must not kill it); the library leaves signal dispositions to
+ * the program.
+ *
  * Example:
  *     static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs) {
  *         if (strcmp(rq->path, "/healthz") == 0)
@@ -33,15 +37,15 @@
 #include <stdint.h>
 
 /* A growable byte buffer (also what producers write their chunks into). */
-typedef struct ls_buf {
+typedef struct ls_http_buf {
     char *data;
     size_t len, cap;
-} ls_buf;
+} ls_http_buf;
 
-void ls_buf_append(ls_buf *b, const void *p, size_t n);
-void ls_buf_puts(ls_buf *b, const char *s);
-void ls_buf_printf(ls_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void ls_buf_free(ls_buf *b);
+void ls_http_buf_append(ls_http_buf *b, const void *p, size_t n);
+void ls_http_buf_puts(ls_http_buf *b, const char *s);
+void ls_http_buf_printf(ls_http_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ls_http_buf_free(ls_http_buf *b);
 
 /* One request. Strings are NUL-terminated and valid during the handler call
  * only. */
@@ -67,7 +71,7 @@ const char *ls_http_header(const ls_http_request *r, const char *name);
  * the stream is over (what was appended is still sent). `stopping` becomes
  * true when the server is being stopped: the producer must then return false
  * promptly (blocking waits should be short, or woken by on_stop). */
-typedef bool (*ls_http_producer)(void *ud, ls_buf *out, const volatile bool *stopping);
+typedef bool (*ls_http_producer)(void *ud, ls_http_buf *out, const volatile bool *stopping);
 
 #define LS_HTTP_MAX_HEADERS 8
 
@@ -103,8 +107,9 @@ typedef struct ls_http_server_opts {
     size_t max_body;               /* request bodies over this get 413; 0 = 3 MiB */
     ls_http_handler handler;
     void *handler_ud;
-    /* Called at the start of ls_http_server_stop, before the connections are
-     * joined: wake producers blocked on the application's own conditions. */
+    /* Called with handler_ud at the start of ls_http_server_stop, before the
+     * connections are joined: wake producers blocked on the application's own
+     * conditions. May be NULL. */
     void (*on_stop)(void *ud);
 } ls_http_server_opts;
 

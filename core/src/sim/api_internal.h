@@ -74,7 +74,26 @@ void api_patch_apply(cJSON *target, const cJSON *patch, bool strategic);
 
 /* store.c */
 const char *api_str(const cJSON *obj, const char *a, const char *b);   /* obj.a.b string or NULL */
-uint64_t api_obj_rv(const cJSON *obj);
+cJSON *api_child_object(cJSON *obj, const char *key);   /* obj.key, made an object if it is not one */
+void api_set_str(cJSON *obj, const char *key, const char *value);   /* value must not live in obj.key */
+void api_set_item(cJSON *obj, const char *key, cJSON *item);
+void api_set_rv(cJSON *obj, uint64_t rv);
+void api_now(char *buf, size_t len);                     /* RFC 3339, UTC, seconds */
+/* "pods", "leases.coordination.k8s.io": how messages name a resource. */
+const char *api_qualified(const ls_api_resource *r, char *buf, size_t len);
+/* A Status with details {name, group, kind}. */
+int api_fail_named(cJSON **out, int code, const char *reason, const ls_api_resource *r, const char *name,
+                   const char *message);
+api_obj *api_coll_find(const api_coll *c, const char *key);
+/* Under the lock: the stored object, or NULL. */
+api_obj *api_lookup(ls_api *a, const ls_api_resource *r, const char *ns, const char *name);
+
+/* admission.c: defaults and Priority admission of a new object; 0 or the
+ * failure code with *out a Status. */
+int api_admit(ls_api *a, const ls_api_resource *r, cJSON *obj, const char *name, cJSON **out);
+
+/* record.c: a new pod's record (under the lock). */
+void api_record_add(ls_api *a, api_obj *o, const char *ns, const char *name);
 /* ls_api_create; from_file keeps the manifest's creationTimestamp (queue order). */
 int api_create(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, bool from_file, cJSON **out);
 /* Under the lock: emit the event into the ring (copies obj / prev). */

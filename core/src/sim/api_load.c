@@ -1,6 +1,6 @@
 /*
- * api_load.c: filling the served store from cluster files, the binding
- * record printed when serving ends, and the --fault flag's parser.
+ * api_load.c: filling the served store from cluster files, and the --fault
+ * flag's parser.
  */
 #include "model/doc.h"
 #include "sim/api_internal.h"
@@ -77,46 +77,6 @@ bool ls_api_load_file(ls_api *a, const char *path, ls_error *err)
         }
     ls_doc_free(doc);
     return ok;
-}
-
-/* ---- the record */
-
-bool ls_api_print_record(ls_api *a, FILE *out)
-{
-    pthread_mutex_lock(&a->mu);
-    uint32_t bound = 0, pending = 0, running = 0, deleted = 0, twice = 0, refused = 0, missing = 0;
-    uint64_t accepted = 0, refusals = 0;
-    for (uint32_t i = 0; i < a->records.len; i++) {
-        const ls_api_record *r = &LS_VEC_AT(&a->records, ls_api_record, i);
-        accepted += r->binds;
-        refusals += r->refused;
-        if (r->running)
-            fprintf(out, "%s/%s: already running on %s\n", r->ns, r->name, r->node);
-        else if (r->binds)
-            fprintf(out, "%s/%s: bound to %s%s\n", r->ns, r->name, r->node, r->missing_node ? " (no such node)" : "");
-        else if (r->deleted)
-            fprintf(out, "%s/%s: deleted\n", r->ns, r->name);
-        else
-            fprintf(out, "%s/%s: pending\n", r->ns, r->name);
-        if (r->binds > 1)
-            fprintf(out, "%s/%s: bound %u times\n", r->ns, r->name, r->binds);
-        if (r->refused)
-            fprintf(out, "%s/%s: %u binding%s refused: already assigned to node \"%s\" (first refused: to %s)\n",
-                    r->ns, r->name, r->refused, r->refused == 1 ? "" : "s", r->node, r->refused_node);
-        running += r->running;
-        bound += !r->running && r->binds > 0;
-        pending += !r->running && !r->binds && !r->deleted;
-        deleted += r->deleted;
-        twice += r->binds > 1;
-        refused += r->refused > 0;
-        missing += r->missing_node;
-    }
-    fprintf(out, "summary: %u nodes, %u pods: %u bound, %u pending, %u already running, %u deleted; "
-            "bindings: %llu accepted, %llu refused\n",
-            api_coll_of(a, ls_api_resource_find("", "v1", "nodes"))->len, a->records.len, bound, pending, running,
-            deleted, (unsigned long long)accepted, (unsigned long long)refusals);
-    pthread_mutex_unlock(&a->mu);
-    return !twice && !refused && !missing;
 }
 
 /* ---- --fault */

@@ -154,7 +154,7 @@ static cJSON *resource_entry(const ls_api_resource *r, const char *sub)
     cJSON_AddBoolToObject(e, "namespaced", r->namespaced);
     cJSON_AddStringToObject(e, "kind", sub && strcmp(sub, "binding") == 0 ? "Binding" : r->kind);
     if (!sub)
-        add_strings(e, "verbs", "create,delete,deletecollection,get,list,patch,update,watch");
+        add_strings(e, "verbs", "create,delete,get,list,patch,update,watch");
     else if (strcmp(sub, "binding") == 0)
         add_strings(e, "verbs", "create");
     else

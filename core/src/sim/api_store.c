@@ -4,7 +4,8 @@
  * appends one event to a bounded ring, so the ring's resourceVersions are
  * consecutive and a watch finds its starting point by subtraction.
  * Collections are arrays sorted by "namespace/name", the order etcd lists in,
- * which also makes continue tokens a plain "after this key".
+ * which also makes continue tokens a plain "after this key". Admission
+ * (api_admission.c) and binding (api_bind.c) work on the same store.
  */
 #include "sim/api_internal.h"
 
@@ -25,7 +26,7 @@ const char *api_str(const cJSON *obj, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : NULL;
 }
 
-static cJSON *child_object(cJSON *obj, const char *key)
+cJSON *api_child_object(cJSON *obj, const char *key)
 {
     cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (cJSON_IsObject(c))
@@ -34,32 +35,26 @@ static cJSON *child_object(cJSON *obj, const char *key)
     return cJSON_AddObjectToObject(obj, key);
 }
 
-static void set_str(cJSON *obj, const char *key, const char *value)
+void api_set_str(cJSON *obj, const char *key, const char *value)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
     cJSON_AddStringToObject(obj, key, value);
 }
 
-static void set_item(cJSON *obj, const char *key, cJSON *item)
+void api_set_item(cJSON *obj, const char *key, cJSON *item)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
     cJSON_AddItemToObject(obj, key, item);
 }
 
-uint64_t api_obj_rv(const cJSON *obj)
-{
-    const char *rv = api_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion", NULL);
-    return rv ? strtoull(rv, NULL, 10) : 0;
-}
-
-static void set_rv(cJSON *obj, uint64_t rv)
+void api_set_rv(cJSON *obj, uint64_t rv)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)rv);
-    set_str(child_object(obj, "metadata"), "resourceVersion", buf);
+    api_set_str(api_child_object(obj, "metadata"), "resourceVersion", buf);
 }
 
-static void now_rfc3339(char *buf, size_t len)
+void api_now(char *buf, size_t len)
 {
     time_t t = time(NULL);
     struct tm tm;
@@ -104,7 +99,7 @@ int api_fail(cJSON **out, int code, const char *reason, const char *message)
 }
 
 /* Status details (name, group, kind) as upstream fills them in. */
-static int fail_named(cJSON **out, int code, const char *reason, const ls_api_resource *r, const char *name,
+int api_fail_named(cJSON **out, int code, const char *reason, const ls_api_resource *r, const char *name,
                       const char *message)
 {
     api_fail(out, code, reason, message);
@@ -116,7 +111,7 @@ static int fail_named(cJSON **out, int code, const char *reason, const ls_api_re
     return code;
 }
 
-static const char *qualified(const ls_api_resource *r, char *buf, size_t len)
+const char *api_qualified(const ls_api_resource *r, char *buf, size_t len)
 {
     if (*r->group)
         snprintf(buf, len, "%s.%s", r->plural, r->group);
@@ -128,8 +123,8 @@ static const char *qualified(const ls_api_resource *r, char *buf, size_t len)
 int api_not_found(cJSON **out, const ls_api_resource *r, const char *name)
 {
     char msg[600], q[128];
-    snprintf(msg, sizeof msg, "%s \"%s\" not found", qualified(r, q, sizeof q), name);
-    return fail_named(out, 404, "NotFound", r, name, msg);
+    snprintf(msg, sizeof msg, "%s \"%s\" not found", api_qualified(r, q, sizeof q), name);
+    return api_fail_named(out, 404, "NotFound", r, name, msg);
 }
 
 static int conflict_modified(cJSON **out, const ls_api_resource *r, const char *name)
@@ -138,8 +133,8 @@ static int conflict_modified(cJSON **out, const ls_api_resource *r, const char *
     snprintf(msg, sizeof msg,
              "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please apply your changes "
              "to the latest version and try again",
-             qualified(r, q, sizeof q), name);
-    return fail_named(out, 409, "Conflict", r, name, msg);
+             api_qualified(r, q, sizeof q), name);
+    return api_fail_named(out, 409, "Conflict", r, name, msg);
 }
 
 /* ---- collections */
@@ -177,7 +172,7 @@ static uint32_t coll_search(const api_coll *c, const char *key, bool *found)
     return lo;
 }
 
-static api_obj *coll_find(const api_coll *c, const char *key)
+api_obj *api_coll_find(const api_coll *c, const char *key)
 {
     bool found;
     uint32_t i = coll_search(c, key, &found);
@@ -341,101 +336,11 @@ const ls_api_record *ls_api_record_at(const ls_api *a, uint32_t i)
     return i < a->records.len ? &LS_VEC_AT(&a->records, ls_api_record, i) : NULL;
 }
 
-/* ---- admission and defaults */
-
 static void make_uid(ls_api *a, char *buf, size_t len)
 {
     uint64_t x = splitmix(&a->uid_seq), y = splitmix(&a->uid_seq);
     snprintf(buf, len, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)(x >> 32), (unsigned)(x >> 16) & 0xffff,
              (unsigned)x & 0xfff, (unsigned)(y >> 48) & 0xfff, (unsigned long long)(y & 0xffffffffffffULL));
-}
-
-/* Built-in classes the API server always has. */
-static const struct {
-    const char *name;
-    int32_t value;
-} system_classes[] = {{"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
-
-static const cJSON *find_class(ls_api *a, const char *name)
-{
-    api_coll *c = api_coll_of(a, ls_api_resource_find("scheduling.k8s.io", "v1", "priorityclasses"));
-    for (uint32_t i = 0; i < c->len; i++) {
-        const cJSON *pc = c->items[i]->obj;
-        const char *n = api_str(pc, "metadata", "name");
-        if (name ? n && strcmp(n, name) == 0 : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pc, "globalDefault")))
-            return pc;
-    }
-    return NULL;
-}
-
-/* The Priority admission plugin: priority and preemptionPolicy from the
- * pod's PriorityClass (or the globalDefault one). A priority already written
- * in the spec is kept, as the embedded cluster does for dumped pods. */
-static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
-{
-    cJSON *spec = child_object(pod, "spec");
-    const char *cls = api_str(spec, "priorityClassName", NULL);
-    const cJSON *pc = cls ? find_class(a, cls) : find_class(a, NULL);
-    double value = 0;
-    const char *policy = NULL;
-    if (pc) {
-        value = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(pc, "value"));
-        policy = api_str(pc, "preemptionPolicy", NULL);
-        if (!cls)
-            cJSON_AddStringToObject(spec, "priorityClassName", api_str(pc, "metadata", "name"));
-    } else if (cls) {
-        size_t i = 0;
-        while (i < 2 && strcmp(system_classes[i].name, cls) != 0)
-            i++;
-        if (i == 2) {
-            char msg[600];
-            snprintf(msg, sizeof msg, "pods \"%s\" is forbidden: no PriorityClass with name %s was found", name, cls);
-            return api_fail(out, 403, "Forbidden", msg);
-        }
-        value = system_classes[i].value;
-    }
-    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(spec, "priority")))
-        set_item(spec, "priority", cJSON_CreateNumber(value));
-    if (!api_str(spec, "preemptionPolicy", NULL))
-        cJSON_AddStringToObject(spec, "preemptionPolicy", policy ? policy : "PreemptLowerPriority");
-    return 0;
-}
-
-static int default_pod(ls_api *a, cJSON *pod, const char *name, cJSON **out)
-{
-    cJSON *spec = child_object(pod, "spec");
-    if (!api_str(spec, "schedulerName", NULL))
-        cJSON_AddStringToObject(spec, "schedulerName", "default-scheduler");
-    cJSON *status = child_object(pod, "status");
-    if (!api_str(status, "phase", NULL))
-        cJSON_AddStringToObject(status, "phase", api_str(spec, "nodeName", NULL) ? "Running" : "Pending");
-    return admit_priority(a, pod, name, out);
-}
-
-static void default_node(cJSON *node)
-{
-    cJSON *status = child_object(node, "status");
-    if (cJSON_GetObjectItemCaseSensitive(status, "conditions"))
-        return;
-    cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
-    cJSON *ready = cJSON_CreateObject();
-    cJSON_AddStringToObject(ready, "type", "Ready");
-    cJSON_AddStringToObject(ready, "status", "True");
-    cJSON_AddStringToObject(ready, "reason", "KubeletReady");
-    cJSON_AddItemToArray(conds, ready);
-}
-
-static void add_record(ls_api *a, api_obj *o, const char *ns, const char *name)
-{
-    ls_api_record *rec = ls_vec_push(&a->records);
-    rec->ns = ls_xstrdup(ns ? ns : "");
-    rec->name = ls_xstrdup(name);
-    const char *uid = api_str(o->obj, "metadata", "uid");
-    rec->uid = ls_xstrdup(uid ? uid : "");
-    const char *node = api_str(o->obj, "spec", "nodeName");
-    rec->running = node != NULL;
-    rec->node = node ? ls_xstrdup(node) : NULL;
-    o->record = a->records.len;
 }
 
 /* ---- create */
@@ -465,8 +370,8 @@ static int check_type(const ls_api_resource *r, cJSON *obj, cJSON **out)
                  "match the expected kind", kind, r->version, r->kind);
         return api_fail(out, 400, "BadRequest", msg);
     }
-    set_str(obj, "apiVersion", gv);
-    set_str(obj, "kind", r->kind);
+    api_set_str(obj, "apiVersion", gv);
+    api_set_str(obj, "kind", r->kind);
     return 0;
 }
 
@@ -480,7 +385,7 @@ static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, c
         char sfx[6];
         random_suffix(a, sfx);
         snprintf(name, len, "%s%s", gen, sfx);
-        set_str(meta, "name", name);
+        api_set_str(meta, "name", name);
     } else if (n && *n) {
         snprintf(name, len, "%s", n);
     } else {
@@ -496,11 +401,13 @@ static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, c
     if (body_ns && ns && strcmp(body_ns, ns) != 0)
         return api_fail(out, 400, "BadRequest",
                         "the namespace of the provided object does not match the namespace sent on the request");
-    set_str(meta, "namespace", ns ? ns : body_ns ? body_ns : "default");
+    char chosen[256];   /* copied first: set_str frees the member body_ns points into */
+    snprintf(chosen, sizeof chosen, "%s", ns ? ns : body_ns ? body_ns : "default");
+    api_set_str(meta, "namespace", chosen);
     const char *the_ns = api_str(meta, "namespace", NULL);
-    if (!coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "namespaces")), the_ns)) {
+    if (!api_coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "namespaces")), the_ns)) {
         snprintf(msg, sizeof msg, "namespaces \"%s\" not found", the_ns);
-        return fail_named(out, 404, "NotFound", ls_api_resource_find("", "v1", "namespaces"), the_ns, msg);
+        return api_fail_named(out, 404, "NotFound", ls_api_resource_find("", "v1", "namespaces"), the_ns, msg);
     }
     return 0;
 }
@@ -514,38 +421,34 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
         cJSON_Delete(obj);
         return api_fail(out, 400, "BadRequest", "the body of the request is not a JSON object");
     }
-    cJSON *meta = child_object(obj, "metadata");
+    cJSON *meta = api_child_object(obj, "metadata");
     if ((code = check_type(r, obj, out)) || (code = check_identity(a, r, ns, meta, name, sizeof name, out))) {
         cJSON_Delete(obj);
         return code;
     }
     key_of(r, api_str(meta, "namespace", NULL), name, key, sizeof key);
     api_coll *c = api_coll_of(a, r);
-    if (coll_find(c, key)) {
+    if (api_coll_find(c, key)) {
         cJSON_Delete(obj);
-        snprintf(msg, sizeof msg, "%s \"%s\" already exists", qualified(r, q, sizeof q), name);
-        return fail_named(out, 409, "AlreadyExists", r, name, msg);
+        snprintf(msg, sizeof msg, "%s \"%s\" already exists", api_qualified(r, q, sizeof q), name);
+        return api_fail_named(out, 409, "AlreadyExists", r, name, msg);
     }
-    if (strcmp(r->kind, "Pod") == 0 && (code = default_pod(a, obj, name, out))) {
+    if ((code = api_admit(a, r, obj, name, out))) {
         cJSON_Delete(obj);
         return code;
     }
-    if (strcmp(r->kind, "Node") == 0)
-        default_node(obj);
-    if (strcmp(r->kind, "Namespace") == 0)
-        set_str(child_object(obj, "status"), "phase", "Active");
     char uid[64], ts[32];
     make_uid(a, uid, sizeof uid);
-    set_str(meta, "uid", uid);
+    api_set_str(meta, "uid", uid);
     if (!from_file || !api_str(meta, "creationTimestamp", NULL)) {
-        now_rfc3339(ts, sizeof ts);
-        set_str(meta, "creationTimestamp", ts);
+        api_now(ts, sizeof ts);
+        api_set_str(meta, "creationTimestamp", ts);
     }
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "deletionTimestamp");
-    set_rv(obj, ++a->rv);
+    api_set_rv(obj, ++a->rv);
     api_obj *o = coll_insert(c, key, obj);
     if (strcmp(r->kind, "Pod") == 0)
-        add_record(a, o, api_str(meta, "namespace", NULL), name);
+        api_record_add(a, o, api_str(meta, "namespace", NULL), name);
     api_emit(a, API_ADDED, r, obj, NULL);
     *out = cJSON_Duplicate(obj, 1);
     return 201;
@@ -566,17 +469,17 @@ int api_create(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, 
 
 /* ---- get */
 
-static api_obj *lookup(ls_api *a, const ls_api_resource *r, const char *ns, const char *name)
+api_obj *api_lookup(ls_api *a, const ls_api_resource *r, const char *ns, const char *name)
 {
     char key[1100];
     key_of(r, ns, name, key, sizeof key);
-    return coll_find(api_coll_of(a, r), key);
+    return api_coll_find(api_coll_of(a, r), key);
 }
 
 int ls_api_get(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, cJSON **out)
 {
     pthread_mutex_lock(&a->mu);
-    api_obj *o = lookup(a, r, ns, name);
+    api_obj *o = api_lookup(a, r, ns, name);
     int code = o ? 200 : api_not_found(out, r, name);
     if (o)
         *out = cJSON_Duplicate(o->obj, 1);
@@ -604,11 +507,11 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         cJSON *status = cJSON_DetachItemFromObjectCaseSensitive(next, "status");
         cJSON_Delete(next);
         next = cJSON_Duplicate(old, 1);
-        set_item(next, "status", status ? status : cJSON_CreateObject());
+        api_set_item(next, "status", status ? status : cJSON_CreateObject());
     } else if (r->subresources && api_resource_has_sub(r, "status")) {
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(old, "status");
         if (st)
-            set_item(next, "status", cJSON_Duplicate(st, 1));
+            api_set_item(next, "status", cJSON_Duplicate(st, 1));
         else
             cJSON_DeleteItemFromObjectCaseSensitive(next, "status");
     }
@@ -617,24 +520,24 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         snprintf(msg, sizeof msg, "Pod \"%s\" is invalid: spec.nodeName: Forbidden: pod updates may not change "
                  "spec.nodeName (bind through the binding subresource)", name);
         cJSON_Delete(next);
-        return fail_named(out, 422, "Invalid", r, name, msg);
+        return api_fail_named(out, 422, "Invalid", r, name, msg);
     }
-    cJSON *meta = child_object(next, "metadata");
+    cJSON *meta = api_child_object(next, "metadata");
     cJSON *old_meta = cJSON_GetObjectItemCaseSensitive(old, "metadata");
     static const char *const kept[] = {"name", "namespace", "uid", "creationTimestamp", "resourceVersion"};
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(old_meta, kept[i]);
         if (v)
-            set_item(meta, kept[i], cJSON_Duplicate(v, 1));
+            api_set_item(meta, kept[i], cJSON_Duplicate(v, 1));
     }
-    set_str(next, "apiVersion", api_str(old, "apiVersion", NULL));
-    set_str(next, "kind", r->kind);
+    api_set_str(next, "apiVersion", api_str(old, "apiVersion", NULL));
+    api_set_str(next, "kind", r->kind);
     if (cJSON_Compare(next, old, 1)) {
         cJSON_Delete(next);
         *out = cJSON_Duplicate(old, 1);
         return 200;
     }
-    set_rv(next, ++a->rv);
+    api_set_rv(next, ++a->rv);
     o->obj = next;
     api_emit(a, API_MODIFIED, r, next, old);
     cJSON_Delete(old);
@@ -663,7 +566,7 @@ int ls_api_update(ls_api *a, const ls_api_resource *r, const char *ns, const cha
         return api_fail(out, 400, "BadRequest", msg);
     }
     pthread_mutex_lock(&a->mu);
-    api_obj *o = lookup(a, r, ns, name);
+    api_obj *o = api_lookup(a, r, ns, name);
     const char *want = api_str(obj, "metadata", "resourceVersion");
     if (!o) {
         code = api_not_found(out, r, name);
@@ -706,7 +609,7 @@ int ls_api_patch(ls_api *a, const ls_api_resource *r, const char *ns, const char
     if (!cJSON_IsObject(patch))
         return api_fail(out, 400, "BadRequest", "the patch is not a JSON object");
     pthread_mutex_lock(&a->mu);
-    api_obj *o = lookup(a, r, ns, name);
+    api_obj *o = api_lookup(a, r, ns, name);
     const char *want = api_str(patch, "metadata", "resourceVersion");
     int code;
     if (!o) {
@@ -724,11 +627,37 @@ int ls_api_patch(ls_api *a, const ls_api_resource *r, const char *ns, const char
 
 /* ---- delete */
 
+static void remove_locked(ls_api *a, const ls_api_resource *r, api_obj *o)
+{
+    if (o->record)
+        LS_VEC_AT(&a->records, ls_api_record, o->record - 1).deleted = true;
+    api_set_rv(o->obj, ++a->rv);
+    api_emit(a, API_DELETED, r, o->obj, NULL);
+    coll_remove(api_coll_of(a, r), o);
+}
+
+/* Upstream's namespace controller empties a deleted namespace in the
+ * background; here it happens at once, each object with its DELETED event. */
+static void empty_namespace(ls_api *a, const char *ns)
+{
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "%s/", ns);
+    size_t plen = strlen(prefix);
+    for (uint32_t i = 0; i < api_num_resources(); i++) {
+        const ls_api_resource *r = api_resource_at(i);
+        api_coll *c = api_coll_of(a, r);
+        bool found;
+        uint32_t at = r->namespaced ? coll_search(c, prefix, &found) : c->len;
+        while (at < c->len && strncmp(c->items[at]->key, prefix, plen) == 0)
+            remove_locked(a, r, c->items[at]);
+    }
+}
+
 int ls_api_delete(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, const char *uid,
                   cJSON **out)
 {
     pthread_mutex_lock(&a->mu);
-    api_obj *o = lookup(a, r, ns, name);
+    api_obj *o = api_lookup(a, r, ns, name);
     int code = 200;
     const char *have = o ? api_str(o->obj, "metadata", "uid") : NULL;
     if (!o) {
@@ -736,108 +665,16 @@ int ls_api_delete(ls_api *a, const ls_api_resource *r, const char *ns, const cha
     } else if (uid && *uid && (!have || strcmp(uid, have) != 0)) {
         char msg[800], q[128];
         snprintf(msg, sizeof msg, "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in "
-                 "precondition: %s, UID in object meta: %s", qualified(r, q, sizeof q), name, uid, have ? have : "");
-        code = fail_named(out, 409, "Conflict", r, name, msg);
+                 "precondition: %s, UID in object meta: %s",
+                 api_qualified(r, q, sizeof q), name, uid, have ? have : "");
+        code = api_fail_named(out, 409, "Conflict", r, name, msg);
     } else {
-        if (o->record)
-            LS_VEC_AT(&a->records, ls_api_record, o->record - 1).deleted = true;
-        set_rv(o->obj, ++a->rv);
-        api_emit(a, API_DELETED, r, o->obj, NULL);
         *out = cJSON_Duplicate(o->obj, 1);
-        coll_remove(api_coll_of(a, r), o);
+        remove_locked(a, r, o);
+        if (strcmp(r->kind, "Namespace") == 0)
+            empty_namespace(a, name);
     }
     pthread_mutex_unlock(&a->mu);
     return code;
 }
 
-/* ---- binding */
-
-static void set_scheduled_condition(cJSON *pod)
-{
-    cJSON *status = child_object(pod, "status");
-    cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
-    if (!cJSON_IsArray(conds)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
-        conds = cJSON_AddArrayToObject(status, "conditions");
-    }
-    cJSON *cond = NULL;
-    for (cJSON *c = conds->child; c && !cond; c = c->next)
-        if (api_str(c, "type", NULL) && strcmp(api_str(c, "type", NULL), "PodScheduled") == 0)
-            cond = c;
-    if (!cond) {
-        cond = cJSON_CreateObject();
-        cJSON_AddStringToObject(cond, "type", "PodScheduled");
-        cJSON_AddItemToArray(conds, cond);
-    }
-    char ts[32];
-    now_rfc3339(ts, sizeof ts);
-    set_str(cond, "status", "True");
-    set_str(cond, "lastTransitionTime", ts);
-    cJSON_DeleteItemFromObjectCaseSensitive(cond, "reason");
-    cJSON_DeleteItemFromObjectCaseSensitive(cond, "message");
-}
-
-static int refuse_binding(ls_api *a, api_obj *o, const char *name, const char *target, cJSON **out)
-{
-    ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, o->record - 1);
-    rec->refused++;
-    if (!rec->refused_node)
-        rec->refused_node = ls_xstrdup(target);
-    char msg[900];
-    snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned to "
-             "node \"%s\"", name, name, api_str(o->obj, "spec", "nodeName"));
-    return fail_named(out, 409, "Conflict", ls_api_resource_find("", "v1", "pods"), name, msg);
-}
-
-static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char *target, cJSON **out)
-{
-    const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
-    cJSON *next = cJSON_Duplicate(o->obj, 1);
-    set_str(child_object(next, "spec"), "nodeName", target);
-    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(binding, "metadata"),
-                                                       "annotations");
-    if (cJSON_IsObject(ann))
-        api_patch_apply(child_object(child_object(next, "metadata"), "annotations"), ann, false);
-    set_scheduled_condition(next);
-    set_rv(next, ++a->rv);
-    cJSON *old = o->obj;
-    o->obj = next;
-    api_emit(a, API_MODIFIED, pods, next, old);
-    cJSON_Delete(old);
-    ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, o->record - 1);
-    rec->binds++;
-    free(rec->node);
-    rec->node = ls_xstrdup(target);
-    rec->missing_node = !coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "nodes")), target);
-    *out = ls_api_status(201, NULL, NULL);
-    return 201;
-}
-
-int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *binding, cJSON **out)
-{
-    const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
-    const char *target = api_str(binding, "target", "name");
-    const char *uid = api_str(binding, "metadata", "uid");
-    char msg[900];
-    if (!target || !*target) {
-        snprintf(msg, sizeof msg, "Binding \"%s\" is invalid: target.name: Required value", name);
-        return api_fail(out, 422, "Invalid", msg);
-    }
-    pthread_mutex_lock(&a->mu);
-    api_obj *o = lookup(a, pods, ns, name);
-    const char *have = o ? api_str(o->obj, "metadata", "uid") : NULL;
-    int code;
-    if (!o) {
-        code = api_not_found(out, pods, name);
-    } else if (uid && *uid && (!have || strcmp(uid, have) != 0)) {
-        snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": Precondition failed: UID in "
-                 "precondition: %s, UID in object meta: %s", name, uid, have ? have : "");
-        code = fail_named(out, 409, "Conflict", pods, name, msg);
-    } else if (api_str(o->obj, "spec", "nodeName") && *api_str(o->obj, "spec", "nodeName")) {
-        code = refuse_binding(a, o, name, target, out);
-    } else {
-        code = apply_binding(a, o, binding, target, out);
-    }
-    pthread_mutex_unlock(&a->mu);
-    return code;
-}

@@ -24,6 +24,9 @@ struct ls_api_watch {
     uint64_t cursor;
     bool initial;               /* send the current state first */
     bool bookmarks;
+    bool table;                 /* objects as one-row Tables */
+    char *include_object;
+    bool end_bookmark;          /* watch-list: mark the end of the initial events */
     bool ended;
     cJSON *error;               /* an ERROR event to send, then end */
     uint64_t deadline_ms;       /* 0 = none */
@@ -38,13 +41,25 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void write_event(ls_buf *out, const char *type, const cJSON *obj)
+static void write_event(ls_http_buf *out, const char *type, const cJSON *obj)
 {
     char *text = cJSON_PrintUnformatted(obj);
-    ls_buf_printf(out, "{\"type\":\"%s\",\"object\":", type);
-    ls_buf_puts(out, text);
-    ls_buf_puts(out, "}\n");
+    ls_http_buf_printf(out, "{\"type\":\"%s\",\"object\":", type);
+    ls_http_buf_puts(out, text);
+    ls_http_buf_puts(out, "}\n");
     free(text);
+}
+
+/* An object event, as a one-row Table when kubectl asked for tables. */
+static void write_obj(const ls_api_watch *w, ls_http_buf *out, const char *type, const cJSON *obj)
+{
+    if (!w->table) {
+        write_event(out, type, obj);
+        return;
+    }
+    cJSON *t = api_table(w->res, obj, w->include_object);
+    write_event(out, type, t);
+    cJSON_Delete(t);
 }
 
 static cJSON *too_old(uint64_t asked, uint64_t oldest)
@@ -80,6 +95,8 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
     w->ns = ns ? ls_xstrdup(ns) : NULL;
     w->sel = sel;
     w->bookmarks = o->bookmarks;
+    w->table = o->table;
+    w->include_object = o->include_object ? ls_xstrdup(o->include_object) : NULL;
     w->last_write_ms = now_ms();
     if (o->timeout_seconds)
         w->deadline_ms = w->last_write_ms + (uint64_t)o->timeout_seconds * 1000;
@@ -88,8 +105,9 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
     w->drop_after = a->faults.watch_drop;
     if (a->faults.gone > 0 && api_rand(a) < a->faults.gone) {
         w->error = ls_api_status(410, "Expired", "too old resource version: injected fault");
-    } else if (!rv || !*rv || strcmp(rv, "0") == 0) {
+    } else if (o->send_initial_events || !rv || !*rv || strcmp(rv, "0") == 0) {
         w->initial = true;
+        w->end_bookmark = o->send_initial_events && o->bookmarks;
         w->cursor = a->rv;
     } else {
         char *end;
@@ -108,19 +126,20 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
 }
 
 /* ADDED for every object in scope: the start of a watch from "" or "0". */
-static void send_initial(ls_api_watch *w, ls_buf *out)
+static void send_initial(ls_api_watch *w, ls_http_buf *out)
 {
     api_coll *c = api_coll_of(w->api, w->res);
-    for (uint32_t i = 0; i < c->len; i++)
+    w->cursor = w->api->rv;   /* the snapshot is now: changes made since the watch began are in it */
+    for (uint32_t i = 0; i < c->len && !(w->drop_after && w->sent >= w->drop_after); i++)
         if (in_scope(w, c->items[i]->obj)) {
-            write_event(out, "ADDED", c->items[i]->obj);
+            write_obj(w, out, "ADDED", c->items[i]->obj);
             w->sent++;
         }
     w->initial = false;
 }
 
 /* One ring event as this watcher sees it; false when it sees nothing. */
-static bool send_event(ls_api_watch *w, const api_event *e, ls_buf *out)
+static bool send_event(ls_api_watch *w, const api_event *e, ls_http_buf *out)
 {
     if (e->res != w->res)
         return false;
@@ -128,12 +147,12 @@ static bool send_event(ls_api_watch *w, const api_event *e, ls_buf *out)
     if (e->type != API_MODIFIED || !e->prev) {
         if (!now)
             return false;
-        write_event(out, e->type == API_ADDED ? "ADDED" : "DELETED", e->obj);
+        write_obj(w, out, e->type == API_ADDED ? "ADDED" : "DELETED", e->obj);
         return true;
     }
     bool before = in_scope(w, e->prev);
     if (now) {
-        write_event(out, before ? "MODIFIED" : "ADDED", e->obj);
+        write_obj(w, out, before ? "MODIFIED" : "ADDED", e->obj);
         return true;
     }
     if (!before)
@@ -146,13 +165,13 @@ static bool send_event(ls_api_watch *w, const api_event *e, ls_buf *out)
                                                                cJSON_GetObjectItemCaseSensitive(e->obj, "metadata"),
                                                                "resourceVersion"),
                                                            1));
-    write_event(out, "DELETED", gone);
+    write_obj(w, out, "DELETED", gone);
     cJSON_Delete(gone);
     return true;
 }
 
 /* Reads the ring after the cursor; false when the cursor fell out of it. */
-static bool send_backlog(ls_api_watch *w, ls_buf *out)
+static bool send_backlog(ls_api_watch *w, ls_http_buf *out)
 {
     ls_api *a = w->api;
     if (w->cursor < a->rv && w->cursor < api_oldest_rv(a)) {
@@ -171,7 +190,7 @@ static bool send_backlog(ls_api_watch *w, ls_buf *out)
     return true;
 }
 
-static void send_bookmark(ls_api_watch *w, ls_buf *out)
+static void send_bookmark(ls_api_watch *w, ls_http_buf *out, bool initial_end)
 {
     char gv[128], rv[32];
     api_group_version(w->res, gv, sizeof gv);
@@ -179,7 +198,10 @@ static void send_bookmark(ls_api_watch *w, ls_buf *out)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", w->res->kind);
     cJSON_AddStringToObject(o, "apiVersion", gv);
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "metadata"), "resourceVersion", rv);
+    cJSON *meta = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(meta, "resourceVersion", rv);
+    if (initial_end)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "annotations"), "k8s.io/initial-events-end", "true");
     write_event(out, "BOOKMARK", o);
     cJSON_Delete(o);
 }
@@ -202,7 +224,7 @@ static void wait_changed(ls_api_watch *w, uint64_t until_ms)
 }
 
 /* Under the lock: one pull; false when the stream is over. */
-static bool next_locked(ls_api_watch *w, ls_buf *out, const volatile bool *stopping)
+static bool next_locked(ls_api_watch *w, ls_http_buf *out, const volatile bool *stopping)
 {
     ls_api *a = w->api;
     for (;;) {
@@ -216,8 +238,11 @@ static bool next_locked(ls_api_watch *w, ls_buf *out, const volatile bool *stopp
         if (w->drop_after && w->sent >= w->drop_after)
             return false;
         size_t before = out->len;
-        if (w->initial)
+        if (w->initial) {
             send_initial(w, out);
+            if (w->end_bookmark)
+                send_bookmark(w, out, true);
+        }
         if (!send_backlog(w, out))
             continue;   /* writes the ERROR */
         uint64_t now = now_ms();
@@ -228,7 +253,7 @@ static bool next_locked(ls_api_watch *w, ls_buf *out, const volatile bool *stopp
         if (w->deadline_ms && now >= w->deadline_ms)
             return false;
         if (w->bookmarks && now >= w->last_write_ms + BOOKMARK_QUIET_MS) {
-            send_bookmark(w, out);
+            send_bookmark(w, out, false);
             w->last_write_ms = now;
             return true;
         }
@@ -239,7 +264,7 @@ static bool next_locked(ls_api_watch *w, ls_buf *out, const volatile bool *stopp
     }
 }
 
-bool ls_api_watch_next(ls_api_watch *w, ls_buf *out, const volatile bool *stopping)
+bool ls_api_watch_next(ls_api_watch *w, ls_http_buf *out, const volatile bool *stopping)
 {
     pthread_mutex_lock(&w->api->mu);
     bool more = next_locked(w, out, stopping);
@@ -253,6 +278,7 @@ void ls_api_watch_free(ls_api_watch *w)
         return;
     api_selector_free(w->sel);
     cJSON_Delete(w->error);
+    free(w->include_object);
     free(w->ns);
     free(w);
 }

@@ -188,9 +188,13 @@ static void list_opts(const ls_http_request *rq, ls_api_list_opts *o)
     o->limit = limit ? (uint32_t)strtoul(limit, NULL, 10) : 0;
     o->timeout_seconds = timeout ? (uint32_t)strtoul(timeout, NULL, 10) : 0;
     o->bookmarks = bm && (strcmp(bm, "true") == 0 || strcmp(bm, "1") == 0);
+    const char *sie = ls_http_query(rq, "sendInitialEvents");
+    o->send_initial_events = sie && strcmp(sie, "true") == 0;
+    o->table = wants_table(rq);
+    o->include_object = ls_http_query(rq, "includeObject");
 }
 
-static bool watch_pull(void *ud, ls_buf *out, const volatile bool *stopping)
+static bool watch_pull(void *ud, ls_http_buf *out, const volatile bool *stopping)
 {
     return ls_api_watch_next(ud, out, stopping);
 }
@@ -227,6 +231,14 @@ static void do_get(ls_api *a, const route *rt, const ls_http_request *rq, ls_htt
 
 static cJSON *parse_body(const ls_http_request *rq, ls_http_response *rs)
 {
+    const char *ct = ls_http_header(rq, "Content-Type");
+    if (ct && strstr(ct, "protobuf")) {
+        respond_status(rs, 415, "UnsupportedMediaType",
+                       "the body of the request was in an unknown format - accepted media types include: "
+                       "application/json (luasched serves JSON only: set clientConnection.contentType to "
+                       "application/json)");
+        return NULL;
+    }
     cJSON *body = cJSON_ParseWithLength(rq->body, rq->body_len);
     if (!cJSON_IsObject(body)) {
         cJSON_Delete(body);
@@ -253,7 +265,8 @@ static void do_post(ls_api *a, const route *rt, const ls_http_request *rq, ls_ht
         code = ls_api_create(a, rt->res, rt->ns, body, &out);
     } else {
         cJSON_Delete(body);
-        code = api_fail(&out, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+        code = api_fail(&out, 405, "MethodNotAllowed",
+                        "the server does not allow this method on the requested resource");
     }
     respond_json(rs, code, out);
 }
@@ -286,6 +299,11 @@ static void do_delete(ls_api *a, const route *rt, const ls_http_request *rq, ls_
         return;
     }
     cJSON *opts = rq->body_len ? cJSON_ParseWithLength(rq->body, rq->body_len) : NULL;
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(opts, "dryRun")) > 0) {   /* DeleteOptions.dryRun */
+        cJSON_Delete(opts);
+        respond_status(rs, 400, "BadRequest", "dryRun is not supported by the luasched API server");
+        return;
+    }
     const char *uid = api_str(opts, "preconditions", "uid");
     cJSON *out = NULL;
     int code = ls_api_delete(a, rt->res, rt->ns, rt->name, uid, &out);
@@ -307,6 +325,11 @@ static void resource_request(ls_api *a, char **segs, int n, const ls_http_reques
     }
     if (inject_fault(a, rs))
         return;
+    if (strcmp(rq->method, "GET") != 0 && ls_http_query(rq, "dryRun")) {
+        /* Refused rather than ignored: a dry run must never change the cluster. */
+        respond_status(rs, 400, "BadRequest", "dryRun is not supported by the luasched API server");
+        return;
+    }
     if (strcmp(rq->method, "GET") == 0)
         do_get(a, &rt, rq, rs);
     else if (strcmp(rq->method, "POST") == 0)
@@ -317,6 +340,23 @@ static void resource_request(ls_api *a, char **segs, int n, const ls_http_reques
         do_delete(a, &rt, rq, rs);
     else
         respond_status(rs, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+}
+
+static bool is_record_path(char **segs, int n)
+{
+    return n == 3 && strcmp(segs[0], "luasched") == 0 && strcmp(segs[1], "v1") == 0 && strcmp(segs[2], "record") == 0;
+}
+
+static void route_path(ls_api_server *s, char **segs, int n, const ls_http_request *rq, ls_http_response *rs)
+{
+    if (is_record_path(segs, n))
+        respond_json(rs, 200, ls_api_record_json(s->api));
+    else if (n > 0 && discovery((const char **)segs, n, rs))
+        return;
+    else if (n > 0 && (strcmp(segs[0], "api") == 0 || strcmp(segs[0], "apis") == 0))
+        resource_request(s->api, segs, n, rq, rs);
+    else
+        respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
 }
 
 static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
@@ -338,14 +378,7 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
     char *path = ls_xstrdup(p);
     char *segs[MAX_SEGS];
     int n = split_path(path, segs);
-    if (n > 0 && !discovery((const char **)segs, n, rs)) {
-        if (strcmp(segs[0], "api") == 0 || strcmp(segs[0], "apis") == 0)
-            resource_request(s->api, segs, n, rq, rs);
-        else
-            respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
-    } else if (n == 0) {
-        respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
-    }
+    route_path(s, segs, n, rq, rs);
     free(path);
 }
 

@@ -60,7 +60,11 @@ typedef struct ls_api_list_opts {
     uint32_t limit;
     const char *continue_token;
     bool bookmarks;                /* allowWatchBookmarks */
+    bool send_initial_events;      /* sendInitialEvents=true (watch-list): the current state, then a
+                                    * BOOKMARK annotated k8s.io/initial-events-end */
     uint32_t timeout_seconds;      /* watch; 0 = until the server stops */
+    bool table;                    /* watch: objects as one-row meta.k8s.io Tables (kubectl get -w) */
+    const char *include_object;    /* with table: includeObject (None, Metadata, Object) */
 } ls_api_list_opts;
 
 int ls_api_get(ls_api *a, const ls_api_resource *r, const char *ns, const char *name, cJSON **out);
@@ -89,7 +93,7 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
                                  int *code, cJSON **out);
 /* Appends the next events (newline-delimited JSON) to out, waiting for them;
  * false when the stream is over. */
-bool ls_api_watch_next(ls_api_watch *w, ls_buf *out, const volatile bool *stopping);
+bool ls_api_watch_next(ls_api_watch *w, ls_http_buf *out, const volatile bool *stopping);
 void ls_api_watch_free(ls_api_watch *w);
 /* Wakes every watcher and makes them end (server stop). */
 void ls_api_stop_watches(ls_api *a);
@@ -111,6 +115,9 @@ const ls_api_record *ls_api_record_at(const ls_api *a, uint32_t i);
 /* Prints one line per pod and the summary; false when a pod was bound twice,
  * to a missing node, or a binding was refused for a bound pod. */
 bool ls_api_print_record(ls_api *a, FILE *out);
+/* {"pods":[{namespace, name, uid, node, binds, refused, running, deleted,
+ * missingNode}], "ok": bool}: what GET /luasched/v1/record serves. */
+cJSON *ls_api_record_json(ls_api *a);
 
 /* ---- HTTP front end */
 typedef struct ls_api_server ls_api_server;
