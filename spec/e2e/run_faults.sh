@@ -19,7 +19,15 @@ for fault in watch-drop=25 gone=0.3 error=0.15 throttle=0.15:1 latency=15; do
   expect_eq "$fault: luasched run stops cleanly" "$RUN_RC" "0"
   expect_eq "$fault: no pod bound twice (server exit status)" "$SERVE_RC" "0"
   expect_eq "$fault: every pod bound once" "$(grep -c ': bound to ' "$TMP/serve.out")" "200"
-  expect_contains "$fault: no refused binding" "$(tail -1 "$TMP/serve.out")" "0 refused"
+  expect_contains "$fault: no refused binding" "$(grep '^summary:' "$TMP/serve.out")" "0 refused"
+  case $fault in
+    watch-drop*) what="watches dropped" ;; gone*) what="watches answered 410" ;;
+    error*) what="errors (500)" ;; throttle*) what="throttled (429)" ;; *) what= ;;
+  esac
+  if [ -n "$what" ]; then
+    n=$(grep '^faults injected:' "$TMP/serve.out" | grep -o "[0-9][0-9]* $what" | cut -d' ' -f1)
+    expect_eq "$fault: the fault really happened ($what > 0)" "$([ "${n:-0}" -gt 0 ] && echo yes)" "yes"
+  fi
 done
 
 [ "$failures" -eq 0 ]

@@ -30,6 +30,9 @@ typedef struct api_event {
     cJSON *prev;               /* MODIFIED: the state before, for selector transitions */
 } api_event;
 
+/* Kinds of injected faults, counted so tests can tell a fault really happened. */
+enum { API_FAULT_ERROR, API_FAULT_THROTTLE, API_FAULT_GONE, API_FAULT_DROP, API_FAULT_KINDS };
+
 struct ls_api {
     pthread_mutex_t mu;
     pthread_cond_t changed;    /* broadcast on every event and on stop */
@@ -39,6 +42,7 @@ struct ls_api {
     uint32_t ring_cap, ring_len, ring_head;   /* head: the oldest event */
     ls_vec records;            /* ls_api_record */
     ls_api_faults faults;
+    uint64_t injected[API_FAULT_KINDS];   /* faults injected so far, by kind (for the record) */
     uint64_t rng, uid_seq;
     bool stopping;
 };

@@ -56,6 +56,12 @@ bool ls_api_print_record(ls_api *a, FILE *out)
             "bindings: %llu accepted, %llu refused\n",
             api_coll_of(a, ls_api_resource_find("", "v1", "nodes"))->len, a->records.len, bound, pending, running,
             deleted, (unsigned long long)accepted, (unsigned long long)refusals);
+    const uint64_t *f = a->injected;
+    if (f[API_FAULT_ERROR] + f[API_FAULT_THROTTLE] + f[API_FAULT_GONE] + f[API_FAULT_DROP])
+        fprintf(out, "faults injected: %llu errors (500), %llu throttled (429), %llu watches answered 410, "
+                "%llu watches dropped\n", (unsigned long long)f[API_FAULT_ERROR],
+                (unsigned long long)f[API_FAULT_THROTTLE], (unsigned long long)f[API_FAULT_GONE],
+                (unsigned long long)f[API_FAULT_DROP]);
     pthread_mutex_unlock(&a->mu);
     return !twice && !refused && !missing;
 }

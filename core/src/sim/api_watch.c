@@ -104,6 +104,7 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
     pthread_mutex_lock(&a->mu);
     w->drop_after = a->faults.watch_drop;
     if (a->faults.gone > 0 && api_rand(a) < a->faults.gone) {
+        a->injected[API_FAULT_GONE]++;
         w->error = ls_api_status(410, "Expired", "too old resource version: injected fault");
     } else if (o->send_initial_events || !rv || !*rv || strcmp(rv, "0") == 0) {
         w->initial = true;
@@ -235,8 +236,11 @@ static bool next_locked(ls_api_watch *w, ls_http_buf *out, const volatile bool *
             w->ended = true;
             return false;
         }
-        if (w->drop_after && w->sent >= w->drop_after)
+        if (w->drop_after && w->sent >= w->drop_after) {
+            a->injected[API_FAULT_DROP]++;
+            w->ended = true;
             return false;
+        }
         size_t before = out->len;
         if (w->initial) {
             send_initial(w, out);

@@ -147,6 +147,8 @@ static bool inject_fault(ls_api *a, ls_http_response *rs)
     ls_api_faults f = a->faults;
     bool error = f.error > 0 && api_rand(a) < f.error;
     bool throttle = !error && f.throttle > 0 && api_rand(a) < f.throttle;
+    a->injected[API_FAULT_ERROR] += error;
+    a->injected[API_FAULT_THROTTLE] += throttle;
     pthread_mutex_unlock(&a->mu);
     if (f.latency_ms) {
         struct timespec ts = {.tv_sec = f.latency_ms / 1000, .tv_nsec = (long)(f.latency_ms % 1000) * 1000000L};
