@@ -41,6 +41,13 @@ expect_contains "the Lease names the leader" "$(cat "$TMP/first.err")" "$holder"
 kill -TERM "$PID_first"; wait "$PID_first"; rc=$?
 stopped=$(date +%s.%N)
 expect_eq "the old leader stops cleanly" "$rc" "0"
+wait_log "$TMP/second.err" "Successfully acquired lease" 10 || echo "FAIL: the standby never took over"
+took=$(echo "$(date +%s.%N) - $stopped" | bc)
+# The standby takes over once the lease it last saw renewed has run out: at most
+# leaseDuration + retryPeriod (3.5 s) after the leader's last renewal; 0.7 s of
+# slack for the polling here and slow (sanitizer) builds.
+expect_eq "hand-over within leaseDuration + retryPeriod (3.5 s, +0.7 s slack): took ${took}s" \
+  "$(echo "$took <= 4.2" | bc)" "1"
 {
   echo '{"apiVersion":"v1","kind":"List","items":['
   for i in $(seq 1 20); do
@@ -54,16 +61,12 @@ for i in $(seq 0 19); do
   jq ".items[$i]" "$TMP/late.json" | curl -sS --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" \
     -H 'Content-Type: application/json' -d @- "$SERVER_URL/api/v1/namespaces/default/pods" > /dev/null
 done
-wait_log "$TMP/second.err" "Successfully acquired lease" 10 || echo "FAIL: the standby never took over"
-took=$(echo "$(date +%s.%N) - $stopped" | bc)
-expect_eq "hand-over within leaseDuration + retryPeriod (3.5 s, +0.5 s slack): took ${took}s" \
-  "$(echo "$took <= 4.0" | bc)" "1"
 wait_bound 60 30 || echo "FAIL: the new leader did not bind the late pods"
 expect_eq "the new leader scheduled the 20 late pods" "$(grep -c '"Scheduled pod, binding"' "$TMP/second.err")" "20"
 
 kill -TERM "$PID_second"; wait "$PID_second"
 serve_stop
 expect_eq "no pod bound twice (server exit status)" "$SERVE_RC" "0"
-expect_contains "60 bindings, none refused" "$(tail -1 "$TMP/serve.out")" "bindings: 60 accepted, 0 refused"
+expect_contains "60 bindings, none refused" "$(grep "^summary:" "$TMP/serve.out")" "bindings: 60 accepted, 0 refused"
 
 [ "$failures" -eq 0 ]
