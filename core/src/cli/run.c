@@ -496,6 +496,7 @@ static int schedule(const run_opts *o, run_state *r)
     ls_leader_election_config le = cfg.leader_election;   /* the scheduler takes cfg; strings stay in it */
     bool leader_elect = le.leader_elect;
     ls_log_info(0, "Starting Kubernetes Scheduler", "version", "v" LS_VERSION "-luasched");
+    ls_log_info(2, "Using component config", "config", r->configz);
     if (!connect_client(o, &cfg, r, &err) || !build_scheduler(o, &cfg, r, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);
         fprintf(stderr, "luasched run: %s\n", err.msg);
