@@ -17,6 +17,7 @@
 #include "server/health.h"
 #include "server/tls.h"
 
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -496,7 +497,13 @@ static int schedule(const run_opts *o, run_state *r)
     ls_leader_election_config le = cfg.leader_election;   /* the scheduler takes cfg; strings stay in it */
     bool leader_elect = le.leader_elect;
     ls_log_info(0, "Starting Kubernetes Scheduler", "version", "v" LS_VERSION "-luasched");
-    ls_log_info(2, "Using component config", "config", r->configz);
+    if (ls_log_enabled(2)) {
+        cJSON *parsed = cJSON_Parse(r->configz);
+        char *compact = parsed ? cJSON_PrintUnformatted(parsed) : NULL;
+        ls_log_info(2, "Using component config", "config", compact ? compact : r->configz);
+        free(compact);
+        cJSON_Delete(parsed);
+    }
     if (!connect_client(o, &cfg, r, &err) || !build_scheduler(o, &cfg, r, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);
         fprintf(stderr, "luasched run: %s\n", err.msg);

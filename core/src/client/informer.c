@@ -115,8 +115,10 @@ static void set_error(ls_informer *inf, const char *msg)
     if (snprintf(inf->stats.last_error, sizeof inf->stats.last_error, "%s: %s", inf->name, msg) < 0)
         inf->stats.last_error[0] = '\0';
     pthread_mutex_unlock(&inf->lock);
-    /* client-go's reflector logs failed lists and watches the same way. */
-    ls_log_warning("Failed to list or watch", "resource", inf->name, "err", msg);
+    /* client-go's reflector logs failed lists and watches the same way; a
+     * request cancelled because the informer stops is no failure. */
+    if (!atomic_load(&inf->stop))
+        ls_log_warning("Failed to list or watch", "resource", inf->name, "err", msg);
 }
 
 static void set_rv(ls_informer *inf, const char *rv)

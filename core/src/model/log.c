@@ -1,12 +1,15 @@
 /*
  * log.c: klog-style structured logs (see luasched/log.h). A line is built in
- * one buffer and written with one fwrite under a lock, so lines from informer,
+ * one growing buffer and written with one fwrite under a lock, so lines from informer,
  * writer and scheduling threads never interleave.
  */
 #include "luasched/log.h"
 
+#include "luasched/base.h"
+
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -44,14 +47,23 @@ bool ls_log_parse_format(const char *name, ls_log_format *out)
 }
 
 typedef struct line_buf {
-    char data[8192];
-    size_t len;
+    char *data;
+    size_t len, cap;
 } line_buf;
+
+static void reserve(line_buf *b, size_t more)
+{
+    if (b->len + more + 1 <= b->cap)
+        return;
+    while (b->len + more + 1 > b->cap)
+        b->cap = b->cap ? b->cap * 2 : 512;
+    b->data = ls_xrealloc(b->data, b->cap);
+}
 
 static void put_char(line_buf *b, char c)
 {
-    if (b->len + 1 < sizeof b->data)
-        b->data[b->len++] = c;
+    reserve(b, 1);
+    b->data[b->len++] = c;
 }
 
 static void put_str(line_buf *b, const char *s)
@@ -65,10 +77,15 @@ static void put_fmt(line_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(b->data + b->len, sizeof b->data - b->len, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n > 0)
-        b->len += (size_t)n < sizeof b->data - b->len ? (size_t)n : sizeof b->data - b->len - 1;
+    if (n <= 0)
+        return;
+    reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
 }
 
 /* A Go-style quoted string: both klog's text values and JSON strings escape
@@ -123,8 +140,7 @@ static void json_header(line_buf *b, char severity, int v, const char *file, int
 
 void ls_log_write(char severity, int v, const char *file, int line, const char *msg, ...)
 {
-    line_buf b;
-    b.len = 0;
+    line_buf b = {0};
     bool json = log_cfg.format == LS_LOG_JSON;
     if (json) {
         json_header(&b, severity, v, file, line, msg);
@@ -156,4 +172,5 @@ void ls_log_write(char severity, int v, const char *file, int line, const char *
     fwrite(b.data, 1, b.len, out);
     fflush(out);
     pthread_mutex_unlock(&log_lock);
+    free(b.data);
 }
