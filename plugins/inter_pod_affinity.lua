@@ -265,32 +265,55 @@ local function apply(M, list, sign)
   end
 end
 
--- Brings map M up to date with the snapshot list; compute(ctx, ni, list)
--- appends node ni's contribution to list.
+-- Recomputes list position j (node ni, generation g); compute(ctx, ni, list)
+-- appends the node's contribution to list.
+local function update_node(M, j, ni, g, compute, ctx)
+  local contrib = M.contrib
+  local old = contrib[j]
+  if old then apply(M, old, -1) end
+  local list = {}
+  compute(ctx, ni, list)
+  if #list == 0 then
+    list = false
+  else
+    apply(M, list, 1)
+  end
+  contrib[j], M.gen[j] = list, g
+end
+
+-- Brings map M up to date with the snapshot list: only the positions the
+-- snapshot reports changed since the last refresh, or every position (by
+-- generation) when the list itself changed.
 local function refresh(M, nodes, num, compute, ctx)
-  local gen, contrib = M.gen, M.contrib
+  local gen = M.gen
+  local snap, sgen, lgen = ls.snapshot_version()
+  if snap ~= nil and M.snap == snap and M.lgen == lgen and M.num == num then
+    local idx, k = ls.changed_nodes(M.sgen)
+    if idx ~= nil then
+      for i = 0, k - 1 do
+        local j = idx[i]
+        if j < num then
+          local ni = nodes[j]
+          local g = tonumber(ni.generation)
+          if g == 0 or gen[j] ~= g then update_node(M, j, ni, g, compute, ctx) end
+        end
+      end
+      M.sgen = sgen
+      return
+    end
+  end
   for j = 0, num - 1 do
     local ni = nodes[j]
     local g = tonumber(ni.generation)
-    if g == 0 or gen[j] ~= g then
-      local old = contrib[j]
-      if old then apply(M, old, -1) end
-      local list = {}
-      compute(ctx, ni, list)
-      if #list == 0 then
-        list = false
-      else
-        apply(M, list, 1)
-      end
-      contrib[j], gen[j] = list, g
-    end
+    if g == 0 or gen[j] ~= g then update_node(M, j, ni, g, compute, ctx) end
   end
+  local contrib = M.contrib
   for j = num, M.num - 1 do
     local old = contrib[j]
     if old then apply(M, old, -1) end
     contrib[j], gen[j] = nil, nil
   end
-  M.num = num
+  M.num, M.snap, M.sgen, M.lgen = num, snap, sgen, lgen
 end
 
 -- The map for signature `sig`, up to date.

@@ -444,31 +444,53 @@ local function agg_drop(A, j)
   A.dom[j], A.cnt[j], A.gen[j] = nil, nil, nil
 end
 
--- Brings entry A up to date with the snapshot list for constraint c (its
--- selectors, namespace ns), nodes needing every key of cs[1..n] when
--- require_all, else a missing key read as the domain "".
+-- Recounts list position j (node ni, generation g) of entry A for
+-- constraint c (its selectors, namespace ns), nodes needing every key of
+-- cs[1..n] when require_all, else a missing key read as the domain "".
+local function agg_node(A, j, ni, g, c, ns, cs, n, require_all)
+  local dom, cnt = A.dom, A.cnt
+  local d = dom[j]
+  if d then dom_add(A, d, -cnt[j], -1) end
+  local labels = ni.node.labels
+  local k = 0
+  d = false
+  if not require_all or has_all_keys(labels, cs, n) then
+    d = label(labels, c.key)
+    if d == 0 then d = EMPTY end
+    k = count_matching(ni, c, ns)
+    dom_add(A, d, k, 1)
+  end
+  dom[j], cnt[j], A.gen[j] = d, k, g
+end
+
+-- Brings entry A up to date with the snapshot list: only the positions the
+-- snapshot reports changed since the last refresh, or every position (by
+-- generation) when the list itself changed.
 local function agg_refresh(A, nodes, num, c, ns, cs, n, require_all)
-  local gen, cnt, dom, key = A.gen, A.cnt, A.dom, c.key
+  local gen = A.gen
+  local snap, sgen, lgen = ls.snapshot_version()
+  if snap ~= nil and A.snap == snap and A.lgen == lgen and A.num == num then
+    local idx, k = ls.changed_nodes(A.sgen)
+    if idx ~= nil then
+      for i = 0, k - 1 do
+        local j = idx[i]
+        if j < num then
+          local ni = nodes[j]
+          local g = tonumber(ni.generation)
+          if g == 0 or gen[j] ~= g then agg_node(A, j, ni, g, c, ns, cs, n, require_all) end
+        end
+      end
+      A.sgen = sgen
+      return
+    end
+  end
   for j = 0, num - 1 do
     local ni = nodes[j]
     local g = tonumber(ni.generation)
-    if g == 0 or gen[j] ~= g then
-      local d = dom[j]
-      if d then dom_add(A, d, -cnt[j], -1) end
-      local labels = ni.node.labels
-      local k = 0
-      d = false
-      if not require_all or has_all_keys(labels, cs, n) then
-        d = label(labels, key)
-        if d == 0 then d = EMPTY end
-        k = count_matching(ni, c, ns)
-        dom_add(A, d, k, 1)
-      end
-      dom[j], cnt[j], gen[j] = d, k, g
-    end
+    if g == 0 or gen[j] ~= g then agg_node(A, j, ni, g, c, ns, cs, n, require_all) end
   end
   for j = num, A.num - 1 do agg_drop(A, j) end
-  A.num = num
+  A.num, A.snap, A.sgen, A.lgen = num, snap, sgen, lgen
 end
 
 local function selector_key(parts, sel)
