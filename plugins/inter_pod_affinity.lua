@@ -526,6 +526,23 @@ function P:remove_pod(state, _, pod_to_remove, ni)
   return update_with_pod(self, state, pod_to_remove, ni, -1)
 end
 
+-- CycleState.Clone (nominated pods, preemption's dry runs): the three count
+-- tables are shared, copied by `own` before a change (both sides are marked
+-- shared); the rest of the state is never changed.
+local function share(counts)
+  local c = {}
+  for k, v in pairs(counts) do c[k] = v end
+  c.shared, counts.shared = true, true
+  return c
+end
+
+function P:clone_state(s)
+  local c = {}
+  for k, v in pairs(s) do c[k] = v end
+  c.existing, c.affinity, c.anti = share(s.existing), share(s.affinity), share(s.anti)
+  return c
+end
+
 function P:filter(state, _, ni)
   local s = state[self.filter_key]
   if s == nil then return self.no_filter_state end

@@ -633,6 +633,26 @@ function P:pre_filter(state, pod)
   return nil
 end
 
+-- CycleState.Clone (nominated pods, preemption's dry runs): fresh constraint
+-- records whose count tables are shared, copied by update_count before a
+-- change (both sides are marked shared); the rest is never changed.
+function P:clone_state(s)
+  local c = {}
+  for k, v in pairs(s) do c[k] = v end
+  local f = s.filter
+  if f ~= nil then
+    local cs = {}
+    for i = 1, f.n do
+      local r = {}
+      for k, v in pairs(f.cs[i]) do r[k] = v end
+      r.shared, f.cs[i].shared = true, true
+      cs[i] = r
+    end
+    c.filter = { n = f.n, cs = cs }
+  end
+  return c
+end
+
 function P:filter(state, _, ni)
   local s = state[self.name]
   local f = s and s.filter
