@@ -201,8 +201,11 @@ local function nominated_filter_loop(prof, cyc, st, pod)
   local start, want = cyc.start, cyc.num_to_find
   local statuses, filter_one = cyc.node_status, prof.filter_one
   local nf, processed = 0, 0
-  for i = 0, ncand - 1 do
-    local ni = cand[(start + i) % ncand]
+  local at = start % ncand
+  for _ = 0, ncand - 1 do
+    local ni = cand[at]
+    at = at + 1
+    if at == ncand then at = 0 end
     processed = processed + 1
     local fits
     if set == nil or set[ni.node.name] then
