@@ -267,15 +267,21 @@ end
 
 -- Recomputes list position j (node ni, generation g); compute(ctx, ni, list)
 -- appends the node's contribution to list.
+local scratch = {}   -- a node's contribution is built here; kept only when not empty
+
 local function update_node(M, j, ni, g, compute, ctx)
   local contrib = M.contrib
   local old = contrib[j]
   if old then apply(M, old, -1) end
-  local list = {}
-  compute(ctx, ni, list)
-  if #list == 0 then
-    list = false
-  else
+  for i = #scratch, 1, -1 do scratch[i] = nil end   -- left over only by an error
+  compute(ctx, ni, scratch)
+  local n, list = #scratch, false
+  if n > 0 then
+    list = {}
+    for i = 1, n do
+      list[i] = scratch[i]
+      scratch[i] = nil
+    end
     apply(M, list, 1)
   end
   contrib[j], M.gen[j] = list, g
@@ -464,20 +470,45 @@ local function node_anti(s, ni, list)
   end
 end
 
+-- How many pods with required anti-affinity (pair 1) and with any affinity
+-- (pair 2) the cluster runs: when there are none, the signature maps that
+-- only such pods feed (existing pods' anti-affinity; PreScore without
+-- preferred terms) are known to be empty, whatever the incoming pod.
+local TOTAL_ANTI, TOTAL_AFFINITY = 1, 2
+
+local function node_totals(_, ni, list)
+  local n = #list
+  if ni.num_pods_with_required_anti_affinity > 0 then
+    list[n + 1], list[n + 2] = TOTAL_ANTI, ni.num_pods_with_required_anti_affinity
+    n = n + 2
+  end
+  if ni.num_pods_with_affinity > 0 then
+    list[n + 1], list[n + 2] = TOTAL_AFFINITY, ni.num_pods_with_affinity
+  end
+end
+
+local function totals(self)
+  return cached_map(self, "totals", node_totals, nil).m
+end
+
 -- ---- PreFilter / Filter ------------------------------------------------------
 
 function P:pre_filter(state, pod)
   local ns = tonumber(pod.ns)
   local s = { pod = pod, ns = ns, ns_labels = ls.namespace_labels(ns) }
-  local parts = { "existing" }
-  pod_sig(parts, s)
-  local existing = cached_map(self, table.concat(parts, ","), node_existing_anti, s)
-
   local n_aff, n_anti = pod.n_affinity, pod.n_anti_affinity
-  if existing.n == 0 and n_aff == 0 and n_anti == 0 then
-    return ls.skip
+  if totals(self)[TOTAL_ANTI] == nil then
+    if n_aff == 0 and n_anti == 0 then return ls.skip end
+    s.existing = new_counts()
+  else
+    local parts = { "existing" }
+    pod_sig(parts, s)
+    local existing = cached_map(self, table.concat(parts, ","), node_existing_anti, s)
+    if existing.n == 0 and n_aff == 0 and n_anti == 0 then
+      return ls.skip
+    end
+    s.existing = view(existing)
   end
-  s.existing = view(existing)
   s.affinity_terms = incoming_terms(pod.affinity, n_aff)
   s.anti_terms = incoming_terms(pod.anti_affinity, n_anti)
   s.n_affinity, s.n_anti = n_aff, n_anti
@@ -485,6 +516,7 @@ function P:pre_filter(state, pod)
   s.self_match = matches_all(s.affinity_terms, pod)
 
   -- affinityCounts and antiAffinityCounts over every pod of every node
+  local parts
   if n_aff > 0 then
     parts = { "affinity" }
     terms_sig(parts, s.affinity_terms)
@@ -667,6 +699,8 @@ function P:pre_score(state, pod, _, n)
   if n == 0 then return ls.skip end
   local has_constraints = pod.n_preferred_affinity > 0 or pod.n_preferred_anti_affinity > 0
   if self.ignore_preferred and not has_constraints then return ls.skip end
+  -- without preferred terms only pods with affinity count: none, nothing to score
+  if not has_constraints and totals(self)[TOTAL_AFFINITY] == nil then return ls.skip end
 
   local ns = tonumber(pod.ns)
   local ps = { self = self, pod = pod, ns = ns, ns_labels = ls.namespace_labels(ns), affinity = {}, anti = {},
