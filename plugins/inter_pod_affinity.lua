@@ -230,11 +230,12 @@ end
 -- (terms, namespace, namespace labels, labels): its signature, a string. Per
 -- signature the plugin keeps, per position of the snapshot's node list, the
 -- NodeInfo generation and the node's contribution (a flat list of pair,
--- value), and the totals; a cycle compares every node's generation
--- (process-wide and unique: the same generation at a position is the same node
--- with the same pods and labels) and recomputes only the nodes that changed,
--- so a cycle no longer walks every pod of the cluster. Generation 0
--- (NodeInfos not made by the cache) is never trusted.
+-- value), and the totals; a cycle recomputes only the positions the snapshot
+-- reports changed since the map's last refresh (ls.changed_nodes), or, when
+-- the node list itself changed, those whose generation differs (process-wide
+-- and unique: the same generation at a position is the same node with the
+-- same pods and labels), so a cycle no longer walks every pod of the cluster.
+-- Generation 0 (NodeInfos not made by the cache) is never trusted.
 
 local MAX_MAPS = 32
 

@@ -400,9 +400,11 @@ end
 -- the node's domain, its matching-pod count and the NodeInfo generation they
 -- were taken at, plus the per-domain sums (only domains with at least one
 -- eligible node), a histogram of those sums and the number of domains. A
--- cycle compares every node's generation (process-wide and unique, so an equal
+-- cycle recounts only the positions the snapshot reports changed since the
+-- entry's last refresh (ls.changed_nodes); when the node list itself changed,
+-- it compares every node's generation (process-wide and unique, so an equal
 -- generation at a list position means the same node with the same pods and
--- labels) and recounts only the nodes that changed. Used when the node
+-- labels) and recounts those that differ. Used when the node
 -- inclusion policies pass every node (no nodeAffinityPolicy Honor with a pod
 -- nodeSelector / required node affinity, no nodeTaintsPolicy Honor); other
 -- pods take the full count. Generation 0 (NodeInfos not made by the cache) is
