@@ -258,6 +258,32 @@ function ls.all_nodes()
   return cycle_ref.all_nodes, cycle_ref.num_all_nodes
 end
 
+-- ---- results kept between cycles ---------------------------------------------
+
+local CHANGED_CAP = 256
+local changed_buf = ffi.new("uint32_t[?]", CHANGED_CAP)
+
+--- For a plugin keeping per-node results between cycles, indexed by position
+--- in ls.all_nodes(): the snapshot's identity (a number), its generation and
+--- its list generation (positions keep their node while it stays the same).
+--- nil when the cycle has no snapshot (then compare every node's generation).
+function ls.snapshot_version()
+  local s = cycle_ref.snapshot
+  if s == nil then return nil end
+  return tonumber(ffi.cast("uintptr_t", s)), tonumber(C.ls_snapshot_generation(s)),
+    tonumber(C.ls_snapshot_list_generation(s))
+end
+
+--- The positions (in ls.all_nodes()) of the nodes whose NodeInfo changed after
+--- snapshot generation `since` (from ls.snapshot_version): a 0-based array of
+--- numbers and its length, or nil when there are too many (then look at
+--- every node). The array is reused by the next call.
+function ls.changed_nodes(since)
+  local n = C.ls_snapshot_changed_since(cycle_ref.snapshot, since, changed_buf, CHANGED_CAP)
+  if n > CHANGED_CAP then return nil end
+  return changed_buf, n
+end
+
 local size_out, count_out = ffi.new("int64_t[1]"), ffi.new("uint32_t[1]")
 --- ImageLocality's image state on a node: size and number of nodes having it,
 --- or nil when the node does not have the image.

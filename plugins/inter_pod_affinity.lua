@@ -90,6 +90,7 @@ function P:init(args)
   self.score_key = self.name .. "/PreScore"
   self.no_filter_state = ls.error(string.format('error reading "PreFilter%s" from cycleState: not found', self.name))
   self.no_score_state = ls.error(string.format('failed to read "PreScore%s" from cycleState: not found', self.name))
+  self.maps, self.num_maps = {}, 0
 end
 
 -- ---- terms -------------------------------------------------------------------
@@ -221,52 +222,315 @@ local function count_incoming(s, p, labels, delta)
   end
 end
 
+-- ---- per-node contributions cached between cycles -----------------------------
+--
+-- PreFilter's three counts and PreScore's score map are sums over nodes of
+-- what each node's pods contribute, and a node's contribution depends only on
+-- its pods and labels and on the incoming pod's side of the computation
+-- (terms, namespace, namespace labels, labels): its signature, a string. Per
+-- signature the plugin keeps, per position of the snapshot's node list, the
+-- NodeInfo generation and the node's contribution (a flat list of pair,
+-- value), and the totals; a cycle recomputes only the positions the snapshot
+-- reports changed since the map's last refresh (ls.changed_nodes), or, when
+-- the node list itself changed, those whose generation differs (process-wide
+-- and unique: the same generation at a position is the same node with the
+-- same pods and labels), so a cycle no longer walks every pod of the cluster.
+-- Generation 0 (NodeInfos not made by the cache) is never trusted.
+
+local MAX_MAPS = 32
+
+local function new_map()
+  return { gen = {}, contrib = {}, num = 0, m = {}, n = 0, kref = {} }
+end
+
+-- Adds (sign 1) or takes away (sign -1) a node's contribution: totals that
+-- reach 0 are deleted (n counts the others); kref counts the entries per key.
+local function apply(M, list, sign)
+  local m, kref = M.m, M.kref
+  for i = 1, #list, 2 do
+    local p = list[i]
+    local old = m[p] or 0
+    local new = old + list[i + 1] * sign
+    if new == 0 then
+      if old ~= 0 then
+        m[p] = nil
+        M.n = M.n - 1
+      end
+    else
+      if old == 0 then M.n = M.n + 1 end
+      m[p] = new
+    end
+    local key = floor(p / SHIFT)
+    local r = (kref[key] or 0) + sign
+    kref[key] = r ~= 0 and r or nil
+  end
+end
+
+-- Recomputes list position j (node ni, generation g); compute(ctx, ni, list)
+-- appends the node's contribution to list.
+local scratch = {}   -- a node's contribution is built here; kept only when not empty
+
+local function update_node(M, j, ni, g, compute, ctx)
+  local contrib = M.contrib
+  local old = contrib[j]
+  if old then apply(M, old, -1) end
+  for i = #scratch, 1, -1 do scratch[i] = nil end   -- left over only by an error
+  compute(ctx, ni, scratch)
+  local n, list = #scratch, false
+  if n > 0 then
+    list = {}
+    for i = 1, n do
+      list[i] = scratch[i]
+      scratch[i] = nil
+    end
+    apply(M, list, 1)
+  end
+  contrib[j], M.gen[j] = list, g
+end
+
+-- Brings map M up to date with the snapshot list: only the positions the
+-- snapshot reports changed since the last refresh, or every position (by
+-- generation) when the list itself changed.
+local function refresh(M, nodes, num, compute, ctx)
+  local gen = M.gen
+  local snap, sgen, lgen = ls.snapshot_version()
+  if snap ~= nil and M.snap == snap and M.lgen == lgen and M.num == num then
+    local idx, k = ls.changed_nodes(M.sgen)
+    if idx ~= nil then
+      for i = 0, k - 1 do
+        local j = idx[i]
+        if j < num then
+          local ni = nodes[j]
+          local g = tonumber(ni.generation)
+          if g == 0 or gen[j] ~= g then update_node(M, j, ni, g, compute, ctx) end
+        end
+      end
+      M.sgen = sgen
+      return
+    end
+  end
+  for j = 0, num - 1 do
+    local ni = nodes[j]
+    local g = tonumber(ni.generation)
+    if g == 0 or gen[j] ~= g then update_node(M, j, ni, g, compute, ctx) end
+  end
+  local contrib = M.contrib
+  for j = num, M.num - 1 do
+    local old = contrib[j]
+    if old then apply(M, old, -1) end
+    contrib[j], gen[j] = nil, nil
+  end
+  M.num, M.snap, M.sgen, M.lgen = num, snap, sgen, lgen
+end
+
+-- The map for signature `sig`, up to date.
+local function cached_map(self, sig, compute, ctx)
+  local maps = self.maps
+  local M = maps[sig]
+  if M == nil then
+    if self.num_maps >= MAX_MAPS then
+      maps = {}
+      self.maps, self.num_maps = maps, 0
+    end
+    M = new_map()
+    maps[sig] = M
+    self.num_maps = self.num_maps + 1
+  end
+  local nodes, num = ls.all_nodes()
+  refresh(M, nodes, num, compute, ctx)
+  return M
+end
+
+-- The counts / score map view of M ({ n, m, keys, nk, kset }), sharing M's
+-- tables (shared = true: bump copies them before a change).
+local function view(M)
+  local keys, nk = {}, 0
+  for key in pairs(M.kref) do
+    nk = nk + 1
+    keys[nk] = key
+  end
+  return { n = M.n, m = M.m, keys = keys, nk = nk, kset = M.kref, shared = true }
+end
+
+local function copy_table(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
+local function own(c)
+  if c.shared then
+    c.m, c.keys, c.kset, c.shared = copy_table(c.m), copy_table(c.keys), copy_table(c.kset), false
+  end
+end
+
+-- Node value of key on a node with `labels` -> (pair, w) appended to list.
+local function collect(list, labels, key, w)
+  local v = node_value(labels, key)
+  if v == nil then return end
+  check_key(key)
+  local n = #list
+  list[n + 1], list[n + 2] = key * SHIFT + v, w
+end
+
+-- ---- signatures ----------------------------------------------------------------
+
+local function labels_sig(parts, labels)
+  local items = labels.items
+  for i = 0, labels.n - 1 do
+    local n = #parts
+    parts[n + 1], parts[n + 2] = items[i].key, items[i].value
+  end
+  parts[#parts + 1] = "|"
+end
+
+local function selector_sig(parts, sel)
+  local np = #parts
+  parts[np + 1], parts[np + 2] = sel.match_nothing, sel.n
+  np = np + 2
+  local reqs = sel.reqs
+  for r = 0, sel.n - 1 do
+    local q = reqs[r]
+    parts[np + 1], parts[np + 2], parts[np + 3], parts[np + 4] = q.key, q.op, tostring(q.number), q.n_values
+    np = np + 4
+    for v = 0, q.n_values - 1 do
+      np = np + 1
+      parts[np] = q.values[v]
+    end
+  end
+  parts[np + 1] = "|"
+end
+
+-- Incoming (merged) terms: key, weight, namespaces, selector.
+local function terms_sig(parts, terms)
+  for i = 1, #terms do
+    local t = terms[i]
+    local ids = {}
+    for id in pairs(t.ns) do ids[#ids + 1] = id end
+    table.sort(ids)
+    parts[#parts + 1] = t.key
+    parts[#parts + 1] = t.weight or "-"
+    parts[#parts + 1] = t.all and "all" or "ns"
+    for k = 1, #ids do parts[#parts + 1] = ids[k] end
+    parts[#parts + 1] = ";"
+    selector_sig(parts, t.selector)
+  end
+  parts[#parts + 1] = "#"
+end
+
+-- The incoming pod's side of existing pods' terms: namespace, its labels, the pod's labels.
+local function pod_sig(parts, s)
+  parts[#parts + 1] = s.ns
+  labels_sig(parts, s.ns_labels)
+  labels_sig(parts, s.pod.labels)
+end
+
+-- ---- node contributions -------------------------------------------------------------
+
+-- existingAntiAffinityCounts of one node.
+local function node_existing_anti(s, ni, list)
+  local m = ni.num_pods_with_required_anti_affinity
+  if m == 0 then return end
+  local labels = ni.node.labels
+  local arr = ni.pods_with_required_anti_affinity
+  local pod, ns, nsl = s.pod, s.ns, s.ns_labels
+  for j = 0, m - 1 do
+    local p = arr[j]
+    for t = 0, p.n_anti_affinity - 1 do
+      local term = p.anti_affinity[t]
+      if existing_matches(term, pod, ns, nsl) then collect(list, labels, tonumber(term.topology_key), 1) end
+    end
+  end
+end
+
+-- affinityCounts of one node: pods matching all the incoming required affinity terms.
+local function node_affinity(s, ni, list)
+  local m = ni.num_pods
+  if m == 0 then return end
+  local labels, arr = ni.node.labels, ni.pods
+  local aff, n_aff = s.affinity_terms, s.n_affinity
+  for j = 0, m - 1 do
+    if matches_all(aff, arr[j]) then
+      for i = 1, n_aff do collect(list, labels, aff[i].key, 1) end
+    end
+  end
+end
+
+-- antiAffinityCounts of one node.
+local function node_anti(s, ni, list)
+  local m = ni.num_pods
+  if m == 0 then return end
+  local labels, arr = ni.node.labels, ni.pods
+  local anti = s.anti_terms
+  for j = 0, m - 1 do
+    local p = arr[j]
+    for i = 1, s.n_anti do
+      local ct = anti[i]
+      if incoming_matches(ct, p) then collect(list, labels, ct.key, 1) end
+    end
+  end
+end
+
+-- How many pods with required anti-affinity (pair 1) and with any affinity
+-- (pair 2) the cluster runs: when there are none, the signature maps that
+-- only such pods feed (existing pods' anti-affinity; PreScore without
+-- preferred terms) are known to be empty, whatever the incoming pod.
+local TOTAL_ANTI, TOTAL_AFFINITY = 1, 2
+
+local function node_totals(_, ni, list)
+  local n = #list
+  if ni.num_pods_with_required_anti_affinity > 0 then
+    list[n + 1], list[n + 2] = TOTAL_ANTI, ni.num_pods_with_required_anti_affinity
+    n = n + 2
+  end
+  if ni.num_pods_with_affinity > 0 then
+    list[n + 1], list[n + 2] = TOTAL_AFFINITY, ni.num_pods_with_affinity
+  end
+end
+
+local function totals(self)
+  return cached_map(self, "totals", node_totals, nil).m
+end
+
 -- ---- PreFilter / Filter ------------------------------------------------------
 
 function P:pre_filter(state, pod)
-  local nodes, n = ls.all_nodes()
   local ns = tonumber(pod.ns)
-  local s
-
-  -- existingAntiAffinityCounts: only nodes with pods that have required anti-affinity
-  for i = 0, n - 1 do
-    local ni = nodes[i]
-    local m = ni.num_pods_with_required_anti_affinity
-    if m > 0 then
-      if s == nil then
-        s = { pod = pod, ns = ns, ns_labels = ls.namespace_labels(ns), existing = new_counts() }
-      end
-      local labels = ni.node.labels
-      local arr = ni.pods_with_required_anti_affinity
-      for j = 0, m - 1 do count_existing_anti(s, arr[j], labels, 1) end
-    end
-  end
-
+  local s = { pod = pod, ns = ns, ns_labels = ls.namespace_labels(ns) }
   local n_aff, n_anti = pod.n_affinity, pod.n_anti_affinity
-  if (s == nil or s.existing.n == 0) and n_aff == 0 and n_anti == 0 then
-    return ls.skip
-  end
-  if s == nil then
-    s = { pod = pod, ns = ns, ns_labels = ls.namespace_labels(ns), existing = new_counts() }
+  if totals(self)[TOTAL_ANTI] == nil then
+    if n_aff == 0 and n_anti == 0 then return ls.skip end
+    s.existing = new_counts()
+  else
+    local parts = { "existing" }
+    pod_sig(parts, s)
+    local existing = cached_map(self, table.concat(parts, ","), node_existing_anti, s)
+    if existing.n == 0 and n_aff == 0 and n_anti == 0 then
+      return ls.skip
+    end
+    s.existing = view(existing)
   end
   s.affinity_terms = incoming_terms(pod.affinity, n_aff)
   s.anti_terms = incoming_terms(pod.anti_affinity, n_anti)
   s.n_affinity, s.n_anti = n_aff, n_anti
-  s.affinity, s.anti = new_counts(), new_counts()
   -- "first pod of a group": the pod matches all its own affinity terms
   s.self_match = matches_all(s.affinity_terms, pod)
 
   -- affinityCounts and antiAffinityCounts over every pod of every node
-  if n_aff > 0 or n_anti > 0 then
-    for i = 0, n - 1 do
-      local ni = nodes[i]
-      local m = ni.num_pods
-      if m > 0 then
-        local labels = ni.node.labels
-        local arr = ni.pods
-        for j = 0, m - 1 do count_incoming(s, arr[j], labels, 1) end
-      end
-    end
+  local parts
+  if n_aff > 0 then
+    parts = { "affinity" }
+    terms_sig(parts, s.affinity_terms)
+    s.affinity = view(cached_map(self, table.concat(parts, ","), node_affinity, s))
+  else
+    s.affinity = new_counts()
+  end
+  if n_anti > 0 then
+    parts = { "anti" }
+    terms_sig(parts, s.anti_terms)
+    s.anti = view(cached_map(self, table.concat(parts, ","), node_anti, s))
+  else
+    s.anti = new_counts()
   end
 
   state[self.filter_key] = s
@@ -279,6 +543,9 @@ local function update_with_pod(self, state, p, ni, delta)
   local s = state[self.filter_key]
   if s == nil then return self.no_filter_state end
   local labels = ni.node.labels
+  own(s.existing)
+  own(s.affinity)
+  own(s.anti)
   count_existing_anti(s, p, labels, delta)
   count_incoming(s, p, labels, delta)
   return nil
@@ -290,6 +557,23 @@ end
 
 function P:remove_pod(state, _, pod_to_remove, ni)
   return update_with_pod(self, state, pod_to_remove, ni, -1)
+end
+
+-- CycleState.Clone (nominated pods, preemption's dry runs): the three count
+-- tables are shared, copied by `own` before a change (both sides are marked
+-- shared); the rest of the state is never changed.
+local function share(counts)
+  local c = {}
+  for k, v in pairs(counts) do c[k] = v end
+  c.shared, counts.shared = true, true
+  return c
+end
+
+function P:clone_state(s)
+  local c = {}
+  for k, v in pairs(s) do c[k] = v end
+  c.existing, c.affinity, c.anti = share(s.existing), share(s.affinity), share(s.anti)
+  return c
 end
 
 function P:filter(state, _, ni)
@@ -347,33 +631,19 @@ end
 
 -- ---- PreScore / Score / NormalizeScore ----------------------------------------
 
--- scoreMap.processTerm: adds w at (key, node value) when the node has the key.
-local function add_score(ts, labels, key, w)
-  local v = node_value(labels, key)
-  if v == nil then return end
-  check_key(key)
-  if not ts.kset[key] then
-    ts.kset[key] = true
-    ts.nk = ts.nk + 1
-    ts.keys[ts.nk] = key
-  end
-  local p = key * SHIFT + v
-  ts.m[p] = (ts.m[p] or 0) + w
-end
-
 -- processExistingPod for existing pod p on a node with `labels`.
-local function process_existing(self, ps, ts, p, labels)
+local function process_existing(self, ps, p, labels)
   local pod = ps.pod
   -- the incoming pod's preferred terms against p
   local pa = ps.affinity
   for i = 1, #pa do
     local ct = pa[i]
-    if incoming_matches(ct, p) then add_score(ts, labels, ct.key, ct.weight) end
+    if incoming_matches(ct, p) then collect(ps.list, labels, ct.key, ct.weight) end
   end
   local pn = ps.anti
   for i = 1, #pn do
     local ct = pn[i]
-    if incoming_matches(ct, p) then add_score(ts, labels, ct.key, -ct.weight) end
+    if incoming_matches(ct, p) then collect(ps.list, labels, ct.key, -ct.weight) end
   end
   -- p's terms against the incoming pod
   if p.n_affinity == 0 and p.n_preferred_affinity == 0 and p.n_preferred_anti_affinity == 0 then
@@ -389,7 +659,7 @@ local function process_existing(self, ps, ts, p, labels)
     for t = 0, p.n_affinity - 1 do
       local term = p.affinity[t]
       if existing_matches(term, pod, ns, nsl) then
-        add_score(ts, labels, tonumber(term.topology_key), hw)
+        collect(ps.list, labels, tonumber(term.topology_key), hw)
       end
     end
   end
@@ -397,47 +667,55 @@ local function process_existing(self, ps, ts, p, labels)
     local wt = p.preferred_affinity[t]
     local term = wt.term
     if existing_matches(term, pod, ns, nsl) then
-      add_score(ts, labels, tonumber(term.topology_key), wt.weight)
+      collect(ps.list, labels, tonumber(term.topology_key), wt.weight)
     end
   end
   for t = 0, p.n_preferred_anti_affinity - 1 do
     local wt = p.preferred_anti_affinity[t]
     local term = wt.term
     if existing_matches(term, pod, ns, nsl) then
-      add_score(ts, labels, tonumber(term.topology_key), -wt.weight)
+      collect(ps.list, labels, tonumber(term.topology_key), -wt.weight)
     end
   end
+end
+
+-- PreScore's contribution of one node: processExistingPod for its pods (all
+-- of them when the incoming pod has preferred terms, else those with affinity).
+local function node_score(ps, ni, list)
+  local m, arr
+  if ps.has_constraints then
+    m, arr = ni.num_pods, ni.pods
+  else
+    m, arr = ni.num_pods_with_affinity, ni.pods_with_affinity
+  end
+  if m == 0 then return end
+  local labels = ni.node.labels
+  if labels.n == 0 then return end
+  ps.list = list
+  for j = 0, m - 1 do process_existing(ps.self, ps, arr[j], labels) end
+  ps.list = nil
 end
 
 function P:pre_score(state, pod, _, n)
   if n == 0 then return ls.skip end
   local has_constraints = pod.n_preferred_affinity > 0 or pod.n_preferred_anti_affinity > 0
   if self.ignore_preferred and not has_constraints then return ls.skip end
+  -- without preferred terms only pods with affinity count: none, nothing to score
+  if not has_constraints and totals(self)[TOTAL_AFFINITY] == nil then return ls.skip end
 
-  local ps = { pod = pod, ns = tonumber(pod.ns), ns_labels = nil, affinity = {}, anti = {} }
+  local ns = tonumber(pod.ns)
+  local ps = { self = self, pod = pod, ns = ns, ns_labels = ls.namespace_labels(ns), affinity = {}, anti = {},
+               has_constraints = has_constraints }
   if has_constraints then
     ps.affinity = incoming_weighted_terms(pod.preferred_affinity, pod.n_preferred_affinity)
     ps.anti = incoming_weighted_terms(pod.preferred_anti_affinity, pod.n_preferred_anti_affinity)
   end
-  local ts = { m = {}, keys = {}, nk = 0, kset = {} }
-
-  local nodes, num = ls.all_nodes()
-  for i = 0, num - 1 do
-    local ni = nodes[i]
-    local m, arr
-    if has_constraints then
-      m, arr = ni.num_pods, ni.pods
-    else
-      m, arr = ni.num_pods_with_affinity, ni.pods_with_affinity
-    end
-    if m > 0 then
-      local labels = ni.node.labels
-      if labels.n > 0 then
-        for j = 0, m - 1 do process_existing(self, ps, ts, arr[j], labels) end
-      end
-    end
-  end
-
+  local parts = { "score", has_constraints and 1 or 0, self.hard_weight }
+  pod_sig(parts, ps)
+  terms_sig(parts, ps.affinity)
+  terms_sig(parts, ps.anti)
+  local M = cached_map(self, table.concat(parts, ","), node_score, ps)
+  local ts = view(M)
   if ts.nk == 0 then return ls.skip end
   state[self.score_key] = ts
   return nil

@@ -239,6 +239,13 @@ local function build_fit_status(self, key)
   return st
 end
 
+-- CycleState.Clone (nominated pods, preemption's dry runs): the PreFilter
+-- state is never changed after PreFilter, so a clone shares it (upstream's
+-- preFilterState.Clone returns itself).
+function P:clone_state(s)
+  return s
+end
+
 function P:filter(state, pod, ni)
   local s = state[self.name]
   if s == nil then

@@ -210,6 +210,7 @@ function P:init(args)
   self.violated = ls.unschedulable(ERR_CONSTRAINTS)
   self.no_prefilter_state = ls.error(string.format('reading "PreFilter%s" from cycleState: not found', self.name))
   self.no_prescore_state = string.format('error reading "PreScore%s" from cycleState: not found', self.name)
+  self.aggs, self.num_aggs = {}, 0
 end
 
 -- ---- constraints ------------------------------------------------------------
@@ -391,6 +392,172 @@ local function included(c, pod, node, memo)
   return true
 end
 
+-- ---- counts cached between cycles -------------------------------------------
+--
+-- Counting matching pods over the whole cluster in every cycle is O(all pods)
+-- per pod. Instead, per (namespace, selectors, topology key, keys a node must
+-- have, missing-key rule) the plugin keeps, per node of the snapshot list,
+-- the node's domain, its matching-pod count and the NodeInfo generation they
+-- were taken at, plus the per-domain sums (only domains with at least one
+-- eligible node), a histogram of those sums and the number of domains. A
+-- cycle recounts only the positions the snapshot reports changed since the
+-- entry's last refresh (ls.changed_nodes); when the node list itself changed,
+-- it compares every node's generation (process-wide and unique, so an equal
+-- generation at a list position means the same node with the same pods and
+-- labels) and recounts those that differ. Used when the node
+-- inclusion policies pass every node (no nodeAffinityPolicy Honor with a pod
+-- nodeSelector / required node affinity, no nodeTaintsPolicy Honor); other
+-- pods take the full count. Generation 0 (NodeInfos not made by the cache) is
+-- never trusted.
+
+local MAX_AGGS = 32   -- cached entries kept (each holds a few per-node arrays)
+
+local function new_agg()
+  return { gen = {}, cnt = {}, dom = {}, num = 0, counts = {}, nodes_in = {}, hist = {}, ndomains = 0 }
+end
+
+-- A domain's sum moves by dcount and its number of eligible nodes by dnodes.
+local function dom_add(A, d, dcount, dnodes)
+  local counts, hist, nodes_in = A.counts, A.hist, A.nodes_in
+  local old = counts[d]
+  if old ~= nil then
+    local h = hist[old] - 1
+    hist[old] = h > 0 and h or nil
+  end
+  local nin = (nodes_in[d] or 0) + dnodes
+  if nin == 0 then
+    counts[d], nodes_in[d] = nil, nil
+    A.ndomains = A.ndomains - 1
+    return
+  end
+  if old == nil then
+    old = 0
+    A.ndomains = A.ndomains + 1
+  end
+  local new = old + dcount
+  counts[d], nodes_in[d] = new, nin
+  hist[new] = (hist[new] or 0) + 1
+end
+
+-- Drops what list position j contributed.
+local function agg_drop(A, j)
+  local d = A.dom[j]
+  if d then dom_add(A, d, -A.cnt[j], -1) end
+  A.dom[j], A.cnt[j], A.gen[j] = nil, nil, nil
+end
+
+-- Recounts list position j (node ni, generation g) of entry A for
+-- constraint c (its selectors, namespace ns), nodes needing every key of
+-- cs[1..n] when require_all, else a missing key read as the domain "".
+local function agg_node(A, j, ni, g, c, ns, cs, n, require_all)
+  local dom, cnt = A.dom, A.cnt
+  local d = dom[j]
+  if d then dom_add(A, d, -cnt[j], -1) end
+  local labels = ni.node.labels
+  local k = 0
+  d = false
+  if not require_all or has_all_keys(labels, cs, n) then
+    d = label(labels, c.key)
+    if d == 0 then d = EMPTY end
+    k = count_matching(ni, c, ns)
+    dom_add(A, d, k, 1)
+  end
+  dom[j], cnt[j], A.gen[j] = d, k, g
+end
+
+-- Brings entry A up to date with the snapshot list: only the positions the
+-- snapshot reports changed since the last refresh, or every position (by
+-- generation) when the list itself changed.
+local function agg_refresh(A, nodes, num, c, ns, cs, n, require_all)
+  local gen = A.gen
+  local snap, sgen, lgen = ls.snapshot_version()
+  if snap ~= nil and A.snap == snap and A.lgen == lgen and A.num == num then
+    local idx, k = ls.changed_nodes(A.sgen)
+    if idx ~= nil then
+      for i = 0, k - 1 do
+        local j = idx[i]
+        if j < num then
+          local ni = nodes[j]
+          local g = tonumber(ni.generation)
+          if g == 0 or gen[j] ~= g then agg_node(A, j, ni, g, c, ns, cs, n, require_all) end
+        end
+      end
+      A.sgen = sgen
+      return
+    end
+  end
+  for j = 0, num - 1 do
+    local ni = nodes[j]
+    local g = tonumber(ni.generation)
+    if g == 0 or gen[j] ~= g then agg_node(A, j, ni, g, c, ns, cs, n, require_all) end
+  end
+  for j = num, A.num - 1 do agg_drop(A, j) end
+  A.num, A.snap, A.sgen, A.lgen = num, snap, sgen, lgen
+end
+
+local function selector_key(parts, sel)
+  local np = #parts
+  parts[np + 1], parts[np + 2] = sel.match_nothing, sel.n
+  np = np + 2
+  local reqs = sel.reqs
+  for r = 0, sel.n - 1 do
+    local q = reqs[r]
+    parts[np + 1], parts[np + 2], parts[np + 3], parts[np + 4] = q.key, q.op, tostring(q.number), q.n_values
+    np = np + 4
+    for v = 0, q.n_values - 1 do
+      np = np + 1
+      parts[np] = q.values[v]
+    end
+  end
+  parts[np + 1] = "|"
+end
+
+-- The cached entry for constraint c, up to date.
+local function agg_for(self, c, cs, n, ns, require_all, nodes, num)
+  local parts = { ns, require_all and 1 or 0, c.key, "|" }
+  for i = 1, n do parts[#parts + 1] = cs[i].key end
+  parts[#parts + 1] = "|"
+  for k = 1, c.nsel do selector_key(parts, c.sels[k]) end
+  local id = table.concat(parts, ",")
+  local aggs = self.aggs
+  local A = aggs[id]
+  if A == nil then
+    if self.num_aggs >= MAX_AGGS then
+      aggs = {}
+      self.aggs, self.num_aggs = aggs, 0
+    end
+    A = new_agg()
+    aggs[id] = A
+    self.num_aggs = self.num_aggs + 1
+  end
+  agg_refresh(A, nodes, num, c, ns, cs, n, require_all)
+  return A
+end
+
+-- Whether the inclusion policies of cs[1..n] pass every node for pod.
+local function includes_all(pod, cs, n)
+  local node_aff = pod.node_selector.n > 0 or pod.has_required_node_affinity ~= 0
+  for i = 1, n do
+    local c = cs[i]
+    if c.taints_honor or (c.aff_honor and node_aff) then return false end
+  end
+  return true
+end
+
+local function hist_min(hist)
+  local min = MAX_INT32
+  for cnt in pairs(hist) do
+    if cnt < min then min = cnt end
+  end
+  return min
+end
+
+local function copy_table(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
 -- ---- PreFilter / Filter -----------------------------------------------------
 
 -- The global minimum Filter uses: 0 while there are fewer domains than minDomains.
@@ -406,8 +573,20 @@ function P:pre_filter(state, pod)
     return ls.skip
   end
   local n = #cs
-  for i = 1, n do cs[i].counts = {} end
   local nodes, num = ls.all_nodes()
+  if includes_all(pod, cs, n) then
+    for i = 1, n do
+      local c = cs[i]
+      local A = agg_for(self, c, cs, n, pod.ns, true, nodes, num)
+      -- shared with the cache: update_count copies them before a change
+      c.counts, c.hist, c.ndomains, c.shared = A.counts, A.hist, A.ndomains, true
+      c.min = hist_min(A.hist)
+      refresh_min_match(c)
+    end
+    s.filter = { n = n, cs = cs }
+    return nil
+  end
+  for i = 1, n do cs[i].counts = {} end
   -- which nodes each constraint counts: all keys present, policies passed
   local want, memo = {}, { 0, 0 }
   for i = 1, n do cs[i].on = {} end
@@ -456,6 +635,26 @@ function P:pre_filter(state, pod)
   return nil
 end
 
+-- CycleState.Clone (nominated pods, preemption's dry runs): fresh constraint
+-- records whose count tables are shared, copied by update_count before a
+-- change (both sides are marked shared); the rest is never changed.
+function P:clone_state(s)
+  local c = {}
+  for k, v in pairs(s) do c[k] = v end
+  local f = s.filter
+  if f ~= nil then
+    local cs = {}
+    for i = 1, f.n do
+      local r = {}
+      for k, v in pairs(f.cs[i]) do r[k] = v end
+      r.shared, f.cs[i].shared = true, true
+      cs[i] = r
+    end
+    c.filter = { n = f.n, cs = cs }
+  end
+  return c
+end
+
 function P:filter(state, _, ni)
   local s = state[self.name]
   local f = s and s.filter
@@ -474,6 +673,9 @@ end
 
 -- One domain's count changes by delta; the histogram keeps the minimum exact.
 local function update_count(c, v, delta)
+  if c.shared then
+    c.counts, c.hist, c.shared = copy_table(c.counts), copy_table(c.hist), false
+  end
   local counts, hist = c.counts, c.hist
   local old = counts[v]
   local new
@@ -571,6 +773,20 @@ function P:pre_score(state, pod, feasible, nf)
     local c = cs[i]
     local size = c.hostname and nf - nignored or c.size
     c.weight = log(size + 2)   -- topologyNormalizingWeight
+  end
+  if includes_all(pod, cs, n) then
+    for i = 1, n do
+      local c = cs[i]
+      local A = agg_for(self, c, cs, n, pod.ns, require_all, nodes, num)
+      if c.hostname then
+        c.on_node = A.cnt    -- per list position = NodeInfo index
+      else
+        local counts, sums = c.counts, A.counts
+        for v in pairs(counts) do counts[v] = sums[v] or 0 end
+      end
+    end
+    my_state(self, state).score = { n = n, cs = cs, ignored = ignored }
+    return nil
   end
   -- Which nodes each constraint counts. Zone-like keys: eligible nodes whose
   -- domain is one of the feasible nodes'. Hostname: the scored nodes' own pods

@@ -41,9 +41,14 @@ function M.init(cycle_ptr, plugin_dirs)
   -- A JIT trace log for performance work: LUASCHED_JIT_LOG=/tmp/jit.txt
   local jit_log = os.getenv("LUASCHED_JIT_LOG")
   if jit_log and jit_log ~= "" then require("jit.v").start(jit_log) end
-  -- A sampling profile (VM states and lines): LUASCHED_JIT_PROFILE=/tmp/prof.txt
+  -- A sampling profile (VM states and lines): LUASCHED_JIT_PROFILE=/tmp/prof.txt;
+  -- LUASCHED_JIT_PROFILE_MODE sets jit.p's mode (default "vl2"; e.g. "F3" for
+  -- functions with two callers)
   local jit_prof = os.getenv("LUASCHED_JIT_PROFILE")
-  if jit_prof and jit_prof ~= "" then require("jit.p").start("vl2", jit_prof) end
+  if jit_prof and jit_prof ~= "" then
+    local mode = os.getenv("LUASCHED_JIT_PROFILE_MODE")
+    require("jit.p").start((mode and mode ~= "") and mode or "vl2", jit_prof)
+  end
   cycle = ffi.cast("ls_cycle *", cycle_ptr)
   ls._attach(cycle)
   loader.set_path(plugin_dirs)
@@ -164,15 +169,51 @@ local function filter_with_nominated(prof, st, pod, ni, st_out)
   return prof.filter_one(cycle, st, pod, ni, st_out, prof.skip)
 end
 
--- The Filter loop when some pods are nominated (rare: after preemption).
+local NOMINATED_CAP = 64
+local nominated_buf = ffi.new("ls_str[?]", NOMINATED_CAP)
+
+-- The nodes where nominated pods count for `pod` (node id -> true; nodes
+-- with nominated pods that do not count -> false), or nil when there are too
+-- many nominated pods to list.
+local function nominated_nodes_for(pod)
+  local n = C.ls_cycle_nominated_nodes(cycle, nominated_buf, NOMINATED_CAP)
+  if n > NOMINATED_CAP then return nil end
+  local set, any = {}, false
+  for i = 0, n - 1 do
+    local id = nominated_buf[i]
+    if set[id] == nil then
+      local counts = nominated_for(pod, id) ~= nil
+      set[id] = counts
+      any = any or counts
+    end
+  end
+  return set, any
+end
+
+-- The Filter loop when some pods are nominated (after preemption): nodes
+-- with nominated pods that count for the pod take filter_with_nominated, the
+-- others the plain Filter (what filter_with_nominated does for them).
 local function nominated_filter_loop(prof, cyc, st, pod)
+  local set, any = nominated_nodes_for(pod)
+  local sk = prof.skip
+  if set ~= nil and not any then return prof.filter_loop(cyc, st, pod, sk) end
   local cand, ncand = cyc.candidates, cyc.num_candidates
   local start, want = cyc.start, cyc.num_to_find
+  local statuses, filter_one = cyc.node_status, prof.filter_one
   local nf, processed = 0, 0
-  for i = 0, ncand - 1 do
-    local ni = cand[(start + i) % ncand]
+  local at = start % ncand
+  for _ = 0, ncand - 1 do
+    local ni = cand[at]
+    at = at + 1
+    if at == ncand then at = 0 end
     processed = processed + 1
-    if filter_with_nominated(prof, st, pod, ni, cyc.node_status[ni.index]) then
+    local fits
+    if set == nil or set[ni.node.name] then
+      fits = filter_with_nominated(prof, st, pod, ni, statuses[ni.index])
+    else
+      fits = filter_one(cyc, st, pod, ni, statuses[ni.index], sk)
+    end
+    if fits then
       cyc.feasible[nf] = ni
       nf = nf + 1
       if nf >= want then break end

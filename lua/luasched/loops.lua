@@ -29,8 +29,11 @@ local function loop(c, state, pod, sk)
   local trace, npl = nil, cyc.num_filter_plugins
   if cyc.trace ~= 0 then trace = cyc.filter_trace end
   local nf, processed = 0, 0
-  for i = 0, ncand - 1 do
-    local ni = cand[(start + i) %% ncand]
+  local at = start %% ncand   -- candidates from start, wrapping (no division per node)
+  for _ = 0, ncand - 1 do
+    local ni = cand[at]
+    at = at + 1
+    if at == ncand then at = 0 end
     local idx = ni.index
     processed = processed + 1
     if node(state, pod, ni, statuses[idx], sk, trace, idx * npl) then

@@ -4,7 +4,8 @@
  * incremental refresh (only NodeInfos changed since the last refresh are
  * copied, in place), pruning of removed nodes, copy semantics, and the
  * zone round-robin node order with its zone key (region + zone labels,
- * falling back to the failure-domain.beta.kubernetes.io labels).
+ * falling back to the failure-domain.beta.kubernetes.io labels), and the
+ * positions changed since a generation (newest first) with the list generation.
  */
 #include "cache/cache_internal.h"
 #include "luasched/framework.h"
@@ -168,6 +169,83 @@ static void test_incremental_update(void)
     ls_node_release(a2);
     ls_node_release(b);
     ls_node_release(cn);
+}
+
+/* ---- changed positions (ls_snapshot_changed_since, list generation) */
+
+static uint32_t index_of(const ls_snapshot *s, const char *name)
+{
+    return ls_snapshot_find(s, S(name))->index;
+}
+
+static void test_changed_since(void)
+{
+    ls_cache *c = ls_cache_new();
+    ls_snapshot *s = ls_snapshot_new();
+    const ls_node *a = labelled_node("a", "");
+    const ls_node *b = labelled_node("b", "");
+    const ls_node *cn = labelled_node("c", "");
+    const ls_node *d = labelled_node("d", "");
+    const ls_pod *p = cpu_pod("p", "b", "300m");
+    const ls_pod *q = cpu_pod("q", "c", "100m");
+    const ls_pod *r = cpu_pod("r", "b", "100m");
+    ls_error err = {{0}};
+    uint32_t out[4];
+
+    ls_cache_add_node(c, a);
+    ls_cache_add_node(c, b);
+    ls_cache_add_node(c, cn);
+    ls_cache_update_snapshot(c, s);
+    uint64_t list_gen = ls_snapshot_list_generation(s);
+    CHECK(list_gen != 0);
+    /* since 0: every node, newest first; cap limits what is written, not the count */
+    CHECK_INT(ls_snapshot_changed_since(s, 0, out, 4), 3);
+    CHECK_INT(out[0], index_of(s, "c"));
+    CHECK_INT(out[1], index_of(s, "b"));
+    CHECK_INT(out[2], index_of(s, "a"));
+    CHECK_INT(ls_snapshot_changed_since(s, 0, out, 1), 3);
+
+    uint64_t gen = ls_snapshot_generation(s);
+    CHECK_INT(ls_snapshot_changed_since(s, gen, out, 4), 0);
+
+    /* pods on b then c, then b again: c and b (newest first), list unchanged */
+    CHECK(ls_cache_add_pod(c, p, &err));
+    CHECK(ls_cache_add_pod(c, q, &err));
+    CHECK(ls_cache_add_pod(c, r, &err));
+    ls_cache_update_snapshot(c, s);
+    CHECK(ls_snapshot_list_generation(s) == list_gen);
+    CHECK_INT(ls_snapshot_changed_since(s, gen, out, 4), 2);
+    CHECK_INT(out[0], index_of(s, "b"));
+    CHECK_INT(out[1], index_of(s, "c"));
+    uint64_t gen2 = ls_snapshot_generation(s);
+    CHECK_INT(ls_snapshot_changed_since(s, gen2, out, 4), 0);
+
+    /* a node added or removed: a new list generation */
+    ls_cache_add_node(c, d);
+    ls_cache_update_snapshot(c, s);
+    CHECK(ls_snapshot_list_generation(s) != list_gen);
+    list_gen = ls_snapshot_list_generation(s);
+    CHECK_INT(ls_snapshot_changed_since(s, gen2, out, 4), 1);
+    CHECK_INT(out[0], index_of(s, "d"));
+    ls_cache_remove_node(c, a);
+    ls_cache_update_snapshot(c, s);
+    CHECK(ls_snapshot_list_generation(s) != list_gen);
+    CHECK_INT(ls_snapshot_num_nodes(s), 3);
+    /* the removed node is out of the order too */
+    CHECK_INT(ls_snapshot_changed_since(s, 0, out, 4), 3);
+
+    CHECK(ls_cache_remove_pod(c, p, &err));
+    CHECK(ls_cache_remove_pod(c, q, &err));
+    CHECK(ls_cache_remove_pod(c, r, &err));
+    ls_snapshot_free(s);
+    ls_cache_free(c);
+    ls_pod_release(p);
+    ls_pod_release(q);
+    ls_pod_release(r);
+    ls_node_release(a);
+    ls_node_release(b);
+    ls_node_release(cn);
+    ls_node_release(d);
 }
 
 static void test_node_removal(void)
@@ -472,6 +550,7 @@ static void test_zone_key_order(void)
 int main(void)
 {
     test_incremental_update();
+    test_changed_since();
     test_node_removal();
     test_bulk_removal();
     test_copy_semantics();

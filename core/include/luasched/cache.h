@@ -78,6 +78,14 @@ void ls_snapshot_free(ls_snapshot *s);
 /* Brings the snapshot up to date; returns how many NodeInfos were copied. */
 uint32_t ls_cache_update_snapshot(ls_cache *c, ls_snapshot *s);
 uint64_t ls_snapshot_generation(const ls_snapshot *s);
+/* For results kept between cycles per node-list position. The list
+ * generation changes (process-wide unique) whenever positions may have
+ * changed (nodes added or removed). ls_snapshot_changed_since writes into
+ * out[0..cap) the positions of the nodes whose NodeInfo generation is newer
+ * than `since` (a value of ls_snapshot_generation), newest first, and returns
+ * how many there are (more than cap: only the first cap were written). */
+uint64_t ls_snapshot_list_generation(const ls_snapshot *s);
+uint32_t ls_snapshot_changed_since(const ls_snapshot *s, uint64_t since, uint32_t *out, uint32_t cap);
 const ls_node_info *const *ls_snapshot_list(const ls_snapshot *s);
 
 /* ffi:end */

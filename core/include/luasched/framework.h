@@ -99,6 +99,9 @@ bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plug
  * in Filter as if they ran there (when their priority is not lower). */
 uint32_t ls_cycle_nominated_total(const ls_cycle *cycle);
 uint32_t ls_cycle_nominated_count(const ls_cycle *cycle, ls_str node);
+/* The node of every nominated pod (a node once per pod nominated to it), into
+ * out[0..cap); returns how many there are (ls_cycle_nominated_total). */
+uint32_t ls_cycle_nominated_nodes(const ls_cycle *cycle, ls_str *out, uint32_t cap);
 const ls_pod *ls_cycle_nominated_pod(const ls_cycle *cycle, ls_str node, uint32_t i);
 ls_str ls_cycle_nomination_of(const ls_cycle *cycle, const ls_pod *pod);
 void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod);

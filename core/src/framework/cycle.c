@@ -594,6 +594,23 @@ uint32_t ls_cycle_nominated_count(const ls_cycle *cycle, ls_str node)
     return s ? ls_nominator_count(&s->nominator, node) : 0;
 }
 
+uint32_t ls_cycle_nominated_nodes(const ls_cycle *cycle, ls_str *out, uint32_t cap)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    if (!s)
+        return 0;
+    const ls_map *by_pod = &s->nominator.by_pod;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < by_pod->cap; i++) {
+        if (!by_pod->slots[i].key)
+            continue;
+        if (n < cap)
+            out[n] = (ls_str)(uintptr_t)by_pod->slots[i].value;
+        n++;
+    }
+    return n;
+}
+
 const ls_pod *ls_cycle_nominated_pod(const ls_cycle *cycle, ls_str node, uint32_t i)
 {
     const ls_scheduler *s = cycle ? cycle->owner : NULL;
