@@ -10,6 +10,12 @@ local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
 local loops = require("luasched.loops")
+local timing = require("luasched.timing")
+-- true while an extension point of a sampled cycle runs (plugin durations, metrics)
+local sampling = false
+local EP_OF_HOOK = {
+  reserve = C.LS_EP_RESERVE, pre_bind = C.LS_EP_PRE_BIND, bind = C.LS_EP_BIND, post_bind = C.LS_EP_POST_BIND,
+}
 local events = require("luasched.events")
 
 local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
@@ -90,9 +96,14 @@ local function compile_loops(prof, i)
   for k, inst in ipairs(filters) do prof.filter_index[inst.name] = k end
   prof.filter_loop, prof.filter_one =
     loops.filter(filters, checked_filter_status, "filter loop of profile " .. i)
-  prof.score_loops = {}
+  -- the same loops, timing every call, for the sampled cycles (metrics)
+  local timed = { now = timing.now, observe = timing.observe, ep = C.LS_EP_FILTER }
+  prof.filter_loop_timed = loops.filter(filters, checked_filter_status, "timed filter loop of profile " .. i, timed)
+  prof.score_loops, prof.score_loops_timed = {}, {}
   for k, inst in ipairs(prof.points.score or {}) do
     prof.score_loops[k] = loops.score(inst, to_score, "score loop of " .. inst.name)
+    prof.score_loops_timed[k] = loops.score(inst, to_score, "timed score loop of " .. inst.name,
+      { now = timing.now, observe = timing.observe, ep = C.LS_EP_SCORE, index = k - 1 })
   end
   prof.skip = {}
 end
@@ -562,9 +573,11 @@ local function run_pre_filter(list, pod, restricting)
     local inst = list[k]
     current = inst
     cycle.running_plugin = k - 1
+    local t0 = sampling and timing.now()
     local st, names = inst:pre_filter(state, pod)
     if st ~= nil and not is_status(st) then bad_return("pre_filter", st) end
     local code = st and st.code or SUCCESS
+    if sampling then timing.observe(C.LS_EP_PRE_FILTER, k - 1, code, timing.now() - t0) end
     if code == SKIP then
       local fk = cycle_profile.filter_index[inst.name]
       if fk then cycle_profile.skip[fk] = true end
@@ -610,7 +623,9 @@ function M.pre_filter(pi)
   local list = profiles[pi + 1].points.pre_filter
   if not list then return SUCCESS end
   local restricting = {}
+  sampling = cycle.sample_plugins ~= 0
   local ok, st, idx = pcall(run_pre_filter, list, cycle.pod, restricting)
+  if sampling then timing.flush(cycle) end
   if not ok then return fail("running PreFilter plugin %q: %s", current.name, tostring(st)) end
   if st then
     prefilter_failure = st.code
@@ -646,6 +661,9 @@ function M.filter(pi)
   local ok, err
   if C.ls_cycle_nominated_total(cycle) > 0 then
     ok, err = pcall(nominated_filter_loop, prof, cycle, state, cycle.pod)
+  elseif cycle.sample_plugins ~= 0 then
+    ok, err = pcall(prof.filter_loop_timed, cycle, state, cycle.pod, prof.skip)
+    timing.flush(cycle)
   else
     ok, err = pcall(prof.filter_loop, cycle, state, cycle.pod, prof.skip)
   end
@@ -673,7 +691,13 @@ function M.post_filter(pi)
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
+    local t0 = cycle.sample_plugins ~= 0 and timing.now()
     local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod, cycle)
+    if t0 then
+      timing.observe(C.LS_EP_POST_FILTER, k - 1, ok and is_status(st) and st.code or (ok and UNSCHED or ERROR),
+        timing.now() - t0)
+      timing.flush(cycle)
+    end
     if not ok then return fail("running PostFilter plugin %q: %s", current.name, tostring(st)) end
     if st ~= nil and not is_status(st) then
       return fail("running PostFilter plugin %q: %s", current.name,
@@ -699,7 +723,9 @@ local function run_pre_score(list, pod, nodes, n)
     local inst = list[k]
     current = inst
     cycle.running_plugin = k - 1
+    local t0 = sampling and timing.now()
     local st = inst:pre_score(state, pod, nodes, n)
+    if sampling then timing.observe(C.LS_EP_PRE_SCORE, k - 1, st and st.code or SUCCESS, timing.now() - t0) end
     if st ~= nil then
       if not is_status(st) then bad_return("pre_score", st) end
       if st.code == SKIP then
@@ -715,7 +741,9 @@ function M.pre_score(pi)
   clear_status()
   local list = profiles[pi + 1].points.pre_score
   if not list then return SUCCESS end
+  sampling = cycle.sample_plugins ~= 0
   local ok, err = pcall(run_pre_score, list, cycle.pod, cycle.feasible, cycle.num_feasible)
+  if sampling then timing.flush(cycle) end
   if not ok then return fail("running PreScore plugin %q: %s", current.name, tostring(err)) end
   return SUCCESS
 end
@@ -746,7 +774,9 @@ local function run_scores(list, score_loops, cyc, pod)
     current = inst
     cyc.running_plugin = p - 1
     if skipped[p - 1] == 0 and inst.normalize_score then
+      local t0 = sampling and timing.now()
       local st = inst:normalize_score(state, pod, scores + (p - 1) * n, nodes, n)
+      if sampling then timing.observe(C.LS_EP_COUNT, p - 1, st and st.code or SUCCESS, timing.now() - t0) end
       if st ~= nil then
         if not is_status(st) then bad_return("normalize_score", st) end
         if st.code ~= SUCCESS then
@@ -763,7 +793,9 @@ function M.score(pi)
   local prof = profiles[pi + 1]
   local list = prof.points.score
   if not list then return SUCCESS end
-  local ok, err = pcall(run_scores, list, prof.score_loops, cycle, cycle.pod)
+  sampling = cycle.sample_plugins ~= 0
+  local ok, err = pcall(run_scores, list, sampling and prof.score_loops_timed or prof.score_loops, cycle, cycle.pod)
+  if sampling then timing.flush(cycle) end
   if not ok then return fail("running Score plugin %q: %s", current.name, tostring(err)) end
   return SUCCESS
 end
@@ -779,10 +811,17 @@ local function run_simple(pi, hook, label, allowed)
   local list = profiles[pi + 1].points[hook]
   if not list then return SUCCESS end
   local pod, node = cycle.pod, node_name()
+  sampling = cycle.sample_plugins ~= 0
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
+    local t0 = sampling and timing.now()
     local ok, st = pcall(current[hook], current, state, pod, node)
+    if sampling then
+      timing.observe(EP_OF_HOOK[hook], k - 1, ok and is_status(st) and st.code or (ok and SUCCESS or ERROR),
+        timing.now() - t0)
+      timing.flush(cycle)
+    end
     if not ok then return fail("running %s plugin %q: %s", label, current.name, tostring(st)) end
     if st ~= nil then
       if not is_status(st) then
@@ -837,7 +876,13 @@ function M.permit(pi)
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
+    local t0 = cycle.sample_plugins ~= 0 and timing.now()
     local ok, st = pcall(current.permit, current, state, pod, node)
+    if t0 then
+      timing.observe(C.LS_EP_PERMIT, k - 1, ok and is_status(st) and st.code or (ok and SUCCESS or ERROR),
+        timing.now() - t0)
+      timing.flush(cycle)
+    end
     if not ok then return fail("running Permit plugin %q: %s", current.name, tostring(st)) end
     if st ~= nil then
       if not is_status(st) then
@@ -882,10 +927,14 @@ function M.post_bind(pi)
   local list = profiles[pi + 1].points.post_bind
   if not list then return SUCCESS end
   local pod, node = cycle.pod, node_name()
+  local sampled = cycle.sample_plugins ~= 0
   for k = 1, #list do
     local inst = list[k]
+    local t0 = sampled and timing.now()
     pcall(inst.post_bind, inst, state, pod, node)
+    if sampled then timing.observe(C.LS_EP_POST_BIND, k - 1, SUCCESS, timing.now() - t0) end
   end
+  if sampled then timing.flush(cycle) end
   return SUCCESS
 end
 

@@ -9,7 +9,7 @@
 local M = {}
 
 local FILTER_HEAD = [[
-local checked, insts = ...
+local checked, insts, now, observe = ...
 local SUCCESS = 0
 %s
 local cyc
@@ -57,7 +57,9 @@ return loop, one
 local FILTER_STEP = [[
   if not sk[%d] then
     cyc.running_plugin = %d
+    %s
     st = p%d:filter(state, pod, ni)
+    %s
     if st ~= nil then
       code = checked(st)
       if code ~= SUCCESS then
@@ -72,19 +74,26 @@ local FILTER_STEP = [[
   end
 ]]
 
+-- The timed variant (sampled cycles, for metrics) observes each call.
+local TIME_START = "local t0 = now()"
+local TIME_END = "observe(%d, %d, st ~= nil and checked(st) or SUCCESS, now() - t0)"
+
 --- Builds the filter loop for one profile's filter plugins. Returns
 --- loop(cycle, state, pod, skip) and one(cycle, state, pod, ni, st_out, skip)
 --- for a single node; both keep cycle.running_plugin (0-based) current.
---- `skip[k]` true skips plugin k (PreFilter returned Skip).
-function M.filter(instances, checked, chunkname)
+--- `skip[k]` true skips plugin k (PreFilter returned Skip). With `timing`
+--- ({now, observe, ep}) every call is timed into timing.observe.
+function M.filter(instances, checked, chunkname, timing)
   local locals, steps = {}, {}
   for k = 1, #instances do
     locals[k] = string.format("local p%d = insts[%d]", k, k)
-    steps[k] = string.format(FILTER_STEP, k, k - 1, k, k - 1, k - 1, k - 1)
+    local before = timing and TIME_START or ""
+    local after = timing and string.format(TIME_END, timing.ep, k - 1) or ""
+    steps[k] = string.format(FILTER_STEP, k, k - 1, before, k, after, k - 1, k - 1, k - 1)
   end
   local src = string.format(FILTER_HEAD, table.concat(locals, "\n"), table.concat(steps))
   local chunk = assert(load(src, "=" .. chunkname))
-  return chunk(checked, instances)
+  return chunk(checked, instances, timing and timing.now, timing and timing.observe)
 end
 
 local SCORE_LOOP = [[
@@ -98,10 +107,25 @@ return function(state, pod, nodes, n, scores, base)
 end
 ]]
 
+local SCORE_LOOP_TIMED = [[
+local inst, to_score, now, observe, ep, index = ...
+return function(state, pod, nodes, n, scores, base)
+  for i = 0, n - 1 do
+    local t0 = now()
+    local s = inst:score(state, pod, nodes[i])
+    observe(ep, index, 0, now() - t0)
+    if type(s) ~= "number" then s = to_score(s) end
+    scores[base + i] = s
+  end
+end
+]]
+
 --- One scoring loop per plugin instance, so each gets its own traces.
---- `to_score` converts a non-number result (int64 cdata) or raises.
-function M.score(instance, to_score, chunkname)
-  local chunk = assert(load(SCORE_LOOP, "=" .. chunkname))
+--- `to_score` converts a non-number result (int64 cdata) or raises. With
+--- `timing` ({now, observe, ep, index}) every call is timed.
+function M.score(instance, to_score, chunkname, timing)
+  local chunk = assert(load(timing and SCORE_LOOP_TIMED or SCORE_LOOP, "=" .. chunkname))
+  if timing then return chunk(instance, to_score, timing.now, timing.observe, timing.ep, timing.index) end
   return chunk(instance, to_score)
 end
 

@@ -85,7 +85,17 @@ typedef struct ls_cycle {
     ls_str waiting_plugins[8];
     int64_t waiting_timeout_ms[8];
     int16_t running_plugin;               /* index in the running extension point's list, for error reports */
+    uint8_t sample_plugins;               /* time every plugin call of this cycle (metrics; ~10% of cycles) */
 } ls_cycle;
+
+/* Sampled plugin durations (scheduler_plugin_execution_duration_seconds): the
+ * calls of plugin `index` of extension point `ep` (LS_EP_*; LS_EP_COUNT for
+ * NormalizeScore) that returned `code`: how many, their total seconds, and
+ * how many fell in each of LS_PLUGIN_DURATION_BUCKETS + 1 buckets
+ * (upper bounds 1e-5 * 1.5^i, then +Inf; not cumulative). */
+enum { LS_PLUGIN_DURATION_BUCKETS = 20 };
+void ls_cycle_plugin_durations(const ls_cycle *cycle, int ep, uint32_t index, uint8_t code, uint64_t count,
+                               double seconds, const uint64_t *buckets);
 
 /* Called by DefaultBinder (and any bind plugin) through the FFI: hands the
  * binding to the cluster source (the embedded cluster or the API server). */

@@ -114,6 +114,25 @@ int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t pro
     return code;
 }
 
+void ls_cycle_plugin_durations(const ls_cycle *cycle, int ep, uint32_t index, uint8_t code, uint64_t count,
+                               double seconds, const uint64_t *buckets)
+{
+    static const char *const EP_LABELS[LS_EP_COUNT + 1] = {
+        [LS_EP_PRE_FILTER] = "PreFilter", [LS_EP_FILTER] = "Filter", [LS_EP_POST_FILTER] = "PostFilter",
+        [LS_EP_PRE_SCORE] = "PreScore", [LS_EP_SCORE] = "Score", [LS_EP_RESERVE] = "Reserve",
+        [LS_EP_PERMIT] = "Permit", [LS_EP_PRE_BIND] = "PreBind", [LS_EP_BIND] = "Bind",
+        [LS_EP_POST_BIND] = "PostBind", [LS_EP_COUNT] = "ScoreExtensionNormalize",
+    };
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    if (!s || !s->metrics.registry || ep < 0 || ep > LS_EP_COUNT || !EP_LABELS[ep] || !count)
+        return;
+    const ls_vec *list = &s->cfg.profiles[cycle->profile].plugins[ep == LS_EP_COUNT ? LS_EP_SCORE : ep];
+    if (index >= list->len)
+        return;
+    const char *labels[] = {ls_str_get(LS_VEC_AT(list, ls_plugin_ref, index).name), EP_LABELS[ep], ls_code_name(code)};
+    ls_metrics_observe_bucketed(s->metrics.plugin_execution, labels, buckets, count, seconds);
+}
+
 static void record_attempt(ls_scheduler *s, const ls_qpod *qp, ls_str node, uint8_t code)
 {
     if (!s->metrics.registry)
@@ -400,6 +419,8 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
     ls_cache_update_snapshot(s->cache, s->snapshot);
+    /* As upstream, plugin durations are measured in about one cycle in ten. */
+    c->sample_plugins = s->metrics.registry && s->cycles_started % 10 == 1;
     c->pod = qp->pod;
     c->profile = qp->profile;
     c->snapshot = s->snapshot;

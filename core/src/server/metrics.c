@@ -166,6 +166,18 @@ void ls_metrics_observe(ls_metric_family *f, const char *const *label_values, do
     pthread_mutex_unlock(&f->owner->lock);
 }
 
+void ls_metrics_observe_bucketed(ls_metric_family *f, const char *const *label_values, const uint64_t *bucket_counts,
+                                 uint64_t count, double sum)
+{
+    pthread_mutex_lock(&f->owner->lock);
+    metric_series *s = series_for(f, label_values);
+    for (size_t b = 0; b <= f->n_buckets; b++)
+        s->bucket_hits[b] += bucket_counts[b];
+    s->count += count;
+    s->value += sum;
+    pthread_mutex_unlock(&f->owner->lock);
+}
+
 /* ---- rendering */
 
 typedef struct text_out {

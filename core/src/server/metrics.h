@@ -29,6 +29,10 @@ ls_metric_family *ls_metrics_find(ls_metrics *m, const char *name);
 void ls_metrics_add(ls_metric_family *f, const char *const *label_values, double delta);
 void ls_metrics_set(ls_metric_family *f, const char *const *label_values, double value);
 void ls_metrics_observe(ls_metric_family *f, const char *const *label_values, double value);
+/* Many observations at once, already counted per bucket of the family (one
+ * count per bucket plus +Inf, not cumulative). */
+void ls_metrics_observe_bucketed(ls_metric_family *f, const char *const *label_values, const uint64_t *bucket_counts,
+                                 uint64_t count, double sum);
 
 /* Exponential buckets as Prometheus' client libraries make them. */
 void ls_metrics_exp_buckets(double start, double factor, size_t count, double *out);

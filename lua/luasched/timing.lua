@@ -1,0 +1,71 @@
+-- luasched.timing: sampled plugin durations for
+-- scheduler_plugin_execution_duration_seconds. In about one cycle in ten (the
+-- cycle's sample_plugins flag, set by C as upstream samples), every plugin call
+-- is timed and counted into the metric's buckets here; each extension point
+-- hands its counts to C once (ls_cycle_plugin_durations). Cycles that are not
+-- sampled pay one flag test per extension point.
+local ffi = require("ffi")
+local C = require("luasched.clib")
+local libc = ffi.C
+
+-- Declared once per state: a second declaration of clock_gettime would fail.
+if not pcall(ffi.typeof, "struct ls_timing_timespec") then
+  ffi.cdef [[
+  struct ls_timing_timespec { long tv_sec; long tv_nsec; };
+  int clock_gettime(int clock_id, struct ls_timing_timespec *ts);
+  ]]
+end
+
+local M = {}
+local CLOCK_MONOTONIC = 1
+local ts = ffi.new("struct ls_timing_timespec")
+local NB = C.LS_PLUGIN_DURATION_BUCKETS
+
+-- Upper bounds 1e-5 * 1.5^i, as upstream's ExponentialBuckets(0.00001, 1.5, 20).
+local bounds = {}
+do
+  local b = 0.00001
+  for i = 1, NB do
+    bounds[i] = b
+    b = b * 1.5
+  end
+end
+
+function M.now()
+  libc.clock_gettime(CLOCK_MONOTONIC, ts)
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+end
+
+-- key = (ep * 1024 + plugin index) * 16 + code
+local acc = {}
+local dirty = {}
+
+--- One call of plugin `index` (0-based) at extension point `ep` (LS_EP_*)
+--- that returned `code` and took `seconds`.
+function M.observe(ep, index, code, seconds)
+  local key = (ep * 1024 + index) * 16 + code
+  local a = acc[key]
+  if not a then
+    a = { count = 0, sum = 0, buckets = ffi.new("uint64_t[?]", NB + 1), ep = ep, index = index, code = code }
+    acc[key] = a
+  end
+  if a.count == 0 then dirty[#dirty + 1] = a end
+  a.count = a.count + 1
+  a.sum = a.sum + seconds
+  local b = 0
+  while b < NB and seconds > bounds[b + 1] do b = b + 1 end
+  a.buckets[b] = a.buckets[b] + 1
+end
+
+--- Hands what was counted since the last flush to C, and starts over.
+function M.flush(cycle)
+  for i = 1, #dirty do
+    local a = dirty[i]
+    C.ls_cycle_plugin_durations(cycle, a.ep, a.index, a.code, a.count, a.sum, a.buckets)
+    a.count, a.sum = 0, 0
+    ffi.fill(a.buckets, (NB + 1) * 8)
+    dirty[i] = nil
+  end
+end
+
+return M
