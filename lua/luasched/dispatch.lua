@@ -962,7 +962,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",
     info.short_src, info.linedefined, ok and ("returned " .. tostring(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
     or tostring(r)))
-  return ls.QUEUE
+  return 2   -- LS_HINT_FAILED: Queue, counted by the runtime
 end
 
 --- The files of the loaded plugins, for the hot-reload watcher.

@@ -364,6 +364,9 @@ describe("events tables and queueing hints (luasched simulate)", function()
       local expected = string.format(
         "luasched: queueing hint at %s:3 failed (the pod is queued): %s:3: hint exploded\n", src, src)
       assert.are.equal(expected, r.err)
+      -- counted with the other plugin faults (and luasched_queueing_hint_errors_total)
+      assert.truthy(r.out:find("plugin faults: 0 attempts ended in Error, 0 calls over budget, " ..
+        "0 Lua state restarts, 1 queueing hint errors", 1, true))
     end)
 
     it("a hint returning something else counts as Queue, and says what it returned", function()

@@ -119,7 +119,7 @@ uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl);
  * the instruction or time budget, and Lua states rebuilt after a call had to
  * be cut off. */
 typedef struct ls_fault_counts {
-    uint64_t error_attempts, budget_overruns, lua_restarts;
+    uint64_t error_attempts, budget_overruns, lua_restarts, hint_errors;
 } ls_fault_counts;
 ls_fault_counts ls_scheduler_faults(const ls_scheduler *s);
 

@@ -349,10 +349,11 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
         printf("reloads: %llu succeeded, %llu failed\n", (unsigned long long)ls_scheduler_reloads(s, true),
                (unsigned long long)ls_scheduler_reloads(s, false));
     ls_fault_counts f = ls_scheduler_faults(s);
-    if (f.error_attempts || f.budget_overruns || f.lua_restarts)
-        printf("plugin faults: %llu attempts ended in Error, %llu calls over budget, %llu Lua state restarts\n",
+    if (f.error_attempts || f.budget_overruns || f.lua_restarts || f.hint_errors)
+        printf("plugin faults: %llu attempts ended in Error, %llu calls over budget, %llu Lua state restarts, "
+               "%llu queueing hint errors\n",
                (unsigned long long)f.error_attempts, (unsigned long long)f.budget_overruns,
-               (unsigned long long)f.lua_restarts);
+               (unsigned long long)f.lua_restarts, (unsigned long long)f.hint_errors);
     if (tl.deleted)
         printf("deleted by the timeline: %u pods\n", tl.deleted);
     if (tl.preempted)

@@ -99,6 +99,7 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     ls_config old_cfg = s->cfg;
     s->budget_overruns_before += ls_lua_budget_overruns(s->lua);
     s->restarts_before += ls_lua_restarts(s->lua);
+    s->hint_errors_before += ls_lua_hint_errors(s->lua);
     ls_lua_free(s->lua);
     s->lua = lua;
     s->cfg = cfg;

@@ -82,6 +82,10 @@ static void attach_luasched(ls_sched_metrics *sm, ls_metrics *m)
                                           "Scheduling attempts that ended in an Error status (plugin faults among "
                                           "them).",
                                           LS_METRIC_COUNTER, NULL, NULL, 0);
+    sm->hint_errors = ls_metrics_family(m, "luasched_queueing_hint_errors_total",
+                                        "Queueing hints that raised or returned neither Queue nor Skip (the pod "
+                                        "was queued).",
+                                        LS_METRIC_COUNTER, NULL, NULL, 0);
     sm->lua_memory = ls_metrics_family(m, "luasched_lua_memory_bytes", "Memory held by the Lua state.",
                                        LS_METRIC_GAUGE, NULL, NULL, 0);
 }
@@ -172,5 +176,6 @@ void ls_sched_metrics_publish(ls_sched_metrics *sm, const ls_sched_gauges *g)
     ls_metrics_set(sm->budget_overruns, NULL, (double)g->budget_overruns);
     ls_metrics_set(sm->lua_restarts, NULL, (double)g->lua_restarts);
     ls_metrics_set(sm->plugin_errors, NULL, (double)g->error_attempts);
+    ls_metrics_set(sm->hint_errors, NULL, (double)g->hint_errors);
     ls_metrics_set(sm->lua_memory, NULL, (double)g->lua_memory);
 }

@@ -17,7 +17,7 @@ typedef struct ls_sched_metrics {
     ls_metrics *registry;      /* NULL: metrics off */
     ls_metric_family *attempts, *attempt_duration, *pending, *incoming, *extension_point, *plugin_execution,
         *preemption_attempts, *preemption_victims, *pod_attempts, *cache_size, *reloads, *budget_overruns,
-        *lua_restarts, *lua_memory, *plugin_errors;
+        *lua_restarts, *lua_memory, *plugin_errors, *hint_errors;
     uint64_t published_ms;     /* when the gauges were last published */
 } ls_sched_metrics;
 
@@ -38,7 +38,7 @@ void ls_sched_metrics_reload(ls_sched_metrics *sm, bool succeeded);
 typedef struct ls_sched_gauges {
     uint32_t active, backoff, unschedulable, gated;
     uint32_t nodes, pods, assumed_pods;
-    uint64_t budget_overruns, lua_restarts, error_attempts;
+    uint64_t budget_overruns, lua_restarts, error_attempts, hint_errors;
     size_t lua_memory;
 } ls_sched_gauges;
 void ls_sched_metrics_publish(ls_sched_metrics *sm, const ls_sched_gauges *g);

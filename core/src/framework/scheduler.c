@@ -530,7 +530,7 @@ void ls_scheduler_publish_metrics(ls_scheduler *s)
                          .gated = q.gated, .nodes = ls_cache_node_count(s->cache),
                          .pods = ls_cache_pod_count(s->cache), .assumed_pods = ls_cache_assumed_count(s->cache),
                          .budget_overruns = f.budget_overruns, .lua_restarts = f.lua_restarts,
-                         .error_attempts = f.error_attempts, .lua_memory = ls_scheduler_lua_memory(s)};
+                         .error_attempts = f.error_attempts, .hint_errors = f.hint_errors, .lua_memory = ls_scheduler_lua_memory(s)};
     ls_sched_metrics_publish(&s->metrics, &g);
 }
 
@@ -604,7 +604,8 @@ ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *p
 ls_fault_counts ls_scheduler_faults(const ls_scheduler *s)
 {
     return (ls_fault_counts){s->error_attempts, s->budget_overruns_before + ls_lua_budget_overruns(s->lua),
-                             s->restarts_before + ls_lua_restarts(s->lua)};
+                             s->restarts_before + ls_lua_restarts(s->lua),
+                             s->hint_errors_before + ls_lua_hint_errors(s->lua)};
 }
 
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s)

@@ -47,7 +47,7 @@ struct ls_scheduler {
     ls_file_watch *watch;
     uint64_t reloads_ok, reloads_failed;
     uint64_t error_attempts;    /* attempts that ended in an Error status (plugin faults among them) */
-    uint64_t budget_overruns_before, restarts_before;   /* of Lua states replaced by reloads */
+    uint64_t budget_overruns_before, restarts_before, hint_errors_before;   /* of Lua states replaced by reloads */
     ls_sched_metrics metrics;
     uint64_t attempt_start_ns;
     uint64_t cycles_started;  /* when the running attempt began (metrics) */

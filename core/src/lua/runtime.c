@@ -50,7 +50,7 @@ struct ls_lua {
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;
-    uint64_t overruns, restarts;
+    uint64_t overruns, restarts, hint_errors;
     bool over_memory;                /* the allocator refused a block during the current call */
     ls_watchdog *watchdog;
     char *lua_path, *plugin_path;
@@ -609,10 +609,15 @@ int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event
     if (lua_pcall(L, 3, 1, 0) != 0) {
         ls_log_error("Queueing hint failed, the pod is queued", "err", lua_tostring(L, -1));
         lua_pop(L, 1);
+        lua->hint_errors++;
         return LS_HINT_QUEUE;
     }
     int r = (int)lua_tointeger(L, -1);
     lua_pop(L, 1);
+    /* dispatch.hint answers HINT_FAILED for a hint that raised or returned
+     * something else: Queue, as upstream, and counted. */
+    if (r == LS_HINT_FAILED)
+        lua->hint_errors++;
     return r == LS_HINT_SKIP ? LS_HINT_SKIP : LS_HINT_QUEUE;
 }
 
@@ -700,6 +705,11 @@ uint64_t ls_lua_restarts(const ls_lua *lua)
 uint64_t ls_lua_budget_overruns(const ls_lua *lua)
 {
     return lua->overruns;
+}
+
+uint64_t ls_lua_hint_errors(const ls_lua *lua)
+{
+    return lua->hint_errors;
 }
 
 /* ---- configuration tools: check, completed args, options */
