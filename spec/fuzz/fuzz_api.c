@@ -3,10 +3,11 @@
  * sim/api_*.c) through its request handler, with requests built without a
  * connection (server/http.h: conn_ NULL, query parsed by ls_http_query).
  *
- * Every input gets a fresh store (ls_api_new, a 64-event history so that old
+ * Every input gets a fresh store (ls_api_new, a 16-event history so that old
  * resourceVersions expire) holding the objects of SEED_OBJECTS below, and a
- * server with the bearer token "fuzz-token". The input is one or more
- * requests separated by a line "===". A request is:
+ * server with the bearer token "fuzz-token". The input may start with lines
+ * "fault: SPEC" (--fault values, ls_api_parse_fault; latency is ignored),
+ * then holds one or more requests separated by a line "===". A request is:
  *
  *   byte 0        the method: 'G' GET, 'P' POST, 'U' PUT, 'A' PATCH,
  *                 'D' DELETE, any other byte picks one by its value (% 5);
@@ -37,6 +38,7 @@
 #define TOKEN "fuzz-token"
 #define MAX_REQUESTS 8
 #define WATCHDOG_MS 5
+#define HISTORY 16        /* the seed objects make 12 events: a few writes push the first out */
 
 static const char SEED_OBJECTS[] =
     "["
@@ -145,7 +147,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static ls_api *new_store(void)
 {
-    ls_api *a = ls_api_new(64, 42);
+    ls_api *a = ls_api_new(HISTORY, 42);
     const cJSON *o;
     cJSON_ArrayForEach(o, seed_objects) {
         const char *kind = cJSON_GetObjectItemCaseSensitive(o, "kind")->valuestring;
@@ -251,6 +253,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ls_api *a = new_store();
     ls_api_server *srv = ls_api_server_new(a, TOKEN);
     const char *p = (const char *)data, *end = p + size;
+    /* Leading "fault: SPEC" lines: --fault values for this store. */
+    ls_api_faults faults = {0};
+    bool faulted = false;
+    while (end - p > 7 && memcmp(p, "fault: ", 7) == 0) {
+        p += 7;
+        char *spec = take_line(&p, end);
+        ls_error err = {{0}};
+        if (!ls_api_parse_fault(&faults, spec, &err))
+            FUZZ_CHECK(err.msg[0], "a refused --fault %s without a message", spec);
+        free(spec);
+        faulted = true;
+    }
+    if (faulted) {
+        faults.latency_ms = 0;   /* a sleep per request, nothing to find */
+        ls_api_set_faults(a, &faults);
+    }
     for (int n = 0; n < MAX_REQUESTS && p < end; n++) {
         const char *sep = NULL;
         for (const char *q = p; q + 5 <= end; q++)
