@@ -20,7 +20,8 @@
  *   the rest      the body
  *
  * Checks: no crash, leak or sanitizer report; every answer has a status
- * (100..599) and a content type, and a JSON answer's body parses. A watch is
+ * (100..599) and a content type, and a JSON answer's body parses; an
+ * object just created can be read back at its canonical path. A watch is
  * pulled once (a watchdog thread stops the store's watches if that pull waits
  * more than a few milliseconds) and then released without further pulls.
  * With FUZZ_API_VERBOSE set in the environment, each request and the start of
@@ -185,6 +186,43 @@ static char *take_line(const char **p, const char *end)
     return line;
 }
 
+/* After a create (201 with an object): the object must be readable at its
+ * canonical path, .../[namespaces/NS/]PLURAL/NAME. */
+static void check_readable(ls_api_server *srv, const char *create_path, const cJSON *obj)
+{
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                           cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name"));
+    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "namespace"));
+    FUZZ_CHECK(name && *name, "POST %s: created an object without a name", create_path);
+    char *copy = ls_xstrdup(create_path), *segs[16], *save = NULL;
+    int n = 0;
+    for (char *t = strtok_r(copy, "/", &save); t && n < 16; t = strtok_r(NULL, "/", &save))
+        segs[n++] = t;
+    FUZZ_CHECK(n >= 3, "POST %s: a create on a short path", create_path);
+    const char *plural = segs[--n];
+    if (n >= 2 && strcmp(segs[n - 2], "namespaces") == 0)
+        n -= 2;
+    ls_http_buf path = {0};
+    for (int i = 0; i < n; i++)
+        ls_http_buf_printf(&path, "/%s", segs[i]);
+    if (ns)
+        ls_http_buf_printf(&path, "/namespaces/%s", ns);
+    ls_http_buf_printf(&path, "/%s/%s", plural, name);
+    static const char *const headers[] = {"Authorization", "Bearer " TOKEN, NULL};
+    ls_http_request rq = {.method = "GET", .path = path.data, .query = "", .body = "", .peer = "127.0.0.1:1",
+                          .headers = headers};
+    ls_http_response rs;
+    memset(&rs, 0, sizeof rs);
+    ls_api_server_handle(srv, &rq, &rs);
+    /* 429/500: a fault injected on the GET itself. */
+    FUZZ_CHECK(rs.status == 200 || rs.status == 429 || rs.status == 500, "POST %s created %s, GET %s: %d %.300s",
+               create_path, name, path.data, rs.status, rs.body ? rs.body : "");
+    ls_http_response_release(&rs);
+    ls_http_buf_free(&path);
+    free(copy);
+}
+
 static void one_request(ls_api_server *srv, ls_api *a, const char *data, size_t size)
 {
     static const char *const methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
@@ -238,6 +276,9 @@ static void one_request(ls_api_server *srv, ls_api *a, const char *data, size_t 
         cJSON *j = cJSON_ParseWithLength(rs.body, rs.body_len);
         FUZZ_CHECK(cJSON_IsObject(j), "%s %s?%s: %d with a body that is not a JSON object: %.*s", method, path,
                    query, rs.status, (int)rs.body_len, rs.body ? rs.body : "");
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "kind"));
+        if (strcmp(method, "POST") == 0 && rs.status == 201 && !(kind && strcmp(kind, "Status") == 0))
+            check_readable(srv, path, j);
         cJSON_Delete(j);
     }
     ls_http_response_release(&rs);
