@@ -21,7 +21,8 @@
  *
  * Checks: no crash, leak or sanitizer report; every answer has a status
  * (100..599) and a content type, and a JSON answer's body parses; an
- * object just created can be read back at its canonical path. A watch is
+ * object just created can be read back at its canonical path; a list holds
+ * at most limit items, all of the path's namespace. A watch is
  * pulled once (a watchdog thread stops the store's watches if that pull waits
  * more than a few milliseconds) and then released without further pulls.
  * With FUZZ_API_VERBOSE set in the environment, each request and the start of
@@ -223,6 +224,32 @@ static void check_readable(ls_api_server *srv, const char *create_path, const cJ
     free(copy);
 }
 
+/* A list answer: at most limit items, all in the namespace of the path. */
+static void check_list(const ls_http_request *rq, const cJSON *list)
+{
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
+    FUZZ_CHECK(cJSON_IsArray(items), "GET %s?%s: a list without items", rq->path, rq->query);
+    const char *limit = ls_http_query(rq, "limit");
+    uint32_t max = limit ? (uint32_t)strtoul(limit, NULL, 10) : 0;
+    FUZZ_CHECK(!max || (uint32_t)cJSON_GetArraySize(items) <= max, "GET %s?%s: %d items over the limit", rq->path,
+               rq->query, cJSON_GetArraySize(items));
+    char *copy = ls_xstrdup(rq->path), *segs[16], *save = NULL;
+    int n = 0;
+    for (char *t = strtok_r(copy, "/", &save); t && n < 16; t = strtok_r(NULL, "/", &save))
+        segs[n++] = t;
+    int rest = n >= 1 && strcmp(segs[0], "api") == 0 ? 2 : 3;
+    if (n == rest + 3 && strcmp(segs[rest], "namespaces") == 0) {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, items) {
+            const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                                 cJSON_GetObjectItemCaseSensitive(it, "metadata"), "namespace"));
+            FUZZ_CHECK(ns && strcmp(ns, segs[rest + 1]) == 0, "GET %s?%s: an item of namespace %s", rq->path,
+                       rq->query, ns ? ns : "(none)");
+        }
+    }
+    free(copy);
+}
+
 static void one_request(ls_api_server *srv, ls_api *a, const char *data, size_t size)
 {
     static const char *const methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
@@ -279,6 +306,10 @@ static void one_request(ls_api_server *srv, ls_api *a, const char *data, size_t 
         const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "kind"));
         if (strcmp(method, "POST") == 0 && rs.status == 201 && !(kind && strcmp(kind, "Status") == 0))
             check_readable(srv, path, j);
+        size_t kl = kind ? strlen(kind) : 0;
+        if (strcmp(method, "GET") == 0 && rs.status == 200 && kl > 4 && strcmp(kind + kl - 4, "List") == 0 &&
+            strcmp(kind, "APIResourceList") != 0 && strcmp(kind, "APIGroupList") != 0)
+            check_list(&rq, j);
         cJSON_Delete(j);
     }
     ls_http_response_release(&rs);
