@@ -329,7 +329,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, ls_http_server *srv, l
         resp = MHD_create_response_from_buffer(r->body_len, r->body ? r->body : (char *)"", r->body
                                                                                               ? MHD_RESPMEM_MUST_FREE
                                                                                               : MHD_RESPMEM_PERSISTENT);
-        r->body = NULL;   /* MHD frees it */
+        if (resp)
+            r->body = NULL;   /* MHD frees it (and does not when it fails: then the release below does) */
     }
     if (!resp)
         return MHD_NO;
