@@ -47,12 +47,38 @@ add_library(ls_fuzz_watch STATIC
   ${LS_FUZZ_DIR}/exact_arena.c
   ${CMAKE_SOURCE_DIR}/core/src/client/watch.c)
 target_link_libraries(ls_fuzz_watch PUBLIC PkgConfig::CJSON m)
-foreach(lib ls_fuzz_model ls_fuzz_config ls_fuzz_watch)
+# kubeconfig parsing: the loader and its file/base64 helpers; model/doc.c
+# (and base.c, through exact_arena.c) come from ls_fuzz_model.
+add_library(ls_fuzz_kubeconfig STATIC
+  ${CMAKE_SOURCE_DIR}/core/src/client/kubeconfig.c
+  ${CMAKE_SOURCE_DIR}/core/src/client/kutil.c)
+target_link_libraries(ls_fuzz_kubeconfig PUBLIC ls_fuzz_model)
+# The served Kubernetes API: the store (sim/api_*.c), its HTTP front end
+# (apiserver.c) and the libmicrohttpd wrapper it answers through (requests are
+# built without a connection, but the wrapper's symbols are linked); not
+# tls.c. libcrypto for CRYPTO_memcmp (the token check); api_load.c reads
+# cluster files through model/doc.c, from ls_fuzz_model.
+add_library(ls_fuzz_api STATIC
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_admission.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_bind.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_list.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_load.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_patch.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_record.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_resources.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_select.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_store.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_table.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_watch.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/apiserver.c
+  ${CMAKE_SOURCE_DIR}/core/src/server/http.c)
+target_link_libraries(ls_fuzz_api PUBLIC ls_fuzz_model PkgConfig::MHD PkgConfig::CRYPTO Threads::Threads)
+foreach(lib ls_fuzz_model ls_fuzz_config ls_fuzz_watch ls_fuzz_kubeconfig ls_fuzz_api)
   target_include_directories(${lib} PUBLIC ${CMAKE_SOURCE_DIR}/core/include ${CMAKE_SOURCE_DIR}/core/src)
   target_compile_options(${lib} PRIVATE ${LS_FUZZ_FLAGS} -fsanitize=fuzzer-no-link,${LS_FUZZ_SANITIZE})
 endforeach()
 
-set(LS_FUZZ_TARGETS quantity doc pod node object selector config watch)
+set(LS_FUZZ_TARGETS quantity doc pod node object selector config watch api kubeconfig)
 foreach(name ${LS_FUZZ_TARGETS})
   add_executable(fuzz_${name} ${LS_FUZZ_DIR}/fuzz_${name}.c)
   target_include_directories(fuzz_${name} PRIVATE ${LS_FUZZ_DIR})
@@ -62,6 +88,10 @@ foreach(name ${LS_FUZZ_TARGETS})
     target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_config)
   elseif(name STREQUAL "watch")
     target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_watch)
+  elseif(name STREQUAL "api")
+    target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_api)
+  elseif(name STREQUAL "kubeconfig")
+    target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_kubeconfig)
   else()
     target_link_libraries(fuzz_${name} PRIVATE ls_fuzz_model)
   endif()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh [SECONDS_PER_TARGET] [TARGET...]: runs the libFuzzer targets of
 # spec/fuzz (all of them by default: quantity doc pod node object selector
-# config watch)
+# config watch api kubeconfig)
 # for SECONDS_PER_TARGET each (default 20), one after the other, and fails if
 # any of them finds a crash, a sanitizer report, a leak, a timeout or an
 # out-of-memory.
@@ -21,7 +21,7 @@ set -euo pipefail
 SECONDS_PER_TARGET=${1:-20}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(quantity doc pod node object selector config watch)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(quantity doc pod node object selector config watch api kubeconfig)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FUZZ_DIR=$ROOT/spec/fuzz

@@ -5,6 +5,7 @@
  */
 #include "client/kubeconfig.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,21 +265,25 @@ static void set_server(ls_kubeconfig *cfg, const char *server)
         cfg->server[--n] = '\0';
 }
 
-bool ls_kubeconfig_load(const char *path, const char *context, const char *master, ls_kubeconfig *cfg,
-                        ls_error *err)
+static bool load_master_only(const char *master, ls_kubeconfig *cfg, ls_error *err)
+{
+    if (!master || !*master)
+        return ls_errorf(err, "kubeconfig: no file and no master given");
+    set_server(cfg, master);
+    cfg->namespace = ls_xstrdup("default");
+    return true;
+}
+
+bool ls_kubeconfig_parse(const char *text, size_t len, const char *source_name, const char *context,
+                         const char *master, ls_kubeconfig *cfg, ls_error *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    if (!path || !*path) {
-        if (!master || !*master)
-            return ls_errorf(err, "kubeconfig: no file and no master given");
-        set_server(cfg, master);
-        cfg->namespace = ls_xstrdup("default");
-        return true;
-    }
-    kc_ctx k = {.doc = ls_doc_load_file(path, err), .dir = dir_of(path), .err = err};
+    kc_ctx k = {.doc = ls_doc_parse(text, len, source_name, err), .dir = source_name ? dir_of(source_name) : NULL,
+                .err = err};
     bool ok = k.doc != NULL;
     if (ok && ls_doc_count(k.doc) != 1) {
-        ls_errorf(err, "%s:1: expected one kubeconfig document, found %u", path, ls_doc_count(k.doc));
+        ls_errorf(err, "%s:1: expected one kubeconfig document, found %u", ls_doc_source(k.doc),
+                  ls_doc_count(k.doc));
         ok = false;
     }
     ok = ok && load_context(&k, ls_doc_get(k.doc, 0), context, cfg);
@@ -289,6 +294,48 @@ bool ls_kubeconfig_load(const char *path, const char *context, const char *maste
     free(k.dir);
     if (!ok)
         ls_kubeconfig_free(cfg);
+    return ok;
+}
+
+/* The whole file (through EOF, so pipes work), with model/doc.c's errors. */
+static char *read_kubeconfig(const char *path, size_t *len, ls_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
+        return NULL;
+    }
+    ls_kbuf b = {0};
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        ls_kbuf_add(&b, chunk, n);
+    if (ferror(f)) {
+        int e = errno;
+        ls_errorf(err, "%s: cannot read file: %s", path, strerror(e));
+        fclose(f);
+        ls_kbuf_free(&b);
+        return NULL;
+    }
+    fclose(f);
+    if (!b.s)
+        ls_kbuf_add(&b, "", 0);
+    *len = b.len;
+    return b.s;
+}
+
+bool ls_kubeconfig_load(const char *path, const char *context, const char *master, ls_kubeconfig *cfg,
+                        ls_error *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    if (!path || !*path)
+        return load_master_only(master, cfg, err);
+    size_t len = 0;
+    char *text = read_kubeconfig(path, &len, err);
+    if (!text)
+        return false;
+    bool ok = ls_kubeconfig_parse(text, len, path, context, master, cfg, err);
+    free(text);
     return ok;
 }
 

@@ -42,6 +42,13 @@ typedef struct ls_kubeconfig {
  * On failure cfg is left zeroed. */
 bool ls_kubeconfig_load(const char *path, const char *context, const char *master, ls_kubeconfig *cfg,
                         ls_error *err);
+/* The same on a kubeconfig in memory (YAML or JSON; need not be
+ * NUL-terminated), which ls_kubeconfig_load reads its file into.
+ * source_name is what errors name (NULL: "<input>") and where relative file
+ * references resolve: against source_name's directory when it has a '/',
+ * else against the current directory (as for a file path "kc.yaml"). */
+bool ls_kubeconfig_parse(const char *text, size_t len, const char *source_name, const char *context,
+                         const char *master, ls_kubeconfig *cfg, ls_error *err);
 /* The service account of the pod we run in: KUBERNETES_SERVICE_HOST/PORT and
  * /var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt,namespace}
  * (LUASCHED_SERVICEACCOUNT_DIR overrides the directory, for tests). */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #define DEFAULT_MAX_BODY (3u << 20)
@@ -118,14 +119,19 @@ void ls_http_add_header(ls_http_response *r, const char *name, const char *value
     r->n_headers++;
 }
 
-static void response_release(ls_http_response *r)
+void ls_http_response_release(ls_http_response *r)
 {
+    if (!r)
+        return;
     free(r->content_type);
     free(r->body);
     for (int i = 0; i < r->n_headers; i++) {
         free(r->headers[i][0]);
         free(r->headers[i][1]);
     }
+    if (r->producer && r->producer_free)
+        r->producer_free(r->producer_ud);
+    memset(r, 0, sizeof *r);
 }
 
 /* ---- requests */
@@ -136,14 +142,98 @@ typedef struct req_state {
     bool started, too_big;
 } req_state;
 
+/* ---- requests without a connection */
+
+/* The decoded query of the last request this thread looked at: raw is the
+ * query string it came from, pairs holds key, value (NULL when no '='), ...
+ * pointing into text. */
+typedef struct query_cache {
+    char *raw;
+    char *text;
+    const char **pairs;
+    size_t n_pairs;
+} query_cache;
+
+static _Thread_local query_cache qcache;
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* In place: '+' is a space, "%XX" a byte; a '%' not followed by two hex
+ * digits stays as it is. */
+static void url_decode(char *s)
+{
+    char *o = s;
+    for (const char *p = s; *p; p++) {
+        int hi, lo;
+        if (*p == '+') {
+            *o++ = ' ';
+        } else if (*p == '%' && (hi = hex_value(p[1])) >= 0 && (lo = hex_value(p[2])) >= 0) {
+            *o++ = (char)(hi * 16 + lo);
+            p += 2;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+}
+
+static void query_parse(const char *raw)
+{
+    query_cache *c = &qcache;
+    if (c->raw && strcmp(c->raw, raw) == 0)
+        return;
+    free(c->raw);
+    free(c->text);
+    free(c->pairs);
+    c->raw = ls_xstrdup(raw);
+    c->text = ls_xstrdup(raw);
+    size_t cap = 2;
+    for (const char *p = raw; *p; p++)
+        cap += *p == '&' ? 2 : 0;
+    c->pairs = ls_xcalloc(cap, sizeof *c->pairs);
+    c->n_pairs = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(c->text, "&", &save); tok; tok = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(tok, '=');
+        if (eq)
+            *eq++ = '\0';
+        url_decode(tok);
+        if (eq)
+            url_decode(eq);
+        c->pairs[2 * c->n_pairs] = tok;
+        c->pairs[2 * c->n_pairs + 1] = eq;
+        c->n_pairs++;
+    }
+}
+
 const char *ls_http_query(const ls_http_request *r, const char *key)
 {
-    return MHD_lookup_connection_value(r->conn_, MHD_GET_ARGUMENT_KIND, key);
+    if (r->conn_)
+        return MHD_lookup_connection_value(r->conn_, MHD_GET_ARGUMENT_KIND, key);
+    query_parse(r->query ? r->query : "");
+    for (size_t i = 0; i < qcache.n_pairs; i++)
+        if (strcmp(qcache.pairs[2 * i], key) == 0)
+            return qcache.pairs[2 * i + 1];
+    return NULL;
 }
 
 const char *ls_http_header(const ls_http_request *r, const char *name)
 {
-    return MHD_lookup_connection_value(r->conn_, MHD_HEADER_KIND, name);
+    if (r->conn_)
+        return MHD_lookup_connection_value(r->conn_, MHD_HEADER_KIND, name);
+    for (const char *const *h = r->headers; h && h[0] && h[1]; h += 2)
+        if (strcasecmp(h[0], name) == 0)
+            return h[1];
+    return NULL;
 }
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -230,12 +320,17 @@ static enum MHD_Result queue(struct MHD_Connection *conn, ls_http_server *srv, l
     if (r->producer) {
         stream_state *s = ls_xcalloc(1, sizeof *s);
         *s = (stream_state){.srv = srv, .producer = r->producer, .ud = r->producer_ud, .free_ud = r->producer_free};
+        r->producer = NULL;   /* the stream state owns it now */
+        r->producer_free = NULL;
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, s, stream_free);
+        if (!resp)
+            stream_free(s);   /* MHD did not take it */
     } else {
         resp = MHD_create_response_from_buffer(r->body_len, r->body ? r->body : (char *)"", r->body
                                                                                               ? MHD_RESPMEM_MUST_FREE
                                                                                               : MHD_RESPMEM_PERSISTENT);
-        r->body = NULL;   /* MHD frees it */
+        if (resp)
+            r->body = NULL;   /* MHD frees it (and does not when it fails: then the release below does) */
     }
     if (!resp)
         return MHD_NO;
@@ -288,7 +383,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         }
     }
     enum MHD_Result ret = queue(conn, srv, &r);
-    response_release(&r);
+    ls_http_response_release(&r);
     return ret;
 }
 

@@ -48,7 +48,12 @@ void ls_http_buf_printf(ls_http_buf *b, const char *fmt, ...) __attribute__((for
 void ls_http_buf_free(ls_http_buf *b);
 
 /* One request. Strings are NUL-terminated and valid during the handler call
- * only. */
+ * only.
+ *
+ * A request can also be built without a connection (tests, fuzzing: call a
+ * handler directly): leave conn_ NULL, set query to the raw query string and
+ * headers to the request's headers; ls_http_query and ls_http_header then
+ * read those instead of asking libmicrohttpd. */
 typedef struct ls_http_request {
     const char *method;        /* "GET", "POST", ... */
     const char *path;          /* decoded path without the query, e.g. "/api/v1/pods" */
@@ -56,14 +61,21 @@ typedef struct ls_http_request {
     const char *body;          /* NUL-terminated copy of the body ("" when none) */
     size_t body_len;
     const char *peer;          /* client address, "127.0.0.1:54321" */
-    void *conn_;               /* internal */
+    void *conn_;               /* internal: the MHD connection; NULL for a request built by hand */
+    /* Only when conn_ is NULL: name, value, name, value, ..., NULL (NULL itself
+     * for no headers). Ignored for served requests. */
+    const char *const *headers;
 } ls_http_request;
 
 /* A query parameter's decoded value (the first one of that name), NULL when
- * absent. */
+ * absent, and NULL for a key without "=value" (as libmicrohttpd does).
+ * Without a connection, r->query is parsed here ('&'-separated, "%XX" and
+ * '+' decoded); the value then lives in a per-thread buffer that stays valid
+ * until this thread looks up a query of a request with a different query
+ * string (so: during the handler call). */
 const char *ls_http_query(const ls_http_request *r, const char *key);
 /* A request header's value (name matched case-insensitively), NULL when
- * absent. */
+ * absent. Without a connection, r->headers is searched. */
 const char *ls_http_header(const ls_http_request *r, const char *name);
 
 /* Pulled repeatedly from the connection's thread: append the next chunk(s) to
@@ -96,6 +108,11 @@ void ls_http_respond_stream(ls_http_response *r, int status, const char *content
                             void *ud, void (*free_ud)(void *ud));
 /* An extra header (copied); silently ignored past LS_HTTP_MAX_HEADERS. */
 void ls_http_add_header(ls_http_response *r, const char *name, const char *value);
+/* Frees what a handler put in r (content type, body, headers) and, for a
+ * streaming response, calls its producer_free without pulling it; r is then
+ * zeroed. For callers of a handler outside the server (the server releases
+ * its responses itself). NULL is fine. */
+void ls_http_response_release(ls_http_response *r);
 
 typedef void (*ls_http_handler)(void *ud, const ls_http_request *req, ls_http_response *resp);
 

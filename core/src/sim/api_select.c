@@ -206,7 +206,13 @@ static const char *field_value(const cJSON *obj, const char *path, char *buf, si
     if (cJSON_IsBool(cur))
         return cJSON_IsTrue(cur) ? "true" : "false";
     if (cJSON_IsNumber(cur)) {
-        snprintf(buf, len, "%lld", (long long)cur->valuedouble);
+        /* Integers as integers; anything a long long cannot hold (converting
+         * it would be undefined) as the shortest exact double. */
+        double d = cur->valuedouble;
+        if (d > -9.2e18 && d < 9.2e18)
+            snprintf(buf, len, "%lld", (long long)d);
+        else
+            snprintf(buf, len, "%.17g", d);
         return buf;
     }
     return "";

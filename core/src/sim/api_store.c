@@ -15,6 +15,7 @@
 #include <time.h>
 
 #define DEFAULT_HISTORY 10000
+#define MAX_NAME 253           /* upstream's limit for object names (DNS subdomain) */
 
 /* ---- small JSON helpers */
 
@@ -381,6 +382,19 @@ static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, c
 {
     const char *n = api_str(meta, "name", NULL), *gen = api_str(meta, "generateName", NULL);
     char msg[600];
+    /* Upstream's rules for names in a path segment, and its length limit: a
+     * longer name was cut short in name and in the key (so the object could
+     * not be read back, and long names sharing a start collided), one with a
+     * '/' could never be addressed. */
+    size_t full = n && *n ? strlen(n) : gen && !n ? strlen(gen) + 5 : 0;
+    const char *bad = full > MAX_NAME ? "must be no more than 253 characters"
+                    : (n && *n ? strchr(n, '/') : gen && !n ? strchr(gen, '/') : NULL) ? "may not contain '/'"
+                                                                                      : NULL;
+    if (bad) {
+        snprintf(msg, sizeof msg, "%s \"%.200s\" is invalid: metadata.name: Invalid value: \"%.200s\": %s", r->kind,
+                 n && *n ? n : gen, n && *n ? n : gen, bad);
+        return api_fail(out, 422, "Invalid", msg);
+    }
     if (!n && gen) {
         char sfx[6];
         random_suffix(a, sfx);

@@ -5,6 +5,7 @@
  */
 #include "sim/api_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -58,15 +59,18 @@ static void pod_cells(const cJSON *pod, cJSON *cells, const char *agebuf)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(pod, "status");
-    int total = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(spec, "containers")), ready = 0, restarts = 0;
+    int total = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(spec, "containers")), ready = 0;
+    double restarts = 0;   /* summed as doubles and capped: the counts are whatever clients wrote */
     const cJSON *cs;
     cJSON_ArrayForEach(cs, cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"))
     {
         ready += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cs, "ready"));
-        restarts += (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cs, "restartCount")) > 0
-                        ? (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cs, "restartCount"))
-                        : 0;
+        double n = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cs, "restartCount"));
+        if (n >= 1)   /* false for NaN, as for absent counts */
+            restarts += n < INT_MAX ? (double)(int)n : (double)INT_MAX;
     }
+    if (restarts > INT_MAX)
+        restarts = INT_MAX;
     char rd[32];
     snprintf(rd, sizeof rd, "%d/%d", ready, total);
     const char *phase = api_str(status, "phase", NULL), *node = api_str(spec, "nodeName", NULL);
@@ -97,7 +101,7 @@ static void node_cells(const cJSON *node, cJSON *cells, const char *agebuf)
     cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "metadata"),
                                                            "labels"))
     {
-        if (strncmp(l->string, prefix, sizeof prefix - 1) == 0 && strlen(roles) + strlen(l->string) < sizeof roles - 2)
+        if (l->string && strncmp(l->string, prefix, sizeof prefix - 1) == 0 && strlen(roles) + strlen(l->string) < sizeof roles - 2)
             snprintf(roles + strlen(roles), sizeof roles - strlen(roles), "%s%s", *roles ? "," : "",
                      l->string + sizeof prefix - 1);
     }

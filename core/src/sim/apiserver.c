@@ -80,7 +80,8 @@ static bool authorized(const ls_api_server *s, const ls_http_request *rq)
 static int split_path(char *path, char **segs)
 {
     int n = 0;
-    for (char *tok = strtok(path, "/"); tok && n < MAX_SEGS; tok = strtok(NULL, "/"))
+    char *save = NULL;   /* strtok_r: requests are handled on several threads at once */
+    for (char *tok = strtok_r(path, "/", &save); tok && n < MAX_SEGS; tok = strtok_r(NULL, "/", &save))
         segs[n++] = tok;
     return n;
 }
@@ -361,9 +362,8 @@ static void route_path(ls_api_server *s, char **segs, int n, const ls_http_reque
         respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
 }
 
-static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
+void ls_api_server_handle(ls_api_server *s, const ls_http_request *rq, ls_http_response *rs)
 {
-    ls_api_server *s = ud;
     const char *p = rq->path;
     if (strcmp(p, "/healthz") == 0 || strcmp(p, "/livez") == 0 || strcmp(p, "/readyz") == 0) {
         respond_text(rs, 200, "ok");
@@ -391,11 +391,22 @@ static void on_stop(void *ud)
     ls_api_stop_watches(((ls_api_server *)ud)->api);
 }
 
-ls_api_server *ls_api_serve(ls_api *a, const ls_api_serve_opts *o, ls_error *err)
+static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
+{
+    ls_api_server_handle(ud, rq, rs);
+}
+
+ls_api_server *ls_api_server_new(ls_api *a, const char *token)
 {
     ls_api_server *s = ls_xcalloc(1, sizeof *s);
     s->api = a;
-    s->token = o->token ? ls_xstrdup(o->token) : NULL;
+    s->token = token ? ls_xstrdup(token) : NULL;
+    return s;
+}
+
+ls_api_server *ls_api_serve(ls_api *a, const ls_api_serve_opts *o, ls_error *err)
+{
+    ls_api_server *s = ls_api_server_new(a, o->token);
     ls_http_server_opts ho = {.host = o->host, .port = o->port, .tls_cert_pem = o->cert_pem,
                               .tls_key_pem = o->key_pem, .handler = handle, .handler_ud = s, .on_stop = on_stop};
     s->http = ls_http_server_start(&ho, err);
@@ -409,7 +420,7 @@ ls_api_server *ls_api_serve(ls_api *a, const ls_api_serve_opts *o, ls_error *err
 
 uint16_t ls_api_server_port(const ls_api_server *s)
 {
-    return ls_http_server_port(s->http);
+    return s->http ? ls_http_server_port(s->http) : 0;
 }
 
 void ls_api_server_stop(ls_api_server *s)

@@ -129,7 +129,20 @@ typedef struct ls_api_serve_opts {
 } ls_api_serve_opts;
 
 ls_api_server *ls_api_serve(ls_api *a, const ls_api_serve_opts *o, ls_error *err);
+/* The bound port; 0 for a server from ls_api_server_new. */
 uint16_t ls_api_server_port(const ls_api_server *s);
+/* Stops serving (ends open watches, joins the connections) and frees s; also
+ * frees a server from ls_api_server_new. NULL is fine. */
 void ls_api_server_stop(ls_api_server *s);
+
+/* The request handler without the listening (what ls_api_serve serves, for
+ * tests and fuzzing): token as in ls_api_serve_opts (copied; NULL = no auth).
+ * Free with ls_api_server_stop. */
+ls_api_server *ls_api_server_new(ls_api *a, const char *token);
+/* Answers one request (see http.h for building one without a connection);
+ * the caller releases rs with ls_http_response_release. A watch answers with
+ * a streaming response whose producer may block waiting for events (until
+ * timeoutSeconds, or ls_api_stop_watches). */
+void ls_api_server_handle(ls_api_server *s, const ls_http_request *rq, ls_http_response *rs);
 
 #endif
