@@ -31,6 +31,21 @@ do
   end
 end
 
+local log, ceil, min, max = math.log, math.ceil, math.min, math.max
+local LOG_FACTOR = log(1.5)
+
+-- The first bucket whose bound is at least `seconds` (NB: +Inf), computed
+-- rather than searched: a loop with a data-dependent trip count spawns a side
+-- trace per count and can exhaust the JIT's machine-code area.
+local function bucket_of(seconds)
+  if seconds <= bounds[1] then return 0 end
+  local b = ceil(log(seconds / bounds[1]) / LOG_FACTOR)
+  -- rounding at a bound: step back when the bound below holds it
+  if b > 0 and b <= NB and seconds <= bounds[b] then b = b - 1 end
+  return max(0, min(NB, b))
+end
+M.bucket_of = bucket_of
+
 function M.now()
   libc.clock_gettime(CLOCK_MONOTONIC, ts)
   return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
@@ -52,8 +67,7 @@ function M.observe(ep, index, code, seconds)
   if a.count == 0 then dirty[#dirty + 1] = a end
   a.count = a.count + 1
   a.sum = a.sum + seconds
-  local b = 0
-  while b < NB and seconds > bounds[b + 1] do b = b + 1 end
+  local b = bucket_of(seconds)
   a.buckets[b] = a.buckets[b] + 1
 end
 
