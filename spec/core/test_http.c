@@ -146,9 +146,34 @@ static void test_tls(void)
     free(key);
 }
 
+/* A request built without a connection (the fuzz target and tests): query
+ * values are percent- and '+'-decoded from the raw query, headers come from
+ * the request's list, names matched without case. */
+static void test_request_without_connection(void)
+{
+    static const char *const headers[] = {"Content-Type", "application/json", "Authorization", "Bearer t", NULL};
+    ls_http_request rq = {.method = "GET", .path = "/api/v1/pods",
+                          .query = "labelSelector=app%3Dweb%2Ctier+in+%28a%29&limit=5&watch&empty=",
+                          .body = "", .headers = headers};
+    CHECK_STR(ls_http_query(&rq, "labelSelector"), "app=web,tier in (a)");
+    CHECK_STR(ls_http_query(&rq, "limit"), "5");
+    CHECK(ls_http_query(&rq, "watch") == NULL);   /* a key without '=' has no value, as libmicrohttpd says */
+    CHECK_STR(ls_http_query(&rq, "empty"), "");
+    CHECK(ls_http_query(&rq, "continue") == NULL);
+    CHECK_STR(ls_http_header(&rq, "content-type"), "application/json");
+    CHECK_STR(ls_http_header(&rq, "AUTHORIZATION"), "Bearer t");
+    CHECK(ls_http_header(&rq, "Accept") == NULL);
+    ls_http_response rs = {0};
+    ls_http_respond(&rs, 200, "text/plain", "ok", 2);
+    ls_http_add_header(&rs, "X-A", "b");
+    ls_http_response_release(&rs);   /* ASan: nothing leaks */
+    CHECK(rs.body == NULL && rs.n_headers == 0);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    test_request_without_connection();
     test_http();
     test_tls();
     curl_global_cleanup();

@@ -305,6 +305,37 @@ static void test_in_cluster(void)
     CHECK_CONTAINS(err.msg, "/sa/token: No such file or directory");
 }
 
+/* A kubeconfig in memory: the same fields and errors, relative files against
+ * the source name's directory. */
+static void test_parse_in_memory(void)
+{
+    char ca[600];
+    snprintf(ca, sizeof ca, "%s/mem-ca.crt", dir);
+    FILE *f = fopen(ca, "w");
+    if (f) {
+        fputs("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", f);
+        fclose(f);
+    }
+    static const char text[] =
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters:\n- name: k\n  cluster: {server: 'https://10.0.0.1:6443/', certificate-authority: mem-ca.crt}\n"
+        "users:\n- name: u\n  user: {token: abc}\n"
+        "contexts:\n- name: c\n  context: {cluster: k, user: u, namespace: team}\n";
+    char source[600];
+    snprintf(source, sizeof source, "%s/kc-in-memory.yaml", dir);
+    ls_kubeconfig cfg;
+    ls_error err;
+    CHECK(ls_kubeconfig_parse(text, sizeof text - 1, source, NULL, NULL, &cfg, &err));
+    CHECK_STR(cfg.server, "https://10.0.0.1:6443");
+    CHECK_STR(cfg.token, "abc");
+    CHECK_STR(cfg.namespace, "team");
+    CHECK(cfg.ca_pem && strstr(cfg.ca_pem, "BEGIN CERTIFICATE"));
+    ls_kubeconfig_free(&cfg);
+    CHECK(!ls_kubeconfig_parse(text, sizeof text - 1, "mem.yaml", "nope", NULL, &cfg, &err));
+    CHECK_CONTAINS(err.msg, "mem.yaml");
+    CHECK_CONTAINS(err.msg, "nope");
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/luasched-kc-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -315,6 +346,7 @@ int main(void)
     test_contexts();
     test_errors();
     test_in_cluster();
+    test_parse_in_memory();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
