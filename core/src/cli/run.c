@@ -453,7 +453,10 @@ static bool elect(const ls_config *cfg, run_state *r, ls_error *err)
     ls_leader_options lo = {.ns = le->resource_namespace, .name = le->resource_name,
                             .lease_duration_ms = (long)(le->lease_duration_ns / 1000000),
                             .renew_deadline_ms = (long)(le->renew_deadline_ns / 1000000),
-                            .retry_period_ms = (long)(le->retry_period_ns / 1000000)};
+                            .retry_period_ms = (long)(le->retry_period_ns / 1000000),
+                            /* kube-scheduler releases the lock when asked to stop
+                             * (ReleaseOnCancel), so a standby takes over at its next try. */
+                            .release_on_stop = true};
     ls_leader_callbacks cb = {.on_started_leading = on_started_leading, .on_stopped_leading = on_stopped_leading,
                               .on_new_leader = on_new_leader, .ud = r};
     r->leader = ls_leader_new(r->client, &lo, &cb, err);
