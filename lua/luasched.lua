@@ -267,6 +267,25 @@ local changed_buf = ffi.new("uint32_t[?]", CHANGED_CAP)
 --- in ls.all_nodes(): the snapshot's identity (a number), its generation and
 --- its list generation (positions keep their node while it stays the same).
 --- nil when the cycle has no snapshot (then compare every node's generation).
+--- Appends a compiled selector's identity to `parts` (a list later joined
+--- into a cache key): two selectors with the same parts match the same labels.
+function ls.selector_signature(parts, sel)
+  local np = #parts
+  parts[np + 1], parts[np + 2] = sel.match_nothing, sel.n
+  np = np + 2
+  local reqs = sel.reqs
+  for r = 0, sel.n - 1 do
+    local q = reqs[r]
+    parts[np + 1], parts[np + 2], parts[np + 3], parts[np + 4] = q.key, q.op, tostring(q.number), q.n_values
+    np = np + 4
+    for v = 0, q.n_values - 1 do
+      np = np + 1
+      parts[np] = q.values[v]
+    end
+  end
+  parts[np + 1] = "|"
+end
+
 function ls.snapshot_version()
   local s = cycle_ref.snapshot
   if s == nil then return nil end

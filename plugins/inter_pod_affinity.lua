@@ -384,22 +384,7 @@ local function labels_sig(parts, labels)
   parts[#parts + 1] = "|"
 end
 
-local function selector_sig(parts, sel)
-  local np = #parts
-  parts[np + 1], parts[np + 2] = sel.match_nothing, sel.n
-  np = np + 2
-  local reqs = sel.reqs
-  for r = 0, sel.n - 1 do
-    local q = reqs[r]
-    parts[np + 1], parts[np + 2], parts[np + 3], parts[np + 4] = q.key, q.op, tostring(q.number), q.n_values
-    np = np + 4
-    for v = 0, q.n_values - 1 do
-      np = np + 1
-      parts[np] = q.values[v]
-    end
-  end
-  parts[np + 1] = "|"
-end
+local selector_sig = ls.selector_signature
 
 -- Incoming (merged) terms: key, weight, namespaces, selector.
 local function terms_sig(parts, terms)

@@ -495,22 +495,7 @@ local function agg_refresh(A, nodes, num, c, ns, cs, n, require_all)
   A.num, A.snap, A.sgen, A.lgen = num, snap, sgen, lgen
 end
 
-local function selector_key(parts, sel)
-  local np = #parts
-  parts[np + 1], parts[np + 2] = sel.match_nothing, sel.n
-  np = np + 2
-  local reqs = sel.reqs
-  for r = 0, sel.n - 1 do
-    local q = reqs[r]
-    parts[np + 1], parts[np + 2], parts[np + 3], parts[np + 4] = q.key, q.op, tostring(q.number), q.n_values
-    np = np + 4
-    for v = 0, q.n_values - 1 do
-      np = np + 1
-      parts[np] = q.values[v]
-    end
-  end
-  parts[np + 1] = "|"
-end
+local selector_key = ls.selector_signature
 
 -- The cached entry for constraint c, up to date.
 local function agg_for(self, c, cs, n, ns, require_all, nodes, num)
