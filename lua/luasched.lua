@@ -267,6 +267,24 @@ local changed_buf = ffi.new("uint32_t[?]", CHANGED_CAP)
 --- in ls.all_nodes(): the snapshot's identity (a number), its generation and
 --- its list generation (positions keep their node while it stays the same).
 --- nil when the cycle has no snapshot (then compare every node's generation).
+--- A cache of at most `max` entries for a plugin's results between cycles:
+--- when full it starts over, so it cannot grow without bound.
+function ls.bounded_cache(max)
+  return { max = max, n = 0, items = {} }
+end
+
+--- The entry for `key`, made by `make()` when absent.
+function ls.cache_get(cache, key, make)
+  local v = cache.items[key]
+  if v == nil then
+    if cache.n >= cache.max then cache.items, cache.n = {}, 0 end
+    v = make()
+    cache.items[key] = v
+    cache.n = cache.n + 1
+  end
+  return v
+end
+
 --- Appends a compiled selector's identity to `parts` (a list later joined
 --- into a cache key): two selectors with the same parts match the same labels.
 function ls.selector_signature(parts, sel)

@@ -51,6 +51,7 @@
 --   add_pod, remove_pod, NormalizeScore) or raises (Score), as upstream's
 --   "error reading ... from cycleState" does.
 local ls = require("luasched")
+local MAX_MAPS = 32
 
 local P = ls.plugin("InterPodAffinity", {
   defaults = {
@@ -90,7 +91,7 @@ function P:init(args)
   self.score_key = self.name .. "/PreScore"
   self.no_filter_state = ls.error(string.format('error reading "PreFilter%s" from cycleState: not found', self.name))
   self.no_score_state = ls.error(string.format('failed to read "PreScore%s" from cycleState: not found', self.name))
-  self.maps, self.num_maps = {}, 0
+  self.maps = ls.bounded_cache(MAX_MAPS)
 end
 
 -- ---- terms -------------------------------------------------------------------
@@ -237,7 +238,6 @@ end
 -- same pods and labels), so a cycle no longer walks every pod of the cluster.
 -- Generation 0 (NodeInfos not made by the cache) is never trusted.
 
-local MAX_MAPS = 32
 
 local function new_map()
   return { gen = {}, contrib = {}, num = 0, m = {}, n = 0, kref = {} }
@@ -325,17 +325,7 @@ end
 
 -- The map for signature `sig`, up to date.
 local function cached_map(self, sig, compute, ctx)
-  local maps = self.maps
-  local M = maps[sig]
-  if M == nil then
-    if self.num_maps >= MAX_MAPS then
-      maps = {}
-      self.maps, self.num_maps = maps, 0
-    end
-    M = new_map()
-    maps[sig] = M
-    self.num_maps = self.num_maps + 1
-  end
+  local M = ls.cache_get(self.maps, sig, new_map)
   local nodes, num = ls.all_nodes()
   refresh(M, nodes, num, compute, ctx)
   return M

@@ -54,6 +54,7 @@
 --   no-ops then (upstream never calls them for a skipped plugin).
 -- * No queueing hints: the events below always requeue.
 local ls = require("luasched")
+local MAX_AGGS = 32   -- cached entries kept (each holds a few per-node arrays)
 
 local P = ls.plugin("PodTopologySpread", {
   defaults = { defaultingType = "System", defaultConstraints = {} },
@@ -210,7 +211,7 @@ function P:init(args)
   self.violated = ls.unschedulable(ERR_CONSTRAINTS)
   self.no_prefilter_state = ls.error(string.format('reading "PreFilter%s" from cycleState: not found', self.name))
   self.no_prescore_state = string.format('error reading "PreScore%s" from cycleState: not found', self.name)
-  self.aggs, self.num_aggs = {}, 0
+  self.aggs = ls.bounded_cache(MAX_AGGS)
 end
 
 -- ---- constraints ------------------------------------------------------------
@@ -410,7 +411,6 @@ end
 -- pods take the full count. Generation 0 (NodeInfos not made by the cache) is
 -- never trusted.
 
-local MAX_AGGS = 32   -- cached entries kept (each holds a few per-node arrays)
 
 local function new_agg()
   return { gen = {}, cnt = {}, dom = {}, num = 0, counts = {}, nodes_in = {}, hist = {}, ndomains = 0 }
@@ -504,17 +504,7 @@ local function agg_for(self, c, cs, n, ns, require_all, nodes, num)
   parts[#parts + 1] = "|"
   for k = 1, c.nsel do selector_key(parts, c.sels[k]) end
   local id = table.concat(parts, ",")
-  local aggs = self.aggs
-  local A = aggs[id]
-  if A == nil then
-    if self.num_aggs >= MAX_AGGS then
-      aggs = {}
-      self.aggs, self.num_aggs = aggs, 0
-    end
-    A = new_agg()
-    aggs[id] = A
-    self.num_aggs = self.num_aggs + 1
-  end
+  local A = ls.cache_get(self.aggs, id, new_agg)
   agg_refresh(A, nodes, num, c, ns, cs, n, require_all)
   return A
 end
