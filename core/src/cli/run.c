@@ -264,8 +264,11 @@ static void apply_flags(const run_opts *o, ls_config *cfg)
         }
     }
     if (o->config) {
-        if (o->deprecated_given)
+        /* The configuration is read twice (completion, then the scheduler): say it once. */
+        static bool warned;
+        if (o->deprecated_given && !warned)
             ls_log_warning("Deprecated flags (--kubeconfig, --kube-api-*) are ignored because --config is given");
+        warned = true;
         return;
     }
     ls_client_connection_config *cc = &cfg->client_connection;
@@ -407,8 +410,14 @@ static bool start_server(const run_opts *o, run_state *r, ls_error *err)
 static bool connect_client(const run_opts *o, const ls_config *cfg, run_state *r, ls_error *err)
 {
     const char *path = cfg->client_connection.kubeconfig;
-    if (!ls_kubeconfig_resolve(path && *path ? path : NULL, o->context, o->master, &r->kubeconfig, err))
+    if (!ls_kubeconfig_resolve(path && *path ? path : NULL, o->context, o->master, &r->kubeconfig, err)) {
+        if (o->config && o->kubeconfig && !(path && *path)) {
+            ls_error why = *err;
+            ls_errorf(err, "%s (--kubeconfig is ignored when --config is given, as upstream: set "
+                      "clientConnection.kubeconfig in %s)", why.msg, o->config);
+        }
         return false;
+    }
     ls_kclient_options co = {.qps = cfg->client_connection.qps, .burst = cfg->client_connection.burst};
     r->client = ls_kclient_new(&r->kubeconfig, &co, err);
     return r->client != NULL;
