@@ -321,6 +321,38 @@ function ls.changed_nodes(since)
   return changed_buf, n
 end
 
+--- Brings a per-node cache `entry` (fields gen, num, snap, sgen, lgen) up to
+--- date with the snapshot list: `update(entry, j, ni, g, a, b, c, d, e)` runs for
+--- every position whose NodeInfo generation moved since the entry last saw it,
+--- only over the positions the snapshot reports changed when the list itself
+--- did not change. `drop(entry, j)` runs for positions past the new end.
+function ls.refresh_nodes(entry, nodes, num, update, drop, a, b, c, d, e)
+  local gen = entry.gen
+  local snap, sgen, lgen = ls.snapshot_version()
+  if snap ~= nil and entry.snap == snap and entry.lgen == lgen and entry.num == num then
+    local idx, k = ls.changed_nodes(entry.sgen)
+    if idx ~= nil then
+      for i = 0, k - 1 do
+        local j = idx[i]
+        if j < num then
+          local ni = nodes[j]
+          local g = tonumber(ni.generation)
+          if g == 0 or gen[j] ~= g then update(entry, j, ni, g, a, b, c, d, e) end
+        end
+      end
+      entry.sgen = sgen
+      return
+    end
+  end
+  for j = 0, num - 1 do
+    local ni = nodes[j]
+    local g = tonumber(ni.generation)
+    if g == 0 or gen[j] ~= g then update(entry, j, ni, g, a, b, c, d, e) end
+  end
+  for j = num, entry.num - 1 do drop(entry, j) end
+  entry.num, entry.snap, entry.sgen, entry.lgen = num, snap, sgen, lgen
+end
+
 local size_out, count_out = ffi.new("int64_t[1]"), ffi.new("uint32_t[1]")
 --- ImageLocality's image state on a node: size and number of nodes having it,
 --- or nil when the node does not have the image.

@@ -288,39 +288,16 @@ local function update_node(M, j, ni, g, compute, ctx)
   contrib[j], M.gen[j] = list, g
 end
 
--- Brings map M up to date with the snapshot list: only the positions the
--- snapshot reports changed since the last refresh, or every position (by
--- generation) when the list itself changed.
+-- A position past the end of the snapshot list: its contribution goes.
+local function drop_node(M, j)
+  local old = M.contrib[j]
+  if old then apply(M, old, -1) end
+  M.contrib[j], M.gen[j] = nil, nil
+end
+
+-- Brings map M up to date with the snapshot list (see ls.refresh_nodes).
 local function refresh(M, nodes, num, compute, ctx)
-  local gen = M.gen
-  local snap, sgen, lgen = ls.snapshot_version()
-  if snap ~= nil and M.snap == snap and M.lgen == lgen and M.num == num then
-    local idx, k = ls.changed_nodes(M.sgen)
-    if idx ~= nil then
-      for i = 0, k - 1 do
-        local j = idx[i]
-        if j < num then
-          local ni = nodes[j]
-          local g = tonumber(ni.generation)
-          if g == 0 or gen[j] ~= g then update_node(M, j, ni, g, compute, ctx) end
-        end
-      end
-      M.sgen = sgen
-      return
-    end
-  end
-  for j = 0, num - 1 do
-    local ni = nodes[j]
-    local g = tonumber(ni.generation)
-    if g == 0 or gen[j] ~= g then update_node(M, j, ni, g, compute, ctx) end
-  end
-  local contrib = M.contrib
-  for j = num, M.num - 1 do
-    local old = contrib[j]
-    if old then apply(M, old, -1) end
-    contrib[j], gen[j] = nil, nil
-  end
-  M.num, M.snap, M.sgen, M.lgen = num, snap, sgen, lgen
+  ls.refresh_nodes(M, nodes, num, update_node, drop_node, compute, ctx)
 end
 
 -- The map for signature `sig`, up to date.

@@ -465,34 +465,9 @@ local function agg_node(A, j, ni, g, c, ns, cs, n, require_all)
   dom[j], cnt[j], A.gen[j] = d, k, g
 end
 
--- Brings entry A up to date with the snapshot list: only the positions the
--- snapshot reports changed since the last refresh, or every position (by
--- generation) when the list itself changed.
+-- Brings entry A up to date with the snapshot list (see ls.refresh_nodes).
 local function agg_refresh(A, nodes, num, c, ns, cs, n, require_all)
-  local gen = A.gen
-  local snap, sgen, lgen = ls.snapshot_version()
-  if snap ~= nil and A.snap == snap and A.lgen == lgen and A.num == num then
-    local idx, k = ls.changed_nodes(A.sgen)
-    if idx ~= nil then
-      for i = 0, k - 1 do
-        local j = idx[i]
-        if j < num then
-          local ni = nodes[j]
-          local g = tonumber(ni.generation)
-          if g == 0 or gen[j] ~= g then agg_node(A, j, ni, g, c, ns, cs, n, require_all) end
-        end
-      end
-      A.sgen = sgen
-      return
-    end
-  end
-  for j = 0, num - 1 do
-    local ni = nodes[j]
-    local g = tonumber(ni.generation)
-    if g == 0 or gen[j] ~= g then agg_node(A, j, ni, g, c, ns, cs, n, require_all) end
-  end
-  for j = num, A.num - 1 do agg_drop(A, j) end
-  A.num, A.snap, A.sgen, A.lgen = num, snap, sgen, lgen
+  ls.refresh_nodes(A, nodes, num, agg_node, agg_drop, c, ns, cs, n, require_all)
 end
 
 local selector_key = ls.selector_signature
