@@ -67,7 +67,6 @@ struct ls_kcluster {
     ls_map last_failure;           /* pod uid -> hash of the last condition patched (uintptr_t) */
     ls_map deleted_binding;        /* pod uid -> ls_pod_obj deleted while assumed, until its binding's outcome */
     uint32_t next_pod_id, next_node_id;
-    ls_kcluster_counts counts;     /* under lock */
 };
 
 /* ---- objects by kind */
@@ -409,7 +408,6 @@ static void drain(ls_kcluster *kc)
         pthread_mutex_lock(&kc->lock);
         ls_vec batch = kc->incoming[k];
         ls_vec_init(&kc->incoming[k], sizeof(kc_event));
-        kc->counts.events_applied += batch.len;
         pthread_mutex_unlock(&kc->lock);
         for (uint32_t i = 0; i < batch.len; i++)
             APPLY[k](kc, &LS_VEC_AT(&batch, kc_event, i));
@@ -431,12 +429,6 @@ static void bind_done(void *ud, const ls_write_result *r)
     bind_job *job = ud;
     ls_kcluster *kc = job->kc;
     bool ok = r->outcome == LS_WRITE_OK;
-    pthread_mutex_lock(&kc->lock);
-    if (ok)
-        kc->counts.binds_ok++;
-    else
-        kc->counts.binds_failed++;
-    pthread_mutex_unlock(&kc->lock);
     if (ok) {
         char note[1024];
         ls_writer_scheduled_note(r->ns, r->name, job->node, note, sizeof note);
@@ -464,9 +456,6 @@ static bool source_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err)
     job->uid = pod->uid;
     job->scheduler_name = pod->scheduler_name;
     snprintf(job->node, sizeof job->node, "%s", ls_str_get(node));
-    pthread_mutex_lock(&kc->lock);
-    kc->counts.binds_requested++;
-    pthread_mutex_unlock(&kc->lock);
     if (!ls_writer_bind(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(pod->uid), job->node,
                         bind_done, job)) {
         free(job);
@@ -599,14 +588,6 @@ void ls_kcluster_stop(ls_kcluster *kc, long timeout_ms)
         ls_informer_stop(kc->feeds[i].informer);
     if (kc->writer)
         ls_writer_drain(kc->writer, timeout_ms);
-}
-
-ls_kcluster_counts ls_kcluster_get_counts(ls_kcluster *kc)
-{
-    pthread_mutex_lock(&kc->lock);
-    ls_kcluster_counts c = kc->counts;
-    pthread_mutex_unlock(&kc->lock);
-    return c;
 }
 
 static void free_store(ls_map *m, kc_kind kind)

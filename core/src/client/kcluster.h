@@ -47,10 +47,4 @@ void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s);
 void ls_kcluster_stop(ls_kcluster *kc, long timeout_ms);
 void ls_kcluster_free(ls_kcluster *kc);
 
-typedef struct ls_kcluster_counts {
-    uint64_t binds_requested, binds_ok, binds_failed;
-    uint64_t events_applied;
-} ls_kcluster_counts;
-ls_kcluster_counts ls_kcluster_get_counts(ls_kcluster *kc);
-
 #endif
