@@ -1,5 +1,5 @@
 /*
- * kcluster.h: a real cluster as the scheduler's source (DESIGN.md section 1:
+ * kcluster.h: a real cluster as the scheduler's source (docs/architecture.md section 1:
  * the informers, event handlers and writes of `luasched run`).
  *
  * Informer threads decode what they receive (off the scheduling thread) and
