@@ -6,6 +6,14 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 failures=0
 
+# require_tool COMMAND DEBIAN_PACKAGE: a test never passes without the tool it
+# drives; .ci/deps.sh installs every one of them.
+require_tool() {
+  command -v "$1" >/dev/null && return 0
+  echo "FAIL: $1 is not installed (Debian package $2; .ci/deps.sh installs it)"
+  exit 1
+}
+
 # expect_eq NAME ACTUAL EXPECTED
 expect_eq() {
   if [ "$2" != "$3" ]; then

@@ -48,12 +48,9 @@ expect_eq "/healthz" "$(get /healthz)" "ok"
 expect_eq "/livez" "$(get /livez)" "ok"
 expect_eq "/readyz" "$(get /readyz)" "ok"
 get /metrics > "$TMP/metrics"
-if command -v promtool >/dev/null; then
-  promtool check metrics < "$TMP/metrics" > "$TMP/promtool" 2>&1
-  expect_eq "promtool check metrics passes" "$?:$(cat "$TMP/promtool")" "0:"
-else
-  echo "FAIL: promtool is not installed (Debian package prometheus)"; failures=$((failures + 1))
-fi
+require_tool promtool prometheus
+promtool check metrics < "$TMP/metrics" > "$TMP/promtool" 2>&1
+expect_eq "promtool check metrics passes" "$?:$(cat "$TMP/promtool")" "0:"
 expect_contains "attempts counted" "$(cat "$TMP/metrics")" \
   'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 20'
 expect_contains "extension points timed" "$(cat "$TMP/metrics")" \

@@ -6,8 +6,9 @@
 # kubectl lists, creates and deletes. On SIGTERM the record is printed, and the
 # refused double-binding makes the exit status 1. A second, clean run exits 0.
 . "$(dirname "$0")/lib.bash"
-command -v curl >/dev/null || { echo "skip: curl is not installed"; exit 0; }
-command -v jq >/dev/null || { echo "skip: jq is not installed"; exit 0; }
+require_tool curl curl
+require_tool jq jq
+require_tool kubectl kubernetes-client
 
 SERVER_PID=
 cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$TMP"; }
@@ -141,9 +142,8 @@ r=$(api POST /apis/events.k8s.io/v1/namespaces/shop/events "$ev")
 expect_eq "events.k8s.io Event: 201 with a generated name" "$(code_of "$r") $(body_of "$r" | jq -r '.metadata.name | startswith("web-1.")')" "201 true"
 
 # --- kubectl
-if command -v kubectl >/dev/null; then
-  K=(kubectl --kubeconfig "$TMP/kc")
-  expect_eq "kubectl get pods -A" "$("${K[@]}" get pods -A --no-headers | awk '{print $1 "/" $2 " " $4 " " $7}')" \
+K=(kubectl --kubeconfig "$TMP/kc")
+expect_eq "kubectl get pods -A" "$("${K[@]}" get pods -A --no-headers | awk '{print $1 "/" $2 " " $4 " " $7}')" \
 "ml/batch-huge Pending <none>
 ml/trainer Pending node-b1
 ops/agent Pending <none>
@@ -153,9 +153,9 @@ shop/checkout Pending <none>
 shop/db-0 Running node-a2
 shop/web-0 Pending node-a1
 shop/web-1 Pending <none>"
-  expect_eq "kubectl get nodes" "$("${K[@]}" get nodes --no-headers | awk '{print $1 " " $2}' | tr '\n' ' ')" \
-    "node-a1 Ready node-a2 Ready node-b1 Ready node-b2 Ready node-c1 Ready node-c2 Ready,SchedulingDisabled "
-  cat >"$TMP/pod.yaml" <<'YAML'
+expect_eq "kubectl get nodes" "$("${K[@]}" get nodes --no-headers | awk '{print $1 " " $2}' | tr '\n' ' ')" \
+  "node-a1 Ready node-a2 Ready node-b1 Ready node-b2 Ready node-c1 Ready node-c2 Ready,SchedulingDisabled "
+cat >"$TMP/pod.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod
 metadata: {name: extra, namespace: shop}
@@ -163,27 +163,20 @@ spec:
   priorityClassName: critical
   containers: [{name: c, image: nginx}]
 YAML
-  expect_eq "kubectl create -f" "$("${K[@]}" create -f "$TMP/pod.yaml" 2>&1)" "pod/extra created"
-  expect_eq "created pod admitted (priority, policy, scheduler, phase)" \
-    "$("${K[@]}" get pod extra -n shop -o jsonpath='{.spec.priority} {.spec.preemptionPolicy} {.spec.schedulerName} {.status.phase}')" \
-    "1000 PreemptLowerPriority default-scheduler Pending"
-  expect_contains "kubectl delete --dry-run=server is refused, not applied" \
-    "$("${K[@]}" delete pod extra -n shop --dry-run=server 2>&1)" "dryRun is not supported"
-  expect_eq "kubectl delete pod" "$("${K[@]}" delete pod extra -n shop 2>&1)" 'pod "extra" deleted'
-  expect_eq "deleted pod is gone" "$("${K[@]}" get pod extra -n shop 2>&1)" 'Error from server (NotFound): pods "extra" not found'
-  WATCH_EXPECT="DELETED web-0
+expect_eq "kubectl create -f" "$("${K[@]}" create -f "$TMP/pod.yaml" 2>&1)" "pod/extra created"
+expect_eq "created pod admitted (priority, policy, scheduler, phase)" \
+  "$("${K[@]}" get pod extra -n shop -o jsonpath='{.spec.priority} {.spec.preemptionPolicy} {.spec.schedulerName} {.status.phase}')" \
+  "1000 PreemptLowerPriority default-scheduler Pending"
+expect_contains "kubectl delete --dry-run=server is refused, not applied" \
+  "$("${K[@]}" delete pod extra -n shop --dry-run=server 2>&1)" "dryRun is not supported"
+expect_eq "kubectl delete pod" "$("${K[@]}" delete pod extra -n shop 2>&1)" 'pod "extra" deleted'
+expect_eq "deleted pod is gone" "$("${K[@]}" get pod extra -n shop 2>&1)" 'Error from server (NotFound): pods "extra" not found'
+WATCH_EXPECT="DELETED web-0
 DELETED trainer
 MODIFIED web-1
 MODIFIED web-1
 ADDED extra
 DELETED extra"
-else
-  echo "skip: kubectl is not installed: kubectl steps not run"
-  WATCH_EXPECT="DELETED web-0
-DELETED trainer
-MODIFIED web-1
-MODIFIED web-1"
-fi
 
 wait "$WATCH_PID"
 expect_eq "watch: a bound pod leaves the spec.nodeName= selection; create and delete seen" \

@@ -5,7 +5,9 @@
 # resource request fails with 500 or 429 (Retry-After) at rate 1, watches end
 # after N events or are answered 410 Expired; discovery and health never fail.
 . "$(dirname "$0")/lib.bash"
-command -v curl >/dev/null || { echo "skip: curl is not installed"; exit 0; }
+require_tool curl curl
+require_tool openssl openssl
+require_tool jq jq
 F=spec/e2e/fixtures
 
 SERVER_PID=
@@ -44,26 +46,22 @@ stop() { kill "$SERVER_PID"; wait "$SERVER_PID"; SERVER_PID=; }
 get() { curl -s --cacert "$TMP/ca.pem" -H "Authorization: Bearer t" "$@"; }
 
 # --- a certificate from files, IPv6 loopback
-if command -v openssl >/dev/null; then
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=luasched-test \
-    -addext "subjectAltName=IP:::1" -addext "basicConstraints=critical,CA:TRUE" \
-    -keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>/dev/null
-  rm -f "$TMP/err"
-  "$BIN" simulate --serve '[::1]:0' --serve-kubeconfig "$TMP/kc" --token t --tls-cert-file "$TMP/cert.pem" \
-    --tls-private-key-file "$TMP/key.pem" examples/demo-cluster.yaml >"$TMP/out" 2>"$TMP/err" &
-  SERVER_PID=$!
-  for _ in $(seq 100); do grep -qs '^serving' "$TMP/err" && break; sleep 0.05; done
-  URL=$(sed -n 's/^serving the cluster at \(https:[^ ]*\) .*/\1/p' "$TMP/err")
-  expect_contains "IPv6 URL" "$URL" "https://[::1]:"
-  expect_eq "kubeconfig carries the given certificate" \
-    "$(sed -n 's/^    certificate-authority-data: //p' "$TMP/kc" | base64 -d)" "$(cat "$TMP/cert.pem")"
-  expect_eq "served with the given certificate" \
-    "$(curl -s --cacert "$TMP/cert.pem" -H "Authorization: Bearer t" "$URL/api/v1/namespaces/shop/pods/db-0" | jq -r .spec.nodeName)" \
-    "node-a2"
-  stop
-else
-  echo "skip: openssl is not installed: --tls-cert-file not tested"
-fi
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=luasched-test \
+  -addext "subjectAltName=IP:::1" -addext "basicConstraints=critical,CA:TRUE" \
+  -keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>/dev/null
+rm -f "$TMP/err"
+"$BIN" simulate --serve '[::1]:0' --serve-kubeconfig "$TMP/kc" --token t --tls-cert-file "$TMP/cert.pem" \
+  --tls-private-key-file "$TMP/key.pem" examples/demo-cluster.yaml >"$TMP/out" 2>"$TMP/err" &
+SERVER_PID=$!
+for _ in $(seq 100); do grep -qs '^serving' "$TMP/err" && break; sleep 0.05; done
+URL=$(sed -n 's/^serving the cluster at \(https:[^ ]*\) .*/\1/p' "$TMP/err")
+expect_contains "IPv6 URL" "$URL" "https://[::1]:"
+expect_eq "kubeconfig carries the given certificate" \
+  "$(sed -n 's/^    certificate-authority-data: //p' "$TMP/kc" | base64 -d)" "$(cat "$TMP/cert.pem")"
+expect_eq "served with the given certificate" \
+  "$(curl -s --cacert "$TMP/cert.pem" -H "Authorization: Bearer t" "$URL/api/v1/namespaces/shop/pods/db-0" | jq -r .spec.nodeName)" \
+  "node-a2"
+stop
 expect_eq "--tls-cert-file without the key: exit 2" \
   "$(run --serve 127.0.0.1:0 --tls-cert-file /dev/null examples/demo-cluster.yaml; cat "$TMP/err")" \
   "2

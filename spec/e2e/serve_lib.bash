@@ -1,5 +1,7 @@
 # Helpers for tests that run `luasched run` against `luasched simulate --serve`
-# (sourced after lib.bash).
+# (sourced after lib.bash). They read the API with curl and jq.
+require_tool curl curl
+require_tool jq jq
 
 # serve_start CLUSTER [FLAGS...]: starts the served cluster, waits for its kubeconfig.
 serve_start() {
