@@ -75,6 +75,7 @@ add_library(ls_fuzz_api STATIC
 target_link_libraries(ls_fuzz_api PUBLIC ls_fuzz_model PkgConfig::MHD PkgConfig::CRYPTO Threads::Threads)
 foreach(lib ls_fuzz_model ls_fuzz_config ls_fuzz_watch ls_fuzz_kubeconfig ls_fuzz_api)
   target_include_directories(${lib} PUBLIC ${CMAKE_SOURCE_DIR}/core/include ${CMAKE_SOURCE_DIR}/core/src)
+  add_dependencies(${lib} ls_cdefs)
   target_compile_options(${lib} PRIVATE ${LS_FUZZ_FLAGS} -fsanitize=fuzzer-no-link,${LS_FUZZ_SANITIZE})
 endforeach()
 

@@ -14,9 +14,11 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-/* Bumped whenever an FFI-visible layout or signature changes; lua/luasched
- * refuses to run against a library whose number differs. */
-#define LS_ABI_VERSION 1
+/* LS_ABI_VERSION: a hash of the FFI-visible text of the public headers,
+ * generated at build time by core/gen_cdefs.lua, so it changes whenever a
+ * layout or signature Lua sees does; lua/luasched refuses to run against a
+ * library whose number differs. */
+#include "luasched/abi.h"
 
 /* ffi:begin */
 /* An interned string. 0 is "no string" (an absent field); "" has its own id. */
