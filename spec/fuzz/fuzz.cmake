@@ -29,6 +29,8 @@ add_library(ls_fuzz_model STATIC
   ${LS_FUZZ_DIR}/exact_arena.c
   ${CMAKE_SOURCE_DIR}/core/src/model/decode.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/doc_json.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/doc_yaml.c
   ${CMAKE_SOURCE_DIR}/core/src/model/labels.c
   ${CMAKE_SOURCE_DIR}/core/src/model/map.c
   ${CMAKE_SOURCE_DIR}/core/src/model/objects.c
