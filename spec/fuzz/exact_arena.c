@@ -1,5 +1,5 @@
 /*
- * exact_arena.c: core/src/model/base.c for the fuzz targets, with one change:
+ * exact_arena.c: core/src/base/base.c for the fuzz targets, with one change:
  * every arena allocation is its own heap block of exactly the size asked for.
  *
  * The real arena carves objects out of 1 KiB chunks and rounds sizes up to 16,
@@ -11,7 +11,7 @@
 #define ls_arena_alloc ls_arena_alloc_chunked
 #define ls_arena_memdup ls_arena_memdup_chunked
 #define ls_arena_strdup ls_arena_strdup_chunked
-#include "model/base.c"
+#include "base/base.c"
 #undef ls_arena_alloc
 #undef ls_arena_memdup
 #undef ls_arena_strdup
