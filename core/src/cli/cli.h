@@ -34,6 +34,7 @@ void ls_cli_trap_signals(volatile sig_atomic_t *stop, volatile sig_atomic_t *rel
 int ls_cli_simulate(int argc, char **argv);
 int ls_cli_explain(int argc, char **argv);
 int ls_cli_bench(int argc, char **argv);
+int ls_cli_compare(int argc, char **argv);
 int ls_cli_check(int argc, char **argv);
 /* `luasched simulate --serve ...` (serve.c): argv as given to simulate. */
 int ls_cli_serve(int argc, char **argv);

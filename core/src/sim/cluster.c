@@ -52,6 +52,9 @@ struct ls_cluster {
     void *observer_ud;
     bool admitted;
     char *warning;             /* the first timeline step that could not be applied */
+    uint64_t now_ms;           /* the virtual time the timeline has been played to */
+    void (*on_advance)(void *ud, uint64_t now_ms);
+    void *on_advance_ud;
 };
 
 ls_cluster *ls_cluster_new(void)
@@ -304,6 +307,7 @@ static bool add_pod(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, cons
     ls_sim_pod *sp = ls_vec_push(&c->pods);
     sp->obj = p;
     sp->outcome = p->pod.node_name ? LS_POD_RUNNING : LS_POD_PENDING;
+    sp->created_at_ms = c->now_ms;
     sp->json = c->keep_json ? cJSON_Duplicate(obj, 1) : NULL;
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
     sp->has_policy = cJSON_GetObjectItemCaseSensitive(spec, "preemptionPolicy") != NULL;
@@ -607,6 +611,9 @@ static void cluster_advance(void *ud, uint64_t now_ms)
 {
     ls_cluster *c = ud;
     const ls_step *st;
+    if (c->on_advance)
+        c->on_advance(c->on_advance_ud, now_ms);
+    c->now_ms = now_ms;
     while ((st = ls_timeline_next_due(&c->timeline, now_ms))) {
         ls_error err;
         if (!apply_step(c, st, &err)) {
@@ -773,6 +780,33 @@ uint32_t ls_cluster_num_nodes(const ls_cluster *c)
     for (uint32_t i = 0; i < c->nodes.len; i++)
         n += !LS_VEC_AT(&c->nodes, sim_node, i).deleted;
     return n;
+}
+
+void ls_cluster_on_advance(ls_cluster *c, void (*fn)(void *ud, uint64_t now_ms), void *ud)
+{
+    c->on_advance = fn;
+    c->on_advance_ud = ud;
+}
+
+uint32_t ls_cluster_node_slots(const ls_cluster *c)
+{
+    return c->nodes.len;
+}
+
+const ls_node *ls_cluster_node(const ls_cluster *c, uint32_t i)
+{
+    if (i >= c->nodes.len || LS_VEC_AT(&c->nodes, sim_node, i).deleted)
+        return NULL;
+    return &LS_VEC_AT(&c->nodes, sim_node, i).obj->node;
+}
+
+bool ls_cluster_timeline_end(const ls_cluster *c, uint64_t *at_ms)
+{
+    uint32_t n = ls_timeline_len(&c->timeline);
+    if (n == 0)
+        return false;
+    *at_ms = LS_VEC_AT(&c->timeline.steps, ls_step, n - 1).at_ms;
+    return true;
 }
 
 const ls_sim_pod *ls_cluster_pod(const ls_cluster *c, uint32_t i)

@@ -31,6 +31,7 @@ typedef struct ls_sim_pod {
     uint32_t binds;          /* must end 0 or 1 */
     uint64_t bound_at_ms;    /* on the simulation's clock */
     uint64_t last_attempt_ms;
+    uint64_t created_at_ms;  /* on the simulation's clock: 0 for the file's pods, the step's time for a timeline's */
     struct cJSON *json;      /* kept when a timeline may patch the pod */
     bool has_policy;         /* spec.preemptionPolicy was written (admission keeps it) */
     char where[256];         /* file:line, for admission errors */
@@ -67,6 +68,15 @@ const char *ls_cluster_warning(const ls_cluster *c);
 void ls_cluster_finish(ls_cluster *c, const ls_scheduler *s);
 
 uint32_t ls_cluster_num_pods(const ls_cluster *c);
+/* Every node the cluster ever had, by index (0 .. ls_cluster_node_slots - 1);
+ * NULL for one a timeline deleted. */
+uint32_t ls_cluster_node_slots(const ls_cluster *c);
+const ls_node *ls_cluster_node(const ls_cluster *c, uint32_t i);
+/* Called each time the virtual clock moves, with the new time, before the
+ * timeline steps due by then are played (a report samples the cluster). */
+void ls_cluster_on_advance(ls_cluster *c, void (*fn)(void *ud, uint64_t now_ms), void *ud);
+/* The time of the timeline's last step; false without a timeline. */
+bool ls_cluster_timeline_end(const ls_cluster *c, uint64_t *at_ms);
 uint32_t ls_cluster_num_nodes(const ls_cluster *c);
 const ls_sim_pod *ls_cluster_pod(const ls_cluster *c, uint32_t i);
 /* The no-lost-pod invariant: every pod bound at most once, to an existing node,

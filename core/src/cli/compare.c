@@ -1,0 +1,512 @@
+/*
+ * compare.c: `luasched compare TRACE --config A --config B [--seeds N]`: runs
+ * one trace (a cluster file, usually with a Timeline) under two policies and
+ * N seeds each on the virtual clock, and reports per policy what a platform
+ * team weighs: pods bound, pending, preempted; time from creation to binding;
+ * per-node cpu and memory allocation over time and at the end; fragmentation;
+ * zone balance; and which pods the two policies placed differently. The
+ * reports (text, JSON, HTML) are in compare_report.c and compare_html.c.
+ */
+#include "cli/cli.h"
+#include "cli/compare.h"
+#include "luasched/cache.h"
+#include "luasched/config.h"
+#include "luasched/scheduler.h"
+#include "sim/cluster.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cmp_opts {
+    const char *trace;
+    const char *config[2];
+    int n_configs;
+    uint32_t seeds;
+    const char *output;        /* text, json, html */
+    const char *out_file;      /* -o: where the report goes (default standard output) */
+    const char *plugin_path;
+} cmp_opts;
+
+/* ---- distributions */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted values. */
+static double percentile(const double *v, uint32_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    uint32_t rank = (uint32_t)ceil(p / 100.0 * n);
+    return v[rank ? rank - 1 : 0];
+}
+
+static cmp_dist summarize(double *v, uint32_t n)
+{
+    cmp_dist d = {.n = n};
+    if (n == 0)
+        return d;
+    qsort(v, n, sizeof *v, cmp_double);
+    double sum = 0, sq = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += v[i];
+    d.mean = sum / n;
+    for (uint32_t i = 0; i < n; i++)
+        sq += (v[i] - d.mean) * (v[i] - d.mean);
+    d.stddev = sqrt(sq / n);
+    d.min = v[0];
+    d.max = v[n - 1];
+    d.p50 = percentile(v, n, 50);
+    d.p90 = percentile(v, n, 90);
+    d.p99 = percentile(v, n, 99);
+    return d;
+}
+
+/* ---- allocation */
+
+typedef struct alloc_view {
+    double *cpu, *mem;         /* per live node, requested / allocatable */
+    uint32_t n, cap;
+} alloc_view;
+
+static double fraction(int64_t used, int64_t capacity)
+{
+    return capacity > 0 ? (double)used / (double)capacity : 0;
+}
+
+static void read_allocation(const ls_cluster *c, const ls_scheduler *s, alloc_view *v)
+{
+    const ls_cache *cache = ls_scheduler_cache(s);
+    uint32_t slots = ls_cluster_node_slots(c);
+    if (slots > v->cap) {   /* a timeline added nodes */
+        v->cap = slots;
+        v->cpu = ls_xrealloc(v->cpu, slots * sizeof *v->cpu);
+        v->mem = ls_xrealloc(v->mem, slots * sizeof *v->mem);
+    }
+    v->n = 0;
+    for (uint32_t i = 0; i < slots; i++) {
+        const ls_node *node = ls_cluster_node(c, i);
+        const ls_node_info *ni = node ? ls_cache_node_info(cache, node->name) : NULL;
+        if (!ni)
+            continue;
+        v->cpu[v->n] = fraction(ni->requested.milli_cpu, ni->allocatable.milli_cpu);
+        v->mem[v->n] = fraction(ni->requested.memory, ni->allocatable.memory);
+        v->n++;
+    }
+}
+
+/* ---- one run */
+
+typedef struct run_ctx {
+    ls_cluster *cluster;
+    const ls_scheduler *sched;
+    cmp_run *out;
+    alloc_view view;
+    double sample_every_s;
+    double next_sample_s;
+} run_ctx;
+
+static void take_sample(run_ctx *x, double at_s)
+{
+    if (x->out->n_samples > CMP_SAMPLES)
+        return;
+    read_allocation(x->cluster, x->sched, &x->view);
+    cmp_sample *smp = &x->out->samples[x->out->n_samples++];
+    smp->at_s = at_s;
+    smp->cpu = summarize(x->view.cpu, x->view.n);
+    smp->mem = summarize(x->view.mem, x->view.n);
+}
+
+/* Before the virtual clock moves to now, the allocation is what it has been
+ * since the clock last moved: every sample time up to now gets it. */
+static void sample_until(void *ud, uint64_t now_ms)
+{
+    run_ctx *x = ud;
+    double now = (double)now_ms / 1000.0;
+    while (x->sample_every_s > 0 && now > x->next_sample_s && x->out->n_samples < CMP_SAMPLES) {
+        take_sample(x, x->next_sample_s);
+        x->next_sample_s += x->sample_every_s;
+    }
+}
+
+static void count_outcome(cmp_run *r, const ls_sim_pod *sp)
+{
+    switch (sp->outcome) {
+    case LS_POD_BOUND: r->bound++; break;
+    case LS_POD_UNSCHEDULABLE: r->unschedulable++; break;
+    case LS_POD_PREEMPTED: r->preempted++; break;
+    case LS_POD_GATED: r->gated++; break;
+    case LS_POD_DELETED: r->deleted++; break;
+    case LS_POD_RUNNING: r->running++; break;
+    default: break;
+    }
+}
+
+static char *pod_key(const ls_pod *pod)
+{
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s/%s", ls_str_get(pod->ns), ls_str_get(pod->name));
+    return ls_xstrdup(buf);
+}
+
+static void record_pods(const ls_cluster *c, cmp_run *r)
+{
+    uint32_t n = ls_cluster_num_pods(c);
+    double *lat = ls_xcalloc(n + 1, sizeof *lat);
+    uint32_t n_lat = 0;
+    r->pods = n;
+    r->keys = ls_xcalloc(n + 1, sizeof *r->keys);
+    r->nodes = ls_xcalloc(n + 1, sizeof *r->nodes);
+    for (uint32_t i = 0; i < n; i++) {
+        const ls_sim_pod *sp = ls_cluster_pod(c, i);
+        count_outcome(r, sp);
+        r->keys[i] = pod_key(&sp->obj->pod);
+        if (sp->outcome == LS_POD_BOUND || sp->outcome == LS_POD_RUNNING)
+            r->nodes[i] = ls_xstrdup(ls_str_get(sp->outcome == LS_POD_BOUND ? sp->node : sp->obj->pod.node_name));
+        if (sp->outcome == LS_POD_BOUND)
+            lat[n_lat++] = (double)(sp->bound_at_ms - sp->created_at_ms) / 1000.0;
+    }
+    r->latency = summarize(lat, n_lat);
+    free(lat);
+}
+
+static void histogram(const double *v, uint32_t n, uint32_t *bins)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        int b = (int)(v[i] * CMP_BINS);
+        bins[b < 0 ? 0 : b >= CMP_BINS ? CMP_BINS - 1 : b]++;
+    }
+}
+
+/* Pending pods whose cpu and memory fit the free capacity of some node. */
+static void fragmentation(const ls_cluster *c, const ls_scheduler *s, cmp_run *r)
+{
+    const ls_cache *cache = ls_scheduler_cache(s);
+    int64_t smallest_cpu = INT64_MAX;
+    for (uint32_t i = 0; i < ls_cluster_num_pods(c); i++) {
+        const ls_sim_pod *sp = ls_cluster_pod(c, i);
+        if (sp->outcome != LS_POD_UNSCHEDULABLE)
+            continue;
+        const ls_resources *want = &sp->obj->pod.requests;
+        if (want->milli_cpu < smallest_cpu)
+            smallest_cpu = want->milli_cpu;
+        bool fits = false;
+        for (uint32_t k = 0; k < ls_cluster_node_slots(c) && !fits; k++) {
+            const ls_node *node = ls_cluster_node(c, k);
+            const ls_node_info *ni = node ? ls_cache_node_info(cache, node->name) : NULL;
+            fits = ni && ni->allocatable.milli_cpu - ni->requested.milli_cpu >= want->milli_cpu &&
+                   ni->allocatable.memory - ni->requested.memory >= want->memory;
+        }
+        if (fits)
+            r->pending_fit_somewhere++;
+        else
+            r->pending_fit_nowhere++;
+    }
+    int64_t free_cpu = 0, stranded = 0;
+    for (uint32_t k = 0; k < ls_cluster_node_slots(c); k++) {
+        const ls_node *node = ls_cluster_node(c, k);
+        const ls_node_info *ni = node ? ls_cache_node_info(cache, node->name) : NULL;
+        if (!ni)
+            continue;
+        int64_t f = ni->allocatable.milli_cpu - ni->requested.milli_cpu;
+        if (f <= 0)
+            continue;
+        free_cpu += f;
+        if (smallest_cpu != INT64_MAX && f < smallest_cpu)
+            stranded += f;
+    }
+    r->stranded_cpu = free_cpu > 0 ? (double)stranded / (double)free_cpu : 0;
+}
+
+static void zone_balance(const ls_cluster *c, const ls_scheduler *s, cmp_run *r)
+{
+    const ls_cache *cache = ls_scheduler_cache(s);
+    ls_str zone_key = ls_intern_cstr("topology.kubernetes.io/zone");
+    for (uint32_t k = 0; k < ls_cluster_node_slots(c); k++) {
+        const ls_node *node = ls_cluster_node(c, k);
+        const ls_node_info *ni = node ? ls_cache_node_info(cache, node->name) : NULL;
+        if (!ni)
+            continue;
+        ls_str z = ls_labels_get(&node->labels, zone_key);
+        const char *name = z ? ls_str_get(z) : "(none)";
+        uint32_t i = 0;
+        while (i < r->n_zones && strcmp(r->zones[i].name, name) != 0)
+            i++;
+        if (i == r->n_zones) {
+            r->zones = ls_xrealloc(r->zones, (r->n_zones + 1) * sizeof *r->zones);
+            r->zones[r->n_zones++] = (cmp_zone){.name = ls_xstrdup(name)};
+        }
+        r->zones[i].pods += ni->num_pods;
+    }
+    double sum = 0, sq = 0;
+    for (uint32_t i = 0; i < r->n_zones; i++)
+        sum += r->zones[i].pods;
+    double mean = r->n_zones ? sum / r->n_zones : 0;
+    for (uint32_t i = 0; i < r->n_zones; i++)
+        sq += (r->zones[i].pods - mean) * (r->zones[i].pods - mean);
+    r->zone_imbalance = mean > 0 ? sqrt(sq / r->n_zones) / mean : 0;
+}
+
+static void final_state(run_ctx *x, const ls_scheduler *s)
+{
+    cmp_run *r = x->out;
+    read_allocation(x->cluster, s, &x->view);
+    histogram(x->view.cpu, x->view.n, r->cpu_hist);
+    histogram(x->view.mem, x->view.n, r->mem_hist);
+    r->cpu = summarize(x->view.cpu, x->view.n);
+    r->mem = summarize(x->view.mem, x->view.n);
+    take_sample(x, (double)ls_scheduler_now_ms(s) / 1000.0);
+    record_pods(x->cluster, r);
+    fragmentation(x->cluster, s, r);
+    zone_balance(x->cluster, s, r);
+}
+
+static int fail_run(const ls_error *err)
+{
+    fprintf(stderr, "luasched compare: %s\n", err->msg);
+    return LS_EXIT_USAGE;
+}
+
+/* Loads the trace afresh, schedules it under one policy and seed. */
+static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_run *out, cmp_report *rep)
+{
+    ls_error err;
+    ls_cluster *c = ls_cluster_new();
+    ls_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int rc = LS_EXIT_OK;
+    if (!ls_cluster_load_file(c, o->trace, &err) || !ls_cluster_admit(c, &err))
+        rc = fail_run(&err);
+    else if (!ls_config_load(&cfg, strcmp(config, "default") == 0 ? NULL : config, &err))
+        rc = fail_run(&err);
+    if (rc) {
+        ls_config_free(&cfg);
+        ls_cluster_free(c);
+        return rc;
+    }
+    uint64_t end_ms = 0;
+    ls_cluster_timeline_end(c, &end_ms);
+    rep->span_s = (double)end_ms / 1000.0;
+    run_ctx x = {.cluster = c, .out = out, .sample_every_s = end_ms ? (double)end_ms / 1000.0 / CMP_SAMPLES : 0};
+    char *dirs = !o->plugin_path && cfg.luasched.plugin_dirs ? ls_xstrdup(cfg.luasched.plugin_dirs) : NULL;
+    ls_sched_options so = {.seed = seed, .plugin_path = o->plugin_path ? o->plugin_path : dirs,
+                           .plugin_timeout_ms = cfg.luasched.plugin_timeout_ms};
+    ls_sched_source src = ls_cluster_source(c, NULL, NULL);
+    ls_cluster_on_advance(c, sample_until, &x);
+    ls_scheduler *s = ls_scheduler_new(&cfg, &so, &src, &err);
+    x.sched = s;
+    if (!s) {
+        rc = fail_run(&err);
+    } else {
+        ls_cluster_start(c, s);
+        double t0 = ls_cli_now();
+        out->seed = seed;
+        out->attempts = ls_scheduler_run(s);
+        out->seconds = ls_cli_now() - t0;
+        ls_cluster_finish(c, s);
+        if (!ls_cluster_check(c, &err)) {
+            fprintf(stderr, "luasched compare: invariant violated: %s\n", err.msg);
+            rc = LS_EXIT_FAILURE;
+        }
+        rep->n_nodes = ls_cluster_num_nodes(c);
+        final_state(&x, s);
+        ls_scheduler_free(s);
+    }
+    free(dirs);
+    free(x.view.cpu);
+    free(x.view.mem);
+    ls_config_free(&cfg);
+    ls_cluster_free(c);
+    ls_status_reset();
+    ls_intern_reset();
+    return rc;
+}
+
+/* ---- comparing placements */
+
+static void diff_runs(const cmp_run *a, const cmp_run *b, cmp_report *rep)
+{
+    uint32_t n = a->pods < b->pods ? a->pods : b->pods;
+    rep->diffs = ls_xcalloc(n + 1, sizeof *rep->diffs);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *na = a->nodes[i], *nb = b->nodes[i];
+        if ((na == NULL) != (nb == NULL) || (na && strcmp(na, nb) != 0))
+            rep->diffs[rep->n_diffs++] = (cmp_diff){a->keys[i], na, nb};
+    }
+}
+
+static uint32_t count_moves(const cmp_run *a, const cmp_run *b)
+{
+    uint32_t moves = 0, n = a->pods < b->pods ? a->pods : b->pods;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *na = a->nodes[i], *nb = b->nodes[i];
+        moves += (na == NULL) != (nb == NULL) || (na && strcmp(na, nb) != 0);
+    }
+    return moves;
+}
+
+static void free_run(cmp_run *r)
+{
+    for (uint32_t i = 0; i < r->pods; i++) {
+        free(r->keys[i]);
+        free(r->nodes[i]);
+    }
+    free(r->keys);
+    free(r->nodes);
+    for (uint32_t i = 0; i < r->n_zones; i++)
+        free(r->zones[i].name);
+    free(r->zones);
+}
+
+/* ---- command line */
+
+static void compare_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: luasched compare TRACE.yaml --config A --config B [flags]\n"
+            "\n"
+            "Runs the trace (a cluster file, with a Timeline of arrivals and departures) under two policies on\n"
+            "the virtual clock and compares them: pods bound, pending and preempted; time from creation to\n"
+            "binding (p50/p90/p99); per-node cpu and memory allocation over time and at the end (imbalance =\n"
+            "stddev / mean); fragmentation; pods per zone; the pods the policies placed differently.\n"
+            "\n"
+            "flags:\n"
+            "  --config FILE        a KubeSchedulerConfiguration, twice (the word 'default' is the built-in\n"
+            "                       default profile)\n"
+            "  --seeds N            runs per policy with seeds 0..N-1 for tie-breaking (default 1); figures\n"
+            "                       are means over the seeds\n"
+            "  --output text|json|html\n"
+            "                       the report's form (default text); html is one self-contained page\n"
+            "  -o, --out FILE       write the report to FILE instead of standard output\n"
+            "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
+            "  -h, --help           this help\n");
+}
+
+static int parse_opts(int argc, char **argv, cmp_opts *o)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},      {"seeds", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'f'},      {"out", required_argument, NULL, 'o'},
+        {"plugin-path", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->seeds = 1;
+    o->output = "text";
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        char *end;
+        switch (ch) {
+        case 'c':
+            if (o->n_configs == 2) {
+                fprintf(stderr, "luasched compare: --config: expected exactly two policies, got a third (\"%s\")\n",
+                        optarg);
+                return LS_EXIT_USAGE;
+            }
+            o->config[o->n_configs++] = optarg;
+            break;
+        case 's': {
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (!*optarg || *end || v == 0 || v > 1000) {
+                fprintf(stderr, "luasched compare: --seeds: expected a number from 1 to 1000, got \"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            o->seeds = (uint32_t)v;
+            break;
+        }
+        case 'f':
+            if (strcmp(optarg, "text") && strcmp(optarg, "json") && strcmp(optarg, "html")) {
+                fprintf(stderr, "luasched compare: --output: expected text, json or html, got \"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            o->output = optarg;
+            break;
+        case 'o': o->out_file = optarg; break;
+        case 'p': o->plugin_path = optarg; break;
+        case 'h': compare_usage(stdout); return -1;
+        default: compare_usage(stderr); return LS_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1 || o->n_configs != 2) {
+        fprintf(stderr, "luasched compare: expected one trace file and two --config flags, got %d file%s and %d "
+                        "--config\n", argc - optind, argc - optind == 1 ? "" : "s", o->n_configs);
+        compare_usage(stderr);
+        return LS_EXIT_USAGE;
+    }
+    o->trace = argv[optind];
+    return 0;
+}
+
+static int write_report(const cmp_opts *o, const cmp_report *rep)
+{
+    FILE *out = o->out_file ? fopen(o->out_file, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "luasched compare: -o %s: %s\n", o->out_file, strerror(errno));
+        return LS_EXIT_USAGE;
+    }
+    bool ok = true;
+    if (strcmp(o->output, "json") == 0) {
+        cJSON *j = cmp_report_json(rep);
+        char *text = cJSON_PrintUnformatted(j);
+        ok = fputs(text, out) >= 0 && fputc('\n', out) != EOF;
+        free(text);
+        cJSON_Delete(j);
+    } else if (strcmp(o->output, "html") == 0) {
+        ok = cmp_report_html(rep, out);
+    } else {
+        cmp_report_text(rep, out);
+    }
+    if (o->out_file && fclose(out) != 0)
+        ok = false;
+    if (!ok) {
+        fprintf(stderr, "luasched compare: writing the report: %s\n", strerror(errno));
+        return LS_EXIT_FAILURE;
+    }
+    return LS_EXIT_OK;
+}
+
+int ls_cli_compare(int argc, char **argv)
+{
+    cmp_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? LS_EXIT_OK : rc;
+    cmp_report rep = {.trace = o.trace};
+    for (int p = 0; p < 2 && rc == 0; p++) {
+        rep.policy[p].config = o.config[p];
+        rep.policy[p].runs = ls_xcalloc(o.seeds, sizeof(cmp_run));
+        for (uint32_t s = 0; s < o.seeds && rc == 0; s++) {
+            rc = run_once(&o, o.config[p], s, &rep.policy[p].runs[s], &rep);
+            rep.policy[p].n_runs = s + 1;
+        }
+    }
+    if (rc == 0) {
+        diff_runs(&rep.policy[0].runs[0], &rep.policy[1].runs[0], &rep);
+        for (int p = 0; p < 2; p++)
+            rep.seed_moves[p] = o.seeds > 1 ? count_moves(&rep.policy[p].runs[0], &rep.policy[p].runs[1]) : 0;
+        rc = write_report(&o, &rep);
+    }
+    for (int p = 0; p < 2; p++) {
+        for (uint32_t s = 0; s < rep.policy[p].n_runs; s++)
+            free_run(&rep.policy[p].runs[s]);
+        free(rep.policy[p].runs);
+    }
+    free(rep.diffs);
+    return rc;
+}
+
+double cmp_mean_over_seeds(const cmp_policy *p, double (*metric)(const cmp_run *))
+{
+    double sum = 0;
+    for (uint32_t i = 0; i < p->n_runs; i++)
+        sum += metric(&p->runs[i]);
+    return p->n_runs ? sum / p->n_runs : 0;
+}

@@ -1,0 +1,98 @@
+/*
+ * compare.h: what `luasched compare` measures of one run of a trace under one
+ * policy and seed (compare.c), and the reports built from it: text, JSON
+ * (compare.c) and a self-contained HTML page with inline SVG charts
+ * (compare_html.c).
+ */
+#ifndef LS_CLI_COMPARE_H
+#define LS_CLI_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct cJSON;
+
+#define CMP_SAMPLES 60      /* allocation samples over the trace's span */
+#define CMP_BINS 10         /* histogram bins of the final per-node utilization */
+
+/* One distribution summary (fractions 0..1 for allocation, seconds for latency). */
+typedef struct cmp_dist {
+    uint32_t n;
+    double mean, stddev, min, max, p50, p90, p99;
+} cmp_dist;
+
+/* Cluster-wide allocation at one moment: per-node requested / allocatable. */
+typedef struct cmp_sample {
+    double at_s;
+    cmp_dist cpu, mem;
+} cmp_sample;
+
+typedef struct cmp_zone {
+    char *name;             /* topology.kubernetes.io/zone, or "(none)" */
+    uint32_t pods;          /* pods on the zone's nodes at the end */
+} cmp_zone;
+
+typedef struct cmp_run {
+    uint64_t seed;
+    uint32_t pods, bound, unschedulable, preempted, gated, deleted, running;
+    uint64_t attempts;
+    double seconds;         /* wall clock of the scheduling run */
+    cmp_dist latency;       /* creation to binding, virtual seconds, bound pods */
+    cmp_sample samples[CMP_SAMPLES + 1];
+    uint32_t n_samples;
+    cmp_dist cpu, mem;      /* at the end */
+    uint32_t cpu_hist[CMP_BINS], mem_hist[CMP_BINS];
+    /* Fragmentation: pending pods whose cpu/memory requests fit the free
+     * capacity of at least one node (then something else holds them), and
+     * the share of the free cpu that sits on nodes where the smallest
+     * pending request does not fit. */
+    uint32_t pending_fit_somewhere, pending_fit_nowhere;
+    double stranded_cpu;
+    cmp_zone *zones;
+    uint32_t n_zones;
+    double zone_imbalance;  /* stddev / mean of pods per zone */
+    char **keys;            /* "namespace/name" per pod, in file order */
+    char **nodes;           /* the node each pod ended on, NULL when none */
+} cmp_run;
+
+typedef struct cmp_policy {
+    const char *config;     /* path, or "default" for the built-in profile */
+    cmp_run *runs;          /* one per seed */
+    uint32_t n_runs;
+} cmp_policy;
+
+typedef struct cmp_diff {
+    const char *pod, *node_a, *node_b;
+} cmp_diff;
+
+typedef struct cmp_report {
+    const char *trace;
+    cmp_policy policy[2];
+    uint32_t n_nodes;
+    double span_s;          /* the trace's timeline span */
+    cmp_diff *diffs;        /* seed 0 of A against seed 0 of B */
+    uint32_t n_diffs;
+    uint32_t seed_moves[2]; /* pods each policy places differently between its seeds 0 and 1 */
+} cmp_report;
+
+/* One line of the report: its JSON key, its label, its unit ("", "s", or "%"
+ * for a fraction shown as a percentage) and how it is read from a run. */
+typedef struct cmp_metric {
+    const char *key, *label, *unit;
+    double (*get)(const cmp_run *);
+} cmp_metric;
+
+const cmp_metric *cmp_metrics(size_t *n);
+void cmp_format_metric(char *buf, size_t len, const cmp_metric *m, double v);
+
+/* The mean of one metric over a policy's seeds. */
+double cmp_mean_over_seeds(const cmp_policy *p, double (*metric)(const cmp_run *));
+
+struct cJSON *cmp_report_json(const cmp_report *r);
+void cmp_report_text(const cmp_report *r, FILE *out);
+/* Writes the HTML page; false (errno set) when the file cannot be written. */
+bool cmp_report_html(const cmp_report *r, FILE *out);
+
+#endif

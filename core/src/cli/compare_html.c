@@ -1,0 +1,264 @@
+/*
+ * compare_html.c: `luasched compare --output html`: one self-contained page
+ * (no script, no font, no network access: it reads the same offline) with
+ * the summary table, charts drawn as inline SVG (cpu and memory allocated
+ * over time, the final per-node cpu allocation histogram, latency
+ * percentiles, pods per zone) and the first pods the policies placed
+ * differently. Its size is bounded whatever the trace: the series have
+ * CMP_SAMPLES points and the pod table at most MAX_DIFF_ROWS rows.
+ */
+#include "cli/compare.h"
+
+#include <string.h>
+
+#define MAX_DIFF_ROWS 200
+#define CHART_W 560
+#define CHART_H 220
+#define PAD_L 48
+#define PAD_B 28
+#define PAD_T 16
+
+static const char *const COLOR[2] = {"#1f77b4", "#ff7f0e"};
+
+static void esc(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+/* ---- chart frame */
+
+static double plot_x(double v, double max)
+{
+    return PAD_L + (max > 0 ? v / max : 0) * (CHART_W - PAD_L - 10);
+}
+
+static double plot_y(double v, double max)
+{
+    return CHART_H - PAD_B - (max > 0 ? v / max : 0) * (CHART_H - PAD_B - PAD_T);
+}
+
+static void chart_open(FILE *out, const char *id, const char *title)
+{
+    fprintf(out, "<figure><figcaption>");
+    esc(out, title);
+    fprintf(out, "</figcaption><svg id=\"%s\" class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                 "xmlns=\"http://www.w3.org/2000/svg\">\n", id, CHART_W, CHART_H, CHART_W, CHART_H);
+    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>", PAD_L, CHART_H - PAD_B,
+            CHART_W - 10, CHART_H - PAD_B);
+    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", PAD_L, PAD_T, PAD_L,
+            CHART_H - PAD_B);
+}
+
+static void y_ticks(FILE *out, double max, const char *unit)
+{
+    for (int i = 0; i <= 4; i++) {
+        double v = max * i / 4;
+        double y = plot_y(v, max);
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>", PAD_L, y, CHART_W - 10, y);
+        if (strcmp(unit, "%") == 0)
+            fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%.0f%%</text>\n", PAD_L - 4,
+                    y + 3, v * 100);
+        else
+            fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%.3g%s</text>\n", PAD_L - 4,
+                    y + 3, v, unit);
+    }
+}
+
+static void legend(FILE *out)
+{
+    for (int p = 0; p < 2; p++)
+        fprintf(out, "<rect x=\"%d\" y=\"2\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"11\" "
+                     "font-size=\"11\">%c</text>", CHART_W - 70 + p * 30, COLOR[p], CHART_W - 57 + p * 30, "AB"[p]);
+    fputs("\n", out);
+}
+
+static void chart_close(FILE *out)
+{
+    fputs("</svg></figure>\n", out);
+}
+
+/* ---- charts */
+
+typedef double (*sample_value)(const cmp_sample *);
+static double cpu_mean(const cmp_sample *s) { return s->cpu.mean; }
+static double mem_mean(const cmp_sample *s) { return s->mem.mean; }
+
+/* Mean allocation over time, one polyline per policy (seed 0). */
+static void time_chart(FILE *out, const cmp_report *r, const char *id, const char *title, sample_value get)
+{
+    double max_t = r->span_s, max_v = 0;
+    for (int p = 0; p < 2; p++) {
+        const cmp_run *run = &r->policy[p].runs[0];
+        for (uint32_t i = 0; i < run->n_samples; i++) {
+            if (run->samples[i].at_s > max_t)
+                max_t = run->samples[i].at_s;
+            if (get(&run->samples[i]) > max_v)
+                max_v = get(&run->samples[i]);
+        }
+    }
+    max_v = max_v > 0 ? max_v * 1.1 : 1;
+    chart_open(out, id, title);
+    y_ticks(out, max_v, "%");
+    fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%.0fs</text>\n", CHART_W - 10,
+            CHART_H - 8, max_t);
+    for (int p = 0; p < 2; p++) {
+        const cmp_run *run = &r->policy[p].runs[0];
+        fprintf(out, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", COLOR[p]);
+        for (uint32_t i = 0; i < run->n_samples; i++)
+            fprintf(out, "%.1f,%.1f ", plot_x(run->samples[i].at_s, max_t), plot_y(get(&run->samples[i]), max_v));
+        fputs("\"/>\n", out);
+    }
+    legend(out);
+    chart_close(out);
+}
+
+/* Grouped bars: n groups of two values (A, B). */
+static void bar_chart(FILE *out, const char *id, const char *title, const char *const *labels, const double *a,
+                      const double *b, int n, const char *unit)
+{
+    double max_v = 0;
+    for (int i = 0; i < n; i++) {
+        if (a[i] > max_v)
+            max_v = a[i];
+        if (b[i] > max_v)
+            max_v = b[i];
+    }
+    max_v = max_v > 0 ? max_v * 1.1 : 1;
+    chart_open(out, id, title);
+    y_ticks(out, max_v, unit);
+    double group = (double)(CHART_W - PAD_L - 10) / (n > 0 ? n : 1);
+    double bar = group * 0.38;
+    for (int i = 0; i < n; i++) {
+        double x0 = PAD_L + group * i + group * 0.12;
+        const double v[2] = {a[i], b[i]};
+        for (int p = 0; p < 2; p++) {
+            double y = plot_y(v[p], max_v);
+            fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+                         "<title>%c: %g</title></rect>", x0 + p * bar, y, bar, CHART_H - PAD_B - y, COLOR[p],
+                    "AB"[p], v[p]);
+        }
+        fprintf(out, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">", x0 + bar, CHART_H - 12);
+        esc(out, labels[i]);
+        fputs("</text>\n", out);
+    }
+    legend(out);
+    chart_close(out);
+}
+
+static void histogram_chart(FILE *out, const cmp_report *r)
+{
+    static const char *const labels[CMP_BINS] = {"0-10%", "10-20", "20-30", "30-40", "40-50",
+                                                 "50-60", "60-70", "70-80", "80-90", "90-100"};
+    double a[CMP_BINS], b[CMP_BINS];
+    for (int i = 0; i < CMP_BINS; i++) {
+        a[i] = r->policy[0].runs[0].cpu_hist[i];
+        b[i] = r->policy[1].runs[0].cpu_hist[i];
+    }
+    bar_chart(out, "cpu-histogram", "Nodes by cpu allocated at the end (seed 0)", labels, a, b, CMP_BINS, "");
+}
+
+static void latency_chart(FILE *out, const cmp_report *r)
+{
+    static const char *const labels[3] = {"p50", "p90", "p99"};
+    const cmp_dist *la = &r->policy[0].runs[0].latency, *lb = &r->policy[1].runs[0].latency;
+    const double a[3] = {la->p50, la->p90, la->p99}, b[3] = {lb->p50, lb->p90, lb->p99};
+    bar_chart(out, "latency", "Creation to binding, seconds (seed 0)", labels, a, b, 3, "s");
+}
+
+/* Pods per zone, over the union of both policies' zones (at most 24 shown). */
+static void zone_chart(FILE *out, const cmp_report *r)
+{
+    enum { MAX_ZONES = 24 };
+    const char *labels[MAX_ZONES];
+    double a[MAX_ZONES] = {0}, b[MAX_ZONES] = {0};
+    int n = 0;
+    for (int p = 0; p < 2; p++) {
+        const cmp_run *run = &r->policy[p].runs[0];
+        for (uint32_t z = 0; z < run->n_zones; z++) {
+            int i = 0;
+            while (i < n && strcmp(labels[i], run->zones[z].name) != 0)
+                i++;
+            if (i == n) {
+                if (n == MAX_ZONES)
+                    continue;
+                labels[n++] = run->zones[z].name;
+            }
+            (p == 0 ? a : b)[i] = run->zones[z].pods;
+        }
+    }
+    bar_chart(out, "zones", "Pods per zone at the end (seed 0)", labels, a, b, n, "");
+}
+
+/* ---- tables */
+
+static void summary_table(FILE *out, const cmp_report *r)
+{
+    size_t n;
+    const cmp_metric *m = cmp_metrics(&n);
+    fputs("<table id=\"summary\"><thead><tr><th></th><th>A</th><th>B</th></tr></thead><tbody>\n", out);
+    for (size_t i = 0; i < n; i++) {
+        char a[32], b[32];
+        cmp_format_metric(a, sizeof a, &m[i], cmp_mean_over_seeds(&r->policy[0], m[i].get));
+        cmp_format_metric(b, sizeof b, &m[i], cmp_mean_over_seeds(&r->policy[1], m[i].get));
+        fputs("<tr><td>", out);
+        esc(out, m[i].label);
+        fprintf(out, "</td><td>%s</td><td>%s</td></tr>\n", a, b);
+    }
+    fputs("</tbody></table>\n", out);
+}
+
+static void diff_table(FILE *out, const cmp_report *r)
+{
+    fprintf(out, "<h2>Placed differently (seed 0): %u pod%s</h2>\n", r->n_diffs, r->n_diffs == 1 ? "" : "s");
+    if (r->n_diffs == 0)
+        return;
+    fputs("<table id=\"diffs\"><thead><tr><th>pod</th><th>A</th><th>B</th></tr></thead><tbody>\n", out);
+    for (uint32_t i = 0; i < r->n_diffs && i < MAX_DIFF_ROWS; i++) {
+        fputs("<tr><td>", out);
+        esc(out, r->diffs[i].pod);
+        fputs("</td><td>", out);
+        esc(out, r->diffs[i].node_a ? r->diffs[i].node_a : "(pending)");
+        fputs("</td><td>", out);
+        esc(out, r->diffs[i].node_b ? r->diffs[i].node_b : "(pending)");
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</tbody></table>\n", out);
+    if (r->n_diffs > MAX_DIFF_ROWS)
+        fprintf(out, "<p>... and %u more (<code>--output json</code> lists all).</p>\n", r->n_diffs - MAX_DIFF_ROWS);
+}
+
+bool cmp_report_html(const cmp_report *r, FILE *out)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>luasched compare: ", out);
+    esc(out, r->trace);
+    fputs("</title>\n<style>body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse;"
+          "margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child{text-align:"
+          "left}figure{display:inline-block;margin:8px 16px 8px 0}figcaption{font-weight:bold;margin-bottom:4px}"
+          ".a{color:#1f77b4}.b{color:#ff7f0e}</style></head><body>\n", out);
+    fputs("<h1>luasched compare</h1>\n<p>Trace <code>", out);
+    esc(out, r->trace);
+    fprintf(out, "</code>: %u nodes at the end, %.0f s of timeline, %u seed%s per policy.</p>\n<p><b class=\"a\">A"
+                 "</b> = <code>", r->n_nodes, r->span_s, r->policy[0].n_runs, r->policy[0].n_runs == 1 ? "" : "s");
+    esc(out, r->policy[0].config);
+    fputs("</code><br><b class=\"b\">B</b> = <code>", out);
+    esc(out, r->policy[1].config);
+    fputs("</code></p>\n<h2>Summary (means over seeds)</h2>\n", out);
+    summary_table(out, r);
+    fputs("<h2>Charts</h2>\n", out);
+    time_chart(out, r, "cpu-over-time", "Cpu allocated per node, mean over nodes, over time (seed 0)", cpu_mean);
+    time_chart(out, r, "memory-over-time", "Memory allocated per node, mean over nodes, over time (seed 0)", mem_mean);
+    histogram_chart(out, r);
+    latency_chart(out, r);
+    zone_chart(out, r);
+    diff_table(out, r);
+    fputs("</body></html>\n", out);
+    return !ferror(out);
+}
