@@ -98,7 +98,7 @@ expect_eq "both series drawn (over 2000 pixels each)" \
   "$(awk '{print ($1 > 2000) " " ($2 > 2000)}' <<<"$counts")" "1 1"
 dom=$(chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$TMP/report.html" 2>/dev/null)
 expect_eq "rendered: summary rows" "$(grep -o '<tr><td>' <<<"$dom" | wc -l)" "18"
-expect_eq "rendered: polylines with points" "$(grep -Eo '<polyline[^>]*points="[0-9]' <<<"$dom" | wc -l)" "4"
+expect_eq "rendered: polylines with points" "$(grep -Eo '<polyline[^>]*points="[0-9]' <<<"$dom" | wc -l)" "8"
 expect_eq "rendered: bars" "$(grep -o 'class="bar"' <<<"$dom" | wc -l)" "30"
 
 [ "$failures" -eq 0 ]

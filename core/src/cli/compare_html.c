@@ -67,8 +67,8 @@ static void y_ticks(FILE *out, double max, const char *unit)
             fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%.0f%%</text>\n", PAD_L - 4,
                     y + 3, v * 100);
         else
-            fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%.3g%s</text>\n", PAD_L - 4,
-                    y + 3, v, unit);
+            fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%.*f%s</text>\n", PAD_L - 4,
+                    y + 3, max >= 10 ? 0 : 2, v, unit);
     }
 }
 
@@ -90,9 +90,23 @@ static void chart_close(FILE *out)
 typedef double (*sample_value)(const cmp_sample *);
 static double cpu_mean(const cmp_sample *s) { return s->cpu.mean; }
 static double mem_mean(const cmp_sample *s) { return s->mem.mean; }
+static double cpu_sd(const cmp_sample *s) { return s->cpu.stddev; }
+static double mem_sd(const cmp_sample *s) { return s->mem.stddev; }
 
-/* Mean allocation over time, one polyline per policy (seed 0). */
-static void time_chart(FILE *out, const cmp_report *r, const char *id, const char *title, sample_value get)
+static void series(FILE *out, const cmp_run *run, sample_value get, double max_t, double max_v, const char *color,
+                   const char *dash)
+{
+    fprintf(out, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", color,
+            dash);
+    for (uint32_t i = 0; i < run->n_samples; i++)
+        fprintf(out, "%.1f,%.1f ", plot_x(run->samples[i].at_s, max_t), plot_y(get(&run->samples[i]), max_v));
+    fputs("\"/>\n", out);
+}
+
+/* Allocation over time, per policy (seed 0): the mean over nodes (solid) and
+ * the standard deviation over nodes (dashed), which shows the imbalance. */
+static void time_chart(FILE *out, const cmp_report *r, const char *id, const char *title, sample_value get,
+                       sample_value get_sd)
 {
     double max_t = r->span_s, max_v = 0;
     for (int p = 0; p < 2; p++) {
@@ -102,6 +116,8 @@ static void time_chart(FILE *out, const cmp_report *r, const char *id, const cha
                 max_t = run->samples[i].at_s;
             if (get(&run->samples[i]) > max_v)
                 max_v = get(&run->samples[i]);
+            if (get_sd(&run->samples[i]) > max_v)
+                max_v = get_sd(&run->samples[i]);
         }
     }
     max_v = max_v > 0 ? max_v * 1.1 : 1;
@@ -110,11 +126,8 @@ static void time_chart(FILE *out, const cmp_report *r, const char *id, const cha
     fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%.0fs</text>\n", CHART_W - 10,
             CHART_H - 8, max_t);
     for (int p = 0; p < 2; p++) {
-        const cmp_run *run = &r->policy[p].runs[0];
-        fprintf(out, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", COLOR[p]);
-        for (uint32_t i = 0; i < run->n_samples; i++)
-            fprintf(out, "%.1f,%.1f ", plot_x(run->samples[i].at_s, max_t), plot_y(get(&run->samples[i]), max_v));
-        fputs("\"/>\n", out);
+        series(out, &r->policy[p].runs[0], get, max_t, max_v, COLOR[p], "");
+        series(out, &r->policy[p].runs[0], get_sd, max_t, max_v, COLOR[p], " stroke-dasharray=\"5,4\"");
     }
     legend(out);
     chart_close(out);
@@ -253,8 +266,10 @@ bool cmp_report_html(const cmp_report *r, FILE *out)
     fputs("</code></p>\n<h2>Summary (means over seeds)</h2>\n", out);
     summary_table(out, r);
     fputs("<h2>Charts</h2>\n", out);
-    time_chart(out, r, "cpu-over-time", "Cpu allocated per node, mean over nodes, over time (seed 0)", cpu_mean);
-    time_chart(out, r, "memory-over-time", "Memory allocated per node, mean over nodes, over time (seed 0)", mem_mean);
+    time_chart(out, r, "cpu-over-time", "Cpu allocated per node over time: mean (solid), stddev (dashed), seed 0",
+               cpu_mean, cpu_sd);
+    time_chart(out, r, "memory-over-time",
+               "Memory allocated per node over time: mean (solid), stddev (dashed), seed 0", mem_mean, mem_sd);
     histogram_chart(out, r);
     latency_chart(out, r);
     zone_chart(out, r);
