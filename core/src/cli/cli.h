@@ -35,6 +35,7 @@ int ls_cli_simulate(int argc, char **argv);
 int ls_cli_explain(int argc, char **argv);
 int ls_cli_bench(int argc, char **argv);
 int ls_cli_compare(int argc, char **argv);
+int ls_cli_record(int argc, char **argv);
 int ls_cli_check(int argc, char **argv);
 /* `luasched simulate --serve ...` (serve.c): argv as given to simulate. */
 int ls_cli_serve(int argc, char **argv);

@@ -23,6 +23,8 @@ static void usage(FILE *out)
             "  check CONFIG            load a KubeSchedulerConfiguration and every plugin it names, and report\n"
             "                          every problem at once\n"
             "  bench WORKLOAD.yaml     run a scheduler_perf workload (bench/*.yaml) and report pods/s\n"
+            "  record -o TRACE.yaml     record a live cluster (objects, a timeline of changes, the bindings made)\n"
+            "                          for replay with simulate or compare\n"
             "  compare TRACE.yaml --config A --config B\n"
             "                          run a trace under two policies and compare them (text, JSON, HTML)\n"
             "  version                 print the version\n"
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
         return ls_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return ls_cli_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "record") == 0)
+        return ls_cli_record(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("luasched %s (LuaJIT plugins, ABI %d)\n", LS_VERSION, LS_ABI_VERSION);
         return 0;

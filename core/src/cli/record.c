@@ -1,0 +1,542 @@
+/*
+ * record.c: `luasched record -o TRACE.yaml`: watches a live cluster (the
+ * kubeconfig as `luasched run` reads it) and writes what `luasched simulate`
+ * and `luasched compare` replay:
+ *   - the objects the scheduler uses as they were when the recording started
+ *     (one document each);
+ *   - a Timeline of every creation, update and deletion after that, at its
+ *     time since the start (only changes to what scheduling reads: a node's
+ *     heartbeat or a pod's status alone is not a step);
+ *   - a Bindings document: the node the live scheduler gave each pod created
+ *     unbound during the recording, kept apart as the reference outcome (the
+ *     pods' own steps never carry spec.nodeName, so a replay schedules them).
+ * Objects are scrubbed of what scheduling does not read (annotations, env,
+ * commands, probes, most status) unless --keep-all. Steps and bindings are
+ * streamed to files beside the output while recording and appended when it
+ * stops: memory holds the informers' current state, never the history.
+ */
+#include "cli/cli.h"
+#include "client/http.h"
+#include "client/informer.h"
+#include "client/kubeconfig.h"
+#include "luasched/map.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct kind_spec {
+    const char *group, *version, *resource, *kind, *api_version;
+} kind_spec;
+
+/* The kinds the scheduler reads (model/objects.c and the decoder). */
+static const kind_spec KINDS[] = {
+    {"", "v1", "namespaces", "Namespace", "v1"},
+    {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", "scheduling.k8s.io/v1"},
+    {"", "v1", "nodes", "Node", "v1"},
+    {"", "v1", "services", "Service", "v1"},
+    {"", "v1", "replicationcontrollers", "ReplicationController", "v1"},
+    {"apps", "v1", "replicasets", "ReplicaSet", "apps/v1"},
+    {"apps", "v1", "statefulsets", "StatefulSet", "apps/v1"},
+    {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"},
+    {"", "v1", "pods", "Pod", "v1"},
+};
+#define N_KINDS (sizeof KINDS / sizeof KINDS[0])
+
+typedef struct recorder recorder;
+
+typedef struct kind_state {
+    recorder *rec;
+    const kind_spec *spec;
+    ls_informer *inf;
+    bool synced;
+} kind_state;
+
+struct recorder {
+    pthread_mutex_t lock;
+    FILE *out, *steps, *bindings;
+    char *steps_path, *bindings_path;
+    double t0;
+    bool keep_all;
+    ls_map unbound_pods;       /* interned "ns/name" of pods created unbound while recording */
+    unsigned long n_objects, n_steps, n_bindings;
+    bool write_failed;
+    kind_state kinds[N_KINDS];
+};
+
+/* ---- scrubbing */
+
+static void drop(cJSON *obj, const char *key)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+}
+
+static void scrub_containers(cJSON *list)
+{
+    cJSON *c;
+    cJSON_ArrayForEach(c, list) {
+        static const char *const noise[] = {"env", "envFrom", "command", "args", "livenessProbe", "readinessProbe",
+                                            "startupProbe", "lifecycle", "volumeMounts", "workingDir"};
+        for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++)
+            drop(c, noise[i]);
+    }
+}
+
+static void scrub_statuses(cJSON *list)
+{
+    cJSON *c;
+    cJSON_ArrayForEach(c, list) {
+        static const char *const noise[] = {"state", "lastState", "imageID", "containerID", "ready", "started",
+                                            "restartCount", "image", "volumeMounts", "user"};
+        for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++)
+            drop(c, noise[i]);
+    }
+}
+
+static void scrub_conditions(cJSON *list)
+{
+    cJSON *c;
+    cJSON_ArrayForEach(c, list) {
+        drop(c, "lastHeartbeatTime");
+        drop(c, "lastProbeTime");
+        drop(c, "lastTransitionTime");
+        drop(c, "message");
+    }
+}
+
+/* What scheduling does not read goes; with keep_all only the server's
+ * bookkeeping does. */
+static void scrub(cJSON *obj, const kind_spec *k, bool keep_all)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    drop(meta, "managedFields");
+    drop(meta, "resourceVersion");
+    drop(meta, "generation");
+    drop(meta, "selfLink");
+    if (keep_all)
+        return;
+    drop(meta, "annotations");
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+    cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
+    if (strcmp(k->kind, "Pod") == 0) {
+        scrub_containers(cJSON_GetObjectItemCaseSensitive(spec, "containers"));
+        scrub_containers(cJSON_GetObjectItemCaseSensitive(spec, "initContainers"));
+        static const char *const noise[] = {"podIP", "podIPs", "hostIP", "hostIPs", "message", "startTime",
+                                            "qosClass", "ephemeralContainerStatuses"};
+        for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++)
+            drop(status, noise[i]);
+        scrub_statuses(cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"));
+        scrub_statuses(cJSON_GetObjectItemCaseSensitive(status, "initContainerStatuses"));
+        scrub_conditions(cJSON_GetObjectItemCaseSensitive(status, "conditions"));
+    } else if (strcmp(k->kind, "Node") == 0) {
+        static const char *const noise[] = {"daemonEndpoints", "nodeInfo", "addresses", "volumesInUse",
+                                            "volumesAttached", "config", "runtimeHandlers", "features"};
+        for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++)
+            drop(status, noise[i]);
+        scrub_conditions(cJSON_GetObjectItemCaseSensitive(status, "conditions"));
+    } else if (strcmp(k->kind, "Service") == 0 || strcmp(k->kind, "Namespace") == 0) {
+        drop(obj, "status");
+    }
+}
+
+/* ---- writing */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void write_text(recorder *r, FILE *f, const char *text)
+{
+    if (fputs(text, f) < 0)
+        r->write_failed = true;
+}
+
+static cJSON *scrubbed_copy(const cJSON *obj, const kind_spec *k, bool keep_all)
+{
+    cJSON *copy = cJSON_Duplicate(obj, 1);
+    if (!cJSON_GetObjectItemCaseSensitive(copy, "kind"))
+        cJSON_AddStringToObject(copy, "kind", k->kind);
+    if (!cJSON_GetObjectItemCaseSensitive(copy, "apiVersion"))
+        cJSON_AddStringToObject(copy, "apiVersion", k->api_version);
+    scrub(copy, k, keep_all);
+    return copy;
+}
+
+static void write_document(recorder *r, const cJSON *obj)
+{
+    char *text = cJSON_PrintUnformatted(obj);
+    write_text(r, r->out, "---\n");
+    write_text(r, r->out, text);
+    write_text(r, r->out, "\n");
+    free(text);
+    r->n_objects++;
+}
+
+/* One Timeline step, "- {"at": "1234ms", "<op>": {...}}" (JSON is YAML). */
+static void write_step(recorder *r, const char *op, const cJSON *body)
+{
+    char *text = cJSON_PrintUnformatted(body);
+    fprintf(r->steps, "- {\"at\": \"%lldms\", \"%s\": %s}\n", (long long)((now_s() - r->t0) * 1000.0), op, text);
+    if (ferror(r->steps))
+        r->write_failed = true;
+    free(text);
+    r->n_steps++;
+}
+
+static const char *meta_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static const char *node_name_of(const cJSON *pod)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName");
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static ls_str pod_key(const cJSON *pod)
+{
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", meta_str(pod, "namespace"), meta_str(pod, "name"));
+    return ls_intern_cstr(key);
+}
+
+static void write_binding(recorder *r, const cJSON *pod)
+{
+    fprintf(r->bindings, "- {\"pod\": \"%s/%s\", \"node\": \"%s\", \"at\": \"%lldms\"}\n", meta_str(pod, "namespace"),
+            meta_str(pod, "name"), node_name_of(pod), (long long)((now_s() - r->t0) * 1000.0));
+    if (ferror(r->bindings))
+        r->write_failed = true;
+    r->n_bindings++;
+}
+
+/* ---- informer handlers */
+
+static void on_add(void *ud, const cJSON *obj)
+{
+    kind_state *ks = ud;
+    recorder *r = ks->rec;
+    bool is_pod = strcmp(ks->spec->kind, "Pod") == 0;
+    cJSON *copy = scrubbed_copy(obj, ks->spec, r->keep_all);
+    pthread_mutex_lock(&r->lock);
+    if (!ks->synced) {
+        write_document(r, copy);
+    } else {
+        if (is_pod && !node_name_of(obj)[0])
+            ls_map_put(&r->unbound_pods, pod_key(obj), (void *)1);
+        write_step(r, "create", copy);
+    }
+    pthread_mutex_unlock(&r->lock);
+    cJSON_Delete(copy);
+}
+
+/* A pod created unbound while recording: its binding is the reference
+ * outcome, and its steps never bind it. The comparison leaves the status out
+ * (the kubelet's or the scheduler's doing, not an input) and the node of such
+ * a pod. */
+static void pod_update(recorder *r, const kind_spec *k, const cJSON *old_obj, const cJSON *new_obj)
+{
+    bool ours = ls_map_get(&r->unbound_pods, pod_key(new_obj)) != NULL;
+    if (ours && !node_name_of(old_obj)[0] && node_name_of(new_obj)[0])
+        write_binding(r, new_obj);
+    cJSON *cmp_old = scrubbed_copy(old_obj, k, false), *cmp_new = scrubbed_copy(new_obj, k, false);
+    drop(cmp_old, "status");
+    drop(cmp_new, "status");
+    if (ours) {
+        drop(cJSON_GetObjectItemCaseSensitive(cmp_old, "spec"), "nodeName");
+        drop(cJSON_GetObjectItemCaseSensitive(cmp_new, "spec"), "nodeName");
+    }
+    if (!cJSON_Compare(cmp_old, cmp_new, 1)) {
+        cJSON *step = scrubbed_copy(new_obj, k, r->keep_all);
+        if (ours) {
+            drop(cJSON_GetObjectItemCaseSensitive(step, "spec"), "nodeName");
+            drop(step, "status");
+        }
+        write_step(r, "update", step);
+        cJSON_Delete(step);
+    }
+    cJSON_Delete(cmp_old);
+    cJSON_Delete(cmp_new);
+}
+
+/* Other kinds: a step when what scheduling reads changed (for a node not its
+ * heartbeat, which the scrubbed copies leave out). */
+static void object_update(recorder *r, const kind_spec *k, const cJSON *old_obj, const cJSON *new_obj)
+{
+    cJSON *cmp_old = scrubbed_copy(old_obj, k, false), *cmp_new = scrubbed_copy(new_obj, k, false);
+    if (!cJSON_Compare(cmp_old, cmp_new, 1)) {
+        cJSON *step = scrubbed_copy(new_obj, k, r->keep_all);
+        write_step(r, "update", step);
+        cJSON_Delete(step);
+    }
+    cJSON_Delete(cmp_old);
+    cJSON_Delete(cmp_new);
+}
+
+static void on_update(void *ud, const cJSON *old_obj, const cJSON *new_obj)
+{
+    kind_state *ks = ud;
+    recorder *r = ks->rec;
+    pthread_mutex_lock(&r->lock);
+    if (strcmp(ks->spec->kind, "Pod") == 0)
+        pod_update(r, ks->spec, old_obj, new_obj);
+    else
+        object_update(r, ks->spec, old_obj, new_obj);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void on_delete(void *ud, const cJSON *obj)
+{
+    kind_state *ks = ud;
+    recorder *r = ks->rec;
+    cJSON *ref = cJSON_CreateObject();
+    cJSON_AddStringToObject(ref, "kind", ks->spec->kind);
+    cJSON *meta = cJSON_AddObjectToObject(ref, "metadata");
+    if (meta_str(obj, "namespace")[0])
+        cJSON_AddStringToObject(meta, "namespace", meta_str(obj, "namespace"));
+    cJSON_AddStringToObject(meta, "name", meta_str(obj, "name"));
+    pthread_mutex_lock(&r->lock);
+    if (strcmp(ks->spec->kind, "Pod") == 0)
+        ls_map_remove(&r->unbound_pods, pod_key(obj));
+    write_step(r, "delete", ref);
+    pthread_mutex_unlock(&r->lock);
+    cJSON_Delete(ref);
+}
+
+static void on_synced(void *ud)
+{
+    kind_state *ks = ud;
+    pthread_mutex_lock(&ks->rec->lock);
+    ks->synced = true;
+    pthread_mutex_unlock(&ks->rec->lock);
+}
+
+/* ---- the command */
+
+typedef struct record_opts {
+    const char *out, *kubeconfig, *master, *context;
+    uint64_t duration_ms;      /* 0: until SIGINT/SIGTERM */
+    bool keep_all;
+} record_opts;
+
+static void record_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: luasched record -o TRACE.yaml [flags]\n"
+            "\n"
+            "Records a live cluster for replay: the objects the scheduler reads as they are now, a Timeline of\n"
+            "every change after that (creations, updates that change what scheduling reads, deletions) at its\n"
+            "time, and the bindings the live scheduler made (a Bindings document, the reference outcome that\n"
+            "`luasched simulate` and `luasched compare` measure agreement with). Annotations, env, commands,\n"
+            "probes and most status are left out unless --keep-all.\n"
+            "\n"
+            "flags:\n"
+            "  -o, --out FILE       the trace to write (required)\n"
+            "  --kubeconfig FILE    kubeconfig (default: in-cluster configuration)\n"
+            "  --master URL         the API server's address (overrides the kubeconfig's)\n"
+            "  --context NAME       the kubeconfig context (default: its current-context)\n"
+            "  --duration D         stop after D (\"90s\", \"10m\", \"2h\"); default: at SIGINT or SIGTERM\n"
+            "  --keep-all           keep annotations, env, commands, probes and status\n"
+            "  -h, --help           this help\n");
+}
+
+static bool parse_duration_flag(const char *text, uint64_t *ms)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || v <= 0)
+        return false;
+    double unit = strcmp(end, "ms") == 0 ? 1 : strcmp(end, "s") == 0 || !*end ? 1000 : strcmp(end, "m") == 0 ? 60000
+                : strcmp(end, "h") == 0 ? 3600000 : -1;
+    if (unit < 0)
+        return false;
+    *ms = (uint64_t)(v * unit);
+    return true;
+}
+
+static int parse_opts(int argc, char **argv, record_opts *o)
+{
+    enum { OPT_KUBECONFIG = 256, OPT_MASTER, OPT_CONTEXT, OPT_DURATION, OPT_KEEP_ALL };
+    static const struct option longopts[] = {
+        {"out", required_argument, NULL, 'o'},          {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"master", required_argument, NULL, OPT_MASTER}, {"context", required_argument, NULL, OPT_CONTEXT},
+        {"duration", required_argument, NULL, OPT_DURATION}, {"keep-all", no_argument, NULL, OPT_KEEP_ALL},
+        {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'o': o->out = optarg; break;
+        case OPT_KUBECONFIG: o->kubeconfig = optarg; break;
+        case OPT_MASTER: o->master = optarg; break;
+        case OPT_CONTEXT: o->context = optarg; break;
+        case OPT_KEEP_ALL: o->keep_all = true; break;
+        case OPT_DURATION:
+            if (!parse_duration_flag(optarg, &o->duration_ms)) {
+                fprintf(stderr, "luasched record: --duration: expected a duration such as 90s, 10m or 2h, got "
+                                "\"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            break;
+        case 'h': record_usage(stdout); return -1;
+        default: record_usage(stderr); return LS_EXIT_USAGE;
+        }
+    }
+    if (argc != optind) {
+        fprintf(stderr, "luasched record: expected no arguments, got \"%s\"\n", argv[optind]);
+        return LS_EXIT_USAGE;
+    }
+    if (!o->out) {
+        fprintf(stderr, "luasched record: -o FILE is required (where the trace goes)\n");
+        record_usage(stderr);
+        return LS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static FILE *open_side_file(const char *out, const char *suffix, char **path)
+{
+    size_t len = strlen(out) + strlen(suffix) + 1;
+    *path = ls_xmalloc(len);
+    snprintf(*path, len, "%s%s", out, suffix);
+    return fopen(*path, "w+");
+}
+
+static bool start_informers(recorder *r, ls_kclient *client, ls_error *err)
+{
+    for (size_t i = 0; i < N_KINDS; i++) {
+        kind_state *ks = &r->kinds[i];
+        ks->rec = r;
+        ks->spec = &KINDS[i];
+        ls_informer_options io = {.group = KINDS[i].group, .version = KINDS[i].version,
+                                  .resource = KINDS[i].resource};
+        ls_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
+                                  .on_synced = on_synced, .ud = ks};
+        ks->inf = ls_informer_new(client, &io, &h, err);
+        if (!ks->inf || !ls_informer_start(ks->inf, err))
+            return false;
+    }
+    return true;
+}
+
+static void stop_informers(recorder *r)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (r->kinds[i].inf) {
+            ls_informer_stop(r->kinds[i].inf);
+            ls_informer_free(r->kinds[i].inf);
+        }
+}
+
+/* Appends a side file, behind its document header, to the output. */
+static void append_section(recorder *r, FILE *side, const char *header, const char *empty)
+{
+    write_text(r, r->out, header);
+    if (ftell(side) == 0) {
+        write_text(r, r->out, empty);
+        return;
+    }
+    rewind(side);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, side)) > 0)
+        if (fwrite(buf, 1, n, r->out) != n)
+            r->write_failed = true;
+}
+
+static int finish(recorder *r, const record_opts *o)
+{
+    append_section(r, r->steps, "---\napiVersion: luasched.io/v1alpha1\nkind: Timeline\nsteps:\n", "[]\n");
+    append_section(r, r->bindings, "---\napiVersion: luasched.io/v1alpha1\nkind: Bindings\nbindings:\n", "[]\n");
+    if (fclose(r->out) != 0)
+        r->write_failed = true;
+    fclose(r->steps);
+    fclose(r->bindings);
+    unlink(r->steps_path);
+    unlink(r->bindings_path);
+    if (r->write_failed) {
+        fprintf(stderr, "luasched record: writing %s: %s\n", o->out, strerror(errno));
+        return LS_EXIT_FAILURE;
+    }
+    fprintf(stderr, "recorded %lu objects, %lu timeline steps, %lu bindings over %.1f s into %s\n", r->n_objects,
+            r->n_steps, r->n_bindings, now_s() - r->t0, o->out);
+    return LS_EXIT_OK;
+}
+
+static void wait_for_stop(const record_opts *o, double t0)
+{
+    static volatile sig_atomic_t stop, reload;
+    ls_cli_trap_signals(&stop, &reload);
+    while (!stop && (o->duration_ms == 0 || (now_s() - t0) * 1000.0 < (double)o->duration_ms))
+        usleep(20000);
+}
+
+int ls_cli_record(int argc, char **argv)
+{
+    record_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? LS_EXIT_OK : rc;
+    ls_error err;
+    ls_kubeconfig kc;
+    memset(&kc, 0, sizeof kc);
+    if (!ls_kubeconfig_resolve(o.kubeconfig, o.context, o.master, &kc, &err)) {
+        fprintf(stderr, "luasched record: %s\n", err.msg);
+        return LS_EXIT_USAGE;
+    }
+    ls_kclient_options co = {.qps = -1};
+    ls_kclient *client = ls_kclient_new(&kc, &co, &err);
+    recorder r = {.keep_all = o.keep_all};
+    pthread_mutex_init(&r.lock, NULL);
+    ls_map_init(&r.unbound_pods);
+    if (client) {
+        r.out = fopen(o.out, "w");
+        r.steps = r.out ? open_side_file(o.out, ".steps", &r.steps_path) : NULL;
+        r.bindings = r.steps ? open_side_file(o.out, ".bindings", &r.bindings_path) : NULL;
+    }
+    if (!client) {
+        fprintf(stderr, "luasched record: %s\n", err.msg);
+        rc = LS_EXIT_USAGE;
+    } else if (!r.bindings) {
+        fprintf(stderr, "luasched record: -o %s: %s\n", o.out, strerror(errno));
+        rc = LS_EXIT_USAGE;
+    } else {
+        fprintf(r.out, "# Recorded by luasched record from %s. Replay: luasched simulate %s\n", kc.server, o.out);
+        r.t0 = now_s();
+        if (!start_informers(&r, client, &err)) {
+            fprintf(stderr, "luasched record: %s\n", err.msg);
+            rc = LS_EXIT_FAILURE;
+        } else {
+            wait_for_stop(&o, r.t0);
+        }
+        stop_informers(&r);
+        int frc = finish(&r, &o);
+        rc = rc ? rc : frc;
+        r.out = r.steps = NULL;
+    }
+    if (r.out)
+        fclose(r.out);
+    if (r.steps) {
+        fclose(r.steps);
+        unlink(r.steps_path);
+    }
+    free(r.steps_path);
+    free(r.bindings_path);
+    ls_map_free(&r.unbound_pods);
+    pthread_mutex_destroy(&r.lock);
+    if (client)
+        ls_kclient_free(client);
+    ls_kubeconfig_free(&kc);
+    return rc;
+}
