@@ -431,6 +431,7 @@ typedef struct pod_build {
     ls_str *images;
     uint32_t n_images;
     uint8_t restart_all_rule; /* a container's restartPolicyRules restarts all containers */
+    uint8_t host_network, host_users; /* spec.hostNetwork; spec.hostUsers (true when unset) */
 } pod_build;
 
 static bool decode_container_resources(dec *d, const cJSON *c, ls_resources *req, uint32_t *set)
@@ -681,8 +682,10 @@ static bool decode_containers(dec *d, const cJSON *spec, ls_pod *pod, pod_build 
         !decode_container_list(d, regular, "containers", false, b) ||
         (volumes && !decode_image_volumes(d, volumes, b)))
         return false;
+    b->host_users = 1;
     if (!decode_resources(d, spec, "overhead", &b->in.overhead.v, &b->in.overhead.set) ||
-        !decode_pod_level_resources(d, spec, b))
+        !decode_pod_level_resources(d, spec, b) || !get_bool(d, spec, "hostNetwork", &b->host_network) ||
+        !get_bool(d, spec, "hostUsers", &b->host_users))
         return false;
 
     pod->n_images = b->n_images;
@@ -816,14 +819,22 @@ static void finish_requests(ls_pod *pod, pod_build *b)
             pod->requests_nothing = 0;
 }
 
-/* NodeDeclaredFeatures: the features the spec needs a node to declare. */
+/* NodeDeclaredFeatures: the features the spec needs a node to declare, in
+ * name order (InferForScheduling of the features registered upstream that
+ * infer anything at scheduling time). */
 static void infer_required_features(dec *d, ls_pod *pod, const pod_build *b)
 {
-    if (!b->restart_all_rule)
+    bool restart_all = b->restart_all_rule, userns_host_net = b->host_network && !b->host_users;
+    uint32_t n = (uint32_t)restart_all + (uint32_t)userns_host_net;
+    if (!n)
         return;
-    ls_str *f = ls_arena_alloc(d->a, sizeof *f);
-    f[0] = ls_intern_cstr("RestartAllContainersOnContainerExits");
-    pod->n_required_features = 1;
+    ls_str *f = ls_arena_alloc(d->a, n * sizeof *f);
+    uint32_t i = 0;
+    if (restart_all)
+        f[i++] = ls_intern_cstr("RestartAllContainersOnContainerExits");
+    if (userns_host_net)
+        f[i++] = ls_intern_cstr("UserNamespacesHostNetworkSupport");
+    pod->n_required_features = i;
     pod->required_features = f;
 }
 
