@@ -13,10 +13,11 @@
 
 /* upstream's default v1 profile (default_plugins.go) at v1.37, in multiPoint
  * order, with what its feature gates add when on by default: DynamicResources
- * before DefaultPreemption (DRA is locked on; its weight is not verified, and it
- * is not implemented here) and NodeDeclaredFeatures (GA and locked on in
- * v1.37; appended at the end as applyFeatureGates appends gated plugins: the
- * v1.37 position could not be verified in upstream's code).
+ * before DefaultPreemption (DRA is locked on; weight 2 as two readings of
+ * upstream's applyDynamicResources give it, not verified in upstream's code; not
+ * implemented here) and NodeDeclaredFeatures (GA and locked on in v1.37;
+ * appended at the end as applyFeatureGates appends gated plugins: the v1.37
+ * position could not be verified in upstream's code).
  * `implemented` marks what luasched ships today; the others are left out of
  * the built-in default until their plugins exist, and naming them in a file is
  * an error (from validation for the volume plugins below, otherwise from the
@@ -40,7 +41,7 @@ static const struct {
     {"VolumeZone", 0, false},
     {"PodTopologySpread", 2, true},
     {"InterPodAffinity", 2, true},
-    {"DynamicResources", 0, false},
+    {"DynamicResources", 2, false},
     {"DefaultPreemption", 0, true},
     {"NodeResourcesBalancedAllocation", 1, true},
     {"ImageLocality", 1, true},
