@@ -74,6 +74,7 @@ static const struct {
     {"InterPodAffinity", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
     {"DefaultPreemption", P(LS_EP_POST_FILTER)},
     {"NodeResourcesBalancedAllocation", P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
+    {"NodeDeclaredFeatures", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
     /* not upstream defaults: what a user adds */
     {"CustomSort", P(LS_EP_QUEUE_SORT)},
     {"CustomBinder", P(LS_EP_BIND)},
@@ -346,6 +347,7 @@ static const struct {
     {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodePorts", 0}, {"NodeResourcesFit", 1},
     {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DefaultPreemption", 0},
     {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1}, {"DefaultBinder", 0},
+    {"NodeDeclaredFeatures", 0},
 };
 
 /* An expected plugin list at one extension point, spelled as plugins_at
@@ -418,6 +420,8 @@ static void test_expand_defaults(void)
           ls_config_default_enabled("TaintToleration") && ls_config_default_enabled("DefaultBinder") &&
           ls_config_default_enabled("NodeUnschedulable") && ls_config_default_enabled("NodeName"));
     CHECK(!ls_config_default_enabled("VolumeBinding"));
+    CHECK(!ls_config_default_enabled("DynamicResources"));   /* in v1.37's default, not implemented */
+    CHECK(ls_config_default_enabled("NodeDeclaredFeatures"));
     CHECK(!ls_config_default_enabled("CustomScore"));
     ls_config_free(&cfg);
 

@@ -15,7 +15,7 @@ expect_eq "report" "$out" 'Pod shop/web: 1 attempt; the last one:
 Filter (in the order the nodes were examined):
   node-a                   passed
   node-b                   passed
-  node-c                   rejected by TaintToleration: node(s) had untolerated taint {dedicated: db}
+  node-c                   rejected by TaintToleration: node(s) had untolerated taint(s)
 Score (plugin raw -> normalized x weight):
   node-a                   TaintToleration 0 -> 300; NodeResourcesFit 81 -> 81; total 381
   node-b                   TaintToleration 0 -> 300; NodeResourcesFit 90 -> 90; total 390

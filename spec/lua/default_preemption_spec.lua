@@ -286,8 +286,8 @@ describe("DefaultPreemption (luasched simulate)", function()
       pod { name = "p", prio = 0, cpu = 2 },
     })
     expect_run(r)
-    assert.are.equal("pending: 0/3 nodes are available: 1 node(s) had untolerated taint " ..
-      "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu. preemption: 0/3 nodes are available: " ..
+    assert.are.equal("pending: 0/3 nodes are available: 1 node(s) had untolerated taint(s), " ..
+      "2 Insufficient cpu. preemption: 0/3 nodes are available: " ..
       "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.",
       r.lines["default/p"])
   end)

@@ -131,13 +131,16 @@ typedef struct ls_pod {
     uint64_t seq;                          /* arrival order, ties after the timestamp */
 
     ls_resources requests;                 /* PodRequests: containers, sidecars, init max, overhead */
-    int64_t nonzero_milli_cpu, nonzero_memory;  /* with the 100m / 200Mi defaults */
+    int64_t nonzero_milli_cpu, nonzero_memory;  /* node sums: 100m / 200Mi for what nothing sets */
+    int64_t scoring_milli_cpu, scoring_memory;  /* Fit scoring: 100m / 200Mi per container, then pod level */
     uint8_t requests_nothing;              /* every request is zero */
 
     uint32_t n_host_ports;
     const ls_host_port *host_ports;        /* regular containers' ports with hostPort > 0 */
     uint32_t n_images;
-    const ls_str *images;                  /* normalized (":latest" added), init then regular */
+    const ls_str *images;                  /* normalized (":latest" added): init, regular, image volumes */
+    uint32_t n_required_features;
+    const ls_str *required_features;       /* NodeDeclaredFeatures inferred from the spec, sorted by name */
 
     ls_labels node_selector;
     uint8_t has_required_node_affinity;
@@ -176,6 +179,8 @@ typedef struct ls_node {
     const ls_node_image *images;
     uint32_t n_conditions;
     const ls_node_condition *conditions;
+    uint32_t n_declared_features;
+    const ls_str *declared_features;       /* status.declaredFeatures */
 } ls_node;
 
 /* Helpers that plugins call through the FFI (cheap, JIT-inlined calls). */

@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* upstream's default v1 profile (default_plugins.go), in multiPoint order.
+/* upstream's default v1 profile (default_plugins.go) at v1.37, in multiPoint
+ * order, with what its feature gates add when on by default: DynamicResources
+ * before DefaultPreemption (DRA is locked on; weight 2 as two readings of
+ * upstream's applyDynamicResources give it, not verified in upstream's code; not
+ * implemented here) and NodeDeclaredFeatures (GA and locked on in v1.37;
+ * appended at the end as applyFeatureGates appends gated plugins: the v1.37
+ * position could not be verified in upstream's code).
  * `implemented` marks what luasched ships today; the others are left out of
  * the built-in default until their plugins exist, and naming them in a file is
  * an error (from validation for the volume plugins below, otherwise from the
@@ -35,10 +41,12 @@ static const struct {
     {"VolumeZone", 0, false},
     {"PodTopologySpread", 2, true},
     {"InterPodAffinity", 2, true},
+    {"DynamicResources", 2, false},
     {"DefaultPreemption", 0, true},
     {"NodeResourcesBalancedAllocation", 1, true},
     {"ImageLocality", 1, true},
     {"DefaultBinder", 0, true},
+    {"NodeDeclaredFeatures", 0, true},
 };
 
 /* Plugins removed from upstream (rejected by validation since 1.32). */
