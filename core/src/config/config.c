@@ -477,12 +477,7 @@ static void validate_scalars(ls_config *cfg, const parse_ctx *pc, const cJSON *r
                        "Invalid value: %lld: must be greater than or equal to PodInitialBackoffSeconds",
                        (long long)cfg->pod_max_backoff_seconds);
     }
-    const cJSON *ext = cJSON_GetObjectItemCaseSensitive(root, "extenders");
-    if (ext && !cJSON_IsNull(ext) && !cJSON_IsArray(ext))
-        ls_cfg_problem(pc, ext, "extenders", "expected a list");
-    else if (cJSON_IsArray(ext) && cJSON_GetArraySize(ext) > 0)
-        ls_cfg_problem(pc, ext, "extenders", "scheduler extenders are not supported by luasched (remove the "
-                                             "extenders list; a Lua plugin can do what an extender does)");
+    ls_cfg_parse_extenders(cfg, pc, root);
 }
 
 static void parse_root(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
@@ -818,6 +813,7 @@ void ls_config_free(ls_config *cfg)
     if (cfg->raw_profiles)
         raw_profiles_free(cfg->raw_profiles, cfg->n_profiles);
     ls_cfg_free_fields(cfg);
+    ls_cfg_free_extenders(cfg);
     ls_cfg_problems_free(&cfg->problems);
     cJSON_Delete(cfg->completed_args);
     memset(cfg, 0, sizeof *cfg);
