@@ -49,6 +49,10 @@ typedef struct ls_sched_source {
      * lower-priority pods nominated to the node it chose): status.nominatedNodeName
      * goes too. */
     void (*clear_nomination)(void *ud, const ls_pod *pod);
+    /* Optional: an HTTP extender bound the pod (its bindVerb). An embedded
+     * cluster applies the binding the extender made; NULL for a real API
+     * server, whose informers report it. */
+    void (*extender_bound)(void *ud, const ls_pod *pod, ls_str node);
     /* Optional, for the real-time loop: block until the source has events or
      * `ms` milliseconds have passed (without it, the loop sleeps). */
     void (*wait)(void *ud, uint64_t ms);

@@ -423,11 +423,13 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
 static int load(const sim_opts *o, ls_cluster *c, ls_config *cfg)
 {
     ls_error err;
-    if (!ls_cluster_load_file(c, o->cluster, &err) || !ls_cluster_admit(c, &err)) {
+    /* the configuration first: one with extenders makes the decoder keep each
+     * object's JSON for the extenders' wire format */
+    if (!ls_config_load(cfg, o->config, &err)) {
         fprintf(stderr, "luasched simulate: %s\n", err.msg);
         return LS_EXIT_USAGE;
     }
-    if (!ls_config_load(cfg, o->config, &err)) {
+    if (!ls_cluster_load_file(c, o->cluster, &err) || !ls_cluster_admit(c, &err)) {
         fprintf(stderr, "luasched simulate: %s\n", err.msg);
         return LS_EXIT_USAGE;
     }

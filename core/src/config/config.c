@@ -526,6 +526,8 @@ bool ls_config_load(ls_config *cfg, const char *path, ls_error *err)
     else
         parse_root(cfg, &pc, ls_doc_get(doc, 0));
     ls_doc_free(doc);
+    if (cfg->n_extenders)
+        ls_model_keep_json(true);   /* the extenders' wire format carries whole Pods and Nodes */
     return cfg->problems.len == 0;
 }
 
