@@ -10,6 +10,7 @@ done
 # Tools the end-to-end tests drive: kubectl against the served API, promtool on /metrics.
 command -v kubectl >/dev/null || missing+=(kubernetes-client)
 command -v promtool >/dev/null || missing+=(prometheus)
+command -v jq >/dev/null || missing+=(jq)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"

@@ -737,6 +737,9 @@ function M.post_filter(pi)
       if nominated then cycle.nominated_node = ls.intern(nominated) end
       if st then set_status(st, k - 1) end
       return code
+    elseif code == ERROR and st.message ~= "" then
+      -- upstream wraps the plugin's error: running PostFilter plugin "X": <its message>
+      return fail("running PostFilter plugin %q: %s", current.name, st.message)
     elseif code ~= UNSCHED then
       return fail("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
     end
