@@ -28,6 +28,7 @@ config() {
 # sim CLUSTER: simulate with $TMP/cfg.yaml, JSON; the extender's log starts empty
 sim() {
   : > "$TMP/ext.log"
+  : > "$TMP/ext.log.bodies"
   "$BIN" simulate "$TMP/$1" --config "$TMP/cfg.yaml" --output json
 }
 pod_field() { jq -r --arg p "$2" ".pods[] | select(.name == \$p) | $3" <<< "$1"; }
@@ -63,12 +64,19 @@ bind default/p1 n3"
 # score * weight * (100 / 10): n1 1*5*10, n2 2*5*10, n3 3*5*10
 t1=$(pod_field "$out" p1 '.totalScore.n1'); t2=$(pod_field "$out" p1 '.totalScore.n2'); t3=$(pod_field "$out" p1 '.totalScore.n3')
 expect_eq "extender scores scaled by weight * MaxNodeScore / MaxExtenderPriority" "$((t2 - t1)) $((t3 - t1))" "50 100"
+body() { sed -n "s#^/$1 ##p" "$TMP/ext.log.bodies" | head -1; }
+expect_eq "ExtenderArgs: Pod as received, Nodes as a NodeList, NodeNames null" \
+  "$(body filter | jq -c '[.Pod.metadata.name, .Pod.spec.containers[0].resources.requests.cpu, (.Nodes | keys), [.Nodes.items[].metadata.name], .NodeNames]')" \
+  '["p1","1",["items","metadata"],["n1","n2","n3","bad4","gone5"],null]'
+expect_eq "ExtenderBindingArgs" "$(body bind)" '{"PodName":"p1","PodNamespace":"default","PodUID":"uid-p1","Node":"n3"}'
 expect_eq "plugin part: TaintToleration 100 * 3 + NodeResourcesFit 81 + BalancedAllocation 93, plus 50 on n1" "$t1" "524"
 
 # ---- nodeCacheCapable: names only, same decisions
 config "{urlPrefix: \"$URL\", filterVerb: filter, prioritizeVerb: prioritize, weight: 1, nodeCacheCapable: true}"
 out=$(sim five.yaml)
 expect_eq "nodeCacheCapable: p1 on n3" "$(pod_field "$out" p1 .node)" "n3"
+expect_eq "nodeCacheCapable: Nodes null, NodeNames the kept ones for prioritize" \
+  "$(body prioritize | jq -c '[.Nodes, .NodeNames]')" '[null,["n1","n2","n3"]]'
 expect_eq "nodeCacheCapable: NodeNames sent and answered" "$(cat "$TMP/ext.log")" \
 "filter default/p1 nodes=5
 prioritize default/p1 nodes=3"
@@ -149,9 +157,15 @@ out=$(sim preempt.yaml)
 expect_eq "hp preempts v1 on n1" "$(pod_field "$out" hp .node) $(pod_field "$out" hp '.attempts[0].victims | join(",")')" \
   "n1 default/v1"
 expect_eq "one preempt call with both candidates" "$(cat "$TMP/ext.log")" "preempt default/hp candidates=2"
+expect_eq "ExtenderPreemptionArgs: whole victim pods, NodeNameToMetaVictims null" \
+  "$(body preempt | jq -c '[.Pod.metadata.name, (.NodeNameToVictims | to_entries | map([.key, [.value.Pods[].metadata.name], .value.NumPDBViolations]) | sort), .NodeNameToMetaVictims]')" \
+  '["hp",[["keep2",["v2"],0],["n1",["v1"],0]],null]'
 config "{urlPrefix: \"$URL\", preemptVerb: preempt, nodeCacheCapable: true}"
 out=$(sim preempt.yaml)
 expect_eq "nodeCacheCapable preemption (UIDs): the same" "$(pod_field "$out" hp .node)" "n1"
+expect_eq "ExtenderPreemptionArgs with nodeCacheCapable: MetaVictims (UIDs)" \
+  "$(body preempt | jq -c '[.NodeNameToVictims, (.NodeNameToMetaVictims | to_entries | map([.key, .value.Pods]) | sort)]')" \
+  '[null,[["keep2",[{"UID":"uid-v2"}]],["n1",[{"UID":"uid-v1"}]]]]'
 cluster preempt1.yaml "$(node n1 2)" "$(pod v1 2 1 n1 '')" "$(pod hp 2 100 '' '')"
 config "{urlPrefix: \"$URL\", preemptVerb: preempt-empty}"
 out=$(sim preempt1.yaml)

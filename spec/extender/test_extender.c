@@ -5,8 +5,9 @@
  *   test_extender PORT_FILE LOG_FILE
  *
  * listens on 127.0.0.1 (a free port, written to PORT_FILE), appends one line
- * per call to LOG_FILE ("VERB NAMESPACE/POD nodes=N" or "bind NS/POD NODE"),
- * and serves until SIGINT or SIGTERM. Its rules, by node and pod name, so
+ * per call to LOG_FILE ("VERB NAMESPACE/POD nodes=N" or "bind NS/POD NODE")
+ * and the request as received to LOG_FILE.bodies ("/VERB BODY"), and serves
+ * until SIGINT or SIGTERM. Its rules, by node and pod name, so
  * that the specs can work the expected outcome by hand:
  *
  *   /filter      nodes whose name contains "bad" fail (FailedNodes,
@@ -37,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static FILE *call_log;
+static FILE *call_log, *body_log;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile sig_atomic_t stop;
 
@@ -242,6 +243,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     }
     if (strcmp(method, "POST") != 0)
         return reply(conn, 405, strdup("{}"));
+    pthread_mutex_lock(&log_lock);
+    fprintf(body_log, "%s %s\n", url, b->data ? b->data : "");
+    fflush(body_log);
+    pthread_mutex_unlock(&log_lock);
     cJSON *args = cJSON_ParseWithLength(b->data ? b->data : "", b->len);
     if (!args)
         return reply(conn, 400, strdup("{\"Error\":\"not JSON\"}"));
@@ -280,7 +285,10 @@ int main(int argc, char **argv)
         return 2;
     }
     call_log = fopen(argv[2], "a");
-    if (!call_log) {
+    char bodies[4096];
+    snprintf(bodies, sizeof bodies, "%s.bodies", argv[2]);
+    body_log = fopen(bodies, "a");
+    if (!call_log || !body_log) {
         perror(argv[2]);
         return 2;
     }
@@ -307,5 +315,6 @@ int main(int argc, char **argv)
         usleep(100000);
     MHD_stop_daemon(d);
     fclose(call_log);
+    fclose(body_log);
     return 0;
 }
