@@ -29,7 +29,11 @@ config() {
 sim() {
   : > "$TMP/ext.log"
   : > "$TMP/ext.log.bodies"
-  "$BIN" simulate "$TMP/$1" --config "$TMP/cfg.yaml" --output json
+  local rc=0
+  "$BIN" simulate "$TMP/$1" --config "$TMP/cfg.yaml" --output json 2> "$TMP/sim.err" || rc=$?
+  if [ "$rc" -ne 0 ] || grep -q Sanitizer "$TMP/sim.err"; then
+    { echo "simulate $1 with $(tail -n +4 "$TMP/cfg.yaml") exited $rc"; cat "$TMP/sim.err"; } >> "$TMP/sim.failures"
+  fi
 }
 pod_field() { jq -r --arg p "$2" ".pods[] | select(.name == \$p) | $3" <<< "$1"; }
 
@@ -192,5 +196,7 @@ config "{urlPrefix: \"http://x/\", filterVerb: f, prioritizeVerb: p, weight: 2, 
 "$BIN" simulate "$TMP/five.yaml" --config "$TMP/cfg.yaml" --write-config-to "$TMP/out.json" > /dev/null 2>&1
 expect_eq "written back: omitempty fields left out, httpTimeout always there" "$(jq -c .extenders "$TMP/out.json")" \
 '[{"enableHTTPS":true,"filterVerb":"f","httpTimeout":"1m30s","ignorable":true,"managedResources":[{"name":"example.com/gpu","ignoredByScheduler":true}],"nodeCacheCapable":true,"prioritizeVerb":"p","tlsConfig":{"caData":"aGVsbG8=","insecure":true},"urlPrefix":"http://x/","weight":2},{"httpTimeout":"0s","urlPrefix":"http://y"}]'
+
+expect_eq "every simulate exited 0, no sanitizer report" "$(cat "$TMP/sim.failures" 2>/dev/null)" ""
 
 [ "$failures" -eq 0 ]
