@@ -53,4 +53,5 @@ endif()
 
 # The scheduler extender the extender specs talk to (spec/extender/).
 add_executable(luasched_test_extender ${CMAKE_SOURCE_DIR}/spec/extender/test_extender.c)
-target_link_libraries(luasched_test_extender PRIVATE PkgConfig::MHD PkgConfig::CJSON Threads::Threads)
+target_include_directories(luasched_test_extender PRIVATE ${CMAKE_SOURCE_DIR}/core/src)
+target_link_libraries(luasched_test_extender PRIVATE luasched)

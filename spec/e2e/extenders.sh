@@ -11,12 +11,17 @@
 . "$(dirname "$0")/lib.bash"
 EXT=${LUASCHED_TEST_EXTENDER:?LUASCHED_TEST_EXTENDER must point to the test extender}
 EXT_PID=
-trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+TLS_PID=
+trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; [ -n "$TLS_PID" ] && kill "$TLS_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 
 "$EXT" "$TMP/ext.port" "$TMP/ext.log" &
 EXT_PID=$!
-for _ in $(seq 1 50); do [ -s "$TMP/ext.port" ] && break; sleep 0.1; done
+# the same over HTTPS, with a self-signed certificate for 127.0.0.1
+"$EXT" "$TMP/tls.port" "$TMP/ext.log" --tls "$TMP/tls.crt" &
+TLS_PID=$!
+for _ in $(seq 1 50); do [ -s "$TMP/ext.port" ] && [ -s "$TMP/tls.port" ] && break; sleep 0.1; done
 URL=http://127.0.0.1:$(cat "$TMP/ext.port")
+TLS_URL=https://127.0.0.1:$(cat "$TMP/tls.port")
 
 # config ENTRY...: a configuration whose extenders are the given YAML flow maps
 config() {
@@ -74,6 +79,19 @@ expect_eq "ExtenderArgs: Pod as received, Nodes as a NodeList, NodeNames null" \
   '["p1","1",["items","metadata"],["n1","n2","n3","bad4","gone5"],null]'
 expect_eq "ExtenderBindingArgs" "$(body bind)" '{"PodName":"p1","PodNamespace":"default","PodUID":"uid-p1","Node":"n3"}'
 expect_eq "plugin part: TaintToleration 100 * 3 + NodeResourcesFit 81 + BalancedAllocation 93, plus 50 on n1" "$t1" "524"
+
+# ---- HTTPS: tlsConfig's CA (file or data), enableHTTPS without a CA (not verified, as upstream)
+ca_data=$(base64 -w0 < "$TMP/tls.crt")
+for tls in "enableHTTPS: true, tlsConfig: {caFile: \"$TMP/tls.crt\"}" "tlsConfig: {caData: $ca_data}" \
+           "enableHTTPS: true" "tlsConfig: {insecure: true}"; do
+  config "{urlPrefix: \"$TLS_URL\", filterVerb: filter, prioritizeVerb: prioritize, weight: 5, $tls}"
+  out=$(sim five.yaml)
+  expect_eq "HTTPS with $(cut -c1-40 <<< "$tls"): p1 on n3" "$(pod_field "$out" p1 .node) $(wc -l < "$TMP/ext.log")" "n3 2"
+done
+config "{urlPrefix: \"$TLS_URL\", filterVerb: filter}"
+out=$(sim five.yaml)
+expect_contains "HTTPS without enableHTTPS or a CA: the certificate is verified, and refused" \
+  "$(pod_field "$out" p1 .message)" "Post \"$TLS_URL/filter\": "
 
 # ---- nodeCacheCapable: names only, same decisions
 config "{urlPrefix: \"$URL\", filterVerb: filter, prioritizeVerb: prioritize, weight: 1, nodeCacheCapable: true}"

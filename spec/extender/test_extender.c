@@ -2,8 +2,10 @@
  * test_extender.c: a scheduler extender for the specs (libmicrohttpd +
  * cJSON), speaking upstream's wire format (k8s.io/kube-scheduler/extender/v1).
  *
- *   test_extender PORT_FILE LOG_FILE
+ *   test_extender PORT_FILE LOG_FILE [--tls CERT_FILE]
  *
+ * (with --tls: HTTPS with a self-signed certificate for 127.0.0.1, written
+ * to CERT_FILE so that a client can trust it)
  * listens on 127.0.0.1 (a free port, written to PORT_FILE), appends one line
  * per call to LOG_FILE ("VERB NAMESPACE/POD nodes=N" or "bind NS/POD NODE")
  * and the request as received to LOG_FILE.bodies ("/VERB BODY"), and serves
@@ -24,6 +26,8 @@
  *   /status500   HTTP 500
  *   /slow        answers /filter after 1.5 s (for httpTimeout)
  */
+#include "server/tls.h"
+
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 
@@ -278,10 +282,30 @@ static void on_signal(int sig)
     stop = 1;
 }
 
+static struct MHD_Daemon *start(const char *cert_file, char **cert, char **key)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    if (!cert_file)
+        return MHD_start_daemon(flags, 0, NULL, NULL, on_access, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    const char *hosts[] = {"127.0.0.1"};
+    ls_error err;
+    if (!ls_tls_self_signed(hosts, 1, cert, key, &err) || !ls_tls_write_pem(cert_file, *cert, 0644, &err)) {
+        fprintf(stderr, "test_extender: %s\n", err.msg);
+        return NULL;
+    }
+    return MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_access, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_HTTPS_MEM_CERT, *cert,
+                            MHD_OPTION_HTTPS_MEM_KEY, *key, MHD_OPTION_END);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: test_extender PORT_FILE LOG_FILE\n");
+    const char *cert_file = argc == 5 && strcmp(argv[3], "--tls") == 0 ? argv[4] : NULL;
+    if (argc != 3 && !cert_file) {
+        fprintf(stderr, "usage: test_extender PORT_FILE LOG_FILE [--tls CERT_FILE]\n");
         return 2;
     }
     call_log = fopen(argv[2], "a");
@@ -292,11 +316,8 @@ int main(int argc, char **argv)
         perror(argv[2]);
         return 2;
     }
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
-                                            NULL, on_access, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-                                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    char *cert = NULL, *key = NULL;
+    struct MHD_Daemon *d = start(cert_file, &cert, &key);
     if (!d) {
         fprintf(stderr, "test_extender: cannot listen\n");
         return 1;
@@ -314,6 +335,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < 6000 && !stop; i++)   /* at most 10 minutes */
         usleep(100000);
     MHD_stop_daemon(d);
+    free(cert);
+    free(key);
     fclose(call_log);
     fclose(body_log);
     return 0;
