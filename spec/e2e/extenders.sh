@@ -12,14 +12,20 @@
 EXT=${LUASCHED_TEST_EXTENDER:?LUASCHED_TEST_EXTENDER must point to the test extender}
 EXT_PID=
 TLS_PID=
-trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; [ -n "$TLS_PID" ] && kill "$TLS_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+NAMED_PID=
+trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; [ -n "$TLS_PID" ] && kill "$TLS_PID" 2>/dev/null;
+      [ -n "$NAMED_PID" ] && kill "$NAMED_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 
 "$EXT" "$TMP/ext.port" "$TMP/ext.log" &
 EXT_PID=$!
 # the same over HTTPS, with a self-signed certificate for 127.0.0.1
 "$EXT" "$TMP/tls.port" "$TMP/ext.log" --tls "$TMP/tls.crt" &
 TLS_PID=$!
-for _ in $(seq 1 50); do [ -s "$TMP/ext.port" ] && [ -s "$TMP/tls.port" ] && break; sleep 0.1; done
+# and with a certificate for the name extender.test only (tlsConfig.serverName)
+"$EXT" "$TMP/named.port" "$TMP/ext.log" --tls "$TMP/named.crt" extender.test &
+NAMED_PID=$!
+for _ in $(seq 1 50); do [ -s "$TMP/ext.port" ] && [ -s "$TMP/tls.port" ] && [ -s "$TMP/named.port" ] && break; sleep 0.1; done
+NAMED_URL=https://127.0.0.1:$(cat "$TMP/named.port")
 URL=http://127.0.0.1:$(cat "$TMP/ext.port")
 TLS_URL=https://127.0.0.1:$(cat "$TMP/tls.port")
 
@@ -88,6 +94,14 @@ for tls in "enableHTTPS: true, tlsConfig: {caFile: \"$TMP/tls.crt\"}" "tlsConfig
   out=$(sim five.yaml)
   expect_eq "HTTPS with $(cut -c1-40 <<< "$tls"): p1 on n3" "$(pod_field "$out" p1 .node) $(wc -l < "$TMP/ext.log")" "n3 2"
 done
+config "{urlPrefix: \"$NAMED_URL\", filterVerb: filter, tlsConfig: {caFile: \"$TMP/named.crt\", serverName: extender.test}}"
+out=$(sim five.yaml)
+expect_eq "serverName: the certificate of extender.test is checked against that name" \
+  "$(pod_field "$out" p1 '.attempts[0].result') $(cat "$TMP/ext.log")" "bound filter default/p1 nodes=5"
+config "{urlPrefix: \"$NAMED_URL\", filterVerb: filter, tlsConfig: {caFile: \"$TMP/named.crt\"}}"
+out=$(sim five.yaml)
+expect_contains "without serverName the same certificate does not name 127.0.0.1" "$(pod_field "$out" p1 .message)" \
+  "Post \"$NAMED_URL/filter\": "
 config "{urlPrefix: \"$TLS_URL\", filterVerb: filter}"
 out=$(sim five.yaml)
 expect_contains "HTTPS without enableHTTPS or a CA: the certificate is verified, and refused" \

@@ -2,10 +2,10 @@
  * test_extender.c: a scheduler extender for the specs (libmicrohttpd +
  * cJSON), speaking upstream's wire format (k8s.io/kube-scheduler/extender/v1).
  *
- *   test_extender PORT_FILE LOG_FILE [--tls CERT_FILE]
+ *   test_extender PORT_FILE LOG_FILE [--tls CERT_FILE [NAME]]
  *
- * (with --tls: HTTPS with a self-signed certificate for 127.0.0.1, written
- * to CERT_FILE so that a client can trust it)
+ * (with --tls: HTTPS with a self-signed certificate for NAME, 127.0.0.1 by
+ * default, written to CERT_FILE so that a client can trust it)
  * listens on 127.0.0.1 (a free port, written to PORT_FILE), appends one line
  * per call to LOG_FILE ("VERB NAMESPACE/POD nodes=N" or "bind NS/POD NODE")
  * and the request as received to LOG_FILE.bodies ("/VERB BODY"), and serves
@@ -282,7 +282,7 @@ static void on_signal(int sig)
     stop = 1;
 }
 
-static struct MHD_Daemon *start(const char *cert_file, char **cert, char **key)
+static struct MHD_Daemon *start(const char *cert_file, const char *name, char **cert, char **key)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -290,7 +290,7 @@ static struct MHD_Daemon *start(const char *cert_file, char **cert, char **key)
     if (!cert_file)
         return MHD_start_daemon(flags, 0, NULL, NULL, on_access, NULL, MHD_OPTION_SOCK_ADDR, &sa,
                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
-    const char *hosts[] = {"127.0.0.1"};
+    const char *hosts[] = {name};
     ls_error err;
     if (!ls_tls_self_signed(hosts, 1, cert, key, &err) || !ls_tls_write_pem(cert_file, *cert, 0644, &err)) {
         fprintf(stderr, "test_extender: %s\n", err.msg);
@@ -303,9 +303,9 @@ static struct MHD_Daemon *start(const char *cert_file, char **cert, char **key)
 
 int main(int argc, char **argv)
 {
-    const char *cert_file = argc == 5 && strcmp(argv[3], "--tls") == 0 ? argv[4] : NULL;
+    const char *cert_file = (argc == 5 || argc == 6) && strcmp(argv[3], "--tls") == 0 ? argv[4] : NULL;
     if (argc != 3 && !cert_file) {
-        fprintf(stderr, "usage: test_extender PORT_FILE LOG_FILE [--tls CERT_FILE]\n");
+        fprintf(stderr, "usage: test_extender PORT_FILE LOG_FILE [--tls CERT_FILE [NAME]]\n");
         return 2;
     }
     call_log = fopen(argv[2], "a");
@@ -317,7 +317,7 @@ int main(int argc, char **argv)
         return 2;
     }
     char *cert = NULL, *key = NULL;
-    struct MHD_Daemon *d = start(cert_file, &cert, &key);
+    struct MHD_Daemon *d = start(cert_file, argc == 6 ? argv[5] : "127.0.0.1", &cert, &key);
     if (!d) {
         fprintf(stderr, "test_extender: cannot listen\n");
         return 1;

@@ -66,7 +66,7 @@ static bool build_one(const ls_extender_config *e, ls_extender *out, ls_error *e
     if (ok) {
         /* one attempt (upstream's http.Client does not retry), no rate limit */
         ls_kclient_options o = {.qps = -1, .connect_timeout_ms = out->timeout_ms, .timeout_ms = out->timeout_ms,
-                                .max_attempts = 1};
+                                .max_attempts = 1, .tls_server_name = e->tls.server_name};
         out->client = ls_kclient_new(&kc, &o, err);
         ok = out->client != NULL;
     }
