@@ -79,6 +79,15 @@ bind default/p1 n3"
 # score * weight * (100 / 10): n1 1*5*10, n2 2*5*10, n3 3*5*10
 t1=$(pod_field "$out" p1 '.totalScore.n1'); t2=$(pod_field "$out" p1 '.totalScore.n2'); t3=$(pod_field "$out" p1 '.totalScore.n3')
 expect_eq "extender scores scaled by weight * MaxNodeScore / MaxExtenderPriority" "$((t2 - t1)) $((t3 - t1))" "50 100"
+expect_eq "JSON: the extender's verdicts beside the plugins'" \
+  "$(pod_field "$out" p1 '[.filter.n1.Extender, .filter.bad4.Extender, .filter.gone5.Extender] | join("|")')" \
+  "passed|extender: no room for the pod|extender: node is gone"
+expect_eq "JSON: the extender's raw and final score, named by its urlPrefix" \
+  "$(pod_field "$out" p1 "[.score.n3[\"$URL/\"], .finalScore.n3[\"$URL/\"]] | join(\" \")")" "3 150"
+: > "$TMP/ext.log"
+explained=$("$BIN" explain "$TMP/five.yaml" p1 --config "$TMP/cfg.yaml" 2>&1)
+expect_contains "explain: a node the extender rejected" "$explained" "bad4                     rejected by Extender: extender: no room for the pod"
+expect_contains "explain: the extender's score in the total" "$explained" "$URL/ 3 -> 150; total 624"
 body() { sed -n "s#^/$1 ##p" "$TMP/ext.log.bodies" | head -1; }
 expect_eq "ExtenderArgs: Pod as received, Nodes as a NodeList, NodeNames null" \
   "$(body filter | jq -c '[.Pod.metadata.name, .Pod.spec.containers[0].resources.requests.cpu, (.Nodes | keys), [.Nodes.items[].metadata.name], .NodeNames]')" \

@@ -469,6 +469,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     c->prefilter_restricts = 0;
     c->prefilter_absent_status = 0;
     c->selected_node = 0;
+    ls_extenders_begin_cycle(s->extenders, c->num_all_nodes, c->trace);
 }
 
 /* A FitError: PostFilter (preemption) runs if the profile has any, and its

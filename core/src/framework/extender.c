@@ -113,6 +113,10 @@ void ls_extenders_free(ls_extenders *x)
         free(x->items[i].url);
     }
     free(x->items);
+    free(x->verdicts);
+    free(x->raw_scores);
+    free(x->final_scores);
+    free(x->scored);
     ls_vec_free(&x->candidates);
     ls_vec_free(&x->victims);
     free(x);
@@ -169,6 +173,76 @@ void ls_extenders_registrations(const ls_extenders *x, uint32_t n_profiles, ls_e
     for (uint32_t p = 0; p < n_profiles; p++)
         (*regs)[(*n)++] = (ls_event_registration){.profile = p, .plugin = ls_intern_cstr(LS_EXTENDER_NAME),
                                                   .resource = ls_intern_cstr("*"), .actions = LS_ACT_ALL};
+}
+
+/* ---- the trace of a cycle, for output */
+
+void ls_extenders_begin_cycle(ls_extenders *x, uint32_t num_all_nodes, bool trace)
+{
+    if (!x)
+        return;
+    x->trace = trace;
+    x->num_scored = 0;
+    if (!trace)
+        return;
+    if (num_all_nodes > x->verdicts_cap) {
+        x->verdicts_cap = num_all_nodes;
+        x->verdicts = ls_xrealloc(x->verdicts, num_all_nodes * sizeof *x->verdicts);
+    }
+    if (num_all_nodes)
+        memset(x->verdicts, 0, num_all_nodes * sizeof *x->verdicts);
+    if (!x->scored)
+        x->scored = ls_xcalloc(x->n, 1);
+    memset(x->scored, 0, x->n);
+}
+
+const char *ls_extenders_verdict(const ls_extenders *x, uint32_t node_index)
+{
+    if (!x || !x->trace || node_index >= x->verdicts_cap)
+        return NULL;
+    uint32_t v = x->verdicts[node_index];
+    if (v == 0)
+        return NULL;
+    if (v == 1)
+        return "passed";
+    if (v == LS_EXTENDER_DROPPED)
+        return "filtered out (the extender gave no reason)";
+    return ls_status_get(v - 1)->message;
+}
+
+bool ls_extenders_score(const ls_extenders *x, uint32_t e, uint32_t i, int64_t *raw, int64_t *final)
+{
+    if (!x || !x->trace || e >= x->n || !x->scored[e] || i >= x->num_scored)
+        return false;
+    *raw = x->raw_scores[e * x->num_scored + i];
+    *final = x->final_scores[e * x->num_scored + i];
+    return true;
+}
+
+const char *ls_extenders_name(const ls_extenders *x, uint32_t e)
+{
+    return x && e < x->n ? x->items[e].cfg->url_prefix : NULL;
+}
+
+/* Filter's verdicts on the nodes one extender was asked about. */
+static void trace_filter(ls_extenders *x, const ls_cycle *c, const ls_node_info *const *asked, uint32_t n_asked,
+                         const ls_node_info *const *kept, uint32_t n_kept)
+{
+    if (!x->trace)
+        return;
+    for (uint32_t i = 0; i < n_asked; i++) {
+        uint32_t idx = asked[i]->index;
+        bool still = false;
+        for (uint32_t k = 0; k < n_kept && !still; k++)
+            still = kept[k] == asked[i];
+        if (still) {
+            if (x->verdicts[idx] == 0)
+                x->verdicts[idx] = 1;
+            continue;
+        }
+        const ls_node_status *st = &c->node_status[idx];
+        x->verdicts[idx] = st->plugin == -1 && st->code != LS_SUCCESS ? st->status + 1 : LS_EXTENDER_DROPPED;
+    }
 }
 
 /* ---- IsInterested */
@@ -411,6 +485,7 @@ bool ls_extenders_filter(ls_extenders *x, ls_cycle *c, bool *rejected, char **ms
             *msg = err;
             return false;
         }
+        trace_filter(x, c, c->feasible, c->num_feasible, kept, n_kept);
         if (n_kept != c->num_feasible)
             *rejected = true;
         memcpy(c->feasible, kept, n_kept * sizeof *kept);
@@ -422,8 +497,9 @@ bool ls_extenders_filter(ls_extenders *x, ls_cycle *c, bool *rejected, char **ms
 
 /* ---- Prioritize */
 
-static void prioritize_one(const ls_extender *e, const ls_cycle *c, int64_t *totals)
+static void prioritize_one(ls_extenders *x, uint32_t ei, const ls_cycle *c, int64_t *totals)
 {
+    const ls_extender *e = &x->items[ei];
     char *body = extender_args(e, c->pod, c->feasible, c->num_feasible);
     char *msg = NULL;
     cJSON *result = ls_extender_send(e, e->cfg->prioritize_verb, body, &msg);
@@ -443,19 +519,47 @@ static void prioritize_one(const ls_extender *e, const ls_cycle *c, int64_t *tot
         const ls_node_info *ni = find_feasible(c, c->num_feasible, host->valuestring);
         if (!ni)
             continue;
-        for (uint32_t i = 0; i < c->num_feasible; i++)
-            if (c->feasible[i] == ni)
-                totals[i] += (int64_t)score->valuedouble * e->cfg->weight * (LS_MAX_NODE_SCORE / LS_MAX_EXTENDER_PRIORITY);
+        int64_t raw = (int64_t)score->valuedouble;
+        int64_t final = raw * e->cfg->weight * (LS_MAX_NODE_SCORE / LS_MAX_EXTENDER_PRIORITY);
+        for (uint32_t i = 0; i < c->num_feasible; i++) {
+            if (c->feasible[i] != ni)
+                continue;
+            totals[i] += final;
+            if (x->trace) {
+                x->raw_scores[ei * x->num_scored + i] += raw;
+                x->final_scores[ei * x->num_scored + i] += final;
+            }
+        }
     }
+    if (x->trace)
+        x->scored[ei] = 1;
     cJSON_Delete(result);
+}
+
+/* Room for every extender's score of every feasible node, zeroed. */
+static void trace_scores(ls_extenders *x, uint32_t num_feasible)
+{
+    x->num_scored = num_feasible;
+    uint32_t need = x->n * num_feasible;
+    if (need > x->scores_cap) {
+        x->scores_cap = need;
+        x->raw_scores = ls_xrealloc(x->raw_scores, need * sizeof *x->raw_scores);
+        x->final_scores = ls_xrealloc(x->final_scores, need * sizeof *x->final_scores);
+    }
+    if (need) {
+        memset(x->raw_scores, 0, need * sizeof *x->raw_scores);
+        memset(x->final_scores, 0, need * sizeof *x->final_scores);
+    }
 }
 
 void ls_extenders_prioritize(ls_extenders *x, const ls_cycle *c, int64_t *totals)
 {
+    if (x && x->trace)
+        trace_scores(x, c->num_feasible);
     for (uint32_t i = 0; x && i < x->n; i++) {
         const ls_extender *e = &x->items[i];
         if (verb_set(e->cfg->prioritize_verb) && ls_extender_interested(e, c->pod))
-            prioritize_one(e, c, totals);
+            prioritize_one(x, i, c, totals);
     }
 }
 

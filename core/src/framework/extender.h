@@ -42,6 +42,13 @@ void ls_extenders_apply_ignored_resources(const ls_config *cfg, ls_profile *prof
 void ls_extenders_registrations(const ls_extenders *x, uint32_t n_profiles, ls_event_registration **regs,
                                 uint32_t *n);
 
+/* A new cycle over num_all_nodes nodes: what the extenders say is recorded
+ * for output when `trace` (ls_extenders_verdict, ls_extenders_score). */
+void ls_extenders_begin_cycle(ls_extenders *x, uint32_t num_all_nodes, bool trace);
+const char *ls_extenders_verdict(const ls_extenders *x, uint32_t node_index);
+bool ls_extenders_score(const ls_extenders *x, uint32_t e, uint32_t i, int64_t *raw, int64_t *final);
+const char *ls_extenders_name(const ls_extenders *x, uint32_t e);
+
 /* findNodesThatPassExtenders over cycle->feasible[0..num_feasible): the list
  * shrinks in place, nodes named in FailedNodes / FailedAndUnresolvableNodes
  * get that status in cycle->node_status. *rejected is set when some node was

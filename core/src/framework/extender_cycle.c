@@ -5,6 +5,7 @@
  * nodes and errors as upstream's findNodesThatFitPod), and the functions
  * DefaultPreemption calls through the FFI for preemption's extender step.
  */
+#include "framework/extender_internal.h"
 #include "framework/scheduler_internal.h"
 
 #include <stdio.h>
@@ -106,4 +107,26 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
 {
     ls_extenders *x = extenders_of(cycle);
     return x ? ls_extenders_victim(x, i, k) : NULL;
+}
+
+/* ---- for output */
+
+uint32_t ls_scheduler_num_extenders(const ls_scheduler *s)
+{
+    return s->extenders ? s->extenders->n : 0;
+}
+
+const char *ls_scheduler_extender_name(const ls_scheduler *s, uint32_t e)
+{
+    return ls_extenders_name(s->extenders, e);
+}
+
+const char *ls_scheduler_extender_verdict(const ls_scheduler *s, uint32_t node_index)
+{
+    return ls_extenders_verdict(s->extenders, node_index);
+}
+
+bool ls_scheduler_extender_score(const ls_scheduler *s, uint32_t e, uint32_t i, int64_t *raw, int64_t *final)
+{
+    return ls_extenders_score(s->extenders, e, i, raw, final);
 }

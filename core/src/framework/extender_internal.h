@@ -26,11 +26,21 @@ typedef struct extender_candidate {
     uint32_t first, n_victims;
 } extender_candidate;
 
+/* A node an extender filtered out without a FailedNodes entry. */
+#define LS_EXTENDER_DROPPED UINT32_MAX
+
 struct ls_extenders {
     uint32_t n;
     ls_extender *items;              /* ignorable ones last */
     ls_vec candidates;               /* extender_candidate */
     ls_vec victims;                  /* const ls_pod * */
+    /* the running cycle, when tracing (explain, JSON output) */
+    bool trace;
+    uint32_t *verdicts;              /* per snapshot node index: 0 not asked, 1 passed, status id + 1, or DROPPED */
+    uint32_t verdicts_cap;
+    int64_t *raw_scores, *final_scores;   /* [e * num_scored + i] */
+    uint8_t *scored;                 /* per extender: gave scores this cycle */
+    uint32_t scores_cap, num_scored;
 };
 
 bool ls_extender_interested(const ls_extender *e, const ls_pod *pod);
