@@ -133,6 +133,16 @@ out=$(sim rejected.yaml)
 expect_eq "the FitError counts the extender's reasons; preemption can only try bad1" "$(pod_field "$out" p1 .message)" \
 "0/2 nodes are available: 1 extender: no room for the pod, 1 extender: node is gone. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
 
+# ---- a pod the extender rejected is retried on any cluster event (upstream's
+# "Extender" in UnschedulablePlugins), not at the 5-minute flush
+{ cat "$TMP/rejected.yaml"
+  echo "---"
+  echo "{apiVersion: luasched.io/v1alpha1, kind: Timeline, steps: [{at: 60s, create: {apiVersion: v1, kind: Node, metadata: {name: n9}, status: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}}}}]}"
+} > "$TMP/rejected-then-node.yaml"
+out=$(sim rejected-then-node.yaml)
+expect_eq "a node added at 60 s takes the pod the extender rejected, at 60 s" \
+  "$(pod_field "$out" p1 '[.node, (.attempts | last | .time)] | join(" ")')" "n9 60"
+
 # ---- failures, not ignorable: the attempt is a SchedulerError with upstream's message
 config "{urlPrefix: \"$URL\", filterVerb: filter-error}"
 out=$(sim five.yaml)
