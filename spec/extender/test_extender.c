@@ -22,10 +22,14 @@
  *   /preempt-empty  every candidate given back with no victim
  *   /bind        records the binding; a pod whose name contains "bindfail"
  *                gets {"Error": "extender: binding refused"}
+ *   /bind-api    records it and POSTs pods/binding to the API server of the
+ *                kubeconfig named by $TEST_EXTENDER_KUBECONFIG (as a binding
+ *                extender does); its failure is the answer's Error
  *   /filter-error   {"Error": "extender: filter failed on purpose"}
  *   /status500   HTTP 500
  *   /slow        answers /filter after 1.5 s (for httpTimeout)
  */
+#include "client/http.h"
 #include "server/tls.h"
 
 #include <cjson/cJSON.h>
@@ -189,6 +193,56 @@ static cJSON *bind_pod(const cJSON *args)
     return out;
 }
 
+static ls_kclient *api_client(void)
+{
+    static ls_kclient *client;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    if (!client) {
+        ls_kubeconfig kc;
+        ls_error err;
+        const char *path = getenv("TEST_EXTENDER_KUBECONFIG");
+        if (path && ls_kubeconfig_load(path, NULL, NULL, &kc, &err)) {
+            client = ls_kclient_new(&kc, NULL, &err);
+            ls_kubeconfig_free(&kc);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return client;
+}
+
+/* ExtenderBindingArgs -> POST .../pods/NAME/binding on the API server. */
+static cJSON *bind_through_api(const cJSON *args)
+{
+    cJSON *out = bind_pod(args);
+    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItem(args, "PodNamespace"));
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(args, "PodName"));
+    const char *uid = cJSON_GetStringValue(cJSON_GetObjectItem(args, "PodUID"));
+    const char *node = cJSON_GetStringValue(cJSON_GetObjectItem(args, "Node"));
+    ls_kclient *client = api_client();
+    if (!client || !ns || !name || !uid || !node) {
+        cJSON_ReplaceItemInObject(out, "Error", cJSON_CreateString("extender: no API server to bind with"));
+        return out;
+    }
+    char path[600], body[1200];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+             "\"uid\":\"%s\"},\"target\":{\"kind\":\"Node\",\"name\":\"%s\"}}",
+             name, ns, uid, node);
+    ls_kresponse resp;
+    ls_error err;
+    bool ok = ls_kclient_request(client, "POST", path, "application/json", body, strlen(body), &resp, &err);
+    if (!ok || resp.status != 201) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "extender: binding through the API failed: %s",
+                 ok ? (resp.body ? resp.body : "") : err.msg);
+        cJSON_ReplaceItemInObject(out, "Error", cJSON_CreateString(msg));
+    }
+    ls_kresponse_free(&resp);
+    return out;
+}
+
 /* The answer to one call, or NULL for HTTP 500. */
 static cJSON *answer(const char *verb, const cJSON *args)
 {
@@ -208,6 +262,8 @@ static cJSON *answer(const char *verb, const cJSON *args)
         return preempt(args, strcmp(verb, "/preempt-empty") == 0);
     if (strcmp(verb, "/bind") == 0)
         return bind_pod(args);
+    if (strcmp(verb, "/bind-api") == 0)
+        return bind_through_api(args);
     if (strcmp(verb, "/filter-error") == 0) {
         log_call("filter-error", args);
         cJSON *out = cJSON_CreateObject();
