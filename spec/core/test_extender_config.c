@@ -104,7 +104,8 @@ static void test_fields(void)
             CHECK_INT(x->items[1].timeout_ms, LS_DEFAULT_EXTENDER_TIMEOUT_MS);
             CHECK(ls_extenders_have_filter(x) && ls_extenders_have_prioritizer(x));
 
-            const char *gpu = "{\"metadata\":{\"name\":\"g\",\"namespace\":\"d\",\"uid\":\"u\"},\"spec\":{\"containers\":"
+            const char *gpu = "{\"metadata\":{\"name\":\"g\",\"namespace\":\"d\",\"uid\":\"u\"},"
+                              "\"spec\":{\"containers\":"
                               "[{\"name\":\"c\",\"resources\":{\"limits\":{\"example.com/gpu\":\"1\"}}}]}}";
             const char *plain = "{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":{\"containers\":"
                                 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
@@ -132,7 +133,8 @@ static void test_fields(void)
         char *json = ls_config_format(&cfg, true, &err);
         cJSON *root = cJSON_Parse(json);
         char *ext = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "extenders"));
-        CHECK_STR(ext, "[{\"filterVerb\":\"filter\",\"httpTimeout\":\"0s\",\"ignorable\":true,\"urlPrefix\":\"http://a/\"},"
+        CHECK_STR(ext, "[{\"filterVerb\":\"filter\",\"httpTimeout\":\"0s\",\"ignorable\":true,"
+                       "\"urlPrefix\":\"http://a/\"},"
                        "{\"enableHTTPS\":true,\"httpTimeout\":\"250ms\",\"managedResources\":[{\"name\":"
                        "\"example.com/gpu\",\"ignoredByScheduler\":true}],\"nodeCacheCapable\":true,"
                        "\"prioritizeVerb\":\"prio\",\"tlsConfig\":{\"certData\":\"aGk=\",\"insecure\":true,"

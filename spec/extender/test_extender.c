@@ -68,7 +68,8 @@ static const char *pod_key(const cJSON *pod, char *buf, size_t len)
 {
     const cJSON *meta = cJSON_GetObjectItem(pod, "metadata");
     const cJSON *ns = cJSON_GetObjectItem(meta, "namespace"), *name = cJSON_GetObjectItem(meta, "name");
-    snprintf(buf, len, "%s/%s", cJSON_IsString(ns) ? ns->valuestring : "", cJSON_IsString(name) ? name->valuestring : "");
+    snprintf(buf, len, "%s/%s", cJSON_IsString(ns) ? ns->valuestring : "",
+             cJSON_IsString(name) ? name->valuestring : "");
     return buf;
 }
 

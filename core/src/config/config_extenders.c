@@ -250,8 +250,8 @@ static void validate(const ls_config *cfg, const parse_ctx *pc, const cJSON *lis
             if (why)
                 ls_cfg_problem(pc, managed_at(obj, (int)j), p, "Invalid value: \"%s\": %s", name, why);
             else if (!is_extended_resource_name(name))
-                ls_cfg_problem(pc, managed_at(obj, (int)j), p, "Invalid value: \"%s\": is an invalid extended resource name",
-                               name);
+                ls_cfg_problem(pc, managed_at(obj, (int)j), p,
+                               "Invalid value: \"%s\": is an invalid extended resource name", name);
             bool dup = false;
             for (uint32_t k = 0; k < seen.len && !dup; k++)
                 dup = strcmp(LS_VEC_AT(&seen, const char *, k), name) == 0;

@@ -330,17 +330,18 @@ static char *extender_args(const ls_extender *e, const ls_pod *pod, const ls_nod
     return b.s;
 }
 
-static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *format(const char *fmt, ...)
+/* A message built with printf's format, of any length (caller frees). */
+char *ls_extender_format(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    ls_kbuf b = {0};
-    char tmp[1024];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    ls_kbuf_adds(&b, tmp);
-    return b.s;
+    char *out = ls_xmalloc((size_t)(n > 0 ? n : 0) + 1);
+    va_start(ap, fmt);
+    vsnprintf(out, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
+    va_end(ap);
+    return out;
 }
 
 /* Go's http.Client error for a request that got no answer. */
@@ -351,14 +352,14 @@ static char *transport_error(const char *url, const char *client_msg)
     why = why ? why + 2 : client_msg;
     if (strcmp(why, "Timeout was reached") == 0)
         why = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
-    return format("Post \"%s\": %s", url, why);
+    return ls_extender_format("Post \"%s\": %s", url, why);
 }
 
 cJSON *ls_extender_send(const ls_extender *e, const char *verb, const char *body, char **msg)
 {
     char path[512];
     snprintf(path, sizeof path, "/%s", verb);
-    char *url = format("%s/%s", e->url, verb);
+    char *url = ls_extender_format("%s/%s", e->url, verb);
     ls_krequest req = {.method = "POST", .path = path, .content_type = "application/json", .body = body,
                        .len = strlen(body)};
     ls_kresponse resp;
@@ -368,9 +369,9 @@ cJSON *ls_extender_send(const ls_extender *e, const char *verb, const char *body
     if (!got)
         *msg = transport_error(url, err.msg);
     else if (resp.status != 200)
-        *msg = format("failed %s with extender at URL %s, code %ld", verb, url, resp.status);
+        *msg = ls_extender_format("failed %s with extender at URL %s, code %ld", verb, url, resp.status);
     else if (!(result = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.len)))
-        *msg = format("decoding the answer of extender at URL %s: not valid JSON", url);
+        *msg = ls_extender_format("decoding the answer of extender at URL %s: not valid JSON", url);
     ls_kresponse_free(&resp);
     free(url);
     return result;
@@ -428,7 +429,8 @@ static char *kept_nodes(const ls_extender *e, ls_cycle *c, const cJSON *result, 
         const char *text = cJSON_IsString(name) ? name->valuestring : "";
         const ls_node_info *ni = find_feasible(c, c->num_feasible, text);
         if (!ni)
-            return format("extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
+            return ls_extender_format("extender \"%s\" claims a filtered node \"%s\" which is not found in the "
+                                      "input node list",
                           e->cfg->url_prefix, text);
         kept[(*n_kept)++] = ni;
         if (*n_kept == c->num_feasible)
@@ -448,7 +450,7 @@ static char *filter_one(const ls_extender *e, ls_cycle *c, const ls_node_info **
         return msg;
     const cJSON *error = field(result, "Error");
     if (cJSON_IsString(error) && error->valuestring[0]) {
-        msg = format("%s", error->valuestring);
+        msg = ls_xstrdup(error->valuestring);
     } else {
         msg = kept_nodes(e, c, result, kept, n_kept);
         if (!msg) {
@@ -582,7 +584,7 @@ static char *bind_one(const ls_extender *e, const ls_pod *pod, ls_str node)
     ls_kbuf_free(&b);
     const cJSON *error = result ? field(result, "Error") : NULL;
     if (cJSON_IsString(error) && error->valuestring[0])
-        msg = format("%s", error->valuestring);
+        msg = ls_xstrdup(error->valuestring);
     cJSON_Delete(result);
     return msg;
 }

@@ -49,6 +49,7 @@ bool ls_extender_interested(const ls_extender *e, const ls_pod *pod);
  * at URL URL, code N`. */
 cJSON *ls_extender_send(const ls_extender *e, const char *verb, const char *body, char **msg);
 void ls_extender_add_string(ls_kbuf *b, const char *s);
+char *ls_extender_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ls_extender_add_pod(ls_kbuf *b, const ls_pod *pod);
 
 #endif

@@ -104,14 +104,6 @@ static char *preemption_args(const ls_extenders *x, const ls_extender *e, const 
 
 /* ---- the answer */
 
-static char *format_msg(const char *fmt, const char *a, const char *b, const char *c)
-{
-    size_t n = strlen(fmt) + strlen(a) + strlen(b) + strlen(c) + 1;
-    char *out = ls_xmalloc(n);
-    snprintf(out, n, fmt, a, b, c);
-    return out;
-}
-
 static const ls_pod *pod_on_node(const ls_node_info *ni, const char *uid)
 {
     ls_str id = ls_intern_cstr(uid);
@@ -128,21 +120,19 @@ static char *convert(ls_extenders *x, const ls_extender *e, const ls_cycle *cycl
     for (const cJSON *entry = cJSON_IsObject(map) ? map->child : NULL; entry; entry = entry->next) {
         const ls_node_info *ni = ls_snapshot_find(cycle->snapshot, ls_intern_cstr(entry->string));
         if (!ni)
-            return format_msg("nodeinfo not found for node name \"%s\"%s%s", entry->string, "", "");
+            return ls_extender_format("nodeinfo not found for node name \"%s\"", entry->string);
         const cJSON *violations = cJSON_GetObjectItem(entry, "NumPDBViolations");
-        ls_extenders_candidate_add(x, ni->node->name, cJSON_IsNumber(violations) ? (int64_t)violations->valuedouble : 0);
+        int64_t n_violations = cJSON_IsNumber(violations) ? (int64_t)violations->valuedouble : 0;
+        ls_extenders_candidate_add(x, ni->node->name, n_violations);
         const cJSON *pods = cJSON_GetObjectItem(entry, "Pods");
         for (const cJSON *p = cJSON_IsArray(pods) ? pods->child : NULL; p; p = p->next) {
             const cJSON *uid = cJSON_GetObjectItem(p, "UID");
             const char *text = cJSON_IsString(uid) ? uid->valuestring : "";
             const ls_pod *victim = pod_on_node(ni, text);
             if (!victim) {
-                char meta[300];
-                snprintf(meta, sizeof meta, "&{%s}", text);
-                char *msg = format_msg("extender: %s claims to preempt pod (UID: %s) on node: %s, but the pod is not "
-                                       "found on that node",
-                                       e->cfg->url_prefix, meta, entry->string);
-                return msg;
+                return ls_extender_format("extender: %s claims to preempt pod (UID: &{%s}) on node: %s, but the pod "
+                                          "is not found on that node",
+                                          e->cfg->url_prefix, text, entry->string);
             }
             ls_extenders_victim_add(x, victim);
         }
@@ -159,7 +149,7 @@ static char *check_victims(ls_extenders *x, const ls_extender *e, uint32_t base)
         extender_candidate c = LS_VEC_AT(&x->candidates, extender_candidate, i);
         if (c.n_victims == 0) {
             if (!e->cfg->ignorable)
-                return format_msg("expected at least one victim pod on node \"%s\"%s%s", ls_str_get(c.node), "", "");
+                return ls_extender_format("expected at least one victim pod on node \"%s\"", ls_str_get(c.node));
             ls_log_info(2, "Ignored node for which the extender didn't report victims", "node", ls_str_get(c.node),
                         "extender", e->cfg->url_prefix);
             continue;
