@@ -54,4 +54,5 @@ endif()
 # The scheduler extender the extender specs talk to (spec/extender/).
 add_executable(luasched_test_extender ${CMAKE_SOURCE_DIR}/spec/extender/test_extender.c)
 target_include_directories(luasched_test_extender PRIVATE ${CMAKE_SOURCE_DIR}/core/src)
-target_link_libraries(luasched_test_extender PRIVATE luasched)
+pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)   # libmicrohttpd's TLS: client certificates
+target_link_libraries(luasched_test_extender PRIVATE luasched PkgConfig::GNUTLS)

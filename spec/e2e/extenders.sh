@@ -13,8 +13,10 @@ EXT=${LUASCHED_TEST_EXTENDER:?LUASCHED_TEST_EXTENDER must point to the test exte
 EXT_PID=
 TLS_PID=
 NAMED_PID=
+MTLS_PID=
 trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; [ -n "$TLS_PID" ] && kill "$TLS_PID" 2>/dev/null;
-      [ -n "$NAMED_PID" ] && kill "$NAMED_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+      [ -n "$NAMED_PID" ] && kill "$NAMED_PID" 2>/dev/null; [ -n "$MTLS_PID" ] && kill "$MTLS_PID" 2>/dev/null
+      rm -rf "$TMP"' EXIT
 
 "$EXT" "$TMP/ext.port" "$TMP/ext.log" &
 EXT_PID=$!
@@ -24,7 +26,14 @@ TLS_PID=$!
 # and with a certificate for the name extender.test only (tlsConfig.serverName)
 "$EXT" "$TMP/named.port" "$TMP/ext.log" --tls "$TMP/named.crt" extender.test &
 NAMED_PID=$!
-for _ in $(seq 1 50); do [ -s "$TMP/ext.port" ] && [ -s "$TMP/tls.port" ] && [ -s "$TMP/named.port" ] && break; sleep 0.1; done
+# and one that wants a client certificate (made in $TMP: client.crt, client.key)
+TEST_EXTENDER_CLIENT_CERT_DIR=$TMP "$EXT" "$TMP/mtls.port" "$TMP/ext.log" --tls "$TMP/mtls.crt" &
+MTLS_PID=$!
+for _ in $(seq 1 50); do
+  [ -s "$TMP/ext.port" ] && [ -s "$TMP/tls.port" ] && [ -s "$TMP/named.port" ] && [ -s "$TMP/mtls.port" ] && break
+  sleep 0.1
+done
+MTLS_URL=https://127.0.0.1:$(cat "$TMP/mtls.port")
 NAMED_URL=https://127.0.0.1:$(cat "$TMP/named.port")
 URL=http://127.0.0.1:$(cat "$TMP/ext.port")
 TLS_URL=https://127.0.0.1:$(cat "$TMP/tls.port")
@@ -111,6 +120,16 @@ config "{urlPrefix: \"$NAMED_URL\", filterVerb: filter, tlsConfig: {caFile: \"$T
 out=$(sim five.yaml)
 expect_contains "without serverName the same certificate does not name 127.0.0.1" "$(pod_field "$out" p1 .message)" \
   "Post \"$NAMED_URL/filter\": "
+config "{urlPrefix: \"$MTLS_URL\", filterVerb: filter, tlsConfig: {caFile: \"$TMP/mtls.crt\", certFile: \"$TMP/client.crt\", keyFile: \"$TMP/client.key\"}}"
+out=$(sim five.yaml)
+expect_eq "client certificate from certFile/keyFile" "$(pod_field "$out" p1 '.attempts[0].result')" "bound"
+config "{urlPrefix: \"$MTLS_URL\", filterVerb: filter, tlsConfig: {caFile: \"$TMP/mtls.crt\", certData: $(base64 -w0 < "$TMP/client.crt"), keyData: $(base64 -w0 < "$TMP/client.key")}}"
+out=$(sim five.yaml)
+expect_eq "client certificate from certData/keyData" "$(pod_field "$out" p1 '.attempts[0].result')" "bound"
+config "{urlPrefix: \"$MTLS_URL\", filterVerb: filter, tlsConfig: {caFile: \"$TMP/mtls.crt\"}}"
+out=$(sim five.yaml)
+expect_eq "no client certificate: refused" "$(pod_field "$out" p1 .message)" \
+  "failed filter with extender at URL $MTLS_URL/filter, code 403"
 config "{urlPrefix: \"$TLS_URL\", filterVerb: filter}"
 out=$(sim five.yaml)
 expect_contains "HTTPS without enableHTTPS or a CA: the certificate is verified, and refused" \

@@ -5,7 +5,10 @@
  *   test_extender PORT_FILE LOG_FILE [--tls CERT_FILE [NAME]]
  *
  * (with --tls: HTTPS with a self-signed certificate for NAME, 127.0.0.1 by
- * default, written to CERT_FILE so that a client can trust it)
+ * default, written to CERT_FILE so that a client can trust it; when
+ * $TEST_EXTENDER_CLIENT_CERT_DIR is set too, a client certificate and key are
+ * made there (client.crt, client.key) and every request without that client
+ * certificate gets HTTP 403)
  * listens on 127.0.0.1 (a free port, written to PORT_FILE), appends one line
  * per call to LOG_FILE ("VERB NAMESPACE/POD nodes=N" or "bind NS/POD NODE")
  * and the request as received to LOG_FILE.bodies ("/VERB BODY"), and serves
@@ -33,6 +36,7 @@
 #include "server/tls.h"
 
 #include <cjson/cJSON.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
 #include <arpa/inet.h>
@@ -47,6 +51,7 @@
 #include <unistd.h>
 
 static FILE *call_log, *body_log;
+static char *client_ca;   /* the client certificate required, when one is */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile sig_atomic_t stop;
 
@@ -304,6 +309,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     }
     if (strcmp(method, "POST") != 0)
         return reply(conn, 405, strdup("{}"));
+    if (client_ca) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        unsigned status = 1;
+        if (!ci || gnutls_certificate_verify_peers2(ci->tls_session, &status) != 0 || status != 0)
+            return reply(conn, 403, strdup("{\"Error\":\"a client certificate is required\"}"));
+    }
     pthread_mutex_lock(&log_lock);
     fprintf(body_log, "%s %s\n", url, b->data ? b->data : "");
     fflush(body_log);
@@ -353,9 +364,26 @@ static struct MHD_Daemon *start(const char *cert_file, const char *name, char **
         fprintf(stderr, "test_extender: %s\n", err.msg);
         return NULL;
     }
+    const char *dir = getenv("TEST_EXTENDER_CLIENT_CERT_DIR");
+    if (!dir)
+        return MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_access, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_HTTPS_MEM_CERT, *cert,
+                                MHD_OPTION_HTTPS_MEM_KEY, *key, MHD_OPTION_END);
+    const char *client[] = {"extender-client"};
+    char *client_key = NULL, path[4096];
+    bool ok = ls_tls_self_signed(client, 1, &client_ca, &client_key, &err);
+    snprintf(path, sizeof path, "%s/client.crt", dir);
+    ok = ok && ls_tls_write_pem(path, client_ca, 0644, &err);
+    snprintf(path, sizeof path, "%s/client.key", dir);
+    ok = ok && ls_tls_write_pem(path, client_key, 0600, &err);
+    free(client_key);
+    if (!ok) {
+        fprintf(stderr, "test_extender: %s\n", err.msg);
+        return NULL;
+    }
     return MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_access, NULL, MHD_OPTION_SOCK_ADDR, &sa,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_HTTPS_MEM_CERT, *cert,
-                            MHD_OPTION_HTTPS_MEM_KEY, *key, MHD_OPTION_END);
+                            MHD_OPTION_HTTPS_MEM_KEY, *key, MHD_OPTION_HTTPS_MEM_TRUST, client_ca, MHD_OPTION_END);
 }
 
 int main(int argc, char **argv)
@@ -394,6 +422,7 @@ int main(int argc, char **argv)
     MHD_stop_daemon(d);
     free(cert);
     free(key);
+    free(client_ca);
     fclose(call_log);
     fclose(body_log);
     return 0;
