@@ -312,6 +312,35 @@ function Handle:random(n)
   return tonumber(C.ls_cycle_random(cycle) % n)
 end
 
+local extender_violations = ffi.new("int64_t[1]")
+local extender_victims = ffi.new("uint32_t[1]")
+
+--- Whether an HTTP extender takes part in this pod's preemption.
+function Handle:preempt_extenders_wanted()
+  return C.ls_cycle_preempt_extenders(cycle) > 0
+end
+
+--- Preemption's extender step (upstream's callExtenders): `candidates` is a
+--- list of { node = name id, violations = n, pods = { victim, ... } }; returns
+--- the list the HTTP extenders left (same shape), or nil and the error.
+function Handle:preempt_extenders(candidates)
+  C.ls_cycle_extender_candidates_reset(cycle)
+  for _, c in ipairs(candidates) do
+    C.ls_cycle_extender_candidate_add(cycle, c.node, c.violations)
+    for _, p in ipairs(c.pods) do C.ls_cycle_extender_victim_add(cycle, p) end
+  end
+  local n = C.ls_cycle_extenders_process_preemption(cycle, error_buf, 512)
+  if n < 0 then return nil, ffi.string(error_buf) end
+  local out = {}
+  for i = 0, n - 1 do
+    local node = C.ls_cycle_extender_candidate(cycle, i, extender_violations, extender_victims)
+    local pods = {}
+    for k = 0, extender_victims[0] - 1 do pods[k + 1] = C.ls_cycle_extender_victim(cycle, i, k) end
+    out[i + 1] = { node = node, violations = tonumber(extender_violations[0]), pods = pods }
+  end
+  return out
+end
+
 -- Extension points whose plugins can reject a pod, so their events matter.
 local REJECTING = { "pre_enqueue", "pre_filter", "filter", "reserve", "permit" }
 
@@ -708,6 +737,9 @@ function M.post_filter(pi)
       if nominated then cycle.nominated_node = ls.intern(nominated) end
       if st then set_status(st, k - 1) end
       return code
+    elseif code == ERROR and st.message ~= "" then
+      -- upstream wraps the plugin's error: running PostFilter plugin "X": <its message>
+      return fail("running PostFilter plugin %q: %s", current.name, st.message)
     elseif code ~= UNSCHED then
       return fail("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
     end

@@ -322,8 +322,8 @@ static void test_validation(void)
     /* whole-file problems */
     CHECK_LOAD_ERROR("two-docs.yaml", API "---\n" API, 0,
                      "expected exactly one KubeSchedulerConfiguration document, found 2");
-    CHECK_LOAD_ERROR("extenders.yaml", API "extenders:\n- urlPrefix: http://x\n", 3,
-                     "extenders: scheduler extenders are not supported");
+    CHECK_LOAD_ERROR("extenders.yaml", API "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: p\n", 4,
+                     "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it");
 
     /* a file that does not exist names the path */
     ls_config cfg;
@@ -1002,7 +1002,7 @@ static void test_all_problems_at_once(void)
                        "podInitialBackoffSeconds: 0\n"
                        "podMaxBackoffSeconds: -1\n"
                        "leaderElection: {leaseDuration: 1s, renewDeadline: 2s}\n"
-                       "extenders:\n- urlPrefix: http://x\n"
+                       "extenders:\n- {urlPrefix: http://x, prioritizeVerb: p}\n"
                        "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: 101\n- schedulerName: a\n"
                        "  pluginConfig:\n  - name: P\n  - name: P\n"
                        "colour: blue\n",
@@ -1018,8 +1018,7 @@ static void test_all_problems_at_once(void)
                    "%s:5: podInitialBackoffSeconds: Invalid value: 0: must be greater than 0",
                    "%s:6: podMaxBackoffSeconds: Invalid value: -1: must be greater than or equal to "
                    "PodInitialBackoffSeconds",
-                   "%s:8: extenders: scheduler extenders are not supported by luasched (remove the extenders list; "
-                   "a Lua plugin can do what an extender does)");
+                   "%s:9: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it");
     /* a file that is no configuration at all: that one problem, no profiles */
     const char *path = write_file("not-a-config.yaml", "apiVersion: v1\nkind: Pod\nparallelism: 0\n");
     ls_config cfg;

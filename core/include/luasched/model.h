@@ -219,8 +219,18 @@ int32_t ls_resource_intern(const char *name, ls_error *err);
 bool ls_quantity_parse(const char *s, int scale, int64_t *out, ls_error *err);
 
 /* Decoding. Each object owns an arena holding everything it points to. */
-typedef struct ls_pod_obj { ls_pod pod; ls_arena arena; } ls_pod_obj;
-typedef struct ls_node_obj { ls_node node; ls_arena arena; } ls_node_obj;
+typedef struct ls_pod_obj { ls_pod pod; ls_arena arena; const char *json; } ls_pod_obj;
+typedef struct ls_node_obj { ls_node node; ls_arena arena; const char *json; } ls_node_obj;
+
+/* Whether ls_pod_decode / ls_node_decode keep each object's JSON text (in its
+ * arena; `json` above, NULL otherwise): on once a configuration with
+ * extenders is loaded (their wire format carries whole Pods and Nodes), for
+ * the rest of the process. */
+void ls_model_keep_json(bool on);
+/* The object's JSON as decoded, or NULL when it was not kept. Every pod and
+ * node the scheduler sees comes from ls_pod_decode / ls_node_decode. */
+const char *ls_pod_json(const ls_pod *pod);
+const char *ls_node_json(const ls_node *node);
 
 /* Where an object came from, for error messages: "file.yaml:12" or a field path. */
 typedef struct ls_decode_ctx {

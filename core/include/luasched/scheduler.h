@@ -49,6 +49,10 @@ typedef struct ls_sched_source {
      * lower-priority pods nominated to the node it chose): status.nominatedNodeName
      * goes too. */
     void (*clear_nomination)(void *ud, const ls_pod *pod);
+    /* Optional: an HTTP extender bound the pod (its bindVerb). An embedded
+     * cluster applies the binding the extender made; NULL for a real API
+     * server, whose informers report it. */
+    void (*extender_bound)(void *ud, const ls_pod *pod, ls_str node);
     /* Optional, for the real-time loop: block until the source has events or
      * `ms` milliseconds have passed (without it, the loop sleeps). */
     void (*wait)(void *ud, uint64_t ms);
@@ -137,6 +141,17 @@ uint64_t ls_scheduler_cycles(const ls_scheduler *s);
  * for, at most cap of them; the names stay valid for the process. */
 uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, uint32_t cap);
 uint64_t ls_scheduler_now_ms(const ls_scheduler *s);
+
+/* The HTTP extenders' part of the last cycle, when tracing (explain, JSON
+ * output): how many there are and their names (urlPrefix, in call order:
+ * ignorable ones last); their Filter verdict on the snapshot's node `index`
+ * (NULL when none was asked about it, "passed", or why it was filtered out);
+ * extender e's raw and final (x weight x 10) score of the cycle's feasible
+ * node i (false when it gave none). */
+uint32_t ls_scheduler_num_extenders(const ls_scheduler *s);
+const char *ls_scheduler_extender_name(const ls_scheduler *s, uint32_t e);
+const char *ls_scheduler_extender_verdict(const ls_scheduler *s, uint32_t node_index);
+bool ls_scheduler_extender_score(const ls_scheduler *s, uint32_t e, uint32_t i, int64_t *raw, int64_t *final);
 
 /* Where a pending pod is when the run ends. */
 typedef struct ls_pod_queue_state {

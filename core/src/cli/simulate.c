@@ -193,12 +193,12 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
 
 /* ---- explain records (--output json) */
 
-static cJSON *filter_json(const ls_cycle *c, const ls_profile *prof)
+static cJSON *filter_json(const ls_cycle *c, const ls_profile *prof, const ls_scheduler *s)
 {
     cJSON *filter = cJSON_CreateObject();
     const ls_vec *plugins = &prof->plugins[LS_EP_FILTER];
-    for (uint32_t n = 0; n < c->num_all_nodes && plugins->len; n++) {
-        const uint32_t *row = c->filter_trace + (size_t)n * plugins->len;
+    for (uint32_t n = 0; n < c->num_all_nodes; n++) {
+        const uint32_t *row = plugins->len ? c->filter_trace + (size_t)n * plugins->len : NULL;
         cJSON *verdicts = NULL;
         for (uint32_t p = 0; p < plugins->len; p++) {
             if (!row[p])
@@ -208,11 +208,30 @@ static cJSON *filter_json(const ls_cycle *c, const ls_profile *prof)
             const char *name = ls_str_get(LS_VEC_AT(plugins, ls_plugin_ref, p).name);
             cJSON_AddStringToObject(verdicts, name, row[p] == 1 ? "passed" : ls_status_get(row[p] - 1)->message);
         }
+        /* the HTTP extenders, after the plugins (upstream's ExtenderName) */
+        const char *extender = ls_scheduler_extender_verdict(s, c->all_nodes[n]->index);
+        if (extender && !verdicts)
+            verdicts = cJSON_AddObjectToObject(filter, ls_str_get(c->all_nodes[n]->node->name));
+        if (extender)
+            cJSON_AddStringToObject(verdicts, "Extender", extender);
     }
     return filter;
 }
 
-static void scores_json(cJSON *rec, const ls_cycle *c, const ls_profile *prof, const int64_t *totals)
+/* Each HTTP extender's score, named by its urlPrefix as upstream names it. */
+static void extender_scores_json(cJSON *r, cJSON *f, const ls_scheduler *s, uint32_t i)
+{
+    for (uint32_t e = 0; e < ls_scheduler_num_extenders(s); e++) {
+        int64_t raw, final;
+        if (!ls_scheduler_extender_score(s, e, i, &raw, &final))
+            continue;
+        cJSON_AddNumberToObject(r, ls_scheduler_extender_name(s, e), (double)raw);
+        cJSON_AddNumberToObject(f, ls_scheduler_extender_name(s, e), (double)final);
+    }
+}
+
+static void scores_json(cJSON *rec, const ls_cycle *c, const ls_profile *prof, const int64_t *totals,
+                        const ls_scheduler *s)
 {
     cJSON *raw = cJSON_AddObjectToObject(rec, "score");
     cJSON *final = cJSON_AddObjectToObject(rec, "finalScore");
@@ -233,6 +252,7 @@ static void scores_json(cJSON *rec, const ls_cycle *c, const ls_profile *prof, c
             cJSON_AddNumberToObject(r, ls_str_get(ref->name), (double)c->raw_scores[p * n + i]);
             cJSON_AddNumberToObject(f, ls_str_get(ref->name), (double)(c->scores[p * n + i] * ref->weight));
         }
+        extender_scores_json(r, f, s, i);
     }
 }
 
@@ -261,8 +281,8 @@ static void observe(void *ud, const ls_attempt *a, const ls_cycle *c, const ls_s
         cJSON_AddNullToObject(rec, "message");
     if (a->nominated_node)
         cJSON_AddStringToObject(rec, "nominatedNode", ls_str_get(a->nominated_node));
-    cJSON_AddItemToObject(rec, "filter", filter_json(c, prof));
-    scores_json(rec, c, prof, a->total_scores);
+    cJSON_AddItemToObject(rec, "filter", filter_json(c, prof, s));
+    scores_json(rec, c, prof, a->total_scores, s);
     /* Every attempt in order; the explain details above are the last one's. */
     cJSON *prev = run->pod_json[a->pod->id];
     cJSON *history = prev ? cJSON_DetachItemFromObjectCaseSensitive(prev, "attempts") : cJSON_CreateArray();
@@ -423,11 +443,13 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
 static int load(const sim_opts *o, ls_cluster *c, ls_config *cfg)
 {
     ls_error err;
-    if (!ls_cluster_load_file(c, o->cluster, &err) || !ls_cluster_admit(c, &err)) {
+    /* the configuration first: one with extenders makes the decoder keep each
+     * object's JSON for the extenders' wire format */
+    if (!ls_config_load(cfg, o->config, &err)) {
         fprintf(stderr, "luasched simulate: %s\n", err.msg);
         return LS_EXIT_USAGE;
     }
-    if (!ls_config_load(cfg, o->config, &err)) {
+    if (!ls_cluster_load_file(c, o->cluster, &err) || !ls_cluster_admit(c, &err)) {
         fprintf(stderr, "luasched simulate: %s\n", err.msg);
         return LS_EXIT_USAGE;
     }

@@ -485,12 +485,7 @@ static void validate_scalars(ls_config *cfg, const parse_ctx *pc, const cJSON *r
                        "Invalid value: %lld: must be greater than or equal to PodInitialBackoffSeconds",
                        (long long)cfg->pod_max_backoff_seconds);
     }
-    const cJSON *ext = cJSON_GetObjectItemCaseSensitive(root, "extenders");
-    if (ext && !cJSON_IsNull(ext) && !cJSON_IsArray(ext))
-        ls_cfg_problem(pc, ext, "extenders", "expected a list");
-    else if (cJSON_IsArray(ext) && cJSON_GetArraySize(ext) > 0)
-        ls_cfg_problem(pc, ext, "extenders", "scheduler extenders are not supported by luasched (remove the "
-                                             "extenders list; a Lua plugin can do what an extender does)");
+    ls_cfg_parse_extenders(cfg, pc, root);
 }
 
 static void parse_root(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
@@ -539,6 +534,8 @@ bool ls_config_load(ls_config *cfg, const char *path, ls_error *err)
     else
         parse_root(cfg, &pc, ls_doc_get(doc, 0));
     ls_doc_free(doc);
+    if (cfg->n_extenders)
+        ls_model_keep_json(true);   /* the extenders' wire format carries whole Pods and Nodes */
     return cfg->problems.len == 0;
 }
 
@@ -826,6 +823,7 @@ void ls_config_free(ls_config *cfg)
     if (cfg->raw_profiles)
         raw_profiles_free(cfg->raw_profiles, cfg->n_profiles);
     ls_cfg_free_fields(cfg);
+    ls_cfg_free_extenders(cfg);
     ls_cfg_problems_free(&cfg->problems);
     cJSON_Delete(cfg->completed_args);
     memset(cfg, 0, sizeof *cfg);

@@ -59,6 +59,11 @@ void ls_cfg_parse_leader_election(ls_config *cfg, const parse_ctx *pc, const cJS
 void ls_cfg_parse_client_connection(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
 void ls_cfg_parse_luasched(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
 void ls_cfg_set_defaults(ls_config *cfg);
+/* config_extenders.c: `extenders:` read and validated as upstream
+ * (validateExtenders), freed, and written back (--write-config-to). */
+void ls_cfg_parse_extenders(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
+void ls_cfg_free_extenders(ls_config *cfg);
+cJSON *ls_cfg_extenders_json(const ls_config *cfg);
 void ls_cfg_free_fields(ls_config *cfg);
 
 /* Go's time.ParseDuration and Duration.String. */

@@ -201,6 +201,9 @@ static cJSON *config_json(const ls_config *cfg)
     cJSON *profiles = cJSON_AddArrayToObject(root, "profiles");
     for (uint32_t i = 0; i < cfg->n_profiles; i++)
         cJSON_AddItemToArray(profiles, profile_json(cfg, i));
+    cJSON *extenders = ls_cfg_extenders_json(cfg);
+    if (extenders)
+        cJSON_AddItemToObject(root, "extenders", extenders);
     add_luasched(root, &cfg->luasched);
     return root;
 }

@@ -256,7 +256,9 @@ static bool run_filters(ls_scheduler *s, ls_qpod *qp)
     c->num_candidates = select_candidates(s);
     int32_t pct = prof->percentage_of_nodes_to_score >= 0 ? prof->percentage_of_nodes_to_score
                                                           : s->cfg.percentage_of_nodes_to_score;
-    c->num_to_find = ls_num_feasible_nodes_to_find(pct, c->num_candidates, prof->plugins[LS_EP_SCORE].len > 0);
+    bool scoring = prof->plugins[LS_EP_SCORE].len > 0 || ls_extenders_have_prioritizer(s->extenders);
+    c->num_to_find = ls_num_feasible_nodes_to_find(pct, c->num_candidates,
+                                                   scoring || ls_extenders_have_filter(s->extenders));
     c->start = c->num_candidates ? s->next_start_index % c->num_candidates : 0;
     c->num_feasible = c->num_processed = 0;
     if (c->trace && c->filter_trace && c->num_filter_plugins)
@@ -274,7 +276,7 @@ static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
     const ls_vec *plugins = &profile_of(s, qp)->plugins[LS_EP_SCORE];
     uint32_t n = c->num_feasible;
     for (uint32_t i = 0; i < n; i++)
-        s->totals[i] = plugins->len ? 0 : 1;
+        s->totals[i] = plugins->len || s->extenders ? 0 : 1;
     for (uint32_t p = 0; p < plugins->len; p++) {
         const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
         for (uint32_t i = 0; i < n; i++) {
@@ -327,6 +329,7 @@ static bool prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
     if (ls_scheduler_run_point(s, LS_CALL_PRE_SCORE, qp->profile) != LS_SUCCESS ||
         ls_scheduler_run_point(s, LS_CALL_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
         return false;
+    ls_extenders_prioritize(s->extenders, c, s->totals);
     *host = select_host(s);
     return true;
 }
@@ -354,6 +357,30 @@ static void fail_after_assume(ls_scheduler *s, ls_qpod *qp, bool scheduling_cycl
     free(msg);
 }
 
+/* extendersBinding: the interested binder extender binds before the Bind
+ * plugins; -1 when there is none. */
+static int extenders_bind(ls_scheduler *s, ls_qpod *qp, ls_str node)
+{
+    char *msg = NULL;
+    int bound = ls_extenders_bind(s->extenders, qp->pod, node, &msg);
+    if (bound == 0)
+        return -1;
+    ls_cycle *c = &s->cycle;
+    if (bound < 0) {
+        c->status = ls_status_register(LS_ERROR, msg, strlen(msg));
+        c->status_code = LS_ERROR;
+        c->status_plugin = -1;
+        free(msg);
+        return LS_ERROR;
+    }
+    if (s->src.extender_bound) {
+        ls_scheduler_begin_deferral(s);
+        s->src.extender_bound(s->src.ud, qp->pod, node);
+        ls_scheduler_end_deferral(s);
+    }
+    return LS_SUCCESS;
+}
+
 /* PreBind, Bind and PostBind. In this single-threaded loop the binding
  * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
 static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
@@ -362,7 +389,9 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
     int code = ls_scheduler_run_point(s, LS_CALL_PRE_BIND, qp->profile);
     if (code == LS_SUCCESS) {
         ep = LS_EP_BIND;
-        code = ls_scheduler_run_point(s, LS_CALL_BIND, qp->profile);
+        code = extenders_bind(s, qp, node);
+        if (code < 0)
+            code = ls_scheduler_run_point(s, LS_CALL_BIND, qp->profile);
         ls_cache_finish_binding(s->cache, qp->pod);
         ls_scheduler_apply_deferred(s);
     }
@@ -440,6 +469,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     c->prefilter_restricts = 0;
     c->prefilter_absent_status = 0;
     c->selected_node = 0;
+    ls_extenders_begin_cycle(s->extenders, c->num_all_nodes, c->trace);
 }
 
 /* A FitError: PostFilter (preemption) runs if the profile has any, and its
@@ -491,6 +521,16 @@ static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp)
     c->feasible[0] = ni;
     c->num_feasible = 1;
     s->totals[0] = 0;
+    bool rejected = false;
+    char *msg = NULL;
+    if (!ls_extenders_filter(s->extenders, c, &rejected, &msg)) {
+        ls_log_error("Evaluation failed on nominated node", "pod", ls_str_get(qp->pod->name), "node",
+                     ls_str_get(nom), "err", msg);
+        free(msg);
+        c->num_feasible = 0;
+    }
+    if (c->num_feasible == 0)
+        return NULL;
     return ni;
 }
 
@@ -531,7 +571,7 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         assume_and_bind(s, qp, nominated);
         return;
     }
-    if (!run_filters(s, qp)) {
+    if (!run_filters(s, qp) || !ls_scheduler_filter_extenders(s, qp)) {
         fail_with_status(s, qp);
         return;
     }

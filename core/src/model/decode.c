@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1320,6 +1321,37 @@ static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod, pod_build *
     return true;
 }
 
+/* ---- the objects' JSON, kept for extenders ---------------------------------- */
+
+static _Atomic bool keep_json;
+
+void ls_model_keep_json(bool on)
+{
+    keep_json = on;
+}
+
+static const char *kept_json(ls_arena *a, const cJSON *obj)
+{
+    if (!keep_json)
+        return NULL;
+    char *text = cJSON_PrintUnformatted(obj);
+    if (!text)
+        return NULL;
+    const char *copy = ls_arena_strdup(a, text);
+    free(text);
+    return copy;
+}
+
+const char *ls_pod_json(const ls_pod *pod)
+{
+    return ((const ls_pod_obj *)(const void *)((const char *)pod - offsetof(ls_pod_obj, pod)))->json;
+}
+
+const char *ls_node_json(const ls_node *node)
+{
+    return ((const ls_node_obj *)(const void *)((const char *)node - offsetof(ls_node_obj, node)))->json;
+}
+
 ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *err)
 {
     ls_pod_obj *p = ls_xcalloc(1, sizeof *p);
@@ -1338,6 +1370,7 @@ ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *
         ls_pod_obj_free(p);
         return NULL;
     }
+    p->json = kept_json(&p->arena, obj);
     return p;
 }
 
@@ -1472,6 +1505,7 @@ ls_node_obj *ls_node_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error
         ls_node_obj_free(n);
         return NULL;
     }
+    n->json = kept_json(&n->arena, obj);
     return n;
 }
 

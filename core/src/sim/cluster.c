@@ -687,13 +687,22 @@ static void cluster_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cy
         c->observer(c->observer_ud, a, cycle, s);
 }
 
+/* An HTTP extender bound the pod: the embedded cluster is the API server it
+ * would have posted the binding to, so the binding is applied here. */
+static void cluster_extender_bound(void *ud, const ls_pod *pod, ls_str node)
+{
+    ls_error err;
+    if (!cluster_bind(ud, pod, node, &err))
+        fprintf(stderr, "luasched simulate: the binding of an extender was refused: %s\n", err.msg);
+}
+
 ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, void *observer_ud)
 {
     c->observer = observer;
     c->observer_ud = observer_ud;
     return (ls_sched_source){.ud = c, .bind = cluster_bind, .on_attempt = cluster_on_attempt,
                              .next_change_ms = cluster_next_change, .advance_to = cluster_advance,
-                             .preempt = cluster_preempt};
+                             .preempt = cluster_preempt, .extender_bound = cluster_extender_bound};
 }
 
 static int by_creation(const void *a, const void *b)
