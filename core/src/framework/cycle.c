@@ -145,9 +145,10 @@ static void record_attempt(ls_scheduler *s, const ls_qpod *qp, ls_str node, uint
 
 /* ---- the scheduling cycle */
 
-static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, const char *message)
+static ls_attempt attempt_of(const ls_scheduler *s, const ls_qpod *qp, ls_str node, uint8_t code,
+                             const char *message)
 {
-    ls_attempt a = {
+    return (ls_attempt){
         .pod = qp->pod,
         .profile = qp->profile,
         .node = node,
@@ -162,7 +163,17 @@ static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, cons
         .nominated_node = node ? 0 : s->cycle.nominated_node,
         .n_victims = s->victims.len,
         .victims = s->victims.data,
+        .permit = s->permit.result,
+        .permit_waited = s->permit.waited,
+        .permit_wait_ms = s->permit.wait_ms,
+        .permit_plugin = s->permit.plugin,
+        .via_nominated_node = s->permit.via_nominated,
     };
+}
+
+static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, const char *message)
+{
+    ls_attempt a = attempt_of(s, qp, node, code, message);
     record_attempt(s, qp, node, code);
     if (s->src.on_attempt)
         s->src.on_attempt(s->src.ud, &a, &s->cycle, s);
@@ -397,8 +408,17 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
         ep = LS_EP_PERMIT;
         code = ls_scheduler_run_point(s, LS_CALL_PERMIT, qp->profile);
     }
+    if (ep == LS_EP_PERMIT)
+        s->permit.result = code == LS_WAIT ? LS_PERMIT_WAITING
+                           : code == LS_SUCCESS ? LS_PERMIT_ALLOWED : LS_PERMIT_REJECTED;
+    if (code != LS_SUCCESS && code != LS_WAIT && ep == LS_EP_PERMIT)
+        s->permit.plugin = plugin_at(s, qp, ep, c->status_plugin);
     if (code == LS_WAIT) {
         /* The binding cycle goes on once every waiting plugin allowed the pod. */
+        if (s->src.on_permit_wait) {
+            ls_attempt a = attempt_of(s, qp, 0, LS_WAIT, NULL);
+            s->src.on_permit_wait(s->src.ud, &a, c, s);
+        }
         ls_waiting_pods_add(&s->waiting, qp->pod, qp->profile, c, s->clock_ms);
         ls_lua_park(s->lua, qp->pod->id);
         return;
@@ -412,10 +432,19 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
     binding_cycle(s, qp, node);
 }
 
+/* Explain's trace starts empty (a PreFilter rejection leaves it so; the
+ * nominated node's Filter writes that node's row; a full pass its own). */
+static void clear_trace(ls_cycle *c)
+{
+    if (c->trace && c->filter_trace && c->num_filter_plugins)
+        memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
+}
+
 static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
     s->victims.len = 0;
+    memset(&s->permit, 0, sizeof s->permit);
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
     ls_cache_update_snapshot(s->cache, s->snapshot);
@@ -436,6 +465,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     c->score_skipped = s->score_skipped;
     c->trace = s->opt.trace;
     c->filter_trace = s->filter_trace;
+    clear_trace(c);
     c->num_feasible = c->num_processed = 0;
     c->prefilter_restricts = 0;
     c->prefilter_absent_status = 0;
@@ -491,6 +521,7 @@ static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp)
     c->feasible[0] = ni;
     c->num_feasible = 1;
     s->totals[0] = 0;
+    s->permit.via_nominated = true;
     return ni;
 }
 
@@ -561,6 +592,10 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         ls_cycle *c = &s->cycle;
         begin_cycle(s, qp);
         c->selected_node = wp->node;
+        s->permit.waited = true;
+        s->permit.wait_ms = s->clock_ms - wp->since_ms;
+        s->permit.result = !wp->rejected ? LS_PERMIT_ALLOWED : wp->timed_out ? LS_PERMIT_TIMED_OUT : LS_PERMIT_REJECTED;
+        s->permit.plugin = wp->rejected_by;
         ls_lua_resume(s->lua, wp->pod->id);
         if (wp->rejected) {
             unreserve_and_forget(s, qp);

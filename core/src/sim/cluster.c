@@ -687,11 +687,20 @@ static void cluster_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cy
         c->observer(c->observer_ud, a, cycle, s);
 }
 
+/* An attempt waits at Permit: only the observer wants to know (explain). */
+static void cluster_on_permit_wait(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s)
+{
+    ls_cluster *c = ud;
+    if (c->observer)
+        c->observer(c->observer_ud, a, cycle, s);
+}
+
 ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, void *observer_ud)
 {
     c->observer = observer;
     c->observer_ud = observer_ud;
     return (ls_sched_source){.ud = c, .bind = cluster_bind, .on_attempt = cluster_on_attempt,
+                             .on_permit_wait = cluster_on_permit_wait,
                              .next_change_ms = cluster_next_change, .advance_to = cluster_advance,
                              .preempt = cluster_preempt};
 }
