@@ -990,6 +990,21 @@ static void lease_holder(char *out, size_t cap)
     pthread_mutex_unlock(&srv.lock);
 }
 
+/* The released record as client-go's release writes it: no holder, a
+ * one-second lease, acquireTime = renewTime (now), transitions kept. */
+static void check_released_record(int transitions)
+{
+    pthread_mutex_lock(&srv.lock);
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(srv.lease.obj, "spec");
+    const char *acq = ls_kutil_json_str(spec, "acquireTime"), *renew = ls_kutil_json_str(spec, "renewTime");
+    CHECK(acq && renew && strcmp(acq, renew) == 0);
+    const cJSON *dur = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
+    CHECK(cJSON_IsNumber(dur) && dur->valueint == 1);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
+    CHECK(cJSON_IsNumber(t) && t->valueint == transitions);
+    pthread_mutex_unlock(&srv.lock);
+}
+
 static void test_leader(void)
 {
     ls_kclient *c = new_client(-1, 0, 1, NULL);
@@ -1058,9 +1073,11 @@ static void test_leader(void)
     CHECK(ls_leader_start(b, &err));
     WAIT_FOR(ls_leader_is_leader(b), 4000);
     CHECK(ls_leader_is_leader(b));
+    int before_release = lease_transitions();
     ls_leader_free(b);
     lease_holder(cur, sizeof cur);
     CHECK_STR(cur, "");
+    check_released_record(before_release);
     oa.identity = "a2";
     lstate sa2 = {.lock = PTHREAD_MUTEX_INITIALIZER};
     ca.ud = &sa2;

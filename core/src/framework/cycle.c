@@ -747,10 +747,12 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
 void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
 {
     ls_error err;
+    char ref[600];
     if (!ls_cache_is_assumed(s->cache, pod))
         return;
     if (!ls_cache_forget_pod(s->cache, pod, &err))
-        ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
+        ls_log_error("Forgetting an assumed pod failed", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     /* The room it held is free again: as upstream's AssignedPodDelete. */
     ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
@@ -758,10 +760,12 @@ void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
 {
     ls_error err;
+    char ref[600];
     if (!ls_cache_is_assumed(s->cache, pod))
         return;
     if (!ls_cache_forget_pod(s->cache, pod, &err))
-        ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
+        ls_log_error("Forgetting an assumed pod failed", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
     if (profile < 0)
         return;
