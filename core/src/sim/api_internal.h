@@ -111,6 +111,17 @@ int api_fail(cJSON **out, int code, const char *reason, const char *message);
 /* "pods \"web-0\" not found" style messages. */
 int api_not_found(cJSON **out, const ls_api_resource *r, const char *name);
 
+/* store.c, for the events twin: under the lock, stores obj (taken) under
+ * its metadata's namespace/name, new or replacing, with a resourceVersion
+ * and its watch event (no admission, no mirroring); drop removes one. */
+void api_store_put(ls_api *a, const ls_api_resource *r, cJSON *obj);
+void api_store_drop(ls_api *a, const ls_api_resource *r, const char *ns, const char *name);
+
+/* events.c: one Event served in both groups (see api_events.c). Under the lock. */
+bool api_is_event(const ls_api_resource *r);
+void api_events_mirror(ls_api *a, const ls_api_resource *r, const cJSON *stored);
+void api_events_unmirror(ls_api *a, const ls_api_resource *r, const char *ns, const char *name);
+
 /* table.c: kubectl's Table rendering of a list (consumes nothing). */
 cJSON *api_table(const ls_api_resource *r, const cJSON *list, const char *include_object);
 
