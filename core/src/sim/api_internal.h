@@ -96,6 +96,10 @@ api_obj *api_lookup(ls_api *a, const ls_api_resource *r, const char *ns, const c
  * failure code with *out a Status. */
 int api_admit(ls_api *a, const ls_api_resource *r, cJSON *obj, const char *name, cJSON **out);
 
+/* validate.c: upstream's pod validation; 0, or 422 (400 for a quantity that
+ * does not parse) with *out the Status naming every field. */
+int api_validate_pod(const cJSON *pod, const char *name, cJSON **out);
+
 /* record.c: a new pod's record (under the lock). */
 void api_record_add(ls_api *a, api_obj *o, const char *ns, const char *name);
 /* ls_api_create; from_file keeps the manifest's creationTimestamp (queue order). */

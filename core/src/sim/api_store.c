@@ -531,6 +531,11 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         else
             cJSON_DeleteItemFromObjectCaseSensitive(next, "status");
     }
+    int invalid;
+    if (strcmp(r->kind, "Pod") == 0 && !status_only && (invalid = api_validate_pod(next, name, out))) {
+        cJSON_Delete(next);
+        return invalid;
+    }
     if (strcmp(r->kind, "Pod") == 0 && !same_field(old, next, "spec", "nodeName")) {
         char msg[700];
         snprintf(msg, sizeof msg, "Pod \"%s\" is invalid: spec.nodeName: Forbidden: pod updates may not change "
