@@ -45,6 +45,9 @@ struct ls_api {
     uint64_t injected[API_FAULT_KINDS];   /* faults injected so far, by kind (for the record) */
     uint64_t rng, uid_seq;
     bool stopping;
+    /* For the record: Scheduled events created so far, and how many existed
+     * when the latest binding was accepted (do events keep up?). */
+    uint64_t scheduled_events, scheduled_events_at_last_bind, bindings;
 };
 
 /* resources.c */

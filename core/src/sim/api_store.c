@@ -464,8 +464,11 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
     if (strcmp(r->kind, "Pod") == 0)
         api_record_add(a, o, api_str(meta, "namespace", NULL), name);
     api_emit(a, API_ADDED, r, obj, NULL);
-    if (api_is_event(r))
+    if (api_is_event(r)) {
+        const char *reason = api_str(obj, "reason", NULL);
+        a->scheduled_events += reason && strcmp(reason, "Scheduled") == 0;
         api_events_mirror(a, r, obj);
+    }
     *out = cJSON_Duplicate(obj, 1);
     return 201;
 }
