@@ -206,7 +206,9 @@ describe("DefaultPreemption (luasched simulate)", function()
     assert.are.equal(0, first.feasibleNodes)
     assert.is_true(second.nominatedNodeOnly)
     assert.are.equal(1, second.evaluatedNodes)
-    assert.are.same({ "n2" }, (function() local k = {} for n in pairs(second.filter) do k[#k + 1] = n end return k end)())
+    local examined = {}
+    for n in pairs(second.filter) do examined[#examined + 1] = n end
+    assert.are.same({ "n2" }, examined)
     assert.are.equal("passed", second.filter.n2.NodeResourcesFit)
     assert.are.same(second.filter, r.pods.hp.filter)
     assert.are.equal("n2", r.pods.hp.node)
