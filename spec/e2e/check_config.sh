@@ -138,6 +138,10 @@ profiles:
       - name: DefaultBinder
         weight: 0
     permit: {}
+    placementFeasible: {}
+    placementGenerate: {}
+    placementScore: {}
+    podGroupPostFilter: {}
     postBind: {}
     postFilter: {}
     preBind: {}
@@ -148,6 +152,12 @@ profiles:
     reserve: {}
     score: {}
   schedulerName: small'
+
+# The workload points are read and written empty; a plugin in one is refused.
+printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    placementScore:\n      enabled:\n      - name: NodeResourcesFit\n' > "$TMP/placement.yaml"
+"$BIN" simulate --config "$TMP/placement.yaml" --write-config-to - >/dev/null 2>"$TMP/err"
+expect_eq "workload point with a plugin: refused" "$(cat "$TMP/err")" \
+  "luasched simulate: $TMP/placement.yaml:5: profiles[0].plugins.placementScore: workload scheduling extension points (GenericWorkload, TopologyAwareWorkloadScheduling) are not implemented"
 
 # Args for every plugin enabled at some point: a Score disabled keeps
 # BalancedAllocation's args (it stays in multiPoint); a plugin disabled in

@@ -98,6 +98,17 @@ static const char *const set_keys[SET_COUNT] = {
     [SET_MULTI_POINT] = "multiPoint",
 };
 
+const char *const LS_CFG_WORKLOAD_POINTS[] = {"placementGenerate", "placementScore", "placementFeasible",
+                                              "podGroupPostFilter", NULL};
+
+bool ls_cfg_is_workload_point(const char *key)
+{
+    for (int i = 0; LS_CFG_WORKLOAD_POINTS[i]; i++)
+        if (strcmp(LS_CFG_WORKLOAD_POINTS[i], key) == 0)
+            return true;
+    return false;
+}
+
 /* multiPoint merged with the default plugins; the other points as written.
  * Every point is written, `{}` when empty (v1's Plugins holds its sets by
  * value, which omitempty does not leave out). */
@@ -111,6 +122,8 @@ static cJSON *plugins_json(const raw_profile *rp, const ls_vec *multi)
         const plugin_set *set = &rp->sets[s];
         cJSON_AddItemToObject(o, set_keys[s], set_json(&set->enabled, &set->disabled));
     }
+    for (int i = 0; LS_CFG_WORKLOAD_POINTS[i]; i++)
+        cJSON_AddObjectToObject(o, LS_CFG_WORKLOAD_POINTS[i]);
     return o;
 }
 
