@@ -21,7 +21,8 @@ expect_eq "stop at the last binding: exit 0" "$RUN_RC" "0"
 expect_eq "every pod's Scheduled event was sent before the exit" "$(record | jq .scheduled)" "200"
 serve_stop
 
-# every request takes 400 ms: 200 bindings cannot be sent within 300 ms
+# every request takes 400 ms: sending the 200 bindings and their events on 8+2
+# workers would take about 10 s; the stop must give up after 300 ms
 serve_start "$TMP/cluster.json" --fault latency=400
 run_start --kube-api-qps 1000 --kube-api-burst 1000 --stop-timeout 300ms
 for _ in $(seq 1 100); do
@@ -34,7 +35,7 @@ took=$(echo "$(date +%s.%N) - $t0" | bc)
 expect_eq "cut short: exit 0" "$RUN_RC" "0"
 expect_contains "cut short: logged with the count" "$(cat "$TMP/run.err")" \
   '"Stopped before every write was sent: the rest is dropped" dropped="'
-expect_eq "cut short on time (300 ms, + 1.5 s for cancelling and exiting): took ${took}s" \
-  "$(echo "$took < 1.8" | bc)" "1"
+expect_eq "cut short on time (300 ms, + up to 3 s for cancelling and exiting on a loaded machine): took ${took}s" \
+  "$(echo "$took < 3.3" | bc)" "1"
 serve_stop
 [ "$failures" -eq 0 ]
