@@ -135,8 +135,8 @@ static void test_fields(void)
         char *ext = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "extenders"));
         CHECK_STR(ext, "[{\"filterVerb\":\"filter\",\"httpTimeout\":\"0s\",\"ignorable\":true,"
                        "\"urlPrefix\":\"http://a/\"},"
-                       "{\"enableHTTPS\":true,\"httpTimeout\":\"250ms\",\"managedResources\":[{\"name\":"
-                       "\"example.com/gpu\",\"ignoredByScheduler\":true}],\"nodeCacheCapable\":true,"
+                       "{\"enableHTTPS\":true,\"httpTimeout\":\"250ms\",\"managedResources\":[{\"ignoredByScheduler\":"
+                       "true,\"name\":\"example.com/gpu\"}],\"nodeCacheCapable\":true,"
                        "\"prioritizeVerb\":\"prio\",\"tlsConfig\":{\"certData\":\"aGk=\",\"insecure\":true,"
                        "\"serverName\":\"b.example\"},\"urlPrefix\":\"https://b\",\"weight\":3}]");
         free(ext);

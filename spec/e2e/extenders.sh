@@ -267,7 +267,7 @@ config "{urlPrefix: \"http://x/\", filterVerb: f, prioritizeVerb: p, weight: 2, 
        "{urlPrefix: \"http://y\"}"
 "$BIN" simulate "$TMP/five.yaml" --config "$TMP/cfg.yaml" --write-config-to "$TMP/out.json" > /dev/null 2>&1
 expect_eq "written back: omitempty fields left out, httpTimeout always there" "$(jq -c .extenders "$TMP/out.json")" \
-'[{"enableHTTPS":true,"filterVerb":"f","httpTimeout":"1m30s","ignorable":true,"managedResources":[{"name":"example.com/gpu","ignoredByScheduler":true}],"nodeCacheCapable":true,"prioritizeVerb":"p","tlsConfig":{"caData":"aGVsbG8=","insecure":true},"urlPrefix":"http://x/","weight":2},{"httpTimeout":"0s","urlPrefix":"http://y"}]'
+'[{"enableHTTPS":true,"filterVerb":"f","httpTimeout":"1m30s","ignorable":true,"managedResources":[{"ignoredByScheduler":true,"name":"example.com/gpu"}],"nodeCacheCapable":true,"prioritizeVerb":"p","tlsConfig":{"caData":"aGVsbG8=","insecure":true},"urlPrefix":"http://x/","weight":2},{"httpTimeout":"0s","urlPrefix":"http://y"}]'
 
 expect_eq "every simulate exited 0, no sanitizer report" "$(cat "$TMP/sim.failures" 2>/dev/null)" ""
 

@@ -27,7 +27,18 @@ typedef struct ls_attempt {
     ls_str nominated_node;        /* set by PostFilter (preemption), 0 otherwise */
     uint32_t n_victims;           /* pods this attempt preempted */
     const ls_pod *const *victims;
+    /* Permit: LS_PERMIT_NOT_RUN when the attempt ended before it; WAITING in
+     * the on_permit_wait report (the outcome follows in on_attempt); then
+     * ALLOWED, REJECTED or TIMED_OUT, with `permit_waited` and the wait's
+     * length when a plugin had returned Wait, and the rejecting plugin. */
+    uint8_t permit;
+    bool permit_waited;
+    uint64_t permit_wait_ms;
+    ls_str permit_plugin;
+    bool via_nominated_node;      /* the pod's nominated node alone was tried (and passed) */
 } ls_attempt;
+
+enum { LS_PERMIT_NOT_RUN, LS_PERMIT_WAITING, LS_PERMIT_ALLOWED, LS_PERMIT_REJECTED, LS_PERMIT_TIMED_OUT };
 
 typedef struct ls_sched_source {
     void *ud;
@@ -36,6 +47,10 @@ typedef struct ls_sched_source {
     bool (*bind)(void *ud, const ls_pod *pod, ls_str node, ls_error *err);
     /* Called after every attempt; `cycle` is valid during the call only. */
     void (*on_attempt)(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s);
+    /* Optional: a Permit plugin made the attempt wait (a->permit is
+     * LS_PERMIT_WAITING; `cycle` still holds its Filter and Score). The same
+     * attempt's outcome comes later through on_attempt. */
+    void (*on_permit_wait)(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s);
     /* Timed changes the source will make (a simulation's timeline): the time of
      * the next one, and playing every change due by `now_ms`. Both optional. */
     bool (*next_change_ms)(void *ud, uint64_t *at_ms);

@@ -164,6 +164,16 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
             set = SET_MULTI_POINT;
         char p[300];
         ls_cfg_path(p, sizeof p, "%s.%s", path, c->string);
+        if (set < 0 && ls_cfg_is_workload_point(c->string)) {
+            /* kube-scheduler writes these empty ({}); a plugin in one needs
+             * workload scheduling (feature gates off by default) */
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "enabled");
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "disabled");
+            if (cJSON_GetArraySize(e) || cJSON_GetArraySize(d))
+                ls_cfg_problem(pc, c, p, "workload scheduling extension points (GenericWorkload, "
+                                         "TopologyAwareWorkloadScheduling) are not implemented");
+            continue;
+        }
         if (set < 0)
             ls_cfg_problem(pc, c, p, "unknown extension point (expected preEnqueue, queueSort, preFilter, "
                                      "filter, postFilter, preScore, score, reserve, permit, preBind, bind, "

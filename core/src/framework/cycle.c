@@ -145,9 +145,10 @@ static void record_attempt(ls_scheduler *s, const ls_qpod *qp, ls_str node, uint
 
 /* ---- the scheduling cycle */
 
-static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, const char *message)
+static ls_attempt attempt_of(const ls_scheduler *s, const ls_qpod *qp, ls_str node, uint8_t code,
+                             const char *message)
 {
-    ls_attempt a = {
+    return (ls_attempt){
         .pod = qp->pod,
         .profile = qp->profile,
         .node = node,
@@ -162,7 +163,17 @@ static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, cons
         .nominated_node = node ? 0 : s->cycle.nominated_node,
         .n_victims = s->victims.len,
         .victims = s->victims.data,
+        .permit = s->permit.result,
+        .permit_waited = s->permit.waited,
+        .permit_wait_ms = s->permit.wait_ms,
+        .permit_plugin = s->permit.plugin,
+        .via_nominated_node = s->permit.via_nominated,
     };
+}
+
+static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, const char *message)
+{
+    ls_attempt a = attempt_of(s, qp, node, code, message);
     record_attempt(s, qp, node, code);
     if (s->src.on_attempt)
         s->src.on_attempt(s->src.ud, &a, &s->cycle, s);
@@ -426,8 +437,17 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
         ep = LS_EP_PERMIT;
         code = ls_scheduler_run_point(s, LS_CALL_PERMIT, qp->profile);
     }
+    if (ep == LS_EP_PERMIT)
+        s->permit.result = code == LS_WAIT ? LS_PERMIT_WAITING
+                           : code == LS_SUCCESS ? LS_PERMIT_ALLOWED : LS_PERMIT_REJECTED;
+    if (code != LS_SUCCESS && code != LS_WAIT && ep == LS_EP_PERMIT)
+        s->permit.plugin = plugin_at(s, qp, ep, c->status_plugin);
     if (code == LS_WAIT) {
         /* The binding cycle goes on once every waiting plugin allowed the pod. */
+        if (s->src.on_permit_wait) {
+            ls_attempt a = attempt_of(s, qp, 0, LS_WAIT, NULL);
+            s->src.on_permit_wait(s->src.ud, &a, c, s);
+        }
         ls_waiting_pods_add(&s->waiting, qp->pod, qp->profile, c, s->clock_ms);
         ls_lua_park(s->lua, qp->pod->id);
         return;
@@ -441,10 +461,19 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
     binding_cycle(s, qp, node);
 }
 
+/* Explain's trace starts empty (a PreFilter rejection leaves it so; the
+ * nominated node's Filter writes that node's row; a full pass its own). */
+static void clear_trace(ls_cycle *c)
+{
+    if (c->trace && c->filter_trace && c->num_filter_plugins)
+        memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
+}
+
 static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
     s->victims.len = 0;
+    memset(&s->permit, 0, sizeof s->permit);
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
     ls_cache_update_snapshot(s->cache, s->snapshot);
@@ -465,6 +494,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     c->score_skipped = s->score_skipped;
     c->trace = s->opt.trace;
     c->filter_trace = s->filter_trace;
+    clear_trace(c);
     c->num_feasible = c->num_processed = 0;
     c->prefilter_restricts = 0;
     c->prefilter_absent_status = 0;
@@ -524,13 +554,16 @@ static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp)
     bool rejected = false;
     char *msg = NULL;
     if (!ls_extenders_filter(s->extenders, c, &rejected, &msg)) {
-        ls_log_error("Evaluation failed on nominated node", "pod", ls_str_get(qp->pod->name), "node",
+        char ref[600];
+        ls_log_error("Evaluation failed on nominated node", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(qp->pod->ns), ls_str_get(qp->pod->name)), "node",
                      ls_str_get(nom), "err", msg);
         free(msg);
         c->num_feasible = 0;
     }
     if (c->num_feasible == 0)
         return NULL;
+    s->permit.via_nominated = true;
     return ni;
 }
 
@@ -601,6 +634,10 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         ls_cycle *c = &s->cycle;
         begin_cycle(s, qp);
         c->selected_node = wp->node;
+        s->permit.waited = true;
+        s->permit.wait_ms = s->clock_ms - wp->since_ms;
+        s->permit.result = !wp->rejected ? LS_PERMIT_ALLOWED : wp->timed_out ? LS_PERMIT_TIMED_OUT : LS_PERMIT_REJECTED;
+        s->permit.plugin = wp->rejected_by;
         ls_lua_resume(s->lua, wp->pod->id);
         if (wp->rejected) {
             unreserve_and_forget(s, qp);
@@ -752,10 +789,12 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
 void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
 {
     ls_error err;
+    char ref[600];
     if (!ls_cache_is_assumed(s->cache, pod))
         return;
     if (!ls_cache_forget_pod(s->cache, pod, &err))
-        ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
+        ls_log_error("Forgetting an assumed pod failed", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     /* The room it held is free again: as upstream's AssignedPodDelete. */
     ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
@@ -763,10 +802,12 @@ void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
 {
     ls_error err;
+    char ref[600];
     if (!ls_cache_is_assumed(s->cache, pod))
         return;
     if (!ls_cache_forget_pod(s->cache, pod, &err))
-        ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
+        ls_log_error("Forgetting an assumed pod failed", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
     if (profile < 0)
         return;

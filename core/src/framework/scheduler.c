@@ -189,7 +189,7 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
         /* Not ours: another scheduler's pod, left alone. */
         if (ls_log_enabled(5)) {
             char who[600];
-            snprintf(who, sizeof who, "%s/%s", ls_str_get(pod->ns), ls_str_get(pod->name));
+            ls_log_kobj(who, sizeof who, ls_str_get(pod->ns), ls_str_get(pod->name));
             ls_log_info(5, "Pod is not for this scheduler: no profile for its schedulerName", "pod", who,
                         "schedulerName", ls_str_get(pod->scheduler_name));
         }

@@ -38,6 +38,12 @@ struct ls_scheduler {
     ls_waiting_pods waiting;
     ls_nominator nominator;
     ls_vec victims;             /* const ls_pod *: preempted during the running cycle */
+    struct {                    /* what Permit did in the running attempt (reported with it) */
+        uint8_t result;
+        bool waited, via_nominated;
+        uint64_t wait_ms;
+        ls_str plugin;
+    } permit;
     int defer_events;           /* > 0 while a plugin's FFI call (bind, preempt) runs */
     ls_vec deferred;            /* events that arrived meanwhile */
     uint64_t clock_ms;          /* virtual time in a simulation */
