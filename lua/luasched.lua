@@ -11,6 +11,7 @@ local C = require("luasched.clib")
 local ls = {
   SUCCESS = C.LS_SUCCESS, ERROR = C.LS_ERROR, UNSCHEDULABLE = C.LS_UNSCHEDULABLE,
   UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, WAIT = C.LS_WAIT,
+  UNRESOLVABLE = C.LS_UNRESOLVABLE,   -- the short name plugin authors reach for
   SKIP = C.LS_SKIP, PENDING = C.LS_PENDING,
   MAX_NODE_SCORE = 100, MIN_NODE_SCORE = 0,
   -- queueing hint results

@@ -58,8 +58,10 @@
 -- * The dry-run Filter reasons of a node are recovered from its status
 --   message split at ", " (the plugin API returns the joined message); no
 --   shipped Filter reason contains ", ".
--- * Synchronous preemption only: no PreEnqueue gate (async preemption), no
---   extenders.
+-- * Synchronous preemption only: no PreEnqueue gate (async preemption).
+-- * HTTP extenders (callExtenders) get the candidates before the choice; the
+--   candidates they leave come in the order of their answer (upstream
+--   iterates a Go map). None left -> "no candidate node for preemption".
 local ls = require("luasched")
 
 local P = ls.plugin("DefaultPreemption", {
@@ -291,6 +293,29 @@ local function pick_one(candidates)
   return all[1]
 end
 
+-- ---- the HTTP extenders' say (Evaluator.callExtenders) -------------------------
+
+function P:call_extenders(candidates)
+  local given = {}
+  for i, c in ipairs(candidates) do
+    local pods = {}
+    for k, v in ipairs(c.victims) do pods[k] = v.pod end
+    given[i] = { node = c.ni.node.name, violations = c.violations, pods = pods }
+  end
+  local kept, err = self.handle:preempt_extenders(given)
+  if not kept then return nil, err end
+  local infos = {}
+  local all, num_all = ls.all_nodes()
+  for i = 0, num_all - 1 do infos[all[i].node.name] = all[i] end
+  local out = {}
+  for i, k in ipairs(kept) do
+    local victims = {}
+    for j, p in ipairs(k.pods) do victims[j] = { pod = p, start = start_of(p), order = j } end
+    out[i] = { ni = infos[k.node], victims = victims, violations = k.violations }
+  end
+  return out
+end
+
 -- ---- FitError of a failed preemption ----------------------------------------
 
 -- framework.FitError.Error() over the dry-run statuses, other nodes counting
@@ -393,6 +418,13 @@ function P:post_filter(state, pod)
     end
     h:clear_nomination(pod)
     return ls.unschedulable("preemption: " .. fit_error(num_all, failures, #failures))
+  end
+
+  if h:preempt_extenders_wanted() then
+    local err
+    candidates, err = self:call_extenders(candidates)
+    if not candidates then return ls.error("preemption: " .. err) end
+    if #candidates == 0 then return ls.unschedulable("preemption: no candidate node for preemption") end
   end
 
   local best = #candidates == 1 and candidates[1] or pick_one(candidates)

@@ -2,19 +2,23 @@
 -- scaled down for images present on few nodes of the cluster.
 --
 -- Mirrors upstream pkg/scheduler/framework/plugins/imagelocality/image_locality.go
--- (v1.30-v1.34), Score only, no NormalizeScore:
--- * For each container, init then regular, whose (normalized) image the node
---   has: sum += int64(float64(size) * spread), spread = float64(numNodes) /
---   float64(totalNodes), numNodes the nodes having the image and totalNodes the
---   nodes of the snapshot (scaledImageScore).
--- * maxThreshold = 1000 MiB x number of containers (init + regular); the sum
---   is clamped to [23 MiB, maxThreshold] and
+-- (v1.37), Score only, no NormalizeScore:
+-- * For each image source, init containers, regular containers and (since
+--   v1.36, kubernetes#130231) image volumes (volumes[].image.reference), whose
+--   (normalized) image the node has: sum += int64(float64(size) * spread),
+--   spread = float64(numNodes) / float64(totalNodes), numNodes the nodes having
+--   the image and totalNodes the nodes of the snapshot (scaledImageScore).
+-- * maxThreshold = 1000 MiB x number of image sources (since v1.37,
+--   kubernetes#138951, image volumes count here too, so that they cannot score
+--   above the same image in a container); the sum is clamped to
+--   [23 MiB, maxThreshold] and
 --   score = 100 * (sum - 23 MiB) / (maxThreshold - 23 MiB), int64 division.
 --
 -- Deviations:
 -- * Image names are normalized (":latest" appended when untagged) by the C
---   decoder for pods and nodes alike; pod.images lists init then regular
---   containers' images, so pod.n_images is the number of containers.
+--   decoder for pods and nodes alike; pod.images lists init containers',
+--   regular containers' and image volumes' images, so pod.n_images is the
+--   number of image sources.
 -- * Arithmetic in Lua numbers (doubles): the spread product is the same
 --   float64 operation as upstream's; sums stay exact below 2^53 bytes.
 local ls = require("luasched")

@@ -2,21 +2,25 @@
 -- the pod placed, is balanced across the configured resources.
 --
 -- Mirrors upstream pkg/scheduler/framework/plugins/noderesources/
--- {balanced_allocation.go,resource_allocation.go} (v1.30-v1.34), no NormalizeScore:
+-- {balanced_allocation.go,resource_allocation.go} (v1.37), no NormalizeScore:
 -- * args.resources: default cpu and memory; a weight of 0 (or none) becomes 1,
 --   and every weight must then be 1; a name may appear once.
 -- * PreScore: the pod's actual requests (no 100m / 200Mi defaults) per
 --   configured resource; Skip when all are zero (a best-effort pod).
--- * Score: fraction_r = (node requested_r + pod request_r) / allocatable_r as
---   float64, capped at 1; a resource with allocatable 0, a scalar resource the
---   pod does not request, "pods" and unknown names are left out.
---   std = 0 for one fraction, |f1 - f2| / 2 for two, the population standard
---   deviation sqrt(sum((f - mean)^2) / n) for more;
---   score = int64((1 - std) * 100) (truncation).
+-- * Score (since v1.36, kubernetes#135573: it rewards nodes whose balance the
+--   pod improves): with_pod uses fraction_r = (node requested_r + pod
+--   request_r) / allocatable_r, without_pod node requested_r / allocatable_r,
+--   each as float64 capped at 1; a resource with allocatable 0, a scalar
+--   resource the pod does not request, "pods" and unknown names are left out of
+--   both. For each, std = 0 for one fraction, |f1 - f2| / 2 for two, the
+--   population standard deviation sqrt(sum((f - mean)^2) / n) for more, and
+--   S = int64((1 - std) * 100) (truncation).
+--   score = 50 + (50 + S_with_pod - S_without_pod) / 2 (int64 division): 75
+--   when the pod leaves the balance as it was, 50 to 100 otherwise.
 --
 -- Deviations:
 -- * The pod's requests are the C decoder's (pod.requests: containers,
---   sidecars, init maximum, overhead); pod-level resources are not read.
+--   sidecars, init maximum, overhead, pod-level resources, in-place resize).
 -- * node requested + pod request is added in doubles: exact below 2^53 (memory
 --   up to 8 PiB per node).
 -- * No EventsToRegister table yet: registered for every cluster event.
@@ -29,6 +33,7 @@ local P = ls.plugin("NodeResourcesBalancedAllocation", {
 local floor, abs, sqrt, tonumber = math.floor, math.abs, math.sqrt, tonumber
 local CPU, MEMORY, EPHEMERAL, FIRST_SCALAR = ls.RES_CPU, ls.RES_MEMORY, ls.RES_EPHEMERAL, ls.RES_FIRST_SCALAR
 local MAX_NODE_SCORE = ls.MAX_NODE_SCORE
+local HALF = MAX_NODE_SCORE / 2
 
 function P:init(args)
   local resources = args.resources
@@ -56,7 +61,8 @@ function P:init(args)
   end
   self.n_res = #self.res_name
   self.resolved_count = ls.resource_count()
-  self.fractions = {}   -- scratch for Score, reused for every node
+  self.fractions = {}           -- scratch for Score (with the pod), reused for every node
+  self.fractions_without = {}   -- the same without the pod
 end
 
 -- Resource names first seen after init (extended resources) get their slots here.
@@ -95,21 +101,50 @@ function P:pre_score(state, pod)
   return nil
 end
 
--- Appends resource k's fraction on the node, if the resource takes part:
--- a scalar the pod does not request, "pods" and unknown names are (0, 0) and
--- left out, as is a resource with allocatable 0. Returns the new count and sum.
-local function add_fraction(fractions, n, total, slot, req, alloc_v, used_v)
+-- Appends resource k's fractions on the node, with the pod (fw) and without it
+-- (fo), if the resource takes part: a scalar the pod does not request, "pods"
+-- and unknown names are (0, 0) and left out, as is a resource with allocatable
+-- 0. Returns the new count and the two sums.
+local function add_fraction(fw, fo, n, tw, to, slot, req, alloc_v, used_v)
   if slot == CPU or slot == MEMORY or slot == EPHEMERAL or (slot >= FIRST_SCALAR and req ~= 0) then
     local alloc = tonumber(alloc_v[slot])
     if alloc ~= 0 then
-      local f = (tonumber(used_v[slot]) + req) / alloc
+      local used = tonumber(used_v[slot])
+      local f = (used + req) / alloc
       if f > 1 then f = 1 end
+      local g = used / alloc
+      if g > 1 then g = 1 end
       n = n + 1
-      fractions[n] = f
-      total = total + f
+      fw[n], fo[n] = f, g
+      tw, to = tw + f, to + g
     end
   end
-  return n, total
+  return n, tw, to
+end
+
+-- balancedResourceScore: int64((1 - std) * MaxNodeScore) over n fractions.
+-- std = 0 for fewer than two, |f1 - f2| / 2 for two, else the population
+-- standard deviation with sum((f - mean)^2) added in resource order. std <= 0.5
+-- for fractions in [0, 1], so floor truncates as int64() does.
+local function balance_score(fr, n, total)
+  local std = 0
+  if n == 2 then
+    std = abs((fr[1] - fr[2]) / 2)
+  elseif n > 2 then
+    local mean = total / n
+    local d = fr[1] - mean
+    local sum = d * d
+    d = fr[2] - mean
+    sum = sum + d * d
+    d = fr[3] - mean
+    sum = sum + d * d
+    for i = 4, n do
+      d = fr[i] - mean
+      sum = sum + d * d
+    end
+    std = sqrt(sum / n)
+  end
+  return floor((1 - std) * MAX_NODE_SCORE)
 end
 
 -- The per-node code below is written out for up to four resources (and three
@@ -124,34 +159,19 @@ function P:score(state, pod, ni)
     state[self.name] = s
   end
   if s.best_effort then return 0 end
-  local reqs, slots, fractions = s.reqs, self.res_slot, self.fractions
+  local reqs, slots, fw, fo = s.reqs, self.res_slot, self.fractions, self.fractions_without
   local alloc_v, used_v = ni.allocatable.v, ni.requested.v
   local nres = self.n_res
-  local n, total = add_fraction(fractions, 0, 0, slots[1], reqs[1], alloc_v, used_v)
-  if nres >= 2 then n, total = add_fraction(fractions, n, total, slots[2], reqs[2], alloc_v, used_v) end
-  if nres >= 3 then n, total = add_fraction(fractions, n, total, slots[3], reqs[3], alloc_v, used_v) end
-  if nres >= 4 then n, total = add_fraction(fractions, n, total, slots[4], reqs[4], alloc_v, used_v) end
-  for k = 5, nres do n, total = add_fraction(fractions, n, total, slots[k], reqs[k], alloc_v, used_v) end
-  local std = 0
-  if n == 2 then
-    std = abs((fractions[1] - fractions[2]) / 2)
-  elseif n > 2 then
-    -- sum((f - mean)^2) in resource order, as upstream adds it
-    local mean = total / n
-    local d = fractions[1] - mean
-    local sum = d * d
-    d = fractions[2] - mean
-    sum = sum + d * d
-    d = fractions[3] - mean
-    sum = sum + d * d
-    for i = 4, n do
-      d = fractions[i] - mean
-      sum = sum + d * d
-    end
-    std = sqrt(sum / n)
-  end
-  -- int64((1 - std) * MaxNodeScore): std <= 0.5 for fractions in [0, 1], so floor truncates
-  return floor((1 - std) * MAX_NODE_SCORE)
+  local n, tw, to = add_fraction(fw, fo, 0, 0, 0, slots[1], reqs[1], alloc_v, used_v)
+  if nres >= 2 then n, tw, to = add_fraction(fw, fo, n, tw, to, slots[2], reqs[2], alloc_v, used_v) end
+  if nres >= 3 then n, tw, to = add_fraction(fw, fo, n, tw, to, slots[3], reqs[3], alloc_v, used_v) end
+  if nres >= 4 then n, tw, to = add_fraction(fw, fo, n, tw, to, slots[4], reqs[4], alloc_v, used_v) end
+  for k = 5, nres do n, tw, to = add_fraction(fw, fo, n, tw, to, slots[k], reqs[k], alloc_v, used_v) end
+  local with_pod = balance_score(fw, n, tw)
+  local without_pod = balance_score(fo, n, to)
+  -- MaxNodeScore/2 + (MaxNodeScore/2 + with - without)/2 in int64: both scores
+  -- are in [50, 100], so the dividend is in [0, 100] and floor is Go's division
+  return HALF + floor((HALF + with_pod - without_pod) / 2)
 end
 
 return P

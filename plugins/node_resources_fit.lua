@@ -4,7 +4,8 @@
 --
 -- Mirrors upstream pkg/scheduler/framework/plugins/noderesources/{fit.go,
 -- resource_allocation.go,least_allocated.go,most_allocated.go,
--- requested_to_capacity_ratio.go} and plugins/helper/shape_score.go (v1.30-v1.34):
+-- requested_to_capacity_ratio.go} and plugins/helper/shape_score.go (v1.37; the
+-- formulas and messages are those of v1.30-v1.34):
 -- * Filter (fitsRequest) collects every failure, in the order "Too many pods",
 --   "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
 --   "Insufficient <scalar>". The status is UnschedulableAndUnresolvable when for
@@ -13,14 +14,18 @@
 --   ignoredResourceGroups (the part before "/") skip extended resources only.
 -- * Score with scoringStrategy LeastAllocated, MostAllocated or
 --   RequestedToCapacityRatio over the configured resources and weights; cpu and
---   memory use the non-zero requests (100m / 200Mi for containers that set none),
---   other resources the plain ones; a scalar the pod does not request and any
+--   memory use the non-zero requests (the pod's: 100m / 200Mi for each container
+--   that sets none, then its pod-level requests in their place; the node's sums:
+--   see the C decoder), other resources the plain ones; a scalar the pod does not request and any
 --   resource with allocatable 0 is left out. Go int64 arithmetic: truncating
 --   division; RequestedToCapacityRatio rounds (math.Round) the weighted mean.
 --
 -- Deviations:
 -- * The pod's requests are computed once by the C decoder (pod.requests,
---   pod.nonzero_*), so PreFilter only records which scalar resources to check.
+--   pod.scoring_*; pod-level resources and in-place resize included), so
+--   PreFilter only records which scalar resources to check. PreFilter upstream
+--   leaves the incoming pod's status out; a pod not yet bound has no resize
+--   status, so the vectors agree.
 --   The SidecarContainers feature gate is taken as on (GA in 1.33): no
 --   PreFilter rejection of restartable init containers.
 -- * Scalar resources are checked in the order the process first saw their
@@ -307,9 +312,9 @@ local function prescore_state(self, pod)
   for k = 1, self.n_res do
     local slot = self.res_slot[k]
     if slot == CPU then
-      reqs[k] = tonumber(pod.nonzero_milli_cpu)
+      reqs[k] = tonumber(pod.scoring_milli_cpu)
     elseif slot == MEMORY then
-      reqs[k] = tonumber(pod.nonzero_memory)
+      reqs[k] = tonumber(pod.scoring_memory)
     elseif slot >= 0 then
       reqs[k] = tonumber(req.v[slot])
     else

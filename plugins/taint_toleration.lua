@@ -1,10 +1,13 @@
 -- TaintToleration: a node's NoSchedule/NoExecute taints keep out pods that do
 -- not tolerate them; its PreferNoSchedule taints make it less attractive.
 --
--- Mirrors upstream pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go:
--- * Filter: the first taint with effect NoSchedule or NoExecute that the pod's
+-- Mirrors upstream pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go
+-- (v1.37):
+-- * Filter: a taint with effect NoSchedule or NoExecute that the pod's
 --   tolerations do not tolerate -> UnschedulableAndUnresolvable
---   "node(s) had untolerated taint {<key>: <value>}".
+--   "node(s) had untolerated taint(s)" (since v1.35; before, the message named
+--   the first such taint's key and value). The alpha toleration operators Gt
+--   and Lt (TaintTolerationComparisonOperators, off in v1.37) are not supported.
 -- * PreScore: keeps the tolerations with effect PreferNoSchedule or empty.
 -- * Score: the number of PreferNoSchedule taints not tolerated by those.
 -- * NormalizeScore: DefaultNormalizeScore(100, reverse) (helper/normalize_score.go).
@@ -25,37 +28,17 @@ local FILTER_MASK = bit.bor(bit.lshift(1, ls.EFFECT_NO_SCHEDULE), bit.lshift(1, 
 local MAX_NODE_SCORE = ls.MAX_NODE_SCORE
 
 function P:init()
-  -- status per (key id, value id) of the untolerated taint; built on first sight
-  self.statuses = {}
-end
-
-local function untolerated_status(self, key, value)
-  local by_value = self.statuses[key]
-  if by_value == nil then
-    by_value = {}
-    self.statuses[key] = by_value
-  end
-  local st = by_value[value]
-  if st == nil then
-    st = ls.unresolvable(string.format("node(s) had untolerated taint {%s: %s}",
-      ls.str(key), ls.str(value)))
-    by_value[value] = st
-  end
-  return st
+  self.untolerated = ls.unresolvable("node(s) had untolerated taint(s)")
 end
 
 function P:filter(_, pod, ni)
   local node = ni.node
   local n = node.n_taints
   if n == 0 then return nil end
-  local taints = node.taints
-  local i = ls.find_untolerated_taint(taints, n, pod.tolerations, pod.n_tolerations, FILTER_MASK)
-  if i < 0 then return nil end
-  local t = taints[i]
-  local by_value = self.statuses[t.key]
-  local st = by_value and by_value[t.value]
-  if st == nil then st = untolerated_status(self, t.key, t.value) end
-  return st
+  if ls.find_untolerated_taint(node.taints, n, pod.tolerations, pod.n_tolerations, FILTER_MASK) < 0 then
+    return nil
+  end
+  return self.untolerated
 end
 
 -- Whether the pod has a toleration that can tolerate a PreferNoSchedule taint.

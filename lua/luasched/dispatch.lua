@@ -201,6 +201,19 @@ local function nominated_nodes_for(pod)
   return set, any
 end
 
+-- Explain's trace row of the one node filtered (status id + 1, 1 = passed,
+-- 0 = not run): the plugins before the one that rejected passed, PreFilter's
+-- Skip leaves a plugin out.
+local function trace_one(cyc, prof, ni, st_out, fits)
+  local npl = cyc.num_filter_plugins
+  local row = cyc.filter_trace + ni.index * npl
+  local last = fits and npl or st_out.plugin
+  for k = 0, last - 1 do
+    row[k] = prof.skip[k + 1] and 0 or 1
+  end
+  if not fits and last >= 0 and last < npl then row[last] = st_out.status + 1 end
+end
+
 -- The Filter loop when some pods are nominated (after preemption): nodes
 -- with nominated pods that count for the pod take filter_with_nominated, the
 -- others the plain Filter (what filter_with_nominated does for them).
@@ -211,6 +224,7 @@ local function nominated_filter_loop(prof, cyc, st, pod)
   local cand, ncand = cyc.candidates, cyc.num_candidates
   local start, want = cyc.start, cyc.num_to_find
   local statuses, filter_one = cyc.node_status, prof.filter_one
+  local traced = cyc.trace ~= 0 and cyc.filter_trace ~= nil
   local nf, processed = 0, 0
   local at = start % ncand
   for _ = 0, ncand - 1 do
@@ -224,6 +238,7 @@ local function nominated_filter_loop(prof, cyc, st, pod)
     else
       fits = filter_one(cyc, st, pod, ni, statuses[ni.index], sk)
     end
+    if traced then trace_one(cyc, prof, ni, statuses[ni.index], fits) end
     if fits then
       cyc.feasible[nf] = ni
       nf = nf + 1
@@ -310,6 +325,35 @@ function Handle:clear_nomination(pod) C.ls_cycle_clear_nomination(cycle, pod) en
 --- A seeded random integer in [0, n).
 function Handle:random(n)
   return tonumber(C.ls_cycle_random(cycle) % n)
+end
+
+local extender_violations = ffi.new("int64_t[1]")
+local extender_victims = ffi.new("uint32_t[1]")
+
+--- Whether an HTTP extender takes part in this pod's preemption.
+function Handle:preempt_extenders_wanted()
+  return C.ls_cycle_preempt_extenders(cycle) > 0
+end
+
+--- Preemption's extender step (upstream's callExtenders): `candidates` is a
+--- list of { node = name id, violations = n, pods = { victim, ... } }; returns
+--- the list the HTTP extenders left (same shape), or nil and the error.
+function Handle:preempt_extenders(candidates)
+  C.ls_cycle_extender_candidates_reset(cycle)
+  for _, c in ipairs(candidates) do
+    C.ls_cycle_extender_candidate_add(cycle, c.node, c.violations)
+    for _, p in ipairs(c.pods) do C.ls_cycle_extender_victim_add(cycle, p) end
+  end
+  local n = C.ls_cycle_extenders_process_preemption(cycle, error_buf, 512)
+  if n < 0 then return nil, ffi.string(error_buf) end
+  local out = {}
+  for i = 0, n - 1 do
+    local node = C.ls_cycle_extender_candidate(cycle, i, extender_violations, extender_victims)
+    local pods = {}
+    for k = 0, extender_victims[0] - 1 do pods[k + 1] = C.ls_cycle_extender_victim(cycle, i, k) end
+    out[i + 1] = { node = node, violations = tonumber(extender_violations[0]), pods = pods }
+  end
+  return out
 end
 
 -- Extension points whose plugins can reject a pod, so their events matter.
@@ -671,13 +715,15 @@ function M.filter(pi)
   return SUCCESS
 end
 
---- Filter on one node (the nominated-node fast path and preemption's dry runs).
+--- Filter on one node: the nominated-node fast path (traced for explain).
 function M.filter_one(pi, ni_ptr)
   clear_status()
   local prof = profiles[pi + 1]
   local ni = ffi.cast("const ls_node_info *", ni_ptr)
-  local ok, fits = pcall(filter_with_nominated, prof, state, cycle.pod, ni, cycle.node_status[ni.index])
+  local st_out = cycle.node_status[ni.index]
+  local ok, fits = pcall(filter_with_nominated, prof, state, cycle.pod, ni, st_out)
   if not ok then return filter_failure(prof, fits) end
+  if cycle.trace ~= 0 and cycle.filter_trace ~= nil then trace_one(cycle, prof, ni, st_out, fits) end
   return fits and SUCCESS or UNSCHED
 end
 
@@ -708,6 +754,9 @@ function M.post_filter(pi)
       if nominated then cycle.nominated_node = ls.intern(nominated) end
       if st then set_status(st, k - 1) end
       return code
+    elseif code == ERROR and st.message ~= "" then
+      -- upstream wraps the plugin's error: running PostFilter plugin "X": <its message>
+      return fail("running PostFilter plugin %q: %s", current.name, st.message)
     elseif code ~= UNSCHED then
       return fail("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
     end

@@ -22,10 +22,23 @@ static cJSON *parse(const char *json)
     return o;
 }
 
+/* A pod body: the test's JSON with one container when it gives none
+ * (spec.containers is required). */
+static cJSON *pod_body(const char *json)
+{
+    cJSON *o = parse(json);
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+    if (!spec)
+        spec = cJSON_AddObjectToObject(o, "spec");
+    if (!cJSON_GetObjectItemCaseSensitive(spec, "containers"))
+        cJSON_AddItemToObject(spec, "containers", parse("[{\"name\":\"c\",\"image\":\"app\"}]"));
+    return o;
+}
+
 static int create(ls_api *a, const ls_api_resource *r, const char *ns, const char *json)
 {
     cJSON *out = NULL;
-    int code = ls_api_create(a, r, ns, parse(json), &out);
+    int code = ls_api_create(a, r, ns, strcmp(r->kind, "Pod") == 0 ? pod_body(json) : parse(json), &out);
     cJSON_Delete(out);
     return code;
 }
@@ -52,7 +65,7 @@ static void test_create_get_errors(void)
 {
     ls_api *a = ls_api_new(0, 1);
     cJSON *out = NULL;
-    CHECK_INT(ls_api_create(a, pods_r(), "default", parse("{\"metadata\":{\"generateName\":\"web-\"}}"), &out),
+    CHECK_INT(ls_api_create(a, pods_r(), "default", pod_body("{\"metadata\":{\"generateName\":\"web-\"}}"), &out),
               201);
     const char *name = str_at(out, "metadata", "name");
     CHECK(name && strncmp(name, "web-", 4) == 0 && strlen(name) == 9);
@@ -66,12 +79,12 @@ static void test_create_get_errors(void)
 
     CHECK_INT(create(a, pods_r(), "default", "{\"metadata\":{\"name\":\"p\"}}"), 201);
     /* No namespace on the path: the body's. */
-    CHECK_INT(ls_api_create(a, pods_r(), NULL, parse("{\"metadata\":{\"name\":\"q\",\"namespace\":\"kube-system\"}}"),
+    CHECK_INT(ls_api_create(a, pods_r(), NULL, pod_body("{\"metadata\":{\"name\":\"q\",\"namespace\":\"kube-system\"}}"),
                             &out),
               201);
     CHECK_STR(str_at(out, "metadata", "namespace"), "kube-system");
     cJSON_Delete(out);
-    CHECK_INT(ls_api_create(a, pods_r(), "default", parse("{\"metadata\":{\"name\":\"p\"}}"), &out), 409);
+    CHECK_INT(ls_api_create(a, pods_r(), "default", pod_body("{\"metadata\":{\"name\":\"p\"}}"), &out), 409);
     CHECK_STR(str_at(out, "reason", NULL), "AlreadyExists");
     CHECK_STR(str_at(out, "message", NULL), "pods \"p\" already exists");
     cJSON_Delete(out);
@@ -80,10 +93,10 @@ static void test_create_get_errors(void)
     CHECK_STR(str_at(out, "status", NULL), "Failure");
     CHECK_STR(str_at(out, "message", NULL), "pods \"web-0\" not found");
     cJSON_Delete(out);
-    CHECK_INT(ls_api_create(a, pods_r(), "nowhere", parse("{\"metadata\":{\"name\":\"p\"}}"), &out), 404);
+    CHECK_INT(ls_api_create(a, pods_r(), "nowhere", pod_body("{\"metadata\":{\"name\":\"p\"}}"), &out), 404);
     CHECK_STR(str_at(out, "message", NULL), "namespaces \"nowhere\" not found");
     cJSON_Delete(out);
-    CHECK_INT(ls_api_create(a, pods_r(), "default", parse("{\"kind\":\"Node\",\"metadata\":{\"name\":\"q\"}}"), &out),
+    CHECK_INT(ls_api_create(a, pods_r(), "default", pod_body("{\"kind\":\"Node\",\"metadata\":{\"name\":\"q\"}}"), &out),
               400);
     cJSON_Delete(out);
     const ls_api_resource *leases = ls_api_resource_find("coordination.k8s.io", "v1", "leases");
@@ -101,17 +114,17 @@ static void test_priority_admission(void)
     CHECK_INT(create(a, pc, NULL, "{\"metadata\":{\"name\":\"high\"},\"value\":1000,\"preemptionPolicy\":\"Never\"}"),
               201);
     cJSON *out = NULL;
-    ls_api_create(a, pods_r(), "default", parse("{\"metadata\":{\"name\":\"d\"}}"), &out);
+    ls_api_create(a, pods_r(), "default", pod_body("{\"metadata\":{\"name\":\"d\"}}"), &out);
     CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "spec"), "priority")->valuedouble, 10);
     CHECK_STR(str_at(out, "spec", "priorityClassName"), "low");
     cJSON_Delete(out);
     ls_api_create(a, pods_r(), "default",
-                  parse("{\"metadata\":{\"name\":\"h\"},\"spec\":{\"priorityClassName\":\"high\"}}"), &out);
+                  pod_body("{\"metadata\":{\"name\":\"h\"},\"spec\":{\"priorityClassName\":\"high\"}}"), &out);
     CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "spec"), "priority")->valuedouble, 1000);
     CHECK_STR(str_at(out, "spec", "preemptionPolicy"), "Never");
     cJSON_Delete(out);
     CHECK_INT(ls_api_create(a, pods_r(), "default",
-                            parse("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":\"nope\"}}"), &out),
+                            pod_body("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":\"nope\"}}"), &out),
               403);
     CHECK_STR(str_at(out, "message", NULL), "pods \"x\" is forbidden: no PriorityClass with name nope was found");
     cJSON_Delete(out);
@@ -382,9 +395,10 @@ static void test_patch_update_delete(void)
     CHECK_STR(str_at(out, "message", NULL), "Operation cannot be fulfilled on pods \"p\": the object has been "
                                             "modified; please apply your changes to the latest version and try again");
     cJSON_Delete(out);
-    char json[200];
+    char json[300];
     snprintf(json, sizeof json,
-             "{\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"%s\",\"labels\":{\"x\":\"y\"}}}", rv2);
+             "{\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"%s\",\"labels\":{\"x\":\"y\"}},"
+             "\"spec\":{\"containers\":[{\"name\":\"b\",\"image\":\"y:2\"}]}}", rv2);
     CHECK_INT(ls_api_update(a, pods_r(), "default", "p", parse(json), false, &out), 200);
     CHECK_STR(str_at(cJSON_GetObjectItem(out, "metadata"), "labels", "x"), "y");
     CHECK(cJSON_GetObjectItem(out, "status") != NULL);   /* kept: status goes through its subresource */
@@ -501,6 +515,72 @@ static void test_load_file(void)
     ls_api_free(a);
 }
 
+/* Upstream's pod validation on create and update: 422 with the field. */
+static int create_msg(ls_api *a, const char *json, char *msg, size_t len, char *field, size_t flen)
+{
+    cJSON *out = NULL;
+    int code = ls_api_create(a, pods_r(), "default", parse(json), &out);
+    snprintf(msg, len, "%s", str_at(out, "message", NULL) ? str_at(out, "message", NULL) : "");
+    const cJSON *causes = cJSON_GetObjectItem(cJSON_GetObjectItem(out, "details"), "causes");
+    const char *f = str_at(cJSON_GetArrayItem(causes, 0), "field", NULL);
+    snprintf(field, flen, "%s", f ? f : "");
+    cJSON_Delete(out);
+    return code;
+}
+
+#define POD_WITH(name, res) \
+    "{\"metadata\":{\"name\":\"" name "\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"app\"," \
+    "\"resources\":" res "}]}}"
+
+static void test_pod_validation(void)
+{
+    ls_api *a = ls_api_new(0, 1);
+    char msg[1200], field[200];
+    CHECK_INT(create_msg(a, "{\"metadata\":{\"name\":\"nc\"},\"spec\":{}}", msg, sizeof msg, field, sizeof field), 422);
+    CHECK_STR(msg, "Pod \"nc\" is invalid: spec.containers: Required value");
+    CHECK_STR(field, "spec.containers");
+    CHECK_INT(create_msg(a, POD_WITH("neg", "{\"requests\":{\"cpu\":\"-1\"}}"), msg, sizeof msg, field, sizeof field),
+              422);
+    CHECK_STR(msg, "Pod \"neg\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": "
+                   "must be greater than or equal to 0");
+    CHECK_STR(field, "spec.containers[0].resources.requests[cpu]");
+    CHECK_INT(create_msg(a, POD_WITH("big", "{\"requests\":{\"cpu\":\"1e400\"}}"), msg, sizeof msg, field, sizeof field),
+              422);
+    CHECK_STR(field, "spec.containers[0].resources.requests[cpu]");
+    CHECK_INT(create_msg(a, POD_WITH("ei", "{\"limits\":{\"memory\":\"9999999999999Ei\"}}"), msg, sizeof msg, field,
+                         sizeof field),
+              422);
+    CHECK_STR(field, "spec.containers[0].resources.limits[memory]");
+    CHECK_INT(create_msg(a, POD_WITH("junk", "{\"requests\":{\"cpu\":\"lots\"}}"), msg, sizeof msg, field, sizeof field),
+              400);
+    CHECK_STR(msg, "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular expression "
+                   "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    CHECK_INT(create_msg(a, POD_WITH("over", "{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":\"1\"}}"), msg,
+                         sizeof msg, field, sizeof field),
+              422);
+    CHECK_STR(msg, "Pod \"over\" is invalid: spec.containers[0].resources.requests: Invalid value: \"2\": must be "
+                   "less than or equal to cpu limit of 1");
+    CHECK_INT(create_msg(a, "{\"metadata\":{\"name\":\"Bad_Name\"},\"spec\":{\"containers\":[{\"name\":\"\"}]}}", msg,
+                         sizeof msg, field, sizeof field),
+              422);
+    CHECK_STR(field, "metadata.name");
+    CHECK_CONTAINS(msg, "Pod \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC "
+                        "1123 subdomain must consist of");
+    CHECK_CONTAINS(msg, ", spec.containers[0].name: Required value, spec.containers[0].image: Required value]");
+    /* nothing was stored; a valid pod is; an update that breaks it is refused */
+    cJSON *out = NULL;
+    CHECK_INT(ls_api_get(a, pods_r(), "default", "neg", &out), 404);
+    cJSON_Delete(out);
+    CHECK_INT(create(a, pods_r(), "default", POD_WITH("ok", "{\"requests\":{\"cpu\":\"500m\"}}")), 201);
+    CHECK_INT(ls_api_update(a, pods_r(), "default", "ok", parse(POD_WITH("ok", "{\"requests\":{\"cpu\":\"-2\"}}")),
+                            false, &out),
+              422);
+    CHECK_STR(str_at(out, "message", NULL), "Pod \"ok\" is invalid: spec.containers[0].resources.requests[cpu]: "
+                                            "Invalid value: \"-2\": must be greater than or equal to 0");
+    cJSON_Delete(out);
+    ls_api_free(a);
+}
+
 int main(void)
 {
     test_create_get_errors();
@@ -512,6 +592,7 @@ int main(void)
     test_namespace_delete();
     test_binding();
     test_load_file();
+    test_pod_validation();
     ls_intern_reset();
     TEST_MAIN_END();
 }

@@ -940,6 +940,40 @@ static void test_writer(void)
         cancelled += rs.outcome[k] == LS_WRITE_CANCELLED;
     CHECK_INT(cancelled, 4);
     CHECK(!ls_writer_bind(w, "ns", "p1", "u", "n1", on_done, &rs));   /* refused after the drain */
+    ls_writer_stats ws;
+    ls_writer_get_stats(w, &ws);
+    CHECK_INT((int)ws.cut_at_stop, 3);   /* the three queued ones; the slow one was cancelled in flight */
+    ls_writer_free(w);
+
+    /* a graceful drain sends what is queued when the time allows */
+    w = ls_writer_new(c, &wo, &err);
+    rs.n = 0;
+    for (int k = 0; k < 3; k++)
+        CHECK(ls_writer_bind(w, "ns", "p1", "u", "n1", on_done, &rs));
+    ls_event_spec qe = {.ns = "ns", .name = "p1", .uid = "u", .reason = "Scheduled", .action = "Binding", .note = "x"};
+    CHECK(ls_writer_record_event(w, &qe, on_done, &rs));
+    CHECK(ls_writer_drain(w, 5000));
+    CHECK_INT(result_count(&rs), 4);
+    for (int k = 0; k < 4; k++)
+        CHECK_INT(rs.outcome[k], LS_WRITE_OK);
+    ls_writer_get_stats(w, &ws);
+    CHECK_INT((int)ws.cut_at_stop, 0);
+    ls_writer_free(w);
+
+    /* events do not wait behind bindings: with the one binding worker busy
+     * on a slow binding, an event is sent at once by an event worker */
+    w = ls_writer_new(c, &wo, &err);
+    rs.n = 0;
+    CHECK(ls_writer_bind(w, "ns", "slow", "u", "n1", on_done, &rs));
+    CHECK(ls_writer_bind(w, "ns", "p1", "u", "n1", on_done, &rs));
+    ls_kutil_sleep_ms(100, NULL);
+    qe.name = "p5";
+    CHECK(ls_writer_record_event(w, &qe, on_done, &rs));
+    WAIT_FOR(result_count(&rs) == 1, 1000);
+    CHECK_INT(result_count(&rs), 1);
+    CHECK_STR(rs.name[0], "p5");
+    CHECK_INT(rs.outcome[0], LS_WRITE_OK);
+    CHECK(!ls_writer_drain(w, 100));
     ls_writer_free(w);
     ls_kclient_free(c);
 }
@@ -987,6 +1021,21 @@ static void lease_holder(char *out, size_t cap)
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(srv.lease.obj, "spec");
     const char *h = ls_kutil_json_str(spec, "holderIdentity");
     snprintf(out, cap, "%s", h ? h : "(none)");
+    pthread_mutex_unlock(&srv.lock);
+}
+
+/* The released record as client-go's release writes it: no holder, a
+ * one-second lease, acquireTime = renewTime (now), transitions kept. */
+static void check_released_record(int transitions)
+{
+    pthread_mutex_lock(&srv.lock);
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(srv.lease.obj, "spec");
+    const char *acq = ls_kutil_json_str(spec, "acquireTime"), *renew = ls_kutil_json_str(spec, "renewTime");
+    CHECK(acq && renew && strcmp(acq, renew) == 0);
+    const cJSON *dur = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
+    CHECK(cJSON_IsNumber(dur) && dur->valueint == 1);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
+    CHECK(cJSON_IsNumber(t) && t->valueint == transitions);
     pthread_mutex_unlock(&srv.lock);
 }
 
@@ -1058,9 +1107,11 @@ static void test_leader(void)
     CHECK(ls_leader_start(b, &err));
     WAIT_FOR(ls_leader_is_leader(b), 4000);
     CHECK(ls_leader_is_leader(b));
+    int before_release = lease_transitions();
     ls_leader_free(b);
     lease_holder(cur, sizeof cur);
     CHECK_STR(cur, "");
+    check_released_record(before_release);
     oa.identity = "a2";
     lstate sa2 = {.lock = PTHREAD_MUTEX_INITIALIZER};
     ca.ud = &sa2;

@@ -74,6 +74,7 @@ static const struct {
     {"InterPodAffinity", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
     {"DefaultPreemption", P(LS_EP_POST_FILTER)},
     {"NodeResourcesBalancedAllocation", P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
+    {"NodeDeclaredFeatures", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
     /* not upstream defaults: what a user adds */
     {"CustomSort", P(LS_EP_QUEUE_SORT)},
     {"CustomBinder", P(LS_EP_BIND)},
@@ -321,8 +322,8 @@ static void test_validation(void)
     /* whole-file problems */
     CHECK_LOAD_ERROR("two-docs.yaml", API "---\n" API, 0,
                      "expected exactly one KubeSchedulerConfiguration document, found 2");
-    CHECK_LOAD_ERROR("extenders.yaml", API "extenders:\n- urlPrefix: http://x\n", 3,
-                     "extenders: scheduler extenders are not supported");
+    CHECK_LOAD_ERROR("extenders.yaml", API "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: p\n", 4,
+                     "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it");
 
     /* a file that does not exist names the path */
     ls_config cfg;
@@ -346,6 +347,7 @@ static const struct {
     {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodePorts", 0}, {"NodeResourcesFit", 1},
     {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DefaultPreemption", 0},
     {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1}, {"DefaultBinder", 0},
+    {"NodeDeclaredFeatures", 0},
 };
 
 /* An expected plugin list at one extension point, spelled as plugins_at
@@ -418,6 +420,8 @@ static void test_expand_defaults(void)
           ls_config_default_enabled("TaintToleration") && ls_config_default_enabled("DefaultBinder") &&
           ls_config_default_enabled("NodeUnschedulable") && ls_config_default_enabled("NodeName"));
     CHECK(!ls_config_default_enabled("VolumeBinding"));
+    CHECK(!ls_config_default_enabled("DynamicResources"));   /* in v1.37's default, not implemented */
+    CHECK(ls_config_default_enabled("NodeDeclaredFeatures"));
     CHECK(!ls_config_default_enabled("CustomScore"));
     ls_config_free(&cfg);
 
@@ -998,7 +1002,7 @@ static void test_all_problems_at_once(void)
                        "podInitialBackoffSeconds: 0\n"
                        "podMaxBackoffSeconds: -1\n"
                        "leaderElection: {leaseDuration: 1s, renewDeadline: 2s}\n"
-                       "extenders:\n- urlPrefix: http://x\n"
+                       "extenders:\n- {urlPrefix: http://x, prioritizeVerb: p}\n"
                        "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: 101\n- schedulerName: a\n"
                        "  pluginConfig:\n  - name: P\n  - name: P\n"
                        "colour: blue\n",
@@ -1014,8 +1018,7 @@ static void test_all_problems_at_once(void)
                    "%s:5: podInitialBackoffSeconds: Invalid value: 0: must be greater than 0",
                    "%s:6: podMaxBackoffSeconds: Invalid value: -1: must be greater than or equal to "
                    "PodInitialBackoffSeconds",
-                   "%s:8: extenders: scheduler extenders are not supported by luasched (remove the extenders list; "
-                   "a Lua plugin can do what an extender does)");
+                   "%s:9: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it");
     /* a file that is no configuration at all: that one problem, no profiles */
     const char *path = write_file("not-a-config.yaml", "apiVersion: v1\nkind: Pod\nparallelism: 0\n");
     ls_config cfg;
@@ -1174,8 +1177,8 @@ static void test_write_round_trip(void)
     }
 }
 
-/* The exact YAML of a small configuration (no plugins built: pluginConfig
- * lists the given args and {} for the others). */
+/* The exact YAML of a small configuration, as kube-scheduler writes it (no
+ * plugins built: pluginConfig holds the given args). */
 static void test_write_exact(void)
 {
     const char *src = write_file("exact.yaml", API
@@ -1186,16 +1189,15 @@ static void test_write_exact(void)
                                  "  pluginConfig:\n  - name: NodeName\n    args: {strict: yes, value: '0x1F'}\n");
     char *text = format_file(src, true, false);
     CHECK_STR(text, "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                    "kind: KubeSchedulerConfiguration\n"
                     "clientConnection:\n"
                     "  acceptContentTypes: \"\"\n"
                     "  burst: 100\n"
                     "  contentType: application/vnd.kubernetes.protobuf\n"
                     "  kubeconfig: \"\"\n"
                     "  qps: 50\n"
-                    "delayCacheUntilActive: false\n"
                     "enableContentionProfiling: true\n"
                     "enableProfiling: true\n"
+                    "kind: KubeSchedulerConfiguration\n"
                     "leaderElection:\n"
                     "  leaderElect: true\n"
                     "  leaseDuration: 15s\n"
@@ -1209,38 +1211,55 @@ static void test_write_exact(void)
                     "podInitialBackoffSeconds: 1\n"
                     "podMaxBackoffSeconds: 10\n"
                     "profiles:\n"
-                    "- schedulerName: s\n"
-                    "  pluginConfig:\n"
-                    "  - name: NodeName\n"
-                    "    args:\n"
+                    "- pluginConfig:\n"
+                    "  - args:\n"
                     "      strict: \"yes\"\n"
                     "      value: \"0x1F\"\n"
-                    "  - name: DefaultBinder\n"
-                    "    args: {}\n"
-                    "  - name: PrioritySort\n"
-                    "    args: {}\n"
+                    "    name: NodeName\n"
                     "  plugins:\n"
+                    "    bind: {}\n"
                     "    filter:\n"
                     "      disabled:\n"
                     "      - name: NodeName\n"
+                    "        weight: 0\n"
                     "    multiPoint:\n"
                     "      disabled:\n"
                     "      - name: '*'\n"
+                    "        weight: 0\n"
                     "      enabled:\n"
                     "      - name: PrioritySort\n"
+                    "        weight: 0\n"
                     "      - name: NodeName\n"
-                    "      - name: DefaultBinder\n");
+                    "        weight: 0\n"
+                    "      - name: DefaultBinder\n"
+                    "        weight: 0\n"
+                    "    permit: {}\n"
+                    "    placementFeasible: {}\n"
+                    "    placementGenerate: {}\n"
+                    "    placementScore: {}\n"
+                    "    podGroupPostFilter: {}\n"
+                    "    postBind: {}\n"
+                    "    postFilter: {}\n"
+                    "    preBind: {}\n"
+                    "    preEnqueue: {}\n"
+                    "    preFilter: {}\n"
+                    "    preScore: {}\n"
+                    "    queueSort: {}\n"
+                    "    reserve: {}\n"
+                    "    score: {}\n"
+                    "  schedulerName: s\n");
     free(text);
 
-    /* completed args, when set, replace the given ones */
+    /* completed args replace the given ones only for upstream's typed args
+     * (none here): NodeName keeps the args as given, PrioritySort (no args
+     * given, no typed args) has no entry */
     ls_config cfg;
     ls_error err = {{0}};
     CHECK(ls_config_load(&cfg, src, &err) && ls_config_expand(&cfg, fake_points, NULL, &err));
     cfg.completed_args = cJSON_Parse("[{\"PrioritySort\": {\"order\": \"priority\"}, \"NodeName\": {\"strict\": true}}]");
     text = ls_config_format(&cfg, true, &err);
-    CHECK_CONTAINS(text, "\"pluginConfig\":\t[{\n\t\t\t\t\t\"name\":\t\"NodeName\",\n\t\t\t\t\t\"args\":\t{\n"
-                         "\t\t\t\t\t\t\"strict\":\ttrue\n");
-    CHECK_CONTAINS(text, "\"order\":\t\"priority\"");
+    CHECK_CONTAINS(text, "\"strict\":\t\"yes\"");
+    CHECK(strstr(text, "\"order\"") == NULL);
     free(text);
 
     /* ls_config_write: .json picks JSON; a path that cannot be written is an error naming it */

@@ -92,6 +92,26 @@ static void test_logs(void)
     CHECK(strstr(text, "] \"Leaderelection lost\"\n") != NULL);
     free(text);
     fclose(f);
+    /* klog.KObj: "ns/name" in text, {"name","namespace"} in JSON */
+    char ref[300];
+    f = tmpfile();
+    ls_log_setup(2, LS_LOG_TEXT, f);
+    ls_log_info(2, "Successfully bound pod to node", "pod", ls_log_kobj(ref, sizeof ref, "default", "p1"), "node",
+                "n1");
+    text = read_all(f);
+    CHECK(strstr(text, "] \"Successfully bound pod to node\" pod=\"default/p1\" node=\"n1\"\n") != NULL);
+    free(text);
+    fclose(f);
+    f = tmpfile();
+    ls_log_setup(2, LS_LOG_JSON, f);
+    ls_log_info(2, "Successfully bound pod to node", "pod", ls_log_kobj(ref, sizeof ref, "default", "p1"), "node",
+                "n1");
+    ls_log_info(2, "Cluster-scoped", "node", ls_log_kobj(ref, sizeof ref, NULL, "n1"));
+    text = read_all(f);
+    CHECK(strstr(text, ",\"pod\":{\"name\":\"p1\",\"namespace\":\"default\"},\"node\":\"n1\"}\n") != NULL);
+    CHECK(strstr(text, ",\"node\":{\"name\":\"n1\"}}\n") != NULL);
+    free(text);
+    fclose(f);
     ls_log_setup(0, LS_LOG_TEXT, NULL);
     ls_log_format fmt;
     CHECK(ls_log_parse_format("json", &fmt) && fmt == LS_LOG_JSON);

@@ -71,18 +71,22 @@ expect_contains "explain --help: --write-config-to" "$("$BIN" explain --help)" "
 "$BIN" simulate --config $F/small.yaml --write-config-to "$TMP/small-out.yaml" >"$TMP/out" 2>"$TMP/err"
 expect_eq "write-config: exit 0" "$?" "0"
 expect_eq "write-config: nothing printed" "$(cat "$TMP/out" "$TMP/err")" ""
+# As kube-scheduler writes it: keys sorted, every extension point ({} when
+# empty), every plugin entry with its weight (0 included), pluginConfig sorted
+# by name with only the plugins that take upstream's typed args (with
+# apiVersion and kind, empty lists left out) or have args in the file
+# (Picky's as given).
 expect_eq "write-config: exact YAML" "$(cat "$TMP/small-out.yaml")" \
 'apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
 clientConnection:
   acceptContentTypes: ""
   burst: 100
   contentType: application/vnd.kubernetes.protobuf
   kubeconfig: ""
   qps: 50
-delayCacheUntilActive: false
 enableContentionProfiling: true
 enableProfiling: true
+kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: false
   leaseDuration: 15s
@@ -102,18 +106,10 @@ percentageOfNodesToScore: 0
 podInitialBackoffSeconds: 1
 podMaxBackoffSeconds: 10
 profiles:
-- schedulerName: small
-  pluginConfig:
-  - name: Picky
-    args:
-      labels: []
-      threshold: 70
-  - name: DefaultBinder
-    args: {}
-  - name: NodeResourcesFit
-    args:
-      ignoredResourceGroups: []
-      ignoredResources: []
+- pluginConfig:
+  - args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeResourcesFitArgs
       scoringStrategy:
         resources:
         - name: cpu
@@ -121,18 +117,73 @@ profiles:
         - name: memory
           weight: 1
         type: LeastAllocated
-  - name: PrioritySort
-    args: {}
+    name: NodeResourcesFit
+  - args:
+      threshold: 70
+    name: Picky
   plugins:
+    bind: {}
+    filter: {}
     multiPoint:
       disabled:
       - name: '"'"'*'"'"'
+        weight: 0
       enabled:
       - name: PrioritySort
+        weight: 0
       - name: NodeResourcesFit
         weight: 2
       - name: Picky
-      - name: DefaultBinder'
+        weight: 0
+      - name: DefaultBinder
+        weight: 0
+    permit: {}
+    placementFeasible: {}
+    placementGenerate: {}
+    placementScore: {}
+    podGroupPostFilter: {}
+    postBind: {}
+    postFilter: {}
+    preBind: {}
+    preEnqueue: {}
+    preFilter: {}
+    preScore: {}
+    queueSort: {}
+    reserve: {}
+    score: {}
+  schedulerName: small'
+
+# The workload points are read and written empty; a plugin in one is refused.
+printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    placementScore:\n      enabled:\n      - name: NodeResourcesFit\n' > "$TMP/placement.yaml"
+"$BIN" simulate --config "$TMP/placement.yaml" --write-config-to - >/dev/null 2>"$TMP/err"
+expect_eq "workload point with a plugin: refused" "$(cat "$TMP/err")" \
+  "luasched simulate: $TMP/placement.yaml:5: profiles[0].plugins.placementScore: workload scheduling extension points (GenericWorkload, TopologyAwareWorkloadScheduling) are not implemented"
+
+# Args for every plugin enabled at some point: a Score disabled keeps
+# BalancedAllocation's args (it stays in multiPoint); a plugin disabled in
+# multiPoint has none; plugins without typed args (ImageLocality) have none.
+cat > "$TMP/score-off.yaml" <<'YAML'
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+    multiPoint:
+      disabled:
+      - name: InterPodAffinity
+YAML
+"$BIN" simulate --config "$TMP/score-off.yaml" --write-config-to "$TMP/score-off-out.yaml"
+names=$(grep -E '^    name: ' "$TMP/score-off-out.yaml" | tr -d ' ' | tr '\n' ' ')
+expect_eq "write-config: pluginConfig names" "$names" \
+  "name:DefaultPreemption name:NodeAffinity name:NodeResourcesBalancedAllocation name:NodeResourcesFit name:PodTopologySpread "
+expect_contains "write-config: the disabled Score stays listed" "$(cat "$TMP/score-off-out.yaml")" \
+'    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+        weight: 0'
 
 # what was written loads and writes back the same (next to the plugins, for the relative pluginPath)
 cp "$TMP/small-out.yaml" $F/.small-out.yaml

@@ -11,15 +11,16 @@ ARGS="--config $F/issue2-profile.yaml"
 
 out=$("$BIN" explain $F/explain-cluster.yaml shop/web $ARGS 2>&1)
 expect_eq "exit code" "$?" "0"
-expect_eq "report" "$out" 'Pod shop/web: 1 attempt; the last one:
-Filter (in the order the nodes were examined):
-  node-a                   passed
-  node-b                   passed
-  node-c                   rejected by TaintToleration: node(s) had untolerated taint {dedicated: db}
-Score (plugin raw -> normalized x weight):
-  node-a                   TaintToleration 0 -> 300; NodeResourcesFit 81 -> 81; total 381
-  node-b                   TaintToleration 0 -> 300; NodeResourcesFit 90 -> 90; total 390
-Result: node-b, the highest total (390)'
+expect_eq "report" "$out" 'Pod shop/web: 1 attempt
+Attempt 1 at 0s:
+  Filter (in the order the nodes were examined):
+    node-a                   passed
+    node-b                   passed
+    node-c                   rejected by TaintToleration: node(s) had untolerated taint(s)
+  Score (plugin raw -> normalized x weight):
+    node-a                   TaintToleration 0 -> 300; NodeResourcesFit 81 -> 81; total 381
+    node-b                   TaintToleration 0 -> 300; NodeResourcesFit 90 -> 90; total 390
+  Result: node-b, the highest total (390)'
 
 json=$("$BIN" explain $F/explain-cluster.yaml shop/web $ARGS --output json 2>&1)
 expect_contains "json record" "$json" '"totalScore":{"node-a":381,"node-b":390}'

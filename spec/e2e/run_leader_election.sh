@@ -41,6 +41,10 @@ expect_contains "the Lease names the leader" "$(cat "$TMP/first.err")" "$holder"
 kill -TERM "$PID_first"; wait "$PID_first"; rc=$?
 stopped=$(date +%s.%N)
 expect_eq "the old leader stops cleanly" "$rc" "0"
+expect_eq "the old leader's queued events were sent before it handed over" \
+  "$(api /apis/events.k8s.io/v1/events | jq '[.items[] | select(.reason == "Scheduled")] | length')" "40"
+expect_contains "a stop is logged at info as upstream's" "$(cat "$TMP/first.err")" '] "Requested to terminate, exiting"'
+expect_eq "a stop is not a lost election" "$(grep -c 'Leaderelection lost' "$TMP/first.err")" "0"
 wait_log "$TMP/second.err" "Successfully acquired lease" 10 || echo "FAIL: the standby never took over"
 took=$(echo "$(date +%s.%N) - $stopped" | bc)
 # A leader that stops releases the Lease (as kube-scheduler's ReleaseOnCancel),

@@ -78,7 +78,7 @@ expect_eq "unsupported field label: 400" "$(code_of "$r") $(body_of "$r" | jq -r
 
 # --- watch from the list's resourceVersion (unbound pods only), in the background
 curl -sN --cacert "$CA" -H "Authorization: Bearer $TOKEN" \
-  "$URL/api/v1/pods?watch=true&resourceVersion=$LIST_RV&fieldSelector=spec.nodeName%3D&timeoutSeconds=3" >"$TMP/watch" &
+  "$URL/api/v1/pods?watch=true&resourceVersion=$LIST_RV&fieldSelector=spec.nodeName%3D&timeoutSeconds=10" >"$TMP/watch" &
 WATCH_PID=$!
 sleep 0.3
 
@@ -178,6 +178,9 @@ MODIFIED web-1
 ADDED extra
 DELETED extra"
 
+# the watch ends by its timeoutSeconds, or once it has seen the last event
+for _ in $(seq 1 200); do grep -q '"DELETED".*"name":"extra"' "$TMP/watch" && break; sleep 0.05; done
+kill "$WATCH_PID" 2>/dev/null
 wait "$WATCH_PID"
 expect_eq "watch: a bound pod leaves the spec.nodeName= selection; create and delete seen" \
   "$(jq -r '.type + " " + .object.metadata.name' "$TMP/watch")" "$WATCH_EXPECT"

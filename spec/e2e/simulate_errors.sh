@@ -17,6 +17,10 @@ expect_eq "bad quantity: exit 2" "$(run $F/bad-quantity.yaml)" "2"
 expect_eq "bad quantity: message" "$(cat "$TMP/err")" \
   "luasched simulate: $F/bad-quantity.yaml:9: pod default/p: spec.containers[0].resources.requests.cpu: invalid quantity \"1x\": expected a number with an optional suffix (Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E) or exponent"
 
+expect_eq "duplicate uid: exit 2" "$(run $F/duplicate-uid.yaml)" "2"
+expect_eq "duplicate uid: message" "$(cat "$TMP/err")" \
+  "luasched simulate: $F/duplicate-uid.yaml:10: pod default/b: metadata.uid: Duplicate value: \"u-1\" (already the uid of pod default/a at $F/duplicate-uid.yaml:6)"
+
 expect_eq "missing file: exit 2" "$(run $F/no-such-file.yaml)" "2"
 expect_contains "missing file: message" "$(cat "$TMP/err")" "$F/no-such-file.yaml: cannot read file: No such file or directory"
 

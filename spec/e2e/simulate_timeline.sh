@@ -19,8 +19,15 @@ expect_contains "timeline end" "$out" "queues: 0 active, 0 backoff, 0 unschedula
 json=$("$BIN" simulate examples/timeline.yaml $ARGS --output json 2>/dev/null)
 # DefaultPreemption (in the default profile) follows: ReadyLabel's rejection is
 # Unschedulable, but node-small runs no lower-priority pod.
-expect_contains "attempt history of gated-job" "$json" \
-  '"attempts":[{"time":0,"result":"unschedulable","message":"0/1 nodes are available: 1 node(s) didn'"'"'t have label ready=true. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."},{"time":330,"result":"bound","node":"node-big"}]'
+expect_eq "attempt history of gated-job" \
+  "$(printf '%s' "$json" | jq -c '.pods[] | select(.name == "gated-job") | [.attempts[] | {time, result, message, node}]')" \
+  '[{"time":0,"result":"unschedulable","message":"0/1 nodes are available: 1 node(s) didn'"'"'t have label ready=true. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.","node":null},{"time":330,"result":"bound","message":null,"node":"node-big"}]'
+# Each attempt keeps its own Filter: node-big arrived between the two.
+expect_eq "first attempt's filter" \
+  "$(printf '%s' "$json" | jq -c '.pods[] | select(.name == "gated-job") | .attempts[0].filter | keys')" '["node-small"]'
+expect_eq "the deciding attempt's filter on top" \
+  "$(printf '%s' "$json" | jq -c '.pods[] | select(.name == "gated-job") | [.filter["node-big"].ReadyLabel, .feasibleNodes]')" \
+  '["passed",1]'
 expect_contains "summary keeps virtual time" "$json" '"virtualSeconds":330'
 
 # A label patch at 90s is the event ReadyLabel registered: gated-job moves then.

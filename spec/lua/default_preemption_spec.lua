@@ -141,6 +141,16 @@ local function for_seeds(docs, check)
   end
 end
 
+--- The outcome fields of each attempt (without its Filter and Score details).
+local function outcomes(attempts)
+  local out = {}
+  for i, a in ipairs(attempts) do
+    out[i] = { time = a.time, result = a.result, message = a.message, node = a.node,
+      nominatedNode = a.nominatedNode, victims = a.victims }
+  end
+  return out
+end
+
 --- The first attempt of a pod that preempted: its nomination and victims.
 local function first_attempt(r, name)
   local rec = assert(r.pods[name], "no JSON record for " .. name .. ": " .. r.out)
@@ -186,7 +196,23 @@ describe("DefaultPreemption (luasched simulate)", function()
       { time = 0, result = "unschedulable", message = "0/2 nodes are available: 2 Insufficient cpu.",
         nominatedNode = "n2", victims = { "default/c" } },
       { time = 1, result = "bound", node = "n2" },
-    }, r.pods.hp.attempts)
+    }, outcomes(r.pods.hp.attempts))
+    -- The first attempt's Filter: both nodes failed (the nominated path is the
+    -- second's: n2 alone, every filter passed). The pod's top-level fields are
+    -- the second attempt's, the one that bound it.
+    local first, second = r.pods.hp.attempts[1], r.pods.hp.attempts[2]
+    assert.are.equal("Insufficient cpu", first.filter.n1.NodeResourcesFit)
+    assert.are.equal("Insufficient cpu", first.filter.n2.NodeResourcesFit)
+    assert.are.equal(0, first.feasibleNodes)
+    assert.is_true(second.nominatedNodeOnly)
+    assert.are.equal(1, second.evaluatedNodes)
+    local examined = {}
+    for n in pairs(second.filter) do examined[#examined + 1] = n end
+    assert.are.same({ "n2" }, examined)
+    assert.are.equal("passed", second.filter.n2.NodeResourcesFit)
+    assert.are.same(second.filter, r.pods.hp.filter)
+    assert.are.equal("n2", r.pods.hp.node)
+    assert.is_true(r.pods.hp.nominatedNodeOnly)
     assert.are.equal(1, r.summary.preempted)
   end)
 
@@ -243,7 +269,7 @@ describe("DefaultPreemption (luasched simulate)", function()
     expect_run(r)
     local msg = "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
     assert.are.equal("pending: " .. msg, r.lines["default/hp"])
-    assert.are.same({ { time = 0, result = "unschedulable", message = msg } }, r.pods.hp.attempts)
+    assert.are.same({ { time = 0, result = "unschedulable", message = msg } }, outcomes(r.pods.hp.attempts))
     assert.is_nil(r.lines["default/lo"])
     assert.are.equal(0, r.summary.preempted)
   end)
@@ -286,8 +312,8 @@ describe("DefaultPreemption (luasched simulate)", function()
       pod { name = "p", prio = 0, cpu = 2 },
     })
     expect_run(r)
-    assert.are.equal("pending: 0/3 nodes are available: 1 node(s) had untolerated taint " ..
-      "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu. preemption: 0/3 nodes are available: " ..
+    assert.are.equal("pending: 0/3 nodes are available: 1 node(s) had untolerated taint(s), " ..
+      "2 Insufficient cpu. preemption: 0/3 nodes are available: " ..
       "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.",
       r.lines["default/p"])
   end)

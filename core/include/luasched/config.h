@@ -54,6 +54,34 @@ typedef struct ls_luasched_config {
     uint64_t memory_limit_bytes;  /* 0: unlimited */
 } ls_luasched_config;
 
+/* One entry of `extenders:` (upstream's Extender, kubescheduler.config.k8s.io/v1).
+ * Verbs are NULL when not given (that verb is not supported). */
+typedef struct ls_extender_managed_resource {
+    char *name;
+    bool ignored_by_scheduler;
+} ls_extender_managed_resource;
+
+typedef struct ls_extender_tls_config {
+    bool insecure;
+    char *server_name, *cert_file, *key_file, *ca_file;   /* NULL when not given */
+    char *cert_data, *key_data, *ca_data;                 /* decoded bytes ([]byte, base64 in the file); NULL when not given */
+    size_t cert_len, key_len, ca_len;
+} ls_extender_tls_config;
+
+typedef struct ls_extender_config {
+    char *url_prefix;
+    char *filter_verb, *preempt_verb, *prioritize_verb, *bind_verb;
+    int64_t weight;
+    bool enable_https;
+    bool has_tls;                     /* tlsConfig was given */
+    ls_extender_tls_config tls;
+    int64_t http_timeout_ns;          /* 0 as written when absent; 5 s at run time (DefaultExtenderTimeout) */
+    bool node_cache_capable;
+    uint32_t n_managed;
+    ls_extender_managed_resource *managed;
+    bool ignorable;
+} ls_extender_config;
+
 typedef struct ls_config {
     char *source;                        /* the file, or "<defaults>" */
     int32_t parallelism;                 /* 16 */
@@ -79,6 +107,9 @@ typedef struct ls_config {
      * profile, an object plugin name -> args completed with the plugin's
      * declared defaults. NULL: ls_config_write writes the args as given. */
     struct cJSON *completed_args;
+    /* extenders: in file order (the runtime puts ignorable ones last). */
+    uint32_t n_extenders;
+    ls_extender_config *extenders;
 } ls_config;
 
 /* Tells whether a plugin defines the hook of an extension point (the Lua

@@ -125,6 +125,18 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod);
 uint64_t ls_cycle_random(const ls_cycle *cycle);
 /* Makes room for n PreFilter node names in cycle->prefilter_nodes. */
 void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n);
+/* Preemption's extender step (upstream's callExtenders): how many HTTP
+ * extenders with a preemptVerb are interested in the cycle's pod (0: skip
+ * the step); the candidates handed over (a node and its PDB violations, then
+ * its victims); the call, which returns how many candidates are left or -1
+ * with errbuf filled; and the candidates read back by index. */
+uint32_t ls_cycle_preempt_extenders(const ls_cycle *cycle);
+void ls_cycle_extender_candidates_reset(const ls_cycle *cycle);
+void ls_cycle_extender_candidate_add(const ls_cycle *cycle, ls_str node, int64_t pdb_violations);
+void ls_cycle_extender_victim_add(const ls_cycle *cycle, const ls_pod *victim);
+int ls_cycle_extenders_process_preemption(const ls_cycle *cycle, char *errbuf, size_t errlen);
+ls_str ls_cycle_extender_candidate(const ls_cycle *cycle, uint32_t i, int64_t *pdb_violations, uint32_t *n_victims);
+const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32_t k);
 /* ffi:end */
 
 typedef struct ls_status_info {

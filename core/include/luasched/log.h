@@ -11,6 +11,7 @@
 #define LUASCHED_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 typedef enum ls_log_format { LS_LOG_TEXT = 0, LS_LOG_JSON } ls_log_format;
@@ -25,6 +26,12 @@ bool ls_log_parse_format(const char *name, ls_log_format *out);
 /* Key/value pairs follow msg as strings and end with NULL. */
 void ls_log_write(char severity, int v, const char *file, int line, const char *msg, ...)
     __attribute__((sentinel));
+
+/* klog.KObj: an object reference as a value, written "ns/name" in text and
+ * {"name":...,"namespace":...} in JSON, as klog does. Fills buf (a marker
+ * byte, then ns/name) and returns it. */
+#define LS_LOG_KOBJ_MARK '\x1d'
+const char *ls_log_kobj(char *buf, size_t cap, const char *ns, const char *name);
 
 #define ls_log_info(v, ...)                                                                                \
     do {                                                                                                   \

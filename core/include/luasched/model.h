@@ -131,13 +131,16 @@ typedef struct ls_pod {
     uint64_t seq;                          /* arrival order, ties after the timestamp */
 
     ls_resources requests;                 /* PodRequests: containers, sidecars, init max, overhead */
-    int64_t nonzero_milli_cpu, nonzero_memory;  /* with the 100m / 200Mi defaults */
+    int64_t nonzero_milli_cpu, nonzero_memory;  /* node sums: 100m / 200Mi for what nothing sets */
+    int64_t scoring_milli_cpu, scoring_memory;  /* Fit scoring: 100m / 200Mi per container, then pod level */
     uint8_t requests_nothing;              /* every request is zero */
 
     uint32_t n_host_ports;
     const ls_host_port *host_ports;        /* regular containers' ports with hostPort > 0 */
     uint32_t n_images;
-    const ls_str *images;                  /* normalized (":latest" added), init then regular */
+    const ls_str *images;                  /* normalized (":latest" added): init, regular, image volumes */
+    uint32_t n_required_features;
+    const ls_str *required_features;       /* NodeDeclaredFeatures inferred from the spec, sorted by name */
 
     ls_labels node_selector;
     uint8_t has_required_node_affinity;
@@ -176,6 +179,8 @@ typedef struct ls_node {
     const ls_node_image *images;
     uint32_t n_conditions;
     const ls_node_condition *conditions;
+    uint32_t n_declared_features;
+    const ls_str *declared_features;       /* status.declaredFeatures */
 } ls_node;
 
 /* Helpers that plugins call through the FFI (cheap, JIT-inlined calls). */
@@ -214,8 +219,18 @@ int32_t ls_resource_intern(const char *name, ls_error *err);
 bool ls_quantity_parse(const char *s, int scale, int64_t *out, ls_error *err);
 
 /* Decoding. Each object owns an arena holding everything it points to. */
-typedef struct ls_pod_obj { ls_pod pod; ls_arena arena; } ls_pod_obj;
-typedef struct ls_node_obj { ls_node node; ls_arena arena; } ls_node_obj;
+typedef struct ls_pod_obj { ls_pod pod; ls_arena arena; const char *json; } ls_pod_obj;
+typedef struct ls_node_obj { ls_node node; ls_arena arena; const char *json; } ls_node_obj;
+
+/* Whether ls_pod_decode / ls_node_decode keep each object's JSON text (in its
+ * arena; `json` above, NULL otherwise): on once a configuration with
+ * extenders is loaded (their wire format carries whole Pods and Nodes), for
+ * the rest of the process. */
+void ls_model_keep_json(bool on);
+/* The object's JSON as decoded, or NULL when it was not kept. Every pod and
+ * node the scheduler sees comes from ls_pod_decode / ls_node_decode. */
+const char *ls_pod_json(const ls_pod *pod);
+const char *ls_node_json(const ls_node *node);
 
 /* Where an object came from, for error messages: "file.yaml:12" or a field path. */
 typedef struct ls_decode_ctx {

@@ -27,7 +27,18 @@ typedef struct ls_attempt {
     ls_str nominated_node;        /* set by PostFilter (preemption), 0 otherwise */
     uint32_t n_victims;           /* pods this attempt preempted */
     const ls_pod *const *victims;
+    /* Permit: LS_PERMIT_NOT_RUN when the attempt ended before it; WAITING in
+     * the on_permit_wait report (the outcome follows in on_attempt); then
+     * ALLOWED, REJECTED or TIMED_OUT, with `permit_waited` and the wait's
+     * length when a plugin had returned Wait, and the rejecting plugin. */
+    uint8_t permit;
+    bool permit_waited;
+    uint64_t permit_wait_ms;
+    ls_str permit_plugin;
+    bool via_nominated_node;      /* the pod's nominated node alone was tried (and passed) */
 } ls_attempt;
+
+enum { LS_PERMIT_NOT_RUN, LS_PERMIT_WAITING, LS_PERMIT_ALLOWED, LS_PERMIT_REJECTED, LS_PERMIT_TIMED_OUT };
 
 typedef struct ls_sched_source {
     void *ud;
@@ -36,6 +47,10 @@ typedef struct ls_sched_source {
     bool (*bind)(void *ud, const ls_pod *pod, ls_str node, ls_error *err);
     /* Called after every attempt; `cycle` is valid during the call only. */
     void (*on_attempt)(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s);
+    /* Optional: a Permit plugin made the attempt wait (a->permit is
+     * LS_PERMIT_WAITING; `cycle` still holds its Filter and Score). The same
+     * attempt's outcome comes later through on_attempt. */
+    void (*on_permit_wait)(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s);
     /* Timed changes the source will make (a simulation's timeline): the time of
      * the next one, and playing every change due by `now_ms`. Both optional. */
     bool (*next_change_ms)(void *ud, uint64_t *at_ms);
@@ -49,6 +64,10 @@ typedef struct ls_sched_source {
      * lower-priority pods nominated to the node it chose): status.nominatedNodeName
      * goes too. */
     void (*clear_nomination)(void *ud, const ls_pod *pod);
+    /* Optional: an HTTP extender bound the pod (its bindVerb). An embedded
+     * cluster applies the binding the extender made; NULL for a real API
+     * server, whose informers report it. */
+    void (*extender_bound)(void *ud, const ls_pod *pod, ls_str node);
     /* Optional, for the real-time loop: block until the source has events or
      * `ms` milliseconds have passed (without it, the loop sleeps). */
     void (*wait)(void *ud, uint64_t ms);
@@ -137,6 +156,17 @@ uint64_t ls_scheduler_cycles(const ls_scheduler *s);
  * for, at most cap of them; the names stay valid for the process. */
 uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, uint32_t cap);
 uint64_t ls_scheduler_now_ms(const ls_scheduler *s);
+
+/* The HTTP extenders' part of the last cycle, when tracing (explain, JSON
+ * output): how many there are and their names (urlPrefix, in call order:
+ * ignorable ones last); their Filter verdict on the snapshot's node `index`
+ * (NULL when none was asked about it, "passed", or why it was filtered out);
+ * extender e's raw and final (x weight x 10) score of the cycle's feasible
+ * node i (false when it gave none). */
+uint32_t ls_scheduler_num_extenders(const ls_scheduler *s);
+const char *ls_scheduler_extender_name(const ls_scheduler *s, uint32_t e);
+const char *ls_scheduler_extender_verdict(const ls_scheduler *s, uint32_t node_index);
+bool ls_scheduler_extender_score(const ls_scheduler *s, uint32_t e, uint32_t i, int64_t *raw, int64_t *final);
 
 /* Where a pending pod is when the run ends. */
 typedef struct ls_pod_queue_state {

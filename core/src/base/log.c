@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -111,6 +112,40 @@ static void put_quoted(line_buf *b, const char *s)
     put_char(b, '"');
 }
 
+const char *ls_log_kobj(char *buf, size_t cap, const char *ns, const char *name)
+{
+    if (ns && *ns)
+        snprintf(buf, cap, "%c%s/%s", LS_LOG_KOBJ_MARK, ns, name ? name : "");
+    else
+        snprintf(buf, cap, "%c%s", LS_LOG_KOBJ_MARK, name ? name : "");
+    return buf;
+}
+
+/* A value: an object reference (ls_log_kobj) as klog writes KObj, else a
+ * quoted string. */
+static void put_value(line_buf *b, const char *value, bool json)
+{
+    if (!value || value[0] != LS_LOG_KOBJ_MARK) {
+        put_quoted(b, value ? value : "<nil>");
+        return;
+    }
+    const char *ref = value + 1;
+    if (!json) {
+        put_quoted(b, ref);
+        return;
+    }
+    const char *slash = strchr(ref, '/');
+    put_str(b, "{\"name\":");
+    put_quoted(b, slash ? slash + 1 : ref);
+    if (slash) {
+        char ns[300];
+        snprintf(ns, sizeof ns, "%.*s", (int)(slash - ref), ref);
+        put_str(b, ",\"namespace\":");
+        put_quoted(b, ns);
+    }
+    put_char(b, '}');
+}
+
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -161,7 +196,7 @@ void ls_log_write(char severity, int v, const char *file, int line, const char *
             put_str(&b, key);
             put_char(&b, '=');
         }
-        put_quoted(&b, value ? value : "<nil>");
+        put_value(&b, value, json);
     }
     va_end(ap);
     if (json)

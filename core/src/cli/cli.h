@@ -54,9 +54,9 @@ int ls_cli_run(int argc, char **argv);
 int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional, const char **extra,
                           void (*usage)(FILE *));
 void ls_cli_simulate_usage_flags(FILE *out);
-/* Runs a simulation; with json_out the JSON document (pods with explain
+/* Runs a simulation (messages name `command`); with json_out the JSON document (pods with explain
  * records, summary) is returned instead of printed. */
-int ls_cli_run_simulation(const ls_sim_opts *o, struct cJSON **json_out);
+int ls_cli_run_simulation(const ls_sim_opts *o, const char *command, struct cJSON **json_out);
 
 /* Peak resident set size of this process, in bytes. */
 uint64_t ls_cli_peak_rss(void);

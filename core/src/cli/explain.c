@@ -16,8 +16,9 @@ static void explain_usage(FILE *out)
             "usage: luasched explain CLUSTER.yaml POD [flags]\n"
             "\n"
             "Simulates the cluster and explains the scheduling of POD (namespace/name, or name in\n"
-            "\"default\"): each filter plugin's verdict per node, each score plugin's raw and final\n"
-            "(normalized, weighted) score, the totals, and why the chosen node won.\n"
+            "\"default\"), attempt by attempt: each filter plugin's verdict per node, each score plugin's\n"
+            "raw and final (normalized, weighted) score, the totals, Permit's outcome (and how long the\n"
+            "pod waited), and why the chosen node won or the attempt failed.\n"
             "\n"
             "flags:\n"
             "  --output text|json   a report (text) or the pod's JSON record (json)\n");
@@ -39,10 +40,15 @@ static cJSON *find_record(cJSON *root, const char *ns, const char *name)
     return NULL;
 }
 
-static void print_filters(const cJSON *rec)
+static void print_filters(const cJSON *at)
 {
-    const cJSON *filter = cJSON_GetObjectItemCaseSensitive(rec, "filter");
-    printf("Filter (in the order the nodes were examined):\n");
+    const cJSON *filter = cJSON_GetObjectItemCaseSensitive(at, "filter");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(at, "nominatedNodeOnly")))
+        printf("  Filter (the nominated node alone, as upstream tries it first):\n");
+    else if (!filter || !filter->child)
+        printf("  Filter: not run\n");
+    else
+        printf("  Filter (in the order the nodes were examined):\n");
     const cJSON *node;
     cJSON_ArrayForEach(node, filter) {
         const char *failed = NULL, *by = NULL;
@@ -54,28 +60,37 @@ static void print_filters(const cJSON *rec)
             }
         }
         if (failed)
-            printf("  %-24s rejected by %s: %s\n", node->string, by, failed);
+            printf("    %-24s rejected by %s: %s\n", node->string, by, failed);
         else
-            printf("  %-24s passed\n", node->string);
+            printf("    %-24s passed\n", node->string);
     }
 }
 
-static void print_scores(const cJSON *rec)
+static int feasible_nodes(const cJSON *at)
 {
-    const cJSON *raw = cJSON_GetObjectItemCaseSensitive(rec, "score");
-    const cJSON *final = cJSON_GetObjectItemCaseSensitive(rec, "finalScore");
-    const cJSON *total = cJSON_GetObjectItemCaseSensitive(rec, "totalScore");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(at, "feasibleNodes");
+    return cJSON_IsNumber(n) ? n->valueint : 0;
+}
+
+static void print_scores(const cJSON *at)
+{
+    const cJSON *raw = cJSON_GetObjectItemCaseSensitive(at, "score");
+    const cJSON *final = cJSON_GetObjectItemCaseSensitive(at, "finalScore");
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(at, "totalScore");
+    int feasible = feasible_nodes(at);
     if (!raw || !raw->child) {
-        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rec, "node")))
-            printf("Score: not run (a single feasible node is chosen without scoring, as upstream does)\n");
+        if (feasible == 1)
+            printf("  Score: not run (a single feasible node is chosen without scoring, as upstream does)\n");
+        else if (feasible == 0)
+            printf("  Score: not run (no node passed the filters)\n");
         else
-            printf("Score: not run (no node passed the filters)\n");
+            printf("  Score: not run (%d feasible nodes; the attempt ended before scoring)\n", feasible);
         return;
     }
-    printf("Score (plugin raw -> normalized x weight):\n");
+    printf("  Score (plugin raw -> normalized x weight):\n");
     const cJSON *node;
     cJSON_ArrayForEach(node, raw) {
-        printf("  %-24s", node->string);
+        printf("    %-24s", node->string);
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(final, node->string);
         const cJSON *p;
         cJSON_ArrayForEach(p, node) {
@@ -87,38 +102,84 @@ static void print_scores(const cJSON *rec)
     }
 }
 
-static void print_choice(const cJSON *rec)
+static const char *text_of(const cJSON *obj, const char *key)
 {
-    const cJSON *node = cJSON_GetObjectItemCaseSensitive(rec, "node");
-    const cJSON *total = cJSON_GetObjectItemCaseSensitive(rec, "totalScore");
-    if (!cJSON_IsString(node)) {
-        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(rec, "message");
-        printf("Result: not scheduled: %s\n", cJSON_IsString(msg) ? msg->valuestring : "");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* "Permit: waited 1m30s at Gang, then timed out", "Permit: allowed". */
+static void print_permit(const cJSON *at)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(at, "permit");
+    if (!p)
         return;
-    }
-    const cJSON *mine = cJSON_GetObjectItemCaseSensitive(total, node->valuestring);
+    const char *result = text_of(p, "result"), *plugin = text_of(p, "plugin"), *wait = text_of(p, "wait");
+    printf("  Permit: ");
+    if (wait)
+        printf("waited %s, then ", wait);
+    if (strcmp(result, "allowed") == 0)
+        printf("allowed\n");
+    else if (strcmp(result, "timeout") == 0)
+        printf("timed out at %s\n", plugin ? plugin : "?");
+    else
+        printf("rejected by %s\n", plugin ? plugin : "?");
+}
+
+/* The attempt's scored choice (only a bound attempt has one). */
+static void print_choice(const cJSON *at, const char *node)
+{
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(at, "totalScore");
+    const cJSON *mine = cJSON_GetObjectItemCaseSensitive(total, node);
     if (!mine) {
-        printf("Result: %s, the only node that passed every filter\n", node->valuestring);
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(at, "nominatedNodeOnly")))
+            printf("  Result: %s, its nominated node, which passed every filter\n", node);
+        else
+            printf("  Result: %s, the only node that passed every filter\n", node);
         return;
     }
     int ties = 0;
     const cJSON *t;
     cJSON_ArrayForEach(t, total) ties += t->valuedouble == mine->valuedouble;
     if (ties > 1)
-        printf("Result: %s, one of %d nodes with the highest total (%.0f), picked by the seeded tie-break\n",
-               node->valuestring, ties, mine->valuedouble);
+        printf("  Result: %s, one of %d nodes with the highest total (%.0f), picked by the seeded tie-break\n",
+               node, ties, mine->valuedouble);
     else
-        printf("Result: %s, the highest total (%.0f)\n", node->valuestring, mine->valuedouble);
+        printf("  Result: %s, the highest total (%.0f)\n", node, mine->valuedouble);
+}
+
+static void print_attempt(const cJSON *at, int i)
+{
+    const cJSON *time = cJSON_GetObjectItemCaseSensitive(at, "time");
+    printf("Attempt %d at %gs:\n", i, cJSON_IsNumber(time) ? time->valuedouble : 0.0);
+    print_filters(at);
+    print_scores(at);
+    print_permit(at);
+    const char *node = text_of(at, "node");
+    if (node) {
+        print_choice(at, node);
+        return;
+    }
+    printf("  Result: not scheduled: %s\n", text_of(at, "message") ? text_of(at, "message") : "");
+    const cJSON *victims = cJSON_GetObjectItemCaseSensitive(at, "victims");
+    const cJSON *v;
+    cJSON_ArrayForEach(v, victims) printf("  Preempted %s\n", v->valuestring);
+    if (text_of(at, "nominatedNode"))
+        printf("  Nominated to %s\n", text_of(at, "nominatedNode"));
 }
 
 static void print_report(const cJSON *rec, const char *ns, const char *name)
 {
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(rec, "attempts");
     int n = cJSON_GetArraySize(attempts);
-    printf("Pod %s/%s: %d attempt%s; the last one:\n", ns, name, n, n == 1 ? "" : "s");
-    print_filters(rec);
-    print_scores(rec);
-    print_choice(rec);
+    if (text_of(rec, "gated")) {
+        printf("Pod %s/%s: gated, never attempted: %s\n", ns, name, text_of(rec, "gated"));
+        return;
+    }
+    printf("Pod %s/%s: %d attempt%s\n", ns, name, n, n == 1 ? "" : "s");
+    const cJSON *at;
+    int i = 0;
+    cJSON_ArrayForEach(at, attempts) print_attempt(at, ++i);
 }
 
 int ls_cli_explain(int argc, char **argv)
@@ -140,7 +201,7 @@ int ls_cli_explain(int argc, char **argv)
         snprintf(name, sizeof name, "%s", pod);
     }
     cJSON *root = NULL;
-    rc = ls_cli_run_simulation(&o, &root);
+    rc = ls_cli_run_simulation(&o, "explain", &root);
     if (rc != LS_EXIT_OK || !root) {
         cJSON_Delete(root);
         return rc ? rc : LS_EXIT_FAILURE;

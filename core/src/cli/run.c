@@ -36,6 +36,7 @@ typedef struct run_opts {
     const char *plugin_path;
     uint64_t plugin_timeout_ms;
     uint64_t seed;
+    int64_t stop_timeout_ns;          /* how long a graceful stop waits for queued writes */
     /* leader election flags, applied only when given */
     int leader_elect;                 /* -1 unset */
     int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;   /* 0 unset */
@@ -82,6 +83,9 @@ static void run_usage(FILE *out)
             "  --plugin-path DIRS             ':'-separated plugin directories searched before the built-in ones\n"
             "  --plugin-timeout MS            wall-clock limit of one plugin extension point for one pod\n"
             "  --seed N                       seed for tie-breaking among equally scored nodes (default 0)\n"
+            "  --stop-timeout D               on SIGINT/SIGTERM or a hand-over, how long the queued bindings, events\n"
+            "                                 and status patches may take to be sent (default 5s; the rest is dropped\n"
+            "                                 and logged)\n"
             "  -h, --help                     this help\n");
 }
 
@@ -91,6 +95,7 @@ enum {
     OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
+    OPT_STOP_TIMEOUT,
 };
 
 static const struct option RUN_OPTIONS[] = {
@@ -118,6 +123,7 @@ static const struct option RUN_OPTIONS[] = {
     {"plugin-path", required_argument, NULL, OPT_PLUGIN_PATH},
     {"plugin-timeout", required_argument, NULL, OPT_PLUGIN_TIMEOUT},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -211,6 +217,7 @@ static int parse_option(run_opts *o, int ch, const char *arg)
     case OPT_SEED:
         o->seed = strtoull(arg, &end, 10);
         return *arg && !*end ? 0 : flag_error("seed", "a non-negative integer", arg);
+    case OPT_STOP_TIMEOUT: return parse_duration_flag("stop-timeout", arg, &o->stop_timeout_ns);
     default: run_usage(stderr); return LS_EXIT_USAGE;
     }
 }
@@ -227,7 +234,8 @@ static int reject_positional(int argc, char **argv, int first)
 
 static int parse_run_opts(int argc, char **argv, run_opts *o)
 {
-    *o = (run_opts){.bind_address = "0.0.0.0", .secure_port = 10259, .leader_elect = -1, .burst = -1, .qps = -1};
+    *o = (run_opts){.bind_address = "0.0.0.0", .secure_port = 10259, .leader_elect = -1, .burst = -1, .qps = -1,
+                    .stop_timeout_ns = 5000000000LL};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "hv:", RUN_OPTIONS, NULL)) != -1) {
@@ -345,8 +353,9 @@ typedef struct run_state {
     volatile sig_atomic_t stop, reload;
     volatile sig_atomic_t lost_lease;
     ls_health_state health;
-    ls_kclient *client;
+    ls_kclient *client, *events_client;   /* events have their own client, as kube-scheduler's */
     ls_kcluster *kc;
+    long stop_timeout_ms;
     ls_leader *leader;
     ls_health_server *server;
     ls_metrics *metrics;
@@ -362,9 +371,15 @@ static void on_started_leading(void *ud)
     ls_log_info(0, "Successfully acquired lease");
 }
 
+/* As kube-scheduler's OnStoppedLeading: asked to stop, it says so and exits
+ * 0; a lease lost while running is an error and exit 1. */
 static void on_stopped_leading(void *ud)
 {
     run_state *r = ud;
+    if (r->stop) {
+        ls_log_info(0, "Requested to terminate, exiting");
+        return;
+    }
     ls_log_error("Leaderelection lost");
     r->lost_lease = 1;
     r->stop = 1;
@@ -420,12 +435,13 @@ static bool connect_client(const run_opts *o, const ls_config *cfg, run_state *r
     }
     ls_kclient_options co = {.qps = cfg->client_connection.qps, .burst = cfg->client_connection.burst};
     r->client = ls_kclient_new(&r->kubeconfig, &co, err);
-    return r->client != NULL;
+    r->events_client = r->client ? ls_kclient_new(&r->kubeconfig, &co, err) : NULL;
+    return r->events_client != NULL;
 }
 
 static bool build_scheduler(const run_opts *o, ls_config *cfg, run_state *r, ls_error *err)
 {
-    ls_kcluster_options ko = {0};
+    ls_kcluster_options ko = {.events_client = r->events_client};
     r->kc = ls_kcluster_new(r->client, &ko, err);
     if (!r->kc) {
         ls_config_free(cfg);
@@ -486,7 +502,7 @@ static void stop_all(run_state *r)
 {
     ls_log_info(0, "Stopping the scheduler");
     if (r->kc)
-        ls_kcluster_stop(r->kc, 30000);   /* informers first, then in-flight writes */
+        ls_kcluster_stop(r->kc, r->stop_timeout_ms);   /* informers first, then the queued writes */
     if (r->leader)
         ls_leader_stop(r->leader);
     ls_health_server_stop(r->server);
@@ -494,6 +510,7 @@ static void stop_all(run_state *r)
     ls_kcluster_free(r->kc);
     ls_leader_free(r->leader);
     ls_kclient_free(r->client);
+    ls_kclient_free(r->events_client);
     ls_kubeconfig_free(&r->kubeconfig);
     ls_metrics_free(r->metrics);
     free(r->configz);
@@ -585,6 +602,7 @@ int ls_cli_run(int argc, char **argv)
     }
     static run_state r;
     memset(&r, 0, sizeof r);
+    r.stop_timeout_ms = (long)(o.stop_timeout_ns / 1000000);
     r.configz = completed_config(&o, true, &err);
     if (!r.configz) {
         fprintf(stderr, "luasched run: %s\n", err.msg);

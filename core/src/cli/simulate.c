@@ -4,6 +4,7 @@
  * checks that no pod was lost, and prints one line per pod and a summary (or
  * the JSON explain record of every pod).
  */
+#include "cli/attempt_record.h"
 #include "cli/cli.h"
 #include "framework/waiting_pods.h"
 #include "sim/cluster.h"
@@ -21,8 +22,8 @@ typedef ls_sim_opts sim_opts;
 
 typedef struct sim_run {
     ls_cluster *cluster;
-    cJSON **pod_json;          /* per pod index, the last attempt's record */
-    uint32_t pod_json_cap;     /* a timeline adds pods during the run */
+    ls_attempt_record *record; /* --output json: every pod's attempts */
+    const char *command;       /* "simulate" or "explain", for messages */
     bool json;
     cJSON **json_out;          /* when set, the JSON document goes here instead of stdout */
 } sim_run;
@@ -191,104 +192,6 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
     return 0;
 }
 
-/* ---- explain records (--output json) */
-
-static cJSON *filter_json(const ls_cycle *c, const ls_profile *prof)
-{
-    cJSON *filter = cJSON_CreateObject();
-    const ls_vec *plugins = &prof->plugins[LS_EP_FILTER];
-    for (uint32_t n = 0; n < c->num_all_nodes && plugins->len; n++) {
-        const uint32_t *row = c->filter_trace + (size_t)n * plugins->len;
-        cJSON *verdicts = NULL;
-        for (uint32_t p = 0; p < plugins->len; p++) {
-            if (!row[p])
-                continue;
-            if (!verdicts)
-                verdicts = cJSON_AddObjectToObject(filter, ls_str_get(c->all_nodes[n]->node->name));
-            const char *name = ls_str_get(LS_VEC_AT(plugins, ls_plugin_ref, p).name);
-            cJSON_AddStringToObject(verdicts, name, row[p] == 1 ? "passed" : ls_status_get(row[p] - 1)->message);
-        }
-    }
-    return filter;
-}
-
-static void scores_json(cJSON *rec, const ls_cycle *c, const ls_profile *prof, const int64_t *totals)
-{
-    cJSON *raw = cJSON_AddObjectToObject(rec, "score");
-    cJSON *final = cJSON_AddObjectToObject(rec, "finalScore");
-    cJSON *total = cJSON_AddObjectToObject(rec, "totalScore");
-    const ls_vec *plugins = &prof->plugins[LS_EP_SCORE];
-    uint32_t n = c->num_feasible;
-    if (n < 2)
-        return;   /* a single feasible node is chosen without scoring, as upstream */
-    for (uint32_t i = 0; i < n; i++) {
-        const char *node = ls_str_get(c->feasible[i]->node->name);
-        cJSON *r = cJSON_AddObjectToObject(raw, node), *f = cJSON_AddObjectToObject(final, node);
-        if (totals)
-            cJSON_AddNumberToObject(total, node, (double)totals[i]);
-        for (uint32_t p = 0; p < plugins->len; p++) {
-            const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
-            if (c->score_skipped[p])
-                continue;
-            cJSON_AddNumberToObject(r, ls_str_get(ref->name), (double)c->raw_scores[p * n + i]);
-            cJSON_AddNumberToObject(f, ls_str_get(ref->name), (double)(c->scores[p * n + i] * ref->weight));
-        }
-    }
-}
-
-static void observe(void *ud, const ls_attempt *a, const ls_cycle *c, const ls_scheduler *s)
-{
-    sim_run *run = ud;
-    if (!run->json)
-        return;
-    if (a->pod->id >= run->pod_json_cap) {
-        uint32_t cap = (a->pod->id + 1) * 2;
-        run->pod_json = ls_xrealloc(run->pod_json, cap * sizeof *run->pod_json);
-        memset(run->pod_json + run->pod_json_cap, 0, (cap - run->pod_json_cap) * sizeof *run->pod_json);
-        run->pod_json_cap = cap;
-    }
-    const ls_profile *prof = ls_scheduler_profile(s, a->profile);
-    cJSON *rec = cJSON_CreateObject();
-    cJSON_AddStringToObject(rec, "namespace", ls_str_get(a->pod->ns));
-    cJSON_AddStringToObject(rec, "name", ls_str_get(a->pod->name));
-    if (a->node)
-        cJSON_AddStringToObject(rec, "node", ls_str_get(a->node));
-    else
-        cJSON_AddNullToObject(rec, "node");
-    if (a->message)
-        cJSON_AddStringToObject(rec, "message", a->message);
-    else
-        cJSON_AddNullToObject(rec, "message");
-    if (a->nominated_node)
-        cJSON_AddStringToObject(rec, "nominatedNode", ls_str_get(a->nominated_node));
-    cJSON_AddItemToObject(rec, "filter", filter_json(c, prof));
-    scores_json(rec, c, prof, a->total_scores);
-    /* Every attempt in order; the explain details above are the last one's. */
-    cJSON *prev = run->pod_json[a->pod->id];
-    cJSON *history = prev ? cJSON_DetachItemFromObjectCaseSensitive(prev, "attempts") : cJSON_CreateArray();
-    cJSON *at = cJSON_CreateObject();
-    cJSON_AddNumberToObject(at, "time", (double)a->time_ms / 1000.0);
-    cJSON_AddStringToObject(at, "result", a->node ? "bound" : (ls_code_is_rejected(a->code) ? "unschedulable" : "error"));
-    if (a->node)
-        cJSON_AddStringToObject(at, "node", ls_str_get(a->node));
-    else
-        cJSON_AddStringToObject(at, "message", a->message ? a->message : "");
-    if (a->nominated_node)
-        cJSON_AddStringToObject(at, "nominatedNode", ls_str_get(a->nominated_node));
-    if (a->n_victims) {
-        cJSON *victims = cJSON_AddArrayToObject(at, "victims");
-        for (uint32_t i = 0; i < a->n_victims; i++) {
-            char name[600];
-            snprintf(name, sizeof name, "%s/%s", ls_str_get(a->victims[i]->ns), ls_str_get(a->victims[i]->name));
-            cJSON_AddItemToArray(victims, cJSON_CreateString(name));
-        }
-    }
-    cJSON_AddItemToArray(history, at);
-    cJSON_AddItemToObject(rec, "attempts", history);
-    cJSON_Delete(prev);
-    run->pod_json[a->pod->id] = rec;
-}
-
 /* ---- output */
 
 typedef struct tally {
@@ -376,11 +279,16 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
     const ls_cluster *c = run->cluster;
     cJSON *root = cJSON_CreateObject();
     cJSON *pods = cJSON_AddArrayToObject(root, "pods");
-    for (uint32_t i = 0; i < ls_cluster_num_pods(c) && i < run->pod_json_cap; i++)
-        if (run->pod_json[i]) {
-            cJSON_AddItemToArray(pods, run->pod_json[i]);
-            run->pod_json[i] = NULL;
-        }
+    for (uint32_t i = 0; i < ls_cluster_num_pods(c); i++) {
+        const ls_sim_pod *sp = ls_cluster_pod(c, i);
+        cJSON *rec = ls_attempt_record_take(run->record, sp->obj->pod.id);
+        if (sp->outcome == LS_POD_GATED && !rec)
+            rec = ls_attempt_record_unattempted(&sp->obj->pod, sp->message);
+        else if (sp->outcome == LS_POD_GATED)
+            cJSON_AddStringToObject(rec, "gated", sp->message);
+        if (rec)
+            cJSON_AddItemToArray(pods, rec);
+    }
     tally t = count_outcomes(c);
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "nodes", ls_cluster_num_nodes(c));
@@ -420,15 +328,17 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
 
 /* ---- the run */
 
-static int load(const sim_opts *o, ls_cluster *c, ls_config *cfg)
+static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config *cfg)
 {
     ls_error err;
-    if (!ls_cluster_load_file(c, o->cluster, &err) || !ls_cluster_admit(c, &err)) {
-        fprintf(stderr, "luasched simulate: %s\n", err.msg);
+    /* the configuration first: one with extenders makes the decoder keep each
+     * object's JSON for the extenders' wire format */
+    if (!ls_config_load(cfg, o->config, &err)) {
+        fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
-    if (!ls_config_load(cfg, o->config, &err)) {
-        fprintf(stderr, "luasched simulate: %s\n", err.msg);
+    if (!ls_cluster_load_file(c, o->cluster, &err) || !ls_cluster_admit(c, &err)) {
+        fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
     return 0;
@@ -437,10 +347,11 @@ static int load(const sim_opts *o, ls_cluster *c, ls_config *cfg)
 static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const ls_sched_options *so)
 {
     ls_error err;
-    ls_sched_source src = ls_cluster_source(run->cluster, observe, run);
+    ls_sched_source src = ls_cluster_source(run->cluster, run->record ? ls_attempt_record_observe : NULL,
+                                            run->record);
     ls_scheduler *s = ls_scheduler_new(cfg, so, &src, &err);
     if (!s) {
-        fprintf(stderr, "luasched simulate: %s\n", err.msg);
+        fprintf(stderr, "luasched %s: %s\n", run->command, err.msg);
         return LS_EXIT_USAGE;
     }
     ls_cluster_start(run->cluster, s);
@@ -459,7 +370,7 @@ static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const 
     ls_cluster_finish(run->cluster, s);
     int rc = LS_EXIT_OK;
     if (!ls_cluster_check(run->cluster, &err)) {
-        fprintf(stderr, "luasched simulate: invariant violated: %s\n", err.msg);
+        fprintf(stderr, "luasched %s: invariant violated: %s\n", run->command, err.msg);
         rc = LS_EXIT_FAILURE;
     } else if (run->json) {
         emit_json(run, s, attempts, seconds);
@@ -494,27 +405,25 @@ int ls_cli_simulate(int argc, char **argv)
         return rc < 0 ? LS_EXIT_OK : rc;
     if (o.write_config)
         return ls_cli_write_config("simulate", &o);
-    return ls_cli_run_simulation(&o, NULL);
+    return ls_cli_run_simulation(&o, "simulate", NULL);
 }
 
-int ls_cli_run_simulation(const ls_sim_opts *opts, cJSON **json_out)
+int ls_cli_run_simulation(const ls_sim_opts *opts, const char *command, cJSON **json_out)
 {
     ls_sim_opts o = *opts;
     int rc;
     if (json_out)
         o.json = true;
-    sim_run run = {.cluster = ls_cluster_new(), .json = o.json, .json_out = json_out};
+    sim_run run = {.cluster = ls_cluster_new(), .command = command, .json = o.json, .json_out = json_out};
     ls_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    rc = load(&o, run.cluster, &cfg);
+    rc = load(&o, command, run.cluster, &cfg);
     if (rc == 0) {
         ls_cluster_print_notices(run.cluster, stderr);
-        run.pod_json_cap = ls_cluster_num_pods(run.cluster) + 1;
-        run.pod_json = ls_xcalloc(run.pod_json_cap, sizeof *run.pod_json);
+        if (run.json)
+            run.record = ls_attempt_record_new(ls_cluster_num_pods(run.cluster));
         rc = run_simulation(&o, &run, &cfg);
-        for (uint32_t i = 0; i < run.pod_json_cap; i++)
-            cJSON_Delete(run.pod_json[i]);
-        free(run.pod_json);
+        ls_attempt_record_free(run.record);
     }
     ls_config_free(&cfg);
     ls_cluster_free(run.cluster);

@@ -51,6 +51,9 @@ struct ls_kclient {
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 
+    struct curl_slist *connect_to;  /* tls_server_name: the name's connection goes to the server */
+    char *host_header;
+
     atomic_ulong n_requests, n_retries, n_throttled, n_transport, n_connects;
 };
 
@@ -122,6 +125,33 @@ static void default_options(ls_kclient_options *o)
         o->backoff_max_ms = 10000;
 }
 
+/* tls_server_name: the URL names the server by that name, libcurl connects
+ * to the real host and port instead (CONNECT_TO), and Host stays the real one. */
+static void use_server_name(ls_kclient *c, const char *name)
+{
+    char *server = c->cfg.server;
+    const char *auth = strstr(server, "://");
+    auth = auth ? auth + 3 : server;
+    size_t auth_len = strcspn(auth, "/");
+    const char *colon = NULL;
+    for (const char *p = auth; p < auth + auth_len; p++)
+        if (*p == ':' && !memchr(p, ']', (size_t)(auth + auth_len - p)))
+            colon = p;
+    const char *port = colon ? colon + 1 : strncmp(server, "https", 5) == 0 ? "443" : "80";
+    int port_len = colon ? (int)(auth + auth_len - colon - 1) : (int)strlen(port);
+    int host_len = colon ? (int)(colon - auth) : (int)auth_len;
+    ls_kbuf b = {0};
+    ls_kbuf_addf(&b, "%s:%.*s:%.*s:%.*s", name, port_len, port, host_len, auth, port_len, port);
+    c->connect_to = curl_slist_append(NULL, b.s);
+    ls_kbuf_free(&b);
+    ls_kbuf_addf(&b, "Host: %.*s", (int)auth_len, auth);
+    c->host_header = b.s;
+    b = (ls_kbuf){0};
+    ls_kbuf_addf(&b, "%.*s%s:%.*s%s", (int)(auth - server), server, name, port_len, port, auth + auth_len);
+    c->cfg.server = b.s;
+    free(server);
+}
+
 ls_kclient *ls_kclient_new(const ls_kubeconfig *cfg, const ls_kclient_options *opt, ls_error *err)
 {
     if (!cfg || !cfg->server || strncmp(cfg->server, "http", 4) != 0) {
@@ -136,6 +166,9 @@ ls_kclient *ls_kclient_new(const ls_kubeconfig *cfg, const ls_kclient_options *o
     default_options(&c->opt);
     c->user_agent = ls_xstrdup(opt && opt->user_agent ? opt->user_agent : "luasched/0.1.0");
     c->opt.user_agent = c->user_agent;
+    if (opt && opt->tls_server_name && opt->tls_server_name[0])
+        use_server_name(c, opt->tls_server_name);
+    c->opt.tls_server_name = NULL;
     pthread_mutex_init(&c->pool_lock, NULL);
     pthread_mutex_init(&c->limiter_lock, NULL);
     pthread_mutex_init(&c->token_lock, NULL);
@@ -180,6 +213,8 @@ void ls_kclient_free(ls_kclient *c)
     pthread_mutex_destroy(&c->token_lock);
     free(c->token);
     free(c->user_agent);
+    curl_slist_free_all(c->connect_to);
+    free(c->host_header);
     ls_kubeconfig_free(&c->cfg);
     free(c);
 }
@@ -392,11 +427,15 @@ static void set_tls(ls_kclient *c, CURL *h)
         curl_easy_setopt(h, CURLOPT_USERNAME, c->cfg.username);
         curl_easy_setopt(h, CURLOPT_PASSWORD, c->cfg.password);
     }
+    if (c->connect_to)
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
 }
 
 static struct curl_slist *make_headers(ls_kclient *c, const ls_krequest *req)
 {
     struct curl_slist *hs = curl_slist_append(NULL, "Accept: application/json");
+    if (c->host_header)
+        hs = curl_slist_append(hs, c->host_header);
     hs = curl_slist_append(hs, "Expect:");   /* no 100-continue round trip on large bodies */
     char line[512];
     if (req->content_type) {

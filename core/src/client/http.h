@@ -36,6 +36,10 @@ typedef struct ls_kclient_options {
     int max_attempts;         /* 0: 5; 1 disables retries */
     long backoff_initial_ms;  /* first retry delay before jitter; 0: 250 */
     long backoff_max_ms;      /* 0: 10000 (also caps Retry-After) */
+    /* NULL: TLS checks the server's host. Else TLS (SNI and the certificate)
+     * uses this name while the connection still goes to the server's host and
+     * port, and the Host header stays theirs (Go's tls.Config.ServerName). */
+    const char *tls_server_name;
 } ls_kclient_options;
 
 typedef struct ls_kresponse {

@@ -10,6 +10,7 @@
 #include "client/kcluster.h"
 
 #include "client/informer.h"
+#include "client/kutil.h"
 #include "client/writer.h"
 #include "luasched/cache.h"
 #include "luasched/log.h"
@@ -231,7 +232,8 @@ ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt,
     ls_map_init(&kc->deleted_binding);
     ls_writer_options wo = {.workers = opt->writer_threads ? opt->writer_threads : 8,
                             .reporting_controller = opt->reporting_controller,
-                            .reporting_instance = opt->reporting_instance};
+                            .reporting_instance = opt->reporting_instance,
+                            .events_client = opt->events_client};
     kc->writer = ls_writer_new(client, &wo, err);
     bool ok = kc->writer != NULL;
     ls_informer_options pods = {.version = "v1", .resource = "pods",
@@ -436,12 +438,16 @@ static void bind_done(void *ud, const ls_write_result *r)
                             .reason = "Scheduled", .action = "Binding", .note = note,
                             .reporting_controller = ls_str_get(job->scheduler_name)};
         ls_writer_record_event(kc->writer, &ev, NULL, NULL);
-        ls_log_info(2, "Successfully bound pod to node", "pod", r->name, "node", job->node);
+        char ref[600];
+        ls_log_info(2, "Successfully bound pod to node", "pod", ls_log_kobj(ref, sizeof ref, r->ns, r->name), "node",
+                    job->node);
         push(kc, KC_POD, (kc_event){.type = KC_BIND_OK, .key = job->uid});
     } else {
         char status_text[32];
         snprintf(status_text, sizeof status_text, "%ld", r->status);
-        ls_log_error("Failed to bind pod", "pod", r->name, "node", job->node, "status", status_text, "err",
+        char ref[600];
+        ls_log_error("Failed to bind pod", "pod", ls_log_kobj(ref, sizeof ref, r->ns, r->name), "node", job->node,
+                     "status", status_text, "err",
                      r->message);
         push(kc, KC_POD, (kc_event){.type = KC_BIND_FAILED, .key = job->uid, .message = ls_xstrdup(r->message)});
     }
@@ -498,7 +504,9 @@ static void record_failure(ls_kcluster *kc, const ls_attempt *a)
                                  .nominate = a->nominated_node ? LS_NOMINATE_SET : LS_NOMINATE_KEEP,
                                  .node = a->nominated_node ? ls_str_get(a->nominated_node) : NULL};
     ls_writer_patch_pod_status(kc->writer, ns, name, &patch, NULL, NULL);
-    ls_log_info(2, "Unable to schedule pod; no fit; waiting", "pod", name, "err", message);
+    char ref[600];
+    ls_log_info(2, "Unable to schedule pod; no fit; waiting", "pod", ls_log_kobj(ref, sizeof ref, ns, name), "err",
+                message);
 }
 
 static void source_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s)
@@ -511,7 +519,7 @@ static void source_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cyc
     }
     if (ls_log_enabled(3)) {
         char who[600], evaluated[16], feasible[16];
-        snprintf(who, sizeof who, "%s/%s", ls_str_get(a->pod->ns), ls_str_get(a->pod->name));
+        ls_log_kobj(who, sizeof who, ls_str_get(a->pod->ns), ls_str_get(a->pod->name));
         snprintf(evaluated, sizeof evaluated, "%u", a->num_all_nodes);
         snprintf(feasible, sizeof feasible, "%u", a->num_feasible);
         ls_log_info(3, "Scheduled pod, binding", "pod", who, "node", ls_str_get(a->node), "evaluatedNodes",
@@ -528,9 +536,12 @@ static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preempt
         return ls_errorf(err, "preempting pod %s/%s: the writer is stopping", ns, name);
     char note[600];
     snprintf(note, sizeof note, "Preempted by pod %s on node %s", ls_str_get(preemptor->uid), ls_str_get(node));
+    /* As upstream, the event regards the victim and relates to the preemptor. */
     ls_event_spec ev = {.ns = ns, .name = name, .uid = ls_str_get(victim->uid), .type = "Normal",
                         .reason = "Preempted", .action = "Preempting", .note = note,
-                        .reporting_controller = ls_str_get(preemptor->scheduler_name)};
+                        .reporting_controller = ls_str_get(preemptor->scheduler_name),
+                        .related_ns = ls_str_get(preemptor->ns), .related_name = ls_str_get(preemptor->name),
+                        .related_uid = ls_str_get(preemptor->uid)};
     ls_writer_record_event(kc->writer, &ev, NULL, NULL);
     return true;
 }
@@ -582,12 +593,31 @@ void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s)
 
 /* ---- stop */
 
-void ls_kcluster_stop(ls_kcluster *kc, long timeout_ms)
+bool ls_kcluster_stop(ls_kcluster *kc, long timeout_ms)
 {
     for (uint32_t i = 0; i < kc->n_feeds; i++)
         ls_informer_stop(kc->feeds[i].informer);
-    if (kc->writer)
-        ls_writer_drain(kc->writer, timeout_ms);
+    if (!kc->writer)
+        return true;
+    ls_writer_stats before;
+    ls_writer_get_stats(kc->writer, &before);
+    int64_t t0 = ls_kutil_now_ms();
+    bool clean = ls_writer_drain(kc->writer, timeout_ms);
+    ls_writer_stats after;
+    ls_writer_get_stats(kc->writer, &after);
+    if (!clean) {
+        char dropped[32], timeout[32];
+        snprintf(dropped, sizeof dropped, "%lu", after.cut_at_stop);
+        snprintf(timeout, sizeof timeout, "%ldms", timeout_ms);
+        ls_log_error("Stopped before every write was sent: the rest is dropped", "dropped", dropped,
+                     "timeout", timeout);
+    } else if (after.done > before.done) {
+        char sent[32], took[32];
+        snprintf(sent, sizeof sent, "%lu", after.done - before.done);
+        snprintf(took, sizeof took, "%lldms", (long long)(ls_kutil_now_ms() - t0));
+        ls_log_info(2, "Sent the queued writes before stopping", "writes", sent, "duration", took);
+    }
+    return clean;
 }
 
 static void free_store(ls_map *m, kc_kind kind)

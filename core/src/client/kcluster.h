@@ -24,6 +24,7 @@ typedef struct ls_kcluster_options {
     const char *reporting_controller;   /* events' reportingController ("default-scheduler") */
     const char *reporting_instance;     /* events' reportingInstance (the leader identity) */
     int writer_threads;                 /* 0: 8 */
+    ls_kclient *events_client;          /* events through it (kube-scheduler's own event client); NULL: client */
 } ls_kcluster_options;
 
 ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt, ls_error *err);
@@ -42,9 +43,11 @@ bool ls_kcluster_wait_synced(ls_kcluster *kc, volatile sig_atomic_t *stop);
  * attached, nodes before pods. */
 ls_sched_source ls_kcluster_source(ls_kcluster *kc);
 void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s);
-/* Stops the informers, then finishes in-flight writes (bindings included)
- * for at most timeout_ms and fails the rest. Call before freeing the scheduler. */
-void ls_kcluster_stop(ls_kcluster *kc, long timeout_ms);
+/* Stops the informers, then lets the queued and in-flight writes (bindings,
+ * their events, status patches) finish for at most timeout_ms; what is left
+ * then is dropped and logged. True when nothing was dropped. Call before
+ * freeing the scheduler. */
+bool ls_kcluster_stop(ls_kcluster *kc, long timeout_ms);
 void ls_kcluster_free(ls_kcluster *kc);
 
 #endif

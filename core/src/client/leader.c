@@ -215,9 +215,13 @@ static void release(ls_leader *l)
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
     const char *holder = ls_kutil_json_str(spec, "holderIdentity");
     if (holder && strcmp(holder, l->identity) == 0) {
+        /* client-go's release: no holder, leaseDurationSeconds 1, acquireTime
+         * and renewTime now, leaseTransitions kept. */
         cJSON *old = cJSON_Duplicate(spec, true);
         fill_spec(l, spec, old, true, "");
         cJSON_Delete(old);
+        const char *renewed = ls_kutil_json_str(spec, "renewTime");
+        cJSON_ReplaceItemInObjectCaseSensitive(spec, "acquireTime", cJSON_CreateString(renewed ? renewed : ""));
         lease_request(l, "PUT", l->lease_path, lease, l->renew_ms, false, &status, NULL);
     }
     cJSON_Delete(lease);

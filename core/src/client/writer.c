@@ -3,6 +3,13 @@
  *
  * Bodies are built when a job is submitted (on the caller's thread), so that
  * time stamps say when the scheduler decided, not when a worker got to it.
+ *
+ * Two lanes: events and pod status patches go before bindings and
+ * preemptions, and two more workers serve events and status patches alone,
+ * so that the record keeps up with the bindings (a Scheduled event is
+ * submitted when its binding completes: in one FIFO it would wait behind
+ * every queued binding). Events go through their own client when one is
+ * given (kube-scheduler's separate event client, with its own rate limit).
  */
 #include "client/writer.h"
 
@@ -34,17 +41,31 @@ typedef struct job {
     struct job *next;
 } job;
 
+typedef struct lane {
+    job *head, *tail;
+} lane;
+
+enum { LANE_RECORD, LANE_WRITE, LANES };   /* events and status first, then bindings and preemptions */
+#define LS_RECORD_WORKERS 2
+
+typedef struct worker_arg {
+    struct ls_writer *w;
+    bool record_only;
+} worker_arg;
+
 struct ls_writer {
-    ls_kclient *client;
+    ls_kclient *client, *events_client;
     char *controller, *instance;
     int n_workers;
     pthread_t *workers;
+    worker_arg args[2];
     pthread_mutex_t lock;
     pthread_cond_t wake;      /* a job arrived or the drain began */
     pthread_cond_t idle;      /* a job finished */
-    job *head, *tail;
+    lane lanes[LANES];
     int in_flight;
-    bool draining, drained;
+    bool draining;            /* no new work from the scheduler; queued jobs still run */
+    bool closed, drained;     /* closed: past the drain's deadline, every submit refused */
     atomic_int cancel;        /* set when the drain deadline passes */
     ls_writer_stats stats;
 
@@ -103,14 +124,14 @@ static void finish(ls_writer *w, job *j, ls_write_outcome outcome, long status, 
 }
 
 /* One request of a job; fills outcome, status, attempts, message. */
-static void send_one(ls_writer *w, const char *method, const char *path, const char *ctype, const char *body,
+static void send_one(ls_writer *w, ls_kclient *client, const char *method, const char *path, const char *ctype, const char *body,
                      ls_write_outcome *outcome, long *status, int *attempts, char *msg, size_t cap)
 {
     ls_krequest req = {.method = method, .path = path, .content_type = ctype, .body = body,
                        .len = body ? strlen(body) : 0, .cancel = &w->cancel};
     ls_kresponse r;
     ls_error e = {{0}};
-    bool got = ls_kclient_do(w->client, &req, &r, &e);
+    bool got = ls_kclient_do(client, &req, &r, &e);
     *status = r.status;
     *attempts = r.attempts;
     msg[0] = '\0';
@@ -136,9 +157,10 @@ static void run_job(ls_writer *w, job *j)
         finish(w, j, LS_WRITE_OK, 0, 0, "counted in the event series");
         return;
     }
-    send_one(w, j->method, j->path, j->content_type, j->body, &oc, &status, &attempts, msg, sizeof msg);
+    ls_kclient *client = j->kind == LS_WRITE_EVENT ? w->events_client : w->client;
+    send_one(w, client, j->method, j->path, j->content_type, j->body, &oc, &status, &attempts, msg, sizeof msg);
     if (j->fallback_body && oc == LS_WRITE_NOT_FOUND)
-        send_one(w, "POST", j->fallback_path, "application/json", j->fallback_body, &oc, &status, &attempts, msg,
+        send_one(w, client, "POST", j->fallback_path, "application/json", j->fallback_body, &oc, &status, &attempts, msg,
                  sizeof msg);
     if (j->kind == LS_WRITE_BIND && oc == LS_WRITE_CONFLICT && attempts > 1) {
         size_t n = strlen(msg);
@@ -150,7 +172,7 @@ static void run_job(ls_writer *w, job *j)
             return;
         }
         if (oc == LS_WRITE_OK)
-            send_one(w, "DELETE", j->delete_path, "application/json", j->delete_body, &oc, &status, &attempts,
+            send_one(w, w->client, "DELETE", j->delete_path, "application/json", j->delete_body, &oc, &status, &attempts,
                      msg, sizeof msg);
         if (oc == LS_WRITE_NOT_FOUND) {
             finish(w, j, LS_WRITE_OK, status, attempts, "already gone");
@@ -160,20 +182,46 @@ static void run_job(ls_writer *w, job *j)
     finish(w, j, oc, status, attempts, msg);
 }
 
+static int lane_of(ls_write_kind kind)
+{
+    return kind == LS_WRITE_EVENT || kind == LS_WRITE_POD_STATUS ? LANE_RECORD : LANE_WRITE;
+}
+
+/* Under the lock: the next job a worker may take (record-only workers take
+ * only events and status patches), or NULL. */
+static job *take(ls_writer *w, bool record_only)
+{
+    for (int l = 0; l < (record_only ? 1 : LANES); l++) {
+        lane *q = &w->lanes[l];
+        job *j = q->head;
+        if (!j)
+            continue;
+        q->head = j->next;
+        if (!q->head)
+            q->tail = NULL;
+        w->stats.queued--;
+        return j;
+    }
+    return NULL;
+}
+
 static void *worker(void *arg)
 {
-    ls_writer *w = arg;
+    worker_arg *wa = arg;
+    ls_writer *w = wa->w;
     pthread_mutex_lock(&w->lock);
     for (;;) {
-        while (!w->head && !w->draining)
+        job *j;
+        while (!(j = take(w, wa->record_only)) && !w->draining)
             pthread_cond_wait(&w->wake, &w->lock);
-        if (!w->head)
-            break;   /* draining and nothing left */
-        job *j = w->head;
-        w->head = j->next;
-        if (!w->head)
-            w->tail = NULL;
-        w->stats.queued--;
+        if (!j) {
+            /* Draining: a job that is still running may queue another (a
+             * binding's Scheduled event), so stop only when nothing runs. */
+            if (w->in_flight == 0 || w->closed)
+                break;
+            pthread_cond_wait(&w->wake, &w->lock);
+            continue;
+        }
         w->in_flight++;
         pthread_mutex_unlock(&w->lock);
         run_job(w, j);
@@ -181,6 +229,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&w->lock);
         w->in_flight--;
         pthread_cond_broadcast(&w->idle);
+        pthread_cond_broadcast(&w->wake);
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
@@ -194,6 +243,7 @@ ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *
     }
     ls_writer *w = ls_xcalloc(1, sizeof *w);
     w->client = c;
+    w->events_client = opt && opt->events_client ? opt->events_client : c;
     w->controller = ls_xstrdup(opt && opt->reporting_controller ? opt->reporting_controller : "default-scheduler");
     if (opt && opt->reporting_instance) {
         w->instance = ls_xstrdup(opt->reporting_instance);
@@ -204,7 +254,9 @@ ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *
         ls_kbuf_addf(&b, "%s-%s", w->controller, host);
         w->instance = b.s;
     }
-    w->n_workers = opt && opt->workers > 0 ? opt->workers : 4;
+    w->n_workers = (opt && opt->workers > 0 ? opt->workers : 4) + LS_RECORD_WORKERS;
+    w->args[0] = (worker_arg){.w = w, .record_only = false};
+    w->args[1] = (worker_arg){.w = w, .record_only = true};
     w->series_on = !(opt && opt->no_event_series);
     pthread_mutex_init(&w->series_lock, NULL);
     ls_kmap_init(&w->series);
@@ -213,7 +265,8 @@ ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *
     pthread_cond_init(&w->idle, NULL);
     w->workers = ls_xcalloc((size_t)w->n_workers, sizeof *w->workers);
     for (int i = 0; i < w->n_workers; i++) {
-        if (pthread_create(&w->workers[i], NULL, worker, w) != 0) {
+        worker_arg *wa = &w->args[i < LS_RECORD_WORKERS ? 1 : 0];
+        if (pthread_create(&w->workers[i], NULL, worker, wa) != 0) {
             w->n_workers = i;
             ls_writer_free(w);
             ls_errorf(err, "writer: cannot start worker threads");
@@ -226,20 +279,54 @@ ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *
 static bool submit(ls_writer *w, job *j)
 {
     pthread_mutex_lock(&w->lock);
-    if (w->draining) {
+    if (w->closed) {
         pthread_mutex_unlock(&w->lock);
         job_free(j);
         return false;
     }
-    if (w->tail)
-        w->tail->next = j;
+    lane *q = &w->lanes[lane_of(j->kind)];
+    if (q->tail)
+        q->tail->next = j;
     else
-        w->head = j;
-    w->tail = j;
+        q->head = j;
+    q->tail = j;
     w->stats.queued++;
-    pthread_cond_signal(&w->wake);
+    pthread_cond_broadcast(&w->wake);
     pthread_mutex_unlock(&w->lock);
     return true;
+}
+
+static void deadline_after(long ms, struct timespec *until)
+{
+    clock_gettime(CLOCK_REALTIME, until);
+    until->tv_sec += ms / 1000;
+    until->tv_nsec += (ms % 1000) * 1000000L;
+    if (until->tv_nsec >= 1000000000L) {
+        until->tv_sec++;
+        until->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Under the lock: every queued job, in one list (the lanes emptied). */
+static job *take_all_queued(ls_writer *w)
+{
+    job *all = NULL, **tail = &all;
+    for (int l = 0; l < LANES; l++) {
+        *tail = w->lanes[l].head;
+        while (*tail)
+            tail = &(*tail)->next;
+        w->lanes[l].head = w->lanes[l].tail = NULL;
+    }
+    w->stats.queued = 0;
+    return all;
+}
+
+static bool anything_queued(const ls_writer *w)
+{
+    for (int l = 0; l < LANES; l++)
+        if (w->lanes[l].head)
+            return true;
+    return false;
 }
 
 bool ls_writer_drain(ls_writer *w, long timeout_ms)
@@ -250,38 +337,33 @@ bool ls_writer_drain(ls_writer *w, long timeout_ms)
         return true;
     }
     w->draining = true;
-    job *queued = w->head;
-    w->head = w->tail = NULL;
-    w->stats.queued = 0;
+    pthread_cond_broadcast(&w->wake);
+    struct timespec until;
+    deadline_after(timeout_ms, &until);
+    bool timed_out = false;
+    while ((anything_queued(w) || w->in_flight > 0) && !timed_out)
+        timed_out = pthread_cond_timedwait(&w->idle, &w->lock, &until) != 0;
+    w->closed = true;
+    job *queued = take_all_queued(w);
+    bool clean = !queued && w->in_flight == 0;
+    if (w->in_flight > 0)
+        atomic_store(&w->cancel, 1);   /* requests notice within ~100 ms */
     pthread_cond_broadcast(&w->wake);
     pthread_mutex_unlock(&w->lock);
+    unsigned long cut = 0;
     while (queued) {
         job *next = queued->next;
         finish(w, queued, LS_WRITE_CANCELLED, 0, 0, "the writer stopped before the request was sent");
         job_free(queued);
         queued = next;
+        cut++;
     }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    bool clean = true;
-    pthread_mutex_lock(&w->lock);
-    while (w->in_flight > 0) {
-        if (pthread_cond_timedwait(&w->idle, &w->lock, &until) != 0 && w->in_flight > 0) {
-            clean = false;
-            atomic_store(&w->cancel, 1);   /* requests notice within ~100 ms */
-            break;
-        }
-    }
-    pthread_mutex_unlock(&w->lock);
     for (int i = 0; i < w->n_workers; i++)
         pthread_join(w->workers[i], NULL);
+    pthread_mutex_lock(&w->lock);
+    w->stats.cut_at_stop += cut;
     w->drained = true;
+    pthread_mutex_unlock(&w->lock);
     return clean;
 }
 
@@ -500,6 +582,15 @@ bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_
         cJSON_AddStringToObject(reg, "uid", e->uid);
     if (e->resource_version && *e->resource_version)
         cJSON_AddStringToObject(reg, "resourceVersion", e->resource_version);
+    if (e->related_name && *e->related_name) {
+        cJSON *rel = cJSON_AddObjectToObject(ev, "related");
+        cJSON_AddStringToObject(rel, "apiVersion", "v1");
+        cJSON_AddStringToObject(rel, "kind", "Pod");
+        cJSON_AddStringToObject(rel, "namespace", e->related_ns ? e->related_ns : e->ns);
+        cJSON_AddStringToObject(rel, "name", e->related_name);
+        if (e->related_uid && *e->related_uid)
+            cJSON_AddStringToObject(rel, "uid", e->related_uid);
+    }
     add_note(ev, e->note ? e->note : "");
     job *j = new_job(LS_WRITE_EVENT, e->ns, e->name, done, ud);
     ls_kbuf p = {0};
@@ -512,9 +603,10 @@ bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_
         return submit(w, j);
     }
     ls_kbuf key = {0};
-    ls_kbuf_addf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s", e->type ? e->type : "Normal", e->action ? e->action : "",
+    ls_kbuf_addf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s", e->type ? e->type : "Normal", e->action ? e->action : "",
                  e->reason, controller, w->instance, e->ns, e->name, e->uid ? e->uid : "",
-                 e->resource_version ? e->resource_version : "");
+                 e->resource_version ? e->resource_version : "", e->related_name ? e->related_name : "",
+                 e->related_uid ? e->related_uid : "");
     plan_series(w, key.s, ev, p.s, j);
     ls_kbuf_free(&key);
     ls_kbuf_free(&p);

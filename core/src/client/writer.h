@@ -2,11 +2,12 @@
  * writer.h: the scheduler's writes to the API server, asynchronously
  * (internal): bindings, events, pod status patches, preemption of victims.
  *
- * Jobs go into one FIFO served by a few worker threads. Every job ends with
- * exactly one call of its completion callback, on a worker thread (or on the
- * thread calling ls_writer_drain for jobs failed there). A job submitted
- * after the drain began is refused (the submit returns false and the
- * callback is never called).
+ * Jobs go into two FIFOs served by a few worker threads: events and pod
+ * status patches first, then bindings and preemptions (and two workers for
+ * the first alone). Every job ends with exactly one call of its completion
+ * callback, on a worker thread (or on the thread calling ls_writer_drain for
+ * jobs failed there). A job submitted once the drain's deadline has passed
+ * is refused (the submit returns false and the callback is never called).
  *
  * Requests go through ls_kclient, which retries connection errors, 5xx and
  * 429. A binding is a POST and so might be sent twice: a 409 after a retried
@@ -56,12 +57,15 @@ typedef struct ls_writer_options {
     const char *reporting_controller;  /* events' reportingController; NULL: "default-scheduler" */
     const char *reporting_instance;    /* NULL: "<controller>-<hostname>", as client-go */
     bool no_event_series;              /* true: every event is a new Event object */
+    ls_kclient *events_client;         /* events go through it (own rate limit); NULL: the main client */
 } ls_writer_options;
 
 ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *err);
-/* Finishes in-flight jobs (up to timeout_ms, then cancels them), fails the
- * queued ones with LS_WRITE_CANCELLED, joins the workers. Returns true when
- * nothing had to be cancelled in flight. Later submits are refused. */
+/* A graceful stop: lets the queued and in-flight jobs finish (and the jobs
+ * their callbacks submit, such as a binding's Scheduled event) for up to
+ * timeout_ms; then cancels the requests in flight, fails what is still
+ * queued with LS_WRITE_CANCELLED (counted in cut_at_stop), refuses later
+ * submits and joins the workers. True when everything was sent in time. */
 bool ls_writer_drain(ls_writer *w, long timeout_ms);
 /* Drains (with a 5 s limit) if needed and frees. */
 void ls_writer_free(ls_writer *w);
@@ -73,8 +77,8 @@ bool ls_writer_bind(ls_writer *w, const char *ns, const char *name, const char *
 /* An events.k8s.io/v1 Event regarding a pod.
  *
  * Repeats are folded into a series as client-go's events broadcaster does:
- * events with the same type, action, reason, reporting controller/instance
- * and regarding pod (the note is NOT part of the key) within 6 minutes of
+ * events with the same type, action, reason, reporting controller/instance,
+ * regarding pod and related pod (the note is NOT part of the key) within 6 minutes of
  * the last one make one Event: the first is created, the second PATCHes
  * series {count: 2, lastObservedTime}, later ones only count, and the count
  * is written again by the first repeat 30 minutes after the last write (the
@@ -89,6 +93,7 @@ typedef struct ls_event_spec {
     const char *note;              /* cut to 1024 bytes with " ..." as upstream */
     const char *reporting_controller; /* NULL: the writer's (a profile's schedulerName) */
     const char *resource_version;  /* of the pod, optional (regarding.resourceVersion, part of the key) */
+    const char *related_ns, *related_name, *related_uid;   /* optional: the related pod (a preemptor) */
 } ls_event_spec;
 bool ls_writer_record_event(ls_writer *w, const ls_event_spec *ev, ls_write_done_fn done, void *ud);
 /* The upstream note of a successful binding: "Successfully assigned NS/NAME to NODE". */
@@ -130,6 +135,7 @@ typedef struct ls_writer_stats {
     unsigned long queued;      /* waiting now */
     unsigned long done;        /* completed (any outcome) */
     unsigned long failed;      /* outcome not OK */
+    unsigned long cut_at_stop; /* still queued when the drain's deadline passed */
 } ls_writer_stats;
 void ls_writer_get_stats(ls_writer *w, ls_writer_stats *out);
 

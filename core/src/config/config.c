@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* upstream's default v1 profile (default_plugins.go), in multiPoint order.
+/* upstream's default v1 profile (default_plugins.go) at v1.37, in multiPoint
+ * order, with what its feature gates add when on by default: DynamicResources
+ * before DefaultPreemption (DRA is locked on; weight 2 as two readings of
+ * upstream's applyDynamicResources give it, not verified in upstream's code; not
+ * implemented here) and NodeDeclaredFeatures (GA and locked on in v1.37;
+ * appended at the end as applyFeatureGates appends gated plugins: the v1.37
+ * position could not be verified in upstream's code).
  * `implemented` marks what luasched ships today; the others are left out of
  * the built-in default until their plugins exist, and naming them in a file is
  * an error (from validation for the volume plugins below, otherwise from the
@@ -35,10 +41,12 @@ static const struct {
     {"VolumeZone", 0, false},
     {"PodTopologySpread", 2, true},
     {"InterPodAffinity", 2, true},
+    {"DynamicResources", 2, false},
     {"DefaultPreemption", 0, true},
     {"NodeResourcesBalancedAllocation", 1, true},
     {"ImageLocality", 1, true},
     {"DefaultBinder", 0, true},
+    {"NodeDeclaredFeatures", 0, true},
 };
 
 /* Plugins removed from upstream (rejected by validation since 1.32). */
@@ -156,6 +164,16 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
             set = SET_MULTI_POINT;
         char p[300];
         ls_cfg_path(p, sizeof p, "%s.%s", path, c->string);
+        if (set < 0 && ls_cfg_is_workload_point(c->string)) {
+            /* kube-scheduler writes these empty ({}); a plugin in one needs
+             * workload scheduling (feature gates off by default) */
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "enabled");
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "disabled");
+            if (cJSON_GetArraySize(e) || cJSON_GetArraySize(d))
+                ls_cfg_problem(pc, c, p, "workload scheduling extension points (GenericWorkload, "
+                                         "TopologyAwareWorkloadScheduling) are not implemented");
+            continue;
+        }
         if (set < 0)
             ls_cfg_problem(pc, c, p, "unknown extension point (expected preEnqueue, queueSort, preFilter, "
                                      "filter, postFilter, preScore, score, reserve, permit, preBind, bind, "
@@ -477,12 +495,7 @@ static void validate_scalars(ls_config *cfg, const parse_ctx *pc, const cJSON *r
                        "Invalid value: %lld: must be greater than or equal to PodInitialBackoffSeconds",
                        (long long)cfg->pod_max_backoff_seconds);
     }
-    const cJSON *ext = cJSON_GetObjectItemCaseSensitive(root, "extenders");
-    if (ext && !cJSON_IsNull(ext) && !cJSON_IsArray(ext))
-        ls_cfg_problem(pc, ext, "extenders", "expected a list");
-    else if (cJSON_IsArray(ext) && cJSON_GetArraySize(ext) > 0)
-        ls_cfg_problem(pc, ext, "extenders", "scheduler extenders are not supported by luasched (remove the "
-                                             "extenders list; a Lua plugin can do what an extender does)");
+    ls_cfg_parse_extenders(cfg, pc, root);
 }
 
 static void parse_root(ls_config *cfg, const parse_ctx *pc, const cJSON *root)
@@ -531,6 +544,8 @@ bool ls_config_load(ls_config *cfg, const char *path, ls_error *err)
     else
         parse_root(cfg, &pc, ls_doc_get(doc, 0));
     ls_doc_free(doc);
+    if (cfg->n_extenders)
+        ls_model_keep_json(true);   /* the extenders' wire format carries whole Pods and Nodes */
     return cfg->problems.len == 0;
 }
 
@@ -818,6 +833,7 @@ void ls_config_free(ls_config *cfg)
     if (cfg->raw_profiles)
         raw_profiles_free(cfg->raw_profiles, cfg->n_profiles);
     ls_cfg_free_fields(cfg);
+    ls_cfg_free_extenders(cfg);
     ls_cfg_problems_free(&cfg->problems);
     cJSON_Delete(cfg->completed_args);
     memset(cfg, 0, sizeof *cfg);

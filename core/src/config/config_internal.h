@@ -59,6 +59,11 @@ void ls_cfg_parse_leader_election(ls_config *cfg, const parse_ctx *pc, const cJS
 void ls_cfg_parse_client_connection(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
 void ls_cfg_parse_luasched(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
 void ls_cfg_set_defaults(ls_config *cfg);
+/* config_extenders.c: `extenders:` read and validated as upstream
+ * (validateExtenders), freed, and written back (--write-config-to). */
+void ls_cfg_parse_extenders(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
+void ls_cfg_free_extenders(ls_config *cfg);
+cJSON *ls_cfg_extenders_json(const ls_config *cfg);
 void ls_cfg_free_fields(ls_config *cfg);
 
 /* Go's time.ParseDuration and Duration.String. */
@@ -68,5 +73,11 @@ void ls_go_duration_format(int64_t ns, char *buf, size_t len);
 /* mergePluginSet of upstream's default multiPoint set (what luasched ships)
  * with the user's multiPoint set: ls_plugin_ref into out. */
 void ls_cfg_merge_default_multi_point(const plugin_set *user, ls_vec *out);
+
+/* The workload scheduling points of v1's Plugins (1.36: placementGenerate,
+ * placementScore; 1.37: placementFeasible, podGroupPostFilter), read and
+ * written empty only. NULL-terminated. */
+extern const char *const LS_CFG_WORKLOAD_POINTS[];
+bool ls_cfg_is_workload_point(const char *key);
 
 #endif

@@ -1,11 +1,12 @@
 /*
  * config_write.c: --write-config-to. The completed configuration as a cJSON
  * tree in upstream's shape (every default filled in, multiPoint merged with
- * the default plugins, a pluginConfig entry for every plugin of a profile),
+ * the default plugins, a pluginConfig entry for every plugin that takes
+ * upstream's typed args or has args in the file),
  * then printed as YAML through libyaml's emitter, or as JSON.
  *
- * Keys are in upstream's order (its encoder sorts them), except that
- * apiVersion, kind, schedulerName and name come first in their objects.
+ * Keys are in upstream's order: its YAML encoder sorts them. Where upstream's
+ * v1 types omit empty values (omitempty), so does this.
  */
 #include "config/config_internal.h"
 
@@ -61,32 +62,30 @@ static void add_luasched(cJSON *root, const ls_luasched_config *lc)
     cJSON_AddNumberToObject(o, "memoryLimitBytes", (double)lc->memory_limit_bytes);
 }
 
-static cJSON *refs_json(const ls_vec *refs)
+/* Every entry has its weight: upstream converts its internal plugin (a plain
+ * int32) to v1's pointer, so weight 0 is written too. */
+static cJSON *plugin_entry(ls_str name, int64_t weight)
 {
-    cJSON *list = cJSON_CreateArray();
-    for (uint32_t i = 0; i < refs->len; i++) {
-        const ls_plugin_ref *r = &LS_VEC_AT(refs, ls_plugin_ref, i);
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "name", ls_str_get(r->name));
-        if (r->weight)
-            cJSON_AddNumberToObject(e, "weight", r->weight);
-        cJSON_AddItemToArray(list, e);
-    }
-    return list;
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "name", ls_str_get(name));
+    cJSON_AddNumberToObject(e, "weight", (double)weight);
+    return e;
 }
 
 static cJSON *set_json(const ls_vec *enabled, const ls_vec *disabled)
 {
     cJSON *o = cJSON_CreateObject();
-    if (enabled->len)
-        cJSON_AddItemToObject(o, "enabled", refs_json(enabled));
+    if (enabled->len) {
+        cJSON *list = cJSON_AddArrayToObject(o, "enabled");
+        for (uint32_t i = 0; i < enabled->len; i++) {
+            const ls_plugin_ref *r = &LS_VEC_AT(enabled, ls_plugin_ref, i);
+            cJSON_AddItemToArray(list, plugin_entry(r->name, r->weight));
+        }
+    }
     if (disabled->len) {
         cJSON *list = cJSON_AddArrayToObject(o, "disabled");
-        for (uint32_t i = 0; i < disabled->len; i++) {
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "name", ls_str_get(LS_VEC_AT(disabled, ls_str, i)));
-            cJSON_AddItemToArray(list, e);
-        }
+        for (uint32_t i = 0; i < disabled->len; i++)
+            cJSON_AddItemToArray(list, plugin_entry(LS_VEC_AT(disabled, ls_str, i), 0));
     }
     return o;
 }
@@ -99,21 +98,51 @@ static const char *const set_keys[SET_COUNT] = {
     [SET_MULTI_POINT] = "multiPoint",
 };
 
-/* multiPoint merged with the default plugins; the other points as written. */
-static cJSON *plugins_json(const raw_profile *rp)
+const char *const LS_CFG_WORKLOAD_POINTS[] = {"placementGenerate", "placementScore", "placementFeasible",
+                                              "podGroupPostFilter", NULL};
+
+bool ls_cfg_is_workload_point(const char *key)
+{
+    for (int i = 0; LS_CFG_WORKLOAD_POINTS[i]; i++)
+        if (strcmp(LS_CFG_WORKLOAD_POINTS[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* multiPoint merged with the default plugins; the other points as written.
+ * Every point is written, `{}` when empty (v1's Plugins holds its sets by
+ * value, which omitempty does not leave out). */
+static cJSON *plugins_json(const raw_profile *rp, const ls_vec *multi)
 {
     cJSON *o = cJSON_CreateObject();
-    ls_vec multi;
-    ls_vec_init(&multi, sizeof(ls_plugin_ref));
-    ls_cfg_merge_default_multi_point(&rp->sets[SET_MULTI_POINT], &multi);
-    cJSON_AddItemToObject(o, "multiPoint", set_json(&multi, &rp->sets[SET_MULTI_POINT].disabled));
-    ls_vec_free(&multi);
+    cJSON_AddItemToObject(o, "multiPoint", set_json(multi, &rp->sets[SET_MULTI_POINT].disabled));
     for (int s = 0; s < LS_EP_COUNT; s++) {
+        if (!set_keys[s])
+            continue;
         const plugin_set *set = &rp->sets[s];
-        if (set->enabled.len || set->disabled.len)
-            cJSON_AddItemToObject(o, set_keys[s], set_json(&set->enabled, &set->disabled));
+        cJSON_AddItemToObject(o, set_keys[s], set_json(&set->enabled, &set->disabled));
     }
+    for (int i = 0; LS_CFG_WORKLOAD_POINTS[i]; i++)
+        cJSON_AddObjectToObject(o, LS_CFG_WORKLOAD_POINTS[i]);
     return o;
+}
+
+/* ---- pluginConfig (upstream's SetDefaults_KubeSchedulerProfile, then the
+ * framework's captured profile): an entry for each plugin enabled at some
+ * point (multiPoint included, even if a point disables it) that either has
+ * one in the file or takes upstream's typed args, sorted by name. */
+
+static const char *const TYPED_ARGS[] = {
+    "DefaultPreemption", "DynamicResources", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
+    "NodeResourcesFit", "PodTopologySpread", "VolumeBinding", NULL,
+};
+
+static bool has_typed_args(const char *name)
+{
+    for (int i = 0; TYPED_ARGS[i]; i++)
+        if (strcmp(TYPED_ARGS[i], name) == 0)
+            return true;
+    return false;
 }
 
 static int compare_names(const void *a, const void *b)
@@ -121,48 +150,78 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The plugins of an expanded profile not named in its pluginConfig, sorted. */
-static uint32_t other_plugins(const ls_profile *prof, const char ***out)
+static void add_name(const char ***names, uint32_t *n, uint32_t *cap, const char *name)
+{
+    for (uint32_t k = 0; k < *n; k++)
+        if (strcmp((*names)[k], name) == 0)
+            return;
+    if (*n == *cap)
+        *names = ls_xrealloc(*names, (*cap *= 2) * sizeof **names);
+    (*names)[(*n)++] = name;
+}
+
+/* upstream's pluginsNeeded: every name enabled in a merged set, sorted. */
+static uint32_t needed_plugins(const raw_profile *rp, const ls_vec *multi, const char ***out)
 {
     uint32_t n = 0, cap = 16;
     const char **names = ls_xmalloc(cap * sizeof *names);
-    for (int ep = 0; ep < LS_EP_COUNT; ep++)
-        for (uint32_t i = 0; i < prof->plugins[ep].len; i++) {
-            const char *name = ls_str_get(LS_VEC_AT(&prof->plugins[ep], ls_plugin_ref, i).name);
-            bool seen = cJSON_GetObjectItemCaseSensitive(prof->plugin_args, name) != NULL;
-            for (uint32_t k = 0; k < n && !seen; k++)
-                seen = strcmp(names[k], name) == 0;
-            if (seen)
-                continue;
-            if (n == cap)
-                names = ls_xrealloc(names, (cap *= 2) * sizeof *names);
-            names[n++] = name;
-        }
+    for (uint32_t i = 0; i < multi->len; i++)
+        add_name(&names, &n, &cap, ls_str_get(LS_VEC_AT(multi, ls_plugin_ref, i).name));
+    for (int s = 0; s < LS_EP_COUNT; s++)
+        for (uint32_t i = 0; i < rp->sets[s].enabled.len; i++)
+            add_name(&names, &n, &cap, ls_str_get(LS_VEC_AT(&rp->sets[s].enabled, ls_plugin_ref, i).name));
     qsort(names, n, sizeof *names, compare_names);
     *out = names;
     return n;
 }
 
+/* v1's args types leave out empty lists and absent values (omitempty). */
+static void drop_empty(cJSON *node)
+{
+    cJSON *c = node->child;
+    while (c) {
+        cJSON *next = c->next;
+        if (cJSON_IsNull(c) || (cJSON_IsArray(c) && !c->child))
+            cJSON_Delete(cJSON_DetachItemViaPointer(node, c));
+        else if (cJSON_IsObject(c) || cJSON_IsArray(c))
+            drop_empty(c);
+        c = next;
+    }
+}
+
+/* Typed args are completed with their defaults and carry their apiVersion
+ * and kind; other plugins' args are written as given. */
 static void add_plugin_config_entry(cJSON *list, const char *name, const cJSON *completed, const cJSON *given)
 {
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(completed, name);
+    bool typed = has_typed_args(name);
+    const cJSON *args = typed ? cJSON_GetObjectItemCaseSensitive(completed, name) : NULL;
     if (!args)
         args = cJSON_GetObjectItemCaseSensitive(given, name);
+    cJSON *copy = args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
+    if (typed && cJSON_IsObject(copy)) {
+        char kind[128];
+        snprintf(kind, sizeof kind, "%sArgs", name);
+        drop_empty(copy);
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "apiVersion");
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "kind");
+        cJSON_AddStringToObject(copy, "apiVersion", LS_API_VERSION);
+        cJSON_AddStringToObject(copy, "kind", kind);
+    }
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "name", name);
-    cJSON_AddItemToObject(e, "args", args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject());
+    cJSON_AddItemToObject(e, "args", copy);
     cJSON_AddItemToArray(list, e);
 }
 
-static cJSON *plugin_config_json(const ls_profile *prof, const cJSON *completed)
+static cJSON *plugin_config_json(const ls_profile *prof, const raw_profile *rp, const ls_vec *multi,
+                                 const cJSON *completed)
 {
     cJSON *list = cJSON_CreateArray();
-    for (const cJSON *c = prof->plugin_args ? prof->plugin_args->child : NULL; c; c = c->next)
-        add_plugin_config_entry(list, c->string, completed, prof->plugin_args);
     const char **names;
-    uint32_t n = other_plugins(prof, &names);
+    uint32_t n = needed_plugins(rp, multi, &names);
     for (uint32_t i = 0; i < n; i++)
-        add_plugin_config_entry(list, names[i], completed, prof->plugin_args);
+        if (has_typed_args(names[i]) || cJSON_GetObjectItemCaseSensitive(prof->plugin_args, names[i]))
+            add_plugin_config_entry(list, names[i], completed, prof->plugin_args);
     free(names);
     return list;
 }
@@ -174,9 +233,18 @@ static cJSON *profile_json(const ls_config *cfg, uint32_t i)
     cJSON_AddStringToObject(o, "schedulerName", ls_str_get(prof->scheduler_name));
     if (prof->percentage_of_nodes_to_score >= 0)
         cJSON_AddNumberToObject(o, "percentageOfNodesToScore", prof->percentage_of_nodes_to_score);
-    cJSON_AddItemToObject(o, "plugins", plugins_json(&cfg->raw_profiles[i]));
+    const raw_profile *rp = &cfg->raw_profiles[i];
+    ls_vec multi;
+    ls_vec_init(&multi, sizeof(ls_plugin_ref));
+    ls_cfg_merge_default_multi_point(&rp->sets[SET_MULTI_POINT], &multi);
+    cJSON_AddItemToObject(o, "plugins", plugins_json(rp, &multi));
     const cJSON *completed = cfg->completed_args ? cJSON_GetArrayItem(cfg->completed_args, (int)i) : NULL;
-    cJSON_AddItemToObject(o, "pluginConfig", plugin_config_json(prof, completed));
+    cJSON *plugin_config = plugin_config_json(prof, rp, &multi, completed);
+    if (plugin_config->child)
+        cJSON_AddItemToObject(o, "pluginConfig", plugin_config);
+    else
+        cJSON_Delete(plugin_config);
+    ls_vec_free(&multi);
     return o;
 }
 
@@ -197,30 +265,24 @@ static cJSON *config_json(const ls_config *cfg)
     cJSON_AddNumberToObject(root, "percentageOfNodesToScore", cfg->percentage_of_nodes_to_score);
     cJSON_AddNumberToObject(root, "podInitialBackoffSeconds", (double)cfg->pod_initial_backoff_seconds);
     cJSON_AddNumberToObject(root, "podMaxBackoffSeconds", (double)cfg->pod_max_backoff_seconds);
-    cJSON_AddBoolToObject(root, "delayCacheUntilActive", cfg->delay_cache_until_active);
+    if (cfg->delay_cache_until_active)   /* omitempty upstream */
+        cJSON_AddBoolToObject(root, "delayCacheUntilActive", true);
     cJSON *profiles = cJSON_AddArrayToObject(root, "profiles");
     for (uint32_t i = 0; i < cfg->n_profiles; i++)
         cJSON_AddItemToArray(profiles, profile_json(cfg, i));
+    cJSON *extenders = ls_cfg_extenders_json(cfg);
+    if (extenders)
+        cJSON_AddItemToObject(root, "extenders", extenders);
     add_luasched(root, &cfg->luasched);
     return root;
 }
 
 /* ---- key order */
 
-static int key_rank(const char *key)
-{
-    static const char *const first[] = {"apiVersion", "kind", "schedulerName", "name", NULL};
-    for (int i = 0; first[i]; i++)
-        if (strcmp(first[i], key) == 0)
-            return i;
-    return 100;
-}
-
 static int compare_items(const void *a, const void *b)
 {
     const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-    int rx = key_rank(x->string), ry = key_rank(y->string);
-    return rx != ry ? rx - ry : strcmp(x->string, y->string);
+    return strcmp(x->string, y->string);
 }
 
 static void sort_keys(cJSON *node)

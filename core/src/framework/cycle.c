@@ -145,9 +145,10 @@ static void record_attempt(ls_scheduler *s, const ls_qpod *qp, ls_str node, uint
 
 /* ---- the scheduling cycle */
 
-static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, const char *message)
+static ls_attempt attempt_of(const ls_scheduler *s, const ls_qpod *qp, ls_str node, uint8_t code,
+                             const char *message)
 {
-    ls_attempt a = {
+    return (ls_attempt){
         .pod = qp->pod,
         .profile = qp->profile,
         .node = node,
@@ -162,7 +163,17 @@ static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, cons
         .nominated_node = node ? 0 : s->cycle.nominated_node,
         .n_victims = s->victims.len,
         .victims = s->victims.data,
+        .permit = s->permit.result,
+        .permit_waited = s->permit.waited,
+        .permit_wait_ms = s->permit.wait_ms,
+        .permit_plugin = s->permit.plugin,
+        .via_nominated_node = s->permit.via_nominated,
     };
+}
+
+static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, const char *message)
+{
+    ls_attempt a = attempt_of(s, qp, node, code, message);
     record_attempt(s, qp, node, code);
     if (s->src.on_attempt)
         s->src.on_attempt(s->src.ud, &a, &s->cycle, s);
@@ -256,7 +267,9 @@ static bool run_filters(ls_scheduler *s, ls_qpod *qp)
     c->num_candidates = select_candidates(s);
     int32_t pct = prof->percentage_of_nodes_to_score >= 0 ? prof->percentage_of_nodes_to_score
                                                           : s->cfg.percentage_of_nodes_to_score;
-    c->num_to_find = ls_num_feasible_nodes_to_find(pct, c->num_candidates, prof->plugins[LS_EP_SCORE].len > 0);
+    bool scoring = prof->plugins[LS_EP_SCORE].len > 0 || ls_extenders_have_prioritizer(s->extenders);
+    c->num_to_find = ls_num_feasible_nodes_to_find(pct, c->num_candidates,
+                                                   scoring || ls_extenders_have_filter(s->extenders));
     c->start = c->num_candidates ? s->next_start_index % c->num_candidates : 0;
     c->num_feasible = c->num_processed = 0;
     if (c->trace && c->filter_trace && c->num_filter_plugins)
@@ -274,7 +287,7 @@ static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
     const ls_vec *plugins = &profile_of(s, qp)->plugins[LS_EP_SCORE];
     uint32_t n = c->num_feasible;
     for (uint32_t i = 0; i < n; i++)
-        s->totals[i] = plugins->len ? 0 : 1;
+        s->totals[i] = plugins->len || s->extenders ? 0 : 1;
     for (uint32_t p = 0; p < plugins->len; p++) {
         const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
         for (uint32_t i = 0; i < n; i++) {
@@ -327,6 +340,7 @@ static bool prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
     if (ls_scheduler_run_point(s, LS_CALL_PRE_SCORE, qp->profile) != LS_SUCCESS ||
         ls_scheduler_run_point(s, LS_CALL_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
         return false;
+    ls_extenders_prioritize(s->extenders, c, s->totals);
     *host = select_host(s);
     return true;
 }
@@ -354,6 +368,30 @@ static void fail_after_assume(ls_scheduler *s, ls_qpod *qp, bool scheduling_cycl
     free(msg);
 }
 
+/* extendersBinding: the interested binder extender binds before the Bind
+ * plugins; -1 when there is none. */
+static int extenders_bind(ls_scheduler *s, ls_qpod *qp, ls_str node)
+{
+    char *msg = NULL;
+    int bound = ls_extenders_bind(s->extenders, qp->pod, node, &msg);
+    if (bound == 0)
+        return -1;
+    ls_cycle *c = &s->cycle;
+    if (bound < 0) {
+        c->status = ls_status_register(LS_ERROR, msg, strlen(msg));
+        c->status_code = LS_ERROR;
+        c->status_plugin = -1;
+        free(msg);
+        return LS_ERROR;
+    }
+    if (s->src.extender_bound) {
+        ls_scheduler_begin_deferral(s);
+        s->src.extender_bound(s->src.ud, qp->pod, node);
+        ls_scheduler_end_deferral(s);
+    }
+    return LS_SUCCESS;
+}
+
 /* PreBind, Bind and PostBind. In this single-threaded loop the binding
  * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
 static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
@@ -362,7 +400,9 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
     int code = ls_scheduler_run_point(s, LS_CALL_PRE_BIND, qp->profile);
     if (code == LS_SUCCESS) {
         ep = LS_EP_BIND;
-        code = ls_scheduler_run_point(s, LS_CALL_BIND, qp->profile);
+        code = extenders_bind(s, qp, node);
+        if (code < 0)
+            code = ls_scheduler_run_point(s, LS_CALL_BIND, qp->profile);
         ls_cache_finish_binding(s->cache, qp->pod);
         ls_scheduler_apply_deferred(s);
     }
@@ -397,8 +437,17 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
         ep = LS_EP_PERMIT;
         code = ls_scheduler_run_point(s, LS_CALL_PERMIT, qp->profile);
     }
+    if (ep == LS_EP_PERMIT)
+        s->permit.result = code == LS_WAIT ? LS_PERMIT_WAITING
+                           : code == LS_SUCCESS ? LS_PERMIT_ALLOWED : LS_PERMIT_REJECTED;
+    if (code != LS_SUCCESS && code != LS_WAIT && ep == LS_EP_PERMIT)
+        s->permit.plugin = plugin_at(s, qp, ep, c->status_plugin);
     if (code == LS_WAIT) {
         /* The binding cycle goes on once every waiting plugin allowed the pod. */
+        if (s->src.on_permit_wait) {
+            ls_attempt a = attempt_of(s, qp, 0, LS_WAIT, NULL);
+            s->src.on_permit_wait(s->src.ud, &a, c, s);
+        }
         ls_waiting_pods_add(&s->waiting, qp->pod, qp->profile, c, s->clock_ms);
         ls_lua_park(s->lua, qp->pod->id);
         return;
@@ -412,10 +461,19 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
     binding_cycle(s, qp, node);
 }
 
+/* Explain's trace starts empty (a PreFilter rejection leaves it so; the
+ * nominated node's Filter writes that node's row; a full pass its own). */
+static void clear_trace(ls_cycle *c)
+{
+    if (c->trace && c->filter_trace && c->num_filter_plugins)
+        memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
+}
+
 static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
     s->victims.len = 0;
+    memset(&s->permit, 0, sizeof s->permit);
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
     ls_cache_update_snapshot(s->cache, s->snapshot);
@@ -436,10 +494,12 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     c->score_skipped = s->score_skipped;
     c->trace = s->opt.trace;
     c->filter_trace = s->filter_trace;
+    clear_trace(c);
     c->num_feasible = c->num_processed = 0;
     c->prefilter_restricts = 0;
     c->prefilter_absent_status = 0;
     c->selected_node = 0;
+    ls_extenders_begin_cycle(s->extenders, c->num_all_nodes, c->trace);
 }
 
 /* A FitError: PostFilter (preemption) runs if the profile has any, and its
@@ -491,6 +551,19 @@ static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp)
     c->feasible[0] = ni;
     c->num_feasible = 1;
     s->totals[0] = 0;
+    bool rejected = false;
+    char *msg = NULL;
+    if (!ls_extenders_filter(s->extenders, c, &rejected, &msg)) {
+        char ref[600];
+        ls_log_error("Evaluation failed on nominated node", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(qp->pod->ns), ls_str_get(qp->pod->name)), "node",
+                     ls_str_get(nom), "err", msg);
+        free(msg);
+        c->num_feasible = 0;
+    }
+    if (c->num_feasible == 0)
+        return NULL;
+    s->permit.via_nominated = true;
     return ni;
 }
 
@@ -531,7 +604,7 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         assume_and_bind(s, qp, nominated);
         return;
     }
-    if (!run_filters(s, qp)) {
+    if (!run_filters(s, qp) || !ls_scheduler_filter_extenders(s, qp)) {
         fail_with_status(s, qp);
         return;
     }
@@ -561,6 +634,10 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         ls_cycle *c = &s->cycle;
         begin_cycle(s, qp);
         c->selected_node = wp->node;
+        s->permit.waited = true;
+        s->permit.wait_ms = s->clock_ms - wp->since_ms;
+        s->permit.result = !wp->rejected ? LS_PERMIT_ALLOWED : wp->timed_out ? LS_PERMIT_TIMED_OUT : LS_PERMIT_REJECTED;
+        s->permit.plugin = wp->rejected_by;
         ls_lua_resume(s->lua, wp->pod->id);
         if (wp->rejected) {
             unreserve_and_forget(s, qp);
@@ -712,10 +789,12 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
 void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
 {
     ls_error err;
+    char ref[600];
     if (!ls_cache_is_assumed(s->cache, pod))
         return;
     if (!ls_cache_forget_pod(s->cache, pod, &err))
-        ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
+        ls_log_error("Forgetting an assumed pod failed", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     /* The room it held is free again: as upstream's AssignedPodDelete. */
     ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
@@ -723,10 +802,12 @@ void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
 {
     ls_error err;
+    char ref[600];
     if (!ls_cache_is_assumed(s->cache, pod))
         return;
     if (!ls_cache_forget_pod(s->cache, pod, &err))
-        ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
+        ls_log_error("Forgetting an assumed pod failed", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
     if (profile < 0)
         return;

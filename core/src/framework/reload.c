@@ -80,15 +80,20 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     ls_lua *lua = NULL;
     ls_event_registration *regs = NULL;
     uint32_t n_regs = 0;
+    ls_extenders *extenders = NULL;
     ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
     bool ok = ls_config_load(&cfg, s->config_path, err);
     if (ok) {
         ls_lua_options_from_config(&lo, &cfg);
         lua = ls_lua_new(&s->cycle, &lo, err);
         ok = lua && ls_config_expand(&cfg, points_of, lua, err) &&
+             ls_scheduler_build_extenders(s, &cfg, &extenders, err) &&
              ls_lua_build(lua, cfg.profiles, cfg.n_profiles, err) && ls_lua_registrations(lua, &regs, &n_regs, err);
+        if (ok)
+            ls_extenders_registrations(extenders, cfg.n_profiles, &regs, &n_regs);
     }
     if (!ok) {
+        ls_extenders_free(extenders);
         ls_lua_free(lua);
         ls_config_free(&cfg);
         free(regs);
@@ -102,6 +107,8 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     s->hint_errors_before += ls_lua_hint_errors(s->lua);
     ls_lua_free(s->lua);
     s->lua = lua;
+    ls_extenders_free(s->extenders);
+    s->extenders = extenders;
     s->cfg = cfg;
     ls_squeue_set_registrations(s->queue, regs, n_regs);
     free(regs);

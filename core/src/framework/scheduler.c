@@ -73,6 +73,7 @@ static bool build_queue(ls_scheduler *s, ls_error *err)
     uint32_t n = 0;
     if (!ls_lua_registrations(s->lua, &regs, &n, err))
         return false;
+    ls_extenders_registrations(s->extenders, s->cfg.n_profiles, &regs, &n);
     ls_squeue_set_registrations(s->queue, regs, n);
     free(regs);
     return true;
@@ -101,7 +102,7 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     ls_lua_options_from_config(&lo, &s->cfg);   /* the file's luasched: section, below the flags */
     s->lua = ls_lua_new(&s->cycle, &lo, err);
     if (!s->lua || !ls_config_expand(&s->cfg, points_of, s->lua, err) ||
-        !ls_lua_build(s->lua, s->cfg.profiles, s->cfg.n_profiles, err) || !build_queue(s, err)) {
+        !ls_scheduler_build_extenders(s, &s->cfg, &s->extenders, err) || !ls_lua_build(s->lua, s->cfg.profiles, s->cfg.n_profiles, err) || !build_queue(s, err)) {
         ls_scheduler_free(s);
         return NULL;
     }
@@ -113,6 +114,7 @@ void ls_scheduler_free(ls_scheduler *s)
     if (!s)
         return;
     ls_lua_free(s->lua);
+    ls_extenders_free(s->extenders);
     ls_cache_free(s->cache);
     ls_snapshot_free(s->snapshot);
     ls_object_store_free(s->objects);
@@ -187,7 +189,7 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
         /* Not ours: another scheduler's pod, left alone. */
         if (ls_log_enabled(5)) {
             char who[600];
-            snprintf(who, sizeof who, "%s/%s", ls_str_get(pod->ns), ls_str_get(pod->name));
+            ls_log_kobj(who, sizeof who, ls_str_get(pod->ns), ls_str_get(pod->name));
             ls_log_info(5, "Pod is not for this scheduler: no profile for its schedulerName", "pod", who,
                         "schedulerName", ls_str_get(pod->scheduler_name));
         }

@@ -5,6 +5,7 @@
 #ifndef LS_SCHEDULER_INTERNAL_H
 #define LS_SCHEDULER_INTERNAL_H
 
+#include "framework/extender.h"
 #include "framework/sched_metrics.h"
 #include "framework/waiting_pods.h"
 #include "lua/file_watch.h"
@@ -29,6 +30,7 @@ struct ls_scheduler {
     ls_sched_source src;
     ls_sched_options opt;
     ls_lua *lua;
+    ls_extenders *extenders;    /* HTTP extenders of the configuration; NULL when none */
     ls_cache *cache;
     ls_snapshot *snapshot;
     ls_object_store *objects;
@@ -36,6 +38,12 @@ struct ls_scheduler {
     ls_waiting_pods waiting;
     ls_nominator nominator;
     ls_vec victims;             /* const ls_pod *: preempted during the running cycle */
+    struct {                    /* what Permit did in the running attempt (reported with it) */
+        uint8_t result;
+        bool waited, via_nominated;
+        uint64_t wait_ms;
+        ls_str plugin;
+    } permit;
     int defer_events;           /* > 0 while a plugin's FFI call (bind, preempt) runs */
     ls_vec deferred;            /* events that arrived meanwhile */
     uint64_t clock_ms;          /* virtual time in a simulation */
@@ -70,6 +78,12 @@ void ls_scheduler_apply_deferred(ls_scheduler *s);
 /* scheduler.c: a cluster event for the queue (moves pods whose plugins registered for it). */
 void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
                                 uint8_t type, const void *old_obj, const void *new_obj);
+/* extender_cycle.c: the configuration's extenders built (*out NULL when it
+ * has none) and NodeResourcesFit told the resources they manage for it. */
+bool ls_scheduler_build_extenders(ls_scheduler *s, ls_config *cfg, ls_extenders **out, ls_error *err);
+/* extender_cycle.c: findNodesThatPassExtenders on the feasible list; false
+ * (status set) on an extender's error. */
+bool ls_scheduler_filter_extenders(ls_scheduler *s, ls_qpod *qp);
 /* cycle.c */
 /* ls_lua_run of one extension point, timed into the metrics. */
 int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t profile);

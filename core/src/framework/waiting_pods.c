@@ -26,6 +26,7 @@ void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile
     wp->pod = pod;
     wp->profile = profile;
     wp->node = c->selected_node;
+    wp->since_ms = now_ms;
     wp->n_plugins = c->num_waiting_plugins;
     for (uint32_t i = 0; i < wp->n_plugins; i++) {
         wp->plugins[i] = c->waiting_plugins[i];
@@ -108,7 +109,7 @@ void ls_waiting_pods_expire(ls_waiting_pods *w, uint64_t now_ms)
             continue;
         char dur[64];
         ls_format_duration(wp->timeout_ms[first], dur, sizeof dur);
-        wp->rejected = true;
+        wp->rejected = wp->timed_out = true;
         wp->rejected_by = wp->plugins[first];
         snprintf(wp->message, sizeof wp->message, "rejected due to timeout after waiting %s at plugin %s", dur,
                  ls_str_get(wp->plugins[first]));

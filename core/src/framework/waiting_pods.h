@@ -17,7 +17,8 @@ typedef struct ls_waiting_pod {
     uint64_t deadline_ms[LS_MAX_WAITING_PLUGINS];
     uint64_t timeout_ms[LS_MAX_WAITING_PLUGINS];
     bool allowed[LS_MAX_WAITING_PLUGINS];
-    bool rejected;
+    uint64_t since_ms;   /* when Permit made it wait */
+    bool rejected, timed_out;
     ls_str rejected_by;
     char message[512];
 } ls_waiting_pod;

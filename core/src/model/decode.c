@@ -3,28 +3,29 @@
  * the YAML loader) into the flat structs of model.h.
  *
  * Decoding is done once per object version, so it also does the work that would
- * otherwise repeat every scheduling cycle: the pod's resource requests
- * (PodRequests with sidecars, init containers and overhead, and the non-zero
- * variant), its host ports and normalized images, and its selectors compiled
- * with matchLabelKeys merged in. Everything an object points to lives in its
+ * otherwise repeat every scheduling cycle: the pod's resource requests (what it
+ * reads here, containers, pod-level resources, overhead and the in-place resize
+ * status, goes to pod_resources.c), its host ports and normalized images
+ * (containers' and image volumes'), the node features it needs, and its
+ * selectors compiled with matchLabelKeys merged in. Everything an object points to lives in its
  * own arena, so it is freed in one call.
  *
  * Validation follows the API server wherever a mistake would otherwise change
  * scheduling silently. Every error names the source, the line (when the input
  * has lines), the object and the field path.
+ *
+ * Over 800 lines: one decoder per object kind would need the typed-access and
+ * error helpers above in a shared internal header; they are kept static here.
  */
 #include "labels_internal.h"
+#include "pod_resources.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* What the scheduler assumes for a container that leaves cpu or memory unset
- * (pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest). */
-#define DEFAULT_MILLI_CPU 100
-#define DEFAULT_MEMORY (200LL * 1024 * 1024)
 
 /* ---- decoder state, field paths and errors -------------------------------- */
 
@@ -422,77 +423,17 @@ static bool decode_strings(dec *d, const cJSON *obj, const char *name, uint32_t 
     return true;
 }
 
-/* ---- pod resource requests ------------------------------------------------- */
-
-enum { C_REGULAR, C_SIDECAR, C_INIT };
-
-/* PodRequests, fed one container at a time in spec order. */
-typedef struct req_sum {
-    ls_resources sum;        /* regular containers and sidecars */
-    ls_resources sidecars;   /* sidecars declared so far */
-    ls_resources init_max;   /* max over init containers of (own + sidecars before it) */
-} req_sum;
-
-/* Requests are non-negative; saturate rather than overflow on absurd input. */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
-static void res_add(ls_resources *to, const ls_resources *r)
-{
-    for (int i = 0; i < LS_MAX_RESOURCES; i++)
-        to->v[i] = add_sat(to->v[i], r->v[i]);
-}
-
-static void res_max(ls_resources *to, const ls_resources *r)
-{
-    for (int i = 0; i < LS_MAX_RESOURCES; i++)
-        if (r->v[i] > to->v[i])
-            to->v[i] = r->v[i];
-}
-
-static void req_sum_add(req_sum *s, const ls_resources *r, int kind)
-{
-    if (kind == C_INIT) {
-        ls_resources t = *r;
-        res_add(&t, &s->sidecars);
-        res_max(&s->init_max, &t);
-        return;
-    }
-    res_add(&s->sum, r);
-    if (kind == C_SIDECAR)
-        res_add(&s->sidecars, r);
-}
-
-static ls_resources req_sum_total(const req_sum *s, const ls_resources *overhead)
-{
-    ls_resources t = s->sum;
-    res_max(&t, &s->init_max);
-    res_add(&t, overhead);
-    t.v[LS_RES_PODS] = 0;    /* a pod does not request pod slots */
-    return t;
-}
-
 /* ---- pod containers ---------------------------------------------------------- */
 
 typedef struct pod_build {
-    req_sum exact, nonzero;
+    ls_vec ctrs;             /* ls_ctr_res, spec order (init first) */
+    ls_pod_res_input in;     /* the pod-level parts; ctrs are attached at the end */
     ls_vec ports;            /* ls_host_port, copied into the arena at the end */
     ls_str *images;
     uint32_t n_images;
+    uint8_t restart_all_rule; /* a container's restartPolicyRules restarts all containers */
+    uint8_t host_network, host_users; /* spec.hostNetwork; spec.hostUsers (true when unset) */
 } pod_build;
-
-static void account(pod_build *b, const ls_resources *req, uint32_t set, int kind)
-{
-    req_sum_add(&b->exact, req, kind);
-    ls_resources nz = *req;
-    if (!(set & (1u << LS_RES_CPU)))
-        nz.v[LS_RES_CPU] = DEFAULT_MILLI_CPU;
-    if (!(set & (1u << LS_RES_MEMORY)))
-        nz.v[LS_RES_MEMORY] = DEFAULT_MEMORY;
-    req_sum_add(&b->nonzero, &nz, kind);
-}
 
 static bool decode_container_resources(dec *d, const cJSON *c, ls_resources *req, uint32_t *set)
 {
@@ -558,16 +499,16 @@ static bool decode_ports(dec *d, const cJSON *c, bool collect, pod_build *b)
 }
 
 /* Kind of container: an init container with restartPolicy Always is a sidecar. */
-static bool container_kind(dec *d, const cJSON *c, bool init, int *kind)
+static bool container_kind(dec *d, const cJSON *c, bool init, uint8_t *kind)
 {
     const char *policy;
     if (!get_text(d, c, "restartPolicy", &policy))
         return false;
-    *kind = init ? C_INIT : C_REGULAR;
+    *kind = init ? LS_CTR_INIT : LS_CTR_REGULAR;
     if (!init || !policy)
         return true;
     if (strcmp(policy, "Always") == 0) {
-        *kind = C_SIDECAR;
+        *kind = LS_CTR_SIDECAR;
         return true;
     }
     char msg[320];
@@ -575,23 +516,46 @@ static bool container_kind(dec *d, const cJSON *c, bool init, int *kind)
     return fail_member(d, c, "restartPolicy", msg);
 }
 
+/* Whether restartPolicyRules has a rule with action RestartAllContainers
+ * (what NodeDeclaredFeatures infers RestartAllContainersOnContainerExits from). */
+static bool decode_restart_rules(dec *d, const cJSON *c, pod_build *b)
+{
+    const cJSON *arr, *rule;
+    if (!get_array(d, c, "restartPolicyRules", &arr))
+        return false;
+    size_t mark = path_field(d, "restartPolicyRules");
+    int i = 0;
+    cJSON_ArrayForEach(rule, arr) {
+        size_t m = path_index(d, i++);
+        const char *action;
+        if (!cJSON_IsObject(rule))
+            return fail(d, rule, "expected an object");
+        if (!get_text(d, rule, "action", &action))
+            return false;
+        if (action && strcmp(action, "RestartAllContainers") == 0)
+            b->restart_all_rule = 1;
+        path_pop(d, m);
+    }
+    path_pop(d, mark);
+    return true;
+}
+
 static bool decode_container(dec *d, const cJSON *c, bool init, pod_build *b)
 {
     if (!cJSON_IsObject(c))
         return fail(d, c, "expected an object");
     const char *name, *image;
-    int kind;
+    ls_ctr_res r = {0};
     if (!get_text(d, c, "name", &name) || !get_text(d, c, "image", &image) ||
-        !container_kind(d, c, init, &kind))
+        !container_kind(d, c, init, &r.kind) || !decode_restart_rules(d, c, b))
         return false;
-    ls_resources req = {0};
-    uint32_t set = 0;
-    if (!decode_container_resources(d, c, &req, &set))
+    if (!decode_container_resources(d, c, &r.spec.v, &r.spec.set))
         return false;
     /* Ports of containers that keep running: regular ones and sidecars. */
-    if (!decode_ports(d, c, kind != C_INIT, b))
+    if (!decode_ports(d, c, r.kind != LS_CTR_INIT, b))
         return false;
-    account(b, &req, set, kind);
+    r.name = name && *name ? ls_intern_cstr(name) : 0;
+    *(ls_ctr_res *)ls_vec_push(&b->ctrs) = r;
     b->images[b->n_images++] = ls_image_normalize(image ? image : "");
     return true;
 }
@@ -611,33 +575,268 @@ static bool decode_container_list(dec *d, const cJSON *arr, const char *name, bo
     return true;
 }
 
+/* volumes[].image.reference: ImageLocality scores these images too. */
+static uint32_t count_image_volumes(const cJSON *volumes)
+{
+    uint32_t n = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, volumes)
+        n += cJSON_IsObject(v) && member(v, "image") != NULL;
+    return n;
+}
+
+static bool decode_image_volumes(dec *d, const cJSON *volumes, pod_build *b)
+{
+    size_t mark = path_field(d, "volumes");
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, volumes) {
+        size_t m = path_index(d, i++);
+        const cJSON *image;
+        const char *ref;
+        if (!cJSON_IsObject(v))
+            return fail(d, v, "expected an object");
+        if (!get_object(d, v, "image", &image))
+            return false;
+        if (image) {
+            path_field(d, "image");
+            if (!get_text(d, image, "reference", &ref))
+                return false;
+            b->images[b->n_images++] = ls_image_normalize(ref ? ref : "");
+        }
+        path_pop(d, m);
+    }
+    path_pop(d, mark);
+    return true;
+}
+
+/* A pod-level ResourceList: only cpu, memory and hugepages-* are allowed. */
+static bool decode_pod_level_list(dec *d, const cJSON *res, const char *name, ls_rlist *out)
+{
+    if (!decode_resources(d, res, name, &out->v, &out->set))
+        return false;
+    for (uint32_t i = 0; i < LS_MAX_RESOURCES; i++) {
+        if (!(out->set & (1u << i)) || ls_pod_level_resource_supported(i))
+            continue;
+        path_field(d, name);
+        path_field(d, ls_resource_name(i));
+        return fail(d, member(member(res, name), ls_resource_name(i)),
+                    "unsupported pod-level resource (only cpu, memory and hugepages-<size> can be set)");
+    }
+    return true;
+}
+
+/* spec.resources, with the API server's validation (request <= limit) and
+ * defaulting: when pod-level limits are given, a pod-level request left unset
+ * takes the containers' aggregate request of that resource, else the limit. */
+static bool decode_pod_level_resources(dec *d, const cJSON *spec, pod_build *b)
+{
+    const cJSON *res;
+    if (!get_object(d, spec, "resources", &res))
+        return false;
+    if (!res)
+        return true;
+    size_t mark = path_field(d, "resources");
+    ls_rlist req = {0}, lim = {0};
+    if (!decode_pod_level_list(d, res, "requests", &req) || !decode_pod_level_list(d, res, "limits", &lim))
+        return false;
+    for (uint32_t i = 0; i < LS_MAX_RESOURCES; i++) {
+        uint32_t bit = 1u << i;
+        if ((req.set & bit) && (lim.set & bit) && req.v.v[i] > lim.v.v[i]) {
+            path_field(d, "requests");
+            path_field(d, ls_resource_name(i));
+            return fail(d, member(member(res, "requests"), ls_resource_name(i)),
+                        "must be less than or equal to the pod-level %s limit", ls_resource_name(i));
+        }
+    }
+    if (lim.set) {
+        b->in.ctrs = b->ctrs.data;
+        b->in.n_ctrs = b->ctrs.len;
+        ls_rlist ctrs = ls_pod_container_spec_requests(&b->in);
+        for (uint32_t i = 0; i < LS_MAX_RESOURCES; i++) {
+            uint32_t bit = 1u << i;
+            if ((req.set & bit) || !ls_pod_level_resource_supported(i))
+                continue;
+            if (ctrs.set & bit)
+                req.v.v[i] = ctrs.v.v[i];
+            else if (lim.set & bit)
+                req.v.v[i] = lim.v.v[i];
+            else
+                continue;
+            req.set |= bit;
+        }
+    }
+    b->in.pod_requests = req;
+    path_pop(d, mark);
+    return true;
+}
+
 static bool decode_containers(dec *d, const cJSON *spec, ls_pod *pod, pod_build *b)
 {
-    const cJSON *init, *regular;
-    if (!get_array(d, spec, "initContainers", &init) || !get_array(d, spec, "containers", &regular))
+    const cJSON *init, *regular, *volumes;
+    if (!get_array(d, spec, "initContainers", &init) || !get_array(d, spec, "containers", &regular) ||
+        !get_array(d, spec, "volumes", &volumes))
         return false;
-    b->images = ls_arena_alloc(d->a, (size_of(init) + size_of(regular)) * sizeof *b->images);
+    uint32_t n = size_of(init) + size_of(regular) + count_image_volumes(volumes);
+    b->images = ls_arena_alloc(d->a, n * sizeof *b->images);
     if (!decode_container_list(d, init, "initContainers", true, b) ||
-        !decode_container_list(d, regular, "containers", false, b))
+        !decode_container_list(d, regular, "containers", false, b) ||
+        (volumes && !decode_image_volumes(d, volumes, b)))
         return false;
-
-    ls_resources overhead = {0};
-    if (!decode_resources(d, spec, "overhead", &overhead, NULL))
+    b->host_users = 1;
+    if (!decode_resources(d, spec, "overhead", &b->in.overhead.v, &b->in.overhead.set) ||
+        !decode_pod_level_resources(d, spec, b) || !get_bool(d, spec, "hostNetwork", &b->host_network) ||
+        !get_bool(d, spec, "hostUsers", &b->host_users))
         return false;
-    pod->requests = req_sum_total(&b->exact, &overhead);
-    ls_resources nz = req_sum_total(&b->nonzero, &overhead);
-    pod->nonzero_milli_cpu = nz.v[LS_RES_CPU];
-    pod->nonzero_memory = nz.v[LS_RES_MEMORY];
-    pod->requests_nothing = 1;
-    for (int i = 0; i < LS_MAX_RESOURCES; i++)
-        if (pod->requests.v[i])
-            pod->requests_nothing = 0;
 
     pod->n_images = b->n_images;
     pod->images = b->images;
     pod->n_host_ports = b->ports.len;
     pod->host_ports = ls_arena_memdup(d->a, b->ports.data, (size_t)b->ports.len * sizeof(ls_host_port));
     return true;
+}
+
+/* ---- in-place resize status -------------------------------------------------- */
+
+/* One containerStatuses[] / initContainerStatuses[] entry: its allocated and
+ * actual requests go to the first container of that name without a status. */
+static bool decode_container_status(dec *d, const cJSON *j, pod_build *b)
+{
+    const char *name;
+    const cJSON *res;
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!get_text(d, j, "name", &name) || !get_object(d, j, "resources", &res))
+        return false;
+    ls_ctr_res tmp = {0};
+    if (!decode_resources(d, j, "allocatedResources", &tmp.allocated.v, &tmp.allocated.set))
+        return false;
+    tmp.has_allocated = member(j, "allocatedResources") != NULL;
+    if (res) {
+        size_t mark = path_field(d, "resources");
+        if (!decode_resources(d, res, "requests", &tmp.actual.v, &tmp.actual.set))
+            return false;
+        tmp.has_actual = member(res, "requests") != NULL;
+        path_pop(d, mark);
+    }
+    ls_str id = name && *name ? ls_intern_cstr(name) : 0;
+    ls_ctr_res *ctrs = b->ctrs.data;
+    for (uint32_t i = 0; id && i < b->ctrs.len; i++) {
+        if (ctrs[i].name != id || ctrs[i].has_status)
+            continue;
+        ctrs[i].has_status = 1;
+        ctrs[i].has_allocated = tmp.has_allocated;
+        ctrs[i].allocated = tmp.allocated;
+        ctrs[i].has_actual = tmp.has_actual;
+        ctrs[i].actual = tmp.actual;
+        break;
+    }
+    return true;
+}
+
+static bool decode_container_statuses(dec *d, const cJSON *status, const char *name, pod_build *b)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, status, name, &arr))
+        return false;
+    size_t mark = path_field(d, name);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i++);
+        if (!decode_container_status(d, j, b))
+            return false;
+        path_pop(d, m);
+    }
+    path_pop(d, mark);
+    return true;
+}
+
+/* conditions[]: the first PodResizePending decides whether the resize is Infeasible. */
+static bool decode_resize_condition(dec *d, const cJSON *status, pod_build *b)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, status, "conditions", &arr))
+        return false;
+    size_t mark = path_field(d, "conditions");
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i++);
+        const char *type, *reason;
+        if (!cJSON_IsObject(j))
+            return fail(d, j, "expected an object");
+        if (!get_text(d, j, "type", &type) || !get_text(d, j, "reason", &reason))
+            return false;
+        path_pop(d, m);
+        if (type && strcmp(type, "PodResizePending") == 0) {
+            b->in.resize_infeasible = reason && strcmp(reason, "Infeasible") == 0;
+            break;
+        }
+    }
+    path_pop(d, mark);
+    return true;
+}
+
+/* status.resources.requests and status.allocatedResources (pod level). */
+static bool decode_pod_level_status(dec *d, const cJSON *status, pod_build *b)
+{
+    const cJSON *res;
+    if (!get_object(d, status, "resources", &res) ||
+        !decode_resources(d, status, "allocatedResources", &b->in.status_allocated.v, &b->in.status_allocated.set))
+        return false;
+    b->in.has_status_allocated = member(status, "allocatedResources") != NULL;
+    b->in.has_status_resources = res != NULL;
+    if (res) {
+        size_t mark = path_field(d, "resources");
+        if (!decode_resources(d, res, "requests", &b->in.status_requests.v, &b->in.status_requests.set))
+            return false;
+        b->in.has_status_requests = member(res, "requests") != NULL;
+        path_pop(d, mark);
+    }
+    return true;
+}
+
+static bool decode_resize_status(dec *d, const cJSON *status, pod_build *b)
+{
+    return decode_container_statuses(d, status, "containerStatuses", b) &&
+           decode_container_statuses(d, status, "initContainerStatuses", b) &&
+           decode_resize_condition(d, status, b) && decode_pod_level_status(d, status, b);
+}
+
+/* The requests every plugin reads, once spec and status are in. */
+static void finish_requests(ls_pod *pod, pod_build *b)
+{
+    b->in.ctrs = b->ctrs.data;
+    b->in.n_ctrs = b->ctrs.len;
+    ls_pod_res_output out;
+    ls_pod_resources_compute(&b->in, &out);
+    pod->requests = out.requests;
+    pod->nonzero_milli_cpu = out.nonzero_milli_cpu;
+    pod->nonzero_memory = out.nonzero_memory;
+    pod->scoring_milli_cpu = out.scoring_milli_cpu;
+    pod->scoring_memory = out.scoring_memory;
+    pod->requests_nothing = 1;
+    for (int i = 0; i < LS_MAX_RESOURCES; i++)
+        if (pod->requests.v[i])
+            pod->requests_nothing = 0;
+}
+
+/* NodeDeclaredFeatures: the features the spec needs a node to declare, in
+ * name order (InferForScheduling of the features registered upstream that
+ * infer anything at scheduling time). */
+static void infer_required_features(dec *d, ls_pod *pod, const pod_build *b)
+{
+    bool restart_all = b->restart_all_rule, userns_host_net = b->host_network && !b->host_users;
+    uint32_t n = (uint32_t)restart_all + (uint32_t)userns_host_net;
+    if (!n)
+        return;
+    ls_str *f = ls_arena_alloc(d->a, n * sizeof *f);
+    uint32_t i = 0;
+    if (restart_all)
+        f[i++] = ls_intern_cstr("RestartAllContainersOnContainerExits");
+    if (userns_host_net)
+        f[i++] = ls_intern_cstr("UserNamespacesHostNetworkSupport");
+    pod->n_required_features = i;
+    pod->required_features = f;
 }
 
 /* ---- tolerations and taints ------------------------------------------------ */
@@ -1106,7 +1305,7 @@ static bool decode_pod_spec(dec *d, const cJSON *obj, ls_pod *pod, pod_build *b)
 
 static const char *const phase_names[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
 
-static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod)
+static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod, pod_build *b)
 {
     const cJSON *status;
     if (!get_object(d, obj, "status", &status))
@@ -1114,10 +1313,43 @@ static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod)
     size_t mark = path_field(d, "status");
     if (!get_enum(d, status, "phase", phase_names, 5, false, &pod->phase) ||
         !get_str(d, status, "nominatedNodeName", &pod->nominated_node_name) ||
-        !get_time(d, status, "startTime", &pod->start_ns))
+        !get_time(d, status, "startTime", &pod->start_ns) || !decode_resize_status(d, status, b))
         return false;
     path_pop(d, mark);
+    finish_requests(pod, b);
+    infer_required_features(d, pod, b);
     return true;
+}
+
+/* ---- the objects' JSON, kept for extenders ---------------------------------- */
+
+static _Atomic bool keep_json;
+
+void ls_model_keep_json(bool on)
+{
+    keep_json = on;
+}
+
+static const char *kept_json(ls_arena *a, const cJSON *obj)
+{
+    if (!keep_json)
+        return NULL;
+    char *text = cJSON_PrintUnformatted(obj);
+    if (!text)
+        return NULL;
+    const char *copy = ls_arena_strdup(a, text);
+    free(text);
+    return copy;
+}
+
+const char *ls_pod_json(const ls_pod *pod)
+{
+    return ((const ls_pod_obj *)(const void *)((const char *)pod - offsetof(ls_pod_obj, pod)))->json;
+}
+
+const char *ls_node_json(const ls_node *node)
+{
+    return ((const ls_node_obj *)(const void *)((const char *)node - offsetof(ls_node_obj, node)))->json;
 }
 
 ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *err)
@@ -1128,14 +1360,17 @@ ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *
     dec_init(&d, ctx, err, &p->arena, "pod");
     pod_build b = {0};
     ls_vec_init(&b.ports, sizeof(ls_host_port));
+    ls_vec_init(&b.ctrs, sizeof(ls_ctr_res));
     bool ok = cJSON_IsObject(obj) ? decode_pod_meta(&d, obj, &p->pod) && decode_pod_spec(&d, obj, &p->pod, &b) &&
-                                        decode_pod_status(&d, obj, &p->pod)
+                                        decode_pod_status(&d, obj, &p->pod, &b)
                                   : fail(&d, obj, "expected an object");
     ls_vec_free(&b.ports);
+    ls_vec_free(&b.ctrs);
     if (!ok) {
         ls_pod_obj_free(p);
         return NULL;
     }
+    p->json = kept_json(&p->arena, obj);
     return p;
 }
 
@@ -1250,7 +1485,8 @@ static bool decode_node_status(dec *d, const cJSON *obj, ls_node *node)
         if (!decode_resources(d, status, "allocatable", &node->allocatable, NULL))
             return false;
     }
-    if (!decode_images(d, status, node) || !decode_conditions(d, status, node))
+    if (!decode_images(d, status, node) || !decode_conditions(d, status, node) ||
+        !decode_strings(d, status, "declaredFeatures", &node->n_declared_features, &node->declared_features))
         return false;
     path_pop(d, mark);
     return true;
@@ -1269,6 +1505,7 @@ ls_node_obj *ls_node_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error
         ls_node_obj_free(n);
         return NULL;
     }
+    n->json = kept_json(&n->arena, obj);
     return n;
 }
 

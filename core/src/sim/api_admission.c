@@ -1,6 +1,6 @@
 /*
  * api_admission.c: what the API server's admission and defaulting do to a new
- * object: the Priority plugin (priority and preemptionPolicy from the pod's
+ * object: upstream's pod validation (api_validate.c), the Priority plugin (priority and preemptionPolicy from the pod's
  * PriorityClass or the globalDefault one, as the embedded cluster does), pod
  * defaults (schedulerName, phase), a Ready condition for nodes without
  * conditions, and an Active phase for namespaces.
@@ -87,8 +87,9 @@ static void default_node(cJSON *node)
 
 int api_admit(ls_api *a, const ls_api_resource *r, cJSON *obj, const char *name, cJSON **out)
 {
+    int code;
     if (strcmp(r->kind, "Pod") == 0)
-        return default_pod(a, obj, name, out);
+        return (code = api_validate_pod(obj, name, out)) ? code : default_pod(a, obj, name, out);
     if (strcmp(r->kind, "Node") == 0)
         default_node(obj);
     if (strcmp(r->kind, "Namespace") == 0)

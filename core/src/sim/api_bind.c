@@ -64,6 +64,8 @@ static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char
     cJSON_Delete(old);
     ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, o->record - 1);
     rec->binds++;
+    a->bindings++;
+    a->scheduled_events_at_last_bind = a->scheduled_events;
     free(rec->node);
     rec->node = ls_xstrdup(target);
     rec->missing_node = !api_coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "nodes")), target);

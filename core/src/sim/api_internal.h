@@ -45,6 +45,9 @@ struct ls_api {
     uint64_t injected[API_FAULT_KINDS];   /* faults injected so far, by kind (for the record) */
     uint64_t rng, uid_seq;
     bool stopping;
+    /* For the record: Scheduled events created so far, and how many existed
+     * when the latest binding was accepted (do events keep up?). */
+    uint64_t scheduled_events, scheduled_events_at_last_bind, bindings;
 };
 
 /* resources.c */
@@ -96,6 +99,10 @@ api_obj *api_lookup(ls_api *a, const ls_api_resource *r, const char *ns, const c
  * failure code with *out a Status. */
 int api_admit(ls_api *a, const ls_api_resource *r, cJSON *obj, const char *name, cJSON **out);
 
+/* validate.c: upstream's pod validation; 0, or 422 (400 for a quantity that
+ * does not parse) with *out the Status naming every field. */
+int api_validate_pod(const cJSON *pod, const char *name, cJSON **out);
+
 /* record.c: a new pod's record (under the lock). */
 void api_record_add(ls_api *a, api_obj *o, const char *ns, const char *name);
 /* ls_api_create; from_file keeps the manifest's creationTimestamp (queue order). */
@@ -110,6 +117,17 @@ double api_rand(ls_api *a);                  /* [0, 1), under the lock */
 int api_fail(cJSON **out, int code, const char *reason, const char *message);
 /* "pods \"web-0\" not found" style messages. */
 int api_not_found(cJSON **out, const ls_api_resource *r, const char *name);
+
+/* store.c, for the events twin: under the lock, stores obj (taken) under
+ * its metadata's namespace/name, new or replacing, with a resourceVersion
+ * and its watch event (no admission, no mirroring); drop removes one. */
+void api_store_put(ls_api *a, const ls_api_resource *r, cJSON *obj);
+void api_store_drop(ls_api *a, const ls_api_resource *r, const char *ns, const char *name);
+
+/* events.c: one Event served in both groups (see api_events.c). Under the lock. */
+bool api_is_event(const ls_api_resource *r);
+void api_events_mirror(ls_api *a, const ls_api_resource *r, const cJSON *stored);
+void api_events_unmirror(ls_api *a, const ls_api_resource *r, const char *ns, const char *name);
 
 /* table.c: kubectl's Table rendering of a list (consumes nothing). */
 cJSON *api_table(const ls_api_resource *r, const cJSON *list, const char *include_object);

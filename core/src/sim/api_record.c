@@ -94,6 +94,10 @@ cJSON *ls_api_record_json(ls_api *a)
         cJSON_AddItemToArray(pods, record_json(r));
         ok = ok && r->binds <= 1 && !r->refused && !r->missing_node;
     }
+    cJSON *ev = cJSON_AddObjectToObject(root, "events");
+    cJSON_AddNumberToObject(ev, "bindings", (double)a->bindings);
+    cJSON_AddNumberToObject(ev, "scheduled", (double)a->scheduled_events);
+    cJSON_AddNumberToObject(ev, "scheduledAtLastBinding", (double)a->scheduled_events_at_last_bind);
     pthread_mutex_unlock(&a->mu);
     cJSON_AddBoolToObject(root, "ok", ok);
     return root;

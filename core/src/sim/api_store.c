@@ -464,6 +464,11 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
     if (strcmp(r->kind, "Pod") == 0)
         api_record_add(a, o, api_str(meta, "namespace", NULL), name);
     api_emit(a, API_ADDED, r, obj, NULL);
+    if (api_is_event(r)) {
+        const char *reason = api_str(obj, "reason", NULL);
+        a->scheduled_events += reason && strcmp(reason, "Scheduled") == 0;
+        api_events_mirror(a, r, obj);
+    }
     *out = cJSON_Duplicate(obj, 1);
     return 201;
 }
@@ -529,6 +534,11 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         else
             cJSON_DeleteItemFromObjectCaseSensitive(next, "status");
     }
+    int invalid;
+    if (strcmp(r->kind, "Pod") == 0 && !status_only && (invalid = api_validate_pod(next, name, out))) {
+        cJSON_Delete(next);
+        return invalid;
+    }
     if (strcmp(r->kind, "Pod") == 0 && !same_field(old, next, "spec", "nodeName")) {
         char msg[700];
         snprintf(msg, sizeof msg, "Pod \"%s\" is invalid: spec.nodeName: Forbidden: pod updates may not change "
@@ -555,6 +565,8 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
     o->obj = next;
     api_emit(a, API_MODIFIED, r, next, old);
     cJSON_Delete(old);
+    if (api_is_event(r))
+        api_events_mirror(a, r, next);
     *out = cJSON_Duplicate(next, 1);
     return 200;
 }
@@ -641,13 +653,52 @@ int ls_api_patch(ls_api *a, const ls_api_resource *r, const char *ns, const char
 
 /* ---- delete */
 
-static void remove_locked(ls_api *a, const ls_api_resource *r, api_obj *o)
+static void drop_locked(ls_api *a, const ls_api_resource *r, api_obj *o)
 {
     if (o->record)
         LS_VEC_AT(&a->records, ls_api_record, o->record - 1).deleted = true;
     api_set_rv(o->obj, ++a->rv);
     api_emit(a, API_DELETED, r, o->obj, NULL);
     coll_remove(api_coll_of(a, r), o);
+}
+
+static void remove_locked(ls_api *a, const ls_api_resource *r, api_obj *o)
+{
+    if (api_is_event(r)) {
+        /* the twin goes too; the names are copied before o is freed */
+        const char *n = api_str(o->obj, "metadata", "namespace"), *m = api_str(o->obj, "metadata", "name");
+        char ns[300], name[600];
+        snprintf(ns, sizeof ns, "%s", n ? n : "");
+        snprintf(name, sizeof name, "%s", m ? m : "");
+        drop_locked(a, r, o);
+        api_events_unmirror(a, r, ns, name);
+        return;
+    }
+    drop_locked(a, r, o);
+}
+
+void api_store_put(ls_api *a, const ls_api_resource *r, cJSON *obj)
+{
+    char key[1100];
+    key_of(r, api_str(obj, "metadata", "namespace"), api_str(obj, "metadata", "name"), key, sizeof key);
+    api_set_rv(obj, ++a->rv);
+    api_obj *o = api_coll_find(api_coll_of(a, r), key);
+    if (!o) {
+        coll_insert(api_coll_of(a, r), key, obj);
+        api_emit(a, API_ADDED, r, obj, NULL);
+        return;
+    }
+    cJSON *old = o->obj;
+    o->obj = obj;
+    api_emit(a, API_MODIFIED, r, obj, old);
+    cJSON_Delete(old);
+}
+
+void api_store_drop(ls_api *a, const ls_api_resource *r, const char *ns, const char *name)
+{
+    api_obj *o = api_lookup(a, r, ns, name);
+    if (o)
+        drop_locked(a, r, o);
 }
 
 /* Upstream's namespace controller empties a deleted namespace in the

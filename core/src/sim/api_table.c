@@ -1,7 +1,7 @@
 /*
  * api_table.c: server-side printing for kubectl (meta.k8s.io/v1 Table), asked
- * for with "Accept: application/json;as=Table;v=v1;g=meta.k8s.io". Pods and
- * nodes get kubectl's usual columns; every other kind NAME and AGE.
+ * for with "Accept: application/json;as=Table;v=v1;g=meta.k8s.io". Pods,
+ * nodes and events get kubectl's usual columns; every other kind NAME and AGE.
  */
 #include "sim/api_internal.h"
 
@@ -21,10 +21,9 @@ static void column(cJSON *cols, const char *name, const char *type, const char *
     cJSON_AddItemToArray(cols, c);
 }
 
-/* kubectl's human durations: 45s, 5m30s, 3h, 2d4h, 40d. */
-static void age(const cJSON *obj, char *buf, size_t len)
+/* kubectl's human durations since a time stamp: 45s, 5m30s, 3h, 2d4h, 40d. */
+static void since(const char *ts, char *buf, size_t len)
 {
-    const char *ts = api_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "creationTimestamp", NULL);
     struct tm tm;
     memset(&tm, 0, sizeof tm);
     if (!ts || !strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm)) {
@@ -53,6 +52,70 @@ static void age(const cJSON *obj, char *buf, size_t len)
         snprintf(buf, len, "%lldd%lldh", d, h % 24);
     else
         snprintf(buf, len, "%lldd", d);
+}
+
+static void age(const cJSON *obj, char *buf, size_t len)
+{
+    since(api_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "creationTimestamp", NULL), buf, len);
+}
+
+/* A field of an Event under its core/v1 name, else its events.k8s.io/v1 one
+ * (both groups print the same columns, as the API server's event printer). */
+static const cJSON *event_field(const cJSON *ev, const char *core, const char *events)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, core);
+    return v && !cJSON_IsNull(v) ? v : cJSON_GetObjectItemCaseSensitive(ev, events);
+}
+
+static const char *event_str(const cJSON *ev, const char *core, const char *events)
+{
+    const cJSON *v = event_field(ev, core, events);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Upstream's printEvent: Last Seen, Type, Reason, Object, Subobject, Source,
+ * Message, First Seen, Count, Name. */
+static void event_cells(const cJSON *ev, cJSON *cells)
+{
+    const cJSON *series = cJSON_GetObjectItemCaseSensitive(ev, "series");
+    const char *first = event_str(ev, "firstTimestamp", "deprecatedFirstTimestamp");
+    const char *last = api_str(series, "lastObservedTime", NULL);
+    if (!last)
+        last = event_str(ev, "lastTimestamp", "deprecatedLastTimestamp");
+    const char *event_time = api_str(ev, "eventTime", NULL);
+    char last_seen[32], first_seen[32], object[600], source[600], count[32];
+    since(last ? last : event_time, last_seen, sizeof last_seen);
+    since(first ? first : event_time, first_seen, sizeof first_seen);
+    const cJSON *ref = event_field(ev, "involvedObject", "regarding");
+    const char *kind = api_str(ref, "kind", NULL), *name = api_str(ref, "name", NULL);
+    snprintf(object, sizeof object, "%s/%s", kind ? kind : "", name ? name : "");
+    for (char *p = object; *p && *p != '/'; p++)
+        *p = (char)((*p >= 'A' && *p <= 'Z') ? *p - 'A' + 'a' : *p);
+    const char *component = api_str(ev, "source", "component");
+    const char *controller = event_str(ev, "reportingComponent", "reportingController");
+    const char *instance = api_str(ev, "reportingInstance", NULL);
+    snprintf(source, sizeof source, "%s%s%s", component ? component : controller ? controller : "",
+             instance && *instance ? ", " : "", instance ? instance : "");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(series, "count");
+    if (!cJSON_IsNumber(n))
+        n = event_field(ev, "count", "deprecatedCount");
+    snprintf(count, sizeof count, "%d", cJSON_IsNumber(n) ? n->valueint : 1);
+    const char *type = api_str(ev, "type", NULL), *reason = api_str(ev, "reason", NULL);
+    const char *path = api_str(ref, "fieldPath", NULL), *message = event_str(ev, "message", "note");
+    const char *ev_name = api_str(ev, "metadata", "name");
+    const char *values[] = {last_seen, type, reason, object, path, source, message, first_seen, count, ev_name};
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+        cJSON_AddItemToArray(cells, cJSON_CreateString(values[i] ? values[i] : ""));
+}
+
+static void event_columns(cJSON *cols)
+{
+    static const struct { const char *name; int priority; } names[] = {
+        {"Last Seen", 0}, {"Type", 0}, {"Reason", 0}, {"Object", 0}, {"Subobject", 1}, {"Source", 1},
+        {"Message", 0}, {"First Seen", 1}, {"Count", 1}, {"Name", 1},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        column(cols, names[i].name, "string", i == 9 ? "name" : "", names[i].priority);
 }
 
 static void pod_cells(const cJSON *pod, cJSON *cells, const char *agebuf)
@@ -127,13 +190,16 @@ static cJSON *row_object(const cJSON *obj, const char *include)
 
 cJSON *api_table(const ls_api_resource *r, const cJSON *list, const char *include_object)
 {
-    bool pods = strcmp(r->kind, "Pod") == 0, nodes = strcmp(r->kind, "Node") == 0;
+    bool pods = strcmp(r->kind, "Pod") == 0, nodes = strcmp(r->kind, "Node") == 0, events = api_is_event(r);
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "kind", "Table");
     cJSON_AddStringToObject(t, "apiVersion", "meta.k8s.io/v1");
     cJSON_AddItemToObject(t, "metadata", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(list, "metadata"), 1));
     cJSON *cols = cJSON_AddArrayToObject(t, "columnDefinitions");
-    column(cols, "Name", "string", "name", 0);
+    if (events)
+        event_columns(cols);
+    else
+        column(cols, "Name", "string", "name", 0);
     if (pods) {
         column(cols, "Ready", "string", "", 0);
         column(cols, "Status", "string", "", 0);
@@ -145,7 +211,7 @@ cJSON *api_table(const ls_api_resource *r, const cJSON *list, const char *includ
         column(cols, "Roles", "string", "", 0);
         column(cols, "Age", "string", "", 0);
         column(cols, "Version", "string", "", 0);
-    } else {
+    } else if (!events) {
         column(cols, "Age", "string", "", 0);
     }
     cJSON *rows = cJSON_AddArrayToObject(t, "rows");
@@ -164,8 +230,11 @@ cJSON *api_table(const ls_api_resource *r, const cJSON *list, const char *includ
         age(obj, agebuf, sizeof agebuf);
         cJSON *row = cJSON_CreateObject(), *cells = cJSON_AddArrayToObject(row, "cells");
         const char *name = api_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name", NULL);
-        cJSON_AddItemToArray(cells, cJSON_CreateString(name ? name : ""));
-        if (pods)
+        if (!events)
+            cJSON_AddItemToArray(cells, cJSON_CreateString(name ? name : ""));
+        if (events)
+            event_cells(obj, cells);
+        else if (pods)
             pod_cells(obj, cells, agebuf);
         else if (nodes)
             node_cells(obj, cells, agebuf);

@@ -116,7 +116,9 @@ const ls_api_record *ls_api_record_at(const ls_api *a, uint32_t i);
  * to a missing node, or a binding was refused for a bound pod. */
 bool ls_api_print_record(ls_api *a, FILE *out);
 /* {"pods":[{namespace, name, uid, node, binds, refused, running, deleted,
- * missingNode}], "ok": bool}: what GET /luasched/v1/record serves. */
+ * missingNode}], "events": {bindings, scheduled, scheduledAtLastBinding},
+ * "ok": bool}: what GET /luasched/v1/record serves. scheduledAtLastBinding
+ * is how many Scheduled events existed when the latest binding was accepted. */
 cJSON *ls_api_record_json(ls_api *a);
 
 /* ---- HTTP front end */

@@ -5,7 +5,12 @@
  * spec.nodeName and come back to the scheduler as the pod's update event; a
  * timeline's steps create, update, patch and delete objects on the virtual
  * clock. Replaced objects are kept until the cluster is freed, because the
- * scheduler's snapshot may still point at them.
+ * scheduler's snapshot may still point at them. A pod's name and UID are
+ * each one pod's: a duplicate is refused with both places named.
+ *
+ * Over 800 lines: loading, admission, the timeline's object changes and the
+ * scheduler source share the pod table and its indexes (names, UIDs) that
+ * they must keep consistent; split, each would reach into the others.
  */
 #include "sim/cluster.h"
 #include "luasched/map.h"
@@ -44,6 +49,7 @@ struct ls_cluster {
     ls_vec objects;            /* ls_object_obj *: Namespaces, Services, ..., custom resources */
     ls_vec retired_pods, retired_nodes, retired_objects;
     ls_map pod_keys;           /* interned "ns/name" -> index + 1 */
+    ls_map pod_uids;           /* interned metadata.uid -> index + 1 (a UID is one pod's) */
     ls_map node_names;         /* name -> index + 1 */
     ls_timeline timeline;
     bool keep_json;            /* a timeline may patch objects */
@@ -69,6 +75,7 @@ ls_cluster *ls_cluster_new(void)
     ls_vec_init(&c->retired_nodes, sizeof(ls_node_obj *));
     ls_vec_init(&c->retired_objects, sizeof(ls_object_obj *));
     ls_map_init(&c->pod_keys);
+    ls_map_init(&c->pod_uids);
     ls_map_init(&c->node_names);
     ls_timeline_init(&c->timeline);
     return c;
@@ -111,6 +118,7 @@ void ls_cluster_free(ls_cluster *c)
     free_ptr_vec(&c->retired_nodes, node_obj_free);
     free_ptr_vec(&c->retired_objects, object_obj_free);
     ls_map_free(&c->pod_keys);
+    ls_map_free(&c->pod_uids);
     ls_map_free(&c->node_names);
     ls_timeline_free(&c->timeline);
     free(c->warning);
@@ -290,6 +298,27 @@ static ls_object_obj *decode_object(const cJSON *obj, const ls_doc_set *doc, con
 
 /* ---- adding objects (at load, and by timeline steps) */
 
+/* The pod is gone from the cluster: its name and UID may be used again. */
+static void forget_pod(ls_cluster *c, const ls_pod *pod)
+{
+    ls_map_remove(&c->pod_keys, pod_key(pod->ns, pod->name));
+    if (pod->uid && (uintptr_t)ls_map_get(&c->pod_uids, pod->uid) == pod->id + 1)
+        ls_map_remove(&c->pod_uids, pod->uid);
+}
+
+/* A UID names one object: a dump with two pods sharing one is refused (the
+ * second would collide in the scheduler's cache), naming both places. */
+static bool check_uid(ls_cluster *c, const ls_pod *pod, const char *where, ls_error *err)
+{
+    uintptr_t other = pod->uid ? (uintptr_t)ls_map_get(&c->pod_uids, pod->uid) : 0;
+    if (!other)
+        return true;
+    const ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, other - 1);
+    return ls_errorf(err, "%s: pod %s/%s: metadata.uid: Duplicate value: \"%s\" (already the uid of pod %s/%s at %s)",
+                     where, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(pod->uid),
+                     ls_str_get(sp->obj->pod.ns), ls_str_get(sp->obj->pod.name), sp->where);
+}
+
 static bool add_pod(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, const char *where, ls_error *err)
 {
     ls_pod_obj *p = decode_pod(obj, doc, where, err);
@@ -302,6 +331,12 @@ static bool add_pod(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, cons
         ls_pod_obj_free(p);
         return where_error(err, w, "pod %s appears twice in the cluster", ls_str_get(key));
     }
+    char here[600];
+    where_of(doc, obj, where, here, sizeof here);
+    if (!check_uid(c, &p->pod, here, err)) {
+        ls_pod_obj_free(p);
+        return false;
+    }
     uint32_t index = c->pods.len;
     p->pod.id = index;
     ls_sim_pod *sp = ls_vec_push(&c->pods);
@@ -313,10 +348,12 @@ static bool add_pod(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, cons
     sp->has_policy = cJSON_GetObjectItemCaseSensitive(spec, "preemptionPolicy") != NULL;
     where_of(doc, obj, where, sp->where, sizeof sp->where);
     ls_map_put(&c->pod_keys, key, (void *)(uintptr_t)(index + 1));
+    if (p->pod.uid)
+        ls_map_put(&c->pod_uids, p->pod.uid, (void *)(uintptr_t)(index + 1));
     if (c->admitted && !admit_pod(c, sp, err)) {
         /* Rejected as the API server rejects the create: the pod never existed
          * (left in the table, it would be reported lost). */
-        ls_map_remove(&c->pod_keys, key);
+        forget_pod(c, &p->pod);
         cJSON_Delete(sp->json);
         ls_pod_obj_free(p);
         c->pods.len--;
@@ -467,6 +504,12 @@ static bool replace_pod(ls_cluster *c, ls_sim_pod *sp, const cJSON *json, const 
     p->pod.seq = old->pod.seq;
     if (!p->pod.node_name && old->pod.node_name)
         p->pod.node_name = old->pod.node_name;   /* a binding is not undone by an update */
+    if (p->pod.uid != old->pod.uid) {
+        forget_pod(c, &old->pod);
+        ls_map_put(&c->pod_keys, pod_key(p->pod.ns, p->pod.name), (void *)(uintptr_t)(p->pod.id + 1));
+        if (p->pod.uid)
+            ls_map_put(&c->pod_uids, p->pod.uid, (void *)(uintptr_t)(p->pod.id + 1));
+    }
     sp->obj = p;
     admit_pod(c, sp, err);
     *(ls_pod_obj **)ls_vec_push(&c->retired_pods) = old;
@@ -563,7 +606,7 @@ static bool delete_target(ls_cluster *c, const ls_step *st, const target *t, ls_
         if (!sp)
             return ls_errorf(err, "%s: Timeline: pod %s/%s not found", st->where, ls_str_get(t->ns),
                              ls_str_get(t->name));
-        ls_map_remove(&c->pod_keys, pod_key(t->ns, t->name));
+        forget_pod(c, &sp->obj->pod);
         sp->outcome = LS_POD_DELETED;
         ls_scheduler_on_pod_delete(c->sched, &sp->obj->pod);
         return true;
@@ -672,7 +715,7 @@ static bool cluster_preempt(void *ud, const ls_pod *victim, const ls_pod *preemp
     free(sp->message);
     sp->message = ls_xstrdup(record);
     sp->outcome = LS_POD_PREEMPTED;
-    ls_map_remove(&c->pod_keys, pod_key(victim->ns, victim->name));
+    forget_pod(c, &sp->obj->pod);
     ls_scheduler_on_pod_delete(c->sched, victim);
     return true;
 }
@@ -694,13 +737,31 @@ static void cluster_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cy
         c->observer(c->observer_ud, a, cycle, s);
 }
 
+/* An HTTP extender bound the pod: the embedded cluster is the API server it
+ * would have posted the binding to, so the binding is applied here. */
+static void cluster_extender_bound(void *ud, const ls_pod *pod, ls_str node)
+{
+    ls_error err;
+    if (!cluster_bind(ud, pod, node, &err))
+        fprintf(stderr, "luasched simulate: the binding of an extender was refused: %s\n", err.msg);
+}
+
+/* An attempt waits at Permit: only the observer wants to know (explain). */
+static void cluster_on_permit_wait(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s)
+{
+    ls_cluster *c = ud;
+    if (c->observer)
+        c->observer(c->observer_ud, a, cycle, s);
+}
+
 ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, void *observer_ud)
 {
     c->observer = observer;
     c->observer_ud = observer_ud;
     return (ls_sched_source){.ud = c, .bind = cluster_bind, .on_attempt = cluster_on_attempt,
+                             .on_permit_wait = cluster_on_permit_wait,
                              .next_change_ms = cluster_next_change, .advance_to = cluster_advance,
-                             .preempt = cluster_preempt};
+                             .preempt = cluster_preempt, .extender_bound = cluster_extender_bound};
 }
 
 static int by_creation(const void *a, const void *b)

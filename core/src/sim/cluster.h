@@ -55,6 +55,8 @@ void ls_cluster_print_notices(const ls_cluster *c, FILE *out);
 bool ls_cluster_admit(ls_cluster *c, ls_error *err);
 
 /* The source side of the scheduler: bind and attempt reporting. */
+/* The observer also sees an attempt pausing at Permit (a->permit ==
+ * LS_PERMIT_WAITING) before its outcome. */
 ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, void *observer_ud);
 /* Delivers the cluster's objects to the scheduler as add events: nodes first,
  * then running pods, then pending pods in file order. */
