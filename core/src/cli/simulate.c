@@ -261,6 +261,10 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
         printf("deleted by the timeline: %u pods\n", tl.deleted);
     if (tl.preempted)
         printf("preempted: %u pods\n", tl.preempted);
+    uint32_t same, total;
+    if (ls_cluster_agreement(c, &same, &total))
+        printf("agreement: the live scheduler put %.1f%% of pods on the same node (%u of %u recorded bindings)\n",
+               total ? 100.0 * same / total : 100.0, same, total);
     printf("summary: %u nodes, %u pods: %u bound, %u unschedulable, %u already running, %u gated, %u not ours\n",
            ls_cluster_num_nodes(c), ls_cluster_num_pods(c), tl.bound, tl.unschedulable, tl.running, tl.gated,
            tl.not_ours);
@@ -300,6 +304,12 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
     cJSON_AddNumberToObject(sum, "notOurs", t.not_ours);
     cJSON_AddNumberToObject(sum, "deleted", t.deleted);
     cJSON_AddNumberToObject(sum, "preempted", t.preempted);
+    uint32_t same, total;
+    if (ls_cluster_agreement(c, &same, &total)) {
+        cJSON *agree = cJSON_AddObjectToObject(sum, "agreement");
+        cJSON_AddNumberToObject(agree, "sameNode", same);
+        cJSON_AddNumberToObject(agree, "recorded", total);
+    }
     ls_fault_counts f = ls_scheduler_faults(s);
     cJSON *faults = cJSON_AddObjectToObject(sum, "pluginFaults");
     cJSON_AddNumberToObject(faults, "errorAttempts", (double)f.error_attempts);

@@ -30,6 +30,12 @@ typedef struct priority_class {
     uint8_t policy;
 } priority_class;
 
+/* What the live scheduler did with a pod of a recording (luasched record). */
+typedef struct reference_binding {
+    ls_str pod;                /* interned "namespace/name" */
+    ls_str node;
+} reference_binding;
+
 typedef struct skipped_kind {
     char *kind;
     uint32_t count;
@@ -59,6 +65,7 @@ struct ls_cluster {
     bool admitted;
     char *warning;             /* the first timeline step that could not be applied */
     uint64_t now_ms;           /* the virtual time the timeline has been played to */
+    ls_vec reference;          /* reference_binding: a recording's Bindings document */
     void (*on_advance)(void *ud, uint64_t now_ms);
     void *on_advance_ud;
 };
@@ -75,6 +82,7 @@ ls_cluster *ls_cluster_new(void)
     ls_vec_init(&c->retired_nodes, sizeof(ls_node_obj *));
     ls_vec_init(&c->retired_objects, sizeof(ls_object_obj *));
     ls_map_init(&c->pod_keys);
+    ls_vec_init(&c->reference, sizeof(reference_binding));
     ls_map_init(&c->pod_uids);
     ls_map_init(&c->node_names);
     ls_timeline_init(&c->timeline);
@@ -113,6 +121,7 @@ void ls_cluster_free(ls_cluster *c)
     ls_vec_free(&c->nodes);
     ls_vec_free(&c->classes);
     ls_vec_free(&c->skipped);
+    ls_vec_free(&c->reference);
     free_ptr_vec(&c->objects, object_obj_free);
     free_ptr_vec(&c->retired_pods, pod_obj_free);
     free_ptr_vec(&c->retired_nodes, node_obj_free);
@@ -451,6 +460,64 @@ static bool add_any(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, cons
     return true;
 }
 
+/* ---- a recording's reference outcome */
+
+static bool is_bindings_document(const cJSON *obj)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    const cJSON *api = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
+    return cJSON_IsString(kind) && strcmp(kind->valuestring, "Bindings") == 0 && cJSON_IsString(api) &&
+           strncmp(api->valuestring, "luasched.io/", 12) == 0;
+}
+
+/*   kind: Bindings
+ *   bindings: [{pod: NAMESPACE/NAME, node: NODE, at: 12.5s}, ...]  */
+static bool add_bindings(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, ls_error *err)
+{
+    char w[600];
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(obj, "bindings"), *b;
+    where_of(doc, list ? list : obj, NULL, w, sizeof w);
+    if (!cJSON_IsArray(list))
+        return where_error(err, w, "bindings: expected a list of {pod: NAMESPACE/NAME, node: NODE}%s", "");
+    cJSON_ArrayForEach(b, list) {
+        const cJSON *pod = cJSON_GetObjectItemCaseSensitive(b, "pod");
+        const cJSON *node = cJSON_GetObjectItemCaseSensitive(b, "node");
+        if (!cJSON_IsString(pod) || !strchr(pod->valuestring, '/') || !cJSON_IsString(node) || !node->valuestring[0]) {
+            where_of(doc, b, NULL, w, sizeof w);
+            return where_error(err, w, "bindings: expected {pod: NAMESPACE/NAME, node: NODE}%s", "");
+        }
+        reference_binding *r = ls_vec_push(&c->reference);
+        r->pod = ls_intern_cstr(pod->valuestring);
+        r->node = ls_intern_cstr(node->valuestring);
+    }
+    return true;
+}
+
+bool ls_cluster_agreement(const ls_cluster *c, uint32_t *same, uint32_t *total)
+{
+    *same = *total = 0;
+    if (c->reference.len == 0)
+        return false;
+    ls_map ref;   /* "ns/name" -> reference node */
+    ls_map_init(&ref);
+    for (uint32_t i = 0; i < c->reference.len; i++) {
+        const reference_binding *r = &LS_VEC_AT(&c->reference, reference_binding, i);
+        ls_map_put(&ref, r->pod, (void *)(uintptr_t)r->node);
+    }
+    /* Every pod the run had, deleted ones too: a pod the recording saw bound
+     * and later deleted was bound (or not) in the replay before its deletion. */
+    for (uint32_t i = 0; i < c->pods.len; i++) {
+        const ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, i);
+        ls_str node = (ls_str)(uintptr_t)ls_map_get(&ref, pod_key(sp->obj->pod.ns, sp->obj->pod.name));
+        if (!node)
+            continue;
+        (*total)++;
+        *same += sp->binds > 0 && sp->node == node;
+    }
+    ls_map_free(&ref);
+    return true;
+}
+
 bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err)
 {
     ls_doc_set *doc = ls_doc_load_file(path, err);
@@ -461,8 +528,12 @@ bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err)
     bool ok = true;
     for (uint32_t i = 0; ok && i < ls_doc_count(doc); i++) {
         const cJSON *obj = ls_doc_get(doc, i);
-        ok = ls_timeline_is_document(obj) ? ls_timeline_add(&c->timeline, doc, obj, err)
-                                          : add_any(c, obj, doc, NULL, err);
+        if (ls_timeline_is_document(obj))
+            ok = ls_timeline_add(&c->timeline, doc, obj, err);
+        else if (is_bindings_document(obj))
+            ok = add_bindings(c, obj, doc, err);
+        else
+            ok = add_any(c, obj, doc, NULL, err);
     }
     ls_timeline_seal(&c->timeline);
     ls_doc_free(doc);

@@ -77,6 +77,10 @@ const ls_node *ls_cluster_node(const ls_cluster *c, uint32_t i);
 /* Called each time the virtual clock moves, with the new time, before the
  * timeline steps due by then are played (a report samples the cluster). */
 void ls_cluster_on_advance(ls_cluster *c, void (*fn)(void *ud, uint64_t now_ms), void *ud);
+/* Agreement with a recording's Bindings document (luasched record): of the
+ * recorded pods still in the cluster at the end, how many this run bound to
+ * the node the live scheduler chose. False when the files had no Bindings. */
+bool ls_cluster_agreement(const ls_cluster *c, uint32_t *same, uint32_t *total);
 /* The time of the timeline's last step; false without a timeline. */
 bool ls_cluster_timeline_end(const ls_cluster *c, uint64_t *at_ms);
 uint32_t ls_cluster_num_nodes(const ls_cluster *c);
