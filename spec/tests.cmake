@@ -49,3 +49,12 @@ if(LUACHECK_EXE)
   add_test(NAME lint/luacheck COMMAND ${LUACHECK_EXE} --no-color --std luajit plugins lua spec/lua
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endif()
+
+# Deployment: the container image, the .deb in a clean chroot, the manifests
+# (spec/deploy/*.sh). A missing tool or root reports the test skipped (77).
+file(GLOB LS_DEPLOY_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/deploy/*.sh)
+foreach(script ${LS_DEPLOY_TESTS})
+  get_filename_component(name ${script} NAME_WE)
+  add_test(NAME deploy/${name} COMMAND bash ${script} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(deploy/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 900)
+endforeach()
