@@ -13,6 +13,7 @@ done
 # the .deb is installed in (spec/deploy/).
 command -v kubectl >/dev/null || missing+=(kubernetes-client)
 command -v promtool >/dev/null || missing+=(prometheus)
+command -v jq >/dev/null || missing+=(jq)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
