@@ -46,6 +46,8 @@ typedef struct ls_kresponse {
     int attempts;       /* attempts made (1 = no retry) */
     bool cancelled;     /* stopped by ls_kclient_cancel or the request's cancel flag */
     bool stopped;       /* a stream callback returned false */
+    bool credentials_failed;          /* the exec credential plugin failed: not retried */
+    uint64_t credentials_generation;  /* which run of the plugin the request used (0: none) */
 } ls_kresponse;
 
 /* A stream callback gets body bytes of a 2xx answer as they arrive; false
