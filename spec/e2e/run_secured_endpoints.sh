@@ -5,8 +5,10 @@
 # token (group system:masters), "prom" (group system:monitoring: may get
 # /metrics) and "alice" (no group). Anonymous callers reach only the
 # always-allowed paths (403 elsewhere), an unknown token is 401 everywhere,
-# reviews are cached (two requests, one review each), and
-# --authorization-always-allow-paths replaces the default list.
+# reviews are cached (two requests, one review each),
+# --authorization-always-allow-paths replaces the default list, and with
+# --client-ca-file a client certificate is a user (CN) in groups (O) while a
+# certificate of another CA is 401.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/serve_lib.bash"
 ROOT=${LUASCHED_SOURCE_DIR:-.}
@@ -68,5 +70,32 @@ start_run --authorization-always-allow-paths=/healthz,/metrics
 expect_eq "a listed path is open" "$(code "" /metrics)" "200"
 expect_eq "an unlisted default is not" "$(code "" /readyz)" "403"
 run_stop
+
+# Client certificates: a CA, two users of it, and a stranger's CA.
+if command -v openssl > /dev/null; then
+  mkcert() { # NAME SUBJECT CA
+    openssl req -new -newkey rsa:2048 -nodes -keyout "$TMP/$1.key" -subj "$2" -out "$TMP/$1.csr" 2>/dev/null
+    openssl x509 -req -in "$TMP/$1.csr" -CA "$TMP/$3.crt" -CAkey "$TMP/$3.key" -CAcreateserial -days 1 \
+      -out "$TMP/$1.crt" 2>/dev/null
+  }
+  for ca in ca other-ca; do
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/$ca.key" -subj "/CN=$ca" -days 1 \
+      -out "$TMP/$ca.crt" 2>/dev/null
+  done
+  mkcert carol "/O=system:monitoring/CN=carol" ca
+  mkcert dave "/CN=dave" ca
+  mkcert eve "/O=system:masters/CN=eve" other-ca
+  start_run --client-ca-file "$TMP/ca.crt"
+  with_cert() { curl -sk --cert "$TMP/$1.crt" --key "$TMP/$1.key" -o "$TMP/body" -w '%{http_code}' \
+                  "https://127.0.0.1:$PORT$2"; printf ' %s' "$(cat "$TMP/body")"; }
+  expect_eq "a certificate in group system:monitoring may get /metrics" "$(with_cert carol /metrics | head -c 3)" "200"
+  expect_eq "a certificate's CN is the user" "$(with_cert dave /metrics)" \
+    '403 {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden: User \"dave\" cannot get path \"/metrics\"","reason":"Forbidden","details":{},"code":403}'
+  expect_eq "a certificate of another CA is 401" "$(with_cert eve /metrics | head -c 3)" "401"
+  expect_eq "no certificate is anonymous" "$(code "" /metrics)" "403"
+  run_stop
+else
+  echo "FAIL: openssl is not installed"; failures=$((failures + 1))
+fi
 serve_stop
 [ "$failures" -eq 0 ]

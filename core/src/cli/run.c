@@ -32,6 +32,7 @@ typedef struct run_opts {
     const char *tls_cert_file, *tls_key_file;
     const char *authn_kubeconfig, *authz_kubeconfig;   /* delegated auth of the secure port */
     const char *always_allow_paths;
+    const char *client_ca_file;
     int verbosity;
     ls_log_format log_format;
     const char *write_config;
@@ -84,6 +85,8 @@ static void run_usage(FILE *out)
             "  --authorization-always-allow-paths PATHS\n"
             "                                 paths served without authorization (default /healthz,/readyz,/livez);\n"
             "                                 every other path needs a caller the API server allows\n"
+            "  --client-ca-file FILE          CAs whose client certificates authenticate callers of the secure port\n"
+            "                                 (user: the CN, groups: the O entries)\n"
             "  -v, --v N                      log verbosity (default 0)\n"
             "  --logging-format text|json     log format (default text)\n"
             "  --write-config-to FILE         write the completed configuration and exit\n"
@@ -99,7 +102,7 @@ enum {
     OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
-    OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW,
+    OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA,
 };
 
 static const struct option RUN_OPTIONS[] = {
@@ -124,6 +127,7 @@ static const struct option RUN_OPTIONS[] = {
     {"authentication-kubeconfig", required_argument, NULL, OPT_AUTHN_KUBECONFIG},
     {"authorization-kubeconfig", required_argument, NULL, OPT_AUTHZ_KUBECONFIG},
     {"authorization-always-allow-paths", required_argument, NULL, OPT_ALWAYS_ALLOW},
+    {"client-ca-file", required_argument, NULL, OPT_CLIENT_CA},
     {"v", required_argument, NULL, OPT_V},
     {"logging-format", required_argument, NULL, OPT_LOG_FORMAT},
     {"write-config-to", required_argument, NULL, OPT_WRITE_CONFIG},
@@ -210,6 +214,7 @@ static int parse_option(run_opts *o, int ch, const char *arg)
     case OPT_AUTHN_KUBECONFIG: o->authn_kubeconfig = arg; return 0;
     case OPT_AUTHZ_KUBECONFIG: o->authz_kubeconfig = arg; return 0;
     case OPT_ALWAYS_ALLOW: o->always_allow_paths = arg; return 0;
+    case OPT_CLIENT_CA: o->client_ca_file = arg; return 0;
     case 'v':
     case OPT_V:
         if (!parse_long(arg, 0, 100, &n))
@@ -421,7 +426,7 @@ static bool start_auth(const run_opts *o, run_state *r, ls_error *err)
         return false;
     ls_delegated_auth_options ao = {.authn = r->authn_client ? r->authn_client : r->client,
                                     .authz = r->authz_client ? r->authz_client : r->client,
-                                    .always_allow = o->always_allow_paths};
+                                    .always_allow = o->always_allow_paths, .client_certs = o->client_ca_file != NULL};
     r->auth = ls_delegated_auth_new(&ao);
     return true;
 }
@@ -432,23 +437,31 @@ static bool start_server(const run_opts *o, run_state *r, ls_error *err)
         return true;
     if (!start_auth(o, r, err))
         return false;
-    char *cert = NULL, *key = NULL;
+    char *cert = NULL, *key = NULL, *client_ca = NULL;
+    if (o->client_ca_file && !(client_ca = ls_tls_read_pem(o->client_ca_file, err))) {
+        ls_error why = *err;
+        return ls_errorf(err, "--client-ca-file: %s", why.msg);
+    }
     if (o->tls_cert_file || o->tls_key_file) {
-        if (!o->tls_cert_file || !o->tls_key_file)
+        if (!o->tls_cert_file || !o->tls_key_file) {
+            free(client_ca);
             return ls_errorf(err, "--tls-cert-file and --tls-private-key-file go together");
+        }
         cert = ls_tls_read_pem(o->tls_cert_file, err);
         key = cert ? ls_tls_read_pem(o->tls_key_file, err) : NULL;
         if (!key) {
             free(cert);
+            free(client_ca);
             return false;
         }
     }
     ls_health_options ho = {.host = o->bind_address, .port = (uint16_t)o->secure_port, .cert_pem = cert,
                             .key_pem = key, .metrics = r->metrics, .configz_json = r->configz,
-                            .state = &r->health, .auth = r->auth};
+                            .state = &r->health, .auth = r->auth, .client_ca_pem = client_ca};
     r->server = ls_health_server_start(&ho, err);
     free(cert);
     free(key);
+    free(client_ca);
     if (!r->server)
         return false;
     char port[16];

@@ -42,6 +42,7 @@ struct ls_delegated_auth {
     char **allow;          /* always-allowed paths */
     int n_allow;
     int64_t authn_ttl, allow_ttl, deny_ttl;
+    bool client_certs;
     review_cache tokens, access;
     atomic_ulong reviews;
 };
@@ -157,6 +158,7 @@ ls_delegated_auth *ls_delegated_auth_new(const ls_delegated_auth_options *o)
     ls_delegated_auth *a = ls_xcalloc(1, sizeof *a);
     a->authn = o->authn;
     a->authz = o->authz;
+    a->client_certs = o->client_certs;
     parse_allow(a, o->always_allow ? o->always_allow : LS_DEFAULT_ALWAYS_ALLOW_PATHS);
     a->authn_ttl = o->authn_ttl_ms > 0 ? o->authn_ttl_ms : DEFAULT_TTL_MS;
     a->allow_ttl = o->allow_ttl_ms > 0 ? o->allow_ttl_ms : DEFAULT_TTL_MS;
@@ -328,13 +330,31 @@ static const char *bearer_token(const ls_http_request *rq)
     return *h ? h : NULL;
 }
 
-/* Who is calling: false (401 written) for a token that does not authenticate. */
+/* The verified client certificate as a user (CN, O groups): 1, 0 none, -1 a bad one. */
+static int certificate_user(const ls_http_request *rq, identity *who)
+{
+    char *orgs[MAX_GROUPS - 1];
+    int n = 0;
+    int rc = ls_http_client_cert(rq, &who->name, orgs, MAX_GROUPS - 1, &n);
+    if (rc != 1)
+        return rc;
+    for (int i = 0; i < n; i++)
+        who->groups[who->n_groups++] = orgs[i];
+    who->groups[who->n_groups++] = ls_xstrdup("system:authenticated");
+    return 1;
+}
+
+/* Who is calling, in upstream's order (client certificate, then bearer token,
+ * then anonymous): false (401 written) when the credentials do not authenticate. */
 static bool authenticate(ls_delegated_auth *a, const ls_http_request *rq, identity *who, ls_http_response *rs)
 {
+    int cert = a->client_certs ? certificate_user(rq, who) : 0;
+    if (cert == 1)
+        return true;
     const char *token = a->authn ? bearer_token(rq) : NULL;
-    if (token) {
-        if (review_token(a, token, who))
-            return true;
+    if (token && review_token(a, token, who))
+        return true;
+    if (token || cert < 0) {
         respond_status(rs, 401, "Unauthorized", "Unauthorized");
         return false;
     }

@@ -31,6 +31,7 @@ typedef struct ls_delegated_auth_options {
     ls_kclient *authn;             /* TokenReviews (not owned); NULL: bearer tokens are ignored */
     ls_kclient *authz;             /* SubjectAccessReviews (not owned); NULL: nothing beyond the always-allowed */
     const char *always_allow;      /* comma-separated paths (a trailing * is a prefix); NULL: the default */
+    bool client_certs;             /* the server checks client certificates (--client-ca-file) */
     int64_t authn_ttl_ms, allow_ttl_ms, deny_ttl_ms;   /* 0: 10 s each */
 } ls_delegated_auth_options;
 

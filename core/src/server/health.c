@@ -81,7 +81,8 @@ ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *e
         }
     }
     ls_http_server_opts ho = {.host = o->host, .port = o->port, .tls_cert_pem = o->cert_pem ? o->cert_pem : cert,
-                              .tls_key_pem = o->key_pem ? o->key_pem : key, .handler = handle, .handler_ud = h};
+                              .tls_key_pem = o->key_pem ? o->key_pem : key, .client_ca_pem = o->client_ca_pem,
+                              .handler = handle, .handler_ud = h};
     h->http = ls_http_server_start(&ho, err);
     free(cert);
     free(key);

@@ -28,6 +28,7 @@ typedef struct ls_health_options {
     const char *host;           /* bind address; "0.0.0.0" as upstream's default */
     uint16_t port;              /* 0: ephemeral */
     const char *cert_pem, *key_pem;   /* NULL: self-signed for localhost and the host */
+    const char *client_ca_pem;        /* --client-ca-file: client certificates are asked for and checked */
     ls_metrics *metrics;
     const char *configz_json;   /* {"componentconfig": {...}} body; copied */
     ls_health_state *state;
