@@ -54,7 +54,7 @@ static bool opt_str(kc_ctx *k, const cJSON *obj, const char *key, const char *pa
     if (!v || cJSON_IsNull(v))
         return true;
     if (!cJSON_IsString(v)) {
-        char field[256];
+        char field[512];
         snprintf(field, sizeof field, "%s.%s", path, key);
         return fail(k, v, field, "expected a string");
     }
@@ -68,7 +68,7 @@ static bool opt_bool(kc_ctx *k, const cJSON *obj, const char *key, const char *p
     if (!v || cJSON_IsNull(v))
         return true;
     if (!cJSON_IsBool(v)) {
-        char field[256];
+        char field[512];
         snprintf(field, sizeof field, "%s.%s", path, key);
         return fail(k, v, field, "expected true or false");
     }
@@ -162,7 +162,7 @@ static bool load_cluster(kc_ctx *k, const cJSON *c, const char *path, ls_kubecon
 static bool str_list(kc_ctx *k, const cJSON *obj, const char *key, const char *path, char ***out, uint32_t *n)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    char field[320];
+    char field[512];
     snprintf(field, sizeof field, "%s.%s", path, key);
     *n = 0;
     if (!v || cJSON_IsNull(v))
@@ -183,7 +183,7 @@ static bool str_list(kc_ctx *k, const cJSON *obj, const char *key, const char *p
 static bool exec_env(kc_ctx *k, const cJSON *exec, const char *path, ls_exec_config *x)
 {
     const cJSON *env = cJSON_GetObjectItemCaseSensitive(exec, "env");
-    char field[320];
+    char field[512];
     snprintf(field, sizeof field, "%s.env", path);
     if (!env || cJSON_IsNull(env))
         return true;
@@ -240,7 +240,7 @@ static bool exec_mode(kc_ctx *k, const cJSON *exec, const char *path, ls_exec_co
     const char *mode;
     if (!opt_str(k, exec, "interactiveMode", path, &mode))
         return false;
-    char field[320];
+    char field[512];
     snprintf(field, sizeof field, "%s.interactiveMode", path);
     const cJSON *node = cJSON_GetObjectItemCaseSensitive(exec, "interactiveMode");
     if (!mode || !*mode) {
@@ -264,7 +264,7 @@ static bool exec_mode(kc_ctx *k, const cJSON *exec, const char *path, ls_exec_co
 /* users[].user.exec: the credential plugin, with the cluster it is for. */
 static bool load_exec(kc_ctx *k, const cJSON *exec, const char *path, const cJSON *cluster, ls_kubeconfig *cfg)
 {
-    char field[320];
+    char field[512];
     if (!cJSON_IsObject(exec))
         return fail(k, exec, path, "expected an object with apiVersion and command");
     const char *api, *command, *hint;
