@@ -23,7 +23,8 @@ static void usage(FILE *out)
             "  check CONFIG            load a KubeSchedulerConfiguration and every plugin it names, and report\n"
             "                          every problem at once\n"
             "  bench WORKLOAD.yaml     run a scheduler_perf workload (bench/*.yaml) and report pods/s\n"
-            "  version                 print the version\n"
+            "  test [SPEC...]          run a plugin's busted specs with the plugin kit (luasched.testing)\n"
+            "  version                 print the version, the commit and the LuaJIT version\n"
             "\n"
             "Run 'luasched <command> --help' for a command's flags.\n");
 }
@@ -43,11 +44,12 @@ int main(int argc, char **argv)
         return ls_cli_check(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return ls_cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "test") == 0)
+        return ls_cli_test(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return ls_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("luasched %s (LuaJIT plugins, ABI %d)\n", LS_VERSION, LS_ABI_VERSION);
-        return 0;
+        return ls_cli_version(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         usage(stdout);
