@@ -57,5 +57,14 @@ endif()
 # The scheduler extender the extender specs talk to (spec/extender/).
 add_executable(luasched_test_extender ${CMAKE_SOURCE_DIR}/spec/extender/test_extender.c)
 target_include_directories(luasched_test_extender PRIVATE ${CMAKE_SOURCE_DIR}/core/src)
-pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)   # libmicrohttpd's TLS: client certificates
+
 target_link_libraries(luasched_test_extender PRIVATE luasched PkgConfig::GNUTLS)
+
+# Deployment: the container image, the .deb in a clean chroot, the manifests
+# (spec/deploy/*.sh). A missing tool or root reports the test skipped (77).
+file(GLOB LS_DEPLOY_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/deploy/*.sh)
+foreach(script ${LS_DEPLOY_TESTS})
+  get_filename_component(name ${script} NAME_WE)
+  add_test(NAME deploy/${name} COMMAND bash ${script} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(deploy/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 900)
+endforeach()

@@ -207,8 +207,8 @@ static void test_errors(void)
                  "    exec: {command: aws}\n"
                  "contexts: [{name: c, context: {cluster: a, user: u}}]\n",
                  NULL,
-                 "kc-bad.yaml:6: users[0].user.exec: credential plugins are not supported; use a token, tokenFile "
-                 "or client certificate");
+                 "kc-bad.yaml:6: users[0].user.exec.apiVersion: exec plugin: invalid apiVersion \"\" (expected "
+                 "client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1)");
     expect_error("current-context: c\n"
                  "clusters: [{name: a, cluster: {server: https://a}}]\n"
                  "users:\n"

@@ -42,7 +42,7 @@ for _ in 1 2 3 4 5; do
   sleep 0.5
   kill -0 "$RUN_PID" 2>/dev/null && break
 done
-get() { curl -sk "https://127.0.0.1:$PORT$1"; }
+get() { curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
 wait_bound 20 30 || echo "FAIL: not every pod was bound"
 expect_eq "/healthz" "$(get /healthz)" "ok"
 expect_eq "/livez" "$(get /livez)" "ok"

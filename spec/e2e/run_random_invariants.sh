@@ -82,7 +82,7 @@ for seed in $SEED_LIST; do
   [ "$n" = 0 ] || api /api/v1/pods | jq -c '.items[] | select((.spec.nodeName // "") == "" and ((.spec.schedulingGates // []) | length) == 0)
       | {name: .metadata.name, status: .status, nominated: .status.nominatedNodeName}' | head -5
   expect_eq "seed $seed ($fault): no node over its allocatable, none missing" "$(overcommitted | jq -c .)" "[]"
-  active=$(curl -sk "https://127.0.0.1:$PORT/metrics" | sed -n 's/^scheduler_pending_pods{queue="active"} //p')
+  active=$(curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT/metrics" | sed -n 's/^scheduler_pending_pods{queue="active"} //p')
   expect_eq "seed $seed ($fault): activeQ drained" "$active" "0"
   run_stop
   serve_stop

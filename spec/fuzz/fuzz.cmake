@@ -53,8 +53,9 @@ target_link_libraries(ls_fuzz_watch PUBLIC PkgConfig::CJSON m)
 # (and base.c, through exact_arena.c) come from ls_fuzz_model.
 add_library(ls_fuzz_kubeconfig STATIC
   ${CMAKE_SOURCE_DIR}/core/src/client/kubeconfig.c
+  ${CMAKE_SOURCE_DIR}/core/src/client/exec_cred.c
   ${CMAKE_SOURCE_DIR}/core/src/client/kutil.c)
-target_link_libraries(ls_fuzz_kubeconfig PUBLIC ls_fuzz_model)
+target_link_libraries(ls_fuzz_kubeconfig PUBLIC ls_fuzz_model PkgConfig::CRYPTO Threads::Threads)
 # The served Kubernetes API: the store (sim/api_*.c), its HTTP front end
 # (apiserver.c) and the libmicrohttpd wrapper it answers through (requests are
 # built without a connection, but the wrapper's symbols are linked); not
@@ -62,6 +63,7 @@ target_link_libraries(ls_fuzz_kubeconfig PUBLIC ls_fuzz_model)
 # cluster files through model/doc.c, from ls_fuzz_model.
 add_library(ls_fuzz_api STATIC
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_admission.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_auth.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_bind.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_list.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_load.c

@@ -27,7 +27,8 @@ static void usage(FILE *out)
             "                          for replay with simulate or compare\n"
             "  compare TRACE.yaml --config A --config B\n"
             "                          run a trace under two policies and compare them (text, JSON, HTML)\n"
-            "  version                 print the version\n"
+            "  test [SPEC...]          run a plugin's busted specs with the plugin kit (luasched.testing)\n"
+            "  version                 print the version, the commit and the LuaJIT version\n"
             "\n"
             "Run 'luasched <command> --help' for a command's flags.\n");
 }
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
         return ls_cli_check(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return ls_cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "test") == 0)
+        return ls_cli_test(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return ls_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
@@ -54,8 +57,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "record") == 0)
         return ls_cli_record(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("luasched %s (LuaJIT plugins, ABI %d)\n", LS_VERSION, LS_ABI_VERSION);
-        return 0;
+        return ls_cli_version(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         usage(stdout);

@@ -474,12 +474,30 @@ static int finish(recorder *r, const record_opts *o)
     return LS_EXIT_OK;
 }
 
-static void wait_for_stop(const record_opts *o, double t0)
+static bool all_synced(recorder *r)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (!ls_informer_has_synced(r->kinds[i].inf))
+            return false;
+    return true;
+}
+
+/* Says when every kind has been listed (the initial state is written; from
+ * then on changes are steps), then waits for the duration or a signal. */
+static void wait_for_stop(recorder *r, const record_opts *o)
 {
     static volatile sig_atomic_t stop, reload;
     ls_cli_trap_signals(&stop, &reload);
-    while (!stop && (o->duration_ms == 0 || (now_s() - t0) * 1000.0 < (double)o->duration_ms))
+    bool said = false;
+    while (!stop && (o->duration_ms == 0 || (now_s() - r->t0) * 1000.0 < (double)o->duration_ms)) {
+        if (!said && all_synced(r)) {
+            pthread_mutex_lock(&r->lock);
+            fprintf(stderr, "recording: %lu objects listed; changes from now on are timeline steps\n", r->n_objects);
+            pthread_mutex_unlock(&r->lock);
+            said = true;
+        }
         usleep(20000);
+    }
 }
 
 int ls_cli_record(int argc, char **argv)
@@ -518,7 +536,7 @@ int ls_cli_record(int argc, char **argv)
             fprintf(stderr, "luasched record: %s\n", err.msg);
             rc = LS_EXIT_FAILURE;
         } else {
-            wait_for_stop(&o, r.t0);
+            wait_for_stop(&r, &o);
         }
         stop_informers(&r);
         int frc = finish(&r, &o);

@@ -30,6 +30,9 @@ typedef struct run_opts {
     const char *bind_address;
     long secure_port;
     const char *tls_cert_file, *tls_key_file;
+    const char *authn_kubeconfig, *authz_kubeconfig;   /* delegated auth of the secure port */
+    const char *always_allow_paths;
+    const char *client_ca_file;
     int verbosity;
     ls_log_format log_format;
     const char *write_config;
@@ -77,6 +80,14 @@ static void run_usage(FILE *out)
             "  --secure-port N                its HTTPS port (default 10259; 0 turns it off)\n"
             "  --tls-cert-file FILE, --tls-private-key-file FILE\n"
             "                                 its certificate (default: a self-signed one made at start)\n"
+            "  --authentication-kubeconfig FILE, --authorization-kubeconfig FILE\n"
+            "                                 where TokenReviews and SubjectAccessReviews for callers of the secure\n"
+            "                                 port are sent (default: the scheduler's own connection)\n"
+            "  --authorization-always-allow-paths PATHS\n"
+            "                                 paths served without authorization (default /healthz,/readyz,/livez);\n"
+            "                                 every other path needs a caller the API server allows\n"
+            "  --client-ca-file FILE          CAs whose client certificates authenticate callers of the secure port\n"
+            "                                 (user: the CN, groups: the O entries)\n"
             "  -v, --v N                      log verbosity (default 0)\n"
             "  --logging-format text|json     log format (default text)\n"
             "  --write-config-to FILE         write the completed configuration and exit\n"
@@ -95,7 +106,7 @@ enum {
     OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
-    OPT_STOP_TIMEOUT,
+    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA,
 };
 
 static const struct option RUN_OPTIONS[] = {
@@ -117,6 +128,10 @@ static const struct option RUN_OPTIONS[] = {
     {"secure-port", required_argument, NULL, OPT_PORT},
     {"tls-cert-file", required_argument, NULL, OPT_CERT},
     {"tls-private-key-file", required_argument, NULL, OPT_KEY},
+    {"authentication-kubeconfig", required_argument, NULL, OPT_AUTHN_KUBECONFIG},
+    {"authorization-kubeconfig", required_argument, NULL, OPT_AUTHZ_KUBECONFIG},
+    {"authorization-always-allow-paths", required_argument, NULL, OPT_ALWAYS_ALLOW},
+    {"client-ca-file", required_argument, NULL, OPT_CLIENT_CA},
     {"v", required_argument, NULL, OPT_V},
     {"logging-format", required_argument, NULL, OPT_LOG_FORMAT},
     {"write-config-to", required_argument, NULL, OPT_WRITE_CONFIG},
@@ -201,6 +216,10 @@ static int parse_option(run_opts *o, int ch, const char *arg)
         return parse_long(arg, 0, 65535, &o->secure_port) ? 0 : flag_error("secure-port", "a port 0-65535", arg);
     case OPT_CERT: o->tls_cert_file = arg; return 0;
     case OPT_KEY: o->tls_key_file = arg; return 0;
+    case OPT_AUTHN_KUBECONFIG: o->authn_kubeconfig = arg; return 0;
+    case OPT_AUTHZ_KUBECONFIG: o->authz_kubeconfig = arg; return 0;
+    case OPT_ALWAYS_ALLOW: o->always_allow_paths = arg; return 0;
+    case OPT_CLIENT_CA: o->client_ca_file = arg; return 0;
     case 'v':
     case OPT_V:
         if (!parse_long(arg, 0, 100, &n))
@@ -358,6 +377,8 @@ typedef struct run_state {
     long stop_timeout_ms;
     ls_leader *leader;
     ls_health_server *server;
+    ls_kclient *authn_client, *authz_client;   /* from --authentication/--authorization-kubeconfig */
+    ls_delegated_auth *auth;
     ls_metrics *metrics;
     ls_scheduler *sched;
     ls_kubeconfig kubeconfig;
@@ -393,27 +414,68 @@ static void on_new_leader(void *ud, const char *identity)
     ls_log_info(0, "New leader elected", "identity", identity);
 }
 
+/* A client of its own for the delegated auth's reviews, or NULL with no error
+ * when path is not given (the scheduler's connection is used). */
+static bool auth_client(const char *flag, const char *path, ls_kclient **out, ls_error *err)
+{
+    *out = NULL;
+    if (!path)
+        return true;
+    ls_kubeconfig kc;
+    if (!ls_kubeconfig_load(path, NULL, NULL, &kc, err)) {
+        ls_error why = *err;
+        return ls_errorf(err, "--%s: %s", flag, why.msg);
+    }
+    ls_kclient_options co = {0};
+    *out = ls_kclient_new(&kc, &co, err);
+    ls_kubeconfig_free(&kc);
+    return *out != NULL;
+}
+
+/* kube-scheduler's delegated authentication and authorization of the secure port. */
+static bool start_auth(const run_opts *o, run_state *r, ls_error *err)
+{
+    if (!auth_client("authentication-kubeconfig", o->authn_kubeconfig, &r->authn_client, err) ||
+        !auth_client("authorization-kubeconfig", o->authz_kubeconfig, &r->authz_client, err))
+        return false;
+    ls_delegated_auth_options ao = {.authn = r->authn_client ? r->authn_client : r->client,
+                                    .authz = r->authz_client ? r->authz_client : r->client,
+                                    .always_allow = o->always_allow_paths, .client_certs = o->client_ca_file != NULL};
+    r->auth = ls_delegated_auth_new(&ao);
+    return true;
+}
+
 static bool start_server(const run_opts *o, run_state *r, ls_error *err)
 {
     if (o->secure_port == 0)
         return true;
-    char *cert = NULL, *key = NULL;
+    if (!start_auth(o, r, err))
+        return false;
+    char *cert = NULL, *key = NULL, *client_ca = NULL;
+    if (o->client_ca_file && !(client_ca = ls_tls_read_pem(o->client_ca_file, err))) {
+        ls_error why = *err;
+        return ls_errorf(err, "--client-ca-file: %s", why.msg);
+    }
     if (o->tls_cert_file || o->tls_key_file) {
-        if (!o->tls_cert_file || !o->tls_key_file)
+        if (!o->tls_cert_file || !o->tls_key_file) {
+            free(client_ca);
             return ls_errorf(err, "--tls-cert-file and --tls-private-key-file go together");
+        }
         cert = ls_tls_read_pem(o->tls_cert_file, err);
         key = cert ? ls_tls_read_pem(o->tls_key_file, err) : NULL;
         if (!key) {
             free(cert);
+            free(client_ca);
             return false;
         }
     }
     ls_health_options ho = {.host = o->bind_address, .port = (uint16_t)o->secure_port, .cert_pem = cert,
                             .key_pem = key, .metrics = r->metrics, .configz_json = r->configz,
-                            .state = &r->health};
+                            .state = &r->health, .auth = r->auth, .client_ca_pem = client_ca};
     r->server = ls_health_server_start(&ho, err);
     free(cert);
     free(key);
+    free(client_ca);
     if (!r->server)
         return false;
     char port[16];
@@ -435,6 +497,7 @@ static bool connect_client(const run_opts *o, const ls_config *cfg, run_state *r
     }
     ls_kclient_options co = {.qps = cfg->client_connection.qps, .burst = cfg->client_connection.burst};
     r->client = ls_kclient_new(&r->kubeconfig, &co, err);
+    co.share_credentials_with = r->client;
     r->events_client = r->client ? ls_kclient_new(&r->kubeconfig, &co, err) : NULL;
     return r->events_client != NULL;
 }
@@ -509,6 +572,9 @@ static void stop_all(run_state *r)
     ls_scheduler_free(r->sched);          /* closes every Lua state */
     ls_kcluster_free(r->kc);
     ls_leader_free(r->leader);
+    ls_delegated_auth_free(r->auth);
+    ls_kclient_free(r->authn_client);
+    ls_kclient_free(r->authz_client);
     ls_kclient_free(r->client);
     ls_kclient_free(r->events_client);
     ls_kubeconfig_free(&r->kubeconfig);

@@ -10,6 +10,7 @@
 #include "sim/apiserver.h"
 #include "sim/cluster.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -30,6 +31,9 @@ typedef struct serve_opts {
     ls_api_faults faults;
     char **clusters;
     int n_clusters;
+    const char *users[16];      /* --serve-user TOKEN=NAME[:GROUPS] */
+    int n_users;
+    const char *audit_log;      /* --audit-log FILE */
 } serve_opts;
 
 void ls_cli_serve_usage_flags(FILE *out)
@@ -44,6 +48,11 @@ void ls_cli_serve_usage_flags(FILE *out)
             "  --tls-cert-file FILE, --tls-private-key-file FILE\n"
             "                       serving certificate and key (default: a generated self-signed pair)\n"
             "  --watch-history N    events kept for watches to resume from (default 10000)\n"
+            "  --serve-user TOKEN=NAME[:GROUP,...]\n"
+            "                       one more user TokenReview knows (repeatable, at most 16); SubjectAccessReview\n"
+            "                       allows system:masters everything and system:monitoring `get` on /metrics and\n"
+            "                       the health paths\n"
+            "  --audit-log FILE     append \"VERB GROUP RESOURCE SUBRESOURCE NAMESPACE NAME\" per resource request\n"
             "  --fault KIND=VALUE   with --serve, for tests (repeatable): watch-drop=N ends every watch after N\n"
             "                       events; gone=RATE answers watches with 410 Expired; error=RATE answers 500;\n"
             "                       throttle=RATE[:SECONDS] answers 429 with Retry-After; latency=MS delays every\n"
@@ -102,6 +111,7 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
         {"token", required_argument, NULL, 'T'},          {"tls-cert-file", required_argument, NULL, 'C'},
         {"tls-private-key-file", required_argument, NULL, 'K'}, {"fault", required_argument, NULL, 'F'},
         {"seed", required_argument, NULL, 's'},           {"watch-history", required_argument, NULL, 'W'},
+        {"serve-user", required_argument, NULL, 'U'},    {"audit-log", required_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},                 {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -117,6 +127,12 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
                 return usage_error("--serve", optarg, "ADDR[:PORT] with a numeric address, e.g. 127.0.0.1:0");
             break;
         case 'k': o->kubeconfig = optarg; break;
+        case 'U':
+            if (o->n_users == (int)(sizeof o->users / sizeof *o->users))
+                return usage_error("--serve-user", optarg, "at most 16 users");
+            o->users[o->n_users++] = optarg;
+            break;
+        case 'A': o->audit_log = optarg; break;
         case 'T': o->token = optarg; break;
         case 'C': o->cert_file = optarg; break;
         case 'K': o->key_file = optarg; break;
@@ -253,10 +269,18 @@ static void wait_for_signal(void)
 static int serve(const serve_opts *o, ls_api *api, const char *cert, const char *key, const char *token)
 {
     ls_error err;
-    ls_api_serve_opts so = {.host = o->host, .port = o->port, .cert_pem = cert, .key_pem = key, .token = token};
+    FILE *audit = NULL;
+    if (o->audit_log && !(audit = fopen(o->audit_log, "a"))) {
+        fprintf(stderr, "luasched simulate: --audit-log: cannot open %s: %s\n", o->audit_log, strerror(errno));
+        return LS_EXIT_USAGE;
+    }
+    ls_api_serve_opts so = {.host = o->host, .port = o->port, .cert_pem = cert, .key_pem = key, .token = token,
+                            .users = o->users, .n_users = o->n_users, .audit = audit};
     ls_api_server *srv = ls_api_serve(api, &so, &err);
     if (!srv) {
         fprintf(stderr, "luasched simulate: %s\n", err.msg);
+        if (audit)
+            fclose(audit);
         return LS_EXIT_FAILURE;
     }
     char url[256];
@@ -264,11 +288,15 @@ static int serve(const serve_opts *o, ls_api *api, const char *cert, const char 
     if (!write_kubeconfig(o->kubeconfig, url, cert, token, &err)) {
         fprintf(stderr, "luasched simulate: --serve-kubeconfig: %s\n", err.msg);
         ls_api_server_stop(srv);
+        if (audit)
+            fclose(audit);
         return LS_EXIT_FAILURE;
     }
     fprintf(stderr, "serving the cluster at %s (kubeconfig: %s)\n", url, o->kubeconfig);
     wait_for_signal();
     ls_api_server_stop(srv);
+    if (audit)
+        fclose(audit);
     bool ok = ls_api_print_record(api, stdout);
     fflush(stdout);
     if (!ok)

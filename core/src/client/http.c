@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "client/exec_cred.h"
 #include "client/kutil.h"
 
 #define LS_KCLIENT_POOL_MAX 16
@@ -43,6 +44,8 @@ struct ls_kclient {
     pthread_mutex_t limiter_lock;   /* token bucket */
     double tokens;
     int64_t last_refill_ms;
+
+    ls_exec_cred *exec;             /* the kubeconfig's credential plugin, or NULL */
 
     pthread_mutex_t token_lock;     /* bearer token, re-read from token_file */
     char *token;
@@ -176,6 +179,10 @@ ls_kclient *ls_kclient_new(const ls_kubeconfig *cfg, const ls_kclient_options *o
     c->last_refill_ms = ls_kutil_now_ms();
     c->token = c->cfg.token ? ls_xstrdup(c->cfg.token) : NULL;
     c->token_read_ms = ls_kutil_now_ms();
+    if (opt && opt->share_credentials_with)
+        c->exec = ls_exec_cred_ref(opt->share_credentials_with->exec);
+    else
+        c->exec = cfg->exec ? ls_exec_cred_new(cfg->exec) : NULL;
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&c->share_locks[i], NULL);
     /* DNS answers and TLS sessions are shared; connections are not (libcurl
@@ -212,6 +219,7 @@ void ls_kclient_free(ls_kclient *c)
     pthread_mutex_destroy(&c->limiter_lock);
     pthread_mutex_destroy(&c->token_lock);
     free(c->token);
+    ls_exec_cred_free(c->exec);
     free(c->user_agent);
     curl_slist_free_all(c->connect_to);
     free(c->host_header);
@@ -405,7 +413,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-static void set_tls(ls_kclient *c, CURL *h)
+static void set_tls(ls_kclient *c, CURL *h, const ls_exec_result *cred)
 {
     if (c->cfg.insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -414,6 +422,15 @@ static void set_tls(ls_kclient *c, CURL *h)
     if (c->cfg.ca_pem) {
         struct curl_blob b = {c->cfg.ca_pem, c->cfg.ca_len, CURL_BLOB_NOCOPY};
         curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+    }
+    if (cred && cred->cert_pem && cred->key_pem && !c->cfg.cert_pem) {
+        /* The plugin's certificate; copied, since the next run may replace it. */
+        struct curl_blob cert = {cred->cert_pem, cred->cert_len, CURL_BLOB_COPY};
+        struct curl_blob key = {cred->key_pem, cred->key_len, CURL_BLOB_COPY};
+        curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
     if (c->cfg.cert_pem && c->cfg.key_pem) {
         struct curl_blob cert = {c->cfg.cert_pem, c->cfg.cert_len, CURL_BLOB_NOCOPY};
@@ -431,7 +448,7 @@ static void set_tls(ls_kclient *c, CURL *h)
         curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
 }
 
-static struct curl_slist *make_headers(ls_kclient *c, const ls_krequest *req)
+static struct curl_slist *make_headers(ls_kclient *c, const ls_krequest *req, const ls_exec_result *cred)
 {
     struct curl_slist *hs = curl_slist_append(NULL, "Accept: application/json");
     if (c->host_header)
@@ -443,6 +460,8 @@ static struct curl_slist *make_headers(ls_kclient *c, const ls_krequest *req)
         hs = curl_slist_append(hs, line);
     }
     char *token = current_token(c);
+    if (!token && cred && cred->token)   /* a token in the kubeconfig wins, as in client-go */
+        token = ls_xstrdup(cred->token);
     if (token) {
         size_t n = strlen(token) + 32;
         char *auth = ls_xmalloc(n);
@@ -454,7 +473,8 @@ static struct curl_slist *make_headers(ls_kclient *c, const ls_krequest *req)
     return hs;
 }
 
-static void set_request(ls_kclient *c, attempt *a, struct curl_slist *hs, const char *url)
+static void set_request(ls_kclient *c, attempt *a, struct curl_slist *hs, const char *url,
+                        const ls_exec_result *cred)
 {
     CURL *h = a->easy;
     const ls_krequest *req = a->req;
@@ -487,7 +507,7 @@ static void set_request(ls_kclient *c, attempt *a, struct curl_slist *hs, const 
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
     else
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m);
-    set_tls(c, h);
+    set_tls(c, h, cred);
 }
 
 /* Runs the easy handle on the slot's multi handle until done or cancelled. */
@@ -524,14 +544,28 @@ static CURLcode perform(ls_kclient *c, kslot *s, const atomic_int *flag, bool *c
 /* One attempt: true when an HTTP status came back. */
 static bool attempt_once(ls_kclient *c, const ls_krequest *req, ls_kresponse *resp, ls_error *err)
 {
+    ls_exec_result cred = {0};
+    if (c->exec && !ls_exec_cred_get(c->exec, &cred, err)) {
+        ls_error why = *err;
+        ls_errorf(err, "%s %s%s: getting credentials: %s", req->method ? req->method : "GET", c->cfg.server,
+                  req->path, why.msg);
+        free(resp->body);
+        memset(resp, 0, sizeof *resp);
+        resp->retry_after = -1;
+        resp->credentials_failed = true;
+        atomic_fetch_add(&c->n_transport, 1);
+        return false;
+    }
+    resp->credentials_generation = cred.generation;
     kslot *s = slot_get(c);
     curl_easy_reset(s->easy);
     attempt a = {.c = c, .req = req, .easy = s->easy, .retry_after = -1, .streaming = -1};
     ls_kbuf url = {0};
     ls_kbuf_adds(&url, c->cfg.server);
     ls_kbuf_adds(&url, req->path);
-    struct curl_slist *hs = make_headers(c, req);
-    set_request(c, &a, hs, url.s);
+    struct curl_slist *hs = make_headers(c, req, &cred);
+    set_request(c, &a, hs, url.s, &cred);
+    ls_exec_result_free(&cred);
     atomic_fetch_add(&c->n_requests, 1);
     bool cancelled = false;
     CURLcode rc = perform(c, s, req->cancel, &cancelled);
@@ -565,7 +599,7 @@ static bool attempt_once(ls_kclient *c, const ls_krequest *req, ls_kresponse *re
 
 static bool retryable(const ls_kresponse *r, bool got_answer)
 {
-    if (r->cancelled || r->stopped)
+    if (r->cancelled || r->stopped || r->credentials_failed)
         return false;
     if (!got_answer)
         return true;
@@ -591,6 +625,7 @@ bool ls_kclient_do(ls_kclient *c, const ls_krequest *req, ls_kresponse *resp, ls
     memset(resp, 0, sizeof *resp);
     resp->retry_after = -1;
     int max = req->on_data ? 1 : req->max_attempts > 0 ? req->max_attempts : c->opt.max_attempts;
+    bool refreshed = false;
     for (int n = 1;; n++) {
         resp->attempts = n;
         if (!rate_limit(c, req->cancel)) {
@@ -598,6 +633,13 @@ bool ls_kclient_do(ls_kclient *c, const ls_krequest *req, ls_kresponse *resp, ls
             return ls_errorf(err, "%s %s: cancelled", req->method ? req->method : "GET", req->path);
         }
         bool got = attempt_once(c, req, resp, err);
+        if (got && resp->status == 401 && c->exec && !refreshed) {
+            /* The plugin's credentials were refused: run it again and retry once at once. */
+            ls_exec_cred_invalidate(c->exec, resp->credentials_generation);
+            refreshed = true;
+            n--;
+            continue;
+        }
         if (n >= max || !retryable(resp, got))
             return got;
         atomic_fetch_add(&c->n_retries, 1);

@@ -40,6 +40,9 @@ typedef struct ls_kclient_options {
      * uses this name while the connection still goes to the server's host and
      * port, and the Host header stays theirs (Go's tls.Config.ServerName). */
     const char *tls_server_name;
+    /* A client of the same kubeconfig whose exec credential (and its cache)
+     * this one shares, as client-go's clients of one kubeconfig do. */
+    const ls_kclient *share_credentials_with;
 } ls_kclient_options;
 
 typedef struct ls_kresponse {
@@ -50,6 +53,8 @@ typedef struct ls_kresponse {
     int attempts;       /* attempts made (1 = no retry) */
     bool cancelled;     /* stopped by ls_kclient_cancel or the request's cancel flag */
     bool stopped;       /* a stream callback returned false */
+    bool credentials_failed;          /* the exec credential plugin failed: not retried */
+    uint64_t credentials_generation;  /* which run of the plugin the request used (0: none) */
 } ls_kresponse;
 
 /* A stream callback gets body bytes of a 2xx answer as they arrive; false

@@ -14,6 +14,8 @@
 #include "client/kutil.h"
 #include "model/doc.h"
 
+#include <openssl/evp.h>
+
 #define LS_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 typedef struct kc_ctx {
@@ -52,7 +54,7 @@ static bool opt_str(kc_ctx *k, const cJSON *obj, const char *key, const char *pa
     if (!v || cJSON_IsNull(v))
         return true;
     if (!cJSON_IsString(v)) {
-        char field[256];
+        char field[512];
         snprintf(field, sizeof field, "%s.%s", path, key);
         return fail(k, v, field, "expected a string");
     }
@@ -66,7 +68,7 @@ static bool opt_bool(kc_ctx *k, const cJSON *obj, const char *key, const char *p
     if (!v || cJSON_IsNull(v))
         return true;
     if (!cJSON_IsBool(v)) {
-        char field[256];
+        char field[512];
         snprintf(field, sizeof field, "%s.%s", path, key);
         return fail(k, v, field, "expected true or false");
     }
@@ -156,16 +158,153 @@ static bool load_cluster(kc_ctx *k, const cJSON *c, const char *path, ls_kubecon
     return load_blob(k, c, path, "certificate-authority", &cfg->ca_pem, &cfg->ca_len);
 }
 
-static bool load_user(kc_ctx *k, const cJSON *u, const char *path, ls_kubeconfig *cfg)
+/* A list of strings at obj.key (absent: none). */
+static bool str_list(kc_ctx *k, const cJSON *obj, const char *key, const char *path, char ***out, uint32_t *n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char field[512];
+    snprintf(field, sizeof field, "%s.%s", path, key);
+    *n = 0;
+    if (!v || cJSON_IsNull(v))
+        return true;
+    if (!cJSON_IsArray(v))
+        return fail(k, v, field, "expected a list of strings");
+    *out = ls_xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof **out);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, v) {
+        if (!cJSON_IsString(s))
+            return fail(k, s, field, "expected a list of strings");
+        (*out)[(*n)++] = ls_xstrdup(s->valuestring);
+    }
+    return true;
+}
+
+/* exec.env: [{name, value}] into "NAME=VALUE" strings. */
+static bool exec_env(kc_ctx *k, const cJSON *exec, const char *path, ls_exec_config *x)
+{
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(exec, "env");
+    char field[512];
+    snprintf(field, sizeof field, "%s.env", path);
+    if (!env || cJSON_IsNull(env))
+        return true;
+    if (!cJSON_IsArray(env))
+        return fail(k, env, field, "expected a list of {name, value}");
+    x->env = ls_xcalloc((size_t)cJSON_GetArraySize(env) + 1, sizeof *x->env);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, env) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
+        const char *value = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "value"));
+        snprintf(field, sizeof field, "%s.env[%u]", path, x->n_env);
+        if (!name || !*name || strchr(name, '=') || !value)
+            return fail(k, e, field, "expected {name, value} strings (a name without '=')");
+        size_t n = strlen(name) + strlen(value) + 2;
+        x->env[x->n_env] = ls_xmalloc(n);
+        snprintf(x->env[x->n_env++], n, "%s=%s", name, value);
+    }
+    return true;
+}
+
+/* spec.cluster of KUBERNETES_EXEC_INFO, from the context's cluster (client-go's field names). */
+static char *exec_cluster_json(const cJSON *cluster, const ls_kubeconfig *cfg)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "server", cfg->server ? cfg->server : "");
+    const char *sni = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cluster, "tls-server-name"));
+    if (sni)
+        cJSON_AddStringToObject(c, "tls-server-name", sni);
+    if (cfg->insecure)
+        cJSON_AddBoolToObject(c, "insecure-skip-tls-verify", true);
+    if (cfg->ca_pem) {
+        char *b64 = ls_xmalloc(4 * ((cfg->ca_len + 2) / 3) + 1);
+        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)cfg->ca_pem, (int)cfg->ca_len);
+        cJSON_AddStringToObject(c, "certificate-authority-data", b64);
+        free(b64);
+    }
+    const cJSON *proxy = cJSON_GetObjectItemCaseSensitive(cluster, "proxy-url");
+    if (cJSON_IsString(proxy))
+        cJSON_AddStringToObject(c, "proxy-url", proxy->valuestring);
+    /* The cluster's extension "client.authentication.k8s.io/exec" is the plugin's config. */
+    const cJSON *ext;
+    cJSON_ArrayForEach(ext, cJSON_GetObjectItemCaseSensitive(cluster, "extensions")) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ext, "name"));
+        if (name && strcmp(name, "client.authentication.k8s.io/exec") == 0)
+            cJSON_AddItemToObject(c, "config", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ext, "extension"), 1));
+    }
+    char *text = cJSON_PrintUnformatted(c);
+    cJSON_Delete(c);
+    return text;
+}
+
+static bool exec_mode(kc_ctx *k, const cJSON *exec, const char *path, ls_exec_config *x)
+{
+    const char *mode;
+    if (!opt_str(k, exec, "interactiveMode", path, &mode))
+        return false;
+    char field[512];
+    snprintf(field, sizeof field, "%s.interactiveMode", path);
+    const cJSON *node = cJSON_GetObjectItemCaseSensitive(exec, "interactiveMode");
+    if (!mode || !*mode) {
+        /* client-go defaults v1beta1 to IfAvailable and requires it for v1. */
+        if (strcmp(x->api_version, "client.authentication.k8s.io/v1") == 0)
+            return fail(k, exec, field, "interactiveMode must be specified for %s to use exec authentication plugin",
+                        x->command);
+        x->interactive_mode = LS_EXEC_IF_AVAILABLE;
+    } else if (strcmp(mode, "Never") == 0) {
+        x->interactive_mode = LS_EXEC_NEVER;
+    } else if (strcmp(mode, "IfAvailable") == 0) {
+        x->interactive_mode = LS_EXEC_IF_AVAILABLE;
+    } else if (strcmp(mode, "Always") == 0) {
+        x->interactive_mode = LS_EXEC_ALWAYS;
+    } else {
+        return fail(k, node, field, "invalid interactiveMode \"%s\": expected Never, IfAvailable or Always", mode);
+    }
+    return true;
+}
+
+/* users[].user.exec: the credential plugin, with the cluster it is for. */
+static bool load_exec(kc_ctx *k, const cJSON *exec, const char *path, const cJSON *cluster, ls_kubeconfig *cfg)
+{
+    char field[512];
+    if (!cJSON_IsObject(exec))
+        return fail(k, exec, path, "expected an object with apiVersion and command");
+    const char *api, *command, *hint;
+    if (!opt_str(k, exec, "apiVersion", path, &api) || !opt_str(k, exec, "command", path, &command) ||
+        !opt_str(k, exec, "installHint", path, &hint))
+        return false;
+    snprintf(field, sizeof field, "%s.apiVersion", path);
+    if (!api || (strcmp(api, "client.authentication.k8s.io/v1") != 0 &&
+                 strcmp(api, "client.authentication.k8s.io/v1beta1") != 0))
+        return fail(k, cJSON_GetObjectItemCaseSensitive(exec, "apiVersion") ? cJSON_GetObjectItemCaseSensitive(exec, "apiVersion") : exec,
+                    field, "exec plugin: invalid apiVersion \"%s\" (expected client.authentication.k8s.io/v1 or "
+                    "client.authentication.k8s.io/v1beta1)", api ? api : "");
+    snprintf(field, sizeof field, "%s.command", path);
+    if (!command || !*command)
+        return fail(k, exec, field, "expected the plugin's command");
+    ls_exec_config *x = cfg->exec = ls_xcalloc(1, sizeof *x);
+    x->api_version = ls_xstrdup(api);
+    /* A relative command with a '/' is relative to the kubeconfig's directory, as client-go resolves it. */
+    x->command = command[0] != '/' && strchr(command, '/') ? resolve_path(k, command) : ls_xstrdup(command);
+    x->install_hint = dup_or_null(hint);
+    if (!str_list(k, exec, "args", path, &x->args, &x->n_args) || !exec_env(k, exec, path, x) ||
+        !opt_bool(k, exec, "provideClusterInfo", path, &x->provide_cluster_info) || !exec_mode(k, exec, path, x))
+        return false;
+    if (x->provide_cluster_info)
+        x->cluster_json = exec_cluster_json(cluster, cfg);
+    return true;
+}
+
+static bool load_user(kc_ctx *k, const cJSON *u, const char *path, const cJSON *cluster, ls_kubeconfig *cfg)
 {
     char field[256];
-    static const char *const unsupported[] = {"exec", "auth-provider"};
-    for (size_t i = 0; i < 2; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(u, unsupported[i]);
-        snprintf(field, sizeof field, "%s.%s", path, unsupported[i]);
-        if (v && !cJSON_IsNull(v))
-            return fail(k, v, field, "credential plugins are not supported; use a token, tokenFile or client certificate");
-    }
+    const cJSON *ap = cJSON_GetObjectItemCaseSensitive(u, "auth-provider");
+    snprintf(field, sizeof field, "%s.auth-provider", path);
+    if (ap && !cJSON_IsNull(ap))
+        return fail(k, ap, field, "auth-provider plugins are not supported; use an exec credential plugin, a token, "
+                                  "tokenFile or client certificate");
+    const cJSON *exec = cJSON_GetObjectItemCaseSensitive(u, "exec");
+    snprintf(field, sizeof field, "%s.exec", path);
+    if (exec && !cJSON_IsNull(exec) && !load_exec(k, exec, field, cluster, cfg))
+        return false;
     if (!load_blob(k, u, path, "client-certificate", &cfg->cert_pem, &cfg->cert_len) ||
         !load_blob(k, u, path, "client-key", &cfg->key_pem, &cfg->key_len))
         return false;
@@ -241,7 +380,7 @@ static bool load_context(kc_ctx *k, const cJSON *root, const char *context, ls_k
         snprintf(field, sizeof field, "%s.server", cl_path);
         return fail(k, cluster, field, "expected the API server's URL");
     }
-    return !user || load_user(k, user, u_path, cfg);
+    return !user || load_user(k, user, u_path, cluster, cfg);
 }
 
 static char *dir_of(const char *path)
@@ -408,5 +547,6 @@ void ls_kubeconfig_free(ls_kubeconfig *cfg)
     free(cfg->password);
     free(cfg->namespace);
     free(cfg->context);
+    ls_exec_config_free(cfg->exec);
     memset(cfg, 0, sizeof *cfg);
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "luasched/base.h"
+#include "client/exec_cred.h"
 
 typedef struct ls_kubeconfig {
     char *server;        /* "https://host:port" (no trailing slash); never NULL after a load */
@@ -32,6 +33,7 @@ typedef struct ls_kubeconfig {
     bool insecure;       /* insecure-skip-tls-verify */
     char *namespace;     /* context namespace / service account namespace; "default" when unset */
     char *context;       /* name of the context used; NULL in cluster or with only a master */
+    ls_exec_config *exec;   /* users[].user.exec: a credential plugin (exec_cred.h); NULL: none */
 } ls_kubeconfig;
 
 /* Loads path (YAML or JSON). context NULL/"" uses current-context; master

@@ -1,5 +1,12 @@
 /*
  * file_watch.c: see file_watch.h.
+ *
+ * A mounted ConfigMap is not edited in place: the kubelet's atomic writer
+ * writes a new timestamped directory (..2026_01_02_03_04_05.123), points a
+ * temporary symlink at it, renames that over `..data` and removes the old
+ * directory; the visible files are symlinks through `..data`, so their own
+ * names never see an event. A directory holding a watched file that is a
+ * symlink therefore also counts a new `..data` as a change of its files.
  */
 #include "lua/file_watch.h"
 #include "luasched/base.h"
@@ -10,12 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct watched_dir {
     int wd;
     char *dir;
+    bool follows_data_link;   /* a watched file in it is a symlink: `..data` swaps change it */
 } watched_dir;
+
+/* The kubelet's atomic writer swaps this symlink to publish a new version. */
+static const char DATA_LINK[] = "..data";
 
 struct ls_file_watch {
     int fd;
@@ -66,15 +78,22 @@ static void watch_dir_of(ls_file_watch *w, const char *path)
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     else
         snprintf(dir, sizeof dir, ".");
-    for (uint32_t i = 0; i < w->dirs.len; i++)
-        if (strcmp(LS_VEC_AT(&w->dirs, watched_dir, i).dir, dir) == 0)
+    struct stat st;
+    bool is_link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+    for (uint32_t i = 0; i < w->dirs.len; i++) {
+        watched_dir *d = &LS_VEC_AT(&w->dirs, watched_dir, i);
+        if (strcmp(d->dir, dir) == 0) {
+            d->follows_data_link |= is_link;
             return;
+        }
+    }
     int wd = inotify_add_watch(w->fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MODIFY);
     if (wd < 0)
         return;
     watched_dir *d = ls_vec_push(&w->dirs);
     d->wd = wd;
     d->dir = ls_xstrdup(dir);
+    d->follows_data_link = is_link;
 }
 
 void ls_file_watch_set(ls_file_watch *w, const char *const *files, uint32_t n)
@@ -96,6 +115,8 @@ static bool is_watched(const ls_file_watch *w, int wd, const char *name)
         const watched_dir *d = &LS_VEC_AT(&w->dirs, watched_dir, i);
         if (d->wd != wd)
             continue;
+        if (d->follows_data_link && strcmp(name, DATA_LINK) == 0)
+            return true;
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", d->dir, name);
         for (uint32_t k = 0; k < w->names.len; k++) {

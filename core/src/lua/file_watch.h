@@ -1,7 +1,8 @@
 /*
  * file_watch.h: notices changes to the configuration file and the plugin
  * files (inotify on their directories, since editors replace files by
- * renaming). Non-blocking: the scheduling loop asks between cycles.
+ * renaming; a mounted ConfigMap through its `..data` symlink swap).
+ * Non-blocking: the scheduling loop asks between cycles.
  */
 #ifndef LS_FILE_WATCH_H
 #define LS_FILE_WATCH_H

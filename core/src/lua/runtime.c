@@ -6,6 +6,7 @@
  * status for its pod instead of a hung scheduler.
  */
 #include "lua/runtime.h"
+#include "lua/paths.h"
 #include "luasched/log.h"
 #include "lua/watchdog.h"
 
@@ -26,9 +27,6 @@ static const char *const DISPATCH_NAMES[LS_CALL_COUNT] = {
 };
 
 enum { DEFAULT_INSTRUCTION_BUDGET = 200000000 };
-
-/* The source tree's lua/ and the generated cdefs, for a build that runs in place. */
-#define DEFAULT_LUA_PATH LS_LUA_DIR "/?.lua;" LS_GEN_LUA_DIR "/?.lua"
 
 enum { DEFAULT_TIMEOUT_MS = 10000 };
 
@@ -145,12 +143,6 @@ static void arm_budget(ls_lua *lua)
     lua_sethook(lua->L, budget_hook, LUA_MASKCOUNT, (int)(lua->budget > 0x7fffffff ? 0x7fffffff : lua->budget));
 }
 
-static const char *env_or(const char *name, const char *fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : fallback;
-}
-
 static void push_plugin_dirs(lua_State *L, const char *path)
 {
     lua_newtable(L);
@@ -237,9 +229,9 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
     lua->memory_limit = opt ? opt->memory_limit : 0;
     lua->budget = opt && opt->instruction_budget ? opt->instruction_budget : DEFAULT_INSTRUCTION_BUDGET;
     lua->timeout_ms = opt && opt->timeout_ms ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
-    lua->lua_path = ls_xstrdup(opt && opt->lua_path ? opt->lua_path : env_or("LUASCHED_LUA_PATH", DEFAULT_LUA_PATH));
+    lua->lua_path = ls_xstrdup(opt && opt->lua_path ? opt->lua_path : ls_paths_lua());
     /* Given directories come first; the built-in plugins stay reachable after them. */
-    const char *builtin = env_or("LUASCHED_PLUGIN_PATH", LS_DEFAULT_PLUGIN_PATH);
+    const char *builtin = ls_paths_plugins();
     const char *given = opt && opt->plugin_path ? opt->plugin_path : NULL;
     size_t n = strlen(builtin) + (given ? strlen(given) + 1 : 0) + 1;
     lua->plugin_path = ls_xmalloc(n);

@@ -15,6 +15,7 @@ struct ls_health_server {
     ls_metrics *metrics;
     char *configz;
     ls_health_state *state;
+    ls_delegated_auth *auth;
 };
 
 static void respond_text(ls_http_response *rs, int status, const char *text)
@@ -45,6 +46,8 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
         respond_text(rs, 405, "method not allowed\n");
         return;
     }
+    if (h->auth && !ls_delegated_auth_check(h->auth, rq, rs))
+        return;
     if (strcmp(rq->path, "/healthz") == 0 || strcmp(rq->path, "/livez") == 0) {
         bool ok = atomic_load(&st->healthy);
         respond_checks(rs, rq, rq->path + 1, ok, "leaderElection");
@@ -67,6 +70,7 @@ ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *e
     ls_health_server *h = ls_xcalloc(1, sizeof *h);
     h->metrics = o->metrics;
     h->state = o->state;
+    h->auth = o->auth;
     h->configz = o->configz_json ? ls_xstrdup(o->configz_json) : NULL;
     char *cert = NULL, *key = NULL;
     if (!o->cert_pem) {
@@ -77,7 +81,8 @@ ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *e
         }
     }
     ls_http_server_opts ho = {.host = o->host, .port = o->port, .tls_cert_pem = o->cert_pem ? o->cert_pem : cert,
-                              .tls_key_pem = o->key_pem ? o->key_pem : key, .handler = handle, .handler_ud = h};
+                              .tls_key_pem = o->key_pem ? o->key_pem : key, .client_ca_pem = o->client_ca_pem,
+                              .handler = handle, .handler_ud = h};
     h->http = ls_http_server_start(&ho, err);
     free(cert);
     free(key);

@@ -2,12 +2,14 @@
  * health.h: what `luasched run` serves on --bind-address:--secure-port, as
  * kube-scheduler does: /healthz, /livez, /readyz, /metrics (Prometheus text)
  * and /configz (the completed configuration as JSON). HTTPS with the given
- * certificate, or a self-signed one made at start.
+ * certificate, or a self-signed one made at start. Every request is first
+ * authenticated and authorized (delegated_auth.h) when an authorizer is given.
  */
 #ifndef LS_SERVER_HEALTH_H
 #define LS_SERVER_HEALTH_H
 
 #include "luasched/base.h"
+#include "server/delegated_auth.h"
 #include "server/metrics.h"
 
 #include <stdatomic.h>
@@ -26,9 +28,11 @@ typedef struct ls_health_options {
     const char *host;           /* bind address; "0.0.0.0" as upstream's default */
     uint16_t port;              /* 0: ephemeral */
     const char *cert_pem, *key_pem;   /* NULL: self-signed for localhost and the host */
+    const char *client_ca_pem;        /* --client-ca-file: client certificates are asked for and checked */
     ls_metrics *metrics;
     const char *configz_json;   /* {"componentconfig": {...}} body; copied */
     ls_health_state *state;
+    ls_delegated_auth *auth;    /* who may call what (not owned); NULL: every path is open */
 } ls_health_options;
 
 ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *err);

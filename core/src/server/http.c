@@ -21,7 +21,7 @@
 struct ls_http_server {
     struct MHD_Daemon *daemon;
     ls_http_server_opts opts;
-    char *host, *cert, *key;
+    char *host, *cert, *key, *trust;
     uint16_t port;
     volatile bool stopping;
 };
@@ -414,6 +414,7 @@ static void free_server(ls_http_server *s)
     free(s->host);
     free(s->cert);
     free(s->key);
+    free(s->trust);
     free(s);
 }
 
@@ -449,9 +450,12 @@ ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err
     if (tls) {
         s->cert = ls_xstrdup(o->tls_cert_pem);
         s->key = ls_xstrdup(o->tls_key_pem);
+        /* With client CAs, MHD asks every client for a certificate (optional for the client). */
+        s->trust = o->client_ca_pem ? ls_xstrdup(o->client_ca_pem) : NULL;
         s->daemon = MHD_start_daemon(flags, o->port, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, &ss,
                                      MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
                                      s, MHD_OPTION_HTTPS_MEM_CERT, s->cert, MHD_OPTION_HTTPS_MEM_KEY, s->key,
+                                     s->trust ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, s->trust,
                                      MHD_OPTION_END);
     } else {
         s->daemon = MHD_start_daemon(flags, o->port, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, &ss,

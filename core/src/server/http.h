@@ -121,6 +121,8 @@ typedef struct ls_http_server_opts {
     uint16_t port;                 /* 0 = an ephemeral port, see ls_http_server_port */
     const char *tls_cert_pem;      /* both set: HTTPS with this certificate (chain) and key */
     const char *tls_key_pem;
+    const char *client_ca_pem;     /* with TLS: ask clients for a certificate, checked against these CAs
+                                    * by ls_http_client_cert (client_cert.c); NULL: none asked */
     size_t max_body;               /* request bodies over this get 413; 0 = 3 MiB */
     ls_http_handler handler;
     void *handler_ud;
@@ -131,6 +133,13 @@ typedef struct ls_http_server_opts {
 } ls_http_server_opts;
 
 typedef struct ls_http_server ls_http_server;
+
+/* The client certificate of a served TLS request (client_cert.c): 1 when one
+ * was presented and verifies against the server's client_ca_pem (*cn gets its
+ * common name and orgs[0..*n_orgs) its organizations, malloc'd copies), 0 when
+ * none was presented (or the request has no connection), -1 when one was
+ * presented but does not verify (expired, another CA, ...). */
+int ls_http_client_cert(const ls_http_request *r, char **cn, char **orgs, int max_orgs, int *n_orgs);
 
 /* Binds and starts serving; NULL with err set (the address, and why) on
  * failure. The opts strings are copied. */

@@ -6,6 +6,7 @@
  * resource requests fail.
  */
 #include "sim/api_internal.h"
+#include "sim/api_auth.h"
 
 #include <openssl/crypto.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 struct ls_api_server {
     ls_api *api;
     ls_http_server *http;
-    char *token;
+    api_auth *auth;            /* users, reviews, audit log (api_auth.c) */
 };
 
 typedef struct route {
@@ -57,20 +58,6 @@ static void respond_version(ls_http_response *rs)
     cJSON_AddStringToObject(v, "compiler", "luasched");
     cJSON_AddStringToObject(v, "platform", "linux/amd64");
     respond_json(rs, 200, v);
-}
-
-/* ---- auth */
-
-static bool authorized(const ls_api_server *s, const ls_http_request *rq)
-{
-    if (!s->token)
-        return true;
-    const char *h = ls_http_header(rq, "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
-        return false;
-    h += 7;
-    size_t n = strlen(s->token);
-    return strlen(h) == n && CRYPTO_memcmp(h, s->token, n) == 0;
 }
 
 /* ---- routing */
@@ -314,7 +301,25 @@ static void do_delete(ls_api *a, const route *rt, const ls_http_request *rq, ls_
     respond_json(rs, code, out);
 }
 
-static void resource_request(ls_api *a, char **segs, int n, const ls_http_request *rq, ls_http_response *rs)
+/* The RBAC verb of a request (what the audit log records). */
+static const char *rbac_verb(const route *rt, const ls_http_request *rq)
+{
+    const char *m = rq->method, *watch = ls_http_query(rq, "watch");
+    if (strcmp(m, "GET") == 0)
+        return rt->name ? "get" : watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0) ? "watch" : "list";
+    if (strcmp(m, "POST") == 0)
+        return "create";
+    if (strcmp(m, "PUT") == 0)
+        return "update";
+    if (strcmp(m, "PATCH") == 0)
+        return "patch";
+    if (strcmp(m, "DELETE") == 0)
+        return rt->name ? "delete" : "deletecollection";
+    return m;
+}
+
+static void resource_request(ls_api *a, api_auth *auth, char **segs, int n, const ls_http_request *rq,
+                             ls_http_response *rs)
 {
     route rt;
     bool ok = false;
@@ -326,6 +331,8 @@ static void resource_request(ls_api *a, char **segs, int n, const ls_http_reques
         respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
         return;
     }
+    api_auth_audit(auth, rbac_verb(&rt, rq), rt.res->group, rt.legacy_bindings ? "bindings" : rt.res->plural,
+                   rt.sub, rt.ns, rt.name);
     if (inject_fault(a, rs))
         return;
     if (strcmp(rq->method, "GET") != 0 && ls_http_query(rq, "dryRun")) {
@@ -357,7 +364,7 @@ static void route_path(ls_api_server *s, char **segs, int n, const ls_http_reque
     else if (n > 0 && discovery((const char **)segs, n, rs))
         return;
     else if (n > 0 && (strcmp(segs[0], "api") == 0 || strcmp(segs[0], "apis") == 0))
-        resource_request(s->api, segs, n, rq, rs);
+        resource_request(s->api, s->auth, segs, n, rq, rs);
     else
         respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
 }
@@ -373,10 +380,12 @@ void ls_api_server_handle(ls_api_server *s, const ls_http_request *rq, ls_http_r
         respond_version(rs);
         return;
     }
-    if (!authorized(s, rq)) {
+    if (!api_auth_is_admin(s->auth, rq)) {
         respond_status(rs, 401, "Unauthorized", "Unauthorized");
         return;
     }
+    if (api_auth_review(s->auth, p, rq, rs))
+        return;
     char *path = ls_xstrdup(p);
     char *segs[MAX_SEGS];
     int n = split_path(path, segs);
@@ -400,19 +409,24 @@ ls_api_server *ls_api_server_new(ls_api *a, const char *token)
 {
     ls_api_server *s = ls_xcalloc(1, sizeof *s);
     s->api = a;
-    s->token = token ? ls_xstrdup(token) : NULL;
+    s->auth = api_auth_new(token);
     return s;
 }
 
 ls_api_server *ls_api_serve(ls_api *a, const ls_api_serve_opts *o, ls_error *err)
 {
     ls_api_server *s = ls_api_server_new(a, o->token);
+    for (int i = 0; i < o->n_users; i++)
+        if (!api_auth_add_user(s->auth, o->users[i], err)) {
+            ls_api_server_stop(s);
+            return NULL;
+        }
+    api_auth_set_audit(s->auth, o->audit);
     ls_http_server_opts ho = {.host = o->host, .port = o->port, .tls_cert_pem = o->cert_pem,
                               .tls_key_pem = o->key_pem, .handler = handle, .handler_ud = s, .on_stop = on_stop};
     s->http = ls_http_server_start(&ho, err);
     if (!s->http) {
-        free(s->token);
-        free(s);
+        ls_api_server_stop(s);
         return NULL;
     }
     return s;
@@ -427,7 +441,8 @@ void ls_api_server_stop(ls_api_server *s)
 {
     if (!s)
         return;
-    ls_http_server_stop(s->http);
-    free(s->token);
+    if (s->http)
+        ls_http_server_stop(s->http);
+    api_auth_free(s->auth);
     free(s);
 }

@@ -128,6 +128,9 @@ typedef struct ls_api_serve_opts {
     uint16_t port;
     const char *cert_pem, *key_pem;   /* HTTPS when set */
     const char *token;                /* required bearer token; NULL = no auth */
+    const char *const *users;         /* more users for TokenReview: "TOKEN=NAME[:GROUP,...]" (api_auth.h) */
+    int n_users;
+    FILE *audit;                      /* one line per resource request (api_auth.h); NULL = none */
 } ls_api_serve_opts;
 
 ls_api_server *ls_api_serve(ls_api *a, const ls_api_serve_opts *o, ls_error *err);
