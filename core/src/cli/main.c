@@ -23,7 +23,7 @@ static void usage(FILE *out)
             "  check CONFIG            load a KubeSchedulerConfiguration and every plugin it names, and report\n"
             "                          every problem at once\n"
             "  bench WORKLOAD.yaml     run a scheduler_perf workload (bench/*.yaml) and report pods/s\n"
-            "  record -o TRACE.yaml     record a live cluster (objects, a timeline of changes, the bindings made)\n"
+            "  record -o TRACE.yaml    record a live cluster (objects, a timeline of changes, the bindings made)\n"
             "                          for replay with simulate or compare\n"
             "  compare TRACE.yaml --config A --config B\n"
             "                          run a trace under two policies and compare them (text, JSON, HTML)\n"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# End to end: `luasched record` against the served API while `luasched run`
+# schedules it and kubectl makes changes (pods created, a label added, a node
+# joining, a running pod deleted); then the recording replayed by `luasched
+# simulate`: the initial objects, a Timeline of the changes at their times (no
+# step for the scheduler's own bindings or status writes), the bindings kept
+# apart, secrets of the pod spec scrubbed, and the replay's agreement with the
+# live scheduler.
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/serve_lib.bash"
+require_tool kubectl kubernetes-client
+F=spec/e2e/fixtures/record
+REC_PID=
+trap 'kill "$REC_PID" "$RUN_PID" "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+serve_start "$F/cluster.yaml"
+K=(kubectl --kubeconfig "$KUBECONFIG_FILE")
+
+record_start() { # record_start OUT [FLAGS...]
+  local out=$1; shift
+  "$BIN" record --kubeconfig "$KUBECONFIG_FILE" -o "$out" "$@" 2> "$TMP/record.err" &
+  REC_PID=$!
+  for _ in $(seq 1 100); do grep -q '^recording:' "$TMP/record.err" && break; sleep 0.05; done
+}
+record_stop() {
+  kill -TERM "$REC_PID"; wait "$REC_PID"; REC_RC=$?; REC_PID=
+}
+
+record_start "$TMP/trace.yaml"
+expect_eq "initial state listed" "$(head -1 "$TMP/record.err")" \
+  "recording: 8 objects listed; changes from now on are timeline steps"
+run_start
+for p in a b; do
+  "${K[@]}" run "$p" --image=app --restart=Never \
+    --overrides="{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"app\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}" >/dev/null
+done
+wait_bound 4 20 || echo "FAIL: a and b were not bound"
+"${K[@]}" label pod a tier=web >/dev/null
+"${K[@]}" create -f "$F/node-n3.yaml" >/dev/null
+"${K[@]}" delete pod running >/dev/null
+sleep 0.3
+run_stop
+record_stop
+expect_eq "record: exit 0" "$REC_RC" "0"
+expect_contains "record: counts" "$(cat "$TMP/record.err")" "recorded 8 objects, 5 timeline steps, 2 bindings over "
+
+T=$TMP/trace.yaml
+steps=$(sed -n '/^kind: Timeline/,/^---/p' "$T" | grep '^- ')
+expect_eq "steps in order: the two creations, the label, the node, the deletion" \
+  "$(sed -E 's/^- \{"at": "[0-9]+ms", "([a-z]+)": \{.*"kind":"([A-Za-z]+)".*$/\1 \2/' <<<"$steps" | sed -E 's/^(create|update) .*"name":"([^"]+)".*/\1 \2/')" \
+"create Pod
+create Pod
+update Pod
+create Node
+delete Pod"
+ats=$(grep -o '"at": "[0-9]*ms"' <<<"$steps" | grep -o '[0-9]*')
+expect_eq "step times never go back" "$(sort -n <<<"$ats")" "$ats"
+expect_eq "no step carries a node for a pod the live scheduler bound" "$(grep -c '"nodeName"' <<<"$steps")" "0"
+expect_eq "the bindings, apart" "$(sed -n '/^kind: Bindings/,$p' "$T" | grep '^- ' | sed -E 's/, "at": "[0-9]+ms"//')" \
+'- {"pod": "default/a", "node": "n2"}
+- {"pod": "default/b", "node": "n2"}'
+expect_eq "env values, annotations and managed fields scrubbed" \
+  "$(grep -c 'hunter2\|managedFields\|kubectl.kubernetes.io' "$T")" "0"
+expect_contains "the running pod is initial state, with its node" "$(grep '"name":"running"' "$T")" '"nodeName":"n1"'
+
+# Replay: pods arrive at their recorded times, the bindings are the reference.
+out=$("$BIN" simulate "$T" 2>&1)
+expect_eq "replay: exit 0" "$?" "0"
+at_a=$(sed -n '1p' <<<"$ats")
+# Go duration form, as simulate prints times: 359ms, 1.568s
+want_a=$(awk -v ms="$at_a" 'BEGIN { if (ms < 1000) printf "%dms", ms; else printf "%gs", ms / 1000 }')
+expect_contains "replay: a arrives and is bound at its recorded time" "$out" "default/a: bound to n2 at $want_a"
+expect_contains "replay: agreement" "$out" \
+  "agreement: the live scheduler put 100.0% of pods on the same node (2 of 2 recorded bindings)"
+expect_contains "replay: the deletion played" "$out" "default/running: deleted"
+json=$("$BIN" simulate "$T" --output json 2>/dev/null)
+expect_eq "replay: agreement in JSON" "$(jq -c .summary.agreement <<<"$json")" '{"sameNode":2,"recorded":2}'
+
+# A policy that disagrees: MostAllocated packs a and b onto n1 (2 of 4 cpu used by running and db).
+out=$("$BIN" simulate "$T" --config spec/e2e/fixtures/compare/most-allocated.yaml 2>&1)
+expect_contains "replay under another policy: agreement 0" "$out" \
+  "agreement: the live scheduler put 0.0% of pods on the same node (0 of 2 recorded bindings)"
+
+# --keep-all keeps what scrubbing drops.
+record_start "$TMP/all.yaml" --keep-all --duration 1s
+wait "$REC_PID"; REC_PID=
+expect_eq "--keep-all keeps env values (db)" "$(grep -c hunter2 "$TMP/all.yaml")" "1"
+
+# Errors.
+expect_eq "no -o: exit 2" "$("$BIN" record --kubeconfig "$KUBECONFIG_FILE" >/dev/null 2>&1; echo $?)" "2"
+expect_contains "no -o: message" "$("$BIN" record --kubeconfig "$KUBECONFIG_FILE" 2>&1)" \
+  "luasched record: -o FILE is required (where the trace goes)"
+expect_eq "bad --duration" "$("$BIN" record -o "$TMP/x.yaml" --duration soon 2>&1)" \
+  'luasched record: --duration: expected a duration such as 90s, 10m or 2h, got "soon"'
+expect_contains "unreadable kubeconfig" "$("$BIN" record -o "$TMP/x.yaml" --kubeconfig /nonexistent 2>&1)" \
+  "/nonexistent"
+
+serve_stop
+[ "$failures" -eq 0 ]
