@@ -81,6 +81,11 @@ out=$("$BIN" simulate "$T" --config spec/e2e/fixtures/compare/most-allocated.yam
 expect_contains "replay under another policy: agreement 0" "$out" \
   "agreement: the live scheduler put 0.0% of pods on the same node (0 of 2 recorded bindings)"
 
+# compare reports each policy's agreement with the recording.
+expect_contains "compare: agreement per policy" \
+  "$("$BIN" compare "$T" --config default --config spec/e2e/fixtures/compare/most-allocated.yaml 2>&1)" \
+  "same node as the live scheduler                      100.0%           0.0%"
+
 # --keep-all keeps what scrubbing drops.
 record_start "$TMP/all.yaml" --keep-all --duration 1s
 wait "$REC_PID"; REC_PID=

@@ -316,6 +316,7 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
             rc = LS_EXIT_FAILURE;
         }
         rep->n_nodes = ls_cluster_num_nodes(c);
+        rep->has_reference = ls_cluster_agreement(c, &out->agree_same, &out->agree_recorded);
         final_state(&x, s);
         ls_scheduler_free(s);
     }

@@ -53,6 +53,7 @@ typedef struct cmp_run {
     cmp_zone *zones;
     uint32_t n_zones;
     double zone_imbalance;  /* stddev / mean of pods per zone */
+    uint32_t agree_same, agree_recorded;   /* against the trace's Bindings (luasched record) */
     char **keys;            /* "namespace/name" per pod, in file order */
     char **nodes;           /* the node each pod ended on, NULL when none */
 } cmp_run;
@@ -75,6 +76,7 @@ typedef struct cmp_report {
     cmp_diff *diffs;        /* seed 0 of A against seed 0 of B */
     uint32_t n_diffs;
     uint32_t seed_moves[2]; /* pods each policy places differently between its seeds 0 and 1 */
+    bool has_reference;     /* the trace holds a recording's Bindings */
 } cmp_report;
 
 /* One line of the report: its JSON key, its label, its unit ("", "s", or "%"
@@ -85,6 +87,8 @@ typedef struct cmp_metric {
 } cmp_metric;
 
 const cmp_metric *cmp_metrics(size_t *n);
+/* Agreement with a recording's bindings: reported when the trace has them. */
+const cmp_metric *cmp_agreement_metric(void);
 void cmp_format_metric(char *buf, size_t len, const cmp_metric *m, double v);
 
 /* The mean of one metric over a policy's seeds. */

@@ -212,19 +212,25 @@ static void zone_chart(FILE *out, const cmp_report *r)
 
 /* ---- tables */
 
+static void summary_row(FILE *out, const cmp_report *r, const cmp_metric *m)
+{
+    char a[32], b[32];
+    cmp_format_metric(a, sizeof a, m, cmp_mean_over_seeds(&r->policy[0], m->get));
+    cmp_format_metric(b, sizeof b, m, cmp_mean_over_seeds(&r->policy[1], m->get));
+    fputs("<tr><td>", out);
+    esc(out, m->label);
+    fprintf(out, "</td><td>%s</td><td>%s</td></tr>\n", a, b);
+}
+
 static void summary_table(FILE *out, const cmp_report *r)
 {
     size_t n;
     const cmp_metric *m = cmp_metrics(&n);
     fputs("<table id=\"summary\"><thead><tr><th></th><th>A</th><th>B</th></tr></thead><tbody>\n", out);
-    for (size_t i = 0; i < n; i++) {
-        char a[32], b[32];
-        cmp_format_metric(a, sizeof a, &m[i], cmp_mean_over_seeds(&r->policy[0], m[i].get));
-        cmp_format_metric(b, sizeof b, &m[i], cmp_mean_over_seeds(&r->policy[1], m[i].get));
-        fputs("<tr><td>", out);
-        esc(out, m[i].label);
-        fprintf(out, "</td><td>%s</td><td>%s</td></tr>\n", a, b);
-    }
+    for (size_t i = 0; i < n; i++)
+        summary_row(out, r, &m[i]);
+    if (r->has_reference)
+        summary_row(out, r, cmp_agreement_metric());
     fputs("</tbody></table>\n", out);
 }
 

@@ -26,6 +26,18 @@ static double m_fit_somewhere(const cmp_run *r) { return r->pending_fit_somewher
 static double m_fit_nowhere(const cmp_run *r) { return r->pending_fit_nowhere; }
 static double m_stranded(const cmp_run *r) { return r->stranded_cpu; }
 static double m_zone_imb(const cmp_run *r) { return r->zone_imbalance; }
+static double m_agreement(const cmp_run *r)
+{
+    return r->agree_recorded ? (double)r->agree_same / r->agree_recorded : 0;
+}
+
+/* The agreement row, only for a trace that holds a recording's bindings. */
+static const cmp_metric AGREEMENT = {"agreementWithRecording", "same node as the live scheduler", "%", m_agreement};
+
+const cmp_metric *cmp_agreement_metric(void)
+{
+    return &AGREEMENT;
+}
 
 static const cmp_metric ROWS[] = {
     {"bound", "pods bound", "", m_bound},
@@ -78,6 +90,12 @@ void cmp_report_text(const cmp_report *r, FILE *out)
         cmp_format_metric(a, sizeof a, &ROWS[i], cmp_mean_over_seeds(&r->policy[0], ROWS[i].get));
         cmp_format_metric(b, sizeof b, &ROWS[i], cmp_mean_over_seeds(&r->policy[1], ROWS[i].get));
         fprintf(out, "%-44s %14s %14s\n", ROWS[i].label, a, b);
+    }
+    if (r->has_reference) {
+        char a[32], b[32];
+        cmp_format_metric(a, sizeof a, &AGREEMENT, cmp_mean_over_seeds(&r->policy[0], AGREEMENT.get));
+        cmp_format_metric(b, sizeof b, &AGREEMENT, cmp_mean_over_seeds(&r->policy[1], AGREEMENT.get));
+        fprintf(out, "%-44s %14s %14s\n", AGREEMENT.label, a, b);
     }
     for (int p = 0; p < 2; p++) {
         const cmp_run *run = &r->policy[p].runs[0];
@@ -162,6 +180,8 @@ cJSON *cmp_report_json(const cmp_report *r)
         cJSON *mean = cJSON_AddObjectToObject(pj, "mean");
         for (size_t i = 0; i < N_ROWS; i++)
             cJSON_AddNumberToObject(mean, ROWS[i].key, cmp_mean_over_seeds(&r->policy[p], ROWS[i].get));
+        if (r->has_reference)
+            cJSON_AddNumberToObject(mean, AGREEMENT.key, cmp_mean_over_seeds(&r->policy[p], AGREEMENT.get));
         cJSON *runs = cJSON_AddArrayToObject(pj, "runs");
         for (uint32_t s = 0; s < r->policy[p].n_runs; s++)
             cJSON_AddItemToArray(runs, run_json(&r->policy[p].runs[s]));
