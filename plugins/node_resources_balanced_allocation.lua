@@ -154,4 +154,11 @@ function P:score(state, pod, ni)
   return floor((1 - std) * MAX_NODE_SCORE)
 end
 
+-- ---- events ---------------------------------------------------------------------
+
+-- None: a Score plugin rejects no pod, so upstream registers no event for it
+-- (the runtime only asks PreEnqueue, PreFilter, Filter, Reserve and Permit
+-- plugins for events tables).
+P.events = {}
+
 return P

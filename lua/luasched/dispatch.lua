@@ -327,7 +327,7 @@ local function register_events(prof, profile_index, seen)
         for _, r in ipairs(regs) do
           local hint_id = 0
           if r.hint then
-            hints[#hints + 1] = r.hint
+            hints[#hints + 1] = { fn = r.hint, inst = inst }
             hint_id = #hints
           end
           registrations[#registrations + 1] = {
@@ -950,12 +950,13 @@ local hint_errors = 0
 --- An error, or a result that is neither ls.QUEUE nor ls.QUEUE_SKIP, counts as
 --- Queue and is logged, as upstream treats a hint error.
 function M.hint(id, pod_ptr, ev_ptr)
-  local fn = hints[id]
-  if not fn then return ls.QUEUE end
+  local h = hints[id]
+  if not h then return ls.QUEUE end
+  local fn = h.fn
   local pod = ffi.cast("const ls_pod *", pod_ptr)
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
-  local ok, r = pcall(fn, pod, old, new)
+  local ok, r = pcall(fn, pod, old, new, h.inst)
   if ok and (r == ls.QUEUE or r == ls.QUEUE_SKIP) then return r end
   hint_errors = hint_errors + 1
   local info = debug.getinfo(fn, "S")

@@ -717,7 +717,7 @@ void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
     if (!ls_cache_forget_pod(s->cache, pod, &err))
         ls_log_error("Forgetting an assumed pod failed", "pod", ls_str_get(pod->name), "err", err.msg);
     /* The room it held is free again: as upstream's AssignedPodDelete. */
-    ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
+    ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
 
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)

@@ -179,7 +179,7 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
     if (pod->node_name) {
         if (!ls_cache_add_pod(s->cache, pod, &err))
             log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
+        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
         return;
     }
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
@@ -211,13 +211,13 @@ static void assigned_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls
     if (known && old_pod != new_pod) {
         if (!ls_cache_update_pod(s->cache, old_pod, new_pod, &err))
             log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "Pod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+        ls_scheduler_cluster_event(s, "AssignedPod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
                       "AssignedPodUpdate", LS_OBJ_POD, old_pod, new_pod);
         return;
     }
     if (!known && !ls_cache_add_pod(s->cache, new_pod, &err))
         log_cache_error(&err);
-    ls_scheduler_cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
+    ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
 }
 
 static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
@@ -248,15 +248,20 @@ static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
     if (ls_cache_pod_node(s->cache, pod) && !ls_cache_is_assumed(s->cache, pod)) {
         if (!ls_cache_remove_pod(s->cache, pod, &err))
             log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
+        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
         return;
     }
     ls_waiting_pods_reject(&s->waiting, pod->id, 0, "pod was deleted while waiting at Permit");
+    /* A nominated pod held room on its node for lower-priority pods: its
+     * deletion frees it, as upstream's AssignedPodDelete for such a pod. */
+    bool held_room = pod->nominated_node_name || ls_nominator_node_of(&s->nominator, pod);
     ls_nominator_delete(&s->nominator, pod);
     ls_qpod *qp = ls_squeue_find(s->queue, pod);
     if (qp && qp->where != LS_Q_IN_FLIGHT)
         ls_squeue_delete(s->queue, pod);
     s->last_change_ms = s->clock_ms;
+    if (held_room)
+        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
 
 static void apply_object_add(ls_scheduler *s, const ls_object *obj)
