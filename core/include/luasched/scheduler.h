@@ -27,6 +27,10 @@ typedef struct ls_attempt {
     ls_str nominated_node;        /* set by PostFilter (preemption), 0 otherwise */
     uint32_t n_victims;           /* pods this attempt preempted */
     const ls_pod *const *victims;
+    /* NominatedNodeNameForExpectation: the node status.nominatedNodeName was
+     * set to for the binding (a Permit made the pod wait, or the profile has
+     * PreBind work), 0 otherwise; on a failed attempt it was cleared again. */
+    ls_str expected_node;
 } ls_attempt;
 
 typedef struct ls_sched_source {
@@ -49,6 +53,10 @@ typedef struct ls_sched_source {
      * lower-priority pods nominated to the node it chose): status.nominatedNodeName
      * goes too. */
     void (*clear_nomination)(void *ud, const ls_pod *pod);
+    /* Optional: status.nominatedNodeName = node for a pod about to be bound
+     * there (NominatedNodeNameForExpectation), so that other pods and
+     * components see where it is going while Permit or PreBind takes time. */
+    void (*nominate)(void *ud, const ls_pod *pod, ls_str node);
     /* Optional, for the real-time loop: block until the source has events or
      * `ms` milliseconds have passed (without it, the loop sleeps). */
     void (*wait)(void *ud, uint64_t ms);

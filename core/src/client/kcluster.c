@@ -541,6 +541,14 @@ static void source_clear_nomination(void *ud, const ls_pod *pod)
     ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), NULL, NULL, NULL);
 }
 
+/* NominatedNodeNameForExpectation: where the pod is going while Permit or PreBind runs. */
+static void source_nominate(void *ud, const ls_pod *pod, ls_str node)
+{
+    ls_kcluster *kc = ud;
+    ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(node), NULL,
+                                 NULL);
+}
+
 static void source_advance_to(void *ud, uint64_t now_ms)
 {
     (void)now_ms;
@@ -571,7 +579,7 @@ ls_sched_source ls_kcluster_source(ls_kcluster *kc)
 {
     return (ls_sched_source){.ud = kc, .bind = source_bind, .on_attempt = source_on_attempt,
                              .advance_to = source_advance_to, .preempt = source_preempt, .wait = source_wait,
-                             .clear_nomination = source_clear_nomination};
+                             .clear_nomination = source_clear_nomination, .nominate = source_nominate};
 }
 
 void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s)

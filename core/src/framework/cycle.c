@@ -162,6 +162,7 @@ static void report(ls_scheduler *s, ls_qpod *qp, ls_str node, uint8_t code, cons
         .nominated_node = node ? 0 : s->cycle.nominated_node,
         .n_victims = s->victims.len,
         .victims = s->victims.data,
+        .expected_node = s->expected_node,
     };
     record_attempt(s, qp, node, code);
     if (s->src.on_attempt)
@@ -354,10 +355,35 @@ static void fail_after_assume(ls_scheduler *s, ls_qpod *qp, bool scheduling_cycl
     free(msg);
 }
 
+/* ---- NominatedNodeNameForExpectation (upstream v1.35+, on by default)
+ *
+ * A pod that will take time to bind (a Permit made it wait, or PreBind has
+ * work to do) gets status.nominatedNodeName = its node at the start of the
+ * binding cycle, so that other pods and components see where it is going; a
+ * failure clears it again (the API server clears it when the binding lands).
+ * PreBind plugins have no pre-flight hook here: each counts as having work. */
+
+static void expect_placement(ls_scheduler *s, ls_qpod *qp, ls_str node)
+{
+    if (s->expected_node == node)
+        return;
+    s->expected_node = node;
+    if (s->src.nominate)
+        s->src.nominate(s->src.ud, qp->pod, node);
+}
+
+static void drop_expectation(ls_scheduler *s, ls_qpod *qp)
+{
+    if (s->expected_node && s->src.clear_nomination)
+        s->src.clear_nomination(s->src.ud, qp->pod);
+}
+
 /* PreBind, Bind and PostBind. In this single-threaded loop the binding
  * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
 static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
 {
+    if (profile_of(s, qp)->plugins[LS_EP_PRE_BIND].len)
+        expect_placement(s, qp, node);
     int ep = LS_EP_PRE_BIND;
     int code = ls_scheduler_run_point(s, LS_CALL_PRE_BIND, qp->profile);
     if (code == LS_SUCCESS) {
@@ -369,6 +395,7 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
     if (code != LS_SUCCESS) {
         reject_by_status(s, qp, ep);
         unreserve_and_forget(s, qp);
+        drop_expectation(s, qp);
         fail_after_assume(s, qp, false);
         return;
     }
@@ -401,6 +428,7 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
         /* The binding cycle goes on once every waiting plugin allowed the pod. */
         ls_waiting_pods_add(&s->waiting, qp->pod, qp->profile, c, s->clock_ms);
         ls_lua_park(s->lua, qp->pod->id);
+        expect_placement(s, qp, node);
         return;
     }
     if (code != LS_SUCCESS) {
@@ -416,6 +444,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
     s->victims.len = 0;
+    s->expected_node = 0;
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
     ls_cache_update_snapshot(s->cache, s->snapshot);
@@ -503,6 +532,7 @@ void ls_scheduler_skip_deleting(ls_scheduler *s, ls_qpod *qp)
     s->cycle.num_all_nodes = 0;
     s->cycle.num_feasible = 0;
     s->victims.len = 0;
+    s->expected_node = 0;
     s->cycle.nominated_node = 0;
     report(s, qp, 0, LS_UNSCHEDULABLE, msg);
     ls_squeue_done(s->queue, qp);
@@ -561,9 +591,11 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         ls_cycle *c = &s->cycle;
         begin_cycle(s, qp);
         c->selected_node = wp->node;
+        s->expected_node = wp->node;   /* set when it began to wait */
         ls_lua_resume(s->lua, wp->pod->id);
         if (wp->rejected) {
             unreserve_and_forget(s, qp);
+            drop_expectation(s, qp);
             qp->n_rejectors = 0;
             if (wp->rejected_by)
                 qp->rejectors[qp->n_rejectors++] = wp->rejected_by;
@@ -738,6 +770,7 @@ void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *me
     s->cycle.num_all_nodes = s->cycle.num_feasible = 0;
     s->cycle.nominated_node = 0;
     s->victims.len = 0;
+    s->expected_node = 0;
     if (s->metrics.registry)
         s->attempt_start_ns = ls_sched_metrics_clock_ns();
     fail(s, qp, LS_ERROR, message);

@@ -36,6 +36,7 @@ struct ls_scheduler {
     ls_waiting_pods waiting;
     ls_nominator nominator;
     ls_vec victims;             /* const ls_pod *: preempted during the running cycle */
+    ls_str expected_node;       /* nominatedNodeName set for the running binding (expectation), or 0 */
     int defer_events;           /* > 0 while a plugin's FFI call (bind, preempt) runs */
     ls_vec deferred;            /* events that arrived meanwhile */
     uint64_t clock_ms;          /* virtual time in a simulation */
