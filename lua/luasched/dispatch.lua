@@ -283,7 +283,13 @@ function Handle:node_code(ni)
   return cycle.node_status[idx].code
 end
 
---- Evicts `victim` to make room on `node_name` for the cycle's pod.
+--- True while `pod`'s victims' deletions are being issued (async preemption).
+function Handle:preempting(pod)
+  return C.ls_cycle_preempting(cycle, pod)
+end
+
+--- Evicts `victim` to make room on `node_name` for the cycle's pod: its
+--- deletion is issued after the scheduling cycle (async preemption).
 function Handle:preempt(victim, node_name)
   if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
     return ffi.string(error_buf)

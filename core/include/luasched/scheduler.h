@@ -86,6 +86,9 @@ void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod);
 void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj);
 void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj);
 void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj);
+/* The API server refused the deletion of a victim of `preemptor` (async
+ * preemption): its nomination goes and it moves to activeQ. */
+void ls_scheduler_preemption_failed(ls_scheduler *s, const ls_pod *preemptor, const char *message);
 
 /* A binding that the source accepted (its bind returned true) and that the
  * API server later refused: the assumed pod is forgotten and retried after

@@ -687,42 +687,6 @@ void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod)
         s->src.clear_nomination(s->src.ud, pod);
 }
 
-static int preempt_locked(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
-{
-    ls_scheduler *s = cycle->owner;
-    if (!s || !s->src.preempt) {
-        snprintf(errbuf, errlen, "no cluster is attached to evict pod %s/%s", ls_str_get(victim->ns),
-                 ls_str_get(victim->name));
-        return -1;
-    }
-    char message[300];
-    snprintf(message, sizeof message, "%s: preempting to accommodate a higher priority pod",
-             ls_str_get(s->cfg.profiles[cycle->profile].scheduler_name));
-    ls_error err;
-    *(const ls_pod **)ls_vec_push(&s->victims) = victim;
-    ls_scheduler_begin_deferral(s);
-    bool evicted = s->src.preempt(s->src.ud, victim, cycle->pod, node, message, &err);
-    ls_scheduler_end_deferral(s);
-    if (!evicted) {
-        s->victims.len--;
-        snprintf(errbuf, errlen, "%s", err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
-{
-    if (!cycle) {
-        snprintf(errbuf, errlen, "no scheduling cycle is running");
-        return -1;
-    }
-    ls_critical_enter();
-    int rc = preempt_locked(cycle, victim, node, errbuf, errlen);
-    ls_critical_leave();
-    return rc;
-}
-
 uint64_t ls_cycle_random(const ls_cycle *cycle)
 {
     ls_scheduler *s = cycle ? cycle->owner : NULL;

@@ -91,6 +91,7 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     s->cycle.owner = s;
     ls_waiting_pods_init(&s->waiting);
     ls_nominator_init(&s->nominator);
+    ls_map_init(&s->preempting);
     ls_vec_init(&s->victims, sizeof(const ls_pod *));
     ls_vec_init(&s->deferred, sizeof(deferred_event));
     s->cache = ls_cache_new();
@@ -119,6 +120,7 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_squeue_free(s->queue);
     ls_waiting_pods_free(&s->waiting);
     ls_nominator_free(&s->nominator);
+    ls_map_free(&s->preempting);
     ls_file_watch_free(s->watch);
     free(s->config_path);
     ls_vec_free(&s->victims);
@@ -406,6 +408,7 @@ bool ls_scheduler_schedule_one(ls_scheduler *s)
     s->cycles_started++;
     ls_scheduler_schedule_pod(s, qp);
     ls_scheduler_apply_deferred(s);
+    ls_scheduler_issue_preemptions(s);
     return true;
 }
 
