@@ -33,6 +33,7 @@ typedef struct ls_sim_pod {
     uint64_t last_attempt_ms;
     struct cJSON *json;      /* kept when a timeline may patch the pod */
     bool has_policy;         /* spec.preemptionPolicy was written (admission keeps it) */
+    bool refused_delete;     /* the fault hook refused its deletion once */
     char where[256];         /* file:line, for admission errors */
 } ls_sim_pod;
 
