@@ -24,7 +24,7 @@
 #include <time.h>
 
 typedef enum kc_kind { KC_OBJECT, KC_NODE, KC_POD, KC_KINDS } kc_kind;
-typedef enum kc_type { KC_ADD, KC_UPDATE, KC_DELETE, KC_BIND_OK, KC_BIND_FAILED } kc_type;
+typedef enum kc_type { KC_ADD, KC_UPDATE, KC_DELETE, KC_BIND_OK, KC_BIND_FAILED, KC_PREEMPT_FAILED } kc_type;
 
 typedef struct kc_event {
     uint8_t type;
@@ -321,6 +321,12 @@ static void apply_pod(ls_kcluster *kc, kc_event *ev)
 {
     ls_map *store = &kc->stores[KC_POD];
     ls_pod_obj *old = ls_map_get(store, ev->key);
+    if (ev->type == KC_PREEMPT_FAILED) {
+        if (old)
+            ls_scheduler_preemption_failed(kc->sched, &old->pod, ev->message);
+        free(ev->message);
+        return;
+    }
     if (ev->type == KC_BIND_OK || ev->type == KC_BIND_FAILED) {
         if (!settle_deleted_binding(kc, ev) && old && ev->type == KC_BIND_FAILED)
             ls_scheduler_bind_failed(kc->sched, &old->pod, ev->message);
@@ -519,13 +525,35 @@ static void source_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cyc
     }
 }
 
+typedef struct preempt_job {
+    ls_kcluster *kc;
+    ls_str preemptor_uid;
+} preempt_job;
+
+/* A victim's deletion the API server refused (async preemption): the
+ * preemptor's nomination goes, on the scheduling thread. A victim already
+ * gone (404) is what the deletion wanted. */
+static void preempt_done(void *ud, const ls_write_result *r)
+{
+    preempt_job *job = ud;
+    if (r->outcome != LS_WRITE_OK && r->status != 404)
+        push(job->kc, KC_POD, (kc_event){.type = KC_PREEMPT_FAILED, .key = job->preemptor_uid,
+                                         .message = ls_xstrdup(r->message)});
+    free(job);
+}
+
 static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node,
                            const char *message, ls_error *err)
 {
     ls_kcluster *kc = ud;
     const char *ns = ls_str_get(victim->ns), *name = ls_str_get(victim->name);
-    if (!ls_writer_preempt_victim(kc->writer, ns, name, ls_str_get(victim->uid), message, NULL, NULL))
+    preempt_job *job = ls_xcalloc(1, sizeof *job);
+    job->kc = kc;
+    job->preemptor_uid = preemptor->uid;
+    if (!ls_writer_preempt_victim(kc->writer, ns, name, ls_str_get(victim->uid), message, preempt_done, job)) {
+        free(job);
         return ls_errorf(err, "preempting pod %s/%s: the writer is stopping", ns, name);
+    }
     char note[600];
     snprintf(note, sizeof note, "Preempted by pod %s on node %s", ls_str_get(preemptor->uid), ls_str_get(node));
     ls_event_spec ev = {.ns = ns, .name = name, .uid = ls_str_get(victim->uid), .type = "Normal",

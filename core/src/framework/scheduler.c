@@ -196,12 +196,12 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
         return;
     }
     s->last_change_ms = s->clock_ms;
-    ls_squeue_add(s->queue, pod, (uint32_t)profile);
-    /* status.nominatedNodeName counts for Filter once the pod passed PreEnqueue:
-     * a gated pod holds no room (as in v1.32-v1.34). */
-    const ls_qpod *qp = ls_squeue_find(s->queue, pod);
-    if (pod->nominated_node_name && qp && !qp->gated)
+    /* status.nominatedNodeName counts for Filter from the pod's arrival, gated
+     * or not: v1.37 stores a pod's nomination before PreEnqueue runs (#139057),
+     * so a gated pod holds its room against lower-priority pods. */
+    if (pod->nominated_node_name)
         ls_nominator_add(&s->nominator, pod, pod->nominated_node_name);
+    ls_squeue_add(s->queue, pod, (uint32_t)profile);
 }
 
 /* An assigned pod appeared or changed: the cache follows (an assumed pod is
