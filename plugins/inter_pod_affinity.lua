@@ -67,6 +67,9 @@
 -- * A missing PreFilter / PreScore state gives an Error status (Filter,
 --   add_pod, remove_pod, NormalizeScore) or raises (Score), as upstream's
 --   "error reading ... from cycleState" does.
+--
+-- Over 800 lines: one plugin per file, and this one carries Filter, Score,
+-- the counts kept between cycles and its queueing hints.
 local ls = require("luasched")
 local MAX_MAPS = 32
 

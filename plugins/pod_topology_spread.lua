@@ -66,6 +66,9 @@
 --   has every topology key; an update queues when that changes, or when it
 --   matches and a topology key's value or its taints changed; an added or
 --   deleted node queues when it matches.
+--
+-- Over 800 lines: one plugin per file, and this one carries Filter, Score,
+-- the counts kept between cycles and its queueing hints.
 local ls = require("luasched")
 local MAX_AGGS = 32   -- cached entries kept (each holds a few per-node arrays)
 
