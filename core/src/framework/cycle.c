@@ -735,6 +735,10 @@ void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *me
     s->cycle.nominated_node = 0;
     s->victims.len = 0;
     s->expected_node = 0;
+    /* A nomination it carries (set for the binding, or by preemption) goes with
+     * the failed binding, as upstream v1.35+ clears it on a binding failure. */
+    if (pod->nominated_node_name && s->src.clear_nomination)
+        s->src.clear_nomination(s->src.ud, pod);
     if (s->metrics.registry)
         s->attempt_start_ns = ls_sched_metrics_clock_ns();
     fail(s, qp, LS_ERROR, message);
