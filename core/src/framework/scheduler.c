@@ -235,8 +235,13 @@ static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_po
         return;
     }
     s->last_change_ms = s->clock_ms;
-    ls_nominator_update(&s->nominator, old_pod, new_pod);
+    if (ls_squeue_find(s->queue, old_pod))   /* only our pods are nominated */
+        ls_nominator_update(&s->nominator, old_pod, new_pod);
     ls_squeue_update(s->queue, old_pod, new_pod);
+    /* Its nomination moved or went: the room it held on the old node is free,
+     * as if a pod there was deleted (upstream's AssignedPodDelete for oldPod). */
+    if (old_pod->nominated_node_name && old_pod->nominated_node_name != new_pod->nominated_node_name)
+        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, old_pod, NULL);
     /* A pod being bound (assumed, or waiting on Permit) may be updated before
      * its binding shows (a status patch): whoever holds it takes the new object,
      * so the source can free the old one. */
