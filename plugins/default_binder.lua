@@ -17,4 +17,11 @@ function P:bind(_, _, node_name)
   return nil
 end
 
+-- ---- events ---------------------------------------------------------------------
+
+-- None: the Bind plugin rejects no pod, so upstream registers no event for it
+-- (the runtime only asks PreEnqueue, PreFilter, Filter, Reserve and Permit
+-- plugins for events tables).
+P.events = {}
+
 return P

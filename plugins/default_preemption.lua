@@ -6,8 +6,8 @@
 -- default_preemption.go and pkg/scheduler/framework/preemption/preemption.go
 -- (Evaluator.Preempt, findCandidates, DryRunPreemption, SelectCandidate,
 -- pickOneNodeForPreemption, prepareCandidate) and pkg/scheduler/util
--- (MoreImportantPod, GetEarliestPodStartTime), v1.30-v1.34, synchronous
--- preemption:
+-- (MoreImportantPod, GetEarliestPodStartTime), v1.30-v1.34, with v1.37's
+-- asynchronous preemption (SchedulerAsyncPreemption, on by default):
 -- * Args: minCandidateNodesPercentage (10, 0-100), minCandidateNodesAbsolute
 --   (100, >= 0), not both 0; errors in ValidateDefaultPreemptionArgs' wording
 --   (field.Invalid, several aggregated as "[a, b]").
@@ -39,10 +39,21 @@
 -- * pickOneNodeForPreemption: fewest PDB violations, lowest highest-victim
 --   priority, smallest sum of (priority + 2^31), fewest victims, latest
 --   earliest start time among the highest-priority victims, first in list.
--- * prepareCandidate: every victim not already being deleted is preempted
---   (DisruptionTarget condition, then delete, through the cluster); lower
+-- * prepareCandidateAsync: every victim not already being deleted is handed
+--   to the framework, which issues its deletion (DisruptionTarget condition,
+--   then delete, through the cluster) after the scheduling cycle; lower
 --   priority pods nominated to the node lose their nomination; Success with
 --   the node as nomination. Every message is prefixed "preemption: ".
+-- * Async preemption: while the deletions are being issued the pod is
+--   "preempting": PreEnqueue rejects it with UnschedulableAndUnresolvable
+--   "waiting for the preemption for this pod to be finished", and a PostFilter
+--   that finds it preempting returns Success with its current nomination
+--   (v1.37: no second preemption). A failed deletion clears the nomination and
+--   activates the pod (core/src/framework/preemption.c).
+-- * Events (EventsToRegister with async preemption): AssignedPod Delete with a
+--   hint that always says Skip: a pod this plugin held back is let go when the
+--   deletions are issued, and the plugins that rejected it in its cycle decide
+--   on the deletion events.
 --
 -- Deviations:
 -- * Terminating pods: luasched keeps no pod conditions, and preempted pods are
@@ -58,10 +69,14 @@
 -- * The dry-run Filter reasons of a node are recovered from its status
 --   message split at ", " (the plugin API returns the joined message); no
 --   shipped Filter reason contains ", ".
--- * Synchronous preemption only: no PreEnqueue gate (async preemption).
 -- * HTTP extenders (callExtenders) get the candidates before the choice; the
 --   candidates they leave come in the order of their answer (upstream
 --   iterates a Go map). None left -> "no candidate node for preemption".
+-- * The deletions are issued one after the other right after the cycle (in
+--   the single scheduling thread; in `run` they are queued to the API writer,
+--   so they do not wait for the API server), not by a goroutine in parallel.
+--   In `run`, a deletion the API server refuses later is not fed back: only a
+--   deletion the writer cannot take fails the preemption.
 local ls = require("luasched")
 
 local P = ls.plugin("DefaultPreemption", {
@@ -116,6 +131,7 @@ function P:init(args)
   if #errs > 1 then error("[" .. concat(errs, ", ") .. "]", 0) end
   self.pct, self.abs = pct, abs
   self.never = ls.unschedulable("preemption: not eligible due to preemptionPolicy=Never.")
+  self.in_flight = ls.unresolvable("waiting for the preemption for this pod to be finished")
   self.terminating = ls.unschedulable("preemption: not eligible due to a terminating pod on the nominated node.")
   self.kind_pdb = ls.intern("PodDisruptionBudget")
 end
@@ -367,6 +383,7 @@ end
 
 function P:post_filter(state, pod)
   local h = self.handle
+  if h:preempting(pod) then return nil, h:nominated_node_of(pod) end
   if pod.preemption_policy == PREEMPT_NEVER then return self.never end
   if self:waiting_for_victims(pod) then return self.terminating end
 
@@ -444,5 +461,21 @@ function P:post_filter(state, pod)
   for _, p in ipairs(lower) do h:clear_nomination(p) end
   return nil, node_name
 end
+
+
+-- ---- async preemption: PreEnqueue, events and queueing hint ---------------------
+
+function P:pre_enqueue(pod)
+  if self.handle:preempting(pod) then return self.in_flight end
+  return nil
+end
+
+local function skip_assigned_pod_deleted()
+  return ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "AssignedPod", action = "Delete", hint = skip_assigned_pod_deleted },
+}
 
 return P

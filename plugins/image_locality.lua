@@ -66,4 +66,11 @@ function P:score(_, pod, ni)
   return floor(MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD))
 end
 
+-- ---- events ---------------------------------------------------------------------
+
+-- None: a Score plugin rejects no pod, so upstream registers no event for it
+-- (the runtime only asks PreEnqueue, PreFilter, Filter, Reserve and Permit
+-- plugins for events tables).
+P.events = {}
+
 return P

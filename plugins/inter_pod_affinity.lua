@@ -46,10 +46,30 @@
 -- allocate nothing per node.
 --
 -- Deviations:
--- * No EventsToRegister table yet: registered for every cluster event.
+-- * Queueing hints match a term's namespaceSelector against the other pod's
+--   Namespace labels (upstream passes no labels there, so only an empty
+--   selector matches).
+--
+-- Events (upstream v1.37 plugin guide, which lists v1.36's fixes for deleted
+-- pods, the pod's own label changes and nominated pods; hint logic otherwise
+-- as in the v1.32-v1.34 code):
+-- * AssignedPod Add|UpdatePodLabel|Delete, Skip unless the other pod is bound
+--   or nominated. Added: Queue when it matches all of the pod's required
+--   affinity terms. Updated: Queue when it now matches all affinity terms and
+--   did not, or matched some anti-affinity term and matches none now.
+--   Deleted: Queue when it matched an anti-affinity term of the pod, or one of
+--   its own required anti-affinity terms matched the pod.
+-- * TargetPod UpdatePodLabel: Queue (existing pods' terms may no longer match it).
+-- * Node Add|UpdateNodeLabel: Queue when an added node has an affinity term's
+--   topology key, or an updated one gained it or changed its value; for
+--   anti-affinity terms, when a node is added, or an updated one lost the key
+--   or changed its value.
 -- * A missing PreFilter / PreScore state gives an Error status (Filter,
 --   add_pod, remove_pod, NormalizeScore) or raises (Score), as upstream's
 --   "error reading ... from cycleState" does.
+--
+-- Over 800 lines: one plugin per file, and this one carries Filter, Score,
+-- the counts kept between cycles and its queueing hints.
 local ls = require("luasched")
 local MAX_MAPS = 32
 
@@ -711,5 +731,89 @@ function P:normalize_score(state, _, scores, _, n)
   end
   return nil
 end
+
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local EMPTY_NAME = ls.intern("")
+
+local function set_name(id) return id ~= 0 and id ~= EMPTY_NAME end
+
+-- The pod's own term t (C) against another pod p (upstream AffinityTerm.Matches).
+local function term_matches(t, p)
+  return existing_matches(t, p, p.ns, ls.namespace_labels(p.ns))
+end
+
+local function matches_all_terms(terms, n, p)
+  if n == 0 then return false end
+  for i = 0, n - 1 do
+    if not term_matches(terms[i], p) then return false end
+  end
+  return true
+end
+
+local function matches_any_term(terms, n, p)
+  for i = 0, n - 1 do
+    if term_matches(terms[i], p) then return true end
+  end
+  return false
+end
+
+-- Does one of p's required anti-affinity terms match the pod?
+local function hates(p, pod)
+  local nsl = ls.namespace_labels(pod.ns)
+  for i = 0, p.n_anti_affinity - 1 do
+    if existing_matches(p.anti_affinity[i], pod, pod.ns, nsl) then return true end
+  end
+  return false
+end
+
+local function after_pod_change(pod, old, new)
+  local other = new or old
+  if not set_name(other.node_name) and not set_name(other.nominated_node_name) then return ls.QUEUE_SKIP end
+  local aff, n_aff = pod.affinity, pod.n_affinity
+  local anti, n_anti = pod.anti_affinity, pod.n_anti_affinity
+  if old ~= nil and new ~= nil then
+    if not matches_all_terms(aff, n_aff, old) and matches_all_terms(aff, n_aff, new) then return ls.QUEUE end
+    if matches_any_term(anti, n_anti, old) and not matches_any_term(anti, n_anti, new) then return ls.QUEUE end
+    return ls.QUEUE_SKIP
+  end
+  if new ~= nil then
+    return matches_all_terms(aff, n_aff, new) and ls.QUEUE or ls.QUEUE_SKIP
+  end
+  if matches_any_term(anti, n_anti, old) or hates(old, pod) then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+local function after_own_label_change(pod, _, new)
+  if new.uid == pod.uid then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+local function after_node_change(pod, old, new)
+  for i = 0, pod.n_affinity - 1 do
+    local key = pod.affinity[i].topology_key
+    local now = node_value(new.labels, key)
+    if old == nil then
+      if now ~= nil then return ls.QUEUE end
+    else
+      local before = node_value(old.labels, key)
+      if now ~= nil and before ~= now then return ls.QUEUE end
+    end
+  end
+  for i = 0, pod.n_anti_affinity - 1 do
+    if old == nil then return ls.QUEUE end
+    local key = pod.anti_affinity[i].topology_key
+    local before = node_value(old.labels, key)
+    if before ~= nil and before ~= node_value(new.labels, key) then return ls.QUEUE end
+  end
+  return ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "AssignedPod", action = { "Add", "UpdatePodLabel", "Delete" }, hint = after_pod_change },
+  { resource = "TargetPod", action = "UpdatePodLabel", hint = after_own_label_change },
+  { resource = "Node", action = { "Add", "UpdateNodeLabel" }, hint = after_node_change },
+}
 
 return P

@@ -37,7 +37,12 @@
 --   integers, matchFields metadata.name only); label key and value syntax is
 --   not checked. upstream would accept a matchFields key other than
 --   metadata.name (it then compares against ""); here it is an error.
--- * No EventsToRegister table yet: registered for every cluster event.
+--
+-- Events (upstream v1.37 plugin guide; hint as in the v1.32-v1.34 code): Node
+-- Add|UpdateNodeLabel. Skip when the node does not match addedAffinity's
+-- required selector or the pod's nodeSelector/required affinity; Queue for an
+-- added node; for an update, Queue only when the old node did not match the
+-- pod's selector/affinity (unmatched -> matched).
 local ls = require("luasched")
 
 local P = ls.plugin("NodeAffinity")
@@ -296,5 +301,23 @@ function P:normalize_score(_, _, scores, _, n)
   ls.default_normalize_score(scores, n, MAX_NODE_SCORE, false)
   return nil
 end
+
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local pod_matches_node_affinity = ls.pod_matches_node_affinity
+
+local function after_node_change(pod, old, new, self)
+  local added = self.added_required
+  if added ~= nil and not selector_matches(added, new) then return ls.QUEUE_SKIP end
+  if not pod_matches_node_affinity(pod, new) then return ls.QUEUE_SKIP end
+  if old == nil then return ls.QUEUE end
+  if pod_matches_node_affinity(pod, old) then return ls.QUEUE_SKIP end
+  return ls.QUEUE
+end
+
+P.events = {
+  { resource = "Node", action = { "Add", "UpdateNodeLabel" }, hint = after_node_change },
+}
 
 return P

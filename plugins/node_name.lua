@@ -4,8 +4,8 @@
 -- Filter passes when spec.nodeName is empty or equals the node's name, else
 -- UnschedulableAndUnresolvable "node(s) didn't match the requested node name".
 --
--- Deviations: no EventsToRegister table yet, so the plugin is registered for
--- every cluster event (upstream registers Node/Add with a queueing hint).
+-- Events (upstream v1.37, hint as in the v1.32-v1.34 code): Node Add, queued
+-- when the new node is the one the pod names (or it names none).
 local ls = require("luasched")
 
 local P = ls.plugin("NodeName")
@@ -23,5 +23,17 @@ function P:filter(_, pod, ni)
   if want == 0 or want == self.empty or want == ni.node.name then return nil end
   return self.status
 end
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local function after_node_add(pod, _, new, self)
+  local want = pod.node_name
+  if want == 0 or want == self.empty or want == new.name then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "Node", action = "Add", hint = after_node_add },
+}
 
 return P

@@ -16,7 +16,9 @@
 --   C decoder, which also sanitizes: an unset or empty hostIP is 0.0.0.0, an
 --   unset protocol TCP) rather than from CycleState, so Filter also
 --   works when PreFilter did not run (upstream returns an Error then).
--- * No EventsToRegister table yet: registered for every cluster event.
+-- Events (upstream v1.37 plugin guide; hint as in the v1.32-v1.34 code):
+-- AssignedPod Delete, queued when the deleted pod was bound or nominated and
+-- held a host port that conflicts with one the pod wants; Node Add (no hint).
 local ls = require("luasched")
 
 local P = ls.plugin("NodePorts")
@@ -77,5 +79,28 @@ function P:filter(_, pod, ni)
   end
   return nil
 end
+
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local EMPTY = ls.intern("")
+
+local function after_pod_deleted(pod, old, _)
+  local bound = old.node_name ~= 0 and old.node_name ~= EMPTY
+  local nominated = old.nominated_node_name ~= 0 and old.nominated_node_name ~= EMPTY
+  if not bound and not nominated then return ls.QUEUE_SKIP end
+  local n_used = old.n_host_ports
+  if n_used == 0 then return ls.QUEUE_SKIP end
+  local used, wanted = old.host_ports, pod.host_ports
+  for i = 0, pod.n_host_ports - 1 do
+    if conflicts(wanted[i], used, n_used) then return ls.QUEUE end
+  end
+  return ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "AssignedPod", action = "Delete", hint = after_pod_deleted },
+  { resource = "Node", action = "Add" },
+}
 
 return P

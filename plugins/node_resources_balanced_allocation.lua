@@ -174,4 +174,11 @@ function P:score(state, pod, ni)
   return HALF + floor((HALF + with_pod - without_pod) / 2)
 end
 
+-- ---- events ---------------------------------------------------------------------
+
+-- None: a Score plugin rejects no pod, so upstream registers no event for it
+-- (the runtime only asks PreEnqueue, PreFilter, Filter, Reserve and Permit
+-- plugins for events tables).
+P.events = {}
+
 return P

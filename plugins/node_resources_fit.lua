@@ -32,7 +32,21 @@
 --   names (resource slot order); upstream iterates a Go map (random order).
 -- * Arithmetic is done in Lua numbers (doubles): exact while the operands
 --   times 100 stay below 2^53 (memory up to ~90 TB per node).
--- * No EventsToRegister table yet: registered for every cluster event.
+--
+-- Events (upstream v1.37 plugin guide; hint logic as in the v1.32-v1.34 code,
+-- InPlacePodVerticalScaling on as it is by default):
+-- * AssignedPod Delete: Skip when the deleted pod was neither bound nor
+--   nominated, else Queue.
+-- * Node Add|UpdateNodeAllocatable: Skip when the pod would not fit the empty
+--   node (isFit: one pod slot, then each resource it requests against
+--   allocatable, extended ones never ignored); Queue for an added node; for an
+--   update, Queue only when allowed pods grew or the allocatable of a resource
+--   the pod requests grew (haveAnyRequestedResourcesIncreased).
+-- * AssignedPod UpdatePodScaleDown: Queue when the scaled-down pod is bound and
+--   its requests of a resource the pod requests went down; TargetPod
+--   UpdatePodScaleDown: Queue (the pod itself shrank).
+-- Not registered: DeviceClass (DRA extended resources, not implemented) and
+-- UpdatePodScaleUp (the alpha in-place resize preemption).
 local ls = require("luasched")
 
 local P = ls.plugin("NodeResourcesFit", {
@@ -403,5 +417,64 @@ function P:score(state, pod, ni)
   end
   return floor(node_score / weight_sum)
 end
+
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local EMPTY = ls.intern("")
+local PODS = ls.RES_PODS
+
+local function set_name(id) return id ~= 0 and id ~= EMPTY end
+
+local function after_pod_deleted(_, old, _)
+  if not set_name(old.node_name) and not set_name(old.nominated_node_name) then return ls.QUEUE_SKIP end
+  return ls.QUEUE
+end
+
+-- isFit: the pod alone on the node (no pods, nothing requested).
+local function fits_empty(pod, node)
+  local alloc, req = node.allocatable.v, pod.requests.v
+  if alloc[PODS] < 1 then return false end
+  for r = 0, ls.resource_count() - 1 do
+    if r ~= PODS and req[r] > 0 and req[r] > alloc[r] then return false end
+  end
+  return true
+end
+
+local function requested_grew(pod, old, new)
+  local a, b, req = old.allocatable.v, new.allocatable.v, pod.requests.v
+  if b[PODS] > a[PODS] then return true end
+  for r = 0, ls.resource_count() - 1 do
+    if r ~= PODS and req[r] > 0 and b[r] > a[r] then return true end
+  end
+  return false
+end
+
+local function after_node_change(pod, old, new)
+  if not fits_empty(pod, new) then return ls.QUEUE_SKIP end
+  if old == nil or requested_grew(pod, old, new) then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+local function after_assigned_scale_down(pod, old, new)
+  if not set_name(new.node_name) then return ls.QUEUE_SKIP end
+  local req, before, after = pod.requests.v, old.requests.v, new.requests.v
+  for r = 0, ls.resource_count() - 1 do
+    if r ~= PODS and req[r] > 0 and before[r] > after[r] then return ls.QUEUE end
+  end
+  return ls.QUEUE_SKIP
+end
+
+local function after_own_scale_down(pod, _, new)
+  if new.uid == pod.uid then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "AssignedPod", action = "Delete", hint = after_pod_deleted },
+  { resource = "Node", action = { "Add", "UpdateNodeAllocatable" }, hint = after_node_change },
+  { resource = "AssignedPod", action = "UpdatePodScaleDown", hint = after_assigned_scale_down },
+  { resource = "TargetPod", action = "UpdatePodScaleDown", hint = after_own_scale_down },
+}
 
 return P

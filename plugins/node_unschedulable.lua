@@ -5,8 +5,11 @@
 -- Mirrors upstream pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go:
 -- Filter fails with UnschedulableAndUnresolvable "node(s) were unschedulable".
 --
--- Deviations: no EventsToRegister table yet, so the plugin is registered for
--- every cluster event (upstream registers Node/Add|UpdateNodeTaint with a hint).
+-- Events (EventsToRegister, upstream v1.37 as its plugin guide describes it;
+-- the hint logic read in the v1.32-v1.34 code): Node Add|UpdateNodeTaint,
+-- queued when the node is added schedulable or goes from unschedulable to
+-- schedulable; TargetPod UpdatePodToleration, queued when the pod now
+-- tolerates the node.kubernetes.io/unschedulable:NoSchedule taint.
 local ls = require("luasched")
 
 local P = ls.plugin("NodeUnschedulable")
@@ -25,5 +28,23 @@ function P:filter(_, pod, ni)
   if pod.n_tolerations > 0 and ls.pod_tolerates(pod, self.taint) then return nil end
   return self.status
 end
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local function after_node_change(_, old, new)
+  if new.unschedulable ~= 0 then return ls.QUEUE_SKIP end
+  if old == nil or old.unschedulable ~= 0 then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+local function after_toleration_change(_, _, new, self)
+  if ls.pod_tolerates(new, self.taint) then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "Node", action = { "Add", "UpdateNodeTaint" }, hint = after_node_change },
+  { resource = "TargetPod", action = "UpdatePodToleration", hint = after_toleration_change },
+}
 
 return P

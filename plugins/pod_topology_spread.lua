@@ -52,7 +52,23 @@
 --   only look numbers up and allocate nothing.
 -- * A PreFilter Skip still leaves an empty state, so add_pod/remove_pod are
 --   no-ops then (upstream never calls them for a skipped plugin).
--- * No queueing hints: the events below always requeue.
+-- Events (upstream v1.37 plugin guide; hint logic as in the v1.32-v1.34
+-- code), over the pod's DoNotSchedule constraints (its own or the defaults):
+-- * AssignedPod Add|UpdatePodLabel|Delete: Skip unless the other pod is bound
+--   in the pod's namespace; an update queues when some constraint's selector
+--   matched the old labels and not the new or the reverse; an added or deleted
+--   pod queues when some selector matches its labels.
+-- * TargetPod UpdatePodLabel|UpdatePodToleration: queues when the pod's own
+--   labels change whether a selector matches it, or its tolerations change and
+--   a constraint has nodeTaintsPolicy Honor (v1.37's split of the pod's own
+--   updates; its exact hint was not read in upstream's code).
+-- * Node Add|Delete|UpdateNodeLabel|UpdateNodeTaint: a node "matches" when it
+--   has every topology key; an update queues when that changes, or when it
+--   matches and a topology key's value or its taints changed; an added or
+--   deleted node queues when it matches.
+--
+-- Over 800 lines: one plugin per file, and this one carries Filter, Score,
+-- the counts kept between cycles and its queueing hints.
 local ls = require("luasched")
 local MAX_AGGS = 32   -- cached entries kept (each holds a few per-node arrays)
 
@@ -60,11 +76,6 @@ local P = ls.plugin("PodTopologySpread", {
   defaults = { defaultingType = "System", defaultConstraints = {} },
 })
 
--- upstream EventsToRegister (queueing hints enabled, as by default since 1.32)
-P.events = {
-  { resource = "Pod", action = { "Add", "UpdatePodLabel", "UpdatePodToleration", "Delete" } },
-  { resource = "Node", action = { "Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint" } },
-}
 
 local label, selector_matches = ls.label, ls.selector_matches
 local pod_matches_node_affinity, find_untolerated_taint = ls.pod_matches_node_affinity, ls.find_untolerated_taint
@@ -859,5 +870,115 @@ function P:normalize_score(state, _, scores, nodes, n)
   end
   return nil
 end
+
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local EMPTY_NAME = ls.intern("")
+
+local function hard_constraints(self, pod)
+  return constraints_of(self, {}, pod, DO_NOT_SCHEDULE)
+end
+
+local function labels_equal(a, b)
+  if a.n ~= b.n then return false end
+  for i = 0, a.n - 1 do
+    local x, y = a.items[i], b.items[i]
+    if x.key ~= y.key or x.value ~= y.value then return false end
+  end
+  return true
+end
+
+local function any_selector_matches(cs, labels)
+  for _, c in ipairs(cs) do
+    if matches(c.sels, c.nsel, labels) then return true end
+  end
+  return false
+end
+
+local function match_changed(cs, old_labels, new_labels)
+  for _, c in ipairs(cs) do
+    if matches(c.sels, c.nsel, old_labels) ~= matches(c.sels, c.nsel, new_labels) then return true end
+  end
+  return false
+end
+
+-- upstream involvedInTopologySpreading
+local function involved(other, pod)
+  if other.uid == pod.uid then return true end
+  return other.node_name ~= 0 and other.node_name ~= EMPTY_NAME and other.ns == pod.ns
+end
+
+local function after_pod_change(pod, old, new, self)
+  if (new ~= nil and not involved(new, pod)) or (old ~= nil and not involved(old, pod)) then
+    return ls.QUEUE_SKIP
+  end
+  local cs = hard_constraints(self, pod)
+  if cs == nil then return ls.QUEUE_SKIP end
+  if old ~= nil and new ~= nil then
+    if labels_equal(old.labels, new.labels) then return ls.QUEUE_SKIP end
+    return match_changed(cs, old.labels, new.labels) and ls.QUEUE or ls.QUEUE_SKIP
+  end
+  return any_selector_matches(cs, (new or old).labels) and ls.QUEUE or ls.QUEUE_SKIP
+end
+
+local function tolerations_equal(a, b)
+  if a.n_tolerations ~= b.n_tolerations then return false end
+  for i = 0, a.n_tolerations - 1 do
+    local x, y = a.tolerations[i], b.tolerations[i]
+    if x.key ~= y.key or x.value ~= y.value or x.op ~= y.op or x.effect ~= y.effect then return false end
+  end
+  return true
+end
+
+local function after_own_change(pod, old, new, self)
+  local cs = hard_constraints(self, pod)
+  if cs == nil then return ls.QUEUE_SKIP end
+  if not tolerations_equal(old, new) then
+    for _, c in ipairs(cs) do
+      if c.taints_honor then return ls.QUEUE end
+    end
+  end
+  if match_changed(cs, old.labels, new.labels) then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+local function taints_equal(a, b)
+  if a.n_taints ~= b.n_taints then return false end
+  for i = 0, a.n_taints - 1 do
+    local x, y = a.taints[i], b.taints[i]
+    if x.key ~= y.key or x.value ~= y.value or x.effect ~= y.effect then return false end
+  end
+  return true
+end
+
+local function key_values_changed(cs, a, b)
+  for _, c in ipairs(cs) do
+    if label(a, c.key) ~= label(b, c.key) then return true end
+  end
+  return false
+end
+
+local function after_node_change(pod, old, new, self)
+  local cs = hard_constraints(self, pod)
+  if cs == nil then return ls.QUEUE_SKIP end
+  local n = #cs
+  local old_match = old ~= nil and has_all_keys(old.labels, cs, n)
+  local new_match = new ~= nil and has_all_keys(new.labels, cs, n)
+  if old ~= nil and new ~= nil then
+    if old_match ~= new_match then return ls.QUEUE end
+    if new_match and (key_values_changed(cs, old.labels, new.labels) or not taints_equal(old, new)) then
+      return ls.QUEUE
+    end
+    return ls.QUEUE_SKIP
+  end
+  return (new_match or old_match) and ls.QUEUE or ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "AssignedPod", action = { "Add", "UpdatePodLabel", "Delete" }, hint = after_pod_change },
+  { resource = "TargetPod", action = { "UpdatePodLabel", "UpdatePodToleration" }, hint = after_own_change },
+  { resource = "Node", action = { "Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint" }, hint = after_node_change },
+}
 
 return P

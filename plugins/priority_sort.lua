@@ -31,4 +31,11 @@ function P:less(a, b)
   return a.seq < b.seq
 end
 
+-- ---- events ---------------------------------------------------------------------
+
+-- None: the QueueSort plugin rejects no pod, so upstream registers no event for it
+-- (the runtime only asks PreEnqueue, PreFilter, Filter, Reserve and Permit
+-- plugins for events tables).
+P.events = {}
+
 return P

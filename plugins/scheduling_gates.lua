@@ -10,8 +10,9 @@
 -- * Statuses are memoized by message (ls.status): each distinct list of gates
 --   registers one status, kept for the life of the process; a single gate is
 --   looked up by id without building the text again.
--- * No EventsToRegister table yet: registered for every cluster event
---   (upstream registers Pod/UpdatePodSchedulingGatesEliminated).
+-- Events (upstream v1.37): TargetPod UpdatePodSchedulingGatesEliminated,
+-- queued when the updated pod is the gated pod itself. (The queue also runs
+-- PreEnqueue again on every update of a gated pod.)
 local ls = require("luasched")
 
 local P = ls.plugin("SchedulingGates")
@@ -41,5 +42,16 @@ function P:pre_enqueue(pod)
   -- ls.status memoizes by message: several gates build the text, not a new status
   return gates_status(pod)
 end
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local function after_gates_eliminated(pod, _, new)
+  if new.uid == pod.uid then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "TargetPod", action = "UpdatePodSchedulingGatesEliminated", hint = after_gates_eliminated },
+}
 
 return P

@@ -17,7 +17,11 @@
 --   toleration; Score then matches each PreferNoSchedule taint against all the
 --   pod's tolerations. A toleration with another effect never tolerates a
 --   PreferNoSchedule taint, so the count is the same as upstream's.
--- * No EventsToRegister table yet: registered for every cluster event.
+-- Events (upstream v1.37 as its plugin guide describes them, hint logic as in
+-- the v1.32-v1.34 code): Node Add|UpdateNodeTaint, queued only when the node
+-- had a NoSchedule/NoExecute taint the pod does not tolerate (an added node
+-- counts as having had one) and has none now; TargetPod UpdatePodToleration,
+-- queued (the pod's own tolerations changed).
 local ls = require("luasched")
 
 local P = ls.plugin("TaintToleration")
@@ -84,5 +88,30 @@ function P:normalize_score(_, _, scores, _, n)
   ls.default_normalize_score(scores, n, MAX_NODE_SCORE, true)
   return nil
 end
+
+
+-- ---- events and queueing hints ------------------------------------------------
+
+local find_untolerated_taint = ls.find_untolerated_taint
+
+local function untolerated(node, pod)
+  return find_untolerated_taint(node.taints, node.n_taints, pod.tolerations, pod.n_tolerations, FILTER_MASK) >= 0
+end
+
+local function after_node_change(pod, old, new)
+  local was = old == nil or untolerated(old, pod)
+  if was and not untolerated(new, pod) then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+local function after_toleration_change(pod, _, new)
+  if new.uid == pod.uid then return ls.QUEUE end
+  return ls.QUEUE_SKIP
+end
+
+P.events = {
+  { resource = "Node", action = { "Add", "UpdateNodeTaint" }, hint = after_node_change },
+  { resource = "TargetPod", action = "UpdatePodToleration", hint = after_toleration_change },
+}
 
 return P

@@ -298,7 +298,13 @@ function Handle:node_code(ni)
   return cycle.node_status[idx].code
 end
 
---- Evicts `victim` to make room on `node_name` for the cycle's pod.
+--- True while `pod`'s victims' deletions are being issued (async preemption).
+function Handle:preempting(pod)
+  return C.ls_cycle_preempting(cycle, pod)
+end
+
+--- Evicts `victim` to make room on `node_name` for the cycle's pod: its
+--- deletion is issued after the scheduling cycle (async preemption).
 function Handle:preempt(victim, node_name)
   if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
     return ffi.string(error_buf)
@@ -371,7 +377,7 @@ local function register_events(prof, profile_index, seen)
         for _, r in ipairs(regs) do
           local hint_id = 0
           if r.hint then
-            hints[#hints + 1] = r.hint
+            hints[#hints + 1] = { fn = r.hint, inst = inst }
             hint_id = #hints
           end
           registrations[#registrations + 1] = {
@@ -999,12 +1005,13 @@ local hint_errors = 0
 --- An error, or a result that is neither ls.QUEUE nor ls.QUEUE_SKIP, counts as
 --- Queue and is logged, as upstream treats a hint error.
 function M.hint(id, pod_ptr, ev_ptr)
-  local fn = hints[id]
-  if not fn then return ls.QUEUE end
+  local h = hints[id]
+  if not h then return ls.QUEUE end
+  local fn = h.fn
   local pod = ffi.cast("const ls_pod *", pod_ptr)
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
-  local ok, r = pcall(fn, pod, old, new)
+  local ok, r = pcall(fn, pod, old, new, h.inst)
   if ok and (r == ls.QUEUE or r == ls.QUEUE_SKIP) then return r end
   hint_errors = hint_errors + 1
   local info = debug.getinfo(fn, "S")

@@ -2,10 +2,16 @@
 -- the plugin loads, and turned into registrations for the C queue.
 --
 --   P.events = {
---     { resource = "Pod",  action = "Delete" },
+--     { resource = "AssignedPod", action = "Delete" },
 --     { resource = "Node", action = { "Add", "UpdateNodeAllocatable" },
---       hint = function(pod, old, new) return ls.QUEUE end },
+--       hint = function(pod, old, new, self) return ls.QUEUE end },
 --   }
+--
+-- Pod resources as upstream v1.37 names them: "AssignedPod" (a pod on a node,
+-- or a deleted nominated pod), "UnscheduledPod" (another pending pod),
+-- "TargetPod" (the rejected pod itself was updated); "Pod" takes all three.
+-- A hint gets the pod, the event's old and new objects (nil when absent;
+-- read-only cdata) and the plugin instance of the pod's profile.
 --
 -- No table: the plugin is registered for every event (upstream's default for
 -- a plugin without EnqueueExtensions). An empty table: for none.
@@ -17,7 +23,8 @@ local M = {}
 local ACTIONS = "Add, Delete, Update, All, UpdateNodeAllocatable, UpdateNodeLabel, UpdateNodeTaint, "
   .. "UpdateNodeCondition, UpdateNodeAnnotation, UpdatePodLabel, UpdatePodScaleDown, UpdatePodToleration, "
   .. "UpdatePodSchedulingGatesEliminated or UpdatePodGeneratedResourceClaim"
-local RESOURCES = "Pod, Node, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, "
+local RESOURCES = "AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, "
+  .. "StorageClass, CSINode, CSIDriver, "
   .. "CSIStorageCapacity, \"*\", or a custom resource written plural.version.group"
 
 local function entry_error(plugin, i, field, what)
@@ -67,7 +74,7 @@ function M.check(plugin)
     local names, err = actions_of(plugin, i, e.action)
     if not names then return nil, err end
     if e.hint ~= nil and type(e.hint) ~= "function" then
-      return nil, entry_error(plugin, i, "hint", "expected a function(pod, old, new), got " .. type(e.hint))
+      return nil, entry_error(plugin, i, "hint", "expected a function(pod, old, new, self), got " .. type(e.hint))
     end
     out[#out + 1] = { resource = e.resource, actions = names, hint = e.hint }
   end

@@ -85,6 +85,7 @@ static void test_action_names(void)
         LS_ACT_UPDATE_NODE_TAINT, LS_ACT_UPDATE_NODE_CONDITION, LS_ACT_UPDATE_NODE_ANNOTATION,
         LS_ACT_UPDATE_POD_LABEL, LS_ACT_UPDATE_POD_SCALE_DOWN, LS_ACT_UPDATE_POD_TOLERATION,
         LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, LS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM,
+        LS_ACT_UPDATE_POD_OTHER,
     };
     uint32_t all = 0;
     for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
@@ -92,7 +93,7 @@ static void test_action_names(void)
         all |= fine[i];
     }
     CHECK_INT(LS_ACT_ALL, all);
-    CHECK_INT(LS_ACT_ALL, (1u << 12) - 1);
+    CHECK_INT(LS_ACT_ALL, (1u << 13) - 1);
     CHECK_INT(LS_ACT_UPDATE, all & ~(uint32_t)(LS_ACT_ADD | LS_ACT_DELETE));
     CHECK_INT(LS_ACT_UPDATE & LS_ACT_ADD, 0);
     CHECK_INT(LS_ACT_UPDATE & LS_ACT_DELETE, 0);
@@ -103,7 +104,7 @@ static void test_action_names(void)
 static void test_resource_names(void)
 {
     static const char *const valid[] = {
-        "*", "Pod", "Node", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
+        "*", "Pod", "AssignedPod", "UnscheduledPod", "TargetPod", "Node", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
         "CSIDriver", "CSIStorageCapacity",
         /* upstream's spellings with the group (reference 3.5) */
         "storage.k8s.io/StorageClass", "storage.k8s.io/CSINode", "storage.k8s.io/CSIDriver",
@@ -252,17 +253,30 @@ static const ls_pod *pod_with(const char *labels, const char *cpu, const char *e
 static void test_pod_update_actions(void)
 {
     const ls_pod *base = pod_with("app: web", "500m", "");
-    /* nothing the scheduler looks at changed (priority, an annotation...): the
-     * generic Update */
-    CHECK_INT(ls_pod_update_actions(base, pod_with("app: web", "500m", "")), LS_ACT_UPDATE);
-    CHECK_INT(ls_pod_update_actions(base, pod_with("app: web", "500m", "priority: 7")), LS_ACT_UPDATE);
+    /* nothing changed, or only the status (phase, conditions, nominatedNodeName,
+     * start time: our own PodScheduled=False patch): not an event (0) */
+    CHECK_INT(ls_pod_update_actions(base, pod_with("app: web", "500m", "")), 0);
+    const ls_pod *patched = pod("metadata: {name: p, namespace: default, labels: {app: web}}\n"
+                                "spec: {containers: [{name: c, image: app, resources: "
+                                "{requests: {cpu: '500m', memory: 1Gi}}}]}\n"
+                                "status: {phase: Pending, nominatedNodeName: n1, startTime: '2024-01-01T00:00:00Z', "
+                                "conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]}\n");
+    CHECK_INT(ls_pod_update_actions(base, patched), 0);
+    CHECK_INT(ls_pod_update_actions(patched, base), 0);
+    /* another change the scheduler keeps but no fine-grained action names
+     * (priority, an image, deletion): upstream's updatePodOther */
+    CHECK_INT(ls_pod_update_actions(base, pod_with("app: web", "500m", "priority: 7")), LS_ACT_UPDATE_POD_OTHER);
+    CHECK_INT(ls_pod_update_actions(base, pod("metadata: {name: p, namespace: default, labels: {app: web}}\n"
+                                              "spec: {containers: [{name: c, image: app2, resources: "
+                                              "{requests: {cpu: '500m', memory: 1Gi}}}]}\n")),
+              LS_ACT_UPDATE_POD_OTHER);
     /* labels */
     CHECK_INT(ls_pod_update_actions(base, pod_with("app: api", "500m", "")), LS_ACT_UPDATE_POD_LABEL);
     CHECK_INT(ls_pod_update_actions(base, pod_with("app: web, tier: fe", "500m", "")), LS_ACT_UPDATE_POD_LABEL);
     CHECK_INT(ls_pod_update_actions(base, pod_with("", "500m", "")), LS_ACT_UPDATE_POD_LABEL);
     /* requests: down -> UpdatePodScaleDown; up is no fine-grained action */
     CHECK_INT(ls_pod_update_actions(base, pod_with("app: web", "250m", "")), LS_ACT_UPDATE_POD_SCALE_DOWN);
-    CHECK_INT(ls_pod_update_actions(base, pod_with("app: web", "1", "")), LS_ACT_UPDATE);
+    CHECK_INT(ls_pod_update_actions(base, pod_with("app: web", "1", "")), LS_ACT_UPDATE_POD_OTHER);
     /* a request removed is a scale-down too (memory gone) */
     CHECK_INT(ls_pod_update_actions(base, pod("metadata: {name: p, namespace: default, labels: {app: web}}\n"
                                               "spec: {containers: [{name: c, image: app, resources: "
@@ -272,12 +286,12 @@ static void test_pod_update_actions(void)
     const ls_pod *gated = pod_with("app: web", "500m", GATES);
     const ls_pod *two_gates = pod_with("app: web", "500m", "schedulingGates: [{name: example.com/a}, {name: b}]");
     CHECK_INT(ls_pod_update_actions(gated, base), LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED);
-    CHECK_INT(ls_pod_update_actions(two_gates, gated), LS_ACT_UPDATE);   /* one gate left */
-    CHECK_INT(ls_pod_update_actions(base, base), LS_ACT_UPDATE);
+    CHECK_INT(ls_pod_update_actions(two_gates, gated), LS_ACT_UPDATE_POD_OTHER);   /* one gate left */
+    CHECK_INT(ls_pod_update_actions(base, base), 0);
     /* tolerations */
     const ls_pod *tolerant = pod_with("app: web", "500m", TOL);
     CHECK_INT(ls_pod_update_actions(base, tolerant), LS_ACT_UPDATE_POD_TOLERATION);
-    CHECK_INT(ls_pod_update_actions(tolerant, pod_with("app: web", "500m", TOL)), LS_ACT_UPDATE);
+    CHECK_INT(ls_pod_update_actions(tolerant, pod_with("app: web", "500m", TOL)), 0);
     CHECK_INT(ls_pod_update_actions(tolerant, pod_with("app: web", "500m",
                                                        "tolerations: [{key: k, operator: Equal, value: w, "
                                                        "effect: NoSchedule}]")),
@@ -322,9 +336,21 @@ static void test_event_matches(void)
     CHECK(!matches("Node", LS_ACT_UPDATE_NODE_TAINT, "Node", LS_ACT_UPDATE_NODE_LABEL));
     CHECK(!matches("Node", LS_ACT_UPDATE, "Node", LS_ACT_ADD));
     CHECK(!matches("Node", LS_ACT_ADD, "Node", LS_ACT_DELETE));
-    /* a generic pod Update event (nothing fine-grained changed) carries every
-     * update bit, so a fine-grained registration matches it */
-    CHECK(matches("Pod", LS_ACT_UPDATE_POD_LABEL, "Pod", LS_ACT_UPDATE));
+    /* a pod update that changed nothing fine-grained (UpdatePodOther) matches
+     * only registrations for Update or All */
+    CHECK(!matches("Pod", LS_ACT_UPDATE_POD_LABEL, "TargetPod", LS_ACT_UPDATE_POD_OTHER));
+    CHECK(matches("Pod", LS_ACT_UPDATE, "TargetPod", LS_ACT_UPDATE_POD_OTHER));
+    CHECK(matches("Pod", LS_ACT_ALL, "AssignedPod", LS_ACT_UPDATE_POD_OTHER));
+    /* v1.37's pod resources: "Pod" takes all three, each the others not */
+    CHECK(matches("Pod", LS_ACT_DELETE, "AssignedPod", LS_ACT_DELETE));
+    CHECK(matches("Pod", LS_ACT_ADD, "UnscheduledPod", LS_ACT_ADD));
+    CHECK(matches("Pod", LS_ACT_UPDATE_POD_TOLERATION, "TargetPod", LS_ACT_UPDATE_POD_TOLERATION));
+    CHECK(matches("AssignedPod", LS_ACT_DELETE, "AssignedPod", LS_ACT_DELETE));
+    CHECK(!matches("AssignedPod", LS_ACT_ADD, "UnscheduledPod", LS_ACT_ADD));
+    CHECK(!matches("AssignedPod", LS_ACT_UPDATE_POD_LABEL, "TargetPod", LS_ACT_UPDATE_POD_LABEL));
+    CHECK(!matches("TargetPod", LS_ACT_UPDATE_POD_LABEL, "AssignedPod", LS_ACT_UPDATE_POD_LABEL));
+    CHECK(!matches("UnscheduledPod", LS_ACT_ALL, "AssignedPod", LS_ACT_ADD));
+    CHECK(!matches("AssignedPod", LS_ACT_ALL, "Pod", LS_ACT_ADD));
     /* another resource never matches */
     CHECK(!matches("Node", LS_ACT_ALL, "Pod", LS_ACT_ADD));
     CHECK(!matches("Pod", LS_ACT_ADD, "Node", LS_ACT_ADD));
@@ -334,8 +360,10 @@ static void test_event_matches(void)
     /* a specific registration does not match the wildcard event by itself
      * (isPodWorthRequeuing handles that event before matching) */
     CHECK(!matches("Node", LS_ACT_ALL, "*", LS_ACT_ALL));
-    /* no action bits in common with an empty event */
+    /* an event without action bits (a status-only pod update) matches
+     * nothing, not even the wildcard registration */
     CHECK(!matches("Node", LS_ACT_ALL, "Node", 0));
+    CHECK(!matches("*", LS_ACT_ALL, "TargetPod", 0));
 }
 
 int main(void)

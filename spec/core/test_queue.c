@@ -943,26 +943,33 @@ static void test_update_delete(void)
     const ls_pod *u = pod_with("u", 0, "app: a", "", u_id);
     clock_ms = 1000;
     ls_qpod *qu = add_and_fail(q, u, "Labels", NULL);   /* backoff until 2 s */
-    /* a change the scheduler does not look at (priority here): generic Update,
-     * which includes UpdatePodLabel, so the Labels hint is asked; it says Skip */
-    hint_result[1] = LS_HINT_SKIP;
+    /* the same pod again (a status-only update, e.g. our PodScheduled=False
+     * patch): not an event, only the object is taken */
+    hint_result[1] = LS_HINT_QUEUE;
+    const ls_pod *u1 = pod_with("u", 0, "app: a", "", u_id);
+    ls_squeue_update(q, u, u1);
+    CHECK_INT(hint_calls, 0);
+    CHECK_INT(qu->where, LS_Q_UNSCHEDULABLE);
+    CHECK(qu->pod == u1);
+    /* a change no fine-grained action names (priority here): UpdatePodOther,
+     * which a registration for UpdatePodLabel does not match: no hint asked */
     const ls_pod *u2 = pod_with("u", 7, "app: a", "", u_id);
-    ls_squeue_update(q, u, u2);
-    CHECK_INT(hint_calls, 1);
-    CHECK(have_last_event);
-    CHECK_INT(last_event.actions, LS_ACT_UPDATE);
-    CHECK_STR(last_event.label, "UnscheduledPodUpdate");
-    CHECK(last_event.resource == S("Pod"));
-    CHECK_INT(last_event.object_type, LS_OBJ_POD);
-    CHECK(last_event.old_obj == u && last_event.new_obj == u2);
+    ls_squeue_update(q, u1, u2);
+    CHECK_INT(hint_calls, 0);
     CHECK_INT(qu->where, LS_Q_UNSCHEDULABLE);
     CHECK(qu->pod == u2);
-    /* a label change, hint Queue, at 1.5 s: after backoff -> backoffQ */
-    hint_result[1] = LS_HINT_QUEUE;
+    /* a label change, hint Queue, at 1.5 s: the event is the pod's own
+     * (TargetPod); after backoff -> backoffQ */
     clock_ms = 1500;
     const ls_pod *u3 = pod_with("u", 7, "app: b", "", u_id);
     ls_squeue_update(q, u2, u3);
+    CHECK_INT(hint_calls, 1);
+    CHECK(have_last_event);
     CHECK_INT(last_event.actions, LS_ACT_UPDATE_POD_LABEL);
+    CHECK_STR(last_event.label, "UnscheduledPodUpdate");
+    CHECK(last_event.resource == S("TargetPod"));
+    CHECK_INT(last_event.object_type, LS_OBJ_POD);
+    CHECK(last_event.old_obj == u2 && last_event.new_obj == u3);
     CHECK_INT(qu->where, LS_Q_BACKOFF);
 
     /* a scale-down is Fit's event (no hint): a pod rejected by Fit moves */

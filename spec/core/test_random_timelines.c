@@ -1056,6 +1056,8 @@ typedef struct harness {
     ls_str hostname_key, unschedulable_key;
     /* Tallies. */
     uint64_t attempts, checks;
+    uint32_t claimed[MAX_PODS], n_claimed;   /* victims chosen, deletion not yet seen */
+    char claimed_at[400];
     uint32_t steps_played;
     char where[400];
     uint32_t violations;
@@ -1381,9 +1383,19 @@ static bool h_preempt(void *ud, const ls_pod *victim, const ls_pod *preemptor, l
     return ok;
 }
 
+/* Victims an earlier attempt chose must have been preempted through the source by now. */
+static void check_claimed_victims(harness *h)
+{
+    for (uint32_t i = 0; i < h->n_claimed; i++)
+        if (!h->book[h->claimed[i]].preempted)
+            violation(h, "a victim chosen at %s was not preempted through the source", h->claimed_at);
+    h->n_claimed = 0;
+}
+
 static void h_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s)
 {
     harness *h = ud;
+    check_claimed_victims(h);
     const ls_pod *pod = a->pod;
     char pn[300];
     pod_name(pod, pn, sizeof pn);
@@ -1418,9 +1430,16 @@ static void h_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cycle, c
         b->nominated = a->nominated_node;
     if (a->n_victims && pod->preemption_policy == LS_PREEMPT_NEVER)
         violation(h, "a pod with preemptionPolicy Never preempted %u pods", a->n_victims);
-    for (uint32_t i = 0; i < a->n_victims; i++)
-        if (a->victims[i]->id >= MAX_PODS || !h->book[a->victims[i]->id].preempted)
-            violation(h, "victim %u was not preempted through the source", i);
+    /* Async preemption: the victims' deletions are issued after the cycle, so
+     * by the next attempt (or the end) each must have gone through the source. */
+    for (uint32_t i = 0; i < a->n_victims; i++) {
+        if (a->victims[i]->id >= MAX_PODS) {
+            violation(h, "victim %u is not a pod of the cluster", i);
+        } else if (!h->book[a->victims[i]->id].preempted && h->n_claimed < MAX_PODS) {
+            h->claimed[h->n_claimed++] = a->victims[i]->id;
+            snprintf(h->claimed_at, sizeof h->claimed_at, "%s", h->where);
+        }
+    }
     h->inner.on_attempt(h->inner.ud, a, cycle, s);
     check_state(h, a->node ? pod : NULL);
 }
@@ -1602,6 +1621,7 @@ static void check_no_obvious_fit(harness *h, const ls_pod *pod, const char *mess
 static void check_end(harness *h)
 {
     snprintf(h->where, sizeof h->where, "at the end (%.3f s)", (double)ls_scheduler_now_ms(h->sched) / 1000.0);
+    check_claimed_victims(h);
     ls_error err;
     if (!ls_cluster_check(h->cluster, &err))
         violation(h, "ls_cluster_check: %s", err.msg);

@@ -332,13 +332,15 @@ describe("DefaultPreemption (luasched simulate)", function()
     assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are " ..
       "available: 1 Preemption is not helpful for scheduling.", r.lines["default/stale"])
     assert.are.equal("bound to n1", r.lines["default/small"])
-    -- a gated pod's status.nominatedNodeName holds no room: upstream (v1.32-v1.34)
-    -- registers a nomination only for pods that passed PreEnqueue, so small fits
+    -- a gated pod's status.nominatedNodeName holds its room: v1.37 stores the
+    -- nomination before PreEnqueue (#139057; v1.32-v1.34 did not). On n1 (4
+    -- cpu) small sees stale's 3 cpu: 3 + 2 > 4; no pod runs there to preempt
     docs[1] = node("n1", 4)
     docs[2] = pod { name = "stale", prio = 100, cpu = 3, nominated = "n1", gates = { "hold" } }
     r = simulate(docs)
     expect_run(r)
-    assert.are.equal("bound to n1", r.lines["default/small"])
+    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are " ..
+      "available: 1 No preemption victims found for incoming pod.", r.lines["default/small"])
   end)
 
   it("a node that still fails Filter without its lower-priority pods is not a candidate", function()
@@ -398,11 +400,13 @@ describe("DefaultPreemption (luasched simulate)", function()
     assert.are.same({ "default/lo" }, first_attempt(r, "hp").victims)
     assert.are.equal("bound to n1 at 0s", r.lines["default/small"])
     assert.are.equal("bound to n1 at 1s", r.lines["default/hp"])
-    -- g is gated, so its status.nominatedNodeName holds no room in the first
-    -- place (v1.32-v1.34 nominate only pods that passed PreEnqueue): small binds
+    -- without hp, g's nomination (gated or not, v1.37 #139057) holds 3 of n1's
+    -- 4 cpu for pods of priority <= 50: small (2 cpu) does not fit and finds
+    -- nothing to preempt
     r = simulate(base)
     expect_run(r)
-    assert.are.equal("bound to n1", r.lines["default/small"])
+    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are " ..
+      "available: 1 No preemption victims found for incoming pod.", r.lines["default/small"])
   end)
 
   -- ---- PodDisruptionBudgets -----------------------------------------------------

@@ -163,7 +163,8 @@ end
 local ACTIONS = "Add, Delete, Update, All, UpdateNodeAllocatable, UpdateNodeLabel, UpdateNodeTaint, "
   .. "UpdateNodeCondition, UpdateNodeAnnotation, UpdatePodLabel, UpdatePodScaleDown, UpdatePodToleration, "
   .. "UpdatePodSchedulingGatesEliminated or UpdatePodGeneratedResourceClaim"
-local RESOURCES = "Pod, Node, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, "
+local RESOURCES = "AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, "
+  .. "StorageClass, CSINode, CSIDriver, "
   .. "CSIStorageCapacity, \"*\", or a custom resource written plural.version.group"
 
 describe("events tables and queueing hints (luasched simulate)", function()
@@ -231,7 +232,7 @@ describe("events tables and queueing hints (luasched simulate)", function()
 
     it("rejects a hint that is not a function", function()
       expect_load_error("ev_bad_hint", "EvBadHint", '{ { resource = "Pod", action = "Delete", hint = "yes" } }',
-        "events[1].hint: expected a function(pod, old, new), got string")
+        "events[1].hint: expected a function(pod, old, new, self), got string")
     end)
 
     it("rejects entries and tables of the wrong type", function()

@@ -24,15 +24,22 @@ enum {
     LS_ACT_UPDATE_POD_TOLERATION = 1 << 9,
     LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10,
     LS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1 << 11,
-    LS_ACT_ALL = (1 << 12) - 1,
+    /* Any other change of a pod (upstream's unexported updatePodOther): only a
+     * registration for "Update" or "All" matches it, no fine-grained one. */
+    LS_ACT_UPDATE_POD_OTHER = 1 << 12,
+    LS_ACT_ALL = (1 << 13) - 1,
     LS_ACT_UPDATE = LS_ACT_ALL & ~(LS_ACT_ADD | LS_ACT_DELETE)
 };
 
 /* What kind of object an event's old/new pointers are. */
 enum { LS_OBJ_NONE = 0, LS_OBJ_POD = 1, LS_OBJ_NODE = 2, LS_OBJ_OTHER = 3 };
 
+/* Pod events carry one of v1.37's pod resources: "AssignedPod" (a pod on a
+ * node: added, updated, deleted, or a deleted nominated pod), "UnscheduledPod"
+ * (another pending pod) or "TargetPod" (the rejected pod itself was updated).
+ * A plugin that registers "Pod" gets all three. */
 typedef struct ls_cluster_event {
-    ls_str resource;          /* "Pod", "Node", "PersistentVolume", ..., "plural.version.group", "*" */
+    ls_str resource;          /* "AssignedPod", "TargetPod", "Node", ..., "plural.version.group", "*" */
     uint32_t actions;
     const char *label;        /* upstream's event label, e.g. "NodeAdd", "AssignedPodDelete" */
     uint8_t object_type;
@@ -51,8 +58,11 @@ bool ls_resource_name_valid(const char *name);
 /* The fine-grained update actions between two versions of a node (upstream's
  * NodeSchedulingPropertiesChange); 0 when nothing the scheduler cares about changed. */
 uint32_t ls_node_update_actions(const ls_node *old_node, const ls_node *new_node);
-/* The same for an unscheduled pod (PodSchedulingPropertiesChange); a change
- * that maps to no fine-grained action gives LS_ACT_UPDATE. */
+/* The same for a pod (PodSchedulingPropertiesChange); a change that maps to no
+ * fine-grained action gives LS_ACT_UPDATE_POD_OTHER, and 0 when only what the
+ * pod's status holds changed (phase, nominatedNodeName, start time,
+ * conditions): such an update is not an event (the scheduler's own
+ * PodScheduled=False patch comes back as one). */
 uint32_t ls_pod_update_actions(const ls_pod *old_pod, const ls_pod *new_pod);
 
 /* Does a registered (resource, actions) match the incoming event? */

@@ -116,8 +116,12 @@ const ls_pod *ls_cycle_nominated_pod(const ls_cycle *cycle, ls_str node, uint32_
 ls_str ls_cycle_nomination_of(const ls_cycle *cycle, const ls_pod *pod);
 void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod);
 /* Preemption: evicts a victim to make room on node for the cycle's pod (the
- * DisruptionTarget condition, then the delete). 0, or -1 with errbuf filled. */
+ * DisruptionTarget condition, then the delete), asynchronously: the deletion
+ * is issued after the scheduling cycle (SchedulerAsyncPreemption). 0, or -1
+ * with errbuf filled. */
 int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen);
+/* True while the pod's victims' deletions are being issued. */
+bool ls_cycle_preempting(const ls_cycle *cycle, const ls_pod *pod);
 /* Activate: moves a pending pod straight to activeQ (upstream's
  * pods-to-activate / ForceActivate). False if it is not waiting in a queue. */
 bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod);

@@ -36,6 +36,10 @@ typedef struct ls_attempt {
     uint64_t permit_wait_ms;
     ls_str permit_plugin;
     bool via_nominated_node;      /* the pod's nominated node alone was tried (and passed) */
+    /* NominatedNodeNameForExpectation: the node status.nominatedNodeName was
+     * set to for the binding (a Permit made the pod wait, or the profile has
+     * PreBind work), 0 otherwise; on a failed attempt it was cleared again. */
+    ls_str expected_node;
 } ls_attempt;
 
 enum { LS_PERMIT_NOT_RUN, LS_PERMIT_WAITING, LS_PERMIT_ALLOWED, LS_PERMIT_REJECTED, LS_PERMIT_TIMED_OUT };
@@ -68,6 +72,10 @@ typedef struct ls_sched_source {
      * cluster applies the binding the extender made; NULL for a real API
      * server, whose informers report it. */
     void (*extender_bound)(void *ud, const ls_pod *pod, ls_str node);
+    /* Optional: status.nominatedNodeName = node for a pod about to be bound
+     * there (NominatedNodeNameForExpectation), so that other pods and
+     * components see where it is going while Permit or PreBind takes time. */
+    void (*nominate)(void *ud, const ls_pod *pod, ls_str node);
     /* Optional, for the real-time loop: block until the source has events or
      * `ms` milliseconds have passed (without it, the loop sleeps). */
     void (*wait)(void *ud, uint64_t ms);
@@ -97,6 +105,9 @@ void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod);
 void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj);
 void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj);
 void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj);
+/* The API server refused the deletion of a victim of `preemptor` (async
+ * preemption): its nomination goes and it moves to activeQ. */
+void ls_scheduler_preemption_failed(ls_scheduler *s, const ls_pod *preemptor, const char *message);
 
 /* A binding that the source accepted (its bind returned true) and that the
  * API server later refused: the assumed pod is forgotten and retried after

@@ -181,6 +181,8 @@ static void add_outcome(cJSON *at, const ls_attempt *a)
         cJSON_AddStringToObject(at, "message", a->message ? a->message : "");
     if (a->nominated_node)
         cJSON_AddStringToObject(at, "nominatedNode", ls_str_get(a->nominated_node));
+    if (a->expected_node)   /* status.nominatedNodeName set for the binding (cleared again on a failure) */
+        cJSON_AddStringToObject(at, "expectedNode", ls_str_get(a->expected_node));
     if (a->n_victims) {
         cJSON *victims = cJSON_AddArrayToObject(at, "victims");
         for (uint32_t i = 0; i < a->n_victims; i++) {

@@ -25,7 +25,7 @@
 #include <time.h>
 
 typedef enum kc_kind { KC_OBJECT, KC_NODE, KC_POD, KC_KINDS } kc_kind;
-typedef enum kc_type { KC_ADD, KC_UPDATE, KC_DELETE, KC_BIND_OK, KC_BIND_FAILED } kc_type;
+typedef enum kc_type { KC_ADD, KC_UPDATE, KC_DELETE, KC_BIND_OK, KC_BIND_FAILED, KC_PREEMPT_FAILED } kc_type;
 
 typedef struct kc_event {
     uint8_t type;
@@ -323,6 +323,12 @@ static void apply_pod(ls_kcluster *kc, kc_event *ev)
 {
     ls_map *store = &kc->stores[KC_POD];
     ls_pod_obj *old = ls_map_get(store, ev->key);
+    if (ev->type == KC_PREEMPT_FAILED) {
+        if (old)
+            ls_scheduler_preemption_failed(kc->sched, &old->pod, ev->message);
+        free(ev->message);
+        return;
+    }
     if (ev->type == KC_BIND_OK || ev->type == KC_BIND_FAILED) {
         if (!settle_deleted_binding(kc, ev) && old && ev->type == KC_BIND_FAILED)
             ls_scheduler_bind_failed(kc->sched, &old->pod, ev->message);
@@ -527,13 +533,35 @@ static void source_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cyc
     }
 }
 
+typedef struct preempt_job {
+    ls_kcluster *kc;
+    ls_str preemptor_uid;
+} preempt_job;
+
+/* A victim's deletion the API server refused (async preemption): the
+ * preemptor's nomination goes, on the scheduling thread. A victim already
+ * gone (404) is what the deletion wanted. */
+static void preempt_done(void *ud, const ls_write_result *r)
+{
+    preempt_job *job = ud;
+    if (r->outcome != LS_WRITE_OK && r->status != 404)
+        push(job->kc, KC_POD, (kc_event){.type = KC_PREEMPT_FAILED, .key = job->preemptor_uid,
+                                         .message = ls_xstrdup(r->message)});
+    free(job);
+}
+
 static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node,
                            const char *message, ls_error *err)
 {
     ls_kcluster *kc = ud;
     const char *ns = ls_str_get(victim->ns), *name = ls_str_get(victim->name);
-    if (!ls_writer_preempt_victim(kc->writer, ns, name, ls_str_get(victim->uid), message, NULL, NULL))
+    preempt_job *job = ls_xcalloc(1, sizeof *job);
+    job->kc = kc;
+    job->preemptor_uid = preemptor->uid;
+    if (!ls_writer_preempt_victim(kc->writer, ns, name, ls_str_get(victim->uid), message, preempt_done, job)) {
+        free(job);
         return ls_errorf(err, "preempting pod %s/%s: the writer is stopping", ns, name);
+    }
     char note[600];
     snprintf(note, sizeof note, "Preempted by pod %s on node %s", ls_str_get(preemptor->uid), ls_str_get(node));
     /* As upstream, the event regards the victim and relates to the preemptor. */
@@ -550,6 +578,14 @@ static void source_clear_nomination(void *ud, const ls_pod *pod)
 {
     ls_kcluster *kc = ud;
     ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), NULL, NULL, NULL);
+}
+
+/* NominatedNodeNameForExpectation: where the pod is going while Permit or PreBind runs. */
+static void source_nominate(void *ud, const ls_pod *pod, ls_str node)
+{
+    ls_kcluster *kc = ud;
+    ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(node), NULL,
+                                 NULL);
 }
 
 static void source_advance_to(void *ud, uint64_t now_ms)
@@ -582,7 +618,7 @@ ls_sched_source ls_kcluster_source(ls_kcluster *kc)
 {
     return (ls_sched_source){.ud = kc, .bind = source_bind, .on_attempt = source_on_attempt,
                              .advance_to = source_advance_to, .preempt = source_preempt, .wait = source_wait,
-                             .clear_nomination = source_clear_nomination};
+                             .clear_nomination = source_clear_nomination, .nominate = source_nominate};
 }
 
 void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s)

@@ -168,6 +168,7 @@ static ls_attempt attempt_of(const ls_scheduler *s, const ls_qpod *qp, ls_str no
         .permit_wait_ms = s->permit.wait_ms,
         .permit_plugin = s->permit.plugin,
         .via_nominated_node = s->permit.via_nominated,
+        .expected_node = s->expected_node,
     };
 }
 
@@ -392,10 +393,35 @@ static int extenders_bind(ls_scheduler *s, ls_qpod *qp, ls_str node)
     return LS_SUCCESS;
 }
 
+/* ---- NominatedNodeNameForExpectation (upstream v1.35+, on by default)
+ *
+ * A pod that will take time to bind (a Permit made it wait, or PreBind has
+ * work to do) gets status.nominatedNodeName = its node at the start of the
+ * binding cycle, so that other pods and components see where it is going; a
+ * failure clears it again (the API server clears it when the binding lands).
+ * PreBind plugins have no pre-flight hook here: each counts as having work. */
+
+static void expect_placement(ls_scheduler *s, ls_qpod *qp, ls_str node)
+{
+    if (s->expected_node == node)
+        return;
+    s->expected_node = node;
+    if (s->src.nominate)
+        s->src.nominate(s->src.ud, qp->pod, node);
+}
+
+static void drop_expectation(ls_scheduler *s, ls_qpod *qp)
+{
+    if (s->expected_node && s->src.clear_nomination)
+        s->src.clear_nomination(s->src.ud, qp->pod);
+}
+
 /* PreBind, Bind and PostBind. In this single-threaded loop the binding
  * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
 static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
 {
+    if (profile_of(s, qp)->plugins[LS_EP_PRE_BIND].len)
+        expect_placement(s, qp, node);
     int ep = LS_EP_PRE_BIND;
     int code = ls_scheduler_run_point(s, LS_CALL_PRE_BIND, qp->profile);
     if (code == LS_SUCCESS) {
@@ -409,6 +435,7 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
     if (code != LS_SUCCESS) {
         reject_by_status(s, qp, ep);
         unreserve_and_forget(s, qp);
+        drop_expectation(s, qp);
         fail_after_assume(s, qp, false);
         return;
     }
@@ -450,6 +477,7 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
         }
         ls_waiting_pods_add(&s->waiting, qp->pod, qp->profile, c, s->clock_ms);
         ls_lua_park(s->lua, qp->pod->id);
+        expect_placement(s, qp, node);
         return;
     }
     if (code != LS_SUCCESS) {
@@ -474,6 +502,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     ls_cycle *c = &s->cycle;
     s->victims.len = 0;
     memset(&s->permit, 0, sizeof s->permit);
+    s->expected_node = 0;
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
     ls_cache_update_snapshot(s->cache, s->snapshot);
@@ -576,6 +605,7 @@ void ls_scheduler_skip_deleting(ls_scheduler *s, ls_qpod *qp)
     s->cycle.num_all_nodes = 0;
     s->cycle.num_feasible = 0;
     s->victims.len = 0;
+    s->expected_node = 0;
     s->cycle.nominated_node = 0;
     report(s, qp, 0, LS_UNSCHEDULABLE, msg);
     ls_squeue_done(s->queue, qp);
@@ -638,9 +668,11 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         s->permit.wait_ms = s->clock_ms - wp->since_ms;
         s->permit.result = !wp->rejected ? LS_PERMIT_ALLOWED : wp->timed_out ? LS_PERMIT_TIMED_OUT : LS_PERMIT_REJECTED;
         s->permit.plugin = wp->rejected_by;
+        s->expected_node = wp->node;   /* set when it began to wait */
         ls_lua_resume(s->lua, wp->pod->id);
         if (wp->rejected) {
             unreserve_and_forget(s, qp);
+            drop_expectation(s, qp);
             qp->n_rejectors = 0;
             if (wp->rejected_by)
                 qp->rejectors[qp->n_rejectors++] = wp->rejected_by;
@@ -732,42 +764,6 @@ void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod)
         s->src.clear_nomination(s->src.ud, pod);
 }
 
-static int preempt_locked(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
-{
-    ls_scheduler *s = cycle->owner;
-    if (!s || !s->src.preempt) {
-        snprintf(errbuf, errlen, "no cluster is attached to evict pod %s/%s", ls_str_get(victim->ns),
-                 ls_str_get(victim->name));
-        return -1;
-    }
-    char message[300];
-    snprintf(message, sizeof message, "%s: preempting to accommodate a higher priority pod",
-             ls_str_get(s->cfg.profiles[cycle->profile].scheduler_name));
-    ls_error err;
-    *(const ls_pod **)ls_vec_push(&s->victims) = victim;
-    ls_scheduler_begin_deferral(s);
-    bool evicted = s->src.preempt(s->src.ud, victim, cycle->pod, node, message, &err);
-    ls_scheduler_end_deferral(s);
-    if (!evicted) {
-        s->victims.len--;
-        snprintf(errbuf, errlen, "%s", err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
-{
-    if (!cycle) {
-        snprintf(errbuf, errlen, "no scheduling cycle is running");
-        return -1;
-    }
-    ls_critical_enter();
-    int rc = preempt_locked(cycle, victim, node, errbuf, errlen);
-    ls_critical_leave();
-    return rc;
-}
-
 uint64_t ls_cycle_random(const ls_cycle *cycle)
 {
     ls_scheduler *s = cycle ? cycle->owner : NULL;
@@ -796,7 +792,7 @@ void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
         ls_log_error("Forgetting an assumed pod failed", "pod",
                      ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     /* The room it held is free again: as upstream's AssignedPodDelete. */
-    ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
+    ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
 
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
@@ -819,6 +815,11 @@ void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *me
     s->cycle.num_all_nodes = s->cycle.num_feasible = 0;
     s->cycle.nominated_node = 0;
     s->victims.len = 0;
+    s->expected_node = 0;
+    /* A nomination it carries (set for the binding, or by preemption) goes with
+     * the failed binding, as upstream v1.35+ clears it on a binding failure. */
+    if (pod->nominated_node_name && s->src.clear_nomination)
+        s->src.clear_nomination(s->src.ud, pod);
     if (s->metrics.registry)
         s->attempt_start_ns = ls_sched_metrics_clock_ns();
     fail(s, qp, LS_ERROR, message);

@@ -92,6 +92,7 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     s->cycle.owner = s;
     ls_waiting_pods_init(&s->waiting);
     ls_nominator_init(&s->nominator);
+    ls_map_init(&s->preempting);
     ls_vec_init(&s->victims, sizeof(const ls_pod *));
     ls_vec_init(&s->deferred, sizeof(deferred_event));
     s->cache = ls_cache_new();
@@ -121,6 +122,7 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_squeue_free(s->queue);
     ls_waiting_pods_free(&s->waiting);
     ls_nominator_free(&s->nominator);
+    ls_map_free(&s->preempting);
     ls_file_watch_free(s->watch);
     free(s->config_path);
     ls_vec_free(&s->victims);
@@ -181,7 +183,7 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
     if (pod->node_name) {
         if (!ls_cache_add_pod(s->cache, pod, &err))
             log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
+        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
         return;
     }
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
@@ -196,12 +198,12 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
         return;
     }
     s->last_change_ms = s->clock_ms;
-    ls_squeue_add(s->queue, pod, (uint32_t)profile);
-    /* status.nominatedNodeName counts for Filter once the pod passed PreEnqueue:
-     * a gated pod holds no room (as in v1.32-v1.34). */
-    const ls_qpod *qp = ls_squeue_find(s->queue, pod);
-    if (pod->nominated_node_name && qp && !qp->gated)
+    /* status.nominatedNodeName counts for Filter from the pod's arrival, gated
+     * or not: v1.37 stores a pod's nomination before PreEnqueue runs (#139057),
+     * so a gated pod holds its room against lower-priority pods. */
+    if (pod->nominated_node_name)
         ls_nominator_add(&s->nominator, pod, pod->nominated_node_name);
+    ls_squeue_add(s->queue, pod, (uint32_t)profile);
 }
 
 /* An assigned pod appeared or changed: the cache follows (an assumed pod is
@@ -213,13 +215,13 @@ static void assigned_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls
     if (known && old_pod != new_pod) {
         if (!ls_cache_update_pod(s->cache, old_pod, new_pod, &err))
             log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "Pod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+        ls_scheduler_cluster_event(s, "AssignedPod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
                       "AssignedPodUpdate", LS_OBJ_POD, old_pod, new_pod);
         return;
     }
     if (!known && !ls_cache_add_pod(s->cache, new_pod, &err))
         log_cache_error(&err);
-    ls_scheduler_cluster_event(s, "Pod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
+    ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
 }
 
 static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
@@ -235,8 +237,13 @@ static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_po
         return;
     }
     s->last_change_ms = s->clock_ms;
-    ls_nominator_update(&s->nominator, old_pod, new_pod);
+    if (ls_squeue_find(s->queue, old_pod))   /* only our pods are nominated */
+        ls_nominator_update(&s->nominator, old_pod, new_pod);
     ls_squeue_update(s->queue, old_pod, new_pod);
+    /* Its nomination moved or went: the room it held on the old node is free,
+     * as if a pod there was deleted (upstream's AssignedPodDelete for oldPod). */
+    if (old_pod->nominated_node_name && old_pod->nominated_node_name != new_pod->nominated_node_name)
+        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, old_pod, NULL);
     /* A pod being bound (assumed, or waiting on Permit) may be updated before
      * its binding shows (a status patch): whoever holds it takes the new object,
      * so the source can free the old one. */
@@ -250,15 +257,20 @@ static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
     if (ls_cache_pod_node(s->cache, pod) && !ls_cache_is_assumed(s->cache, pod)) {
         if (!ls_cache_remove_pod(s->cache, pod, &err))
             log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "Pod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
+        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
         return;
     }
     ls_waiting_pods_reject(&s->waiting, pod->id, 0, "pod was deleted while waiting at Permit");
+    /* A nominated pod held room on its node for lower-priority pods: its
+     * deletion frees it, as upstream's AssignedPodDelete for such a pod. */
+    bool held_room = pod->nominated_node_name || ls_nominator_node_of(&s->nominator, pod);
     ls_nominator_delete(&s->nominator, pod);
     ls_qpod *qp = ls_squeue_find(s->queue, pod);
     if (qp && qp->where != LS_Q_IN_FLIGHT)
         ls_squeue_delete(s->queue, pod);
     s->last_change_ms = s->clock_ms;
+    if (held_room)
+        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
 
 static void apply_object_add(ls_scheduler *s, const ls_object *obj)
@@ -403,6 +415,7 @@ bool ls_scheduler_schedule_one(ls_scheduler *s)
     s->cycles_started++;
     ls_scheduler_schedule_pod(s, qp);
     ls_scheduler_apply_deferred(s);
+    ls_scheduler_issue_preemptions(s);
     return true;
 }
 

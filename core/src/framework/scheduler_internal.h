@@ -44,6 +44,10 @@ struct ls_scheduler {
         uint64_t wait_ms;
         ls_str plugin;
     } permit;
+    ls_str expected_node;       /* nominatedNodeName set for the running binding (expectation), or 0 */
+    const ls_pod *preemptor;    /* whose victims (s->victims) are to be deleted after the cycle */
+    ls_str preempt_node;
+    ls_map preempting;          /* pod id + 1 -> 1: preemptors whose deletions are being issued */
     int defer_events;           /* > 0 while a plugin's FFI call (bind, preempt) runs */
     ls_vec deferred;            /* events that arrived meanwhile */
     uint64_t clock_ms;          /* virtual time in a simulation */
@@ -91,5 +95,7 @@ void ls_scheduler_publish_metrics(ls_scheduler *s);
 void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp);
 void ls_scheduler_skip_deleting(ls_scheduler *s, ls_qpod *qp);
 void ls_scheduler_resolve_waiting(ls_scheduler *s);
+/* preemption.c: the deletions PostFilter chose, issued after the cycle. */
+void ls_scheduler_issue_preemptions(ls_scheduler *s);
 
 #endif

@@ -1,8 +1,9 @@
 /*
- * events.c: cluster events: action names, resource names, the fine-grained
- * update actions derived from an object's old and new versions (upstream's
- * NodeSchedulingPropertiesChange / PodSchedulingPropertiesChange), and the
- * registered-event match.
+ * events.c: cluster events: action names, resource names (v1.37's pod
+ * resources AssignedPod, UnscheduledPod and TargetPod beside the older "Pod"),
+ * the fine-grained update actions derived from an object's old and new
+ * versions (upstream's NodeSchedulingPropertiesChange /
+ * PodSchedulingPropertiesChange), and the registered-event match.
  */
 #include "luasched/events.h"
 
@@ -29,7 +30,7 @@ static const struct {
 };
 
 static const char *const RESOURCES[] = {
-    "*", "Pod", "Node", "PersistentVolume", "PersistentVolumeClaim",
+    "*", "Pod", "AssignedPod", "UnscheduledPod", "TargetPod", "Node", "PersistentVolume", "PersistentVolumeClaim",
     "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity",
     "storage.k8s.io/StorageClass", "storage.k8s.io/CSINode", "storage.k8s.io/CSIDriver",
     "storage.k8s.io/CSIStorageCapacity", "storage.k8s.io/VolumeAttachment",
@@ -152,6 +153,36 @@ static bool requests_scaled_down(const ls_pod *old_pod, const ls_pod *new_pod)
     return false;
 }
 
+static bool strs_equal(const ls_str *a, uint32_t na, const ls_str *b, uint32_t nb)
+{
+    return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
+}
+
+static bool owner_refs_equal(const ls_pod *a, const ls_pod *b)
+{
+    if (a->n_owner_refs != b->n_owner_refs)
+        return false;
+    for (uint32_t i = 0; i < a->n_owner_refs; i++) {
+        const ls_owner_ref *x = &a->owner_refs[i], *y = &b->owner_refs[i];
+        if (x->kind != y->kind || x->name != y->name || x->uid != y->uid || x->controller != y->controller)
+            return false;
+    }
+    return true;
+}
+
+/* What else of metadata and spec the scheduler keeps and a pod may change
+ * (the rest of a pod's spec is immutable once created; a gated pod's
+ * scheduling directives are handled by the gate's own path). */
+static bool other_fields_changed(const ls_pod *a, const ls_pod *b)
+{
+    return a->deletion_ns != b->deletion_ns || a->priority != b->priority ||
+           memcmp(&a->requests, &b->requests, sizeof a->requests) != 0 ||
+           !strs_equal(a->images, a->n_images, b->images, b->n_images) || !owner_refs_equal(a, b) ||
+           a->n_host_ports != b->n_host_ports || a->n_spread_constraints != b->n_spread_constraints ||
+           a->n_affinity != b->n_affinity || a->n_anti_affinity != b->n_anti_affinity ||
+           !labels_equal(&a->node_selector, &b->node_selector);
+}
+
 uint32_t ls_pod_update_actions(const ls_pod *old_pod, const ls_pod *new_pod)
 {
     uint32_t actions = 0;
@@ -163,7 +194,26 @@ uint32_t ls_pod_update_actions(const ls_pod *old_pod, const ls_pod *new_pod)
         actions |= LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED;
     if (!tolerations_equal(old_pod, new_pod))
         actions |= LS_ACT_UPDATE_POD_TOLERATION;
-    return actions ? actions : LS_ACT_UPDATE;
+    if (actions)
+        return actions;
+    bool gates_changed = !strs_equal(old_pod->scheduling_gates, old_pod->n_scheduling_gates,
+                                     new_pod->scheduling_gates, new_pod->n_scheduling_gates);
+    return gates_changed || other_fields_changed(old_pod, new_pod) ? LS_ACT_UPDATE_POD_OTHER : 0;
+}
+
+/* A registration for "Pod" takes every pod resource; the others only their own. */
+static bool resource_matches(ls_str registered, ls_str incoming)
+{
+    static ls_str pod, assigned, unscheduled, target;
+    if (!pod) {
+        pod = ls_intern_cstr("Pod");
+        assigned = ls_intern_cstr("AssignedPod");
+        unscheduled = ls_intern_cstr("UnscheduledPod");
+        target = ls_intern_cstr("TargetPod");
+    }
+    if (registered == incoming)
+        return true;
+    return registered == pod && (incoming == assigned || incoming == unscheduled || incoming == target);
 }
 
 bool ls_event_matches(ls_str reg_resource, uint32_t reg_actions, const ls_cluster_event *ev)
@@ -171,9 +221,11 @@ bool ls_event_matches(ls_str reg_resource, uint32_t reg_actions, const ls_cluste
     static ls_str wildcard;
     if (!wildcard)
         wildcard = ls_intern_cstr("*");
+    if (!ev->actions)
+        return false;   /* nothing the scheduler looks at changed */
     if (reg_resource == wildcard && reg_actions == LS_ACT_ALL)
         return true;
-    if (reg_resource != wildcard && reg_resource != ev->resource)
+    if (reg_resource != wildcard && !resource_matches(reg_resource, ev->resource))
         return false;
     return (reg_actions & ev->actions) != 0;
 }

@@ -60,13 +60,18 @@ void ls_nominator_add(ls_nominator *n, const ls_pod *pod, ls_str node)
     ls_map_put(&n->by_pod, pod->id + 1, (void *)(uintptr_t)node);
 }
 
+/* upstream's UpdateNominatedPod: the new object's status.nominatedNodeName
+ * decides (added, changed or removed), except when neither version has one:
+ * then a nomination made in memory stays (its status patch may not have come
+ * back yet). */
 void ls_nominator_update(ls_nominator *n, const ls_pod *old_pod, const ls_pod *new_pod)
 {
-    ls_str node = (ls_str)(uintptr_t)ls_map_get(&n->by_pod, old_pod->id + 1);
-    if (!node)
-        return;
+    ls_str node = new_pod->nominated_node_name;
+    if (!old_pod->nominated_node_name && !node)
+        node = (ls_str)(uintptr_t)ls_map_get(&n->by_pod, old_pod->id + 1);
     ls_nominator_delete(n, old_pod);
-    ls_nominator_add(n, new_pod, node);
+    if (node)
+        ls_nominator_add(n, new_pod, node);
 }
 
 ls_str ls_nominator_node_of(const ls_nominator *n, const ls_pod *pod)

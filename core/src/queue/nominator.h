@@ -19,7 +19,9 @@ void ls_nominator_free(ls_nominator *n);
 /* Nominates pod to node, replacing an earlier nomination. */
 void ls_nominator_add(ls_nominator *n, const ls_pod *pod, ls_str node);
 void ls_nominator_delete(ls_nominator *n, const ls_pod *pod);
-/* The pod object changed (same id): the nomination follows the new object. */
+/* The pod object changed (same id): its status.nominatedNodeName decides when
+ * either version has one, else a nomination made in memory follows the new
+ * object (upstream UpdateNominatedPod). */
 void ls_nominator_update(ls_nominator *n, const ls_pod *old_pod, const ls_pod *new_pod);
 ls_str ls_nominator_node_of(const ls_nominator *n, const ls_pod *pod);
 uint32_t ls_nominator_count(const ls_nominator *n, ls_str node);

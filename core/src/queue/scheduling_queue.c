@@ -256,9 +256,11 @@ void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod
         enqueue_active(q, qp);   /* the update may have removed the gates */
         return;
     }
-    ls_cluster_event ev = {.resource = ls_intern_cstr("Pod"), .actions = ls_pod_update_actions(old_pod, new_pod),
+    ls_cluster_event ev = {.resource = ls_intern_cstr("TargetPod"), .actions = ls_pod_update_actions(old_pod, new_pod),
                            .label = "UnscheduledPodUpdate", .object_type = LS_OBJ_POD,
                            .old_obj = old_pod, .new_obj = new_pod};
+    if (!ev.actions)
+        return;   /* only its status changed (e.g. our own PodScheduled=False): not an event */
     ls_requeue how = ls_squeue_worth_requeuing(q, qp, &ev);
     q->moving_for = ev.label;
     if (how != LS_REQUEUE_SKIP)

@@ -1,6 +1,7 @@
 /*
  * api_bind.c: the pods/binding subresource. A binding sets spec.nodeName and
- * the PodScheduled condition as one new version of the pod (MODIFIED); a pod
+ * the PodScheduled condition, and drops status.nominatedNodeName (upstream's
+ * ClearingNominatedNodeNameAfterBinding), as one new version of the pod (MODIFIED); a pod
  * that already has a node refuses it with 409 Conflict. Both outcomes go into
  * the pod's record.
  */
@@ -52,6 +53,8 @@ static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char
     const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
     cJSON *next = cJSON_Duplicate(o->obj, 1);
     api_set_str(api_child_object(next, "spec"), "nodeName", target);
+    /* ClearingNominatedNodeNameAfterBinding: the nomination has served its purpose. */
+    cJSON_DeleteItemFromObjectCaseSensitive(api_child_object(next, "status"), "nominatedNodeName");
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(binding, "metadata"),
                                                        "annotations");
     if (cJSON_IsObject(ann))

@@ -769,6 +769,22 @@ static bool cluster_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err
     return true;
 }
 
+/* Fault hook for tests of failed preemption: the first deletion of a pod
+ * labelled luasched.io/fault=refuse-delete-once is refused, as an API server
+ * refuses a DELETE it cannot honour (a webhook, a 500). */
+static bool refuse_delete_once(ls_sim_pod *sp)
+{
+    static ls_str key, value;
+    if (!key) {
+        key = ls_intern_cstr("luasched.io/fault");
+        value = ls_intern_cstr("refuse-delete-once");
+    }
+    if (sp->refused_delete || ls_labels_get(&sp->obj->pod.labels, key) != value)
+        return false;
+    sp->refused_delete = true;
+    return true;
+}
+
 /* The API server's side of preemption: the DisruptionTarget condition, then the delete. */
 static bool cluster_preempt(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node, const char *message,
                             ls_error *err)
@@ -779,6 +795,9 @@ static bool cluster_preempt(void *ud, const ls_pod *victim, const ls_pod *preemp
     ls_sim_pod *sp = &LS_VEC_AT(&c->pods, ls_sim_pod, victim->id);
     if (sp->outcome == LS_POD_DELETED || sp->outcome == LS_POD_PREEMPTED)
         return ls_errorf(err, "pods \"%s\" not found", ls_str_get(victim->name));
+    if (refuse_delete_once(sp))
+        return ls_errorf(err, "Internal error occurred: deleting pod \"%s\": refused by the fault hook "
+                              "(label luasched.io/fault=refuse-delete-once)", ls_str_get(victim->name));
     char record[900];
     snprintf(record, sizeof record,
              "DisruptionTarget=True (PreemptionByScheduler): %s; Preempted by pod %s/%s on node %s", message,

@@ -34,6 +34,7 @@ typedef struct ls_sim_pod {
     uint64_t created_at_ms;  /* on the simulation's clock: 0 for the file's pods, the step's time for a timeline's */
     struct cJSON *json;      /* kept when a timeline may patch the pod */
     bool has_policy;         /* spec.preemptionPolicy was written (admission keeps it) */
+    bool refused_delete;     /* the fault hook refused its deletion once */
     char where[256];         /* file:line, for admission errors */
 } ls_sim_pod;
 

@@ -1,0 +1,112 @@
+/*
+ * preemption.c: asynchronous preemption, as upstream's SchedulerAsyncPreemption
+ * (beta, on by default since v1.33). DefaultPreemption's PostFilter only
+ * chooses the victims (ls_cycle_preempt records them); their deletions are
+ * issued after the scheduling cycle, outside it, so the cycle and the pods
+ * behind it are not held up by API calls. While they are being issued the
+ * preemptor is "preempting": DefaultPreemption's PreEnqueue keeps it out of
+ * activeQ and it starts no second preemption. As upstream, it stops
+ * preempting before the last deletion is issued, so that the last victim's
+ * deletion event can move it. A deletion that fails stops the rest, clears
+ * the preemptor's nomination (the room it would have had is not coming) and
+ * moves it to activeQ (upstream's Activate after a failed preemption
+ * goroutine). In a simulation everything happens at the cycle's virtual time,
+ * in victim order: runs stay deterministic.
+ */
+#include "framework/scheduler_internal.h"
+#include "luasched/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool is_preempting(const ls_scheduler *s, const ls_pod *pod)
+{
+    return ls_map_get(&s->preempting, pod->id + 1) != NULL;
+}
+
+bool ls_cycle_preempting(const ls_cycle *cycle, const ls_pod *pod)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s && pod && s->preempting.len && is_preempting(s, pod);
+}
+
+static void stop_preempting(ls_scheduler *s, const ls_pod *pod)
+{
+    if (!ls_map_remove(&s->preempting, pod->id + 1))
+        return;
+    /* Rejected by PreEnqueue meanwhile: PreEnqueue decides again now. */
+    ls_qpod *qp = ls_squeue_find(s->queue, pod);
+    if (qp && qp->gated)
+        ls_squeue_activate(s->queue, pod);
+}
+
+int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    if (!s || !s->src.preempt) {
+        snprintf(errbuf, errlen, "no cluster is attached to evict pod %s/%s", ls_str_get(victim->ns),
+                 ls_str_get(victim->name));
+        return -1;
+    }
+    ls_critical_enter();
+    if (s->preemptor && (s->preemptor != cycle->pod || s->preempt_node != node)) {
+        ls_critical_leave();
+        snprintf(errbuf, errlen, "pod %s/%s: victims on another node were already chosen in this cycle",
+                 ls_str_get(cycle->pod->name), ls_str_get(victim->name));
+        return -1;
+    }
+    s->preemptor = cycle->pod;
+    s->preempt_node = node;
+    ls_map_put(&s->preempting, cycle->pod->id + 1, (void *)1);
+    *(const ls_pod **)ls_vec_push(&s->victims) = victim;
+    ls_critical_leave();
+    return 0;
+}
+
+/* The victim's DisruptionTarget condition and delete, through the source. */
+static bool issue_deletion(ls_scheduler *s, const ls_pod *preemptor, const ls_pod *victim, ls_str node,
+                           ls_error *err)
+{
+    int32_t profile = ls_config_profile_index(&s->cfg, preemptor->scheduler_name);
+    const char *who = profile >= 0 ? ls_str_get(s->cfg.profiles[profile].scheduler_name) : "default-scheduler";
+    char message[300];
+    snprintf(message, sizeof message, "%s: preempting to accommodate a higher priority pod", who);
+    return s->src.preempt(s->src.ud, victim, preemptor, node, message, err);
+}
+
+void ls_scheduler_preemption_failed(ls_scheduler *s, const ls_pod *preemptor, const char *message)
+{
+    char who[600];
+    snprintf(who, sizeof who, "%s/%s", ls_str_get(preemptor->ns), ls_str_get(preemptor->name));
+    ls_log_error("Error occurred during async preemption", "pod", who, "err", message);
+    stop_preempting(s, preemptor);
+    bool nominated = ls_nominator_node_of(&s->nominator, preemptor) || preemptor->nominated_node_name;
+    ls_nominator_delete(&s->nominator, preemptor);
+    if (nominated && s->src.clear_nomination)
+        s->src.clear_nomination(s->src.ud, preemptor);
+    ls_squeue_activate(s->queue, preemptor);
+}
+
+void ls_scheduler_issue_preemptions(ls_scheduler *s)
+{
+    const ls_pod *preemptor = s->preemptor;
+    if (!preemptor)
+        return;
+    ls_str node = s->preempt_node;
+    uint32_t n = s->victims.len;
+    /* The list is the attempt's record too: copied, since the deletions'
+     * events may start nothing that reuses it, but keep it intact anyway. */
+    const ls_pod *const *victims = s->victims.data;
+    s->preemptor = NULL;
+    s->preempt_node = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i == n - 1)
+            stop_preempting(s, preemptor);
+        ls_error err;
+        if (!issue_deletion(s, preemptor, victims[i], node, &err)) {
+            ls_scheduler_preemption_failed(s, preemptor, err.msg);
+            return;
+        }
+    }
+    stop_preempting(s, preemptor);
+}
