@@ -8,7 +8,9 @@
  */
 #include "queue/scheduling_queue.h"
 #include "luasched/map.h"
+#include "queue/in_flight.h"
 #include "queue/queue.h"
+#include "queue/unschedulable_pods.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,8 +22,12 @@ struct ls_squeue {
     ls_queue_options opt;
     ls_queue_callbacks cb;
     ls_map by_id;                 /* pod id + 1 -> ls_qpod */
-    ls_vec all;                   /* ls_qpod *, for iteration */
+    ls_vec all;                   /* ls_qpod *, for iteration (qp->all_pos) */
     ls_queue active, backoff;
+    ls_unsched_set unsched;       /* unschedulable and gated pods, filed by rejector plugin */
+    ls_in_flight in_flight;       /* popped pods and the events received meanwhile */
+    ls_vec scratch;               /* ls_qpod *: the pods one event concerns */
+    uint32_t n_where[LS_Q_IN_FLIGHT + 1];   /* pods per ls_qwhere */
     ls_event_registration *regs;
     uint32_t n_regs;
     uint64_t scheduling_cycle, move_request_cycle;
@@ -60,6 +66,9 @@ ls_squeue *ls_squeue_new(const ls_queue_options *opt, const ls_queue_callbacks *
     ls_vec_init(&q->all, sizeof(ls_qpod *));
     ls_queue_init(&q->active);
     ls_queue_init(&q->backoff);
+    ls_unsched_init(&q->unsched);
+    ls_in_flight_init(&q->in_flight);
+    ls_vec_init(&q->scratch, sizeof(ls_qpod *));
     if (q->cb.less) {
         q->active.cmp = compare_with_less;
         q->active.cmp_ud = q;
@@ -75,12 +84,17 @@ void ls_squeue_free(ls_squeue *q)
 {
     if (!q)
         return;
-    for (uint32_t i = 0; i < q->all.len; i++)
+    for (uint32_t i = 0; i < q->all.len; i++) {
+        free(LS_VEC_AT(&q->all, ls_qpod *, i)->buckets);
         free(LS_VEC_AT(&q->all, ls_qpod *, i));
+    }
     ls_vec_free(&q->all);
     ls_map_free(&q->by_id);
     ls_queue_free(&q->active);
     ls_queue_free(&q->backoff);
+    ls_unsched_free(&q->unsched);
+    ls_in_flight_free(&q->in_flight);
+    ls_vec_free(&q->scratch);
     free(q->regs);
     free(q);
 }
@@ -103,17 +117,27 @@ void ls_squeue_set_registrations(ls_squeue *q, const ls_event_registration *regs
     if (n)
         memcpy(q->regs, regs, n * sizeof *regs);
     q->n_regs = n;
+    ls_unsched_set_registrations(&q->unsched, regs, n);
 }
 
 /* ---- where a pod is */
 
+static void set_where(ls_squeue *q, ls_qpod *qp, ls_qwhere where)
+{
+    q->n_where[qp->where]--;
+    q->n_where[where]++;
+    qp->where = where;
+}
+
 static void take_out(ls_squeue *q, ls_qpod *qp)
 {
     if (qp->where == LS_Q_ACTIVE)
-        ls_queue_remove(&q->active, qp->pod->id);
+        ls_queue_remove_at(&q->active, qp->heap_pos);
     else if (qp->where == LS_Q_BACKOFF)
-        ls_queue_remove(&q->backoff, qp->pod->id);
-    qp->where = LS_Q_NONE;
+        ls_queue_remove_at(&q->backoff, qp->heap_pos);
+    else if (qp->where == LS_Q_UNSCHEDULABLE)
+        ls_unsched_remove(&q->unsched, qp);
+    set_where(q, qp, LS_Q_NONE);
 }
 
 uint64_t ls_squeue_backoff_ms(const ls_squeue *q, const ls_qpod *qp)
@@ -150,9 +174,9 @@ static void to_active(ls_squeue *q, ls_qpod *qp)
     take_out(q, qp);
     count_incoming(q, LS_Q_ACTIVE);
     ls_queue_item item = {.pod_id = qp->pod->id, .key = qp->sort_key, .timestamp_ns = (int64_t)qp->timestamp_ms,
-                          .seq = qp->seq};
+                          .seq = qp->seq, .slot = &qp->heap_pos};
     ls_queue_push(&q->active, item);
-    qp->where = LS_Q_ACTIVE;
+    set_where(q, qp, LS_Q_ACTIVE);
 }
 
 static void to_backoff(ls_squeue *q, ls_qpod *qp)
@@ -161,16 +185,17 @@ static void to_backoff(ls_squeue *q, ls_qpod *qp)
     count_incoming(q, LS_Q_BACKOFF);
     /* Earliest expiry first: the heap puts the higher key first. */
     ls_queue_item item = {.pod_id = qp->pod->id, .key = -(double)backoff_expiry(q, qp),
-                          .timestamp_ns = (int64_t)qp->timestamp_ms, .seq = qp->seq};
+                          .timestamp_ns = (int64_t)qp->timestamp_ms, .seq = qp->seq, .slot = &qp->heap_pos};
     ls_queue_push(&q->backoff, item);
-    qp->where = LS_Q_BACKOFF;
+    set_where(q, qp, LS_Q_BACKOFF);
 }
 
 static void to_unschedulable(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
     count_incoming(q, LS_Q_UNSCHEDULABLE);
-    qp->where = LS_Q_UNSCHEDULABLE;
+    set_where(q, qp, LS_Q_UNSCHEDULABLE);
+    ls_unsched_add(&q->unsched, qp);
 }
 
 /* PreEnqueue, then activeQ; a rejection gates the pod among the unschedulable. */
@@ -216,6 +241,8 @@ void ls_squeue_add(ls_squeue *q, const ls_pod *pod, uint32_t profile)
     qp->sort_key = q->cb.sort_key ? q->cb.sort_key(q->cb.ud, pod, profile) : 0;
     qp->seq = pod->seq ? pod->seq : ++q->seq;
     ls_map_put(&q->by_id, pod->id + 1, qp);
+    qp->all_pos = q->all.len;
+    q->n_where[LS_Q_NONE]++;
     *(ls_qpod **)ls_vec_push(&q->all) = qp;
     q->moving_for = "PodAdd";
     enqueue_active(q, qp);
@@ -241,6 +268,14 @@ void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod
     if (!qp)
         return;
     qp->pod = new_pod;
+    if (qp->where == LS_Q_IN_FLIGHT) {
+        /* Its own update during its attempt: replayed if the attempt fails. */
+        ls_cluster_event ev = {.resource = ls_intern_cstr("Pod"), .actions = ls_pod_update_actions(old_pod, new_pod),
+                               .label = "UnscheduledPodUpdate", .object_type = LS_OBJ_POD,
+                               .old_obj = old_pod, .new_obj = new_pod};
+        ls_in_flight_event(&q->in_flight, &ev);
+        return;
+    }
     if (qp->where == LS_Q_ACTIVE || qp->where == LS_Q_BACKOFF) {
         /* Re-sorted with the new object; PreEnqueue runs again for activeQ. */
         qp->sort_key = q->cb.sort_key ? q->cb.sort_key(q->cb.ud, new_pod, qp->profile) : 0;
@@ -269,14 +304,13 @@ void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod
 static void forget(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
+    ls_in_flight_done(&q->in_flight, qp);
     ls_map_remove(&q->by_id, qp->pod->id + 1);
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        if (LS_VEC_AT(&q->all, ls_qpod *, i) != qp)
-            continue;
-        LS_VEC_AT(&q->all, ls_qpod *, i) = LS_VEC_AT(&q->all, ls_qpod *, q->all.len - 1);
-        q->all.len--;
-        break;
-    }
+    q->n_where[LS_Q_NONE]--;
+    ls_qpod *last = LS_VEC_AT(&q->all, ls_qpod *, q->all.len - 1);
+    LS_VEC_AT(&q->all, ls_qpod *, qp->all_pos) = last;
+    last->all_pos = qp->all_pos;
+    q->all.len--;
     free(qp);
 }
 
@@ -296,12 +330,13 @@ ls_qpod *ls_squeue_pop(ls_squeue *q)
         ls_qpod *qp = ls_map_get(&q->by_id, item.pod_id + 1);
         if (!qp)
             continue;
-        qp->where = LS_Q_IN_FLIGHT;
+        set_where(q, qp, LS_Q_IN_FLIGHT);
         qp->attempts++;
         if (qp->attempts == 1)
             qp->initial_attempt_ms = now(q);
         qp->scheduling_cycle = ++q->scheduling_cycle;
         qp->n_rejectors = qp->n_pending = 0;
+        ls_in_flight_start(&q->in_flight, qp);
         return qp;
     }
     return NULL;
@@ -369,23 +404,24 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
 {
     if (!anyone_registered(q, ev))
         return;
-    /* Collect first: requeueing reorders q->all. */
-    uint32_t n = 0;
-    ls_qpod **candidates = ls_xmalloc((q->all.len + 1) * sizeof *candidates);
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        if (qp->where == LS_Q_UNSCHEDULABLE && !qp->gated)
-            candidates[n++] = qp;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        ls_requeue how = ls_squeue_worth_requeuing(q, candidates[i], ev);
+    /* Collect first: requeueing changes the buckets. A nested move (a hint
+     * cannot cause one, but PreEnqueue is Lua too) gets its own list. */
+    ls_vec mine = q->scratch;
+    ls_vec_init(&q->scratch, sizeof(ls_qpod *));
+    mine.len = 0;
+    ls_unsched_collect(&q->unsched, ev, ev->resource == q->wildcard, &mine);
+    for (uint32_t i = 0; i < mine.len; i++) {
+        ls_qpod *qp = LS_VEC_AT(&mine, ls_qpod *, i);
+        ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
         q->moving_for = ev->label;
         if (how != LS_REQUEUE_SKIP)
-            requeue(q, candidates[i], how);
+            requeue(q, qp, how);
         q->moving_for = NULL;
     }
-    free(candidates);
+    ls_vec_free(&q->scratch);
+    q->scratch = mine;
     q->move_request_cycle = q->scheduling_cycle;
+    ls_in_flight_event(&q->in_flight, ev);
 }
 
 bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod)
@@ -411,7 +447,7 @@ static void flush_backoff_completed(ls_squeue *q)
         ls_queue_pop(&q->backoff, &item);
         ls_qpod *qp = ls_map_get(&q->by_id, item.pod_id + 1);
         if (qp) {
-            qp->where = LS_Q_NONE;
+            set_where(q, qp, LS_Q_NONE);
             q->moving_for = "BackoffComplete";
             enqueue_active(q, qp);
             q->moving_for = NULL;
@@ -424,10 +460,10 @@ static void flush_unschedulable_leftover(ls_squeue *q)
     uint64_t t = now(q);
     ls_cluster_event timeout = {.resource = q->wildcard, .actions = LS_ACT_ALL, .label = "UnschedulableTimeout"};
     uint32_t n = 0;
-    ls_qpod **due = ls_xmalloc((q->all.len + 1) * sizeof *due);
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        if (qp->where == LS_Q_UNSCHEDULABLE && t - qp->timestamp_ms > q->opt.max_unschedulable_ms)
+    ls_qpod **due = ls_xmalloc((ls_unsched_len(&q->unsched) + 1) * sizeof *due);
+    for (uint32_t i = 0; i < ls_unsched_len(&q->unsched); i++) {
+        ls_qpod *qp = ls_unsched_at(&q->unsched, i);
+        if (t - qp->timestamp_ms > q->opt.max_unschedulable_ms)
             due[n++] = qp;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -464,7 +500,7 @@ static uint64_t tick_at_or_after(uint64_t next, uint64_t every, uint64_t at)
     return next + (at - next + every - 1) / every * every;
 }
 
-bool ls_squeue_next_wakeup(const ls_squeue *q, uint64_t *at_ms)
+bool ls_squeue_next_wakeup(ls_squeue *q, uint64_t *at_ms)
 {
     bool any = false;
     uint64_t best = UINT64_MAX;
@@ -473,13 +509,11 @@ bool ls_squeue_next_wakeup(const ls_squeue *q, uint64_t *at_ms)
         best = tick_at_or_after(q->next_backoff_flush_ms, BACKOFF_FLUSH_MS, expiry);
         any = true;
     }
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        const ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        if (qp->where != LS_Q_UNSCHEDULABLE)
-            continue;
+    uint64_t oldest;
+    if (ls_unsched_oldest(&q->unsched, &oldest)) {
         /* Strictly more than the limit, as upstream compares with After. */
         uint64_t due = tick_at_or_after(q->next_unschedulable_flush_ms, UNSCHEDULABLE_FLUSH_MS,
-                                        qp->timestamp_ms + q->opt.max_unschedulable_ms + 1);
+                                        oldest + q->opt.max_unschedulable_ms + 1);
         if (due < best)
             best = due;
         any = true;
@@ -497,6 +531,7 @@ void ls_squeue_rekey(ls_squeue *q)
         if (qp->where == LS_Q_ACTIVE)
             to_active(q, qp);   /* out and back in: the heap takes the new key */
     }
+    ls_unsched_refile(&q->unsched);   /* profiles may have been renumbered */
 }
 
 bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)
@@ -519,23 +554,10 @@ bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)
 
 ls_queue_counts ls_squeue_counts(const ls_squeue *q)
 {
-    ls_queue_counts c = {0};
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        const ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        switch (qp->where) {
-        case LS_Q_ACTIVE: c.active++; break;
-        case LS_Q_BACKOFF: c.backoff++; break;
-        case LS_Q_UNSCHEDULABLE:
-            if (qp->gated)
-                c.gated++;
-            else
-                c.unschedulable++;
-            break;
-        case LS_Q_IN_FLIGHT: c.in_flight++; break;
-        case LS_Q_NONE: break;
-        }
-    }
-    return c;
+    uint32_t gated = ls_unsched_gated(&q->unsched);
+    return (ls_queue_counts){.active = q->n_where[LS_Q_ACTIVE], .backoff = q->n_where[LS_Q_BACKOFF],
+                             .unschedulable = q->n_where[LS_Q_UNSCHEDULABLE] - gated, .gated = gated,
+                             .in_flight = q->n_where[LS_Q_IN_FLIGHT]};
 }
 
 uint32_t ls_squeue_size(const ls_squeue *q)

@@ -32,6 +32,15 @@ typedef struct ls_qpod {
     ls_qwhere where;
     double sort_key;
     uint64_t seq;
+    /* Bookkeeping of the queue's own structures (not for callers). */
+    uint32_t all_pos;               /* index in the queue's list of every pod */
+    uint32_t heap_pos;              /* index in the heap that holds it */
+    uint32_t unsched_pos;           /* index in the unschedulable set */
+    uint32_t n_buckets;             /* plugin buckets it is filed under while unschedulable */
+    struct ls_bucket_slot *buckets; /* n_buckets (bucket, index in it), owned */
+    bool filed_gated;               /* counted as gated by the unschedulable set */
+    uint64_t visit;                 /* last event pass that collected it */
+    uint64_t in_flight_mark;        /* its entry in the in-flight list, + 1 (0: none) */
 } ls_qpod;
 
 typedef enum ls_requeue { LS_REQUEUE_SKIP, LS_REQUEUE_AFTER_BACKOFF, LS_REQUEUE_IMMEDIATELY } ls_requeue;
@@ -102,7 +111,7 @@ bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod);
  * unschedulable leftovers (every 30 s). */
 void ls_squeue_flush(ls_squeue *q);
 /* The next time a flush can change something; false when nothing waits on time. */
-bool ls_squeue_next_wakeup(const ls_squeue *q, uint64_t *at_ms);
+bool ls_squeue_next_wakeup(ls_squeue *q, uint64_t *at_ms);
 
 /* Recomputes every active pod's sort key (a new queue-sort plugin after a reload). */
 void ls_squeue_rekey(ls_squeue *q);
