@@ -35,6 +35,7 @@ typedef struct bench_result {
     double average;            /* measured pods bound / seconds */
     int32_t percentage;        /* percentageOfNodesToScore in effect (0 = adaptive) */
     uint32_t nodes;
+    size_t lua_bytes;          /* the Lua state's memory when the measurement ends */
     bench_counts counts;
 } bench_result;
 
@@ -156,7 +157,8 @@ static void text_report(const bench_workload *w, const bench_cluster *c, const b
            bench_sampler_percentile(sm, 50), bench_sampler_percentile(sm, 90), bench_sampler_percentile(sm, 95),
            bench_sampler_percentile(sm, 99), sm->samples.len, sm->samples.len == 1 ? "" : "s");
     printf("%-18s %.3f s, %llu attempts\n", "wall time", r->seconds, (unsigned long long)k->attempts);
-    printf("%-18s %.1f MiB\n", "peak RSS", (double)ls_cli_peak_rss() / (1024.0 * 1024.0));
+    printf("%-18s %.1f MiB (Lua state %.1f MiB)\n", "peak RSS", (double)ls_cli_peak_rss() / (1024.0 * 1024.0),
+           (double)r->lua_bytes / (1024.0 * 1024.0));
 }
 
 static void json_counts(cJSON *root, const bench_workload *w, const bench_counts *k)
@@ -204,6 +206,7 @@ static void json_report(const bench_workload *w, const bench_cluster *c, const b
     cJSON_AddNumberToObject(root, "seconds", r->seconds);
     cJSON_AddNumberToObject(root, "initSeconds", r->init_seconds);
     cJSON_AddNumberToObject(root, "peakRSSBytes", (double)ls_cli_peak_rss());
+    cJSON_AddNumberToObject(root, "luaBytes", (double)r->lua_bytes);
     char *text = cJSON_PrintUnformatted(root);
     puts(text);
     free(text);
@@ -250,6 +253,7 @@ static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler
     r->counts = bench_cluster_counts(c);
     r->average = r->seconds > 0 ? r->counts.measured_bound / r->seconds : 0;
     r->nodes = bench_group_total(&w->nodes);
+    r->lua_bytes = ls_scheduler_lua_memory(s);
     return true;
 }
 

@@ -211,8 +211,13 @@ static void reject_by_filters(ls_scheduler *s, ls_qpod *qp)
 /* The attempt failed: reported, then back to the queue (AddUnschedulableIfNotPresent). */
 static void fail(ls_scheduler *s, ls_qpod *qp, uint8_t code, const char *message)
 {
-    if (code == LS_ERROR)
+    if (code == LS_ERROR) {
+        /* An error carries no rejector plugins (upstream attaches the
+         * diagnosis only to a rejection): the pod backs off in the error heap,
+         * which Pop does not take early. */
         s->error_attempts++;
+        qp->n_rejectors = qp->n_pending = 0;
+    }
     report(s, qp, 0, code, message);
     ls_squeue_add_unschedulable(s->queue, qp);
 }

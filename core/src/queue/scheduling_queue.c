@@ -16,21 +16,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BACKOFF_FLUSH_MS = 1000, UNSCHEDULABLE_FLUSH_MS = 30000 };
+/* BACKOFF_WINDOW_MS is upstream's backoffQOrderingWindowDuration: backoff
+ * expiries are truncated to 1 s windows, pods of one window are ordered as in
+ * activeQ, and the backoff flush runs on the window boundaries. */
+enum { BACKOFF_WINDOW_MS = 1000, UNSCHEDULABLE_FLUSH_MS = 30000 };
 
 struct ls_squeue {
     ls_queue_options opt;
     ls_queue_callbacks cb;
     ls_map by_id;                 /* pod id + 1 -> ls_qpod */
     ls_vec all;                   /* ls_qpod *, for iteration (qp->all_pos) */
-    ls_queue active, backoff;
+    ls_queue active, backoff;     /* backoff: pods rejected by plugins (podBackoffQ) */
+    ls_queue error_backoff;       /* pods whose attempt failed with an error (podErrorBackoffQ) */
     ls_unsched_set unsched;       /* unschedulable and gated pods, filed by rejector plugin */
     ls_in_flight in_flight;       /* popped pods and the events received meanwhile */
     ls_vec scratch;               /* ls_qpod *: the pods one event concerns */
     uint32_t n_where[LS_Q_IN_FLIGHT + 1];   /* pods per ls_qwhere */
     ls_event_registration *regs;
     uint32_t n_regs;
-    uint64_t scheduling_cycle, move_request_cycle;
+    uint64_t scheduling_cycle;
     uint64_t next_backoff_flush_ms, next_unschedulable_flush_ms;
     uint64_t seq;
     ls_str wildcard;
@@ -66,16 +70,17 @@ ls_squeue *ls_squeue_new(const ls_queue_options *opt, const ls_queue_callbacks *
     ls_vec_init(&q->all, sizeof(ls_qpod *));
     ls_queue_init(&q->active);
     ls_queue_init(&q->backoff);
+    ls_queue_init(&q->error_backoff);
     ls_unsched_init(&q->unsched);
     ls_in_flight_init(&q->in_flight);
     ls_vec_init(&q->scratch, sizeof(ls_qpod *));
     if (q->cb.less) {
-        q->active.cmp = compare_with_less;
-        q->active.cmp_ud = q;
+        q->active.cmp = q->backoff.cmp = compare_with_less;
+        q->active.cmp_ud = q->backoff.cmp_ud = q;
     }
     q->wildcard = ls_intern_cstr("*");
     uint64_t t = now(q);
-    q->next_backoff_flush_ms = t + BACKOFF_FLUSH_MS;
+    q->next_backoff_flush_ms = t - t % BACKOFF_WINDOW_MS + BACKOFF_WINDOW_MS;
     q->next_unschedulable_flush_ms = t + UNSCHEDULABLE_FLUSH_MS;
     return q;
 }
@@ -92,6 +97,7 @@ void ls_squeue_free(ls_squeue *q)
     ls_map_free(&q->by_id);
     ls_queue_free(&q->active);
     ls_queue_free(&q->backoff);
+    ls_queue_free(&q->error_backoff);
     ls_unsched_free(&q->unsched);
     ls_in_flight_free(&q->in_flight);
     ls_vec_free(&q->scratch);
@@ -134,7 +140,7 @@ static void take_out(ls_squeue *q, ls_qpod *qp)
     if (qp->where == LS_Q_ACTIVE)
         ls_queue_remove_at(&q->active, qp->heap_pos);
     else if (qp->where == LS_Q_BACKOFF)
-        ls_queue_remove_at(&q->backoff, qp->heap_pos);
+        ls_queue_remove_at(qp->error_backoff ? &q->error_backoff : &q->backoff, qp->heap_pos);
     else if (qp->where == LS_Q_UNSCHEDULABLE)
         ls_unsched_remove(&q->unsched, qp);
     set_where(q, qp, LS_Q_NONE);
@@ -153,14 +159,22 @@ uint64_t ls_squeue_backoff_ms(const ls_squeue *q, const ls_qpod *qp)
     return d < q->opt.max_backoff_ms ? d : q->opt.max_backoff_ms;
 }
 
-static uint64_t backoff_expiry(const ls_squeue *q, const ls_qpod *qp)
+static uint64_t window_of(uint64_t ms)
 {
-    return qp->timestamp_ms + ls_squeue_backoff_ms(q, qp);
+    return ms - ms % BACKOFF_WINDOW_MS;
 }
 
+/* The end of the backoff, truncated to its window (upstream's getBackoffTime). */
+static uint64_t backoff_expiry(const ls_squeue *q, const ls_qpod *qp)
+{
+    return window_of(qp->timestamp_ms + ls_squeue_backoff_ms(q, qp));
+}
+
+/* Still backing off while the expiry's window is not before the current one
+ * (upstream's isPodBackingoff with PopFromBackoffQ). */
 static bool backing_off(const ls_squeue *q, const ls_qpod *qp)
 {
-    return !qp->gated && qp->attempts > 0 && backoff_expiry(q, qp) > now(q);
+    return !qp->gated && qp->attempts > 0 && backoff_expiry(q, qp) >= window_of(now(q));
 }
 
 static void count_incoming(ls_squeue *q, ls_qwhere where)
@@ -179,14 +193,18 @@ static void to_active(ls_squeue *q, ls_qpod *qp)
     set_where(q, qp, LS_Q_ACTIVE);
 }
 
+/* Earliest window first; within a window, the backoff heap orders pods as
+ * activeQ does and the error heap by time and arrival. A pod without rejector
+ * plugins failed with an error: the error heap, which Pop does not take early. */
 static void to_backoff(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
     count_incoming(q, LS_Q_BACKOFF);
-    /* Earliest expiry first: the heap puts the higher key first. */
-    ls_queue_item item = {.pod_id = qp->pod->id, .key = -(double)backoff_expiry(q, qp),
-                          .timestamp_ns = (int64_t)qp->timestamp_ms, .seq = qp->seq, .slot = &qp->heap_pos};
-    ls_queue_push(&q->backoff, item);
+    qp->error_backoff = qp->n_rejectors + qp->n_pending == 0;
+    ls_queue_item item = {.pod_id = qp->pod->id, .first = (int64_t)backoff_expiry(q, qp),
+                          .key = qp->error_backoff ? 0 : qp->sort_key, .timestamp_ns = (int64_t)qp->timestamp_ms,
+                          .seq = qp->seq, .slot = &qp->heap_pos};
+    ls_queue_push(qp->error_backoff ? &q->error_backoff : &q->backoff, item);
     set_where(q, qp, LS_Q_BACKOFF);
 }
 
@@ -323,10 +341,23 @@ void ls_squeue_delete(ls_squeue *q, const ls_pod *pod)
 
 /* ---- the cycle */
 
+/* activeQ's head; when activeQ is empty, the backoff heap's head even if its
+ * backoff has not ended (PopFromBackoffQ), never the error heap's. */
+static bool pop_item(ls_squeue *q, ls_queue_item *item)
+{
+    if (ls_queue_pop(&q->active, item))
+        return true;
+    if (!ls_queue_pop(&q->backoff, item))
+        return false;
+    if (q->cb.incoming)
+        q->cb.incoming(q->cb.ud, LS_Q_ACTIVE, "PopFromBackoffQ");
+    return true;
+}
+
 ls_qpod *ls_squeue_pop(ls_squeue *q)
 {
     ls_queue_item item;
-    while (ls_queue_pop(&q->active, &item)) {
+    while (pop_item(q, &item)) {
         ls_qpod *qp = ls_map_get(&q->by_id, item.pod_id + 1);
         if (!qp)
             continue;
@@ -347,16 +378,39 @@ void ls_squeue_done(ls_squeue *q, ls_qpod *qp)
     forget(q, qp);
 }
 
+/* What the events received during the pod's attempt say (upstream's
+ * determineSchedulingHintForInFlightPod): each goes through the queueing
+ * hints of the plugins that rejected the pod, as a live event would. */
+static ls_requeue in_flight_strategy(ls_squeue *q, const ls_qpod *qp)
+{
+    if (qp->n_rejectors + qp->n_pending == 0 || !qp->in_flight_mark)
+        return LS_REQUEUE_AFTER_BACKOFF;   /* an error, or a pod that was not popped */
+    ls_requeue best = LS_REQUEUE_SKIP;
+    uint64_t cursor = 0;
+    const ls_cluster_event *ev;
+    while ((ev = ls_in_flight_next_event(&q->in_flight, qp, &cursor))) {
+        ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
+        if (how == LS_REQUEUE_IMMEDIATELY)
+            return how;
+        if (how == LS_REQUEUE_AFTER_BACKOFF) {
+            best = how;
+            if (qp->n_pending == 0)
+                return best;   /* only a pending plugin could make it Immediately */
+        }
+    }
+    return best;
+}
+
 void ls_squeue_add_unschedulable(ls_squeue *q, ls_qpod *qp)
 {
     qp->timestamp_ms = now(q);
     q->moving_for = "ScheduleAttemptFailure";
-    /* An Error (no rejector) always backs off; so does a pod whose cycle saw a
-     * move request, since the event may have helped it. */
-    if (qp->n_rejectors + qp->n_pending == 0 || q->move_request_cycle >= qp->scheduling_cycle)
-        to_backoff(q, qp);
-    else
+    ls_requeue how = in_flight_strategy(q, qp);
+    ls_in_flight_done(&q->in_flight, qp);
+    if (how == LS_REQUEUE_SKIP)
         to_unschedulable(q, qp);
+    else
+        requeue(q, qp, how);
     q->moving_for = NULL;
 }
 
@@ -420,7 +474,6 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
     }
     ls_vec_free(&q->scratch);
     q->scratch = mine;
-    q->move_request_cycle = q->scheduling_cycle;
     ls_in_flight_event(&q->in_flight, ev);
 }
 
@@ -439,12 +492,12 @@ bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod)
 
 /* ---- periodic flushes */
 
-static void flush_backoff_completed(ls_squeue *q)
+static void flush_heap(ls_squeue *q, ls_queue *heap)
 {
-    uint64_t t = now(q);
+    const ls_queue_item *head;
     ls_queue_item item;
-    while (q->backoff.len && -q->backoff.heap[0].key <= (double)t) {
-        ls_queue_pop(&q->backoff, &item);
+    while ((head = ls_queue_peek(heap)) && head->first < (int64_t)window_of(now(q))) {
+        ls_queue_pop(heap, &item);
         ls_qpod *qp = ls_map_get(&q->by_id, item.pod_id + 1);
         if (qp) {
             set_where(q, qp, LS_Q_NONE);
@@ -453,6 +506,12 @@ static void flush_backoff_completed(ls_squeue *q)
             q->moving_for = NULL;
         }
     }
+}
+
+static void flush_backoff_completed(ls_squeue *q)
+{
+    flush_heap(q, &q->backoff);
+    flush_heap(q, &q->error_backoff);
 }
 
 static void flush_unschedulable_leftover(ls_squeue *q)
@@ -483,7 +542,7 @@ void ls_squeue_flush(ls_squeue *q)
     uint64_t t = now(q);
     if (t >= q->next_backoff_flush_ms) {
         flush_backoff_completed(q);
-        q->next_backoff_flush_ms = t - (t - q->next_backoff_flush_ms) % BACKOFF_FLUSH_MS + BACKOFF_FLUSH_MS;
+        q->next_backoff_flush_ms = window_of(t) + BACKOFF_WINDOW_MS;   /* on the window boundaries */
     }
     if (t >= q->next_unschedulable_flush_ms) {
         flush_unschedulable_leftover(q);
@@ -504,9 +563,15 @@ bool ls_squeue_next_wakeup(ls_squeue *q, uint64_t *at_ms)
 {
     bool any = false;
     uint64_t best = UINT64_MAX;
-    if (q->backoff.len) {
-        uint64_t expiry = (uint64_t)(-q->backoff.heap[0].key);
-        best = tick_at_or_after(q->next_backoff_flush_ms, BACKOFF_FLUSH_MS, expiry);
+    const ls_queue *heaps[2] = {&q->backoff, &q->error_backoff};
+    for (int i = 0; i < 2; i++) {
+        const ls_queue_item *head = ls_queue_peek(heaps[i]);
+        if (!head)
+            continue;
+        /* Done once the current window is past the expiry's window. */
+        uint64_t done = tick_at_or_after(q->next_backoff_flush_ms, BACKOFF_WINDOW_MS,
+                                         (uint64_t)head->first + BACKOFF_WINDOW_MS);
+        best = done < best ? done : best;
         any = true;
     }
     uint64_t oldest;
@@ -530,6 +595,8 @@ void ls_squeue_rekey(ls_squeue *q)
         qp->sort_key = q->cb.sort_key ? q->cb.sort_key(q->cb.ud, qp->pod, qp->profile) : 0;
         if (qp->where == LS_Q_ACTIVE)
             to_active(q, qp);   /* out and back in: the heap takes the new key */
+        else if (qp->where == LS_Q_BACKOFF && !qp->error_backoff)
+            to_backoff(q, qp);  /* ordered as activeQ within a window */
     }
     ls_unsched_refile(&q->unsched);   /* profiles may have been renumbered */
 }
@@ -544,9 +611,9 @@ bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)
             continue;
         if (qp->attempts == 0 || qp->timestamp_ms < since_ms)
             return false;
-        /* Backing off because its cycle saw a move request (preemption deleting
-         * victims, a pod bound meanwhile): the retry may succeed. */
-        if (qp->where == LS_Q_BACKOFF && q->move_request_cycle >= qp->scheduling_cycle && qp->n_rejectors)
+        /* Backing off because an event during its attempt may have helped
+         * (preemption deleting victims, a pod bound meanwhile): the retry may succeed. */
+        if (qp->where == LS_Q_BACKOFF && !qp->error_backoff)
             return false;
     }
     return true;

@@ -39,6 +39,7 @@ typedef struct ls_qpod {
     uint32_t n_buckets;             /* plugin buckets it is filed under while unschedulable */
     struct ls_bucket_slot *buckets; /* n_buckets (bucket, index in it), owned */
     bool filed_gated;               /* counted as gated by the unschedulable set */
+    bool error_backoff;             /* in the error backoff heap (no rejector plugin) */
     uint64_t visit;                 /* last event pass that collected it */
     uint64_t in_flight_mark;        /* its entry in the in-flight list, + 1 (0: none) */
 } ls_qpod;
