@@ -8,6 +8,7 @@
 --   # expect: default/old -> preempted     (evicted by preemption)
 --   # expect-score: default/web node-a NodeResourcesFit 81   (finalScore: normalized x weight)
 --   # expect-raw: default/web node-a TaintToleration 1       (raw score before normalize)
+--   # expect-attempts: default/web 0:unschedulable 0.5:bound (every attempt: seconds:result)
 --
 -- Each runs `luasched simulate --output json` and is checked against them.
 local json = require("json")
@@ -33,7 +34,7 @@ local function scenario_files()
 end
 
 local function expectations(text)
-  local e = { config = nil, pods = {}, scores = {}, raws = {} }
+  local e = { config = nil, pods = {}, scores = {}, raws = {}, attempts = {} }
   for line in text:gmatch("[^\n]+") do
     local config = line:match("^#%s*config:%s*(%S+)")
     if config then e.config = config end
@@ -43,6 +44,8 @@ local function expectations(text)
     if spod then e.scores[#e.scores + 1] = { spod, node, plugin, tonumber(value) } end
     local rpod, rnode, rplugin, rvalue = line:match("^#%s*expect%-raw:%s*(%S+)%s+(%S+)%s+(%S+)%s+(%-?%d+)")
     if rpod then e.raws[#e.raws + 1] = { rpod, rnode, rplugin, tonumber(rvalue) } end
+    local apod, list = line:match("^#%s*expect%-attempts:%s*(%S+)%s+(.-)%s*$")
+    if apod then e.attempts[#e.attempts + 1] = { pod = apod, want = list } end
   end
   return e
 end
@@ -68,7 +71,7 @@ describe("scenario", function()
     local name = file:match("([^/]+)%.yaml$")
     it(name, function()
       local e = expectations(read(file))
-      assert.is_true(#e.pods + #e.scores + #e.raws > 0, name .. " states no expectation")
+      assert.is_true(#e.pods + #e.scores + #e.raws + #e.attempts > 0, name .. " states no expectation")
       local result = run(file, e)
       local by_pod, victims = {}, {}
       for _, rec in ipairs(result.pods) do
@@ -87,6 +90,14 @@ describe("scenario", function()
         local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])
         local node = rec.finalScore and rec.finalScore[s[2]]
         assert.are.equal(s[4], node and node[s[3]], name .. ": final " .. table.concat(s, " ", 1, 3))
+      end
+      for _, x in ipairs(e.attempts) do
+        local rec = assert(by_pod[x.pod], name .. ": no record for " .. x.pod)
+        local got = {}
+        for _, a in ipairs(rec.attempts or {}) do
+          got[#got + 1] = string.format("%s:%s", tostring(a.time), a.result)
+        end
+        assert.are.equal(x.want, table.concat(got, " "), name .. ": attempts of " .. x.pod)
       end
       for _, s in ipairs(e.raws) do
         local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])

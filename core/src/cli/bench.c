@@ -36,6 +36,7 @@ typedef struct bench_result {
     int32_t percentage;        /* percentageOfNodesToScore in effect (0 = adaptive) */
     uint32_t nodes;
     size_t lua_bytes;          /* the Lua state's memory when the measurement ends */
+    ls_event_stats events;     /* cluster events during the measurement */
     bench_counts counts;
 } bench_result;
 
@@ -144,7 +145,10 @@ static void text_report(const bench_workload *w, const bench_cluster *c, const b
            k->init_failed, r->init_seconds);
     printf("%-18s %u: %u scheduled, %u unschedulable\n", "measured pods", k->measured, k->measured_bound,
            k->measured_failed);
-    if (w->has_churn)
+    if (w->has_churn && w->churn.mode == BENCH_CHURN_HEARTBEAT)
+        printf("%-18s %u ticks every %llu ms: %u node heartbeats\n", "churn", k->churn_ticks,
+               (unsigned long long)w->churn.interval_ms, k->churn_heartbeats);
+    else if (w->has_churn)
         printf("%-18s %u ticks every %llu ms: %u created, %u deleted, %u churn pods bound\n", "churn",
                k->churn_ticks, (unsigned long long)w->churn.interval_ms, k->churn_created, k->churn_deleted,
                k->churn_bound);
@@ -157,6 +161,13 @@ static void text_report(const bench_workload *w, const bench_cluster *c, const b
            bench_sampler_percentile(sm, 50), bench_sampler_percentile(sm, 90), bench_sampler_percentile(sm, 95),
            bench_sampler_percentile(sm, 99), sm->samples.len, sm->samples.len == 1 ? "" : "s");
     printf("%-18s %.3f s, %llu attempts\n", "wall time", r->seconds, (unsigned long long)k->attempts);
+    const ls_event_stats *e = &r->events;
+    printf("%-18s %llu: %llu registered by a plugin (%llu pods visited, %llu requeued: %.2f per event), "
+           "%llu by none (0 visited)\n",
+           "cluster events", (unsigned long long)e->events, (unsigned long long)e->registered,
+           (unsigned long long)e->visited, (unsigned long long)e->requeued,
+           e->registered ? (double)e->requeued / (double)e->registered : 0.0,
+           (unsigned long long)(e->events - e->registered));
     printf("%-18s %.1f MiB (Lua state %.1f MiB)\n", "peak RSS", (double)ls_cli_peak_rss() / (1024.0 * 1024.0),
            (double)r->lua_bytes / (1024.0 * 1024.0));
 }
@@ -177,6 +188,7 @@ static void json_counts(cJSON *root, const bench_workload *w, const bench_counts
     cJSON_AddNumberToObject(ch, "ticks", k->churn_ticks);
     cJSON_AddNumberToObject(ch, "created", k->churn_created);
     cJSON_AddNumberToObject(ch, "deleted", k->churn_deleted);
+    cJSON_AddNumberToObject(ch, "heartbeats", k->churn_heartbeats);
     cJSON_AddNumberToObject(ch, "podsBound", k->churn_bound);
 }
 
@@ -207,6 +219,10 @@ static void json_report(const bench_workload *w, const bench_cluster *c, const b
     cJSON_AddNumberToObject(root, "initSeconds", r->init_seconds);
     cJSON_AddNumberToObject(root, "peakRSSBytes", (double)ls_cli_peak_rss());
     cJSON_AddNumberToObject(root, "luaBytes", (double)r->lua_bytes);
+    cJSON_AddNumberToObject(root, "events", (double)r->events.events);
+    cJSON_AddNumberToObject(root, "registeredEvents", (double)r->events.registered);
+    cJSON_AddNumberToObject(root, "podsVisited", (double)r->events.visited);
+    cJSON_AddNumberToObject(root, "requeues", (double)r->events.requeued);
     char *text = cJSON_PrintUnformatted(root);
     puts(text);
     free(text);
@@ -244,6 +260,7 @@ static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler
 {
     if (!bench_cluster_decode_pods(c, &w->measure_pods, BENCH_ROLE_MEASURED, err))
         return false;
+    ls_event_stats e0 = ls_scheduler_event_stats(s);
     double t0 = ls_cli_now();
     bench_cluster_start_measuring(c, t0);
     bench_cluster_add_pods(c, BENCH_ROLE_MEASURED);
@@ -254,6 +271,9 @@ static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler
     r->average = r->seconds > 0 ? r->counts.measured_bound / r->seconds : 0;
     r->nodes = bench_group_total(&w->nodes);
     r->lua_bytes = ls_scheduler_lua_memory(s);
+    ls_event_stats e1 = ls_scheduler_event_stats(s);
+    r->events = (ls_event_stats){e1.events - e0.events, e1.registered - e0.registered, e1.visited - e0.visited,
+                                 e1.requeued - e0.requeued};
     return true;
 }
 

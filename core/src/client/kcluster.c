@@ -291,9 +291,12 @@ static void retire(ls_kcluster *kc, kc_kind kind, void *obj)
 }
 
 /* Replaced objects go once a cycle has started after their replacement (its
- * snapshot update drops the last pointers). */
+ * snapshot update drops the last pointers), and not while the queue keeps
+ * in-flight events that may point at them. */
 static void free_retired(ls_kcluster *kc)
 {
+    if (ls_scheduler_holds_event_objects(kc->sched))
+        return;
     uint64_t now = ls_scheduler_cycles(kc->sched);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < kc->retired.len; i++) {

@@ -195,11 +195,22 @@ static void reject_by_status(ls_scheduler *s, ls_qpod *qp, int ep)
         add_rejector(qp, plugin, c->status_code);
 }
 
-/* Diagnosis.UnschedulablePlugins of a Filter failure: every plugin that
- * rejected a node. */
+/* The PreFilter plugins that gave node names are rejectors of a pod no node
+ * fits (upstream's Diagnosis.UnschedulablePlugins starts as them). */
+static void reject_by_restriction(ls_scheduler *s, ls_qpod *qp)
+{
+    uint32_t bits = s->cycle.prefilter_restricting;
+    for (int k = 0; k < 32 && bits; k++, bits >>= 1)
+        if ((bits & 1u) && plugin_at(s, qp, LS_EP_PRE_FILTER, k))
+            add_rejector(qp, plugin_at(s, qp, LS_EP_PRE_FILTER, k), LS_UNRESOLVABLE);
+}
+
+/* Diagnosis.UnschedulablePlugins of a Filter failure: the restricting
+ * PreFilter plugins and every plugin that rejected a node. */
 static void reject_by_filters(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
+    reject_by_restriction(s, qp);
     for (uint32_t i = 0; i < c->num_processed; i++) {
         const ls_node_info *ni = c->candidates[(c->start + i) % c->num_candidates];
         const ls_node_status *st = &c->node_status[ni->index];
@@ -528,6 +539,7 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
             return;
         }
         reject_by_status(s, qp, LS_EP_PRE_FILTER);
+        reject_by_restriction(s, qp);
         fit_failure(s, qp, ls_fit_error_prefilter(c, ls_status_get(c->status)->message));
         return;
     }

@@ -32,6 +32,7 @@ struct ls_squeue {
     ls_in_flight in_flight;       /* popped pods and the events received meanwhile */
     ls_vec scratch;               /* ls_qpod *: the pods one event concerns */
     uint32_t n_where[LS_Q_IN_FLIGHT + 1];   /* pods per ls_qwhere */
+    ls_event_counts event_counts;
     ls_event_registration *regs;
     uint32_t n_regs;
     uint64_t scheduling_cycle;
@@ -454,22 +455,37 @@ static bool anyone_registered(const ls_squeue *q, const ls_cluster_event *ev)
     return false;
 }
 
+void ls_squeue_note_event(ls_squeue *q)
+{
+    q->event_counts.events++;
+}
+
+ls_event_counts ls_squeue_event_counts(const ls_squeue *q)
+{
+    return q->event_counts;
+}
+
 void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
 {
+    q->event_counts.events++;
     if (!anyone_registered(q, ev))
         return;
+    q->event_counts.registered++;
     /* Collect first: requeueing changes the buckets. A nested move (a hint
      * cannot cause one, but PreEnqueue is Lua too) gets its own list. */
     ls_vec mine = q->scratch;
     ls_vec_init(&q->scratch, sizeof(ls_qpod *));
     mine.len = 0;
     ls_unsched_collect(&q->unsched, ev, ev->resource == q->wildcard, &mine);
+    q->event_counts.visited += mine.len;
     for (uint32_t i = 0; i < mine.len; i++) {
         ls_qpod *qp = LS_VEC_AT(&mine, ls_qpod *, i);
         ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
         q->moving_for = ev->label;
-        if (how != LS_REQUEUE_SKIP)
+        if (how != LS_REQUEUE_SKIP) {
             requeue(q, qp, how);
+            q->event_counts.requeued++;
+        }
         q->moving_for = NULL;
     }
     ls_vec_free(&q->scratch);
@@ -625,6 +641,11 @@ ls_queue_counts ls_squeue_counts(const ls_squeue *q)
     return (ls_queue_counts){.active = q->n_where[LS_Q_ACTIVE], .backoff = q->n_where[LS_Q_BACKOFF],
                              .unschedulable = q->n_where[LS_Q_UNSCHEDULABLE] - gated, .gated = gated,
                              .in_flight = q->n_where[LS_Q_IN_FLIGHT]};
+}
+
+uint32_t ls_squeue_in_flight_events(const ls_squeue *q)
+{
+    return ls_in_flight_event_count(&q->in_flight);
 }
 
 uint32_t ls_squeue_size(const ls_squeue *q)

@@ -129,6 +129,18 @@ typedef struct ls_queue_counts {
     uint32_t active, backoff, unschedulable, gated, in_flight;
 } ls_queue_counts;
 ls_queue_counts ls_squeue_counts(const ls_squeue *q);
+/* What cluster events cost: every event received, those some plugin
+ * registered (the others stop at once), the unschedulable pods they visited
+ * (hints asked) and the pods they moved to activeQ or backoffQ. */
+typedef struct ls_event_counts {
+    uint64_t events, registered, visited, requeued;
+} ls_event_counts;
+ls_event_counts ls_squeue_event_counts(const ls_squeue *q);
+/* An event that changed nothing any plugin can register (a node heartbeat):
+ * counted, nothing else. */
+void ls_squeue_note_event(ls_squeue *q);
+/* Events kept for pods in flight (their objects must stay alive). */
+uint32_t ls_squeue_in_flight_events(const ls_squeue *q);
 /* Every pod the queue holds, for invariant checks (iteration by index). */
 uint32_t ls_squeue_size(const ls_squeue *q);
 ls_qpod *ls_squeue_at(const ls_squeue *q, uint32_t i);
