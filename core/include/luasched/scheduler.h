@@ -133,6 +133,12 @@ uint32_t ls_scheduler_pending(const ls_scheduler *s);
  * source may free replaced objects once this has moved on by one and no pod
  * waits on Permit. */
 uint64_t ls_scheduler_cycles(const ls_scheduler *s);
+/* The snapshot's updates so far. Objects a source replaced or deleted before
+ * the current epoch began are no longer referenced by the snapshot (the cache
+ * and the queue let go of them at once); refresh moves to a new epoch now,
+ * between cycles, so that a source can free them without waiting for one. */
+uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s);
+void ls_scheduler_refresh_snapshot(ls_scheduler *s);
 /* True while the queue keeps events received during an attempt still in
  * progress (a pod waiting at Permit): their old and new objects are replayed
  * if that attempt fails, so a source must not free replaced objects yet. */

@@ -434,7 +434,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     s->victims.len = 0;
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
-    ls_cache_update_snapshot(s->cache, s->snapshot);
+    ls_scheduler_refresh_snapshot(s);
     /* As upstream, plugin durations are measured in about one cycle in ten. */
     c->sample_plugins = s->metrics.registry && s->cycles_started % 10 == 1;
     c->pod = qp->pod;

@@ -575,6 +575,17 @@ uint64_t ls_scheduler_cycles(const ls_scheduler *s)
     return s->cycles_started;
 }
 
+uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s)
+{
+    return s->snapshot_epoch;
+}
+
+void ls_scheduler_refresh_snapshot(ls_scheduler *s)
+{
+    ls_cache_update_snapshot(s->cache, s->snapshot);
+    s->snapshot_epoch++;
+}
+
 bool ls_scheduler_holds_event_objects(const ls_scheduler *s)
 {
     return ls_squeue_in_flight_events(s->queue) > 0;
