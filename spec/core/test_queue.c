@@ -365,7 +365,7 @@ static void test_add_unschedulable(void)
     CHECK_INT(qe->where, LS_Q_BACKOFF);
     CHECK_INT(qe->timestamp_ms, 2500);
 
-    /* rejected by a plugin, no move request during the cycle -> unschedulablePods */
+    /* rejected by a plugin, no event during its attempt -> unschedulablePods */
     ls_qpod *qr = add_and_fail(q, rej, "NodeResourcesFit", NULL);
     CHECK_INT(qr->where, LS_Q_UNSCHEDULABLE);
     CHECK_INT(qr->timestamp_ms, 2500);

@@ -1,10 +1,15 @@
 /*
- * scheduling_queue.c: see scheduling_queue.h. Follows upstream's
- * PriorityQueue with queueing hints: a failed pod goes to the unschedulable
- * pods unless a move request happened during its cycle (then backoffQ); a
- * cluster event moves the unschedulable pods whose rejector plugins registered
- * it (and whose hints say Queue); flushes move pods whose backoff ended and
- * pods left unschedulable for too long.
+ * scheduling_queue.c: see scheduling_queue.h. Follows upstream v1.37's
+ * PriorityQueue (queueing hints, PopFromBackoffQ): a failed pod replays the
+ * events received during its attempt through its rejectors' hints (Queue ->
+ * backoffQ or activeQ, else the unschedulable pods; an Error -> the error
+ * backoff heap); a cluster event visits only the unschedulable pods filed
+ * under the plugins that registered it (unschedulable_pods.c) and moves those
+ * whose hints say Queue; Pop takes backoffQ's head when activeQ is empty;
+ * flushes, on the 1 s window boundaries, move pods whose backoff ended, and
+ * every 30 s pods left unschedulable for too long. Every operation costs what
+ * it touches, not the number of queued pods (the flushes and the wildcard
+ * event excepted, as upstream).
  */
 #include "queue/scheduling_queue.h"
 #include "luasched/map.h"

@@ -1,9 +1,11 @@
 /*
  * scheduling_queue.h: upstream's PriorityQueue: activeQ (ordered by the
- * queue-sort plugin), backoffQ (ordered by backoff expiry), and the
- * unschedulable pods (rejected or gated) that wait for a cluster event that
- * may help them, or for the periodic flush. Time comes from a clock callback,
- * so a simulation runs backoff and flushes on virtual time.
+ * queue-sort plugin), backoffQ (ordered by 1 s backoff windows, then as
+ * activeQ) and the error backoff heap (by window), the unschedulable pods
+ * (rejected or gated) that wait for a cluster event that may help them, or
+ * for the periodic flush, and the pods in flight with the events received
+ * meanwhile. Time comes from a clock callback, so a simulation runs backoff
+ * and flushes on virtual time.
  */
 #ifndef LS_SCHEDULING_QUEUE_H
 #define LS_SCHEDULING_QUEUE_H
