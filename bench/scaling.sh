@@ -1,8 +1,9 @@
 #!/bin/sh
 # bench/scaling.sh: the scaling curve (bench/README.md "Scaling"). Runs each
 # bench/scaling/ workload ROUNDS times, the workloads alternating within each
-# round, and prints per workload the median pods/s, the median time per pod
-# and the largest peak RSS, with bytes per pod and per node.
+# round, and prints per workload the median pods/s, the median wall time and
+# CPU time per measured pod (CPU time is the steadier figure on a shared
+# machine) and the largest peak RSS.
 #
 #   bench/scaling.sh [LUASCHED] [ROUNDS] [WORKLOAD.yaml...]
 #
@@ -32,10 +33,11 @@ local rows, order = {}, {}
 for line in io.lines(arg[1]) do
   local name = line:match('"workload":"([^"]+)"')
   local function num(k) return tonumber(line:match('"' .. k .. '":([-0-9.e+]+)')) end
-  if not rows[name] then rows[name] = { rates = {}, rss = 0 }; order[#order + 1] = name end
+  if not rows[name] then rows[name] = { rates = {}, cpus = {}, rss = 0 }; order[#order + 1] = name end
   local r = rows[name]
   r.nodes, r.init, r.measured = num("nodes"), num("initPods"), num("measuredPods")
   r.rates[#r.rates + 1] = num("average")
+  r.cpus[#r.cpus + 1] = num("cpuSeconds") * 1e6 / num("measuredPods")
   r.rss = math.max(r.rss, num("peakRSSBytes"))
 end
 local function median(t)
@@ -43,12 +45,12 @@ local function median(t)
   local n = #t
   return n % 2 == 1 and t[(n + 1) / 2] or (t[n / 2] + t[n / 2 + 1]) / 2
 end
-print(string.format("%-48s %6s %7s %8s %9s %10s %9s %7s", "workload", "nodes", "running", "measured",
-  "pods/s", "us/pod", "peak MiB", "runs"))
+print(string.format("%-48s %6s %7s %8s %9s %10s %10s %9s %5s", "workload", "nodes", "running", "measured",
+  "pods/s", "wall us/pod", "CPU us/pod", "peak MiB", "runs"))
 for _, name in ipairs(order) do
   local r = rows[name]
   local rate = median(r.rates)
-  print(string.format("%-48s %6d %7d %8d %9.0f %10.1f %9.1f %7d", name, r.nodes, r.init, r.measured, rate,
-    1e6 / rate, r.rss / 1048576, #r.rates))
+  print(string.format("%-48s %6d %7d %8d %9.0f %11.1f %10.1f %9.1f %5d", name, r.nodes, r.init, r.measured, rate,
+    1e6 / rate, median(r.cpus), r.rss / 1048576, #r.rates))
 end
 LUA

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct bench_opts {
     const char *workload;
@@ -33,6 +34,7 @@ typedef struct bench_result {
     double init_seconds;
     double seconds;            /* the measurement: measured pods created .. last one bound */
     double average;            /* measured pods bound / seconds */
+    double cpu_seconds;        /* the process's CPU time during the measurement */
     int32_t percentage;        /* percentageOfNodesToScore in effect (0 = adaptive) */
     uint32_t nodes;
     size_t lua_bytes;          /* the Lua state's memory when the measurement ends */
@@ -160,7 +162,9 @@ static void text_report(const bench_workload *w, const bench_cluster *c, const b
     printf("\n%-18s p50 %.1f, p90 %.1f, p95 %.1f, p99 %.1f pods/s (%u sample%s)\n", "per-second samples",
            bench_sampler_percentile(sm, 50), bench_sampler_percentile(sm, 90), bench_sampler_percentile(sm, 95),
            bench_sampler_percentile(sm, 99), sm->samples.len, sm->samples.len == 1 ? "" : "s");
-    printf("%-18s %.3f s, %llu attempts\n", "wall time", r->seconds, (unsigned long long)k->attempts);
+    printf("%-18s %.3f s, %llu attempts; CPU %.3f s (%.1f us per measured pod)\n", "wall time", r->seconds,
+           (unsigned long long)k->attempts, r->cpu_seconds,
+           k->measured ? r->cpu_seconds * 1e6 / k->measured : 0.0);
     const ls_event_stats *e = &r->events;
     printf("%-18s %llu: %llu registered by a plugin (%llu pods visited, %llu requeued: %.2f per event), "
            "%llu by none (0 visited)\n",
@@ -219,6 +223,7 @@ static void json_report(const bench_workload *w, const bench_cluster *c, const b
     cJSON_AddNumberToObject(root, "initSeconds", r->init_seconds);
     cJSON_AddNumberToObject(root, "peakRSSBytes", (double)ls_cli_peak_rss());
     cJSON_AddNumberToObject(root, "luaBytes", (double)r->lua_bytes);
+    cJSON_AddNumberToObject(root, "cpuSeconds", r->cpu_seconds);
     cJSON_AddNumberToObject(root, "events", (double)r->events.events);
     cJSON_AddNumberToObject(root, "registeredEvents", (double)r->events.registered);
     cJSON_AddNumberToObject(root, "podsVisited", (double)r->events.visited);
@@ -254,6 +259,13 @@ static bool run_init(const bench_workload *w, bench_cluster *c, ls_scheduler *s,
     return true;
 }
 
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* The measured pods, decoded first (the API server's side), then created
  * and scheduled on the wall clock. */
 static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler *s, bench_result *r, ls_error *err)
@@ -261,12 +273,14 @@ static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler
     if (!bench_cluster_decode_pods(c, &w->measure_pods, BENCH_ROLE_MEASURED, err))
         return false;
     ls_event_stats e0 = ls_scheduler_event_stats(s);
+    double c0 = cpu_now();
     double t0 = ls_cli_now();
     bench_cluster_start_measuring(c, t0);
     bench_cluster_add_pods(c, BENCH_ROLE_MEASURED);
     ls_run_control ctl = {.stop = bench_cluster_stop_flag(c), .reload = NULL, .hold = true};
     ls_scheduler_run_realtime(s, &ctl);
     r->seconds = bench_cluster_stop_measuring(c, ls_cli_now()) - t0;
+    r->cpu_seconds = cpu_now() - c0;
     r->counts = bench_cluster_counts(c);
     r->average = r->seconds > 0 ? r->counts.measured_bound / r->seconds : 0;
     r->nodes = bench_group_total(&w->nodes);
