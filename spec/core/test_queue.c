@@ -504,6 +504,95 @@ static void test_in_flight_events(void)
     ls_squeue_free(q);
 }
 
+/* The in-flight list keeps events only while a pod that was in flight when
+ * they came is still in flight: it does not grow with the events of a busy
+ * cluster, and a long attempt (a pod at Permit) holds exactly its own. */
+static void test_in_flight_pruning(void)
+{
+    ls_squeue *q = new_queue_at(0);
+    ls_event_registration regs[] = {reg(0, "Fit", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, regs, 1);
+    ls_cluster_event node_add = event("Node", LS_ACT_ADD, "NodeAdd");
+    /* no pod in flight: events are not kept */
+    ls_squeue_move_all(q, &node_add);
+    CHECK_INT(ls_squeue_in_flight_events(q), 0);
+    /* 100 attempts (the same pod object added again after each), 3 events
+     * during each, each pod done (bound): nothing kept */
+    const ls_pod *busy = pod("busy", 0);
+    for (int i = 0; i < 100; i++) {
+        ls_squeue_add(q, busy, 0);
+        ls_qpod *qp = ls_squeue_pop(q);
+        for (int k = 0; k < 3; k++)
+            ls_squeue_move_all(q, &node_add);
+        CHECK_INT(ls_squeue_in_flight_events(q), 3);
+        ls_squeue_done(q, qp);
+        CHECK_INT(ls_squeue_in_flight_events(q), 0);
+    }
+    /* long (in flight from the start) and short ones after it: the events since
+     * long's pop stay until long is done, whatever the short ones do */
+    const ls_pod *lp = pod("long", 9);
+    ls_squeue_add(q, lp, 0);
+    ls_qpod *ql = ls_squeue_pop(q);
+    const ls_pod *short_pod = pod("short", 0);
+    for (int i = 0; i < 10; i++) {
+        ls_squeue_add(q, short_pod, 0);
+        ls_qpod *qp = ls_squeue_pop(q);
+        ls_squeue_move_all(q, &node_add);
+        ls_squeue_done(q, qp);
+    }
+    CHECK_INT(ls_squeue_in_flight_events(q), 10);
+    /* long fails, rejected by Fit: the 10 kept events say Queue -> backoffQ */
+    ql->rejectors[ql->n_rejectors++] = S("Fit");
+    ls_squeue_add_unschedulable(q, ql);
+    CHECK_INT(where(q, lp), LS_Q_BACKOFF);
+    CHECK_INT(ls_squeue_in_flight_events(q), 0);
+    /* a pod deleted while in flight lets go of its events too */
+    const ls_pod *gone = pod("gone", 0);
+    ls_squeue_add(q, gone, 0);
+    CHECK(ls_squeue_pop(q) != NULL);   /* "long" is in backoffQ; "gone" is popped first (activeQ) */
+    ls_squeue_move_all(q, &node_add);
+    CHECK_INT(ls_squeue_in_flight_events(q), 1);
+    ls_squeue_delete(q, gone);
+    CHECK_INT(ls_squeue_in_flight_events(q), 0);
+    ls_squeue_free(q);
+}
+
+/* Unschedulable pods are filed under their rejectors' plugin buckets: new
+ * registrations (a reload) file them again, so an event reaches exactly the
+ * pods whose rejectors now register it. */
+static void test_refile_on_new_registrations(void)
+{
+    ls_squeue *q = new_queue_at(0);
+    ls_event_registration before[] = {reg(0, "A", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, before, 1);
+    const ls_pod *a = pod("a", 0), *b = pod("b", 0);
+    add_and_fail(q, a, "A", NULL);
+    add_and_fail(q, b, "B", NULL);
+    /* now B registers Node/Add and A registers only Node/Delete */
+    ls_event_registration after[] = {reg(0, "A", "Node", LS_ACT_DELETE, 0), reg(0, "B", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, after, 2);
+    ls_cluster_event node_add = event("Node", LS_ACT_ADD, "NodeAdd");
+    ls_squeue_move_all(q, &node_add);
+    CHECK_INT(where(q, a), LS_Q_UNSCHEDULABLE);
+    CHECK_INT(where(q, b), LS_Q_BACKOFF);
+    ls_event_counts n = ls_squeue_event_counts(q);
+    CHECK_INT(n.events, 1);
+    CHECK_INT(n.registered, 1);
+    CHECK_INT(n.visited, 1);   /* b only: a's bucket (A) did not register Node/Add */
+    CHECK_INT(n.requeued, 1);
+    ls_cluster_event node_delete = event("Node", LS_ACT_DELETE, "NodeDelete");
+    ls_squeue_move_all(q, &node_delete);
+    CHECK_INT(where(q, a), LS_Q_BACKOFF);
+    /* an event nobody registered: counted, no pod visited */
+    ls_cluster_event pv = event("PersistentVolume", LS_ACT_ADD, "PvAdd");
+    ls_squeue_move_all(q, &pv);
+    n = ls_squeue_event_counts(q);
+    CHECK_INT(n.events, 3);
+    CHECK_INT(n.registered, 2);
+    CHECK_INT(n.visited, 2);
+    ls_squeue_free(q);
+}
+
 /* PopFromBackoffQ (v1.37, on by default): with activeQ empty, Pop takes the
  * head of the backoff heap before its backoff ends; never the error heap's.
  * The backoff heap orders by window, then as activeQ (priority, then time). */
@@ -1238,6 +1327,8 @@ int main(void)
     test_add_unschedulable();
     test_in_flight_events();
     test_pop_from_backoff();
+    test_in_flight_pruning();
+    test_refile_on_new_registrations();
     test_backoff_flush();
     test_unschedulable_flush();
     test_move_all_matching();
