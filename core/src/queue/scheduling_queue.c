@@ -38,6 +38,9 @@ struct ls_squeue {
     ls_vec scratch;               /* ls_qpod *: the pods one event concerns */
     uint32_t n_where[LS_Q_IN_FLIGHT + 1];   /* pods per ls_qwhere */
     ls_event_counts event_counts;
+    uint64_t version;             /* bumped whenever a pod moves, comes or goes */
+    uint64_t settled_version, settled_since;
+    bool settled;                 /* ls_squeue_settled's last answer, for that version and since */
     ls_event_registration *regs;
     uint32_t n_regs;
     uint64_t scheduling_cycle;
@@ -139,6 +142,7 @@ static void set_where(ls_squeue *q, ls_qpod *qp, ls_qwhere where)
     q->n_where[qp->where]--;
     q->n_where[where]++;
     qp->where = where;
+    q->version++;
 }
 
 static void take_out(ls_squeue *q, ls_qpod *qp)
@@ -331,6 +335,7 @@ static void forget(ls_squeue *q, ls_qpod *qp)
     ls_in_flight_done(&q->in_flight, qp);
     ls_map_remove(&q->by_id, qp->pod->id + 1);
     q->n_where[LS_Q_NONE]--;
+    q->version++;
     ls_qpod *last = LS_VEC_AT(&q->all, ls_qpod *, q->all.len - 1);
     LS_VEC_AT(&q->all, ls_qpod *, qp->all_pos) = last;
     last->all_pos = qp->all_pos;
@@ -622,8 +627,10 @@ void ls_squeue_rekey(ls_squeue *q)
     ls_unsched_refile(&q->unsched);   /* profiles may have been renumbered */
 }
 
-bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)
+static bool settled_scan(const ls_squeue *q, uint64_t since_ms)
 {
+    if (q->n_where[LS_Q_ACTIVE] || q->n_where[LS_Q_NONE])
+        return false;
     for (uint32_t i = 0; i < q->all.len; i++) {
         const ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
         if (qp->where == LS_Q_ACTIVE || qp->where == LS_Q_NONE)
@@ -638,6 +645,18 @@ bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)
             return false;
     }
     return true;
+}
+
+/* The answer only changes when a pod moves or `since` does: an idle loop
+ * asking again and again costs nothing whatever the number of pods. */
+bool ls_squeue_settled(ls_squeue *q, uint64_t since_ms)
+{
+    if (q->settled_version != q->version + 1 || q->settled_since != since_ms) {
+        q->settled = settled_scan(q, since_ms);
+        q->settled_version = q->version + 1;   /* + 1: version 0 is never "known" */
+        q->settled_since = since_ms;
+    }
+    return q->settled;
 }
 
 ls_queue_counts ls_squeue_counts(const ls_squeue *q)

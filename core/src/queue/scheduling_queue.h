@@ -121,7 +121,7 @@ void ls_squeue_rekey(ls_squeue *q);
 
 /* True when every held pod is gated, or failed its last attempt at or after
  * `since_ms` (so it has seen the cluster as it is), and none is active. */
-bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms);
+bool ls_squeue_settled(ls_squeue *q, uint64_t since_ms);
 
 /* isPodWorthRequeuing (exposed for tests). */
 ls_requeue ls_squeue_worth_requeuing(ls_squeue *q, const ls_qpod *qp, const ls_cluster_event *ev);
