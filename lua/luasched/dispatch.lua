@@ -5,6 +5,7 @@
 -- Every entry point returns an upstream status code. A plugin error (raise,
 -- wrong return type, budget overrun) becomes an Error status whose message
 -- names the plugin and, through Lua's error position, its file:line.
+local bit = require("bit")
 local ffi = require("ffi")
 local C = require("luasched.clib")
 local ls = require("luasched")
@@ -637,6 +638,7 @@ local function run_pre_filter(list, pod, restricting)
           error("pre_filter returned node names as a " .. type(names) .. ", expected a list", 0)
         end
         restricting[#restricting + 1] = inst.name
+        cycle.prefilter_restricting = bit.bor(cycle.prefilter_restricting, bit.lshift(1, k - 1))
         restrict(names)
         if cycle.num_prefilter_nodes == 0 then
           -- upstream returns at once: later plugins do not run, and this
@@ -670,6 +672,7 @@ function M.pre_filter(pi)
   candidate_set = nil
   cycle.prefilter_restricts = 0
   cycle.num_prefilter_nodes = 0
+  cycle.prefilter_restricting = 0
   local list = profiles[pi + 1].points.pre_filter
   if not list then return SUCCESS end
   local restricting = {}

@@ -1,9 +1,11 @@
 /*
  * test_queue.c: the scheduling queue (core/src/queue/scheduling_queue.c)
  * against the reference, section 3: activeQ order, backoff per attempt,
- * AddUnschedulableIfNotPresent (Error -> backoffQ, rejected -> unschedulable,
- * a move request during the cycle -> backoffQ), the 1 s and 30 s flushes and
- * the wakeups they imply, event matching in MoveAllToActiveOrBackoffQueue,
+ * AddUnschedulableIfNotPresent (Error -> the error backoff heap, rejected ->
+ * unschedulable, the events received during the attempt replayed through the
+ * rejectors' hints), v1.37's 1 s backoff ordering windows and PopFromBackoffQ,
+ * the 1 s and 30 s flushes and the wakeups they imply, event matching in
+ * MoveAllToActiveOrBackoffQueue,
  * queueing hints (Queue / QueueSkip, a Pending plugin's Queue -> activeQ at
  * once), PreEnqueue gating, Activate, updates and deletes of queued pods,
  * rekeying after a reload (ls_squeue_rekey), the gauges and ls_squeue_settled.
@@ -363,7 +365,7 @@ static void test_add_unschedulable(void)
     CHECK_INT(qe->where, LS_Q_BACKOFF);
     CHECK_INT(qe->timestamp_ms, 2500);
 
-    /* rejected by a plugin, no move request during the cycle -> unschedulablePods */
+    /* rejected by a plugin, no event during its attempt -> unschedulablePods */
     ls_qpod *qr = add_and_fail(q, rej, "NodeResourcesFit", NULL);
     CHECK_INT(qr->where, LS_Q_UNSCHEDULABLE);
     CHECK_INT(qr->timestamp_ms, 2500);
@@ -382,43 +384,267 @@ static void test_add_unschedulable(void)
     ls_squeue_free(q);
 }
 
-/* The legacy move-request rule: moveRequestCycle >= podSchedulingCycle ->
- * backoffQ, since the event may have helped the pod. */
-static void test_move_request_cycle(void)
+/* In-flight events (upstream since queueing hints became the default): a
+ * pod that fails replays the events received since it was popped through the
+ * hints of its rejector plugins; Skip from all of them -> unschedulablePods,
+ * Queue -> backoffQ (activeQ if no longer backing off), Queue from a Pending
+ * plugin -> activeQ at once. Registrations: Fit registered Node/Add (no hint:
+ * Queue), Picky registered Node/Add with hint 1, Gang registered Node/Add. */
+static void test_in_flight_events(void)
 {
     ls_squeue *q = new_queue_at(0);
-    ls_event_registration regs[] = {reg(0, "NodeResourcesFit", "Node", LS_ACT_ADD, 0)};
-    ls_squeue_set_registrations(q, regs, 1);
-    const ls_pod *a = pod("a", 0), *b = pod("b", 0), *c = pod("c", 0);
+    ls_event_registration regs[] = {reg(0, "Fit", "Node", LS_ACT_ADD, 0), reg(0, "Picky", "Node", LS_ACT_ADD, 1),
+                                    reg(0, "Gang", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, regs, 3);
     ls_cluster_event node_add = event("Node", LS_ACT_ADD, "NodeAdd");
     ls_cluster_event pvc_add = event("PersistentVolumeClaim", LS_ACT_ADD, "PvcAdd");
 
-    /* a: popped in cycle 1; a node is added while it is in flight
-     * (moveRequestCycle = 1 >= 1) -> backoffQ although a plugin rejected it */
+    /* a: a node is added while it is in flight, Fit rejected it -> the replay
+     * says Queue; failed at 0 on attempt 1, backing off -> backoffQ */
+    const ls_pod *a = pod("a", 0);
     ls_squeue_add(q, a, 0);
     ls_qpod *qa = ls_squeue_pop(q);
-    CHECK_INT(qa->scheduling_cycle, 1);
     ls_squeue_move_all(q, &node_add);
-    qa->rejectors[qa->n_rejectors++] = S("NodeResourcesFit");
+    qa->rejectors[qa->n_rejectors++] = S("Fit");
     ls_squeue_add_unschedulable(q, qa);
     CHECK_INT(where(q, a), LS_Q_BACKOFF);
 
-    /* b: popped in cycle 2 after that move (moveRequestCycle = 1 < 2) ->
-     * unschedulablePods */
-    ls_squeue_add(q, b, 0);
-    ls_qpod *qb = fail(q, b, "NodeResourcesFit", NULL);
-    CHECK_INT(qb->scheduling_cycle, 2);
+    /* b: popped after that event and none during its attempt -> unschedulablePods */
+    const ls_pod *b = pod("b", 5);   /* priority 5: ahead of a in backoffQ's pops below */
+    ls_qpod *qb = add_and_fail(q, b, "Fit", NULL);
     CHECK_INT(qb->where, LS_Q_UNSCHEDULABLE);
 
-    /* c: popped in cycle 3; an event no plugin registered arrives in flight:
-     * MoveAll returns early without recording a move request -> unschedulablePods */
+    /* c: an event no plugin registered arrives in flight: not recorded ->
+     * unschedulablePods (and b is not moved by it) */
+    const ls_pod *c = pod("c", 9);
     ls_squeue_add(q, c, 0);
     ls_qpod *qc = ls_squeue_pop(q);
+    CHECK(qc && qc->pod == c);
     ls_squeue_move_all(q, &pvc_add);
-    qc->rejectors[qc->n_rejectors++] = S("NodeResourcesFit");
+    qc->rejectors[qc->n_rejectors++] = S("Fit");
     ls_squeue_add_unschedulable(q, qc);
     CHECK_INT(where(q, c), LS_Q_UNSCHEDULABLE);
-    CHECK_INT(where(q, b), LS_Q_UNSCHEDULABLE);   /* and b was not moved by it */
+    CHECK_INT(where(q, b), LS_Q_UNSCHEDULABLE);
+
+    /* d: an event registered only by plugins that did not reject it: the old
+     * move-request rule sent it to backoffQ; the replay asks Silent, which
+     * registered nothing -> unschedulablePods */
+    const ls_pod *d = pod("d", 9);
+    ls_squeue_add(q, d, 0);
+    ls_qpod *qd = ls_squeue_pop(q);
+    ls_squeue_move_all(q, &node_add);   /* moves b and c (Fit) to backoffQ */
+    CHECK_INT(where(q, b), LS_Q_BACKOFF);
+    qd->rejectors[qd->n_rejectors++] = S("Silent");
+    ls_squeue_add_unschedulable(q, qd);
+    CHECK_INT(where(q, d), LS_Q_UNSCHEDULABLE);
+
+    /* e: Picky's hint answers Skip for the event -> unschedulablePods; the
+     * replay called the hint with e and the recorded event */
+    const ls_pod *e = pod("e", 9);
+    ls_squeue_add(q, e, 0);
+    ls_qpod *qe = ls_squeue_pop(q);
+    CHECK(qe && qe->pod == e);
+    ls_squeue_move_all(q, &node_add);
+    hint_result[1] = LS_HINT_SKIP;
+    hint_calls = 0;
+    qe->rejectors[qe->n_rejectors++] = S("Picky");
+    ls_squeue_add_unschedulable(q, qe);
+    CHECK_INT(where(q, e), LS_Q_UNSCHEDULABLE);
+    CHECK_INT(hint_calls, 1);
+    CHECK(last_hint_pod == e);
+    CHECK_STR(last_event.label, "NodeAdd");
+
+    /* f: Gang is Pending for it and registered the event -> activeQ at once */
+    const ls_pod *f = pod("f", 9);
+    ls_squeue_add(q, f, 0);
+    ls_qpod *qf = ls_squeue_pop(q);
+    ls_squeue_move_all(q, &node_add);
+    qf->pending[qf->n_pending++] = S("Gang");
+    ls_squeue_add_unschedulable(q, qf);
+    CHECK_INT(where(q, f), LS_Q_ACTIVE);
+
+    /* g, h: two pods in flight at once (g waiting at Permit, say). An event
+     * during both; h finishes first, rejected by Fit -> backoffQ. An event
+     * after h is done is still g's: g is popped before it. g fails rejected by
+     * Picky (hint now Queue) -> backoffQ through the second event as well. */
+    hint_result[1] = LS_HINT_QUEUE;
+    const ls_pod *g = pod("g", 20), *h = pod("h", 19);
+    ls_squeue_add(q, g, 0);
+    ls_squeue_add(q, h, 0);
+    ls_qpod *qg = ls_squeue_pop(q), *qh = ls_squeue_pop(q);
+    CHECK(qg->pod == g && qh->pod == h);
+    ls_squeue_move_all(q, &node_add);
+    qh->rejectors[qh->n_rejectors++] = S("Fit");
+    ls_squeue_add_unschedulable(q, qh);
+    CHECK_INT(where(q, h), LS_Q_BACKOFF);
+    qg->rejectors[qg->n_rejectors++] = S("Picky");
+    ls_squeue_add_unschedulable(q, qg);
+    CHECK_INT(where(q, g), LS_Q_BACKOFF);
+
+    /* i: popped after every earlier pod is done: the earlier events are gone */
+    const ls_pod *i = pod("i", 30);
+    ls_squeue_add(q, i, 0);
+    ls_qpod *qi = fail(q, i, "Fit", NULL);
+    CHECK_INT(qi->where, LS_Q_UNSCHEDULABLE);
+
+    /* j: an update of the pod itself during its attempt is one of its events
+     * (UnscheduledPodUpdate): a label change, Labels registered Pod/UpdatePodLabel */
+    ls_event_registration more[] = {reg(0, "Labels", "Pod", LS_ACT_UPDATE_POD_LABEL, 0)};
+    ls_squeue_set_registrations(q, more, 1);
+    uint32_t j_id = next_id++;
+    const ls_pod *j = pod_with("j", 40, "", "", j_id), *j2 = pod_with("j", 40, "app: x", "", j_id);
+    ls_squeue_add(q, j, 0);
+    ls_qpod *qj = ls_squeue_pop(q);
+    CHECK(qj && qj->pod == j);
+    ls_squeue_update(q, j, j2);
+    CHECK(qj->pod == j2);
+    qj->rejectors[qj->n_rejectors++] = S("Labels");
+    ls_squeue_add_unschedulable(q, qj);
+    CHECK_INT(where(q, j2), LS_Q_BACKOFF);
+    ls_squeue_free(q);
+}
+
+/* The in-flight list keeps events only while a pod that was in flight when
+ * they came is still in flight: it does not grow with the events of a busy
+ * cluster, and a long attempt (a pod at Permit) holds exactly its own. */
+static void test_in_flight_pruning(void)
+{
+    ls_squeue *q = new_queue_at(0);
+    ls_event_registration regs[] = {reg(0, "Fit", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, regs, 1);
+    ls_cluster_event node_add = event("Node", LS_ACT_ADD, "NodeAdd");
+    /* no pod in flight: events are not kept */
+    ls_squeue_move_all(q, &node_add);
+    CHECK_INT(ls_squeue_in_flight_events(q), 0);
+    /* 100 attempts (the same pod object added again after each), 3 events
+     * during each, each pod done (bound): nothing kept */
+    const ls_pod *busy = pod("busy", 0);
+    for (int i = 0; i < 100; i++) {
+        ls_squeue_add(q, busy, 0);
+        ls_qpod *qp = ls_squeue_pop(q);
+        for (int k = 0; k < 3; k++)
+            ls_squeue_move_all(q, &node_add);
+        CHECK_INT(ls_squeue_in_flight_events(q), 3);
+        ls_squeue_done(q, qp);
+        CHECK_INT(ls_squeue_in_flight_events(q), 0);
+    }
+    /* long (in flight from the start) and short ones after it: the events since
+     * long's pop stay until long is done, whatever the short ones do */
+    const ls_pod *lp = pod("long", 9);
+    ls_squeue_add(q, lp, 0);
+    ls_qpod *ql = ls_squeue_pop(q);
+    const ls_pod *short_pod = pod("short", 0);
+    for (int i = 0; i < 10; i++) {
+        ls_squeue_add(q, short_pod, 0);
+        ls_qpod *qp = ls_squeue_pop(q);
+        ls_squeue_move_all(q, &node_add);
+        ls_squeue_done(q, qp);
+    }
+    CHECK_INT(ls_squeue_in_flight_events(q), 10);
+    /* long fails, rejected by Fit: the 10 kept events say Queue -> backoffQ */
+    ql->rejectors[ql->n_rejectors++] = S("Fit");
+    ls_squeue_add_unschedulable(q, ql);
+    CHECK_INT(where(q, lp), LS_Q_BACKOFF);
+    CHECK_INT(ls_squeue_in_flight_events(q), 0);
+    /* a pod deleted while in flight lets go of its events too */
+    const ls_pod *gone = pod("gone", 0);
+    ls_squeue_add(q, gone, 0);
+    CHECK(ls_squeue_pop(q) != NULL);   /* "long" is in backoffQ; "gone" is popped first (activeQ) */
+    ls_squeue_move_all(q, &node_add);
+    CHECK_INT(ls_squeue_in_flight_events(q), 1);
+    ls_squeue_delete(q, gone);
+    CHECK_INT(ls_squeue_in_flight_events(q), 0);
+    ls_squeue_free(q);
+}
+
+/* Unschedulable pods are filed under their rejectors' plugin buckets: new
+ * registrations (a reload) file them again, so an event reaches exactly the
+ * pods whose rejectors now register it. */
+static void test_refile_on_new_registrations(void)
+{
+    ls_squeue *q = new_queue_at(0);
+    ls_event_registration before[] = {reg(0, "A", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, before, 1);
+    const ls_pod *a = pod("a", 0), *b = pod("b", 0);
+    add_and_fail(q, a, "A", NULL);
+    add_and_fail(q, b, "B", NULL);
+    /* now B registers Node/Add and A registers only Node/Delete */
+    ls_event_registration after[] = {reg(0, "A", "Node", LS_ACT_DELETE, 0), reg(0, "B", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, after, 2);
+    ls_cluster_event node_add = event("Node", LS_ACT_ADD, "NodeAdd");
+    ls_squeue_move_all(q, &node_add);
+    CHECK_INT(where(q, a), LS_Q_UNSCHEDULABLE);
+    CHECK_INT(where(q, b), LS_Q_BACKOFF);
+    ls_event_counts n = ls_squeue_event_counts(q);
+    CHECK_INT(n.events, 1);
+    CHECK_INT(n.registered, 1);
+    CHECK_INT(n.visited, 1);   /* b only: a's bucket (A) did not register Node/Add */
+    CHECK_INT(n.requeued, 1);
+    ls_cluster_event node_delete = event("Node", LS_ACT_DELETE, "NodeDelete");
+    ls_squeue_move_all(q, &node_delete);
+    CHECK_INT(where(q, a), LS_Q_BACKOFF);
+    /* an event nobody registered: counted, no pod visited */
+    ls_cluster_event pv = event("PersistentVolume", LS_ACT_ADD, "PvAdd");
+    ls_squeue_move_all(q, &pv);
+    n = ls_squeue_event_counts(q);
+    CHECK_INT(n.events, 3);
+    CHECK_INT(n.registered, 2);
+    CHECK_INT(n.visited, 2);
+    ls_squeue_free(q);
+}
+
+/* PopFromBackoffQ (v1.37, on by default): with activeQ empty, Pop takes the
+ * head of the backoff heap before its backoff ends; never the error heap's.
+ * The backoff heap orders by window, then as activeQ (priority, then time). */
+static void test_pop_from_backoff(void)
+{
+    ls_squeue *q = new_queue_at(0);
+    ls_event_registration regs[] = {reg(0, "Fit", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, regs, 1);
+    ls_cluster_event node_add = event("Node", LS_ACT_ADD, "NodeAdd");
+    /* mid fails at 0.1 s, priority 5 (backoff until 1.1 s: window 1 s); low at
+     * 0.2 s, priority 0 (until 1.2 s: window 1 s); high at 0.7 s, priority 9
+     * (until 1.7 s: window 1 s); late at 1.0 s, priority 99 (until 2.0 s:
+     * window 2 s). All rejected by Fit and moved to backoffQ by a node added
+     * at 1.05 s (all still backing off: their windows are not before 1 s). */
+    const ls_pod *low = pod("low", 0), *high = pod("high", 9), *mid = pod("mid", 5), *late = pod("late", 99);
+    const ls_pod *err = pod("err", 100);
+    clock_ms = 100;
+    add_and_fail(q, mid, "Fit", NULL);
+    clock_ms = 200;
+    add_and_fail(q, low, "Fit", NULL);
+    clock_ms = 700;
+    add_and_fail(q, high, "Fit", NULL);
+    clock_ms = 1000;
+    add_and_fail(q, late, "Fit", NULL);
+    add_and_fail(q, err, NULL, NULL);   /* an Error: the error heap, window 2 s */
+    clock_ms = 1050;
+    ls_squeue_move_all(q, &node_add);
+    CHECK_INT(ls_squeue_counts(q).backoff, 5);
+    CHECK_INT(ls_squeue_counts(q).active, 0);
+    /* window 1 s first, by priority: high, mid, low; then window 2 s: late.
+     * The Error pod (higher priority still) is never popped early. */
+    CHECK_STR(popped_name(q), "high");
+    CHECK_STR(popped_name(q), "mid");
+    CHECK_STR(popped_name(q), "low");
+    CHECK_STR(popped_name(q), "late");
+    CHECK_STR(popped_name(q), "(empty)");
+    CHECK_INT(where(q, err), LS_Q_BACKOFF);
+    /* an active pod goes first even when backoffQ holds a higher priority */
+    ls_qpod *ql = ls_squeue_find(q, late);
+    ql->rejectors[ql->n_rejectors++] = S("Fit");
+    ls_squeue_move_all(q, &node_add);   /* late is in flight: not moved; event recorded */
+    ls_squeue_add_unschedulable(q, ql); /* replay: Queue -> backoffQ (until 2.05 s) */
+    CHECK_INT(where(q, late), LS_Q_BACKOFF);
+    const ls_pod *fresh = pod("fresh", 0);
+    ls_squeue_add(q, fresh, 0);
+    CHECK_STR(popped_name(q), "fresh");
+    CHECK_STR(popped_name(q), "late");
+    /* the Error pod leaves its heap at the flush after its window (2 s): 3 s */
+    tick_until(q, 2000, 2000);
+    CHECK_INT(where(q, err), LS_Q_BACKOFF);
+    tick_until(q, 3000, 3000);
+    CHECK_INT(where(q, err), LS_Q_ACTIVE);
     ls_squeue_free(q);
 }
 
@@ -426,7 +652,8 @@ static void test_move_request_cycle(void)
 
 static void test_backoff_flush(void)
 {
-    /* queue created at t=0: backoff flush ticks at 1 s, 2 s, 3 s, ... */
+    /* queue created at t=0: backoff flush ticks at 1 s, 2 s, 3 s, ... (the
+     * window boundaries) */
     ls_squeue *q = new_queue_at(0);
     const ls_pod *p = pod("p", 0);
     uint64_t at = 0;
@@ -435,15 +662,17 @@ static void test_backoff_flush(void)
     CHECK(!ls_squeue_next_wakeup(q, &at));   /* an active pod does not either */
     clock_ms = 1000;
     ls_squeue_flush(q);                      /* tick at 1 s: nothing to do */
-    /* Error at 1.3 s on attempt 1: backoff 1 s ends at 2.3 s */
+    /* Error at 1.3 s on attempt 1: backoff 1 s ends at 2.3 s, truncated to its
+     * window: 2 s; backing off while the current window is not after it, so
+     * until 3 s */
     clock_ms = 1300;
     fail(q, p, NULL, NULL);
     CHECK_INT(where(q, p), LS_Q_BACKOFF);
-    /* the first tick at or after 2.3 s is 3 s */
+    /* the first tick at which the window is after 2 s: 3 s */
     CHECK(ls_squeue_next_wakeup(q, &at));
     CHECK_INT(at, 3000);
     clock_ms = 2000;
-    ls_squeue_flush(q);                      /* 2 s tick: 2.3 s not reached */
+    ls_squeue_flush(q);                      /* 2 s tick: the expiry's own window */
     CHECK_INT(where(q, p), LS_Q_BACKOFF);
     CHECK(ls_squeue_next_wakeup(q, &at));
     CHECK_INT(at, 3000);
@@ -456,9 +685,9 @@ static void test_backoff_flush(void)
     CHECK(!ls_squeue_next_wakeup(q, &at));
     ls_squeue_free(q);
 
-    /* a flush that runs late keeps the phase: the queue created at 0.4 s ticks
-     * at 1.4 s, 2.4 s, ...; after a flush at 7.9 s the next is 8.4 s. An Error
-     * at 7.9 s (backoff until 8.9 s) moves at 9.4 s. */
+    /* the ticks are aligned to the windows whatever the queue's start: created
+     * at 0.4 s, it ticks at 1 s, 2 s, ...; after a late flush at 7.9 s the next
+     * is 8 s. An Error at 7.9 s (backoff until 8.9 s, window 8 s) moves at 9 s. */
     q = new_queue_at(400);
     p = pod("late", 0);
     ls_squeue_add(q, p, 0);
@@ -466,18 +695,22 @@ static void test_backoff_flush(void)
     ls_squeue_flush(q);
     fail(q, p, NULL, NULL);
     CHECK(ls_squeue_next_wakeup(q, &at));
-    CHECK_INT(at, 9400);
+    CHECK_INT(at, 9000);
     clock_ms = 8400;
     ls_squeue_flush(q);
     CHECK_INT(where(q, p), LS_Q_BACKOFF);
-    clock_ms = 9400;
+    clock_ms = 8999;
+    ls_squeue_flush(q);
+    CHECK_INT(where(q, p), LS_Q_BACKOFF);
+    clock_ms = 9000;
     ls_squeue_flush(q);
     CHECK_INT(where(q, p), LS_Q_ACTIVE);
     ls_squeue_free(q);
 
-    /* the backoffQ is ordered by expiry: with the flush not run for a while,
-     * the wakeup is the tick after the earliest expiry. x fails at 0 on its
-     * 1st attempt (ends 1 s), y on its 4th at 0 (8 s backoff, ends 8 s). */
+    /* the backoff heaps are ordered by window: the wakeup is the tick after
+     * the earliest expiry's window. x fails at 0 on its 1st attempt (ends 1 s,
+     * done at 2 s), y on its 4th at 0 (8 s backoff, ends 8 s, done at 9 s);
+     * both are Errors (the error heap). */
     q = new_queue_at(0);
     const ls_pod *x = pod("x", 0), *y = pod("y", 1);
     ls_squeue_add(q, y, 0);
@@ -488,16 +721,16 @@ static void test_backoff_flush(void)
     fail(q, y, NULL, NULL);
     CHECK_INT(ls_squeue_find(q, y)->attempts, 4);
     CHECK(ls_squeue_next_wakeup(q, &at));
-    CHECK_INT(at, 8000);
+    CHECK_INT(at, 9000);
     add_and_fail(q, x, NULL, NULL);
     CHECK(ls_squeue_next_wakeup(q, &at));
-    CHECK_INT(at, 1000);
-    tick_until(q, 1000, 7000);
+    CHECK_INT(at, 2000);
+    tick_until(q, 1000, 8000);
     CHECK_INT(where(q, x), LS_Q_ACTIVE);
     CHECK_INT(where(q, y), LS_Q_BACKOFF);
     CHECK(ls_squeue_next_wakeup(q, &at));
-    CHECK_INT(at, 8000);
-    tick_until(q, 8000, 8000);
+    CHECK_INT(at, 9000);
+    tick_until(q, 9000, 9000);
     CHECK_INT(where(q, y), LS_Q_ACTIVE);
     ls_squeue_free(q);
 }
@@ -548,14 +781,14 @@ static void test_unschedulable_flush(void)
     ls_squeue_free(q);
 
     /* both kinds waiting: the wakeup is the earlier. A rejected pod at 0 (330 s)
-     * and an Error at 100 s (backoff until 101 s, tick 101 s) -> 101 s */
+     * and an Error at 100 s (backoff until 101 s, its window over at 102 s) -> 102 s */
     q = new_queue_at(0);
     const ls_pod *r = pod("r", 0), *e = pod("e", 0);
     add_and_fail(q, r, "NodeResourcesFit", NULL);
     clock_ms = 100000;
     add_and_fail(q, e, NULL, NULL);
     CHECK(ls_squeue_next_wakeup(q, &at));
-    CHECK_INT(at, 101000);
+    CHECK_INT(at, 102000);
     ls_squeue_free(q);
 }
 
@@ -641,13 +874,14 @@ static void test_move_all_matching(void)
     CHECK_INT(moved_by(event("*", LS_ACT_ALL, "UnschedulableTimeout"), 500, NULL), BIT(N_MATCH_PODS) - 1);
 
     /* where the moved pod goes: queue after backoff. Failed at 0 on attempt 1:
-     * backing off until 1 s. At 0.5 s -> backoffQ; at 1 s the backoff has ended
-     * ("end after now" is false) -> activeQ */
+     * backoff until 1 s, window 1 s: backing off while the current window is
+     * not after it ("not before" in upstream's isPodBackingoff). At 0.5 s and
+     * 1.999 s -> backoffQ; at 2 s -> activeQ */
     CHECK_INT(moved_by(event("Pod", LS_ACT_ADD, "AssignedPodAdd"), 500, &to), BIT(P_WILD));
     CHECK_INT(to, LS_Q_BACKOFF);
-    CHECK_INT(moved_by(event("Pod", LS_ACT_ADD, "AssignedPodAdd"), 999, &to), BIT(P_WILD));
+    CHECK_INT(moved_by(event("Pod", LS_ACT_ADD, "AssignedPodAdd"), 1999, &to), BIT(P_WILD));
     CHECK_INT(to, LS_Q_BACKOFF);
-    CHECK_INT(moved_by(event("Pod", LS_ACT_ADD, "AssignedPodAdd"), 1000, &to), BIT(P_WILD));
+    CHECK_INT(moved_by(event("Pod", LS_ACT_ADD, "AssignedPodAdd"), 2000, &to), BIT(P_WILD));
     CHECK_INT(to, LS_Q_ACTIVE);
 
     /* pods in activeQ, backoffQ or in flight are not candidates */
@@ -1008,7 +1242,7 @@ static void test_update_delete(void)
     CHECK_INT(c.unschedulable, 1);
     ls_squeue_delete(q, s2);
     CHECK(ls_squeue_find(q, s2) == NULL);
-    CHECK(ls_squeue_pop(q) == NULL);
+    CHECK_INT(ls_squeue_counts(q).active, 0);
     ls_squeue_delete(q, boff2);
     ls_squeue_delete(q, u3);
     /* only t left, rejected at 12 s: due after 312 s, the 30 s tick after that is 330 s */
@@ -1098,7 +1332,10 @@ int main(void)
     test_pop();
     test_backoff_durations();
     test_add_unschedulable();
-    test_move_request_cycle();
+    test_in_flight_events();
+    test_pop_from_backoff();
+    test_in_flight_pruning();
+    test_refile_on_new_registrations();
     test_backoff_flush();
     test_unschedulable_flush();
     test_move_all_matching();

@@ -33,6 +33,23 @@ for field in '"workload":"BenchSmoke/50Nodes_100Pods"' '"nodes":50' '"percentage
   expect_contains "json: $field" "$json" "$field"
 done
 
+# cluster events: every binding is one; heartbeats stop before any pod
+expect_contains "text: cluster events" "$out" "cluster events     "
+hb=$("$BIN" bench spec/e2e/fixtures/bench-heartbeats.yaml)
+expect_eq "heartbeats: exit 0" "$?" "0"
+expect_contains "heartbeats: init pods wait" "$hb" "init pods          0 scheduled, 30 unschedulable"
+expect_contains "heartbeats: churn line" "$hb" " node heartbeats"
+beats=$(sed -n 's/^churn .*: \([0-9]*\) node heartbeats$/\1/p' <<<"$hb")
+events=$(sed -n 's/^cluster events *\([0-9]*\): \([0-9]*\) registered.*, \([0-9]*\) by none (0 visited)$/\1 \2 \3/p' <<<"$hb")
+read -r total registered none <<<"$events"
+expect_eq "heartbeats: the events are the 50 bindings and the heartbeats" "$total" "$((50 + beats))"
+expect_eq "heartbeats: the bindings are registered events" "$registered" "50"
+expect_eq "heartbeats: the heartbeats are registered by none" "$none" "$beats"
+hbjson=$("$BIN" bench spec/e2e/fixtures/bench-heartbeats.yaml --output json)
+for field in '"events":' '"registeredEvents":' '"podsVisited":' '"requeues":' '"heartbeats":' '"luaBytes":'; do
+  expect_contains "json: $field" "$hbjson" "$field"
+done
+
 # bad input
 "$BIN" bench $F --nodes-percentage 0 >/dev/null 2>"$TMP/err"
 expect_eq "bad --nodes-percentage: exit 2" "$?" "2"
@@ -43,6 +60,11 @@ printf 'kind: Workload\nname: x\nnodes: {count: 1, template: {kind: Pod}}\nmeasu
 expect_eq "bad workload: exit 2" "$?" "2"
 expect_eq "bad workload: message" "$(cat "$TMP/err")" \
   "luasched bench: $TMP/bad.yaml:3: nodes.template: expected kind Node, got Pod"
+printf 'kind: Workload\nname: x\nnodes: {count: 1, template: {kind: Node}}\nchurn:\n  mode: heartbeat\n  templates: [{kind: Node}]\nmeasurePods: [{count: 1, template: {kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: x}]}}}]\n' >"$TMP/hb.yaml"
+"$BIN" bench "$TMP/hb.yaml" >/dev/null 2>"$TMP/err"
+expect_eq "heartbeat with templates: exit 2" "$?" "2"
+expect_eq "heartbeat with templates: message" "$(cat "$TMP/err")" \
+  "luasched bench: $TMP/hb.yaml:6: churn.templates: heartbeat mode updates the existing nodes: no templates"
 "$BIN" bench --help >"$TMP/help"
 expect_eq "--help: exit 0" "$?" "0"
 expect_contains "--help: usage" "$(cat "$TMP/help")" "usage: luasched bench WORKLOAD.yaml [flags]"

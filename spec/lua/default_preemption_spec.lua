@@ -175,7 +175,9 @@ describe("DefaultPreemption (luasched simulate)", function()
     -- n2 removes c, d; d (more important) is reprieved, c is the victim.
     -- pickOneNodeForPreemption: no PDB violations either way; highest victim
     -- priority 10 on n1, 5 on n2 -> n2. c is preempted; hp is nominated to n2.
-    -- At 1 s (backoff) only n2 fits (d 2 + hp 2 = 4): bound there.
+    -- c's deletion arrived during hp's attempt (an in-flight event NodeResourcesFit
+    -- registered): hp goes to backoffQ, and with activeQ idle it is taken from
+    -- there at once (v1.37 PopFromBackoffQ): at 0 s only n2 fits (d 2 + hp 2 = 4).
     local r = simulate({
       node("n1", 4), node("n2", 4),
       pod { name = "a", node = "n1", prio = 10, cpu = 2 },
@@ -190,12 +192,12 @@ describe("DefaultPreemption (luasched simulate)", function()
     assert.is_nil(r.lines["default/a"])   -- running pods have no line
     assert.is_nil(r.lines["default/b"])
     assert.is_nil(r.lines["default/d"])
-    assert.are.equal("bound to n2 at 1s", r.lines["default/hp"])
+    assert.are.equal("bound to n2 at 0s", r.lines["default/hp"])
     assert.matches("\npreempted: 1 pods\n", r.out, 1, true)
     assert.are.same({
       { time = 0, result = "unschedulable", message = "0/2 nodes are available: 2 Insufficient cpu.",
         nominatedNode = "n2", victims = { "default/c" } },
-      { time = 1, result = "bound", node = "n2" },
+      { time = 0, result = "bound", node = "n2" },
     }, outcomes(r.pods.hp.attempts))
     -- The first attempt's Filter: both nodes failed (the nominated path is the
     -- second's: n2 alone, every filter passed). The pod's top-level fields are
@@ -237,7 +239,7 @@ describe("DefaultPreemption (luasched simulate)", function()
     assert.are.equal(preempted_by("hp", "n1"), r.lines["default/p2"])
     assert.is_nil(r.lines["default/p3"])
     assert.is_nil(r.lines["default/p4"])
-    assert.are.equal("bound to n1 at 1s", r.lines["default/hp"])
+    assert.are.equal("bound to n1 at 0s", r.lines["default/hp"])
   end)
 
   it("among equal priorities keeps the longest-running pods (earlier start time is more important)", function()
@@ -384,7 +386,8 @@ describe("DefaultPreemption (luasched simulate)", function()
     -- g (50, gated: never attempts) is nominated to n1 and counts there for
     -- pods of priority <= 50. hp (100) preempts lo on n1 and clears g's
     -- nomination; small (10) then sees n1 with only hp nominated (2 + 2 <= 4)
-    -- and binds; hp follows at 1 s (small 2 + hp 2 = 4).
+    -- and binds; hp follows at 0 s, taken from backoffQ with activeQ idle
+    -- (v1.37 PopFromBackoffQ) (small 2 + hp 2 = 4).
     local base = {
       node("n1", 4),
       pod { name = "g", prio = 50, cpu = 3, nominated = "n1", gates = { "hold" } },
@@ -399,7 +402,7 @@ describe("DefaultPreemption (luasched simulate)", function()
     expect_run(r)
     assert.are.same({ "default/lo" }, first_attempt(r, "hp").victims)
     assert.are.equal("bound to n1 at 0s", r.lines["default/small"])
-    assert.are.equal("bound to n1 at 1s", r.lines["default/hp"])
+    assert.are.equal("bound to n1 at 0s", r.lines["default/hp"])
     -- without hp, g's nomination (gated or not, v1.37 #139057) holds 3 of n1's
     -- 4 cpu for pods of priority <= 50: small (2 cpu) does not fit and finds
     -- nothing to preempt
@@ -463,7 +466,7 @@ describe("DefaultPreemption (luasched simulate)", function()
     local a = first_attempt(r, "hp")
     assert.are.equal("n1", a.nominatedNode)
     assert.are.same({ "default/g1", "default/g2" }, a.victims)
-    assert.are.equal("bound to n1 at 1s", r.lines["default/hp"])
+    assert.are.equal("bound to n1 at 0s", r.lines["default/hp"])
   end)
 
   it("PDBs of another namespace, with an empty selector, or listing the pod as disrupted do not count", function()

@@ -67,6 +67,8 @@ typedef struct ls_cycle {
     ls_str *prefilter_nodes;
     uint32_t prefilter_cap;
     uint32_t prefilter_absent_status;     /* status of nodes outside the restriction */
+    uint32_t prefilter_restricting;       /* bit k: PreFilter plugin k gave node names (rejects a
+                                           * pod no node fits, as upstream's unscheduledPlugins) */
 
     /* Score: scores[p * num_feasible + i]; raw_scores keeps pre-normalize values when tracing. */
     uint32_t num_score_plugins;

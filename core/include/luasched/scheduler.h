@@ -163,6 +163,16 @@ uint32_t ls_scheduler_pending(const ls_scheduler *s);
  * source may free replaced objects once this has moved on by one and no pod
  * waits on Permit. */
 uint64_t ls_scheduler_cycles(const ls_scheduler *s);
+/* The snapshot's updates so far. Objects a source replaced or deleted before
+ * the current epoch began are no longer referenced by the snapshot (the cache
+ * and the queue let go of them at once); refresh moves to a new epoch now,
+ * between cycles, so that a source can free them without waiting for one. */
+uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s);
+void ls_scheduler_refresh_snapshot(ls_scheduler *s);
+/* True while the queue keeps events received during an attempt still in
+ * progress (a pod waiting at Permit): their old and new objects are replayed
+ * if that attempt fails, so a source must not free replaced objects yet. */
+bool ls_scheduler_holds_event_objects(const ls_scheduler *s);
 /* The custom resources ("plural.version.group") plugins registered events
  * for, at most cap of them; the names stay valid for the process. */
 uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, uint32_t cap);
@@ -193,6 +203,12 @@ typedef struct ls_queue_gauges {
     uint32_t active, backoff, unschedulable, gated;
 } ls_queue_gauges;
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s);
+/* Cluster events so far: all of them, those some plugin registered, the
+ * unschedulable pods they visited, the pods they moved out (requeues). */
+typedef struct ls_event_stats {
+    uint64_t events, registered, visited, requeued;
+} ls_event_stats;
+ls_event_stats ls_scheduler_event_stats(const ls_scheduler *s);
 size_t ls_scheduler_lua_memory(const ls_scheduler *s);
 
 /* Metrics (upstream's scheduler_* families and luasched_*) go to this registry

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct bench_opts {
     const char *workload;
@@ -33,8 +34,11 @@ typedef struct bench_result {
     double init_seconds;
     double seconds;            /* the measurement: measured pods created .. last one bound */
     double average;            /* measured pods bound / seconds */
+    double cpu_seconds;        /* the process's CPU time during the measurement */
     int32_t percentage;        /* percentageOfNodesToScore in effect (0 = adaptive) */
     uint32_t nodes;
+    size_t lua_bytes;          /* the Lua state's memory when the measurement ends */
+    ls_event_stats events;     /* cluster events during the measurement */
     bench_counts counts;
 } bench_result;
 
@@ -47,7 +51,8 @@ static void bench_usage(FILE *out)
             "cluster with the built-in default profile: creates the nodes, schedules the init pods (not\n"
             "measured), then creates the measured pods and measures until all are scheduled. Reports the\n"
             "average pods/s over the measured pods (compared with upstream's threshold), p50/p90/p95/p99 of\n"
-            "the per-second throughput samples, the wall time and the peak RSS.\n"
+            "the per-second throughput samples, the wall and CPU time, the cluster events (registered or\n"
+            "not, waiting pods visited and requeued) and the peak RSS.\n"
             "\n"
             "flags:\n"
             "  --nodes-percentage adaptive|N  percentageOfNodesToScore: upstream's adaptive rule (the default)\n"
@@ -143,7 +148,10 @@ static void text_report(const bench_workload *w, const bench_cluster *c, const b
            k->init_failed, r->init_seconds);
     printf("%-18s %u: %u scheduled, %u unschedulable\n", "measured pods", k->measured, k->measured_bound,
            k->measured_failed);
-    if (w->has_churn)
+    if (w->has_churn && w->churn.mode == BENCH_CHURN_HEARTBEAT)
+        printf("%-18s %u ticks every %llu ms: %u node heartbeats\n", "churn", k->churn_ticks,
+               (unsigned long long)w->churn.interval_ms, k->churn_heartbeats);
+    else if (w->has_churn)
         printf("%-18s %u ticks every %llu ms: %u created, %u deleted, %u churn pods bound\n", "churn",
                k->churn_ticks, (unsigned long long)w->churn.interval_ms, k->churn_created, k->churn_deleted,
                k->churn_bound);
@@ -155,8 +163,18 @@ static void text_report(const bench_workload *w, const bench_cluster *c, const b
     printf("\n%-18s p50 %.1f, p90 %.1f, p95 %.1f, p99 %.1f pods/s (%u sample%s)\n", "per-second samples",
            bench_sampler_percentile(sm, 50), bench_sampler_percentile(sm, 90), bench_sampler_percentile(sm, 95),
            bench_sampler_percentile(sm, 99), sm->samples.len, sm->samples.len == 1 ? "" : "s");
-    printf("%-18s %.3f s, %llu attempts\n", "wall time", r->seconds, (unsigned long long)k->attempts);
-    printf("%-18s %.1f MiB\n", "peak RSS", (double)ls_cli_peak_rss() / (1024.0 * 1024.0));
+    printf("%-18s %.3f s, %llu attempts; CPU %.3f s (%.1f us per measured pod)\n", "wall time", r->seconds,
+           (unsigned long long)k->attempts, r->cpu_seconds,
+           k->measured ? r->cpu_seconds * 1e6 / k->measured : 0.0);
+    const ls_event_stats *e = &r->events;
+    printf("%-18s %llu: %llu registered by a plugin (%llu pods visited, %llu requeued: %.2f per event), "
+           "%llu by none (0 visited)\n",
+           "cluster events", (unsigned long long)e->events, (unsigned long long)e->registered,
+           (unsigned long long)e->visited, (unsigned long long)e->requeued,
+           e->registered ? (double)e->requeued / (double)e->registered : 0.0,
+           (unsigned long long)(e->events - e->registered));
+    printf("%-18s %.1f MiB (Lua state %.1f MiB)\n", "peak RSS", (double)ls_cli_peak_rss() / (1024.0 * 1024.0),
+           (double)r->lua_bytes / (1024.0 * 1024.0));
 }
 
 static void json_counts(cJSON *root, const bench_workload *w, const bench_counts *k)
@@ -175,6 +193,7 @@ static void json_counts(cJSON *root, const bench_workload *w, const bench_counts
     cJSON_AddNumberToObject(ch, "ticks", k->churn_ticks);
     cJSON_AddNumberToObject(ch, "created", k->churn_created);
     cJSON_AddNumberToObject(ch, "deleted", k->churn_deleted);
+    cJSON_AddNumberToObject(ch, "heartbeats", k->churn_heartbeats);
     cJSON_AddNumberToObject(ch, "podsBound", k->churn_bound);
 }
 
@@ -204,6 +223,12 @@ static void json_report(const bench_workload *w, const bench_cluster *c, const b
     cJSON_AddNumberToObject(root, "seconds", r->seconds);
     cJSON_AddNumberToObject(root, "initSeconds", r->init_seconds);
     cJSON_AddNumberToObject(root, "peakRSSBytes", (double)ls_cli_peak_rss());
+    cJSON_AddNumberToObject(root, "luaBytes", (double)r->lua_bytes);
+    cJSON_AddNumberToObject(root, "cpuSeconds", r->cpu_seconds);
+    cJSON_AddNumberToObject(root, "events", (double)r->events.events);
+    cJSON_AddNumberToObject(root, "registeredEvents", (double)r->events.registered);
+    cJSON_AddNumberToObject(root, "podsVisited", (double)r->events.visited);
+    cJSON_AddNumberToObject(root, "requeues", (double)r->events.requeued);
     char *text = cJSON_PrintUnformatted(root);
     puts(text);
     free(text);
@@ -235,21 +260,35 @@ static bool run_init(const bench_workload *w, bench_cluster *c, ls_scheduler *s,
     return true;
 }
 
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* The measured pods, decoded first (the API server's side), then created
  * and scheduled on the wall clock. */
 static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler *s, bench_result *r, ls_error *err)
 {
     if (!bench_cluster_decode_pods(c, &w->measure_pods, BENCH_ROLE_MEASURED, err))
         return false;
+    ls_event_stats e0 = ls_scheduler_event_stats(s);
+    double c0 = cpu_now();
     double t0 = ls_cli_now();
     bench_cluster_start_measuring(c, t0);
     bench_cluster_add_pods(c, BENCH_ROLE_MEASURED);
     ls_run_control ctl = {.stop = bench_cluster_stop_flag(c), .reload = NULL, .hold = true};
     ls_scheduler_run_realtime(s, &ctl);
     r->seconds = bench_cluster_stop_measuring(c, ls_cli_now()) - t0;
+    r->cpu_seconds = cpu_now() - c0;
     r->counts = bench_cluster_counts(c);
     r->average = r->seconds > 0 ? r->counts.measured_bound / r->seconds : 0;
     r->nodes = bench_group_total(&w->nodes);
+    r->lua_bytes = ls_scheduler_lua_memory(s);
+    ls_event_stats e1 = ls_scheduler_event_stats(s);
+    r->events = (ls_event_stats){e1.events - e0.events, e1.registered - e0.registered, e1.visited - e0.visited,
+                                 e1.requeued - e0.requeued};
     return true;
 }
 

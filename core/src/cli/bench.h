@@ -31,14 +31,17 @@ typedef struct bench_group {
     char **zones;
 } bench_group;
 
-enum { BENCH_CHURN_CREATE, BENCH_CHURN_RECREATE };
+enum { BENCH_CHURN_CREATE, BENCH_CHURN_RECREATE, BENCH_CHURN_HEARTBEAT };
 
 /* upstream's churn op: every interval, each template is created (create
  * mode), or alternately created and deleted (recreate mode, `number` objects
- * kept per template). */
+ * kept per template). Ours, heartbeat mode: every interval, `number` nodes
+ * (round-robin) report a heartbeat (an update that changes nothing the
+ * scheduler reads). */
 typedef struct bench_churn {
     int mode;
-    uint32_t number;           /* create: ticks (0 = until the end); recreate: objects per template */
+    uint32_t number;           /* create: ticks (0 = until the end); recreate: objects per template;
+                                * heartbeat: nodes per tick (0 = every node) */
     uint64_t interval_ms;
     char *ns;                  /* namespace of namespaced churn objects */
     uint32_t n_templates;
@@ -82,7 +85,7 @@ typedef struct bench_sampler {
 typedef struct bench_counts {
     uint32_t init_bound, init_failed;
     uint32_t measured, measured_bound, measured_failed;
-    uint32_t churn_ticks, churn_created, churn_deleted, churn_bound;
+    uint32_t churn_ticks, churn_created, churn_deleted, churn_bound, churn_heartbeats;
     uint32_t preempted;
     uint64_t attempts;         /* during the measurement */
 } bench_counts;

@@ -78,6 +78,7 @@ struct bench_cluster {
     /* the churn operation */
     bool churning;
     uint64_t next_tick_ms;
+    uint32_t next_heartbeat;    /* heartbeat mode: the next node to report */
     churn_ref *slots;           /* recreate: number x templates */
     /* the measurement */
     bool measuring;
@@ -419,9 +420,30 @@ static void churn_delete(bench_cluster *c, churn_ref ref)
 
 /* One tick: every template once (create), or each template's slot flips
  * between created and deleted (recreate), as upstream's churnOp does. */
+/* `number` nodes (round-robin; 0: all) report a heartbeat: upstream's node
+ * status update that moves only lastHeartbeatTime, which reaches the
+ * scheduler as an update whose old and new versions differ in nothing it
+ * reads (here, the same object twice). */
+static void churn_heartbeats(bench_cluster *c)
+{
+    uint32_t n = c->nodes.len, count = c->w->churn.number ? c->w->churn.number : n;
+    for (uint32_t i = 0; i < count && n; i++) {
+        bench_node *bn = &LS_VEC_AT(&c->nodes, bench_node, c->next_heartbeat++ % n);
+        if (bn->deleted)
+            continue;
+        ls_scheduler_on_node_update(c->sched, &bn->obj->node, &bn->obj->node);
+        c->counts.churn_heartbeats++;
+    }
+}
+
 static void churn_tick(bench_cluster *c)
 {
     const bench_churn *ch = &c->w->churn;
+    if (ch->mode == BENCH_CHURN_HEARTBEAT) {
+        churn_heartbeats(c);
+        c->counts.churn_ticks++;
+        return;
+    }
     uint32_t slot = ch->mode == BENCH_CHURN_RECREATE ? c->counts.churn_ticks % ch->number : 0;
     for (uint32_t t = 0; t < ch->n_templates; t++) {
         if (ch->mode == BENCH_CHURN_CREATE) {

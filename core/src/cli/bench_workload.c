@@ -195,13 +195,15 @@ static bool parse_churn_mode(const parse_ctx *pc, const cJSON *obj, bench_churn 
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "mode");
     if (!m)
-        return field_error(pc, obj, "churn.mode", "required (create or recreate)");
+        return field_error(pc, obj, "churn.mode", "required (create, recreate or heartbeat)");
     if (cJSON_IsString(m) && strcmp(m->valuestring, "create") == 0)
         ch->mode = BENCH_CHURN_CREATE;
     else if (cJSON_IsString(m) && strcmp(m->valuestring, "recreate") == 0)
         ch->mode = BENCH_CHURN_RECREATE;
+    else if (cJSON_IsString(m) && strcmp(m->valuestring, "heartbeat") == 0)
+        ch->mode = BENCH_CHURN_HEARTBEAT;
     else
-        return field_error(pc, m, "churn.mode", "expected create or recreate");
+        return field_error(pc, m, "churn.mode", "expected create, recreate or heartbeat");
     return true;
 }
 
@@ -244,6 +246,12 @@ static bool parse_churn(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)
         return false;
     if (!ch->ns)
         ch->ns = ls_xstrdup("default");
+    if (ch->mode == BENCH_CHURN_HEARTBEAT) {
+        if (cJSON_GetObjectItemCaseSensitive(obj, "templates"))
+            return field_error(pc, cJSON_GetObjectItemCaseSensitive(obj, "templates"), "churn.templates",
+                               "heartbeat mode updates the existing nodes: no templates");
+        return true;
+    }
     return parse_churn_templates(pc, obj, ch);
 }
 

@@ -37,7 +37,7 @@ typedef struct kc_event {
 typedef struct kc_retired {
     uint8_t kind;
     void *obj;
-    uint64_t cycle;   /* ls_scheduler_cycles when it was replaced */
+    uint64_t epoch;   /* ls_scheduler_snapshot_epoch when it was replaced */
 } kc_retired;
 
 /* What one informer feeds. */
@@ -289,23 +289,36 @@ bool ls_kcluster_wait_synced(ls_kcluster *kc, volatile sig_atomic_t *stop)
 static void retire(ls_kcluster *kc, kc_kind kind, void *obj)
 {
     *(kc_retired *)ls_vec_push(&kc->retired) =
-        (kc_retired){.kind = (uint8_t)kind, .obj = obj, .cycle = ls_scheduler_cycles(kc->sched)};
+        (kc_retired){.kind = (uint8_t)kind, .obj = obj, .epoch = ls_scheduler_snapshot_epoch(kc->sched)};
 }
 
-/* Replaced objects go once a cycle has started after their replacement (its
- * snapshot update drops the last pointers). */
+/* Replaced objects go once the snapshot was updated after their replacement
+ * (it held the last pointers), and not while the queue keeps in-flight events
+ * that may point at them. They are kept in the order they were replaced, so
+ * the ones to free are at the front. With no cycle running (a quiet cluster
+ * whose nodes only report heartbeats), the snapshot is refreshed once enough
+ * wait, so that neither the memory nor this work grows with the events. */
+enum { RETIRED_REFRESH = 256 };
+
 static void free_retired(ls_kcluster *kc)
 {
-    uint64_t now = ls_scheduler_cycles(kc->sched);
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < kc->retired.len; i++) {
-        kc_retired r = LS_VEC_AT(&kc->retired, kc_retired, i);
-        if (r.cycle < now)
-            obj_free(r.kind, r.obj);
-        else
-            LS_VEC_AT(&kc->retired, kc_retired, kept++) = r;
+    if (!kc->retired.len || ls_scheduler_holds_event_objects(kc->sched))
+        return;
+    uint64_t now = ls_scheduler_snapshot_epoch(kc->sched);
+    if (kc->retired.len >= RETIRED_REFRESH && LS_VEC_AT(&kc->retired, kc_retired, 0).epoch >= now) {
+        ls_scheduler_refresh_snapshot(kc->sched);
+        now = ls_scheduler_snapshot_epoch(kc->sched);
     }
-    kc->retired.len = kept;
+    uint32_t freed = 0;
+    while (freed < kc->retired.len && LS_VEC_AT(&kc->retired, kc_retired, freed).epoch < now) {
+        kc_retired r = LS_VEC_AT(&kc->retired, kc_retired, freed++);
+        obj_free(r.kind, r.obj);
+    }
+    if (freed) {
+        memmove(kc->retired.data, &LS_VEC_AT(&kc->retired, kc_retired, freed),
+                (size_t)(kc->retired.len - freed) * sizeof(kc_retired));
+        kc->retired.len -= freed;
+    }
 }
 
 /* A binding's outcome for a pod deleted meanwhile: the assumed pod goes. */

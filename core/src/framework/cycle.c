@@ -207,11 +207,22 @@ static void reject_by_status(ls_scheduler *s, ls_qpod *qp, int ep)
         add_rejector(qp, plugin, c->status_code);
 }
 
-/* Diagnosis.UnschedulablePlugins of a Filter failure: every plugin that
- * rejected a node. */
+/* The PreFilter plugins that gave node names are rejectors of a pod no node
+ * fits (upstream's Diagnosis.UnschedulablePlugins starts as them). */
+static void reject_by_restriction(ls_scheduler *s, ls_qpod *qp)
+{
+    uint32_t bits = s->cycle.prefilter_restricting;
+    for (int k = 0; k < 32 && bits; k++, bits >>= 1)
+        if ((bits & 1u) && plugin_at(s, qp, LS_EP_PRE_FILTER, k))
+            add_rejector(qp, plugin_at(s, qp, LS_EP_PRE_FILTER, k), LS_UNRESOLVABLE);
+}
+
+/* Diagnosis.UnschedulablePlugins of a Filter failure: the restricting
+ * PreFilter plugins and every plugin that rejected a node. */
 static void reject_by_filters(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
+    reject_by_restriction(s, qp);
     for (uint32_t i = 0; i < c->num_processed; i++) {
         const ls_node_info *ni = c->candidates[(c->start + i) % c->num_candidates];
         const ls_node_status *st = &c->node_status[ni->index];
@@ -223,8 +234,13 @@ static void reject_by_filters(ls_scheduler *s, ls_qpod *qp)
 /* The attempt failed: reported, then back to the queue (AddUnschedulableIfNotPresent). */
 static void fail(ls_scheduler *s, ls_qpod *qp, uint8_t code, const char *message)
 {
-    if (code == LS_ERROR)
+    if (code == LS_ERROR) {
+        /* An error carries no rejector plugins (upstream attaches the
+         * diagnosis only to a rejection): the pod backs off in the error heap,
+         * which Pop does not take early. */
         s->error_attempts++;
+        qp->n_rejectors = qp->n_pending = 0;
+    }
     report(s, qp, 0, code, message);
     ls_squeue_add_unschedulable(s->queue, qp);
 }
@@ -505,7 +521,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     s->expected_node = 0;
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
-    ls_cache_update_snapshot(s->cache, s->snapshot);
+    ls_scheduler_refresh_snapshot(s);
     /* As upstream, plugin durations are measured in about one cycle in ten. */
     c->sample_plugins = s->metrics.registry && s->cycles_started % 10 == 1;
     c->pod = qp->pod;
@@ -626,6 +642,7 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
             return;
         }
         reject_by_status(s, qp, LS_EP_PRE_FILTER);
+        reject_by_restriction(s, qp);
         fit_failure(s, qp, ls_fit_error_prefilter(c, ls_status_get(c->status)->message));
         return;
     }

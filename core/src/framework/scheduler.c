@@ -146,8 +146,10 @@ void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t 
                                 uint8_t type, const void *old_obj, const void *new_obj)
 {
     s->last_change_ms = s->clock_ms;
-    if (!actions)
+    if (!actions) {
+        ls_squeue_note_event(s->queue);   /* nothing a plugin can register changed */
         return;
+    }
     ls_cluster_event ev = {.resource = ls_intern_cstr(resource), .actions = actions, .label = label,
                            .object_type = type, .old_obj = old_obj, .new_obj = new_obj};
     ls_squeue_move_all(s->queue, &ev);
@@ -588,6 +590,22 @@ uint64_t ls_scheduler_cycles(const ls_scheduler *s)
     return s->cycles_started;
 }
 
+uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s)
+{
+    return s->snapshot_epoch;
+}
+
+void ls_scheduler_refresh_snapshot(ls_scheduler *s)
+{
+    ls_cache_update_snapshot(s->cache, s->snapshot);
+    s->snapshot_epoch++;
+}
+
+bool ls_scheduler_holds_event_objects(const ls_scheduler *s)
+{
+    return ls_squeue_in_flight_events(s->queue) > 0;
+}
+
 uint32_t ls_scheduler_pending(const ls_scheduler *s)
 {
     return ls_squeue_size(s->queue);
@@ -621,6 +639,12 @@ ls_fault_counts ls_scheduler_faults(const ls_scheduler *s)
     return (ls_fault_counts){s->error_attempts, s->budget_overruns_before + ls_lua_budget_overruns(s->lua),
                              s->restarts_before + ls_lua_restarts(s->lua),
                              s->hint_errors_before + ls_lua_hint_errors(s->lua)};
+}
+
+ls_event_stats ls_scheduler_event_stats(const ls_scheduler *s)
+{
+    ls_event_counts c = ls_squeue_event_counts(s->queue);
+    return (ls_event_stats){c.events, c.registered, c.visited, c.requeued};
 }
 
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s)

@@ -63,6 +63,7 @@ struct ls_scheduler {
     ls_sched_metrics metrics;
     uint64_t attempt_start_ns;
     uint64_t cycles_started;  /* when the running attempt began (metrics) */
+    uint64_t snapshot_epoch;  /* snapshot updates so far (ls_scheduler_snapshot_epoch) */
     /* per-cycle buffers, grown to the node count */
     uint32_t buf_nodes;
     const ls_node_info **candidates;

@@ -20,9 +20,12 @@ void ls_queue_free(ls_queue *q)
     q->len = q->cap = 0;
 }
 
-/* PrioritySort's Less: higher key first, then the earlier timestamp, then arrival. */
+/* The leading value, then PrioritySort's Less: higher key first, then the
+ * earlier timestamp, then arrival. */
 static bool before(const ls_queue *q, const ls_queue_item *a, const ls_queue_item *b)
 {
+    if (a->first != b->first)
+        return a->first < b->first;
     if (q->cmp) {
         int c = q->cmp(q->cmp_ud, a, b);
         if (c)
@@ -34,11 +37,19 @@ static bool before(const ls_queue *q, const ls_queue_item *a, const ls_queue_ite
     return a->seq < b->seq;
 }
 
-static void swap(ls_queue_item *a, ls_queue_item *b)
+static void place(ls_queue *q, uint32_t i)
 {
-    ls_queue_item t = *a;
-    *a = *b;
-    *b = t;
+    if (q->heap[i].slot)
+        *q->heap[i].slot = i;
+}
+
+static void swap(ls_queue *q, uint32_t i, uint32_t j)
+{
+    ls_queue_item t = q->heap[i];
+    q->heap[i] = q->heap[j];
+    q->heap[j] = t;
+    place(q, i);
+    place(q, j);
 }
 
 static void sift_up(ls_queue *q, uint32_t i)
@@ -47,7 +58,7 @@ static void sift_up(ls_queue *q, uint32_t i)
         uint32_t parent = (i - 1) / 2;
         if (!before(q, &q->heap[i], &q->heap[parent]))
             break;
-        swap(&q->heap[i], &q->heap[parent]);
+        swap(q, i, parent);
         i = parent;
     }
 }
@@ -62,7 +73,7 @@ static void sift_down(ls_queue *q, uint32_t i)
             best = r;
         if (best == i)
             return;
-        swap(&q->heap[i], &q->heap[best]);
+        swap(q, i, best);
         i = best;
     }
 }
@@ -74,6 +85,7 @@ void ls_queue_push(ls_queue *q, ls_queue_item item)
         q->heap = ls_xrealloc(q->heap, q->cap * sizeof *q->heap);
     }
     q->heap[q->len] = item;
+    place(q, q->len);
     sift_up(q, q->len++);
 }
 
@@ -82,9 +94,25 @@ bool ls_queue_pop(ls_queue *q, ls_queue_item *out)
     if (!q->len)
         return false;
     *out = q->heap[0];
-    q->heap[0] = q->heap[--q->len];
-    sift_down(q, 0);
+    ls_queue_remove_at(q, 0);
     return true;
+}
+
+void ls_queue_remove_at(ls_queue *q, uint32_t i)
+{
+    if (i >= q->len)
+        return;
+    q->heap[i] = q->heap[--q->len];
+    if (i < q->len) {
+        place(q, i);
+        sift_up(q, i);
+        sift_down(q, i);
+    }
+}
+
+const ls_queue_item *ls_queue_peek(const ls_queue *q)
+{
+    return q->len ? &q->heap[0] : NULL;
 }
 
 bool ls_queue_remove(ls_queue *q, uint32_t pod_id)
@@ -92,11 +120,7 @@ bool ls_queue_remove(ls_queue *q, uint32_t pod_id)
     for (uint32_t i = 0; i < q->len; i++) {
         if (q->heap[i].pod_id != pod_id)
             continue;
-        q->heap[i] = q->heap[--q->len];
-        if (i < q->len) {
-            sift_up(q, i);
-            sift_down(q, i);
-        }
+        ls_queue_remove_at(q, i);
         return true;
     }
     return false;

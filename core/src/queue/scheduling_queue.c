@@ -1,30 +1,49 @@
 /*
- * scheduling_queue.c: see scheduling_queue.h. Follows upstream's
- * PriorityQueue with queueing hints: a failed pod goes to the unschedulable
- * pods unless a move request happened during its cycle (then backoffQ); a
- * cluster event moves the unschedulable pods whose rejector plugins registered
- * it (and whose hints say Queue); flushes move pods whose backoff ended and
- * pods left unschedulable for too long.
+ * scheduling_queue.c: see scheduling_queue.h. Follows upstream v1.37's
+ * PriorityQueue (queueing hints, PopFromBackoffQ): a failed pod replays the
+ * events received during its attempt through its rejectors' hints (Queue ->
+ * backoffQ or activeQ, else the unschedulable pods; an Error -> the error
+ * backoff heap); a cluster event visits only the unschedulable pods filed
+ * under the plugins that registered it (unschedulable_pods.c) and moves those
+ * whose hints say Queue; Pop takes backoffQ's head when activeQ is empty;
+ * flushes, on the 1 s window boundaries, move pods whose backoff ended, and
+ * every 30 s pods left unschedulable for too long. Every operation costs what
+ * it touches, not the number of queued pods (the flushes and the wildcard
+ * event excepted, as upstream).
  */
 #include "queue/scheduling_queue.h"
 #include "luasched/map.h"
+#include "queue/in_flight.h"
 #include "queue/queue.h"
+#include "queue/unschedulable_pods.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { BACKOFF_FLUSH_MS = 1000, UNSCHEDULABLE_FLUSH_MS = 30000 };
+/* BACKOFF_WINDOW_MS is upstream's backoffQOrderingWindowDuration: backoff
+ * expiries are truncated to 1 s windows, pods of one window are ordered as in
+ * activeQ, and the backoff flush runs on the window boundaries. */
+enum { BACKOFF_WINDOW_MS = 1000, UNSCHEDULABLE_FLUSH_MS = 30000 };
 
 struct ls_squeue {
     ls_queue_options opt;
     ls_queue_callbacks cb;
     ls_map by_id;                 /* pod id + 1 -> ls_qpod */
-    ls_vec all;                   /* ls_qpod *, for iteration */
-    ls_queue active, backoff;
+    ls_vec all;                   /* ls_qpod *, for iteration (qp->all_pos) */
+    ls_queue active, backoff;     /* backoff: pods rejected by plugins (podBackoffQ) */
+    ls_queue error_backoff;       /* pods whose attempt failed with an error (podErrorBackoffQ) */
+    ls_unsched_set unsched;       /* unschedulable and gated pods, filed by rejector plugin */
+    ls_in_flight in_flight;       /* popped pods and the events received meanwhile */
+    ls_vec scratch;               /* ls_qpod *: the pods one event concerns */
+    uint32_t n_where[LS_Q_IN_FLIGHT + 1];   /* pods per ls_qwhere */
+    ls_event_counts event_counts;
+    uint64_t version;             /* bumped whenever a pod moves, comes or goes */
+    uint64_t settled_version, settled_since;
+    bool settled;                 /* ls_squeue_settled's last answer, for that version and since */
     ls_event_registration *regs;
     uint32_t n_regs;
-    uint64_t scheduling_cycle, move_request_cycle;
+    uint64_t scheduling_cycle;
     uint64_t next_backoff_flush_ms, next_unschedulable_flush_ms;
     uint64_t seq;
     ls_str wildcard;
@@ -60,13 +79,17 @@ ls_squeue *ls_squeue_new(const ls_queue_options *opt, const ls_queue_callbacks *
     ls_vec_init(&q->all, sizeof(ls_qpod *));
     ls_queue_init(&q->active);
     ls_queue_init(&q->backoff);
+    ls_queue_init(&q->error_backoff);
+    ls_unsched_init(&q->unsched);
+    ls_in_flight_init(&q->in_flight);
+    ls_vec_init(&q->scratch, sizeof(ls_qpod *));
     if (q->cb.less) {
-        q->active.cmp = compare_with_less;
-        q->active.cmp_ud = q;
+        q->active.cmp = q->backoff.cmp = compare_with_less;
+        q->active.cmp_ud = q->backoff.cmp_ud = q;
     }
     q->wildcard = ls_intern_cstr("*");
     uint64_t t = now(q);
-    q->next_backoff_flush_ms = t + BACKOFF_FLUSH_MS;
+    q->next_backoff_flush_ms = t - t % BACKOFF_WINDOW_MS + BACKOFF_WINDOW_MS;
     q->next_unschedulable_flush_ms = t + UNSCHEDULABLE_FLUSH_MS;
     return q;
 }
@@ -75,12 +98,18 @@ void ls_squeue_free(ls_squeue *q)
 {
     if (!q)
         return;
-    for (uint32_t i = 0; i < q->all.len; i++)
+    for (uint32_t i = 0; i < q->all.len; i++) {
+        free(LS_VEC_AT(&q->all, ls_qpod *, i)->buckets);
         free(LS_VEC_AT(&q->all, ls_qpod *, i));
+    }
     ls_vec_free(&q->all);
     ls_map_free(&q->by_id);
     ls_queue_free(&q->active);
     ls_queue_free(&q->backoff);
+    ls_queue_free(&q->error_backoff);
+    ls_unsched_free(&q->unsched);
+    ls_in_flight_free(&q->in_flight);
+    ls_vec_free(&q->scratch);
     free(q->regs);
     free(q);
 }
@@ -103,17 +132,28 @@ void ls_squeue_set_registrations(ls_squeue *q, const ls_event_registration *regs
     if (n)
         memcpy(q->regs, regs, n * sizeof *regs);
     q->n_regs = n;
+    ls_unsched_set_registrations(&q->unsched, regs, n);
 }
 
 /* ---- where a pod is */
 
+static void set_where(ls_squeue *q, ls_qpod *qp, ls_qwhere where)
+{
+    q->n_where[qp->where]--;
+    q->n_where[where]++;
+    qp->where = where;
+    q->version++;
+}
+
 static void take_out(ls_squeue *q, ls_qpod *qp)
 {
     if (qp->where == LS_Q_ACTIVE)
-        ls_queue_remove(&q->active, qp->pod->id);
+        ls_queue_remove_at(&q->active, qp->heap_pos);
     else if (qp->where == LS_Q_BACKOFF)
-        ls_queue_remove(&q->backoff, qp->pod->id);
-    qp->where = LS_Q_NONE;
+        ls_queue_remove_at(qp->error_backoff ? &q->error_backoff : &q->backoff, qp->heap_pos);
+    else if (qp->where == LS_Q_UNSCHEDULABLE)
+        ls_unsched_remove(&q->unsched, qp);
+    set_where(q, qp, LS_Q_NONE);
 }
 
 uint64_t ls_squeue_backoff_ms(const ls_squeue *q, const ls_qpod *qp)
@@ -129,14 +169,22 @@ uint64_t ls_squeue_backoff_ms(const ls_squeue *q, const ls_qpod *qp)
     return d < q->opt.max_backoff_ms ? d : q->opt.max_backoff_ms;
 }
 
-static uint64_t backoff_expiry(const ls_squeue *q, const ls_qpod *qp)
+static uint64_t window_of(uint64_t ms)
 {
-    return qp->timestamp_ms + ls_squeue_backoff_ms(q, qp);
+    return ms - ms % BACKOFF_WINDOW_MS;
 }
 
+/* The end of the backoff, truncated to its window (upstream's getBackoffTime). */
+static uint64_t backoff_expiry(const ls_squeue *q, const ls_qpod *qp)
+{
+    return window_of(qp->timestamp_ms + ls_squeue_backoff_ms(q, qp));
+}
+
+/* Still backing off while the expiry's window is not before the current one
+ * (upstream's isPodBackingoff with PopFromBackoffQ). */
 static bool backing_off(const ls_squeue *q, const ls_qpod *qp)
 {
-    return !qp->gated && qp->attempts > 0 && backoff_expiry(q, qp) > now(q);
+    return !qp->gated && qp->attempts > 0 && backoff_expiry(q, qp) >= window_of(now(q));
 }
 
 static void count_incoming(ls_squeue *q, ls_qwhere where)
@@ -150,27 +198,32 @@ static void to_active(ls_squeue *q, ls_qpod *qp)
     take_out(q, qp);
     count_incoming(q, LS_Q_ACTIVE);
     ls_queue_item item = {.pod_id = qp->pod->id, .key = qp->sort_key, .timestamp_ns = (int64_t)qp->timestamp_ms,
-                          .seq = qp->seq};
+                          .seq = qp->seq, .slot = &qp->heap_pos};
     ls_queue_push(&q->active, item);
-    qp->where = LS_Q_ACTIVE;
+    set_where(q, qp, LS_Q_ACTIVE);
 }
 
+/* Earliest window first; within a window, the backoff heap orders pods as
+ * activeQ does and the error heap by time and arrival. A pod without rejector
+ * plugins failed with an error: the error heap, which Pop does not take early. */
 static void to_backoff(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
     count_incoming(q, LS_Q_BACKOFF);
-    /* Earliest expiry first: the heap puts the higher key first. */
-    ls_queue_item item = {.pod_id = qp->pod->id, .key = -(double)backoff_expiry(q, qp),
-                          .timestamp_ns = (int64_t)qp->timestamp_ms, .seq = qp->seq};
-    ls_queue_push(&q->backoff, item);
-    qp->where = LS_Q_BACKOFF;
+    qp->error_backoff = qp->n_rejectors + qp->n_pending == 0;
+    ls_queue_item item = {.pod_id = qp->pod->id, .first = (int64_t)backoff_expiry(q, qp),
+                          .key = qp->error_backoff ? 0 : qp->sort_key, .timestamp_ns = (int64_t)qp->timestamp_ms,
+                          .seq = qp->seq, .slot = &qp->heap_pos};
+    ls_queue_push(qp->error_backoff ? &q->error_backoff : &q->backoff, item);
+    set_where(q, qp, LS_Q_BACKOFF);
 }
 
 static void to_unschedulable(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
     count_incoming(q, LS_Q_UNSCHEDULABLE);
-    qp->where = LS_Q_UNSCHEDULABLE;
+    set_where(q, qp, LS_Q_UNSCHEDULABLE);
+    ls_unsched_add(&q->unsched, qp);
 }
 
 /* PreEnqueue, then activeQ; a rejection gates the pod among the unschedulable. */
@@ -216,6 +269,8 @@ void ls_squeue_add(ls_squeue *q, const ls_pod *pod, uint32_t profile)
     qp->sort_key = q->cb.sort_key ? q->cb.sort_key(q->cb.ud, pod, profile) : 0;
     qp->seq = pod->seq ? pod->seq : ++q->seq;
     ls_map_put(&q->by_id, pod->id + 1, qp);
+    qp->all_pos = q->all.len;
+    q->n_where[LS_Q_NONE]++;
     *(ls_qpod **)ls_vec_push(&q->all) = qp;
     q->moving_for = "PodAdd";
     enqueue_active(q, qp);
@@ -241,6 +296,14 @@ void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod
     if (!qp)
         return;
     qp->pod = new_pod;
+    if (qp->where == LS_Q_IN_FLIGHT) {
+        /* Its own update during its attempt: replayed if the attempt fails. */
+        ls_cluster_event ev = {.resource = ls_intern_cstr("Pod"), .actions = ls_pod_update_actions(old_pod, new_pod),
+                               .label = "UnscheduledPodUpdate", .object_type = LS_OBJ_POD,
+                               .old_obj = old_pod, .new_obj = new_pod};
+        ls_in_flight_event(&q->in_flight, &ev);
+        return;
+    }
     if (qp->where == LS_Q_ACTIVE || qp->where == LS_Q_BACKOFF) {
         /* Re-sorted with the new object; PreEnqueue runs again for activeQ. */
         qp->sort_key = q->cb.sort_key ? q->cb.sort_key(q->cb.ud, new_pod, qp->profile) : 0;
@@ -271,14 +334,14 @@ void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod
 static void forget(ls_squeue *q, ls_qpod *qp)
 {
     take_out(q, qp);
+    ls_in_flight_done(&q->in_flight, qp);
     ls_map_remove(&q->by_id, qp->pod->id + 1);
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        if (LS_VEC_AT(&q->all, ls_qpod *, i) != qp)
-            continue;
-        LS_VEC_AT(&q->all, ls_qpod *, i) = LS_VEC_AT(&q->all, ls_qpod *, q->all.len - 1);
-        q->all.len--;
-        break;
-    }
+    q->n_where[LS_Q_NONE]--;
+    q->version++;
+    ls_qpod *last = LS_VEC_AT(&q->all, ls_qpod *, q->all.len - 1);
+    LS_VEC_AT(&q->all, ls_qpod *, qp->all_pos) = last;
+    last->all_pos = qp->all_pos;
+    q->all.len--;
     free(qp);
 }
 
@@ -291,19 +354,33 @@ void ls_squeue_delete(ls_squeue *q, const ls_pod *pod)
 
 /* ---- the cycle */
 
+/* activeQ's head; when activeQ is empty, the backoff heap's head even if its
+ * backoff has not ended (PopFromBackoffQ), never the error heap's. */
+static bool pop_item(ls_squeue *q, ls_queue_item *item)
+{
+    if (ls_queue_pop(&q->active, item))
+        return true;
+    if (!ls_queue_pop(&q->backoff, item))
+        return false;
+    if (q->cb.incoming)
+        q->cb.incoming(q->cb.ud, LS_Q_ACTIVE, "PopFromBackoffQ");
+    return true;
+}
+
 ls_qpod *ls_squeue_pop(ls_squeue *q)
 {
     ls_queue_item item;
-    while (ls_queue_pop(&q->active, &item)) {
+    while (pop_item(q, &item)) {
         ls_qpod *qp = ls_map_get(&q->by_id, item.pod_id + 1);
         if (!qp)
             continue;
-        qp->where = LS_Q_IN_FLIGHT;
+        set_where(q, qp, LS_Q_IN_FLIGHT);
         qp->attempts++;
         if (qp->attempts == 1)
             qp->initial_attempt_ms = now(q);
         qp->scheduling_cycle = ++q->scheduling_cycle;
         qp->n_rejectors = qp->n_pending = 0;
+        ls_in_flight_start(&q->in_flight, qp);
         return qp;
     }
     return NULL;
@@ -314,16 +391,39 @@ void ls_squeue_done(ls_squeue *q, ls_qpod *qp)
     forget(q, qp);
 }
 
+/* What the events received during the pod's attempt say (upstream's
+ * determineSchedulingHintForInFlightPod): each goes through the queueing
+ * hints of the plugins that rejected the pod, as a live event would. */
+static ls_requeue in_flight_strategy(ls_squeue *q, const ls_qpod *qp)
+{
+    if (qp->n_rejectors + qp->n_pending == 0 || !qp->in_flight_mark)
+        return LS_REQUEUE_AFTER_BACKOFF;   /* an error, or a pod that was not popped */
+    ls_requeue best = LS_REQUEUE_SKIP;
+    uint64_t cursor = 0;
+    const ls_cluster_event *ev;
+    while ((ev = ls_in_flight_next_event(&q->in_flight, qp, &cursor))) {
+        ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
+        if (how == LS_REQUEUE_IMMEDIATELY)
+            return how;
+        if (how == LS_REQUEUE_AFTER_BACKOFF) {
+            best = how;
+            if (qp->n_pending == 0)
+                return best;   /* only a pending plugin could make it Immediately */
+        }
+    }
+    return best;
+}
+
 void ls_squeue_add_unschedulable(ls_squeue *q, ls_qpod *qp)
 {
     qp->timestamp_ms = now(q);
     q->moving_for = "ScheduleAttemptFailure";
-    /* An Error (no rejector) always backs off; so does a pod whose cycle saw a
-     * move request, since the event may have helped it. */
-    if (qp->n_rejectors + qp->n_pending == 0 || q->move_request_cycle >= qp->scheduling_cycle)
-        to_backoff(q, qp);
-    else
+    ls_requeue how = in_flight_strategy(q, qp);
+    ls_in_flight_done(&q->in_flight, qp);
+    if (how == LS_REQUEUE_SKIP)
         to_unschedulable(q, qp);
+    else
+        requeue(q, qp, how);
     q->moving_for = NULL;
 }
 
@@ -367,27 +467,42 @@ static bool anyone_registered(const ls_squeue *q, const ls_cluster_event *ev)
     return false;
 }
 
+void ls_squeue_note_event(ls_squeue *q)
+{
+    q->event_counts.events++;
+}
+
+ls_event_counts ls_squeue_event_counts(const ls_squeue *q)
+{
+    return q->event_counts;
+}
+
 void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
 {
+    q->event_counts.events++;
     if (!anyone_registered(q, ev))
         return;
-    /* Collect first: requeueing reorders q->all. */
-    uint32_t n = 0;
-    ls_qpod **candidates = ls_xmalloc((q->all.len + 1) * sizeof *candidates);
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        if (qp->where == LS_Q_UNSCHEDULABLE && !qp->gated)
-            candidates[n++] = qp;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        ls_requeue how = ls_squeue_worth_requeuing(q, candidates[i], ev);
+    q->event_counts.registered++;
+    /* Collect first: requeueing changes the buckets. A nested move (a hint
+     * cannot cause one, but PreEnqueue is Lua too) gets its own list. */
+    ls_vec mine = q->scratch;
+    ls_vec_init(&q->scratch, sizeof(ls_qpod *));
+    mine.len = 0;
+    ls_unsched_collect(&q->unsched, ev, ev->resource == q->wildcard, &mine);
+    q->event_counts.visited += mine.len;
+    for (uint32_t i = 0; i < mine.len; i++) {
+        ls_qpod *qp = LS_VEC_AT(&mine, ls_qpod *, i);
+        ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
         q->moving_for = ev->label;
-        if (how != LS_REQUEUE_SKIP)
-            requeue(q, candidates[i], how);
+        if (how != LS_REQUEUE_SKIP) {
+            requeue(q, qp, how);
+            q->event_counts.requeued++;
+        }
         q->moving_for = NULL;
     }
-    free(candidates);
-    q->move_request_cycle = q->scheduling_cycle;
+    ls_vec_free(&q->scratch);
+    q->scratch = mine;
+    ls_in_flight_event(&q->in_flight, ev);
 }
 
 bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod)
@@ -405,15 +520,15 @@ bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod)
 
 /* ---- periodic flushes */
 
-static void flush_backoff_completed(ls_squeue *q)
+static void flush_heap(ls_squeue *q, ls_queue *heap)
 {
-    uint64_t t = now(q);
+    const ls_queue_item *head;
     ls_queue_item item;
-    while (q->backoff.len && -q->backoff.heap[0].key <= (double)t) {
-        ls_queue_pop(&q->backoff, &item);
+    while ((head = ls_queue_peek(heap)) && head->first < (int64_t)window_of(now(q))) {
+        ls_queue_pop(heap, &item);
         ls_qpod *qp = ls_map_get(&q->by_id, item.pod_id + 1);
         if (qp) {
-            qp->where = LS_Q_NONE;
+            set_where(q, qp, LS_Q_NONE);
             q->moving_for = "BackoffComplete";
             enqueue_active(q, qp);
             q->moving_for = NULL;
@@ -421,15 +536,21 @@ static void flush_backoff_completed(ls_squeue *q)
     }
 }
 
+static void flush_backoff_completed(ls_squeue *q)
+{
+    flush_heap(q, &q->backoff);
+    flush_heap(q, &q->error_backoff);
+}
+
 static void flush_unschedulable_leftover(ls_squeue *q)
 {
     uint64_t t = now(q);
     ls_cluster_event timeout = {.resource = q->wildcard, .actions = LS_ACT_ALL, .label = "UnschedulableTimeout"};
     uint32_t n = 0;
-    ls_qpod **due = ls_xmalloc((q->all.len + 1) * sizeof *due);
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        if (qp->where == LS_Q_UNSCHEDULABLE && t - qp->timestamp_ms > q->opt.max_unschedulable_ms)
+    ls_qpod **due = ls_xmalloc((ls_unsched_len(&q->unsched) + 1) * sizeof *due);
+    for (uint32_t i = 0; i < ls_unsched_len(&q->unsched); i++) {
+        ls_qpod *qp = ls_unsched_at(&q->unsched, i);
+        if (t - qp->timestamp_ms > q->opt.max_unschedulable_ms)
             due[n++] = qp;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -449,7 +570,7 @@ void ls_squeue_flush(ls_squeue *q)
     uint64_t t = now(q);
     if (t >= q->next_backoff_flush_ms) {
         flush_backoff_completed(q);
-        q->next_backoff_flush_ms = t - (t - q->next_backoff_flush_ms) % BACKOFF_FLUSH_MS + BACKOFF_FLUSH_MS;
+        q->next_backoff_flush_ms = window_of(t) + BACKOFF_WINDOW_MS;   /* on the window boundaries */
     }
     if (t >= q->next_unschedulable_flush_ms) {
         flush_unschedulable_leftover(q);
@@ -466,22 +587,26 @@ static uint64_t tick_at_or_after(uint64_t next, uint64_t every, uint64_t at)
     return next + (at - next + every - 1) / every * every;
 }
 
-bool ls_squeue_next_wakeup(const ls_squeue *q, uint64_t *at_ms)
+bool ls_squeue_next_wakeup(ls_squeue *q, uint64_t *at_ms)
 {
     bool any = false;
     uint64_t best = UINT64_MAX;
-    if (q->backoff.len) {
-        uint64_t expiry = (uint64_t)(-q->backoff.heap[0].key);
-        best = tick_at_or_after(q->next_backoff_flush_ms, BACKOFF_FLUSH_MS, expiry);
+    const ls_queue *heaps[2] = {&q->backoff, &q->error_backoff};
+    for (int i = 0; i < 2; i++) {
+        const ls_queue_item *head = ls_queue_peek(heaps[i]);
+        if (!head)
+            continue;
+        /* Done once the current window is past the expiry's window. */
+        uint64_t done = tick_at_or_after(q->next_backoff_flush_ms, BACKOFF_WINDOW_MS,
+                                         (uint64_t)head->first + BACKOFF_WINDOW_MS);
+        best = done < best ? done : best;
         any = true;
     }
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        const ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        if (qp->where != LS_Q_UNSCHEDULABLE)
-            continue;
+    uint64_t oldest;
+    if (ls_unsched_oldest(&q->unsched, &oldest)) {
         /* Strictly more than the limit, as upstream compares with After. */
         uint64_t due = tick_at_or_after(q->next_unschedulable_flush_ms, UNSCHEDULABLE_FLUSH_MS,
-                                        qp->timestamp_ms + q->opt.max_unschedulable_ms + 1);
+                                        oldest + q->opt.max_unschedulable_ms + 1);
         if (due < best)
             best = due;
         any = true;
@@ -498,11 +623,16 @@ void ls_squeue_rekey(ls_squeue *q)
         qp->sort_key = q->cb.sort_key ? q->cb.sort_key(q->cb.ud, qp->pod, qp->profile) : 0;
         if (qp->where == LS_Q_ACTIVE)
             to_active(q, qp);   /* out and back in: the heap takes the new key */
+        else if (qp->where == LS_Q_BACKOFF && !qp->error_backoff)
+            to_backoff(q, qp);  /* ordered as activeQ within a window */
     }
+    ls_unsched_refile(&q->unsched);   /* profiles may have been renumbered */
 }
 
-bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)
+static bool settled_scan(const ls_squeue *q, uint64_t since_ms)
 {
+    if (q->n_where[LS_Q_ACTIVE] || q->n_where[LS_Q_NONE])
+        return false;
     for (uint32_t i = 0; i < q->all.len; i++) {
         const ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
         if (qp->where == LS_Q_ACTIVE || qp->where == LS_Q_NONE)
@@ -511,33 +641,37 @@ bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms)
             continue;
         if (qp->attempts == 0 || qp->timestamp_ms < since_ms)
             return false;
-        /* Backing off because its cycle saw a move request (preemption deleting
-         * victims, a pod bound meanwhile): the retry may succeed. */
-        if (qp->where == LS_Q_BACKOFF && q->move_request_cycle >= qp->scheduling_cycle && qp->n_rejectors)
+        /* Backing off because an event during its attempt may have helped
+         * (preemption deleting victims, a pod bound meanwhile): the retry may succeed. */
+        if (qp->where == LS_Q_BACKOFF && !qp->error_backoff)
             return false;
     }
     return true;
 }
 
+/* The answer only changes when a pod moves or `since` does: an idle loop
+ * asking again and again costs nothing whatever the number of pods. */
+bool ls_squeue_settled(ls_squeue *q, uint64_t since_ms)
+{
+    if (q->settled_version != q->version + 1 || q->settled_since != since_ms) {
+        q->settled = settled_scan(q, since_ms);
+        q->settled_version = q->version + 1;   /* + 1: version 0 is never "known" */
+        q->settled_since = since_ms;
+    }
+    return q->settled;
+}
+
 ls_queue_counts ls_squeue_counts(const ls_squeue *q)
 {
-    ls_queue_counts c = {0};
-    for (uint32_t i = 0; i < q->all.len; i++) {
-        const ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        switch (qp->where) {
-        case LS_Q_ACTIVE: c.active++; break;
-        case LS_Q_BACKOFF: c.backoff++; break;
-        case LS_Q_UNSCHEDULABLE:
-            if (qp->gated)
-                c.gated++;
-            else
-                c.unschedulable++;
-            break;
-        case LS_Q_IN_FLIGHT: c.in_flight++; break;
-        case LS_Q_NONE: break;
-        }
-    }
-    return c;
+    uint32_t gated = ls_unsched_gated(&q->unsched);
+    return (ls_queue_counts){.active = q->n_where[LS_Q_ACTIVE], .backoff = q->n_where[LS_Q_BACKOFF],
+                             .unschedulable = q->n_where[LS_Q_UNSCHEDULABLE] - gated, .gated = gated,
+                             .in_flight = q->n_where[LS_Q_IN_FLIGHT]};
+}
+
+uint32_t ls_squeue_in_flight_events(const ls_squeue *q)
+{
+    return ls_in_flight_event_count(&q->in_flight);
 }
 
 uint32_t ls_squeue_size(const ls_squeue *q)

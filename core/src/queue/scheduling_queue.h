@@ -1,9 +1,11 @@
 /*
  * scheduling_queue.h: upstream's PriorityQueue: activeQ (ordered by the
- * queue-sort plugin), backoffQ (ordered by backoff expiry), and the
- * unschedulable pods (rejected or gated) that wait for a cluster event that
- * may help them, or for the periodic flush. Time comes from a clock callback,
- * so a simulation runs backoff and flushes on virtual time.
+ * queue-sort plugin), backoffQ (ordered by 1 s backoff windows, then as
+ * activeQ) and the error backoff heap (by window), the unschedulable pods
+ * (rejected or gated) that wait for a cluster event that may help them, or
+ * for the periodic flush, and the pods in flight with the events received
+ * meanwhile. Time comes from a clock callback, so a simulation runs backoff
+ * and flushes on virtual time.
  */
 #ifndef LS_SCHEDULING_QUEUE_H
 #define LS_SCHEDULING_QUEUE_H
@@ -32,6 +34,16 @@ typedef struct ls_qpod {
     ls_qwhere where;
     double sort_key;
     uint64_t seq;
+    /* Bookkeeping of the queue's own structures (not for callers). */
+    uint32_t all_pos;               /* index in the queue's list of every pod */
+    uint32_t heap_pos;              /* index in the heap that holds it */
+    uint32_t unsched_pos;           /* index in the unschedulable set */
+    uint32_t n_buckets;             /* plugin buckets it is filed under while unschedulable */
+    struct ls_bucket_slot *buckets; /* n_buckets (bucket, index in it), owned */
+    bool filed_gated;               /* counted as gated by the unschedulable set */
+    bool error_backoff;             /* in the error backoff heap (no rejector plugin) */
+    uint64_t visit;                 /* last event pass that collected it */
+    uint64_t in_flight_mark;        /* its entry in the in-flight list, + 1 (0: none) */
 } ls_qpod;
 
 typedef enum ls_requeue { LS_REQUEUE_SKIP, LS_REQUEUE_AFTER_BACKOFF, LS_REQUEUE_IMMEDIATELY } ls_requeue;
@@ -102,14 +114,14 @@ bool ls_squeue_activate(ls_squeue *q, const ls_pod *pod);
  * unschedulable leftovers (every 30 s). */
 void ls_squeue_flush(ls_squeue *q);
 /* The next time a flush can change something; false when nothing waits on time. */
-bool ls_squeue_next_wakeup(const ls_squeue *q, uint64_t *at_ms);
+bool ls_squeue_next_wakeup(ls_squeue *q, uint64_t *at_ms);
 
 /* Recomputes every active pod's sort key (a new queue-sort plugin after a reload). */
 void ls_squeue_rekey(ls_squeue *q);
 
 /* True when every held pod is gated, or failed its last attempt at or after
  * `since_ms` (so it has seen the cluster as it is), and none is active. */
-bool ls_squeue_settled(const ls_squeue *q, uint64_t since_ms);
+bool ls_squeue_settled(ls_squeue *q, uint64_t since_ms);
 
 /* isPodWorthRequeuing (exposed for tests). */
 ls_requeue ls_squeue_worth_requeuing(ls_squeue *q, const ls_qpod *qp, const ls_cluster_event *ev);
@@ -119,6 +131,18 @@ typedef struct ls_queue_counts {
     uint32_t active, backoff, unschedulable, gated, in_flight;
 } ls_queue_counts;
 ls_queue_counts ls_squeue_counts(const ls_squeue *q);
+/* What cluster events cost: every event received, those some plugin
+ * registered (the others stop at once), the unschedulable pods they visited
+ * (hints asked) and the pods they moved to activeQ or backoffQ. */
+typedef struct ls_event_counts {
+    uint64_t events, registered, visited, requeued;
+} ls_event_counts;
+ls_event_counts ls_squeue_event_counts(const ls_squeue *q);
+/* An event that changed nothing any plugin can register (a node heartbeat):
+ * counted, nothing else. */
+void ls_squeue_note_event(ls_squeue *q);
+/* Events kept for pods in flight (their objects must stay alive). */
+uint32_t ls_squeue_in_flight_events(const ls_squeue *q);
 /* Every pod the queue holds, for invariant checks (iteration by index). */
 uint32_t ls_squeue_size(const ls_squeue *q);
 ls_qpod *ls_squeue_at(const ls_squeue *q, uint32_t i);
