@@ -398,6 +398,27 @@ function ls.find_object(kind, ns, name)
   return o
 end
 
+local object_tables = { max = 4096, n = 0, items = {} }
+--- The whole object as Lua tables (luasched.json's form: arrays carry
+--- json.array_mt, null is json.null), decoded once per version: the cache is
+--- keyed by the object's JSON text. Treat the result as read-only.
+function ls.object_table(o)
+  local text = ffi.string(o.json, o.json_len)
+  return ls.cache_get(object_tables, text, function() return require("luasched.json").decode(text) end)
+end
+
+local patch_err = ffi.new("char[512]")
+--- Writes a JSON merge patch (text) to the status subresource of object `o`
+--- through the cluster (embedded or API server), as a PreBind does.
+--- Returns nil, or an error message.
+function ls.patch_status(o, merge_patch)
+  if cycle_ref == nil then return "no scheduling cycle is running" end
+  if C.ls_cycle_patch_status(cycle_ref, o, merge_patch, patch_err, 512) ~= 0 then
+    return ffi.string(patch_err)
+  end
+  return nil
+end
+
 local no_labels = ffi.new("ls_labels")
 --- The labels of namespace `ns` (an id or a string), from its Namespace
 --- object; an empty label set when the cycle has no such object (upstream's

@@ -688,6 +688,9 @@ function M.post_filter(pi)
   cycle.nominated_node = 0
   local list = profiles[pi + 1].points.post_filter
   if not list then return UNSCHED end
+  -- upstream: the Unschedulable reasons of every PostFilter plugin, in order
+  -- (RunPostFilterPlugins); the status keeps the last plugin, as before.
+  local reasons, contributors, last = {}, {}, nil
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
@@ -711,8 +714,14 @@ function M.post_filter(pi)
     elseif code ~= UNSCHED then
       return fail("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
     end
-    set_status(st, k - 1)
+    last = k - 1
+    if #st.reasons > 0 then
+      contributors[#contributors + 1] = st
+      for _, r in ipairs(st.reasons) do reasons[#reasons + 1] = r end
+    end
   end
+  local joined = #contributors == 1 and contributors[1] or ls.status(UNSCHED, unpack(reasons))
+  set_status(joined, last)
   return UNSCHED
 end
 

@@ -23,6 +23,16 @@ bool ls_object_kind_known(const char *kind)
     return false;
 }
 
+/* Kinds without a namespace (their ns is 0). */
+static bool is_cluster_scoped(const char *kind)
+{
+    static const char *const CLUSTER_SCOPED[] = {"Namespace", "DeviceClass", "ResourceSlice", NULL};
+    for (int i = 0; CLUSTER_SCOPED[i]; i++)
+        if (strcmp(kind, CLUSTER_SCOPED[i]) == 0)
+            return true;
+    return false;
+}
+
 static bool where(const ls_decode_ctx *ctx, const cJSON *item, ls_error *err, const char *what, const char *who)
 {
     int line = ctx && ctx->line_of ? ctx->line_of(item, ctx->line_ud) : 0;
@@ -125,7 +135,7 @@ ls_object_obj *ls_object_decode(const cJSON *json, const ls_decode_ctx *ctx, ls_
     o->kind = ls_intern_cstr(kind->valuestring);
     o->name = ls_intern_cstr(name->valuestring);
     const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
-    bool namespaced = strcmp(kind->valuestring, "Namespace") != 0;
+    bool namespaced = !is_cluster_scoped(kind->valuestring);
     o->ns = namespaced ? ls_intern_cstr(cJSON_IsString(ns) ? ns->valuestring : "default") : 0;
     const cJSON *uid = cJSON_GetObjectItemCaseSensitive(meta, "uid");
     o->uid = cJSON_IsString(uid) ? ls_intern_cstr(uid->valuestring) : 0;
