@@ -10,11 +10,15 @@
 -- * Statuses are memoized by message (ls.status): each distinct list of gates
 --   registers one status, kept for the life of the process; a single gate is
 --   looked up by id without building the text again.
--- * No EventsToRegister table yet: registered for every cluster event
---   (upstream registers Pod/UpdatePodSchedulingGatesEliminated).
+-- * Events: Pod/UpdatePodSchedulingGatesEliminated as upstream, without its
+--   queueing hint (a gated pod's own update runs PreEnqueue again anyway).
 local ls = require("luasched")
 
 local P = ls.plugin("SchedulingGates")
+
+P.events = {
+  { resource = "Pod", action = { "UpdatePodSchedulingGatesEliminated" } },
+}
 
 function P:init()
   self.one = {}   -- gate id -> status, for the usual single gate

@@ -143,7 +143,8 @@ encode_value = function(v, out)
   elseif t == "boolean" then out[#out + 1] = tostring(v)
   elseif t == "number" then
     if v ~= v or v == math.huge or v == -math.huge then error("JSON: cannot encode a non-finite number", 0) end
-    out[#out + 1] = (v == math.floor(v) and math.abs(v) < 2 ^ 53) and string.format("%d", v) or string.format("%.17g", v)
+    local exact = v == math.floor(v) and math.abs(v) < 2 ^ 53
+    out[#out + 1] = exact and string.format("%d", v) or string.format("%.17g", v)
   elseif t == "string" then out[#out + 1] = encode_string(v)
   elseif t == "table" then
     if is_array(v) then

@@ -8,6 +8,8 @@
 --   # expect: default/old -> preempted     (evicted by preemption)
 --   # expect-score: default/web node-a NodeResourcesFit 81   (finalScore: normalized x weight)
 --   # expect-raw: default/web node-a TaintToleration 1       (raw score before normalize)
+--   # expect-line: default/web: gated: ...  (a whole line of the text output: gated
+--                                           pods have no JSON record)
 --
 -- Each runs `luasched simulate --output json` and is checked against them.
 local json = require("json")
@@ -33,7 +35,7 @@ local function scenario_files()
 end
 
 local function expectations(text)
-  local e = { config = nil, pods = {}, scores = {}, raws = {} }
+  local e = { config = nil, pods = {}, scores = {}, raws = {}, lines = {} }
   for line in text:gmatch("[^\n]+") do
     local config = line:match("^#%s*config:%s*(%S+)")
     if config then e.config = config end
@@ -43,17 +45,20 @@ local function expectations(text)
     if spod then e.scores[#e.scores + 1] = { spod, node, plugin, tonumber(value) } end
     local rpod, rnode, rplugin, rvalue = line:match("^#%s*expect%-raw:%s*(%S+)%s+(%S+)%s+(%S+)%s+(%-?%d+)")
     if rpod then e.raws[#e.raws + 1] = { rpod, rnode, rplugin, tonumber(rvalue) } end
+    local text_line = line:match("^#%s*expect%-line:%s*(.-)%s*$")
+    if text_line then e.lines[#e.lines + 1] = text_line end
   end
   return e
 end
 
-local function run(file, e)
-  local cmd = string.format("'%s' simulate '%s' --output json", BIN, file)
+local function run(file, e, text)
+  local cmd = string.format("'%s' simulate '%s' --output %s", BIN, file, text and "text" or "json")
   if e.config then cmd = cmd .. string.format(" --config '%s/%s'", DIR, e.config) end
   local p = assert(io.popen(cmd .. " 2>/dev/null"))
   local out = p:read("*a")
   local ok = p:close()
   assert(ok, "luasched simulate failed on " .. file)
+  if text then return out end
   return json.decode(out)
 end
 
@@ -68,7 +73,7 @@ describe("scenario", function()
     local name = file:match("([^/]+)%.yaml$")
     it(name, function()
       local e = expectations(read(file))
-      assert.is_true(#e.pods + #e.scores + #e.raws > 0, name .. " states no expectation")
+      assert.is_true(#e.pods + #e.scores + #e.raws + #e.lines > 0, name .. " states no expectation")
       local result = run(file, e)
       local by_pod, victims = {}, {}
       for _, rec in ipairs(result.pods) do
@@ -87,6 +92,13 @@ describe("scenario", function()
         local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])
         local node = rec.finalScore and rec.finalScore[s[2]]
         assert.are.equal(s[4], node and node[s[3]], name .. ": final " .. table.concat(s, " ", 1, 3))
+      end
+      if #e.lines > 0 then
+        local lines = {}
+        for l in run(file, e, true):gmatch("[^\n]+") do lines[l] = true end
+        for _, want in ipairs(e.lines) do
+          assert.is_true(lines[want] == true, name .. ": no output line " .. want)
+        end
       end
       for _, s in ipairs(e.raws) do
         local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])

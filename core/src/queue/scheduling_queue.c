@@ -374,13 +374,17 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
     ls_qpod **candidates = ls_xmalloc((q->all.len + 1) * sizeof *candidates);
     for (uint32_t i = 0; i < q->all.len; i++) {
         ls_qpod *qp = LS_VEC_AT(&q->all, ls_qpod *, i);
-        if (qp->where == LS_Q_UNSCHEDULABLE && !qp->gated)
+        if (qp->where == LS_Q_UNSCHEDULABLE)
             candidates[n++] = qp;
     }
     for (uint32_t i = 0; i < n; i++) {
+        /* A pod PreEnqueue gated is worth retrying on the gating plugin's
+         * events (its rejector); PreEnqueue then decides again. */
         ls_requeue how = ls_squeue_worth_requeuing(q, candidates[i], ev);
         q->moving_for = ev->label;
-        if (how != LS_REQUEUE_SKIP)
+        if (how != LS_REQUEUE_SKIP && candidates[i]->gated)
+            enqueue_active(q, candidates[i]);
+        else if (how != LS_REQUEUE_SKIP)
             requeue(q, candidates[i], how);
         q->moving_for = NULL;
     }

@@ -1,0 +1,318 @@
+-- dynamic_resources_allocator: DynamicResources' structured allocator (see
+-- plugins/dynamic_resources.lua for what it mirrors and its deviations): the
+-- inventory of complete pools' ResourceSlices, the devices a request may
+-- take on a node (class and request CEL selectors, device taints), and a
+-- backtracking search giving every request distinct free devices, with
+-- firstAvailable alternatives tried in order; then the allocation result
+-- (devices.results, devices.config, nodeSelector) in API form. Split from
+-- the plugin only to keep each file under 800 lines.
+local ls = require("luasched")
+local json = require("luasched.json")
+local cel = require("luasched.cel")
+
+local SLICES = "resourceslices.v1.resource.k8s.io"
+local MAX_COUNT = 128            -- AllocationResultsMaxSize
+local fmt = string.format
+
+local M = {}
+
+local function meta(t) return t.metadata or {} end
+
+-- ---- the inventory: slices, pools, devices ----------------------------------
+
+function M.device_key(driver, pool, name) return driver .. "/" .. pool .. "/" .. name end
+
+-- A NodeSelector in API form -> an ls node selector (nil for none).
+local OPS = { In = ls.OP_IN, NotIn = ls.OP_NOT_IN, Exists = ls.OP_EXISTS, DoesNotExist = ls.OP_DOES_NOT_EXIST,
+              Gt = ls.OP_GT, Lt = ls.OP_LT }
+local node_selectors = ls.bounded_cache(1024)
+
+local function requirements(list, where)
+  local out = {}
+  for i, r in ipairs(list or {}) do
+    local op = OPS[r.operator]
+    if not op then error(fmt("%s[%d].operator: unsupported %q", where, i - 1, tostring(r.operator)), 0) end
+    local values = {}
+    for k, v in ipairs(r.values or {}) do values[k] = ls.intern(v) end
+    out[i] = { key = ls.intern(r.key or ""), op = op, values = values,
+               number = (op == ls.OP_GT or op == ls.OP_LT) and (r.values or {})[1] or nil }
+  end
+  return out
+end
+
+function M.compile_node_selector(sel, where)
+  if sel == nil or sel == json.null then return nil end
+  local key = json.encode(sel)
+  return ls.cache_get(node_selectors, key, function()
+    local terms = {}
+    for i, term in ipairs(sel.nodeSelectorTerms or {}) do
+      local w = fmt("%s.nodeSelectorTerms[%d]", where, i - 1)
+      terms[i] = { exprs = requirements(term.matchExpressions, w .. ".matchExpressions"),
+                   fields = requirements(term.matchFields, w .. ".matchFields") }
+    end
+    return ls.new_node_selector(terms)
+  end)
+end
+
+-- Complete pools' slices, with their devices (consumers of counters left out).
+function M.gather_slices()
+  local pools = {}
+  for o in ls.objects(SLICES) do
+    local t = ls.object_table(o)
+    local spec = t.spec or {}
+    local pool = spec.pool or {}
+    local key = (spec.driver or "") .. "/" .. (pool.name or "")
+    local p = pools[key]
+    if p == nil then p = { gen = -1, slices = {}, count = 0 }; pools[key] = p end
+    local gen = pool.generation or 0
+    if gen > p.gen then p.gen, p.slices, p.count = gen, {}, pool.resourceSliceCount or 1 end
+    if gen == p.gen then p.slices[#p.slices + 1] = { t = t, name = meta(t).name or "" } end
+  end
+  local slices = {}
+  for _, p in pairs(pools) do
+    if #p.slices >= p.count then
+      for _, s in ipairs(p.slices) do slices[#slices + 1] = s end
+    end
+  end
+  -- 1.36: slices in name order, so allocation priority follows names.
+  table.sort(slices, function(a, b) return a.name < b.name end)
+  local out = {}
+  for _, s in ipairs(slices) do
+    local spec = s.t.spec
+    local entry = { driver = spec.driver, pool = spec.pool.name, devices = {}, node_name = spec.nodeName,
+                    all_nodes = spec.allNodes == true, where = "ResourceSlice " .. s.name }
+    if spec.nodeSelector ~= nil and spec.nodeSelector ~= json.null then
+      entry.node_selector = M.compile_node_selector(spec.nodeSelector, entry.where .. ": spec.nodeSelector")
+      entry.node_selector_json = spec.nodeSelector
+    end
+    if spec.perDeviceNodeSelection ~= true then
+      for _, d in ipairs(spec.devices or {}) do
+        local cc = d.consumesCounters
+        if cc == nil or cc == json.null or #cc == 0 then
+          entry.devices[#entry.devices + 1] = { name = d.name, raw = d,
+            key = M.device_key(entry.driver, entry.pool, d.name), slice = entry }
+        end
+      end
+    end
+    out[#out + 1] = entry
+  end
+  return out
+end
+
+function M.add_allocated(set, allocation)
+  local results = ((allocation or {}).devices or {}).results or {}
+  for _, r in ipairs(results) do
+    if r.adminAccess ~= true then set[M.device_key(r.driver, r.pool, r.device)] = true end
+  end
+end
+
+
+local function configs_of(list, source, only)
+  local out = {}
+  for _, c in ipairs(list or {}) do
+    local e = { source = source, opaque = c.opaque }
+    if c.requests ~= nil and c.requests ~= json.null then e.requests = c.requests
+    elseif only then e.requests = json.array(only) end
+    out[#out + 1] = e
+  end
+  return out
+end
+
+
+-- ---- the search ----------------------------------------------------
+
+local function slice_on_node(slice, node)
+  if slice.node_name ~= nil and slice.node_name ~= json.null then return slice.node_name == ls.str(node.name) end
+  if slice.all_nodes then return true end
+  if slice.node_selector ~= nil then return ls.node_selector_matches(slice.node_selector, node) end
+  return false
+end
+
+local function tolerated(taint, tolerations)
+  for _, t in ipairs(tolerations) do
+    local key_ok = t.key == nil or t.key == "" or t.key == taint.key
+    local op = t.operator or "Equal"
+    local value_ok = op == "Exists" or (op == "Equal" and (t.value or "") == (taint.value or ""))
+    local effect_ok = t.effect == nil or t.effect == "" or t.effect == taint.effect
+    if (t.key == nil or t.key == "") and op ~= "Exists" then key_ok = false end
+    if key_ok and value_ok and effect_ok then return true end
+  end
+  return false
+end
+
+local function blocked_by_taint(dev, tolerations)
+  for _, taint in ipairs(dev.raw.taints or {}) do
+    if (taint.effect == "NoSchedule" or taint.effect == "NoExecute") and not tolerated(taint, tolerations) then
+      return true
+    end
+  end
+  return false
+end
+
+-- Does the device match the request's class and request selectors? true,
+-- false, or nil and the CEL runtime error (memoized per device).
+local function matches(req, dev)
+  local m = req.memo[dev.key]
+  if m ~= nil then return m[1], m[2] end
+  dev.cel = dev.cel or cel.device(dev.slice.driver, dev.raw)
+  local ok, err = true, nil
+  for _, list in ipairs(req.selectors) do
+    for _, sel in ipairs(list) do
+      local v, e = cel.eval(sel.fn, dev.cel)
+      if v == nil then ok, err = nil, sel.label .. ": CEL runtime error: " .. e break end
+      if not v then ok = false break end
+    end
+    if ok ~= true then break end
+  end
+  req.memo[dev.key] = { ok, err }
+  return ok, err
+end
+
+-- Candidates of one request alternative on the node, or nil and an error.
+local function candidates(alt, devices, in_use)
+  local out = {}
+  for _, dev in ipairs(devices) do
+    if (alt.admin or not in_use[dev.key]) and not blocked_by_taint(dev, alt.tolerations) then
+      local ok, err = matches(alt, dev)
+      if ok == nil then return nil, err end
+      if ok then out[#out + 1] = dev end
+    end
+  end
+  return out
+end
+
+local Timeout = {}
+
+-- Backtracking over the slots (one per device to pick). Returns true when
+-- every slot got a distinct free device; picks[slot] holds it.
+local function search(slots, k, taken, picks, budget)
+  if k > #slots then return true end
+  budget.steps = budget.steps + 1
+  if budget.steps % 256 == 0 and budget.deadline and os.clock() > budget.deadline then error(Timeout) end
+  local slot = slots[k]
+  local cands = slot.cands
+  -- Slots of one request take devices in increasing candidate order (no permutations).
+  local first = (slot.prev_same and picks[k - 1].pos + 1) or 1
+  for i = first, #cands do
+    local dev = cands[i]
+    if slot.admin or not taken[dev.key] then
+      if not slot.admin then taken[dev.key] = true end
+      picks[k] = { dev = dev, pos = i }
+      if search(slots, k + 1, taken, picks, budget) then return true end
+      if not slot.admin then taken[dev.key] = nil end
+    end
+  end
+  picks[k] = nil
+  return false
+end
+
+-- Expands the chosen alternative of every request into slots.
+local function slots_for(choice, cands_of)
+  local slots = {}
+  for r, alt in ipairs(choice) do
+    local cands = cands_of[r][alt]
+    local n = alt.mode == "All" and #cands or alt.count
+    if alt.mode == "All" and n == 0 then return nil end
+    if n > MAX_COUNT then return nil end
+    for j = 1, n do
+      slots[#slots + 1] = { cands = cands, admin = alt.admin, alt = alt, prev_same = j > 1 }
+    end
+  end
+  return slots
+end
+
+-- Tries the alternatives of every request in order (firstAvailable).
+local function allocate_requests(requests, cands_of, budget)
+  local choice = {}
+  local function try(r)
+    if r > #requests then
+      local slots = slots_for(choice, cands_of)
+      if not slots then return nil end
+      local picks = {}
+      if search(slots, 1, budget.taken_base(), picks, budget) then return slots, picks end
+      return nil
+    end
+    for _, alt in ipairs(requests[r].alts) do
+      choice[r] = alt
+      local slots, picks = try(r + 1)
+      if slots then return slots, picks end
+    end
+    return nil
+  end
+  return try(1)
+end
+
+local function node_selector_for(node_name, used_slices)
+  for _, slice in ipairs(used_slices) do
+    if slice.node_name ~= nil and slice.node_name ~= json.null then
+      return { nodeSelectorTerms = json.array { { matchFields = json.array {
+        { key = "metadata.name", operator = "In", values = json.array { node_name } } } } } }
+    end
+  end
+  for _, slice in ipairs(used_slices) do
+    if slice.node_selector_json then return slice.node_selector_json end
+  end
+  return nil
+end
+
+local function allocation_result(prep, slots, picks, node_name)
+  local results, used, used_classes = json.array(), {}, {}
+  for k, slot in ipairs(slots) do
+    local dev = picks[k].dev
+    local r = { request = slot.alt.name, driver = dev.slice.driver, pool = dev.slice.pool, device = dev.name }
+    if slot.alt.admin then r.adminAccess = true end
+    local tols = slot.alt.tolerations
+    if #tols > 0 then r.tolerations = tols end
+    results[#results + 1] = r
+    used[#used + 1] = dev.slice
+    used_classes[slot.alt.class_name] = used_classes[slot.alt.class_name] or { slot.alt, {} }
+    local names = used_classes[slot.alt.class_name][2]
+    if names[#names] ~= slot.alt.name then names[#names + 1] = slot.alt.name end
+  end
+  local config = json.array()
+  for _, entry in pairs(used_classes) do
+    for _, c in ipairs(configs_of((entry[1].class.spec or {}).config, "FromClass", entry[2])) do
+      config[#config + 1] = c
+    end
+  end
+  for _, c in ipairs(configs_of(prep.configs, "FromClaim", nil)) do config[#config + 1] = c end
+  local devices = { results = results }
+  if #config > 0 then devices.config = config end
+  return { devices = devices, nodeSelector = node_selector_for(node_name, used) }
+end
+
+-- Allocates every claim of the pod on the node: a list of allocations (in
+-- to_allocate order), false when impossible, or nil and an error text.
+function M.allocate(s, node, filter_timeout)
+  local devices = {}
+  for _, slice in ipairs(s.slices) do
+    if slice_on_node(slice, node) then
+      for _, d in ipairs(slice.devices) do devices[#devices + 1] = d end
+    end
+  end
+  local taken = {}
+  local budget = { steps = 0, deadline = filter_timeout > 0 and os.clock() + filter_timeout or nil,
+                   taken_base = function() return taken end }
+  local out = {}
+  for i, prep in ipairs(s.to_allocate) do
+    local cands_of = {}
+    for r, req in ipairs(prep.requests) do
+      cands_of[r] = {}
+      for _, alt in ipairs(req.alts) do
+        local c, err = candidates(alt, devices, s.in_use)
+        if c == nil then return nil, err end
+        cands_of[r][alt] = c
+      end
+    end
+    local ok, slots, picks = pcall(allocate_requests, prep.requests, cands_of, budget)
+    if not ok then
+      if slots == Timeout then return nil, "timed out trying to allocate devices" end
+      error(slots, 0)
+    end
+    if not slots then return false end
+    out[i] = allocation_result(prep, slots, picks, ls.str(node.name))
+  end
+  return out
+end
+
+return M
