@@ -23,10 +23,13 @@ bool ls_object_kind_known(const char *kind)
     return false;
 }
 
-/* Kinds without a namespace (their ns is 0). */
+/* Kinds without a namespace (their ns is 0), by kind or, as the API
+ * client names what it watches, plural.version.group. */
 static bool is_cluster_scoped(const char *kind)
 {
-    static const char *const CLUSTER_SCOPED[] = {"Namespace", "DeviceClass", "ResourceSlice", NULL};
+    static const char *const CLUSTER_SCOPED[] = {"Namespace", "DeviceClass", "ResourceSlice",
+                                                 "deviceclasses.v1.resource.k8s.io",
+                                                 "resourceslices.v1.resource.k8s.io", NULL};
     for (int i = 0; CLUSTER_SCOPED[i]; i++)
         if (strcmp(kind, CLUSTER_SCOPED[i]) == 0)
             return true;
