@@ -209,6 +209,8 @@ local plugin_self   -- the instance hints consult (hints get no self)
 local function claim_hint(pod, old, new)
   local self = plugin_self
   if self == nil or new == nil then return ls.QUEUE end
+  -- Only pods DynamicResources rejected get here, and those have claims.
+  if pod.n_resource_claims == 0 then return ls.QUEUE_SKIP end
   local modified = ls.object_table(new)
   local original = old ~= nil and ls.object_table(old) or nil
   local claims = self:pod_claims(pod)
