@@ -62,8 +62,11 @@
 -- Deviations (said, not hidden):
 -- * CEL: the subset of luasched.cel (device.driver, attributes, capacity,
 --   comparisons, &&, ||, !, in, quantity/semver methods, has). An
---   expression outside it is an Error naming the class or claim field and
---   what is supported (upstream would evaluate it).
+--   expression outside it (or malformed) is an Error at PreFilter ("running
+--   PreFilter plugin ...: class c: selector #0 (spec.selectors[0].cel.
+--   expression): CEL compile error: ... (supported: ...)"); upstream compiles
+--   in its allocator and would evaluate what is outside the subset. CEL
+--   runtime errors (a missing attribute) are Filter Errors, as upstream's.
 -- * Not modelled: spec.devices.constraints (matchAttribute) and per-request
 --   capacity (consumable capacity) are an Error naming the field; devices
 --   that consume counters (partitionable devices) and slices with

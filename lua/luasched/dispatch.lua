@@ -598,6 +598,8 @@ local function run_pre_filter(list, pod, restricting)
       return st, k - 1
     elseif code == UNSCHED or code == PENDING then
       rejected = rejected or { st, k - 1 }
+    elseif code == ERROR then
+      error(st.message, 0)   -- upstream: "running PreFilter plugin %q: <the error>"
     else
       error("pre_filter returned status " .. ls.code_names[code] .. ", which PreFilter cannot return", 0)
     end
