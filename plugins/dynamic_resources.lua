@@ -94,6 +94,7 @@ local CLAIM_NAMED, TEMPLATE_PENDING, TEMPLATE_CREATED, TEMPLATE_NONE = 0, 1, 2, 
 local fmt = string.format
 
 local P = ls.plugin("DynamicResources", { defaults = { filterTimeout = "10s" } })
+P.allocator = A   -- its allocator module (the test kit reads results through it)
 
 -- ---- args -------------------------------------------------------------------
 
@@ -120,9 +121,11 @@ function P:init(args)
   end
   self.filter_timeout = t
   self.in_flight = {}      -- claim uid -> list of device keys (Reserve .. PreBind)
+  self.flight_version = 0  -- bumped when in_flight or assumed change (allocated_devices' cache)
   self.assumed = {}        -- claim uid -> { claim = table, old_rv = text } after PreBind
   self.selectors = {}      -- CEL text -> compiled function, or false and the error
   self.selector_errors = {}
+  self.match_memos = ls.bounded_cache(256)   -- selector texts -> { device entry -> result }
   self.status_none = ls.status(ls.UNSCHEDULABLE)
   self.msg_unavailable = ls.unresolvable("resourceclaim not available on the node")
   self.msg_cannot = ls.unresolvable("cannot allocate all claims")
@@ -158,6 +161,7 @@ function P:claim_table(o)
   if a then
     if meta(t).resourceVersion == a.old_rv then return a.claim end
     self.assumed[uid] = nil
+    self.flight_version = self.flight_version + 1
   end
   return t
 end
@@ -257,15 +261,37 @@ end
 
 -- ---- allocated devices ------------------------------------------------------
 
+-- A claim version's allocated device keys (not admin access), built once.
+local claim_devices = setmetatable({}, { __mode = "k" })
+local NONE = {}
+
+local function devices_of(t)
+  local keys = claim_devices[t]
+  if keys == nil then
+    keys = NONE
+    if allocated(t) then
+      local set = {}
+      A.add_allocated(set, t.status.allocation)
+      keys = {}
+      for k in pairs(set) do keys[#keys + 1] = k end
+    end
+    claim_devices[t] = keys
+  end
+  return keys
+end
+
 function P:allocated_devices()
+  local gen = ls.objects_generation(CLAIMS)
+  local cached = self.allocated_cache
+  if cached and cached.gen == gen and cached.flight == self.flight_version then return cached.set end
   local set = {}
   for o in ls.objects(CLAIMS) do
-    local t = self:claim_table(o)
-    if allocated(t) then A.add_allocated(set, t.status.allocation) end
+    for _, k in ipairs(devices_of(self:claim_table(o))) do set[k] = true end
   end
   for _, keys in pairs(self.in_flight) do
     for _, k in ipairs(keys) do set[k] = true end
   end
+  self.allocated_cache = { gen = gen, flight = self.flight_version, set = set }
   return set
 end
 
@@ -324,9 +350,19 @@ function P:request_spec(claim_label, name, r, where)
   if mode ~= "ExactCount" and mode ~= "All" then
     return nil, fmt("%s: %s.allocationMode: unsupported %q", claim_label, where, tostring(mode)), true
   end
+  -- Selector results per device entry, kept across cycles for the same
+  -- class and request selectors (entries change with their slice's version).
+  local sig = {}
+  for _, list in ipairs({ (class.spec or {}).selectors or {}, r.selectors or {} }) do
+    for _, sel in ipairs(list) do sig[#sig + 1] = sel.cel.expression end
+    sig[#sig + 1] = "\0"
+  end
+  local memo = ls.cache_get(self.match_memos, table.concat(sig, "\1"), function()
+    return setmetatable({}, { __mode = "k" })
+  end)
   return { name = name, class = class, class_name = class_name, selectors = { class_sel, req_sel },
            mode = mode, count = r.count or 1, admin = r.adminAccess == true, tolerations = r.tolerations or {},
-           memo = {} }
+           memo = memo }
 end
 
 --- The claims to allocate in allocator form: per claim a list of requests,
@@ -451,12 +487,13 @@ function P:reserve(state, _, node_name)
   if allocations == nil then return ls.error("claim allocation not found for node") end
   s.allocations = {}
   for i, prep in ipairs(s.to_allocate) do
-    local a = allocations[i]
+    local a = A.result(prep, allocations[i], node_name)
     local keys = {}
     for _, r in ipairs(a.devices.results) do
       if not r.adminAccess then keys[#keys + 1] = A.device_key(r.driver, r.pool, r.device) end
     end
     self.in_flight[prep.claim.uid] = keys
+    self.flight_version = self.flight_version + 1
     s.allocations[prep.index] = a
   end
   return nil
@@ -466,6 +503,7 @@ function P:unreserve(state, pod)
   local s = state.dynamic_resources
   if s == nil then return end
   local uid = ls.str(pod.uid)
+  self.flight_version = self.flight_version + 1
   for _, c in ipairs(s.claims) do
     self.in_flight[c.uid] = nil
     local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
@@ -528,6 +566,7 @@ function P:pre_bind(state, pod)
     if not reserved_for_pod(c.claim, pod) then
       local err = self:bind_claim(s, i, pod)
       self.in_flight[c.uid] = nil
+      self.flight_version = self.flight_version + 1
       if err then return ls.error(err) end
     end
   end

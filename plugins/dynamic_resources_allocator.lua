@@ -15,6 +15,7 @@ local MAX_COUNT = 128            -- AllocationResultsMaxSize
 local fmt = string.format
 
 local M = {}
+local NO_TAINTS = {}
 
 local function meta(t) return t.metadata or {} end
 
@@ -55,7 +56,38 @@ function M.compile_node_selector(sel, where)
 end
 
 -- Complete pools' slices, with their devices (consumers of counters left out).
+-- A slice's allocator entry, built once per version of the slice (the
+-- decoded table is the same while the object's JSON is): its devices keep
+-- their CEL view and selector results across cycles.
+local slice_entries = setmetatable({}, { __mode = "k" })
+local function slice_entry(t, name)
+  local entry = slice_entries[t]
+  if entry then return entry end
+  local spec = t.spec
+  entry = { driver = spec.driver, pool = spec.pool.name, devices = {}, node_name = spec.nodeName,
+            all_nodes = spec.allNodes == true, where = "ResourceSlice " .. name }
+  if spec.nodeSelector ~= nil and spec.nodeSelector ~= json.null then
+    entry.node_selector = M.compile_node_selector(spec.nodeSelector, entry.where .. ": spec.nodeSelector")
+    entry.node_selector_json = spec.nodeSelector
+  end
+  if spec.perDeviceNodeSelection ~= true then
+    for _, d in ipairs(spec.devices or {}) do
+      local cc = d.consumesCounters
+      if cc == nil or cc == json.null or #cc == 0 then
+        entry.devices[#entry.devices + 1] = { name = d.name, raw = d, taints = d.taints or NO_TAINTS,
+          key = M.device_key(entry.driver, entry.pool, d.name), slice = entry }
+      end
+    end
+  end
+  slice_entries[t] = entry
+  return entry
+end
+
+local gathered = { gen = -1 }
+
 function M.gather_slices()
+  local store_gen = ls.objects_generation(SLICES)
+  if gathered.gen == store_gen then return gathered.slices end
   local pools = {}
   for o in ls.objects(SLICES) do
     local t = ls.object_table(o)
@@ -76,26 +108,20 @@ function M.gather_slices()
   end
   -- 1.36: slices in name order, so allocation priority follows names.
   table.sort(slices, function(a, b) return a.name < b.name end)
-  local out = {}
+  local out = { by_node = {}, shared = {} }
   for _, s in ipairs(slices) do
-    local spec = s.t.spec
-    local entry = { driver = spec.driver, pool = spec.pool.name, devices = {}, node_name = spec.nodeName,
-                    all_nodes = spec.allNodes == true, where = "ResourceSlice " .. s.name }
-    if spec.nodeSelector ~= nil and spec.nodeSelector ~= json.null then
-      entry.node_selector = M.compile_node_selector(spec.nodeSelector, entry.where .. ": spec.nodeSelector")
-      entry.node_selector_json = spec.nodeSelector
-    end
-    if spec.perDeviceNodeSelection ~= true then
-      for _, d in ipairs(spec.devices or {}) do
-        local cc = d.consumesCounters
-        if cc == nil or cc == json.null or #cc == 0 then
-          entry.devices[#entry.devices + 1] = { name = d.name, raw = d,
-            key = M.device_key(entry.driver, entry.pool, d.name), slice = entry }
-        end
-      end
-    end
+    local entry = slice_entry(s.t, s.name)
     out[#out + 1] = entry
+    local node_name = entry.node_name
+    if node_name ~= nil and node_name ~= json.null then
+      local list = out.by_node[node_name]
+      if list == nil then list = {}; out.by_node[node_name] = list end
+      list[#list + 1] = entry
+    elseif entry.all_nodes or entry.node_selector ~= nil then
+      out.shared[#out.shared + 1] = entry
+    end
   end
+  gathered.gen, gathered.slices = store_gen, out
   return out
 end
 
@@ -141,7 +167,7 @@ local function tolerated(taint, tolerations)
 end
 
 local function blocked_by_taint(dev, tolerations)
-  for _, taint in ipairs(dev.raw.taints or {}) do
+  for _, taint in ipairs(dev.taints) do
     if (taint.effect == "NoSchedule" or taint.effect == "NoExecute") and not tolerated(taint, tolerations) then
       return true
     end
@@ -152,20 +178,25 @@ end
 -- Does the device match the request's class and request selectors? true,
 -- false, or nil and the CEL runtime error (memoized per device).
 local function matches(req, dev)
-  local m = req.memo[dev.key]
-  if m ~= nil then return m[1], m[2] end
-  dev.cel = dev.cel or cel.device(dev.slice.driver, dev.raw)
-  local ok, err = true, nil
-  for _, list in ipairs(req.selectors) do
-    for _, sel in ipairs(list) do
-      local v, e = cel.eval(sel.fn, dev.cel)
-      if v == nil then ok, err = nil, sel.label .. ": CEL runtime error: " .. e break end
-      if not v then ok = false break end
+  local m = req.memo[dev]
+  if m == nil then
+    dev.cel = dev.cel or cel.device(dev.slice.driver, dev.raw)
+    m = { true }
+    for li, list in ipairs(req.selectors) do
+      for si, sel in ipairs(list) do
+        local v, e = cel.eval(sel.fn, dev.cel)
+        if v == nil then m = { nil, li, si, e } break end
+        if not v then m = { false } break end
+      end
+      if m[1] ~= true then break end
     end
-    if ok ~= true then break end
+    req.memo[dev] = m
   end
-  req.memo[dev.key] = { ok, err }
-  return ok, err
+  if m[1] == nil then
+    -- the memo is shared by requests with the same selectors: name this one's
+    return nil, req.selectors[m[2]][m[3]].label .. ": CEL runtime error: " .. m[4]
+  end
+  return m[1]
 end
 
 -- Candidates of one request alternative on the node, or nil and an error.
@@ -184,25 +215,26 @@ end
 local Timeout = {}
 
 -- Backtracking over the slots (one per device to pick). Returns true when
--- every slot got a distinct free device; picks[slot] holds it.
-local function search(slots, k, taken, picks, budget)
+-- every slot got a distinct free device: devs[k] (its position in the
+-- slot's candidates in pos[k]).
+local function search(slots, k, taken, devs, pos, budget)
   if k > #slots then return true end
   budget.steps = budget.steps + 1
   if budget.steps % 256 == 0 and budget.deadline and os.clock() > budget.deadline then error(Timeout) end
   local slot = slots[k]
   local cands = slot.cands
   -- Slots of one request take devices in increasing candidate order (no permutations).
-  local first = (slot.prev_same and picks[k - 1].pos + 1) or 1
+  local first = slot.prev_same and pos[k - 1] + 1 or 1
   for i = first, #cands do
     local dev = cands[i]
     if slot.admin or not taken[dev.key] then
       if not slot.admin then taken[dev.key] = true end
-      picks[k] = { dev = dev, pos = i }
-      if search(slots, k + 1, taken, picks, budget) then return true end
+      devs[k], pos[k] = dev, i
+      if search(slots, k + 1, taken, devs, pos, budget) then return true end
       if not slot.admin then taken[dev.key] = nil end
     end
   end
-  picks[k] = nil
+  devs[k], pos[k] = nil, nil
   return false
 end
 
@@ -221,25 +253,23 @@ local function slots_for(choice, cands_of)
   return slots
 end
 
--- Tries the alternatives of every request in order (firstAvailable).
-local function allocate_requests(requests, cands_of, budget)
-  local choice = {}
-  local function try(r)
-    if r > #requests then
-      local slots = slots_for(choice, cands_of)
-      if not slots then return nil end
-      local picks = {}
-      if search(slots, 1, budget.taken_base(), picks, budget) then return slots, picks end
-      return nil
-    end
-    for _, alt in ipairs(requests[r].alts) do
-      choice[r] = alt
-      local slots, picks = try(r + 1)
-      if slots then return slots, picks end
-    end
+-- Tries the alternatives of requests r.. in order (firstAvailable), the
+-- earlier ones fixed in `choice`.
+local function try_alternatives(requests, r, choice, cands_of, taken, budget)
+  if r > #requests then
+    local slots = slots_for(choice, cands_of)
+    if not slots then return nil end
+    local devs, pos = {}, {}
+    if search(slots, 1, taken, devs, pos, budget) then return slots, devs end
     return nil
   end
-  return try(1)
+  for _, alt in ipairs(requests[r].alts) do
+    choice[r] = alt
+    local slots, devs = try_alternatives(requests, r + 1, choice, cands_of, taken, budget)
+    if slots then return slots, devs end
+  end
+  choice[r] = nil
+  return nil
 end
 
 local function node_selector_for(node_name, used_slices)
@@ -255,10 +285,14 @@ local function node_selector_for(node_name, used_slices)
   return nil
 end
 
-local function allocation_result(prep, slots, picks, node_name)
+--- The allocation result in API form of one claim's search (M.allocate's
+--- entry for the claim) on the node: devices.results, devices.config and the
+--- nodeSelector.
+function M.result(prep, found, node_name)
+  local slots, devs = found.slots, found.devs
   local results, used, used_classes = json.array(), {}, {}
   for k, slot in ipairs(slots) do
-    local dev = picks[k].dev
+    local dev = devs[k]
     local r = { request = slot.alt.name, driver = dev.slice.driver, pool = dev.slice.pool, device = dev.name }
     if slot.alt.admin then r.adminAccess = true end
     local tols = slot.alt.tolerations
@@ -283,16 +317,21 @@ end
 
 -- Allocates every claim of the pod on the node: a list of allocations (in
 -- to_allocate order), false when impossible, or nil and an error text.
+-- Allocates every claim of the pod on the node, one claim after the other:
+-- per claim { slots, devs } (M.result makes the API form), false when
+-- impossible, or nil and an error text.
 function M.allocate(s, node, filter_timeout)
   local devices = {}
-  for _, slice in ipairs(s.slices) do
+  for _, slice in ipairs(s.slices.by_node[ls.str(node.name)] or NO_TAINTS) do
+    for _, d in ipairs(slice.devices) do devices[#devices + 1] = d end
+  end
+  for _, slice in ipairs(s.slices.shared) do
     if slice_on_node(slice, node) then
       for _, d in ipairs(slice.devices) do devices[#devices + 1] = d end
     end
   end
   local taken = {}
-  local budget = { steps = 0, deadline = filter_timeout > 0 and os.clock() + filter_timeout or nil,
-                   taken_base = function() return taken end }
+  local budget = { steps = 0, deadline = filter_timeout > 0 and os.clock() + filter_timeout or nil }
   local out = {}
   for i, prep in ipairs(s.to_allocate) do
     local cands_of = {}
@@ -304,13 +343,13 @@ function M.allocate(s, node, filter_timeout)
         cands_of[r][alt] = c
       end
     end
-    local ok, slots, picks = pcall(allocate_requests, prep.requests, cands_of, budget)
+    local ok, slots, devs = pcall(try_alternatives, prep.requests, 1, {}, cands_of, taken, budget)
     if not ok then
       if slots == Timeout then return nil, "timed out trying to allocate devices" end
       error(slots, 0)
     end
     if not slots then return false end
-    out[i] = allocation_result(prep, slots, picks, ls.str(node.name))
+    out[i] = { slots = slots, devs = devs }
   end
   return out
 end

@@ -6,6 +6,7 @@
 -- resources (plural.version.group).
 local T = require("luasched.testing")
 local ls = require("luasched")
+local A = T.plugin("DynamicResources").allocator   -- the allocator module the plugin uses
 
 local CLAIM = "resourceclaims.v1.resource.k8s.io"
 local SLICE = "resourceslices.v1.resource.k8s.io"
@@ -51,7 +52,8 @@ local function nodes() return { { name = "node-a" }, { name = "node-b" } } end
 local function chosen(r, node)
   local s = r.state.dynamic_resources
   local out = {}
-  for _, a in ipairs(s.node_allocations[ls.intern(node)] or {}) do
+  for i, found in ipairs(s.node_allocations[ls.intern(node)] or {}) do
+    local a = A.result(s.to_allocate[i], found, node)
     for _, res in ipairs(a.devices.results) do
       out[#out + 1] = res.request .. "=" .. res.pool .. "/" .. res.device
     end
@@ -102,7 +104,8 @@ describe("DynamicResources", function()
     assert.are.equal(ls.UNSCHEDULABLE_AND_UNRESOLVABLE, r.filter["node-a"].code)
     assert.are.same({ "node-b" }, r.feasible)
     assert.are.equal("gpu=node-b/gpu-0", chosen(r, "node-b"))
-    local a = r.state.dynamic_resources.node_allocations[ls.intern("node-b")][1]
+    local s = r.state.dynamic_resources
+    local a = A.result(s.to_allocate[1], s.node_allocations[ls.intern("node-b")][1], "node-b")
     assert.are.same({ nodeSelectorTerms = { { matchFields = { { key = "metadata.name", operator = "In",
       values = { "node-b" } } } } } }, a.nodeSelector)
   end)

@@ -153,6 +153,8 @@ ls_object_obj *ls_object_decode(const cJSON *json, const ls_decode_ctx *ctx, ls_
         ls_object_obj_free(oo);
         return NULL;
     }
+    static _Atomic uint64_t next_seq;
+    o->seq = ++next_seq;
     char *text = cJSON_PrintUnformatted(json);
     o->json_len = (uint32_t)strlen(text);
     o->json = ls_arena_memdup(&oo->arena, text, o->json_len + 1);
@@ -173,7 +175,11 @@ void ls_object_obj_free(ls_object_obj *o)
 typedef struct kind_list {
     ls_vec items;          /* const ls_object * */
     ls_map index;          /* interned "ns/name" -> position + 1 */
+    uint64_t generation;   /* set from a process-wide counter by every put and remove */
 } kind_list;
+
+/* Unique across stores, so that a generation identifies one store's state. */
+static _Atomic uint64_t generations;
 
 struct ls_object_store {
     ls_map kinds;          /* kind -> kind_list */
@@ -229,6 +235,7 @@ void ls_object_store_put(ls_object_store *s, const ls_object *obj)
         ls_map_init(&k->index);
         ls_map_put(&s->kinds, obj->kind, k);
     }
+    k->generation = ++generations;
     ls_str key = key_of(obj->ns, obj->name, true);
     uintptr_t pos = (uintptr_t)ls_map_get(&k->index, key);
     if (pos) {
@@ -247,6 +254,7 @@ void ls_object_store_remove(ls_object_store *s, const ls_object *obj)
     uintptr_t pos = (uintptr_t)ls_map_remove(&k->index, key_of(obj->ns, obj->name, false));
     if (!pos)
         return;
+    k->generation = ++generations;
     /* Keep arrival order: shift the tail and renumber it. */
     const ls_object **items = k->items.data;
     for (uint32_t i = (uint32_t)pos; i < k->items.len; i++) {
@@ -260,6 +268,12 @@ uint32_t ls_objects_count(const ls_object_store *s, ls_str kind)
 {
     const kind_list *k = s ? ls_map_get(&s->kinds, kind) : NULL;
     return k ? k->items.len : 0;
+}
+
+uint64_t ls_objects_generation(const ls_object_store *s, ls_str kind)
+{
+    const kind_list *k = s ? ls_map_get(&s->kinds, kind) : NULL;
+    return k ? k->generation : 0;
 }
 
 const ls_object *ls_objects_at(const ls_object_store *s, ls_str kind, uint32_t i)
