@@ -57,7 +57,10 @@
 --   UpdatePodGeneratedResourceClaim with isSchedulableAfterPodChange;
 --   DeviceClass and ResourceSlice Add/Update.
 -- * Args: filterTimeout (default 10s; 0 turns it off): a node's allocation
---   search running longer is an Error (v1.36, #137607).
+--   search running longer is an Error (v1.36, #137607). bindingTimeout
+--   (default 10m0s, as when DRADeviceBindingConditions and
+--   DRAResourceClaimDeviceStatus are on, both on in v1.37) is validated and
+--   written but unused: binding conditions are not modelled.
 --
 -- Deviations (said, not hidden):
 -- * CEL: the subset of luasched.cel (device.driver, attributes, capacity,
@@ -93,7 +96,7 @@ local CLAIM_NAMED, TEMPLATE_PENDING, TEMPLATE_CREATED, TEMPLATE_NONE = 0, 1, 2, 
 
 local fmt = string.format
 
-local P = ls.plugin("DynamicResources", { defaults = { filterTimeout = "10s" } })
+local P = ls.plugin("DynamicResources", { defaults = { filterTimeout = "10s", bindingTimeout = "10m0s" } })
 P.allocator = A   -- its allocator module (the test kit reads results through it)
 
 -- ---- args -------------------------------------------------------------------
@@ -120,6 +123,12 @@ function P:init(args)
     error(fmt("filterTimeout: Invalid value: %q: expected a duration such as \"10s\"", tostring(args.filterTimeout)), 0)
   end
   self.filter_timeout = t
+  local b = parse_duration(args.bindingTimeout)
+  if b == nil or b <= 0 then
+    error(fmt("bindingTimeout: Invalid value: %q: expected a positive duration such as \"10m0s\"",
+      tostring(args.bindingTimeout)), 0)
+  end
+  self.binding_timeout = b   -- bounds waiting for binding conditions, which are not modelled
   self.in_flight = {}      -- claim uid -> list of device keys (Reserve .. PreBind)
   self.flight_version = 0  -- bumped when in_flight or assumed change (allocated_devices' cache)
   self.assumed = {}        -- claim uid -> { claim = table, old_rv = text } after PreBind
