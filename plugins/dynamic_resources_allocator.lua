@@ -320,7 +320,41 @@ end
 -- Allocates every claim of the pod on the node, one claim after the other:
 -- per claim { slots, devs } (M.result makes the API form), false when
 -- impossible, or nil and an error text.
+-- The usual claim: one request for one device. Returns the allocator's
+-- entry list, false when no device fits, nil and an error, or nil, nil when
+-- the claims are not of that shape.
+local function allocate_single(s, node)
+  local prep = s.to_allocate[1]
+  if #s.to_allocate ~= 1 or #prep.requests ~= 1 or #prep.requests[1].alts ~= 1 then return nil end
+  local alt = prep.requests[1].alts[1]
+  if alt.mode ~= "ExactCount" or alt.count ~= 1 then return nil end
+  local in_use = s.in_use
+  local function scan(slices, check_node)
+    for _, slice in ipairs(slices) do
+      if not check_node or slice_on_node(slice, node) then
+        for _, dev in ipairs(slice.devices) do
+          if (alt.admin or not in_use[dev.key]) and not blocked_by_taint(dev, alt.tolerations) then
+            local ok, err = matches(alt, dev)
+            if ok == nil then return nil, err end
+            if ok then return dev end
+          end
+        end
+      end
+    end
+    return false
+  end
+  local dev, err = scan(s.slices.by_node[ls.str(node.name)] or NO_TAINTS, false)
+  if dev == false then dev, err = scan(s.slices.shared, true) end
+  if dev == nil then return nil, err end
+  if dev == false then return false end
+  prep.single_slots = prep.single_slots or { { alt = alt, admin = alt.admin } }
+  return { { slots = prep.single_slots, devs = { dev } } }
+end
+
 function M.allocate(s, node, filter_timeout)
+  local single, single_err = allocate_single(s, node)
+  if single ~= nil then return single end
+  if single_err ~= nil then return nil, single_err end
   local devices = {}
   for _, slice in ipairs(s.slices.by_node[ls.str(node.name)] or NO_TAINTS) do
     for _, d in ipairs(slice.devices) do devices[#devices + 1] = d end
