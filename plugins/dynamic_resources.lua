@@ -81,7 +81,12 @@
 --   CEL and timeout error texts follow upstream's form, unverified.
 -- * PreBind does not add the resource.kubernetes.io/delete-protection
 --   finalizer (upstream adds it with a plain update before the status).
--- * Incomplete pools are skipped for every allocation mode.
+-- * Incomplete pools are skipped for every allocation mode. A pod's claims
+--   are allocated one after the other: the search backtracks within a claim
+--   (requests, subrequests) but not across claims.
+-- * Objects are decoded from JSON once per version (ls.object_table); the
+--   slice inventory and the allocated-device set are kept between cycles
+--   until a slice or claim changes (ls.objects_generation).
 local ls = require("luasched")
 local json = require("luasched.json")
 local cel = require("luasched.cel")
