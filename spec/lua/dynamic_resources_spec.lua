@@ -195,6 +195,20 @@ describe("DynamicResources", function()
     assert.are.equal(ls.QUEUE_SKIP, claim_event.hint(pod, other, cluster:add_object(claim("other", { request("x") }))))
   end)
 
+  it("makes a search that outlives filterTimeout an Error (v1.36); 0 turns the limit off", function()
+    -- 12 devices, 13 wanted: the search tries every increasing choice before failing
+    local devs = {}
+    for i = 1, 12 do devs[i] = "gpu-" .. i end
+    local objects = { class(DRIVER), slice("node-a", devs), claim("greedy", { request("gpu", { count = 13 }) }) }
+    local quick = T.plugin("DynamicResources", { filterTimeout = "1ns" })
+    local r = T.cycle(quick, T.cluster { nodes = { { name = "node-a" } }, objects = objects }, pod_with { "greedy" })
+    assert.are.equal(ls.ERROR, r.filter["node-a"].code)
+    assert.are.equal("timed out trying to allocate devices", r.filter["node-a"].message)
+    local patient = T.plugin("DynamicResources", { filterTimeout = "0" })
+    r = T.cycle(patient, T.cluster { nodes = { { name = "node-a" } }, objects = objects }, pod_with { "greedy" })
+    assert.are.equal("cannot allocate all claims", r.filter["node-a"].message)
+  end)
+
   it("reads filterTimeout and bindingTimeout as durations and refuses anything else", function()
     assert.are.equal(10, p.filter_timeout)
     assert.are.equal(90, T.plugin("DynamicResources", { filterTimeout = "1m30s" }).filter_timeout)
