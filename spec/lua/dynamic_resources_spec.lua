@@ -91,6 +91,23 @@ describe("DynamicResources", function()
     assert.are.equal('resourceclaim "gone" is being deleted', T.result(p:pre_enqueue(pod)).message)
   end)
 
+  it("checks that a claim made from a template is owned by the pod (IsForPod)", function()
+    local generated = claim("p-gpu-x")
+    generated.spec = { devices = { requests = T.array { request("gpu") } } }
+    local cluster = T.cluster { nodes = nodes(), objects = { class(DRIVER), generated } }
+    local entry = { name = "gpu", resourceClaimTemplateName = "t" }
+    local obj = T.pod_object { name = "p", uid = "uid-p", spec = { resourceClaims = T.array { entry } } }
+    obj.status = { resourceClaimStatuses = T.array { { name = "gpu", resourceClaimName = "p-gpu-x" } } }
+    local pod = T.pod(obj)
+    cluster:attach(pod)
+    assert.are.equal("ResourceClaim default/p-gpu-x was not created for pod default/p (pod is not owner)",
+      T.result(p:pre_enqueue(pod)).message)
+    generated.metadata.ownerReferences = T.array { { apiVersion = "v1", kind = "Pod", name = "p", uid = "uid-p",
+                                                      controller = true } }
+    cluster:add_object(generated)
+    assert.is_nil(p:pre_enqueue(pod))
+  end)
+
   it("allocates on the node whose slice has a matching device", function()
     local cluster = T.cluster { nodes = nodes(), objects = {
       class(DRIVER),
