@@ -40,6 +40,7 @@ expect_eq "gpu-2 stays unallocated" \
   "$(api /apis/resource.k8s.io/v1/namespaces/default/resourceclaims/gpu-2 | jq -c '.status.allocation // null')" "null"
 run_stop
 expect_eq "luasched run exits 0 on SIGTERM" "$RUN_RC" "0"
+expect_eq "no queueing hint failed" "$(grep -c 'queueing hint' "$TMP/run.err")" "0"
 serve_stop
 expect_eq "the server exits 0" "$SERVE_RC" "0"
 
