@@ -51,7 +51,9 @@
 -- * PostFilter: an allocated claim that was not available on some node and
 --   is reserved for nobody or only this pod is deallocated ("deallocation of
 --   ResourceClaim completed"); otherwise "still not schedulable"; a pod
---   without claims adds no reason (all Unschedulable).
+--   whose PreFilter recorded no claims (it failed first, or every template
+--   needed none): "no new claims to deallocate"; a pod without claims adds
+--   no reason (all Unschedulable).
 -- * Events (QueueingHints on): Node Add/UpdateNodeLabel; ResourceClaim
 --   Add/Update with upstream's isSchedulableAfterClaimChange; Pod
 --   UpdatePodGeneratedResourceClaim with isSchedulableAfterPodChange;
@@ -145,6 +147,7 @@ function P:init(args)
   self.msg_cannot = ls.unresolvable("cannot allocate all claims")
   self.msg_in_use = ls.unresolvable("resourceclaim in use")
   self.msg_still = ls.unschedulable("still not schedulable")
+  self.msg_no_claims = ls.unschedulable("no new claims to deallocate")
   self.msg_deallocated = ls.unschedulable("deallocation of ResourceClaim completed")
 end
 
@@ -478,7 +481,8 @@ end
 function P:post_filter(state, pod)
   if pod.n_resource_claims == 0 then return self.status_none end
   local s = state.dynamic_resources
-  if s == nil then return self.status_none end
+  -- PreFilter stopped before recording claims (or found none to use)
+  if s == nil then return self.msg_no_claims end
   for i in pairs(s.unavailable) do
     local c = s.claims[i]
     if only_for(c.claim, pod) then
