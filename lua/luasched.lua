@@ -389,6 +389,16 @@ function ls.objects(kind)
   end
 end
 
+--- A number that changes whenever an object of the kind is added, updated
+--- or deleted (with the store the cycle sees): a key for results over all
+--- objects of a kind kept between cycles.
+function ls.objects_generation(kind)
+  local kid = type(kind) == "string" and ls.intern(kind) or kind
+  local store = cycle_ref and cycle_ref.objects
+  if store == nil then return 0 end
+  return tonumber(C.ls_objects_generation(store, kid))
+end
+
 --- One object by kind, namespace and name (ids or strings); nil if absent.
 function ls.find_object(kind, ns, name)
   local store = cycle_ref and cycle_ref.objects
@@ -397,6 +407,34 @@ function ls.find_object(kind, ns, name)
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
   return o
+end
+
+local object_tables = { max = 8192, n = 0, items = {} }
+--- The whole object as Lua tables (luasched.json's form: arrays carry
+--- json.array_mt, null is json.null), decoded once per version (the cache is
+--- keyed by the object's seq, unique per decoded version). Treat the result
+--- as read-only.
+function ls.object_table(o)
+  local key = tonumber(o.seq)
+  local t = object_tables.items[key]
+  if t == nil then
+    t = ls.cache_get(object_tables, key, function()
+      return require("luasched.json").decode(ffi.string(o.json, o.json_len))
+    end)
+  end
+  return t
+end
+
+local patch_err = ffi.new("char[512]")
+--- Writes a JSON merge patch (text) to the status subresource of object `o`
+--- through the cluster (embedded or API server), as a PreBind does.
+--- Returns nil, or an error message.
+function ls.patch_status(o, merge_patch)
+  if cycle_ref == nil then return "no scheduling cycle is running" end
+  if C.ls_cycle_patch_status(cycle_ref, o, merge_patch, patch_err, 512) ~= 0 then
+    return ffi.string(patch_err)
+  end
+  return nil
 end
 
 local no_labels = ffi.new("ls_labels")

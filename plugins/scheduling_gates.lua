@@ -17,6 +17,10 @@ local ls = require("luasched")
 
 local P = ls.plugin("SchedulingGates")
 
+P.events = {
+  { resource = "Pod", action = { "UpdatePodSchedulingGatesEliminated" } },
+}
+
 function P:init()
   self.one = {}   -- gate id -> status, for the usual single gate
 end

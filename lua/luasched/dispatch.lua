@@ -650,6 +650,8 @@ local function run_pre_filter(list, pod, restricting)
       return st, k - 1
     elseif code == UNSCHED or code == PENDING then
       rejected = rejected or { st, k - 1 }
+    elseif code == ERROR then
+      error(st.message, 0)   -- upstream: "running PreFilter plugin %q: <the error>"
     else
       error("pre_filter returned status " .. ls.code_names[code] .. ", which PreFilter cannot return", 0)
     end
@@ -743,6 +745,9 @@ function M.post_filter(pi)
   cycle.nominated_node = 0
   local list = profiles[pi + 1].points.post_filter
   if not list then return UNSCHED end
+  -- upstream: the Unschedulable reasons of every PostFilter plugin, in order
+  -- (RunPostFilterPlugins); the status keeps the last plugin, as before.
+  local reasons, contributors, last = {}, {}, nil
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
@@ -769,8 +774,14 @@ function M.post_filter(pi)
     elseif code ~= UNSCHED then
       return fail("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
     end
-    set_status(st, k - 1)
+    last = k - 1
+    if #st.reasons > 0 then
+      contributors[#contributors + 1] = st
+      for _, r in ipairs(st.reasons) do reasons[#reasons + 1] = r end
+    end
   end
+  local joined = #contributors == 1 and contributors[1] or ls.status(UNSCHED, unpack(reasons))
+  set_status(joined, last)
   return UNSCHED
 end
 

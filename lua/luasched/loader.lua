@@ -8,7 +8,8 @@ local loaded = {}        -- registered name -> plugin table
 local modules = {}       -- module name -> value, for require inside plugins
 
 -- Modules a plugin may require from the runtime.
-local allowed_runtime = { luasched = true, ["luasched.testing"] = false }
+local allowed_runtime = { luasched = true, ["luasched.testing"] = false, ["luasched.json"] = true,
+                          ["luasched.cel"] = true }
 
 function M.set_path(dirs)
   plugin_dirs = dirs

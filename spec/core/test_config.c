@@ -75,6 +75,8 @@ static const struct {
     {"DefaultPreemption", P(LS_EP_POST_FILTER)},
     {"NodeResourcesBalancedAllocation", P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
     {"NodeDeclaredFeatures", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
+    {"DynamicResources", P(LS_EP_PRE_ENQUEUE) | P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_POST_FILTER) |
+                             P(LS_EP_RESERVE) | P(LS_EP_PRE_BIND)},
     /* not upstream defaults: what a user adds */
     {"CustomSort", P(LS_EP_QUEUE_SORT)},
     {"CustomBinder", P(LS_EP_BIND)},
@@ -345,7 +347,7 @@ static const struct {
 } upstream_defaults[] = {
     {"SchedulingGates", 0}, {"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
     {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodePorts", 0}, {"NodeResourcesFit", 1},
-    {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DefaultPreemption", 0},
+    {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DynamicResources", 2}, {"DefaultPreemption", 0},
     {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1}, {"DefaultBinder", 0},
     {"NodeDeclaredFeatures", 0},
 };
@@ -420,7 +422,7 @@ static void test_expand_defaults(void)
           ls_config_default_enabled("TaintToleration") && ls_config_default_enabled("DefaultBinder") &&
           ls_config_default_enabled("NodeUnschedulable") && ls_config_default_enabled("NodeName"));
     CHECK(!ls_config_default_enabled("VolumeBinding"));
-    CHECK(!ls_config_default_enabled("DynamicResources"));   /* in v1.37's default, not implemented */
+    CHECK(ls_config_default_enabled("DynamicResources"));   /* v1.37: before DefaultPreemption */
     CHECK(ls_config_default_enabled("NodeDeclaredFeatures"));
     CHECK(!ls_config_default_enabled("CustomScore"));
     ls_config_free(&cfg);
@@ -968,7 +970,8 @@ static void test_profile_validation(void)
                    "%s:15: profiles[0].pluginConfig[0]: Invalid value: \"CinderLimits\": was invalid in version "
                    "\"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version "
                    "\"kubescheduler.config.k8s.io/v1\")");
-    /* volume plugins luasched does not ship: enabled or configured is an error, disabled is fine */
+    /* volume plugins luasched does not ship: enabled or configured is an error, disabled is fine
+     * (DynamicResources is shipped: enabling it at preBind is fine) */
     CHECK_PROBLEMS("volume.yaml",
                    API "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeZone\n"
                        "      disabled:\n      - name: VolumeRestrictions\n"
@@ -976,8 +979,6 @@ static void test_profile_validation(void)
                        "  pluginConfig:\n  - name: VolumeBinding\n    args: {bindTimeoutSeconds: 600}\n",
                    "%s:7: profiles[0].plugins.multiPoint.enabled[0]: plugin \"VolumeZone\" is not implemented yet by "
                    "luasched",
-                   "%s:12: profiles[0].plugins.preBind.enabled[0]: plugin \"DynamicResources\" is not implemented yet "
-                   "by luasched",
                    "%s:14: profiles[0].pluginConfig[0]: plugin \"VolumeBinding\" is not implemented yet by luasched");
     /* a score weight is not negative */
     CHECK_PROBLEMS("weight.yaml", API "profiles:\n- plugins:\n    score:\n      enabled:\n"

@@ -599,6 +599,34 @@ static void test_error_context(void)
     CHECK_CONTAINS(err.msg, "cluster.yaml:14: node n1: status.capacity.cpu: invalid quantity \"1x\"");
 }
 
+/* spec.resourceClaims: a claim by name; a template, resolved through
+ * status.resourceClaimStatuses (created, none needed, not created yet). */
+static void test_resource_claims(void)
+{
+    ls_pod_obj *p = pod("{'metadata':{'name':'w'},'spec':{'resourceClaims':["
+                        "{'name':'gpu','resourceClaimName':'gpu-claim'},"
+                        "{'name':'nic','resourceClaimTemplateName':'nic-t'},"
+                        "{'name':'opt','resourceClaimTemplateName':'opt-t'},"
+                        "{'name':'late','resourceClaimTemplateName':'late-t'}]},"
+                        "'status':{'resourceClaimStatuses':[{'name':'nic','resourceClaimName':'w-nic-x7'},"
+                        "{'name':'opt'}]}}");
+    CHECK_INT(p->pod.n_resource_claims, 4);
+    const ls_pod_claim *c = p->pod.resource_claims;
+    CHECK_STR(ls_str_get(c[0].name), "gpu");
+    CHECK_STR(ls_str_get(c[0].claim_name), "gpu-claim");
+    CHECK_INT(c[0].state, LS_CLAIM_NAMED);
+    CHECK_STR(ls_str_get(c[1].claim_name), "w-nic-x7");
+    CHECK_INT(c[1].state, LS_CLAIM_TEMPLATE_CREATED);
+    CHECK_INT(c[2].claim_name, 0);
+    CHECK_INT(c[2].state, LS_CLAIM_TEMPLATE_NONE);
+    CHECK_INT(c[3].claim_name, 0);
+    CHECK_INT(c[3].state, LS_CLAIM_TEMPLATE_PENDING);
+    ls_pod_obj_free(p);
+    p = pod("{'metadata':{'name':'plain'}}");
+    CHECK_INT(p->pod.n_resource_claims, 0);
+    ls_pod_obj_free(p);
+}
+
 static void test_pod_errors(void)
 {
     POD_ERROR("[]", "pod: expected an object");
@@ -637,6 +665,11 @@ static void test_pod_errors(void)
                "spec.initContainers[0].restartPolicy: unsupported value \"OnFailure\"");
     SPEC_ERROR("'overhead':{'cpu':'lots'}", "spec.overhead.cpu: invalid quantity \"lots\"");
     SPEC_ERROR("'schedulingGates':[{'name':'a'},{}]", "spec.schedulingGates[1].name: required");
+    SPEC_ERROR("'resourceClaims':[{'resourceClaimName':'c'}]", "spec.resourceClaims[0].name: required");
+    SPEC_ERROR("'resourceClaims':[{'name':'a','resourceClaimName':'c','resourceClaimTemplateName':'t'}]",
+               "spec.resourceClaims[0]: resourceClaimName and resourceClaimTemplateName are mutually exclusive");
+    POD_ERROR("{'metadata':{'name':'web-1'},'status':{'resourceClaimStatuses':[{'resourceClaimName':'x'}]}}",
+              "status.resourceClaimStatuses[0].name: required");
     SPEC_ERROR("'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':{}}]}}",
                "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: required");
     SPEC_ERROR("'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':1}]}}",
@@ -786,6 +819,7 @@ int main(void)
     test_spread_constraints();
     test_node_decode();
     test_error_context();
+    test_resource_claims();
     test_pod_errors();
     test_node_errors();
     test_yaml_input();

@@ -288,6 +288,19 @@ static void test_pod_update_actions(void)
     CHECK_INT(ls_pod_update_actions(gated, base), LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED);
     CHECK_INT(ls_pod_update_actions(two_gates, gated), LS_ACT_UPDATE_POD_OTHER);   /* one gate left */
     CHECK_INT(ls_pod_update_actions(base, base), 0);
+    /* a template's generated claim recorded in status (or "none needed"):
+     * UpdatePodGeneratedResourceClaim; a claim by name never changes it */
+    const char *tmpl = "metadata: {name: p, namespace: default, labels: {app: web}}\n"
+                       "spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 500m, memory: 1Gi}}}], "
+                       "resourceClaims: [{name: gpu, resourceClaimTemplateName: t}]}\n";
+    char created[1024], none[1024];
+    snprintf(created, sizeof created, "%sstatus: {resourceClaimStatuses: [{name: gpu, resourceClaimName: p-gpu-1}]}\n",
+             tmpl);
+    snprintf(none, sizeof none, "%sstatus: {resourceClaimStatuses: [{name: gpu}]}\n", tmpl);
+    const ls_pod *waiting = pod(tmpl);
+    CHECK_INT(ls_pod_update_actions(waiting, pod(created)), LS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM);
+    CHECK_INT(ls_pod_update_actions(waiting, pod(none)), LS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM);
+    CHECK_INT(ls_pod_update_actions(pod(created), pod(created)), 0);
     /* tolerations */
     const ls_pod *tolerant = pod_with("app: web", "500m", TOL);
     CHECK_INT(ls_pod_update_actions(base, tolerant), LS_ACT_UPDATE_POD_TOLERATION);

@@ -103,12 +103,19 @@ static void test_store(void)
     ls_object_obj *c = decode("kind: Service\nmetadata: {name: c}\n", &err);
     ls_object_store *s = ls_object_store_new();
     ls_str svc = ls_intern_cstr("Service"), def = ls_intern_cstr("default");
+    /* every decoded version has its own seq */
+    CHECK(a->obj.seq && b->obj.seq > a->obj.seq && b2->obj.seq > b->obj.seq && c->obj.seq > b2->obj.seq);
+    CHECK_INT(ls_objects_generation(s, svc), 0);
     ls_object_store_put(s, &a->obj);
     ls_object_store_put(s, &b->obj);
     ls_object_store_put(s, &c->obj);
     CHECK_INT(ls_objects_count(s, svc), 3);
+    uint64_t g1 = ls_objects_generation(s, svc);
+    CHECK(g1 != 0);
     ls_object_store_put(s, &b2->obj);                      /* same name: an update */
     CHECK_INT(ls_objects_count(s, svc), 3);
+    uint64_t g2 = ls_objects_generation(s, svc);
+    CHECK(g2 != g1);
     CHECK(ls_objects_find(s, svc, def, ls_intern_cstr("b")) == &b2->obj);
     ls_object_store_remove(s, &a->obj);
     CHECK_INT(ls_objects_count(s, svc), 2);
@@ -117,6 +124,23 @@ static void test_store(void)
     CHECK(ls_objects_find(s, svc, def, ls_intern_cstr("c")) == &c->obj);
     CHECK(ls_objects_find(s, svc, def, ls_intern_cstr("a")) == NULL);
     CHECK_INT(ls_objects_count(s, ls_intern_cstr("Namespace")), 0);
+    CHECK(ls_objects_generation(s, svc) != g2);             /* the remove changed it */
+    ls_object_store_remove(s, &a->obj);                     /* not there: no change */
+    uint64_t g3 = ls_objects_generation(s, svc);
+    ls_object_store_remove(s, &a->obj);
+    CHECK(ls_objects_generation(s, svc) == g3);
+    /* another store's generations never repeat this one's */
+    ls_object_store *other = ls_object_store_new();
+    ls_object_store_put(other, &a->obj);
+    CHECK(ls_objects_generation(other, svc) > g3);
+    ls_object_store_free(other);
+    /* DRA's classes and slices have no namespace; claims do */
+    ls_object_obj *dc = decode("kind: DeviceClass\nmetadata: {name: gpu}\n", &err);
+    ls_object_obj *rc = decode("kind: ResourceClaim\nmetadata: {name: c}\n", &err);
+    CHECK_INT(dc->obj.ns, 0);
+    CHECK_STR(ls_str_get(rc->obj.ns), "default");
+    ls_object_obj_free(dc);
+    ls_object_obj_free(rc);
     ls_object_store_free(s);
     ls_object_obj_free(a);
     ls_object_obj_free(b);

@@ -1032,8 +1032,9 @@ static void test_hints(void)
 static void test_gated(void)
 {
     ls_squeue *q = new_queue_at(0);
-    /* SchedulingGates without an events table: registered for everything */
-    ls_event_registration regs[] = {reg(0, "SchedulingGates", "*", LS_ACT_ALL, 0)};
+    /* SchedulingGates' events, as upstream registers them */
+    ls_event_registration regs[] = {
+        reg(0, "SchedulingGates", "Pod", LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, 0)};
     ls_squeue_set_registrations(q, regs, 1);
     gate_status = 42;
     uint32_t id = next_id++;
@@ -1051,12 +1052,20 @@ static void test_gated(void)
     CHECK_INT(c.unschedulable, 0);
     CHECK(ls_squeue_pop(q) == NULL);
 
-    /* MoveAll skips gated pods: not evaluated, PreEnqueue not re-run */
+    /* MoveAll: an event the gating plugin did not register leaves the pod
+     * alone (PreEnqueue not re-run); one it registered runs PreEnqueue again
+     * (upstream requeues a gated pod on its gating plugin's events), which
+     * gates it again while the gate is there. */
     ls_cluster_event node_add = event("Node", LS_ACT_ADD, "NodeAdd");
     ls_squeue_move_all(q, &node_add);
     CHECK_INT(qg->where, LS_Q_UNSCHEDULABLE);
     CHECK(qg->gated);
     CHECK_INT(pre_enqueue_calls, 1);
+    ls_cluster_event eliminated = event("Pod", LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "UpdatePod");
+    ls_squeue_move_all(q, &eliminated);
+    CHECK_INT(pre_enqueue_calls, 2);
+    CHECK(qg->gated);
+    CHECK_INT(qg->where, LS_Q_UNSCHEDULABLE);
     ls_cluster_event timeout = event("*", LS_ACT_ALL, "UnschedulableTimeout");
     ls_squeue_move_all(q, &timeout);
     CHECK(qg->gated);

@@ -178,7 +178,7 @@ YAML
 "$BIN" simulate --config "$TMP/score-off.yaml" --write-config-to "$TMP/score-off-out.yaml"
 names=$(grep -E '^    name: ' "$TMP/score-off-out.yaml" | tr -d ' ' | tr '\n' ' ')
 expect_eq "write-config: pluginConfig names" "$names" \
-  "name:DefaultPreemption name:NodeAffinity name:NodeResourcesBalancedAllocation name:NodeResourcesFit name:PodTopologySpread "
+  "name:DefaultPreemption name:DynamicResources name:NodeAffinity name:NodeResourcesBalancedAllocation name:NodeResourcesFit name:PodTopologySpread "
 expect_contains "write-config: the disabled Score stays listed" "$(cat "$TMP/score-off-out.yaml")" \
 '    score:
       disabled:

@@ -11,6 +11,7 @@
 --   # expect-attempts: default/web unschedulable@0s | bound@40s victims=default/a,default/b
 --                                          (every attempt in order: result@virtual time,
 --                                           and the pods it preempted)
+--   # expect-line: default/web: gated: ...  (a whole line of the text output)
 --
 -- Each runs `luasched simulate --output json` and is checked against them.
 local json = require("json")
@@ -36,7 +37,7 @@ local function scenario_files()
 end
 
 local function expectations(text)
-  local e = { config = nil, pods = {}, scores = {}, raws = {}, attempts = {} }
+  local e = { config = nil, pods = {}, scores = {}, raws = {}, attempts = {}, lines = {} }
   for line in text:gmatch("[^\n]+") do
     local config = line:match("^#%s*config:%s*(%S+)")
     if config then e.config = config end
@@ -48,17 +49,20 @@ local function expectations(text)
     if rpod then e.raws[#e.raws + 1] = { rpod, rnode, rplugin, tonumber(rvalue) } end
     local apod, alist = line:match("^#%s*expect%-attempts:%s*(%S+)%s+(.-)%s*$")
     if apod then e.attempts[#e.attempts + 1] = { pod = apod, want = alist } end
+    local text_line = line:match("^#%s*expect%-line:%s*(.-)%s*$")
+    if text_line then e.lines[#e.lines + 1] = text_line end
   end
   return e
 end
 
-local function run(file, e)
-  local cmd = string.format("'%s' simulate '%s' --output json", BIN, file)
+local function run(file, e, text)
+  local cmd = string.format("'%s' simulate '%s' --output %s", BIN, file, text and "text" or "json")
   if e.config then cmd = cmd .. string.format(" --config '%s/%s'", DIR, e.config) end
   local p = assert(io.popen(cmd .. " 2>/dev/null"))
   local out = p:read("*a")
   local ok = p:close()
   assert(ok, "luasched simulate failed on " .. file)
+  if text then return out end
   return json.decode(out)
 end
 
@@ -84,7 +88,7 @@ describe("scenario", function()
     local name = file:match("([^/]+)%.yaml$")
     it(name, function()
       local e = expectations(read(file))
-      assert.is_true(#e.pods + #e.scores + #e.raws + #e.attempts > 0, name .. " states no expectation")
+      assert.is_true(#e.pods + #e.scores + #e.raws + #e.attempts + #e.lines > 0, name .. " states no expectation")
       local result = run(file, e)
       local by_pod, victims = {}, {}
       for _, rec in ipairs(result.pods) do
@@ -107,6 +111,13 @@ describe("scenario", function()
       for _, x in ipairs(e.attempts) do
         local rec = assert(by_pod[x.pod], name .. ": no record for " .. x.pod)
         assert.are.equal(x.want, history(rec), name .. ": attempts of " .. x.pod)
+      end
+      if #e.lines > 0 then
+        local lines = {}
+        for l in run(file, e, true):gmatch("[^\n]+") do lines[l] = true end
+        for _, want in ipairs(e.lines) do
+          assert.is_true(lines[want] == true, name .. ": no output line " .. want)
+        end
       end
       for _, s in ipairs(e.raws) do
         local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])

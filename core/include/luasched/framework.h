@@ -102,6 +102,11 @@ void ls_cycle_plugin_durations(const ls_cycle *cycle, int ep, uint32_t index, ui
 /* Called by DefaultBinder (and any bind plugin) through the FFI: hands the
  * binding to the cluster source (the embedded cluster or the API server). */
 int ls_cycle_bind(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t errlen);
+/* Called by a plugin's PreBind through the FFI: a JSON merge patch on the
+ * status of `obj` (a ResourceClaim), through the cluster source. 0, or -1
+ * with errbuf filled. */
+int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const char *merge_patch, char *errbuf,
+                          size_t errlen);
 /* Waiting pods (Permit): a plugin allows or rejects a pod it told to wait. */
 uint32_t ls_cycle_num_waiting(const ls_cycle *cycle);
 const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i);

@@ -116,6 +116,17 @@ enum {
 };
 enum { LS_PREEMPT_LOWER_PRIORITY = 0, LS_PREEMPT_NEVER = 1 };
 
+/* One entry of spec.resourceClaims (DynamicResources). claim_name is the
+ * ResourceClaim's name: resourceClaimName, or for a template the name that
+ * status.resourceClaimStatuses gives (upstream's resourceclaim.Name). */
+enum { LS_CLAIM_NAMED = 0, LS_CLAIM_TEMPLATE_PENDING = 1, LS_CLAIM_TEMPLATE_CREATED = 2, LS_CLAIM_TEMPLATE_NONE = 3,
+       LS_CLAIM_UNSUPPORTED = 4 };
+typedef struct ls_pod_claim {
+    ls_str name;                   /* spec.resourceClaims[].name */
+    ls_str claim_name;             /* 0 unless NAMED or TEMPLATE_CREATED */
+    uint8_t state;                 /* NAMED; a template: not created yet, created, or none needed (null name) */
+} ls_pod_claim;
+
 typedef struct ls_pod {
     uint32_t id;                   /* slot in the owning table; stable while the pod lives */
     ls_str uid, name, ns, scheduler_name, node_name, nominated_node_name;
@@ -162,6 +173,8 @@ typedef struct ls_pod {
     const ls_str *scheduling_gates;
     uint32_t n_owner_refs;
     const ls_owner_ref *owner_refs;
+    uint32_t n_resource_claims;
+    const ls_pod_claim *resource_claims;   /* spec.resourceClaims, resolved against status */
 } ls_pod;
 
 typedef struct ls_node_image { uint32_t n_names; const ls_str *names; int64_t size; } ls_node_image;

@@ -24,11 +24,16 @@ typedef struct ls_object {
     const ls_str *disrupted_pods;
     uint32_t json_len;
     const char *json;              /* the object as compact JSON */
+    uint64_t seq;                  /* unique per decoded version (process-wide, from 1): a cache key */
 } ls_object;
 
 typedef struct ls_object_store ls_object_store;
 
 uint32_t ls_objects_count(const ls_object_store *s, ls_str kind);
+/* Changes with every put or remove of the kind (0 before the first; values
+ * are unique across stores): a plugin's cache of results over all objects of
+ * a kind checks it. */
+uint64_t ls_objects_generation(const ls_object_store *s, ls_str kind);
 const ls_object *ls_objects_at(const ls_object_store *s, ls_str kind, uint32_t i);
 const ls_object *ls_objects_find(const ls_object_store *s, ls_str kind, ls_str ns, ls_str name);
 /* ffi:end */

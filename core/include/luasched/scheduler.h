@@ -79,6 +79,10 @@ typedef struct ls_sched_source {
     /* Optional, for the real-time loop: block until the source has events or
      * `ms` milliseconds have passed (without it, the loop sleeps). */
     void (*wait)(void *ud, uint64_t ms);
+    /* Optional: a JSON merge patch on an object's status subresource (a
+     * plugin's PreBind writing a ResourceClaim's allocation). Synchronous;
+     * the change comes back as the object's update event. */
+    bool (*patch_status)(void *ud, const ls_object *obj, const char *merge_patch, ls_error *err);
 } ls_sched_source;
 
 typedef struct ls_sched_options {

@@ -490,6 +490,35 @@ static bool source_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err)
     return true;
 }
 
+/* A status merge patch (a plugin's PreBind: a ResourceClaim's allocation),
+ * synchronous as upstream's PreBind; the informer brings the new version.
+ * The kind is "plural.version.group" (resources outside the core group). */
+static bool source_patch_status(void *ud, const ls_object *obj, const char *merge_patch, ls_error *err)
+{
+    ls_kcluster *kc = ud;
+    const char *kind = ls_str_get(obj->kind);
+    const char *v = strchr(kind, '.');
+    const char *g = v ? strchr(v + 1, '.') : NULL;
+    if (!g)
+        return ls_errorf(err, "cannot write the status of %s %s: not a plural.version.group resource", kind,
+                         ls_str_get(obj->name));
+    char path[1024];
+    if (obj->ns)
+        snprintf(path, sizeof path, "/apis/%s/%.*s/namespaces/%s/%.*s/%s/status", g + 1, (int)(g - v - 1), v + 1,
+                 ls_str_get(obj->ns), (int)(v - kind), kind, ls_str_get(obj->name));
+    else
+        snprintf(path, sizeof path, "/apis/%s/%.*s/%.*s/%s/status", g + 1, (int)(g - v - 1), v + 1, (int)(v - kind),
+                 kind, ls_str_get(obj->name));
+    ls_kresponse resp;
+    bool sent = ls_kclient_request(kc->client, "PATCH", path, "application/merge-patch+json", merge_patch,
+                                   strlen(merge_patch), &resp, err);
+    bool ok = sent && resp.status >= 200 && resp.status < 300;
+    if (sent && !ok)
+        ls_errorf(err, "PATCH %s: %ld: %.300s", path, resp.status, resp.body ? resp.body : "");
+    ls_kresponse_free(&resp);
+    return ok;
+}
+
 static uint64_t failure_hash(const char *reason, const char *message, ls_str nominated)
 {
     uint64_t h = 1469598103934665603ull ^ nominated;
@@ -630,6 +659,7 @@ static void source_wait(void *ud, uint64_t ms)
 ls_sched_source ls_kcluster_source(ls_kcluster *kc)
 {
     return (ls_sched_source){.ud = kc, .bind = source_bind, .on_attempt = source_on_attempt,
+                             .patch_status = source_patch_status,
                              .advance_to = source_advance_to, .preempt = source_preempt, .wait = source_wait,
                              .clear_nomination = source_clear_nomination, .nominate = source_nominate};
 }

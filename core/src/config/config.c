@@ -14,8 +14,8 @@
 /* upstream's default v1 profile (default_plugins.go) at v1.37, in multiPoint
  * order, with what its feature gates add when on by default: DynamicResources
  * before DefaultPreemption (DRA is locked on; weight 2 as two readings of
- * upstream's applyDynamicResources give it, not verified in upstream's code; not
- * implemented here) and NodeDeclaredFeatures (GA and locked on in v1.37;
+ * upstream's applyDynamicResources give it, not verified in upstream's code)
+ * and NodeDeclaredFeatures (GA and locked on in v1.37;
  * appended at the end as applyFeatureGates appends gated plugins: the v1.37
  * position could not be verified in upstream's code).
  * `implemented` marks what luasched ships today; the others are left out of
@@ -41,7 +41,7 @@ static const struct {
     {"VolumeZone", 0, false},
     {"PodTopologySpread", 2, true},
     {"InterPodAffinity", 2, true},
-    {"DynamicResources", 2, false},
+    {"DynamicResources", 2, true},
     {"DefaultPreemption", 0, true},
     {"NodeResourcesBalancedAllocation", 1, true},
     {"ImageLocality", 1, true},
@@ -55,7 +55,7 @@ static const char *const removed_plugins[] = {"AzureDiskLimits", "CinderLimits",
 /* upstream's volume plugins: not shipped by luasched yet (those the table
  * above marks implemented are allowed). */
 static const char *const volume_plugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                                             "DynamicResources", NULL};
+                                             NULL};
 
 static bool listed(const char *const *list, const char *name)
 {

@@ -91,6 +91,28 @@ static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, si
     return 0;
 }
 
+int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const char *merge_patch, char *errbuf,
+                          size_t errlen)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    if (!s || !s->src.patch_status) {
+        snprintf(errbuf, errlen, "no cluster is attached to write the status of %s %s", ls_str_get(obj->kind),
+                 ls_str_get(obj->name));
+        return -1;
+    }
+    ls_critical_enter();
+    ls_error err;
+    ls_scheduler_begin_deferral(s);
+    bool ok = s->src.patch_status(s->src.ud, obj, merge_patch, &err);
+    ls_scheduler_end_deferral(s);
+    ls_critical_leave();
+    if (!ok) {
+        snprintf(errbuf, errlen, "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- metrics */
 
 static const char *const POINT_LABELS[LS_CALL_COUNT] = {

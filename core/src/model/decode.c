@@ -1216,6 +1216,65 @@ static bool decode_gates(dec *d, const cJSON *spec, ls_pod *pod)
     return true;
 }
 
+/* spec.resourceClaims: a claim by name, or by template (resolved in status). */
+static bool decode_resource_claims(dec *d, const cJSON *spec, ls_pod *pod)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, spec, "resourceClaims", &arr))
+        return false;
+    size_t mark = path_field(d, "resourceClaims");
+    ls_pod_claim *c = ls_arena_alloc(d->a, size_of(arr) * sizeof *c);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        if (!cJSON_IsObject(j))
+            return fail(d, j, "expected an object");
+        ls_str template_name = 0;
+        c[i] = (ls_pod_claim){0};
+        if (!require_str(d, j, "name", &c[i].name) || !get_str(d, j, "resourceClaimName", &c[i].claim_name) ||
+            !get_str(d, j, "resourceClaimTemplateName", &template_name))
+            return false;
+        if (c[i].claim_name && template_name)
+            return fail(d, j, "resourceClaimName and resourceClaimTemplateName are mutually exclusive");
+        c[i].state = c[i].claim_name ? LS_CLAIM_NAMED : template_name ? LS_CLAIM_TEMPLATE_PENDING : LS_CLAIM_UNSUPPORTED;
+        path_pop(d, m);
+        i++;
+    }
+    pod->n_resource_claims = (uint32_t)i;
+    pod->resource_claims = c;
+    path_pop(d, mark);
+    return true;
+}
+
+/* status.resourceClaimStatuses: the generated claim of each template entry
+ * (a null resourceClaimName: none was needed). */
+static bool decode_claim_statuses(dec *d, const cJSON *status, ls_pod *pod)
+{
+    const cJSON *arr, *j;
+    if (!get_array(d, status, "resourceClaimStatuses", &arr))
+        return false;
+    size_t mark = path_field(d, "resourceClaimStatuses");
+    ls_pod_claim *claims = (ls_pod_claim *)pod->resource_claims;
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        ls_str name = 0, claim_name = 0;
+        if (!cJSON_IsObject(j))
+            return fail(d, j, "expected an object");
+        if (!require_str(d, j, "name", &name) || !get_str(d, j, "resourceClaimName", &claim_name))
+            return false;
+        for (uint32_t k = 0; k < pod->n_resource_claims; k++)
+            if (claims[k].name == name && claims[k].state == LS_CLAIM_TEMPLATE_PENDING) {
+                claims[k].claim_name = claim_name;
+                claims[k].state = claim_name ? LS_CLAIM_TEMPLATE_CREATED : LS_CLAIM_TEMPLATE_NONE;
+            }
+        path_pop(d, m);
+        i++;
+    }
+    path_pop(d, mark);
+    return true;
+}
+
 static bool decode_owner(dec *d, const cJSON *j, ls_owner_ref *o)
 {
     if (!cJSON_IsObject(j))
@@ -1297,7 +1356,7 @@ static bool decode_pod_spec(dec *d, const cJSON *obj, ls_pod *pod, pod_build *b)
     size_t mark = path_field(d, "spec");
     if (!decode_pod_spec_scalars(d, spec, pod) || !decode_labels(d, spec, "nodeSelector", &pod->node_selector) ||
         !decode_affinity(d, spec, pod) || !decode_tolerations(d, spec, pod) || !decode_spreads(d, spec, pod) ||
-        !decode_gates(d, spec, pod) || !decode_containers(d, spec, pod, b))
+        !decode_gates(d, spec, pod) || !decode_resource_claims(d, spec, pod) || !decode_containers(d, spec, pod, b))
         return false;
     path_pop(d, mark);
     return true;
@@ -1313,7 +1372,8 @@ static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod, pod_build *
     size_t mark = path_field(d, "status");
     if (!get_enum(d, status, "phase", phase_names, 5, false, &pod->phase) ||
         !get_str(d, status, "nominatedNodeName", &pod->nominated_node_name) ||
-        !get_time(d, status, "startTime", &pod->start_ns) || !decode_resize_status(d, status, b))
+        !get_time(d, status, "startTime", &pod->start_ns) || !decode_resize_status(d, status, b) ||
+        !decode_claim_statuses(d, status, pod))
         return false;
     path_pop(d, mark);
     finish_requests(pod, b);

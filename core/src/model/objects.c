@@ -23,6 +23,19 @@ bool ls_object_kind_known(const char *kind)
     return false;
 }
 
+/* Kinds without a namespace (their ns is 0), by kind or, as the API
+ * client names what it watches, plural.version.group. */
+static bool is_cluster_scoped(const char *kind)
+{
+    static const char *const CLUSTER_SCOPED[] = {"Namespace", "DeviceClass", "ResourceSlice",
+                                                 "deviceclasses.v1.resource.k8s.io",
+                                                 "resourceslices.v1.resource.k8s.io", NULL};
+    for (int i = 0; CLUSTER_SCOPED[i]; i++)
+        if (strcmp(kind, CLUSTER_SCOPED[i]) == 0)
+            return true;
+    return false;
+}
+
 static bool where(const ls_decode_ctx *ctx, const cJSON *item, ls_error *err, const char *what, const char *who)
 {
     int line = ctx && ctx->line_of ? ctx->line_of(item, ctx->line_ud) : 0;
@@ -125,7 +138,7 @@ ls_object_obj *ls_object_decode(const cJSON *json, const ls_decode_ctx *ctx, ls_
     o->kind = ls_intern_cstr(kind->valuestring);
     o->name = ls_intern_cstr(name->valuestring);
     const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
-    bool namespaced = strcmp(kind->valuestring, "Namespace") != 0;
+    bool namespaced = !is_cluster_scoped(kind->valuestring);
     o->ns = namespaced ? ls_intern_cstr(cJSON_IsString(ns) ? ns->valuestring : "default") : 0;
     const cJSON *uid = cJSON_GetObjectItemCaseSensitive(meta, "uid");
     o->uid = cJSON_IsString(uid) ? ls_intern_cstr(uid->valuestring) : 0;
@@ -140,6 +153,8 @@ ls_object_obj *ls_object_decode(const cJSON *json, const ls_decode_ctx *ctx, ls_
         ls_object_obj_free(oo);
         return NULL;
     }
+    static _Atomic uint64_t next_seq;
+    o->seq = ++next_seq;
     char *text = cJSON_PrintUnformatted(json);
     o->json_len = (uint32_t)strlen(text);
     o->json = ls_arena_memdup(&oo->arena, text, o->json_len + 1);
@@ -160,7 +175,11 @@ void ls_object_obj_free(ls_object_obj *o)
 typedef struct kind_list {
     ls_vec items;          /* const ls_object * */
     ls_map index;          /* interned "ns/name" -> position + 1 */
+    uint64_t generation;   /* set from a process-wide counter by every put and remove */
 } kind_list;
+
+/* Unique across stores, so that a generation identifies one store's state. */
+static _Atomic uint64_t generations;
 
 struct ls_object_store {
     ls_map kinds;          /* kind -> kind_list */
@@ -216,6 +235,7 @@ void ls_object_store_put(ls_object_store *s, const ls_object *obj)
         ls_map_init(&k->index);
         ls_map_put(&s->kinds, obj->kind, k);
     }
+    k->generation = ++generations;
     ls_str key = key_of(obj->ns, obj->name, true);
     uintptr_t pos = (uintptr_t)ls_map_get(&k->index, key);
     if (pos) {
@@ -234,6 +254,7 @@ void ls_object_store_remove(ls_object_store *s, const ls_object *obj)
     uintptr_t pos = (uintptr_t)ls_map_remove(&k->index, key_of(obj->ns, obj->name, false));
     if (!pos)
         return;
+    k->generation = ++generations;
     /* Keep arrival order: shift the tail and renumber it. */
     const ls_object **items = k->items.data;
     for (uint32_t i = (uint32_t)pos; i < k->items.len; i++) {
@@ -247,6 +268,12 @@ uint32_t ls_objects_count(const ls_object_store *s, ls_str kind)
 {
     const kind_list *k = s ? ls_map_get(&s->kinds, kind) : NULL;
     return k ? k->items.len : 0;
+}
+
+uint64_t ls_objects_generation(const ls_object_store *s, ls_str kind)
+{
+    const kind_list *k = s ? ls_map_get(&s->kinds, kind) : NULL;
+    return k ? k->generation : 0;
 }
 
 const ls_object *ls_objects_at(const ls_object_store *s, ls_str kind, uint32_t i)

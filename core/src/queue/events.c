@@ -183,6 +183,18 @@ static bool other_fields_changed(const ls_pod *a, const ls_pod *b)
            !labels_equal(&a->node_selector, &b->node_selector);
 }
 
+/* A generated ResourceClaim's name appeared in status.resourceClaimStatuses. */
+static bool generated_claim_added(const ls_pod *old_pod, const ls_pod *new_pod)
+{
+    for (uint32_t i = 0; i < new_pod->n_resource_claims; i++) {
+        uint8_t now = new_pod->resource_claims[i].state;
+        uint8_t before = i < old_pod->n_resource_claims ? old_pod->resource_claims[i].state : LS_CLAIM_TEMPLATE_PENDING;
+        if (before == LS_CLAIM_TEMPLATE_PENDING && now != LS_CLAIM_TEMPLATE_PENDING)
+            return true;
+    }
+    return false;
+}
+
 uint32_t ls_pod_update_actions(const ls_pod *old_pod, const ls_pod *new_pod)
 {
     uint32_t actions = 0;
@@ -194,6 +206,8 @@ uint32_t ls_pod_update_actions(const ls_pod *old_pod, const ls_pod *new_pod)
         actions |= LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED;
     if (!tolerations_equal(old_pod, new_pod))
         actions |= LS_ACT_UPDATE_POD_TOLERATION;
+    if (generated_claim_added(old_pod, new_pod))
+        actions |= LS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM;
     if (actions)
         return actions;
     bool gates_changed = !strs_equal(old_pod->scheduling_gates, old_pod->n_scheduling_gates,

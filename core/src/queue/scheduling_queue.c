@@ -495,7 +495,12 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
         ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
         q->moving_for = ev->label;
         if (how != LS_REQUEUE_SKIP) {
-            requeue(q, qp, how);
+            /* A pod PreEnqueue gated is filed under the gating plugin: its
+             * events try PreEnqueue again (a DynamicResources claim appeared). */
+            if (qp->gated)
+                enqueue_active(q, qp);
+            else
+                requeue(q, qp, how);
             q->event_counts.requeued++;
         }
         q->moving_for = NULL;

@@ -62,8 +62,8 @@ static void file_pod(ls_unsched_set *u, ls_qpod *qp)
 {
     qp->n_buckets = 0;
     uint32_t cap = qp->n_rejectors + qp->n_pending;
-    if (qp->gated || !cap || !u->buckets.len)
-        return;   /* a gated pod moves on its own updates and the flush only */
+    if (!cap || !u->buckets.len)
+        return;   /* a gated pod is filed under the PreEnqueue plugin that gated it */
     qp->buckets = ls_xmalloc(cap * sizeof *qp->buckets);
     for (uint32_t i = 0; i < qp->n_rejectors; i++)
         file_in(u, qp, qp->rejectors[i], cap);

@@ -39,11 +39,16 @@ static const ls_api_resource resources[] = {
     {"storage.k8s.io", "v1", "csidrivers", "csidriver", "CSIDriver", false, NULL, NULL, NULL},
     {"storage.k8s.io", "v1", "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", true, NULL, NULL,
      NULL},
+    {"resource.k8s.io", "v1", "resourceclaims", "resourceclaim", "ResourceClaim", true, NULL, "status", NULL},
+    {"resource.k8s.io", "v1", "resourceclaimtemplates", "resourceclaimtemplate", "ResourceClaimTemplate", true, NULL,
+     NULL, NULL},
+    {"resource.k8s.io", "v1", "deviceclasses", "deviceclass", "DeviceClass", false, NULL, NULL, NULL},
+    {"resource.k8s.io", "v1", "resourceslices", "resourceslice", "ResourceSlice", false, NULL, NULL, NULL},
 };
 #define N_RES (sizeof resources / sizeof resources[0])
 
 static const char *const groups[] = {"apps", "policy", "scheduling.k8s.io", "coordination.k8s.io", "events.k8s.io",
-                                     "storage.k8s.io"};
+                                     "storage.k8s.io", "resource.k8s.io"};
 
 uint32_t api_num_resources(void)
 {

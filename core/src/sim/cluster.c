@@ -601,6 +601,20 @@ static bool replace_node(ls_cluster *c, sim_node *sn, const cJSON *json, const c
     return true;
 }
 
+/* metadata.resourceVersion + 1 (an object without one gets "1"). */
+static void bump_resource_version(cJSON *json)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
+    if (!cJSON_IsObject(meta))
+        return;
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+    long long n = cJSON_IsString(rv) ? strtoll(rv->valuestring, NULL, 10) : 0;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", n + 1);
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
+    cJSON_AddStringToObject(meta, "resourceVersion", buf);
+}
+
 static bool replace_object(ls_cluster *c, int i, const cJSON *json, const char *where, ls_error *err)
 {
     ls_object_obj *old = LS_VEC_AT(&c->objects, ls_object_obj *, i);
@@ -844,6 +858,47 @@ static void cluster_on_permit_wait(void *ud, const ls_attempt *a, const ls_cycle
         c->observer(c->observer_ud, a, cycle, s);
 }
 
+/* The API server's side of a status merge patch (a ResourceClaim's
+ * allocation): the new version replaces the object and comes back as its
+ * update event. A resourceVersion in the patch's metadata must match. */
+static bool cluster_patch_status(void *ud, const ls_object *obj, const char *merge_patch, ls_error *err)
+{
+    ls_cluster *c = ud;
+    int i = find_object(c, obj->kind, obj->ns, obj->name);
+    if (i < 0)
+        return ls_errorf(err, "%s \"%s\" not found", ls_str_get(obj->kind), ls_str_get(obj->name));
+    const ls_object *cur = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+    cJSON *patch = cJSON_Parse(merge_patch);
+    if (!cJSON_IsObject(patch)) {
+        cJSON_Delete(patch);
+        return ls_errorf(err, "status patch of %s: not a JSON object", ls_str_get(obj->name));
+    }
+    cJSON *json = cJSON_ParseWithLength(cur->json, cur->json_len);
+    const cJSON *want = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(patch, "metadata"),
+                                                         "resourceVersion");
+    const cJSON *have = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(json, "metadata"),
+                                                         "resourceVersion");
+    bool ok;
+    if (cJSON_IsString(want) && (!cJSON_IsString(have) || strcmp(want->valuestring, have->valuestring) != 0)) {
+        ok = ls_errorf(err, "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please "
+                            "apply your changes to the latest version and try again",
+                       ls_str_get(obj->kind), ls_str_get(obj->name));
+    } else {
+        /* Only the status (and the version check) is the subresource's. */
+        cJSON *status = cJSON_GetObjectItemCaseSensitive(patch, "status");
+        cJSON *only = cJSON_CreateObject();
+        if (status)
+            cJSON_AddItemToObject(only, "status", cJSON_Duplicate(status, 1));
+        ls_json_merge_patch(json, only);
+        cJSON_Delete(only);
+        bump_resource_version(json);
+        ok = replace_object(c, i, json, "status patch", err);
+    }
+    cJSON_Delete(json);
+    cJSON_Delete(patch);
+    return ok;
+}
+
 ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, void *observer_ud)
 {
     c->observer = observer;
@@ -851,7 +906,8 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
     return (ls_sched_source){.ud = c, .bind = cluster_bind, .on_attempt = cluster_on_attempt,
                              .on_permit_wait = cluster_on_permit_wait,
                              .next_change_ms = cluster_next_change, .advance_to = cluster_advance,
-                             .preempt = cluster_preempt, .extender_bound = cluster_extender_bound};
+                             .preempt = cluster_preempt, .extender_bound = cluster_extender_bound,
+                             .patch_status = cluster_patch_status};
 }
 
 static int by_creation(const void *a, const void *b)

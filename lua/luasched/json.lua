@@ -1,0 +1,190 @@
+-- luasched.json: JSON text to Lua tables and back, for plugins that read whole
+-- API objects (ls_object.json) and write patches. Objects become tables with
+-- string keys, arrays sequences marked with M.array_mt (so an empty array
+-- stays an array when encoded again), null becomes M.null. Numbers are Lua
+-- numbers (doubles): integers up to 2^53 are exact.
+local M = {}
+
+M.array_mt = { __name = "json array" }
+M.null = setmetatable({}, { __name = "json null", __tostring = function() return "null" end })
+
+local byte, sub, find, char = string.byte, string.sub, string.find, string.char
+local concat = table.concat
+
+local decode_value
+
+local function fail(text, pos, what)
+  error(string.format("JSON at byte %d: %s (near %q)", pos, what, sub(text, pos, pos + 10)), 0)
+end
+
+local function skip(text, pos)
+  local _, e = find(text, "^[ \t\r\n]*", pos)
+  return e + 1
+end
+
+local escapes = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["\\"] = "\\", ["/"] = "/" }
+
+local function utf8_char(cp)
+  if cp < 0x80 then return char(cp) end
+  if cp < 0x800 then return char(0xC0 + math.floor(cp / 64), 0x80 + cp % 64) end
+  if cp < 0x10000 then
+    return char(0xE0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
+  end
+  return char(0xF0 + math.floor(cp / 262144), 0x80 + math.floor(cp / 4096) % 64, 0x80 + math.floor(cp / 64) % 64,
+    0x80 + cp % 64)
+end
+
+local function decode_string(text, pos)
+  local parts, i = {}, pos + 1
+  while true do
+    local s, e = find(text, '^[^"\\]+', i)
+    if s then parts[#parts + 1] = sub(text, s, e); i = e + 1 end
+    local c = byte(text, i)
+    if c == 34 then return concat(parts), i + 1 end
+    if c ~= 92 then fail(text, i, "unterminated string") end
+    local esc = sub(text, i + 1, i + 1)
+    if esc == "u" then
+      local hex = sub(text, i + 2, i + 5)
+      local cp = tonumber(hex, 16)
+      if not cp or #hex ~= 4 then fail(text, i, "bad \\u escape") end
+      i = i + 6
+      if cp >= 0xD800 and cp < 0xDC00 and sub(text, i, i + 1) == "\\u" then
+        local lo = tonumber(sub(text, i + 2, i + 5), 16)
+        if lo and lo >= 0xDC00 and lo < 0xE000 then
+          cp = 0x10000 + (cp - 0xD800) * 1024 + (lo - 0xDC00)
+          i = i + 6
+        end
+      end
+      parts[#parts + 1] = utf8_char(cp)
+    else
+      local r = escapes[esc]
+      if not r then fail(text, i, "bad escape") end
+      parts[#parts + 1] = r
+      i = i + 2
+    end
+  end
+end
+
+local function decode_array(text, pos)
+  local arr, i = setmetatable({}, M.array_mt), skip(text, pos + 1)
+  if byte(text, i) == 93 then return arr, i + 1 end
+  while true do
+    local v
+    v, i = decode_value(text, i)
+    arr[#arr + 1] = v
+    i = skip(text, i)
+    local c = byte(text, i)
+    if c == 93 then return arr, i + 1 end
+    if c ~= 44 then fail(text, i, "expected ',' or ']'") end
+    i = skip(text, i + 1)
+  end
+end
+
+local function decode_object(text, pos)
+  local obj, i = {}, skip(text, pos + 1)
+  if byte(text, i) == 125 then return obj, i + 1 end
+  while true do
+    if byte(text, i) ~= 34 then fail(text, i, "expected a string key") end
+    local k
+    k, i = decode_string(text, i)
+    i = skip(text, i)
+    if byte(text, i) ~= 58 then fail(text, i, "expected ':'") end
+    obj[k], i = decode_value(text, skip(text, i + 1))
+    i = skip(text, i)
+    local c = byte(text, i)
+    if c == 125 then return obj, i + 1 end
+    if c ~= 44 then fail(text, i, "expected ',' or '}'") end
+    i = skip(text, i + 1)
+  end
+end
+
+decode_value = function(text, pos)
+  local c = byte(text, pos)
+  if c == 123 then return decode_object(text, pos) end
+  if c == 91 then return decode_array(text, pos) end
+  if c == 34 then return decode_string(text, pos) end
+  if sub(text, pos, pos + 3) == "true" then return true, pos + 4 end
+  if sub(text, pos, pos + 4) == "false" then return false, pos + 5 end
+  if sub(text, pos, pos + 3) == "null" then return M.null, pos + 4 end
+  local s, e = find(text, "^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+  local n = s and tonumber(sub(text, s, e))
+  if not n then fail(text, pos, "unexpected character") end
+  return n, e + 1
+end
+
+--- Decodes JSON text; raises "JSON at byte N: ..." on bad input.
+function M.decode(text)
+  local v, i = decode_value(text, skip(text, 1))
+  i = skip(text, i)
+  if i <= #text then fail(text, i, "trailing characters") end
+  return v
+end
+
+local function encode_string(s)
+  return '"' .. s:gsub('[%c"\\]', function(ch)
+    local b = byte(ch)
+    if ch == '"' then return '\\"' end
+    if ch == "\\" then return "\\\\" end
+    if ch == "\n" then return "\\n" end
+    return string.format("\\u%04x", b)
+  end) .. '"'
+end
+
+local encode_value
+
+local function is_array(t)
+  if getmetatable(t) == M.array_mt then return true end
+  return next(t) ~= nil and t[1] ~= nil
+end
+
+encode_value = function(v, out)
+  local t = type(v)
+  if v == M.null or v == nil then out[#out + 1] = "null"
+  elseif t == "boolean" then out[#out + 1] = tostring(v)
+  elseif t == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then error("JSON: cannot encode a non-finite number", 0) end
+    local exact = v == math.floor(v) and math.abs(v) < 2 ^ 53
+    out[#out + 1] = exact and string.format("%d", v) or string.format("%.17g", v)
+  elseif t == "string" then out[#out + 1] = encode_string(v)
+  elseif t == "table" then
+    if is_array(v) then
+      out[#out + 1] = "["
+      for i = 1, #v do
+        if i > 1 then out[#out + 1] = "," end
+        encode_value(v[i], out)
+      end
+      out[#out + 1] = "]"
+    else
+      local keys = {}
+      for k in pairs(v) do
+        if type(k) ~= "string" then error("JSON: object keys must be strings", 0) end
+        keys[#keys + 1] = k
+      end
+      table.sort(keys)
+      out[#out + 1] = "{"
+      for i, k in ipairs(keys) do
+        if i > 1 then out[#out + 1] = "," end
+        out[#out + 1] = encode_string(k)
+        out[#out + 1] = ":"
+        encode_value(v[k], out)
+      end
+      out[#out + 1] = "}"
+    end
+  else
+    error("JSON: cannot encode a " .. t, 0)
+  end
+end
+
+--- Encodes a value (object keys sorted, so the text is deterministic).
+function M.encode(v)
+  local out = {}
+  encode_value(v, out)
+  return concat(out)
+end
+
+--- An array, also when empty.
+function M.array(t)
+  return setmetatable(t or {}, M.array_mt)
+end
+
+return M

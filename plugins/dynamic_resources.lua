@@ -1,0 +1,594 @@
+-- DynamicResources: Dynamic Resource Allocation with structured parameters
+-- (resource.k8s.io/v1). A pod's spec.resourceClaims name ResourceClaims; the
+-- plugin allocates devices for unallocated claims from the ResourceSlices
+-- of the node being filtered, matching the DeviceClass and request
+-- selectors (CEL), and writes the claim's status.allocation and reservedFor
+-- in PreBind.
+--
+-- Mirrors upstream pkg/scheduler/framework/plugins/dynamicresources/
+-- dynamicresources.go and staging/src/k8s.io/dynamic-resource-allocation/
+-- structured/ (v1.37 where stated; the messages below were read in upstream's
+-- code of earlier releases and are unchanged as far as could be seen):
+-- * PreEnqueue and PreFilter: every claim must exist and not be deleted
+--   (UnschedulableAndUnresolvable with the error text: `pod "ns/p":
+--   ResourceClaim not created yet` for a template whose claim is not in
+--   status.resourceClaimStatuses yet, `resourceclaim "c" is being deleted`,
+--   `ResourceClaim ns/c was not created for pod ns/p (pod is not owner)`); a
+--   template entry whose status names no claim is skipped. Pods without
+--   claims: PreFilter Skip and nothing else runs (zero cost).
+-- * PreFilter: an allocated claim that cannot take another consumer (256
+--   reservedFor entries) and is not reserved for the pod: "resourceclaim in
+--   use"; a claim whose allocation is in flight for another pod: "resource
+--   claim ns/c is in the process of being allocated"; a missing class:
+--   "request r: device class x does not exist" (all UnschedulableAndUnresolvable).
+-- * Filter: an allocated claim's status.allocation.nodeSelector must match
+--   the node ("resourceclaim not available on the node"); the others must
+--   all be allocatable there ("cannot allocate all claims"); both
+--   UnschedulableAndUnresolvable. A CEL error is an Error status (the pod
+--   backs off), as upstream's allocator errors are.
+-- * Allocation (structured allocator): per request, exactly (deviceClassName,
+--   selectors, allocationMode ExactCount with count, default 1, or All,
+--   adminAccess, tolerations) or firstAvailable (subrequests tried in order;
+--   results name "request/subrequest"); devices of complete pools only
+--   (slices of the pool's highest generation, as many as
+--   resourceSliceCount) on slices for the node (nodeName, nodeSelector,
+--   allNodes), not allocated to any claim nor in flight (adminAccess
+--   requests may share); device taints NoSchedule/NoExecute block unless
+--   the request tolerates them, effect None never blocks (DRADeviceTaints,
+--   GA in 1.37). A backtracking search, so a later request can still get
+--   what an earlier one could have taken. The result's nodeSelector is the
+--   node (matchFields metadata.name) for node-local slices, else the slice's
+--   nodeSelector, else none; class and claim configs are copied into
+--   status.allocation.devices.config (FromClass before FromClaim).
+-- * Reserve keeps the allocation in flight (no other pod takes its devices);
+--   Unreserve drops it and removes the pod from reservedFor of claims it was
+--   reserved in. PreBind writes status.allocation and reservedFor
+--   ({resource: pods, name, uid}) in one merge patch of the status
+--   subresource, with the claim's resourceVersion as precondition; errors
+--   are "add allocation and reservation to claim ns/c: ..." / "add
+--   reservation to claim ns/c: ..."; "claim ns/c got allocated elsewhere in
+--   the meantime". The written claim is assumed until the store sees it.
+-- * PostFilter: an allocated claim that was not available on some node and
+--   is reserved for nobody or only this pod is deallocated ("deallocation of
+--   ResourceClaim completed"); otherwise "still not schedulable"; a pod
+--   whose PreFilter recorded no claims (it failed first, or every template
+--   needed none): "no new claims to deallocate"; a pod without claims adds
+--   no reason (all Unschedulable).
+-- * Events (QueueingHints on): Node Add/UpdateNodeLabel; ResourceClaim
+--   Add/Update with upstream's isSchedulableAfterClaimChange; Pod
+--   UpdatePodGeneratedResourceClaim with isSchedulableAfterPodChange;
+--   DeviceClass and ResourceSlice Add/Update.
+-- * Args: filterTimeout (default 10s; 0 turns it off): a node's allocation
+--   search running longer is an Error (v1.36, #137607). bindingTimeout
+--   (default 10m0s, as when DRADeviceBindingConditions and
+--   DRAResourceClaimDeviceStatus are on, both on in v1.37) is validated and
+--   written but unused: binding conditions are not modelled.
+--
+-- Deviations (said, not hidden):
+-- * CEL: the subset of luasched.cel (device.driver, attributes, capacity,
+--   comparisons, &&, ||, !, in, quantity/semver methods, has). An
+--   expression outside it (or malformed) is an Error at PreFilter ("running
+--   PreFilter plugin ...: class c: selector #0 (spec.selectors[0].cel.
+--   expression): CEL compile error: ... (supported: ...)"); upstream compiles
+--   in its allocator and would evaluate what is outside the subset. CEL
+--   runtime errors (a missing attribute) are Filter Errors, as upstream's.
+-- * Not modelled: spec.devices.constraints (matchAttribute) and per-request
+--   capacity (consumable capacity) are an Error naming the field; devices
+--   that consume counters (partitionable devices) and slices with
+--   perDeviceNodeSelection are never allocated; binding conditions, the
+--   extended-resource claims (DRAExtendedResource), the prioritized-list
+--   Score (1.35) and the PreQueueingHint (1.37 alpha) are not implemented.
+-- * The missing-claim message is the assume cache's `could not find
+--   ResourceClaim "ns/c"` (the TypeName is from memory, not read); the
+--   CEL and timeout error texts follow upstream's form, unverified.
+-- * PreBind does not add the resource.kubernetes.io/delete-protection
+--   finalizer (upstream adds it with a plain update before the status).
+-- * Incomplete pools are skipped for every allocation mode. A pod's claims
+--   are allocated one after the other: the search backtracks within a claim
+--   (requests, subrequests) but not across claims.
+-- * Objects are decoded from JSON once per version (ls.object_table); the
+--   slice inventory and the allocated-device set are kept between cycles
+--   until a slice or claim changes (ls.objects_generation).
+local ls = require("luasched")
+local json = require("luasched.json")
+local cel = require("luasched.cel")
+local A = require("dynamic_resources_allocator")
+
+local CLAIMS = "resourceclaims.v1.resource.k8s.io"
+local SLICES = "resourceslices.v1.resource.k8s.io"
+local CLASSES = "deviceclasses.v1.resource.k8s.io"
+local RESERVED_FOR_MAX = 256     -- ResourceClaimReservedForMaxSize
+
+local CLAIM_NAMED, TEMPLATE_PENDING, TEMPLATE_CREATED, TEMPLATE_NONE = 0, 1, 2, 3
+
+local fmt = string.format
+
+local P = ls.plugin("DynamicResources", { defaults = { filterTimeout = "10s", bindingTimeout = "10m0s" } })
+P.allocator = A   -- its allocator module (the test kit reads results through it)
+
+-- ---- args -------------------------------------------------------------------
+
+local UNITS = { h = 3600, m = 60, s = 1, ms = 1e-3, us = 1e-6, ["µs"] = 1e-6, ns = 1e-9 }
+
+--- A Go duration ("10s", "1m30s", "500ms", "0") in seconds; nil if invalid.
+local function parse_duration(s)
+  if s == "0" or s == 0 then return 0 end
+  if type(s) ~= "string" or s == "" then return nil end
+  local total, pos = 0, 1
+  while pos <= #s do
+    local num, unit, e = s:match("^(%d+%.?%d*)(%a+)()", pos)
+    if not num or not UNITS[unit] then return nil end
+    total = total + tonumber(num) * UNITS[unit]
+    pos = e
+  end
+  return total
+end
+
+function P:init(args)
+  local t = parse_duration(args.filterTimeout)
+  if t == nil then
+    error(fmt("filterTimeout: Invalid value: %q: expected a duration such as \"10s\"", tostring(args.filterTimeout)), 0)
+  end
+  self.filter_timeout = t
+  local b = parse_duration(args.bindingTimeout)
+  if b == nil or b <= 0 then
+    error(fmt("bindingTimeout: Invalid value: %q: expected a positive duration such as \"10m0s\"",
+      tostring(args.bindingTimeout)), 0)
+  end
+  self.binding_timeout = b   -- bounds waiting for binding conditions, which are not modelled
+  self.in_flight = {}      -- claim uid -> list of device keys (Reserve .. PreBind)
+  self.flight_version = 0  -- bumped when in_flight or assumed change (allocated_devices' cache)
+  self.assumed = {}        -- claim uid -> { claim = table, old_rv = text } after PreBind
+  self.selectors = {}      -- CEL text -> compiled function, or false and the error
+  self.selector_errors = {}
+  self.match_memos = ls.bounded_cache(256)   -- selector texts -> { device entry -> result }
+  self.status_none = ls.status(ls.UNSCHEDULABLE)
+  self.msg_unavailable = ls.unresolvable("resourceclaim not available on the node")
+  self.msg_cannot = ls.unresolvable("cannot allocate all claims")
+  self.msg_in_use = ls.unresolvable("resourceclaim in use")
+  self.msg_still = ls.unschedulable("still not schedulable")
+  self.msg_no_claims = ls.unschedulable("no new claims to deallocate")
+  self.msg_deallocated = ls.unschedulable("deallocation of ResourceClaim completed")
+end
+
+-- ---- claims -----------------------------------------------------------------
+
+local function meta(t) return t.metadata or {} end
+local function status_of(t) return t.status or {} end
+local function allocated(t) local a = status_of(t).allocation; return a ~= nil and a ~= json.null end
+local function reserved_for(t)
+  local r = status_of(t).reservedFor
+  return (r ~= nil and r ~= json.null) and r or {}
+end
+
+local function reserved_for_pod(t, pod)
+  local uid = ls.str(pod.uid)
+  for _, r in ipairs(reserved_for(t)) do
+    if r.resource == "pods" and r.uid == uid then return true end
+  end
+  return false
+end
+
+-- The claim as the scheduler sees it: the store's, or what PreBind wrote
+-- while the store still has the version before the write.
+function P:claim_table(o)
+  local t = ls.object_table(o)
+  local uid = meta(t).uid
+  local a = uid and self.assumed[uid]
+  if a then
+    if meta(t).resourceVersion == a.old_rv then return a.claim end
+    self.assumed[uid] = nil
+    self.flight_version = self.flight_version + 1
+  end
+  return t
+end
+
+local function owned_by(t, pod)
+  local uid = ls.str(pod.uid)
+  for _, ref in ipairs(meta(t).ownerReferences or {}) do
+    if ref.controller == true and ref.uid == uid then return true end
+  end
+  return false
+end
+
+--- upstream's foreachPodResourceClaim: the pod's claims (pod order), or nil
+--- and the error text.
+function P:pod_claims(pod)
+  local out, ns, name = {}, ls.str(pod.ns), ls.str(pod.name)
+  for i = 0, pod.n_resource_claims - 1 do
+    local c = pod.resource_claims[i]
+    if c.state == TEMPLATE_PENDING then
+      return nil, fmt('pod "%s/%s": ResourceClaim not created yet', ns, name)
+    elseif c.state ~= CLAIM_NAMED and c.state ~= TEMPLATE_CREATED and c.state ~= TEMPLATE_NONE then
+      return nil, fmt('pod "%s/%s", spec.resourceClaim %q: none of the supported fields are set', ns, name,
+        ls.str(c.name))
+    end
+    if c.state ~= TEMPLATE_NONE then
+      local claim_name = ls.str(c.claim_name)
+      local o = ls.find_object(CLAIMS, pod.ns, c.claim_name)
+      if o == nil then return nil, fmt('could not find ResourceClaim "%s/%s"', ns, claim_name) end
+      local t = self:claim_table(o)
+      local del = meta(t).deletionTimestamp
+      if del ~= nil and del ~= json.null then
+        return nil, fmt("resourceclaim %q is being deleted", claim_name)
+      end
+      if c.state == TEMPLATE_CREATED and not owned_by(t, pod) then
+        return nil, fmt("ResourceClaim %s/%s was not created for pod %s/%s (pod is not owner)",
+          ns, claim_name, ns, name)
+      end
+      out[#out + 1] = { obj = o, claim = t, name = claim_name, ns = ns, uid = meta(t).uid or (ns .. "/" .. claim_name) }
+    end
+  end
+  return out
+end
+
+-- ---- events and hints -----------------------------------------------------
+
+local function status_text(t)
+  return json.encode(t.status or json.null)
+end
+
+local plugin_self   -- the instance hints consult (hints get no self)
+
+local function claim_hint(pod, old, new)
+  local self = plugin_self
+  if self == nil or new == nil then return ls.QUEUE end
+  -- Only pods DynamicResources rejected get here, and those have claims.
+  if pod.n_resource_claims == 0 then return ls.QUEUE_SKIP end
+  local modified = ls.object_table(new)
+  local original = old ~= nil and ls.object_table(old) or nil
+  local claims = self:pod_claims(pod)
+  if claims == nil then return ls.QUEUE_SKIP end
+  if original ~= nil and allocated(original) and not allocated(modified) then return ls.QUEUE end
+  local uses = false
+  for _, c in ipairs(claims) do
+    if c.uid == meta(modified).uid then uses = true end
+  end
+  if not uses then return ls.QUEUE_SKIP end
+  if original == nil then return ls.QUEUE end
+  if status_text(original) == status_text(modified) then return ls.QUEUE_SKIP end
+  return ls.QUEUE
+end
+
+local function pod_hint(pod, _, new)
+  local self = plugin_self
+  if self == nil or new == nil then return ls.QUEUE end
+  if new.uid ~= pod.uid then return ls.QUEUE_SKIP end
+  if self:pod_claims(new) == nil then return ls.QUEUE_SKIP end
+  return ls.QUEUE
+end
+
+P.events = {
+  { resource = "Node", action = { "Add", "UpdateNodeLabel" } },
+  { resource = CLAIMS, action = { "Add", "Update" }, hint = claim_hint },
+  { resource = "Pod", action = { "UpdatePodGeneratedResourceClaim" }, hint = pod_hint },
+  { resource = CLASSES, action = { "Add", "Update" } },
+  { resource = SLICES, action = { "Add", "Update" } },
+}
+
+-- ---- PreEnqueue -------------------------------------------------------------
+
+function P:pre_enqueue(pod)
+  plugin_self = self
+  if pod.n_resource_claims == 0 then return nil end
+  local claims, err = self:pod_claims(pod)
+  if claims == nil then return ls.unresolvable(err) end
+  return nil
+end
+
+-- ---- allocated devices ------------------------------------------------------
+
+-- A claim version's allocated device keys (not admin access), built once.
+local claim_devices = setmetatable({}, { __mode = "k" })
+local NONE = {}
+
+local function devices_of(t)
+  local keys = claim_devices[t]
+  if keys == nil then
+    keys = NONE
+    if allocated(t) then
+      local set = {}
+      A.add_allocated(set, t.status.allocation)
+      keys = {}
+      for k in pairs(set) do keys[#keys + 1] = k end
+    end
+    claim_devices[t] = keys
+  end
+  return keys
+end
+
+function P:allocated_devices()
+  local gen = ls.objects_generation(CLAIMS)
+  local cached = self.allocated_cache
+  if cached and cached.gen == gen and cached.flight == self.flight_version then return cached.set end
+  local set = {}
+  for o in ls.objects(CLAIMS) do
+    for _, k in ipairs(devices_of(self:claim_table(o))) do set[k] = true end
+  end
+  for _, keys in pairs(self.in_flight) do
+    for _, k in ipairs(keys) do set[k] = true end
+  end
+  self.allocated_cache = { gen = gen, flight = self.flight_version, set = set }
+  return set
+end
+
+-- ---- requests and selectors -------------------------------------------------
+
+function P:compile(expr, where)
+  local fn = self.selectors[expr]
+  if fn == nil then
+    local f, err = cel.compile(expr)
+    fn = f or false
+    self.selectors[expr] = fn
+    self.selector_errors[expr] = err
+  end
+  if fn == false then
+    return nil, fmt("%s: CEL compile error: %s", where, self.selector_errors[expr])
+  end
+  return fn
+end
+
+-- Selectors of a class or request: list of { fn, label } or nil, error.
+function P:selector_list(list, prefix, field)
+  local out = {}
+  for i, s in ipairs(list or {}) do
+    local expr = s.cel and s.cel.expression
+    local label = fmt("%s: selector #%d", prefix, i - 1)
+    if type(expr) ~= "string" then
+      return nil, fmt("%s: %s[%d].cel.expression: expected a string", label, field, i - 1)
+    end
+    local fn, err = self:compile(expr, fmt("%s (%s[%d].cel.expression)", label, field, i - 1))
+    if not fn then return nil, err end
+    out[#out + 1] = { fn = fn, label = label }
+  end
+  return out
+end
+
+-- One request (or subrequest) in allocator form, or nil and an Error text.
+function P:request_spec(claim_label, name, r, where)
+  local class_name = r.deviceClassName
+  if class_name == nil or class_name == "" then
+    return nil, fmt("request %s: unsupported request type", name), true
+  end
+  local class_obj = ls.find_object(CLASSES, 0, class_name)
+  if class_obj == nil then
+    return nil, fmt("request %s: device class %s does not exist", name, class_name)
+  end
+  if r.capacity ~= nil and r.capacity ~= json.null then
+    return nil, fmt("%s: %s.capacity: consumable capacity is not supported by luasched", claim_label, where), true
+  end
+  local class = ls.object_table(class_obj)
+  local class_sel, err = self:selector_list((class.spec or {}).selectors, "class " .. class_name, "spec.selectors")
+  if not class_sel then return nil, err, true end
+  local req_sel
+  req_sel, err = self:selector_list(r.selectors, claim_label, where .. ".selectors")
+  if not req_sel then return nil, err, true end
+  local mode = r.allocationMode or "ExactCount"
+  if mode ~= "ExactCount" and mode ~= "All" then
+    return nil, fmt("%s: %s.allocationMode: unsupported %q", claim_label, where, tostring(mode)), true
+  end
+  -- Selector results per device entry, kept across cycles for the same
+  -- class and request selectors (entries change with their slice's version).
+  local sig = {}
+  for _, list in ipairs({ (class.spec or {}).selectors or {}, r.selectors or {} }) do
+    for _, sel in ipairs(list) do sig[#sig + 1] = sel.cel.expression end
+    sig[#sig + 1] = "\0"
+  end
+  local memo = ls.cache_get(self.match_memos, table.concat(sig, "\1"), function()
+    return setmetatable({}, { __mode = "k" })
+  end)
+  return { name = name, class = class, class_name = class_name, selectors = { class_sel, req_sel },
+           mode = mode, count = r.count or 1, admin = r.adminAccess == true, tolerations = r.tolerations or {},
+           memo = memo }
+end
+
+--- The claims to allocate in allocator form: per claim a list of requests,
+--- each a list of alternatives (one unless firstAvailable). nil, status on error.
+function P:prepare(claim)
+  local label = fmt("claim %s/%s", claim.ns, claim.name)
+  local spec = (claim.claim.spec or {}).devices or {}
+  local cons = spec.constraints
+  if cons ~= nil and cons ~= json.null and #cons > 0 then
+    return nil, ls.error(label .. ": spec.devices.constraints is not supported by luasched")
+  end
+  local requests = {}
+  for i, r in ipairs(spec.requests or {}) do
+    local where = fmt("spec.devices.requests[%d]", i - 1)
+    local alts = {}
+    if r.firstAvailable ~= nil and r.firstAvailable ~= json.null and #r.firstAvailable > 0 then
+      for k, sub in ipairs(r.firstAvailable) do
+        local a, err, is_error = self:request_spec(label, r.name .. "/" .. (sub.name or ""), sub,
+          fmt("%s.firstAvailable[%d]", where, k - 1))
+        if not a then return nil, is_error and ls.error(err) or ls.unresolvable(err) end
+        alts[#alts + 1] = a
+      end
+    else
+      local a, err, is_error = self:request_spec(label, r.name, r.exactly or {}, where .. ".exactly")
+      if not a then return nil, is_error and ls.error(err) or ls.unresolvable(err) end
+      alts[1] = a
+    end
+    requests[#requests + 1] = { name = r.name, alts = alts }
+  end
+  return { claim = claim, requests = requests, configs = spec.config }
+end
+
+-- ---- PreFilter --------------------------------------------------------------
+
+function P:pre_filter(state, pod)
+  plugin_self = self
+  if pod.n_resource_claims == 0 then return ls.skip end
+  local claims, err = self:pod_claims(pod)
+  if claims == nil then return ls.unresolvable(err) end
+  if #claims == 0 then return ls.skip end
+  local s = { claims = claims, selectors = {}, to_allocate = {}, node_allocations = {}, unavailable = {} }
+  for i, c in ipairs(claims) do
+    if allocated(c.claim) then
+      if #reserved_for(c.claim) >= RESERVED_FOR_MAX and not reserved_for_pod(c.claim, pod) then
+        return self.msg_in_use
+      end
+      local sel = c.claim.status.allocation.nodeSelector
+      s.selectors[i] = A.compile_node_selector(sel, "status.allocation.nodeSelector")
+    else
+      if self.in_flight[c.uid] then
+        return ls.unresolvable(fmt("resource claim %s/%s is in the process of being allocated", c.ns, c.name))
+      end
+      local prepared, st = self:prepare(c)
+      if not prepared then return st end
+      prepared.index = i
+      s.to_allocate[#s.to_allocate + 1] = prepared
+    end
+  end
+  if #s.to_allocate > 0 then
+    s.in_use = self:allocated_devices()
+    s.slices = A.gather_slices()
+  end
+  state.dynamic_resources = s
+  return nil
+end
+
+function P.clone_state(entry) return entry end
+
+-- ---- Filter -----------------------------------------------------------------
+
+function P:filter(state, _, node)
+  local s = state.dynamic_resources
+  if s == nil then return nil end
+  local n = node.node
+  local unavailable = false
+  for i in pairs(s.selectors) do
+    if not ls.node_selector_matches(s.selectors[i], n) then
+      s.unavailable[i] = true
+      unavailable = true
+    end
+  end
+  if #s.to_allocate > 0 then
+    local allocations, err = A.allocate(s, n, self.filter_timeout)
+    if allocations == nil then return ls.error(err) end
+    if allocations == false then return self.msg_cannot end
+    s.node_allocations[n.name] = allocations
+  end
+  if unavailable then return self.msg_unavailable end
+  return nil
+end
+
+-- ---- PostFilter -------------------------------------------------------------
+
+local function only_for(t, pod)
+  local r = reserved_for(t)
+  return #r == 0 or (#r == 1 and r[1].uid == ls.str(pod.uid))
+end
+
+function P:post_filter(state, pod)
+  if pod.n_resource_claims == 0 then return self.status_none end
+  local s = state.dynamic_resources
+  -- PreFilter stopped before recording claims (or found none to use)
+  if s == nil then return self.msg_no_claims end
+  for i in pairs(s.unavailable) do
+    local c = s.claims[i]
+    if only_for(c.claim, pod) then
+      local patch = { metadata = { resourceVersion = meta(c.claim).resourceVersion },
+                      status = { allocation = json.null, reservedFor = json.null } }
+      local err = ls.patch_status(c.obj, json.encode(patch))
+      if err then return ls.error(err) end
+      return self.msg_deallocated
+    end
+  end
+  return self.msg_still
+end
+
+-- ---- Reserve / Unreserve ------------------------------------------------------
+
+function P:reserve(state, _, node_name)
+  local s = state.dynamic_resources
+  if s == nil or #s.to_allocate == 0 then return nil end
+  local allocations = s.node_allocations[ls.intern(node_name)]
+  if allocations == nil then return ls.error("claim allocation not found for node") end
+  s.allocations = {}
+  for i, prep in ipairs(s.to_allocate) do
+    local a = A.result(prep, allocations[i], node_name)
+    local keys = {}
+    for _, r in ipairs(a.devices.results) do
+      if not r.adminAccess then keys[#keys + 1] = A.device_key(r.driver, r.pool, r.device) end
+    end
+    self.in_flight[prep.claim.uid] = keys
+    self.flight_version = self.flight_version + 1
+    s.allocations[prep.index] = a
+  end
+  return nil
+end
+
+function P:unreserve(state, pod)
+  local s = state.dynamic_resources
+  if s == nil then return end
+  local uid = ls.str(pod.uid)
+  self.flight_version = self.flight_version + 1
+  for _, c in ipairs(s.claims) do
+    self.in_flight[c.uid] = nil
+    local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
+    local t = o and self:claim_table(o)
+    if t and allocated(t) and reserved_for_pod(t, pod) then
+      local keep = json.array()
+      for _, r in ipairs(reserved_for(t)) do
+        if r.uid ~= uid then keep[#keep + 1] = r end
+      end
+      ls.patch_status(o, json.encode({ status = { reservedFor = keep } }))
+    end
+  end
+end
+
+-- ---- PreBind ----------------------------------------------------------------
+
+local function merged_claim(t, status)
+  local copy = {}
+  for k, v in pairs(t) do copy[k] = v end
+  local st = {}
+  for k, v in pairs(t.status or {}) do st[k] = v end
+  for k, v in pairs(status) do st[k] = v end
+  copy.status = st
+  return copy
+end
+
+function P:bind_claim(s, i, pod)
+  local c = s.claims[i]
+  local allocation = s.allocations and s.allocations[i]
+  local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
+  local t = o and self:claim_table(o)
+  if t == nil then return fmt("claim %s/%s got deleted in the meantime", c.ns, c.name) end
+  local del = meta(t).deletionTimestamp
+  if del ~= nil and del ~= json.null then return fmt("claim %s/%s got deleted in the meantime", c.ns, c.name) end
+  local status = {}
+  if allocation then
+    if allocated(t) then return fmt("claim %s/%s got allocated elsewhere in the meantime", c.ns, c.name) end
+    status.allocation = allocation
+  end
+  local reserved = json.array()
+  for _, r in ipairs(reserved_for(t)) do reserved[#reserved + 1] = r end
+  reserved[#reserved + 1] = { resource = "pods", name = ls.str(pod.name), uid = ls.str(pod.uid) }
+  status.reservedFor = reserved
+  local patch = { status = status }
+  local rv = meta(t).resourceVersion
+  if rv ~= nil then patch.metadata = { resourceVersion = rv } end
+  local err = ls.patch_status(o, json.encode(patch))
+  if err then
+    local what = allocation and "add allocation and reservation to claim" or "add reservation to claim"
+    return fmt("%s %s/%s: %s", what, c.ns, c.name, err)
+  end
+  if meta(t).uid then self.assumed[meta(t).uid] = { claim = merged_claim(t, status), old_rv = rv } end
+  return nil
+end
+
+function P:pre_bind(state, pod)
+  local s = state.dynamic_resources
+  if s == nil then return nil end
+  for i, c in ipairs(s.claims) do
+    if not reserved_for_pod(c.claim, pod) then
+      local err = self:bind_claim(s, i, pod)
+      self.in_flight[c.uid] = nil
+      self.flight_version = self.flight_version + 1
+      if err then return ls.error(err) end
+    end
+  end
+  return nil
+end
+
+return P
