@@ -388,6 +388,21 @@ function ls.objects(kind)
   end
 end
 
+--- A number that moves whenever any object (of any kind) is added, updated or
+--- removed: keep results derived from objects while it stays the same.
+function ls.objects_generation()
+  local store = cycle_ref and cycle_ref.objects
+  return store ~= nil and tonumber(C.ls_objects_generation(store)) or 0
+end
+
+--- The cycle's NodeInfo of a node (a name or an id), or nil.
+function ls.find_node(name)
+  if cycle_ref == nil then return nil end
+  local ni = C.ls_snapshot_find(cycle_ref.snapshot, type(name) == "string" and ls.intern(name) or name)
+  if ni == nil then return nil end
+  return ni
+end
+
 --- One object by kind, namespace and name (ids or strings); nil if absent.
 function ls.find_object(kind, ns, name)
   local store = cycle_ref and cycle_ref.objects
@@ -396,6 +411,43 @@ function ls.find_object(kind, ns, name)
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
   return o
+end
+
+local json = require("luasched.json")
+local decoded, n_decoded = {}, 0
+--- The whole object as a Lua table (decoded from its JSON once per object
+--- version, then shared: do not modify it). For fields the C model does not
+--- flatten: the volume plugins read PersistentVolumes, claims, classes,
+--- CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
+function ls.object_data(o)
+  local seq = tonumber(o.seq)
+  local t = decoded[seq]
+  if t == nil then
+    if n_decoded >= 65536 then decoded, n_decoded = {}, 0 end   -- bounded: old versions go
+    t = json.decode(ffi.string(o.json, o.json_len))
+    decoded[seq], n_decoded = t, n_decoded + 1
+  end
+  return t
+end
+
+--- A JSON string literal (for ls.patch_object's patches).
+ls.json_quote = json.quote
+
+--- The scheduler's clock in milliseconds (virtual in a simulation).
+function ls.now_ms()
+  return cycle_ref ~= nil and tonumber(C.ls_cycle_now_ms(cycle_ref)) or 0
+end
+
+local patch_err = ffi.new("char[512]")
+--- An API write (VolumeBinding's PreBind): a JSON merge patch on one object
+--- (kind, namespace or nil for cluster-scoped kinds, name). nil, or an error message.
+function ls.patch_object(kind, ns, name, patch)
+  if cycle_ref == nil then return "no scheduling cycle is running" end
+  local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
+  if C.ls_cycle_patch_object(cycle_ref, id(kind), id(ns), id(name), patch, patch_err, 512) ~= 0 then
+    return ffi.string(patch_err)
+  end
+  return nil
 end
 
 local no_labels = ffi.new("ls_labels")

@@ -74,6 +74,11 @@ static const struct {
     {"InterPodAffinity", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
     {"DefaultPreemption", P(LS_EP_POST_FILTER)},
     {"NodeResourcesBalancedAllocation", P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE)},
+    {"VolumeRestrictions", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
+    {"NodeVolumeLimits", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
+    {"VolumeBinding", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE) | P(LS_EP_RESERVE) |
+                          P(LS_EP_PRE_BIND)},
+    {"VolumeZone", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
     /* not upstream defaults: what a user adds */
     {"CustomSort", P(LS_EP_QUEUE_SORT)},
     {"CustomBinder", P(LS_EP_BIND)},
@@ -336,14 +341,15 @@ static void test_validation(void)
 
 /* ---- multiPoint expansion */
 
-/* upstream's default v1 profile (reference §2.1) without the volume plugins,
- * which luasched does not ship: name and weight, in multiPoint order. */
+/* upstream's default v1 profile (reference §2.1): name and weight, in
+ * multiPoint order (VolumeBinding has no weight there: it scores with 1). */
 static const struct {
     const char *name;
     int weight;
 } upstream_defaults[] = {
     {"SchedulingGates", 0}, {"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
     {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodePorts", 0}, {"NodeResourcesFit", 1},
+    {"VolumeRestrictions", 0}, {"NodeVolumeLimits", 0}, {"VolumeBinding", 1}, {"VolumeZone", 0},
     {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DefaultPreemption", 0},
     {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1}, {"DefaultBinder", 0},
 };
@@ -417,7 +423,8 @@ static void test_expand_defaults(void)
     CHECK(ls_config_default_enabled("PrioritySort") && ls_config_default_enabled("NodeResourcesFit") &&
           ls_config_default_enabled("TaintToleration") && ls_config_default_enabled("DefaultBinder") &&
           ls_config_default_enabled("NodeUnschedulable") && ls_config_default_enabled("NodeName"));
-    CHECK(!ls_config_default_enabled("VolumeBinding"));
+    CHECK(ls_config_default_enabled("VolumeBinding") && ls_config_default_enabled("VolumeRestrictions") &&
+          ls_config_default_enabled("VolumeZone") && ls_config_default_enabled("NodeVolumeLimits"));
     CHECK(!ls_config_default_enabled("CustomScore"));
     ls_config_free(&cfg);
 
@@ -964,17 +971,15 @@ static void test_profile_validation(void)
                    "%s:15: profiles[0].pluginConfig[0]: Invalid value: \"CinderLimits\": was invalid in version "
                    "\"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version "
                    "\"kubescheduler.config.k8s.io/v1\")");
-    /* volume plugins luasched does not ship: enabled or configured is an error, disabled is fine */
+    /* the volume plugins are shipped: enabled, disabled or configured is fine; DynamicResources
+     * is not shipped: enabled or configured is an error */
     CHECK_PROBLEMS("volume.yaml",
                    API "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeZone\n"
                        "      disabled:\n      - name: VolumeRestrictions\n"
                        "    preBind:\n      enabled:\n      - name: DynamicResources\n"
                        "  pluginConfig:\n  - name: VolumeBinding\n    args: {bindTimeoutSeconds: 600}\n",
-                   "%s:7: profiles[0].plugins.multiPoint.enabled[0]: plugin \"VolumeZone\" is not implemented yet by "
-                   "luasched",
                    "%s:12: profiles[0].plugins.preBind.enabled[0]: plugin \"DynamicResources\" is not implemented yet "
-                   "by luasched",
-                   "%s:14: profiles[0].pluginConfig[0]: plugin \"VolumeBinding\" is not implemented yet by luasched");
+                   "by luasched");
     /* a score weight is not negative */
     CHECK_PROBLEMS("weight.yaml", API "profiles:\n- plugins:\n    score:\n      enabled:\n"
                                       "      - {name: X, weight: -3}\n",

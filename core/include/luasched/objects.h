@@ -24,6 +24,7 @@ typedef struct ls_object {
     const ls_str *disrupted_pods;
     uint32_t json_len;
     const char *json;              /* the object as compact JSON */
+    uint64_t seq;                  /* unique per decoded object version, process-wide (caches key on it) */
 } ls_object;
 
 typedef struct ls_object_store ls_object_store;
@@ -31,12 +32,16 @@ typedef struct ls_object_store ls_object_store;
 uint32_t ls_objects_count(const ls_object_store *s, ls_str kind);
 const ls_object *ls_objects_at(const ls_object_store *s, ls_str kind, uint32_t i);
 const ls_object *ls_objects_find(const ls_object_store *s, ls_str kind, ls_str ns, ls_str name);
+/* Moves on every change to the store: results derived from objects can be kept while it stays. */
+uint64_t ls_objects_generation(const ls_object_store *s);
 /* ffi:end */
 
 typedef struct ls_object_obj { ls_object obj; ls_arena arena; } ls_object_obj;
 
 /* Kinds the embedded cluster keeps (others are skipped unless a plugin registers them). */
 bool ls_object_kind_known(const char *kind);
+/* Namespace, PersistentVolume, StorageClass, CSINode, CSIDriver, VolumeAttachment: no namespace. */
+bool ls_object_kind_cluster_scoped(const char *kind);
 ls_object_obj *ls_object_decode(const struct cJSON *json, const ls_decode_ctx *ctx, ls_error *err);
 void ls_object_obj_free(ls_object_obj *o);
 

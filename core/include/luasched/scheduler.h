@@ -52,6 +52,10 @@ typedef struct ls_sched_source {
     /* Optional, for the real-time loop: block until the source has events or
      * `ms` milliseconds have passed (without it, the loop sleeps). */
     void (*wait)(void *ud, uint64_t ms);
+    /* Optional: a plugin's API write (VolumeBinding's PreBind): a JSON merge
+     * patch on one object of `kind` (ns 0 when cluster-scoped). The change
+     * comes back as the object's update event, possibly synchronously. */
+    bool (*patch_object)(void *ud, ls_str kind, ls_str ns, ls_str name, const char *merge_patch, ls_error *err);
 } ls_sched_source;
 
 typedef struct ls_sched_options {

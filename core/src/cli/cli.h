@@ -5,6 +5,7 @@
 #define LS_CLI_H
 
 #include "luasched/base.h"
+#include "sim/pv_controller.h"
 
 #ifndef LS_VERSION
 #define LS_VERSION "0.1.0"
@@ -25,6 +26,7 @@ typedef struct ls_sim_opts {
     uint64_t plugin_timeout_ms;
     bool realtime, hold;
     const char *write_config;   /* --write-config-to: write the completed configuration and exit */
+    ls_provision_fault provision_fault;   /* --fault provision=fail|never (embedded provisioner) */
 } ls_sim_opts;
 
 #include <signal.h>

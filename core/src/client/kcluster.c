@@ -175,6 +175,14 @@ static const kind_spec OBJECT_KINDS[] = {
     {"apps", "v1", "replicasets", "ReplicaSet"},
     {"apps", "v1", "statefulsets", "StatefulSet"},
     {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"},
+    /* the volume plugins' kinds, as kube-scheduler's informers watch them */
+    {"", "v1", "persistentvolumes", "PersistentVolume"},
+    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"},
+    {"storage.k8s.io", "v1", "storageclasses", "StorageClass"},
+    {"storage.k8s.io", "v1", "csinodes", "CSINode"},
+    {"storage.k8s.io", "v1", "csidrivers", "CSIDriver"},
+    {"storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"},
+    {"storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment"},
 };
 
 static bool add_feed(ls_kcluster *kc, kc_kind kind, const char *object_kind, const ls_informer_options *io,

@@ -261,18 +261,21 @@ static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
 
 static void apply_object_add(ls_scheduler *s, const ls_object *obj)
 {
+    ls_waiting_pods_poke_pre_bind(&s->waiting);
     ls_object_store_put(s->objects, obj);
     ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
 }
 
 static void apply_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
+    ls_waiting_pods_poke_pre_bind(&s->waiting);
     ls_object_store_put(s->objects, new_obj);
     ls_scheduler_cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
 }
 
 static void apply_object_delete(ls_scheduler *s, const ls_object *obj)
 {
+    ls_waiting_pods_poke_pre_bind(&s->waiting);
     ls_object_store_remove(s->objects, obj);
     ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_DELETE, "ObjectDelete", LS_OBJ_OTHER, obj, NULL);
 }

@@ -12,13 +12,26 @@
 #include <string.h>
 
 static const char *const KNOWN_KINDS[] = {
-    "Namespace", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget", NULL,
+    "Namespace", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget",
+    /* the volume plugins' kinds */
+    "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity",
+    "VolumeAttachment", NULL,
 };
 
 bool ls_object_kind_known(const char *kind)
 {
     for (int i = 0; KNOWN_KINDS[i]; i++)
         if (strcmp(kind, KNOWN_KINDS[i]) == 0)
+            return true;
+    return false;
+}
+
+bool ls_object_kind_cluster_scoped(const char *kind)
+{
+    static const char *const cluster_scoped[] = {"Namespace",  "PersistentVolume", "StorageClass",    "CSINode",
+                                                 "CSIDriver", "VolumeAttachment", "PriorityClass", NULL};
+    for (int i = 0; cluster_scoped[i]; i++)
+        if (strcmp(kind, cluster_scoped[i]) == 0)
             return true;
     return false;
 }
@@ -125,7 +138,7 @@ ls_object_obj *ls_object_decode(const cJSON *json, const ls_decode_ctx *ctx, ls_
     o->kind = ls_intern_cstr(kind->valuestring);
     o->name = ls_intern_cstr(name->valuestring);
     const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
-    bool namespaced = strcmp(kind->valuestring, "Namespace") != 0;
+    bool namespaced = !ls_object_kind_cluster_scoped(kind->valuestring);
     o->ns = namespaced ? ls_intern_cstr(cJSON_IsString(ns) ? ns->valuestring : "default") : 0;
     const cJSON *uid = cJSON_GetObjectItemCaseSensitive(meta, "uid");
     o->uid = cJSON_IsString(uid) ? ls_intern_cstr(uid->valuestring) : 0;
@@ -140,6 +153,8 @@ ls_object_obj *ls_object_decode(const cJSON *json, const ls_decode_ctx *ctx, ls_
         ls_object_obj_free(oo);
         return NULL;
     }
+    static uint64_t decoded;   /* atomic: informer threads decode too */
+    o->seq = __atomic_add_fetch(&decoded, 1, __ATOMIC_RELAXED);
     char *text = cJSON_PrintUnformatted(json);
     o->json_len = (uint32_t)strlen(text);
     o->json = ls_arena_memdup(&oo->arena, text, o->json_len + 1);
@@ -164,6 +179,7 @@ typedef struct kind_list {
 
 struct ls_object_store {
     ls_map kinds;          /* kind -> kind_list */
+    uint64_t generation;   /* moves on every put and remove */
 };
 
 ls_object_store *ls_object_store_new(void)
@@ -207,8 +223,14 @@ static ls_str key_of(ls_str ns, ls_str name, bool create)
     return key;
 }
 
+uint64_t ls_objects_generation(const ls_object_store *s)
+{
+    return s ? s->generation : 0;
+}
+
 void ls_object_store_put(ls_object_store *s, const ls_object *obj)
 {
+    s->generation++;
     kind_list *k = ls_map_get(&s->kinds, obj->kind);
     if (!k) {
         k = ls_xcalloc(1, sizeof *k);
@@ -228,6 +250,7 @@ void ls_object_store_put(ls_object_store *s, const ls_object *obj)
 
 void ls_object_store_remove(ls_object_store *s, const ls_object *obj)
 {
+    s->generation++;
     kind_list *k = ls_map_get(&s->kinds, obj->kind);
     if (!k)
         return;

@@ -39,6 +39,8 @@ static const ls_api_resource resources[] = {
     {"storage.k8s.io", "v1", "csidrivers", "csidriver", "CSIDriver", false, NULL, NULL, NULL},
     {"storage.k8s.io", "v1", "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", true, NULL, NULL,
      NULL},
+    {"storage.k8s.io", "v1", "volumeattachments", "volumeattachment", "VolumeAttachment", false, NULL, "status",
+     NULL},
 };
 #define N_RES (sizeof resources / sizeof resources[0])
 
