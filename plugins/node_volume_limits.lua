@@ -82,7 +82,7 @@ function P:caches()
   local gen = ls.objects_generation()
   if gen ~= self.gen then
     self.gen = gen
-    self.pod_volumes = {}      -- pod uid -> csinode key -> { unique = driver }
+    self.volumes_by_pod = {}   -- pod uid -> csinode key -> { unique = driver }
     self.node_limits = {}      -- node name id -> limits table or false
     self.attachments = nil     -- node name -> list of VolumeAttachments
   end
@@ -221,10 +221,10 @@ end
 
 -- The volumes of a pod already on a node, kept per CSINode version.
 function P:pod_volumes(pod, csinode, csinode_seq)
-  local per_pod = self.pod_volumes[pod.uid]
+  local per_pod = self.volumes_by_pod[pod.uid]
   if per_pod == nil then
     per_pod = {}
-    self.pod_volumes[pod.uid] = per_pod
+    self.volumes_by_pod[pod.uid] = per_pod
   end
   local vols = per_pod[csinode_seq]
   if vols == nil then

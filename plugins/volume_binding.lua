@@ -56,7 +56,9 @@
 -- Deviations: in-tree volumes are not translated to CSI for node affinity
 -- (their nodeAffinity is read as written); the assume cache drops an assumed
 -- object as soon as the API object changes (upstream compares resource
--- versions); the API writes are merge patches rather than whole updates.
+-- versions); the API writes are merge patches rather than whole updates. The
+-- assume cache's "could not find v1.PersistentVolumeClaim \"ns/name\"" texts
+-- follow pkg/scheduler/util/assumecache (NotFoundError).
 local ls = require("luasched")
 local unpack = unpack   -- LuaJIT (Lua 5.1)
 
@@ -680,10 +682,10 @@ local function check_bindings(r, node)
   for _, b in ipairs(r.static) do
     local pv, pvc = api_pv(b.pv.metadata.name), api_pvc(b.pvc)
     if pv == nil then
-      return string.format('failed to check binding: persistentvolume "%s" not found', b.pv.metadata.name)
+      return string.format('failed to check binding: could not find v1.PersistentVolume "%s"', b.pv.metadata.name)
     end
     if pvc == nil then
-      return string.format('failed to check binding: persistentvolumeclaim "%s" not found', claim_key(b.pvc))
+      return string.format('failed to check binding: could not find v1.PersistentVolumeClaim "%s"', claim_key(b.pvc))
     end
     if not affinity_matches(pv, node) then
       return string.format('pv "%s" node affinity doesn\'t match node "%s": no matching NodeSelectorTerms',
@@ -698,7 +700,8 @@ local function check_bindings(r, node)
   for _, p in ipairs(r.dynamic) do
     local pvc = api_pvc(p.pvc)
     if pvc == nil then
-      return string.format('failed to check provisioning pvc: persistentvolumeclaim "%s" not found', claim_key(p.pvc))
+      return string.format('failed to check provisioning pvc: could not find v1.PersistentVolumeClaim "%s"',
+        claim_key(p.pvc))
     end
     local selected = pvc.metadata.annotations and pvc.metadata.annotations[ANN_SELECTED_NODE]
     if pvc.metadata.annotations == nil then
@@ -729,7 +732,6 @@ function P:pre_bind(state, _, node_name)
     local err = self:write_bindings(r)
     if err then return ls.error(err) end
     s.deadline = now + self.bind_timeout_ms
-    return self.poll
   end
   local ni = ls.find_node(node_name)
   if ni == nil then return ls.error(string.format('binding volumes: failed to get node "%s": node "%s" not found',

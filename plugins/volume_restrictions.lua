@@ -112,8 +112,8 @@ end
 -- Claims of the set used by pods placed on any node, one per claim.
 local function claims_in_use(ns, set)
   local used = {}
-  local nodes = ls.all_nodes()
-  for i = 0, #nodes - 1 do
+  local nodes, n = ls.all_nodes()
+  for i = 0, n - 1 do
     local ni = nodes[i]
     for k = 0, ni.num_pods - 1 do
       local other = ni.pods[k]

@@ -255,8 +255,8 @@ static ls_str custom_resource_name(const cJSON *obj)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
     const cJSON *api = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
-    if (!cJSON_IsString(kind) || !cJSON_IsString(api))
-        return 0;
+    if (!cJSON_IsString(kind) || !cJSON_IsString(api) || ls_object_kind_known(kind->valuestring))
+        return 0;   /* storage.k8s.io kinds are built in, not custom resources */
     const char *slash = strchr(api->valuestring, '/');
     if (!slash || !memchr(api->valuestring, '.', (size_t)(slash - api->valuestring)))
         return 0;   /* a core or built-in group (apps, batch, ...), not a custom resource */
