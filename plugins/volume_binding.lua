@@ -647,9 +647,13 @@ end
 
 local q = ls.json_quote
 
--- bindAPIUpdate: the volumes' claimRef, the claims' selected node.
+-- bindAPIUpdate: the volumes' claimRef, the claims' selected node. Each
+-- binding remembers the version of the API object it was written against:
+-- checkBindings waits until a newer one arrives (upstream compares resource
+-- versions; the embedded cluster answers at once, a real one through the informers).
 function P:write_bindings(r)
   for _, b in ipairs(r.static) do
+    b.base = api_seq(KIND_PV, nil, b.pv.metadata.name)
     local ref = b.pv.spec.claimRef
     local patch = string.format('{"metadata":{"annotations":{%s:"yes"}},"spec":{"claimRef":{"kind":'
       .. '"PersistentVolumeClaim","apiVersion":"v1","namespace":%s,"name":%s%s}}}', q(ANN_BOUND_BY_CONTROLLER),
@@ -658,6 +662,7 @@ function P:write_bindings(r)
     if err then return err end
   end
   for _, p in ipairs(r.dynamic) do
+    p.base = api_seq(KIND_PVC, p.pvc.metadata.namespace or "default", p.pvc.metadata.name)
     local patch = string.format('{"metadata":{"annotations":{%s:%s}}}', q(ANN_SELECTED_NODE),
       q(annotations(p.pvc)[ANN_SELECTED_NODE]))
     local err = ls.patch_object(KIND_PVC, p.pvc.metadata.namespace or "default", p.pvc.metadata.name, patch)
@@ -666,27 +671,30 @@ function P:write_bindings(r)
   return nil
 end
 
-local function api_pvc(pvc)
+-- The API object and whether it is still the version the write was made against.
+local function api_pvc(pvc, base)
   local o = ls.find_object(KIND_PVC, pvc.metadata.namespace or "default", pvc.metadata.name)
-  return o and ls.object_data(o)
+  return o and ls.object_data(o), o ~= nil and tonumber(o.seq) == base
 end
 
-local function api_pv(name)
+local function api_pv(name, base)
   local o = ls.find_object(KIND_PV, 0, name)
-  return o and ls.object_data(o)
+  return o and ls.object_data(o), o ~= nil and tonumber(o.seq) == base
 end
 
 -- checkBindings on the API objects: true when done, false to wait, or an error text.
 local function check_bindings(r, node)
   local node_name = ls.str(node.name)
   for _, b in ipairs(r.static) do
-    local pv, pvc = api_pv(b.pv.metadata.name), api_pvc(b.pvc)
+    local pv, stale = api_pv(b.pv.metadata.name, b.base)
+    local pvc = api_pvc(b.pvc)
     if pv == nil then
       return string.format('failed to check binding: could not find v1.PersistentVolume "%s"', b.pv.metadata.name)
     end
     if pvc == nil then
       return string.format('failed to check binding: could not find v1.PersistentVolumeClaim "%s"', claim_key(b.pvc))
     end
+    if stale then return false end
     if not affinity_matches(pv, node) then
       return string.format('pv "%s" node affinity doesn\'t match node "%s": no matching NodeSelectorTerms',
         pv.metadata.name, node_name)
@@ -698,11 +706,12 @@ local function check_bindings(r, node)
     if not fully_bound(pvc) then return false end
   end
   for _, p in ipairs(r.dynamic) do
-    local pvc = api_pvc(p.pvc)
+    local pvc, stale = api_pvc(p.pvc, p.base)
     if pvc == nil then
       return string.format('failed to check provisioning pvc: could not find v1.PersistentVolumeClaim "%s"',
         claim_key(p.pvc))
     end
+    if stale then return false end
     local selected = pvc.metadata.annotations and pvc.metadata.annotations[ANN_SELECTED_NODE]
     if pvc.metadata.annotations == nil then
       return string.format('selectedNode annotation reset for PVC "%s"', pvc.metadata.name)

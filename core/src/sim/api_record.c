@@ -52,6 +52,7 @@ bool ls_api_print_record(ls_api *a, FILE *out)
         refused += r->refused > 0;
         missing += r->missing_node;
     }
+    bool claims_ok = api_volumes_print(a, out);
     fprintf(out, "summary: %u nodes, %u pods: %u bound, %u pending, %u already running, %u deleted; "
             "bindings: %llu accepted, %llu refused\n",
             api_coll_of(a, ls_api_resource_find("", "v1", "nodes"))->len, a->records.len, bound, pending, running,
@@ -63,7 +64,7 @@ bool ls_api_print_record(ls_api *a, FILE *out)
                 (unsigned long long)f[API_FAULT_THROTTLE], (unsigned long long)f[API_FAULT_GONE],
                 (unsigned long long)f[API_FAULT_DROP]);
     pthread_mutex_unlock(&a->mu);
-    return !twice && !refused && !missing;
+    return !twice && !refused && !missing && claims_ok;
 }
 
 static cJSON *record_json(const ls_api_record *r)
@@ -94,6 +95,7 @@ cJSON *ls_api_record_json(ls_api *a)
         cJSON_AddItemToArray(pods, record_json(r));
         ok = ok && r->binds <= 1 && !r->refused && !r->missing_node;
     }
+    cJSON_AddItemToObject(root, "claims", api_volumes_json(a, &ok));
     pthread_mutex_unlock(&a->mu);
     cJSON_AddBoolToObject(root, "ok", ok);
     return root;
