@@ -403,11 +403,13 @@ function ls.find_node(name)
   return ni
 end
 
+local function id_of(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
+
 --- One object by kind, namespace and name (ids or strings); nil if absent.
 function ls.find_object(kind, ns, name)
   local store = cycle_ref and cycle_ref.objects
   if store == nil then return nil end
-  local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
+  local id = id_of
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
   return o

@@ -84,12 +84,19 @@ function P:caches()
     self.gen = gen
     self.volumes_by_pod = {}   -- pod uid -> csinode key -> { unique = driver }
     self.node_limits = {}      -- node name id -> limits table or false
+    self.node_attached = {}    -- node name id -> attached volumes (P:attached)
+    self.csinodes = {}         -- node name id -> { data, seq } (P:csinode_of)
+    self.prevent = {}          -- driver -> its CSIDriver's preventPodSchedulingIfMissing
     self.attachments = nil     -- node name -> list of VolumeAttachments
   end
 end
 
 -- isCSIMigrationOn: a CSINode exists, and for Portworx it lists the plugin.
+-- Set when a resolution asked about migration: its result then depends on the node.
+local asked_migration = false
+
 local function migration_on(csinode, plugin)
+  asked_migration = true
   if csinode == nil or DRIVER_OF[plugin] == nil then return false end
   if plugin ~= "kubernetes.io/portworx-volume" then return true end
   local ann = csinode.metadata.annotations
@@ -214,9 +221,15 @@ function P:attachable(pod, csinode, out, new_pod)
   return nil
 end
 
-local function csinode_of(node_name)
-  local o = ls.find_object(KIND_CSINODE, 0, node_name)
-  return o and ls.object_data(o), o and tonumber(o.seq) or 0
+-- A node's CSINode (decoded) and its version, kept until an object changes.
+function P:csinode_of(node_name)
+  local c = self.csinodes[node_name]
+  if c == nil then
+    local o = ls.find_object(KIND_CSINODE, 0, node_name)
+    c = { data = o and ls.object_data(o) or false, seq = o and tonumber(o.seq) or 0 }
+    self.csinodes[node_name] = c
+  end
+  return c.data or nil, c.seq
 end
 
 -- The volumes of a pod already on a node, kept per CSINode version.
@@ -239,7 +252,7 @@ end
 function P:limits(ni, csinode)
   local key = ni.node.name
   local limits = self.node_limits[key]
-  if limits ~= nil then return limits end
+  if limits ~= nil and limits.gen == tonumber(ni.generation) then return limits.value end
   limits = {}
   local any = false
   for r = ls.RES_FIRST_SCALAR, ls.resource_count() - 1 do
@@ -253,7 +266,7 @@ function P:limits(ni, csinode)
     if d.allocatable and d.allocatable.count ~= nil then limits[d.name], any = d.allocatable.count, true end
   end
   limits = any and limits
-  self.node_limits[key] = limits
+  self.node_limits[key] = { gen = tonumber(ni.generation), value = limits }
   return limits
 end
 
@@ -292,53 +305,115 @@ local function driver_listed(csinode, driver)
 end
 
 -- VolumeLimitScaling: a driver that must be on the node and is not.
-function P:missing_driver(new, csinode)
-  for _, driver in pairs(new) do
-    local o = ls.find_object(KIND_CSIDRIVER, 0, driver)
-    local spec = o and ls.object_data(o).spec
-    if spec and spec.preventPodSchedulingIfMissing == true and not driver_listed(csinode, driver) then
+function P:missing_driver(drivers, csinode)
+  for i = 1, #drivers do
+    local driver = drivers[i]
+    local prevent = self.prevent[driver]
+    if prevent == nil then
+      local o = ls.find_object(KIND_CSIDRIVER, 0, driver)
+      local spec = o and ls.object_data(o).spec
+      prevent = spec ~= nil and spec.preventPodSchedulingIfMissing == true
+      self.prevent[driver] = prevent
+    end
+    if prevent and not driver_listed(csinode, driver) then
       return self:status(ls.unschedulable, driver .. " CSI driver is not installed on the node")
     end
   end
   return nil
 end
 
-function P:pre_filter(_, pod)
-  for i = 0, pod.n_volumes - 1 do
-    local v = pod.volumes[i]
-    if v.source == VOL_PVC or v.source == VOL_EPHEMERAL or PLUGIN_OF_SOURCE[v.source] then return nil end
+-- A unique-name -> driver map as two arrays (Filter loops over them: pairs()
+-- would keep LuaJIT from compiling the per-node loop).
+local function listed(map)
+  local units, drivers = {}, {}
+  for unique, driver in pairs(map) do
+    units[#units + 1], drivers[#drivers + 1] = unique, driver
   end
-  return ls.skip
+  return units, drivers
 end
 
-function P:filter(_, pod, ni)
-  if pod.n_volumes == 0 then return nil end
+-- PreFilter also resolves the pod's volumes once when no answer depends on
+-- the node (no in-tree volume or provisioner whose migration the CSINode
+-- decides): Filter then only counts.
+function P:pre_filter(state, pod)
+  local any = false
+  for i = 0, pod.n_volumes - 1 do
+    local v = pod.volumes[i]
+    if v.source == VOL_PVC or v.source == VOL_EPHEMERAL or PLUGIN_OF_SOURCE[v.source] then any = true; break end
+  end
+  if not any then return ls.skip end
   self:caches()
-  local node_name = ni.node.name
-  local csinode, csinode_seq = csinode_of(node_name)
+  asked_migration = false
   local new = {}
-  local st = self:attachable(pod, csinode, new, true)
-  if st then return st end
-  if next(new) == nil then return nil end
-  st = self:missing_driver(new, csinode)
+  local st = self:attachable(pod, nil, new, true)
+  local entry = { status = st }
+  if not asked_migration then entry.units, entry.drivers = listed(new) end
+  state[self.name] = entry
+  return nil
+end
+
+function P:clone_state(entry) return entry end   -- read-only after PreFilter
+
+-- The unique volumes already attached to a node (its pods' and its
+-- VolumeAttachments'), with a count per driver, kept per NodeInfo generation
+-- and pod count: a clone of preemption or of nominated pods keeps the
+-- generation, but only removes pods (a subset) or only adds them, so an equal
+-- count there means the same pods.
+function P:attached(ni, csinode, csinode_seq)
+  local key = ni.node.name
+  local gen, num = tonumber(ni.generation), ni.num_pods
+  local entry = self.node_attached[key]
+  if entry and entry.gen == gen and entry.num == num and entry.csinode_seq == csinode_seq then return entry end
+  local set, counts = {}, {}
+  for k = 0, ni.num_pods - 1 do
+    for unique, driver in pairs(self:pod_volumes(ni.pods[k], csinode, csinode_seq)) do set[unique] = driver end
+  end
+  for _, va in ipairs(self:attachments_on(ls.str(key))) do
+    local unique, driver = attachment_volume(va, csinode)
+    if unique and set[unique] == nil then set[unique] = driver end
+  end
+  for _, driver in pairs(set) do counts[driver] = (counts[driver] or 0) + 1 end
+  entry = { gen = gen, num = num, csinode_seq = csinode_seq, set = set, counts = counts }
+  self.node_attached[key] = entry
+  return entry
+end
+
+function P:filter(state, pod, ni)
+  local s = state[self.name]
+  if s == nil then return nil end
+  if s.status then return s.status end
+  local csinode, csinode_seq = self:csinode_of(ni.node.name)
+  local units, drivers = s.units, s.drivers
+  if units == nil then
+    local new = {}
+    local st = self:attachable(pod, csinode, new, true)
+    if st then return st end
+    units, drivers = listed(new)
+  end
+  if #units == 0 then return nil end
+  local st = self:missing_driver(drivers, csinode)
   if st then return st end
   local limits = self:limits(ni, csinode)
   if not limits then return nil end
-  local attached = {}
-  for k = 0, ni.num_pods - 1 do
-    for unique, driver in pairs(self:pod_volumes(ni.pods[k], csinode, csinode_seq)) do attached[unique] = driver end
-  end
-  for _, va in ipairs(self:attachments_on(ls.str(node_name))) do
-    local unique, driver = attachment_volume(va, csinode)
-    if unique and attached[unique] == nil then attached[unique] = driver end
-  end
-  local counts = {}
-  for unique, driver in pairs(attached) do
-    new[unique] = nil
-    counts[driver] = (counts[driver] or 0) + 1
-  end
+  local attached = self:attached(ni, csinode, csinode_seq)
+  local set, counts = attached.set, attached.counts
+  if #units > 1 then return self:over_limit(units, drivers, set, counts, limits) end
+  -- one new volume (the common case), without a loop: a short loop per node
+  -- would become LuaJIT's root trace and box the node pointers
+  if set[units[1]] ~= nil then return nil end
+  local driver = drivers[1]
+  local limit = limits[driver]
+  if limit and (counts[driver] or 0) + 1 > limit then return self.max_count end
+  return nil
+end
+
+-- Several new volumes: per driver, those not already attached, against the limit.
+function P:over_limit(units, drivers, set, counts, limits)
   local wanted = {}
-  for _, driver in pairs(new) do wanted[driver] = (wanted[driver] or 0) + 1 end
+  for i = 1, #units do
+    local unique, driver = units[i], drivers[i]
+    if set[unique] == nil then wanted[driver] = (wanted[driver] or 0) + 1 end
+  end
   for driver, n in pairs(wanted) do
     local limit = limits[driver]
     if limit and (counts[driver] or 0) + n > limit then return self.max_count end

@@ -282,6 +282,16 @@ function P:pre_filter(state, pod)
   end
   if claims.immediate > 0 then return self:status(ls.unresolvable, ERR_UNBOUND_IMMEDIATE) end
   table.sort(claims.delayed, function(a, b) return request_of(a) < request_of(b) end)
+  claims.bound_pvs = {}   -- the bound claims' volumes, read once (false: not found)
+  for i, pvc in ipairs(claims.bound) do claims.bound_pvs[i] = self:get_pv(pvc.spec.volumeName) or false end
+  -- Every claim bound to a volume that exists and reaches every node: Filter
+  -- passes every node with nothing to bind (checked once, not per node).
+  local everywhere = #claims.delayed == 0
+  for i = 1, #claims.bound_pvs do
+    local pv = claims.bound_pvs[i]
+    everywhere = everywhere and pv and not (pv.spec and pv.spec.nodeAffinity and pv.spec.nodeAffinity.required)
+  end
+  claims.everywhere = everywhere
   claims.pvs = {}
   for _, pvc in ipairs(claims.delayed) do
     local class = claim_class(pvc)
@@ -314,6 +324,8 @@ end
 -- A volume's required node affinity compiled once per object version (false: none).
 local affinity_cache = ls.bounded_cache(8192)
 local function volume_affinity(pv)
+  local hit = affinity_cache.items[pv]
+  if hit ~= nil then return hit end
   return ls.cache_get(affinity_cache, pv, function()
     local terms = pv.spec and pv.spec.nodeAffinity and pv.spec.nodeAffinity.required
       and pv.spec.nodeAffinity.required.nodeSelectorTerms
@@ -470,16 +482,20 @@ function P:check_provisions(claims, node)
   return true, true, provisions
 end
 
+local NO_VOLUMES = { static = {}, dynamic = {} }   -- every claim bound: nothing to bind (shared, never written)
+
 -- FindPodVolumes for one node: the node's volumes, or a status.
 function P:find_pod_volumes(claims, node)
   local bound_ok, pvs_found, unbound_ok, enough = true, true, true, true
-  for _, pvc in ipairs(claims.bound) do
-    local pv = self:get_pv(pvc.spec.volumeName)
-    if pv == nil then pvs_found = false; break end
+  local bound_pvs = claims.bound_pvs
+  for i = 1, #bound_pvs do
+    local pv = bound_pvs[i]
+    if not pv then pvs_found = false; break end
     if not affinity_matches(pv, node) then bound_ok = false; break end
   end
-  local volumes = { static = {}, dynamic = {} }
+  local volumes = NO_VOLUMES
   if #claims.delayed > 0 then
+    volumes = { static = {}, dynamic = {} }
     local to_match, to_provision = {}, {}
     local node_name = ls.str(node.name)
     for _, pvc in ipairs(claims.delayed) do
@@ -510,6 +526,7 @@ function P:find_pod_volumes(claims, node)
     end
   end
   ::reasons::
+  if bound_ok and unbound_ok and enough and pvs_found then return volumes end
   local reasons = {}
   if not bound_ok then reasons[#reasons + 1] = ERR_NODE_CONFLICT end
   if not unbound_ok then reasons[#reasons + 1] = ERR_BIND_CONFLICT end
@@ -521,7 +538,7 @@ end
 
 function P:filter(state, _, ni)
   local s = state[self.name]
-  if s == nil or s.claims == nil then return nil end
+  if s == nil or s.claims == nil or s.claims.everywhere then return nil end
   local volumes = self:find_pod_volumes(s.claims, ni.node)
   if ls.is_status(volumes) then return volumes end
   s.by_node[ni.node.name] = volumes
@@ -552,7 +569,12 @@ end
 function P:score(state, _, ni)
   local s = state[self.name]
   local volumes = s and s.by_node[ni.node.name]
-  if volumes == nil then return 0 end
+  if volumes == nil or (#volumes.static == 0 and #volumes.dynamic == 0) then return 0 end   -- nothing to score
+  return self:score_volumes(volumes)
+end
+
+-- The per-class utilization score of a node's bindings or provisions.
+function P:score_volumes(volumes)
   local classes, n = {}, 0
   local function add(class, requested, capacity, sum_capacity)
     local c = classes[class]

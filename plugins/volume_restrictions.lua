@@ -136,16 +136,17 @@ function P:pre_filter(state, pod)
     if needs_check(pod.volumes[i]) then check = true; break end
   end
   if not check then return ls.skip end
-  local rwop, any = {}, false
+  local rwop, any, disks = {}, false, false
   for i = 0, pod.n_volumes - 1 do
     local v = pod.volumes[i]
+    disks = disks or v.source ~= VOL_PVC
     if v.source == VOL_PVC then
       local o = ls.find_object("PersistentVolumeClaim", pod.ns, v.claim)
       if o == nil then return self:claim_not_found(v.claim) end
       if has_mode(ls.object_data(o), "ReadWriteOncePod") then rwop[v.claim], any = true, true end
     end
   end
-  state[self.name] = { rwop = rwop, conflicts = any and claims_in_use(pod.ns, rwop) or 0 }
+  state[self.name] = { rwop = rwop, conflicts = any and claims_in_use(pod.ns, rwop) or 0, disks = disks }
   return nil
 end
 
@@ -160,16 +161,16 @@ function P:remove_pod(state, _, other)
 end
 
 function P:clone_state(entry)
-  return { rwop = entry.rwop, conflicts = entry.conflicts }
+  return { rwop = entry.rwop, conflicts = entry.conflicts, disks = entry.disks }
 end
 
 function P:filter(state, pod, ni)
-  if pod.n_volumes > 0 then
+  local s = state[self.name]
+  if s == nil or s.disks then   -- only a pod with an in-tree disk can conflict on one
     for k = 0, ni.num_pods - 1 do
       if disk_conflict(pod, ni.pods[k]) then return self.disk_conflict end
     end
   end
-  local s = state[self.name]
   if s and s.conflicts > 0 then return self.rwop_conflict end
   return nil
 end
