@@ -378,6 +378,28 @@ function P:attached(ni, csinode, csinode_seq)
   return entry
 end
 
+-- The pod's volumes where the answer depends on migration: the same for
+-- every node whose CSINode (present or not) lists the same migrated plugins,
+-- so resolved once per such group in a cycle.
+function P:units_for(s, pod, csinode)
+  local ann = csinode and csinode.metadata.annotations
+  local key = csinode and ("+" .. (ann and ann[MIGRATED_PLUGINS_ANN] or "")) or "-"
+  s.by_migration = s.by_migration or {}
+  local hit = s.by_migration[key]
+  if hit == nil then
+    local new = {}
+    local st = self:attachable(pod, csinode, new, true)
+    if st then
+      hit = { units = st }
+    else
+      local units, drivers = listed(new)
+      hit = { units = units, drivers = drivers }
+    end
+    s.by_migration[key] = hit
+  end
+  return hit.units, hit.drivers
+end
+
 function P:filter(state, pod, ni)
   local s = state[self.name]
   if s == nil then return nil end
@@ -385,10 +407,8 @@ function P:filter(state, pod, ni)
   local csinode, csinode_seq = self:csinode_of(ni.node.name)
   local units, drivers = s.units, s.drivers
   if units == nil then
-    local new = {}
-    local st = self:attachable(pod, csinode, new, true)
-    if st then return st end
-    units, drivers = listed(new)
+    units, drivers = self:units_for(s, pod, csinode)
+    if ls.is_status(units) then return units end
   end
   if #units == 0 then return nil end
   local st = self:missing_driver(drivers, csinode)
