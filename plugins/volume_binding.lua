@@ -273,7 +273,21 @@ function P:volumes_of_class(class)
   return list
 end
 
+local NO_CLAIMS = { by_node = {}, all_bound = true }   -- a pod without claims (shared, never written)
+
+local function has_claims(pod)
+  for i = 0, pod.n_volumes - 1 do
+    local source = pod.volumes[i].source
+    if source == VOL_PVC or source == VOL_EPHEMERAL then return true end
+  end
+  return false
+end
+
 function P:pre_filter(state, pod)
+  if not has_claims(pod) then
+    state[self.name] = NO_CLAIMS
+    return ls.skip
+  end
   local claims = self:pod_claims(pod)
   if ls.is_status(claims) then return claims end
   if not claims.any then
@@ -637,6 +651,7 @@ end
 
 function P:reserve(state, pod, node_name)
   local s = state[self.name]
+  if s == nil or s.claims == nil then return nil end   -- no claims: nothing to bind
   local volumes = s and s.by_node[ls.intern(node_name)]
   if volumes == nil or self:pod_volumes_bound(pod) then
     if s then s.all_bound = true end
@@ -664,7 +679,7 @@ end
 
 function P:unreserve(state)
   local s = state[self.name]
-  if s and s.reserved then self:revert(s.reserved) end
+  if s and s.claims and s.reserved then self:revert(s.reserved) end
 end
 
 local q = ls.json_quote

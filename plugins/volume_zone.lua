@@ -101,6 +101,11 @@ function P:unbound_claim(pvc)
 end
 
 function P:pre_filter(state, pod)
+  local any = false
+  for i = 0, pod.n_volumes - 1 do
+    if pod.volumes[i].source == VOL_PVC then any = true; break end
+  end
+  if not any then return ls.skip end
   local topologies = {}
   for i = 0, pod.n_volumes - 1 do
     local v = pod.volumes[i]
