@@ -120,7 +120,8 @@ function P:init(args)
     end
     self.shape_u[i], self.shape_s[i] = u, s * (ls.MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE)
   end
-  if #errs > 0 then error(table.concat(errs, ", "), 0) end
+  if #errs == 1 then error(errs[1], 0) end   -- an ErrorList: one error as is, several in brackets
+  if #errs > 1 then error("[" .. table.concat(errs, ", ") .. "]", 0) end
   self.bind_timeout_ms = timeout * 1000
   self.messages = {}
   self.poll = ls.wait(1)      -- PreBind re-checks each second (and on every object change)
