@@ -144,6 +144,8 @@ end
 local function quantity(q)
   if type(q) == "number" then return q end
   if type(q) ~= "string" then return 0 end
+  local plain = tonumber(q)   -- "5", "1e9" (the loader has checked every quantity)
+  if plain then return math.ceil(plain) end
   local num, suffix = q:match("^([%d%.]+)(%a*)$")
   local mult = ({ [""] = 1, k = 1e3, M = 1e6, G = 1e9, T = 1e12, P = 1e15, E = 1e18, Ki = 2 ^ 10, Mi = 2 ^ 20,
     Gi = 2 ^ 30, Ti = 2 ^ 40, Pi = 2 ^ 50, Ei = 2 ^ 60, m = 1e-3 })[suffix]

@@ -138,6 +138,22 @@ static void test_storage_kinds(void)
     ls_object_obj_free(pv);
     ls_object_obj_free(pv2);
     ls_object_obj_free(pvc);
+
+    /* the fields the volume plugins read are checked: file, line, object and field named */
+    CHECK(decode("kind: PersistentVolume\nmetadata: {name: pv-1}\nspec:\n  capacity: {storage: lots}\n", &err) ==
+          NULL);
+    CHECK_STR(err.msg, "objects.yaml:4: PersistentVolume pv-1: spec.capacity.storage: invalid quantity \"lots\"");
+    CHECK(decode("kind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: ReadWriteOnce}\n", &err) ==
+          NULL);
+    CHECK_CONTAINS(err.msg, "PersistentVolumeClaim c: spec.accessModes: expected an array of strings");
+    CHECK(decode("kind: CSINode\nmetadata: {name: n1}\nspec:\n  drivers:\n  - {name: d, allocatable: {count: -1}}\n",
+                 &err) == NULL);
+    CHECK_CONTAINS(err.msg, "CSINode n1: spec.drivers[0].allocatable.count: expected a non-negative integer");
+    CHECK(decode("kind: CSIDriver\nmetadata: {name: d}\nspec: {storageCapacity: 'yes'}\n", &err) == NULL);
+    CHECK_CONTAINS(err.msg, "CSIDriver d: spec.storageCapacity: expected a boolean");
+    CHECK(decode("kind: CSIStorageCapacity\nmetadata: {name: c, namespace: k}\nmaximumVolumeSize: 2Zi\n", &err) ==
+          NULL);
+    CHECK_CONTAINS(err.msg, "maximumVolumeSize: invalid quantity \"2Zi\"");
 }
 
 static void test_store(void)
