@@ -226,10 +226,14 @@ function P:csinode_of(node_name)
   local c = self.csinodes[node_name]
   if c == nil then
     local o = ls.find_object(KIND_CSINODE, 0, node_name)
-    c = { data = o and ls.object_data(o) or false, seq = o and tonumber(o.seq) or 0 }
+    local data = o and ls.object_data(o)
+    local ann = data and data.metadata.annotations
+    -- nodes with the same key resolve a pod's volumes the same way (P:units_for)
+    local key = data and ("+" .. (ann and ann[MIGRATED_PLUGINS_ANN] or "")) or "-"
+    c = { data = data or false, seq = o and tonumber(o.seq) or 0, key = key }
     self.csinodes[node_name] = c
   end
-  return c.data or nil, c.seq
+  return c.data or nil, c.seq, c.key
 end
 
 -- The volumes of a pod already on a node, kept per CSINode version.
@@ -381,9 +385,7 @@ end
 -- The pod's volumes where the answer depends on migration: the same for
 -- every node whose CSINode (present or not) lists the same migrated plugins,
 -- so resolved once per such group in a cycle.
-function P:units_for(s, pod, csinode)
-  local ann = csinode and csinode.metadata.annotations
-  local key = csinode and ("+" .. (ann and ann[MIGRATED_PLUGINS_ANN] or "")) or "-"
+function P:units_for(s, pod, csinode, key)
   s.by_migration = s.by_migration or {}
   local hit = s.by_migration[key]
   if hit == nil then
@@ -404,10 +406,10 @@ function P:filter(state, pod, ni)
   local s = state[self.name]
   if s == nil then return nil end
   if s.status then return s.status end
-  local csinode, csinode_seq = self:csinode_of(ni.node.name)
+  local csinode, csinode_seq, migration_key = self:csinode_of(ni.node.name)
   local units, drivers = s.units, s.drivers
   if units == nil then
-    units, drivers = self:units_for(s, pod, csinode)
+    units, drivers = self:units_for(s, pod, csinode, migration_key)
     if ls.is_status(units) then return units end
   end
   if #units == 0 then return nil end
