@@ -104,7 +104,7 @@ typedef enum { F_QUANTITY, F_STRINGS, F_STRING, F_COUNT, F_BOOL, F_OBJECT, F_LIS
 
 typedef struct storage_field {
     const char *kind;
-    const char *path[4];          /* member names, NULL-terminated */
+    const char *path[5];          /* member names, NULL-terminated */
     field_type type;
 } storage_field;
 
