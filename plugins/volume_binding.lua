@@ -53,6 +53,8 @@
 -- * Args: bindTimeoutSeconds (600, >= 0), shape (default
 --   [{0, 10}, {100, 0}]: most free capacity first), validated as upstream.
 -- * Events and hints as upstream registers them with queueing hints on.
+-- This file is longer than 800 lines: it is upstream's volume_binding.go, binder.go
+-- (with the assume cache) and scorer.go in one plugin file, as plugins are one file each.
 -- Deviations: in-tree volumes are not translated to CSI for node affinity
 -- (their nodeAffinity is read as written); the assume cache drops an assumed
 -- object as soon as the API object changes (upstream compares resource

@@ -12,6 +12,9 @@
  * Validation follows the API server wherever a mistake would otherwise change
  * scheduling silently. Every error names the source, the line (when the input
  * has lines), the object and the field path.
+ *
+ * One file for both kinds (over 800 lines): the field-path and error helpers
+ * at the top are shared by every part of the pod and node decoders, volumes included.
  */
 #include "labels_internal.h"
 

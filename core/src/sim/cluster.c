@@ -5,7 +5,10 @@
  * spec.nodeName and come back to the scheduler as the pod's update event; a
  * timeline's steps create, update, patch and delete objects on the virtual
  * clock. Replaced objects are kept until the cluster is freed, because the
- * scheduler's snapshot may still point at them.
+ * scheduler's snapshot may still point at them. The PV controller's view of the
+ * cluster (pv_controller.h: get, each, put over the same objects) is here too,
+ * which takes the file past 800 lines: it needs the cluster's own lookups and
+ * replace/add paths, so that its writes are events like a timeline's.
  */
 #include "sim/cluster.h"
 #include "luasched/map.h"
