@@ -46,8 +46,11 @@ expect_eq "the volumes claim their claims" "$(jq '[.items[] | select(.status.pha
 # A provisioner that fails: the claims lose their selected node again, nothing is bound.
 serve_start "$CLUSTER" --fault provision=fail
 run_start --seed 3 -v 2
-sleep 3
-api /apis/events.k8s.io/v1/namespaces/data/events > "$TMP/events.json"
+for _ in $(seq 1 150); do   # until db-0's PreBind failure is reported (at most 30 s)
+  api /apis/events.k8s.io/v1/namespaces/data/events > "$TMP/events.json"
+  grep -q 'provisioning failed for PVC \\"pgdata-db-0' "$TMP/events.json" && break
+  sleep 0.2
+done
 bound=$(api /api/v1/pods | jq '[.items[] | select(.spec.nodeName != null)] | length')
 claims_bound=$(api /api/v1/namespaces/data/persistentvolumeclaims | jq '[.items[] | select(.status.phase == "Bound")] | length')
 run_stop
