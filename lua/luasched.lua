@@ -391,24 +391,35 @@ end
 
 --- A number that changes whenever an object of the kind is added, updated
 --- or deleted (with the store the cycle sees): a key for results over all
---- objects of a kind kept between cycles.
+--- objects of a kind kept between cycles; with no kind, any object of any kind.
 function ls.objects_generation(kind)
-  local kid = type(kind) == "string" and ls.intern(kind) or kind
+  local kid = type(kind) == "string" and ls.intern(kind) or (kind or 0)
   local store = cycle_ref and cycle_ref.objects
   if store == nil then return 0 end
   return tonumber(C.ls_objects_generation(store, kid))
 end
 
+--- The cycle's NodeInfo of a node (a name or an id), or nil.
+function ls.find_node(name)
+  if cycle_ref == nil then return nil end
+  local ni = C.ls_snapshot_find(cycle_ref.snapshot, type(name) == "string" and ls.intern(name) or name)
+  if ni == nil then return nil end
+  return ni
+end
+
+local function id_of(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
+
 --- One object by kind, namespace and name (ids or strings); nil if absent.
 function ls.find_object(kind, ns, name)
   local store = cycle_ref and cycle_ref.objects
   if store == nil then return nil end
-  local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
+  local id = id_of
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
   return o
 end
 
+local json = require("luasched.json")
 local object_tables = { max = 8192, n = 0, items = {} }
 --- The whole object as Lua tables (luasched.json's form: arrays carry
 --- json.array_mt, null is json.null), decoded once per version (the cache is
@@ -419,8 +430,24 @@ function ls.object_table(o)
   local t = object_tables.items[key]
   if t == nil then
     t = ls.cache_get(object_tables, key, function()
-      return require("luasched.json").decode(ffi.string(o.json, o.json_len))
+      return json.decode(ffi.string(o.json, o.json_len))
     end)
+  end
+  return t
+end
+
+local decoded, n_decoded = {}, 0
+--- The whole object as a Lua table (decoded from its JSON once per object
+--- version, then shared: do not modify it). For fields the C model does not
+--- flatten: the volume plugins read PersistentVolumes, claims, classes,
+--- CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
+function ls.object_data(o)
+  local seq = tonumber(o.seq)
+  local t = decoded[seq]
+  if t == nil then
+    if n_decoded >= 65536 then decoded, n_decoded = {}, 0 end   -- bounded: old versions go
+    t = json.decode(ffi.string(o.json, o.json_len), true)
+    decoded[seq], n_decoded = t, n_decoded + 1
   end
   return t
 end
@@ -432,6 +459,25 @@ local patch_err = ffi.new("char[512]")
 function ls.patch_status(o, merge_patch)
   if cycle_ref == nil then return "no scheduling cycle is running" end
   if C.ls_cycle_patch_status(cycle_ref, o, merge_patch, patch_err, 512) ~= 0 then
+    return ffi.string(patch_err)
+  end
+  return nil
+end
+
+--- A JSON string literal (for ls.patch_object's patches).
+ls.json_quote = json.quote
+
+--- The scheduler's clock in milliseconds (virtual in a simulation).
+function ls.now_ms()
+  return cycle_ref ~= nil and tonumber(C.ls_cycle_now_ms(cycle_ref)) or 0
+end
+
+--- An API write (VolumeBinding's PreBind): a JSON merge patch on one object
+--- (kind, namespace or nil for cluster-scoped kinds, name). nil, or an error message.
+function ls.patch_object(kind, ns, name, patch)
+  if cycle_ref == nil then return "no scheduling cycle is running" end
+  local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
+  if C.ls_cycle_patch_object(cycle_ref, id(kind), id(ns), id(name), patch, patch_err, 512) ~= 0 then
     return ffi.string(patch_err)
   end
   return nil

@@ -921,7 +921,10 @@ end
 local rejections = { [UNSCHED] = true, [UNRESOLVABLE] = true, [PENDING] = true }
 
 function M.reserve(pi) return run_simple(pi, "reserve", "Reserve", rejections) end
-function M.pre_bind(pi) return run_simple(pi, "pre_bind", "PreBind", rejections) end
+-- PreBind may also Wait (VolumeBinding waiting for its claims to be bound):
+-- the binding cycle resumes at PreBind on the next object change or poll.
+local pre_bind_results = { [UNSCHED] = true, [UNRESOLVABLE] = true, [PENDING] = true, [WAIT] = true }
+function M.pre_bind(pi) return run_simple(pi, "pre_bind", "PreBind", pre_bind_results) end
 function M.bind(pi) return run_simple(pi, "bind", "Bind", { [SKIP] = true }) end
 
 --- Unreserve runs on every Reserve plugin, in reverse order, errors logged only.

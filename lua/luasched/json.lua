@@ -2,7 +2,9 @@
 -- API objects (ls_object.json) and write patches. Objects become tables with
 -- string keys, arrays sequences marked with M.array_mt (so an empty array
 -- stays an array when encoded again), null becomes M.null. Numbers are Lua
--- numbers (doubles): integers up to 2^53 are exact.
+-- numbers (doubles): integers up to 2^53 are exact. M.decode(text, true) gives
+-- plain tables instead (null is nil, arrays unmarked), as ls.object_data hands
+-- objects to plugins that only read them.
 local M = {}
 
 M.array_mt = { __name = "json array" }
@@ -12,6 +14,7 @@ local byte, sub, find, char = string.byte, string.sub, string.find, string.char
 local concat = table.concat
 
 local decode_value
+local plain = false   -- the current M.decode call's mode
 
 local function fail(text, pos, what)
   error(string.format("JSON at byte %d: %s (near %q)", pos, what, sub(text, pos, pos + 10)), 0)
@@ -66,12 +69,13 @@ local function decode_string(text, pos)
 end
 
 local function decode_array(text, pos)
-  local arr, i = setmetatable({}, M.array_mt), skip(text, pos + 1)
+  local arr, i, n = plain and {} or setmetatable({}, M.array_mt), skip(text, pos + 1), 0
   if byte(text, i) == 93 then return arr, i + 1 end
   while true do
     local v
     v, i = decode_value(text, i)
-    arr[#arr + 1] = v
+    n = n + 1
+    arr[n] = v
     i = skip(text, i)
     local c = byte(text, i)
     if c == 93 then return arr, i + 1 end
@@ -105,15 +109,20 @@ decode_value = function(text, pos)
   if c == 34 then return decode_string(text, pos) end
   if sub(text, pos, pos + 3) == "true" then return true, pos + 4 end
   if sub(text, pos, pos + 4) == "false" then return false, pos + 5 end
-  if sub(text, pos, pos + 3) == "null" then return M.null, pos + 4 end
+  if sub(text, pos, pos + 3) == "null" then
+    if plain then return nil, pos + 4 end
+    return M.null, pos + 4
+  end
   local s, e = find(text, "^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
   local n = s and tonumber(sub(text, s, e))
   if not n then fail(text, pos, "unexpected character") end
   return n, e + 1
 end
 
---- Decodes JSON text; raises "JSON at byte N: ..." on bad input.
-function M.decode(text)
+--- Decodes JSON text; raises "JSON at byte N: ..." on bad input. With
+--- as_plain, null is nil and arrays are plain tables.
+function M.decode(text, as_plain)
+  plain = as_plain and true or false
   local v, i = decode_value(text, skip(text, 1))
   i = skip(text, i)
   if i <= #text then fail(text, i, "trailing characters") end
@@ -183,6 +192,11 @@ function M.encode(v)
 end
 
 --- An array, also when empty.
+--- A Lua string as a JSON string literal (for patches built as text).
+function M.quote(str)
+  return encode_string(str)
+end
+
 function M.array(t)
   return setmetatable(t or {}, M.array_mt)
 end

@@ -77,6 +77,11 @@ static const struct {
     {"NodeDeclaredFeatures", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
     {"DynamicResources", P(LS_EP_PRE_ENQUEUE) | P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_POST_FILTER) |
                              P(LS_EP_RESERVE) | P(LS_EP_PRE_BIND)},
+    {"VolumeRestrictions", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
+    {"NodeVolumeLimits", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
+    {"VolumeBinding", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER) | P(LS_EP_PRE_SCORE) | P(LS_EP_SCORE) | P(LS_EP_RESERVE) |
+                          P(LS_EP_PRE_BIND)},
+    {"VolumeZone", P(LS_EP_PRE_FILTER) | P(LS_EP_FILTER)},
     /* not upstream defaults: what a user adds */
     {"CustomSort", P(LS_EP_QUEUE_SORT)},
     {"CustomBinder", P(LS_EP_BIND)},
@@ -339,14 +344,15 @@ static void test_validation(void)
 
 /* ---- multiPoint expansion */
 
-/* upstream's default v1 profile (reference §2.1) without the volume plugins,
- * which luasched does not ship: name and weight, in multiPoint order. */
+/* upstream's default v1 profile (reference §2.1): name and weight, in
+ * multiPoint order (VolumeBinding has no weight there: it scores with 1). */
 static const struct {
     const char *name;
     int weight;
 } upstream_defaults[] = {
     {"SchedulingGates", 0}, {"PrioritySort", 0}, {"NodeUnschedulable", 0}, {"NodeName", 0},
     {"TaintToleration", 3}, {"NodeAffinity", 2}, {"NodePorts", 0}, {"NodeResourcesFit", 1},
+    {"VolumeRestrictions", 0}, {"NodeVolumeLimits", 0}, {"VolumeBinding", 1}, {"VolumeZone", 0},
     {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DynamicResources", 2}, {"DefaultPreemption", 0},
     {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1}, {"DefaultBinder", 0},
     {"NodeDeclaredFeatures", 0},
@@ -421,7 +427,8 @@ static void test_expand_defaults(void)
     CHECK(ls_config_default_enabled("PrioritySort") && ls_config_default_enabled("NodeResourcesFit") &&
           ls_config_default_enabled("TaintToleration") && ls_config_default_enabled("DefaultBinder") &&
           ls_config_default_enabled("NodeUnschedulable") && ls_config_default_enabled("NodeName"));
-    CHECK(!ls_config_default_enabled("VolumeBinding"));
+    CHECK(ls_config_default_enabled("VolumeBinding") && ls_config_default_enabled("VolumeRestrictions") &&
+          ls_config_default_enabled("VolumeZone") && ls_config_default_enabled("NodeVolumeLimits"));
     CHECK(ls_config_default_enabled("DynamicResources"));   /* v1.37: before DefaultPreemption */
     CHECK(ls_config_default_enabled("NodeDeclaredFeatures"));
     CHECK(!ls_config_default_enabled("CustomScore"));
@@ -970,16 +977,20 @@ static void test_profile_validation(void)
                    "%s:15: profiles[0].pluginConfig[0]: Invalid value: \"CinderLimits\": was invalid in version "
                    "\"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version "
                    "\"kubescheduler.config.k8s.io/v1\")");
-    /* volume plugins luasched does not ship: enabled or configured is an error, disabled is fine
-     * (DynamicResources is shipped: enabling it at preBind is fine) */
-    CHECK_PROBLEMS("volume.yaml",
-                   API "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeZone\n"
-                       "      disabled:\n      - name: VolumeRestrictions\n"
-                       "    preBind:\n      enabled:\n      - name: DynamicResources\n"
-                       "  pluginConfig:\n  - name: VolumeBinding\n    args: {bindTimeoutSeconds: 600}\n",
-                   "%s:7: profiles[0].plugins.multiPoint.enabled[0]: plugin \"VolumeZone\" is not implemented yet by "
-                   "luasched",
-                   "%s:14: profiles[0].pluginConfig[0]: plugin \"VolumeBinding\" is not implemented yet by luasched");
+    /* every upstream plugin is shipped: the volume plugins and DynamicResources
+     * may be enabled, disabled or configured anywhere */
+    {
+        const char *path = write_file("volume.yaml",
+                                      API "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeZone\n"
+                                          "      disabled:\n      - name: VolumeRestrictions\n"
+                                          "    preBind:\n      enabled:\n      - name: DynamicResources\n"
+                                          "  pluginConfig:\n  - name: VolumeBinding\n    args: {bindTimeoutSeconds: 600}\n");
+        ls_config cfg;
+        ls_error err = {{0}};
+        CHECK(ls_config_load(&cfg, path, &err));
+        CHECK_STR(err.msg, "");
+        ls_config_free(&cfg);
+    }
     /* a score weight is not negative */
     CHECK_PROBLEMS("weight.yaml", API "profiles:\n- plugins:\n    score:\n      enabled:\n"
                                       "      - {name: X, weight: -3}\n",

@@ -685,6 +685,63 @@ static void test_pod_errors(void)
                "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution: expected an array");
 }
 
+/* spec.volumes: the sources the volume plugins tell apart, the ephemeral
+ * claim's name ("<pod>-<volume>", ephemeral.VolumeClaimName), RBD's default
+ * pool, and errors naming the field. */
+static void test_pod_volumes(void)
+{
+    ls_pod_obj *p = pod("{'metadata':{'name':'db-0','namespace':'data'},'spec':{'volumes':["
+                        "{'name':'data','persistentVolumeClaim':{'claimName':'pgdata','readOnly':true}},"
+                        "{'name':'scratch','ephemeral':{'volumeClaimTemplate':{'spec':{}}}},"
+                        "{'name':'pd','gcePersistentDisk':{'pdName':'disk-1','readOnly':true}},"
+                        "{'name':'ebs','awsElasticBlockStore':{'volumeID':'vol-1'}},"
+                        "{'name':'iscsi','iscsi':{'iqn':'iqn.a','targetPortal':'p','lun':0}},"
+                        "{'name':'rbd','rbd':{'image':'img','monitors':['m1','m2']}},"
+                        "{'name':'csi','csi':{'driver':'csi.example.com'}},"
+                        "{'name':'cfg','configMap':{'name':'x'}}]}}");
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    const ls_pod *q = &p->pod;
+    CHECK_INT(q->n_volumes, 8);
+    CHECK_INT(q->volumes[0].source, LS_VOL_PVC);
+    CHECK_STR(ls_str_get(q->volumes[0].claim), "pgdata");
+    CHECK_INT(q->volumes[0].read_only, 1);
+    CHECK_INT(q->volumes[1].source, LS_VOL_EPHEMERAL);
+    CHECK_STR(ls_str_get(q->volumes[1].claim), "db-0-scratch");
+    CHECK_INT(q->volumes[2].source, LS_VOL_GCE_PD);
+    CHECK_STR(ls_str_get(q->volumes[2].handle), "disk-1");
+    CHECK_INT(q->volumes[2].read_only, 1);
+    CHECK_INT(q->volumes[3].source, LS_VOL_AWS_EBS);
+    CHECK_STR(ls_str_get(q->volumes[3].handle), "vol-1");
+    CHECK_INT(q->volumes[3].read_only, 0);
+    CHECK_INT(q->volumes[4].source, LS_VOL_ISCSI);
+    CHECK_STR(ls_str_get(q->volumes[4].handle), "iqn.a");
+    CHECK_INT(q->volumes[5].source, LS_VOL_RBD);
+    CHECK_STR(ls_str_get(q->volumes[5].pool), "rbd");
+    CHECK_INT(q->volumes[5].n_monitors, 2);
+    CHECK_STR(ls_str_get(q->volumes[5].monitors[1]), "m2");
+    CHECK_INT(q->volumes[6].source, LS_VOL_CSI);
+    CHECK_STR(ls_str_get(q->volumes[6].handle), "csi.example.com");
+    CHECK_INT(q->volumes[7].source, LS_VOL_OTHER);
+    CHECK_STR(ls_str_get(q->volumes[7].name), "cfg");
+    ls_pod_obj_free(p);
+    p = pod("{'metadata':{'name':'plain'}}");
+    CHECK(p && p->pod.n_volumes == 0);
+    ls_pod_obj_free(p);
+
+    SPEC_ERROR("'volumes':{}", "pod default/web-1: spec.volumes: expected an array");
+    SPEC_ERROR("'volumes':[{'persistentVolumeClaim':{'claimName':'c'}}]", "spec.volumes[0].name: required");
+    SPEC_ERROR("'volumes':[{'name':'d','persistentVolumeClaim':{}}]",
+               "spec.volumes[0].persistentVolumeClaim.claimName: required");
+    SPEC_ERROR("'volumes':[{'name':'d','persistentVolumeClaim':'c'}]",
+               "spec.volumes[0].persistentVolumeClaim: expected an object");
+    SPEC_ERROR("'volumes':[{'name':'d','gcePersistentDisk':{'pdName':'x','readOnly':'yes'}}]",
+               "spec.volumes[0].gcePersistentDisk.readOnly: expected a boolean");
+    SPEC_ERROR("'volumes':[{'name':'d','rbd':{'image':'i','monitors':'m1'}}]",
+               "spec.volumes[0].rbd.monitors: expected an array");
+}
+
 static void test_node_errors(void)
 {
     NODE_ERROR("{'metadata':{}}", "node: metadata.name: required");
@@ -822,6 +879,7 @@ int main(void)
     test_resource_claims();
     test_pod_errors();
     test_node_errors();
+    test_pod_volumes();
     test_yaml_input();
     test_too_many_resources();
     ls_intern_reset();

@@ -94,6 +94,68 @@ static void test_errors(void)
     CHECK_CONTAINS(err.msg, "objects.yaml:5: ReplicaSet r: ");
 }
 
+/* The volume plugins' kinds are kept; PersistentVolumes, StorageClasses,
+ * CSINodes, CSIDrivers and VolumeAttachments have no namespace; every
+ * decoded version gets its own seq; a claim's spec.selector is compiled. */
+static void test_storage_kinds(void)
+{
+    const char *kinds[] = {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+                           "CSIStorageCapacity", "VolumeAttachment"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        CHECK(ls_object_kind_known(kinds[i]));
+    CHECK(ls_object_kind_cluster_scoped("PersistentVolume") && ls_object_kind_cluster_scoped("CSINode") &&
+          ls_object_kind_cluster_scoped("VolumeAttachment") && ls_object_kind_cluster_scoped("StorageClass"));
+    CHECK(!ls_object_kind_cluster_scoped("PersistentVolumeClaim") &&
+          !ls_object_kind_cluster_scoped("CSIStorageCapacity"));
+    ls_error err;
+    ls_object_obj *pv = decode("kind: PersistentVolume\nmetadata: {name: pv-1, namespace: ignored}\n"
+                               "spec: {capacity: {storage: 1Gi}}\n", &err);
+    ls_object_obj *pv2 = decode("kind: PersistentVolume\nmetadata: {name: pv-1}\n", &err);
+    ls_object_obj *pvc = decode("kind: PersistentVolumeClaim\nmetadata: {name: data, namespace: db}\n"
+                                "spec: {selector: {matchLabels: {tier: fast}}}\n", &err);
+    CHECK(pv && pv2 && pvc);
+    if (pv && pv2 && pvc) {
+        CHECK_INT(pv->obj.ns, 0);
+        CHECK_STR(ls_str_get(pvc->obj.ns), "db");
+        CHECK(pv->obj.seq != 0 && pv2->obj.seq != pv->obj.seq);
+        CHECK_INT(pvc->obj.has_selector, 1);
+        ls_label fast[] = {{ls_intern_cstr("tier"), ls_intern_cstr("fast")}};
+        ls_labels lf = labels_of(fast, 1);
+        CHECK(ls_selector_matches(&pvc->obj.selector, &lf));
+        /* the store's generation moves on every change */
+        ls_object_store *s = ls_object_store_new();
+        uint64_t g0 = ls_objects_generation(s, 0);
+        ls_object_store_put(s, &pv->obj);
+        uint64_t g1 = ls_objects_generation(s, 0);
+        ls_object_store_put(s, &pv2->obj);
+        uint64_t g2 = ls_objects_generation(s, 0);
+        CHECK(g1 > g0 && g2 > g1);
+        CHECK(ls_objects_find(s, ls_intern_cstr("PersistentVolume"), 0, ls_intern_cstr("pv-1")) == &pv2->obj);
+        ls_object_store_remove(s, &pv2->obj);
+        CHECK(ls_objects_generation(s, 0) > g2);
+        ls_object_store_free(s);
+    }
+    ls_object_obj_free(pv);
+    ls_object_obj_free(pv2);
+    ls_object_obj_free(pvc);
+
+    /* the fields the volume plugins read are checked: file, line, object and field named */
+    CHECK(decode("kind: PersistentVolume\nmetadata: {name: pv-1}\nspec:\n  capacity: {storage: lots}\n", &err) ==
+          NULL);
+    CHECK_STR(err.msg, "objects.yaml:4: PersistentVolume pv-1: spec.capacity.storage: invalid quantity \"lots\"");
+    CHECK(decode("kind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: ReadWriteOnce}\n", &err) ==
+          NULL);
+    CHECK_CONTAINS(err.msg, "PersistentVolumeClaim c: spec.accessModes: expected an array of strings");
+    CHECK(decode("kind: CSINode\nmetadata: {name: n1}\nspec:\n  drivers:\n  - {name: d, allocatable: {count: -1}}\n",
+                 &err) == NULL);
+    CHECK_CONTAINS(err.msg, "CSINode n1: spec.drivers[0].allocatable.count: expected a non-negative integer");
+    CHECK(decode("kind: CSIDriver\nmetadata: {name: d}\nspec: {storageCapacity: 'yes'}\n", &err) == NULL);
+    CHECK_CONTAINS(err.msg, "CSIDriver d: spec.storageCapacity: expected a boolean");
+    CHECK(decode("kind: CSIStorageCapacity\nmetadata: {name: c, namespace: k}\nmaximumVolumeSize: 2Zi\n", &err) ==
+          NULL);
+    CHECK_CONTAINS(err.msg, "maximumVolumeSize: invalid quantity \"2Zi\"");
+}
+
 static void test_store(void)
 {
     ls_error err;
@@ -155,6 +217,7 @@ int main(void)
     test_pdb_status();
     test_errors();
     test_store();
+    test_storage_kinds();
     ls_status_reset();
     ls_intern_reset();
     TEST_MAIN_END();

@@ -28,7 +28,7 @@ expect_eq "bad --fault: message" "$(cat "$TMP/err")" \
   "luasched simulate: --fault error=2: expected a rate between 0 and 1"
 expect_eq "unknown fault: message" "$(run --serve 127.0.0.1:0 --fault boom=1 examples/demo-cluster.yaml; cat "$TMP/err")" \
   "2
-luasched simulate: --fault boom=1: unknown fault \"boom\" (watch-drop, gone, error, throttle, latency)"
+luasched simulate: --fault boom=1: unknown fault \"boom\" (watch-drop, gone, error, throttle, latency, provision)"
 expect_eq "bad address: exit 2" "$(run --serve 127.0.0.1:x examples/demo-cluster.yaml)" "2"
 expect_contains "--help lists the serve flags" "$("$BIN" simulate --help)" "--serve ADDR[:PORT]"
 

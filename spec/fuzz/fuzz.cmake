@@ -56,7 +56,8 @@ add_library(ls_fuzz_kubeconfig STATIC
   ${CMAKE_SOURCE_DIR}/core/src/client/exec_cred.c
   ${CMAKE_SOURCE_DIR}/core/src/client/kutil.c)
 target_link_libraries(ls_fuzz_kubeconfig PUBLIC ls_fuzz_model PkgConfig::CRYPTO Threads::Threads)
-# The served Kubernetes API: the store (sim/api_*.c), its HTTP front end
+# The served Kubernetes API: the store (sim/api_*.c, with the PV controller it
+# runs after writes, sim/pv_controller.c), its HTTP front end
 # (apiserver.c) and the libmicrohttpd wrapper it answers through (requests are
 # built without a connection, but the wrapper's symbols are linked); not
 # tls.c. libcrypto for CRYPTO_memcmp (the token check); api_load.c reads
@@ -74,6 +75,8 @@ add_library(ls_fuzz_api STATIC
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_store.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_table.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_watch.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_volumes.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/pv_controller.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/apiserver.c
   ${CMAKE_SOURCE_DIR}/core/src/server/http.c)
 target_link_libraries(ls_fuzz_api PUBLIC ls_fuzz_model PkgConfig::MHD PkgConfig::CRYPTO Threads::Threads)

@@ -12,6 +12,10 @@
 --                                          (every attempt in order: result@virtual time,
 --                                           and the pods it preempted)
 --   # expect-line: default/web: gated: ...  (a whole line of the text output)
+--   # fault: provision=never                (optional: the embedded provisioner's fault)
+--   # expect-claim: default/data -> Bound pv-1 on node-a   (phase [volume] [on selected node])
+--   # expect-attempt: default/web 2 -> node-a   (attempt 2 bound there; or the exact message)
+--   # expect-filter: default/web node-b VolumeBinding -> node(s) had volume node affinity conflict
 --
 -- Each runs `luasched simulate --output json` and is checked against them.
 local json = require("json")
@@ -37,7 +41,8 @@ local function scenario_files()
 end
 
 local function expectations(text)
-  local e = { config = nil, pods = {}, scores = {}, raws = {}, attempts = {}, lines = {} }
+  local e = { config = nil, pods = {}, scores = {}, raws = {}, attempts = {}, lines = {}, claims = {},
+    attempt_n = {}, filters = {} }
   for line in text:gmatch("[^\n]+") do
     local config = line:match("^#%s*config:%s*(%S+)")
     if config then e.config = config end
@@ -51,6 +56,14 @@ local function expectations(text)
     if apod then e.attempts[#e.attempts + 1] = { pod = apod, want = alist } end
     local text_line = line:match("^#%s*expect%-line:%s*(.-)%s*$")
     if text_line then e.lines[#e.lines + 1] = text_line end
+    local fault = line:match("^#%s*fault:%s*(%S+)")
+    if fault then e.fault = fault end
+    local claim, cwant = line:match("^#%s*expect%-claim:%s*(%S+)%s*%->%s*(.-)%s*$")
+    if claim then e.claims[#e.claims + 1] = { claim = claim, want = cwant } end
+    local npod, an, awant = line:match("^#%s*expect%-attempt:%s*(%S+)%s+(%d+)%s*%->%s*(.-)%s*$")
+    if npod then e.attempt_n[#e.attempt_n + 1] = { pod = npod, n = tonumber(an), want = awant } end
+    local fpod, fnode, fplugin, fwant = line:match("^#%s*expect%-filter:%s*(%S+)%s+(%S+)%s+(%S+)%s*%->%s*(.-)%s*$")
+    if fpod then e.filters[#e.filters + 1] = { fpod, fnode, fplugin, fwant } end
   end
   return e
 end
@@ -58,6 +71,7 @@ end
 local function run(file, e, text)
   local cmd = string.format("'%s' simulate '%s' --output %s", BIN, file, text and "text" or "json")
   if e.config then cmd = cmd .. string.format(" --config '%s/%s'", DIR, e.config) end
+  if e.fault then cmd = cmd .. string.format(" --fault '%s'", e.fault) end
   local p = assert(io.popen(cmd .. " 2>/dev/null"))
   local out = p:read("*a")
   local ok = p:close()
@@ -88,7 +102,8 @@ describe("scenario", function()
     local name = file:match("([^/]+)%.yaml$")
     it(name, function()
       local e = expectations(read(file))
-      assert.is_true(#e.pods + #e.scores + #e.raws + #e.attempts + #e.lines > 0, name .. " states no expectation")
+      assert.is_true(#e.pods + #e.scores + #e.raws + #e.attempts + #e.lines + #e.claims > 0,
+        name .. " states no expectation")
       local result = run(file, e)
       local by_pod, victims = {}, {}
       for _, rec in ipairs(result.pods) do
@@ -118,6 +133,25 @@ describe("scenario", function()
         for _, want in ipairs(e.lines) do
           assert.is_true(lines[want] == true, name .. ": no output line " .. want)
         end
+      end
+      local claims = {}
+      for _, c in ipairs(result.claims or {}) do
+        claims[c.namespace .. "/" .. c.name] = c.phase .. (c.volumeName and (" " .. c.volumeName) or "")
+          .. (c.selectedNode and (" on " .. c.selectedNode) or "")
+      end
+      for _, c in ipairs(e.claims) do
+        assert.are.equal(c.want, claims[c.claim] or "absent", name .. ": claim " .. c.claim)
+      end
+      for _, a in ipairs(e.attempt_n) do
+        local rec = assert(by_pod[a.pod], name .. ": no record for " .. a.pod)
+        local at = rec.attempts and rec.attempts[a.n]
+        local got = at and (at.node or at.message) or "no attempt " .. a.n
+        assert.are.equal(a.want, got, name .. ": attempt " .. a.n .. " of " .. a.pod)
+      end
+      for _, f in ipairs(e.filters) do
+        local rec = assert(by_pod[f[1]], name .. ": no record for " .. f[1])
+        local verdicts = rec.filter and rec.filter[f[2]]
+        assert.are.equal(f[4], verdicts and verdicts[f[3]], name .. ": filter " .. table.concat(f, " ", 1, 3))
       end
       for _, s in ipairs(e.raws) do
         local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])

@@ -134,6 +134,13 @@ bool ls_cycle_preempting(const ls_cycle *cycle, const ls_pod *pod);
 bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod);
 /* The scheduler's seeded random generator (preemption's candidate offset). */
 uint64_t ls_cycle_random(const ls_cycle *cycle);
+/* The scheduler's clock in milliseconds (virtual in a simulation). */
+uint64_t ls_cycle_now_ms(const ls_cycle *cycle);
+/* An API write of a PreBind plugin (VolumeBinding's claim and volume updates):
+ * a JSON merge patch on one object; ns is 0 for cluster-scoped kinds. The
+ * change comes back as the object's update event. 0, or -1 with errbuf filled. */
+int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str name, const char *patch,
+                          char *errbuf, size_t errlen);
 /* Makes room for n PreFilter node names in cycle->prefilter_nodes. */
 void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n);
 /* Preemption's extender step (upstream's callExtenders): how many HTTP

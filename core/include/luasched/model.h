@@ -110,6 +110,24 @@ typedef struct ls_host_port {
 
 typedef struct ls_owner_ref { ls_str kind, name, uid; uint8_t controller; } ls_owner_ref;
 
+/* The volume sources the volume plugins look at; any other source is OTHER. */
+enum {
+    LS_VOL_OTHER = 0, LS_VOL_PVC = 1, LS_VOL_EPHEMERAL = 2, LS_VOL_GCE_PD = 3, LS_VOL_AWS_EBS = 4,
+    LS_VOL_ISCSI = 5, LS_VOL_RBD = 6, LS_VOL_AZURE_DISK = 7, LS_VOL_CINDER = 8, LS_VOL_CSI = 9,
+    LS_VOL_PORTWORX = 10
+};
+
+typedef struct ls_volume {
+    ls_str name;
+    uint8_t source;                /* LS_VOL_* */
+    uint8_t read_only;
+    ls_str claim;                  /* PVC: claimName; EPHEMERAL: "<pod>-<volume>" */
+    ls_str handle;                 /* pdName, volumeID, diskURI, iqn, rbd image, csi driver */
+    ls_str pool;                   /* rbd pool */
+    uint32_t n_monitors;           /* rbd monitors */
+    const ls_str *monitors;
+} ls_volume;
+
 enum {
     LS_PHASE_PENDING = 0, LS_PHASE_RUNNING = 1, LS_PHASE_SUCCEEDED = 2,
     LS_PHASE_FAILED = 3, LS_PHASE_UNKNOWN = 4
@@ -175,6 +193,8 @@ typedef struct ls_pod {
     const ls_owner_ref *owner_refs;
     uint32_t n_resource_claims;
     const ls_pod_claim *resource_claims;   /* spec.resourceClaims, resolved against status */
+    uint32_t n_volumes;                    /* spec.volumes, in order */
+    const ls_volume *volumes;
 } ls_pod;
 
 typedef struct ls_node_image { uint32_t n_names; const ls_str *names; int64_t size; } ls_node_image;

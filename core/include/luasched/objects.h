@@ -30,9 +30,9 @@ typedef struct ls_object {
 typedef struct ls_object_store ls_object_store;
 
 uint32_t ls_objects_count(const ls_object_store *s, ls_str kind);
-/* Changes with every put or remove of the kind (0 before the first; values
- * are unique across stores): a plugin's cache of results over all objects of
- * a kind checks it. */
+/* Changes with every put or remove of the kind, or of any kind when kind is 0
+ * (0 before the first; values are unique across stores): a plugin's cache of
+ * results over objects checks it. */
 uint64_t ls_objects_generation(const ls_object_store *s, ls_str kind);
 const ls_object *ls_objects_at(const ls_object_store *s, ls_str kind, uint32_t i);
 const ls_object *ls_objects_find(const ls_object_store *s, ls_str kind, ls_str ns, ls_str name);
@@ -42,6 +42,8 @@ typedef struct ls_object_obj { ls_object obj; ls_arena arena; } ls_object_obj;
 
 /* Kinds the embedded cluster keeps (others are skipped unless a plugin registers them). */
 bool ls_object_kind_known(const char *kind);
+/* Namespace, PersistentVolume, StorageClass, CSINode, CSIDriver, VolumeAttachment: no namespace. */
+bool ls_object_kind_cluster_scoped(const char *kind);
 ls_object_obj *ls_object_decode(const struct cJSON *json, const ls_decode_ctx *ctx, ls_error *err);
 void ls_object_obj_free(ls_object_obj *o);
 

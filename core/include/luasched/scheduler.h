@@ -83,6 +83,10 @@ typedef struct ls_sched_source {
      * plugin's PreBind writing a ResourceClaim's allocation). Synchronous;
      * the change comes back as the object's update event. */
     bool (*patch_status)(void *ud, const ls_object *obj, const char *merge_patch, ls_error *err);
+    /* Optional: a plugin's API write (VolumeBinding's PreBind): a JSON merge
+     * patch on one object of `kind` (ns 0 when cluster-scoped). The change
+     * comes back as the object's update event, possibly synchronously. */
+    bool (*patch_object)(void *ud, ls_str kind, ls_str ns, ls_str name, const char *merge_patch, ls_error *err);
 } ls_sched_source;
 
 typedef struct ls_sched_options {

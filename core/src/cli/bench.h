@@ -29,6 +29,9 @@ typedef struct bench_group {
     char *zone_key;            /* nodes: round-robin label (labelNodePrepareStrategy), or NULL */
     uint32_t n_zones;
     char **zones;
+    cJSON *csinode;            /* nodes: a CSINode template made per node (upstream's csiNodeAllocatable), or NULL */
+    cJSON *pv, *pvc;           /* pods: a PersistentVolume and a claim made per pod (upstream's
+                                  persistentVolume(Claim)TemplatePath), or NULL */
 } bench_group;
 
 enum { BENCH_CHURN_CREATE, BENCH_CHURN_RECREATE, BENCH_CHURN_HEARTBEAT };

@@ -212,6 +212,27 @@ static ls_node_obj *make_node(bench_cluster *c, cJSON *tmpl, const char *where, 
     return n;
 }
 
+static ls_object_obj *decode_object(cJSON *json, const char *where, ls_error *err);
+static void add_object(bench_cluster *c, ls_object_obj *o);
+
+/* The node's CSINode from the group's template (upstream's csiNodeAllocatable
+ * and migratedPlugins): named after the node, each driver's nodeID the node's name. */
+static bool create_csinode(bench_cluster *c, const bench_group *g, ls_str node, ls_error *err)
+{
+    const char *name = ls_str_get(node);
+    set_name(g->csinode, name, NULL);
+    cJSON *drivers = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g->csinode, "spec"), "drivers");
+    cJSON *d;
+    cJSON_ArrayForEach(d, drivers)
+        if (cJSON_IsObject(d))
+            set_string(d, "nodeID", name);
+    ls_object_obj *o = decode_object(g->csinode, g->where, err);
+    if (!o)
+        return false;
+    add_object(c, o);
+    return true;
+}
+
 static bool create_node_group(bench_cluster *c, const bench_group *g, ls_error *err)
 {
     for (uint32_t i = 0; i < g->count; i++) {
@@ -220,6 +241,8 @@ static bool create_node_group(bench_cluster *c, const bench_group *g, ls_error *
         if (!n)
             return false;
         add_node(c, n);
+        if (g->csinode && !create_csinode(c, g, n->node.name, err))
+            return false;
     }
     return true;
 }
@@ -292,6 +315,51 @@ bool bench_cluster_create_nodes(bench_cluster *c, ls_scheduler *s, ls_error *err
 
 /* ---- pods */
 
+/* scheduler_perf's createPods with volume templates: per pod a PersistentVolume
+ * ("<pod>-pv", its CSI volumeHandle or AWS volumeID the same name) and a claim
+ * ("<pod>-pvc") bound to each other, and the pod's volume using the claim. */
+static bool create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod, const char *pod_name,
+                               ls_error *err)
+{
+    char pv_name[300], pvc_name[300];
+    snprintf(pv_name, sizeof pv_name, "%s-pv", pod_name);
+    snprintf(pvc_name, sizeof pvc_name, "%s-pvc", pod_name);
+    cJSON *pv = cJSON_Duplicate(g->pv, 1), *pvc = cJSON_Duplicate(g->pvc, 1);
+    set_name(pv, pv_name, NULL);
+    cJSON *spec = child_object(pv, "spec");
+    cJSON *csi = cJSON_GetObjectItemCaseSensitive(spec, "csi");
+    cJSON *ebs = cJSON_GetObjectItemCaseSensitive(spec, "awsElasticBlockStore");
+    if (cJSON_IsObject(csi))
+        set_string(csi, "volumeHandle", pv_name);
+    if (cJSON_IsObject(ebs))
+        set_string(ebs, "volumeID", pv_name);
+    cJSON *ref = child_object(spec, "claimRef");
+    set_string(ref, "namespace", g->ns);
+    set_string(ref, "name", pvc_name);
+    set_string(child_object(pv, "status"), "phase", "Bound");
+    set_name(pvc, pvc_name, g->ns);
+    set_string(child_object(pvc, "spec"), "volumeName", pv_name);
+    set_string(child_object(pvc, "status"), "phase", "Bound");
+    ls_object_obj *pv_obj = decode_object(pv, g->where, err);
+    ls_object_obj *pvc_obj = pv_obj ? decode_object(pvc, g->where, err) : NULL;
+    cJSON_Delete(pv);
+    cJSON_Delete(pvc);
+    if (!pvc_obj) {
+        ls_object_obj_free(pv_obj);
+        return false;
+    }
+    add_object(c, pv_obj);
+    add_object(c, pvc_obj);
+    cJSON *vols = cJSON_CreateArray(), *vol = cJSON_CreateObject();
+    cJSON_AddStringToObject(vol, "name", "vol");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(vol, "persistentVolumeClaim"), "claimName", pvc_name);
+    cJSON_AddItemToArray(vols, vol);
+    cJSON *pspec = child_object(pod, "spec");
+    cJSON_DeleteItemFromObjectCaseSensitive(pspec, "volumes");
+    cJSON_AddItemToObject(pspec, "volumes", vols);
+    return true;
+}
+
 static ls_pod_obj *make_pod(bench_cluster *c, cJSON *tmpl, const char *where, const char *ns, ls_error *err)
 {
     char name[256];
@@ -299,6 +367,18 @@ static ls_pod_obj *make_pod(bench_cluster *c, cJSON *tmpl, const char *where, co
     set_name(tmpl, name, ns);
     ls_decode_ctx ctx = ctx_of(where);
     return ls_pod_decode(tmpl, &ctx, err);
+}
+
+/* The next pod of a group, with its volume and claim when the group has templates for them. */
+static ls_pod_obj *make_group_pod(bench_cluster *c, const bench_group *g, ls_error *err)
+{
+    if (g->pv) {
+        char name[256];
+        object_name(g->tmpl, "pod-", c->pod_counter, false, name, sizeof name);
+        if (!create_pod_volumes(c, g, g->tmpl, name, err))
+            return NULL;
+    }
+    return make_pod(c, g->tmpl, g->where, g->ns, err);
 }
 
 static bench_pod *push_pod(bench_cluster *c, ls_pod_obj *p, int role)
@@ -323,7 +403,7 @@ bool bench_cluster_decode_pods(bench_cluster *c, const ls_vec *groups, int role,
     for (uint32_t i = 0; i < groups->len; i++) {
         const bench_group *g = &LS_VEC_AT(groups, bench_group, i);
         for (uint32_t k = 0; k < g->count; k++) {
-            ls_pod_obj *p = make_pod(c, g->tmpl, g->where, g->ns, err);
+            ls_pod_obj *p = make_group_pod(c, g, err);
             if (!p)
                 return false;
             if (p->pod.node_name) {

@@ -127,10 +127,25 @@ static bool parse_zones(const parse_ctx *pc, const cJSON *z, const char *path, b
     return true;
 }
 
+/* An optional template member of a group (its "where" is not kept). */
+static bool optional_template(const parse_ctx *pc, const cJSON *obj, const char *key, const char *kind,
+                              const char *path, cJSON **out)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!t)
+        return true;
+    char p[300], *where = NULL;
+    snprintf(p, sizeof p, "%.250s.%s", path, key);
+    bool ok = get_template(pc, t, p, kind, out, &where);
+    free(where);
+    return ok;
+}
+
 static bool parse_group(const parse_ctx *pc, const cJSON *obj, const char *path, bool nodes, bench_group *g)
 {
-    static const char *const node_keys[] = {"count", "template", "zones", NULL};
-    static const char *const pod_keys[] = {"count", "namespace", "template", NULL};
+    static const char *const node_keys[] = {"count", "template", "zones", "csiNode", NULL};
+    static const char *const pod_keys[] = {"count", "namespace", "template", "persistentVolume",
+                                           "persistentVolumeClaim", NULL};
     if (!cJSON_IsObject(obj))
         return field_error(pc, obj, path, "expected {count, template, ...}");
     if (!check_keys(pc, obj, path, nodes ? node_keys : pod_keys) || !get_count(pc, obj, "count", path, true, &g->count))
@@ -145,8 +160,15 @@ static bool parse_group(const parse_ctx *pc, const cJSON *obj, const char *path,
     if (nodes) {
         const cJSON *z = cJSON_GetObjectItemCaseSensitive(obj, "zones");
         snprintf(p, sizeof p, "%.250s.zones", path);
-        return !z || parse_zones(pc, z, p, g);
+        if (z && !parse_zones(pc, z, p, g))
+            return false;
+        return optional_template(pc, obj, "csiNode", "CSINode", path, &g->csinode);
     }
+    if (!optional_template(pc, obj, "persistentVolume", "PersistentVolume", path, &g->pv) ||
+        !optional_template(pc, obj, "persistentVolumeClaim", "PersistentVolumeClaim", path, &g->pvc))
+        return false;
+    if (!g->pv != !g->pvc)
+        return field_error(pc, obj, path, "persistentVolume and persistentVolumeClaim go together");
     if (!get_string(pc, obj, "namespace", path, false, &g->ns))
         return false;
     if (!g->ns) {   /* the template's namespace, else default */
@@ -325,6 +347,9 @@ static void group_free(bench_group *g)
     for (uint32_t i = 0; i < g->n_zones; i++)
         free(g->zones[i]);
     free(g->zones);
+    cJSON_Delete(g->csinode);
+    cJSON_Delete(g->pv);
+    cJSON_Delete(g->pvc);
 }
 
 static void groups_free(ls_vec *v)

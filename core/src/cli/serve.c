@@ -56,7 +56,9 @@ void ls_cli_serve_usage_flags(FILE *out)
             "  --fault KIND=VALUE   with --serve, for tests (repeatable): watch-drop=N ends every watch after N\n"
             "                       events; gone=RATE answers watches with 410 Expired; error=RATE answers 500;\n"
             "                       throttle=RATE[:SECONDS] answers 429 with Retry-After; latency=MS delays every\n"
-            "                       resource request. RATE is 0..1, drawn from --seed\n",
+            "                       resource request; provision=fail|never makes the served PV controller's\n"
+            "                       provisioner fail (the claim's selected node is removed) or never answer.\n"
+            "                       RATE is 0..1, drawn from --seed\n",
             DEFAULT_PORT);
 }
 

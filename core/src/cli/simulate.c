@@ -105,6 +105,9 @@ static void simulate_usage(FILE *out)
             "  --realtime           play the cluster's timeline on the wall clock, and reload the configuration\n"
             "                       and plugins when their files change (or on SIGHUP)\n"
             "  --hold               with --realtime: keep running after the timeline until SIGINT or SIGTERM\n"
+            "  --fault provision=fail|never\n"
+            "                       the embedded provisioner fails (the claim's selected node is removed) or\n"
+            "                       never answers, so VolumeBinding's PreBind times out\n"
             "  --write-config-to FILE\n"
             "                       write the completed configuration (every default filled in, multiPoint\n"
             "                       merged with the default plugins, every plugin's args with its defaults)\n"
@@ -138,6 +141,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
         {"plugin-timeout", required_argument, NULL, 't'},
         {"realtime", no_argument, NULL, 'R'},     {"hold", no_argument, NULL, 'H'},
         {"write-config-to", required_argument, NULL, 'w'},
+        {"fault", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -174,6 +178,13 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
         case 'R': o->realtime = true; break;
         case 'H': o->hold = true; break;
         case 'w': o->write_config = optarg; break;
+        case 'F':
+            if (strncmp(optarg, "provision=", 10) != 0 || !ls_provision_fault_parse(optarg + 10, &o->provision_fault)) {
+                fprintf(stderr, "luasched %s: --fault: expected provision=fail or provision=never, got \"%s\"\n",
+                        argv[0], optarg);
+                return LS_EXIT_USAGE;
+            }
+            break;
         case 'h': usage(stdout); return -1;
         default: usage(stderr); return LS_EXIT_USAGE;
         }
@@ -223,6 +234,22 @@ static const char *virtual_time(uint64_t ms, char *buf, size_t len)
     return buf;
 }
 
+/* One line per PersistentVolumeClaim: its phase, volume and selected node. */
+static void print_claims(const ls_cluster *c)
+{
+    cJSON *claims = ls_cluster_claims_json(c);
+    const cJSON *rec;
+    cJSON_ArrayForEach(rec, claims) {
+        const cJSON *volume = cJSON_GetObjectItemCaseSensitive(rec, "volumeName");
+        const cJSON *node = cJSON_GetObjectItemCaseSensitive(rec, "selectedNode");
+        printf("claim %s/%s: %s%s%s%s%s\n", cJSON_GetObjectItemCaseSensitive(rec, "namespace")->valuestring,
+               cJSON_GetObjectItemCaseSensitive(rec, "name")->valuestring,
+               cJSON_GetObjectItemCaseSensitive(rec, "phase")->valuestring, volume ? ", volume " : "",
+               volume ? volume->valuestring : "", node ? ", selected node " : "", node ? node->valuestring : "");
+    }
+    cJSON_Delete(claims);
+}
+
 static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t attempts, double seconds)
 {
     bool timed = ls_cluster_has_timeline(c);
@@ -257,6 +284,7 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
                "%llu queueing hint errors\n",
                (unsigned long long)f.error_attempts, (unsigned long long)f.budget_overruns,
                (unsigned long long)f.lua_restarts, (unsigned long long)f.hint_errors);
+    print_claims(c);
     if (tl.deleted)
         printf("deleted by the timeline: %u pods\n", tl.deleted);
     if (tl.preempted)
@@ -293,6 +321,7 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
         if (rec)
             cJSON_AddItemToArray(pods, rec);
     }
+    cJSON_AddItemToObject(root, "claims", ls_cluster_claims_json(c));
     tally t = count_outcomes(c);
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "nodes", ls_cluster_num_nodes(c));
@@ -364,6 +393,7 @@ static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const 
         fprintf(stderr, "luasched %s: %s\n", run->command, err.msg);
         return LS_EXIT_USAGE;
     }
+    ls_cluster_set_provision_fault(run->cluster, o->provision_fault);
     ls_cluster_start(run->cluster, s);
     double t0 = ls_cli_now();
     uint64_t attempts;

@@ -176,6 +176,14 @@ static const kind_spec OBJECT_KINDS[] = {
     {"apps", "v1", "replicasets", "ReplicaSet"},
     {"apps", "v1", "statefulsets", "StatefulSet"},
     {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"},
+    /* the volume plugins' kinds, as kube-scheduler's informers watch them */
+    {"", "v1", "persistentvolumes", "PersistentVolume"},
+    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"},
+    {"storage.k8s.io", "v1", "storageclasses", "StorageClass"},
+    {"storage.k8s.io", "v1", "csinodes", "CSINode"},
+    {"storage.k8s.io", "v1", "csidrivers", "CSIDriver"},
+    {"storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"},
+    {"storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment"},
 };
 
 static bool add_feed(ls_kcluster *kc, kc_kind kind, const char *object_kind, const ls_informer_options *io,
@@ -519,6 +527,37 @@ static bool source_patch_status(void *ud, const ls_object *obj, const char *merg
     return ok;
 }
 
+static void patch_done(void *ud, const ls_write_result *r)
+{
+    (void)ud;
+    if (r->outcome == LS_WRITE_OK)
+        return;
+    char status_text[32];
+    snprintf(status_text, sizeof status_text, "%ld", r->status);
+    ls_log_error("Failed to update a volume object for binding", "namespace", r->ns ? r->ns : "", "name", r->name,
+                 "status", status_text, "err", r->message);
+}
+
+/* VolumeBinding's API writes: a merge patch on a PersistentVolume or a claim.
+ * The result comes back through the informers, which PreBind waits on. */
+static bool source_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
+{
+    ls_kcluster *kc = ud;
+    const char *k = ls_str_get(kind);
+    char path[1200];
+    if (strcmp(k, "PersistentVolume") == 0)
+        snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", ls_str_get(name));
+    else if (strcmp(k, "PersistentVolumeClaim") == 0)
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ls_str_get(ns),
+                 ls_str_get(name));
+    else
+        return ls_errorf(err, "updating %s %s: only PersistentVolumes and claims are written", k, ls_str_get(name));
+    if (!ls_writer_patch_object(kc->writer, path, ns ? ls_str_get(ns) : NULL, ls_str_get(name), patch, patch_done,
+                                NULL))
+        return ls_errorf(err, "updating %s %s: the writer is stopping", k, ls_str_get(name));
+    return true;
+}
+
 static uint64_t failure_hash(const char *reason, const char *message, ls_str nominated)
 {
     uint64_t h = 1469598103934665603ull ^ nominated;
@@ -659,7 +698,7 @@ static void source_wait(void *ud, uint64_t ms)
 ls_sched_source ls_kcluster_source(ls_kcluster *kc)
 {
     return (ls_sched_source){.ud = kc, .bind = source_bind, .on_attempt = source_on_attempt,
-                             .patch_status = source_patch_status,
+                             .patch_status = source_patch_status, .patch_object = source_patch_object,
                              .advance_to = source_advance_to, .preempt = source_preempt, .wait = source_wait,
                              .clear_nomination = source_clear_nomination, .nominate = source_nominate};
 }

@@ -651,6 +651,19 @@ bool ls_writer_patch_pod_status(ls_writer *w, const char *ns, const char *name, 
     return submit(w, j);
 }
 
+bool ls_writer_patch_object(ls_writer *w, const char *path, const char *ns, const char *name,
+                            const char *merge_patch, ls_write_done_fn done, void *ud)
+{
+    if (!path || !name || !merge_patch)
+        return false;
+    job *j = new_job(LS_WRITE_OBJECT_PATCH, ns, name, done, ud);
+    j->method = ls_xstrdup("PATCH");
+    j->path = ls_xstrdup(path);
+    j->content_type = ls_xstrdup("application/merge-patch+json");
+    j->body = ls_xstrdup(merge_patch);
+    return submit(w, j);
+}
+
 bool ls_writer_set_pod_condition(ls_writer *w, const char *ns, const char *name, const char *reason,
                                  const char *message, ls_write_done_fn done, void *ud)
 {

@@ -30,6 +30,7 @@ typedef enum ls_write_kind {
     LS_WRITE_EVENT,
     LS_WRITE_POD_STATUS,
     LS_WRITE_PREEMPT,
+    LS_WRITE_OBJECT_PATCH,
 } ls_write_kind;
 
 typedef enum ls_write_outcome {
@@ -130,6 +131,12 @@ bool ls_writer_set_nominated_node(ls_writer *w, const char *ns, const char *name
  * A 404 from either step means the victim is already gone: LS_WRITE_OK. */
 bool ls_writer_preempt_victim(ls_writer *w, const char *ns, const char *name, const char *uid,
                               const char *message, ls_write_done_fn done, void *ud);
+
+/* A JSON merge patch on another object (VolumeBinding's PreBind: a PersistentVolume's
+ * claimRef, a claim's selected-node annotation). `path` is the object's API path; ns and
+ * name are reported back in the result. */
+bool ls_writer_patch_object(ls_writer *w, const char *path, const char *ns, const char *name,
+                            const char *merge_patch, ls_write_done_fn done, void *ud);
 
 typedef struct ls_writer_stats {
     unsigned long queued;      /* waiting now */

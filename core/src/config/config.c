@@ -20,7 +20,7 @@
  * position could not be verified in upstream's code).
  * `implemented` marks what luasched ships today; the others are left out of
  * the built-in default until their plugins exist, and naming them in a file is
- * an error (from validation for the volume plugins below, otherwise from the
+ * an error (from validation for the plugins listed below, otherwise from the
  * plugin loader). */
 static const struct {
     const char *name;
@@ -35,10 +35,10 @@ static const struct {
     {"NodeAffinity", 2, true},
     {"NodePorts", 0, true},
     {"NodeResourcesFit", 1, true},
-    {"VolumeRestrictions", 0, false},
-    {"NodeVolumeLimits", 0, false},
-    {"VolumeBinding", 0, false},
-    {"VolumeZone", 0, false},
+    {"VolumeRestrictions", 0, true},
+    {"NodeVolumeLimits", 0, true},
+    {"VolumeBinding", 0, true},
+    {"VolumeZone", 0, true},
     {"PodTopologySpread", 2, true},
     {"InterPodAffinity", 2, true},
     {"DynamicResources", 2, true},
@@ -52,10 +52,9 @@ static const struct {
 /* Plugins removed from upstream (rejected by validation since 1.32). */
 static const char *const removed_plugins[] = {"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", NULL};
 
-/* upstream's volume plugins: not shipped by luasched yet (those the table
- * above marks implemented are allowed). */
-static const char *const volume_plugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                                             NULL};
+/* upstream plugins luasched does not ship yet (those the table above marks
+ * implemented are allowed): none left. */
+static const char *const volume_plugins[] = {NULL};
 
 static bool listed(const char *const *list, const char *name)
 {

@@ -458,10 +458,19 @@ static void drop_expectation(ls_scheduler *s, ls_qpod *qp)
  * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
 static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
 {
+    enum { PRE_BIND_POLL_MS = 1000 };
     if (profile_of(s, qp)->plugins[LS_EP_PRE_BIND].len)
         expect_placement(s, qp, node);
     int ep = LS_EP_PRE_BIND;
     int code = ls_scheduler_run_point(s, LS_CALL_PRE_BIND, qp->profile);
+    if (code == LS_WAIT) {
+        /* A PreBind plugin waits on the cluster (VolumeBinding on its claims):
+         * the binding cycle goes on from PreBind at the next object change or
+         * poll, while other pods are scheduled (upstream's binding goroutine). */
+        ls_waiting_pods_add_pre_bind(&s->waiting, qp->pod, qp->profile, node, s->clock_ms, PRE_BIND_POLL_MS);
+        ls_lua_park(s->lua, qp->pod->id);
+        return;
+    }
     if (code == LS_SUCCESS) {
         ep = LS_EP_BIND;
         code = extenders_bind(s, qp, node);
@@ -721,6 +730,31 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         }
         free(wp);
     }
+}
+
+uint64_t ls_cycle_now_ms(const ls_cycle *cycle)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return s ? s->clock_ms : 0;
+}
+
+int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str name, const char *patch,
+                          char *errbuf, size_t errlen)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    if (!s || !s->src.patch_object) {
+        snprintf(errbuf, errlen, "no cluster is attached to update %s %s", ls_str_get(kind), ls_str_get(name));
+        return -1;
+    }
+    ls_error err;
+    ls_critical_enter();
+    ls_scheduler_begin_deferral(s);
+    bool ok = s->src.patch_object(s->src.ud, kind, ns, name, patch, &err);
+    ls_scheduler_end_deferral(s);
+    ls_critical_leave();
+    if (!ok)
+        snprintf(errbuf, errlen, "%s", err.msg);
+    return ok ? 0 : -1;
 }
 
 uint32_t ls_cycle_num_waiting(const ls_cycle *cycle)

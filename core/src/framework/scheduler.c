@@ -277,18 +277,21 @@ static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
 
 static void apply_object_add(ls_scheduler *s, const ls_object *obj)
 {
+    ls_waiting_pods_poke_pre_bind(&s->waiting);
     ls_object_store_put(s->objects, obj);
     ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
 }
 
 static void apply_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
+    ls_waiting_pods_poke_pre_bind(&s->waiting);
     ls_object_store_put(s->objects, new_obj);
     ls_scheduler_cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
 }
 
 static void apply_object_delete(ls_scheduler *s, const ls_object *obj)
 {
+    ls_waiting_pods_poke_pre_bind(&s->waiting);
     ls_object_store_remove(s->objects, obj);
     ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_DELETE, "ObjectDelete", LS_OBJ_OTHER, obj, NULL);
 }
@@ -383,21 +386,31 @@ void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
         apply_pod_delete(s, pod);
 }
 
+/* A deferred object event still updates the store at once: a plugin that
+ * wrote through the API (VolumeBinding's PreBind) reads the answer of the
+ * embedded cluster's controllers in the same call; the queue hears of it when
+ * the deferred event is applied (putting the same object again is a no-op). */
 void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj)
 {
-    if (!defer(s, EV_OBJECT_ADD, NULL, obj))
+    if (defer(s, EV_OBJECT_ADD, NULL, obj))
+        ls_object_store_put(s->objects, obj);
+    else
         apply_object_add(s, obj);
 }
 
 void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
-    if (!defer(s, EV_OBJECT_UPDATE, old_obj, new_obj))
+    if (defer(s, EV_OBJECT_UPDATE, old_obj, new_obj))
+        ls_object_store_put(s->objects, new_obj);
+    else
         apply_object_update(s, old_obj, new_obj);
 }
 
 void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj)
 {
-    if (!defer(s, EV_OBJECT_DELETE, obj, NULL))
+    if (defer(s, EV_OBJECT_DELETE, obj, NULL))
+        ls_object_store_remove(s->objects, obj);
+    else
         apply_object_delete(s, obj);
 }
 

@@ -36,6 +36,30 @@ void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile
     *(ls_waiting_pod **)ls_vec_push(&w->items) = wp;
 }
 
+void ls_waiting_pods_add_pre_bind(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, ls_str node,
+                                  uint64_t now_ms, uint64_t poll_ms)
+{
+    ls_waiting_pod *wp = ls_xcalloc(1, sizeof *wp);
+    wp->pod = pod;
+    wp->profile = profile;
+    wp->node = node;
+    wp->at_pre_bind = true;
+    wp->n_plugins = 1;
+    wp->plugins[0] = ls_intern_cstr("PreBind");
+    wp->timeout_ms[0] = poll_ms;
+    wp->deadline_ms[0] = now_ms + poll_ms;
+    *(ls_waiting_pod **)ls_vec_push(&w->items) = wp;
+}
+
+void ls_waiting_pods_poke_pre_bind(ls_waiting_pods *w)
+{
+    for (uint32_t i = 0; i < w->items.len; i++) {
+        ls_waiting_pod *wp = LS_VEC_AT(&w->items, ls_waiting_pod *, i);
+        if (wp->at_pre_bind)
+            wp->allowed[0] = true;
+    }
+}
+
 ls_waiting_pod *ls_waiting_pods_find(ls_waiting_pods *w, uint32_t pod_id)
 {
     for (uint32_t i = 0; i < w->items.len; i++) {
@@ -107,6 +131,10 @@ void ls_waiting_pods_expire(ls_waiting_pods *w, uint64_t now_ms)
                 first = (int)k;
         if (first < 0)
             continue;
+        if (wp->at_pre_bind) {   /* the poll is due: PreBind decides, not a timeout */
+            wp->allowed[first] = true;
+            continue;
+        }
         char dur[64];
         ls_format_duration(wp->timeout_ms[first], dur, sizeof dur);
         wp->rejected = wp->timed_out = true;

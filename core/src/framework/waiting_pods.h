@@ -19,6 +19,7 @@ typedef struct ls_waiting_pod {
     bool allowed[LS_MAX_WAITING_PLUGINS];
     uint64_t since_ms;   /* when Permit made it wait */
     bool rejected, timed_out;
+    bool at_pre_bind;        /* waits in PreBind (VolumeBinding's claims): PreBind runs again when due */
     ls_str rejected_by;
     char message[512];
 } ls_waiting_pod;
@@ -33,6 +34,12 @@ void ls_waiting_pods_free(ls_waiting_pods *w);
 void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, const ls_cycle *c,
                          uint64_t now_ms);
 ls_waiting_pod *ls_waiting_pods_find(ls_waiting_pods *w, uint32_t pod_id);
+/* A pod whose PreBind returned Wait: the binding cycle runs again, PreBind
+ * first, at the next object change or after poll_ms (upstream polls each second). */
+void ls_waiting_pods_add_pre_bind(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, ls_str node,
+                                  uint64_t now_ms, uint64_t poll_ms);
+/* An object changed: every pod waiting in PreBind is due. */
+void ls_waiting_pods_poke_pre_bind(ls_waiting_pods *w);
 /* The pod's object was replaced by an update. */
 void ls_waiting_pods_replace(ls_waiting_pods *w, const ls_pod *old_pod, const ls_pod *new_pod);
 bool ls_waiting_pods_allow(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin);

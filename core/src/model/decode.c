@@ -15,7 +15,8 @@
  * has lines), the object and the field path.
  *
  * Over 800 lines: one decoder per object kind would need the typed-access and
- * error helpers above in a shared internal header; they are kept static here.
+ * error helpers above in a shared internal header; they are kept static here
+ * and shared by every part of the pod and node decoders, volumes included.
  */
 #include "labels_internal.h"
 #include "pod_resources.h"
@@ -1304,6 +1305,87 @@ static bool decode_owners(dec *d, const cJSON *meta, ls_pod *pod)
     return true;
 }
 
+/* ---- pod volumes (what the volume plugins read) ---------------------------- */
+
+typedef struct volume_source_name { const char *field; uint8_t source; const char *handle; } volume_source_name;
+
+/* The sources the volume plugins tell apart, and the field naming the disk. */
+static const volume_source_name volume_sources[] = {
+    {"persistentVolumeClaim", LS_VOL_PVC, NULL},    {"ephemeral", LS_VOL_EPHEMERAL, NULL},
+    {"gcePersistentDisk", LS_VOL_GCE_PD, "pdName"}, {"awsElasticBlockStore", LS_VOL_AWS_EBS, "volumeID"},
+    {"iscsi", LS_VOL_ISCSI, "iqn"},                 {"rbd", LS_VOL_RBD, "image"},
+    {"azureDisk", LS_VOL_AZURE_DISK, "diskURI"},    {"cinder", LS_VOL_CINDER, "volumeID"},
+    {"csi", LS_VOL_CSI, "driver"},                  {"portworxVolume", LS_VOL_PORTWORX, "volumeID"},
+};
+
+static bool decode_volume_source(dec *d, const cJSON *src, const volume_source_name *k, const ls_pod *pod,
+                                 ls_volume *v)
+{
+    size_t mark = path_field(d, k->field);
+    if (!cJSON_IsObject(src))
+        return fail(d, src, "expected an object");
+    v->source = k->source;
+    if (k->source == LS_VOL_PVC && (!require_str(d, src, "claimName", &v->claim) ||
+                                    !get_bool(d, src, "readOnly", &v->read_only)))
+        return false;
+    if (k->source == LS_VOL_EPHEMERAL) {
+        /* ephemeral.VolumeClaimName: the pod's name, "-", the volume's name */
+        char name[600];
+        snprintf(name, sizeof name, "%s-%s", ls_str_get(pod->name), ls_str_get(v->name));
+        v->claim = ls_intern_cstr(name);
+    }
+    if (k->handle && (!require_str(d, src, k->handle, &v->handle) || !get_bool(d, src, "readOnly", &v->read_only)))
+        return false;
+    if (k->source == LS_VOL_RBD && (!get_str(d, src, "pool", &v->pool) ||
+                                    !decode_strings(d, src, "monitors", &v->n_monitors, &v->monitors)))
+        return false;
+    if (k->source == LS_VOL_RBD && !v->pool)
+        v->pool = ls_intern_cstr("rbd");    /* the API server's default */
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_volume(dec *d, const cJSON *j, const ls_pod *pod, ls_volume *v)
+{
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!require_str(d, j, "name", &v->name))
+        return false;
+    for (size_t k = 0; k < sizeof volume_sources / sizeof volume_sources[0]; k++) {
+        const cJSON *src = member(j, volume_sources[k].field);
+        if (src)
+            return decode_volume_source(d, src, &volume_sources[k], pod, v);
+    }
+    return true;
+}
+
+static bool decode_volumes(dec *d, const cJSON *obj, ls_pod *pod)
+{
+    const cJSON *spec, *arr, *j;
+    if (!get_object(d, obj, "spec", &spec))
+        return false;
+    if (!spec)
+        return true;
+    size_t mark = path_field(d, "spec");
+    if (!get_array(d, spec, "volumes", &arr))
+        return false;
+    path_field(d, "volumes");
+    ls_volume *v = ls_arena_alloc(d->a, (size_of(arr) ? size_of(arr) : 1) * sizeof *v);
+    int i = 0;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, i);
+        memset(&v[i], 0, sizeof v[i]);
+        if (!decode_volume(d, j, pod, &v[i]))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    pod->n_volumes = (uint32_t)i;
+    pod->volumes = v;
+    path_pop(d, mark);
+    return true;
+}
+
 /* ---- pods ------------------------------------------------------------------- */
 
 static bool decode_pod_meta(dec *d, const cJSON *obj, ls_pod *pod)
@@ -1422,7 +1504,7 @@ ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *
     ls_vec_init(&b.ports, sizeof(ls_host_port));
     ls_vec_init(&b.ctrs, sizeof(ls_ctr_res));
     bool ok = cJSON_IsObject(obj) ? decode_pod_meta(&d, obj, &p->pod) && decode_pod_spec(&d, obj, &p->pod, &b) &&
-                                        decode_pod_status(&d, obj, &p->pod, &b)
+                                        decode_volumes(&d, obj, &p->pod) && decode_pod_status(&d, obj, &p->pod, &b)
                                   : fail(&d, obj, "expected an object");
     ls_vec_free(&b.ports);
     ls_vec_free(&b.ctrs);

@@ -12,7 +12,10 @@
 #include <string.h>
 
 static const char *const KNOWN_KINDS[] = {
-    "Namespace", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget", NULL,
+    "Namespace", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget",
+    /* the volume plugins' kinds */
+    "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity",
+    "VolumeAttachment", NULL,
 };
 
 bool ls_object_kind_known(const char *kind)
@@ -25,13 +28,14 @@ bool ls_object_kind_known(const char *kind)
 
 /* Kinds without a namespace (their ns is 0), by kind or, as the API
  * client names what it watches, plural.version.group. */
-static bool is_cluster_scoped(const char *kind)
+bool ls_object_kind_cluster_scoped(const char *kind)
 {
-    static const char *const CLUSTER_SCOPED[] = {"Namespace", "DeviceClass", "ResourceSlice",
-                                                 "deviceclasses.v1.resource.k8s.io",
+    static const char *const cluster_scoped[] = {"Namespace", "PersistentVolume", "StorageClass", "CSINode",
+                                                 "CSIDriver", "VolumeAttachment", "PriorityClass", "DeviceClass",
+                                                 "ResourceSlice", "deviceclasses.v1.resource.k8s.io",
                                                  "resourceslices.v1.resource.k8s.io", NULL};
-    for (int i = 0; CLUSTER_SCOPED[i]; i++)
-        if (strcmp(kind, CLUSTER_SCOPED[i]) == 0)
+    for (int i = 0; cluster_scoped[i]; i++)
+        if (strcmp(kind, cluster_scoped[i]) == 0)
             return true;
     return false;
 }
@@ -98,6 +102,127 @@ static bool decode_selector(ls_object *o, const char *kind, const cJSON *spec, l
     return true;
 }
 
+/* ---- the fields the volume plugins read, checked as the API server would */
+
+typedef enum { F_QUANTITY, F_STRINGS, F_STRING, F_COUNT, F_BOOL, F_OBJECT, F_LIST } field_type;
+
+typedef struct storage_field {
+    const char *kind;
+    const char *path[5];          /* member names, NULL-terminated */
+    field_type type;
+} storage_field;
+
+static const storage_field STORAGE_FIELDS[] = {
+    {"PersistentVolume", {"spec", "capacity", "storage"}, F_QUANTITY},
+    {"PersistentVolume", {"spec", "accessModes"}, F_STRINGS},
+    {"PersistentVolume", {"spec", "storageClassName"}, F_STRING},
+    {"PersistentVolume", {"spec", "claimRef"}, F_OBJECT},
+    {"PersistentVolume", {"spec", "nodeAffinity"}, F_OBJECT},
+    {"PersistentVolume", {"spec", "csi", "driver"}, F_STRING},
+    {"PersistentVolumeClaim", {"spec", "resources", "requests", "storage"}, F_QUANTITY},
+    {"PersistentVolumeClaim", {"spec", "accessModes"}, F_STRINGS},
+    {"PersistentVolumeClaim", {"spec", "storageClassName"}, F_STRING},
+    {"PersistentVolumeClaim", {"spec", "volumeName"}, F_STRING},
+    {"StorageClass", {"provisioner"}, F_STRING},
+    {"StorageClass", {"volumeBindingMode"}, F_STRING},
+    {"StorageClass", {"allowedTopologies"}, F_LIST},
+    {"CSINode", {"spec", "drivers"}, F_LIST},
+    {"CSIDriver", {"spec", "storageCapacity"}, F_BOOL},
+    {"CSIDriver", {"spec", "preventPodSchedulingIfMissing"}, F_BOOL},
+    {"CSIStorageCapacity", {"capacity"}, F_QUANTITY},
+    {"CSIStorageCapacity", {"maximumVolumeSize"}, F_QUANTITY},
+    {"CSIStorageCapacity", {"storageClassName"}, F_STRING},
+    {"CSIStorageCapacity", {"nodeTopology"}, F_OBJECT},
+    {"VolumeAttachment", {"spec", "nodeName"}, F_STRING},
+    {"VolumeAttachment", {"spec", "attacher"}, F_STRING},
+};
+
+static const char *field_problem(const cJSON *v, field_type t, char *buf, size_t len)
+{
+    switch (t) {
+    case F_QUANTITY: {
+        int64_t q;
+        ls_error e;
+        if (!cJSON_IsString(v) && !cJSON_IsNumber(v))
+            return "expected a quantity (a string or a number)";
+        char num[64];
+        const char *text = cJSON_IsString(v) ? v->valuestring : (snprintf(num, sizeof num, "%.17g", v->valuedouble), num);
+        if (!ls_quantity_parse(text, 0, &q, &e)) {
+            snprintf(buf, len, "invalid quantity \"%.100s\"", text);
+            return buf;
+        }
+        return NULL;
+    }
+    case F_STRINGS: {
+        const cJSON *x;
+        if (!cJSON_IsArray(v))
+            return "expected an array of strings";
+        cJSON_ArrayForEach(x, v)
+            if (!cJSON_IsString(x))
+                return "expected an array of strings";
+        return NULL;
+    }
+    case F_STRING: return cJSON_IsString(v) ? NULL : "expected a string";
+    case F_COUNT: return cJSON_IsNumber(v) && v->valuedouble >= 0 ? NULL : "expected a non-negative integer";
+    case F_BOOL: return cJSON_IsBool(v) ? NULL : "expected a boolean";
+    case F_OBJECT: return cJSON_IsObject(v) ? NULL : "expected an object";
+    case F_LIST: return cJSON_IsArray(v) ? NULL : "expected an array";
+    }
+    return NULL;
+}
+
+/* CSINode drivers: a name each, and allocatable.count an integer >= 0. */
+static bool check_csinode_drivers(const cJSON *json, const ls_decode_ctx *ctx, ls_error *err, const char *who)
+{
+    const cJSON *drivers = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(json, "spec"), "drivers");
+    const cJSON *d;
+    int i = 0;
+    cJSON_ArrayForEach(d, drivers) {
+        char what[200];
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+        const cJSON *alloc = cJSON_GetObjectItemCaseSensitive(d, "allocatable");
+        const cJSON *count = cJSON_GetObjectItemCaseSensitive(alloc, "count");
+        if (!cJSON_IsString(name)) {
+            snprintf(what, sizeof what, "spec.drivers[%d].name: expected a string", i);
+            return where(ctx, d, err, what, who);
+        }
+        if (count && !cJSON_IsNull(count) && field_problem(count, F_COUNT, what, sizeof what)) {
+            snprintf(what, sizeof what, "spec.drivers[%d].allocatable.count: expected a non-negative integer", i);
+            return where(ctx, count, err, what, who);
+        }
+        i++;
+    }
+    return true;
+}
+
+/* The storage kinds' fields the volume plugins read: a wrong type or a bad
+ * quantity is an error naming the field, as the API server would refuse it. */
+static bool check_storage_fields(const cJSON *json, const char *kind, const ls_decode_ctx *ctx, ls_error *err,
+                                 const char *who)
+{
+    for (size_t i = 0; i < sizeof STORAGE_FIELDS / sizeof STORAGE_FIELDS[0]; i++) {
+        const storage_field *f = &STORAGE_FIELDS[i];
+        if (strcmp(f->kind, kind) != 0)
+            continue;
+        const cJSON *v = json;
+        char path[200] = "";
+        size_t n = 0;
+        for (int k = 0; f->path[k] && v; k++) {
+            v = cJSON_GetObjectItemCaseSensitive(v, f->path[k]);
+            n += (size_t)snprintf(path + n, sizeof path - n, "%s%s", k ? "." : "", f->path[k]);
+        }
+        if (!v || cJSON_IsNull(v))
+            continue;
+        char buf[200], what[500];
+        const char *problem = field_problem(v, f->type, buf, sizeof buf);
+        if (problem) {
+            snprintf(what, sizeof what, "%s: %s", path, problem);
+            return where(ctx, v, err, what, who);
+        }
+    }
+    return strcmp(kind, "CSINode") != 0 || check_csinode_drivers(json, ctx, err, who);
+}
+
 static bool decode_pdb_status(ls_object *o, const cJSON *status, ls_arena *a)
 {
     const cJSON *allowed = cJSON_GetObjectItemCaseSensitive(status, "disruptionsAllowed");
@@ -138,7 +263,7 @@ ls_object_obj *ls_object_decode(const cJSON *json, const ls_decode_ctx *ctx, ls_
     o->kind = ls_intern_cstr(kind->valuestring);
     o->name = ls_intern_cstr(name->valuestring);
     const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
-    bool namespaced = !is_cluster_scoped(kind->valuestring);
+    bool namespaced = !ls_object_kind_cluster_scoped(kind->valuestring);
     o->ns = namespaced ? ls_intern_cstr(cJSON_IsString(ns) ? ns->valuestring : "default") : 0;
     const cJSON *uid = cJSON_GetObjectItemCaseSensitive(meta, "uid");
     o->uid = cJSON_IsString(uid) ? ls_intern_cstr(uid->valuestring) : 0;
@@ -147,6 +272,7 @@ ls_object_obj *ls_object_decode(const cJSON *json, const ls_decode_ctx *ctx, ls_
         where(ctx, meta, err, "metadata.labels: expected an object of strings", who);
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(json, "spec");
     ok = ok && decode_selector(o, kind->valuestring, spec, &oo->arena, who, ctx, err);
+    ok = ok && check_storage_fields(json, kind->valuestring, ctx, err, who);
     if (ok && strcmp(kind->valuestring, "PodDisruptionBudget") == 0)
         ok = decode_pdb_status(o, cJSON_GetObjectItemCaseSensitive(json, "status"), &oo->arena);
     if (!ok) {
@@ -183,6 +309,7 @@ static _Atomic uint64_t generations;
 
 struct ls_object_store {
     ls_map kinds;          /* kind -> kind_list */
+    uint64_t generation;   /* every put and remove of any kind: set from the same counter */
 };
 
 ls_object_store *ls_object_store_new(void)
@@ -228,6 +355,7 @@ static ls_str key_of(ls_str ns, ls_str name, bool create)
 
 void ls_object_store_put(ls_object_store *s, const ls_object *obj)
 {
+    s->generation = ++generations;
     kind_list *k = ls_map_get(&s->kinds, obj->kind);
     if (!k) {
         k = ls_xcalloc(1, sizeof *k);
@@ -248,6 +376,7 @@ void ls_object_store_put(ls_object_store *s, const ls_object *obj)
 
 void ls_object_store_remove(ls_object_store *s, const ls_object *obj)
 {
+    s->generation = ++generations;
     kind_list *k = ls_map_get(&s->kinds, obj->kind);
     if (!k)
         return;
@@ -272,6 +401,8 @@ uint32_t ls_objects_count(const ls_object_store *s, ls_str kind)
 
 uint64_t ls_objects_generation(const ls_object_store *s, ls_str kind)
 {
+    if (s && !kind)
+        return s->generation;
     const kind_list *k = s ? ls_map_get(&s->kinds, kind) : NULL;
     return k ? k->generation : 0;
 }

@@ -41,6 +41,7 @@ struct ls_api {
     api_event *ring;
     uint32_t ring_cap, ring_len, ring_head;   /* head: the oldest event */
     ls_vec records;            /* ls_api_record */
+    ls_vec claims;             /* api_claim_record: claims the PV controller bound */
     ls_api_faults faults;
     uint64_t injected[API_FAULT_KINDS];   /* faults injected so far, by kind (for the record) */
     uint64_t rng, uid_seq;
@@ -102,6 +103,21 @@ int api_admit(ls_api *a, const ls_api_resource *r, cJSON *obj, const char *name,
 /* validate.c: upstream's pod validation; 0, or 422 (400 for a quantity that
  * does not parse) with *out the Status naming every field. */
 int api_validate_pod(const cJSON *pod, const char *name, cJSON **out);
+/* store.c: a controller's write (under the lock): the object's new version, status
+ * included, or a new object; false when the create is refused. */
+bool api_store_put_locked(ls_api *a, const ls_api_resource *r, const cJSON *obj);
+
+/* volumes.c: the PV and ephemeral-volume controllers (pv_controller.h) after a
+ * successful write of `r` (takes the lock); the claims they bound. */
+typedef struct api_claim_record {
+    char *ns, *name, *volume, *selected_node;
+    uint32_t binds;            /* times the claim became Bound: must end 0 or 1 */
+} api_claim_record;
+void api_volumes_after_write(ls_api *a, const ls_api_resource *r, const cJSON *obj);
+/* Under the lock: the record's claim lines (false when a claim was bound twice), its JSON. */
+bool api_volumes_print(ls_api *a, FILE *out);
+cJSON *api_volumes_json(ls_api *a, bool *ok);
+void api_volumes_free(ls_api *a);
 
 /* record.c: a new pod's record (under the lock). */
 void api_record_add(ls_api *a, api_obj *o, const char *ns, const char *name);

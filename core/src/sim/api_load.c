@@ -4,6 +4,7 @@
  */
 #include "model/doc.h"
 #include "sim/api_internal.h"
+#include "sim/pv_controller.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +75,12 @@ bool ls_api_load_file(ls_api *a, const char *path, ls_error *err)
             }
             if (early == (pass == 0))
                 ok = create_doc(a, doc, obj, r, err);
+            if (ok && pass == 1 && strcmp(r->kind, "Pod") == 0)
+                api_volumes_after_write(a, r, obj);   /* a pod's ephemeral claims */
         }
     ls_doc_free(doc);
+    if (ok)
+        api_volumes_after_write(a, NULL, NULL);   /* the controllers' first pass over the file */
     return ok;
 }
 
@@ -92,7 +97,7 @@ bool ls_api_parse_fault(ls_api_faults *f, const char *spec, ls_error *err)
     const char *eq = strchr(spec, '=');
     if (!eq)
         return ls_errorf(err, "--fault %s: expected KIND=VALUE (watch-drop=N, gone=RATE, error=RATE, "
-                         "throttle=RATE[:SECONDS], latency=MS)", spec);
+                         "throttle=RATE[:SECONDS], latency=MS, provision=fail|never)", spec);
     size_t klen = (size_t)(eq - spec);
     const char *v = eq + 1;
     char *end;
@@ -110,6 +115,11 @@ bool ls_api_parse_fault(ls_api_faults *f, const char *spec, ls_error *err)
         double *rate = klen == 4 ? &f->gone : &f->error;
         if (!parse_rate(v, rate, &end) || *end)
             return ls_errorf(err, "--fault %s: expected a rate between 0 and 1", spec);
+    } else if (klen == 9 && strncmp(spec, "provision", klen) == 0) {
+        ls_provision_fault pf;
+        if (!ls_provision_fault_parse(v, &pf))
+            return ls_errorf(err, "--fault %s: expected provision=fail or provision=never", spec);
+        f->provision = (int)pf;
     } else if (klen == 8 && strncmp(spec, "throttle", klen) == 0) {
         f->throttle_seconds = 1;
         if (!parse_rate(v, &f->throttle, &end) || (*end && *end != ':'))
@@ -122,7 +132,8 @@ bool ls_api_parse_fault(ls_api_faults *f, const char *spec, ls_error *err)
             f->throttle_seconds = (uint32_t)n;
         }
     } else {
-        return ls_errorf(err, "--fault %s: unknown fault \"%.*s\" (watch-drop, gone, error, throttle, latency)", spec,
+        return ls_errorf(err, "--fault %s: unknown fault \"%.*s\" (watch-drop, gone, error, throttle, latency, "
+                         "provision)", spec,
                          (int)klen, spec);
     }
     return true;

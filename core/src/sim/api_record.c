@@ -52,6 +52,7 @@ bool ls_api_print_record(ls_api *a, FILE *out)
         refused += r->refused > 0;
         missing += r->missing_node;
     }
+    bool claims_ok = api_volumes_print(a, out);
     fprintf(out, "summary: %u nodes, %u pods: %u bound, %u pending, %u already running, %u deleted; "
             "bindings: %llu accepted, %llu refused\n",
             api_coll_of(a, ls_api_resource_find("", "v1", "nodes"))->len, a->records.len, bound, pending, running,
@@ -63,7 +64,7 @@ bool ls_api_print_record(ls_api *a, FILE *out)
                 (unsigned long long)f[API_FAULT_THROTTLE], (unsigned long long)f[API_FAULT_GONE],
                 (unsigned long long)f[API_FAULT_DROP]);
     pthread_mutex_unlock(&a->mu);
-    return !twice && !refused && !missing;
+    return !twice && !refused && !missing && claims_ok;
 }
 
 static cJSON *record_json(const ls_api_record *r)
@@ -98,6 +99,7 @@ cJSON *ls_api_record_json(ls_api *a)
     cJSON_AddNumberToObject(ev, "bindings", (double)a->bindings);
     cJSON_AddNumberToObject(ev, "scheduled", (double)a->scheduled_events);
     cJSON_AddNumberToObject(ev, "scheduledAtLastBinding", (double)a->scheduled_events_at_last_bind);
+    cJSON_AddItemToObject(root, "claims", api_volumes_json(a, &ok));
     pthread_mutex_unlock(&a->mu);
     cJSON_AddBoolToObject(root, "ok", ok);
     return root;

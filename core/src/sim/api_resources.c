@@ -44,6 +44,8 @@ static const ls_api_resource resources[] = {
      NULL, NULL},
     {"resource.k8s.io", "v1", "deviceclasses", "deviceclass", "DeviceClass", false, NULL, NULL, NULL},
     {"resource.k8s.io", "v1", "resourceslices", "resourceslice", "ResourceSlice", false, NULL, NULL, NULL},
+    {"storage.k8s.io", "v1", "volumeattachments", "volumeattachment", "VolumeAttachment", false, NULL, "status",
+     NULL},
 };
 #define N_RES (sizeof resources / sizeof resources[0])
 

@@ -269,6 +269,7 @@ ls_api *ls_api_new(uint32_t history, uint64_t seed)
     a->ring_cap = history ? history : DEFAULT_HISTORY;
     a->ring = ls_xcalloc(a->ring_cap, sizeof *a->ring);
     ls_vec_init(&a->records, sizeof(ls_api_record));
+    ls_vec_init(&a->claims, sizeof(api_claim_record));
     a->rng = seed;
     a->uid_seq = seed * 0x9e3779b97f4a7c15ULL + 1;
     const ls_api_resource *nsr = ls_api_resource_find("", "v1", "namespaces");
@@ -307,6 +308,7 @@ void ls_api_free(ls_api *a)
         free(rec->refused_node);
     }
     ls_vec_free(&a->records);
+    api_volumes_free(a);
     pthread_cond_destroy(&a->changed);
     pthread_mutex_destroy(&a->mu);
     free(a);
@@ -471,6 +473,30 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
     }
     *out = cJSON_Duplicate(obj, 1);
     return 201;
+}
+
+bool api_store_put_locked(ls_api *a, const ls_api_resource *r, const cJSON *obj)
+{
+    const char *ns = r->namespaced ? api_str(obj, "metadata", "namespace") : NULL;
+    const char *name = api_str(obj, "metadata", "name");
+    api_obj *o = name ? api_lookup(a, r, ns ? ns : "default", name) : NULL;
+    if (!o) {
+        cJSON *out = NULL;
+        int code = create_locked(a, r, ns ? ns : (r->namespaced ? "default" : NULL), cJSON_Duplicate(obj, 1), false,
+                                 &out);
+        cJSON_Delete(out);
+        return code == 201;
+    }
+    cJSON *old = o->obj, *next = cJSON_Duplicate(obj, 1);
+    if (cJSON_Compare(next, old, 1)) {
+        cJSON_Delete(next);
+        return true;
+    }
+    api_set_rv(next, ++a->rv);
+    o->obj = next;
+    api_emit(a, API_MODIFIED, r, next, old);
+    cJSON_Delete(old);
+    return true;
 }
 
 int ls_api_create(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *obj, cJSON **out)

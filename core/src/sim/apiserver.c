@@ -253,6 +253,8 @@ static void do_post(ls_api *a, const route *rt, const ls_http_request *rq, ls_ht
         cJSON_Delete(body);
     } else if (!rt->name) {
         code = ls_api_create(a, rt->res, rt->ns, body, &out);
+        if (code == 201)
+            api_volumes_after_write(a, rt->res, out);
     } else {
         cJSON_Delete(body);
         code = api_fail(&out, 405, "MethodNotAllowed",
@@ -279,6 +281,8 @@ static void do_write(ls_api *a, const route *rt, const ls_http_request *rq, ls_h
         code = ls_api_patch(a, rt->res, rt->ns, rt->name, ls_http_header(rq, "Content-Type"), body, status, &out);
         cJSON_Delete(body);
     }
+    if (code == 200)
+        api_volumes_after_write(a, rt->res, out);
     respond_json(rs, code, out);
 }
 
@@ -298,6 +302,8 @@ static void do_delete(ls_api *a, const route *rt, const ls_http_request *rq, ls_
     cJSON *out = NULL;
     int code = ls_api_delete(a, rt->res, rt->ns, rt->name, uid, &out);
     cJSON_Delete(opts);
+    if (code == 200)
+        api_volumes_after_write(a, rt->res, NULL);
     respond_json(rs, code, out);
 }
 

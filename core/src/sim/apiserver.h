@@ -40,6 +40,7 @@ typedef struct ls_api_faults {
     double throttle;           /* rate of 429 TooManyRequests */
     uint32_t throttle_seconds; /* Retry-After */
     uint32_t latency_ms;       /* added to every resource request */
+    int provision;             /* the provisioner: an ls_provision_fault (sim/pv_controller.h) */
 } ls_api_faults;
 
 /* history: how many events the watch ring keeps (0 = 10000). */

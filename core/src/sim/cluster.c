@@ -10,11 +10,15 @@
  *
  * Over 800 lines: loading, admission, the timeline's object changes and the
  * scheduler source share the pod table and its indexes (names, UIDs) that
- * they must keep consistent; split, each would reach into the others.
+ * they must keep consistent; split, each would reach into the others. The PV
+ * controller's view of the cluster (pv_controller.h: get, each, put over the
+ * same objects) is here too: it needs the cluster's own lookups and
+ * replace/add paths, so that its writes are events like a timeline's.
  */
 #include "sim/cluster.h"
 #include "luasched/map.h"
 #include "model/doc.h"
+#include "sim/pv_controller.h"
 #include "sim/timeline.h"
 
 #include <cjson/cJSON.h>
@@ -68,6 +72,7 @@ struct ls_cluster {
     ls_vec reference;          /* reference_binding: a recording's Bindings document */
     void (*on_advance)(void *ud, uint64_t now_ms);
     void *on_advance_ud;
+    ls_provision_fault provision_fault;
 };
 
 ls_cluster *ls_cluster_new(void)
@@ -273,8 +278,8 @@ static ls_str custom_resource_name(const cJSON *obj)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
     const cJSON *api = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
-    if (!cJSON_IsString(kind) || !cJSON_IsString(api))
-        return 0;
+    if (!cJSON_IsString(kind) || !cJSON_IsString(api) || ls_object_kind_known(kind->valuestring))
+        return 0;   /* storage.k8s.io kinds are built in, not custom resources */
     const char *slash = strchr(api->valuestring, '/');
     if (!slash || !memchr(api->valuestring, '.', (size_t)(slash - api->valuestring)))
         return 0;   /* a core or built-in group (apps, batch, ...), not a custom resource */
@@ -327,6 +332,7 @@ static bool check_uid(ls_cluster *c, const ls_pod *pod, const char *where, ls_er
                      where, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(pod->uid),
                      ls_str_get(sp->obj->pod.ns), ls_str_get(sp->obj->pod.name), sp->where);
 }
+static bool create_ephemeral_claims(ls_cluster *c, const cJSON *pod, ls_error *err);
 
 static bool add_pod(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, const char *where, ls_error *err)
 {
@@ -368,6 +374,8 @@ static bool add_pod(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, cons
         c->pods.len--;
         return false;
     }
+    if (!create_ephemeral_claims(c, obj, err))
+        return false;
     if (c->sched) {
         p->pod.seq = index + 1;
         if (!p->pod.node_name && ls_config_profile_index(ls_scheduler_config(c->sched), p->pod.scheduler_name) < 0)
@@ -557,7 +565,7 @@ static target target_of(const cJSON *body)
     t.kind_text = cJSON_IsString(kind) ? kind->valuestring : "";
     t.kind = ls_intern_cstr(t.kind_text);
     t.name = cJSON_IsString(name) ? ls_intern_cstr(name->valuestring) : 0;
-    bool cluster_scoped = strcmp(t.kind_text, "Node") == 0 || strcmp(t.kind_text, "Namespace") == 0;
+    bool cluster_scoped = strcmp(t.kind_text, "Node") == 0 || ls_object_kind_cluster_scoped(t.kind_text);
     t.ns = cluster_scoped ? 0 : ls_intern_cstr(cJSON_IsString(ns) ? ns->valuestring : "default");
     ls_str custom = custom_resource_name(body);
     if (custom)
@@ -623,8 +631,105 @@ static bool replace_object(ls_cluster *c, int i, const cJSON *json, const char *
         return false;
     LS_VEC_AT(&c->objects, ls_object_obj *, i) = o;
     *(ls_object_obj **)ls_vec_push(&c->retired_objects) = old;
-    ls_scheduler_on_object_update(c->sched, &old->obj, &o->obj);
+    if (c->sched)
+        ls_scheduler_on_object_update(c->sched, &old->obj, &o->obj);
     return true;
+}
+
+/* ---- the PV controller's view of the cluster (pv_controller.h) */
+
+static cJSON *pv_get(void *ud, const char *kind, const char *ns, const char *name)
+{
+    ls_cluster *c = ud;
+    if (!name)
+        return NULL;
+    if (strcmp(kind, "Node") == 0) {
+        sim_node *sn = find_node(c, ls_intern_cstr(name));
+        return sn ? cJSON_Duplicate(sn->json, 1) : NULL;
+    }
+    int i = find_object(c, ls_intern_cstr(kind), ns ? ls_intern_cstr(ns) : 0, ls_intern_cstr(name));
+    if (i < 0)
+        return NULL;
+    const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+    return cJSON_ParseWithLength(o->json, o->json_len);
+}
+
+static void pv_each(void *ud, const char *kind, bool (*fn)(void *fud, const cJSON *obj), void *fud)
+{
+    ls_cluster *c = ud;
+    ls_str k = ls_intern_cstr(kind);
+    for (uint32_t i = 0; i < c->objects.len; i++) {
+        const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+        if (o->kind != k)
+            continue;
+        cJSON *json = cJSON_ParseWithLength(o->json, o->json_len);
+        bool more = fn(fud, json);
+        cJSON_Delete(json);
+        if (!more)
+            return;
+    }
+}
+
+static bool add_other(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, const char *where, ls_str custom,
+                      ls_error *err);
+
+static bool pv_put(void *ud, const char *kind, const cJSON *obj, ls_error *err)
+{
+    ls_cluster *c = ud;
+    target t = target_of(obj);
+    int i = find_object(c, ls_intern_cstr(kind), t.ns, t.name);
+    return i >= 0 ? replace_object(c, i, obj, "<PersistentVolume controller>", err)
+                  : add_other(c, obj, NULL, "<PersistentVolume controller>", 0, err);
+}
+
+static ls_pv_ops pv_ops(ls_cluster *c)
+{
+    return (ls_pv_ops){.ud = c, .get = pv_get, .each = pv_each, .put = pv_put, .fault = c->provision_fault};
+}
+
+static bool create_ephemeral_claims(ls_cluster *c, const cJSON *pod, ls_error *err)
+{
+    ls_pv_ops ops = pv_ops(c);
+    return ls_pv_create_ephemeral_claims(&ops, pod, err);
+}
+
+/* The PV controller's pass after a change to the storage objects. */
+static void sync_volumes(ls_cluster *c)
+{
+    ls_pv_ops ops = pv_ops(c);
+    ls_error err;
+    if (!ls_pv_sync_all(&ops, &err)) {
+        fprintf(stderr, "luasched simulate: warning: PersistentVolume controller: %s\n", err.msg);
+        if (!c->warning)
+            c->warning = ls_xstrdup(err.msg);
+    }
+}
+
+void ls_cluster_set_provision_fault(ls_cluster *c, ls_provision_fault fault)
+{
+    c->provision_fault = fault;
+}
+
+/* A plugin's API write (VolumeBinding's PreBind): the merge patch, then the
+ * PV controller's answer, as the API server and kube-controller-manager would. */
+static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
+{
+    ls_cluster *c = ud;
+    int i = find_object(c, kind, ns, name);
+    if (i < 0)
+        return ls_errorf(err, "%s \"%s\" not found", ls_str_get(kind), ls_str_get(name));
+    cJSON *body = cJSON_Parse(patch);
+    if (!body)
+        return ls_errorf(err, "the patch of %s %s is not valid JSON", ls_str_get(kind), ls_str_get(name));
+    const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+    cJSON *json = cJSON_ParseWithLength(o->json, o->json_len);
+    ls_json_merge_patch(json, body);
+    bool ok = replace_object(c, i, json, "<api>", err);
+    cJSON_Delete(json);
+    cJSON_Delete(body);
+    if (ok)
+        sync_volumes(c);
+    return ok;
 }
 
 /* The current JSON of an object with a patch applied (caller frees), or the
@@ -742,6 +847,7 @@ static void cluster_advance(void *ud, uint64_t now_ms)
     if (c->on_advance)
         c->on_advance(c->on_advance_ud, now_ms);
     c->now_ms = now_ms;
+    bool any = false;
     while ((st = ls_timeline_next_due(&c->timeline, now_ms))) {
         ls_error err;
         if (!apply_step(c, st, &err)) {
@@ -749,7 +855,10 @@ static void cluster_advance(void *ud, uint64_t now_ms)
             if (!c->warning)
                 c->warning = ls_xstrdup(err.msg);
         }
+        any = true;
     }
+    if (any)
+        sync_volumes(c);
 }
 
 /* ---- the scheduler's source */
@@ -907,7 +1016,7 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
                              .on_permit_wait = cluster_on_permit_wait,
                              .next_change_ms = cluster_next_change, .advance_to = cluster_advance,
                              .preempt = cluster_preempt, .extender_bound = cluster_extender_bound,
-                             .patch_status = cluster_patch_status};
+                             .patch_status = cluster_patch_status, .patch_object = cluster_patch_object};
 }
 
 static int by_creation(const void *a, const void *b)
@@ -943,6 +1052,7 @@ static void add_pending_pods(ls_cluster *c, ls_scheduler *s)
 
 void ls_cluster_start(ls_cluster *c, ls_scheduler *s)
 {
+    sync_volumes(c);   /* Immediate claims are bound before the scheduler starts, as a running controller has */
     for (uint32_t i = 0; i < c->objects.len; i++)
         ls_scheduler_on_object_add(s, &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj);
     for (uint32_t i = 0; i < c->nodes.len; i++)
@@ -969,6 +1079,36 @@ void ls_cluster_finish(ls_cluster *c, const ls_scheduler *s)
             sp->message = ls_xstrdup(st.gate_message ? st.gate_message : "gated");
         }
     }
+}
+
+cJSON *ls_cluster_claims_json(const ls_cluster *c)
+{
+    cJSON *claims = cJSON_CreateArray();
+    ls_str kind = ls_intern_cstr("PersistentVolumeClaim");
+    for (uint32_t i = 0; i < c->objects.len; i++) {
+        const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+        if (o->kind != kind)
+            continue;
+        cJSON *pvc = cJSON_ParseWithLength(o->json, o->json_len);
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pvc, "metadata");
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pvc, "spec");
+        const cJSON *status = cJSON_GetObjectItemCaseSensitive(pvc, "status");
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+        const cJSON *phase = cJSON_GetObjectItemCaseSensitive(status, "phase");
+        const cJSON *volume = cJSON_GetObjectItemCaseSensitive(spec, "volumeName");
+        const cJSON *node = cJSON_GetObjectItemCaseSensitive(ann, "volume.kubernetes.io/selected-node");
+        cJSON *rec = cJSON_CreateObject();
+        cJSON_AddStringToObject(rec, "namespace", ls_str_get(o->ns));
+        cJSON_AddStringToObject(rec, "name", ls_str_get(o->name));
+        cJSON_AddStringToObject(rec, "phase", cJSON_IsString(phase) ? phase->valuestring : "Pending");
+        if (cJSON_IsString(volume))
+            cJSON_AddStringToObject(rec, "volumeName", volume->valuestring);
+        if (cJSON_IsString(node))
+            cJSON_AddStringToObject(rec, "selectedNode", node->valuestring);
+        cJSON_AddItemToArray(claims, rec);
+        cJSON_Delete(pvc);
+    }
+    return claims;
 }
 
 bool ls_cluster_has_timeline(const ls_cluster *c)

@@ -8,6 +8,7 @@
 #define LS_SIM_CLUSTER_H
 
 #include "luasched/scheduler.h"
+#include "sim/pv_controller.h"
 
 #include <stdio.h>
 
@@ -51,6 +52,9 @@ bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err);
 /* Prints one notice per skipped kind to the stream. */
 void ls_cluster_print_notices(const ls_cluster *c, FILE *out);
 
+/* The provisioner's behaviour (the --fault provision=... option); default OK. */
+void ls_cluster_set_provision_fault(ls_cluster *c, ls_provision_fault fault);
+
 /* Priority admission: a pod naming a PriorityClass (or none, with a
  * globalDefault class present) gets the class's value and preemptionPolicy. */
 bool ls_cluster_admit(ls_cluster *c, ls_error *err);
@@ -64,6 +68,9 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
 void ls_cluster_start(ls_cluster *c, ls_scheduler *s);
 
 bool ls_cluster_has_timeline(const ls_cluster *c);
+/* Every PersistentVolumeClaim's state: namespace, name, phase, volumeName and
+ * the selected node, when set (for output and tests). */
+struct cJSON *ls_cluster_claims_json(const ls_cluster *c);
 /* The first timeline step that could not be applied (NULL when all were). */
 const char *ls_cluster_warning(const ls_cluster *c);
 
