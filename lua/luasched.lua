@@ -7,10 +7,11 @@
 -- allocates nothing per node.
 local ffi = require("ffi")
 local C = require("luasched.clib")
+local sandbox = require("luasched.sandbox")
 
 local ls = {
   SUCCESS = C.LS_SUCCESS, ERROR = C.LS_ERROR, UNSCHEDULABLE = C.LS_UNSCHEDULABLE,
-  UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, WAIT = C.LS_WAIT,
+  UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, UNRESOLVABLE = C.LS_UNRESOLVABLE, WAIT = C.LS_WAIT,
   SKIP = C.LS_SKIP, PENDING = C.LS_PENDING,
   MAX_NODE_SCORE = 100, MIN_NODE_SCORE = 0,
   -- queueing hint results
@@ -60,24 +61,38 @@ end
 
 -- ---- statuses -----------------------------------------------------------
 
-local status_mt = {
-  __tostring = function(st)
-    return code_names[st.code] .. ": " .. st.message
-  end,
-}
+-- A status is read-only (a plugin returns the same object for many nodes, and
+-- the memo shares it between plugins): its fields live in a hidden table, its
+-- metatable is hidden, and only the objects made here count as statuses.
+local genuine = setmetatable({}, { __mode = "k" })
+
+local function status_text(st)
+  return code_names[st.code] .. ": " .. st.message
+end
+
+local function read_only_status(_, k)
+  error("a status is read-only (assigning " .. tostring(k) .. ")", 2)
+end
 
 local memo = {}
 for code = 0, 6 do memo[code] = {} end
 
-local function make_status(code, reasons)
+local function make_status(code, reasons, extra)
   local message = table.concat(reasons, ", ")
   local joined = table.concat(reasons, "\n")
-  local st = setmetatable({
+  local fields = setmetatable({
     code = code,
-    reasons = reasons,
     message = message,
     id = C.ls_status_register(code, joined, #joined),
-  }, status_mt)
+  }, { __index = function(_, k)   -- reasons: a fresh copy each time (a status does not change)
+    if k == "reasons" then return { unpack(reasons) } end
+  end })
+  if extra then for k, v in pairs(extra) do fields[k] = v end end
+  local st = setmetatable({}, {
+    __index = fields, __newindex = read_only_status, __tostring = status_text, __metatable = false,
+  })
+  genuine[st] = true
+  sandbox.mark_frozen(st, "a status")
   return st
 end
 
@@ -104,12 +119,19 @@ ls.unschedulable_and_unresolvable = ls.unresolvable
 ls.skip = status(C.LS_SKIP, "")
 
 local wait_memo = {}
---- Permit's Wait with a timeout in seconds.
+local MAX_WAIT_SECONDS = 15 * 60   -- upstream's maxTimeout for a Permit wait
+
+--- Permit's Wait with a timeout in seconds: a finite number from 0 to 900
+--- (upstream's 15-minute maximum).
 function ls.wait(timeout_seconds)
   local st = wait_memo[timeout_seconds]
   if st == nil then
-    st = make_status(C.LS_WAIT, { "" })
-    st.timeout = timeout_seconds
+    if type(timeout_seconds) ~= "number" or timeout_seconds ~= timeout_seconds
+        or timeout_seconds < 0 or timeout_seconds > MAX_WAIT_SECONDS then
+      error(string.format("ls.wait: the timeout must be a number of seconds from 0 to %d, got %s",
+        MAX_WAIT_SECONDS, tostring(timeout_seconds)), 2)
+    end
+    st = make_status(C.LS_WAIT, { "" }, { timeout = timeout_seconds })
     wait_memo[timeout_seconds] = st
   end
   return st
@@ -122,7 +144,7 @@ function ls.status_message(id)
 end
 
 function ls.is_status(v)
-  return getmetatable(v) == status_mt
+  return genuine[v] == true
 end
 
 -- ---- plugins ------------------------------------------------------------
@@ -140,11 +162,14 @@ end
 ls.merge_args = deep_merge
 
 --- Declares a plugin. `name` is the Kubernetes-style registered name; `spec.defaults`
---- are merged under the profile's pluginConfig args (given values win).
+--- are merged under the profile's pluginConfig args (given values win) and
+--- give the args their types (luasched.args); `spec.optional` names args
+--- without a default (key -> "string" | "number" | "boolean" | "list" |
+--- "object" | "table", or a table for nested optional keys).
 function ls.plugin(name, spec)
   assert(type(name) == "string" and name ~= "", "ls.plugin: a plugin name is required")
   spec = spec or {}
-  local P = { name = name, defaults = spec.defaults or {} }
+  local P = { name = name, defaults = spec.defaults or {}, optional = spec.optional }
   P.__index = P
   return P
 end

@@ -40,7 +40,7 @@
 -- * No EventsToRegister table yet: registered for every cluster event.
 local ls = require("luasched")
 
-local P = ls.plugin("NodeAffinity")
+local P = ls.plugin("NodeAffinity", { optional = { addedAffinity = "object" } })
 
 local ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 local ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"

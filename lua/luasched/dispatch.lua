@@ -17,6 +17,8 @@ local EP_OF_HOOK = {
   reserve = C.LS_EP_RESERVE, pre_bind = C.LS_EP_PRE_BIND, bind = C.LS_EP_BIND, post_bind = C.LS_EP_POST_BIND,
 }
 local events = require("luasched.events")
+local sandbox = require("luasched.sandbox")
+local args_check = require("luasched.args")
 
 local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
 local WAIT, SKIP, PENDING = 4, 5, 6
@@ -28,6 +30,46 @@ end
 
 local M = {}
 
+-- What plugin code runs outside a cycle (loading, init, hints...): C keeps
+-- the text so a call its watchdog cuts off can still be attributed.
+pcall(ffi.cdef, "void ls_lua_note(const char *what);")
+local function note(fmt, ...)
+  C.ls_lua_note(string.format(fmt, ...))
+end
+M.note = note
+
+-- The text of an error value a plugin raised: never runs plugin code (a
+-- table's __tostring), whatever was raised.
+local function describe(err)
+  local t = type(err)
+  if t == "string" then return err end
+  if t == "number" or t == "boolean" or t == "nil" then return tostring(err) end
+  return "(a " .. t .. " was raised as the error)"
+end
+M.describe_error = describe
+
+-- xpcall's handler for plugin calls: an error raised below a plugin's frame
+-- (inside a luasched function it called, or by the FFI) is prefixed with the
+-- plugin's own file:line, the innermost plugin frame on the stack.
+local function locate(err)
+  local msg = describe(err)
+  for level = 2, 50 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if loader.is_plugin_source(info.source) then
+      if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
+        msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
+      end
+      return msg
+    end
+  end
+  return msg
+end
+M.locate_error = locate
+
+local xpcall, plain_pcall = xpcall, pcall
+local function pcall(f, ...) return xpcall(f, locate, ...) end
+
 local cycle          -- ls_cycle* shared with C for the process lifetime
 local profiles = {}  -- [1-based] { name=, points = { hook = { inst... } }, weights = {} }
 local state          -- the running cycle's CycleState table
@@ -36,6 +78,7 @@ local prefilter_failure           -- the code PreFilter failed with this cycle (
 local candidate_set               -- node index -> true, built on demand by Handle:node_code
 local skip_score = {}
 local current        -- plugin instance running, for error attribution
+local current_hook   -- the hook it runs (a key of the plugin table)
 
 local HOOKS = {
   "pre_enqueue", "less", "sort_key", "pre_filter", "add_pod", "remove_pod", "filter",
@@ -58,11 +101,13 @@ function M.init(cycle_ptr, plugin_dirs)
   cycle = ffi.cast("ls_cycle *", cycle_ptr)
   ls._attach(cycle)
   loader.set_path(plugin_dirs)
+  sandbox.lock_strings()
 end
 
 --- The hooks plugin `name` defines, loading it on first use (multiPoint
 --- expansion in C asks this). Returns a list of hook names, or nil and an error.
 function M.hooks(name)
+  note("plugin %q (loading its file)", name)
   local P, err = loader.load(name)
   if not P then return nil, err end
   local out = {}
@@ -72,16 +117,31 @@ function M.hooks(name)
   return out
 end
 
-local function instantiate(P, args, profile_name)
+local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
+
+-- `where` (optional) is the config's file:line of the plugin's args.
+local function instantiate(P, args, profile_name, where)
+  note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
+  local ok, aerr = args_check.check(P, args, where)
+  if not ok then return nil, aerr end
   local inst = setmetatable({
     name = P.name,
     args = ls.merge_args(P.defaults, args),
     profile = profile_name,
   }, P)
+  plugin_of[inst] = P
+  if type(P.validate) == "function" then
+    local vok, verr = plain_pcall(P.validate, inst.args)
+    if not vok or (verr ~= nil and verr ~= true) then
+      return nil, string.format("%sargs of plugin %q are not valid: %s", where and where .. ": " or "",
+        P.name, describe(verr))
+    end
+  end
   if type(P.init) == "function" then
-    local ok, err = pcall(P.init, inst, inst.args)
-    if not ok then
-      return nil, string.format("initializing plugin %q: %s", P.name, tostring(err))
+    note("plugin %q (%s: init)", P.name, tostring(P.file))
+    local iok, err = plain_pcall(P.init, inst, inst.args)
+    if not iok then
+      return nil, string.format("initializing plugin %q: %s", P.name, describe(err))
     end
   end
   return inst
@@ -113,7 +173,7 @@ end
 -- CycleState.Clone: a plugin may define clone_state(entry); plain tables are
 -- copied deeply (cdata inside are shared: they are read-only views).
 local function deep_copy(v)
-  if type(v) ~= "table" then return v end
+  if type(v) ~= "table" or sandbox.is_frozen(v) then return v end
   local c = {}
   for k, x in pairs(v) do c[k] = deep_copy(x) end
   return setmetatable(c, getmetatable(v))
@@ -238,6 +298,9 @@ end
 
 local Handle = {}
 Handle.__index = Handle
+Handle.__newindex = function(_, k) error("self.handle is read-only (assigning " .. tostring(k) .. ")", 2) end
+Handle.__metatable = false
+local prof_of = setmetatable({}, { __mode = "k" })   -- handle -> its profile (not reachable by plugins)
 
 local scratch_status = ffi.new("ls_node_status")
 local error_buf = ffi.new("char[512]")
@@ -245,21 +308,21 @@ local error_buf = ffi.new("char[512]")
 --- Filter with nominated pods on any NodeInfo (a clone during preemption).
 --- Returns true, or false and the failing status code and message.
 function Handle:run_filter_with_nominated(st, pod, ni)
-  local fits = filter_with_nominated(self.prof, st, pod, ni, scratch_status)
+  local fits = filter_with_nominated(prof_of[self], st, pod, ni, scratch_status)
   if fits then return true end
   return false, scratch_status.code, ls_status_message(scratch_status.status)
 end
 
 function Handle:run_add_pod(st, pod, pod_to_add, ni)
-  run_extension(self.prof, "add_pod", st, pod, pod_to_add, ni)
+  run_extension(prof_of[self], "add_pod", st, pod, pod_to_add, ni)
 end
 
 function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
-  run_extension(self.prof, "remove_pod", st, pod, pod_to_remove, ni)
+  run_extension(prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
 end
 
 function Handle:clone_state(st)
-  return clone_state(self.prof, st)
+  return clone_state(prof_of[self], st)
 end
 
 --- A changeable copy of a NodeInfo (freed by the garbage collector).
@@ -322,7 +385,7 @@ local function register_events(prof, profile_index, seen)
     for _, inst in ipairs(prof.points[hook] or {}) do
       if not seen[inst.name] then
         seen[inst.name] = true
-        local regs, err = events.check(getmetatable(inst))
+        local regs, err = events.check(plugin_of[inst])
         if not regs then return nil, err end
         for _, r in ipairs(regs) do
           local hint_id = 0
@@ -354,9 +417,10 @@ function M.build(specs)
       for _, name in ipairs(names) do
         local inst = prof.instances[name]
         if not inst then
+          note("plugin %q (loading its file)", name)
           local P, err = loader.load(name)
           if not P then return nil, err end
-          inst, err = instantiate(P, spec.args and spec.args[name], spec.name)
+          inst, err = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
           if not inst then return nil, err end
           prof.instances[name] = inst
         end
@@ -371,7 +435,9 @@ function M.build(specs)
       prof.points[hook] = list
     end
     compile_loops(prof, i)
-    prof.handle = setmetatable({ prof = prof, profile_name = spec.name }, Handle)
+    prof.handle = setmetatable({}, Handle)
+    prof_of[prof.handle] = prof
+    sandbox.mark_frozen(prof.handle, "self.handle")
     for _, inst in pairs(prof.instances) do inst.handle = prof.handle end
     local ok, err = register_events(prof, i - 1, {})
     if not ok then return nil, err end
@@ -390,7 +456,7 @@ function M.completed_args()
   for i, prof in ipairs(profiles) do
     local t, given = {}, prof.given_args
     for name, inst in pairs(prof.instances) do
-      t[name] = ls.merge_args(getmetatable(inst).defaults, given[name])
+      t[name] = ls.merge_args(plugin_of[inst].defaults, given[name])
     end
     for name, args in pairs(given) do
       if t[name] == nil then
@@ -413,9 +479,10 @@ local POINT_HOOKS = {
 -- profile's args, its events table, a hook missing at a point it is listed at.
 local function check_plugin(spec, label, name, problems)
   local function add(msg) problems[#problems + 1] = "profile " .. label .. ": " .. msg end
+  note("plugin %q (loading its file)", name)
   local P, err = loader.load(name)
   if not P then return add(err) end
-  local inst, ierr = instantiate(P, spec.args and spec.args[name], spec.name)
+  local inst, ierr = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
   if not inst then add(ierr) end
   local regs, eerr = events.check(P)
   if not regs then add(eerr) end
@@ -451,6 +518,31 @@ end
 
 -- ---- errors -------------------------------------------------------------
 
+-- A message that does not name the running plugin's file (a value the
+-- runtime rejected after the hook returned) gets the hook's own file:line.
+local function attributed(msg)
+  local inst = current
+  if not inst or not inst.file or msg:find(inst.file, 1, true) then return msg end
+  local fn = current_hook and inst[current_hook]
+  if type(fn) ~= "function" then return msg .. " (in " .. inst.file .. ")" end
+  local info = debug.getinfo(fn, "S")
+  return msg .. " (" .. info.short_src .. ":" .. info.linedefined .. ")"
+end
+
+local function fail_with(msg)
+  local st = ls.error(msg)
+  cycle.status = st.id
+  cycle.status_code = ERROR
+  return ERROR
+end
+
+-- A plugin raised, returned a wrong value, or broke a rule: the message
+-- names its file and line.
+local function fail_located(fmt, ...)
+  return fail_with(attributed(string.format(fmt, ...)))
+end
+
+-- A plugin returned an Error status: its own message, as upstream words it.
 local function fail(fmt, ...)
   local msg = string.format(fmt, ...)
   local st = ls.error(msg)
@@ -481,6 +573,7 @@ end
 
 function M.pre_enqueue(pi, pod_ptr)
   clear_status()
+  current_hook = "pre_enqueue"
   local pod = ffi.cast("const ls_pod *", pod_ptr)
   local list = profiles[pi + 1].points.pre_enqueue
   if not list then return SUCCESS end
@@ -488,10 +581,10 @@ function M.pre_enqueue(pi, pod_ptr)
     current = list[k]
     cycle.running_plugin = k - 1
     local ok, st = pcall(current.pre_enqueue, current, pod)
-    if not ok then return fail("running PreEnqueue plugin %q: %s", current.name, tostring(st)) end
+    if not ok then return fail_located("running PreEnqueue plugin %q: %s", current.name, describe(st)) end
     if st ~= nil then
       if not is_status(st) then
-        return fail("running PreEnqueue plugin %q: %s", current.name,
+        return fail_located("running PreEnqueue plugin %q: %s", current.name,
           "pre_enqueue returned a " .. type(st) .. ", expected a status or nil")
       end
       if st.code ~= SUCCESS then return set_status(st, k - 1) end
@@ -610,6 +703,7 @@ end
 --- left in cycle.prefilter_*; an empty intersection is Unresolvable.
 function M.pre_filter(pi)
   clear_status()
+  current_hook = "pre_filter"
   state = {}
   skip_score = {}
   local prof = profiles[pi + 1]
@@ -626,7 +720,7 @@ function M.pre_filter(pi)
   sampling = cycle.sample_plugins ~= 0
   local ok, st, idx = pcall(run_pre_filter, list, cycle.pod, restricting)
   if sampling then timing.flush(cycle) end
-  if not ok then return fail("running PreFilter plugin %q: %s", current.name, tostring(st)) end
+  if not ok then return fail_located("running PreFilter plugin %q: %s", current.name, describe(st)) end
   if st then
     prefilter_failure = st.code
     return set_status(st, idx)
@@ -651,7 +745,8 @@ end
 
 local function filter_failure(prof, err)
   local inst = (prof.points.filter or {})[cycle.running_plugin + 1]
-  return fail("running %q filter plugin: %s", inst and inst.name or "?", tostring(err))
+  current, current_hook = inst, "filter"
+  return fail_located("running %q filter plugin: %s", inst and inst.name or "?", describe(err))
 end
 
 --- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
@@ -685,6 +780,7 @@ end
 
 function M.post_filter(pi)
   clear_status()
+  current_hook = "post_filter"
   cycle.nominated_node = 0
   local list = profiles[pi + 1].points.post_filter
   if not list then return UNSCHED end
@@ -692,15 +788,15 @@ function M.post_filter(pi)
     current = list[k]
     cycle.running_plugin = k - 1
     local t0 = cycle.sample_plugins ~= 0 and timing.now()
-    local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod, cycle)
+    local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod)
     if t0 then
       timing.observe(C.LS_EP_POST_FILTER, k - 1, ok and is_status(st) and st.code or (ok and UNSCHED or ERROR),
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail("running PostFilter plugin %q: %s", current.name, tostring(st)) end
+    if not ok then return fail_located("running PostFilter plugin %q: %s", current.name, describe(st)) end
     if st ~= nil and not is_status(st) then
-      return fail("running PostFilter plugin %q: %s", current.name,
+      return fail_located("running PostFilter plugin %q: %s", current.name,
         "post_filter returned a " .. type(st) .. ", expected a status or nil")
     end
     local code = st and st.code or SUCCESS
@@ -709,7 +805,7 @@ function M.post_filter(pi)
       if st then set_status(st, k - 1) end
       return code
     elseif code ~= UNSCHED then
-      return fail("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
+      return fail_located("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
     end
     set_status(st, k - 1)
   end
@@ -739,18 +835,27 @@ end
 
 function M.pre_score(pi)
   clear_status()
+  current_hook = "pre_score"
   local list = profiles[pi + 1].points.pre_score
   if not list then return SUCCESS end
   sampling = cycle.sample_plugins ~= 0
   local ok, err = pcall(run_pre_score, list, cycle.pod, cycle.feasible, cycle.num_feasible)
   if sampling then timing.flush(cycle) end
-  if not ok then return fail("running PreScore plugin %q: %s", current.name, tostring(err)) end
+  if not ok then return fail_located("running PreScore plugin %q: %s", current.name, describe(err)) end
   return SUCCESS
 end
 
+local INT64_MAX = 0x7fffffffffffffffLL
+
+-- A score that is not a plain integer number (see loops.lua): an int64 or a
+-- uint64 cdata within int64 is taken, anything else raises naming the value.
 to_score = function(s)
-  if type(s) == "cdata" then return tonumber(s) end
-  error("score returned a " .. type(s) .. ", expected an integer", 0)
+  if ffi.istype("int64_t", s) then return s end
+  if ffi.istype("uint64_t", s) and s <= INT64_MAX then return s end
+  local t = type(s)
+  local text = (t == "number" or t == "cdata" or t == "boolean") and tostring(s) or describe(s)
+  if t == "string" then text = string.format("%q", s) end
+  error("score returned " .. text .. " (a " .. t .. "), expected an integer within int64", 0)
 end
 
 local function run_scores(list, score_loops, cyc, pod)
@@ -758,7 +863,7 @@ local function run_scores(list, score_loops, cyc, pod)
   local scores, skipped = cyc.scores, cyc.score_skipped
   for p = 1, #list do
     local inst = list[p]
-    current = inst
+    current, current_hook = inst, "score"
     cyc.running_plugin = p - 1
     if skip_score[inst.name] then
       skipped[p - 1] = 1
@@ -771,7 +876,7 @@ local function run_scores(list, score_loops, cyc, pod)
   if cyc.trace ~= 0 then ffi.copy(cyc.raw_scores, scores, #list * n * 8) end
   for p = 1, #list do
     local inst = list[p]
-    current = inst
+    current, current_hook = inst, "normalize_score"
     cyc.running_plugin = p - 1
     if skipped[p - 1] == 0 and inst.normalize_score then
       local t0 = sampling and timing.now()
@@ -796,7 +901,7 @@ function M.score(pi)
   sampling = cycle.sample_plugins ~= 0
   local ok, err = pcall(run_scores, list, sampling and prof.score_loops_timed or prof.score_loops, cycle, cycle.pod)
   if sampling then timing.flush(cycle) end
-  if not ok then return fail("running Score plugin %q: %s", current.name, tostring(err)) end
+  if not ok then return fail_located("running Score plugin %q: %s", current.name, describe(err)) end
   return SUCCESS
 end
 
@@ -808,6 +913,7 @@ end
 
 local function run_simple(pi, hook, label, allowed)
   clear_status()
+  current_hook = hook
   local list = profiles[pi + 1].points[hook]
   if not list then return SUCCESS end
   local pod, node = cycle.pod, node_name()
@@ -822,10 +928,10 @@ local function run_simple(pi, hook, label, allowed)
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail("running %s plugin %q: %s", label, current.name, tostring(st)) end
+    if not ok then return fail_located("running %s plugin %q: %s", label, current.name, describe(st)) end
     if st ~= nil then
       if not is_status(st) then
-        return fail("running %s plugin %q: %s returned a %s, expected a status or nil",
+        return fail_located("running %s plugin %q: %s returned a %s, expected a status or nil",
           label, current.name, hook, type(st))
       end
       if st.code ~= SUCCESS then
@@ -834,7 +940,7 @@ local function run_simple(pi, hook, label, allowed)
           return fail("running %s plugin %q: %s", label, current.name, st.message)
         end
         if not allowed[st.code] then
-          return fail("running %s plugin %q: returned %s: %s", label, current.name,
+          return fail_located("running %s plugin %q: returned %s: %s", label, current.name,
             ls.code_names[st.code], st.message)
         end
         if hook ~= "bind" or st.code ~= SKIP then return set_status(st, k - 1) end
@@ -869,6 +975,7 @@ end
 
 function M.permit(pi)
   clear_status()
+  current_hook = "permit"
   cycle.num_waiting_plugins = 0
   local list = profiles[pi + 1].points.permit
   if not list then return SUCCESS end
@@ -883,10 +990,10 @@ function M.permit(pi)
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail("running Permit plugin %q: %s", current.name, tostring(st)) end
+    if not ok then return fail_located("running Permit plugin %q: %s", current.name, describe(st)) end
     if st ~= nil then
       if not is_status(st) then
-        return fail("running Permit plugin %q: permit returned a %s", current.name, type(st))
+        return fail_located("running Permit plugin %q: permit returned a %s", current.name, type(st))
       end
       if st.code == WAIT then
         local n = cycle.num_waiting_plugins
@@ -900,7 +1007,7 @@ function M.permit(pi)
       elseif rejections[st.code] then
         return set_status(st, k - 1)
       elseif st.code ~= SUCCESS then
-        return fail("running Permit plugin %q: returned %s", current.name, ls.code_names[st.code])
+        return fail_located("running Permit plugin %q: returned %s", current.name, ls.code_names[st.code])
       end
     end
   end
@@ -952,6 +1059,7 @@ local hint_errors = 0
 function M.hint(id, pod_ptr, ev_ptr)
   local fn = hints[id]
   if not fn then return ls.QUEUE end
+  note("queueing hint %d", id)
   local pod = ffi.cast("const ls_pod *", pod_ptr)
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
@@ -960,8 +1068,8 @@ function M.hint(id, pod_ptr, ev_ptr)
   hint_errors = hint_errors + 1
   local info = debug.getinfo(fn, "S")
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",
-    info.short_src, info.linedefined, ok and ("returned " .. tostring(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
-    or tostring(r)))
+    info.short_src, info.linedefined, ok and ("returned " .. describe(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
+    or describe(r)))
   return 2   -- LS_HINT_FAILED: Queue, counted by the runtime
 end
 

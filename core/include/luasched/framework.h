@@ -149,6 +149,10 @@ typedef struct ls_profile {
     int32_t percentage_of_nodes_to_score;   /* -1 = unset, use the global value */
     ls_vec plugins[LS_EP_COUNT];            /* ls_plugin_ref, expanded, in run order */
     struct cJSON *plugin_args;              /* object: plugin name -> args (owned) */
+    /* object: plugin name -> where its args are written (owned; NULL for the
+     * built-in default): {source, line, path, lines: {"a.b": line}}, for the
+     * args check's messages. */
+    struct cJSON *plugin_args_at;
 } ls_profile;
 
 const char *ls_ext_point_name(int ep);        /* "PreFilter", "Filter", ... */

@@ -165,6 +165,37 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
     }
 }
 
+/* The line of every field of a plugin's args ("a.b" -> line), so the args
+ * check names the line of the field it rejects. */
+static void record_field_lines(const parse_ctx *pc, const cJSON *obj, const char *prefix, cJSON *lines, int depth)
+{
+    if (depth > 16)
+        return;
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        if (!c->string)
+            continue;
+        char key[300];
+        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", c->string);
+        cJSON_AddNumberToObject(lines, key, ls_doc_line(pc->doc, c));
+        if (cJSON_IsObject(c))
+            record_field_lines(pc, c, key, lines, depth + 1);
+    }
+}
+
+static void record_args_location(const parse_ctx *pc, const cJSON *args, const char *path, const char *name,
+                                 ls_profile *prof)
+{
+    if (!prof->plugin_args_at)
+        prof->plugin_args_at = cJSON_CreateObject();
+    cJSON *at = cJSON_CreateObject();
+    cJSON_AddStringToObject(at, "source", pc->source);
+    cJSON_AddNumberToObject(at, "line", ls_doc_line(pc->doc, args));
+    cJSON_AddStringToObject(at, "path", path);
+    cJSON *lines = cJSON_AddObjectToObject(at, "lines");
+    record_field_lines(pc, args, "", lines, 0);
+    cJSON_AddItemToObject(prof->plugin_args_at, name, at);
+}
+
 static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const char *path, ls_profile *prof)
 {
     static const char *const known[] = {"name", "args", NULL};
@@ -195,6 +226,8 @@ static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const
     }
     cJSON_AddItemToObject(prof->plugin_args, name->valuestring,
                           args && cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateObject());
+    if (pc->doc && args && cJSON_IsObject(args))
+        record_args_location(pc, args, p, name->valuestring, prof);
 }
 
 static void parse_plugin_config(const parse_ctx *pc, const cJSON *list, const char *path, ls_profile *prof)
@@ -812,6 +845,7 @@ void ls_config_free(ls_config *cfg)
         for (int ep = 0; ep < LS_EP_COUNT; ep++)
             ls_vec_free(&cfg->profiles[i].plugins[ep]);
         cJSON_Delete(cfg->profiles[i].plugin_args);
+        cJSON_Delete(cfg->profiles[i].plugin_args_at);
     }
     free(cfg->profiles);
     free(cfg->source);

@@ -56,7 +56,18 @@ struct ls_lua {
     char *lua_path, *plugin_path;
     const ls_profile *profiles;      /* what build() was given, for a rebuild */
     uint32_t n_profiles;
+    int depth;                       /* guarded calls in progress (a hint inside a bind, ...) */
 };
+
+/* What the runtime is loading or running, written by dispatch.lua before it
+ * runs plugin code outside a cycle (loading a file, init, events, hints), so
+ * a call the watchdog cuts off can still be attributed. */
+static char note[256];
+
+void ls_lua_note(const char *what)
+{
+    snprintf(note, sizeof note, "%s", what ? what : "");
+}
 
 static void block_link(ls_lua *lua, block *b)
 {
@@ -143,6 +154,36 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
 static void arm_budget(ls_lua *lua)
 {
     lua_sethook(lua->L, budget_hook, LUA_MASKCOUNT, (int)(lua->budget > 0x7fffffff ? 0x7fffffff : lua->budget));
+}
+
+/* lua_pcall under the instruction budget and the wall-clock watchdog. The
+ * outermost guarded call arms the watchdog; a nested one (a queueing hint run
+ * from inside a bind, ...) stays under the outer deadline. When the watchdog
+ * cuts the call off, the state is abandoned (lua->L NULL) and -1 returned:
+ * the caller rebuilds or reports. */
+static int guarded_pcall(ls_lua *lua, int nargs, int nresults, bool may_interrupt)
+{
+    lua_State *L = lua->L;
+    if (lua->depth > 0) {
+        lua->depth++;
+        int rc = lua_pcall(L, nargs, nresults, 0);
+        lua->depth--;
+        return rc;
+    }
+    sigjmp_buf escape;
+    if (sigsetjmp(escape, 0)) {
+        ls_watchdog_disarm(lua->watchdog);
+        lua->depth = 0;
+        abandon_state(lua);
+        return -1;
+    }
+    lua->depth = 1;
+    arm_budget(lua);
+    ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, may_interrupt, &escape);
+    int rc = lua_pcall(L, nargs, nresults, 0);
+    ls_watchdog_disarm(lua->watchdog);
+    lua->depth = 0;
+    return rc;
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -270,13 +311,33 @@ void ls_lua_free(ls_lua *lua)
     free(lua);
 }
 
+/* A load-time call the watchdog cut off: the error names what was running;
+ * a fresh state (without plugins) is opened for what the caller does next. */
+static bool cut_off(ls_lua *lua, ls_error *err, const char *doing, const char *name)
+{
+    char what[300];
+    snprintf(what, sizeof what, "%s", note);
+    ls_error ignored;
+    open_state(lua, &ignored);
+    if (lua->over_memory) {
+        lua->over_memory = false;
+        return ls_errorf(err, "%s %s: %s: exceeded the Lua memory limit of %zu bytes", doing, name, what,
+                         lua->memory_limit);
+    }
+    return ls_errorf(err, "%s %s: %s: exceeded its time budget of %llu ms", doing, name, what,
+                     (unsigned long long)lua->timeout_ms);
+}
+
 bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_error *err)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return ls_errorf(err, "loading plugin %s: the Lua state could not be restarted", name);
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_hooks);
     lua_pushstring(L, name);
-    arm_budget(lua);
-    int rc = lua_pcall(L, 1, 2, 0);
+    int rc = guarded_pcall(lua, 1, 2, true);
+    if (rc < 0)
+        return cut_off(lua, err, "loading plugin", name);
     if (rc != 0) {
         ls_errorf(err, "loading plugin %s: %s", name, lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -349,6 +410,8 @@ static void push_profile(lua_State *L, const ls_profile *p)
     lua_setfield(L, -2, "points");
     push_json(L, p->plugin_args);
     lua_setfield(L, -2, "args");
+    push_json(L, p->plugin_args_at);
+    lua_setfield(L, -2, "args_at");
 }
 
 bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
@@ -356,14 +419,17 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
     lua_State *L = lua->L;
     lua->profiles = profiles;
     lua->n_profiles = n;
+    if (!L)
+        return ls_errorf(err, "building profiles: the Lua state could not be restarted");
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_build);
     lua_newtable(L);
     for (uint32_t i = 0; i < n; i++) {
         push_profile(L, &profiles[i]);
         lua_rawseti(L, -2, (int)i + 1);
     }
-    arm_budget(lua);
-    int rc = lua_pcall(L, 1, 2, 0);
+    int rc = guarded_pcall(lua, 1, 2, true);
+    if (rc < 0)
+        return cut_off(lua, err, "building profiles:", "plugin");
     if (rc != 0) {
         ls_errorf(err, "building profiles: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -376,6 +442,27 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
     }
     lua_pop(L, 2);
     return true;
+}
+
+static int current_call = -1;   /* the ls_lua_run call in progress, for the crash report */
+
+/* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
+ * is rebuilt with the same profiles, and the failure logged. */
+static int rebuild_after(ls_lua *lua, const char *what)
+{
+    char msg[400];
+    lua->overruns++;
+    lua->restarts++;
+    ls_error err;
+    if (!open_state(lua, &err) || !ls_lua_build(lua, lua->profiles, lua->n_profiles, &err))
+        snprintf(msg, sizeof msg, "%s: %s: exceeded its time budget; restarting the Lua state failed", what, note);
+    else
+        snprintf(msg, sizeof msg, "%s: %s: exceeded its time budget of %llu ms (the Lua state was restarted)", what,
+                 note, (unsigned long long)lua->timeout_ms);
+    ls_log_error("Plugin call cut off", "err", msg);
+    lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
+    lua->cycle->status_code = LS_ERROR;
+    return LS_ERROR;
 }
 
 static int runtime_failure(ls_lua *lua, const char *what, const char *msg)
@@ -453,21 +540,17 @@ int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
 {
     if (!lua->L)
         return runtime_failure(lua, DISPATCH_NAMES[which], "the Lua state could not be restarted");
-    sigjmp_buf escape;
-    if (sigsetjmp(escape, 0))
-        return recover(lua, which, profile);
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->refs[which]);
     lua_pushinteger(L, (lua_Integer)profile);
     lua->cycle->running_plugin = -1;
-    arm_budget(lua);
-    ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, !talks_to_cluster(which), &escape);
     lua->over_memory = false;
-    int rc = lua_pcall(L, 1, 1, 0);
-    ls_watchdog_disarm(lua->watchdog);
+    current_call = which;
+    int rc = guarded_pcall(lua, 1, 1, !talks_to_cluster(which));
+    current_call = -1;
     /* A plugin that hit the memory limit may keep what it took (module state):
      * the state is rebuilt, as after a budget overrun, so its other pods go on. */
-    if (lua->over_memory)
+    if (rc < 0 || lua->over_memory)
         return recover(lua, which, profile);
     if (rc != 0) {
         int code = runtime_failure(lua, DISPATCH_NAMES[which], lua_tostring(L, -1));
@@ -486,18 +569,17 @@ int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
 {
     if (!lua->L)
         return runtime_failure(lua, "filter", "the Lua state could not be restarted");
-    sigjmp_buf escape;
-    if (sigsetjmp(escape, 0))
-        return recover(lua, LS_CALL_FILTER, profile);
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_filter_one);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)ni);
     lua->cycle->running_plugin = -1;
-    arm_budget(lua);
-    ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, true, &escape);
-    int rc = lua_pcall(L, 2, 1, 0);
-    ls_watchdog_disarm(lua->watchdog);
+    lua->over_memory = false;
+    current_call = LS_CALL_FILTER;
+    int rc = guarded_pcall(lua, 2, 1, true);
+    current_call = -1;
+    if (rc < 0 || lua->over_memory)
+        return recover(lua, LS_CALL_FILTER, profile);
     if (rc != 0) {
         int code = runtime_failure(lua, "filter", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -511,11 +593,14 @@ int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return runtime_failure(lua, "pre_enqueue", "the Lua state could not be restarted");
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_pre_enqueue);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)pod);
-    arm_budget(lua);
-    int rc = lua_pcall(L, 2, 1, 0);
+    int rc = guarded_pcall(lua, 2, 1, true);
+    if (rc < 0)
+        return rebuild_after(lua, "PreEnqueue");
     if (rc != 0) {
         int code = runtime_failure(lua, "pre_enqueue", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -529,14 +614,19 @@ int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return 0;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_key);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)pod);
-    arm_budget(lua);
-    int rc = lua_pcall(L, 2, 1, 0);
+    int rc = guarded_pcall(lua, 2, 1, true);
+    if (rc < 0) {
+        rebuild_after(lua, "QueueSort");
+        return 0;
+    }
     double key = rc == 0 ? lua_tonumber(L, -1) : 0;
     lua_pop(L, 1);
-    return key;
+    return key == key ? key : 0;   /* NaN orders nothing */
 }
 
 static uint32_t action_bits(lua_State *L, int table)
@@ -570,6 +660,8 @@ static int int_field(lua_State *L, int table, const char *name)
 bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n, ls_error *err)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return ls_errorf(err, "event registrations: the Lua state could not be restarted");
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_registrations);
     if (lua_pcall(L, 0, 1, 0) != 0) {
         ls_errorf(err, "event registrations: %s", lua_tostring(L, -1));
@@ -605,8 +697,13 @@ int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event
     lua_pushinteger(L, hint);
     lua_pushlightuserdata(L, (void *)pod);
     lua_pushlightuserdata(L, (void *)ev);
-    arm_budget(lua);
-    if (lua_pcall(L, 3, 1, 0) != 0) {
+    int rc = guarded_pcall(lua, 3, 1, true);
+    if (rc < 0) {
+        rebuild_after(lua, "queueing hint");
+        lua->hint_errors++;
+        return LS_HINT_QUEUE;
+    }
+    if (rc != 0) {
         ls_log_error("Queueing hint failed, the pod is queued", "err", lua_tostring(L, -1));
         lua_pop(L, 1);
         lua->hint_errors++;
@@ -625,6 +722,8 @@ char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n)
 {
     lua_State *L = lua->L;
     *n = 0;
+    if (!L)
+        return NULL;
     lua_getglobal(L, "require");
     lua_pushstring(L, "luasched.dispatch");
     if (lua_pcall(L, 1, 1, 0) != 0) {
@@ -671,6 +770,8 @@ void ls_lua_resume(ls_lua *lua, uint32_t pod_id)
 bool ls_lua_sort_uses_less(ls_lua *lua)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return false;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_uses_less);
     bool uses = lua_pcall(L, 0, 1, 0) == 0 && lua_toboolean(L, -1);
     lua_pop(L, 1);
@@ -686,8 +787,12 @@ bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)a);
     lua_pushlightuserdata(L, (void *)b);
-    arm_budget(lua);
-    bool r = lua_pcall(L, 3, 1, 0) == 0 && lua_toboolean(L, -1);
+    int rc = guarded_pcall(lua, 3, 1, true);
+    if (rc < 0) {
+        rebuild_after(lua, "QueueSort");
+        return false;
+    }
+    bool r = rc == 0 && lua_toboolean(L, -1);
     lua_pop(L, 1);
     return r;
 }
@@ -744,8 +849,14 @@ bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *p
     if (!push_dispatch_fn(L, "check", err))
         return false;
     push_profiles(L, profiles, n);
-    arm_budget(lua);
-    if (lua_pcall(L, 1, 1, 0) != 0) {
+    int rc = guarded_pcall(lua, 1, 1, true);
+    if (rc < 0) {
+        ls_error cut;
+        cut_off(lua, &cut, "checking plugins:", "plugin");
+        *(char **)ls_vec_push(problems) = ls_xstrdup(cut.msg);
+        return true;
+    }
+    if (rc != 0) {
         ls_errorf(err, "checking plugins: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return false;
@@ -819,10 +930,18 @@ static cJSON *lua_to_json(lua_State *L, int idx, const cJSON *hint, int depth)
 cJSON *ls_lua_completed_args(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     lua_State *L = lua->L;
+    if (!L) {
+        ls_errorf(err, "completing plugin args: the Lua state could not be restarted");
+        return NULL;
+    }
     if (!push_dispatch_fn(L, "completed_args", err))
         return NULL;
-    arm_budget(lua);
-    if (lua_pcall(L, 0, 1, 0) != 0) {
+    int rc = guarded_pcall(lua, 0, 1, true);
+    if (rc < 0) {
+        cut_off(lua, err, "completing plugin args:", "plugin");
+        return NULL;
+    }
+    if (rc != 0) {
         ls_errorf(err, "completing plugin args: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return NULL;
