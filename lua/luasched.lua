@@ -8,6 +8,21 @@
 local ffi = require("ffi")
 local C = require("luasched.clib")
 local sandbox = require("luasched.sandbox")
+local views = require("luasched.views")
+local unwrap = views.unwrap
+
+-- C helpers take pointers, and the FFI passes nil as NULL: every helper
+-- checks its arguments first, so a plugin gets an error, never a crash.
+local function need(v, what, level)
+  if v == nil then error("luasched: " .. what .. " is nil", (level or 2) + 1) end
+  return v
+end
+local function need_number(v, what)
+  if type(v) ~= "number" or v ~= v then
+    error("luasched: " .. what .. " must be a number, got " .. tostring(v), 3)
+  end
+  return v
+end
 
 local ls = {
   SUCCESS = C.LS_SUCCESS, ERROR = C.LS_ERROR, UNSCHEDULABLE = C.LS_UNSCHEDULABLE,
@@ -51,11 +66,13 @@ end
 
 --- The value id of label `key_id` in a label set (0 when absent).
 function ls.label(labels, key_id)
+  if labels == nil then need(labels, "ls.label: the label set") end
   return C.ls_labels_get(labels, key_id)
 end
 
 --- Whether a label set has label `key_id` (whatever its value).
 function ls.has_label(labels, key_id)
+  if labels == nil then need(labels, "ls.has_label: the label set") end
   return C.ls_labels_has(labels, key_id)
 end
 
@@ -176,14 +193,45 @@ end
 
 -- ---- C helpers, as plain functions so the JIT inlines the FFI call -------
 
-function ls.selector_matches(sel, labels) return C.ls_selector_matches(sel, labels) end
-function ls.pod_matches_node_affinity(pod, node) return C.ls_pod_matches_node_affinity(pod, node) end
+function ls.selector_matches(sel, labels)
+  if sel == nil or labels == nil then need(nil, "ls.selector_matches: the selector or the label set") end
+  return C.ls_selector_matches(sel, labels)
+end
+function ls.pod_matches_node_affinity(pod, node)
+  if pod == nil or node == nil then need(nil, "ls.pod_matches_node_affinity: the pod or the node") end
+  return C.ls_pod_matches_node_affinity(pod, unwrap(node))
+end
 --- Whether a compiled NodeSelectorTerm (e.g. pod.preferred_node_affinity[i].term)
 --- matches a node (`const ls_node *`); a term with nothing in it matches no node.
-function ls.node_selector_term_matches(term, node) return C.ls_node_selector_term_matches(term, node) end
-function ls.tolerates(tols, n, taint) return C.ls_tolerations_tolerate(tols, n, taint) end
+function ls.node_selector_term_matches(term, node)
+  if term == nil or node == nil then need(nil, "ls.node_selector_term_matches: the term or the node") end
+  return C.ls_node_selector_term_matches(term, unwrap(node))
+end
+
+local tolerations_of, taints_of = views.accessor("ls_pod", "tolerations"), views.accessor("ls_node", "taints")
+
+-- The pointer and a count of at most the view's length, for a C call.
+local function checked_list(access, v, n, what)
+  local p, len = access(v)
+  if p == nil then error("luasched: " .. what .. " must be a list from the scheduler (pod.tolerations, ...)", 3) end
+  n = need_number(n, what .. "'s count")
+  if n < 0 or n > len then
+    error(string.format("luasched: %s's count %s is out of range 0..%d", what, tostring(n), len), 3)
+  end
+  return p, n
+end
+
+--- Whether tolerations `tols` (pod.tolerations; its first n) tolerate `taint`.
+function ls.tolerates(tols, n, taint)
+  local p
+  p, n = checked_list(tolerations_of, tols, n, "ls.tolerates: tolerations")
+  return C.ls_tolerations_tolerate(p, n, need(taint, "ls.tolerates: the taint"))
+end
 function ls.find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
-  return C.ls_find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
+  local tp, tl
+  tp, n_taints = checked_list(taints_of, taints, n_taints, "ls.find_untolerated_taint: taints")
+  tl, n_tols = checked_list(tolerations_of, tols, n_tols, "ls.find_untolerated_taint: tolerations")
+  return C.ls_find_untolerated_taint(tp, n_taints, tl, n_tols, need_number(effect_mask, "effect mask"))
 end
 --- A taint built once (at init) for helpers like NodeUnschedulable's: `key`
 --- and `value` are strings ("" or nil value = absent), `effect` an
@@ -197,7 +245,8 @@ function ls.new_taint(key, value, effect)
 end
 --- Whether the pod's tolerations tolerate `taint` (an ls_taint, e.g. from ls.new_taint).
 function ls.pod_tolerates(pod, taint)
-  return C.ls_tolerations_tolerate(pod.tolerations, pod.n_tolerations, taint)
+  local p, n = tolerations_of(need(pod, "ls.pod_tolerates: the pod").tolerations)
+  return C.ls_tolerations_tolerate(p, n, need(taint, "ls.pod_tolerates: the taint"))
 end
 
 -- Node selectors built once (at init) from ids, for selectors that come from
@@ -227,10 +276,12 @@ local function fill_requirements(sel, list, keep)
     local arr = ffi.new("ls_str[?]", math.max(#values, 1))
     for j, v in ipairs(values) do arr[j - 1] = v end
     keep[#keep + 1] = arr
-    q.n_values, q.values = #values, arr
+    q.n_values = #values
+    views.set(q, "ls_requirement", "values", arr)
     if r.number ~= nil then q.number = int64_of(r.number) end
   end
-  sel.match_nothing, sel.n, sel.reqs = 0, n, reqs
+  sel.match_nothing, sel.n = 0, n
+  views.set(sel, "ls_selector", "reqs", reqs)
 end
 
 local function fill_term(t, term, keep)
@@ -249,11 +300,18 @@ function ls.new_node_selector(terms)
   keep[1] = arr
   for i, term in ipairs(terms) do fill_term(arr[i - 1], term, keep) end
   local sel = ffi.new("ls_node_selector")
-  sel.n_terms, sel.terms = #terms, arr
-  selector_memory[sel] = keep
-  return sel
+  sel.n_terms = #terms
+  views.set(sel, "ls_node_selector", "terms", arr)
+  -- plugins get it read-only (a count changed behind the C matcher's back
+  -- would let it read past the arrays)
+  local ro = ffi.cast("const ls_node_selector *", sel)[0]
+  selector_memory[ro] = { sel, keep }
+  return ro
 end
-function ls.node_selector_matches(sel, node) return C.ls_node_selector_matches(sel, node) end
+function ls.node_selector_matches(sel, node)
+  if sel == nil or node == nil then need(nil, "ls.node_selector_matches: the selector or the node") end
+  return C.ls_node_selector_matches(sel, unwrap(node))
+end
 
 --- Preferred terms ({ weight = n, term = <as for ls.new_node_selector> })
 --- -> a 0-based `ls_preferred_term` array and its length, the shape of
@@ -265,10 +323,14 @@ function ls.new_preferred_terms(list)
     arr[i - 1].weight = p.weight
     fill_term(arr[i - 1].term, p.term, keep)
   end
-  selector_memory[arr] = keep
-  return arr, #list
+  return views.array(arr, #list, "const ls_preferred_term *", false, nil, { arr, keep }), #list
 end
-function ls.resource_name(i) return ffi.string(C.ls_resource_name(i)) end
+--- The name of resource index i (nil when there is none).
+function ls.resource_name(i)
+  local name = C.ls_resource_name(need_number(i, "ls.resource_name: the index"))
+  if name == nil then return nil end
+  return ffi.string(name)
+end
 function ls.resource_index(name) return C.ls_resource_index(name) end
 function ls.resource_count() return C.ls_resource_count() end
 
@@ -280,7 +342,8 @@ function ls._attach(cycle) cycle_ref = cycle end
 --- All nodes of the cycle's snapshot: a 0-based cdata array of `const
 --- ls_node_info *`, and its length.
 function ls.all_nodes()
-  return cycle_ref.all_nodes, cycle_ref.num_all_nodes
+  local n = cycle_ref.num_all_nodes
+  return views.array(cycle_ref.all_nodes, n, "const ls_node_info *const *", true), n
 end
 
 -- ---- results kept between cycles ---------------------------------------------
@@ -341,9 +404,11 @@ end
 --- numbers and its length, or nil when there are too many (then look at
 --- every node). The array is reused by the next call.
 function ls.changed_nodes(since)
-  local n = C.ls_snapshot_changed_since(cycle_ref.snapshot, since, changed_buf, CHANGED_CAP)
+  if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
+  local n = C.ls_snapshot_changed_since(cycle_ref.snapshot, need_number(since, "ls.changed_nodes: the generation"),
+    changed_buf, CHANGED_CAP)
   if n > CHANGED_CAP then return nil end
-  return changed_buf, n
+  return views.array(changed_buf, n, "const uint32_t *", false), n
 end
 
 --- Brings a per-node cache `entry` (fields gen, num, snap, sgen, lgen) up to
@@ -382,6 +447,8 @@ local size_out, count_out = ffi.new("int64_t[1]"), ffi.new("uint32_t[1]")
 --- ImageLocality's image state on a node: size and number of nodes having it,
 --- or nil when the node does not have the image.
 function ls.image_state(ni, image)
+  need(ni, "ls.image_state: the node info")
+  if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
   if C.ls_snapshot_image_state(cycle_ref.snapshot, ni, image, size_out, count_out) then
     return size_out[0], count_out[0]
   end
@@ -409,7 +476,7 @@ function ls.objects(kind)
   local i, n = -1, store ~= nil and C.ls_objects_count(store, kid) or 0
   return function()
     i = i + 1
-    if i < n then return C.ls_objects_at(store, kid, i) end
+    if i < n then return C.ls_objects_at(store, kid, i)[0] end
   end
 end
 
@@ -420,7 +487,7 @@ function ls.find_object(kind, ns, name)
   local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
-  return o
+  return o[0]
 end
 
 local no_labels = ffi.new("ls_labels")
@@ -437,6 +504,7 @@ end
 --- e.g. a gang plugin activating the rest of a group. False if the pod is not
 --- waiting in a queue.
 function ls.activate(pod)
+  need(pod, "ls.activate: the pod")
   return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, pod)
 end
 
@@ -445,7 +513,7 @@ function ls.waiting_pods()
   local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref) or 0
   return function()
     i = i + 1
-    if i < n then return C.ls_cycle_waiting_pod(cycle_ref, i) end
+    if i < n then return C.ls_cycle_waiting_pod(cycle_ref, i)[0] end
   end
 end
 
@@ -457,6 +525,7 @@ end
 
 --- Rejects a waiting pod; it fails with `msg` (upstream's WaitingPod.Reject).
 function ls.reject(pod, plugin_name, msg)
+  if type(msg) ~= "string" then error("luasched: ls.reject: the message must be a string", 2) end
   return cycle_ref ~= nil and C.ls_cycle_reject_waiting(cycle_ref, pod.id, ls.intern(plugin_name), msg)
 end
 

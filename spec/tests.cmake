@@ -49,3 +49,11 @@ if(LUACHECK_EXE)
   add_test(NAME lint/luacheck COMMAND ${LUACHECK_EXE} --no-color --std luajit plugins lua spec/lua
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endif()
+
+# Random plugin code through real scheduling cycles (spec/fuzz/README.md): a
+# short run here; the long run is `build/fuzz_plugins -n 1000000`.
+add_executable(fuzz_plugins ${CMAKE_SOURCE_DIR}/spec/fuzz/fuzz_plugins.c)
+target_include_directories(fuzz_plugins PRIVATE ${CMAKE_SOURCE_DIR}/core/src)
+target_compile_definitions(fuzz_plugins PRIVATE LS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+target_link_libraries(fuzz_plugins PRIVATE luasched)
+add_test(NAME fuzz/plugin_api COMMAND fuzz_plugins -n 3000 -p 100)

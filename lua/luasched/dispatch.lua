@@ -18,6 +18,7 @@ local EP_OF_HOOK = {
 }
 local events = require("luasched.events")
 local sandbox = require("luasched.sandbox")
+local views = require("luasched.views")
 local args_check = require("luasched.args")
 
 local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
@@ -148,7 +149,7 @@ local function instantiate(P, args, profile_name, where)
 end
 
 local checked_filter_status   -- defined with the Filter code below
-local to_score
+local to_score, score_value
 
 local function compile_loops(prof, i)
   local filters = prof.points.filter or {}
@@ -211,7 +212,7 @@ local function nominated_for(pod, node_name)
   if n == 0 then return nil end
   local list
   for i = 0, n - 1 do
-    local p = C.ls_cycle_nominated_pod(cycle, node_name, i)
+    local p = C.ls_cycle_nominated_pod(cycle, node_name, i)[0]
     if p.priority >= pod.priority and p.uid ~= pod.uid then
       list = list or {}
       list[#list + 1] = p
@@ -228,11 +229,12 @@ local function filter_with_nominated(prof, st, pod, ni, st_out)
   local copy = C.ls_node_info_clone(ni)
   local ok, fits = pcall(function()
     local st2 = clone_state(prof, st)
+    local view = copy[0]
     for _, p in ipairs(add) do
       C.ls_node_info_add_pod(copy, p)
-      run_extension(prof, "add_pod", st2, pod, p, copy)
+      run_extension(prof, "add_pod", st2, pod, p, view)
     end
-    return prof.filter_one(cycle, st2, pod, copy, st_out, prof.skip)
+    return prof.filter_one(cycle, st2, pod, view, st_out, prof.skip)
   end)
   C.ls_node_info_free(copy)
   if not ok then error(fits, 0) end
@@ -274,7 +276,7 @@ local function nominated_filter_loop(prof, cyc, st, pod)
   local nf, processed = 0, 0
   local at = start % ncand
   for _ = 0, ncand - 1 do
-    local ni = cand[at]
+    local ni = cand[at][0]
     at = at + 1
     if at == ncand then at = 0 end
     processed = processed + 1
@@ -326,12 +328,33 @@ function Handle:clone_state(st)
 end
 
 --- A changeable copy of a NodeInfo (freed by the garbage collector).
-function Handle:clone_node_info(ni)
-  return ffi.gc(C.ls_node_info_clone(ni), C.ls_node_info_free)
+-- The changeable NodeInfo behind each clone a plugin holds (read-only to it).
+local clones = setmetatable({}, { __mode = "k" })
+
+local function need(v, what)
+  if v == nil then error("self.handle: " .. what .. " is nil", 3) end
+  return v
 end
 
-function Handle:add_pod_to(ni, pod) C.ls_node_info_add_pod(ni, pod) end
-function Handle:remove_pod_from(ni, pod) return C.ls_node_info_remove_pod(ni, pod) end
+function Handle:clone_node_info(ni)
+  local copy = ffi.gc(C.ls_node_info_clone(need(ni, "clone_node_info: the node info")), C.ls_node_info_free)
+  local view = copy[0]
+  clones[view] = copy
+  return view
+end
+
+local function clone_of(ni, what)
+  local copy = clones[ni]
+  if copy == nil then error("self.handle: " .. what .. ": the node info must come from clone_node_info", 3) end
+  return copy
+end
+
+function Handle:add_pod_to(ni, pod)
+  C.ls_node_info_add_pod(clone_of(ni, "add_pod_to"), need(pod, "add_pod_to: the pod"))
+end
+function Handle:remove_pod_from(ni, pod)
+  return C.ls_node_info_remove_pod(clone_of(ni, "remove_pod_from"), need(pod, "remove_pod_from: the pod"))
+end
 
 --- The Filter verdict of a node in the failed cycle: its status code (nodes
 --- outside a PreFilter restriction count as UnschedulableAndUnresolvable).
@@ -348,6 +371,9 @@ end
 
 --- Evicts `victim` to make room on `node_name` for the cycle's pod.
 function Handle:preempt(victim, node_name)
+  need(victim, "preempt: the victim")
+  if type(node_name) ~= "string" then error("self.handle: preempt: the node name must be a string", 2) end
+  if current_hook ~= "post_filter" then error("self.handle: preempt is only allowed in PostFilter", 2) end
   if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
     return ffi.string(error_buf)
   end
@@ -359,20 +385,23 @@ function Handle:nominated_pods(node_name)
   local i, n = -1, C.ls_cycle_nominated_count(cycle, id)
   return function()
     i = i + 1
-    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i) end
+    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i)[0] end
   end
 end
 
 function Handle:nominated_node_of(pod)
-  local id = C.ls_cycle_nomination_of(cycle, pod)
+  local id = C.ls_cycle_nomination_of(cycle, need(pod, "nominated_node_of: the pod"))
   return id ~= 0 and ls.str(id) or nil
 end
 
-function Handle:clear_nomination(pod) C.ls_cycle_clear_nomination(cycle, pod) end
+function Handle:clear_nomination(pod) C.ls_cycle_clear_nomination(cycle, need(pod, "clear_nomination: the pod")) end
 
 --- A seeded random integer in [0, n).
 function Handle:random(n)
-  return tonumber(C.ls_cycle_random(cycle) % n)
+  if type(n) ~= "number" or not (n >= 1 and n < 2 ^ 53) then
+    error("self.handle: random: n must be a number from 1 to 2^53, got " .. tostring(n), 2)
+  end
+  return tonumber(C.ls_cycle_random(cycle) % math.floor(n))
 end
 
 -- Extension points whose plugins can reject a pod, so their events matter.
@@ -574,7 +603,7 @@ end
 function M.pre_enqueue(pi, pod_ptr)
   clear_status()
   current_hook = "pre_enqueue"
-  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   local list = profiles[pi + 1].points.pre_enqueue
   if not list then return SUCCESS end
   for k = 1, #list do
@@ -603,7 +632,9 @@ end
 --- The queue-sort plugin's less(a, b).
 function M.less(pi, a_ptr, b_ptr)
   local inst = profiles[pi + 1].points.sort_key[1]
-  local ok, r = pcall(inst.less, inst, ffi.cast("const ls_pod *", a_ptr), ffi.cast("const ls_pod *", b_ptr))
+  current, current_hook = inst, "less"
+  note("plugin %q (less)", inst.name)
+  local ok, r = pcall(inst.less, inst, ffi.cast("const ls_pod *", a_ptr)[0], ffi.cast("const ls_pod *", b_ptr)[0])
   return ok and r == true
 end
 
@@ -611,10 +642,13 @@ end
 function M.sort_key(pi, pod_ptr)
   local list = profiles[pi + 1].points.sort_key
   if not list or not list[1] then return 0 end
-  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   if type(list[1].sort_key) ~= "function" then return 0 end
-  local v = list[1]:sort_key(pod)
-  return tonumber(v) or 0
+  note("plugin %q (sort_key)", list[1].name)
+  local ok, v = pcall(list[1].sort_key, list[1], pod)
+  v = ok and tonumber(v) or 0
+  if v ~= v or v == math.huge or v == -math.huge then return 0 end
+  return v
 end
 
 -- ---- PreFilter --------------------------------------------------------------
@@ -623,7 +657,11 @@ local function restrict(names)
   -- Intersect the cycle's node-name restriction with this plugin's names.
   local ids = {}
   for _, n in ipairs(names) do
-    ids[type(n) == "string" and ls.intern(n) or tonumber(n)] = true
+    local id = type(n) == "string" and ls.intern(n) or tonumber(n)
+    if id == nil or id ~= id or id < 1 or id % 1 ~= 0 or id >= 2 ^ 32 then
+      error("pre_filter returned a node name that is neither a string nor a string id: " .. describe(n), 0)
+    end
+    ids[id] = true
   end
   if cycle.prefilter_restricts == 0 then
     local count = 0
@@ -718,7 +756,7 @@ function M.pre_filter(pi)
   if not list then return SUCCESS end
   local restricting = {}
   sampling = cycle.sample_plugins ~= 0
-  local ok, st, idx = pcall(run_pre_filter, list, cycle.pod, restricting)
+  local ok, st, idx = pcall(run_pre_filter, list, cycle.pod[0], restricting)
   if sampling then timing.flush(cycle) end
   if not ok then return fail_located("running PreFilter plugin %q: %s", current.name, describe(st)) end
   if st then
@@ -755,12 +793,12 @@ function M.filter(pi)
   local prof = profiles[pi + 1]
   local ok, err
   if C.ls_cycle_nominated_total(cycle) > 0 then
-    ok, err = pcall(nominated_filter_loop, prof, cycle, state, cycle.pod)
+    ok, err = pcall(nominated_filter_loop, prof, cycle, state, cycle.pod[0])
   elseif cycle.sample_plugins ~= 0 then
-    ok, err = pcall(prof.filter_loop_timed, cycle, state, cycle.pod, prof.skip)
+    ok, err = pcall(prof.filter_loop_timed, cycle, state, cycle.pod[0], prof.skip)
     timing.flush(cycle)
   else
-    ok, err = pcall(prof.filter_loop, cycle, state, cycle.pod, prof.skip)
+    ok, err = pcall(prof.filter_loop, cycle, state, cycle.pod[0], prof.skip)
   end
   if not ok then return filter_failure(prof, err) end
   return SUCCESS
@@ -770,8 +808,8 @@ end
 function M.filter_one(pi, ni_ptr)
   clear_status()
   local prof = profiles[pi + 1]
-  local ni = ffi.cast("const ls_node_info *", ni_ptr)
-  local ok, fits = pcall(filter_with_nominated, prof, state, cycle.pod, ni, cycle.node_status[ni.index])
+  local ni = ffi.cast("const ls_node_info *", ni_ptr)[0]
+  local ok, fits = pcall(filter_with_nominated, prof, state, cycle.pod[0], ni, cycle.node_status[ni.index])
   if not ok then return filter_failure(prof, fits) end
   return fits and SUCCESS or UNSCHED
 end
@@ -788,7 +826,7 @@ function M.post_filter(pi)
     current = list[k]
     cycle.running_plugin = k - 1
     local t0 = cycle.sample_plugins ~= 0 and timing.now()
-    local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod)
+    local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod[0])
     if t0 then
       timing.observe(C.LS_EP_POST_FILTER, k - 1, ok and is_status(st) and st.code or (ok and UNSCHED or ERROR),
         timing.now() - t0)
@@ -839,7 +877,9 @@ function M.pre_score(pi)
   local list = profiles[pi + 1].points.pre_score
   if not list then return SUCCESS end
   sampling = cycle.sample_plugins ~= 0
-  local ok, err = pcall(run_pre_score, list, cycle.pod, cycle.feasible, cycle.num_feasible)
+  local n = cycle.num_feasible
+  local nodes = views.array(cycle.feasible, n, "const ls_node_info *const *", true)
+  local ok, err = pcall(run_pre_score, list, cycle.pod[0], nodes, n)
   if sampling then timing.flush(cycle) end
   if not ok then return fail_located("running PreScore plugin %q: %s", current.name, describe(err)) end
   return SUCCESS
@@ -849,6 +889,12 @@ local INT64_MAX = 0x7fffffffffffffffLL
 
 -- A score that is not a plain integer number (see loops.lua): an int64 or a
 -- uint64 cdata within int64 is taken, anything else raises naming the value.
+-- A value NormalizeScore stores: an integer within int64 (as Score's).
+score_value = function(s)
+  if type(s) ~= "number" or s % 1 ~= 0 or s >= 0x1p63 or s < -0x1p63 then return to_score(s) end
+  return s
+end
+
 to_score = function(s)
   if ffi.istype("int64_t", s) then return s end
   if ffi.istype("uint64_t", s) and s <= INT64_MAX then return s end
@@ -880,7 +926,8 @@ local function run_scores(list, score_loops, cyc, pod)
     cyc.running_plugin = p - 1
     if skipped[p - 1] == 0 and inst.normalize_score then
       local t0 = sampling and timing.now()
-      local st = inst:normalize_score(state, pod, scores + (p - 1) * n, nodes, n)
+      local st = inst:normalize_score(state, pod, views.array(scores + (p - 1) * n, n, "int64_t *", false, score_value),
+        views.array(nodes, n, "const ls_node_info *const *", true), n)
       if sampling then timing.observe(C.LS_EP_COUNT, p - 1, st and st.code or SUCCESS, timing.now() - t0) end
       if st ~= nil then
         if not is_status(st) then bad_return("normalize_score", st) end
@@ -899,7 +946,7 @@ function M.score(pi)
   local list = prof.points.score
   if not list then return SUCCESS end
   sampling = cycle.sample_plugins ~= 0
-  local ok, err = pcall(run_scores, list, sampling and prof.score_loops_timed or prof.score_loops, cycle, cycle.pod)
+  local ok, err = pcall(run_scores, list, sampling and prof.score_loops_timed or prof.score_loops, cycle, cycle.pod[0])
   if sampling then timing.flush(cycle) end
   if not ok then return fail_located("running Score plugin %q: %s", current.name, describe(err)) end
   return SUCCESS
@@ -916,7 +963,7 @@ local function run_simple(pi, hook, label, allowed)
   current_hook = hook
   local list = profiles[pi + 1].points[hook]
   if not list then return SUCCESS end
-  local pod, node = cycle.pod, node_name()
+  local pod, node = cycle.pod[0], node_name()
   sampling = cycle.sample_plugins ~= 0
   for k = 1, #list do
     current = list[k]
@@ -965,7 +1012,7 @@ function M.bind(pi) return run_simple(pi, "bind", "Bind", { [SKIP] = true }) end
 function M.unreserve(pi)
   local list = profiles[pi + 1].points.reserve
   if not list then return SUCCESS end
-  local pod, node = cycle.pod, node_name()
+  local pod, node = cycle.pod[0], node_name()
   for k = #list, 1, -1 do
     local inst = list[k]
     if inst.unreserve then pcall(inst.unreserve, inst, state, pod, node) end
@@ -979,7 +1026,7 @@ function M.permit(pi)
   cycle.num_waiting_plugins = 0
   local list = profiles[pi + 1].points.permit
   if not list then return SUCCESS end
-  local pod, node = cycle.pod, node_name()
+  local pod, node = cycle.pod[0], node_name()
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
@@ -1033,7 +1080,7 @@ end
 function M.post_bind(pi)
   local list = profiles[pi + 1].points.post_bind
   if not list then return SUCCESS end
-  local pod, node = cycle.pod, node_name()
+  local pod, node = cycle.pod[0], node_name()
   local sampled = cycle.sample_plugins ~= 0
   for k = 1, #list do
     local inst = list[k]
@@ -1060,7 +1107,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   local fn = hints[id]
   if not fn then return ls.QUEUE end
   note("queueing hint %d", id)
-  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
   local ok, r = pcall(fn, pod, old, new)

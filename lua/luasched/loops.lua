@@ -37,7 +37,7 @@ local function loop(c, state, pod, sk)
   local nf, processed = 0, 0
   local at = start %% ncand   -- candidates from start, wrapping (no division per node)
   for _ = 0, ncand - 1 do
-    local ni = cand[at]
+    local ni = cand[at][0]
     at = at + 1
     if at == ncand then at = 0 end
     local idx = ni.index
@@ -111,7 +111,7 @@ local SCORE_LOOP = [[
 local inst, to_score, type = ...
 return function(state, pod, nodes, n, scores, base)
   for i = 0, n - 1 do
-    local s = inst:score(state, pod, nodes[i])
+    local s = inst:score(state, pod, nodes[i][0])
     if type(s) ~= "number" or s %% 1 ~= 0 or s >= 0x1p63 or s < -0x1p63 then s = to_score(s) end
     scores[base + i] = s
   end
@@ -123,7 +123,7 @@ local inst, to_score, type, now, observe, ep, index, band = ...
 return function(state, pod, nodes, n, scores, base)
   for i = 0, n - 1 do
     local t0 = band(i, 15) == 0 and now()
-    local s = inst:score(state, pod, nodes[i])
+    local s = inst:score(state, pod, nodes[i][0])
     if t0 then observe(ep, index, 0, now() - t0) end
     if type(s) ~= "number" or s %% 1 ~= 0 or s >= 0x1p63 or s < -0x1p63 then s = to_score(s) end
     scores[base + i] = s

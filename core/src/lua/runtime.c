@@ -13,9 +13,12 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const DISPATCH_NAMES[LS_CALL_COUNT] = {
     [LS_CALL_PRE_FILTER] = "pre_filter", [LS_CALL_FILTER] = "filter",
@@ -156,6 +159,66 @@ static void arm_budget(ls_lua *lua)
     lua_sethook(lua->L, budget_hook, LUA_MASKCOUNT, (int)(lua->budget > 0x7fffffff ? 0x7fffffff : lua->budget));
 }
 
+/* ---- a signal inside plugin code: never a silent death */
+
+static ls_lua *volatile active_lua;        /* the state of the outermost guarded call */
+static volatile int active_call = -1;      /* its enum ls_lua_call, -1 outside ls_lua_run */
+static volatile uint32_t active_profile;
+static const char *running_plugin(const ls_lua *lua, enum ls_lua_call which, uint32_t profile);
+static int call_point(int call);
+
+static void say(const char *text)
+{
+    size_t n = strlen(text);
+    while (n) {
+        ssize_t w = write(2, text, n);
+        if (w <= 0)
+            return;
+        text += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Prints the plugin, the extension point, the pod and the Lua traceback, then
+ * dies of the signal (the default action: exit status 128 + signal). What it
+ * calls is not async-signal-safe; the process is lost anyway and this is the
+ * only chance to say where. */
+static void on_fatal_signal(int sig)
+{
+    ls_lua *lua = active_lua;
+    if (lua && lua->L) {
+        char buf[1024];
+        int call = active_call;
+        const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
+        snprintf(buf, sizeof buf, "luasched: fatal signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
+                 sig, strsignal(sig), call >= 0 ? running_plugin(lua, (enum ls_lua_call)call, active_profile) : note,
+                 call >= 0 ? ls_ext_point_name(call_point(call)) : "(outside a cycle)",
+                 pod ? ls_str_get(pod->ns) : "-", pod ? ls_str_get(pod->name) : "-");
+        say(buf);
+        luaL_traceback(lua->L, lua->L, NULL, 0);
+        const char *tb = lua_tostring(lua->L, -1);
+        say(tb ? tb : "(no Lua traceback)");
+        say("\n");
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_fatal_handlers(void)
+{
+    static char alt[65536];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
 /* lua_pcall under the instruction budget and the wall-clock watchdog. The
  * outermost guarded call arms the watchdog; a nested one (a queueing hint run
  * from inside a bind, ...) stays under the outer deadline. When the watchdog
@@ -174,15 +237,18 @@ static int guarded_pcall(ls_lua *lua, int nargs, int nresults, bool may_interrup
     if (sigsetjmp(escape, 0)) {
         ls_watchdog_disarm(lua->watchdog);
         lua->depth = 0;
+        active_lua = NULL;
         abandon_state(lua);
         return -1;
     }
     lua->depth = 1;
+    active_lua = lua;
     arm_budget(lua);
     ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, may_interrupt, &escape);
     int rc = lua_pcall(L, nargs, nresults, 0);
     ls_watchdog_disarm(lua->watchdog);
     lua->depth = 0;
+    active_lua = NULL;
     return rc;
 }
 
@@ -285,6 +351,8 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
     size_t n = strlen(builtin) + (given ? strlen(given) + 1 : 0) + 1;
     lua->plugin_path = ls_xmalloc(n);
     snprintf(lua->plugin_path, n, "%s%s%s", given ? given : "", given ? ":" : "", builtin);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_fatal_handlers);
     lua->watchdog = ls_watchdog_new();
     if (!lua->watchdog) {
         ls_errorf(err, "cannot start the Lua watchdog thread");
@@ -444,7 +512,6 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
     return true;
 }
 
-static int current_call = -1;   /* the ls_lua_run call in progress, for the crash report */
 
 /* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
  * is rebuilt with the same profiles, and the failure logged. */
@@ -489,6 +556,11 @@ static const int CALL_POINT[LS_CALL_COUNT] = {
     [LS_CALL_PERMIT] = LS_EP_PERMIT, [LS_CALL_PRE_BIND] = LS_EP_PRE_BIND, [LS_CALL_BIND] = LS_EP_BIND,
     [LS_CALL_POST_BIND] = LS_EP_POST_BIND,
 };
+
+static int call_point(int call)
+{
+    return CALL_POINT[call];
+}
 
 /* The plugin the dispatcher said was running when the call was cut off. */
 static const char *running_plugin(const ls_lua *lua, enum ls_lua_call which, uint32_t profile)
@@ -545,9 +617,10 @@ int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     lua_pushinteger(L, (lua_Integer)profile);
     lua->cycle->running_plugin = -1;
     lua->over_memory = false;
-    current_call = which;
+    active_call = which;
+    active_profile = profile;
     int rc = guarded_pcall(lua, 1, 1, !talks_to_cluster(which));
-    current_call = -1;
+    active_call = -1;
     /* A plugin that hit the memory limit may keep what it took (module state):
      * the state is rebuilt, as after a budget overrun, so its other pods go on. */
     if (rc < 0 || lua->over_memory)
@@ -575,9 +648,10 @@ int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
     lua_pushlightuserdata(L, (void *)ni);
     lua->cycle->running_plugin = -1;
     lua->over_memory = false;
-    current_call = LS_CALL_FILTER;
+    active_call = LS_CALL_FILTER;
+    active_profile = profile;
     int rc = guarded_pcall(lua, 2, 1, true);
-    current_call = -1;
+    active_call = -1;
     if (rc < 0 || lua->over_memory)
         return recover(lua, LS_CALL_FILTER, profile);
     if (rc != 0) {
