@@ -36,6 +36,15 @@ foreach(spec ${LS_LUA_SPECS})
   set_tests_properties(lua/${name} PROPERTIES ENVIRONMENT "${LS_SPEC_ENV}")
 endforeach()
 
+# The red-team suite of the plugin boundary (spec/security/): busted specs too.
+file(GLOB LS_SECURITY_SPECS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/security/*_spec.lua)
+foreach(spec ${LS_SECURITY_SPECS})
+  get_filename_component(name ${spec} NAME_WE)
+  add_test(NAME security/${name} COMMAND ${LUAJIT_EXE} ${BUSTED_EXE} --helper=${CMAKE_SOURCE_DIR}/spec/lua/helper.lua ${spec}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(security/${name} PROPERTIES ENVIRONMENT "${LS_SPEC_ENV}")
+endforeach()
+
 file(GLOB LS_E2E_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/e2e/*.sh)
 foreach(script ${LS_E2E_TESTS})
   get_filename_component(name ${script} NAME_WE)
@@ -46,7 +55,7 @@ endforeach()
 # Lua style: luacheck over the runtime, the plugins and the specs (no globals).
 find_program(LUACHECK_EXE luacheck)
 if(LUACHECK_EXE)
-  add_test(NAME lint/luacheck COMMAND ${LUACHECK_EXE} --no-color --std luajit plugins lua spec/lua
+  add_test(NAME lint/luacheck COMMAND ${LUACHECK_EXE} --no-color --std luajit plugins lua spec/lua spec/security spec/fuzz/plugin_gen.lua
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endif()
 

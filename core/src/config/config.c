@@ -175,7 +175,9 @@ static void record_field_lines(const parse_ctx *pc, const cJSON *obj, const char
         if (!c->string)
             continue;
         char key[300];
-        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", c->string);
+        int n = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", c->string);
+        if (n < 0 || (size_t)n >= sizeof key)
+            continue;   /* a path that long names no field a plugin declares */
         cJSON_AddNumberToObject(lines, key, ls_doc_line(pc->doc, c));
         if (cJSON_IsObject(c))
             record_field_lines(pc, c, key, lines, depth + 1);
