@@ -13,6 +13,10 @@ local unwrap = views.unwrap
 
 -- C helpers take pointers, and the FFI passes nil as NULL: every helper
 -- checks its arguments first, so a plugin gets an error, never a crash.
+local preferred_list = views.maker("const ls_preferred_term *")
+local node_list = views.maker("const ls_node_info *const *", true)
+local position_list = views.maker("const uint32_t *")
+
 local function need(v, what, level)
   if v == nil then error("luasched: " .. what .. " is nil", (level or 2) + 1) end
   return v
@@ -323,7 +327,7 @@ function ls.new_preferred_terms(list)
     arr[i - 1].weight = p.weight
     fill_term(arr[i - 1].term, p.term, keep)
   end
-  return views.array(arr, #list, "const ls_preferred_term *", false, nil, { arr, keep }), #list
+  return preferred_list(arr, #list, { arr, keep }), #list
 end
 --- The name of resource index i (nil when there is none).
 function ls.resource_name(i)
@@ -343,7 +347,7 @@ function ls._attach(cycle) cycle_ref = cycle end
 --- ls_node_info *`, and its length.
 function ls.all_nodes()
   local n = cycle_ref.num_all_nodes
-  return views.array(cycle_ref.all_nodes, n, "const ls_node_info *const *", true), n
+  return node_list(cycle_ref.all_nodes, n), n
 end
 
 -- ---- results kept between cycles ---------------------------------------------
@@ -408,7 +412,7 @@ function ls.changed_nodes(since)
   local n = C.ls_snapshot_changed_since(cycle_ref.snapshot, need_number(since, "ls.changed_nodes: the generation"),
     changed_buf, CHANGED_CAP)
   if n > CHANGED_CAP then return nil end
-  return views.array(changed_buf, n, "const uint32_t *", false), n
+  return position_list(changed_buf, n), n
 end
 
 --- Brings a per-node cache `entry` (fields gen, num, snap, sgen, lgen) up to

@@ -87,7 +87,12 @@ function M.check(P, args, where)
   local problems = {}
   check_object(args, P.defaults or {}, P.optional, "", where, problems)
   if #problems == 0 then return true end
-  table.sort(problems)
+  -- in the order of the config file's lines (pairs has none)
+  table.sort(problems, function(a, b)
+    local la, lb = tonumber(a:match("^[^:]*:(%d+):")) or 0, tonumber(b:match("^[^:]*:(%d+):")) or 0
+    if la ~= lb then return la < lb end
+    return a < b
+  end)
   return nil, string.format("args of plugin %q: %s", P.name, table.concat(problems, "; "))
 end
 

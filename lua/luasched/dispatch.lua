@@ -150,6 +150,7 @@ end
 
 local checked_filter_status   -- defined with the Filter code below
 local to_score, score_value
+local node_list, score_list   -- views of PreScore's nodes and NormalizeScore's scores
 
 local function compile_loops(prof, i)
   local filters = prof.points.filter or {}
@@ -878,7 +879,7 @@ function M.pre_score(pi)
   if not list then return SUCCESS end
   sampling = cycle.sample_plugins ~= 0
   local n = cycle.num_feasible
-  local nodes = views.array(cycle.feasible, n, "const ls_node_info *const *", true)
+  local nodes = node_list(cycle.feasible, n)
   local ok, err = pcall(run_pre_score, list, cycle.pod[0], nodes, n)
   if sampling then timing.flush(cycle) end
   if not ok then return fail_located("running PreScore plugin %q: %s", current.name, describe(err)) end
@@ -894,6 +895,9 @@ score_value = function(s)
   if type(s) ~= "number" or s % 1 ~= 0 or s >= 0x1p63 or s < -0x1p63 then return to_score(s) end
   return s
 end
+
+node_list = views.maker("const ls_node_info *const *", true)
+score_list = views.maker("int64_t *", false, score_value)
 
 to_score = function(s)
   if ffi.istype("int64_t", s) then return s end
@@ -926,8 +930,7 @@ local function run_scores(list, score_loops, cyc, pod)
     cyc.running_plugin = p - 1
     if skipped[p - 1] == 0 and inst.normalize_score then
       local t0 = sampling and timing.now()
-      local st = inst:normalize_score(state, pod, views.array(scores + (p - 1) * n, n, "int64_t *", false, score_value),
-        views.array(nodes, n, "const ls_node_info *const *", true), n)
+      local st = inst:normalize_score(state, pod, score_list(scores + (p - 1) * n, n), node_list(nodes, n), n)
       if sampling then timing.observe(C.LS_EP_COUNT, p - 1, st and st.code or SUCCESS, timing.now() - t0) end
       if st ~= nil then
         if not is_status(st) then bad_return("normalize_score", st) end

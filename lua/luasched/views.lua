@@ -198,15 +198,19 @@ end
 
 local keep = setmetatable({}, { __mode = "k" })   -- view -> what its memory belongs to
 
---- A bounds-checked view of `n` elements at `ptr` (a cdata pointer whose type
---- is `elem`). `deref`: the elements are pointers, handed out as references.
---- `checker(x)`: a writable view (NormalizeScore's scores) stores checker(x).
---- `owner` stays alive as long as the view.
-function M.array(ptr, n, elem, deref, checker, owner)
+--- A maker of bounds-checked views of arrays whose pointer type is `elem`:
+--- make(ptr, n [, owner]) gives a view of n elements at ptr (`owner` stays
+--- alive as long as the view). `deref`: the elements are pointers, handed out
+--- as references. `checker`: the view is writable and stores checker(x)
+--- (NormalizeScore's scores). Build the maker once: make() only allocates the view.
+function M.maker(elem, deref, checker)
   local ct = array_type(elem, deref, checker ~= nil, checker)
-  local v = ct(cast("uintptr_t", ptr), n)
-  if owner ~= nil then keep[v] = owner end
-  return v
+  local uintptr = typeof("uintptr_t")
+  return function(ptr, n, owner)
+    local v = ct(cast(uintptr, ptr), n)
+    if owner ~= nil then keep[v] = owner end
+    return v
+  end
 end
 
 --- For a C call: a function(v) giving the pointer and the length behind a

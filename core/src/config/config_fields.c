@@ -228,7 +228,7 @@ void ls_cfg_set_defaults(ls_config *cfg)
     cc->burst = 100;
     cfg->luasched.plugin_timeout_ms = 10000;
     cfg->luasched.instruction_budget = 200000000;
-    cfg->luasched.memory_limit_bytes = 0;
+    cfg->luasched.memory_limit_bytes = LS_DEFAULT_LUA_MEMORY_LIMIT;
 }
 
 void ls_cfg_free_fields(ls_config *cfg)

@@ -387,12 +387,13 @@ static bool cut_off(ls_lua *lua, ls_error *err, const char *doing, const char *n
     snprintf(what, sizeof what, "%s", note);
     ls_error ignored;
     open_state(lua, &ignored);
+    char head[300];
+    snprintf(head, sizeof head, "%s%s%s", doing, name ? " " : "", name ? name : "");
     if (lua->over_memory) {
         lua->over_memory = false;
-        return ls_errorf(err, "%s %s: %s: exceeded the Lua memory limit of %zu bytes", doing, name, what,
-                         lua->memory_limit);
+        return ls_errorf(err, "%s: %s: exceeded the Lua memory limit of %zu bytes", head, what, lua->memory_limit);
     }
-    return ls_errorf(err, "%s %s: %s: exceeded its time budget of %llu ms", doing, name, what,
+    return ls_errorf(err, "%s: %s: exceeded its time budget of %llu ms", head, what,
                      (unsigned long long)lua->timeout_ms);
 }
 
@@ -497,7 +498,7 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
     }
     int rc = guarded_pcall(lua, 1, 2, true);
     if (rc < 0)
-        return cut_off(lua, err, "building profiles:", "plugin");
+        return cut_off(lua, err, "building profiles", NULL);
     if (rc != 0) {
         ls_errorf(err, "building profiles: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -926,7 +927,7 @@ bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *p
     int rc = guarded_pcall(lua, 1, 1, true);
     if (rc < 0) {
         ls_error cut;
-        cut_off(lua, &cut, "checking plugins:", "plugin");
+        cut_off(lua, &cut, "checking plugins", NULL);
         *(char **)ls_vec_push(problems) = ls_xstrdup(cut.msg);
         return true;
     }
@@ -1012,7 +1013,7 @@ cJSON *ls_lua_completed_args(ls_lua *lua, const ls_profile *profiles, uint32_t n
         return NULL;
     int rc = guarded_pcall(lua, 0, 1, true);
     if (rc < 0) {
-        cut_off(lua, err, "completing plugin args:", "plugin");
+        cut_off(lua, err, "completing plugin args", NULL);
         return NULL;
     }
     if (rc != 0) {
