@@ -149,7 +149,7 @@ static batch_result run_batch(const char *dir, const char *cluster_path, const c
         ls_cluster_free(c);
         return r;
     }
-    ls_sched_options so = {.seed = seed, .plugin_path = dir, .plugin_timeout_ms = 100};
+    ls_sched_options so = {.seed = seed, .plugin_path = dir, .plugin_timeout_ms = 2000};
     ls_sched_source src = ls_cluster_source(c, NULL, NULL);
     ls_scheduler *s = ls_scheduler_new(&cfg, &so, &src, &err);
     ls_config_free(&cfg);

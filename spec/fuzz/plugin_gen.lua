@@ -159,8 +159,8 @@ local function statement(depth)
     return "local x = " .. value() .. "; local _ = x + 1"
   elseif r <= 19 then
     local n = rnd(5)
-    if n == 1 and rnd(400) == 1 then return "while true do end" end
-    if n == 2 and rnd(400) == 1 then return "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(100) .. i end" end
+    if n == 1 and rnd(4000) == 1 then return "while true do end" end
+    if n == 2 and rnd(4000) == 1 then return "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(100) .. i end" end
     return "for i = 1, " .. rnd(200) .. " do local _ = ls.label(pod.labels, i) end"
   else
     return "error(" .. value() .. ")"

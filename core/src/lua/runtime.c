@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const DISPATCH_NAMES[LS_CALL_COUNT] = {
@@ -60,6 +61,7 @@ struct ls_lua {
     const ls_profile *profiles;      /* what build() was given, for a rebuild */
     uint32_t n_profiles;
     int depth;                       /* guarded calls in progress (a hint inside a bind, ...) */
+    uint64_t retry_at_ms;            /* no state: when usable() may try to build one again */
 };
 
 /* What the runtime is loading or running, written by dispatch.lua before it
@@ -514,6 +516,43 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
 }
 
 
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A fresh state with the same profiles after a call was cut off. When that
+ * fails (a plugin that cannot load in its budget right now), there is no
+ * state (lua->L NULL): calls fail with a clear message, and usable() tries
+ * again at most once a second. */
+static bool restart(ls_lua *lua, ls_error *err)
+{
+    if (lua->L)
+        abandon_state(lua);
+    if (open_state(lua, err) && ls_lua_build(lua, lua->profiles, lua->n_profiles, err))
+        return true;
+    if (lua->L)
+        abandon_state(lua);
+    lua->retry_at_ms = monotonic_ms() + 1000;
+    return false;
+}
+
+/* Whether there is a state to call into, restarting one when it is time. */
+static bool usable(ls_lua *lua)
+{
+    if (lua->L)
+        return true;
+    if (!lua->profiles || monotonic_ms() < lua->retry_at_ms)
+        return false;
+    ls_error err;
+    if (restart(lua, &err))
+        return true;
+    ls_log_error("Restarting the Lua state failed", "err", err.msg);
+    return false;
+}
+
 /* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
  * is rebuilt with the same profiles, and the failure logged. */
 static int rebuild_after(ls_lua *lua, const char *what)
@@ -522,7 +561,7 @@ static int rebuild_after(ls_lua *lua, const char *what)
     lua->overruns++;
     lua->restarts++;
     ls_error err;
-    if (!open_state(lua, &err) || !ls_lua_build(lua, lua->profiles, lua->n_profiles, &err))
+    if (!restart(lua, &err))
         snprintf(msg, sizeof msg, "%s: %s: exceeded its time budget; restarting the Lua state failed", what, note);
     else
         snprintf(msg, sizeof msg, "%s: %s: exceeded its time budget of %llu ms (the Lua state was restarted)", what,
@@ -592,10 +631,9 @@ static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     else
         snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(ep),
                  running_plugin(lua, which, profile));
-    abandon_state(lua);
     ls_error err;
     char msg[900];
-    if (!open_state(lua, &err) || !ls_lua_build(lua, lua->profiles, lua->n_profiles, &err))
+    if (!restart(lua, &err))
         snprintf(msg, sizeof msg, "%s: %s; restarting the Lua state failed: %.300s", who, what, err.msg);
     else
         snprintf(msg, sizeof msg, "%s: %s (the Lua state was restarted)", who, what);
@@ -611,7 +649,7 @@ static bool talks_to_cluster(enum ls_lua_call which)
 
 int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
 {
-    if (!lua->L)
+    if (!usable(lua))
         return runtime_failure(lua, DISPATCH_NAMES[which], "the Lua state could not be restarted");
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->refs[which]);
@@ -641,7 +679,7 @@ int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
 
 int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
 {
-    if (!lua->L)
+    if (!usable(lua))
         return runtime_failure(lua, "filter", "the Lua state could not be restarted");
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_filter_one);
@@ -667,9 +705,9 @@ int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
 
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
-    lua_State *L = lua->L;
-    if (!L)
+    if (!usable(lua))
         return runtime_failure(lua, "pre_enqueue", "the Lua state could not be restarted");
+    lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_pre_enqueue);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)pod);
@@ -870,6 +908,11 @@ bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b
     bool r = rc == 0 && lua_toboolean(L, -1);
     lua_pop(L, 1);
     return r;
+}
+
+void ls_lua_request_stop(void)
+{
+    ls_watchdog_request_stop();
 }
 
 size_t ls_lua_memory(const ls_lua *lua)

@@ -73,6 +73,9 @@ void ls_lua_options_from_config(ls_lua_options *opt, const ls_config *cfg);
 void ls_lua_park(ls_lua *lua, uint32_t pod_id);
 void ls_lua_resume(ls_lua *lua, uint32_t pod_id);
 size_t ls_lua_memory(const ls_lua *lua);
+/* SIGTERM / SIGINT: the plugin call running now (and any later one) is cut
+ * off by the watchdog. Async-signal-safe. */
+void ls_lua_request_stop(void);
 uint64_t ls_lua_budget_overruns(const ls_lua *lua);
 uint64_t ls_lua_restarts(const ls_lua *lua);
 /* Queueing hints that raised or returned something else than Queue/Skip. */
