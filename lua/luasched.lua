@@ -54,7 +54,9 @@ local str_cache = {}
 
 --- The Lua string of an interned id ("" for 0). Cached: ids never change.
 function ls.str(id)
-  id = tonumber(id)
+  local n = tonumber(id)
+  if n == nil then error("ls.str: expected an interned string id (a number), got a " .. type(id), 2) end
+  id = n
   local s = str_cache[id]
   if s == nil then
     s = ffi.string(C.ls_str_get(id), C.ls_str_len(id))
@@ -65,6 +67,7 @@ end
 
 --- The id of a string, interning it. Do this at load time, not per node.
 function ls.intern(s)
+  if type(s) ~= "string" then error("ls.intern: expected a string, got a " .. type(s), 2) end
   return C.ls_intern(s, #s)
 end
 

@@ -134,8 +134,12 @@ local function instantiate(P, args, profile_name, where)
   if type(P.validate) == "function" then
     local vok, verr = plain_pcall(P.validate, inst.args)
     if not vok or (verr ~= nil and verr ~= true) then
-      return nil, string.format("%sargs of plugin %q are not valid: %s", where and where .. ": " or "",
-        P.name, describe(verr))
+      local at = ""
+      if where then
+        at = where.line and where.line > 0 and string.format("%s:%d: %s: ", where.source, where.line, where.path)
+          or string.format("%s: %s: ", where.source, where.path)
+      end
+      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, describe(verr))
     end
   end
   if type(P.init) == "function" then

@@ -344,4 +344,191 @@ return P
     expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
       ":7: luasched: ls.tolerates: tolerations's count 1000 is out of range 0..0")
   end)
+
+  -- ---- the issue's findings, one by one ---------------------------------------------
+
+  it("ls.wait(-5) in Permit is an error naming the value, not a spin", function()
+    probe("permit", [[  return ls.wait(-5)]])
+    -- `return ls.wait(...)` is a tail call: the plugin's frame is gone, the
+    -- message names the line of its permit hook
+    expect_error(simulate(), 'running Permit plugin "Probe": ' ..
+      "ls.wait: the timeout must be a number of seconds from 0 to 900, got -5 (" .. FILE .. ":5)")
+  end)
+
+  it("ls.wait(0/0) is an error naming the value", function()
+    probe("permit", [[  return ls.wait(0/0)]])
+    -- `return ls.wait(...)` is a tail call: the plugin's frame is gone, the
+    -- message names the line of its permit hook
+    expect_error(simulate(), 'running Permit plugin "Probe": ' ..
+      "ls.wait: the timeout must be a number of seconds from 0 to 900, got nan (" .. FILE .. ":5)")
+  end)
+
+  it("ls.wait beyond upstream's 15 minutes is an error", function()
+    probe("permit", [[  return ls.wait(901)]])
+    -- `return ls.wait(...)` is a tail call: the plugin's frame is gone, the
+    -- message names the line of its permit hook
+    expect_error(simulate(), 'running Permit plugin "Probe": ' ..
+      "ls.wait: the timeout must be a number of seconds from 0 to 900, got 901 (" .. FILE .. ":5)")
+  end)
+
+  local bad_scores = {
+    { "NaN", "0/0", "nan" }, { "inf", "1/0", "inf" }, { "-inf", "-1/0", "-inf" },
+    { "3.7", "3.7", "3.7" }, { "1e300", "1e300", "1e+300" }, { "2^63", "2^63", "9.2233720368548e+18" },
+  }
+  for _, case in ipairs(bad_scores) do
+    it("a score of " .. case[1] .. " is an error printing the value", function()
+      probe("score", "  return " .. case[2])
+      local r = simulate()
+      assert.are.equal(0, r.rc, r.err)
+      -- the probe pod fails in Score (both nodes pass Filter), the plain pod binds
+      assert.are.equal('pending: running Score plugin "Probe": score returned ' .. case[3] ..
+        " (a number), expected an integer within int64 (" .. FILE .. ":5)", r.pods.a)
+      assert.matches("^bound to node%-[12]$", r.pods.b)
+    end)
+  end
+
+  it("a score that is a string is an error printing it", function()
+    probe("score", [[  return "high"]])
+    expect_error(simulate(), 'running Score plugin "Probe": score returned "high" (a string), expected an ' ..
+      "integer within int64 (" .. FILE .. ":5)")
+  end)
+
+  it("a score outside [0, 100] after NormalizeScore is upstream's error", function()
+    probe("normalize_score", [[  for i = 0, n - 1 do scores[i] = 101 end]])
+    expect_error(simulate(), 'applying score defaultWeights on Score plugins: plugin "Probe" returns an invalid ' ..
+      "score 101, it should in the range of [0, 100] after normalizing")
+  end)
+
+  it("NormalizeScore cannot store NaN", function()
+    probe("normalize_score", [[  scores[0] = 0/0]])
+    expect_error(simulate(), 'running Score plugin "Probe": ' .. FILE ..
+      ":7: score returned nan (a number), expected an integer within int64")
+  end)
+
+  it("an unknown ls.* constant raises instead of reading nil", function()
+    probe("filter", [[  return ls.unschedulable(tostring(ls.UNSCHEDULABLE_TYPO))]])
+    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
+      ":7: luasched.UNSCHEDULABLE_TYPO does not exist")
+  end)
+
+  it("ls.UNRESOLVABLE is UNSCHEDULABLE_AND_UNRESOLVABLE", function()
+    probe("filter", [[  return ls.unschedulable("unresolvable is " .. ls.UNRESOLVABLE ..
+    " = " .. ls.UNSCHEDULABLE_AND_UNRESOLVABLE)]])
+    local r = simulate()
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^pending: 0/2 nodes are available: 2 unresolvable is 3 = 3%.", r.pods.a)
+  end)
+
+  it("a runtime error names the plugin's own file and line, not the runtime's", function()
+    probe("filter", [[  return ls.unschedulable(ls.str(pod.labels) .. "")]])
+    local r = simulate()
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal('pending: running "Probe" filter plugin: ' .. FILE ..
+      ":7: ls.str: expected an interned string id (a number), got a cdata", r.pods.a)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
+  end)
+
+  -- ---- args checked at load ------------------------------------------------------------
+
+  local ARGS_PLUGIN = [[
+local ls = require("luasched")
+local P = ls.plugin("Probe", { defaults = { timeoutSeconds = 30, mode = "fast", nested = { depth = 1 } } })
+function P.validate(args)
+  if args.timeoutSeconds > 60 then return "timeoutSeconds: must be at most 60, got " .. args.timeoutSeconds end
+end
+function P:filter(_, _, _) return nil end
+return P
+]]
+  local PLUGIN_CONFIG = "  pluginConfig:\n  - name: Probe\n    args:\n%s"
+
+  it("check: an unknown key and a wrong type are errors with the config's file, line and field", function()
+    plugin("probe", ARGS_PLUGIN)
+    local r = simulate({ command = "check", plugin_config = PLUGIN_CONFIG:format(
+      '      timeoutSeconds: "soon"\n      extra: 1\n      nested: {depth: 2, width: 3}\n') })
+    assert.are.equal(2, r.rc, r.out)
+    -- lines 12-14 of the config: timeoutSeconds, extra, nested
+    assert.are.equal(r.config .. ': profile default-scheduler: args of plugin "Probe": ' ..
+      r.config .. ':12: profiles[0].pluginConfig[0].args.timeoutSeconds: Invalid type: expected number, got ' ..
+      'string "soon"; ' .. r.config .. ":13: profiles[0].pluginConfig[0].args.extra: unknown field; " ..
+      r.config .. ":14: profiles[0].pluginConfig[0].args.nested.width: unknown field\n1 problem\n", r.out)
+  end)
+
+  it("simulate refuses the same args at load, before any pod", function()
+    plugin("probe", ARGS_PLUGIN)
+    local r = simulate({ plugin_config = PLUGIN_CONFIG:format('      extra: 1\n') })
+    assert.are.equal(2, r.rc, r.out)
+    assert.are.equal('luasched simulate: args of plugin "Probe": ' .. r.config ..
+      ":12: profiles[0].pluginConfig[0].args.extra: unknown field\n", r.err)
+  end)
+
+  it("the plugin's validate(args) hook refuses a value", function()
+    plugin("probe", ARGS_PLUGIN)
+    local r = simulate({ command = "check", plugin_config = PLUGIN_CONFIG:format('      timeoutSeconds: 90\n') })
+    assert.are.equal(2, r.rc, r.out)
+    assert.are.equal(r.config .. ': profile default-scheduler: ' .. r.config ..
+      ':11: profiles[0].pluginConfig[0].args: args of plugin "Probe" are not valid: ' ..
+      "timeoutSeconds: must be at most 60, got 90\n1 problem\n", r.out)
+  end)
+
+  -- ---- budgets over all plugin code ------------------------------------------------------
+
+  local LUASCHED_300MS = "luasched: {pluginTimeoutMilliseconds: 300}"
+
+  it("check: a plugin looping in its top-level code is cut off and named", function()
+    plugin("probe", [[
+local ls = require("luasched")
+local P = ls.plugin("Probe")
+function P.filter() end
+while true do end
+]])
+    local r = simulate({ command = "check", luasched = LUASCHED_300MS })
+    assert.are.equal(2, r.rc, r.out)
+    assert.are.equal(r.config .. ': profile default-scheduler: loading plugin Probe: plugin "Probe" ' ..
+      "(loading its file): exceeded its time budget of 300 ms\n1 problem\n", r.out)
+  end)
+
+  it("simulate: a plugin looping in init is cut off and named", function()
+    plugin("probe", [[
+local ls = require("luasched")
+local P = ls.plugin("Probe")
+function P:init() local x = 0 while true do x = x + 1 end end
+function P.filter() end
+return P
+]])
+    local r = simulate({ luasched = LUASCHED_300MS })
+    assert.are.equal(2, r.rc, r.out)
+    assert.are.equal('luasched simulate: building profiles: plugin "Probe" (' .. FILE ..
+      ": init): exceeded its time budget of 300 ms\n", r.err)
+  end)
+
+  it("a looping Filter is cut off: an Error for that pod, the others scheduled", function()
+    probe("filter", [[  local x = 0 while true do x = x + 1 end]])
+    expect_error(simulate({ luasched = LUASCHED_300MS }),
+      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms (the Lua state was restarted)')
+  end)
+
+  it("a looping queueing hint is cut off and the pod queued", function()
+    probe("filter", [[  return ls.unschedulable("wait for a node")]],
+      [[P.events = { { resource = "Node", action = { "Add" }, hint = function() while true do end end } }]])
+    local r = simulate({ luasched = LUASCHED_300MS })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
+  end)
+
+  it("a plugin allocating without bound hits the memory limit: an Error, the others scheduled", function()
+    probe("filter", [[  local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(64) .. i end]])
+    expect_error(simulate({ luasched = "luasched: {memoryLimitBytes: 67108864}" }),
+      'running "Probe" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes ' ..
+      "(the Lua state was restarted)")
+  end)
+
+  it("the default memory limit is 1 GiB", function()
+    local dir = tmp .. "/defaults"
+    assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
+    local cfg = sim.write(dir .. "/config.yaml", CONFIG:format("luasched: {pluginTimeoutMilliseconds: 10000}",
+      "", ""))
+    local r = sim.run({ "simulate", "--config", cfg, "--write-config-to", dir .. "/out.yaml" })
+    assert.are.equal(0, r.rc, r.err)
+    assert.is_truthy(sim.read(dir .. "/out.yaml"):find("\n  memoryLimitBytes: 1073741824\n", 1, true))
+  end)
 end)
