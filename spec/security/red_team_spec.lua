@@ -85,6 +85,7 @@ local function simulate(opts)
   local enabled = { "{name: Probe}" }
   for _, n in ipairs(opts.extra or {}) do enabled[#enabled + 1] = "{name: " .. n .. "}" end
   local config = CONFIG:format(opts.luasched or "", table.concat(enabled, ", "), opts.plugin_config or "")
+  if opts.plugins then config = config:gsub("    multiPoint:\n      enabled: %[[^\n]*%]\n", opts.plugins) end
   local args = { opts.command or "simulate" }
   if args[1] == "simulate" then args[2] = sim.write(dir .. "/cluster.yaml", CLUSTER) end
   local cfg = sim.write(dir .. "/config.yaml", config)
@@ -530,5 +531,95 @@ return P
     local r = sim.run({ "simulate", "--config", cfg, "--write-config-to", dir .. "/out.yaml" })
     assert.are.equal(0, r.rc, r.err)
     assert.is_truthy(sim.read(dir .. "/out.yaml"):find("\n  memoryLimitBytes: 1073741824\n", 1, true))
+  end)
+
+  -- ---- more of the contract (README "What a plugin can and cannot do") ------------------
+
+  it("#list is the length of a list", function()
+    probe("filter", [[  return ls.unschedulable("labels " .. #pod.labels.items .. " pods " .. #ni.pods)]])
+    local r = simulate()
+    assert.are.equal(0, r.rc, r.err)
+    -- the probe pod has one label; at its last try node-1 runs "running" and b
+    -- is bound to one of the two nodes
+    local first = r.pods.a:match("^pending: 0/2 nodes are available: ([^.]*)%.")
+    assert.is_true(first == "2 labels 1 pods 1" or first == "1 labels 1 pods 0, 1 labels 1 pods 2", r.pods.a)
+  end)
+
+  it("math, table and bit are per-plugin copies too", function()
+    plugin("hijacker", [[
+local ls = require("luasched")
+local P = ls.plugin("Hijacker")
+math.floor, table.concat, bit.band = nil, nil, nil
+function P.filter() return nil end
+return P
+]])
+    probe("filter", [[
+  return ls.unschedulable(math.floor(2.5) .. table.concat({ "a", "b" }) .. bit.band(3, 1))]])
+    local r = simulate({ extra = { "Hijacker" } })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^pending: 0/2 nodes are available: 2 2ab1%.", r.pods.a)
+  end)
+
+  it("a module on the plugin path is loaded once per plugin: a change by one is not seen by another", function()
+    sim.write(tmp .. "/plugins/shared_table.lua", "return { value = 'original' }\n")
+    plugin("hijacker", [[
+local ls = require("luasched")
+local P = ls.plugin("Hijacker")
+require("shared_table").value = "changed"
+function P.filter() return nil end
+return P
+]])
+    probe("filter", [[  return ls.unschedulable("module: " .. require("shared_table").value)]])
+    local r = simulate({ extra = { "Hijacker" } })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^pending: 0/2 nodes are available: 2 module: original%.", r.pods.a)
+  end)
+
+  local read_only = {
+    { "setmetatable on a status", "setmetatable(ls.skip, {})", "cannot change a protected metatable" },
+    { "rawset on ls.code_names", "rawset(ls.code_names, 2, 'x')", "luasched.code_names is read-only (rawset of 2)" },
+    { "setmetatable on ls.code_names", "setmetatable(ls.code_names, {})", "cannot change a protected metatable" },
+    { "assignment to self.handle", "self.handle.preempt = print", "self.handle is read-only (assigning preempt)" },
+    { "rawset on self.handle", "rawset(self.handle, 'preempt', print)", "self.handle is read-only (rawset of preempt)" },
+    { "setmetatable on self.handle", "setmetatable(self.handle, {})", "cannot change a protected metatable" },
+    { "arithmetic on a NodeInfo", "local _ = ni + 1", "attempt to perform arithmetic on 'struct ls_node_info' and 'number'" },
+  }
+  for _, case in ipairs(read_only) do
+    it(case[1] .. " raises", function()
+      probe("filter", "  " .. case[2])
+      expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE .. ":7: " .. case[3])
+    end)
+  end
+
+  it("check: a validate(args) that loops is cut off", function()
+    plugin("probe", [[
+local ls = require("luasched")
+local P = ls.plugin("Probe")
+function P.validate() while true do end end
+function P.filter() end
+return P
+]])
+    local r = simulate({ command = "check", luasched = LUASCHED_300MS, plugin_config = PLUGIN_CONFIG:format("      {}\n") })
+    assert.are.equal(2, r.rc, r.out)
+    assert.are.equal(r.config .. ': checking plugins: plugin "Probe" (' .. FILE .. ": checking its args): " ..
+      "exceeded its time budget of 300 ms\n1 problem\n", r.out)
+  end)
+
+  it("a sort_key that loops is cut off: the pods are still scheduled", function()
+    plugin("probe", [[
+local ls = require("luasched")
+local P = ls.plugin("Probe")
+local KEY, YES = ls.intern("probe"), ls.intern("yes")
+function P:sort_key(pod)
+  if ls.label(pod.labels, KEY) == YES then local x = 0 while true do x = x + 1 end end
+  return 0
+end
+return P
+]])
+    local r = simulate({ luasched = LUASCHED_300MS,
+      plugins = "    queueSort:\n      enabled: [{name: Probe}]\n      disabled: [{name: '*'}]\n" })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^bound to node%-[12]$", r.pods.a)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
   end)
 end)
