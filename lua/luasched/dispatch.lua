@@ -34,10 +34,31 @@ local M = {}
 -- What plugin code runs outside a cycle (loading, init, hints...): C keeps
 -- the text so a call its watchdog cuts off can still be attributed.
 pcall(ffi.cdef, "void ls_lua_note(const char *what);")
+local last_note
 local function note(fmt, ...)
-  C.ls_lua_note(string.format(fmt, ...))
+  local text = string.format(fmt, ...)
+  if text ~= last_note then   -- the queue calls sort_key for every pod: one C call per change
+    last_note = text
+    C.ls_lua_note(text)
+  end
 end
 M.note = note
+
+-- note() for a hook of an instance, the text made once per instance and hook.
+local note_texts = setmetatable({}, { __mode = "k" })
+local function note_text(inst, hook)
+  local t = note_texts[inst]
+  if t == nil then t = {}; note_texts[inst] = t end
+  local text = t[hook]
+  if text == nil then
+    text = string.format("plugin %q (%s)", tostring(inst.name), hook)
+    t[hook] = text
+  end
+  if text ~= last_note then
+    last_note = text
+    C.ls_lua_note(text)
+  end
+end
 
 -- The text of an error value a plugin raised: never runs plugin code (a
 -- table's __tostring), whatever was raised.
@@ -638,7 +659,7 @@ end
 function M.less(pi, a_ptr, b_ptr)
   local inst = profiles[pi + 1].points.sort_key[1]
   current, current_hook = inst, "less"
-  note("plugin %q (less)", inst.name)
+  note_text(inst, "less")
   local ok, r = pcall(inst.less, inst, ffi.cast("const ls_pod *", a_ptr)[0], ffi.cast("const ls_pod *", b_ptr)[0])
   return ok and r == true
 end
@@ -649,7 +670,7 @@ function M.sort_key(pi, pod_ptr)
   if not list or not list[1] then return 0 end
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   if type(list[1].sort_key) ~= "function" then return 0 end
-  note("plugin %q (sort_key)", list[1].name)
+  note_text(list[1], "sort_key")
   local ok, v = pcall(list[1].sort_key, list[1], pod)
   v = ok and tonumber(v) or 0
   if v ~= v or v == math.huge or v == -math.huge then return 0 end

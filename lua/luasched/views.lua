@@ -219,8 +219,9 @@ function M.accessor(struct, field)
   for _, spec in ipairs(specs) do
     if spec.struct == struct and spec.field == field then
       local ct, pp = spec.ctype, typeof(spec.elem .. "*")
+      local delta = ffi.offsetof(spec.struct, spec.count) - ffi.offsetof(spec.struct, spec.field)
       return function(v)
-        if istype(ct, v) then return cast(pp, v)[0], #v end
+        if istype(ct, v) then return cast(pp, v)[0], cast(u32p, cast(bytep, v) + delta)[0] end
         return nil
       end
     end
