@@ -346,6 +346,11 @@ function ls.resource_count() return C.ls_resource_count() end
 local cycle_ref
 function ls._attach(cycle) cycle_ref = cycle end
 
+-- ls.bind binds the cycle's pod: only a Bind hook may (the dispatcher, or the
+-- kit running a bind hook, opens the window).
+local bind_open = false
+function ls._allow_bind(open) bind_open = open end
+
 --- All nodes of the cycle's snapshot: a 0-based cdata array of `const
 --- ls_node_info *`, and its length.
 function ls.all_nodes()
@@ -466,7 +471,9 @@ local bind_err = ffi.new("char[512]")
 --- Hands the binding of the cycle's pod to the cluster (embedded or API server).
 --- Returns nil, or an error message.
 function ls.bind(node_name)
+  if not bind_open then error("ls.bind: only a Bind hook may bind the pod", 2) end
   if cycle_ref == nil then return "no scheduling cycle is running" end
+  if type(node_name) ~= "string" then error("ls.bind: the node name must be a string", 2) end
   local id = type(node_name) == "string" and ls.intern(node_name) or node_name
   if C.ls_cycle_bind(cycle_ref, id, bind_err, 512) ~= 0 then
     return ffi.string(bind_err)

@@ -997,7 +997,9 @@ local function run_simple(pi, hook, label, allowed)
     current = list[k]
     cycle.running_plugin = k - 1
     local t0 = sampling and timing.now()
+    ls._allow_bind(hook == "bind")
     local ok, st = pcall(current[hook], current, state, pod, node)
+    ls._allow_bind(false)
     if sampling then
       timing.observe(EP_OF_HOOK[hook], k - 1, ok and is_status(st) and st.code or (ok and SUCCESS or ERROR),
         timing.now() - t0)

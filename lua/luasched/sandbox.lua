@@ -36,12 +36,14 @@ local function missing(what)
 end
 
 --- A read-only view of `t` (nested plain tables are frozen too; the values
---- are copied once, so changing `t` later does not show through).
+--- are copied once, so changing `t` later does not show through). Keys that
+--- start with "_" are the runtime's own and are left out.
 function M.freeze(t, what, strict)
   local inner = {}
   for k, v in pairs(t) do
+    if type(k) == "string" and k:sub(1, 1) == "_" then v = nil end
     if type(v) == "table" and not frozen[v] then v = M.freeze(v, what .. "." .. tostring(k)) end
-    inner[k] = v
+    if v ~= nil then inner[k] = v end
   end
   if strict then setmetatable(inner, missing(what)) end
   local proxy = setmetatable({}, {

@@ -622,4 +622,14 @@ return P
     assert.matches("^bound to node%-[12]$", r.pods.a)
     assert.matches("^bound to node%-[12]$", r.pods.b)
   end)
+
+  it("ls.bind outside a Bind hook is refused (no binding in the middle of a cycle)", function()
+    probe("filter", [[  ls.bind("node-1")]])
+    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE .. ":7: ls.bind: only a Bind hook may bind the pod")
+  end)
+
+  it("the runtime's own ls._* functions are not reachable", function()
+    probe("filter", [[  ls._attach(nil)]])
+    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE .. ":7: luasched._attach does not exist")
+  end)
 end)
