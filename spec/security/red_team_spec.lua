@@ -580,9 +580,11 @@ return P
     { "rawset on ls.code_names", "rawset(ls.code_names, 2, 'x')", "luasched.code_names is read-only (rawset of 2)" },
     { "setmetatable on ls.code_names", "setmetatable(ls.code_names, {})", "cannot change a protected metatable" },
     { "assignment to self.handle", "self.handle.preempt = print", "self.handle is read-only (assigning preempt)" },
-    { "rawset on self.handle", "rawset(self.handle, 'preempt', print)", "self.handle is read-only (rawset of preempt)" },
+    { "rawset on self.handle", "rawset(self.handle, 'preempt', print)",
+      "self.handle is read-only (rawset of preempt)" },
     { "setmetatable on self.handle", "setmetatable(self.handle, {})", "cannot change a protected metatable" },
-    { "arithmetic on a NodeInfo", "local _ = ni + 1", "attempt to perform arithmetic on 'struct ls_node_info' and 'number'" },
+    { "arithmetic on a NodeInfo", "local _ = ni + 1",
+      "attempt to perform arithmetic on 'struct ls_node_info' and 'number'" },
   }
   for _, case in ipairs(read_only) do
     it(case[1] .. " raises", function()
@@ -599,7 +601,8 @@ function P.validate() while true do end end
 function P.filter() end
 return P
 ]])
-    local r = simulate({ command = "check", luasched = LUASCHED_300MS, plugin_config = PLUGIN_CONFIG:format("      {}\n") })
+    local r = simulate({ command = "check", luasched = LUASCHED_300MS,
+      plugin_config = PLUGIN_CONFIG:format("      {}\n") })
     assert.are.equal(2, r.rc, r.out)
     assert.are.equal(r.config .. ': checking plugins: plugin "Probe" (' .. FILE .. ": checking its args): " ..
       "exceeded its time budget of 300 ms\n1 problem\n", r.out)
@@ -625,7 +628,8 @@ return P
 
   it("ls.bind outside a Bind hook is refused (no binding in the middle of a cycle)", function()
     probe("filter", [[  ls.bind("node-1")]])
-    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE .. ":7: ls.bind: only a Bind hook may bind the pod")
+    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
+      ":7: ls.bind: only a Bind hook may bind the pod")
   end)
 
   it("the runtime's own ls._* functions are not reachable", function()
