@@ -636,4 +636,21 @@ return P
     probe("filter", [[  ls._attach(nil)]])
     expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE .. ":7: luasched._attach does not exist")
   end)
+
+  it("a profile's own time budget applies to its plugins", function()
+    probe("filter", [[  local x = 0 while true do x = x + 1 end]])
+    local r = simulate({ plugin_config = "  luasched: {pluginTimeoutMilliseconds: 300}\n" })
+    expect_error(r, 'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms ' ..
+      "(the Lua state was restarted)")
+  end)
+
+  it("a profile's own instruction budget applies to its plugins", function()
+    -- 300 interpreted instructions per call are too few for the default
+    -- plugins of the profile too: every pod fails on the budget, the run goes on
+    probe("filter", [[  for _ = 1, 1e7 do end]])
+    local r = simulate({ plugin_config = "  luasched: {instructionBudget: 300}\n" })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^pending: running .*plugin exceeded its instruction budget", r.pods.a)
+    assert.matches("^pending: running .*plugin exceeded its instruction budget", r.pods.b)
+  end)
 end)

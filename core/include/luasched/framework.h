@@ -153,6 +153,10 @@ typedef struct ls_profile {
      * built-in default): {source, line, path, lines: {"a.b": line}}, for the
      * args check's messages. */
     struct cJSON *plugin_args_at;
+    /* The profile's own `luasched: {pluginTimeoutMilliseconds, instructionBudget}`
+     * (0: the configuration's luasched section). The memory limit is the Lua
+     * state's, shared by all profiles. */
+    uint64_t plugin_timeout_ms, instruction_budget;
 } ls_profile;
 
 const char *ls_ext_point_name(int ep);        /* "PreFilter", "Filter", ... */

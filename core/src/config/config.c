@@ -264,7 +264,8 @@ static void read_percentage(const parse_ctx *pc, const cJSON *obj, const char *p
 
 static void parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_profile *prof, raw_profile *rp)
 {
-    static const char *const known[] = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig", NULL};
+    static const char *const known[] = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig",
+                                        "luasched", NULL};
     char path[64], p[128];
     ls_cfg_path(path, sizeof path, "profiles[%d]", index);
     if (!cJSON_IsObject(obj)) {
@@ -284,6 +285,7 @@ static void parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_p
     parse_plugins(pc, cJSON_GetObjectItemCaseSensitive(obj, "plugins"), p, rp);
     ls_cfg_path(p, sizeof p, "%s.pluginConfig", path);
     parse_plugin_config(pc, cJSON_GetObjectItemCaseSensitive(obj, "pluginConfig"), p, prof);
+    ls_cfg_parse_profile_luasched(pc, obj, path, prof);
 }
 
 static void raw_profiles_free(raw_profile *rps, uint32_t n)

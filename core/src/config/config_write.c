@@ -177,6 +177,13 @@ static cJSON *profile_json(const ls_config *cfg, uint32_t i)
     cJSON_AddItemToObject(o, "plugins", plugins_json(&cfg->raw_profiles[i]));
     const cJSON *completed = cfg->completed_args ? cJSON_GetArrayItem(cfg->completed_args, (int)i) : NULL;
     cJSON_AddItemToObject(o, "pluginConfig", plugin_config_json(prof, completed));
+    if (prof->plugin_timeout_ms || prof->instruction_budget) {
+        cJSON *lc = cJSON_AddObjectToObject(o, "luasched");
+        if (prof->instruction_budget)
+            cJSON_AddNumberToObject(lc, "instructionBudget", (double)prof->instruction_budget);
+        if (prof->plugin_timeout_ms)
+            cJSON_AddNumberToObject(lc, "pluginTimeoutMilliseconds", (double)prof->plugin_timeout_ms);
+    }
     return o;
 }
 

@@ -62,6 +62,7 @@ struct ls_lua {
     uint32_t n_profiles;
     int depth;                       /* guarded calls in progress (a hint inside a bind, ...) */
     uint64_t retry_at_ms;            /* no state: when usable() may try to build one again */
+    uint32_t call_profile;           /* the profile of the call being made (its budgets) */
 };
 
 /* What the runtime is loading or running, written by dispatch.lua before it
@@ -226,6 +227,22 @@ static void install_fatal_handlers(void)
  * from inside a bind, ...) stays under the outer deadline. When the watchdog
  * cuts the call off, the state is abandoned (lua->L NULL) and -1 returned:
  * the caller rebuilds or reports. */
+enum { NO_PROFILE = 0x7fffffff };   /* a call outside a profile's cycle: the state's budgets */
+
+/* The budgets of a call for profile `profile`: the profile's own, else the state's. */
+static void profile_budgets(const ls_lua *lua, uint32_t profile, uint64_t *budget, uint64_t *timeout_ms)
+{
+    *budget = lua->budget;
+    *timeout_ms = lua->timeout_ms;
+    if (lua->profiles && profile < lua->n_profiles) {
+        const ls_profile *p = &lua->profiles[profile];
+        if (p->instruction_budget)
+            *budget = p->instruction_budget;
+        if (p->plugin_timeout_ms)
+            *timeout_ms = p->plugin_timeout_ms;
+    }
+}
+
 static int guarded_pcall(ls_lua *lua, int nargs, int nresults, bool may_interrupt)
 {
     lua_State *L = lua->L;
@@ -239,17 +256,21 @@ static int guarded_pcall(ls_lua *lua, int nargs, int nresults, bool may_interrup
     if (sigsetjmp(escape, 0)) {
         ls_watchdog_disarm(lua->watchdog);
         lua->depth = 0;
+        lua->call_profile = NO_PROFILE;
         active_lua = NULL;
         abandon_state(lua);
         return -1;
     }
     lua->depth = 1;
     active_lua = lua;
-    arm_budget(lua);
-    ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, may_interrupt, &escape);
+    uint64_t budget, timeout_ms;
+    profile_budgets(lua, lua->call_profile, &budget, &timeout_ms);
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, (int)(budget > 0x7fffffff ? 0x7fffffff : budget));
+    ls_watchdog_arm(lua->watchdog, L, timeout_ms, may_interrupt, &escape);
     int rc = lua_pcall(L, nargs, nresults, 0);
     ls_watchdog_disarm(lua->watchdog);
     lua->depth = 0;
+    lua->call_profile = NO_PROFILE;
     active_lua = NULL;
     return rc;
 }
@@ -343,6 +364,7 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
     ls_lua *lua = ls_xcalloc(1, sizeof *lua);
     lua->cycle = cycle;
     lua->blocks.next = lua->blocks.prev = &lua->blocks;
+    lua->call_profile = NO_PROFILE;
     lua->memory_limit = opt ? opt->memory_limit : 0;
     lua->budget = opt && opt->instruction_budget ? opt->instruction_budget : DEFAULT_INSTRUCTION_BUDGET;
     lua->timeout_ms = opt && opt->timeout_ms ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
@@ -617,9 +639,11 @@ static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     char what[160];
     if (lua->over_memory)
         snprintf(what, sizeof what, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
-    else
-        snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms",
-                 (unsigned long long)lua->timeout_ms);
+    else {
+        uint64_t budget, timeout_ms;
+        profile_budgets(lua, profile, &budget, &timeout_ms);
+        snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
+    }
     lua->over_memory = false;
     lua->overruns++;
     lua->restarts++;
@@ -658,6 +682,7 @@ int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     lua->over_memory = false;
     active_call = which;
     active_profile = profile;
+    lua->call_profile = profile;
     int rc = guarded_pcall(lua, 1, 1, !talks_to_cluster(which));
     active_call = -1;
     /* A plugin that hit the memory limit may keep what it took (module state):
@@ -689,6 +714,7 @@ int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
     lua->over_memory = false;
     active_call = LS_CALL_FILTER;
     active_profile = profile;
+    lua->call_profile = profile;
     int rc = guarded_pcall(lua, 2, 1, true);
     active_call = -1;
     if (rc < 0 || lua->over_memory)
@@ -711,6 +737,7 @@ int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_pre_enqueue);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)pod);
+    lua->call_profile = profile;
     int rc = guarded_pcall(lua, 2, 1, true);
     if (rc < 0)
         return rebuild_after(lua, "PreEnqueue");
@@ -732,6 +759,7 @@ double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_key);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)pod);
+    lua->call_profile = profile;
     int rc = guarded_pcall(lua, 2, 1, true);
     if (rc < 0) {
         rebuild_after(lua, "QueueSort");
@@ -900,6 +928,7 @@ bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)a);
     lua_pushlightuserdata(L, (void *)b);
+    lua->call_profile = profile;
     int rc = guarded_pcall(lua, 3, 1, true);
     if (rc < 0) {
         rebuild_after(lua, "QueueSort");
