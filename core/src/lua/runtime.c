@@ -105,6 +105,23 @@ static void *tracked_realloc(ls_lua *lua, void *ptr, size_t nsize)
     return b + 1;
 }
 
+static void memory_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "plugin exceeded the Lua memory limit");
+}
+
+/* The running call went past the memory limit: interpreted code stops at its
+ * next instruction (the hook), compiled code by the watchdog. */
+static void cut_off_for_memory(ls_lua *lua)
+{
+    if (lua->L)
+        lua_sethook(lua->L, memory_hook, LUA_MASKCOUNT, 1);
+    if (lua->watchdog)
+        ls_watchdog_expire_now(lua->watchdog);
+}
+
 static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     ls_lua *lua = ud;
@@ -120,13 +137,21 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     } else {
         size_t old = ptr ? ((block *)ptr - 1)->size : 0;
         (void)osize;
-        /* Over the limit: NULL makes Lua raise "not enough memory" in the plugin that asked. */
-        if (!lua->memory_limit || nsize <= old || lua->memory - old + nsize <= lua->memory_limit) {
+        size_t after = lua->memory - old + nsize;
+        bool over = lua->memory_limit && nsize > old && after > lua->memory_limit;
+        /* Over the limit while a call runs: the block is still given (a NULL
+         * inside compiled code is not always survivable) and the call is cut
+         * off at once, the state rebuilt after it. Outside a call, or past
+         * twice the limit, NULL: Lua raises "not enough memory". */
+        if (over) {
+            lua->over_memory = true;
+            if (lua->depth > 0)
+                cut_off_for_memory(lua);
+        }
+        if (!over || (lua->depth > 0 && after <= 2 * lua->memory_limit)) {
             p = tracked_realloc(lua, ptr, nsize);
             if (p)
-                lua->memory = lua->memory - old + nsize;
-        } else {
-            lua->over_memory = true;
+                lua->memory = after;
         }
     }
     ls_critical_leave();

@@ -29,6 +29,7 @@ struct ls_watchdog {
     atomic_uint_fast64_t started_ms;
     atomic_uint_fast64_t timeout_ms;
     atomic_bool may_interrupt;
+    atomic_bool expire_now;
     lua_State *volatile L;
     pthread_t target;
     sigjmp_buf *volatile escape;
@@ -37,6 +38,11 @@ struct ls_watchdog {
 /* What the signal handler and the hook may act on. */
 static atomic_uint_fast64_t kill_call;
 static atomic_bool stop_requested;
+
+void ls_watchdog_expire_now(ls_watchdog *w)
+{
+    atomic_store(&w->expire_now, true);
+}
 
 void ls_watchdog_request_stop(void)
 {
@@ -127,8 +133,9 @@ static void *watch(void *arg)
             hooked = false;
             next_stage_ms = atomic_load(&w->started_ms) + atomic_load(&w->timeout_ms);
         }
-        if (atomic_load(&stop_requested) && !hooked && next_stage_ms > now_ms())
-            next_stage_ms = now_ms();   /* asked to stop: no call runs on */
+        if ((atomic_load(&stop_requested) || atomic_exchange(&w->expire_now, false)) && !hooked &&
+            next_stage_ms > now_ms())
+            next_stage_ms = now_ms();   /* asked to stop, or over memory: no call runs on */
         if (now_ms() >= next_stage_ms) {
             expire(w, call, &hooked);
             next_stage_ms = now_ms() + GRACE_MS;
@@ -169,6 +176,7 @@ void ls_watchdog_arm(ls_watchdog *w, lua_State *L, uint64_t timeout_ms, bool may
     w->escape = escape;
     current = w;
     atomic_store(&w->may_interrupt, may_interrupt);
+    atomic_store(&w->expire_now, false);   /* meant for a call that has ended */
     atomic_store(&w->timeout_ms, timeout_ms);
     atomic_store(&w->started_ms, now_ms());
     atomic_store(&w->call, (atomic_load(&w->call) | 1) + 2);   /* a new odd number: armed */

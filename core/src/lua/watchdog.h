@@ -28,6 +28,9 @@ void ls_watchdog_disarm(ls_watchdog *w);
  * call it watches off now (the hook at once, the signal after the grace
  * period), so a plugin cannot hold the stop back. Async-signal-safe. */
 void ls_watchdog_request_stop(void);
+/* Cuts the watched call off now (the Lua state ran past its memory limit):
+ * the signal comes after the grace period if the hook did not stop it. */
+void ls_watchdog_expire_now(ls_watchdog *w);
 /* The hook the watchdog sets: raises "plugin exceeded its time budget". */
 void ls_watchdog_hook(lua_State *L, lua_Debug *ar);
 
