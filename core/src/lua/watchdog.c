@@ -133,9 +133,13 @@ static void *watch(void *arg)
             hooked = false;
             next_stage_ms = atomic_load(&w->started_ms) + atomic_load(&w->timeout_ms);
         }
-        if ((atomic_load(&stop_requested) || atomic_exchange(&w->expire_now, false)) && !hooked &&
-            next_stage_ms > now_ms())
-            next_stage_ms = now_ms();   /* asked to stop, or over memory: no call runs on */
+        if (atomic_exchange(&w->expire_now, false)) {
+            /* over memory: the allocator set the hook already; the signal now */
+            hooked = true;
+            next_stage_ms = now_ms();
+        }
+        if (atomic_load(&stop_requested) && !hooked && next_stage_ms > now_ms())
+            next_stage_ms = now_ms();   /* asked to stop: no call runs on */
         if (now_ms() >= next_stage_ms) {
             expire(w, call, &hooked);
             next_stage_ms = now_ms() + GRACE_MS;
