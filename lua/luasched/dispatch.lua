@@ -5,6 +5,9 @@
 -- Every entry point returns an upstream status code. A plugin error (raise,
 -- wrong return type, budget overrun) becomes an Error status whose message
 -- names the plugin and, through Lua's error position, its file:line.
+-- Over 800 lines: the entry points share the running cycle's state (the
+-- profile, the CycleState, the plugin running); the sandbox (sandbox.lua),
+-- the views (views.lua), args (args.lua) and the loops (loops.lua) are apart.
 local ffi = require("ffi")
 local C = require("luasched.clib")
 local ls = require("luasched")

@@ -4,6 +4,12 @@
  * lua/luasched/dispatch.lua, keeps references to its entry points, and runs
  * each call under an instruction budget so a runaway plugin becomes an Error
  * status for its pod instead of a hung scheduler.
+ *
+ * Every call into Lua goes through guarded_pcall (instruction budget, the
+ * watchdog, per-profile budgets, the crash report on a fatal signal); a call
+ * cut off abandons the state and restart() builds it again. Over 800 lines
+ * because every entry point, the allocator and the restart share the state's
+ * private struct: splitting them means an internal header for it (to do).
  */
 #include "lua/runtime.h"
 #include "luasched/log.h"
