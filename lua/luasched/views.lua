@@ -95,7 +95,6 @@ local u32p, bytep = typeof("const uint32_t *"), typeof("const uint8_t *")
 
 local function array_mt(spec, delta)
   local pp = typeof(spec.elem .. "*")   -- the view's address read as a pointer to the elements
-  local what = spec.what
   local function len(v) return cast(u32p, cast(bytep, v) + delta)[0] end
   local index
   if spec.deref then
@@ -119,8 +118,9 @@ end
 local function single_mt(spec)
   local pp = typeof(spec.elem .. "*")
   return {
+    -- no type check on k: a number key is refused by the FFI itself ("cannot
+    -- be indexed with 'number'"), and the JIT compiles this to one load
     __index = function(v, k)
-      if type(k) ~= "string" then error(format("%s cannot be indexed with %s", spec.what, tostring(k)), 2) end
       return cast(pp, v)[0][k]
     end,
     __newindex = read_only,
