@@ -95,6 +95,7 @@ local u32p, bytep = typeof("const uint32_t *"), typeof("const uint8_t *")
 
 local function array_mt(spec, delta)
   local pp = typeof(spec.elem .. "*")   -- the view's address read as a pointer to the elements
+  local what = spec.what
   local function len(v) return cast(u32p, cast(bytep, v) + delta)[0] end
   local index
   if spec.deref then
