@@ -1,4 +1,4 @@
--- luacheck configuration: `luacheck --std luajit plugins lua spec/lua`
+-- luacheck configuration: `luacheck --std luajit plugins lua spec/lua spec/security spec/fuzz/plugin_gen.lua`
 std = "luajit"
 -- no globals may be set anywhere
 globals = {}
@@ -9,7 +9,7 @@ exclude_files = { "build/**" }
 
 -- busted's globals for the specs (listed here, not as std = "+busted": a
 -- command-line --std replaces the std of every file, globals are added to it)
-files["spec/lua"] = {
+local busted = {
   read_globals = {
     "describe", "it", "pending", "setup", "teardown", "before_each", "after_each",
     "lazy_setup", "lazy_teardown", "strict_setup", "strict_teardown", "insulate", "expose",
@@ -17,3 +17,5 @@ files["spec/lua"] = {
     assert = { other_fields = true },
   },
 }
+files["spec/lua"] = busted
+files["spec/security"] = busted

@@ -7,11 +7,30 @@
 -- allocates nothing per node.
 local ffi = require("ffi")
 local C = require("luasched.clib")
+local sandbox = require("luasched.sandbox")
+local views = require("luasched.views")
+local unwrap = views.unwrap
+
+-- C helpers take pointers, and the FFI passes nil as NULL: every helper
+-- checks its arguments first, so a plugin gets an error, never a crash.
+local preferred_list = views.maker("const ls_preferred_term *")
+local node_list = views.maker("const ls_node_info *const *", true)
+local position_list = views.maker("const uint32_t *")
+
+local function need(v, what, level)
+  if v == nil then error("luasched: " .. what .. " is nil", (level or 2) + 1) end
+  return v
+end
+local function need_number(v, what)
+  if type(v) ~= "number" or v ~= v then
+    error("luasched: " .. what .. " must be a number, got " .. tostring(v), 3)
+  end
+  return v
+end
 
 local ls = {
   SUCCESS = C.LS_SUCCESS, ERROR = C.LS_ERROR, UNSCHEDULABLE = C.LS_UNSCHEDULABLE,
-  UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, WAIT = C.LS_WAIT,
-  UNRESOLVABLE = C.LS_UNRESOLVABLE,   -- the short name plugin authors reach for
+  UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, UNRESOLVABLE = C.LS_UNRESOLVABLE, WAIT = C.LS_WAIT,
   SKIP = C.LS_SKIP, PENDING = C.LS_PENDING,
   MAX_NODE_SCORE = 100, MIN_NODE_SCORE = 0,
   -- queueing hint results
@@ -35,7 +54,9 @@ local str_cache = {}
 
 --- The Lua string of an interned id ("" for 0). Cached: ids never change.
 function ls.str(id)
-  id = tonumber(id)
+  local n = tonumber(id)
+  if n == nil then error("ls.str: expected an interned string id (a number), got a " .. type(id), 2) end
+  id = n
   local s = str_cache[id]
   if s == nil then
     s = ffi.string(C.ls_str_get(id), C.ls_str_len(id))
@@ -46,39 +67,56 @@ end
 
 --- The id of a string, interning it. Do this at load time, not per node.
 function ls.intern(s)
+  if type(s) ~= "string" then error("ls.intern: expected a string, got a " .. type(s), 2) end
   return C.ls_intern(s, #s)
 end
 
 --- The value id of label `key_id` in a label set (0 when absent).
 function ls.label(labels, key_id)
+  if labels == nil then need(labels, "ls.label: the label set") end
   return C.ls_labels_get(labels, key_id)
 end
 
 --- Whether a label set has label `key_id` (whatever its value).
 function ls.has_label(labels, key_id)
+  if labels == nil then need(labels, "ls.has_label: the label set") end
   return C.ls_labels_has(labels, key_id)
 end
 
 -- ---- statuses -----------------------------------------------------------
 
-local status_mt = {
-  __tostring = function(st)
-    return code_names[st.code] .. ": " .. st.message
-  end,
-}
+-- A status is read-only (a plugin returns the same object for many nodes, and
+-- the memo shares it between plugins): its fields live in a hidden table, its
+-- metatable is hidden, and only the objects made here count as statuses.
+local genuine = setmetatable({}, { __mode = "k" })
+
+local function status_text(st)
+  return code_names[st.code] .. ": " .. st.message
+end
+
+local function read_only_status(_, k)
+  error("a status is read-only (assigning " .. tostring(k) .. ")", 2)
+end
 
 local memo = {}
 for code = 0, 6 do memo[code] = {} end
 
-local function make_status(code, reasons)
+local function make_status(code, reasons, extra)
   local message = table.concat(reasons, ", ")
   local joined = table.concat(reasons, "\n")
-  local st = setmetatable({
+  local fields = setmetatable({
     code = code,
-    reasons = reasons,
     message = message,
     id = C.ls_status_register(code, joined, #joined),
-  }, status_mt)
+  }, { __index = function(_, k)   -- reasons: a fresh copy each time (a status does not change)
+    if k == "reasons" then return { unpack(reasons) } end
+  end })
+  if extra then for k, v in pairs(extra) do fields[k] = v end end
+  local st = setmetatable({}, {
+    __index = fields, __newindex = read_only_status, __tostring = status_text, __metatable = false,
+  })
+  genuine[st] = true
+  sandbox.mark_frozen(st, "a status")
   return st
 end
 
@@ -105,12 +143,19 @@ ls.unschedulable_and_unresolvable = ls.unresolvable
 ls.skip = status(C.LS_SKIP, "")
 
 local wait_memo = {}
---- Permit's Wait with a timeout in seconds.
+local MAX_WAIT_SECONDS = 15 * 60   -- upstream's maxTimeout for a Permit wait
+
+--- Permit's Wait with a timeout in seconds: a finite number from 0 to 900
+--- (upstream's 15-minute maximum).
 function ls.wait(timeout_seconds)
   local st = wait_memo[timeout_seconds]
   if st == nil then
-    st = make_status(C.LS_WAIT, { "" })
-    st.timeout = timeout_seconds
+    if type(timeout_seconds) ~= "number" or timeout_seconds ~= timeout_seconds
+        or timeout_seconds < 0 or timeout_seconds > MAX_WAIT_SECONDS then
+      error(string.format("ls.wait: the timeout must be a number of seconds from 0 to %d, got %s",
+        MAX_WAIT_SECONDS, tostring(timeout_seconds)), 2)
+    end
+    st = make_status(C.LS_WAIT, { "" }, { timeout = timeout_seconds })
     wait_memo[timeout_seconds] = st
   end
   return st
@@ -123,7 +168,7 @@ function ls.status_message(id)
 end
 
 function ls.is_status(v)
-  return getmetatable(v) == status_mt
+  return genuine[v] == true
 end
 
 -- ---- plugins ------------------------------------------------------------
@@ -141,25 +186,59 @@ end
 ls.merge_args = deep_merge
 
 --- Declares a plugin. `name` is the Kubernetes-style registered name; `spec.defaults`
---- are merged under the profile's pluginConfig args (given values win).
+--- are merged under the profile's pluginConfig args (given values win) and
+--- give the args their types (luasched.args); `spec.optional` names args
+--- without a default (key -> "string" | "number" | "boolean" | "list" |
+--- "object" | "table", or a table for nested optional keys).
 function ls.plugin(name, spec)
   assert(type(name) == "string" and name ~= "", "ls.plugin: a plugin name is required")
   spec = spec or {}
-  local P = { name = name, defaults = spec.defaults or {} }
+  local P = { name = name, defaults = spec.defaults or {}, optional = spec.optional }
   P.__index = P
   return P
 end
 
 -- ---- C helpers, as plain functions so the JIT inlines the FFI call -------
 
-function ls.selector_matches(sel, labels) return C.ls_selector_matches(sel, labels) end
-function ls.pod_matches_node_affinity(pod, node) return C.ls_pod_matches_node_affinity(pod, node) end
+function ls.selector_matches(sel, labels)
+  if sel == nil or labels == nil then need(nil, "ls.selector_matches: the selector or the label set") end
+  return C.ls_selector_matches(sel, labels)
+end
+function ls.pod_matches_node_affinity(pod, node)
+  if pod == nil or node == nil then need(nil, "ls.pod_matches_node_affinity: the pod or the node") end
+  return C.ls_pod_matches_node_affinity(pod, unwrap(node))
+end
 --- Whether a compiled NodeSelectorTerm (e.g. pod.preferred_node_affinity[i].term)
 --- matches a node (`const ls_node *`); a term with nothing in it matches no node.
-function ls.node_selector_term_matches(term, node) return C.ls_node_selector_term_matches(term, node) end
-function ls.tolerates(tols, n, taint) return C.ls_tolerations_tolerate(tols, n, taint) end
+function ls.node_selector_term_matches(term, node)
+  if term == nil or node == nil then need(nil, "ls.node_selector_term_matches: the term or the node") end
+  return C.ls_node_selector_term_matches(term, unwrap(node))
+end
+
+local tolerations_of, taints_of = views.accessor("ls_pod", "tolerations"), views.accessor("ls_node", "taints")
+
+-- The pointer and a count of at most the view's length, for a C call.
+local function checked_list(access, v, n, what)
+  local p, len = access(v)
+  if p == nil then error("luasched: " .. what .. " must be a list from the scheduler (pod.tolerations, ...)", 3) end
+  n = need_number(n, what .. "'s count")
+  if n < 0 or n > len then
+    error(string.format("luasched: %s's count %s is out of range 0..%d", what, tostring(n), len), 3)
+  end
+  return p, n
+end
+
+--- Whether tolerations `tols` (pod.tolerations; its first n) tolerate `taint`.
+function ls.tolerates(tols, n, taint)
+  local p
+  p, n = checked_list(tolerations_of, tols, n, "ls.tolerates: tolerations")
+  return C.ls_tolerations_tolerate(p, n, need(taint, "ls.tolerates: the taint"))
+end
 function ls.find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
-  return C.ls_find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
+  local tp, tl
+  tp, n_taints = checked_list(taints_of, taints, n_taints, "ls.find_untolerated_taint: taints")
+  tl, n_tols = checked_list(tolerations_of, tols, n_tols, "ls.find_untolerated_taint: tolerations")
+  return C.ls_find_untolerated_taint(tp, n_taints, tl, n_tols, need_number(effect_mask, "effect mask"))
 end
 --- A taint built once (at init) for helpers like NodeUnschedulable's: `key`
 --- and `value` are strings ("" or nil value = absent), `effect` an
@@ -173,7 +252,8 @@ function ls.new_taint(key, value, effect)
 end
 --- Whether the pod's tolerations tolerate `taint` (an ls_taint, e.g. from ls.new_taint).
 function ls.pod_tolerates(pod, taint)
-  return C.ls_tolerations_tolerate(pod.tolerations, pod.n_tolerations, taint)
+  local p, n = tolerations_of(need(pod, "ls.pod_tolerates: the pod").tolerations)
+  return C.ls_tolerations_tolerate(p, n, need(taint, "ls.pod_tolerates: the taint"))
 end
 
 -- Node selectors built once (at init) from ids, for selectors that come from
@@ -203,10 +283,12 @@ local function fill_requirements(sel, list, keep)
     local arr = ffi.new("ls_str[?]", math.max(#values, 1))
     for j, v in ipairs(values) do arr[j - 1] = v end
     keep[#keep + 1] = arr
-    q.n_values, q.values = #values, arr
+    q.n_values = #values
+    views.set(q, "ls_requirement", "values", arr)
     if r.number ~= nil then q.number = int64_of(r.number) end
   end
-  sel.match_nothing, sel.n, sel.reqs = 0, n, reqs
+  sel.match_nothing, sel.n = 0, n
+  views.set(sel, "ls_selector", "reqs", reqs)
 end
 
 local function fill_term(t, term, keep)
@@ -225,11 +307,18 @@ function ls.new_node_selector(terms)
   keep[1] = arr
   for i, term in ipairs(terms) do fill_term(arr[i - 1], term, keep) end
   local sel = ffi.new("ls_node_selector")
-  sel.n_terms, sel.terms = #terms, arr
-  selector_memory[sel] = keep
-  return sel
+  sel.n_terms = #terms
+  views.set(sel, "ls_node_selector", "terms", arr)
+  -- plugins get it read-only (a count changed behind the C matcher's back
+  -- would let it read past the arrays)
+  local ro = ffi.cast("const ls_node_selector *", sel)[0]
+  selector_memory[ro] = { sel, keep }
+  return ro
 end
-function ls.node_selector_matches(sel, node) return C.ls_node_selector_matches(sel, node) end
+function ls.node_selector_matches(sel, node)
+  if sel == nil or node == nil then need(nil, "ls.node_selector_matches: the selector or the node") end
+  return C.ls_node_selector_matches(sel, unwrap(node))
+end
 
 --- Preferred terms ({ weight = n, term = <as for ls.new_node_selector> })
 --- -> a 0-based `ls_preferred_term` array and its length, the shape of
@@ -241,10 +330,14 @@ function ls.new_preferred_terms(list)
     arr[i - 1].weight = p.weight
     fill_term(arr[i - 1].term, p.term, keep)
   end
-  selector_memory[arr] = keep
-  return arr, #list
+  return preferred_list(arr, #list, { arr, keep }), #list
 end
-function ls.resource_name(i) return ffi.string(C.ls_resource_name(i)) end
+--- The name of resource index i (nil when there is none).
+function ls.resource_name(i)
+  local name = C.ls_resource_name(need_number(i, "ls.resource_name: the index"))
+  if name == nil then return nil end
+  return ffi.string(name)
+end
 function ls.resource_index(name) return C.ls_resource_index(name) end
 function ls.resource_count() return C.ls_resource_count() end
 
@@ -253,10 +346,16 @@ function ls.resource_count() return C.ls_resource_count() end
 local cycle_ref
 function ls._attach(cycle) cycle_ref = cycle end
 
+-- ls.bind binds the cycle's pod: only a Bind hook may (the dispatcher, or the
+-- kit running a bind hook, opens the window).
+local bind_open = false
+function ls._allow_bind(open) bind_open = open end
+
 --- All nodes of the cycle's snapshot: a 0-based cdata array of `const
 --- ls_node_info *`, and its length.
 function ls.all_nodes()
-  return cycle_ref.all_nodes, cycle_ref.num_all_nodes
+  local n = cycle_ref.num_all_nodes
+  return node_list(cycle_ref.all_nodes, n), n
 end
 
 -- ---- results kept between cycles ---------------------------------------------
@@ -317,9 +416,11 @@ end
 --- numbers and its length, or nil when there are too many (then look at
 --- every node). The array is reused by the next call.
 function ls.changed_nodes(since)
-  local n = C.ls_snapshot_changed_since(cycle_ref.snapshot, since, changed_buf, CHANGED_CAP)
+  if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
+  local n = C.ls_snapshot_changed_since(cycle_ref.snapshot, need_number(since, "ls.changed_nodes: the generation"),
+    changed_buf, CHANGED_CAP)
   if n > CHANGED_CAP then return nil end
-  return changed_buf, n
+  return position_list(changed_buf, n), n
 end
 
 --- Brings a per-node cache `entry` (fields gen, num, snap, sgen, lgen) up to
@@ -358,6 +459,8 @@ local size_out, count_out = ffi.new("int64_t[1]"), ffi.new("uint32_t[1]")
 --- ImageLocality's image state on a node: size and number of nodes having it,
 --- or nil when the node does not have the image.
 function ls.image_state(ni, image)
+  need(ni, "ls.image_state: the node info")
+  if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
   if C.ls_snapshot_image_state(cycle_ref.snapshot, ni, image, size_out, count_out) then
     return size_out[0], count_out[0]
   end
@@ -368,7 +471,9 @@ local bind_err = ffi.new("char[512]")
 --- Hands the binding of the cycle's pod to the cluster (embedded or API server).
 --- Returns nil, or an error message.
 function ls.bind(node_name)
+  if not bind_open then error("ls.bind: only a Bind hook may bind the pod", 2) end
   if cycle_ref == nil then return "no scheduling cycle is running" end
+  if type(node_name) ~= "string" then error("ls.bind: the node name must be a string", 2) end
   local id = type(node_name) == "string" and ls.intern(node_name) or node_name
   if C.ls_cycle_bind(cycle_ref, id, bind_err, 512) ~= 0 then
     return ffi.string(bind_err)
@@ -385,7 +490,7 @@ function ls.objects(kind)
   local i, n = -1, store ~= nil and C.ls_objects_count(store, kid) or 0
   return function()
     i = i + 1
-    if i < n then return C.ls_objects_at(store, kid, i) end
+    if i < n then return C.ls_objects_at(store, kid, i)[0] end
   end
 end
 
@@ -416,10 +521,17 @@ function ls.find_object(kind, ns, name)
   local id = id_of
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
-  return o
+  return o[0]
 end
 
 local json = require("luasched.json")
+local json_of = views.accessor("ls_object", "json")
+-- An object's JSON text (its `json` field is a checked view for plugins).
+local function object_json(o)
+  local p, n = json_of(o.json)
+  if p == nil then p, n = o.json, o.json_len end
+  return ffi.string(p, n)
+end
 local object_tables = { max = 8192, n = 0, items = {} }
 --- The whole object as Lua tables (luasched.json's form: arrays carry
 --- json.array_mt, null is json.null), decoded once per version (the cache is
@@ -430,7 +542,7 @@ function ls.object_table(o)
   local t = object_tables.items[key]
   if t == nil then
     t = ls.cache_get(object_tables, key, function()
-      return json.decode(ffi.string(o.json, o.json_len))
+      return json.decode(object_json(o))
     end)
   end
   return t
@@ -446,7 +558,7 @@ function ls.object_data(o)
   local t = decoded[seq]
   if t == nil then
     if n_decoded >= 65536 then decoded, n_decoded = {}, 0 end   -- bounded: old versions go
-    t = json.decode(ffi.string(o.json, o.json_len), true)
+    t = json.decode(object_json(o), true)
     decoded[seq], n_decoded = t, n_decoded + 1
   end
   return t
@@ -497,6 +609,7 @@ end
 --- e.g. a gang plugin activating the rest of a group. False if the pod is not
 --- waiting in a queue.
 function ls.activate(pod)
+  need(pod, "ls.activate: the pod")
   return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, pod)
 end
 
@@ -505,7 +618,7 @@ function ls.waiting_pods()
   local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref) or 0
   return function()
     i = i + 1
-    if i < n then return C.ls_cycle_waiting_pod(cycle_ref, i) end
+    if i < n then return C.ls_cycle_waiting_pod(cycle_ref, i)[0] end
   end
 end
 
@@ -517,6 +630,7 @@ end
 
 --- Rejects a waiting pod; it fails with `msg` (upstream's WaitingPod.Reject).
 function ls.reject(pod, plugin_name, msg)
+  if type(msg) ~= "string" then error("luasched: ls.reject: the message must be a string", 2) end
   return cycle_ref ~= nil and C.ls_cycle_reject_waiting(cycle_ref, pod.id, ls.intern(plugin_name), msg)
 end
 

@@ -577,6 +577,17 @@ function P:bind_claim(s, i, pod)
   return nil
 end
 
+-- PreBindPreFlight: Skip when the pod has no claim to allocate or reserve
+-- (upstream: no claims, or every one already reserved for the pod).
+function P:pre_bind_pre_flight(state, pod)
+  local s = state.dynamic_resources
+  if s == nil then return ls.skip end
+  for _, c in ipairs(s.claims) do
+    if not reserved_for_pod(c.claim, pod) then return nil end
+  end
+  return ls.skip
+end
+
 function P:pre_bind(state, pod)
   local s = state.dynamic_resources
   if s == nil then return nil end

@@ -45,7 +45,7 @@
 -- pod's selector/affinity (unmatched -> matched).
 local ls = require("luasched")
 
-local P = ls.plugin("NodeAffinity")
+local P = ls.plugin("NodeAffinity", { optional = { addedAffinity = "object" } })
 
 local ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 local ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"

@@ -58,6 +58,7 @@ local P = ls.plugin("NodeResourcesFit", {
       resources = { { name = "cpu", weight = 1 }, { name = "memory", weight = 1 } },
     },
   },
+  optional = { scoringStrategy = { requestedToCapacityRatio = "object" } },
 })
 
 local floor, tonumber = math.floor, tonumber

@@ -72,7 +72,7 @@ function P:score(state, pod, ni)
   if s.tolerates_some then
     local tols, ntols = pod.tolerations, pod.n_tolerations
     for i = 0, node.n_taints - 1 do
-      if taints[i].effect == PREFER and not ls.tolerates(tols, ntols, taints + i) then
+      if taints[i].effect == PREFER and not ls.tolerates(tols, ntols, taints[i]) then
         count = count + 1
       end
     end

@@ -773,6 +773,14 @@ local function check_bindings(r, node)
   return true
 end
 
+-- PreBindPreFlight: Skip when every claim of the pod is already bound
+-- (upstream: nothing to bind).
+function P:pre_bind_pre_flight(state)
+  local s = state[self.name]
+  if s == nil or s.all_bound then return ls.skip end
+  return nil
+end
+
 function P:pre_bind(state, _, node_name)
   local s = state[self.name]
   if s == nil or s.all_bound then return nil end

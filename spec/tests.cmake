@@ -37,6 +37,15 @@ foreach(spec ${LS_LUA_SPECS})
   set_tests_properties(lua/${name} PROPERTIES ENVIRONMENT "${LS_SPEC_ENV}")
 endforeach()
 
+# The red-team suite of the plugin boundary (spec/security/): busted specs too.
+file(GLOB LS_SECURITY_SPECS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/security/*_spec.lua)
+foreach(spec ${LS_SECURITY_SPECS})
+  get_filename_component(name ${spec} NAME_WE)
+  add_test(NAME security/${name} COMMAND ${LUAJIT_EXE} ${BUSTED_EXE} --helper=${CMAKE_SOURCE_DIR}/spec/lua/helper.lua ${spec}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(security/${name} PROPERTIES ENVIRONMENT "${LS_SPEC_ENV}")
+endforeach()
+
 file(GLOB LS_E2E_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/e2e/*.sh)
 foreach(script ${LS_E2E_TESTS})
   get_filename_component(name ${script} NAME_WE)
@@ -48,7 +57,7 @@ endforeach()
 # Without luacheck the test is still there and fails, naming the package.
 find_program(LUACHECK_EXE luacheck)
 if(LUACHECK_EXE)
-  add_test(NAME lint/luacheck COMMAND ${LUACHECK_EXE} --no-color --std luajit plugins lua spec/lua
+  add_test(NAME lint/luacheck COMMAND ${LUACHECK_EXE} --no-color --std luajit plugins lua spec/lua spec/security spec/fuzz/plugin_gen.lua
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 else()
   add_test(NAME lint/luacheck COMMAND sh -c "echo 'luacheck is not installed (Debian package lua-check; .ci/deps.sh installs it)'; exit 1")
@@ -68,3 +77,11 @@ foreach(script ${LS_DEPLOY_TESTS})
   add_test(NAME deploy/${name} COMMAND bash ${script} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(deploy/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
+
+# Random plugin code through real scheduling cycles (spec/fuzz/README.md): a
+# short run here; the long run is `build/fuzz_plugins -n 1000000`.
+add_executable(fuzz_plugins ${CMAKE_SOURCE_DIR}/spec/fuzz/fuzz_plugins.c)
+target_include_directories(fuzz_plugins PRIVATE ${CMAKE_SOURCE_DIR}/core/src)
+target_compile_definitions(fuzz_plugins PRIVATE LS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+target_link_libraries(fuzz_plugins PRIVATE luasched)
+add_test(NAME fuzz/plugin_api COMMAND fuzz_plugins -n 3000 -p 100)

@@ -5,8 +5,12 @@ local ffi = require("ffi")
 local cdefs = require("luasched.cdefs")
 
 -- A reload (or a second state in the same process) must not redefine types.
+-- The structs plugins read are declared with bounds-checked views in place of
+-- their array pointers (luasched.views).
 if not pcall(ffi.typeof, "ls_pod") then
-  ffi.cdef(cdefs.cdef)
+  local views = require("luasched.views")
+  ffi.cdef(views.rewrite(cdefs.cdef))
+  views.install()
 end
 
 local function load_library()

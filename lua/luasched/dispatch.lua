@@ -5,6 +5,9 @@
 -- Every entry point returns an upstream status code. A plugin error (raise,
 -- wrong return type, budget overrun) becomes an Error status whose message
 -- names the plugin and, through Lua's error position, its file:line.
+-- Over 800 lines: the entry points share the running cycle's state (the
+-- profile, the CycleState, the plugin running); the sandbox (sandbox.lua),
+-- the views (views.lua), args (args.lua) and the loops (loops.lua) are apart.
 local bit = require("bit")
 local ffi = require("ffi")
 local C = require("luasched.clib")
@@ -18,6 +21,9 @@ local EP_OF_HOOK = {
   reserve = C.LS_EP_RESERVE, pre_bind = C.LS_EP_PRE_BIND, bind = C.LS_EP_BIND, post_bind = C.LS_EP_POST_BIND,
 }
 local events = require("luasched.events")
+local sandbox = require("luasched.sandbox")
+local views = require("luasched.views")
+local args_check = require("luasched.args")
 
 local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
 local WAIT, SKIP, PENDING = 4, 5, 6
@@ -29,6 +35,67 @@ end
 
 local M = {}
 
+-- What plugin code runs outside a cycle (loading, init, hints...): C keeps
+-- the text so a call its watchdog cuts off can still be attributed.
+pcall(ffi.cdef, "void ls_lua_note(const char *what);")
+local last_note
+local function note(fmt, ...)
+  local text = string.format(fmt, ...)
+  if text ~= last_note then   -- the queue calls sort_key for every pod: one C call per change
+    last_note = text
+    C.ls_lua_note(text)
+  end
+end
+M.note = note
+
+-- note() for a hook of an instance, the text made once per instance and hook.
+local note_texts = setmetatable({}, { __mode = "k" })
+local function note_text(inst, hook)
+  local t = note_texts[inst]
+  if t == nil then t = {}; note_texts[inst] = t end
+  local text = t[hook]
+  if text == nil then
+    text = string.format("plugin %q (%s)", tostring(inst.name), hook)
+    t[hook] = text
+  end
+  if text ~= last_note then
+    last_note = text
+    C.ls_lua_note(text)
+  end
+end
+
+-- The text of an error value a plugin raised: never runs plugin code (a
+-- table's __tostring), whatever was raised.
+local function describe(err)
+  local t = type(err)
+  if t == "string" then return err end
+  if t == "number" or t == "boolean" or t == "nil" then return tostring(err) end
+  return "(a " .. t .. " was raised as the error)"
+end
+M.describe_error = describe
+
+-- xpcall's handler for plugin calls: an error raised below a plugin's frame
+-- (inside a luasched function it called, or by the FFI) is prefixed with the
+-- plugin's own file:line, the innermost plugin frame on the stack.
+local function locate(err)
+  local msg = describe(err)
+  for level = 2, 50 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if loader.is_plugin_source(info.source) then
+      if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
+        msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
+      end
+      return msg
+    end
+  end
+  return msg
+end
+M.locate_error = locate
+
+local xpcall, plain_pcall = xpcall, pcall
+local function pcall(f, ...) return xpcall(f, locate, ...) end
+
 local cycle          -- ls_cycle* shared with C for the process lifetime
 local profiles = {}  -- [1-based] { name=, points = { hook = { inst... } }, weights = {} }
 local state          -- the running cycle's CycleState table
@@ -37,6 +104,7 @@ local prefilter_failure           -- the code PreFilter failed with this cycle (
 local candidate_set               -- node index -> true, built on demand by Handle:node_code
 local skip_score = {}
 local current        -- plugin instance running, for error attribution
+local current_hook   -- the hook it runs (a key of the plugin table)
 
 local HOOKS = {
   "pre_enqueue", "less", "sort_key", "pre_filter", "add_pod", "remove_pod", "filter",
@@ -59,11 +127,13 @@ function M.init(cycle_ptr, plugin_dirs)
   cycle = ffi.cast("ls_cycle *", cycle_ptr)
   ls._attach(cycle)
   loader.set_path(plugin_dirs)
+  sandbox.lock_strings()
 end
 
 --- The hooks plugin `name` defines, loading it on first use (multiPoint
 --- expansion in C asks this). Returns a list of hook names, or nil and an error.
 function M.hooks(name)
+  note("plugin %q (loading its file)", name)
   local P, err = loader.load(name)
   if not P then return nil, err end
   local out = {}
@@ -73,23 +143,43 @@ function M.hooks(name)
   return out
 end
 
-local function instantiate(P, args, profile_name)
+local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
+
+-- `where` (optional) is the config's file:line of the plugin's args.
+local function instantiate(P, args, profile_name, where)
+  note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
+  local ok, aerr = args_check.check(P, args, where)
+  if not ok then return nil, aerr end
   local inst = setmetatable({
     name = P.name,
     args = ls.merge_args(P.defaults, args),
     profile = profile_name,
   }, P)
+  plugin_of[inst] = P
+  if type(P.validate) == "function" then
+    local vok, verr = plain_pcall(P.validate, inst.args)
+    if not vok or (verr ~= nil and verr ~= true) then
+      local at = ""
+      if where then
+        at = where.line and where.line > 0 and string.format("%s:%d: %s: ", where.source, where.line, where.path)
+          or string.format("%s: %s: ", where.source, where.path)
+      end
+      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, describe(verr))
+    end
+  end
   if type(P.init) == "function" then
-    local ok, err = pcall(P.init, inst, inst.args)
-    if not ok then
-      return nil, string.format("initializing plugin %q: %s", P.name, tostring(err))
+    note("plugin %q (%s: init)", P.name, tostring(P.file))
+    local iok, err = plain_pcall(P.init, inst, inst.args)
+    if not iok then
+      return nil, string.format("initializing plugin %q: %s", P.name, describe(err))
     end
   end
   return inst
 end
 
 local checked_filter_status   -- defined with the Filter code below
-local to_score
+local to_score, score_value
+local node_list, score_list   -- views of PreScore's nodes and NormalizeScore's scores
 
 local function compile_loops(prof, i)
   local filters = prof.points.filter or {}
@@ -114,7 +204,7 @@ end
 -- CycleState.Clone: a plugin may define clone_state(entry); plain tables are
 -- copied deeply (cdata inside are shared: they are read-only views).
 local function deep_copy(v)
-  if type(v) ~= "table" then return v end
+  if type(v) ~= "table" or sandbox.is_frozen(v) then return v end
   local c = {}
   for k, x in pairs(v) do c[k] = deep_copy(x) end
   return setmetatable(c, getmetatable(v))
@@ -152,7 +242,7 @@ local function nominated_for(pod, node_name)
   if n == 0 then return nil end
   local list
   for i = 0, n - 1 do
-    local p = C.ls_cycle_nominated_pod(cycle, node_name, i)
+    local p = C.ls_cycle_nominated_pod(cycle, node_name, i)[0]
     if p.priority >= pod.priority and p.uid ~= pod.uid then
       list = list or {}
       list[#list + 1] = p
@@ -169,11 +259,12 @@ local function filter_with_nominated(prof, st, pod, ni, st_out)
   local copy = C.ls_node_info_clone(ni)
   local ok, fits = pcall(function()
     local st2 = clone_state(prof, st)
+    local view = copy[0]
     for _, p in ipairs(add) do
       C.ls_node_info_add_pod(copy, p)
-      run_extension(prof, "add_pod", st2, pod, p, copy)
+      run_extension(prof, "add_pod", st2, pod, p, view)
     end
-    return prof.filter_one(cycle, st2, pod, copy, st_out, prof.skip)
+    return prof.filter_one(cycle, st2, pod, view, st_out, prof.skip)
   end)
   C.ls_node_info_free(copy)
   if not ok then error(fits, 0) end
@@ -229,7 +320,7 @@ local function nominated_filter_loop(prof, cyc, st, pod)
   local nf, processed = 0, 0
   local at = start % ncand
   for _ = 0, ncand - 1 do
-    local ni = cand[at]
+    local ni = cand[at][0]
     at = at + 1
     if at == ncand then at = 0 end
     processed = processed + 1
@@ -254,6 +345,9 @@ end
 
 local Handle = {}
 Handle.__index = Handle
+Handle.__newindex = function(_, k) error("self.handle is read-only (assigning " .. tostring(k) .. ")", 2) end
+Handle.__metatable = false
+local prof_of = setmetatable({}, { __mode = "k" })   -- handle -> its profile (not reachable by plugins)
 
 local scratch_status = ffi.new("ls_node_status")
 local error_buf = ffi.new("char[512]")
@@ -261,30 +355,51 @@ local error_buf = ffi.new("char[512]")
 --- Filter with nominated pods on any NodeInfo (a clone during preemption).
 --- Returns true, or false and the failing status code and message.
 function Handle:run_filter_with_nominated(st, pod, ni)
-  local fits = filter_with_nominated(self.prof, st, pod, ni, scratch_status)
+  local fits = filter_with_nominated(prof_of[self], st, pod, ni, scratch_status)
   if fits then return true end
   return false, scratch_status.code, ls_status_message(scratch_status.status)
 end
 
 function Handle:run_add_pod(st, pod, pod_to_add, ni)
-  run_extension(self.prof, "add_pod", st, pod, pod_to_add, ni)
+  run_extension(prof_of[self], "add_pod", st, pod, pod_to_add, ni)
 end
 
 function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
-  run_extension(self.prof, "remove_pod", st, pod, pod_to_remove, ni)
+  run_extension(prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
 end
 
 function Handle:clone_state(st)
-  return clone_state(self.prof, st)
+  return clone_state(prof_of[self], st)
 end
 
 --- A changeable copy of a NodeInfo (freed by the garbage collector).
-function Handle:clone_node_info(ni)
-  return ffi.gc(C.ls_node_info_clone(ni), C.ls_node_info_free)
+-- The changeable NodeInfo behind each clone a plugin holds (read-only to it).
+local clones = setmetatable({}, { __mode = "k" })
+
+local function need(v, what)
+  if v == nil then error("self.handle: " .. what .. " is nil", 3) end
+  return v
 end
 
-function Handle:add_pod_to(ni, pod) C.ls_node_info_add_pod(ni, pod) end
-function Handle:remove_pod_from(ni, pod) return C.ls_node_info_remove_pod(ni, pod) end
+function Handle:clone_node_info(ni)
+  local copy = ffi.gc(C.ls_node_info_clone(need(ni, "clone_node_info: the node info")), C.ls_node_info_free)
+  local view = copy[0]
+  clones[view] = copy
+  return view
+end
+
+local function clone_of(ni, what)
+  local copy = clones[ni]
+  if copy == nil then error("self.handle: " .. what .. ": the node info must come from clone_node_info", 3) end
+  return copy
+end
+
+function Handle:add_pod_to(ni, pod)
+  C.ls_node_info_add_pod(clone_of(ni, "add_pod_to"), need(pod, "add_pod_to: the pod"))
+end
+function Handle:remove_pod_from(ni, pod)
+  return C.ls_node_info_remove_pod(clone_of(ni, "remove_pod_from"), need(pod, "remove_pod_from: the pod"))
+end
 
 --- The Filter verdict of a node in the failed cycle: its status code (nodes
 --- outside a PreFilter restriction count as UnschedulableAndUnresolvable).
@@ -307,6 +422,9 @@ end
 --- Evicts `victim` to make room on `node_name` for the cycle's pod: its
 --- deletion is issued after the scheduling cycle (async preemption).
 function Handle:preempt(victim, node_name)
+  need(victim, "preempt: the victim")
+  if type(node_name) ~= "string" then error("self.handle: preempt: the node name must be a string", 2) end
+  if current_hook ~= "post_filter" then error("self.handle: preempt is only allowed in PostFilter", 2) end
   if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
     return ffi.string(error_buf)
   end
@@ -318,20 +436,23 @@ function Handle:nominated_pods(node_name)
   local i, n = -1, C.ls_cycle_nominated_count(cycle, id)
   return function()
     i = i + 1
-    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i) end
+    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i)[0] end
   end
 end
 
 function Handle:nominated_node_of(pod)
-  local id = C.ls_cycle_nomination_of(cycle, pod)
+  local id = C.ls_cycle_nomination_of(cycle, need(pod, "nominated_node_of: the pod"))
   return id ~= 0 and ls.str(id) or nil
 end
 
-function Handle:clear_nomination(pod) C.ls_cycle_clear_nomination(cycle, pod) end
+function Handle:clear_nomination(pod) C.ls_cycle_clear_nomination(cycle, need(pod, "clear_nomination: the pod")) end
 
 --- A seeded random integer in [0, n).
 function Handle:random(n)
-  return tonumber(C.ls_cycle_random(cycle) % n)
+  if type(n) ~= "number" or not (n >= 1 and n < 2 ^ 53) then
+    error("self.handle: random: n must be a number from 1 to 2^53, got " .. tostring(n), 2)
+  end
+  return tonumber(C.ls_cycle_random(cycle) % math.floor(n))
 end
 
 local extender_violations = ffi.new("int64_t[1]")
@@ -373,7 +494,7 @@ local function register_events(prof, profile_index, seen)
     for _, inst in ipairs(prof.points[hook] or {}) do
       if not seen[inst.name] then
         seen[inst.name] = true
-        local regs, err = events.check(getmetatable(inst))
+        local regs, err = events.check(plugin_of[inst])
         if not regs then return nil, err end
         for _, r in ipairs(regs) do
           local hint_id = 0
@@ -405,9 +526,10 @@ function M.build(specs)
       for _, name in ipairs(names) do
         local inst = prof.instances[name]
         if not inst then
+          note("plugin %q (loading its file)", name)
           local P, err = loader.load(name)
           if not P then return nil, err end
-          inst, err = instantiate(P, spec.args and spec.args[name], spec.name)
+          inst, err = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
           if not inst then return nil, err end
           prof.instances[name] = inst
         end
@@ -422,7 +544,9 @@ function M.build(specs)
       prof.points[hook] = list
     end
     compile_loops(prof, i)
-    prof.handle = setmetatable({ prof = prof, profile_name = spec.name }, Handle)
+    prof.handle = setmetatable({}, Handle)
+    prof_of[prof.handle] = prof
+    sandbox.mark_frozen(prof.handle, "self.handle")
     for _, inst in pairs(prof.instances) do inst.handle = prof.handle end
     local ok, err = register_events(prof, i - 1, {})
     if not ok then return nil, err end
@@ -441,7 +565,7 @@ function M.completed_args()
   for i, prof in ipairs(profiles) do
     local t, given = {}, prof.given_args
     for name, inst in pairs(prof.instances) do
-      t[name] = ls.merge_args(getmetatable(inst).defaults, given[name])
+      t[name] = ls.merge_args(plugin_of[inst].defaults, given[name])
     end
     for name, args in pairs(given) do
       if t[name] == nil then
@@ -464,9 +588,10 @@ local POINT_HOOKS = {
 -- profile's args, its events table, a hook missing at a point it is listed at.
 local function check_plugin(spec, label, name, problems)
   local function add(msg) problems[#problems + 1] = "profile " .. label .. ": " .. msg end
+  note("plugin %q (loading its file)", name)
   local P, err = loader.load(name)
   if not P then return add(err) end
-  local inst, ierr = instantiate(P, spec.args and spec.args[name], spec.name)
+  local inst, ierr = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
   if not inst then add(ierr) end
   local regs, eerr = events.check(P)
   if not regs then add(eerr) end
@@ -502,6 +627,31 @@ end
 
 -- ---- errors -------------------------------------------------------------
 
+-- A message that does not name the running plugin's file (a value the
+-- runtime rejected after the hook returned) gets the hook's own file:line.
+local function attributed(msg)
+  local inst = current
+  if not inst or not inst.file or msg:find(inst.file, 1, true) then return msg end
+  local fn = current_hook and inst[current_hook]
+  if type(fn) ~= "function" then return msg .. " (in " .. inst.file .. ")" end
+  local info = debug.getinfo(fn, "S")
+  return msg .. " (" .. info.short_src .. ":" .. info.linedefined .. ")"
+end
+
+local function fail_with(msg)
+  local st = ls.error(msg)
+  cycle.status = st.id
+  cycle.status_code = ERROR
+  return ERROR
+end
+
+-- A plugin raised, returned a wrong value, or broke a rule: the message
+-- names its file and line.
+local function fail_located(fmt, ...)
+  return fail_with(attributed(string.format(fmt, ...)))
+end
+
+-- A plugin returned an Error status: its own message, as upstream words it.
 local function fail(fmt, ...)
   local msg = string.format(fmt, ...)
   local st = ls.error(msg)
@@ -532,17 +682,18 @@ end
 
 function M.pre_enqueue(pi, pod_ptr)
   clear_status()
-  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  current_hook = "pre_enqueue"
+  local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   local list = profiles[pi + 1].points.pre_enqueue
   if not list then return SUCCESS end
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
     local ok, st = pcall(current.pre_enqueue, current, pod)
-    if not ok then return fail("running PreEnqueue plugin %q: %s", current.name, tostring(st)) end
+    if not ok then return fail_located("running PreEnqueue plugin %q: %s", current.name, describe(st)) end
     if st ~= nil then
       if not is_status(st) then
-        return fail("running PreEnqueue plugin %q: %s", current.name,
+        return fail_located("running PreEnqueue plugin %q: %s", current.name,
           "pre_enqueue returned a " .. type(st) .. ", expected a status or nil")
       end
       if st.code ~= SUCCESS then return set_status(st, k - 1) end
@@ -561,7 +712,9 @@ end
 --- The queue-sort plugin's less(a, b).
 function M.less(pi, a_ptr, b_ptr)
   local inst = profiles[pi + 1].points.sort_key[1]
-  local ok, r = pcall(inst.less, inst, ffi.cast("const ls_pod *", a_ptr), ffi.cast("const ls_pod *", b_ptr))
+  current, current_hook = inst, "less"
+  note_text(inst, "less")
+  local ok, r = pcall(inst.less, inst, ffi.cast("const ls_pod *", a_ptr)[0], ffi.cast("const ls_pod *", b_ptr)[0])
   return ok and r == true
 end
 
@@ -569,10 +722,13 @@ end
 function M.sort_key(pi, pod_ptr)
   local list = profiles[pi + 1].points.sort_key
   if not list or not list[1] then return 0 end
-  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   if type(list[1].sort_key) ~= "function" then return 0 end
-  local v = list[1]:sort_key(pod)
-  return tonumber(v) or 0
+  note_text(list[1], "sort_key")
+  local ok, v = pcall(list[1].sort_key, list[1], pod)
+  v = ok and tonumber(v) or 0
+  if v ~= v or v == math.huge or v == -math.huge then return 0 end
+  return v
 end
 
 -- ---- PreFilter --------------------------------------------------------------
@@ -581,7 +737,11 @@ local function restrict(names)
   -- Intersect the cycle's node-name restriction with this plugin's names.
   local ids = {}
   for _, n in ipairs(names) do
-    ids[type(n) == "string" and ls.intern(n) or tonumber(n)] = true
+    local id = type(n) == "string" and ls.intern(n) or tonumber(n)
+    if id == nil or id ~= id or id < 1 or id % 1 ~= 0 or id >= 2 ^ 32 then
+      error("pre_filter returned a node name that is neither a string nor a string id: " .. describe(n), 0)
+    end
+    ids[id] = true
   end
   if cycle.prefilter_restricts == 0 then
     local count = 0
@@ -664,6 +824,7 @@ end
 --- left in cycle.prefilter_*; an empty intersection is Unresolvable.
 function M.pre_filter(pi)
   clear_status()
+  current_hook = "pre_filter"
   state = {}
   skip_score = {}
   local prof = profiles[pi + 1]
@@ -679,9 +840,9 @@ function M.pre_filter(pi)
   if not list then return SUCCESS end
   local restricting = {}
   sampling = cycle.sample_plugins ~= 0
-  local ok, st, idx = pcall(run_pre_filter, list, cycle.pod, restricting)
+  local ok, st, idx = pcall(run_pre_filter, list, cycle.pod[0], restricting)
   if sampling then timing.flush(cycle) end
-  if not ok then return fail("running PreFilter plugin %q: %s", current.name, tostring(st)) end
+  if not ok then return fail_located("running PreFilter plugin %q: %s", current.name, describe(st)) end
   if st then
     prefilter_failure = st.code
     return set_status(st, idx)
@@ -706,7 +867,8 @@ end
 
 local function filter_failure(prof, err)
   local inst = (prof.points.filter or {})[cycle.running_plugin + 1]
-  return fail("running %q filter plugin: %s", inst and inst.name or "?", tostring(err))
+  current, current_hook = inst, "filter"
+  return fail_located("running %q filter plugin: %s", inst and inst.name or "?", describe(err))
 end
 
 --- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
@@ -715,12 +877,12 @@ function M.filter(pi)
   local prof = profiles[pi + 1]
   local ok, err
   if C.ls_cycle_nominated_total(cycle) > 0 then
-    ok, err = pcall(nominated_filter_loop, prof, cycle, state, cycle.pod)
+    ok, err = pcall(nominated_filter_loop, prof, cycle, state, cycle.pod[0])
   elseif cycle.sample_plugins ~= 0 then
-    ok, err = pcall(prof.filter_loop_timed, cycle, state, cycle.pod, prof.skip)
+    ok, err = pcall(prof.filter_loop_timed, cycle, state, cycle.pod[0], prof.skip)
     timing.flush(cycle)
   else
-    ok, err = pcall(prof.filter_loop, cycle, state, cycle.pod, prof.skip)
+    ok, err = pcall(prof.filter_loop, cycle, state, cycle.pod[0], prof.skip)
   end
   if not ok then return filter_failure(prof, err) end
   return SUCCESS
@@ -730,9 +892,9 @@ end
 function M.filter_one(pi, ni_ptr)
   clear_status()
   local prof = profiles[pi + 1]
-  local ni = ffi.cast("const ls_node_info *", ni_ptr)
+  local ni = ffi.cast("const ls_node_info *", ni_ptr)[0]
   local st_out = cycle.node_status[ni.index]
-  local ok, fits = pcall(filter_with_nominated, prof, state, cycle.pod, ni, st_out)
+  local ok, fits = pcall(filter_with_nominated, prof, state, cycle.pod[0], ni, st_out)
   if not ok then return filter_failure(prof, fits) end
   if cycle.trace ~= 0 and cycle.filter_trace ~= nil then trace_one(cycle, prof, ni, st_out, fits) end
   return fits and SUCCESS or UNSCHED
@@ -742,6 +904,7 @@ end
 
 function M.post_filter(pi)
   clear_status()
+  current_hook = "post_filter"
   cycle.nominated_node = 0
   local list = profiles[pi + 1].points.post_filter
   if not list then return UNSCHED end
@@ -752,15 +915,15 @@ function M.post_filter(pi)
     current = list[k]
     cycle.running_plugin = k - 1
     local t0 = cycle.sample_plugins ~= 0 and timing.now()
-    local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod, cycle)
+    local ok, st, nominated = pcall(current.post_filter, current, state, cycle.pod[0])
     if t0 then
       timing.observe(C.LS_EP_POST_FILTER, k - 1, ok and is_status(st) and st.code or (ok and UNSCHED or ERROR),
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail("running PostFilter plugin %q: %s", current.name, tostring(st)) end
+    if not ok then return fail_located("running PostFilter plugin %q: %s", current.name, describe(st)) end
     if st ~= nil and not is_status(st) then
-      return fail("running PostFilter plugin %q: %s", current.name,
+      return fail_located("running PostFilter plugin %q: %s", current.name,
         "post_filter returned a " .. type(st) .. ", expected a status or nil")
     end
     local code = st and st.code or SUCCESS
@@ -772,7 +935,7 @@ function M.post_filter(pi)
       -- upstream wraps the plugin's error: running PostFilter plugin "X": <its message>
       return fail("running PostFilter plugin %q: %s", current.name, st.message)
     elseif code ~= UNSCHED then
-      return fail("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
+      return fail_located("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
     end
     last = k - 1
     if #st.reasons > 0 then
@@ -808,18 +971,38 @@ end
 
 function M.pre_score(pi)
   clear_status()
+  current_hook = "pre_score"
   local list = profiles[pi + 1].points.pre_score
   if not list then return SUCCESS end
   sampling = cycle.sample_plugins ~= 0
-  local ok, err = pcall(run_pre_score, list, cycle.pod, cycle.feasible, cycle.num_feasible)
+  local n = cycle.num_feasible
+  local nodes = node_list(cycle.feasible, n)
+  local ok, err = pcall(run_pre_score, list, cycle.pod[0], nodes, n)
   if sampling then timing.flush(cycle) end
-  if not ok then return fail("running PreScore plugin %q: %s", current.name, tostring(err)) end
+  if not ok then return fail_located("running PreScore plugin %q: %s", current.name, describe(err)) end
   return SUCCESS
 end
 
+local INT64_MAX = 0x7fffffffffffffffLL
+
+-- A score that is not a plain integer number (see loops.lua): an int64 or a
+-- uint64 cdata within int64 is taken, anything else raises naming the value.
+-- A value NormalizeScore stores: an integer within int64 (as Score's).
+score_value = function(s)
+  if type(s) ~= "number" or s % 1 ~= 0 or s >= 0x1p63 or s < -0x1p63 then return to_score(s) end
+  return s
+end
+
+node_list = views.maker("const ls_node_info *const *", true)
+score_list = views.maker("int64_t *", false, score_value)
+
 to_score = function(s)
-  if type(s) == "cdata" then return tonumber(s) end
-  error("score returned a " .. type(s) .. ", expected an integer", 0)
+  if ffi.istype("int64_t", s) then return s end
+  if ffi.istype("uint64_t", s) and s <= INT64_MAX then return s end
+  local t = type(s)
+  local text = (t == "number" or t == "cdata" or t == "boolean") and tostring(s) or describe(s)
+  if t == "string" then text = string.format("%q", s) end
+  error("score returned " .. text .. " (a " .. t .. "), expected an integer within int64", 0)
 end
 
 local function run_scores(list, score_loops, cyc, pod)
@@ -827,7 +1010,7 @@ local function run_scores(list, score_loops, cyc, pod)
   local scores, skipped = cyc.scores, cyc.score_skipped
   for p = 1, #list do
     local inst = list[p]
-    current = inst
+    current, current_hook = inst, "score"
     cyc.running_plugin = p - 1
     if skip_score[inst.name] then
       skipped[p - 1] = 1
@@ -840,11 +1023,11 @@ local function run_scores(list, score_loops, cyc, pod)
   if cyc.trace ~= 0 then ffi.copy(cyc.raw_scores, scores, #list * n * 8) end
   for p = 1, #list do
     local inst = list[p]
-    current = inst
+    current, current_hook = inst, "normalize_score"
     cyc.running_plugin = p - 1
     if skipped[p - 1] == 0 and inst.normalize_score then
       local t0 = sampling and timing.now()
-      local st = inst:normalize_score(state, pod, scores + (p - 1) * n, nodes, n)
+      local st = inst:normalize_score(state, pod, score_list(scores + (p - 1) * n, n), node_list(nodes, n), n)
       if sampling then timing.observe(C.LS_EP_COUNT, p - 1, st and st.code or SUCCESS, timing.now() - t0) end
       if st ~= nil then
         if not is_status(st) then bad_return("normalize_score", st) end
@@ -863,9 +1046,9 @@ function M.score(pi)
   local list = prof.points.score
   if not list then return SUCCESS end
   sampling = cycle.sample_plugins ~= 0
-  local ok, err = pcall(run_scores, list, sampling and prof.score_loops_timed or prof.score_loops, cycle, cycle.pod)
+  local ok, err = pcall(run_scores, list, sampling and prof.score_loops_timed or prof.score_loops, cycle, cycle.pod[0])
   if sampling then timing.flush(cycle) end
-  if not ok then return fail("running Score plugin %q: %s", current.name, tostring(err)) end
+  if not ok then return fail_located("running Score plugin %q: %s", current.name, describe(err)) end
   return SUCCESS
 end
 
@@ -877,24 +1060,27 @@ end
 
 local function run_simple(pi, hook, label, allowed)
   clear_status()
+  current_hook = hook
   local list = profiles[pi + 1].points[hook]
   if not list then return SUCCESS end
-  local pod, node = cycle.pod, node_name()
+  local pod, node = cycle.pod[0], node_name()
   sampling = cycle.sample_plugins ~= 0
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
     local t0 = sampling and timing.now()
+    ls._allow_bind(hook == "bind")
     local ok, st = pcall(current[hook], current, state, pod, node)
+    ls._allow_bind(false)
     if sampling then
       timing.observe(EP_OF_HOOK[hook], k - 1, ok and is_status(st) and st.code or (ok and SUCCESS or ERROR),
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail("running %s plugin %q: %s", label, current.name, tostring(st)) end
+    if not ok then return fail_located("running %s plugin %q: %s", label, current.name, describe(st)) end
     if st ~= nil then
       if not is_status(st) then
-        return fail("running %s plugin %q: %s returned a %s, expected a status or nil",
+        return fail_located("running %s plugin %q: %s returned a %s, expected a status or nil",
           label, current.name, hook, type(st))
       end
       if st.code ~= SUCCESS then
@@ -903,7 +1089,7 @@ local function run_simple(pi, hook, label, allowed)
           return fail("running %s plugin %q: %s", label, current.name, st.message)
         end
         if not allowed[st.code] then
-          return fail("running %s plugin %q: returned %s: %s", label, current.name,
+          return fail_located("running %s plugin %q: returned %s: %s", label, current.name,
             ls.code_names[st.code], st.message)
         end
         if hook ~= "bind" or st.code ~= SKIP then return set_status(st, k - 1) end
@@ -925,13 +1111,34 @@ function M.reserve(pi) return run_simple(pi, "reserve", "Reserve", rejections) e
 -- the binding cycle resumes at PreBind on the next object change or poll.
 local pre_bind_results = { [UNSCHED] = true, [UNRESOLVABLE] = true, [PENDING] = true, [WAIT] = true }
 function M.pre_bind(pi) return run_simple(pi, "pre_bind", "PreBind", pre_bind_results) end
+
+--- PreBindPreFlight (upstream v1.35+): SUCCESS when some PreBind plugin has
+--- work for this pod (then status.nominatedNodeName is set for the binding),
+--- SKIP when every one's `pre_bind_pre_flight` says ls.skip. A plugin without
+--- the hook counts as having work; an error in it too (the binding goes on).
+function M.pre_bind_pre_flight(pi)
+  clear_status()
+  current_hook = "pre_bind_pre_flight"
+  local list = profiles[pi + 1].points.pre_bind
+  if not list then return SKIP end
+  local pod, node = cycle.pod[0], node_name()
+  for k = 1, #list do
+    current = list[k]
+    local fn = current.pre_bind_pre_flight
+    if type(fn) ~= "function" then return SUCCESS end
+    cycle.running_plugin = k - 1
+    local ok, st = pcall(fn, current, state, pod, node)
+    if not ok or not (is_status(st) and st.code == SKIP) then return SUCCESS end
+  end
+  return SKIP
+end
 function M.bind(pi) return run_simple(pi, "bind", "Bind", { [SKIP] = true }) end
 
 --- Unreserve runs on every Reserve plugin, in reverse order, errors logged only.
 function M.unreserve(pi)
   local list = profiles[pi + 1].points.reserve
   if not list then return SUCCESS end
-  local pod, node = cycle.pod, node_name()
+  local pod, node = cycle.pod[0], node_name()
   for k = #list, 1, -1 do
     local inst = list[k]
     if inst.unreserve then pcall(inst.unreserve, inst, state, pod, node) end
@@ -941,10 +1148,11 @@ end
 
 function M.permit(pi)
   clear_status()
+  current_hook = "permit"
   cycle.num_waiting_plugins = 0
   local list = profiles[pi + 1].points.permit
   if not list then return SUCCESS end
-  local pod, node = cycle.pod, node_name()
+  local pod, node = cycle.pod[0], node_name()
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
@@ -955,10 +1163,10 @@ function M.permit(pi)
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail("running Permit plugin %q: %s", current.name, tostring(st)) end
+    if not ok then return fail_located("running Permit plugin %q: %s", current.name, describe(st)) end
     if st ~= nil then
       if not is_status(st) then
-        return fail("running Permit plugin %q: permit returned a %s", current.name, type(st))
+        return fail_located("running Permit plugin %q: permit returned a %s", current.name, type(st))
       end
       if st.code == WAIT then
         local n = cycle.num_waiting_plugins
@@ -972,7 +1180,7 @@ function M.permit(pi)
       elseif rejections[st.code] then
         return set_status(st, k - 1)
       elseif st.code ~= SUCCESS then
-        return fail("running Permit plugin %q: returned %s", current.name, ls.code_names[st.code])
+        return fail_located("running Permit plugin %q: returned %s", current.name, ls.code_names[st.code])
       end
     end
   end
@@ -998,7 +1206,7 @@ end
 function M.post_bind(pi)
   local list = profiles[pi + 1].points.post_bind
   if not list then return SUCCESS end
-  local pod, node = cycle.pod, node_name()
+  local pod, node = cycle.pod[0], node_name()
   local sampled = cycle.sample_plugins ~= 0
   for k = 1, #list do
     local inst = list[k]
@@ -1025,7 +1233,8 @@ function M.hint(id, pod_ptr, ev_ptr)
   local h = hints[id]
   if not h then return ls.QUEUE end
   local fn = h.fn
-  local pod = ffi.cast("const ls_pod *", pod_ptr)
+  note("queueing hint %d", id)
+  local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
   local ok, r = pcall(fn, pod, old, new, h.inst)
@@ -1033,8 +1242,8 @@ function M.hint(id, pod_ptr, ev_ptr)
   hint_errors = hint_errors + 1
   local info = debug.getinfo(fn, "S")
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",
-    info.short_src, info.linedefined, ok and ("returned " .. tostring(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
-    or tostring(r)))
+    info.short_src, info.linedefined, ok and ("returned " .. describe(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
+    or describe(r)))
   return 2   -- LS_HINT_FAILED: Queue, counted by the runtime
 end
 

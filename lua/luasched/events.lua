@@ -91,8 +91,8 @@ local casts = {
 function M.objects(ev)
   local ct = casts[ev.object_type]
   if not ct then return nil, nil end
-  local old = ev.old_obj ~= nil and ffi.cast(ct, ev.old_obj) or nil
-  local new = ev.new_obj ~= nil and ffi.cast(ct, ev.new_obj) or nil
+  local old = ev.old_obj ~= nil and ffi.cast(ct, ev.old_obj)[0] or nil
+  local new = ev.new_obj ~= nil and ffi.cast(ct, ev.new_obj)[0] or nil
   return old, new
 end
 

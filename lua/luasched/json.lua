@@ -7,8 +7,12 @@
 -- objects to plugins that only read them.
 local M = {}
 
-M.array_mt = { __name = "json array" }
-M.null = setmetatable({}, { __name = "json null", __tostring = function() return "null" end })
+local function refuse(what)
+  return function() error(what .. " is read-only", 2) end
+end
+M.array_mt = setmetatable({ __name = "json array" }, { __newindex = refuse("json.array_mt"), __metatable = false })
+M.null = setmetatable({}, { __name = "json null", __tostring = function() return "null" end,
+                            __newindex = refuse("json.null"), __metatable = false })
 
 local byte, sub, find, char = string.byte, string.sub, string.find, string.char
 local concat = table.concat

@@ -5,11 +5,6 @@ local M = {}
 
 local plugin_dirs = {}
 local loaded = {}        -- registered name -> plugin table
-local modules = {}       -- module name -> value, for require inside plugins
-
--- Modules a plugin may require from the runtime.
-local allowed_runtime = { luasched = true, ["luasched.testing"] = false, ["luasched.json"] = true,
-                          ["luasched.cel"] = true }
 
 function M.set_path(dirs)
   plugin_dirs = dirs
@@ -39,37 +34,14 @@ local function find_file(base)
   return nil
 end
 
-local function copy(t)
-  local c = {}
-  for k, v in pairs(t) do c[k] = v end
-  return c
-end
+local sandbox = require("luasched.sandbox")
+local public_ls   -- the frozen luasched module plugins get (made on first use)
 
-local sandbox_require
-
-local function make_env()
-  local string_lib = copy(string)
-  string_lib.dump = nil
-  local env = {
-    assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
-    pcall = pcall, xpcall = xpcall, select = select, tonumber = tonumber,
-    tostring = tostring, type = type, unpack = unpack, rawequal = rawequal,
-    rawget = rawget, rawset = rawset, setmetatable = setmetatable,
-    getmetatable = getmetatable, print = print,
-    string = string_lib, table = copy(table), math = copy(math), bit = copy(bit),
-    os = { time = os.time, clock = os.clock, date = os.date },
-    require = sandbox_require,
-  }
-  env._G = env
-  return env
-end
-
-local function load_source(path, chunkname)
-  local f, err = io.open(path, "r")
-  if not f then return nil, err end
-  local text = f:read("*a")
-  f:close()
-  return load(text, chunkname, "t", make_env())
+local function luasched_for_plugins()
+  if not public_ls then
+    public_ls = sandbox.freeze(require("luasched"), "luasched", true)
+  end
+  return public_ls
 end
 
 local function display_path(path)
@@ -79,24 +51,70 @@ local function display_path(path)
   return path
 end
 
-sandbox_require = function(name)
-  if type(name) ~= "string" then
-    error("require: module name must be a string", 2)
+local load_source
+
+-- Runtime modules plugins may require: frozen (read-only) views of the
+-- runtime's own module, so that a value they make (luasched.json's null and
+-- array marker) is the same one the runtime's decoder puts in objects.
+local SHARED_LIBS = { ["luasched.json"] = true, ["luasched.cel"] = true }
+local shared_views = {}
+local function shared_lib(name)
+  if not shared_views[name] then
+    local lib = require(name)
+    for _, k in ipairs({ "null", "array_mt" }) do
+      if type(lib[k]) == "table" then sandbox.protect(lib[k], name .. "." .. k) end
+    end
+    shared_views[name] = sandbox.freeze(lib, name, true)
   end
-  if allowed_runtime[name] then return require(name) end
-  if modules[name] ~= nil then return modules[name] end
-  if name:find("^luasched") then
-    error("require: module '" .. name .. "' is not available to plugins", 2)
+  return shared_views[name]
+end
+
+-- require inside one plugin: the frozen luasched module, or a module on the
+-- plugin path loaded in its own environment, once per plugin (a module is
+-- never shared writable between two plugins).
+local function make_require(cache)
+  local req
+  req = function(name)
+    if type(name) ~= "string" then
+      error("require: module name must be a string", 2)
+    end
+    if name == "luasched" then return luasched_for_plugins() end
+    if cache[name] ~= nil then return cache[name] end
+    if SHARED_LIBS[name] then
+      cache[name] = shared_lib(name)
+      return cache[name]
+    end
+    if name:find("^luasched") then
+      error("require: module '" .. name .. "' is not available to plugins", 2)
+    end
+    local path = find_file((name:gsub("%.", "/")))
+    if not path then
+      error("require: module '" .. name .. "' not found on the plugin path", 2)
+    end
+    local chunk, err = load_source(path, "@" .. display_path(path), req)
+    if not chunk then error(err, 0) end
+    local value = chunk()
+    cache[name] = value == nil and true or value
+    return cache[name]
   end
-  local path = find_file((name:gsub("%.", "/")))
-  if not path then
-    error("require: module '" .. name .. "' not found on the plugin path", 2)
-  end
-  local chunk, err = load_source(path, "@" .. display_path(path))
-  if not chunk then error(err, 0) end
-  local value = chunk()
-  modules[name] = value == nil and true or value
-  return modules[name]
+  return req
+end
+
+local plugin_sources = {}   -- chunk names ("@file") of plugin code, for error positions
+
+--- Whether a chunk name (debug.getinfo's source) is a plugin's or its module's.
+function M.is_plugin_source(source)
+  return plugin_sources[source] == true
+end
+
+load_source = function(path, chunkname, require_fn)
+  local f, err = io.open(path, "r")
+  if not f then return nil, err end
+  local text = f:read("*a")
+  f:close()
+  if text:byte(1) == 27 then return nil, chunkname:sub(2) .. ": bytecode is not accepted, only Lua source" end
+  plugin_sources[chunkname] = true
+  return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({})))
 end
 
 local function check_plugin(name, path, P)
@@ -144,7 +162,9 @@ end
 --- Forgets loaded plugins (hot reload builds a fresh set).
 function M.reset()
   loaded = {}
-  modules = {}
 end
+
+--- The plugin's own file name, as errors show it.
+M.display_path = display_path
 
 return M

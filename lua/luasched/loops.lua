@@ -6,7 +6,11 @@
 -- filter chain as straight-line code, with one call site per plugin, and one
 -- score loop per plugin (each load() gives a fresh prototype, hence its own
 -- traces), lets the JIT inline every hook into the node loop.
-local bit = require("bit")
+--
+-- The generator uses only functions captured here, when the runtime loads
+-- (before any plugin), and loads its code with an empty environment.
+local band = require("bit").band
+local format, concat, load, assert, type = string.format, table.concat, load, assert, type
 
 local M = {}
 
@@ -33,7 +37,7 @@ local function loop(c, state, pod, sk)
   local nf, processed = 0, 0
   local at = start %% ncand   -- candidates from start, wrapping (no division per node)
   for _ = 0, ncand - 1 do
-    local ni = cand[at]
+    local ni = cand[at][0]
     at = at + 1
     if at == ncand then at = 0 end
     local idx = ni.index
@@ -90,22 +94,25 @@ local TIME_END = "if t0 then observe(%d, %d, st ~= nil and checked(st) or SUCCES
 function M.filter(instances, checked, chunkname, timing)
   local locals, steps = {}, {}
   for k = 1, #instances do
-    locals[k] = string.format("local p%d = insts[%d]", k, k)
+    locals[k] = format("local p%d = insts[%d]", k, k)
     local before = timing and TIME_START or ""
-    local after = timing and string.format(TIME_END, timing.ep, k - 1) or ""
-    steps[k] = string.format(FILTER_STEP, k, k - 1, before, k, after, k - 1, k - 1, k - 1)
+    local after = timing and format(TIME_END, timing.ep, k - 1) or ""
+    steps[k] = format(FILTER_STEP, k, k - 1, before, k, after, k - 1, k - 1, k - 1)
   end
-  local src = string.format(FILTER_HEAD, table.concat(locals, "\n"), table.concat(steps))
-  local chunk = assert(load(src, "=" .. chunkname))
-  return chunk(checked, instances, timing and timing.now, timing and timing.observe, bit.band)
+  local src = format(FILTER_HEAD, concat(locals, "\n"), concat(steps))
+  local chunk = assert(load(src, "=" .. chunkname, "t", {}))
+  return chunk(checked, instances, timing and timing.now, timing and timing.observe, band)
 end
 
+-- A score must be an integer within int64: anything else (another type,
+-- NaN, an infinity, 3.7, 1e300; `s % 1` is NaN for the infinities) goes to
+-- to_score, which converts an int64 cdata or raises naming the value.
 local SCORE_LOOP = [[
 local inst, to_score = ...
 return function(state, pod, nodes, n, scores, base)
   for i = 0, n - 1 do
-    local s = inst:score(state, pod, nodes[i])
-    if type(s) ~= "number" then s = to_score(s) end
+    local s = inst:score(state, pod, nodes[i][0])
+    if type(s) ~= "number" or s %% 1 ~= 0 or s >= 0x1p63 or s < -0x1p63 then s = to_score(s) end
     scores[base + i] = s
   end
 end
@@ -116,9 +123,9 @@ local inst, to_score, now, observe, ep, index, band = ...
 return function(state, pod, nodes, n, scores, base)
   for i = 0, n - 1 do
     local t0 = band(i, 15) == 0 and now()
-    local s = inst:score(state, pod, nodes[i])
+    local s = inst:score(state, pod, nodes[i][0])
     if t0 then observe(ep, index, 0, now() - t0) end
-    if type(s) ~= "number" then s = to_score(s) end
+    if type(s) ~= "number" or s %% 1 ~= 0 or s >= 0x1p63 or s < -0x1p63 then s = to_score(s) end
     scores[base + i] = s
   end
 end
@@ -128,9 +135,12 @@ end
 --- `to_score` converts a non-number result (int64 cdata) or raises. With
 --- `timing` ({now, observe, ep, index}) every call is timed.
 function M.score(instance, to_score, chunkname, timing)
-  local chunk = assert(load(timing and SCORE_LOOP_TIMED or SCORE_LOOP, "=" .. chunkname))
+  local src = format(timing and SCORE_LOOP_TIMED or SCORE_LOOP)   -- %% -> %
+  -- `type` as a global of its own environment, not an upvalue: the JIT then
+  -- compiles the check as the builtin (through an upvalue it was 3x slower)
+  local chunk = assert(load(src, "=" .. chunkname, "t", { type = type }))
   if timing then
-    return chunk(instance, to_score, timing.now, timing.observe, timing.ep, timing.index, bit.band)
+    return chunk(instance, to_score, timing.now, timing.observe, timing.ep, timing.index, band)
   end
   return chunk(instance, to_score)
 end

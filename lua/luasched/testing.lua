@@ -495,7 +495,11 @@ function T.node_hook(inst, hook, cluster, pod, node_name, state)
     local cycle = cluster:attach(pod)
     cycle.selected_node = ls.intern(node_name)
   end
-  return checked(hook, inst[hook](inst, state or {}, pod, node_name))
+  ls._allow_bind(hook == "bind")
+  local ok, st = pcall(inst[hook], inst, state or {}, pod, node_name)
+  ls._allow_bind(false)
+  if not ok then error(st, 0) end
+  return checked(hook, st)
 end
 
 --- A whole scheduling cycle of one plugin over the cluster's nodes: PreFilter,

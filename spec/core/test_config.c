@@ -190,7 +190,7 @@ static void check_defaults(const ls_config *cfg)
     CHECK(cfg->luasched.plugin_dirs == NULL);
     CHECK_INT(cfg->luasched.plugin_timeout_ms, 10000);
     CHECK_INT(cfg->luasched.instruction_budget, 200000000);
-    CHECK_INT(cfg->luasched.memory_limit_bytes, 0);
+    CHECK_INT(cfg->luasched.memory_limit_bytes, 1073741824);   /* 1 GiB (config.h) */
     CHECK_INT(cfg->problems.len, 0);
     CHECK(cfg->completed_args == NULL);
 }

@@ -96,7 +96,7 @@ leaderElection:
   retryPeriod: 2s
 luasched:
   instructionBudget: 200000000
-  memoryLimitBytes: 0
+  memoryLimitBytes: 1073741824
   pluginPath:
   - plugins
   pluginTimeoutMilliseconds: 10000

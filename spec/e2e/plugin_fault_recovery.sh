@@ -49,7 +49,7 @@ profiles:
       enabled: [{name: Flaky}]
 luasched:
   pluginPath: ["$D/plugins"]
-  pluginTimeoutMilliseconds: 200
+  pluginTimeoutMilliseconds: 600
   memoryLimitBytes: 67108864
 YAML
   "$BIN" simulate "$F/two-nodes.yaml" --config "$D/config.yaml" --realtime --hold > "$D/out" 2> "$D/err" &

@@ -522,8 +522,9 @@ return P
 ]])
     local r = simulate(cluster(TWO_NODES, PROBE_AND_PLAIN), config("{multiPoint: {enabled: [{name: BadReturn}]}}"))
     expect_run(r)
+    -- the plugin's own file and the line of its filter hook
     assert.are.equal('pending: running "BadReturn" filter plugin: filter returned a string, expected a status ' ..
-      "(ls.unschedulable(...), ...) or nil", r.pods.a)
+      "(ls.unschedulable(...), ...) or nil (" .. tmp .. "/plugins/bad_return.lua:4)", r.pods.a)
     assert.matches("^bound to node%-[12]$", r.pods.b)
   end)
 end)

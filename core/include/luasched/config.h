@@ -43,7 +43,12 @@ typedef struct ls_client_connection_config {
  *   call for one pod; --plugin-timeout, when given, replaces it.
  * instructionBudget (> 0): interpreted Lua instructions per call.
  * memoryLimitBytes (>= 0): limit of the whole Lua state; 0 is unlimited.
+ *   Default LS_DEFAULT_LUA_MEMORY_LIMIT, 1 GiB: about ten times what the
+ *   bundled plugins hold on the largest bench workload (5000 nodes, their
+ *   per-node caches included), and small enough that a plugin allocating
+ *   without bound fails within seconds instead of exhausting the host.
  */
+#define LS_DEFAULT_LUA_MEMORY_LIMIT 1073741824ull
 typedef struct ls_luasched_config {
     bool present;                 /* the file has a luasched section (written back only then) */
     uint32_t n_plugin_path;
@@ -51,7 +56,7 @@ typedef struct ls_luasched_config {
     char *plugin_dirs;            /* ':'-joined, relative entries resolved; NULL when none */
     uint64_t plugin_timeout_ms;   /* 10000 */
     uint64_t instruction_budget;  /* 200000000 */
-    uint64_t memory_limit_bytes;  /* 0: unlimited */
+    uint64_t memory_limit_bytes;  /* LS_DEFAULT_LUA_MEMORY_LIMIT; 0: unlimited */
 } ls_luasched_config;
 
 /* One entry of `extenders:` (upstream's Extender, kubescheduler.config.k8s.io/v1).

@@ -179,6 +179,14 @@ typedef struct ls_profile {
     int32_t percentage_of_nodes_to_score;   /* -1 = unset, use the global value */
     ls_vec plugins[LS_EP_COUNT];            /* ls_plugin_ref, expanded, in run order */
     struct cJSON *plugin_args;              /* object: plugin name -> args (owned) */
+    /* object: plugin name -> where its args are written (owned; NULL for the
+     * built-in default): {source, line, path, lines: {"a.b": line}}, for the
+     * args check's messages. */
+    struct cJSON *plugin_args_at;
+    /* The profile's own `luasched: {pluginTimeoutMilliseconds, instructionBudget}`
+     * (0: the configuration's luasched section). The memory limit is the Lua
+     * state's, shared by all profiles. */
+    uint64_t plugin_timeout_ms, instruction_budget;
 } ls_profile;
 
 const char *ls_ext_point_name(int ep);        /* "PreFilter", "Filter", ... */

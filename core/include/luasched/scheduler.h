@@ -150,6 +150,10 @@ typedef struct ls_run_control {
     volatile sig_atomic_t *stop;
     volatile sig_atomic_t *reload;
     bool hold;
+    /* Optional: the loop's progress for a liveness check. Each pass stores
+     * the monotonic time in ms and the number of pods queued. */
+    void (*progress)(void *ud, uint64_t now_ms, uint64_t queued);
+    void *progress_ud;
 } ls_run_control;
 uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl);
 

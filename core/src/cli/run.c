@@ -38,6 +38,7 @@ typedef struct run_opts {
     const char *write_config;
     const char *plugin_path;
     uint64_t plugin_timeout_ms;
+    uint64_t stall_seconds;           /* --liveness-stall-seconds */
     uint64_t seed;
     int64_t stop_timeout_ns;          /* how long a graceful stop waits for queued writes */
     /* leader election flags, applied only when given */
@@ -93,6 +94,8 @@ static void run_usage(FILE *out)
             "  --write-config-to FILE         write the completed configuration and exit\n"
             "  --plugin-path DIRS             ':'-separated plugin directories searched before the built-in ones\n"
             "  --plugin-timeout MS            wall-clock limit of one plugin extension point for one pod\n"
+            "  --liveness-stall-seconds N     /livez and /healthz fail when pods wait and the scheduling loop\n"
+            "                                 made no progress for N seconds (default 60; 0: never)\n"
             "  --seed N                       seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --stop-timeout D               on SIGINT/SIGTERM or a hand-over, how long the queued bindings, events\n"
             "                                 and status patches may take to be sent (default 5s; the rest is dropped\n"
@@ -102,11 +105,16 @@ static void run_usage(FILE *out)
 
 /* ---- flags */
 
+/* /livez fails after this long without a pass of the scheduling loop while
+ * pods wait: longer than the default plugin time budget (10 s) so that one
+ * slow call that the watchdog cuts off is not a failure. */
+enum { DEFAULT_STALL_SECONDS = 60 };
+
 enum {
     OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
-    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA,
+    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL,
 };
 
 static const struct option RUN_OPTIONS[] = {
@@ -137,6 +145,7 @@ static const struct option RUN_OPTIONS[] = {
     {"write-config-to", required_argument, NULL, OPT_WRITE_CONFIG},
     {"plugin-path", required_argument, NULL, OPT_PLUGIN_PATH},
     {"plugin-timeout", required_argument, NULL, OPT_PLUGIN_TIMEOUT},
+    {"liveness-stall-seconds", required_argument, NULL, OPT_STALL},
     {"seed", required_argument, NULL, OPT_SEED},
     {"stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT},
     {"help", no_argument, NULL, 'h'},
@@ -233,6 +242,9 @@ static int parse_option(run_opts *o, int ch, const char *arg)
     case OPT_PLUGIN_TIMEOUT:
         o->plugin_timeout_ms = strtoull(arg, &end, 10);
         return *arg && !*end && o->plugin_timeout_ms ? 0 : flag_error("plugin-timeout", "milliseconds > 0", arg);
+    case OPT_STALL:
+        o->stall_seconds = strtoull(arg, &end, 10);
+        return *arg && !*end ? 0 : flag_error("liveness-stall-seconds", "seconds >= 0", arg);
     case OPT_SEED:
         o->seed = strtoull(arg, &end, 10);
         return *arg && !*end ? 0 : flag_error("seed", "a non-negative integer", arg);
@@ -254,7 +266,7 @@ static int reject_positional(int argc, char **argv, int first)
 static int parse_run_opts(int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){.bind_address = "0.0.0.0", .secure_port = 10259, .leader_elect = -1, .burst = -1, .qps = -1,
-                    .stop_timeout_ns = 5000000000LL};
+                    .stop_timeout_ns = 5000000000LL, .stall_seconds = DEFAULT_STALL_SECONDS};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "hv:", RUN_OPTIONS, NULL)) != -1) {
@@ -390,6 +402,13 @@ static void on_started_leading(void *ud)
 {
     (void)ud;
     ls_log_info(0, "Successfully acquired lease");
+}
+
+static void note_progress(void *ud, uint64_t now_ms, uint64_t queued)
+{
+    ls_health_state *h = ud;
+    atomic_store(&h->progress_ms, now_ms);
+    atomic_store(&h->waiting, queued);
 }
 
 /* As kube-scheduler's OnStoppedLeading: asked to stop, it says so and exits
@@ -630,7 +649,8 @@ static int schedule(const run_opts *o, run_state *r)
         atomic_store(&r->health.leader_known, true);
     if (!r->stop) {
         ls_kcluster_attach(r->kc, r->sched);
-        ls_run_control ctl = {.stop = &r->stop, .reload = &r->reload, .hold = true};
+        ls_run_control ctl = {.stop = &r->stop, .reload = &r->reload, .hold = true, .progress = note_progress,
+                              .progress_ud = &r->health};
         ls_scheduler_run_realtime(r->sched, &ctl);
     }
     bool lost = r->lost_lease;
@@ -669,6 +689,7 @@ int ls_cli_run(int argc, char **argv)
     static run_state r;
     memset(&r, 0, sizeof r);
     r.stop_timeout_ms = (long)(o.stop_timeout_ns / 1000000);
+    r.health.stall_ms = o.stall_seconds * 1000;
     r.configz = completed_config(&o, true, &err);
     if (!r.configz) {
         fprintf(stderr, "luasched run: %s\n", err.msg);

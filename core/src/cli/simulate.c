@@ -7,6 +7,7 @@
 #include "cli/attempt_record.h"
 #include "cli/cli.h"
 #include "framework/waiting_pods.h"
+#include "lua/runtime.h"
 #include "sim/cluster.h"
 
 #include <cjson/cJSON.h>
@@ -34,6 +35,7 @@ static void on_stop_signal(int sig)
 {
     (void)sig;
     *trap_stop = 1;
+    ls_lua_request_stop();   /* a plugin call running now is cut off */
 }
 
 static void on_reload_signal(int sig)

@@ -182,6 +182,39 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
     }
 }
 
+/* The line of every field of a plugin's args ("a.b" -> line), so the args
+ * check names the line of the field it rejects. */
+static void record_field_lines(const parse_ctx *pc, const cJSON *obj, const char *prefix, cJSON *lines, int depth)
+{
+    if (depth > 16)
+        return;
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        if (!c->string)
+            continue;
+        char key[300];
+        int n = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", c->string);
+        if (n < 0 || (size_t)n >= sizeof key)
+            continue;   /* a path that long names no field a plugin declares */
+        cJSON_AddNumberToObject(lines, key, ls_doc_line(pc->doc, c));
+        if (cJSON_IsObject(c))
+            record_field_lines(pc, c, key, lines, depth + 1);
+    }
+}
+
+static void record_args_location(const parse_ctx *pc, const cJSON *args, const char *path, const char *name,
+                                 ls_profile *prof)
+{
+    if (!prof->plugin_args_at)
+        prof->plugin_args_at = cJSON_CreateObject();
+    cJSON *at = cJSON_CreateObject();
+    cJSON_AddStringToObject(at, "source", pc->source);
+    cJSON_AddNumberToObject(at, "line", ls_doc_line(pc->doc, args));
+    cJSON_AddStringToObject(at, "path", path);
+    cJSON *lines = cJSON_AddObjectToObject(at, "lines");
+    record_field_lines(pc, args, "", lines, 0);
+    cJSON_AddItemToObject(prof->plugin_args_at, name, at);
+}
+
 static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const char *path, ls_profile *prof)
 {
     static const char *const known[] = {"name", "args", NULL};
@@ -212,6 +245,8 @@ static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const
     }
     cJSON_AddItemToObject(prof->plugin_args, name->valuestring,
                           args && cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateObject());
+    if (pc->doc && args && cJSON_IsObject(args))
+        record_args_location(pc, args, p, name->valuestring, prof);
 }
 
 static void parse_plugin_config(const parse_ctx *pc, const cJSON *list, const char *path, ls_profile *prof)
@@ -246,7 +281,8 @@ static void read_percentage(const parse_ctx *pc, const cJSON *obj, const char *p
 
 static void parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_profile *prof, raw_profile *rp)
 {
-    static const char *const known[] = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig", NULL};
+    static const char *const known[] = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig",
+                                        "luasched", NULL};
     char path[64], p[128];
     ls_cfg_path(path, sizeof path, "profiles[%d]", index);
     if (!cJSON_IsObject(obj)) {
@@ -266,6 +302,7 @@ static void parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_p
     parse_plugins(pc, cJSON_GetObjectItemCaseSensitive(obj, "plugins"), p, rp);
     ls_cfg_path(p, sizeof p, "%s.pluginConfig", path);
     parse_plugin_config(pc, cJSON_GetObjectItemCaseSensitive(obj, "pluginConfig"), p, prof);
+    ls_cfg_parse_profile_luasched(pc, obj, path, prof);
 }
 
 static void raw_profiles_free(raw_profile *rps, uint32_t n)
@@ -826,6 +863,7 @@ void ls_config_free(ls_config *cfg)
         for (int ep = 0; ep < LS_EP_COUNT; ep++)
             ls_vec_free(&cfg->profiles[i].plugins[ep]);
         cJSON_Delete(cfg->profiles[i].plugin_args);
+        cJSON_Delete(cfg->profiles[i].plugin_args_at);
     }
     free(cfg->profiles);
     free(cfg->source);

@@ -228,7 +228,7 @@ void ls_cfg_set_defaults(ls_config *cfg)
     cc->burst = 100;
     cfg->luasched.plugin_timeout_ms = 10000;
     cfg->luasched.instruction_budget = 200000000;
-    cfg->luasched.memory_limit_bytes = 0;
+    cfg->luasched.memory_limit_bytes = LS_DEFAULT_LUA_MEMORY_LIMIT;
 }
 
 void ls_cfg_free_fields(ls_config *cfg)
@@ -406,18 +406,43 @@ static void parse_plugin_path(ls_luasched_config *lc, const parse_ctx *pc, const
     lc->plugin_dirs = joined;
 }
 
-static void read_positive(const parse_ctx *pc, const cJSON *obj, const char *key, bool zero_ok, uint64_t *out)
+static void read_positive_at(const parse_ctx *pc, const cJSON *obj, const char *prefix, const char *key,
+                             bool zero_ok, uint64_t *out)
 {
     int64_t v = (int64_t)*out;
-    if (!ls_cfg_int64(pc, obj, key, "luasched.", &v))
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!at || cJSON_IsNull(at) || !ls_cfg_int64(pc, obj, key, prefix, &v))
         return;
-    char path[64];
-    snprintf(path, sizeof path, "luasched.%s", key);
+    char path[160];
+    snprintf(path, sizeof path, "%s%s", prefix, key);
     if (v < 0 || (v == 0 && !zero_ok))
         ls_cfg_problem(pc, ls_cfg_at(obj, key), path, "Invalid value: %lld: must be %s", (long long)v,
                        zero_ok ? "non-negative" : "greater than zero");
     else
         *out = (uint64_t)v;
+}
+
+static void read_positive(const parse_ctx *pc, const cJSON *obj, const char *key, bool zero_ok, uint64_t *out)
+{
+    read_positive_at(pc, obj, "luasched.", key, zero_ok, out);
+}
+
+void ls_cfg_parse_profile_luasched(const parse_ctx *pc, const cJSON *profile, const char *path, ls_profile *prof)
+{
+    static const char *const known[] = {"pluginTimeoutMilliseconds", "instructionBudget", NULL};
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(profile, "luasched");
+    if (!obj || cJSON_IsNull(obj))
+        return;
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s.luasched.", path);
+    if (!cJSON_IsObject(obj)) {
+        prefix[strlen(prefix) - 1] = 0;
+        ls_cfg_problem(pc, obj, prefix, "expected an object");
+        return;
+    }
+    ls_cfg_known_fields(pc, obj, prefix, known);
+    read_positive_at(pc, obj, prefix, "pluginTimeoutMilliseconds", false, &prof->plugin_timeout_ms);
+    read_positive_at(pc, obj, prefix, "instructionBudget", false, &prof->instruction_budget);
 }
 
 void ls_cfg_parse_luasched(ls_config *cfg, const parse_ctx *pc, const cJSON *root)

@@ -58,6 +58,8 @@ const cJSON *ls_cfg_at(const cJSON *obj, const char *key);
 void ls_cfg_parse_leader_election(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
 void ls_cfg_parse_client_connection(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
 void ls_cfg_parse_luasched(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
+/* A profile's own luasched section (time and instruction budgets). */
+void ls_cfg_parse_profile_luasched(const parse_ctx *pc, const cJSON *profile, const char *path, ls_profile *prof);
 void ls_cfg_set_defaults(ls_config *cfg);
 /* config_extenders.c: `extenders:` read and validated as upstream
  * (validateExtenders), freed, and written back (--write-config-to). */

@@ -119,7 +119,7 @@ static const char *const POINT_LABELS[LS_CALL_COUNT] = {
     [LS_CALL_PRE_FILTER] = "PreFilter", [LS_CALL_FILTER] = "Filter", [LS_CALL_POST_FILTER] = "PostFilter",
     [LS_CALL_PRE_SCORE] = "PreScore", [LS_CALL_SCORE] = "Score", [LS_CALL_RESERVE] = "Reserve",
     [LS_CALL_UNRESERVE] = "Unreserve", [LS_CALL_PERMIT] = "Permit", [LS_CALL_PRE_BIND] = "PreBind",
-    [LS_CALL_BIND] = "Bind", [LS_CALL_POST_BIND] = "PostBind",
+    [LS_CALL_BIND] = "Bind", [LS_CALL_POST_BIND] = "PostBind", [LS_CALL_PRE_BIND_PRE_FLIGHT] = "PreBindPreFlight",
 };
 
 int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t profile)
@@ -437,7 +437,9 @@ static int extenders_bind(ls_scheduler *s, ls_qpod *qp, ls_str node)
  * work to do) gets status.nominatedNodeName = its node at the start of the
  * binding cycle, so that other pods and components see where it is going; a
  * failure clears it again (the API server clears it when the binding lands).
- * PreBind plugins have no pre-flight hook here: each counts as having work. */
+ * Whether PreBind has work is PreBindPreFlight's answer: a plugin's
+ * `pre_bind_pre_flight` returning ls.skip has none; a PreBind plugin
+ * without the hook counts as having work. */
 
 static void expect_placement(ls_scheduler *s, ls_qpod *qp, ls_str node)
 {
@@ -459,7 +461,8 @@ static void drop_expectation(ls_scheduler *s, ls_qpod *qp)
 static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
 {
     enum { PRE_BIND_POLL_MS = 1000 };
-    if (profile_of(s, qp)->plugins[LS_EP_PRE_BIND].len)
+    if (profile_of(s, qp)->plugins[LS_EP_PRE_BIND].len &&
+        ls_scheduler_run_point(s, LS_CALL_PRE_BIND_PRE_FLIGHT, qp->profile) == LS_SUCCESS)
         expect_placement(s, qp, node);
     int ep = LS_EP_PRE_BIND;
     int code = ls_scheduler_run_point(s, LS_CALL_PRE_BIND, qp->profile);

@@ -504,11 +504,20 @@ static void advance_clock(ls_scheduler *s, uint64_t now)
     ls_scheduler_resolve_waiting(s);
 }
 
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl)
 {
     enum { IDLE_POLL_MS = 20 };
     uint64_t n = 0, start = wall_ms() - s->clock_ms;
     while (!(ctl->stop && *ctl->stop)) {
+        if (ctl->progress)
+            ctl->progress(ctl->progress_ud, monotonic_ms(), ls_squeue_size(s->queue));
         bool forced = ctl->reload && *ctl->reload;
         if (forced)
             *ctl->reload = 0;

@@ -4,6 +4,12 @@
  * lua/luasched/dispatch.lua, keeps references to its entry points, and runs
  * each call under an instruction budget so a runaway plugin becomes an Error
  * status for its pod instead of a hung scheduler.
+ *
+ * Every call into Lua goes through guarded_pcall (instruction budget, the
+ * watchdog, per-profile budgets, the crash report on a fatal signal); a call
+ * cut off abandons the state and restart() builds it again. Over 800 lines
+ * because every entry point, the allocator and the restart share the state's
+ * private struct: splitting them means an internal header for it (to do).
  */
 #include "lua/runtime.h"
 #include "lua/paths.h"
@@ -14,9 +20,13 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *const DISPATCH_NAMES[LS_CALL_COUNT] = {
     [LS_CALL_PRE_FILTER] = "pre_filter", [LS_CALL_FILTER] = "filter",
@@ -24,6 +34,7 @@ static const char *const DISPATCH_NAMES[LS_CALL_COUNT] = {
     [LS_CALL_SCORE] = "score", [LS_CALL_RESERVE] = "reserve",
     [LS_CALL_UNRESERVE] = "unreserve", [LS_CALL_PERMIT] = "permit",
     [LS_CALL_PRE_BIND] = "pre_bind", [LS_CALL_BIND] = "bind", [LS_CALL_POST_BIND] = "post_bind",
+    [LS_CALL_PRE_BIND_PRE_FLIGHT] = "pre_bind_pre_flight",
 };
 
 enum { DEFAULT_INSTRUCTION_BUDGET = 200000000 };
@@ -54,7 +65,20 @@ struct ls_lua {
     char *lua_path, *plugin_path;
     const ls_profile *profiles;      /* what build() was given, for a rebuild */
     uint32_t n_profiles;
+    int depth;                       /* guarded calls in progress (a hint inside a bind, ...) */
+    uint64_t retry_at_ms;            /* no state: when usable() may try to build one again */
+    uint32_t call_profile;           /* the profile of the call being made (its budgets) */
 };
+
+/* What the runtime is loading or running, written by dispatch.lua before it
+ * runs plugin code outside a cycle (loading a file, init, events, hints), so
+ * a call the watchdog cuts off can still be attributed. */
+static char note[256];
+
+void ls_lua_note(const char *what)
+{
+    snprintf(note, sizeof note, "%s", what ? what : "");
+}
 
 static void block_link(ls_lua *lua, block *b)
 {
@@ -86,6 +110,23 @@ static void *tracked_realloc(ls_lua *lua, void *ptr, size_t nsize)
     return b + 1;
 }
 
+static void memory_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "plugin exceeded the Lua memory limit");
+}
+
+/* The running call went past the memory limit: interpreted code stops at its
+ * next instruction (the hook), compiled code by the watchdog. */
+static void cut_off_for_memory(ls_lua *lua)
+{
+    if (lua->L)
+        lua_sethook(lua->L, memory_hook, LUA_MASKCOUNT, 1);
+    if (lua->watchdog)
+        ls_watchdog_expire_now(lua->watchdog);
+}
+
 static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     ls_lua *lua = ud;
@@ -101,13 +142,21 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     } else {
         size_t old = ptr ? ((block *)ptr - 1)->size : 0;
         (void)osize;
-        /* Over the limit: NULL makes Lua raise "not enough memory" in the plugin that asked. */
-        if (!lua->memory_limit || nsize <= old || lua->memory - old + nsize <= lua->memory_limit) {
+        size_t after = lua->memory - old + nsize;
+        bool over = lua->memory_limit && nsize > old && after > lua->memory_limit;
+        /* Over the limit while a call runs: the block is still given (a NULL
+         * inside compiled code is not always survivable) and the call is cut
+         * off at once, the state rebuilt after it. Outside a call, or past
+         * twice the limit, NULL: Lua raises "not enough memory". */
+        if (over) {
+            lua->over_memory = true;
+            if (lua->depth > 0)
+                cut_off_for_memory(lua);
+        }
+        if (!over || (lua->depth > 0 && after <= 2 * lua->memory_limit)) {
             p = tracked_realloc(lua, ptr, nsize);
             if (p)
-                lua->memory = lua->memory - old + nsize;
-        } else {
-            lua->over_memory = true;
+                lua->memory = after;
         }
     }
     ls_critical_leave();
@@ -142,6 +191,120 @@ static void arm_budget(ls_lua *lua)
 {
     lua_sethook(lua->L, budget_hook, LUA_MASKCOUNT, (int)(lua->budget > 0x7fffffff ? 0x7fffffff : lua->budget));
 }
+
+/* ---- a signal inside plugin code: never a silent death */
+
+static ls_lua *volatile active_lua;        /* the state of the outermost guarded call */
+static volatile int active_call = -1;      /* its enum ls_lua_call, -1 outside ls_lua_run */
+static volatile uint32_t active_profile;
+static const char *running_plugin(const ls_lua *lua, enum ls_lua_call which, uint32_t profile);
+static int call_point(int call);
+
+static void say(const char *text)
+{
+    size_t n = strlen(text);
+    while (n) {
+        ssize_t w = write(2, text, n);
+        if (w <= 0)
+            return;
+        text += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Prints the plugin, the extension point, the pod and the Lua traceback, then
+ * dies of the signal (the default action: exit status 128 + signal). What it
+ * calls is not async-signal-safe; the process is lost anyway and this is the
+ * only chance to say where. */
+static void on_fatal_signal(int sig)
+{
+    ls_lua *lua = active_lua;
+    if (lua && lua->L) {
+        char buf[1024];
+        int call = active_call;
+        const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
+        snprintf(buf, sizeof buf, "luasched: fatal signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
+                 sig, strsignal(sig), call >= 0 ? running_plugin(lua, (enum ls_lua_call)call, active_profile) : note,
+                 call >= 0 ? ls_ext_point_name(call_point(call)) : "(outside a cycle)",
+                 pod ? ls_str_get(pod->ns) : "-", pod ? ls_str_get(pod->name) : "-");
+        say(buf);
+        luaL_traceback(lua->L, lua->L, NULL, 0);
+        const char *tb = lua_tostring(lua->L, -1);
+        say(tb ? tb : "(no Lua traceback)");
+        say("\n");
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_fatal_handlers(void)
+{
+    static char alt[65536];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+/* lua_pcall under the instruction budget and the wall-clock watchdog. The
+ * outermost guarded call arms the watchdog; a nested one (a queueing hint run
+ * from inside a bind, ...) stays under the outer deadline. When the watchdog
+ * cuts the call off, the state is abandoned (lua->L NULL) and -1 returned:
+ * the caller rebuilds or reports. */
+enum { NO_PROFILE = 0x7fffffff };   /* a call outside a profile's cycle: the state's budgets */
+
+/* The budgets of a call for profile `profile`: the profile's own, else the state's. */
+static void profile_budgets(const ls_lua *lua, uint32_t profile, uint64_t *budget, uint64_t *timeout_ms)
+{
+    *budget = lua->budget;
+    *timeout_ms = lua->timeout_ms;
+    if (lua->profiles && profile < lua->n_profiles) {
+        const ls_profile *p = &lua->profiles[profile];
+        if (p->instruction_budget)
+            *budget = p->instruction_budget;
+        if (p->plugin_timeout_ms)
+            *timeout_ms = p->plugin_timeout_ms;
+    }
+}
+
+static int guarded_pcall(ls_lua *lua, int nargs, int nresults, bool may_interrupt)
+{
+    lua_State *L = lua->L;
+    if (lua->depth > 0) {
+        lua->depth++;
+        int rc = lua_pcall(L, nargs, nresults, 0);
+        lua->depth--;
+        return rc;
+    }
+    sigjmp_buf escape;
+    if (sigsetjmp(escape, 0)) {
+        ls_watchdog_disarm(lua->watchdog);
+        lua->depth = 0;
+        lua->call_profile = NO_PROFILE;
+        active_lua = NULL;
+        abandon_state(lua);
+        return -1;
+    }
+    lua->depth = 1;
+    active_lua = lua;
+    uint64_t budget, timeout_ms;
+    profile_budgets(lua, lua->call_profile, &budget, &timeout_ms);
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, (int)(budget > 0x7fffffff ? 0x7fffffff : budget));
+    ls_watchdog_arm(lua->watchdog, L, timeout_ms, may_interrupt, &escape);
+    int rc = lua_pcall(L, nargs, nresults, 0);
+    ls_watchdog_disarm(lua->watchdog);
+    lua->depth = 0;
+    lua->call_profile = NO_PROFILE;
+    active_lua = NULL;
+    return rc;
+}
+
 
 static void push_plugin_dirs(lua_State *L, const char *path)
 {
@@ -226,6 +389,7 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
     ls_lua *lua = ls_xcalloc(1, sizeof *lua);
     lua->cycle = cycle;
     lua->blocks.next = lua->blocks.prev = &lua->blocks;
+    lua->call_profile = NO_PROFILE;
     lua->memory_limit = opt ? opt->memory_limit : 0;
     lua->budget = opt && opt->instruction_budget ? opt->instruction_budget : DEFAULT_INSTRUCTION_BUDGET;
     lua->timeout_ms = opt && opt->timeout_ms ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
@@ -236,6 +400,8 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
     size_t n = strlen(builtin) + (given ? strlen(given) + 1 : 0) + 1;
     lua->plugin_path = ls_xmalloc(n);
     snprintf(lua->plugin_path, n, "%s%s%s", given ? given : "", given ? ":" : "", builtin);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_fatal_handlers);
     lua->watchdog = ls_watchdog_new();
     if (!lua->watchdog) {
         ls_errorf(err, "cannot start the Lua watchdog thread");
@@ -262,13 +428,34 @@ void ls_lua_free(ls_lua *lua)
     free(lua);
 }
 
+/* A load-time call the watchdog cut off: the error names what was running;
+ * a fresh state (without plugins) is opened for what the caller does next. */
+static bool cut_off(ls_lua *lua, ls_error *err, const char *doing, const char *name)
+{
+    char what[300];
+    snprintf(what, sizeof what, "%s", note);
+    ls_error ignored;
+    open_state(lua, &ignored);
+    char head[300];
+    snprintf(head, sizeof head, "%s%s%s", doing, name ? " " : "", name ? name : "");
+    if (lua->over_memory) {
+        lua->over_memory = false;
+        return ls_errorf(err, "%s: %s: exceeded the Lua memory limit of %zu bytes", head, what, lua->memory_limit);
+    }
+    return ls_errorf(err, "%s: %s: exceeded its time budget of %llu ms", head, what,
+                     (unsigned long long)lua->timeout_ms);
+}
+
 bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_error *err)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return ls_errorf(err, "loading plugin %s: the Lua state could not be restarted", name);
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_hooks);
     lua_pushstring(L, name);
-    arm_budget(lua);
-    int rc = lua_pcall(L, 1, 2, 0);
+    int rc = guarded_pcall(lua, 1, 2, true);
+    if (rc < 0)
+        return cut_off(lua, err, "loading plugin", name);
     if (rc != 0) {
         ls_errorf(err, "loading plugin %s: %s", name, lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -341,6 +528,8 @@ static void push_profile(lua_State *L, const ls_profile *p)
     lua_setfield(L, -2, "points");
     push_json(L, p->plugin_args);
     lua_setfield(L, -2, "args");
+    push_json(L, p->plugin_args_at);
+    lua_setfield(L, -2, "args_at");
 }
 
 bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
@@ -348,14 +537,17 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
     lua_State *L = lua->L;
     lua->profiles = profiles;
     lua->n_profiles = n;
+    if (!L)
+        return ls_errorf(err, "building profiles: the Lua state could not be restarted");
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_build);
     lua_newtable(L);
     for (uint32_t i = 0; i < n; i++) {
         push_profile(L, &profiles[i]);
         lua_rawseti(L, -2, (int)i + 1);
     }
-    arm_budget(lua);
-    int rc = lua_pcall(L, 1, 2, 0);
+    int rc = guarded_pcall(lua, 1, 2, true);
+    if (rc < 0)
+        return cut_off(lua, err, "building profiles", NULL);
     if (rc != 0) {
         ls_errorf(err, "building profiles: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -368,6 +560,63 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
     }
     lua_pop(L, 2);
     return true;
+}
+
+
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A fresh state with the same profiles after a call was cut off. When that
+ * fails (a plugin that cannot load in its budget right now), there is no
+ * state (lua->L NULL): calls fail with a clear message, and usable() tries
+ * again at most once a second. */
+static bool restart(ls_lua *lua, ls_error *err)
+{
+    if (lua->L)
+        abandon_state(lua);
+    if (open_state(lua, err) && ls_lua_build(lua, lua->profiles, lua->n_profiles, err))
+        return true;
+    if (lua->L)
+        abandon_state(lua);
+    lua->retry_at_ms = monotonic_ms() + 1000;
+    return false;
+}
+
+/* Whether there is a state to call into, restarting one when it is time. */
+static bool usable(ls_lua *lua)
+{
+    if (lua->L)
+        return true;
+    if (!lua->profiles || monotonic_ms() < lua->retry_at_ms)
+        return false;
+    ls_error err;
+    if (restart(lua, &err))
+        return true;
+    ls_log_error("Restarting the Lua state failed", "err", err.msg);
+    return false;
+}
+
+/* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
+ * is rebuilt with the same profiles, and the failure logged. */
+static int rebuild_after(ls_lua *lua, const char *what)
+{
+    char msg[400];
+    lua->overruns++;
+    lua->restarts++;
+    ls_error err;
+    if (!restart(lua, &err))
+        snprintf(msg, sizeof msg, "%s: %s: exceeded its time budget; restarting the Lua state failed", what, note);
+    else
+        snprintf(msg, sizeof msg, "%s: %s: exceeded its time budget of %llu ms (the Lua state was restarted)", what,
+                 note, (unsigned long long)lua->timeout_ms);
+    ls_log_error("Plugin call cut off", "err", msg);
+    lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
+    lua->cycle->status_code = LS_ERROR;
+    return LS_ERROR;
 }
 
 static int runtime_failure(ls_lua *lua, const char *what, const char *msg)
@@ -392,8 +641,13 @@ static const int CALL_POINT[LS_CALL_COUNT] = {
     [LS_CALL_POST_FILTER] = LS_EP_POST_FILTER, [LS_CALL_PRE_SCORE] = LS_EP_PRE_SCORE,
     [LS_CALL_SCORE] = LS_EP_SCORE, [LS_CALL_RESERVE] = LS_EP_RESERVE, [LS_CALL_UNRESERVE] = LS_EP_RESERVE,
     [LS_CALL_PERMIT] = LS_EP_PERMIT, [LS_CALL_PRE_BIND] = LS_EP_PRE_BIND, [LS_CALL_BIND] = LS_EP_BIND,
-    [LS_CALL_POST_BIND] = LS_EP_POST_BIND,
+    [LS_CALL_POST_BIND] = LS_EP_POST_BIND, [LS_CALL_PRE_BIND_PRE_FLIGHT] = LS_EP_PRE_BIND,
 };
+
+static int call_point(int call)
+{
+    return CALL_POINT[call];
+}
 
 /* The plugin the dispatcher said was running when the call was cut off. */
 static const char *running_plugin(const ls_lua *lua, enum ls_lua_call which, uint32_t profile)
@@ -410,9 +664,11 @@ static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     char what[160];
     if (lua->over_memory)
         snprintf(what, sizeof what, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
-    else
-        snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms",
-                 (unsigned long long)lua->timeout_ms);
+    else {
+        uint64_t budget, timeout_ms;
+        profile_budgets(lua, profile, &budget, &timeout_ms);
+        snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
+    }
     lua->over_memory = false;
     lua->overruns++;
     lua->restarts++;
@@ -424,10 +680,9 @@ static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     else
         snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(ep),
                  running_plugin(lua, which, profile));
-    abandon_state(lua);
     ls_error err;
     char msg[900];
-    if (!open_state(lua, &err) || !ls_lua_build(lua, lua->profiles, lua->n_profiles, &err))
+    if (!restart(lua, &err))
         snprintf(msg, sizeof msg, "%s: %s; restarting the Lua state failed: %.300s", who, what, err.msg);
     else
         snprintf(msg, sizeof msg, "%s: %s (the Lua state was restarted)", who, what);
@@ -443,23 +698,21 @@ static bool talks_to_cluster(enum ls_lua_call which)
 
 int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
 {
-    if (!lua->L)
+    if (!usable(lua))
         return runtime_failure(lua, DISPATCH_NAMES[which], "the Lua state could not be restarted");
-    sigjmp_buf escape;
-    if (sigsetjmp(escape, 0))
-        return recover(lua, which, profile);
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->refs[which]);
     lua_pushinteger(L, (lua_Integer)profile);
     lua->cycle->running_plugin = -1;
-    arm_budget(lua);
-    ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, !talks_to_cluster(which), &escape);
     lua->over_memory = false;
-    int rc = lua_pcall(L, 1, 1, 0);
-    ls_watchdog_disarm(lua->watchdog);
+    active_call = which;
+    active_profile = profile;
+    lua->call_profile = profile;
+    int rc = guarded_pcall(lua, 1, 1, !talks_to_cluster(which));
+    active_call = -1;
     /* A plugin that hit the memory limit may keep what it took (module state):
      * the state is rebuilt, as after a budget overrun, so its other pods go on. */
-    if (lua->over_memory)
+    if (rc < 0 || lua->over_memory)
         return recover(lua, which, profile);
     if (rc != 0) {
         int code = runtime_failure(lua, DISPATCH_NAMES[which], lua_tostring(L, -1));
@@ -476,20 +729,21 @@ int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
 
 int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
 {
-    if (!lua->L)
+    if (!usable(lua))
         return runtime_failure(lua, "filter", "the Lua state could not be restarted");
-    sigjmp_buf escape;
-    if (sigsetjmp(escape, 0))
-        return recover(lua, LS_CALL_FILTER, profile);
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_filter_one);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)ni);
     lua->cycle->running_plugin = -1;
-    arm_budget(lua);
-    ls_watchdog_arm(lua->watchdog, L, lua->timeout_ms, true, &escape);
-    int rc = lua_pcall(L, 2, 1, 0);
-    ls_watchdog_disarm(lua->watchdog);
+    lua->over_memory = false;
+    active_call = LS_CALL_FILTER;
+    active_profile = profile;
+    lua->call_profile = profile;
+    int rc = guarded_pcall(lua, 2, 1, true);
+    active_call = -1;
+    if (rc < 0 || lua->over_memory)
+        return recover(lua, LS_CALL_FILTER, profile);
     if (rc != 0) {
         int code = runtime_failure(lua, "filter", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -502,12 +756,16 @@ int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
 
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
+    if (!usable(lua))
+        return runtime_failure(lua, "pre_enqueue", "the Lua state could not be restarted");
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_pre_enqueue);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)pod);
-    arm_budget(lua);
-    int rc = lua_pcall(L, 2, 1, 0);
+    lua->call_profile = profile;
+    int rc = guarded_pcall(lua, 2, 1, true);
+    if (rc < 0)
+        return rebuild_after(lua, "PreEnqueue");
     if (rc != 0) {
         int code = runtime_failure(lua, "pre_enqueue", lua_tostring(L, -1));
         lua_pop(L, 1);
@@ -521,14 +779,20 @@ int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return 0;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_key);
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)pod);
-    arm_budget(lua);
-    int rc = lua_pcall(L, 2, 1, 0);
+    lua->call_profile = profile;
+    int rc = guarded_pcall(lua, 2, 1, true);
+    if (rc < 0) {
+        rebuild_after(lua, "QueueSort");
+        return 0;
+    }
     double key = rc == 0 ? lua_tonumber(L, -1) : 0;
     lua_pop(L, 1);
-    return key;
+    return key == key ? key : 0;   /* NaN orders nothing */
 }
 
 static uint32_t action_bits(lua_State *L, int table)
@@ -562,6 +826,8 @@ static int int_field(lua_State *L, int table, const char *name)
 bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n, ls_error *err)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return ls_errorf(err, "event registrations: the Lua state could not be restarted");
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_registrations);
     if (lua_pcall(L, 0, 1, 0) != 0) {
         ls_errorf(err, "event registrations: %s", lua_tostring(L, -1));
@@ -597,8 +863,13 @@ int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event
     lua_pushinteger(L, hint);
     lua_pushlightuserdata(L, (void *)pod);
     lua_pushlightuserdata(L, (void *)ev);
-    arm_budget(lua);
-    if (lua_pcall(L, 3, 1, 0) != 0) {
+    int rc = guarded_pcall(lua, 3, 1, true);
+    if (rc < 0) {
+        rebuild_after(lua, "queueing hint");
+        lua->hint_errors++;
+        return LS_HINT_QUEUE;
+    }
+    if (rc != 0) {
         ls_log_error("Queueing hint failed, the pod is queued", "err", lua_tostring(L, -1));
         lua_pop(L, 1);
         lua->hint_errors++;
@@ -617,6 +888,8 @@ char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n)
 {
     lua_State *L = lua->L;
     *n = 0;
+    if (!L)
+        return NULL;
     lua_getglobal(L, "require");
     lua_pushstring(L, "luasched.dispatch");
     if (lua_pcall(L, 1, 1, 0) != 0) {
@@ -663,6 +936,8 @@ void ls_lua_resume(ls_lua *lua, uint32_t pod_id)
 bool ls_lua_sort_uses_less(ls_lua *lua)
 {
     lua_State *L = lua->L;
+    if (!L)
+        return false;
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_uses_less);
     bool uses = lua_pcall(L, 0, 1, 0) == 0 && lua_toboolean(L, -1);
     lua_pop(L, 1);
@@ -678,10 +953,20 @@ bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b
     lua_pushinteger(L, (lua_Integer)profile);
     lua_pushlightuserdata(L, (void *)a);
     lua_pushlightuserdata(L, (void *)b);
-    arm_budget(lua);
-    bool r = lua_pcall(L, 3, 1, 0) == 0 && lua_toboolean(L, -1);
+    lua->call_profile = profile;
+    int rc = guarded_pcall(lua, 3, 1, true);
+    if (rc < 0) {
+        rebuild_after(lua, "QueueSort");
+        return false;
+    }
+    bool r = rc == 0 && lua_toboolean(L, -1);
     lua_pop(L, 1);
     return r;
+}
+
+void ls_lua_request_stop(void)
+{
+    ls_watchdog_request_stop();
 }
 
 size_t ls_lua_memory(const ls_lua *lua)
@@ -736,8 +1021,14 @@ bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *p
     if (!push_dispatch_fn(L, "check", err))
         return false;
     push_profiles(L, profiles, n);
-    arm_budget(lua);
-    if (lua_pcall(L, 1, 1, 0) != 0) {
+    int rc = guarded_pcall(lua, 1, 1, true);
+    if (rc < 0) {
+        ls_error cut;
+        cut_off(lua, &cut, "checking plugins", NULL);
+        *(char **)ls_vec_push(problems) = ls_xstrdup(cut.msg);
+        return true;
+    }
+    if (rc != 0) {
         ls_errorf(err, "checking plugins: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return false;
@@ -811,10 +1102,18 @@ static cJSON *lua_to_json(lua_State *L, int idx, const cJSON *hint, int depth)
 cJSON *ls_lua_completed_args(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     lua_State *L = lua->L;
+    if (!L) {
+        ls_errorf(err, "completing plugin args: the Lua state could not be restarted");
+        return NULL;
+    }
     if (!push_dispatch_fn(L, "completed_args", err))
         return NULL;
-    arm_budget(lua);
-    if (lua_pcall(L, 0, 1, 0) != 0) {
+    int rc = guarded_pcall(lua, 0, 1, true);
+    if (rc < 0) {
+        cut_off(lua, err, "completing plugin args", NULL);
+        return NULL;
+    }
+    if (rc != 0) {
         ls_errorf(err, "completing plugin args: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return NULL;

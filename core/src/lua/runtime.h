@@ -24,7 +24,7 @@ typedef struct ls_lua_options {
 enum ls_lua_call {
     LS_CALL_PRE_FILTER, LS_CALL_FILTER, LS_CALL_POST_FILTER, LS_CALL_PRE_SCORE,
     LS_CALL_SCORE, LS_CALL_RESERVE, LS_CALL_UNRESERVE, LS_CALL_PERMIT, LS_CALL_PRE_BIND,
-    LS_CALL_BIND, LS_CALL_POST_BIND, LS_CALL_COUNT
+    LS_CALL_BIND, LS_CALL_POST_BIND, LS_CALL_PRE_BIND_PRE_FLIGHT, LS_CALL_COUNT
 };
 
 ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err);
@@ -73,6 +73,9 @@ void ls_lua_options_from_config(ls_lua_options *opt, const ls_config *cfg);
 void ls_lua_park(ls_lua *lua, uint32_t pod_id);
 void ls_lua_resume(ls_lua *lua, uint32_t pod_id);
 size_t ls_lua_memory(const ls_lua *lua);
+/* SIGTERM / SIGINT: the plugin call running now (and any later one) is cut
+ * off by the watchdog. Async-signal-safe. */
+void ls_lua_request_stop(void);
 uint64_t ls_lua_budget_overruns(const ls_lua *lua);
 uint64_t ls_lua_restarts(const ls_lua *lua);
 /* Queueing hints that raised or returned something else than Queue/Skip. */

@@ -29,6 +29,7 @@ struct ls_watchdog {
     atomic_uint_fast64_t started_ms;
     atomic_uint_fast64_t timeout_ms;
     atomic_bool may_interrupt;
+    atomic_bool expire_now;
     lua_State *volatile L;
     pthread_t target;
     sigjmp_buf *volatile escape;
@@ -36,6 +37,17 @@ struct ls_watchdog {
 
 /* What the signal handler and the hook may act on. */
 static atomic_uint_fast64_t kill_call;
+static atomic_bool stop_requested;
+
+void ls_watchdog_expire_now(ls_watchdog *w)
+{
+    atomic_store(&w->expire_now, true);
+}
+
+void ls_watchdog_request_stop(void)
+{
+    atomic_store(&stop_requested, true);
+}
 static ls_watchdog *volatile current;
 
 static uint64_t now_ms(void)
@@ -82,6 +94,8 @@ void ls_watchdog_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     lua_sethook(L, NULL, 0, 0);
+    if (still_targeted() && atomic_load(&stop_requested))
+        luaL_error(L, "plugin call cut off: the scheduler is stopping");
     if (still_targeted())
         luaL_error(L, "plugin exceeded its time budget of %d ms", (int)atomic_load(&current->timeout_ms));
 }
@@ -94,7 +108,10 @@ static void expire(ls_watchdog *w, uint64_t call, bool *hooked)
         lua_sethook(w->L, ls_watchdog_hook, LUA_MASKCOUNT, 1);
         return;
     }
-    if (atomic_load(&w->may_interrupt) && atomic_load(&w->call) == call)
+    /* A call that talks to the cluster is interrupted only when the process
+     * is stopping (a critical section still defers the jump). */
+    bool may = atomic_load(&w->may_interrupt) || atomic_load(&stop_requested);
+    if (may && atomic_load(&w->call) == call)
         pthread_kill(w->target, SIGUSR2);
 }
 
@@ -116,6 +133,13 @@ static void *watch(void *arg)
             hooked = false;
             next_stage_ms = atomic_load(&w->started_ms) + atomic_load(&w->timeout_ms);
         }
+        if (atomic_exchange(&w->expire_now, false)) {
+            /* over memory: the allocator set the hook already; the signal now */
+            hooked = true;
+            next_stage_ms = now_ms();
+        }
+        if (atomic_load(&stop_requested) && !hooked && next_stage_ms > now_ms())
+            next_stage_ms = now_ms();   /* asked to stop: no call runs on */
         if (now_ms() >= next_stage_ms) {
             expire(w, call, &hooked);
             next_stage_ms = now_ms() + GRACE_MS;
@@ -156,6 +180,7 @@ void ls_watchdog_arm(ls_watchdog *w, lua_State *L, uint64_t timeout_ms, bool may
     w->escape = escape;
     current = w;
     atomic_store(&w->may_interrupt, may_interrupt);
+    atomic_store(&w->expire_now, false);   /* meant for a call that has ended */
     atomic_store(&w->timeout_ms, timeout_ms);
     atomic_store(&w->started_ms, now_ms());
     atomic_store(&w->call, (atomic_load(&w->call) | 1) + 2);   /* a new odd number: armed */

@@ -24,6 +24,13 @@ void ls_watchdog_free(ls_watchdog *w);
  * where the signal path jumps to; it must stay valid until disarm. */
 void ls_watchdog_arm(ls_watchdog *w, lua_State *L, uint64_t timeout_ms, bool may_interrupt, sigjmp_buf *escape);
 void ls_watchdog_disarm(ls_watchdog *w);
+/* The process was asked to stop (SIGTERM, SIGINT): every watchdog cuts the
+ * call it watches off now (the hook at once, the signal after the grace
+ * period), so a plugin cannot hold the stop back. Async-signal-safe. */
+void ls_watchdog_request_stop(void);
+/* Cuts the watched call off now (the Lua state ran past its memory limit):
+ * the signal comes after the grace period if the hook did not stop it. */
+void ls_watchdog_expire_now(ls_watchdog *w);
 /* The hook the watchdog sets: raises "plugin exceeded its time budget". */
 void ls_watchdog_hook(lua_State *L, lua_Debug *ar);
 

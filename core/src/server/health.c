@@ -8,6 +8,7 @@
 #include "server/tls.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 struct ls_health_server {
@@ -38,6 +39,19 @@ static void respond_checks(ls_http_response *rs, const ls_http_request *rq, cons
     ls_http_respond_take(rs, ready ? 200 : 500, "text/plain; charset=utf-8", b.data, b.len);
 }
 
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+bool ls_health_stalled(ls_health_state *st, uint64_t now_ms)
+{
+    uint64_t last = atomic_load(&st->progress_ms);
+    return st->stall_ms && last && atomic_load(&st->waiting) > 0 && now_ms > last + st->stall_ms;
+}
+
 static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
 {
     ls_health_server *h = ud;
@@ -49,8 +63,9 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
     if (h->auth && !ls_delegated_auth_check(h->auth, rq, rs))
         return;
     if (strcmp(rq->path, "/healthz") == 0 || strcmp(rq->path, "/livez") == 0) {
-        bool ok = atomic_load(&st->healthy);
-        respond_checks(rs, rq, rq->path + 1, ok, "leaderElection");
+        bool stalled = ls_health_stalled(st, monotonic_ms());
+        bool ok = atomic_load(&st->healthy) && !stalled;
+        respond_checks(rs, rq, rq->path + 1, ok, stalled ? "scheduling-progress" : "leaderElection");
     } else if (strcmp(rq->path, "/readyz") == 0) {
         bool synced = atomic_load(&st->synced), leader = atomic_load(&st->leader_known);
         respond_checks(rs, rq, "readyz", synced && leader && atomic_load(&st->healthy),

@@ -22,7 +22,16 @@ typedef struct ls_health_state {
     atomic_bool synced;         /* every informer delivered its first list */
     atomic_bool leader_known;   /* leader election off, or the leader's identity observed */
     atomic_bool healthy;        /* false once leadership was lost or the loop stopped */
+    /* Liveness of the scheduling loop: the loop stores the time (monotonic
+     * ms) of its last pass and the pods waiting then; /livez and /healthz fail
+     * when pods wait and the loop made no pass for stall_ms (0: no check). */
+    atomic_uint_fast64_t progress_ms;
+    atomic_uint_fast64_t waiting;
+    uint64_t stall_ms;
 } ls_health_state;
+
+/* Whether the loop is stalled: pods wait and no pass for stall_ms. */
+bool ls_health_stalled(ls_health_state *st, uint64_t now_ms);
 
 typedef struct ls_health_options {
     const char *host;           /* bind address; "0.0.0.0" as upstream's default */

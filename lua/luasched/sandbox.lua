@@ -1,0 +1,111 @@
+-- luasched.sandbox: what a plugin can reach, and nothing it can change that
+-- another plugin or the runtime uses.
+--
+-- * freeze(t, what) gives a read-only proxy: writes raise, rawset refuses it,
+--   its metatable is hidden (getmetatable returns false, setmetatable raises),
+--   and with `strict` reading a missing key raises instead of giving nil.
+-- * lock_strings() hides the string metatable (getmetatable("") is false), so
+--   a plugin cannot replace string.format & co. for everybody.
+-- * new_env() is one plugin's global table: per-plugin copies of string,
+--   table, math and bit; no io, os.execute, debug, ffi, jit, load, dofile,
+--   coroutine, collectgarbage, newproxy, getfenv/setfenv, string.dump.
+--
+-- Loaded by the runtime before any plugin, so the functions captured here are
+-- the genuine ones.
+local error, rawset, setmetatable, pairs, type, tostring, next =
+  error, rawset, setmetatable, pairs, type, tostring, next
+
+local M = {}
+
+local frozen = setmetatable({}, { __mode = "k" })   -- proxy -> its description
+
+--- Whether `t` is a read-only proxy made by freeze (or a status).
+function M.is_frozen(t)
+  return frozen[t] ~= nil
+end
+
+--- Registers a table the runtime made read-only by its own metatable.
+function M.mark_frozen(t, what)
+  frozen[t] = what
+end
+
+local function missing(what)
+  return { __index = function(_, k)
+    error(string.format("%s.%s does not exist", what, tostring(k)), 2)
+  end }
+end
+
+--- A read-only view of `t` (nested plain tables are frozen too; the values
+--- are copied once, so changing `t` later does not show through). Keys that
+--- start with "_" are the runtime's own and are left out.
+function M.freeze(t, what, strict)
+  local inner = {}
+  for k, v in pairs(t) do
+    if type(k) == "string" and k:sub(1, 1) == "_" then v = nil end
+    if type(v) == "table" and not frozen[v] then v = M.freeze(v, what .. "." .. tostring(k)) end
+    if v ~= nil then inner[k] = v end
+  end
+  if strict then setmetatable(inner, missing(what)) end
+  local proxy = setmetatable({}, {
+    __index = inner,
+    __newindex = function(_, k)
+      error(string.format("%s is read-only (assigning %s)", what, tostring(k)), 2)
+    end,
+    __metatable = false,
+  })
+  frozen[proxy] = what
+  return proxy
+end
+
+--- Marks a table the runtime hands out by identity (a sentinel, a metatable)
+--- as read-only: freeze keeps it as it is, rawset refuses it. The table itself
+--- must refuse assignment (a __newindex that raises).
+function M.protect(t, what)
+  frozen[t] = what
+  return t
+end
+
+--- rawset for plugins: refuses read-only proxies.
+function M.rawset(t, k, v)
+  if frozen[t] then error(string.format("%s is read-only (rawset of %s)", frozen[t], tostring(k)), 2) end
+  return rawset(t, k, v)
+end
+
+local locked = false
+--- Hides the string metatable from every plugin (once per state).
+function M.lock_strings()
+  if locked then return end
+  local mt = debug.getmetatable("")
+  mt.__metatable = false
+  locked = true
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
+-- Captured now, before any plugin ran.
+local base = {
+  assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
+  pcall = pcall, xpcall = xpcall, select = select, tonumber = tonumber,
+  tostring = tostring, type = type, unpack = unpack, rawequal = rawequal,
+  rawget = rawget, rawset = M.rawset, setmetatable = setmetatable,
+  getmetatable = getmetatable, print = print,
+}
+local libs = { string = string, table = table, math = math, bit = require("bit") }
+local os_time, os_clock, os_date = os.time, os.clock, os.date
+
+--- A fresh global table for one plugin (or one module it requires).
+function M.new_env(require_fn)
+  local env = copy(base)
+  for name, lib in pairs(libs) do env[name] = copy(lib) end
+  env.string.dump = nil
+  env.os = { time = os_time, clock = os_clock, date = os_date }
+  env.require = require_fn
+  env._G = env
+  return env
+end
+
+return M

@@ -1,0 +1,238 @@
+-- luasched.views: the memory-safe shapes in which C data reaches plugins.
+--
+-- The public headers declare arrays as a count and a pointer
+-- (`uint32_t n_tolerations; const ls_toleration *tolerations;`). Before the
+-- runtime declares them to the FFI, rewrite() replaces every such pointer
+-- field of the structs plugins read with a view: a struct of the same size
+-- (`{ uintptr_t addr_; }`) whose ffi.metatype finds the count at its fixed
+-- offset in the same struct and checks every index, so `pod.tolerations[i]`
+-- keeps its 0-based meaning, `#pod.tolerations` is the count, an index out of
+-- range raises a Lua error, and there is no pointer to do arithmetic on. An
+-- array of pointers (`ni.pods`) gives references, which cannot be indexed or
+-- moved either. A single pointer to a struct (`ni.node`) becomes a view that
+-- forwards field reads. Everything is const, so nothing can be written.
+--
+-- array() makes the same kind of view for arrays the runtime hands out
+-- (ls.all_nodes(), PreScore's nodes, NormalizeScore's scores).
+local ffi = require("ffi")
+local cast, istype, typeof = ffi.cast, ffi.istype, ffi.typeof
+local error, type, tostring, format = error, type, tostring, string.format
+
+local M = {}
+
+-- The structs plugins read; ls_cycle and the rest stay as declared.
+local PLUGIN_STRUCTS = {
+  ls_labels = "labels", ls_requirement = "requirement", ls_selector = "selector",
+  ls_node_selector = "node selector", ls_pod_affinity_term = "affinity term", ls_pod = "pod",
+  ls_node_image = "node image", ls_node = "node", ls_node_info = "node info", ls_object = "object",
+}
+-- Count fields not named n_<field> or num_<field>.
+local COUNT_OF = { items = "n", reqs = "n", json = "json_len" }
+
+local specs = {}   -- one per rewritten field
+
+local function count_field(body, field)
+  if COUNT_OF[field] then return COUNT_OF[field] end
+  for _, name in ipairs({ "n_" .. field, "num_" .. field }) do
+    if body:find("[%s,]" .. name .. "[%s,;]") then return name end
+  end
+  return nil
+end
+
+-- One field declaration ("const T *name" or "const T *const *name") ->
+-- its replacement and the view's typedef, or nil to keep it.
+local function rewrite_field(struct, body, decl)
+  local double = false
+  local elem, field = decl:match("^%s*const%s+([%w_]+)%s*%*%s*const%s*%*%s*([%w_]+)%s*$")
+  if elem then
+    double = true
+  else
+    elem, field = decl:match("^%s*const%s+([%w_]+)%s*%*%s*([%w_]+)%s*$")
+  end
+  if not elem then return nil end
+  local count = count_field(body, field)
+  if not count and (double or not elem:find("^ls_")) then return nil end
+  local vt = string.format("ls_view_%s_%s", struct, field)
+  specs[#specs + 1] = {
+    struct = struct, field = field, count = count, type = vt,
+    elem = double and ("const " .. elem .. " *const *") or ("const " .. elem .. " *"),
+    deref = double, what = PLUGIN_STRUCTS[struct] .. "." .. field,
+  }
+  return string.format("const %s %s", vt, field), string.format("typedef struct { uintptr_t addr_; } %s;\n", vt)
+end
+
+--- The cdef text with the plugin structs' pointer fields made views.
+function M.rewrite(cdef)
+  cdef = cdef:gsub("/%*.-%*/", "")
+  return (cdef:gsub("(typedef%s+struct%s+([%w_]+)%s*)(%b{})", function(head, struct, braces)
+    if not PLUGIN_STRUCTS[struct] then return nil end
+    local body = braces:sub(2, -2)
+    local pre, decls = {}, {}
+    for decl in body:gmatch("[^;]+") do
+      local new, typedef = rewrite_field(struct, body, decl)
+      if new then pre[#pre + 1] = typedef end
+      decls[#decls + 1] = new or decl
+    end
+    return table.concat(pre) .. head .. "{" .. table.concat(decls, ";") .. "}"
+  end))
+end
+
+-- ---- errors -------------------------------------------------------------------
+
+local function out_of_range(what, i, n)
+  error(format("index %s out of range for %s (%d elements: 0..%d)", type(i) == "string" and format("%q", i)
+    or tostring(i), what, n, n - 1), 2)
+end
+
+local function read_only(v, k)
+  local _ = v
+  error(format("cannot assign %s: data from the scheduler is read-only", tostring(k)), 2)
+end
+
+-- ---- views of fields ----------------------------------------------------------
+
+local u32p, bytep = typeof("const uint32_t *"), typeof("const uint8_t *")
+
+local function array_mt(spec, delta)
+  local pp = typeof(spec.elem .. "*")   -- the view's address read as a pointer to the elements
+  local what = spec.what
+  local function len(v) return cast(u32p, cast(bytep, v) + delta)[0] end
+  local index
+  if spec.deref then
+    index = function(v, i)
+      local n = cast(u32p, cast(bytep, v) + delta)[0]
+      if type(i) == "number" and i >= 0 and i < n then return cast(pp, v)[0][i][0] end
+      if type(i) == "string" then error(format("%s has no field %q (it is a list: index it 0..n-1)", what, i), 2) end
+      return out_of_range(what, i, n)
+    end
+  else
+    index = function(v, i)
+      local n = cast(u32p, cast(bytep, v) + delta)[0]
+      if type(i) == "number" and i >= 0 and i < n then return cast(pp, v)[0][i] end
+      if type(i) == "string" then error(format("%s has no field %q (it is a list: index it 0..n-1)", what, i), 2) end
+      return out_of_range(what, i, n)
+    end
+  end
+  return { __index = index, __newindex = read_only, __len = len }
+end
+
+local function single_mt(spec)
+  local pp = typeof(spec.elem .. "*")
+  return {
+    -- no type check on k: a number key is refused by the FFI itself ("cannot
+    -- be indexed with 'number'"), and the JIT compiles this to one load
+    __index = function(v, k)
+      return cast(pp, v)[0][k]
+    end,
+    __newindex = read_only,
+    __eq = function(a, b)
+      return istype(spec.ctype, a) and istype(spec.ctype, b) and cast(pp, a)[0] == cast(pp, b)[0]
+    end,
+  }
+end
+
+local single_types = {}   -- ctype of a single view -> pointer-to-pointer ctype
+
+--- Declares the metatypes of the rewritten fields (after ffi.cdef).
+function M.install()
+  for _, spec in ipairs(specs) do
+    spec.ctype = typeof(spec.type)
+    if spec.count then
+      local delta = ffi.offsetof(spec.struct, spec.count) - ffi.offsetof(spec.struct, spec.field)
+      ffi.metatype(spec.ctype, array_mt(spec, delta))
+    else
+      ffi.metatype(spec.ctype, single_mt(spec))
+      single_types[#single_types + 1] = { spec.ctype, typeof(spec.elem .. "*") }
+    end
+  end
+end
+
+--- The struct pointer behind a single view (ni.node), for C calls; anything
+--- else is returned as it is (the FFI checks its type).
+function M.unwrap(v)
+  for i = 1, #single_types do
+    local s = single_types[i]
+    if istype(s[1], v) then return cast(s[2], v)[0] end
+  end
+  return v
+end
+
+-- ---- arrays the runtime hands out -----------------------------------------------
+
+local array_types = {}
+
+local function array_type(elem, deref, writable, checker)
+  local key = elem .. (deref and "&" or "") .. (writable and "w" or "")
+  local ct = array_types[key]
+  if ct then return ct end
+  local name = "ls_arr_" .. key:gsub("[^%w]", "_")
+  ffi.cdef(string.format("typedef struct { const uintptr_t addr_; const uint32_t n_; } %s;", name))
+  local ptr = typeof(elem)
+  local what = "list"
+  local mt = { __len = function(v) return v.n_ end }
+  if deref then
+    mt.__index = function(v, i)
+      local n = v.n_
+      if type(i) == "number" and i >= 0 and i < n then return cast(ptr, v.addr_)[i][0] end
+      return out_of_range(what, i, n)
+    end
+  else
+    mt.__index = function(v, i)
+      local n = v.n_
+      if type(i) == "number" and i >= 0 and i < n then return cast(ptr, v.addr_)[i] end
+      return out_of_range(what, i, n)
+    end
+  end
+  if writable then
+    mt.__newindex = function(v, i, x)
+      local n = v.n_
+      if not (type(i) == "number" and i >= 0 and i < n) then return out_of_range(what, i, n) end
+      cast(ptr, v.addr_)[i] = checker(x)
+    end
+  else
+    mt.__newindex = read_only
+  end
+  ct = ffi.metatype(name, mt)
+  array_types[key] = ct
+  return ct
+end
+
+local keep = setmetatable({}, { __mode = "k" })   -- view -> what its memory belongs to
+
+--- A maker of bounds-checked views of arrays whose pointer type is `elem`:
+--- make(ptr, n [, owner]) gives a view of n elements at ptr (`owner` stays
+--- alive as long as the view). `deref`: the elements are pointers, handed out
+--- as references. `checker`: the view is writable and stores checker(x)
+--- (NormalizeScore's scores). Build the maker once: make() only allocates the view.
+function M.maker(elem, deref, checker)
+  local ct = array_type(elem, deref, checker ~= nil, checker)
+  local uintptr = typeof("uintptr_t")
+  return function(ptr, n, owner)
+    local v = ct(cast(uintptr, ptr), n)
+    if owner ~= nil then keep[v] = owner end
+    return v
+  end
+end
+
+--- For a C call: a function(v) giving the pointer and the length behind a
+--- view of field `field` of `struct` (nil when v is not such a view).
+function M.accessor(struct, field)
+  for _, spec in ipairs(specs) do
+    if spec.struct == struct and spec.field == field then
+      local ct, pp = spec.ctype, typeof(spec.elem .. "*")
+      local delta = ffi.offsetof(spec.struct, spec.count) - ffi.offsetof(spec.struct, spec.field)
+      return function(v)
+        if istype(ct, v) then return cast(pp, v)[0], cast(u32p, cast(bytep, v) + delta)[0] end
+        return nil
+      end
+    end
+  end
+  error("no view for " .. struct .. "." .. field)
+end
+
+--- Points view field `field` of a struct the runtime built (ffi.new) at `ptr`.
+function M.set(obj, struct, field, ptr)
+  cast("uintptr_t *", cast("uint8_t *", obj) + ffi.offsetof(struct, field))[0] = cast("uintptr_t", ptr)
+end
+
+return M

@@ -1,0 +1,250 @@
+-- spec/fuzz/plugin_gen.lua: random plugin code against the plugin API, for
+-- spec/fuzz/fuzz_plugins.c. gen(seed, programs) returns the source of one
+-- plugin, "FuzzGen", holding `programs` random programs; pod k of the batch
+-- (label fuzz=<k>) runs program k in every hook, so one scheduling cycle of
+-- that pod is one execution of one random program. A pod without the label
+-- runs nothing (it must bind whatever the programs do).
+--
+-- Each program mixes: reads of random fields of pod, node and NodeInfo,
+-- indices out of range (negative, the length, huge, fractional, NaN, strings),
+-- arithmetic on the views, calls of every ls.* function and self.handle
+-- method with random values of every type, returns of random values (NaN,
+-- inf, 3.7, 1e300, strings, tables, forged statuses), and the sandbox escapes
+-- (string metatable, luasched module, statuses, handle, rawset, setmetatable,
+-- debug, load, string.dump, io, os.execute, ffi, jit, coroutine, collectgarbage,
+-- newproxy, getfenv), each followed by `error("ESCAPED: ...")` when it worked.
+-- Every program first checks that nothing shared was changed by an earlier
+-- one ("ESCAPED: shared state changed"). Rarely, an endless loop or an
+-- allocation without bound (the budgets must stop them).
+local M = {}
+
+local rng_state = 1
+local function rnd(n)   -- 1..n, a 32-bit LCG (the same sequence on every machine)
+  rng_state = (rng_state * 1103515245 + 12345) % 2147483648
+  return math.floor(rng_state / 65536) % n + 1
+end
+local function pick(list) return list[rnd(#list)] end
+
+local VALUES = {
+  "nil", "0", "1", "-1", "2^31", "-2^31", "2^53", "2^63", "1/0", "-1/0", "0/0", "3.7", "1e300", "-5",
+  "900", "901", "0.5", '""', '"x"', '"kubernetes.io/hostname"', '"zone"', "{}", "{1, 2}", "{ code = 2, id = 1 }",
+  "true", "false", "function() end", "ls.skip", "ls.unschedulable('u')", "pod", "node", "ni", "ni.node",
+  "pod.labels", "ni.node.labels", "state", "self", "self.handle", "ls", "string", "n",
+}
+
+local ARRAYS = {
+  { "pod.tolerations", "pod.n_tolerations" }, { "pod.images", "pod.n_images" },
+  { "pod.host_ports", "pod.n_host_ports" }, { "pod.affinity", "pod.n_affinity" },
+  { "pod.anti_affinity", "pod.n_anti_affinity" }, { "pod.spread_constraints", "pod.n_spread_constraints" },
+  { "pod.owner_refs", "pod.n_owner_refs" }, { "pod.scheduling_gates", "pod.n_scheduling_gates" },
+  { "pod.labels.items", "pod.labels.n" }, { "pod.preferred_node_affinity", "pod.n_preferred_node_affinity" },
+  { "ni.pods", "ni.num_pods" }, { "ni.pods_with_affinity", "ni.num_pods_with_affinity" },
+  { "ni.pods_with_required_anti_affinity", "ni.num_pods_with_required_anti_affinity" },
+  { "ni.used_ports", "ni.n_used_ports" }, { "ni.node.taints", "ni.node.n_taints" },
+  { "ni.node.images", "ni.node.n_images" }, { "ni.node.conditions", "ni.node.n_conditions" },
+  { "ni.node.labels.items", "ni.node.labels.n" }, { "nodes", "n" },
+}
+
+local INDICES = { "0", "-1", "LEN", "LEN - 1", "LEN + 1", "2^31", "-2^31", "1e10", "0.5", "0/0", '"a"', "nil", "true" }
+
+local FIELDS = {
+  "pod.name", "pod.uid", "pod.ns", "pod.priority", "pod.requests.milli_cpu", "pod.requests.memory",
+  "pod.node_name", "pod.labels.n", "pod.seq", "pod.creation_ns", "ni.index", "ni.generation",
+  "ni.requested.milli_cpu", "ni.allocatable.memory", "ni.node.name", "ni.node.unschedulable",
+  "ni.node.capacity.pods", "pod.nosuchfield", "ni.nosuchfield", "pod.required_node_affinity.n_terms",
+}
+
+local CALLS = {
+  "ls.str(@)", "ls.intern(@)", "ls.label(@, @)", "ls.has_label(@, @)", "ls.wait(@)", "ls.unschedulable(@)",
+  "ls.unresolvable(@, @)", "ls.error(@)", "ls.status(@, @)", "ls.pending(@)", "ls.selector_matches(@, @)",
+  "ls.pod_matches_node_affinity(@, @)", "ls.node_selector_term_matches(@, @)", "ls.tolerates(@, @, @)",
+  "ls.find_untolerated_taint(@, @, @, @, @)", "ls.new_taint(@, @, @)", "ls.pod_tolerates(@, @)",
+  "ls.new_node_selector(@)", "ls.node_selector_matches(@, @)", "ls.new_preferred_terms(@)",
+  "ls.resource_name(@)", "ls.resource_index(@)", "ls.resource_count()", "ls.all_nodes()",
+  "ls.snapshot_version()", "ls.changed_nodes(@)", "ls.image_state(@, @)", "ls.objects(@)",
+  "ls.find_object(@, @, @)", "ls.namespace_labels(@)", "ls.activate(@)", "ls.waiting_pods()",
+  "ls.allow(@, @)", "ls.reject(@, @, @)", "ls.default_normalize_score(@, @, @, @)", "ls.merge_args(@, @)",
+  "ls.bounded_cache(@)", "ls.cache_get(@, @, @)", "ls.selector_signature(@, @)", "ls.status_message(@)",
+  "ls.is_status(@)", "ls.NO_SUCH_CONSTANT", "ls.UNRESOLVABLE", "ls.refresh_nodes(@, @, @, @, @)",
+  "self.handle:random(@)", "self.handle:nominated_node_of(@)", "self.handle:clone_state(@)",
+  "self.handle:node_code(@)", "self.handle:run_filter_with_nominated(@, @, @)",
+  "self.handle:clone_node_info(@)", "self.handle:nominated_pods(@)", "ls.plugin(@, @)",
+  "tostring(@)", "tonumber(@)", "select(@, @)", "unpack(@)", "string.rep(@, @)", "string.format(@, @)",
+}
+
+-- Each escape: code that must fail; when it does not, the program raises
+-- "ESCAPED: <name>".
+local ESCAPES = {
+  { "string metatable", 'getmetatable("").__index.upper = function() return "hijacked" end' },
+  { "string metatable set", 'setmetatable(getmetatable(""), {})' },
+  { "luasched module write", 'ls.str = function() return "hijacked" end' },
+  { "luasched rawset", 'rawset(ls, "str", function() return "hijacked" end)' },
+  { "luasched setmetatable", 'setmetatable(ls, {})' },
+  { "luasched constant", 'ls.UNSCHEDULABLE = 0' },
+  { "status write", 'ls.skip.code = 0' },
+  { "status rawset", 'rawset(ls.skip, "code", 0)' },
+  { "status metatable", 'setmetatable(ls.skip, {})' },
+  { "handle write", 'self.handle.random = function() return 0 end' },
+  { "handle metatable", 'getmetatable(self.handle).random = function() return 0 end' },
+  { "code names", 'ls.code_names[2] = "x"' },
+  { "debug", 'debug.getinfo(1)' },
+  { "load", 'load("return 1")()' },
+  { "loadstring", 'loadstring("return 1")()' },
+  { "dofile", 'dofile("/dev/null")' },
+  { "string.dump", 'string.dump(function() end)' },
+  { "io", 'io.open("/etc/hostname")' },
+  { "os.execute", 'os.execute("true")' },
+  { "os.exit", 'os.exit(0)' },
+  { "os.getenv", 'os.getenv("HOME")' },
+  { "ffi", 'require("ffi").C.abort()' },
+  { "jit", 'require("jit").off()' },
+  { "jit global", 'jit.off()' },
+  { "clib", 'require("luasched.clib")' },
+  { "dispatch", 'require("luasched.dispatch")' },
+  { "coroutine", 'coroutine.create(function() end)' },
+  { "collectgarbage", 'collectgarbage("stop")' },
+  { "newproxy", 'newproxy(true)' },
+  { "getfenv", 'getfenv(1).x = 1' },
+  { "setfenv", 'setfenv(1, {})' },
+  { "package", 'package.loaded.luasched.str = nil' },
+  { "_G of runtime", 'rawget(_G, "io").open("/etc/hostname")' },
+  { "pointer arithmetic pod", 'local _ = pod + 1' },
+  { "pointer arithmetic node", 'local _ = ni - 1' },
+  { "pointer arithmetic view", 'local _ = ni.pods + 1' },
+  { "pod index", 'local _ = pod[1]' },
+  { "node write", 'ni.node.unschedulable = 1' },
+  { "pod write", 'pod.priority = 7' },
+}
+
+local INTEGRITY = [[
+  if ("x"):upper() ~= "X" or ("%d"):format(7) ~= "7" or ls.UNSCHEDULABLE ~= 2 or ls.skip.code ~= 5
+      or not ls.is_status(ls.skip) or ls.code_names[2] ~= "Unschedulable" then
+    error("ESCAPED: shared state changed")
+  end
+]]
+
+local function value()
+  return pick(VALUES)
+end
+
+local function call_expr()
+  return (pick(CALLS):gsub("@", value))
+end
+
+local function index_expr()
+  local a = pick(ARRAYS)
+  local idx = pick(INDICES):gsub("LEN", "(" .. a[2] .. ")")
+  return a[1] .. "[" .. idx .. "]"
+end
+
+local function statement(depth)
+  local r = rnd(20)
+  if r <= 4 then
+    return "local _ = " .. index_expr()
+  elseif r <= 6 then
+    local a = pick(ARRAYS)
+    return string.format("for i = 0, (%s) do local _ = %s[i] end", a[2], a[1])
+  elseif r <= 8 then
+    return "local _ = " .. pick(FIELDS)
+  elseif r <= 13 then
+    return "local _ = " .. call_expr()
+  elseif r <= 15 then
+    return "pcall(function() " .. statement(depth + 1) .. " end)"
+  elseif r <= 16 then
+    return "state[" .. value() .. "] = " .. value()
+  elseif r <= 17 then
+    local e = pick(ESCAPES)
+    return string.format("if pcall(function() %s end) then error(%q) end", e[2], "ESCAPED: " .. e[1])
+  elseif r <= 18 and depth == 0 then
+    return "local x = " .. value() .. "; local _ = x + 1"
+  elseif r <= 19 then
+    local n = rnd(5)
+    if n == 1 and rnd(4000) == 1 then return "while true do end" end
+    if n == 2 and rnd(4000) == 1 then return "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(100) .. i end" end
+    return "for i = 1, " .. rnd(200) .. " do local _ = ls.label(pod.labels, i) end"
+  else
+    return "error(" .. value() .. ")"
+  end
+end
+
+local RETURNS = {
+  "nil", "nil", "nil", "0", "50", "100", "101", "-1", "0/0", "1/0", "-1/0", "3.7", "1e300", "2^63",
+  '"str"', "{}", "true", "ls.skip", "ls.unschedulable('fuzz says no')", "ls.unresolvable('fuzz')",
+  "ls.error('fuzz error')", "ls.wait(0.01)", "ls.status(ls.PENDING, 'p')", "ls.status(ls.WAIT, 'w')",
+  "ls.status(ls.SUCCESS, 's')", "setmetatable({ code = 2, id = 1 }, {})", "pod", "ni",
+  "ls.status(ls.ERROR, 'e')", "self.handle",
+}
+
+local HOOKS = {
+  { "pre_enqueue", "self, pod" }, { "pre_filter", "self, state, pod" },
+  { "filter", "self, state, pod, ni" }, { "post_filter", "self, state, pod" },
+  { "pre_score", "self, state, pod, nodes, n" }, { "score", "self, state, pod, ni" },
+  { "normalize_score", "self, state, pod, scores, nodes, n" }, { "reserve", "self, state, pod, node" },
+  { "unreserve", "self, state, pod, node" }, { "permit", "self, state, pod, node" },
+  { "pre_bind", "self, state, pod, node" }, { "post_bind", "self, state, pod, node" },
+}
+
+-- Locals for the names a hook does not take, so every program can use them.
+local function prelude(args)
+  local have, lines = {}, {}
+  for name in args:gmatch("[%w_]+") do have[name] = true end
+  for _, name in ipairs({ "state", "ni", "nodes", "n", "scores", "node" }) do
+    if not have[name] then lines[#lines + 1] = "local " .. name end
+  end
+  lines[#lines + 1] = "if ni == nil then local all, cnt = ls.all_nodes(); if cnt > 0 then ni = all[0] end end"
+  lines[#lines + 1] = "if nodes == nil then nodes, n = ls.all_nodes() end"
+  return table.concat(lines, "\n") .. "\n"
+end
+
+local function body(hook)
+  local lines = { INTEGRITY }
+  for _ = 1, rnd(6) do lines[#lines + 1] = "  " .. statement(0) end
+  if hook == "normalize_score" and rnd(3) == 1 then
+    lines[#lines + 1] = "  for i = -1, n do scores[i] = " .. pick(RETURNS) .. " end"
+  end
+  lines[#lines + 1] = "  return " .. pick(RETURNS)
+  return table.concat(lines, "\n")
+end
+
+local HEADER = [[
+local ls = require("luasched")
+local P = ls.plugin("FuzzGen", { defaults = { seed = 0 } })
+P.events = { { resource = "Node", action = { "Add" } } }
+local key = ls.intern("fuzz")
+local programs = {}
+local function program(pod)
+  local v = ls.label(pod.labels, key)
+  if v == 0 then return nil end
+  return programs[tonumber(ls.str(v))]
+end
+]]
+
+--- The source of plugin FuzzGen with `count` programs from `seed`.
+function M.gen(seed, count)
+  rng_state = seed % 2147483648
+  local out = { HEADER }
+  for k = 1, count do
+    out[#out + 1] = string.format("programs[%d] = {}", k)
+    for _, h in ipairs(HOOKS) do
+      local args = h[2]
+      local node_arg = prelude(args)
+      if rnd(3) == 1 then
+        out[#out + 1] = string.format("programs[%d].%s = function(%s)\n%s%s\nend", k, h[1], args, node_arg, body(h[1]))
+      end
+    end
+  end
+  for _, h in ipairs(HOOKS) do
+    local args = h[2]
+    out[#out + 1] = string.format([[
+function P.%s(%s)
+  local prog = program(pod)
+  local f = prog and prog.%s
+  if f then return f(%s) end
+  %s
+end]], h[1], args, h[1], args, h[1] == "score" and "return 0" or "return nil")
+  end
+  out[#out + 1] = "return P"
+  return table.concat(out, "\n")
+end
+
+return M
