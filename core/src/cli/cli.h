@@ -24,6 +24,7 @@ typedef struct ls_sim_opts {
     uint64_t seed;
     uint64_t plugin_timeout_ms;
     bool realtime, hold;
+    const char *shadow;         /* --shadow: a candidate configuration evaluated beside, never binding */
     const char *write_config;   /* --write-config-to: write the completed configuration and exit */
 } ls_sim_opts;
 
