@@ -21,6 +21,7 @@
 typedef ls_sim_opts sim_opts;
 
 typedef struct sim_run {
+    const sim_opts *opts;
     ls_cluster *cluster;
     ls_attempt_record *record; /* --output json: every pod's attempts */
     const char *command;       /* "simulate" or "explain", for messages */
@@ -377,7 +378,9 @@ static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
-    if (!ls_cluster_load_file(c, o->cluster, &err) || !ls_cluster_admit(c, &err)) {
+    bool loaded = o->cluster_text ? ls_cluster_load_text(c, o->cluster_text, o->cluster_len, o->cluster, &err)
+                                  : ls_cluster_load_file(c, o->cluster, &err);
+    if (!loaded || !ls_cluster_admit(c, &err)) {
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
@@ -424,12 +427,22 @@ static bool attach_shadow(const sim_opts *o, ls_scheduler *s, ls_error *err)
     return ls_scheduler_set_shadow(s, shadow, err);
 }
 
+/* The JSON record's observer and the caller's (live explain) both see each attempt. */
+static void observe_both(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s)
+{
+    sim_run *run = ud;
+    if (run->record)
+        ls_attempt_record_observe(run->record, a, cycle, s);
+    run->opts->observe(run->opts->observe_ud, a, cycle, s);
+}
+
 static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const ls_sched_options *so)
 {
     ls_error err;
-    ls_attempt_observer observer = run->record ? ls_attempt_record_observe
+    ls_attempt_observer observer = o->observe ? observe_both
+                                   : run->record ? ls_attempt_record_observe
                                    : o->realtime && !run->json ? print_live : NULL;
-    ls_sched_source src = ls_cluster_source(run->cluster, observer, run->record);
+    ls_sched_source src = ls_cluster_source(run->cluster, observer, o->observe ? (void *)run : run->record);
     ls_scheduler *s = ls_scheduler_new(cfg, so, &src, &err);
     if (!s) {
         fprintf(stderr, "luasched %s: %s\n", run->command, err.msg);
@@ -500,7 +513,7 @@ int ls_cli_run_simulation(const ls_sim_opts *opts, const char *command, cJSON **
     int rc;
     if (json_out)
         o.json = true;
-    sim_run run = {.cluster = ls_cluster_new(), .command = command, .json = o.json, .json_out = json_out};
+    sim_run run = {.opts = &o, .cluster = ls_cluster_new(), .command = command, .json = o.json, .json_out = json_out};
     ls_config cfg;
     memset(&cfg, 0, sizeof cfg);
     rc = load(&o, command, run.cluster, &cfg);
