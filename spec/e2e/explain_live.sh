@@ -9,8 +9,10 @@
 # so "1 node fits with 500m less cpu", "2 nodes fit with 800m less cpu", the
 # taint alone on n3 and n4 opens 2 (n5 has two), the port opens n6. For db
 # (nodeSelector disk=ssd, zone=a): n1 and n2 (disk=hdd, zone=a) miss disk
-# only, n6 (disk=ssd, zone=b) misses zone only, n3-n5 are tainted. Nothing is
-# bound or written: the served API still has the pods pending afterwards.
+# only, n6 (disk=ssd, zone=b) misses zone only, n3-n5 are tainted. For cache
+# (required affinity zone In [c], no nodeSelector): n1, n2, n6 fail only the
+# affinity. Nothing is bound or written: the served API still has the pods
+# pending afterwards.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/serve_lib.bash"
 ROOT=${LUASCHED_SOURCE_DIR:-.}
@@ -35,6 +37,15 @@ expect_eq "the changes that would open nodes" "$(printf '%s\n' "$out" | sed -n '
   1 node opens without its hostPort 8080/TCP"
 expect_eq "db's hints (JSON)" "$("$BIN" explain --kubeconfig="$KUBECONFIG_FILE" shop/db --output json | jq -c .hints)" \
   '["2 nodes open if it tolerates dedicated=gpu:NoSchedule","2 nodes open without its nodeSelector disk=ssd"]'
+expect_eq "cache's hints (--context)" \
+  "$("$BIN" explain --kubeconfig "$KUBECONFIG_FILE" --context "$(awk '/current-context:/ {print $2}' "$KUBECONFIG_FILE")" \
+     shop/cache | sed -n '/^Changes/,$p')" \
+"Changes that would open nodes:
+  2 nodes open if it tolerates dedicated=gpu:NoSchedule
+  3 nodes fail only its required node affinity (no single term to drop)"
+out=$("$BIN" explain --kubeconfig "$KUBECONFIG_FILE" --context no-such-context shop/cache 2>&1)
+expect_eq "an unknown context is a usage error" "$?" "2"
+expect_contains "named" "$out" "no-such-context"
 # A bound pod is explained as if it were pending: r1 off n1 fits n1 again.
 out=$("$BIN" explain --master "$SERVER_URL" --kubeconfig "$KUBECONFIG_FILE" default/r1 2>&1)
 expect_contains "a bound pod" "$out" "Pod default/r1 is bound to n1; its cycle is run again as if it were pending"
@@ -45,7 +56,7 @@ expect_contains "an unknown pod: named" "$out" 'pods "nope" not found in namespa
 out=$("$BIN" explain --kubeconfig "$KUBECONFIG_FILE" web 2>&1)
 expect_eq "NAMESPACE/POD required" "$?:$out" '2:luasched explain: expected NAMESPACE/POD, got "web"'
 expect_eq "nothing was bound" \
-  "$(api /api/v1/namespaces/shop/pods | jq -r '[.items[] | .spec.nodeName // "-"] | join(",")')" "-,-"
+  "$(api /api/v1/namespaces/shop/pods | jq -r '[.items[] | .spec.nodeName // "-"] | join(",")')" "-,-,-"
 serve_stop
 expect_eq "the server exits 0" "$SERVE_RC" "0"
 [ "$failures" -eq 0 ]

@@ -12,7 +12,8 @@
  * TaintToleration: the untolerated NoSchedule/NoExecute taint that is the only
  *   one on the most rejected nodes.
  * NodeAffinity: the nodeSelector entry that is the only mismatch on the most
- *   rejected nodes (required node affinity terms are reported, not solved).
+ *   rejected nodes; the nodes that fail only the required node affinity are
+ *   counted (its terms are not solved).
  * NodePorts: the host port that is the only conflict on the most nodes.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -270,8 +271,8 @@ static void affinity_hints(hint_ctx *h)
         h->lines++;
     }
     if (a.affinity_only) {
-        fprintf(h->out, "  %u %s %s its nodeSelector but not its required node affinity\n", a.affinity_only,
-                nodes(a.affinity_only), verb(a.affinity_only, "match", "matches"));
+        fprintf(h->out, "  %u %s %s only its required node affinity (no single term to drop)\n", a.affinity_only,
+                nodes(a.affinity_only), verb(a.affinity_only, "fail", "fails"));
         h->lines++;
     }
 }
