@@ -2,8 +2,8 @@
 # `simulate --shadow` and `simulate --realtime`. The shadow counts of
 # fixtures/shadow (worked by hand in shadow_run_served.sh: 4 evaluations,
 # p1 and p2 on another node, p4 schedulable for the shadow alone) in the text
-# summary and the JSON; a shadow plugin that raises is counted as a failure
-# and the live decisions stand; --realtime prints a pod's line when its
+# summary and the JSON; a shadow plugin that raises or runs over its time
+# budget is counted as a failure and the live decisions stand; --realtime prints a pod's line when its
 # attempt is decided, before the run ends.
 . "$(dirname "$0")/lib.bash"
 require_tool jq jq
@@ -30,6 +30,12 @@ out=$("$BIN" simulate spec/e2e/fixtures/two-nodes.yaml --shadow spec/e2e/fixture
 expect_eq "a failing shadow does not fail the run" "$?" "0"
 expect_contains "every live pod bound" "$out" "3 pods: 3 bound"
 expect_contains "the shadow's failure counted (pod b raises)" "$out" "3 evaluated, 0 disagreed on the node, 0 on schedulability, 1 failed"
+out=$("$BIN" simulate spec/e2e/fixtures/two-nodes.yaml --shadow spec/e2e/fixtures/with-loops-forever.yaml \
+  --plugin-path spec/e2e/fixtures/plugins --plugin-timeout 200 2>&1)
+expect_eq "a shadow over its time budget does not fail the run" "$?" "0"
+expect_contains "every live pod bound" "$out" "3 pods: 3 bound"
+expect_contains "the shadow's timeout counted (pod b loops)" "$out" "3 evaluated, 0 disagreed on the node, 0 on schedulability, 1 failed"
+expect_eq "the live scheduler saw no plugin fault" "$(printf '%s\n' "$out" | grep -c '^plugin faults')" "0"
 out=$("$BIN" simulate spec/e2e/fixtures/two-nodes.yaml --shadow spec/e2e/fixtures/bad-yaml.yaml 2>&1)
 expect_eq "a bad shadow file is a usage error" "$?" "2"
 expect_contains "named in the error" "$out" "luasched simulate: --shadow spec/e2e/fixtures/bad-yaml.yaml:"
