@@ -201,6 +201,28 @@ const char *ls_scheduler_extender_name(const ls_scheduler *s, uint32_t e);
 const char *ls_scheduler_extender_verdict(const ls_scheduler *s, uint32_t node_index);
 bool ls_scheduler_extender_score(const ls_scheduler *s, uint32_t e, uint32_t i, int64_t *raw, int64_t *final);
 
+/* Shadow policies (--shadow): `shadow`, a scheduler built from a candidate
+ * configuration (its source is never called), evaluates every pod this
+ * scheduler attempts, right after the attempt's cycle, on this scheduler's
+ * snapshot, objects and nominations: PreFilter, Filter, PreScore, Score and
+ * the seeded choice, in its own Lua state, never assuming, reserving or
+ * binding (no PostFilter: an empty feasible set is its "unschedulable"). The
+ * shadow profile is the one with the pod's schedulerName, else the shadow's
+ * first. Attempts that end in an error here are not compared. Takes
+ * ownership of shadow (freed now when it has HTTP extenders, which a shadow
+ * does not call). With ls_scheduler_watch on it, the run-time loop reloads it
+ * like this scheduler. */
+bool ls_scheduler_set_shadow(ls_scheduler *s, ls_scheduler *shadow, ls_error *err);
+ls_scheduler *ls_scheduler_shadow(ls_scheduler *s);
+typedef struct ls_shadow_stats {
+    const char *profile;          /* the shadow profile's schedulerName */
+    uint64_t evaluations;         /* live attempts with a verdict that the shadow evaluated */
+    uint64_t node_disagreements;  /* both scheduled the pod, on different nodes */
+    uint64_t schedulability_disagreements;   /* one scheduled it, the other found no node */
+    uint64_t failures;            /* the shadow's evaluation ended in an error */
+} ls_shadow_stats;
+uint32_t ls_scheduler_shadow_stats(const ls_scheduler *s, ls_shadow_stats *out, uint32_t cap);
+
 /* Where a pending pod is when the run ends. */
 typedef struct ls_pod_queue_state {
     bool known;                   /* the queue holds the pod */

@@ -15,6 +15,10 @@ enum { LS_EXIT_OK = 0, LS_EXIT_FAILURE = 1, LS_EXIT_USAGE = 2 };
 
 struct cJSON;
 
+struct ls_attempt;
+struct ls_cycle;
+struct ls_scheduler;
+
 typedef struct ls_sim_opts {
     const char *cluster;
     const char *config;
@@ -23,6 +27,13 @@ typedef struct ls_sim_opts {
     uint64_t seed;
     uint64_t plugin_timeout_ms;
     bool realtime, hold;
+    const char *shadow;         /* --shadow: a candidate configuration evaluated beside, never binding */
+    const char *cluster_text;   /* the cluster as text instead of the file `cluster` names (live explain) */
+    size_t cluster_len;
+    /* Optional: every attempt (and Permit wait) is also shown to this observer. */
+    void (*observe)(void *ud, const struct ls_attempt *a, const struct ls_cycle *cycle,
+                    const struct ls_scheduler *s);
+    void *observe_ud;
     const char *write_config;   /* --write-config-to: write the completed configuration and exit */
     ls_provision_fault provision_fault;   /* --fault provision=fail|never (embedded provisioner) */
 } ls_sim_opts;
@@ -33,6 +44,11 @@ void ls_cli_trap_signals(volatile sig_atomic_t *stop, volatile sig_atomic_t *rel
 
 int ls_cli_simulate(int argc, char **argv);
 int ls_cli_explain(int argc, char **argv);
+/* `luasched explain --kubeconfig ...` (explain_live.c). */
+int ls_cli_explain_live(int argc, char **argv);
+/* explain.c: the pod's record in a simulation's JSON document; its text report. */
+struct cJSON *ls_cli_explain_find(struct cJSON *root, const char *ns, const char *name);
+void ls_cli_explain_report(const struct cJSON *rec, const char *ns, const char *name);
 int ls_cli_bench(int argc, char **argv);
 int ls_cli_compare(int argc, char **argv);
 int ls_cli_record(int argc, char **argv);

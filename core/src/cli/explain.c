@@ -14,6 +14,7 @@ static void explain_usage(FILE *out)
 {
     fprintf(out,
             "usage: luasched explain CLUSTER.yaml POD [flags]\n"
+            "       luasched explain --kubeconfig FILE [--master URL] [--context NAME] NAMESPACE/POD [flags]\n"
             "\n"
             "Simulates the cluster and explains the scheduling of POD (namespace/name, or name in\n"
             "\"default\"), attempt by attempt: each filter plugin's verdict per node, each score plugin's\n"
@@ -26,7 +27,7 @@ static void explain_usage(FILE *out)
     fprintf(out, "  -h, --help           this help\n");
 }
 
-static cJSON *find_record(cJSON *root, const char *ns, const char *name)
+cJSON *ls_cli_explain_find(cJSON *root, const char *ns, const char *name)
 {
     cJSON *pods = cJSON_GetObjectItemCaseSensitive(root, "pods");
     cJSON *rec;
@@ -168,7 +169,7 @@ static void print_attempt(const cJSON *at, int i)
         printf("  Nominated to %s\n", text_of(at, "nominatedNode"));
 }
 
-static void print_report(const cJSON *rec, const char *ns, const char *name)
+void ls_cli_explain_report(const cJSON *rec, const char *ns, const char *name)
 {
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(rec, "attempts");
     int n = cJSON_GetArraySize(attempts);
@@ -182,8 +183,23 @@ static void print_report(const cJSON *rec, const char *ns, const char *name)
     cJSON_ArrayForEach(at, attempts) print_attempt(at, ++i);
 }
 
+/* --kubeconfig, --master or --context: the live cluster (explain_live.c). */
+static bool wants_live(int argc, char **argv)
+{
+    static const char *const flags[] = {"--kubeconfig", "--master", "--context"};
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        for (int f = 0; f < 3; f++) {
+            size_t n = strlen(flags[f]);
+            if (strncmp(argv[i], flags[f], n) == 0 && (argv[i][n] == 0 || argv[i][n] == '='))
+                return true;
+        }
+    return false;
+}
+
 int ls_cli_explain(int argc, char **argv)
 {
+    if (wants_live(argc, argv))
+        return ls_cli_explain_live(argc, argv);
     ls_sim_opts o;
     const char *pod = NULL;
     int rc = ls_cli_parse_sim_opts(argc, argv, &o, 2, &pod, explain_usage);
@@ -206,7 +222,7 @@ int ls_cli_explain(int argc, char **argv)
         cJSON_Delete(root);
         return rc ? rc : LS_EXIT_FAILURE;
     }
-    cJSON *rec = find_record(root, ns, name);
+    cJSON *rec = ls_cli_explain_find(root, ns, name);
     if (!rec) {
         fprintf(stderr, "luasched explain: pod %s/%s was not scheduled by this run (not in the cluster, "
                         "already running, or for another scheduler)\n", ns, name);
@@ -218,7 +234,7 @@ int ls_cli_explain(int argc, char **argv)
         puts(text);
         free(text);
     } else {
-        print_report(rec, ns, name);
+        ls_cli_explain_report(rec, ns, name);
     }
     cJSON_Delete(root);
     return LS_EXIT_OK;

@@ -37,6 +37,7 @@ typedef struct run_opts {
     ls_log_format log_format;
     const char *write_config;
     const char *plugin_path;
+    const char *shadow;               /* --shadow: a candidate configuration evaluated, never binding */
     uint64_t plugin_timeout_ms;
     uint64_t stall_seconds;           /* --liveness-stall-seconds */
     uint64_t seed;
@@ -97,6 +98,9 @@ static void run_usage(FILE *out)
             "  --liveness-stall-seconds N     /livez and /healthz fail when pods wait and the scheduling loop\n"
             "                                 made no progress for N seconds (default 60; 0: never)\n"
             "  --seed N                       seed for tie-breaking among equally scored nodes (default 0)\n"
+            "  --shadow FILE                  evaluate a candidate KubeSchedulerConfiguration on every attempt (Filter\n"
+            "                                 and Score on the live snapshot, never binding); disagreements are counted\n"
+            "                                 on /metrics (luasched_shadow_*) and logged at -v 2; reloaded as --config\n"
             "  --stop-timeout D               on SIGINT/SIGTERM or a hand-over, how long the queued bindings, events\n"
             "                                 and status patches may take to be sent (default 5s; the rest is dropped\n"
             "                                 and logged)\n"
@@ -114,7 +118,7 @@ enum {
     OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
-    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL,
+    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL, OPT_SHADOW,
 };
 
 static const struct option RUN_OPTIONS[] = {
@@ -148,6 +152,7 @@ static const struct option RUN_OPTIONS[] = {
     {"liveness-stall-seconds", required_argument, NULL, OPT_STALL},
     {"seed", required_argument, NULL, OPT_SEED},
     {"stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT},
+    {"shadow", required_argument, NULL, OPT_SHADOW},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -249,6 +254,7 @@ static int parse_option(run_opts *o, int ch, const char *arg)
         o->seed = strtoull(arg, &end, 10);
         return *arg && !*end ? 0 : flag_error("seed", "a non-negative integer", arg);
     case OPT_STOP_TIMEOUT: return parse_duration_flag("stop-timeout", arg, &o->stop_timeout_ns);
+    case OPT_SHADOW: o->shadow = arg; return 0;
     default: run_usage(stderr); return LS_EXIT_USAGE;
     }
 }
@@ -550,6 +556,31 @@ static bool build_scheduler(const run_opts *o, ls_config *cfg, run_state *r, ls_
     return true;
 }
 
+/* --shadow: the candidate's own scheduler (its plugins and luasched section,
+ * the same flags), watched and reloaded like the configuration. */
+static bool attach_shadow(const run_opts *o, run_state *r, ls_error *err)
+{
+    if (!o->shadow)
+        return true;
+    ls_config cfg;
+    if (!ls_config_load(&cfg, o->shadow, err)) {
+        ls_error why = *err;
+        ls_config_free(&cfg);
+        return ls_errorf(err, "--shadow %s: %s", o->shadow, why.msg);
+    }
+    ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path, .plugin_timeout_ms = o->plugin_timeout_ms};
+    ls_sched_source none = {0};
+    ls_scheduler *shadow = ls_scheduler_new(&cfg, &so, &none, err);
+    if (shadow)
+        ls_scheduler_watch(shadow, o->shadow);
+    if (!shadow || !ls_scheduler_set_shadow(r->sched, shadow, err)) {
+        ls_error why = *err;
+        return ls_errorf(err, "--shadow %s: %s", o->shadow, why.msg);
+    }
+    ls_log_info(0, "Evaluating a shadow configuration", "config", o->shadow);
+    return true;
+}
+
 static bool elect(const ls_config *cfg, run_state *r, ls_error *err)
 {
     const ls_leader_election_config *le = &cfg->leader_election;
@@ -618,7 +649,7 @@ static int schedule(const run_opts *o, run_state *r)
         free(compact);
         cJSON_Delete(parsed);
     }
-    if (!connect_client(o, &cfg, r, &err) || !build_scheduler(o, &cfg, r, &err)) {
+    if (!connect_client(o, &cfg, r, &err) || !build_scheduler(o, &cfg, r, &err) || !attach_shadow(o, r, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);
         fprintf(stderr, "luasched run: %s\n", err.msg);
         stop_all(r);

@@ -22,6 +22,7 @@
 typedef ls_sim_opts sim_opts;
 
 typedef struct sim_run {
+    const sim_opts *opts;
     ls_cluster *cluster;
     ls_attempt_record *record; /* --output json: every pod's attempts */
     const char *command;       /* "simulate" or "explain", for messages */
@@ -104,12 +105,15 @@ static void simulate_usage(FILE *out)
             "                       (instead of the configuration's luasched.pluginPath)\n"
             "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default: the\n"
             "                       configuration's luasched.pluginTimeoutMilliseconds, 10000)\n"
-            "  --realtime           play the cluster's timeline on the wall clock, and reload the configuration\n"
-            "                       and plugins when their files change (or on SIGHUP)\n"
+            "  --realtime           play the cluster's timeline on the wall clock, print each attempt's line as\n"
+            "                       it is decided, and reload the configuration and plugins when their files\n"
+            "                       change (or on SIGHUP)\n"
             "  --hold               with --realtime: keep running after the timeline until SIGINT or SIGTERM\n"
             "  --fault provision=fail|never\n"
             "                       the embedded provisioner fails (the claim's selected node is removed) or\n"
             "                       never answers, so VolumeBinding's PreBind times out\n"
+            "  --shadow FILE        evaluate a candidate KubeSchedulerConfiguration beside the real one on every\n"
+            "                       attempt (Filter and Score only, never binding) and count where it disagrees\n"
             "  --write-config-to FILE\n"
             "                       write the completed configuration (every default filled in, multiPoint\n"
             "                       merged with the default plugins, every plugin's args with its defaults)\n"
@@ -142,6 +146,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
         {"seed", required_argument, NULL, 's'},   {"plugin-path", required_argument, NULL, 'p'},
         {"plugin-timeout", required_argument, NULL, 't'},
         {"realtime", no_argument, NULL, 'R'},     {"hold", no_argument, NULL, 'H'},
+        {"shadow", required_argument, NULL, 'S'},
         {"write-config-to", required_argument, NULL, 'w'},
         {"fault", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
@@ -179,6 +184,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
             break;
         case 'R': o->realtime = true; break;
         case 'H': o->hold = true; break;
+        case 'S': o->shadow = optarg; break;
         case 'w': o->write_config = optarg; break;
         case 'F':
             if (strncmp(optarg, "provision=", 10) != 0 || !ls_provision_fault_parse(optarg + 10, &o->provision_fault)) {
@@ -252,13 +258,46 @@ static void print_claims(const ls_cluster *c)
     cJSON_Delete(claims);
 }
 
-static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t attempts, double seconds)
+/* --shadow: per shadow profile, its evaluations and disagreements. */
+static void print_shadow(const ls_scheduler *s)
+{
+    ls_shadow_stats st[16];
+    uint32_t n = ls_scheduler_shadow_stats(s, st, 16);
+    for (uint32_t i = 0; i < n; i++)
+        printf("shadow %s: %llu evaluated, %llu disagreed on the node, %llu on schedulability, %llu failed\n",
+               st[i].profile, (unsigned long long)st[i].evaluations, (unsigned long long)st[i].node_disagreements,
+               (unsigned long long)st[i].schedulability_disagreements, (unsigned long long)st[i].failures);
+}
+
+static void add_shadow_json(cJSON *sum, const ls_scheduler *s)
+{
+    ls_shadow_stats st[16];
+    uint32_t n = ls_scheduler_shadow_stats(s, st, 16);
+    if (!n)
+        return;
+    cJSON *arr = cJSON_AddArrayToObject(sum, "shadow");
+    for (uint32_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "profile", st[i].profile);
+        cJSON_AddNumberToObject(o, "evaluations", (double)st[i].evaluations);
+        cJSON_AddNumberToObject(o, "nodeDisagreements", (double)st[i].node_disagreements);
+        cJSON_AddNumberToObject(o, "schedulabilityDisagreements", (double)st[i].schedulability_disagreements);
+        cJSON_AddNumberToObject(o, "failures", (double)st[i].failures);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
+/* With --realtime, bound and pending pods had their lines as they were
+ * decided (print_live): the end lists only the other outcomes. */
+static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t attempts, double seconds, bool live)
 {
     bool timed = ls_cluster_has_timeline(c);
     char t[64];
     for (uint32_t i = 0; i < ls_cluster_num_pods(c); i++) {
         const ls_sim_pod *sp = ls_cluster_pod(c, i);
         const ls_pod *pod = &sp->obj->pod;
+        if (live && (sp->outcome == LS_POD_BOUND || sp->outcome == LS_POD_UNSCHEDULABLE))
+            continue;
         if (sp->outcome == LS_POD_BOUND && timed)
             printf("%s/%s: bound to %s at %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(sp->node),
                    virtual_time(sp->bound_at_ms, t, sizeof t));
@@ -277,6 +316,7 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
                    ls_str_get(pod->name), ls_str_get(pod->scheduler_name));
     }
     tally tl = count_outcomes(c);
+    print_shadow(s);
     if (ls_scheduler_reloads(s, true) || ls_scheduler_reloads(s, false))
         printf("reloads: %llu succeeded, %llu failed\n", (unsigned long long)ls_scheduler_reloads(s, true),
                (unsigned long long)ls_scheduler_reloads(s, false));
@@ -352,6 +392,7 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
     cJSON_AddNumberToObject(queues, "backoff", g.backoff);
     cJSON_AddNumberToObject(queues, "unschedulable", g.unschedulable);
     cJSON_AddNumberToObject(queues, "gated", g.gated);
+    add_shadow_json(sum, s);
     cJSON_AddNumberToObject(sum, "virtualSeconds", (double)ls_scheduler_now_ms(s) / 1000.0);
     cJSON_AddNumberToObject(sum, "attempts", (double)attempts);
     cJSON_AddNumberToObject(sum, "seconds", seconds);
@@ -378,24 +419,82 @@ static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
-    if (!ls_cluster_load_file(c, o->cluster, &err) || !ls_cluster_admit(c, &err)) {
+    bool loaded = o->cluster_text ? ls_cluster_load_text(c, o->cluster_text, o->cluster_len, o->cluster, &err)
+                                  : ls_cluster_load_file(c, o->cluster, &err);
+    if (!loaded || !ls_cluster_admit(c, &err)) {
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
     return 0;
 }
 
+/* --realtime in text: each attempt's line as it is decided, flushed at once
+ * (a pod tried again gets a line per attempt). */
+static void print_live(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s)
+{
+    (void)ud;
+    (void)cycle;
+    (void)s;
+    char t[64];
+    const char *ns = ls_str_get(a->pod->ns), *name = ls_str_get(a->pod->name);
+    if (a->permit == LS_PERMIT_WAITING)
+        printf("%s/%s: waiting at Permit at %s\n", ns, name, virtual_time(a->time_ms, t, sizeof t));
+    else if (a->node)
+        printf("%s/%s: bound to %s at %s\n", ns, name, ls_str_get(a->node), virtual_time(a->time_ms, t, sizeof t));
+    else
+        printf("%s/%s: pending: %s (attempt %u at %s)\n", ns, name, a->message ? a->message : "", a->attempt,
+               virtual_time(a->time_ms, t, sizeof t));
+    fflush(stdout);
+}
+
+/* --shadow: the candidate configuration's own scheduler (its plugins, its
+ * luasched section, the same flags), evaluated beside the real one. */
+static bool attach_shadow(const sim_opts *o, ls_scheduler *s, ls_error *err)
+{
+    if (!o->shadow)
+        return true;
+    ls_config cfg;
+    if (!ls_config_load(&cfg, o->shadow, err)) {
+        ls_config_free(&cfg);
+        return false;
+    }
+    ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path, .plugin_timeout_ms = o->plugin_timeout_ms};
+    ls_sched_source none = {0};
+    ls_scheduler *shadow = ls_scheduler_new(&cfg, &so, &none, err);
+    if (!shadow)
+        return false;
+    if (o->realtime)
+        ls_scheduler_watch(shadow, o->shadow);
+    return ls_scheduler_set_shadow(s, shadow, err);
+}
+
+/* The JSON record's observer and the caller's (live explain) both see each attempt. */
+static void observe_both(void *ud, const ls_attempt *a, const ls_cycle *cycle, const ls_scheduler *s)
+{
+    sim_run *run = ud;
+    if (run->record)
+        ls_attempt_record_observe(run->record, a, cycle, s);
+    run->opts->observe(run->opts->observe_ud, a, cycle, s);
+}
+
 static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const ls_sched_options *so)
 {
     ls_error err;
-    ls_sched_source src = ls_cluster_source(run->cluster, run->record ? ls_attempt_record_observe : NULL,
-                                            run->record);
+    ls_attempt_observer observer = o->observe ? observe_both
+                                   : run->record ? ls_attempt_record_observe
+                                   : o->realtime && !run->json ? print_live : NULL;
+    ls_sched_source src = ls_cluster_source(run->cluster, observer, o->observe ? (void *)run : run->record);
     ls_scheduler *s = ls_scheduler_new(cfg, so, &src, &err);
     if (!s) {
         fprintf(stderr, "luasched %s: %s\n", run->command, err.msg);
         return LS_EXIT_USAGE;
     }
     ls_cluster_set_provision_fault(run->cluster, o->provision_fault);
+    if (!attach_shadow(o, s, &err)) {
+        fprintf(stderr, "luasched %s: --shadow %s: %s\n", run->command, o->shadow, err.msg);
+        ls_scheduler_free(s);
+        return LS_EXIT_USAGE;
+    }
     ls_cluster_start(run->cluster, s);
     double t0 = ls_cli_now();
     uint64_t attempts;
@@ -417,7 +516,7 @@ static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const 
     } else if (run->json) {
         emit_json(run, s, attempts, seconds);
     } else {
-        print_text(run->cluster, s, attempts, seconds);
+        print_text(run->cluster, s, attempts, seconds, o->realtime);
     }
     ls_scheduler_free(s);
     return rc;
@@ -456,7 +555,7 @@ int ls_cli_run_simulation(const ls_sim_opts *opts, const char *command, cJSON **
     int rc;
     if (json_out)
         o.json = true;
-    sim_run run = {.cluster = ls_cluster_new(), .command = command, .json = o.json, .json_out = json_out};
+    sim_run run = {.opts = &o, .cluster = ls_cluster_new(), .command = command, .json = o.json, .json_out = json_out};
     ls_config cfg;
     memset(&cfg, 0, sizeof cfg);
     rc = load(&o, command, run.cluster, &cfg);

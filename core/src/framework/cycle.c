@@ -256,6 +256,7 @@ static void reject_by_filters(ls_scheduler *s, ls_qpod *qp)
 /* The attempt failed: reported, then back to the queue (AddUnschedulableIfNotPresent). */
 static void fail(ls_scheduler *s, ls_qpod *qp, uint8_t code, const char *message)
 {
+    s->verdict_code = code;
     if (code == LS_ERROR) {
         /* An error carries no rejector plugins (upstream attaches the
          * diagnosis only to a rejection): the pod backs off in the error heap,
@@ -299,7 +300,7 @@ static uint32_t select_candidates(ls_scheduler *s)
     return n;
 }
 
-static bool run_filters(ls_scheduler *s, ls_qpod *qp)
+bool ls_scheduler_run_filters(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
     const ls_profile *prof = profile_of(s, qp);
@@ -350,7 +351,7 @@ static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
     return true;
 }
 
-static const ls_node_info *select_host(ls_scheduler *s)
+const ls_node_info *ls_scheduler_select_host(ls_scheduler *s)
 {
     ls_cycle *c = &s->cycle;
     const ls_node_info *best = c->feasible[0];
@@ -368,7 +369,7 @@ static const ls_node_info *select_host(ls_scheduler *s)
     return best;
 }
 
-static bool prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
+bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
 {
     ls_cycle *c = &s->cycle;
     if (c->num_feasible == 1) {
@@ -380,7 +381,7 @@ static bool prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
         ls_scheduler_run_point(s, LS_CALL_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
         return false;
     ls_extenders_prioritize(s->extenders, c, s->totals);
-    *host = select_host(s);
+    *host = ls_scheduler_select_host(s);
     return true;
 }
 
@@ -547,22 +548,17 @@ static void clear_trace(ls_cycle *c)
         memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
 }
 
-static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
+void ls_scheduler_prepare_cycle(ls_scheduler *s, ls_qpod *qp, ls_snapshot *snapshot)
 {
     ls_cycle *c = &s->cycle;
-    s->victims.len = 0;
-    memset(&s->permit, 0, sizeof s->permit);
-    s->expected_node = 0;
+    s->verdict_code = LS_SUCCESS;
     c->nominated_node = 0;
     const ls_profile *prof = profile_of(s, qp);
-    ls_scheduler_refresh_snapshot(s);
-    /* As upstream, plugin durations are measured in about one cycle in ten. */
-    c->sample_plugins = s->metrics.registry && s->cycles_started % 10 == 1;
     c->pod = qp->pod;
     c->profile = qp->profile;
-    c->snapshot = s->snapshot;
-    c->num_all_nodes = ls_snapshot_num_nodes(s->snapshot);
-    c->all_nodes = ls_snapshot_list(s->snapshot);
+    c->snapshot = snapshot;
+    c->num_all_nodes = ls_snapshot_num_nodes(snapshot);
+    c->all_nodes = ls_snapshot_list(snapshot);
     c->num_filter_plugins = prof->plugins[LS_EP_FILTER].len;
     c->num_score_plugins = prof->plugins[LS_EP_SCORE].len;
     ensure_buffers(s, c->num_all_nodes, c->num_filter_plugins, c->num_score_plugins);
@@ -579,6 +575,17 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     c->prefilter_absent_status = 0;
     c->selected_node = 0;
     ls_extenders_begin_cycle(s->extenders, c->num_all_nodes, c->trace);
+}
+
+static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
+{
+    s->victims.len = 0;
+    memset(&s->permit, 0, sizeof s->permit);
+    s->expected_node = 0;
+    ls_scheduler_refresh_snapshot(s);
+    /* As upstream, plugin durations are measured in about one cycle in ten. */
+    s->cycle.sample_plugins = s->metrics.registry && s->cycles_started % 10 == 1;
+    ls_scheduler_prepare_cycle(s, qp, s->snapshot);
 }
 
 /* A FitError: PostFilter (preemption) runs if the profile has any, and its
@@ -685,7 +692,7 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         assume_and_bind(s, qp, nominated);
         return;
     }
-    if (!run_filters(s, qp) || !ls_scheduler_filter_extenders(s, qp)) {
+    if (!ls_scheduler_run_filters(s, qp) || !ls_scheduler_filter_extenders(s, qp)) {
         fail_with_status(s, qp);
         return;
     }
@@ -695,7 +702,7 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         return;
     }
     const ls_node_info *host = NULL;
-    if (!prioritize(s, qp, &host)) {
+    if (!ls_scheduler_prioritize(s, qp, &host)) {
         fail_with_status(s, qp);
         return;
     }

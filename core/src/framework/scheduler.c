@@ -114,6 +114,7 @@ void ls_scheduler_free(ls_scheduler *s)
 {
     if (!s)
         return;
+    ls_shadow_free(s->shadow);
     ls_lua_free(s->lua);
     ls_extenders_free(s->extenders);
     ls_cache_free(s->cache);
@@ -428,7 +429,10 @@ bool ls_scheduler_schedule_one(ls_scheduler *s)
     if (s->metrics.registry)
         s->attempt_start_ns = ls_sched_metrics_clock_ns();
     s->cycles_started++;
+    const ls_pod *pod = qp->pod;   /* qp may be gone after its cycle; the pod object is not */
     ls_scheduler_schedule_pod(s, qp);
+    if (s->shadow)
+        ls_shadow_after_attempt(s, pod);
     ls_scheduler_apply_deferred(s);
     ls_scheduler_issue_preemptions(s);
     return true;
@@ -522,6 +526,7 @@ uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl)
         if (forced)
             *ctl->reload = 0;
         ls_scheduler_reload_if_changed(s, forced);
+        ls_shadow_reload_if_changed(s->shadow, forced);
         advance_clock(s, wall_ms() - start);
         if (ls_scheduler_schedule_one(s)) {
             n++;
@@ -555,6 +560,8 @@ static void queue_incoming(void *ud, ls_qwhere queue, const char *event)
 void ls_scheduler_set_metrics(ls_scheduler *s, struct ls_metrics *registry)
 {
     ls_sched_metrics_attach(&s->metrics, registry);
+    if (s->shadow)
+        ls_shadow_attach_metrics(s->shadow, registry);
     ls_squeue_set_incoming(s->queue, registry ? queue_incoming : NULL);
     ls_scheduler_publish_metrics(s);
 }

@@ -61,6 +61,8 @@ struct ls_scheduler {
     uint64_t error_attempts;    /* attempts that ended in an Error status (plugin faults among them) */
     uint64_t budget_overruns_before, restarts_before, hint_errors_before;   /* of Lua states replaced by reloads */
     ls_sched_metrics metrics;
+    uint8_t verdict_code;       /* the running attempt's failure code (LS_SUCCESS until it fails) */
+    struct ls_shadow *shadow;   /* --shadow: the candidate configuration evaluated beside (shadow.c) */
     uint64_t attempt_start_ns;
     uint64_t cycles_started;  /* when the running attempt began (metrics) */
     uint64_t snapshot_epoch;  /* snapshot updates so far (ls_scheduler_snapshot_epoch) */
@@ -94,6 +96,20 @@ bool ls_scheduler_filter_extenders(ls_scheduler *s, ls_qpod *qp);
 int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t profile);
 void ls_scheduler_publish_metrics(ls_scheduler *s);
 void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp);
+/* The cycle's setup for qp on `snapshot` (no snapshot update, no metrics
+ * sampling): the main cycle after its snapshot update, a shadow's on the live one. */
+void ls_scheduler_prepare_cycle(ls_scheduler *s, ls_qpod *qp, ls_snapshot *snapshot);
+/* Filter over the sampled window; PreScore, Score and the totals, then the
+ * seeded choice among the best; false (status set) on a plugin's error. */
+bool ls_scheduler_run_filters(ls_scheduler *s, ls_qpod *qp);
+bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host);
+const ls_node_info *ls_scheduler_select_host(ls_scheduler *s);
+/* shadow.c: after one of this scheduler's attempts, the shadow's verdict on
+ * the same pod and snapshot, compared and counted; freed with the scheduler. */
+void ls_shadow_after_attempt(ls_scheduler *s, const ls_pod *pod);
+void ls_shadow_free(struct ls_shadow *sh);
+void ls_shadow_reload_if_changed(struct ls_shadow *sh, bool forced);
+void ls_shadow_attach_metrics(struct ls_shadow *sh, struct ls_metrics *registry);
 void ls_scheduler_skip_deleting(ls_scheduler *s, ls_qpod *qp);
 void ls_scheduler_resolve_waiting(ls_scheduler *s);
 /* preemption.c: the deletions PostFilter chose, issued after the cycle. */

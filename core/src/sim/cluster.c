@@ -526,11 +526,22 @@ bool ls_cluster_agreement(const ls_cluster *c, uint32_t *same, uint32_t *total)
     return true;
 }
 
+static bool load_docs(ls_cluster *c, ls_doc_set *doc, ls_error *err);
+
 bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err)
 {
     ls_doc_set *doc = ls_doc_load_file(path, err);
-    if (!doc)
-        return false;
+    return doc && load_docs(c, doc, err);
+}
+
+bool ls_cluster_load_text(ls_cluster *c, const char *text, size_t len, const char *source, ls_error *err)
+{
+    ls_doc_set *doc = ls_doc_parse(text, len, source, err);
+    return doc && load_docs(c, doc, err);
+}
+
+static bool load_docs(ls_cluster *c, ls_doc_set *doc, ls_error *err)
+{
     for (uint32_t i = 0; i < ls_doc_count(doc); i++)
         c->keep_json = c->keep_json || ls_timeline_is_document(ls_doc_get(doc, i));
     bool ok = true;

@@ -49,6 +49,8 @@ void ls_cluster_free(ls_cluster *c);
 /* Adds the objects of a file; kinds the scheduler does not use are counted and
  * skipped. Errors name the file, line and field. */
 bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err);
+/* The same from text in memory (YAML or JSON documents); `source` names it in errors. */
+bool ls_cluster_load_text(ls_cluster *c, const char *text, size_t len, const char *source, ls_error *err);
 /* Prints one notice per skipped kind to the stream. */
 void ls_cluster_print_notices(const ls_cluster *c, FILE *out);
 

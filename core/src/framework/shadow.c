@@ -1,0 +1,253 @@
+/*
+ * shadow.c: shadow policies (`run --shadow`, `simulate --shadow`). A second
+ * scheduler, built from a candidate configuration in its own Lua state under
+ * the same budgets, evaluates every pod the live scheduler attempts, right
+ * after the live cycle and on the live snapshot, object store and
+ * nominations: PreFilter, Filter, PreScore, Score and the seeded choice
+ * among the best nodes. It never assumes, reserves, permits or binds, and
+ * its PostFilter (preemption) is not run: an empty feasible set is its
+ * "unschedulable" verdict. The two verdicts are compared and counted per
+ * shadow profile; a failure of the shadow (a plugin's error, a budget
+ * overrun) is counted and never reaches the live decision.
+ */
+#include "framework/scheduler_internal.h"
+#include "luasched/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct shadow_stat {
+    ls_str profile;
+    ls_shadow_stats counts;
+} shadow_stat;
+
+typedef struct ls_shadow ls_shadow;
+struct ls_shadow {
+    ls_scheduler *sched;
+    ls_vec stats;   /* shadow_stat, one per shadow profile seen, in order of first use */
+    ls_metric_family *evaluations, *disagreements, *failures;
+};
+
+enum { VERDICT_NODE, VERDICT_UNSCHEDULABLE, VERDICT_ERROR };
+
+/* ---- counting */
+
+static shadow_stat *stat_of(ls_shadow *sh, ls_str profile)
+{
+    for (uint32_t i = 0; i < sh->stats.len; i++)
+        if (LS_VEC_AT(&sh->stats, shadow_stat, i).profile == profile)
+            return &LS_VEC_AT(&sh->stats, shadow_stat, i);
+    shadow_stat *st = ls_vec_push(&sh->stats);
+    st->profile = profile;
+    st->counts.profile = ls_str_get(profile);
+    return st;
+}
+
+/* Every series of a profile from zero, as client_golang shows counters. */
+static void publish_zero(ls_shadow *sh, const char *profile)
+{
+    if (!sh->evaluations)
+        return;
+    const char *one[] = {profile};
+    const char *node[] = {profile, "node"}, *sched[] = {profile, "schedulability"};
+    ls_metrics_add(sh->evaluations, one, 0);
+    ls_metrics_add(sh->failures, one, 0);
+    ls_metrics_add(sh->disagreements, node, 0);
+    ls_metrics_add(sh->disagreements, sched, 0);
+}
+
+void ls_shadow_attach_metrics(ls_shadow *sh, ls_metrics *registry)
+{
+    sh->evaluations = sh->disagreements = sh->failures = NULL;
+    if (!registry)
+        return;
+    const char *profile[] = {"profile", NULL}, *kind[] = {"profile", "kind", NULL};
+    sh->evaluations = ls_metrics_family(registry, "luasched_shadow_evaluations_total",
+                                        "Pods the shadow configuration evaluated (one per live scheduling attempt).",
+                                        LS_METRIC_COUNTER, profile, NULL, 0);
+    sh->disagreements = ls_metrics_family(
+        registry, "luasched_shadow_disagreements_total",
+        "Attempts where the shadow configuration chose another node (kind node) or another schedulability "
+        "(kind schedulability) than the live one.",
+        LS_METRIC_COUNTER, kind, NULL, 0);
+    sh->failures = ls_metrics_family(registry, "luasched_shadow_failures_total",
+                                     "Shadow evaluations that ended in an error (a plugin's error, a budget overrun).",
+                                     LS_METRIC_COUNTER, profile, NULL, 0);
+    const ls_config *cfg = &sh->sched->cfg;
+    for (uint32_t i = 0; i < cfg->n_profiles; i++)
+        publish_zero(sh, ls_str_get(cfg->profiles[i].scheduler_name));
+}
+
+static void count(ls_shadow *sh, ls_str profile, int live, int shadow)
+{
+    ls_shadow_stats *c = &stat_of(sh, profile)->counts;
+    const char *name = ls_str_get(profile);
+    const char *one[] = {name};
+    c->evaluations++;
+    if (sh->evaluations)
+        ls_metrics_add(sh->evaluations, one, 1);
+    if (shadow == VERDICT_ERROR) {
+        c->failures++;
+        if (sh->failures)
+            ls_metrics_add(sh->failures, one, 1);
+        return;
+    }
+    const char *kind = NULL;
+    if (live != shadow) {
+        c->schedulability_disagreements++;
+        kind = "schedulability";
+    } else if (live == VERDICT_NODE) {
+        return;   /* the caller counts node disagreements */
+    }
+    if (kind && sh->disagreements) {
+        const char *labels[] = {name, kind};
+        ls_metrics_add(sh->disagreements, labels, 1);
+    }
+}
+
+static void count_node_disagreement(ls_shadow *sh, ls_str profile)
+{
+    stat_of(sh, profile)->counts.node_disagreements++;
+    if (sh->disagreements) {
+        const char *labels[] = {ls_str_get(profile), "node"};
+        ls_metrics_add(sh->disagreements, labels, 1);
+    }
+}
+
+/* ---- evaluation */
+
+/* The shadow profile for a pod: the one with its schedulerName, else the first. */
+static uint32_t shadow_profile(const ls_scheduler *sh, const ls_pod *pod)
+{
+    int32_t i = ls_config_profile_index(&sh->cfg, pod->scheduler_name);
+    return i < 0 ? 0 : (uint32_t)i;
+}
+
+static int run_cycle(ls_scheduler *sh, ls_qpod *qp, ls_str *node)
+{
+    ls_cycle *c = &sh->cycle;
+    if (c->num_all_nodes == 0)
+        return VERDICT_UNSCHEDULABLE;
+    int code = ls_scheduler_run_point(sh, LS_CALL_PRE_FILTER, qp->profile);
+    if (code != LS_SUCCESS)
+        return code == LS_ERROR ? VERDICT_ERROR : VERDICT_UNSCHEDULABLE;
+    if (!ls_scheduler_run_filters(sh, qp))
+        return VERDICT_ERROR;
+    if (c->num_feasible == 0)
+        return VERDICT_UNSCHEDULABLE;
+    const ls_node_info *host = NULL;
+    if (!ls_scheduler_prioritize(sh, qp, &host))
+        return VERDICT_ERROR;
+    *node = host->node->name;
+    return VERDICT_NODE;
+}
+
+/* The shadow's cycle sees the live nominations for as long as it runs (it
+ * only reads them: no PostFilter, no Reserve). */
+static int evaluate(ls_scheduler *sh, ls_scheduler *live, ls_qpod *qp, ls_str *node)
+{
+    ls_nominator own = sh->nominator;
+    sh->nominator = live->nominator;
+    sh->cycle.objects = live->objects;
+    ls_scheduler_prepare_cycle(sh, qp, live->snapshot);
+    int verdict = run_cycle(sh, qp, node);
+    sh->nominator = own;
+    return verdict;
+}
+
+static void log_outcome(const ls_pod *pod, const char *profile, const char *what, ls_str live_node, ls_str node,
+                        const char *err)
+{
+    if (!ls_log_enabled(2))
+        return;
+    char ref[600];
+    ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name));
+    if (err) {
+        ls_log_info(2, what, "pod", ref, "profile", profile, "err", err);
+        return;
+    }
+    ls_log_info(2, what, "pod", ref, "profile", profile, "node", live_node ? ls_str_get(live_node) : "<none>",
+                "shadowNode", node ? ls_str_get(node) : "<none>");
+}
+
+void ls_shadow_after_attempt(ls_scheduler *s, const ls_pod *pod)
+{
+    ls_shadow *sh = s->shadow;
+    ls_str live_node = s->cycle.selected_node;
+    int live = live_node ? VERDICT_NODE : ls_code_is_rejected(s->verdict_code) ? VERDICT_UNSCHEDULABLE : VERDICT_ERROR;
+    if (live == VERDICT_ERROR)
+        return;   /* no live verdict to compare with */
+    ls_scheduler *shadow = sh->sched;
+    ls_qpod qp = {.pod = pod, .profile = shadow_profile(shadow, pod)};
+    ls_str profile = shadow->cfg.profiles[qp.profile].scheduler_name;
+    ls_str node = 0;
+    int verdict = evaluate(shadow, s, &qp, &node);
+    count(sh, profile, live, verdict);
+    const char *name = ls_str_get(profile);
+    if (verdict == VERDICT_ERROR) {
+        const char *msg = shadow->cycle.status ? ls_status_get(shadow->cycle.status)->message : "plugin error";
+        log_outcome(pod, name, "Shadow evaluation failed", 0, 0, msg);
+    } else if (verdict != live) {
+        log_outcome(pod, name, "Shadow disagrees on schedulability", live_node, node, NULL);
+    } else if (verdict == VERDICT_NODE && node != live_node) {
+        count_node_disagreement(sh, profile);
+        log_outcome(pod, name, "Shadow chose another node", live_node, node, NULL);
+    }
+}
+
+/* ---- life */
+
+bool ls_scheduler_set_shadow(ls_scheduler *s, ls_scheduler *shadow, ls_error *err)
+{
+    if (shadow->extenders) {
+        ls_scheduler_free(shadow);
+        return ls_errorf(err, "the shadow configuration has extenders: a shadow evaluates Lua plugins only "
+                              "(extenders would be sent every pod twice)");
+    }
+    ls_shadow_free(s->shadow);
+    ls_shadow *sh = ls_xcalloc(1, sizeof *sh);
+    sh->sched = shadow;
+    ls_vec_init(&sh->stats, sizeof(shadow_stat));
+    for (uint32_t i = 0; i < shadow->cfg.n_profiles; i++)
+        stat_of(sh, shadow->cfg.profiles[i].scheduler_name);
+    s->shadow = sh;
+    ls_shadow_attach_metrics(sh, s->metrics.registry);
+    return true;
+}
+
+void ls_shadow_free(ls_shadow *sh)
+{
+    if (!sh)
+        return;
+    ls_scheduler_free(sh->sched);
+    ls_vec_free(&sh->stats);
+    free(sh);
+}
+
+void ls_shadow_reload_if_changed(ls_shadow *sh, bool forced)
+{
+    if (!sh || !sh->sched->watch)
+        return;
+    if (!ls_scheduler_reload_if_changed(sh->sched, forced))
+        return;
+    const ls_config *cfg = &sh->sched->cfg;
+    for (uint32_t i = 0; i < cfg->n_profiles; i++) {
+        stat_of(sh, cfg->profiles[i].scheduler_name);
+        publish_zero(sh, ls_str_get(cfg->profiles[i].scheduler_name));
+    }
+}
+
+ls_scheduler *ls_scheduler_shadow(ls_scheduler *s)
+{
+    return s->shadow ? s->shadow->sched : NULL;
+}
+
+uint32_t ls_scheduler_shadow_stats(const ls_scheduler *s, ls_shadow_stats *out, uint32_t cap)
+{
+    if (!s->shadow)
+        return 0;
+    uint32_t n = s->shadow->stats.len;
+    for (uint32_t i = 0; i < n && i < cap; i++)
+        out[i] = LS_VEC_AT(&s->shadow->stats, shadow_stat, i).counts;
+    return n < cap ? n : cap;
+}
