@@ -1,5 +1,8 @@
 -- InterPodAffinity: required pod affinity / anti-affinity (Filter) and
 -- preferred ones, plus existing pods' terms, as topology scores (Score).
+-- Over 800 lines: Filter, Score, the events and hints and the counts kept
+-- between cycles all read the same per-node term tables; split, they would
+-- share them through a module of their own.
 --
 -- Mirrors upstream pkg/scheduler/framework/plugins/interpodaffinity/{filtering.go,
 -- scoring.go,plugin.go} and framework.AffinityTerm (v1.30-v1.34):

@@ -1,6 +1,9 @@
 -- PodTopologySpread: spreads pods that match a selector evenly over topology
 -- domains (zones, hosts, ...) - a hard limit on the skew (DoNotSchedule) and a
 -- preference for the emptier domains (ScheduleAnyway).
+-- Over 800 lines: the constraint compilation, the counts kept between cycles,
+-- Filter, Score and the hints share one set of per-domain tables; split, they
+-- would share them through a module of their own.
 --
 -- Mirrors upstream pkg/scheduler/framework/plugins/podtopologyspread/
 -- {plugin.go,common.go,filtering.go,scoring.go} and helper/spread.go:

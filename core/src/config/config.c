@@ -4,6 +4,10 @@
  * every problem, config_fields.c has the non-profile sections), merges each
  * profile's plugin sets with the default multiPoint set (mergePluginSet), and
  * expands multiPoint into the extension points in upstream's order.
+ * Over 800 lines: the default-plugin table and the plugin-set merge rules
+ * are one piece of upstream's logic that the validation walks; the
+ * non-profile sections and extenders are already apart (config_fields.c,
+ * config_extenders.c).
  */
 #include "config/config_internal.h"
 

@@ -5,6 +5,9 @@
  * NormalizeScore, host selection, assume, Reserve, Permit, and the binding
  * cycle. Failures get upstream's FitError message and go back to the queue
  * with the plugins that rejected the pod.
+ * Over 800 lines: the scheduling and binding cycles share the cycle state,
+ * the waiting pods and the expectation (nominatedNodeName) bookkeeping in one
+ * sequence; the extenders, preemption and the FitError message are apart.
  */
 #include "framework/scheduler_internal.h"
 #include "luasched/log.h"
