@@ -7,9 +7,10 @@
  *   - a Timeline of every creation, update and deletion after that, at its
  *     time since the start (only changes to what scheduling reads: a node's
  *     heartbeat or a pod's status alone is not a step);
- *   - a Bindings document: the node the live scheduler gave each pod created
- *     unbound during the recording, kept apart as the reference outcome (the
- *     pods' own steps never carry spec.nodeName, so a replay schedules them).
+ *   - a Bindings document: the node the live scheduler gave each pod that was
+ *     unbound (pending at the start or created during the recording), kept
+ *     apart as the reference outcome (those pods' steps never carry
+ *     spec.nodeName, so a replay schedules them).
  * Objects are scrubbed of what scheduling does not read (annotations, env,
  * commands, probes, most status) unless --keep-all. Steps and bindings are
  * streamed to files beside the output while recording and appended when it
@@ -63,7 +64,7 @@ struct recorder {
     char *steps_path, *bindings_path;
     double t0;
     bool keep_all;
-    ls_map unbound_pods;       /* interned "ns/name" of pods created unbound while recording */
+    ls_map unbound_pods;       /* interned "ns/name" of unbound pods: their bindings are the reference */
     unsigned long n_objects, n_steps, n_bindings;
     bool write_failed;
     kind_state kinds[N_KINDS];
@@ -228,11 +229,11 @@ static void on_add(void *ud, const cJSON *obj)
     bool is_pod = strcmp(ks->spec->kind, "Pod") == 0;
     cJSON *copy = scrubbed_copy(obj, ks->spec, r->keep_all);
     pthread_mutex_lock(&r->lock);
+    if (is_pod && !node_name_of(obj)[0])
+        ls_map_put(&r->unbound_pods, pod_key(obj), (void *)1);   /* its binding is the reference */
     if (!ks->synced) {
         write_document(r, copy);
     } else {
-        if (is_pod && !node_name_of(obj)[0])
-            ls_map_put(&r->unbound_pods, pod_key(obj), (void *)1);
         write_step(r, "create", copy);
     }
     pthread_mutex_unlock(&r->lock);
