@@ -40,7 +40,7 @@ expect_contains "version" "$ver" "luasched 0.1.0"
 expect_contains "LuaJIT version" "$ver" "luajit: LuaJIT 2.1"
 expect_contains "plugins found in the package's directory" "$ver" "plugins: /usr/share/luasched/plugins"
 out=$(in_chroot luasched simulate /usr/share/luasched/examples/demo-cluster.yaml 2>&1)
-expect_contains "the demo: web-0" "$out" "shop/web-0: bound to node-a2"
+expect_contains "the demo: web-0" "$out" "shop/web-0: bound to node-a1"
 expect_contains "the demo: summary" "$out" "summary: 6 nodes, 9 pods: 5 bound, 1 unschedulable, 2 already running, 0 gated, 1 not ours"
 out=$(in_chroot luasched test 2>&1)
 expect_contains "luasched test without busted names the fix" "$out" "apt-get install lua-busted"

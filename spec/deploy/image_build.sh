@@ -57,7 +57,7 @@ wait_bound 7 20 || echo "FAIL: the pods were not bound by luasched run in the im
 wait "$RUN_PID"
 serve_stop
 expect_eq "the served cluster saw no double binding" "$SERVE_RC" "0"
-expect_contains "run in the image bound shop/web-0" "$(cat "$TMP/serve.out")" "shop/web-0: bound to node-a2"
+expect_contains "run in the image bound shop/web-0" "$(cat "$TMP/serve.out")" "shop/web-0: bound to node-a1"
 expect_contains "run in the image logged its start" "$(cat "$TMP/run.err")" "Caches are synced"
 echo "image test took $((SECONDS - start)) s"
 [ "$failures" -eq 0 ]
