@@ -75,7 +75,11 @@ file(GLOB LS_DEPLOY_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/deploy/*.sh
 foreach(script ${LS_DEPLOY_TESTS})
   get_filename_component(name ${script} NAME_WE)
   add_test(NAME deploy/${name} COMMAND bash ${script} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-  set_tests_properties(deploy/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 900)
+  set(env "${LS_TEST_ENV}")
+  if(LS_SANITIZE)
+    list(APPEND env "LUASCHED_SANITIZED=1")
+  endif()
+  set_tests_properties(deploy/${name} PROPERTIES ENVIRONMENT "${env}" SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
 
 # Random plugin code through real scheduling cycles (spec/fuzz/README.md): a

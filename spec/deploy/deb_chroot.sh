@@ -7,6 +7,7 @@
 # or cpack.
 . "$(dirname "$0")/../e2e/lib.bash"
 . "$(dirname "$0")/deploy_lib.bash"
+need_release_build
 need_root
 need_tools debootstrap cpack chroot
 ROOT=${LUASCHED_SOURCE_DIR:-.}

@@ -13,6 +13,13 @@ need_tools() {
   done
 }
 
+# need_release_build: skip (77) in a sanitizer build (the asan preset): a package
+# or image made from it would need the sanitizer runtime; the README's test
+# command (the default preset) runs these tests.
+need_release_build() {
+  [ -z "${LUASCHED_SANITIZED:-}" ] || { echo "SKIP: a sanitizer build is not packaged (the default preset tests it)"; exit 77; }
+}
+
 need_root() {
   [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (debootstrap, chroot, buildah's vfs store)"; exit 77; }
 }

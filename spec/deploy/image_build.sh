@@ -8,6 +8,7 @@
 . "$(dirname "$0")/../e2e/lib.bash"
 . "$(dirname "$0")/../e2e/serve_lib.bash"
 . "$(dirname "$0")/deploy_lib.bash"
+need_release_build
 need_root
 need_tools buildah debootstrap jq
 ROOT=${LUASCHED_SOURCE_DIR:-.}
