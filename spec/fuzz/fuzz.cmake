@@ -35,13 +35,15 @@ add_library(ls_fuzz_model STATIC
   ${CMAKE_SOURCE_DIR}/core/src/base/map.c
   ${CMAKE_SOURCE_DIR}/core/src/model/objects.c
   ${CMAKE_SOURCE_DIR}/core/src/model/parse_text.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/pod_resources.c
   ${CMAKE_SOURCE_DIR}/core/src/model/quantity.c
   ${CMAKE_SOURCE_DIR}/core/src/model/resources.c)
 target_link_libraries(ls_fuzz_model PUBLIC PkgConfig::CJSON PkgConfig::YAML m)
 file(GLOB LS_FUZZ_CONFIG_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/core/src/config/*.c)
 add_library(ls_fuzz_config STATIC
   ${LS_FUZZ_CONFIG_SOURCES}
-  ${CMAKE_SOURCE_DIR}/core/src/framework/extension_points.c)
+  ${CMAKE_SOURCE_DIR}/core/src/framework/extension_points.c
+  ${CMAKE_SOURCE_DIR}/core/src/client/kutil.c)
 target_link_libraries(ls_fuzz_config PUBLIC ls_fuzz_model)
 # The watch-stream decoder needs nothing but cJSON and the error/alloc helpers
 # of base.c (through exact_arena.c, as for the model).
@@ -66,6 +68,7 @@ add_library(ls_fuzz_api STATIC
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_admission.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_auth.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_bind.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_events.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_list.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_load.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_patch.c
@@ -74,6 +77,7 @@ add_library(ls_fuzz_api STATIC
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_select.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_store.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_table.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_validate.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_watch.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_volumes.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/pv_controller.c
