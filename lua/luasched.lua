@@ -514,6 +514,18 @@ end
 
 local function id_of(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
 
+--- Whether the pod mounts the claim named `name` (an id) of its namespace
+--- through a persistentVolumeClaim volume, or also through the claim a generic
+--- ephemeral volume implies when `with_ephemeral`.
+function ls.pod_uses_claim(pod, name, with_ephemeral)
+  local pvc, eph = C.LS_VOL_PVC, C.LS_VOL_EPHEMERAL
+  for i = 0, pod.n_volumes - 1 do
+    local v = pod.volumes[i]
+    if v.claim == name and (v.source == pvc or (with_ephemeral and v.source == eph)) then return true end
+  end
+  return false
+end
+
 --- One object by kind, namespace and name (ids or strings); nil if absent.
 function ls.find_object(kind, ns, name)
   local store = cycle_ref and cycle_ref.objects

@@ -806,13 +806,7 @@ end
 
 -- ---- events and queueing hints -----------------------------------------------
 
-local function uses_claim(pod, name)
-  for i = 0, pod.n_volumes - 1 do
-    local v = pod.volumes[i]
-    if (v.source == VOL_PVC or v.source == VOL_EPHEMERAL) and v.claim == name then return true end
-  end
-  return false
-end
+local function uses_claim(pod, name) return ls.pod_uses_claim(pod, name, true) end
 
 local function after_claim_change(pod, _, new)
   if new == nil or new.ns ~= pod.ns then return ls.QUEUE_SKIP end

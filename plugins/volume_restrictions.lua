@@ -198,11 +198,7 @@ end
 
 local function after_claim_added(pod, _, new)
   if new == nil or new.ns ~= pod.ns then return ls.QUEUE_SKIP end
-  for i = 0, pod.n_volumes - 1 do
-    local v = pod.volumes[i]
-    if v.source == VOL_PVC and v.claim == new.name then return ls.QUEUE end
-  end
-  return ls.QUEUE_SKIP
+  return ls.pod_uses_claim(pod, new.name) and ls.QUEUE or ls.QUEUE_SKIP
 end
 
 P.events = {

@@ -77,38 +77,23 @@ static void drop(cJSON *obj, const char *key)
     cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
 }
 
-static void scrub_containers(cJSON *list)
+/* Drops the fields named in `keys` (NULL-terminated) from every element of a list. */
+static void drop_in_each(cJSON *list, const char *const *keys)
 {
     cJSON *c;
     cJSON_ArrayForEach(c, list) {
-        static const char *const noise[] = {"env", "envFrom", "command", "args", "livenessProbe", "readinessProbe",
-                                            "startupProbe", "lifecycle", "volumeMounts", "workingDir"};
-        for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++)
-            drop(c, noise[i]);
+        for (size_t i = 0; keys[i]; i++)
+            drop(c, keys[i]);
     }
 }
 
-static void scrub_statuses(cJSON *list)
-{
-    cJSON *c;
-    cJSON_ArrayForEach(c, list) {
-        static const char *const noise[] = {"state", "lastState", "imageID", "containerID", "ready", "started",
-                                            "restartCount", "image", "volumeMounts", "user"};
-        for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++)
-            drop(c, noise[i]);
-    }
-}
-
-static void scrub_conditions(cJSON *list)
-{
-    cJSON *c;
-    cJSON_ArrayForEach(c, list) {
-        drop(c, "lastHeartbeatTime");
-        drop(c, "lastProbeTime");
-        drop(c, "lastTransitionTime");
-        drop(c, "message");
-    }
-}
+static const char *const CONTAINER_NOISE[] = {"env", "envFrom", "command", "args", "livenessProbe",
+                                              "readinessProbe", "startupProbe", "lifecycle", "volumeMounts",
+                                              "workingDir", NULL};
+static const char *const STATUS_NOISE[] = {"state", "lastState", "imageID", "containerID", "ready", "started",
+                                           "restartCount", "image", "volumeMounts", "user", NULL};
+static const char *const CONDITION_NOISE[] = {"lastHeartbeatTime", "lastProbeTime", "lastTransitionTime", "message",
+                                              NULL};
 
 /* What scheduling does not read goes; with keep_all only the server's
  * bookkeeping does. */
@@ -125,21 +110,21 @@ static void scrub(cJSON *obj, const kind_spec *k, bool keep_all)
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
     cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
     if (strcmp(k->kind, "Pod") == 0) {
-        scrub_containers(cJSON_GetObjectItemCaseSensitive(spec, "containers"));
-        scrub_containers(cJSON_GetObjectItemCaseSensitive(spec, "initContainers"));
+        drop_in_each(cJSON_GetObjectItemCaseSensitive(spec, "containers"), CONTAINER_NOISE);
+        drop_in_each(cJSON_GetObjectItemCaseSensitive(spec, "initContainers"), CONTAINER_NOISE);
         static const char *const noise[] = {"podIP", "podIPs", "hostIP", "hostIPs", "message", "startTime",
                                             "qosClass", "ephemeralContainerStatuses"};
         for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++)
             drop(status, noise[i]);
-        scrub_statuses(cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"));
-        scrub_statuses(cJSON_GetObjectItemCaseSensitive(status, "initContainerStatuses"));
-        scrub_conditions(cJSON_GetObjectItemCaseSensitive(status, "conditions"));
+        drop_in_each(cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"), STATUS_NOISE);
+        drop_in_each(cJSON_GetObjectItemCaseSensitive(status, "initContainerStatuses"), STATUS_NOISE);
+        drop_in_each(cJSON_GetObjectItemCaseSensitive(status, "conditions"), CONDITION_NOISE);
     } else if (strcmp(k->kind, "Node") == 0) {
         static const char *const noise[] = {"daemonEndpoints", "nodeInfo", "addresses", "volumesInUse",
                                             "volumesAttached", "config", "runtimeHandlers", "features"};
         for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++)
             drop(status, noise[i]);
-        scrub_conditions(cJSON_GetObjectItemCaseSensitive(status, "conditions"));
+        drop_in_each(cJSON_GetObjectItemCaseSensitive(status, "conditions"), CONDITION_NOISE);
     } else if (strcmp(k->kind, "Service") == 0 || strcmp(k->kind, "Namespace") == 0) {
         drop(obj, "status");
     }
