@@ -18,7 +18,7 @@
  * both gave the same feasible nodes, statuses and scores (exit 1 if not).
  */
 #include "fit_in_c.h"
-#include "lua/runtime.h"
+#include "framework/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>

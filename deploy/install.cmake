@@ -8,7 +8,7 @@
 #   PREFIX/share/luasched/profiles/          example KubeSchedulerConfigurations
 #   PREFIX/share/luasched/examples/          the demo cluster, example plugins and profiles
 #
-# The library finds the share directory relative to itself (core/src/lua/paths.c),
+# The library finds the share directory relative to itself (core/src/framework/paths.c),
 # so the installed binary needs no environment variables wherever the prefix is.
 
 set_target_properties(luasched_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${LS_INSTALL_LIB_DIR}")

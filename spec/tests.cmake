@@ -1,8 +1,8 @@
-# Every test runs through ctest: C unit tests (spec/core/test_*.c), busted specs
+# Every test runs through ctest: C unit tests (spec/core/<folder>/test_*.c, after core/src/<folder>), busted specs
 # under LuaJIT (spec/lua/*_spec.lua, loading libluasched through the FFI), and
 # end-to-end runs of the luasched executable (spec/e2e/*.sh).
 
-file(GLOB LS_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/core/test_*.c)
+file(GLOB_RECURSE LS_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/core/test_*.c)
 foreach(src ${LS_C_TESTS})
   get_filename_component(name ${src} NAME_WE)
   add_executable(${name} ${src})

@@ -1,5 +1,5 @@
 /*
- * test.h: the C unit-test harness. Each spec/core/test_*.c is one executable
+ * test.h: the C unit-test harness. Each spec/core/<folder>/test_*.c is one executable
  * (one ctest entry); CHECK* macros record failures and keep going so one run
  * shows every broken expectation.
  */

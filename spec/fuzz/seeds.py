@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """seeds.py: (re)writes the seed-* files of spec/fuzz/corpus/<target>/ from
 our own examples and specs: examples/*.yaml (whole and split per document),
-spec/e2e/fixtures/*.yaml, and the inputs written in spec/core/test_*.c.
+spec/e2e/fixtures/*.yaml, and the inputs written in spec/core/*/test_*.c.
 
 Only seed-* files are touched; crash-* regression inputs are kept as they are.
 Run from anywhere: python3 spec/fuzz/seeds.py
@@ -166,13 +166,13 @@ def main():
             for q in re.findall(rb"(?:cpu|memory|pods|nvidia.com/gpu|ephemeral-storage):\s*\"?([^\s,}\"]+)", d):
                 add("quantity", base, q)
 
-    # spec/core/test_doc.c: every input handed to the loader.
-    for call, data in literal_runs(os.path.join(spec, "test_doc.c")):
+    # spec/core/model/test_doc.c: every input handed to the loader.
+    for call, data in literal_runs(os.path.join(spec, "model", "test_doc.c")):
         if call in ("parse", "EXPECT_ERROR", "expect_error", "write_file") or b"\n" in data or data[:1] in b"{[":
             add("doc", "test_doc", data)
 
-    # spec/core/test_objects.c: the objects it decodes.
-    for call, data in literal_runs(os.path.join(spec, "test_objects.c")):
+    # spec/core/model/test_objects.c: the objects it decodes.
+    for call, data in literal_runs(os.path.join(spec, "model", "test_objects.c")):
         if call == "decode" or b"kind:" in data:
             add("object", "test_objects", data)
 
@@ -208,18 +208,18 @@ metadata: {name: w, namespace: shop}
     add("object", "handmade", b'{"apiVersion":"v1","kind":"List","items":[{"kind":"ReplicaSet","metadata":'
         b'{"name":"a","namespace":"x"}},{"kind":"ReplicaSet","metadata":{"name":"a","namespace":"y"}}]}')
 
-    # spec/core/test_quantity.c: quantities and timestamps.
-    for call, data in literal_runs(os.path.join(spec, "test_quantity.c")):
+    # spec/core/model/test_quantity.c: quantities and timestamps.
+    for call, data in literal_runs(os.path.join(spec, "model", "test_quantity.c")):
         if call and (call.startswith("QTY_") or call.startswith("TIME_") or call == "ls_quantity_parse"):
             add("quantity", "test_quantity", data)
 
-    # spec/core/test_decode.c and test_selector.c: JSON objects, pods and nodes.
+    # spec/core/model/test_decode.c and test_selector.c: JSON objects, pods and nodes.
     pod_markers = (b"containers", b"tolerations", b"affinity", b"Affinity", b"topologySpread", b"schedulingGates",
                    b"priority", b"overhead", b"nodeSelector", b"ownerReferences", b"phase")
     node_markers = (b"allocatable", b"capacity", b"taints", b"images", b"conditions", b"unschedulable")
     for src in ("test_decode.c", "test_selector.c"):
         stem = os.path.splitext(src)[0]
-        for call, data in literal_runs(os.path.join(spec, src)):
+        for call, data in literal_runs(os.path.join(spec, "model", src)):
             parsed = single_quoted_json(data)
             if parsed is None and call in ("pod_spec", "POD_SPEC_ERROR", "spec_error"):
                 parsed = single_quoted_json(b"{'metadata':{'name':'web-1'},'spec':{" + data + b"}}")
@@ -247,8 +247,8 @@ metadata: {name: w, namespace: shop}
             for q in qs:
                 add("quantity", stem, q)
 
-    # spec/core/test_config.c: every config file it writes.
-    for call, data in literal_runs(os.path.join(spec, "test_config.c")):
+    # spec/core/config/test_config.c: every config file it writes.
+    for call, data in literal_runs(os.path.join(spec, "config", "test_config.c")):
         if b"KubeSchedulerConfiguration" in data or b"profiles" in data or b"plugins" in data:
             add("config", "test_config", data)
 

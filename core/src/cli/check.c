@@ -5,7 +5,7 @@
  * of simulate and explain) writes the completed configuration.
  */
 #include "cli/cli.h"
-#include "lua/runtime.h"
+#include "framework/runtime.h"
 #include "luasched/config.h"
 
 #include <cjson/cJSON.h>

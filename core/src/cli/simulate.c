@@ -7,7 +7,7 @@
 #include "cli/attempt_record.h"
 #include "cli/cli.h"
 #include "framework/waiting_pods.h"
-#include "lua/runtime.h"
+#include "framework/runtime.h"
 #include "sim/cluster.h"
 
 #include <cjson/cJSON.h>

@@ -7,7 +7,7 @@
  * with none busted runs ./spec. busted's exit status is the command's.
  */
 #include "cli/cli.h"
-#include "lua/paths.h"
+#include "framework/paths.h"
 
 #include <lauxlib.h>
 #include <lua.h>

@@ -4,7 +4,7 @@
  * copy reports the library it loaded) and the plugin ABI.
  */
 #include "cli/cli.h"
-#include "lua/paths.h"
+#include "framework/paths.h"
 #include "ls_version.h"
 
 #include <lauxlib.h>

@@ -8,7 +8,7 @@
  * names never see an event. A directory holding a watched file that is a
  * symlink therefore also counts a new `..data` as a change of its files.
  */
-#include "lua/file_watch.h"
+#include "framework/file_watch.h"
 #include "luasched/base.h"
 
 #include <errno.h>

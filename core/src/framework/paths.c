@@ -6,7 +6,7 @@
  * library wherever the prefix is (a .deb, a container image, a --prefix tree).
  * A library in its build tree has no such directory and uses the source tree.
  */
-#include "lua/paths.h"
+#include "framework/paths.h"
 
 #include <dlfcn.h>
 #include <limits.h>

@@ -11,10 +11,10 @@
  * because every entry point, the allocator and the restart share the state's
  * private struct: splitting them means an internal header for it (to do).
  */
-#include "lua/runtime.h"
-#include "lua/paths.h"
+#include "framework/runtime.h"
+#include "framework/paths.h"
 #include "luasched/log.h"
-#include "lua/watchdog.h"
+#include "framework/watchdog.h"
 
 #include <cjson/cJSON.h>
 #include <lauxlib.h>

@@ -8,7 +8,7 @@
  * section (then it jumps when the section ends). Both stages check that the
  * call they aim at is still the one running.
  */
-#include "lua/watchdog.h"
+#include "framework/watchdog.h"
 #include "luasched/base.h"
 
 #include <lauxlib.h>

@@ -9,7 +9,7 @@
  * the waiting pods and the expectation (nominatedNodeName) bookkeeping in one
  * sequence; the extenders, preemption and the FitError message are apart.
  */
-#include "framework/scheduler_internal.h"
+#include "scheduler/scheduler_internal.h"
 #include "luasched/log.h"
 #include "framework/fit_error.h"
 

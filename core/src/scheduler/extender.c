@@ -10,7 +10,7 @@
  * pkg/scheduler/schedule_one.go (findNodesThatPassExtenders, prioritizeNodes,
  * extendersBinding), pkg/scheduler/scheduler.go (buildExtenders).
  */
-#include "framework/extender_internal.h"
+#include "scheduler/extender_internal.h"
 
 #include "client/kutil.h"
 #include "luasched/log.h"

@@ -5,8 +5,8 @@
  * nodes and errors as upstream's findNodesThatFitPod), and the functions
  * DefaultPreemption calls through the FFI for preemption's extender step.
  */
-#include "framework/extender_internal.h"
-#include "framework/scheduler_internal.h"
+#include "scheduler/extender_internal.h"
+#include "scheduler/scheduler_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 
 #include "client/http.h"
 #include "client/kutil.h"
-#include "framework/extender.h"
+#include "scheduler/extender.h"
 
 #include <cjson/cJSON.h>
 

@@ -12,7 +12,7 @@
  * Deviation: the new candidates come in the order of the extender's answer
  * (upstream iterates a Go map, in random order).
  */
-#include "framework/extender_internal.h"
+#include "scheduler/extender_internal.h"
 
 #include "luasched/log.h"
 

@@ -13,7 +13,7 @@
  * goroutine). In a simulation everything happens at the cycle's virtual time,
  * in victim order: runs stay deterministic.
  */
-#include "framework/scheduler_internal.h"
+#include "scheduler/scheduler_internal.h"
 #include "luasched/log.h"
 
 #include <stdio.h>

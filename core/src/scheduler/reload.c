@@ -5,7 +5,7 @@
  * cycles. The queue, the cache, assumed and waiting pods are kept. If
  * anything fails the running set stays and the failure is counted.
  */
-#include "framework/scheduler_internal.h"
+#include "scheduler/scheduler_internal.h"
 #include "luasched/log.h"
 
 #include <stdio.h>

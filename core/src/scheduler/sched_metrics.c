@@ -2,7 +2,7 @@
  * sched_metrics.c: registers the scheduler's metric families and records into
  * them (see sched_metrics.h).
  */
-#include "framework/sched_metrics.h"
+#include "scheduler/sched_metrics.h"
 
 #include "luasched/framework.h"
 

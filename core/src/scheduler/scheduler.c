@@ -5,7 +5,7 @@
  * and in a simulation moves the virtual clock to the next backoff expiry,
  * flush, Permit deadline or timeline change when there is nothing to do.
  */
-#include "framework/scheduler_internal.h"
+#include "scheduler/scheduler_internal.h"
 #include "luasched/log.h"
 
 #include <stdio.h>

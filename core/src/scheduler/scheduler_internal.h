@@ -5,11 +5,11 @@
 #ifndef LS_SCHEDULER_INTERNAL_H
 #define LS_SCHEDULER_INTERNAL_H
 
-#include "framework/extender.h"
-#include "framework/sched_metrics.h"
+#include "scheduler/extender.h"
+#include "scheduler/sched_metrics.h"
 #include "framework/waiting_pods.h"
-#include "lua/file_watch.h"
-#include "lua/runtime.h"
+#include "framework/file_watch.h"
+#include "framework/runtime.h"
 #include "luasched/scheduler.h"
 #include "queue/nominator.h"
 #include "queue/scheduling_queue.h"

@@ -10,7 +10,7 @@
  * shadow profile; a failure of the shadow (a plugin's error, a budget
  * overrun) is counted and never reaches the live decision.
  */
-#include "framework/scheduler_internal.h"
+#include "scheduler/scheduler_internal.h"
 #include "luasched/log.h"
 
 #include <stdlib.h>

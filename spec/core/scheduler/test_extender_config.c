@@ -5,7 +5,7 @@
  * interested in (managedResources), NodeResourcesFit's ignoredResources.
  */
 #include "config/config_internal.h"
-#include "framework/extender_internal.h"
+#include "scheduler/extender_internal.h"
 #include "test.h"
 
 #include <stdlib.h>

@@ -1012,7 +1012,7 @@ static bool write_world(const world *w, const char *path)
     FILE *f = fopen(path, "w");
     if (!f)
         return false;
-    fprintf(f, "# luasched random timeline, seed %llu (spec/core/test_random_timelines.c)\n"
+    fprintf(f, "# luasched random timeline, seed %llu (spec/core/scheduler/test_random_timelines.c)\n"
                "# replay: luasched simulate %s\n",
             (unsigned long long)w->seed, path);
     for (const cJSON *d = w->docs->child; d; d = d->next) {
