@@ -12,7 +12,7 @@
  *   (a) in C (bench/fit_in_c.c);
  *   (b) the real plugin, plugins/node_resources_fit.lua, through the Lua
  *       runtime: a profile with NodeResourcesFit alone, and one
- *       LS_CALL_PRE_FILTER / FILTER / PRE_SCORE / SCORE per pod, as the
+ *       LS_EP_PRE_FILTER / FILTER / PRE_SCORE / SCORE per pod, as the
  *       scheduler's cycle makes them.
  * Prints ns per node for each (filter + score), the Lua/C ratio, and whether
  * both gave the same feasible nodes, statuses and scores (exit 1 if not).
@@ -216,7 +216,7 @@ static void lua_pod(ls_lua *lua, ls_cycle *c, const ls_pod *pod, split *t)
 {
     double t0 = now_s();
     begin_pod(c, pod);
-    if (ls_lua_run(lua, LS_CALL_PRE_FILTER, 0) != LS_SUCCESS || ls_lua_run(lua, LS_CALL_FILTER, 0) != LS_SUCCESS) {
+    if (ls_lua_run(lua, LS_EP_PRE_FILTER, 0) != LS_SUCCESS || ls_lua_run(lua, LS_EP_FILTER, 0) != LS_SUCCESS) {
         fprintf(stderr, "luasched_lua_vs_c: Lua filter: %s\n", ls_status_get(c->status)->message);
         exit(1);
     }
@@ -224,7 +224,7 @@ static void lua_pod(ls_lua *lua, ls_cycle *c, const ls_pod *pod, split *t)
     t->filter += t1 - t0;
     if (c->num_feasible < 2)
         return;   /* a single feasible node is not scored (as the scheduler) */
-    if (ls_lua_run(lua, LS_CALL_PRE_SCORE, 0) != LS_SUCCESS || ls_lua_run(lua, LS_CALL_SCORE, 0) != LS_SUCCESS) {
+    if (ls_lua_run(lua, LS_EP_PRE_SCORE, 0) != LS_SUCCESS || ls_lua_run(lua, LS_EP_SCORE, 0) != LS_SUCCESS) {
         fprintf(stderr, "luasched_lua_vs_c: Lua score: %s\n", ls_status_get(c->status)->message);
         exit(1);
     }

@@ -1,4 +1,5 @@
--- Generates, from the ffi:begin / ffi:end blocks of the public headers:
+-- Generates, from the ffi:begin / ffi:end blocks of the public headers (the
+-- function-like macros the headers define expanded in them):
 --   OUT_DIR/luasched/cdefs.lua    the cdef text Lua loads, with its ABI version;
 --   OUT_DIR/include/luasched/abi.h LS_ABI_VERSION for C, the same number;
 --   OUT_DIR/luasched/exports.txt  the functions those blocks declare, one a line.
@@ -64,13 +65,89 @@ local function declared_functions(cdef)
   return names
 end
 
+-- The function-like macros the headers define (#define NAME(params) body,
+-- continued lines joined, comments dropped): an ffi block may use an X-macro
+-- list (the extension points, written once for C and for Lua).
+local function collect_macros(text, macros)
+  text = ("\n" .. text):gsub("\\\n", " ")
+  for name, params, body in text:gmatch("\n%s*#%s*define%s+([%a_][%w_]*)%(([^)]*)%)([^\n]*)") do
+    local names = {}
+    for p in params:gmatch("[^,%s]+") do names[#names + 1] = p end
+    macros[name] = { params = names, body = body:gsub("/%*.-%*/", " "):gsub("%s+", " "):match("^%s*(.-)%s*$") }
+  end
+end
+
+-- The arguments of a macro call (the text between its parentheses), split at
+-- the commas outside nested parentheses and string literals.
+local function split_args(text)
+  local args, cur, depth, quoted = {}, {}, 0, false
+  for ch in text:gmatch(".") do
+    if ch == '"' then quoted = not quoted
+    elseif not quoted and ch == "(" then depth = depth + 1
+    elseif not quoted and ch == ")" then depth = depth - 1 end
+    if ch == "," and depth == 0 and not quoted then
+      args[#args + 1] = table.concat(cur)
+      cur = {}
+    else
+      cur[#cur + 1] = ch
+    end
+  end
+  args[#args + 1] = table.concat(cur)
+  for i, a in ipairs(args) do args[i] = a:match("^%s*(.-)%s*$") end
+  return args
+end
+
+-- A call's body with its parameters replaced (... by __VA_ARGS__) and ## pasted.
+local function substitute(m, args, name)
+  local map = {}
+  for i, p in ipairs(m.params) do
+    if p == "..." then
+      map.__VA_ARGS__ = table.concat(args, ", ", i)
+    else
+      map[p] = assert(args[i], name .. ": too few arguments")
+    end
+  end
+  return (m.body:gsub("[%a_][%w_]*", map):gsub("%s*##%s*", ""))
+end
+
+-- Expands every call of a collected macro in text, then the calls its
+-- expansion makes (bounded: the lists are not recursive).
+local function expand(text, macros, depth)
+  assert(depth < 16, "gen_cdefs.lua: macro expansion nested too deep")
+  local out, pos = {}, 1
+  while true do
+    local s, e, name = text:find("([%a_][%w_]*)%s*%(", pos)
+    if not s then break end
+    local m = macros[name]
+    if m and (s == 1 or not text:sub(s - 1, s - 1):match("[%w_]")) then
+      local level, close = 1, e
+      while level > 0 do
+        close = close + 1
+        local ch = assert(text:sub(close, close) ~= "" and text:sub(close, close), name .. ": unbalanced call")
+        if ch == "(" then level = level + 1 elseif ch == ")" then level = level - 1 end
+      end
+      out[#out + 1] = text:sub(pos, s - 1)
+      out[#out + 1] = expand(substitute(m, split_args(text:sub(e + 1, close - 1)), name), macros, depth + 1)
+      pos = close + 1
+    else
+      out[#out + 1] = text:sub(pos, e)
+      pos = e + 1
+    end
+  end
+  out[#out + 1] = text:sub(pos)
+  return table.concat(out)
+end
+
+local macros = {}
+for i = 2, #arg do collect_macros(read(arg[i]), macros) end
+
 local parts = {}
 for i = 2, #arg do
   local text = read(arg[i])
   local found = false
   for block in text:gmatch("/%* ffi:begin %*/(.-)/%* ffi:end %*/") do
     found = true
-    block = block:gsub("\n%s*#[^\n]*", "\n")
+    block = expand((block:gsub("\n%s*#[^\n]*", "\n")), macros, 0)
     parts[#parts + 1] = "/* " .. arg[i]:match("[^/]+$") .. " */" .. block
   end
   if not found then error(arg[i] .. ": no ffi:begin/ffi:end block") end

@@ -17,9 +17,8 @@ local loops = require("luasched.loops")
 local timing = require("luasched.timing")
 -- true while an extension point of a sampled cycle runs (plugin durations, metrics)
 local sampling = false
-local EP_OF_HOOK = {
-  reserve = C.LS_EP_RESERVE, pre_bind = C.LS_EP_PRE_BIND, bind = C.LS_EP_BIND, post_bind = C.LS_EP_POST_BIND,
-}
+local points = require("luasched.points")   -- the extension-point table, from C
+local EP_OF_HOOK = points.ep_of_hook
 local events = require("luasched.events")
 local sandbox = require("luasched.sandbox")
 local views = require("luasched.views")
@@ -106,11 +105,7 @@ local skip_score = {}
 local current        -- plugin instance running, for error attribution
 local current_hook   -- the hook it runs (a key of the plugin table)
 
-local HOOKS = {
-  "pre_enqueue", "less", "sort_key", "pre_filter", "add_pod", "remove_pod", "filter",
-  "post_filter", "pre_score", "score", "normalize_score", "reserve", "unreserve",
-  "permit", "pre_bind", "bind", "post_bind",
-}
+local HOOKS = points.hooks
 
 function M.init(cycle_ptr, plugin_dirs)
   -- A JIT trace log for performance work: LUASCHED_JIT_LOG=/tmp/jit.txt
@@ -485,7 +480,7 @@ function Handle:preempt_extenders(candidates)
 end
 
 -- Extension points whose plugins can reject a pod, so their events matter.
-local REJECTING = { "pre_enqueue", "pre_filter", "filter", "reserve", "permit" }
+local REJECTING = points.rejecting
 
 local registrations, hints = {}, {}
 
@@ -579,10 +574,7 @@ function M.completed_args()
 end
 
 -- Extension point hooks in run order (the order C lists them in a spec).
-local POINT_HOOKS = {
-  "pre_enqueue", "sort_key", "pre_filter", "filter", "post_filter", "pre_score", "score",
-  "reserve", "permit", "pre_bind", "bind", "post_bind",
-}
+local POINT_HOOKS = points.point_hooks
 
 -- Every problem of one plugin of a profile: loading, init with the
 -- profile's args, its events table, a hook missing at a point it is listed at.

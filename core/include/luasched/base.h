@@ -4,7 +4,9 @@
  *
  * Text between "ffi:begin" and "ffi:end" markers is also the LuaJIT cdef: the
  * build concatenates those blocks into lua/luasched/cdefs.lua, so C and Lua can
- * never disagree on a layout. Keep those blocks free of macros and includes.
+ * never disagree on a layout. Keep those blocks free of includes and of macros
+ * other than the function-like ones these headers define (X-macro lists),
+ * which the generator expands (core/gen_cdefs.lua).
  */
 #ifndef LUASCHED_BASE_H
 #define LUASCHED_BASE_H

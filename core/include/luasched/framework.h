@@ -9,6 +9,7 @@
 #define LUASCHED_FRAMEWORK_H
 
 #include "luasched/cache.h"
+#include "luasched/extension_points.h"
 #include "luasched/objects.h"
 
 /* ffi:begin */
@@ -17,13 +18,6 @@ enum {
     LS_WAIT = 4, LS_SKIP = 5, LS_PENDING = 6
 };
 enum { LS_MAX_NODE_SCORE = 100, LS_MIN_NODE_SCORE = 0, LS_MAX_WAITING_PLUGINS = 8 };
-
-/* Extension points, in upstream's order. */
-enum {
-    LS_EP_PRE_ENQUEUE = 0, LS_EP_QUEUE_SORT, LS_EP_PRE_FILTER, LS_EP_FILTER,
-    LS_EP_POST_FILTER, LS_EP_PRE_SCORE, LS_EP_SCORE, LS_EP_RESERVE, LS_EP_PERMIT,
-    LS_EP_PRE_BIND, LS_EP_BIND, LS_EP_POST_BIND, LS_EP_COUNT
-};
 
 /* A status is registered once (code and reasons) and then passed by id, so the
  * hot loops move integers, never strings. Reasons are separated by '\n'. */
@@ -91,8 +85,8 @@ typedef struct ls_cycle {
 } ls_cycle;
 
 /* Sampled plugin durations (scheduler_plugin_execution_duration_seconds): the
- * calls of plugin `index` of extension point `ep` (LS_EP_*; LS_EP_COUNT for
- * NormalizeScore) that returned `code`: how many, their total seconds, and
+ * calls of plugin `index` of extension point or hook `ep` (LS_EP_*, e.g.
+ * LS_EP_NORMALIZE_SCORE) that returned `code`: how many, their total seconds, and
  * how many fell in each of LS_PLUGIN_DURATION_BUCKETS + 1 buckets
  * (upper bounds 1e-5 * 1.5^i, then +Inf; not cumulative). */
 enum { LS_PLUGIN_DURATION_BUCKETS = 20 };
@@ -189,6 +183,8 @@ typedef struct ls_profile {
     uint64_t plugin_timeout_ms, instruction_budget;
 } ls_profile;
 
+/* For a configured point (0 <= ep < LS_EP_COUNT), "?" otherwise; every row
+ * of the table through ls_ext_point_info_of (extension_points.h). */
 const char *ls_ext_point_name(int ep);        /* "PreFilter", "Filter", ... */
 const char *ls_ext_point_hook(int ep);        /* "pre_filter", "filter", ... */
 int ls_ext_point_from_config_key(const char *key);  /* "preFilter" -> LS_EP_PRE_FILTER, -1 */

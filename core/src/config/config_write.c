@@ -90,14 +90,6 @@ static cJSON *set_json(const ls_vec *enabled, const ls_vec *disabled)
     return o;
 }
 
-static const char *const set_keys[SET_COUNT] = {
-    [LS_EP_PRE_ENQUEUE] = "preEnqueue", [LS_EP_QUEUE_SORT] = "queueSort", [LS_EP_PRE_FILTER] = "preFilter",
-    [LS_EP_FILTER] = "filter", [LS_EP_POST_FILTER] = "postFilter", [LS_EP_PRE_SCORE] = "preScore",
-    [LS_EP_SCORE] = "score", [LS_EP_RESERVE] = "reserve", [LS_EP_PERMIT] = "permit",
-    [LS_EP_PRE_BIND] = "preBind", [LS_EP_BIND] = "bind", [LS_EP_POST_BIND] = "postBind",
-    [SET_MULTI_POINT] = "multiPoint",
-};
-
 const char *const LS_CFG_WORKLOAD_POINTS[] = {"placementGenerate", "placementScore", "placementFeasible",
                                               "podGroupPostFilter", NULL};
 
@@ -117,10 +109,8 @@ static cJSON *plugins_json(const raw_profile *rp, const ls_vec *multi)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "multiPoint", set_json(multi, &rp->sets[SET_MULTI_POINT].disabled));
     for (int s = 0; s < LS_EP_COUNT; s++) {
-        if (!set_keys[s])
-            continue;
         const plugin_set *set = &rp->sets[s];
-        cJSON_AddItemToObject(o, set_keys[s], set_json(&set->enabled, &set->disabled));
+        cJSON_AddItemToObject(o, ls_ext_point_info_of(s)->config_key, set_json(&set->enabled, &set->disabled));
     }
     for (int i = 0; LS_CFG_WORKLOAD_POINTS[i]; i++)
         cJSON_AddObjectToObject(o, LS_CFG_WORKLOAD_POINTS[i]);

@@ -1,43 +1,43 @@
 /*
- * extension_points.c: names of the extension points (as the config, the
- * metrics and the Lua hooks spell them) and upstream's rule for how many
- * feasible nodes a cycle looks for.
+ * extension_points.c: the rows of the extension-point table (the X-macro
+ * lists of luasched/extension_points.h: names as the config, the metrics and
+ * the Lua hooks spell them) and upstream's rule for how many feasible nodes a
+ * cycle looks for.
  */
 #include "luasched/framework.h"
 
 #include <string.h>
 
-static const struct {
-    const char *name, *hook, *config_key;
-} points[LS_EP_COUNT] = {
-    [LS_EP_PRE_ENQUEUE] = {"PreEnqueue", "pre_enqueue", "preEnqueue"},
-    [LS_EP_QUEUE_SORT] = {"QueueSort", "sort_key", "queueSort"},
-    [LS_EP_PRE_FILTER] = {"PreFilter", "pre_filter", "preFilter"},
-    [LS_EP_FILTER] = {"Filter", "filter", "filter"},
-    [LS_EP_POST_FILTER] = {"PostFilter", "post_filter", "postFilter"},
-    [LS_EP_PRE_SCORE] = {"PreScore", "pre_score", "preScore"},
-    [LS_EP_SCORE] = {"Score", "score", "score"},
-    [LS_EP_RESERVE] = {"Reserve", "reserve", "reserve"},
-    [LS_EP_PERMIT] = {"Permit", "permit", "permit"},
-    [LS_EP_PRE_BIND] = {"PreBind", "pre_bind", "preBind"},
-    [LS_EP_BIND] = {"Bind", "bind", "bind"},
-    [LS_EP_POST_BIND] = {"PostBind", "post_bind", "postBind"},
+#define POINT_ROW(id, name, hook, key, rejects) [LS_EP_##id] = {name, hook, key, LS_EP_##id, 1, rejects},
+#define HOOK_ROW(id, name, hook, point, implements) [LS_EP_##id] = {name, hook, NULL, LS_EP_##point, implements, 0},
+static const ls_ext_point_info rows[LS_EP_HOOK_COUNT] = {
+    LS_EXTENSION_POINTS(POINT_ROW)
+    LS_EXTENSION_HOOKS(HOOK_ROW)
 };
+#undef POINT_ROW
+#undef HOOK_ROW
+
+_Static_assert((int)LS_EP_NORMALIZE_SCORE == (int)LS_EP_COUNT, "sampled NormalizeScore durations are filed at LS_EP_COUNT");
+
+const ls_ext_point_info *ls_ext_point_info_of(int ep)
+{
+    return ep >= 0 && ep < LS_EP_HOOK_COUNT ? &rows[ep] : NULL;
+}
 
 const char *ls_ext_point_name(int ep)
 {
-    return ep >= 0 && ep < LS_EP_COUNT ? points[ep].name : "?";
+    return ep >= 0 && ep < LS_EP_COUNT ? rows[ep].name : "?";
 }
 
 const char *ls_ext_point_hook(int ep)
 {
-    return ep >= 0 && ep < LS_EP_COUNT ? points[ep].hook : "?";
+    return ep >= 0 && ep < LS_EP_COUNT ? rows[ep].hook : "?";
 }
 
 int ls_ext_point_from_config_key(const char *key)
 {
     for (int ep = 0; ep < LS_EP_COUNT; ep++)
-        if (strcmp(points[ep].config_key, key) == 0)
+        if (strcmp(rows[ep].config_key, key) == 0)
             return ep;
     return -1;
 }

@@ -28,15 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const DISPATCH_NAMES[LS_CALL_COUNT] = {
-    [LS_CALL_PRE_FILTER] = "pre_filter", [LS_CALL_FILTER] = "filter",
-    [LS_CALL_POST_FILTER] = "post_filter", [LS_CALL_PRE_SCORE] = "pre_score",
-    [LS_CALL_SCORE] = "score", [LS_CALL_RESERVE] = "reserve",
-    [LS_CALL_UNRESERVE] = "unreserve", [LS_CALL_PERMIT] = "permit",
-    [LS_CALL_PRE_BIND] = "pre_bind", [LS_CALL_BIND] = "bind", [LS_CALL_POST_BIND] = "post_bind",
-    [LS_CALL_PRE_BIND_PRE_FLIGHT] = "pre_bind_pre_flight",
-};
-
 enum { DEFAULT_INSTRUCTION_BUDGET = 200000000 };
 
 enum { DEFAULT_TIMEOUT_MS = 10000 };
@@ -53,9 +44,9 @@ typedef struct block {
 struct ls_lua {
     lua_State *L;
     ls_cycle *cycle;
-    int refs[LS_CALL_COUNT];
-    int ref_pre_enqueue, ref_sort_key, ref_hooks, ref_build, ref_park, ref_resume;
-    int ref_registrations, ref_hint, ref_filter_one, ref_less, ref_sort_uses_less;
+    int refs[LS_EP_HOOK_COUNT];      /* dispatch.lua's function of each row's hook name (or LUA_NOREF) */
+    int ref_hooks, ref_build, ref_park, ref_resume;
+    int ref_registrations, ref_hint, ref_filter_one, ref_sort_uses_less;
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;
@@ -195,10 +186,9 @@ static void arm_budget(ls_lua *lua)
 /* ---- a signal inside plugin code: never a silent death */
 
 static ls_lua *volatile active_lua;        /* the state of the outermost guarded call */
-static volatile int active_call = -1;      /* its enum ls_lua_call, -1 outside ls_lua_run */
+static volatile int active_call = -1;      /* its LS_EP_* row, -1 outside a cycle's call */
 static volatile uint32_t active_profile;
-static const char *running_plugin(const ls_lua *lua, enum ls_lua_call which, uint32_t profile);
-static int call_point(int call);
+static const char *running_plugin(const ls_lua *lua, int ep, uint32_t profile);
 
 static void say(const char *text)
 {
@@ -224,8 +214,8 @@ static void on_fatal_signal(int sig)
         int call = active_call;
         const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
         snprintf(buf, sizeof buf, "luasched: fatal signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
-                 sig, strsignal(sig), call >= 0 ? running_plugin(lua, (enum ls_lua_call)call, active_profile) : note,
-                 call >= 0 ? ls_ext_point_name(call_point(call)) : "(outside a cycle)",
+                 sig, strsignal(sig), call >= 0 ? running_plugin(lua, call, active_profile) : note,
+                 call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
                  pod ? ls_str_get(pod->ns) : "-", pod ? ls_str_get(pod->name) : "-");
         say(buf);
         luaL_traceback(lua->L, lua->L, NULL, 0);
@@ -342,10 +332,8 @@ static bool load_dispatch(ls_lua *lua, ls_error *err)
     if (lua_pcall(L, 1, 1, 0) != 0)
         return ls_errorf(err, "loading the Lua runtime: %s", lua_tostring(L, -1));
     int mod = lua_gettop(L);
-    for (int i = 0; i < LS_CALL_COUNT; i++)
-        lua->refs[i] = take_ref(L, mod, DISPATCH_NAMES[i]);
-    lua->ref_pre_enqueue = take_ref(L, mod, "pre_enqueue");
-    lua->ref_sort_key = take_ref(L, mod, "sort_key");
+    for (int ep = 0; ep < LS_EP_HOOK_COUNT; ep++)
+        lua->refs[ep] = take_ref(L, mod, ls_ext_point_info_of(ep)->hook);
     lua->ref_hooks = take_ref(L, mod, "hooks");
     lua->ref_build = take_ref(L, mod, "build");
     lua->ref_park = take_ref(L, mod, "park");
@@ -353,7 +341,6 @@ static bool load_dispatch(ls_lua *lua, ls_error *err)
     lua->ref_registrations = take_ref(L, mod, "registrations");
     lua->ref_hint = take_ref(L, mod, "hint");
     lua->ref_filter_one = take_ref(L, mod, "filter_one");
-    lua->ref_less = take_ref(L, mod, "less");
     lua->ref_sort_uses_less = take_ref(L, mod, "sort_uses_less");
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);
@@ -471,11 +458,11 @@ bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_er
     for (size_t i = 1; i <= n; i++) {
         lua_rawgeti(L, -2, (int)i);
         const char *hook = lua_tostring(L, -1);
-        for (int ep = 0; ep < LS_EP_COUNT; ep++)
-            if (hook && strcmp(hook, ls_ext_point_hook(ep)) == 0)
-                *points |= 1u << ep;
-        if (hook && strcmp(hook, "less") == 0)
-            *points |= 1u << LS_EP_QUEUE_SORT;
+        for (int ep = 0; hook && ep < LS_EP_HOOK_COUNT; ep++) {
+            const ls_ext_point_info *row = ls_ext_point_info_of(ep);
+            if (row->implements && strcmp(hook, row->hook) == 0)
+                *points |= 1u << row->point;
+        }
         lua_pop(L, 1);
     }
     lua_pop(L, 2);
@@ -634,32 +621,19 @@ static int runtime_failure(ls_lua *lua, const char *what, const char *msg)
     return LS_ERROR;
 }
 
-/* The watchdog cut a call off: the state is unusable, so it is freed block
- * by block and built again (same plugins, same profiles). */
-static const int CALL_POINT[LS_CALL_COUNT] = {
-    [LS_CALL_PRE_FILTER] = LS_EP_PRE_FILTER, [LS_CALL_FILTER] = LS_EP_FILTER,
-    [LS_CALL_POST_FILTER] = LS_EP_POST_FILTER, [LS_CALL_PRE_SCORE] = LS_EP_PRE_SCORE,
-    [LS_CALL_SCORE] = LS_EP_SCORE, [LS_CALL_RESERVE] = LS_EP_RESERVE, [LS_CALL_UNRESERVE] = LS_EP_RESERVE,
-    [LS_CALL_PERMIT] = LS_EP_PERMIT, [LS_CALL_PRE_BIND] = LS_EP_PRE_BIND, [LS_CALL_BIND] = LS_EP_BIND,
-    [LS_CALL_POST_BIND] = LS_EP_POST_BIND, [LS_CALL_PRE_BIND_PRE_FLIGHT] = LS_EP_PRE_BIND,
-};
-
-static int call_point(int call)
-{
-    return CALL_POINT[call];
-}
-
 /* The plugin the dispatcher said was running when the call was cut off. */
-static const char *running_plugin(const ls_lua *lua, enum ls_lua_call which, uint32_t profile)
+static const char *running_plugin(const ls_lua *lua, int ep, uint32_t profile)
 {
     if (!lua->profiles || profile >= lua->n_profiles)
         return "?";
-    const ls_vec *list = &lua->profiles[profile].plugins[CALL_POINT[which]];
+    const ls_vec *list = &lua->profiles[profile].plugins[ls_ext_point_info_of(ep)->point];
     int16_t i = lua->cycle->running_plugin;
     return i >= 0 && (uint32_t)i < list->len ? ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name) : "?";
 }
 
-static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
+/* The watchdog cut a cycle's call off: the state is unusable, so it is freed
+ * block by block and built again (same plugins, same profiles). */
+static int recover(ls_lua *lua, int ep, uint32_t profile)
 {
     char what[160];
     if (lua->over_memory)
@@ -673,13 +647,12 @@ static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     lua->overruns++;
     lua->restarts++;
     char who[300];
-    int ep = CALL_POINT[which];
+    int point = ls_ext_point_info_of(ep)->point;
     /* Worded as upstream words errors of that extension point. */
-    if (ep == LS_EP_FILTER)
-        snprintf(who, sizeof who, "running \"%s\" filter plugin", running_plugin(lua, which, profile));
+    if (point == LS_EP_FILTER)
+        snprintf(who, sizeof who, "running \"%s\" filter plugin", running_plugin(lua, ep, profile));
     else
-        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(ep),
-                 running_plugin(lua, which, profile));
+        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(point), running_plugin(lua, ep, profile));
     ls_error err;
     char msg[900];
     if (!restart(lua, &err))
@@ -691,108 +664,123 @@ static int recover(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
     return LS_ERROR;
 }
 
-static bool talks_to_cluster(enum ls_lua_call which)
+/* ---- the calls into dispatch.lua's entry points */
+
+/* One call of a dispatch.lua function with one result: an integer (the
+ * profile; the hint's id for a hint) and up to two pointers. A cycle's call
+ * (in_cycle) is attributed to its point for the watchdog's and the
+ * fatal-signal reports; a queue-side one (PreEnqueue, QueueSort, a hint) is
+ * not. */
+typedef struct dispatch_call {
+    int ep;                   /* LS_EP_* row: the function (its hook's name) and the report's label */
+    int ref;                  /* the registry reference of the function */
+    lua_Integer first;
+    const void *ptrs[2];
+    int nptrs;
+    uint32_t budgets;         /* the profile whose budgets apply; NO_PROFILE: the state's */
+    bool in_cycle;
+} dispatch_call;
+
+/* Pushes and runs the call; returns guarded_pcall's code (-1: cut off) with
+ * the result or the error message on the stack (nothing when cut off). */
+static int invoke(ls_lua *lua, const dispatch_call *c)
 {
-    return which == LS_CALL_PRE_BIND || which == LS_CALL_BIND || which == LS_CALL_POST_BIND;
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref);
+    lua_pushinteger(L, c->first);
+    for (int i = 0; i < c->nptrs; i++)
+        lua_pushlightuserdata(L, (void *)c->ptrs[i]);
+    bool talks_to_cluster = c->ep == LS_EP_PRE_BIND || c->ep == LS_EP_BIND || c->ep == LS_EP_POST_BIND;
+    if (c->in_cycle) {
+        lua->cycle->running_plugin = -1;
+        lua->over_memory = false;
+        active_call = c->ep;
+        active_profile = (uint32_t)c->first;
+    }
+    lua->call_profile = c->budgets;
+    int rc = guarded_pcall(lua, 1 + c->nptrs, 1, !talks_to_cluster);
+    if (c->in_cycle)
+        active_call = -1;
+    return rc;
 }
 
-int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile)
+/* The status code of a call that returns one (a cycle's point, PreEnqueue):
+ * a failure becomes Error with its message in cycle->status, a cut-off call
+ * (or, in a cycle, one past the memory limit: it may keep what it took) a
+ * rebuilt state. */
+static int invoke_for_status(ls_lua *lua, const dispatch_call *c)
 {
+    const ls_ext_point_info *row = ls_ext_point_info_of(c->ep);
     if (!usable(lua))
-        return runtime_failure(lua, DISPATCH_NAMES[which], "the Lua state could not be restarted");
+        return runtime_failure(lua, row->hook, "the Lua state could not be restarted");
+    int rc = invoke(lua, c);
+    if (rc < 0 || (c->in_cycle && lua->over_memory))
+        return c->in_cycle ? recover(lua, c->ep, (uint32_t)c->first) : rebuild_after(lua, row->name);
     lua_State *L = lua->L;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->refs[which]);
-    lua_pushinteger(L, (lua_Integer)profile);
-    lua->cycle->running_plugin = -1;
-    lua->over_memory = false;
-    active_call = which;
-    active_profile = profile;
-    lua->call_profile = profile;
-    int rc = guarded_pcall(lua, 1, 1, !talks_to_cluster(which));
-    active_call = -1;
-    /* A plugin that hit the memory limit may keep what it took (module state):
-     * the state is rebuilt, as after a budget overrun, so its other pods go on. */
-    if (rc < 0 || lua->over_memory)
-        return recover(lua, which, profile);
     if (rc != 0) {
-        int code = runtime_failure(lua, DISPATCH_NAMES[which], lua_tostring(L, -1));
+        int code = runtime_failure(lua, row->hook, lua_tostring(L, -1));
         lua_pop(L, 1);
         return code;
     }
     int code = (int)lua_tointeger(L, -1);
     lua_pop(L, 1);
     const ls_status_info *st = lua->cycle->status_code == LS_ERROR ? ls_status_get(lua->cycle->status) : NULL;
-    if (st && (strstr(st->message, "instruction budget") || strstr(st->message, "time budget")))
+    if (c->in_cycle && st && (strstr(st->message, "instruction budget") || strstr(st->message, "time budget")))
         lua->overruns++;
     return code;
 }
 
+/* A queue-side call's answer (the sort key; less as 1 or 0); `fallback` when
+ * there is no state, the call failed or was cut off (the state rebuilt). */
+static double invoke_for_value(ls_lua *lua, const dispatch_call *c, double fallback)
+{
+    if (!lua->L)
+        return fallback;
+    int rc = invoke(lua, c);
+    if (rc < 0) {
+        rebuild_after(lua, ls_ext_point_info_of(c->ep)->name);
+        return fallback;
+    }
+    double v = fallback;
+    if (rc == 0)
+        v = c->ep == LS_EP_LESS ? (double)lua_toboolean(lua->L, -1) : lua_tonumber(lua->L, -1);
+    lua_pop(lua->L, 1);
+    return v;
+}
+
+int ls_lua_run(ls_lua *lua, int ep, uint32_t profile)
+{
+    dispatch_call c = {.ep = ep, .ref = lua->refs[ep], .first = profile, .budgets = profile, .in_cycle = true};
+    return invoke_for_status(lua, &c);
+}
+
 int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
 {
-    if (!usable(lua))
-        return runtime_failure(lua, "filter", "the Lua state could not be restarted");
-    lua_State *L = lua->L;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_filter_one);
-    lua_pushinteger(L, (lua_Integer)profile);
-    lua_pushlightuserdata(L, (void *)ni);
-    lua->cycle->running_plugin = -1;
-    lua->over_memory = false;
-    active_call = LS_CALL_FILTER;
-    active_profile = profile;
-    lua->call_profile = profile;
-    int rc = guarded_pcall(lua, 2, 1, true);
-    active_call = -1;
-    if (rc < 0 || lua->over_memory)
-        return recover(lua, LS_CALL_FILTER, profile);
-    if (rc != 0) {
-        int code = runtime_failure(lua, "filter", lua_tostring(L, -1));
-        lua_pop(L, 1);
-        return code;
-    }
-    int code = (int)lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    return code;
+    dispatch_call c = {.ep = LS_EP_FILTER, .ref = lua->ref_filter_one, .first = profile, .ptrs = {ni}, .nptrs = 1,
+                       .budgets = profile, .in_cycle = true};
+    return invoke_for_status(lua, &c);
 }
 
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
-    if (!usable(lua))
-        return runtime_failure(lua, "pre_enqueue", "the Lua state could not be restarted");
-    lua_State *L = lua->L;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_pre_enqueue);
-    lua_pushinteger(L, (lua_Integer)profile);
-    lua_pushlightuserdata(L, (void *)pod);
-    lua->call_profile = profile;
-    int rc = guarded_pcall(lua, 2, 1, true);
-    if (rc < 0)
-        return rebuild_after(lua, "PreEnqueue");
-    if (rc != 0) {
-        int code = runtime_failure(lua, "pre_enqueue", lua_tostring(L, -1));
-        lua_pop(L, 1);
-        return code;
-    }
-    int code = (int)lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    return code;
+    dispatch_call c = {.ep = LS_EP_PRE_ENQUEUE, .ref = lua->refs[LS_EP_PRE_ENQUEUE], .first = profile,
+                       .ptrs = {pod}, .nptrs = 1, .budgets = profile};
+    return invoke_for_status(lua, &c);
 }
 
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
-    lua_State *L = lua->L;
-    if (!L)
-        return 0;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_key);
-    lua_pushinteger(L, (lua_Integer)profile);
-    lua_pushlightuserdata(L, (void *)pod);
-    lua->call_profile = profile;
-    int rc = guarded_pcall(lua, 2, 1, true);
-    if (rc < 0) {
-        rebuild_after(lua, "QueueSort");
-        return 0;
-    }
-    double key = rc == 0 ? lua_tonumber(L, -1) : 0;
-    lua_pop(L, 1);
+    dispatch_call c = {.ep = LS_EP_QUEUE_SORT, .ref = lua->refs[LS_EP_QUEUE_SORT], .first = profile,
+                       .ptrs = {pod}, .nptrs = 1, .budgets = profile};
+    double key = invoke_for_value(lua, &c, 0);
     return key == key ? key : 0;   /* NaN orders nothing */
+}
+
+bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b)
+{
+    dispatch_call c = {.ep = LS_EP_LESS, .ref = lua->refs[LS_EP_LESS], .first = profile, .ptrs = {a, b},
+                       .nptrs = 2, .budgets = profile};
+    return invoke_for_value(lua, &c, 0) != 0;
 }
 
 static uint32_t action_bits(lua_State *L, int table)
@@ -858,12 +846,10 @@ int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event
 {
     if (!lua->L)
         return LS_HINT_QUEUE;
+    dispatch_call c = {.ep = -1, .ref = lua->ref_hint, .first = hint, .ptrs = {pod, ev}, .nptrs = 2,
+                       .budgets = NO_PROFILE};
+    int rc = invoke(lua, &c);
     lua_State *L = lua->L;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_hint);
-    lua_pushinteger(L, hint);
-    lua_pushlightuserdata(L, (void *)pod);
-    lua_pushlightuserdata(L, (void *)ev);
-    int rc = guarded_pcall(lua, 3, 1, true);
     if (rc < 0) {
         rebuild_after(lua, "queueing hint");
         lua->hint_errors++;
@@ -942,26 +928,6 @@ bool ls_lua_sort_uses_less(ls_lua *lua)
     bool uses = lua_pcall(L, 0, 1, 0) == 0 && lua_toboolean(L, -1);
     lua_pop(L, 1);
     return uses;
-}
-
-bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b)
-{
-    lua_State *L = lua->L;
-    if (!L)
-        return false;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_less);
-    lua_pushinteger(L, (lua_Integer)profile);
-    lua_pushlightuserdata(L, (void *)a);
-    lua_pushlightuserdata(L, (void *)b);
-    lua->call_profile = profile;
-    int rc = guarded_pcall(lua, 3, 1, true);
-    if (rc < 0) {
-        rebuild_after(lua, "QueueSort");
-        return false;
-    }
-    bool r = rc == 0 && lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return r;
 }
 
 void ls_lua_request_stop(void)

@@ -2,8 +2,8 @@
  * runtime.h: one lua_State with every profile's plugins loaded, and the calls
  * C makes into lua/luasched/dispatch.lua (one per extension point per pod).
  */
-#ifndef LS_LUA_RUNTIME_H
-#define LS_LUA_RUNTIME_H
+#ifndef LS_FRAMEWORK_RUNTIME_H
+#define LS_FRAMEWORK_RUNTIME_H
 
 #include "luasched/config.h"
 #include "luasched/events.h"
@@ -20,13 +20,6 @@ typedef struct ls_lua_options {
     size_t memory_limit;           /* bytes for the whole state; 0 = unlimited */
 } ls_lua_options;
 
-/* Dispatch entry points, in the order of DISPATCH_NAMES in runtime.c. */
-enum ls_lua_call {
-    LS_CALL_PRE_FILTER, LS_CALL_FILTER, LS_CALL_POST_FILTER, LS_CALL_PRE_SCORE,
-    LS_CALL_SCORE, LS_CALL_RESERVE, LS_CALL_UNRESERVE, LS_CALL_PERMIT, LS_CALL_PRE_BIND,
-    LS_CALL_BIND, LS_CALL_POST_BIND, LS_CALL_PRE_BIND_PRE_FLIGHT, LS_CALL_COUNT
-};
-
 ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err);
 void ls_lua_free(ls_lua *lua);
 
@@ -35,9 +28,10 @@ bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_er
 /* Instantiates every profile's plugins. */
 bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
 
-/* Runs one extension point for the cycle's pod; returns the status code and
- * leaves the status in cycle->status. */
-int ls_lua_run(ls_lua *lua, enum ls_lua_call which, uint32_t profile);
+/* Runs one extension point or hook of a cycle (LS_EP_*: dispatch.lua's
+ * function of the row's hook name) for the cycle's pod; returns the status
+ * code and leaves the status in cycle->status. */
+int ls_lua_run(ls_lua *lua, int ep, uint32_t profile);
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 /* Filter (with nominated pods) on one node: the nominated-node fast path. */
 int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni);

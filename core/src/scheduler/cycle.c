@@ -118,23 +118,16 @@ int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const cha
 
 /* ---- metrics */
 
-static const char *const POINT_LABELS[LS_CALL_COUNT] = {
-    [LS_CALL_PRE_FILTER] = "PreFilter", [LS_CALL_FILTER] = "Filter", [LS_CALL_POST_FILTER] = "PostFilter",
-    [LS_CALL_PRE_SCORE] = "PreScore", [LS_CALL_SCORE] = "Score", [LS_CALL_RESERVE] = "Reserve",
-    [LS_CALL_UNRESERVE] = "Unreserve", [LS_CALL_PERMIT] = "Permit", [LS_CALL_PRE_BIND] = "PreBind",
-    [LS_CALL_BIND] = "Bind", [LS_CALL_POST_BIND] = "PostBind", [LS_CALL_PRE_BIND_PRE_FLIGHT] = "PreBindPreFlight",
-};
-
-int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t profile)
+int ls_scheduler_run_point(ls_scheduler *s, int ep, uint32_t profile)
 {
     if (!s->metrics.registry)
-        return ls_lua_run(s->lua, which, profile);
+        return ls_lua_run(s->lua, ep, profile);
     uint64_t start = ls_sched_metrics_clock_ns();
-    int code = ls_lua_run(s->lua, which, profile);
+    int code = ls_lua_run(s->lua, ep, profile);
     double seconds = (double)(ls_sched_metrics_clock_ns() - start) * 1e-9;
     const char *name = ls_str_get(s->cfg.profiles[profile].scheduler_name);
-    ls_sched_metrics_extension_point(&s->metrics, POINT_LABELS[which], (uint8_t)code, name, seconds);
-    if (which == LS_CALL_POST_FILTER)
+    ls_sched_metrics_extension_point(&s->metrics, ls_ext_point_info_of(ep)->name, (uint8_t)code, name, seconds);
+    if (ep == LS_EP_POST_FILTER)
         ls_sched_metrics_preemption(&s->metrics, s->victims.len);
     return code;
 }
@@ -142,19 +135,14 @@ int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t pro
 void ls_cycle_plugin_durations(const ls_cycle *cycle, int ep, uint32_t index, uint8_t code, uint64_t count,
                                double seconds, const uint64_t *buckets)
 {
-    static const char *const EP_LABELS[LS_EP_COUNT + 1] = {
-        [LS_EP_PRE_FILTER] = "PreFilter", [LS_EP_FILTER] = "Filter", [LS_EP_POST_FILTER] = "PostFilter",
-        [LS_EP_PRE_SCORE] = "PreScore", [LS_EP_SCORE] = "Score", [LS_EP_RESERVE] = "Reserve",
-        [LS_EP_PERMIT] = "Permit", [LS_EP_PRE_BIND] = "PreBind", [LS_EP_BIND] = "Bind",
-        [LS_EP_POST_BIND] = "PostBind", [LS_EP_COUNT] = "ScoreExtensionNormalize",
-    };
     ls_scheduler *s = cycle ? cycle->owner : NULL;
-    if (!s || !s->metrics.registry || ep < 0 || ep > LS_EP_COUNT || !EP_LABELS[ep] || !count)
+    const ls_ext_point_info *row = ls_ext_point_info_of(ep);
+    if (!s || !s->metrics.registry || !row || !count)
         return;
-    const ls_vec *list = &s->cfg.profiles[cycle->profile].plugins[ep == LS_EP_COUNT ? LS_EP_SCORE : ep];
+    const ls_vec *list = &s->cfg.profiles[cycle->profile].plugins[row->point];
     if (index >= list->len)
         return;
-    const char *labels[] = {ls_str_get(LS_VEC_AT(list, ls_plugin_ref, index).name), EP_LABELS[ep], ls_code_name(code)};
+    const char *labels[] = {ls_str_get(LS_VEC_AT(list, ls_plugin_ref, index).name), row->name, ls_code_name(code)};
     ls_metrics_observe_bucketed(s->metrics.plugin_execution, labels, buckets, count, seconds);
 }
 
@@ -317,7 +305,7 @@ bool ls_scheduler_run_filters(ls_scheduler *s, ls_qpod *qp)
     c->num_feasible = c->num_processed = 0;
     if (c->trace && c->filter_trace && c->num_filter_plugins)
         memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
-    if (c->num_candidates && ls_scheduler_run_point(s, LS_CALL_FILTER, qp->profile) != LS_SUCCESS)
+    if (c->num_candidates && ls_scheduler_run_point(s, LS_EP_FILTER, qp->profile) != LS_SUCCESS)
         return false;
     if (c->num_all_nodes)
         s->next_start_index = (s->next_start_index + c->num_processed) % c->num_all_nodes;
@@ -380,8 +368,8 @@ bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **
         *host = c->feasible[0];
         return true;
     }
-    if (ls_scheduler_run_point(s, LS_CALL_PRE_SCORE, qp->profile) != LS_SUCCESS ||
-        ls_scheduler_run_point(s, LS_CALL_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
+    if (ls_scheduler_run_point(s, LS_EP_PRE_SCORE, qp->profile) != LS_SUCCESS ||
+        ls_scheduler_run_point(s, LS_EP_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
         return false;
     ls_extenders_prioritize(s->extenders, c, s->totals);
     *host = ls_scheduler_select_host(s);
@@ -391,7 +379,7 @@ bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **
 static void unreserve_and_forget(ls_scheduler *s, ls_qpod *qp)
 {
     ls_error err;
-    ls_scheduler_run_point(s, LS_CALL_UNRESERVE, qp->profile);
+    ls_scheduler_run_point(s, LS_EP_UNRESERVE, qp->profile);
     if (!ls_cache_forget_pod(s->cache, qp->pod, &err))
         ls_log_error("Scheduler cache ForgetPod failed", "err", err.msg);
 }
@@ -466,10 +454,10 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
 {
     enum { PRE_BIND_POLL_MS = 1000 };
     if (profile_of(s, qp)->plugins[LS_EP_PRE_BIND].len &&
-        ls_scheduler_run_point(s, LS_CALL_PRE_BIND_PRE_FLIGHT, qp->profile) == LS_SUCCESS)
+        ls_scheduler_run_point(s, LS_EP_PRE_BIND_PRE_FLIGHT, qp->profile) == LS_SUCCESS)
         expect_placement(s, qp, node);
     int ep = LS_EP_PRE_BIND;
-    int code = ls_scheduler_run_point(s, LS_CALL_PRE_BIND, qp->profile);
+    int code = ls_scheduler_run_point(s, LS_EP_PRE_BIND, qp->profile);
     if (code == LS_WAIT) {
         /* A PreBind plugin waits on the cluster (VolumeBinding on its claims):
          * the binding cycle goes on from PreBind at the next object change or
@@ -482,7 +470,7 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
         ep = LS_EP_BIND;
         code = extenders_bind(s, qp, node);
         if (code < 0)
-            code = ls_scheduler_run_point(s, LS_CALL_BIND, qp->profile);
+            code = ls_scheduler_run_point(s, LS_EP_BIND, qp->profile);
         ls_cache_finish_binding(s->cache, qp->pod);
         ls_scheduler_apply_deferred(s);
     }
@@ -493,7 +481,7 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
         fail_after_assume(s, qp, false);
         return;
     }
-    ls_scheduler_run_point(s, LS_CALL_POST_BIND, qp->profile);
+    ls_scheduler_run_point(s, LS_EP_POST_BIND, qp->profile);
     report(s, qp, node, LS_SUCCESS, NULL);
     ls_squeue_done(s->queue, qp);
 }
@@ -513,10 +501,10 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
         return;
     }
     int ep = LS_EP_RESERVE;
-    int code = ls_scheduler_run_point(s, LS_CALL_RESERVE, qp->profile);
+    int code = ls_scheduler_run_point(s, LS_EP_RESERVE, qp->profile);
     if (code == LS_SUCCESS) {
         ep = LS_EP_PERMIT;
-        code = ls_scheduler_run_point(s, LS_CALL_PERMIT, qp->profile);
+        code = ls_scheduler_run_point(s, LS_EP_PERMIT, qp->profile);
     }
     if (ep == LS_EP_PERMIT)
         s->permit.result = code == LS_WAIT ? LS_PERMIT_WAITING
@@ -600,7 +588,7 @@ static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
     if (profile_of(s, qp)->plugins[LS_EP_POST_FILTER].len) {
         /* Even an Error from PostFilter ends the cycle Unschedulable, with its
          * message after the nodes' one, as upstream logs and reports it. */
-        ls_scheduler_run_point(s, LS_CALL_POST_FILTER, qp->profile);
+        ls_scheduler_run_point(s, LS_EP_POST_FILTER, qp->profile);
         ls_scheduler_apply_deferred(s);
         const char *post = c->status ? ls_status_get(c->status)->message : "";
         if (*post) {
@@ -679,7 +667,7 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         fail(s, qp, LS_UNRESOLVABLE, "no nodes available to schedule pods");
         return;
     }
-    int code = ls_scheduler_run_point(s, LS_CALL_PRE_FILTER, qp->profile);
+    int code = ls_scheduler_run_point(s, LS_EP_PRE_FILTER, qp->profile);
     if (code != LS_SUCCESS) {
         if (code == LS_ERROR) {
             fail_with_status(s, qp);

@@ -92,8 +92,8 @@ bool ls_scheduler_build_extenders(ls_scheduler *s, ls_config *cfg, ls_extenders 
  * (status set) on an extender's error. */
 bool ls_scheduler_filter_extenders(ls_scheduler *s, ls_qpod *qp);
 /* cycle.c */
-/* ls_lua_run of one extension point, timed into the metrics. */
-int ls_scheduler_run_point(ls_scheduler *s, enum ls_lua_call which, uint32_t profile);
+/* ls_lua_run of one extension point or hook (LS_EP_*), timed into the metrics. */
+int ls_scheduler_run_point(ls_scheduler *s, int ep, uint32_t profile);
 void ls_scheduler_publish_metrics(ls_scheduler *s);
 void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp);
 /* The cycle's setup for qp on `snapshot` (no snapshot update, no metrics

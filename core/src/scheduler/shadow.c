@@ -128,7 +128,7 @@ static int run_cycle(ls_scheduler *sh, ls_qpod *qp, ls_str *node)
     ls_cycle *c = &sh->cycle;
     if (c->num_all_nodes == 0)
         return VERDICT_UNSCHEDULABLE;
-    int code = ls_scheduler_run_point(sh, LS_CALL_PRE_FILTER, qp->profile);
+    int code = ls_scheduler_run_point(sh, LS_EP_PRE_FILTER, qp->profile);
     if (code != LS_SUCCESS)
         return code == LS_ERROR ? VERDICT_ERROR : VERDICT_UNSCHEDULABLE;
     if (!ls_scheduler_run_filters(sh, qp))
