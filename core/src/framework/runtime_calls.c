@@ -1,0 +1,278 @@
+/*
+ * runtime_calls.c: the calls C makes into lua/luasched/dispatch.lua once the
+ * state is built: one call path (invoke) for a cycle's extension points and
+ * hooks, PreEnqueue, the queue sort and the queueing hints, and the plain
+ * calls for event registrations, plugin files and parked CycleStates.
+ */
+#include "framework/runtime_internal.h"
+#include "luasched/log.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the calls into dispatch.lua's entry points */
+
+/* One call of a dispatch.lua function with one result: an integer (the
+ * profile; the hint's id for a hint) and up to two pointers. A cycle's call
+ * (in_cycle) is attributed to its point for the watchdog's and the
+ * fatal-signal reports; a queue-side one (PreEnqueue, QueueSort, a hint) is
+ * not. */
+typedef struct dispatch_call {
+    int ep;                   /* LS_EP_* row: the function (its hook's name) and the report's label */
+    int ref;                  /* the registry reference of the function */
+    lua_Integer first;
+    const void *ptrs[2];
+    int nptrs;
+    uint32_t budgets;         /* the profile whose budgets apply; NO_PROFILE: the state's */
+    bool in_cycle;
+} dispatch_call;
+
+/* Pushes and runs the call; returns ls_rt_guarded_pcall's code (-1: cut off) with
+ * the result or the error message on the stack (nothing when cut off). */
+static int invoke(ls_lua *lua, const dispatch_call *c)
+{
+    lua_State *L = lua->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref);
+    lua_pushinteger(L, c->first);
+    for (int i = 0; i < c->nptrs; i++)
+        lua_pushlightuserdata(L, (void *)c->ptrs[i]);
+    bool talks_to_cluster = c->ep == LS_EP_PRE_BIND || c->ep == LS_EP_BIND || c->ep == LS_EP_POST_BIND;
+    if (c->in_cycle) {
+        lua->cycle->running_plugin = -1;
+        lua->over_memory = false;
+        ls_rt_active_call = c->ep;
+        ls_rt_active_profile = (uint32_t)c->first;
+    }
+    lua->call_profile = c->budgets;
+    int rc = ls_rt_guarded_pcall(lua, 1 + c->nptrs, 1, !talks_to_cluster);
+    if (c->in_cycle)
+        ls_rt_active_call = -1;
+    return rc;
+}
+
+/* The status code of a call that returns one (a cycle's point, PreEnqueue):
+ * a failure becomes Error with its message in cycle->status, a cut-off call
+ * (or, in a cycle, one past the memory limit: it may keep what it took) a
+ * rebuilt state. */
+static int invoke_for_status(ls_lua *lua, const dispatch_call *c)
+{
+    const ls_ext_point_info *row = ls_ext_point_info_of(c->ep);
+    if (!ls_rt_usable(lua))
+        return ls_rt_failure(lua, row->hook, "the Lua state could not be restarted");
+    int rc = invoke(lua, c);
+    if (rc < 0 || (c->in_cycle && lua->over_memory))
+        return c->in_cycle ? ls_rt_recover(lua, c->ep, (uint32_t)c->first) : ls_rt_rebuild_after(lua, row->name);
+    lua_State *L = lua->L;
+    if (rc != 0) {
+        int code = ls_rt_failure(lua, row->hook, lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return code;
+    }
+    int code = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    const ls_status_info *st = lua->cycle->status_code == LS_ERROR ? ls_status_get(lua->cycle->status) : NULL;
+    if (c->in_cycle && st && (strstr(st->message, "instruction budget") || strstr(st->message, "time budget")))
+        lua->overruns++;
+    return code;
+}
+
+/* A queue-side call's answer (the sort key; less as 1 or 0); `fallback` when
+ * there is no state, the call failed or was cut off (the state rebuilt). */
+static double invoke_for_value(ls_lua *lua, const dispatch_call *c, double fallback)
+{
+    if (!lua->L)
+        return fallback;
+    int rc = invoke(lua, c);
+    if (rc < 0) {
+        ls_rt_rebuild_after(lua, ls_ext_point_info_of(c->ep)->name);
+        return fallback;
+    }
+    double v = fallback;
+    if (rc == 0)
+        v = c->ep == LS_EP_LESS ? (double)lua_toboolean(lua->L, -1) : lua_tonumber(lua->L, -1);
+    lua_pop(lua->L, 1);
+    return v;
+}
+
+int ls_lua_run(ls_lua *lua, int ep, uint32_t profile)
+{
+    dispatch_call c = {.ep = ep, .ref = lua->refs[ep], .first = profile, .budgets = profile, .in_cycle = true};
+    return invoke_for_status(lua, &c);
+}
+
+int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
+{
+    dispatch_call c = {.ep = LS_EP_FILTER, .ref = lua->ref_filter_one, .first = profile, .ptrs = {ni}, .nptrs = 1,
+                       .budgets = profile, .in_cycle = true};
+    return invoke_for_status(lua, &c);
+}
+
+int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
+{
+    dispatch_call c = {.ep = LS_EP_PRE_ENQUEUE, .ref = lua->refs[LS_EP_PRE_ENQUEUE], .first = profile,
+                       .ptrs = {pod}, .nptrs = 1, .budgets = profile};
+    return invoke_for_status(lua, &c);
+}
+
+double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
+{
+    dispatch_call c = {.ep = LS_EP_QUEUE_SORT, .ref = lua->refs[LS_EP_QUEUE_SORT], .first = profile,
+                       .ptrs = {pod}, .nptrs = 1, .budgets = profile};
+    double key = invoke_for_value(lua, &c, 0);
+    return key == key ? key : 0;   /* NaN orders nothing */
+}
+
+bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b)
+{
+    dispatch_call c = {.ep = LS_EP_LESS, .ref = lua->refs[LS_EP_LESS], .first = profile, .ptrs = {a, b},
+                       .nptrs = 2, .budgets = profile};
+    return invoke_for_value(lua, &c, 0) != 0;
+}
+
+static uint32_t action_bits(lua_State *L, int table)
+{
+    uint32_t bits = 0;
+    size_t n = lua_objlen(L, table);
+    for (size_t i = 1; i <= n; i++) {
+        lua_rawgeti(L, table, (int)i);
+        bits |= ls_action_from_name(lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    return bits;
+}
+
+static const char *string_field(lua_State *L, int table, const char *name)
+{
+    lua_getfield(L, table, name);
+    const char *v = lua_tostring(L, -1);
+    lua_pop(L, 1);   /* the string stays alive: it is referenced from the table */
+    return v ? v : "";
+}
+
+static int int_field(lua_State *L, int table, const char *name)
+{
+    lua_getfield(L, table, name);
+    int v = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n, ls_error *err)
+{
+    lua_State *L = lua->L;
+    if (!L)
+        return ls_errorf(err, "event registrations: the Lua state could not be restarted");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_registrations);
+    if (lua_pcall(L, 0, 1, 0) != 0) {
+        ls_errorf(err, "event registrations: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    size_t count = lua_objlen(L, -1);
+    ls_event_registration *regs = ls_xcalloc(count + 1, sizeof *regs);
+    for (size_t i = 1; i <= count; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        int t = lua_gettop(L);
+        ls_event_registration *r = &regs[i - 1];
+        r->profile = (uint32_t)int_field(L, t, "profile");
+        r->plugin = ls_intern_cstr(string_field(L, t, "plugin"));
+        r->resource = ls_intern_cstr(string_field(L, t, "resource"));
+        r->hint = int_field(L, t, "hint");
+        lua_getfield(L, t, "actions");
+        r->actions = action_bits(L, lua_gettop(L));
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    *out = regs;
+    *n = (uint32_t)count;
+    return true;
+}
+
+int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev)
+{
+    if (!lua->L)
+        return LS_HINT_QUEUE;
+    dispatch_call c = {.ep = -1, .ref = lua->ref_hint, .first = hint, .ptrs = {pod, ev}, .nptrs = 2,
+                       .budgets = NO_PROFILE};
+    int rc = invoke(lua, &c);
+    lua_State *L = lua->L;
+    if (rc < 0) {
+        ls_rt_rebuild_after(lua, "queueing hint");
+        lua->hint_errors++;
+        return LS_HINT_QUEUE;
+    }
+    if (rc != 0) {
+        ls_log_error("Queueing hint failed, the pod is queued", "err", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        lua->hint_errors++;
+        return LS_HINT_QUEUE;
+    }
+    int r = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    /* dispatch.hint answers HINT_FAILED for a hint that raised or returned
+     * something else: Queue, as upstream, and counted. */
+    if (r == LS_HINT_FAILED)
+        lua->hint_errors++;
+    return r == LS_HINT_SKIP ? LS_HINT_SKIP : LS_HINT_QUEUE;
+}
+
+char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n)
+{
+    lua_State *L = lua->L;
+    *n = 0;
+    if (!L)
+        return NULL;
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "luasched.dispatch");
+    if (lua_pcall(L, 1, 1, 0) != 0) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    lua_getfield(L, -1, "plugin_files");
+    if (lua_pcall(L, 0, 1, 0) != 0) {
+        lua_pop(L, 2);
+        return NULL;
+    }
+    size_t count = lua_objlen(L, -1);
+    char **files = ls_xcalloc(count + 1, sizeof *files);
+    for (size_t i = 1; i <= count; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        const char *f = lua_tostring(L, -1);
+        files[(*n)++] = ls_xstrdup(f ? f : "");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+    return files;
+}
+
+static void call_with_pod_id(ls_lua *lua, int ref, uint32_t pod_id)
+{
+    if (!lua->L)
+        return;
+    lua_rawgeti(lua->L, LUA_REGISTRYINDEX, ref);
+    lua_pushinteger(lua->L, (lua_Integer)pod_id);
+    if (lua_pcall(lua->L, 1, 0, 0) != 0)
+        lua_pop(lua->L, 1);
+}
+
+void ls_lua_park(ls_lua *lua, uint32_t pod_id)
+{
+    call_with_pod_id(lua, lua->ref_park, pod_id);
+}
+
+void ls_lua_resume(ls_lua *lua, uint32_t pod_id)
+{
+    call_with_pod_id(lua, lua->ref_resume, pod_id);
+}
+
+bool ls_lua_sort_uses_less(ls_lua *lua)
+{
+    lua_State *L = lua->L;
+    if (!L)
+        return false;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_sort_uses_less);
+    bool uses = lua_pcall(L, 0, 1, 0) == 0 && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return uses;
+}
