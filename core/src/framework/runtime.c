@@ -404,6 +404,25 @@ bool ls_rt_cut_off(ls_lua *lua, ls_error *err, const char *doing, const char *na
                      (unsigned long long)lua->timeout_ms);
 }
 
+bool ls_rt_load_call(ls_lua *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err)
+{
+    lua_State *L = lua->L;
+    int rc = ls_rt_guarded_pcall(lua, nargs, nresults, true);
+    if (rc < 0)
+        return ls_rt_cut_off(lua, err, doing, name);
+    if (rc != 0) {
+        ls_errorf(err, "%s%s%s: %s", doing, name ? " " : "", name ? name : "", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    if (nresults == 2 && lua_isnil(L, -2)) {   /* dispatch's (nil, message) */
+        ls_errorf(err, "%s", lua_tostring(L, -1));
+        lua_pop(L, 2);
+        return false;
+    }
+    return true;
+}
+
 bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_error *err)
 {
     lua_State *L = lua->L;
@@ -411,19 +430,8 @@ bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_er
         return ls_errorf(err, "loading plugin %s: the Lua state could not be restarted", name);
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_hooks);
     lua_pushstring(L, name);
-    int rc = ls_rt_guarded_pcall(lua, 1, 2, true);
-    if (rc < 0)
-        return ls_rt_cut_off(lua, err, "loading plugin", name);
-    if (rc != 0) {
-        ls_errorf(err, "loading plugin %s: %s", name, lua_tostring(L, -1));
-        lua_pop(L, 1);
+    if (!ls_rt_load_call(lua, 1, 2, "loading plugin", name, err))
         return false;
-    }
-    if (lua_isnil(L, -2)) {
-        ls_errorf(err, "%s", lua_tostring(L, -1));
-        lua_pop(L, 2);
-        return false;
-    }
     *points = 0;
     size_t n = lua_objlen(L, -2);
     for (size_t i = 1; i <= n; i++) {
@@ -467,7 +475,7 @@ static void push_json(lua_State *L, const cJSON *j)
     }
 }
 
-void ls_rt_push_profile(lua_State *L, const ls_profile *p)
+static void push_profile(lua_State *L, const ls_profile *p)
 {
     lua_newtable(L);
     lua_pushstring(L, ls_str_get(p->scheduler_name));
@@ -490,6 +498,15 @@ void ls_rt_push_profile(lua_State *L, const ls_profile *p)
     lua_setfield(L, -2, "args_at");
 }
 
+void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n)
+{
+    lua_newtable(L);
+    for (uint32_t i = 0; i < n; i++) {
+        push_profile(L, &profiles[i]);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+}
+
 bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     lua_State *L = lua->L;
@@ -498,24 +515,9 @@ bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error 
     if (!L)
         return ls_errorf(err, "building profiles: the Lua state could not be restarted");
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_build);
-    lua_newtable(L);
-    for (uint32_t i = 0; i < n; i++) {
-        ls_rt_push_profile(L, &profiles[i]);
-        lua_rawseti(L, -2, (int)i + 1);
-    }
-    int rc = ls_rt_guarded_pcall(lua, 1, 2, true);
-    if (rc < 0)
-        return ls_rt_cut_off(lua, err, "building profiles", NULL);
-    if (rc != 0) {
-        ls_errorf(err, "building profiles: %s", lua_tostring(L, -1));
-        lua_pop(L, 1);
+    ls_rt_push_profiles(L, profiles, n);
+    if (!ls_rt_load_call(lua, 1, 2, "building profiles", NULL, err))
         return false;
-    }
-    if (lua_isnil(L, -2)) {
-        ls_errorf(err, "%s", lua_tostring(L, -1));
-        lua_pop(L, 2);
-        return false;
-    }
     lua_pop(L, 2);
     return true;
 }

@@ -28,21 +28,12 @@ static bool push_dispatch_fn(lua_State *L, const char *name, ls_error *err)
     return true;
 }
 
-static void push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n)
-{
-    lua_newtable(L);
-    for (uint32_t i = 0; i < n; i++) {
-        ls_rt_push_profile(L, &profiles[i]);
-        lua_rawseti(L, -2, (int)i + 1);
-    }
-}
-
 bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err)
 {
     lua_State *L = lua->L;
     if (!push_dispatch_fn(L, "check", err))
         return false;
-    push_profiles(L, profiles, n);
+    ls_rt_push_profiles(L, profiles, n);
     int rc = ls_rt_guarded_pcall(lua, 1, 1, true);
     if (rc < 0) {
         ls_error cut;
@@ -130,16 +121,8 @@ cJSON *ls_lua_completed_args(ls_lua *lua, const ls_profile *profiles, uint32_t n
     }
     if (!push_dispatch_fn(L, "completed_args", err))
         return NULL;
-    int rc = ls_rt_guarded_pcall(lua, 0, 1, true);
-    if (rc < 0) {
-        ls_rt_cut_off(lua, err, "completing plugin args", NULL);
+    if (!ls_rt_load_call(lua, 0, 1, "completing plugin args", NULL, err))
         return NULL;
-    }
-    if (rc != 0) {
-        ls_errorf(err, "completing plugin args: %s", lua_tostring(L, -1));
-        lua_pop(L, 1);
-        return NULL;
-    }
     int all = lua_gettop(L);
     cJSON *out = cJSON_CreateArray();
     for (uint32_t i = 0; i < n; i++) {

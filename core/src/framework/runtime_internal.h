@@ -64,7 +64,13 @@ int ls_rt_failure(ls_lua *lua, const char *what, const char *msg);
 int ls_rt_recover(ls_lua *lua, int ep, uint32_t profile);
 /* A load-time call was cut off: false with err naming what was running. */
 bool ls_rt_cut_off(ls_lua *lua, ls_error *err, const char *doing, const char *name);
-/* Pushes a profile as dispatch.build and dispatch.check take it. */
-void ls_rt_push_profile(lua_State *L, const ls_profile *p);
+/* A load-time call (plugin hooks, build, completed args) of the function and
+ * nargs arguments on the stack: true with its nresults results on the stack;
+ * false with err as "doing [name]: message" (a cut-off call: what was
+ * running and the budget it exceeded; with two results, a nil first one: the
+ * second as the message). */
+bool ls_rt_load_call(ls_lua *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err);
+/* Pushes the profiles as dispatch.build and dispatch.check take them. */
+void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n);
 
 #endif
