@@ -400,27 +400,72 @@ static bool decode_node_term(dec *d, const cJSON *j, const cJSON *parent, ls_nod
 }
 
 /* An array of strings into interned ids (in the arena). */
-static bool decode_strings(dec *d, const cJSON *obj, const char *name, uint32_t *n, const ls_str **out)
+/* ---- lists --------------------------------------------------------------------- */
+
+/* Decodes one list element into out (zeroed arena memory, NULL for a list that
+ * is only read); ctx is what the caller passed along. */
+typedef bool (*decode_item_fn)(dec *d, const cJSON *j, void *out, void *ctx);
+
+typedef struct list_out {
+    void *items;    /* arena array (item_size > 0), one entry per element */
+    uint32_t n;
+} list_out;
+
+/* Every element of arr (NULL: none), each at its path [i]; an error leaves the
+ * path at the element that failed. */
+static bool decode_items(dec *d, const cJSON *arr, size_t item_size, decode_item_fn fn, void *ctx, list_out *out)
+{
+    char *items = item_size ? ls_arena_alloc(d->a, size_of(arr) * item_size) : NULL;
+    uint32_t i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, arr) {
+        size_t m = path_index(d, (int)i);
+        if (!fn(d, j, items ? items + i * item_size : NULL, ctx))
+            return false;
+        path_pop(d, m);
+        i++;
+    }
+    out->items = items;
+    out->n = i;
+    return true;
+}
+
+/* obj.name, a list (absent: no elements), decoded by fn under its field path. */
+static bool decode_list(dec *d, const cJSON *obj, const char *name, size_t item_size, decode_item_fn fn, void *ctx,
+                        list_out *out)
 {
     const cJSON *arr;
     if (!get_array(d, obj, name, &arr))
         return false;
+    size_t mark = path_field(d, name);
+    if (!decode_items(d, arr, item_size, fn, ctx, out))
+        return false;
+    path_pop(d, mark);
+    return true;
+}
+
+static bool decode_string_item(dec *d, const cJSON *item, void *out, void *ctx)
+{
+    (void)ctx;
+    if (!cJSON_IsString(item))
+        return fail(d, item, "expected a string");
+    *(ls_str *)out = ls_intern_cstr(item->valuestring);
+    return true;
+}
+
+/* An array of strings into interned ids (in the arena); absent leaves *n and *out. */
+static bool decode_strings(dec *d, const cJSON *obj, const char *name, uint32_t *n, const ls_str **out)
+{
+    const cJSON *arr;
+    list_out l;
+    if (!get_array(d, obj, name, &arr))
+        return false;
     if (!arr)
         return true;
-    size_t mark = path_field(d, name);
-    ls_str *v = ls_arena_alloc(d->a, size_of(arr) * sizeof *v);
-    uint32_t i = 0;
-    const cJSON *item;
-    cJSON_ArrayForEach(item, arr) {
-        if (!cJSON_IsString(item)) {
-            path_index(d, (int)i);
-            return fail(d, item, "expected a string");
-        }
-        v[i++] = ls_intern_cstr(item->valuestring);
-    }
-    *n = i;
-    *out = v;
-    path_pop(d, mark);
+    if (!decode_list(d, obj, name, sizeof(ls_str), decode_string_item, NULL, &l))
+        return false;
+    *n = l.n;
+    *out = l.items;
     return true;
 }
 
@@ -462,8 +507,18 @@ static bool decode_container_resources(dec *d, const cJSON *c, ls_resources *req
 
 static const char *const protocol_names[] = {"TCP", "UDP", "SCTP"};
 
-static bool decode_port(dec *d, const cJSON *p, bool collect, pod_build *b)
+/* What a container list or its ports decode with: the pod being built and
+ * whether the containers are init containers / the ports are collected. */
+typedef struct build_ctx {
+    pod_build *b;
+    bool flag;
+} build_ctx;
+
+static bool decode_port(dec *d, const cJSON *p, void *out, void *ctx)
 {
+    (void)out;
+    bool collect = ((build_ctx *)ctx)->flag;
+    pod_build *b = ((build_ctx *)ctx)->b;
     if (!cJSON_IsObject(p))
         return fail(d, p, "expected an object");
     int32_t container_port = 0, host_port = 0;
@@ -484,19 +539,9 @@ static bool decode_port(dec *d, const cJSON *p, bool collect, pod_build *b)
 
 static bool decode_ports(dec *d, const cJSON *c, bool collect, pod_build *b)
 {
-    const cJSON *arr, *p;
-    if (!get_array(d, c, "ports", &arr))
-        return false;
-    size_t mark = path_field(d, "ports");
-    int i = 0;
-    cJSON_ArrayForEach(p, arr) {
-        size_t m = path_index(d, i++);
-        if (!decode_port(d, p, collect, b))
-            return false;
-        path_pop(d, m);
-    }
-    path_pop(d, mark);
-    return true;
+    build_ctx ctx = {b, collect};
+    list_out l;
+    return decode_list(d, c, "ports", 0, decode_port, &ctx, &l);
 }
 
 /* Kind of container: an init container with restartPolicy Always is a sidecar. */
@@ -519,30 +564,33 @@ static bool container_kind(dec *d, const cJSON *c, bool init, uint8_t *kind)
 
 /* Whether restartPolicyRules has a rule with action RestartAllContainers
  * (what NodeDeclaredFeatures infers RestartAllContainersOnContainerExits from). */
-static bool decode_restart_rules(dec *d, const cJSON *c, pod_build *b)
+static bool decode_restart_rule(dec *d, const cJSON *rule, void *out, void *ctx)
 {
-    const cJSON *arr, *rule;
-    if (!get_array(d, c, "restartPolicyRules", &arr))
+    (void)out;
+    pod_build *b = ctx;
+    const char *action;
+    if (!cJSON_IsObject(rule))
+        return fail(d, rule, "expected an object");
+    if (!get_text(d, rule, "action", &action))
         return false;
-    size_t mark = path_field(d, "restartPolicyRules");
-    int i = 0;
-    cJSON_ArrayForEach(rule, arr) {
-        size_t m = path_index(d, i++);
-        const char *action;
-        if (!cJSON_IsObject(rule))
-            return fail(d, rule, "expected an object");
-        if (!get_text(d, rule, "action", &action))
-            return false;
-        if (action && strcmp(action, "RestartAllContainers") == 0)
-            b->restart_all_rule = 1;
-        path_pop(d, m);
-    }
-    path_pop(d, mark);
+    if (action && strcmp(action, "RestartAllContainers") == 0)
+        b->restart_all_rule = 1;
     return true;
 }
 
-static bool decode_container(dec *d, const cJSON *c, bool init, pod_build *b)
+/* Whether restartPolicyRules has a rule with action RestartAllContainers
+ * (what NodeDeclaredFeatures infers RestartAllContainersOnContainerExits from). */
+static bool decode_restart_rules(dec *d, const cJSON *c, pod_build *b)
 {
+    list_out l;
+    return decode_list(d, c, "restartPolicyRules", 0, decode_restart_rule, b, &l);
+}
+
+static bool decode_container(dec *d, const cJSON *c, void *out, void *ctx)
+{
+    (void)out;
+    bool init = ((build_ctx *)ctx)->flag;
+    pod_build *b = ((build_ctx *)ctx)->b;
     if (!cJSON_IsObject(c))
         return fail(d, c, "expected an object");
     const char *name, *image;
@@ -561,19 +609,11 @@ static bool decode_container(dec *d, const cJSON *c, bool init, pod_build *b)
     return true;
 }
 
-static bool decode_container_list(dec *d, const cJSON *arr, const char *name, bool init, pod_build *b)
+static bool decode_container_list(dec *d, const cJSON *spec, const char *name, bool init, pod_build *b)
 {
-    size_t mark = path_field(d, name);
-    int i = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, arr) {
-        size_t m = path_index(d, i++);
-        if (!decode_container(d, c, init, b))
-            return false;
-        path_pop(d, m);
-    }
-    path_pop(d, mark);
-    return true;
+    build_ctx ctx = {b, init};
+    list_out l;
+    return decode_list(d, spec, name, 0, decode_container, &ctx, &l);
 }
 
 /* volumes[].image.reference: ImageLocality scores these images too. */
@@ -586,28 +626,23 @@ static uint32_t count_image_volumes(const cJSON *volumes)
     return n;
 }
 
-static bool decode_image_volumes(dec *d, const cJSON *volumes, pod_build *b)
+static bool decode_image_volume(dec *d, const cJSON *v, void *out, void *ctx)
 {
-    size_t mark = path_field(d, "volumes");
-    int i = 0;
-    const cJSON *v;
-    cJSON_ArrayForEach(v, volumes) {
-        size_t m = path_index(d, i++);
-        const cJSON *image;
-        const char *ref;
-        if (!cJSON_IsObject(v))
-            return fail(d, v, "expected an object");
-        if (!get_object(d, v, "image", &image))
+    (void)out;
+    pod_build *b = ctx;
+    const cJSON *image;
+    const char *ref;
+    if (!cJSON_IsObject(v))
+        return fail(d, v, "expected an object");
+    if (!get_object(d, v, "image", &image))
+        return false;
+    if (image) {
+        size_t mark = path_field(d, "image");
+        if (!get_text(d, image, "reference", &ref))
             return false;
-        if (image) {
-            path_field(d, "image");
-            if (!get_text(d, image, "reference", &ref))
-                return false;
-            b->images[b->n_images++] = ls_image_normalize(ref ? ref : "");
-        }
-        path_pop(d, m);
+        b->images[b->n_images++] = ls_image_normalize(ref ? ref : "");
+        path_pop(d, mark);
     }
-    path_pop(d, mark);
     return true;
 }
 
@@ -679,10 +714,11 @@ static bool decode_containers(dec *d, const cJSON *spec, ls_pod *pod, pod_build 
         !get_array(d, spec, "volumes", &volumes))
         return false;
     uint32_t n = size_of(init) + size_of(regular) + count_image_volumes(volumes);
+    list_out image_volumes;
     b->images = ls_arena_alloc(d->a, n * sizeof *b->images);
-    if (!decode_container_list(d, init, "initContainers", true, b) ||
-        !decode_container_list(d, regular, "containers", false, b) ||
-        (volumes && !decode_image_volumes(d, volumes, b)))
+    if (!decode_container_list(d, spec, "initContainers", true, b) ||
+        !decode_container_list(d, spec, "containers", false, b) ||
+        (volumes && !decode_list(d, spec, "volumes", 0, decode_image_volume, b, &image_volumes)))
         return false;
     b->host_users = 1;
     if (!decode_resources(d, spec, "overhead", &b->in.overhead.v, &b->in.overhead.set) ||
@@ -701,8 +737,10 @@ static bool decode_containers(dec *d, const cJSON *spec, ls_pod *pod, pod_build 
 
 /* One containerStatuses[] / initContainerStatuses[] entry: its allocated and
  * actual requests go to the first container of that name without a status. */
-static bool decode_container_status(dec *d, const cJSON *j, pod_build *b)
+static bool decode_container_status(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    (void)out;
+    pod_build *b = ctx;
     const char *name;
     const cJSON *res;
     if (!cJSON_IsObject(j))
@@ -737,43 +775,31 @@ static bool decode_container_status(dec *d, const cJSON *j, pod_build *b)
 
 static bool decode_container_statuses(dec *d, const cJSON *status, const char *name, pod_build *b)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, status, name, &arr))
-        return false;
-    size_t mark = path_field(d, name);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i++);
-        if (!decode_container_status(d, j, b))
-            return false;
-        path_pop(d, m);
-    }
-    path_pop(d, mark);
-    return true;
+    list_out l;
+    return decode_list(d, status, name, 0, decode_container_status, b, &l);
 }
 
 /* conditions[]: the first PodResizePending decides whether the resize is Infeasible. */
-static bool decode_resize_condition(dec *d, const cJSON *status, pod_build *b)
+typedef struct resize_ctx {
+    pod_build *b;
+    bool found;     /* a PodResizePending condition was read: the rest are not */
+} resize_ctx;
+
+static bool decode_resize_condition(dec *d, const cJSON *j, void *out, void *ctx)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, status, "conditions", &arr))
+    (void)out;
+    resize_ctx *r = ctx;
+    const char *type, *reason;
+    if (r->found)
+        return true;
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!get_text(d, j, "type", &type) || !get_text(d, j, "reason", &reason))
         return false;
-    size_t mark = path_field(d, "conditions");
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i++);
-        const char *type, *reason;
-        if (!cJSON_IsObject(j))
-            return fail(d, j, "expected an object");
-        if (!get_text(d, j, "type", &type) || !get_text(d, j, "reason", &reason))
-            return false;
-        path_pop(d, m);
-        if (type && strcmp(type, "PodResizePending") == 0) {
-            b->in.resize_infeasible = reason && strcmp(reason, "Infeasible") == 0;
-            break;
-        }
+    if (type && strcmp(type, "PodResizePending") == 0) {
+        r->b->in.resize_infeasible = reason && strcmp(reason, "Infeasible") == 0;
+        r->found = true;
     }
-    path_pop(d, mark);
     return true;
 }
 
@@ -800,7 +826,8 @@ static bool decode_resize_status(dec *d, const cJSON *status, pod_build *b)
 {
     return decode_container_statuses(d, status, "containerStatuses", b) &&
            decode_container_statuses(d, status, "initContainerStatuses", b) &&
-           decode_resize_condition(d, status, b) && decode_pod_level_status(d, status, b);
+           decode_list(d, status, "conditions", 0, decode_resize_condition, &(resize_ctx){b, false}, &(list_out){0}) &&
+           decode_pod_level_status(d, status, b);
 }
 
 /* The requests every plugin reads, once spec and status are in. */
@@ -845,8 +872,10 @@ static void infer_required_features(dec *d, ls_pod *pod, const pod_build *b)
 static const char *const effect_names[] = {NULL, "NoSchedule", "PreferNoSchedule", "NoExecute"};
 static const char *const toleration_ops[] = {"Equal", "Exists"};
 
-static bool decode_toleration(dec *d, const cJSON *j, ls_toleration *t)
+static bool decode_toleration(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    (void)ctx;
+    ls_toleration *t = out;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     if (!get_str(d, j, "key", &t->key) || !get_str(d, j, "value", &t->value) ||
@@ -863,27 +892,18 @@ static bool decode_toleration(dec *d, const cJSON *j, ls_toleration *t)
 
 static bool decode_tolerations(dec *d, const cJSON *spec, ls_pod *pod)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, spec, "tolerations", &arr))
+    list_out l;
+    if (!decode_list(d, spec, "tolerations", sizeof(ls_toleration), decode_toleration, NULL, &l))
         return false;
-    size_t mark = path_field(d, "tolerations");
-    ls_toleration *t = ls_arena_alloc(d->a, size_of(arr) * sizeof *t);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!decode_toleration(d, j, &t[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    pod->n_tolerations = (uint32_t)i;
-    pod->tolerations = t;
-    path_pop(d, mark);
+    pod->n_tolerations = l.n;
+    pod->tolerations = l.items;
     return true;
 }
 
-static bool decode_taint(dec *d, const cJSON *j, ls_taint *t)
+static bool decode_taint(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    (void)ctx;
+    ls_taint *t = out;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     return require_str(d, j, "key", &t->key) && get_str(d, j, "value", &t->value) &&
@@ -892,22 +912,11 @@ static bool decode_taint(dec *d, const cJSON *j, ls_taint *t)
 
 static bool decode_taints(dec *d, const cJSON *spec, ls_node *node)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, spec, "taints", &arr))
+    list_out l;
+    if (!decode_list(d, spec, "taints", sizeof(ls_taint), decode_taint, NULL, &l))
         return false;
-    size_t mark = path_field(d, "taints");
-    ls_taint *t = ls_arena_alloc(d->a, size_of(arr) * sizeof *t);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!decode_taint(d, j, &t[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    node->n_taints = (uint32_t)i;
-    node->taints = t;
-    path_pop(d, mark);
+    node->n_taints = l.n;
+    node->taints = l.items;
     return true;
 }
 
@@ -925,9 +934,15 @@ static bool get_weight(dec *d, const cJSON *j, int32_t *w)
     return true;
 }
 
+static bool decode_node_term_item(dec *d, const cJSON *j, void *out, void *ctx)
+{
+    return decode_node_term(d, j, ctx, out);
+}
+
 static bool decode_required_node_affinity(dec *d, const cJSON *na, ls_pod *pod)
 {
-    const cJSON *req, *terms, *j;
+    const cJSON *req, *terms;
+    list_out l;
     if (!get_object(d, na, "requiredDuringSchedulingIgnoredDuringExecution", &req))
         return false;
     if (!req)
@@ -938,24 +953,19 @@ static bool decode_required_node_affinity(dec *d, const cJSON *na, ls_pod *pod)
     if (size_of(terms) == 0)
         return fail_member(d, req, "nodeSelectorTerms", "must have at least one node selector term");
     path_field(d, "nodeSelectorTerms");
-    ls_node_selector_term *t = ls_arena_alloc(d->a, size_of(terms) * sizeof *t);
-    int i = 0;
-    cJSON_ArrayForEach(j, terms) {
-        size_t m = path_index(d, i);
-        if (!decode_node_term(d, j, terms, &t[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
+    if (!decode_items(d, terms, sizeof(ls_node_selector_term), decode_node_term_item, (void *)terms, &l))
+        return false;
     pod->has_required_node_affinity = 1;
-    pod->required_node_affinity.n_terms = (uint32_t)i;
-    pod->required_node_affinity.terms = t;
+    pod->required_node_affinity.n_terms = l.n;
+    pod->required_node_affinity.terms = l.items;
     path_pop(d, mark);
     return true;
 }
 
-static bool decode_preferred_node_term(dec *d, const cJSON *j, ls_preferred_term *p)
+static bool decode_preferred_node_term(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    (void)ctx;
+    ls_preferred_term *p = out;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     if (!get_weight(d, j, &p->weight))
@@ -969,23 +979,12 @@ static bool decode_preferred_node_term(dec *d, const cJSON *j, ls_preferred_term
 
 static bool decode_preferred_node_affinity(dec *d, const cJSON *na, ls_pod *pod)
 {
-    const char *name = "preferredDuringSchedulingIgnoredDuringExecution";
-    const cJSON *arr, *j;
-    if (!get_array(d, na, name, &arr))
+    list_out l;
+    if (!decode_list(d, na, "preferredDuringSchedulingIgnoredDuringExecution", sizeof(ls_preferred_term),
+                     decode_preferred_node_term, NULL, &l))
         return false;
-    size_t mark = path_field(d, name);
-    ls_preferred_term *p = ls_arena_alloc(d->a, size_of(arr) * sizeof *p);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!decode_preferred_node_term(d, j, &p[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    pod->n_preferred_node_affinity = (uint32_t)i;
-    pod->preferred_node_affinity = p;
-    path_pop(d, mark);
+    pod->n_preferred_node_affinity = l.n;
+    pod->preferred_node_affinity = l.items;
     return true;
 }
 
@@ -1011,8 +1010,10 @@ static bool merge_label_keys(dec *d, const cJSON *obj, const char *name, uint8_t
     return true;
 }
 
-static bool decode_affinity_term(dec *d, const cJSON *j, const ls_pod *pod, ls_pod_affinity_term *t)
+static bool decode_affinity_term(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    ls_pod_affinity_term *t = out;
+    const ls_pod *pod = ctx;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     if (!decode_selector(d, j, "labelSelector", &t->selector) ||
@@ -1034,8 +1035,9 @@ static bool decode_affinity_term(dec *d, const cJSON *j, const ls_pod *pod, ls_p
            merge_label_keys(d, j, "mismatchLabelKeys", LS_OP_NOT_IN, &pod->labels, &t->selector);
 }
 
-static bool decode_weighted_term(dec *d, const cJSON *j, const ls_pod *pod, ls_weighted_pod_affinity_term *w)
+static bool decode_weighted_term(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    ls_weighted_pod_affinity_term *w = out;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     if (!get_weight(d, j, &w->weight))
@@ -1044,7 +1046,7 @@ static bool decode_weighted_term(dec *d, const cJSON *j, const ls_pod *pod, ls_w
     if (!term)
         return fail_member(d, j, "podAffinityTerm", "required");
     size_t mark = path_field(d, "podAffinityTerm");
-    if (!decode_affinity_term(d, term, pod, &w->term))
+    if (!decode_affinity_term(d, term, &w->term, ctx))
         return false;
     path_pop(d, mark);
     return true;
@@ -1056,45 +1058,18 @@ typedef struct affinity_out {
     const ls_weighted_pod_affinity_term **preferred;
 } affinity_out;
 
-static bool decode_required_terms(dec *d, const cJSON *arr, const ls_pod *pod, const affinity_out *o)
-{
-    ls_pod_affinity_term *t = ls_arena_alloc(d->a, size_of(arr) * sizeof *t);
-    int i = 0;
-    const cJSON *j;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!decode_affinity_term(d, j, pod, &t[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    *o->n_required = (uint32_t)i;
-    *o->required = t;
-    return true;
-}
 
-static bool decode_preferred_terms(dec *d, const cJSON *arr, const ls_pod *pod, const affinity_out *o)
-{
-    ls_weighted_pod_affinity_term *w = ls_arena_alloc(d->a, size_of(arr) * sizeof *w);
-    int i = 0;
-    const cJSON *j;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!decode_weighted_term(d, j, pod, &w[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    *o->n_preferred = (uint32_t)i;
-    *o->preferred = w;
-    return true;
-}
 
+
+
+/* podAffinity or podAntiAffinity. */
+/* podAffinity or podAntiAffinity. */
 /* podAffinity or podAntiAffinity. */
 static bool decode_pod_affinity(dec *d, const cJSON *aff, const char *name, const ls_pod *pod,
                                 const affinity_out *o)
 {
     const cJSON *pa, *req, *pref;
+    list_out r, p;
     if (!get_object(d, aff, name, &pa))
         return false;
     if (!pa)
@@ -1104,12 +1079,16 @@ static bool decode_pod_affinity(dec *d, const cJSON *aff, const char *name, cons
         !get_array(d, pa, "preferredDuringSchedulingIgnoredDuringExecution", &pref))
         return false;
     size_t m = path_field(d, "requiredDuringSchedulingIgnoredDuringExecution");
-    if (!decode_required_terms(d, req, pod, o))
+    if (!decode_items(d, req, sizeof(ls_pod_affinity_term), decode_affinity_term, (void *)pod, &r))
         return false;
     path_pop(d, m);
     path_field(d, "preferredDuringSchedulingIgnoredDuringExecution");
-    if (!decode_preferred_terms(d, pref, pod, o))
+    if (!decode_items(d, pref, sizeof(ls_weighted_pod_affinity_term), decode_weighted_term, (void *)pod, &p))
         return false;
+    *o->n_required = r.n;
+    *o->required = r.items;
+    *o->n_preferred = p.n;
+    *o->preferred = p.items;
     path_pop(d, mark);
     return true;
 }
@@ -1148,8 +1127,10 @@ static bool decode_affinity(dec *d, const cJSON *spec, ls_pod *pod)
 static const char *const unsatisfiable_names[] = {"DoNotSchedule", "ScheduleAnyway"};
 static const char *const policy_names[] = {"Honor", "Ignore"};
 
-static bool decode_spread(dec *d, const cJSON *j, const ls_pod *pod, ls_spread_constraint *c)
+static bool decode_spread(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    ls_spread_constraint *c = out;
+    const ls_pod *pod = ctx;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     bool has_skew, has_min;
@@ -1175,75 +1156,77 @@ static bool decode_spread(dec *d, const cJSON *j, const ls_pod *pod, ls_spread_c
 
 static bool decode_spreads(dec *d, const cJSON *spec, ls_pod *pod)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, spec, "topologySpreadConstraints", &arr))
+    list_out l;
+    if (!decode_list(d, spec, "topologySpreadConstraints", sizeof(ls_spread_constraint), decode_spread, pod, &l))
         return false;
-    size_t mark = path_field(d, "topologySpreadConstraints");
-    ls_spread_constraint *c = ls_arena_alloc(d->a, size_of(arr) * sizeof *c);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!decode_spread(d, j, pod, &c[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    pod->n_spread_constraints = (uint32_t)i;
-    pod->spread_constraints = c;
-    path_pop(d, mark);
+    pod->n_spread_constraints = l.n;
+    pod->spread_constraints = l.items;
     return true;
+}
+
+static bool decode_gate(dec *d, const cJSON *j, void *out, void *ctx)
+{
+    (void)ctx;
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    return require_str(d, j, "name", out);
 }
 
 static bool decode_gates(dec *d, const cJSON *spec, ls_pod *pod)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, spec, "schedulingGates", &arr))
+    list_out l;
+    if (!decode_list(d, spec, "schedulingGates", sizeof(ls_str), decode_gate, NULL, &l))
         return false;
-    size_t mark = path_field(d, "schedulingGates");
-    ls_str *g = ls_arena_alloc(d->a, size_of(arr) * sizeof *g);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!cJSON_IsObject(j))
-            return fail(d, j, "expected an object");
-        if (!require_str(d, j, "name", &g[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    pod->n_scheduling_gates = (uint32_t)i;
-    pod->scheduling_gates = g;
-    path_pop(d, mark);
+    pod->n_scheduling_gates = l.n;
+    pod->scheduling_gates = l.items;
+    return true;
+}
+
+/* spec.resourceClaims: a claim by name, or by template (resolved in status). */
+static bool decode_resource_claim(dec *d, const cJSON *j, void *out, void *ctx)
+{
+    (void)ctx;
+    ls_pod_claim *c = out;
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    ls_str template_name = 0;
+    if (!require_str(d, j, "name", &c->name) || !get_str(d, j, "resourceClaimName", &c->claim_name) ||
+        !get_str(d, j, "resourceClaimTemplateName", &template_name))
+        return false;
+    if (c->claim_name && template_name)
+        return fail(d, j, "resourceClaimName and resourceClaimTemplateName are mutually exclusive");
+    c->state = c->claim_name ? LS_CLAIM_NAMED : template_name ? LS_CLAIM_TEMPLATE_PENDING : LS_CLAIM_UNSUPPORTED;
     return true;
 }
 
 /* spec.resourceClaims: a claim by name, or by template (resolved in status). */
 static bool decode_resource_claims(dec *d, const cJSON *spec, ls_pod *pod)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, spec, "resourceClaims", &arr))
+    list_out l;
+    if (!decode_list(d, spec, "resourceClaims", sizeof(ls_pod_claim), decode_resource_claim, NULL, &l))
         return false;
-    size_t mark = path_field(d, "resourceClaims");
-    ls_pod_claim *c = ls_arena_alloc(d->a, size_of(arr) * sizeof *c);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!cJSON_IsObject(j))
-            return fail(d, j, "expected an object");
-        ls_str template_name = 0;
-        c[i] = (ls_pod_claim){0};
-        if (!require_str(d, j, "name", &c[i].name) || !get_str(d, j, "resourceClaimName", &c[i].claim_name) ||
-            !get_str(d, j, "resourceClaimTemplateName", &template_name))
-            return false;
-        if (c[i].claim_name && template_name)
-            return fail(d, j, "resourceClaimName and resourceClaimTemplateName are mutually exclusive");
-        c[i].state = c[i].claim_name ? LS_CLAIM_NAMED : template_name ? LS_CLAIM_TEMPLATE_PENDING : LS_CLAIM_UNSUPPORTED;
-        path_pop(d, m);
-        i++;
-    }
-    pod->n_resource_claims = (uint32_t)i;
-    pod->resource_claims = c;
-    path_pop(d, mark);
+    pod->n_resource_claims = l.n;
+    pod->resource_claims = l.items;
+    return true;
+}
+
+/* status.resourceClaimStatuses: the generated claim of each template entry
+ * (a null resourceClaimName: none was needed). */
+static bool decode_claim_status(dec *d, const cJSON *j, void *out, void *ctx)
+{
+    (void)out;
+    const ls_pod *pod = ctx;
+    ls_pod_claim *claims = (ls_pod_claim *)pod->resource_claims;
+    ls_str name = 0, claim_name = 0;
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    if (!require_str(d, j, "name", &name) || !get_str(d, j, "resourceClaimName", &claim_name))
+        return false;
+    for (uint32_t k = 0; k < pod->n_resource_claims; k++)
+        if (claims[k].name == name && claims[k].state == LS_CLAIM_TEMPLATE_PENDING) {
+            claims[k].claim_name = claim_name;
+            claims[k].state = claim_name ? LS_CLAIM_TEMPLATE_CREATED : LS_CLAIM_TEMPLATE_NONE;
+        }
     return true;
 }
 
@@ -1251,33 +1234,14 @@ static bool decode_resource_claims(dec *d, const cJSON *spec, ls_pod *pod)
  * (a null resourceClaimName: none was needed). */
 static bool decode_claim_statuses(dec *d, const cJSON *status, ls_pod *pod)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, status, "resourceClaimStatuses", &arr))
-        return false;
-    size_t mark = path_field(d, "resourceClaimStatuses");
-    ls_pod_claim *claims = (ls_pod_claim *)pod->resource_claims;
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        ls_str name = 0, claim_name = 0;
-        if (!cJSON_IsObject(j))
-            return fail(d, j, "expected an object");
-        if (!require_str(d, j, "name", &name) || !get_str(d, j, "resourceClaimName", &claim_name))
-            return false;
-        for (uint32_t k = 0; k < pod->n_resource_claims; k++)
-            if (claims[k].name == name && claims[k].state == LS_CLAIM_TEMPLATE_PENDING) {
-                claims[k].claim_name = claim_name;
-                claims[k].state = claim_name ? LS_CLAIM_TEMPLATE_CREATED : LS_CLAIM_TEMPLATE_NONE;
-            }
-        path_pop(d, m);
-        i++;
-    }
-    path_pop(d, mark);
-    return true;
+    list_out l;
+    return decode_list(d, status, "resourceClaimStatuses", 0, decode_claim_status, pod, &l);
 }
 
-static bool decode_owner(dec *d, const cJSON *j, ls_owner_ref *o)
+static bool decode_owner(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    (void)ctx;
+    ls_owner_ref *o = out;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     return get_str(d, j, "kind", &o->kind) && get_str(d, j, "name", &o->name) &&
@@ -1286,22 +1250,11 @@ static bool decode_owner(dec *d, const cJSON *j, ls_owner_ref *o)
 
 static bool decode_owners(dec *d, const cJSON *meta, ls_pod *pod)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, meta, "ownerReferences", &arr))
+    list_out l;
+    if (!decode_list(d, meta, "ownerReferences", sizeof(ls_owner_ref), decode_owner, NULL, &l))
         return false;
-    size_t mark = path_field(d, "ownerReferences");
-    ls_owner_ref *o = ls_arena_alloc(d->a, size_of(arr) * sizeof *o);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!decode_owner(d, j, &o[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    pod->n_owner_refs = (uint32_t)i;
-    pod->owner_refs = o;
-    path_pop(d, mark);
+    pod->n_owner_refs = l.n;
+    pod->owner_refs = l.items;
     return true;
 }
 
@@ -1345,8 +1298,9 @@ static bool decode_volume_source(dec *d, const cJSON *src, const volume_source_n
     return true;
 }
 
-static bool decode_volume(dec *d, const cJSON *j, const ls_pod *pod, ls_volume *v)
+static bool decode_volume(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    ls_volume *v = out;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     if (!require_str(d, j, "name", &v->name))
@@ -1354,34 +1308,24 @@ static bool decode_volume(dec *d, const cJSON *j, const ls_pod *pod, ls_volume *
     for (size_t k = 0; k < sizeof volume_sources / sizeof volume_sources[0]; k++) {
         const cJSON *src = member(j, volume_sources[k].field);
         if (src)
-            return decode_volume_source(d, src, &volume_sources[k], pod, v);
+            return decode_volume_source(d, src, &volume_sources[k], ctx, v);
     }
     return true;
 }
 
 static bool decode_volumes(dec *d, const cJSON *obj, ls_pod *pod)
 {
-    const cJSON *spec, *arr, *j;
+    const cJSON *spec;
+    list_out l;
     if (!get_object(d, obj, "spec", &spec))
         return false;
     if (!spec)
         return true;
     size_t mark = path_field(d, "spec");
-    if (!get_array(d, spec, "volumes", &arr))
+    if (!decode_list(d, spec, "volumes", sizeof(ls_volume), decode_volume, pod, &l))
         return false;
-    path_field(d, "volumes");
-    ls_volume *v = ls_arena_alloc(d->a, (size_of(arr) ? size_of(arr) : 1) * sizeof *v);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        memset(&v[i], 0, sizeof v[i]);
-        if (!decode_volume(d, j, pod, &v[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    pod->n_volumes = (uint32_t)i;
-    pod->volumes = v;
+    pod->n_volumes = l.n;
+    pod->volumes = l.items;
     path_pop(d, mark);
     return true;
 }
@@ -1526,8 +1470,10 @@ void ls_pod_obj_free(ls_pod_obj *p)
 
 /* ---- nodes -------------------------------------------------------------------- */
 
-static bool decode_image(dec *d, const cJSON *j, ls_node_image *img)
+static bool decode_image(dec *d, const cJSON *j, void *out, void *ctx)
 {
+    (void)ctx;
+    ls_node_image *img = out;
     if (!cJSON_IsObject(j))
         return fail(d, j, "expected an object");
     /* Node image names stay as the kubelet reported them: upstream normalizes
@@ -1539,45 +1485,30 @@ static bool decode_image(dec *d, const cJSON *j, ls_node_image *img)
 
 static bool decode_images(dec *d, const cJSON *status, ls_node *node)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, status, "images", &arr))
+    list_out l;
+    if (!decode_list(d, status, "images", sizeof(ls_node_image), decode_image, NULL, &l))
         return false;
-    size_t mark = path_field(d, "images");
-    ls_node_image *img = ls_arena_alloc(d->a, size_of(arr) * sizeof *img);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!decode_image(d, j, &img[i]))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    node->n_images = (uint32_t)i;
-    node->images = img;
-    path_pop(d, mark);
+    node->n_images = l.n;
+    node->images = l.items;
     return true;
+}
+
+static bool decode_condition(dec *d, const cJSON *j, void *out, void *ctx)
+{
+    (void)ctx;
+    ls_node_condition *c = out;
+    if (!cJSON_IsObject(j))
+        return fail(d, j, "expected an object");
+    return get_str(d, j, "type", &c->type) && get_str(d, j, "status", &c->status);
 }
 
 static bool decode_conditions(dec *d, const cJSON *status, ls_node *node)
 {
-    const cJSON *arr, *j;
-    if (!get_array(d, status, "conditions", &arr))
+    list_out l;
+    if (!decode_list(d, status, "conditions", sizeof(ls_node_condition), decode_condition, NULL, &l))
         return false;
-    size_t mark = path_field(d, "conditions");
-    ls_node_condition *c = ls_arena_alloc(d->a, size_of(arr) * sizeof *c);
-    int i = 0;
-    cJSON_ArrayForEach(j, arr) {
-        size_t m = path_index(d, i);
-        if (!cJSON_IsObject(j))
-            return fail(d, j, "expected an object");
-        if (!get_str(d, j, "type", &c[i].type) || !get_str(d, j, "status", &c[i].status))
-            return false;
-        path_pop(d, m);
-        i++;
-    }
-    node->n_conditions = (uint32_t)i;
-    node->conditions = c;
-    path_pop(d, mark);
+    node->n_conditions = l.n;
+    node->conditions = l.items;
     return true;
 }
 
