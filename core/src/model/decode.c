@@ -366,6 +366,8 @@ static bool decode_resource_claims(dec *d, const cJSON *spec, ls_pod *pod)
 
 /* status.resourceClaimStatuses: the generated claim of each template entry
  * (a null resourceClaimName: none was needed). */
+/* status.resourceClaimStatuses[]: the generated claim of a template entry
+ * (a null resourceClaimName: none was needed). */
 static bool decode_claim_status(dec *d, const cJSON *j, void *out, void *ctx)
 {
     (void)out;
@@ -382,14 +384,6 @@ static bool decode_claim_status(dec *d, const cJSON *j, void *out, void *ctx)
             claims[k].state = claim_name ? LS_CLAIM_TEMPLATE_CREATED : LS_CLAIM_TEMPLATE_NONE;
         }
     return true;
-}
-
-/* status.resourceClaimStatuses: the generated claim of each template entry
- * (a null resourceClaimName: none was needed). */
-static bool decode_claim_statuses(dec *d, const cJSON *status, ls_pod *pod)
-{
-    list_out l;
-    return dec_list(d, status, "resourceClaimStatuses", 0, decode_claim_status, pod, &l);
 }
 
 static bool decode_owner(dec *d, const cJSON *j, void *out, void *ctx)
@@ -553,7 +547,7 @@ static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod, pod_build *
     if (!dec_get_enum(d, status, "phase", phase_names, 5, false, &pod->phase) ||
         !dec_get_str(d, status, "nominatedNodeName", &pod->nominated_node_name) ||
         !dec_get_time(d, status, "startTime", &pod->start_ns) || !dec_resize_status(d, status, b) ||
-        !decode_claim_statuses(d, status, pod))
+        !dec_list(d, status, "resourceClaimStatuses", 0, decode_claim_status, pod, NULL))
         return false;
     dec_path_pop(d, mark);
     dec_finish_requests(pod, b);

@@ -268,27 +268,16 @@ bool dec_get_time(dec *d, const cJSON *obj, const char *name, int64_t *out)
 
 bool dec_labels(dec *d, const cJSON *obj, const char *name, ls_labels *out)
 {
-    const cJSON *j;
+    const cJSON *j, *bad = NULL;
     if (!dec_get_object(d, obj, name, &j))
         return false;
     if (!j)
         return true;
     size_t mark = dec_path_field(d, name);
-    uint32_t n = 0;
-    ls_label *items = ls_arena_alloc(d->a, dec_size_of(j) * sizeof *items);
-    const cJSON *item;
-    cJSON_ArrayForEach(item, j) {
-        if (!cJSON_IsString(item)) {
-            dec_path_field(d, item->string);
-            return dec_fail(d, item, "expected a string");
-        }
-        items[n].key = ls_intern_cstr(item->string);
-        items[n].value = ls_intern_cstr(item->valuestring);
-        n++;
+    if (!ls_labels_from_json(j, d->a, out, &bad)) {
+        dec_path_field(d, bad->string);
+        return dec_fail(d, bad, "expected a string");
     }
-    ls_labels_sort(items, &n);
-    out->n = n;
-    out->items = items;
     dec_path_pop(d, mark);
     return true;
 }
@@ -374,7 +363,7 @@ bool dec_node_term(dec *d, const cJSON *j, const cJSON *parent, ls_node_selector
 /* ---- lists --------------------------------------------------------------------- */
 
 /* Every element of arr (NULL: none), each at its path [i]; an error leaves the
- * path at the element that failed. */
+ * path at the element that failed. out may be NULL (a list only read). */
 bool dec_items(dec *d, const cJSON *arr, size_t item_size, decode_item_fn fn, void *ctx, list_out *out)
 {
     char *items = item_size ? ls_arena_alloc(d->a, dec_size_of(arr) * item_size) : NULL;
@@ -387,8 +376,10 @@ bool dec_items(dec *d, const cJSON *arr, size_t item_size, decode_item_fn fn, vo
         dec_path_pop(d, m);
         i++;
     }
-    out->items = items;
-    out->n = i;
+    if (out) {
+        out->items = items;
+        out->n = i;
+    }
     return true;
 }
 

@@ -67,13 +67,6 @@ static bool decode_port(dec *d, const cJSON *p, void *out, void *ctx)
     return true;
 }
 
-static bool decode_ports(dec *d, const cJSON *c, bool collect, pod_build *b)
-{
-    build_ctx ctx = {b, collect};
-    list_out l;
-    return dec_list(d, c, "ports", 0, decode_port, &ctx, &l);
-}
-
 /* Kind of container: an init container with restartPolicy Always is a sidecar. */
 static bool container_kind(dec *d, const cJSON *c, bool init, uint8_t *kind)
 {
@@ -94,6 +87,8 @@ static bool container_kind(dec *d, const cJSON *c, bool init, uint8_t *kind)
 
 /* Whether restartPolicyRules has a rule with action RestartAllContainers
  * (what NodeDeclaredFeatures infers RestartAllContainersOnContainerExits from). */
+/* A restartPolicyRules entry with action RestartAllContainers (what
+ * NodeDeclaredFeatures infers RestartAllContainersOnContainerExits from). */
 static bool decode_restart_rule(dec *d, const cJSON *rule, void *out, void *ctx)
 {
     (void)out;
@@ -108,14 +103,6 @@ static bool decode_restart_rule(dec *d, const cJSON *rule, void *out, void *ctx)
     return true;
 }
 
-/* Whether restartPolicyRules has a rule with action RestartAllContainers
- * (what NodeDeclaredFeatures infers RestartAllContainersOnContainerExits from). */
-static bool decode_restart_rules(dec *d, const cJSON *c, pod_build *b)
-{
-    list_out l;
-    return dec_list(d, c, "restartPolicyRules", 0, decode_restart_rule, b, &l);
-}
-
 static bool decode_container(dec *d, const cJSON *c, void *out, void *ctx)
 {
     (void)out;
@@ -126,24 +113,17 @@ static bool decode_container(dec *d, const cJSON *c, void *out, void *ctx)
     const char *name, *image;
     ls_ctr_res r = {0};
     if (!dec_get_text(d, c, "name", &name) || !dec_get_text(d, c, "image", &image) ||
-        !container_kind(d, c, init, &r.kind) || !decode_restart_rules(d, c, b))
+        !container_kind(d, c, init, &r.kind) || !dec_list(d, c, "restartPolicyRules", 0, decode_restart_rule, b, NULL))
         return false;
     if (!decode_container_resources(d, c, &r.spec.v, &r.spec.set))
         return false;
     /* Ports of containers that keep running: regular ones and sidecars. */
-    if (!decode_ports(d, c, r.kind != LS_CTR_INIT, b))
+    if (!dec_list(d, c, "ports", 0, decode_port, &(build_ctx){b, r.kind != LS_CTR_INIT}, NULL))
         return false;
     r.name = name && *name ? ls_intern_cstr(name) : 0;
     *(ls_ctr_res *)ls_vec_push(&b->ctrs) = r;
     b->images[b->n_images++] = ls_image_normalize(image ? image : "");
     return true;
-}
-
-static bool decode_container_list(dec *d, const cJSON *spec, const char *name, bool init, pod_build *b)
-{
-    build_ctx ctx = {b, init};
-    list_out l;
-    return dec_list(d, spec, name, 0, decode_container, &ctx, &l);
 }
 
 /* volumes[].image.reference: ImageLocality scores these images too. */
@@ -244,11 +224,10 @@ bool dec_containers(dec *d, const cJSON *spec, ls_pod *pod, pod_build *b)
         !dec_get_array(d, spec, "volumes", &volumes))
         return false;
     uint32_t n = dec_size_of(init) + dec_size_of(regular) + count_image_volumes(volumes);
-    list_out image_volumes;
     b->images = ls_arena_alloc(d->a, n * sizeof *b->images);
-    if (!decode_container_list(d, spec, "initContainers", true, b) ||
-        !decode_container_list(d, spec, "containers", false, b) ||
-        (volumes && !dec_list(d, spec, "volumes", 0, decode_image_volume, b, &image_volumes)))
+    if (!dec_list(d, spec, "initContainers", 0, decode_container, &(build_ctx){b, true}, NULL) ||
+        !dec_list(d, spec, "containers", 0, decode_container, &(build_ctx){b, false}, NULL) ||
+        (volumes && !dec_list(d, spec, "volumes", 0, decode_image_volume, b, NULL)))
         return false;
     b->host_users = 1;
     if (!dec_resources(d, spec, "overhead", &b->in.overhead.v, &b->in.overhead.set) ||
@@ -303,12 +282,6 @@ static bool decode_container_status(dec *d, const cJSON *j, void *out, void *ctx
     return true;
 }
 
-static bool decode_container_statuses(dec *d, const cJSON *status, const char *name, pod_build *b)
-{
-    list_out l;
-    return dec_list(d, status, name, 0, decode_container_status, b, &l);
-}
-
 /* conditions[]: the first PodResizePending decides whether the resize is Infeasible. */
 typedef struct resize_ctx {
     pod_build *b;
@@ -354,9 +327,9 @@ static bool decode_pod_level_status(dec *d, const cJSON *status, pod_build *b)
 
 bool dec_resize_status(dec *d, const cJSON *status, pod_build *b)
 {
-    return decode_container_statuses(d, status, "containerStatuses", b) &&
-           decode_container_statuses(d, status, "initContainerStatuses", b) &&
-           dec_list(d, status, "conditions", 0, decode_resize_condition, &(resize_ctx){b, false}, &(list_out){0}) &&
+    return dec_list(d, status, "containerStatuses", 0, decode_container_status, b, NULL) &&
+           dec_list(d, status, "initContainerStatuses", 0, decode_container_status, b, NULL) &&
+           dec_list(d, status, "conditions", 0, decode_resize_condition, &(resize_ctx){b, false}, NULL) &&
            decode_pod_level_status(d, status, b);
 }
 

@@ -75,7 +75,7 @@ typedef struct list_out {
     uint32_t n;
 } list_out;
 
-/* Every element of arr (NULL: none), each at its path [i]. */
+/* Every element of arr (NULL: none), each at its path [i]; out may be NULL. */
 bool dec_items(dec *d, const cJSON *arr, size_t item_size, decode_item_fn fn, void *ctx, list_out *out);
 /* obj.name, a list (absent: no elements), decoded by fn under its field path. */
 bool dec_list(dec *d, const cJSON *obj, const char *name, size_t item_size, decode_item_fn fn, void *ctx,
