@@ -48,6 +48,12 @@ local code_names = {
 }
 ls.code_names = code_names
 
+-- ---- helpers plugins share (one copy, in luasched.helpers) ----------------
+
+local helpers = require("luasched.helpers")
+ls.copy_table, ls.round, ls.idiv = helpers.copy_table, helpers.round, helpers.idiv
+ls.qualified_name_error, ls.is_qualified_name = helpers.qualified_name_error, helpers.is_qualified_name
+
 -- ---- strings ------------------------------------------------------------
 
 local str_cache = {}
@@ -544,37 +550,31 @@ local function object_json(o)
   if p == nil then p, n = o.json, o.json_len end
   return ffi.string(p, n)
 end
-local object_tables = { max = 8192, n = 0, items = {} }
---- The whole object as Lua tables (luasched.json's form: arrays carry
---- json.array_mt, null is json.null), decoded once per version (the cache is
---- keyed by the object's seq, unique per decoded version). Treat the result
---- as read-only.
-function ls.object_table(o)
-  local key = tonumber(o.seq)
-  local t = object_tables.items[key]
-  if t == nil then
-    t = ls.cache_get(object_tables, key, function()
-      return json.decode(object_json(o))
-    end)
+-- Objects decoded from their JSON once per version (the cache is keyed by the
+-- object's seq, unique per decoded version), at most `max` kept; `plain` is
+-- luasched.json's mode.
+local function decoded_objects(max, plain)
+  local cache = ls.bounded_cache(max)
+  return function(o)
+    local key = tonumber(o.seq)
+    local t = cache.items[key]
+    if t == nil then
+      t = ls.cache_get(cache, key, function() return json.decode(object_json(o), plain) end)
+    end
+    return t
   end
-  return t
 end
 
-local decoded, n_decoded = {}, 0
---- The whole object as a Lua table (decoded from its JSON once per object
---- version, then shared: do not modify it). For fields the C model does not
---- flatten: the volume plugins read PersistentVolumes, claims, classes,
---- CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
-function ls.object_data(o)
-  local seq = tonumber(o.seq)
-  local t = decoded[seq]
-  if t == nil then
-    if n_decoded >= 65536 then decoded, n_decoded = {}, 0 end   -- bounded: old versions go
-    t = json.decode(object_json(o), true)
-    decoded[seq], n_decoded = t, n_decoded + 1
-  end
-  return t
-end
+--- The whole object as Lua tables (luasched.json's form: arrays carry
+--- json.array_mt, null is json.null), decoded once per version. Treat the
+--- result as read-only.
+ls.object_table = decoded_objects(8192, false)
+
+--- The whole object as plain Lua tables (null is nil, arrays unmarked),
+--- decoded once per version and shared: do not modify it. For fields the C
+--- model does not flatten: the volume plugins read PersistentVolumes, claims,
+--- classes, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
+ls.object_data = decoded_objects(65536, true)
 
 local patch_err = ffi.new("char[512]")
 --- Writes a JSON merge patch (text) to the status subresource of object `o`

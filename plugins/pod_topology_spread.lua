@@ -115,32 +115,8 @@ local function quoted(v)
   return tostring(v)
 end
 
-local function dns_label_ok(s)
-  return #s <= 63 and (s:match("^[a-z0-9]$") ~= nil or s:match("^[a-z0-9][-a-z0-9]*[a-z0-9]$") ~= nil)
-end
-
 -- metav1validation.ValidateLabelName (IsQualifiedName), message shortened.
-local function label_name_error(key)
-  local prefix, name = key:match("^(.*)/(.*)$")
-  if prefix == nil then name = key end
-  if prefix ~= nil then
-    if prefix == "" then return "prefix part must be non-empty" end
-    if #prefix > 253 then return "prefix part must be no more than 253 characters" end
-    for part in (prefix .. "."):gmatch("([^.]*)%.") do
-      if not dns_label_ok(part) then
-        return "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-          .. "characters, '-' or '.', and must start and end with an alphanumeric character"
-      end
-    end
-  end
-  if name == "" then return "name part must be non-empty" end
-  if #name > 63 then return "name part must be no more than 63 characters" end
-  if not (name:match("^[A-Za-z0-9]$") or name:match("^[A-Za-z0-9][-A-Za-z0-9_.]*[A-Za-z0-9]$")) then
-    return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-      .. "and end with an alphanumeric character"
-  end
-  return nil
-end
+local label_name_error = ls.qualified_name_error
 
 local function validate(args, constraints)
   local errs = {}
@@ -516,11 +492,7 @@ local function hist_min(hist)
   return min
 end
 
-local function copy_table(t)
-  local c = {}
-  for k, v in pairs(t) do c[k] = v end
-  return c
-end
+local copy_table = ls.copy_table
 
 -- ---- PreFilter / Filter -----------------------------------------------------
 
@@ -813,13 +785,7 @@ function P:pre_score(state, pod, feasible, nf)
   return nil
 end
 
--- Go's math.Round: half away from zero (x - floor(x) is exact for doubles).
-local function round(x)
-  if x < 0 then return -round(-x) end
-  local f = floor(x)
-  if x - f >= 0.5 then return f + 1 end
-  return f
-end
+local round = ls.round   -- Go's math.Round
 
 function P:score(state, pod, ni)
   local s = state[self.name]

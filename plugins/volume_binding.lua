@@ -622,7 +622,7 @@ function P:score_volumes(volumes)
       total = total + self:shape_score(math.floor(c.requested * MAX_UTILIZATION / c.capacity))
     end
   end
-  return math.floor(total / n + 0.5)
+  return ls.round(total / n)   -- Go's math.Round
 end
 
 -- ---- Reserve, Unreserve, PreBind ----------------------------------------------
