@@ -35,6 +35,9 @@ uint32_t ls_str_len(ls_str id);
 typedef struct ls_error {
     char msg[1024];
 } ls_error;
+
+/* CLOCK_MONOTONIC in seconds (the sampled plugin durations time with it). */
+double ls_monotonic_seconds(void);
 /* ffi:end */
 
 ls_str ls_intern_cstr(const char *s);

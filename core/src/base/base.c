@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void *ls_xmalloc(size_t n)
 {
@@ -238,6 +239,13 @@ void ls_intern_reset(void)
 int ls_abi_version(void)
 {
     return LS_ABI_VERSION;
+}
+
+double ls_monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- arenas */
