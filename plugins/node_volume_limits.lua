@@ -40,8 +40,8 @@ local ls = require("luasched")
 local P = ls.plugin("NodeVolumeLimits")
 
 local ERR_MAX_COUNT = "node(s) exceed max volume count"
-local VOL_PVC, VOL_EPHEMERAL, VOL_GCE_PD, VOL_AWS_EBS = 1, 2, 3, 4
-local VOL_AZURE_DISK, VOL_CINDER, VOL_PORTWORX = 7, 8, 10
+local VOL_PVC, VOL_EPHEMERAL, VOL_GCE_PD, VOL_AWS_EBS = ls.VOL_PVC, ls.VOL_EPHEMERAL, ls.VOL_GCE_PD, ls.VOL_AWS_EBS
+local VOL_AZURE_DISK, VOL_CINDER, VOL_PORTWORX = ls.VOL_AZURE_DISK, ls.VOL_CINDER, ls.VOL_PORTWORX
 local MIGRATED_PLUGINS_ANN = "storage.alpha.kubernetes.io/migrated-plugins"
 local LIMIT_PREFIX = "attachable-volumes-csi-"
 

@@ -84,8 +84,8 @@ local label, selector_matches = ls.label, ls.selector_matches
 local pod_matches_node_affinity, find_untolerated_taint = ls.pod_matches_node_affinity, ls.find_untolerated_taint
 local floor, log = math.floor, math.log
 
-local DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = 0, 1   -- LS_DO_NOT_SCHEDULE, LS_SCHEDULE_ANYWAY
-local HONOR = 0                                 -- LS_POLICY_HONOR
+local DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = ls.DO_NOT_SCHEDULE, ls.SCHEDULE_ANYWAY
+local HONOR = ls.POLICY_HONOR
 local TAINT_MASK = bit.bor(bit.lshift(1, ls.EFFECT_NO_SCHEDULE), bit.lshift(1, ls.EFFECT_NO_EXECUTE))
 local MAX_NODE_SCORE = ls.MAX_NODE_SCORE
 local MAX_INT32 = 2147483647

@@ -82,7 +82,7 @@ local ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 local ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 local ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 local NO_PROVISIONER = "kubernetes.io/no-provisioner"
-local VOL_PVC, VOL_EPHEMERAL, VOL_CSI = 1, 2, 9
+local VOL_PVC, VOL_EPHEMERAL, VOL_CSI = ls.VOL_PVC, ls.VOL_EPHEMERAL, ls.VOL_CSI
 local MAX_UTILIZATION, MAX_CUSTOM_PRIORITY_SCORE = 100, 10
 
 local KIND_PVC, KIND_PV, KIND_SC = ls.intern("PersistentVolumeClaim"), ls.intern("PersistentVolume"),
