@@ -590,6 +590,20 @@ ls.object_table = decoded_objects(8192, false)
 --- classes, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
 ls.object_data = decoded_objects(65536, true)
 
+--- Whether the pod controls the object (upstream's metav1.IsControlledBy, as
+--- ephemeral.VolumeIsForPod uses it): a controller ownerReference with the
+--- pod's uid. `obj` is in ls.object_data's or ls.object_table's form.
+function ls.controlled_by_pod(obj, pod)
+  local meta = obj.metadata
+  local refs = meta and meta.ownerReferences
+  if refs == nil or refs == json.null then return false end
+  local uid = ls.str(pod.uid)
+  for _, ref in ipairs(refs) do
+    if ref.controller == true and ref.uid == uid then return true end
+  end
+  return false
+end
+
 local patch_err = ffi.new("char[512]")
 --- Writes a JSON merge patch (text) to the status subresource of object `o`
 --- through the cluster (embedded or API server), as a PreBind does.

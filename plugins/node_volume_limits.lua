@@ -181,12 +181,7 @@ local function inline_csi(v, csinode)
   return DRIVER_OF[plugin], handle
 end
 
-local function owned_by(pvc, pod)
-  for _, ref in ipairs(pvc.metadata.ownerReferences or {}) do
-    if ref.controller and ref.kind == "Pod" and ref.uid == ls.str(pod.uid) then return true end
-  end
-  return false
-end
+local owned_by = ls.controlled_by_pod   -- ephemeral.VolumeIsForPod
 
 -- filterAttachableVolumes: the pod's volumes into out (unique name -> driver).
 -- For the pod being scheduled a problem is a status; for pods already on the

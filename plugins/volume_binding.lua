@@ -204,12 +204,7 @@ end
 
 -- ---- claims of the pod (PreFilter) ----------------------------------------------
 
-local function owned_by(pvc, pod)
-  for _, ref in ipairs(pvc.metadata.ownerReferences or {}) do
-    if ref.controller and ref.kind == "Pod" and ref.uid == ls.str(pod.uid) then return true end
-  end
-  return false
-end
+local owned_by = ls.controlled_by_pod   -- ephemeral.VolumeIsForPod
 
 local function fully_bound(pvc)
   return (pvc.spec and pvc.spec.volumeName or "") ~= "" and annotations(pvc)[ANN_BIND_COMPLETED] ~= nil
