@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* LS_ABI_VERSION: a hash of the FFI-visible text of the public headers,
  * generated at build time by core/gen_cdefs.lua, so it changes whenever a
@@ -88,5 +89,10 @@ void *ls_xmalloc(size_t n);
 void *ls_xcalloc(size_t n, size_t size);
 void *ls_xrealloc(void *p, size_t n);
 char *ls_xstrdup(const char *s);
+
+/* The rest of an open stream, read through EOF rather than trusting a size (so
+ * pipes and /dev/stdin work), NUL-terminated in a heap buffer; *len gets the
+ * size without the NUL. NULL on a read error, with errno as the read left it. */
+char *ls_read_stream(FILE *f, size_t *len);
 
 #endif

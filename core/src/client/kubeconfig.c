@@ -444,7 +444,7 @@ static char *read_kubeconfig(const char *path, size_t *len, ls_error *err)
         ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
         return NULL;
     }
-    char *text = ls_kutil_read_stream(f, len);
+    char *text = ls_read_stream(f, len);
     if (!text)
         ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
     fclose(f);

@@ -14,25 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-char *ls_kutil_read_stream(FILE *f, size_t *len)
-{
-    ls_kbuf b = {0};
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        ls_kbuf_add(&b, chunk, n);
-    if (ferror(f)) {
-        int e = errno;
-        ls_kbuf_free(&b);
-        errno = e;
-        return NULL;
-    }
-    if (!b.s)
-        ls_kbuf_add(&b, "", 0);
-    *len = b.len;
-    return b.s;
-}
-
 char *ls_kutil_read_file(const char *path, size_t *len, ls_error *err)
 {
     FILE *f = fopen(path, "rb");
@@ -40,7 +21,7 @@ char *ls_kutil_read_file(const char *path, size_t *len, ls_error *err)
         ls_errorf(err, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    char *text = ls_kutil_read_stream(f, len);
+    char *text = ls_read_stream(f, len);
     fclose(f);
     if (!text)
         ls_errorf(err, "%s: read error", path);

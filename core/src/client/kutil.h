@@ -19,9 +19,6 @@
 /* Reads a whole file into a NUL-terminated heap buffer; *len gets the size
  * without the NUL. Errors read "PATH: strerror". */
 char *ls_kutil_read_file(const char *path, size_t *len, ls_error *err);
-/* The rest of an open stream (through EOF, so pipes work), NUL-terminated, as
- * above; NULL on a read error, with errno as the read left it. */
-char *ls_kutil_read_stream(FILE *f, size_t *len);
 /* Standard base64 (padding optional, whitespace ignored); NULL on bad input.
  * The result is NUL-terminated; *len is its size without the NUL. */
 char *ls_kutil_base64_decode(const char *in, size_t in_len, size_t *len);
