@@ -32,21 +32,41 @@ local ls = {
   SUCCESS = C.LS_SUCCESS, ERROR = C.LS_ERROR, UNSCHEDULABLE = C.LS_UNSCHEDULABLE,
   UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, UNRESOLVABLE = C.LS_UNRESOLVABLE, WAIT = C.LS_WAIT,
   SKIP = C.LS_SKIP, PENDING = C.LS_PENDING,
-  MAX_NODE_SCORE = 100, MIN_NODE_SCORE = 0,
+  MAX_NODE_SCORE = C.LS_MAX_NODE_SCORE, MIN_NODE_SCORE = C.LS_MIN_NODE_SCORE,
   -- queueing hint results
-  QUEUE = 1, QUEUE_SKIP = 0,
-  RES_CPU = 0, RES_MEMORY = 1, RES_EPHEMERAL = 2, RES_PODS = 3, RES_FIRST_SCALAR = 4,
-  EFFECT_ALL = 0, EFFECT_NO_SCHEDULE = 1, EFFECT_PREFER_NO_SCHEDULE = 2, EFFECT_NO_EXECUTE = 3,
+  QUEUE = C.LS_HINT_QUEUE, QUEUE_SKIP = C.LS_HINT_SKIP,
   -- selector requirement operators (ls_requirement.op)
   OP_IN = C.LS_OP_IN, OP_NOT_IN = C.LS_OP_NOT_IN, OP_EXISTS = C.LS_OP_EXISTS,
   OP_DOES_NOT_EXIST = C.LS_OP_DOES_NOT_EXIST, OP_GT = C.LS_OP_GT, OP_LT = C.LS_OP_LT,
 }
+
+-- The values of the enum fields plugins read (model.h), from C by name:
+-- ls.RES_CPU is LS_RES_CPU, ls.VOL_PVC is LS_VOL_PVC (ls_volume.source), ...
+for _, name in ipairs({
+  "RES_CPU", "RES_MEMORY", "RES_EPHEMERAL", "RES_PODS", "RES_FIRST_SCALAR",
+  "EFFECT_ALL", "EFFECT_NO_SCHEDULE", "EFFECT_PREFER_NO_SCHEDULE", "EFFECT_NO_EXECUTE",
+  "TOL_EQUAL", "TOL_EXISTS", "DO_NOT_SCHEDULE", "SCHEDULE_ANYWAY", "POLICY_HONOR", "POLICY_IGNORE",
+  "PROTO_TCP", "PROTO_UDP", "PROTO_SCTP",
+  "VOL_OTHER", "VOL_PVC", "VOL_EPHEMERAL", "VOL_GCE_PD", "VOL_AWS_EBS", "VOL_ISCSI", "VOL_RBD",
+  "VOL_AZURE_DISK", "VOL_CINDER", "VOL_CSI", "VOL_PORTWORX",
+  "PHASE_PENDING", "PHASE_RUNNING", "PHASE_SUCCEEDED", "PHASE_FAILED", "PHASE_UNKNOWN",
+  "PREEMPT_LOWER_PRIORITY", "PREEMPT_NEVER",
+  "CLAIM_NAMED", "CLAIM_TEMPLATE_PENDING", "CLAIM_TEMPLATE_CREATED", "CLAIM_TEMPLATE_NONE", "CLAIM_UNSUPPORTED",
+}) do
+  ls[name] = C["LS_" .. name]
+end
 
 local code_names = {
   [0] = "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable",
   "Wait", "Skip", "Pending",
 }
 ls.code_names = code_names
+
+-- ---- helpers plugins share (one copy, in luasched.helpers) ----------------
+
+local helpers = require("luasched.helpers")
+ls.copy_table, ls.round, ls.idiv = helpers.copy_table, helpers.round, helpers.idiv
+ls.qualified_name_error, ls.is_qualified_name = helpers.qualified_name_error, helpers.is_qualified_name
 
 -- ---- strings ------------------------------------------------------------
 
@@ -544,36 +564,44 @@ local function object_json(o)
   if p == nil then p, n = o.json, o.json_len end
   return ffi.string(p, n)
 end
-local object_tables = { max = 8192, n = 0, items = {} }
---- The whole object as Lua tables (luasched.json's form: arrays carry
---- json.array_mt, null is json.null), decoded once per version (the cache is
---- keyed by the object's seq, unique per decoded version). Treat the result
---- as read-only.
-function ls.object_table(o)
-  local key = tonumber(o.seq)
-  local t = object_tables.items[key]
-  if t == nil then
-    t = ls.cache_get(object_tables, key, function()
-      return json.decode(object_json(o))
-    end)
+-- Objects decoded from their JSON once per version (the cache is keyed by the
+-- object's seq, unique per decoded version), at most `max` kept; `plain` is
+-- luasched.json's mode.
+local function decoded_objects(max, plain)
+  local cache = ls.bounded_cache(max)
+  return function(o)
+    local key = tonumber(o.seq)
+    local t = cache.items[key]
+    if t == nil then
+      t = ls.cache_get(cache, key, function() return json.decode(object_json(o), plain) end)
+    end
+    return t
   end
-  return t
 end
 
-local decoded, n_decoded = {}, 0
---- The whole object as a Lua table (decoded from its JSON once per object
---- version, then shared: do not modify it). For fields the C model does not
---- flatten: the volume plugins read PersistentVolumes, claims, classes,
---- CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
-function ls.object_data(o)
-  local seq = tonumber(o.seq)
-  local t = decoded[seq]
-  if t == nil then
-    if n_decoded >= 65536 then decoded, n_decoded = {}, 0 end   -- bounded: old versions go
-    t = json.decode(object_json(o), true)
-    decoded[seq], n_decoded = t, n_decoded + 1
+--- The whole object as Lua tables (luasched.json's form: arrays carry
+--- json.array_mt, null is json.null), decoded once per version. Treat the
+--- result as read-only.
+ls.object_table = decoded_objects(8192, false)
+
+--- The whole object as plain Lua tables (null is nil, arrays unmarked),
+--- decoded once per version and shared: do not modify it. For fields the C
+--- model does not flatten: the volume plugins read PersistentVolumes, claims,
+--- classes, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
+ls.object_data = decoded_objects(65536, true)
+
+--- Whether the pod controls the object (upstream's metav1.IsControlledBy, as
+--- ephemeral.VolumeIsForPod uses it): a controller ownerReference with the
+--- pod's uid. `obj` is in ls.object_data's or ls.object_table's form.
+function ls.controlled_by_pod(obj, pod)
+  local meta = obj.metadata
+  local refs = meta and meta.ownerReferences
+  if refs == nil or refs == json.null then return false end
+  local uid = ls.str(pod.uid)
+  for _, ref in ipairs(refs) do
+    if ref.controller == true and ref.uid == uid then return true end
   end
-  return t
+  return false
 end
 
 local patch_err = ffi.new("char[512]")

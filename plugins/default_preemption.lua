@@ -84,7 +84,7 @@ local P = ls.plugin("DefaultPreemption", {
 })
 
 local UNSCHED, UNRESOLVABLE = ls.UNSCHEDULABLE, ls.UNSCHEDULABLE_AND_UNRESOLVABLE
-local PREEMPT_NEVER = 1          -- LS_PREEMPT_NEVER
+local PREEMPT_NEVER = ls.PREEMPT_NEVER
 local NOT_STARTED = 2 ^ 62       -- no status.startTime: "now", after any real start
 local PRIORITY_OFFSET = 2 ^ 31   -- math.MaxInt32 + 1
 

@@ -98,8 +98,8 @@ local CLAIMS = "resourceclaims.v1.resource.k8s.io"
 local SLICES = "resourceslices.v1.resource.k8s.io"
 local CLASSES = "deviceclasses.v1.resource.k8s.io"
 local RESERVED_FOR_MAX = 256     -- ResourceClaimReservedForMaxSize
-
-local CLAIM_NAMED, TEMPLATE_PENDING, TEMPLATE_CREATED, TEMPLATE_NONE = 0, 1, 2, 3
+local CLAIM_NAMED, TEMPLATE_PENDING = ls.CLAIM_NAMED, ls.CLAIM_TEMPLATE_PENDING
+local TEMPLATE_CREATED, TEMPLATE_NONE = ls.CLAIM_TEMPLATE_CREATED, ls.CLAIM_TEMPLATE_NONE
 
 local fmt = string.format
 

@@ -342,11 +342,7 @@ local function view(M)
   return { n = M.n, m = M.m, keys = keys, nk = nk, kset = M.kref, shared = true }
 end
 
-local function copy_table(t)
-  local c = {}
-  for k, v in pairs(t) do c[k] = v end
-  return c
-end
+local copy_table = ls.copy_table
 
 local function own(c)
   if c.shared then

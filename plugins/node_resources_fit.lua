@@ -76,36 +76,11 @@ local BIT_PODS, BIT_CPU, BIT_MEMORY, BIT_EPHEMERAL = 1, 2, 4, 8
 local POW2 = {}
 for s = 0, 31 do POW2[s] = 2 ^ s end
 
--- Go's int64 division: truncates toward zero.
-local function idiv(a, b)
-  local q = a / b
-  if q >= 0 then return floor(q) end
-  return -floor(-q)
-end
+local idiv = ls.idiv   -- Go's int64 division
 
 -- ---- resource names (v1helper.IsExtendedResourceName) ------------------------
 
-local function is_dns_subdomain(s)
-  if #s == 0 or #s > 253 then return false end
-  for label in (s .. "."):gmatch("([^.]*)%.") do
-    if not (label:match("^[a-z0-9]$") or label:match("^[a-z0-9][-a-z0-9]*[a-z0-9]$")) then
-      return false
-    end
-  end
-  return true
-end
-
-local function is_qualified_name(s)
-  local prefix, name = s:match("^([^/]*)/([^/]*)$")
-  if prefix == nil then
-    if s:find("/", 1, true) then return false end
-    name = s
-  elseif not is_dns_subdomain(prefix) then
-    return false
-  end
-  if #name == 0 or #name > 63 then return false end
-  return name:match("^[A-Za-z0-9]$") ~= nil or name:match("^[A-Za-z0-9][-A-Za-z0-9_.]*[A-Za-z0-9]$") ~= nil
-end
+local is_qualified_name = ls.is_qualified_name
 
 local function is_extended_resource(name)
   -- native: no "/" or a "kubernetes.io/" prefix

@@ -40,8 +40,8 @@ local ls = require("luasched")
 local P = ls.plugin("NodeVolumeLimits")
 
 local ERR_MAX_COUNT = "node(s) exceed max volume count"
-local VOL_PVC, VOL_EPHEMERAL, VOL_GCE_PD, VOL_AWS_EBS = 1, 2, 3, 4
-local VOL_AZURE_DISK, VOL_CINDER, VOL_PORTWORX = 7, 8, 10
+local VOL_PVC, VOL_EPHEMERAL, VOL_GCE_PD, VOL_AWS_EBS = ls.VOL_PVC, ls.VOL_EPHEMERAL, ls.VOL_GCE_PD, ls.VOL_AWS_EBS
+local VOL_AZURE_DISK, VOL_CINDER, VOL_PORTWORX = ls.VOL_AZURE_DISK, ls.VOL_CINDER, ls.VOL_PORTWORX
 local MIGRATED_PLUGINS_ANN = "storage.alpha.kubernetes.io/migrated-plugins"
 local LIMIT_PREFIX = "attachable-volumes-csi-"
 
@@ -181,12 +181,7 @@ local function inline_csi(v, csinode)
   return DRIVER_OF[plugin], handle
 end
 
-local function owned_by(pvc, pod)
-  for _, ref in ipairs(pvc.metadata.ownerReferences or {}) do
-    if ref.controller and ref.kind == "Pod" and ref.uid == ls.str(pod.uid) then return true end
-  end
-  return false
-end
+local owned_by = ls.controlled_by_pod   -- ephemeral.VolumeIsForPod
 
 -- filterAttachableVolumes: the pod's volumes into out (unique name -> driver).
 -- For the pod being scheduled a problem is a status; for pods already on the

@@ -84,8 +84,8 @@ local label, selector_matches = ls.label, ls.selector_matches
 local pod_matches_node_affinity, find_untolerated_taint = ls.pod_matches_node_affinity, ls.find_untolerated_taint
 local floor, log = math.floor, math.log
 
-local DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = 0, 1   -- LS_DO_NOT_SCHEDULE, LS_SCHEDULE_ANYWAY
-local HONOR = 0                                 -- LS_POLICY_HONOR
+local DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = ls.DO_NOT_SCHEDULE, ls.SCHEDULE_ANYWAY
+local HONOR = ls.POLICY_HONOR
 local TAINT_MASK = bit.bor(bit.lshift(1, ls.EFFECT_NO_SCHEDULE), bit.lshift(1, ls.EFFECT_NO_EXECUTE))
 local MAX_NODE_SCORE = ls.MAX_NODE_SCORE
 local MAX_INT32 = 2147483647
@@ -115,32 +115,8 @@ local function quoted(v)
   return tostring(v)
 end
 
-local function dns_label_ok(s)
-  return #s <= 63 and (s:match("^[a-z0-9]$") ~= nil or s:match("^[a-z0-9][-a-z0-9]*[a-z0-9]$") ~= nil)
-end
-
 -- metav1validation.ValidateLabelName (IsQualifiedName), message shortened.
-local function label_name_error(key)
-  local prefix, name = key:match("^(.*)/(.*)$")
-  if prefix == nil then name = key end
-  if prefix ~= nil then
-    if prefix == "" then return "prefix part must be non-empty" end
-    if #prefix > 253 then return "prefix part must be no more than 253 characters" end
-    for part in (prefix .. "."):gmatch("([^.]*)%.") do
-      if not dns_label_ok(part) then
-        return "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-          .. "characters, '-' or '.', and must start and end with an alphanumeric character"
-      end
-    end
-  end
-  if name == "" then return "name part must be non-empty" end
-  if #name > 63 then return "name part must be no more than 63 characters" end
-  if not (name:match("^[A-Za-z0-9]$") or name:match("^[A-Za-z0-9][-A-Za-z0-9_.]*[A-Za-z0-9]$")) then
-    return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-      .. "and end with an alphanumeric character"
-  end
-  return nil
-end
+local label_name_error = ls.qualified_name_error
 
 local function validate(args, constraints)
   local errs = {}
@@ -516,11 +492,7 @@ local function hist_min(hist)
   return min
 end
 
-local function copy_table(t)
-  local c = {}
-  for k, v in pairs(t) do c[k] = v end
-  return c
-end
+local copy_table = ls.copy_table
 
 -- ---- PreFilter / Filter -----------------------------------------------------
 
@@ -813,13 +785,7 @@ function P:pre_score(state, pod, feasible, nf)
   return nil
 end
 
--- Go's math.Round: half away from zero (x - floor(x) is exact for doubles).
-local function round(x)
-  if x < 0 then return -round(-x) end
-  local f = floor(x)
-  if x - f >= 0.5 then return f + 1 end
-  return f
-end
+local round = ls.round   -- Go's math.Round
 
 function P:score(state, pod, ni)
   local s = state[self.name]

@@ -82,7 +82,7 @@ local ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 local ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 local ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 local NO_PROVISIONER = "kubernetes.io/no-provisioner"
-local VOL_PVC, VOL_EPHEMERAL, VOL_CSI = 1, 2, 9
+local VOL_PVC, VOL_EPHEMERAL, VOL_CSI = ls.VOL_PVC, ls.VOL_EPHEMERAL, ls.VOL_CSI
 local MAX_UTILIZATION, MAX_CUSTOM_PRIORITY_SCORE = 100, 10
 
 local KIND_PVC, KIND_PV, KIND_SC = ls.intern("PersistentVolumeClaim"), ls.intern("PersistentVolume"),
@@ -204,12 +204,7 @@ end
 
 -- ---- claims of the pod (PreFilter) ----------------------------------------------
 
-local function owned_by(pvc, pod)
-  for _, ref in ipairs(pvc.metadata.ownerReferences or {}) do
-    if ref.controller and ref.kind == "Pod" and ref.uid == ls.str(pod.uid) then return true end
-  end
-  return false
-end
+local owned_by = ls.controlled_by_pod   -- ephemeral.VolumeIsForPod
 
 local function fully_bound(pvc)
   return (pvc.spec and pvc.spec.volumeName or "") ~= "" and annotations(pvc)[ANN_BIND_COMPLETED] ~= nil
@@ -622,7 +617,7 @@ function P:score_volumes(volumes)
       total = total + self:shape_score(math.floor(c.requested * MAX_UTILIZATION / c.capacity))
     end
   end
-  return math.floor(total / n + 0.5)
+  return ls.round(total / n)   -- Go's math.Round
 end
 
 -- ---- Reserve, Unreserve, PreBind ----------------------------------------------

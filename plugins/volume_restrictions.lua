@@ -34,8 +34,8 @@ local ERR_DISK_CONFLICT = "node(s) had no available disk"
 local ERR_RWOP_CONFLICT =
   "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 
-local VOL_PVC, VOL_GCE_PD, VOL_AWS_EBS = 1, 3, 4
-local VOL_ISCSI, VOL_RBD = 5, 6
+local VOL_PVC, VOL_GCE_PD, VOL_AWS_EBS = ls.VOL_PVC, ls.VOL_GCE_PD, ls.VOL_AWS_EBS
+local VOL_ISCSI, VOL_RBD = ls.VOL_ISCSI, ls.VOL_RBD
 
 local function needs_check(v)
   local s = v.source

@@ -28,7 +28,7 @@ local ls = require("luasched")
 local P = ls.plugin("VolumeZone")
 
 local ERR_CONFLICT = "node(s) had no available volume zone"
-local VOL_PVC = 1
+local VOL_PVC = ls.VOL_PVC
 
 local BETA_ZONE, BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
 local ZONE, REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"

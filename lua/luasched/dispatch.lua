@@ -24,8 +24,8 @@ local sandbox = require("luasched.sandbox")
 local views = require("luasched.views")
 local args_check = require("luasched.args")
 
-local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
-local WAIT, SKIP, PENDING = 4, 5, 6
+local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = C.LS_SUCCESS, C.LS_ERROR, C.LS_UNSCHEDULABLE, C.LS_UNRESOLVABLE
+local WAIT, SKIP, PENDING = C.LS_WAIT, C.LS_SKIP, C.LS_PENDING
 local is_status = ls.is_status
 
 local function ls_status_message(id)

@@ -10,13 +10,14 @@
 -- The generator uses only functions captured here, when the runtime loads
 -- (before any plugin), and loads its code with an empty environment.
 local band = require("bit").band
+local SUCCESS = require("luasched.clib").LS_SUCCESS
 local format, concat, load, assert, type = string.format, table.concat, load, assert, type
 
 local M = {}
 
 local FILTER_HEAD = [[
 local checked, insts, now, observe, band = ...
-local SUCCESS = 0
+local SUCCESS = %d
 %s
 local cyc
 
@@ -99,7 +100,7 @@ function M.filter(instances, checked, chunkname, timing)
     local after = timing and format(TIME_END, timing.ep, k - 1) or ""
     steps[k] = format(FILTER_STEP, k, k - 1, before, k, after, k - 1, k - 1, k - 1)
   end
-  local src = format(FILTER_HEAD, concat(locals, "\n"), concat(steps))
+  local src = format(FILTER_HEAD, SUCCESS, concat(locals, "\n"), concat(steps))
   local chunk = assert(load(src, "=" .. chunkname, "t", {}))
   return chunk(checked, instances, timing and timing.now, timing and timing.observe, band)
 end
@@ -124,7 +125,7 @@ return function(state, pod, nodes, n, scores, base)
   for i = 0, n - 1 do
     local t0 = band(i, 15) == 0 and now()
     local s = inst:score(state, pod, nodes[i][0])
-    if t0 then observe(ep, index, 0, now() - t0) end
+    if t0 then observe(ep, index, %d, now() - t0) end
     if type(s) ~= "number" or s %% 1 ~= 0 or s >= 0x1p63 or s < -0x1p63 then s = to_score(s) end
     scores[base + i] = s
   end
@@ -135,7 +136,7 @@ end
 --- `to_score` converts a non-number result (int64 cdata) or raises. With
 --- `timing` ({now, observe, ep, index}) every call is timed.
 function M.score(instance, to_score, chunkname, timing)
-  local src = format(timing and SCORE_LOOP_TIMED or SCORE_LOOP)   -- %% -> %
+  local src = format(timing and SCORE_LOOP_TIMED or SCORE_LOOP, SUCCESS)   -- %% -> %, the code Success
   -- `type` as a global of its own environment, not an upvalue: the JIT then
   -- compiles the check as the builtin (through an upvalue it was 3x slower)
   local chunk = assert(load(src, "=" .. chunkname, "t", { type = type }))

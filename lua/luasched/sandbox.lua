@@ -80,11 +80,13 @@ function M.lock_strings()
   locked = true
 end
 
+--- A shallow copy of a table (plugins have it as ls.copy_table).
 local function copy(t)
   local c = {}
   for k, v in pairs(t) do c[k] = v end
   return c
 end
+M.copy = copy
 
 -- Captured now, before any plugin ran.
 local base = {

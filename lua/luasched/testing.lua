@@ -31,22 +31,6 @@ local events = require("luasched.events")
 
 local T = {}
 
--- The object decoder and store are not in the plugin cdefs (the runtime hands
--- plugins a ready store); the kit declares the library's exported entry points
--- it needs. ls_object_decode returns an ls_object_obj whose first member is
--- the ls_object, so it is declared as returning that; ctx may be NULL.
-if not pcall(function() return C.ls_object_store_new end) then
-  ffi.cdef [[
-struct cJSON *cJSON_Parse(const char *value);
-void cJSON_Delete(struct cJSON *item);
-const ls_object *ls_object_decode(const struct cJSON *json, const void *ctx, ls_error *err);
-void ls_object_obj_free(const ls_object *o);
-ls_object_store *ls_object_store_new(void);
-void ls_object_store_free(ls_object_store *s);
-void ls_object_store_put(ls_object_store *s, const ls_object *obj);
-]]
-end
-
 -- ---- JSON -------------------------------------------------------------------
 
 --- Marks a table as a JSON array (needed only for empty arrays).
@@ -278,7 +262,7 @@ local function release_all(res)
   if res.store ~= nil then C.ls_object_store_free(res.store) end
   for i = #res.owned_pods, 1, -1 do C.ls_pod_release(res.owned_pods[i]) end
   for i = #res.owned_nodes, 1, -1 do C.ls_node_release(res.owned_nodes[i]) end
-  for i = #res.owned_objects, 1, -1 do C.ls_object_obj_free(res.owned_objects[i]) end
+  for i = #res.owned_objects, 1, -1 do C.ls_object_release(res.owned_objects[i]) end
 end
 
 --- A cluster: spec.nodes (node descriptions or T.node objects), spec.pods
@@ -311,10 +295,7 @@ function Cluster:add_object(desc)
   if type(text) ~= "string" then
     error("cluster:add_object: expected an object table or JSON text, got " .. type(desc), 2)
   end
-  local json = C.cJSON_Parse(text)
-  if json == nil then error("cluster:add_object: not valid JSON: " .. text:sub(1, 80), 2) end
-  local obj = C.ls_object_decode(json, nil, err_buf)
-  C.cJSON_Delete(json)
+  local obj = C.ls_object_parse(text, #text, nil, err_buf)
   if obj == nil then error("cluster:add_object: " .. ffi.string(err_buf.msg), 2) end
   res.owned_objects[#res.owned_objects + 1] = obj
   if res.store == nil then res.store = C.ls_object_store_new() end

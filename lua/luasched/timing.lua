@@ -6,19 +6,8 @@
 -- sampled pay one flag test per extension point.
 local ffi = require("ffi")
 local C = require("luasched.clib")
-local libc = ffi.C
-
--- Declared once per state: a second declaration of clock_gettime would fail.
-if not pcall(ffi.typeof, "struct ls_timing_timespec") then
-  ffi.cdef [[
-  struct ls_timing_timespec { long tv_sec; long tv_nsec; };
-  int clock_gettime(int clock_id, struct ls_timing_timespec *ts);
-  ]]
-end
 
 local M = {}
-local CLOCK_MONOTONIC = 1
-local ts = ffi.new("struct ls_timing_timespec")
 local NB = C.LS_PLUGIN_DURATION_BUCKETS
 
 -- Upper bounds 1e-5 * 1.5^i, as upstream's ExponentialBuckets(0.00001, 1.5, 20).
@@ -46,9 +35,9 @@ local function bucket_of(seconds)
 end
 M.bucket_of = bucket_of
 
+--- The monotonic clock in seconds.
 function M.now()
-  libc.clock_gettime(CLOCK_MONOTONIC, ts)
-  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+  return C.ls_monotonic_seconds()
 end
 
 -- key = (ep * 1024 + plugin index) * 16 + code

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* LS_ABI_VERSION: a hash of the FFI-visible text of the public headers,
  * generated at build time by core/gen_cdefs.lua, so it changes whenever a
@@ -37,6 +38,9 @@ uint32_t ls_str_len(ls_str id);
 typedef struct ls_error {
     char msg[1024];
 } ls_error;
+
+/* CLOCK_MONOTONIC in seconds (the sampled plugin durations time with it). */
+double ls_monotonic_seconds(void);
 /* ffi:end */
 
 ls_str ls_intern_cstr(const char *s);
@@ -87,5 +91,10 @@ void *ls_xmalloc(size_t n);
 void *ls_xcalloc(size_t n, size_t size);
 void *ls_xrealloc(void *p, size_t n);
 char *ls_xstrdup(const char *s);
+
+/* The rest of an open stream, read through EOF rather than trusting a size (so
+ * pipes and /dev/stdin work), NUL-terminated in a heap buffer; *len gets the
+ * size without the NUL. NULL on a read error, with errno as the read left it. */
+char *ls_read_stream(FILE *f, size_t *len);
 
 #endif

@@ -53,6 +53,8 @@ uint32_t ls_action_from_name(const char *name);
 /* Resource names a plugin may register: the built-in kinds, "*", or a custom
  * resource "plural.version.group" (at least two dots). */
 bool ls_resource_name_valid(const char *name);
+/* A queueing hint's answer (upstream's QueueingHint): Queue or QueueSkip. */
+enum { LS_HINT_QUEUE = 1, LS_HINT_SKIP = 0 };
 /* ffi:end */
 
 /* The fine-grained update actions between two versions of a node (upstream's

@@ -36,6 +36,16 @@ uint32_t ls_objects_count(const ls_object_store *s, ls_str kind);
 uint64_t ls_objects_generation(const ls_object_store *s, ls_str kind);
 const ls_object *ls_objects_at(const ls_object_store *s, ls_str kind, uint32_t i);
 const ls_object *ls_objects_find(const ls_object_store *s, ls_str kind, ls_str ns, ls_str name);
+
+/* For the plugin author's kit (luasched.testing), which builds stores of its
+ * own: one object from JSON or YAML text (NULL with err filled on error),
+ * released with ls_object_release; a store, which does not own the objects (a
+ * later put with the same kind, namespace and name replaces the earlier one). */
+const ls_object *ls_object_parse(const char *text, size_t len, const char *source, ls_error *err);
+void ls_object_release(const ls_object *obj);
+ls_object_store *ls_object_store_new(void);
+void ls_object_store_free(ls_object_store *s);
+void ls_object_store_put(ls_object_store *s, const ls_object *obj);
 /* ffi:end */
 
 typedef struct ls_object_obj { ls_object obj; ls_arena arena; } ls_object_obj;
@@ -47,11 +57,6 @@ bool ls_object_kind_cluster_scoped(const char *kind);
 ls_object_obj *ls_object_decode(const struct cJSON *json, const ls_decode_ctx *ctx, ls_error *err);
 void ls_object_obj_free(ls_object_obj *o);
 
-ls_object_store *ls_object_store_new(void);
-void ls_object_store_free(ls_object_store *s);
-/* The store does not own the objects; a later add with the same kind, namespace
- * and name replaces the earlier one (an update). */
-void ls_object_store_put(ls_object_store *s, const ls_object *obj);
 void ls_object_store_remove(ls_object_store *s, const ls_object *obj);
 
 #endif

@@ -7,9 +7,11 @@
  */
 #include "luasched/base.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void *ls_xmalloc(size_t n)
 {
@@ -238,6 +240,35 @@ void ls_intern_reset(void)
 int ls_abi_version(void)
 {
     return LS_ABI_VERSION;
+}
+
+char *ls_read_stream(FILE *f, size_t *len)
+{
+    size_t cap = 65536, n = 0;
+    char *buf = ls_xmalloc(cap);
+    for (;;) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (ferror(f)) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return NULL;
+        }
+        if (feof(f))
+            break;
+        if (n == cap - 1)
+            buf = ls_xrealloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+double ls_monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- arenas */

@@ -317,14 +317,8 @@ static void ptr_vec_replace(ls_vec *v, const ls_pod *old_pod, const ls_pod *new_
 
 static void sync_views(ls_cnode *n)
 {
-    n->info.num_pods = n->pods.len;
-    n->info.pods = n->pods.data;
-    n->info.num_pods_with_affinity = n->pods_with_affinity.len;
-    n->info.pods_with_affinity = n->pods_with_affinity.data;
-    n->info.num_pods_with_required_anti_affinity = n->pods_with_required_anti_affinity.len;
-    n->info.pods_with_required_anti_affinity = n->pods_with_required_anti_affinity.data;
-    n->info.n_used_ports = n->used_ports.len;
-    n->info.used_ports = n->used_ports.data;
+    ls_node_info_point(&n->info, &n->pods, &n->pods_with_affinity, &n->pods_with_required_anti_affinity,
+                       &n->used_ports);
 }
 
 static void add_ports(ls_cnode *n, const ls_pod *pod)

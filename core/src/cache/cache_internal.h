@@ -1,6 +1,6 @@
 /*
  * cache_internal.h: the cache's own structures, shared by cache.c and
- * snapshot.c only.
+ * snapshot.c (and node_info.c, for ls_node_info_point).
  */
 #ifndef LS_CACHE_INTERNAL_H
 #define LS_CACHE_INTERNAL_H
@@ -48,6 +48,10 @@ struct ls_cache {
 };
 
 uint64_t ls_cache_next_generation(void);
+/* Points a NodeInfo's lists (pods, with affinity, with required anti-affinity,
+ * used host ports) at the vectors that hold them, after those changed. */
+void ls_node_info_point(ls_node_info *info, const ls_vec *pods, const ls_vec *with_affinity,
+                        const ls_vec *with_anti_affinity, const ls_vec *ports);
 /* Fills out (capacity >= num_tree_nodes) with node names in zone round-robin order. */
 uint32_t ls_cache_tree_list(const ls_cache *c, ls_str *out);
 const ls_image_summary *ls_cache_image(const ls_cache *c, ls_str name);

@@ -3,7 +3,7 @@
  * its arrays; adding or removing a pod keeps requested and non-zero sums, the
  * used host ports and the (anti-)affinity pod lists as the cache would.
  */
-#include "luasched/cache.h"
+#include "cache/cache_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +20,22 @@ static void copy_into(ls_vec *v, const void *items, uint32_t n, uint32_t size)
         memcpy(ls_vec_push(v), (const char *)items + (size_t)i * size, size);
 }
 
+void ls_node_info_point(ls_node_info *info, const ls_vec *pods, const ls_vec *with_affinity,
+                        const ls_vec *with_anti_affinity, const ls_vec *ports)
+{
+    info->num_pods = pods->len;
+    info->pods = pods->data;
+    info->num_pods_with_affinity = with_affinity->len;
+    info->pods_with_affinity = with_affinity->data;
+    info->num_pods_with_required_anti_affinity = with_anti_affinity->len;
+    info->pods_with_required_anti_affinity = with_anti_affinity->data;
+    info->n_used_ports = ports->len;
+    info->used_ports = ports->data;
+}
+
 static void sync(clone *c)
 {
-    c->info.num_pods = c->pods.len;
-    c->info.pods = c->pods.data;
-    c->info.num_pods_with_affinity = c->with_affinity.len;
-    c->info.pods_with_affinity = c->with_affinity.data;
-    c->info.num_pods_with_required_anti_affinity = c->with_anti_affinity.len;
-    c->info.pods_with_required_anti_affinity = c->with_anti_affinity.data;
-    c->info.n_used_ports = c->ports.len;
-    c->info.used_ports = c->ports.data;
+    ls_node_info_point(&c->info, &c->pods, &c->with_affinity, &c->with_anti_affinity, &c->ports);
 }
 
 ls_node_info *ls_node_info_clone(const ls_node_info *ni)

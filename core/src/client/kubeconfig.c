@@ -444,23 +444,11 @@ static char *read_kubeconfig(const char *path, size_t *len, ls_error *err)
         ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
         return NULL;
     }
-    ls_kbuf b = {0};
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        ls_kbuf_add(&b, chunk, n);
-    if (ferror(f)) {
-        int e = errno;
-        ls_errorf(err, "%s: cannot read file: %s", path, strerror(e));
-        fclose(f);
-        ls_kbuf_free(&b);
-        return NULL;
-    }
+    char *text = ls_read_stream(f, len);
+    if (!text)
+        ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
     fclose(f);
-    if (!b.s)
-        ls_kbuf_add(&b, "", 0);
-    *len = b.len;
-    return b.s;
+    return text;
 }
 
 bool ls_kubeconfig_load(const char *path, const char *context, const char *master, ls_kubeconfig *cfg,

@@ -21,22 +21,11 @@ char *ls_kutil_read_file(const char *path, size_t *len, ls_error *err)
         ls_errorf(err, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    ls_kbuf b = {0};
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        ls_kbuf_add(&b, chunk, n);
-    bool failed = ferror(f);
+    char *text = ls_read_stream(f, len);
     fclose(f);
-    if (failed) {
+    if (!text)
         ls_errorf(err, "%s: read error", path);
-        ls_kbuf_free(&b);
-        return NULL;
-    }
-    if (!b.s)
-        ls_kbuf_add(&b, "", 0);
-    *len = b.len;
-    return b.s;
+    return text;
 }
 
 static int b64_value(unsigned char c)

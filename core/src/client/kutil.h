@@ -14,6 +14,8 @@
 
 #include "luasched/base.h"
 
+#include <stdio.h>
+
 /* Reads a whole file into a NUL-terminated heap buffer; *len gets the size
  * without the NUL. Errors read "PATH: strerror". */
 char *ls_kutil_read_file(const char *path, size_t *len, ls_error *err);

@@ -344,25 +344,11 @@ static char *doc_read_file(const char *path, size_t *len_out, ls_error *err)
         ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 65536, len = 0;
-    char *buf = ls_xmalloc(cap);
-    for (;;) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (ferror(f)) {
-            int e = errno;
-            ls_errorf(err, "%s: cannot read file: %s", path, strerror(e));
-            free(buf);
-            fclose(f);
-            return NULL;
-        }
-        if (feof(f))
-            break;
-        if (len == cap)
-            buf = ls_xrealloc(buf, cap *= 2);
-    }
+    char *text = ls_read_stream(f, len_out);
+    if (!text)
+        ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
     fclose(f);
-    *len_out = len;
-    return buf;
+    return text;
 }
 
 ls_doc_set *ls_doc_load_file(const char *path, ls_error *err)

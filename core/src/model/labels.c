@@ -67,6 +67,25 @@ void ls_labels_sort(ls_label *items, uint32_t *n)
     *n = out;
 }
 
+bool ls_labels_from_json(const cJSON *map, ls_arena *a, ls_labels *out, const cJSON **bad)
+{
+    uint32_t n = 0;
+    ls_label *items = ls_arena_alloc(a, (size_t)cJSON_GetArraySize(map) * sizeof *items);
+    for (const cJSON *c = map->child; c; c = c->next) {
+        if (!cJSON_IsString(c)) {
+            *bad = c;
+            return false;
+        }
+        items[n].key = ls_intern_cstr(c->string);
+        items[n].value = ls_intern_cstr(c->valuestring);
+        n++;
+    }
+    ls_labels_sort(items, &n);
+    out->n = n;
+    out->items = items;
+    return true;
+}
+
 /* ---- requirement matching ------------------------------------------------ */
 
 static bool values_contain(const ls_requirement *r, ls_str value)

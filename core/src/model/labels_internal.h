@@ -27,6 +27,10 @@ void ls_selector_and(ls_selector *sel, const ls_requirement *extra, uint32_t n, 
  * JSON object with duplicate keys decodes in Go. Updates *n. */
 void ls_labels_sort(ls_label *items, uint32_t *n);
 
+/* A JSON object of string values (metadata.labels, a nodeSelector) into sorted
+ * labels in the arena; false with *bad the first member that is not a string. */
+bool ls_labels_from_json(const struct cJSON *map, ls_arena *a, ls_labels *out, const struct cJSON **bad);
+
 /* Go's strconv.ParseInt(s, 10, 64): optional sign and decimal digits only;
  * false on anything else or on overflow. */
 bool ls_parse_int64(const char *s, int64_t *out);

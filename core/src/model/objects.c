@@ -51,24 +51,10 @@ static bool where(const ls_decode_ctx *ctx, const cJSON *item, ls_error *err, co
 
 static bool decode_labels(const cJSON *labels, ls_arena *a, ls_labels *out)
 {
+    const cJSON *bad;
     if (!labels || cJSON_IsNull(labels))
         return true;
-    if (!cJSON_IsObject(labels))
-        return false;
-    uint32_t n = (uint32_t)cJSON_GetArraySize(labels);
-    ls_label *items = ls_arena_alloc(a, (n ? n : 1) * sizeof *items);
-    uint32_t i = 0;
-    for (const cJSON *c = labels->child; c; c = c->next) {
-        if (!cJSON_IsString(c))
-            return false;
-        items[i].key = ls_intern_cstr(c->string);
-        items[i].value = ls_intern_cstr(c->valuestring);
-        i++;
-    }
-    ls_labels_sort(items, &i);
-    out->n = i;
-    out->items = items;
-    return true;
+    return cJSON_IsObject(labels) && ls_labels_from_json(labels, a, out, &bad);
 }
 
 /* Services and ReplicationControllers select with a plain label map. */

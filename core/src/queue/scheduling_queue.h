@@ -47,7 +47,6 @@ typedef struct ls_qpod {
 } ls_qpod;
 
 typedef enum ls_requeue { LS_REQUEUE_SKIP, LS_REQUEUE_AFTER_BACKOFF, LS_REQUEUE_IMMEDIATELY } ls_requeue;
-enum { LS_HINT_QUEUE = 1, LS_HINT_SKIP = 0 };
 
 /* A plugin's interest in an event (EventsToRegister); hint 0 = always Queue. */
 typedef struct ls_event_registration {

@@ -126,19 +126,11 @@ char *ls_tls_read_pem(const char *path, ls_error *err)
         ls_errorf(err, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    size_t len = 0, cap = 4096;
-    char *s = ls_xmalloc(cap);
-    size_t n;
-    while ((n = fread(s + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len - 1 == 0)
-            s = ls_xrealloc(s, cap *= 2);
-    }
-    bool bad = ferror(f);
+    size_t len;
+    char *s = ls_read_stream(f, &len);
     fclose(f);
-    s[len] = '\0';
-    if (bad || !strstr(s, "-----BEGIN ")) {
-        ls_errorf(err, "%s: %s", path, bad ? "read error" : "expected PEM text (-----BEGIN ...)");
+    if (!s || !strstr(s, "-----BEGIN ")) {
+        ls_errorf(err, "%s: %s", path, !s ? "read error" : "expected PEM text (-----BEGIN ...)");
         free(s);
         return NULL;
     }
