@@ -53,6 +53,13 @@ function M.init(cycle_ptr, plugin_dirs)
   -- A JIT trace log for performance work: LUASCHED_JIT_LOG=/tmp/jit.txt
   local jit_log = os.getenv("LUASCHED_JIT_LOG")
   if jit_log and jit_log ~= "" then require("jit.v").start(jit_log) end
+  -- The traces' bytecode, IR and machine code: LUASCHED_JIT_DUMP=/tmp/dump.txt
+  -- (LUASCHED_JIT_DUMP_MODE sets jit.dump's mode, default "tbirs": no machine code)
+  local jit_dump = os.getenv("LUASCHED_JIT_DUMP")
+  if jit_dump and jit_dump ~= "" then
+    local mode = os.getenv("LUASCHED_JIT_DUMP_MODE")
+    require("jit.dump").start((mode and mode ~= "") and mode or "tbirs", jit_dump)
+  end
   -- A sampling profile (VM states and lines): LUASCHED_JIT_PROFILE=/tmp/prof.txt;
   -- LUASCHED_JIT_PROFILE_MODE sets jit.p's mode (default "vl2"; e.g. "F3" for
   -- functions with two callers)
