@@ -504,14 +504,24 @@ end
 --- The objects of a kind ("Namespace", "Service", "ReplicaSet", "StatefulSet",
 --- "ReplicationController", "PodDisruptionBudget", or a custom resource):
 --- an iterator of `const ls_object *`.
+---
+--- The iterator is one function over a small state table, not a closure made
+--- per call: LuaJIT 2.1 cannot compile making a closure (FNEW), so every trace
+--- through ls.objects was aborted and its caller ran interpreted. The state
+--- is the plugin's to see: the C lookup checks the index, and a state it
+--- changed only ends the loop (NULL) or raises (a value that is no store).
+local function next_object(st)
+  local i = st.i + 1
+  st.i = i
+  local o = C.ls_objects_at(st.store, st.kind, i)
+  if o ~= nil then return o[0] end
+end
+
 function ls.objects(kind)
   local kid = type(kind) == "string" and ls.intern(kind) or kind
   local store = cycle_ref and cycle_ref.objects
-  local i, n = -1, store ~= nil and C.ls_objects_count(store, kid) or 0
-  return function()
-    i = i + 1
-    if i < n then return C.ls_objects_at(store, kid, i)[0] end
-  end
+  if store ~= nil and C.ls_objects_count(store, kid) == 0 then store = nil end
+  return next_object, { store = store, kind = kid, i = -1 }
 end
 
 --- A number that changes whenever an object of the kind is added, updated

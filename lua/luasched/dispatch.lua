@@ -1,19 +1,21 @@
--- luasched.dispatch: the Lua side of the framework. C calls one function here
--- per extension point per pod; the loops over nodes run here, call each
--- plugin's hook, and write statuses and scores into the ls_cycle arrays.
+-- luasched.dispatch: the extension-point runners, the Lua side of the
+-- framework. C calls one function here per extension point per pod; the
+-- loops over nodes run here, call each plugin's hook, and write statuses and
+-- scores into the ls_cycle arrays. It is also the one module C loads: the
+-- profile assembly (profiles.lua) and the framework handle (handle.lua) are
+-- reached through it.
 --
 -- Every entry point returns an upstream status code. A plugin error (raise,
 -- wrong return type, budget overrun) becomes an Error status whose message
 -- names the plugin and, through Lua's error position, its file:line.
--- Over 800 lines: the entry points share the running cycle's state (the
--- profile, the CycleState, the plugin running); the sandbox (sandbox.lua),
--- the views (views.lua), args (args.lua) and the loops (loops.lua) are apart.
+-- The sandbox (sandbox.lua), the views (views.lua), args (args.lua), the
+-- loops (loops.lua), profile assembly (profiles.lua) and the handle
+-- (handle.lua) are apart.
 local bit = require("bit")
 local ffi = require("ffi")
 local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
-local loops = require("luasched.loops")
 local timing = require("luasched.timing")
 -- true while an extension point of a sampled cycle runs (plugin durations, metrics)
 local sampling = false
@@ -22,95 +24,42 @@ local EP_OF_HOOK = points.ep_of_hook
 local events = require("luasched.events")
 local sandbox = require("luasched.sandbox")
 local views = require("luasched.views")
-local args_check = require("luasched.args")
+local assembly = require("luasched.profiles")
+local handle = require("luasched.handle")
 
-local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = C.LS_SUCCESS, C.LS_ERROR, C.LS_UNSCHEDULABLE, C.LS_UNRESOLVABLE
-local WAIT, SKIP, PENDING = C.LS_WAIT, C.LS_SKIP, C.LS_PENDING
+local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
+local WAIT, SKIP, PENDING = 4, 5, 6
 local is_status = ls.is_status
-
-local function ls_status_message(id)
-  return ls.status_message(id)
-end
+local table_clear = require("table.clear")
 
 local M = {}
 
--- What plugin code runs outside a cycle (loading, init, hints...): C keeps
--- the text so a call its watchdog cuts off can still be attributed.
-pcall(ffi.cdef, "void ls_lua_note(const char *what);")
-local last_note
-local function note(fmt, ...)
-  local text = string.format(fmt, ...)
-  if text ~= last_note then   -- the queue calls sort_key for every pod: one C call per change
-    last_note = text
-    C.ls_lua_note(text)
-  end
-end
-M.note = note
+local note, note_text = assembly.note, assembly.note_text
+local describe, locate = assembly.describe_error, assembly.locate_error
+M.note, M.describe_error, M.locate_error = note, describe, locate
 
--- note() for a hook of an instance, the text made once per instance and hook.
-local note_texts = setmetatable({}, { __mode = "k" })
-local function note_text(inst, hook)
-  local t = note_texts[inst]
-  if t == nil then t = {}; note_texts[inst] = t end
-  local text = t[hook]
-  if text == nil then
-    text = string.format("plugin %q (%s)", tostring(inst.name), hook)
-    t[hook] = text
-  end
-  if text ~= last_note then
-    last_note = text
-    C.ls_lua_note(text)
-  end
-end
-
--- The text of an error value a plugin raised: never runs plugin code (a
--- table's __tostring), whatever was raised.
-local function describe(err)
-  local t = type(err)
-  if t == "string" then return err end
-  if t == "number" or t == "boolean" or t == "nil" then return tostring(err) end
-  return "(a " .. t .. " was raised as the error)"
-end
-M.describe_error = describe
-
--- xpcall's handler for plugin calls: an error raised below a plugin's frame
--- (inside a luasched function it called, or by the FFI) is prefixed with the
--- plugin's own file:line, the innermost plugin frame on the stack.
-local function locate(err)
-  local msg = describe(err)
-  for level = 2, 50 do
-    local info = debug.getinfo(level, "Sl")
-    if not info then break end
-    if loader.is_plugin_source(info.source) then
-      if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
-        msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
-      end
-      return msg
-    end
-  end
-  return msg
-end
-M.locate_error = locate
-
-local xpcall, plain_pcall = xpcall, pcall
+local xpcall = xpcall
 local function pcall(f, ...) return xpcall(f, locate, ...) end
 
 local cycle          -- ls_cycle* shared with C for the process lifetime
 local profiles = {}  -- [1-based] { name=, points = { hook = { inst... } }, weights = {} }
 local state          -- the running cycle's CycleState table
 local cycle_profile               -- the profile of the running cycle
-local prefilter_failure           -- the code PreFilter failed with this cycle (every node's verdict)
-local candidate_set               -- node index -> true, built on demand by Handle:node_code
 local skip_score = {}
 local current        -- plugin instance running, for error attribution
 local current_hook   -- the hook it runs (a key of the plugin table)
-
-local HOOKS = points.hooks
 
 function M.init(cycle_ptr, plugin_dirs)
   -- A JIT trace log for performance work: LUASCHED_JIT_LOG=/tmp/jit.txt
   local jit_log = os.getenv("LUASCHED_JIT_LOG")
   if jit_log and jit_log ~= "" then require("jit.v").start(jit_log) end
+  -- The traces' bytecode, IR and machine code: LUASCHED_JIT_DUMP=/tmp/dump.txt
+  -- (LUASCHED_JIT_DUMP_MODE sets jit.dump's mode, default "tbirs": no machine code)
+  local jit_dump = os.getenv("LUASCHED_JIT_DUMP")
+  if jit_dump and jit_dump ~= "" then
+    local mode = os.getenv("LUASCHED_JIT_DUMP_MODE")
+    require("jit.dump").start((mode and mode ~= "") and mode or "tbirs", jit_dump)
+  end
   -- A sampling profile (VM states and lines): LUASCHED_JIT_PROFILE=/tmp/prof.txt;
   -- LUASCHED_JIT_PROFILE_MODE sets jit.p's mode (default "vl2"; e.g. "F3" for
   -- functions with two callers)
@@ -121,501 +70,34 @@ function M.init(cycle_ptr, plugin_dirs)
   end
   cycle = ffi.cast("ls_cycle *", cycle_ptr)
   ls._attach(cycle)
+  handle.attach(cycle, function() return current_hook end)
   loader.set_path(plugin_dirs)
   sandbox.lock_strings()
 end
 
---- The hooks plugin `name` defines, loading it on first use (multiPoint
---- expansion in C asks this). Returns a list of hook names, or nil and an error.
-function M.hooks(name)
-  note("plugin %q (loading its file)", name)
-  local P, err = loader.load(name)
-  if not P then return nil, err end
-  local out = {}
-  for _, h in ipairs(HOOKS) do
-    if type(P[h]) == "function" then out[#out + 1] = h end
-  end
-  return out
-end
-
-local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
-
--- `where` (optional) is the config's file:line of the plugin's args.
-local function instantiate(P, args, profile_name, where)
-  note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
-  local ok, aerr = args_check.check(P, args, where)
-  if not ok then return nil, aerr end
-  local inst = setmetatable({
-    name = P.name,
-    args = ls.merge_args(P.defaults, args),
-    profile = profile_name,
-  }, P)
-  plugin_of[inst] = P
-  if type(P.validate) == "function" then
-    local vok, verr = plain_pcall(P.validate, inst.args)
-    if not vok or (verr ~= nil and verr ~= true) then
-      local at = ""
-      if where then
-        at = where.line and where.line > 0 and string.format("%s:%d: %s: ", where.source, where.line, where.path)
-          or string.format("%s: %s: ", where.source, where.path)
-      end
-      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, describe(verr))
-    end
-  end
-  if type(P.init) == "function" then
-    note("plugin %q (%s: init)", P.name, tostring(P.file))
-    local iok, err = plain_pcall(P.init, inst, inst.args)
-    if not iok then
-      return nil, string.format("initializing plugin %q: %s", P.name, describe(err))
-    end
-  end
-  return inst
-end
+M.hooks = assembly.hooks
 
 local checked_filter_status   -- defined with the Filter code below
 local to_score, score_value
 local node_list, score_list   -- views of PreScore's nodes and NormalizeScore's scores
 
-local function compile_loops(prof, i)
-  local filters = prof.points.filter or {}
-  prof.filter_index = {}
-  for k, inst in ipairs(filters) do prof.filter_index[inst.name] = k end
-  prof.filter_loop, prof.filter_one =
-    loops.filter(filters, checked_filter_status, "filter loop of profile " .. i)
-  -- the same loops, timing every call, for the sampled cycles (metrics)
-  local timed = { now = timing.now, observe = timing.observe, ep = C.LS_EP_FILTER }
-  prof.filter_loop_timed = loops.filter(filters, checked_filter_status, "timed filter loop of profile " .. i, timed)
-  prof.score_loops, prof.score_loops_timed = {}, {}
-  for k, inst in ipairs(prof.points.score or {}) do
-    prof.score_loops[k] = loops.score(inst, to_score, "score loop of " .. inst.name)
-    prof.score_loops_timed[k] = loops.score(inst, to_score, "timed score loop of " .. inst.name,
-      { now = timing.now, observe = timing.observe, ep = C.LS_EP_SCORE, index = k - 1 })
-  end
-  prof.skip = {}
-end
-
--- ---- nominated pods (RunFilterPluginsWithNominatedPods) ------------------------
-
--- CycleState.Clone: a plugin may define clone_state(entry); plain tables are
--- copied deeply (cdata inside are shared: they are read-only views).
-local function deep_copy(v)
-  if type(v) ~= "table" or sandbox.is_frozen(v) then return v end
-  local c = {}
-  for k, x in pairs(v) do c[k] = deep_copy(x) end
-  return setmetatable(c, getmetatable(v))
-end
-
-local function clone_state(prof, st)
-  local c = {}
-  for k, v in pairs(st) do
-    local inst = prof.instances[k]
-    if inst and type(inst.clone_state) == "function" then
-      c[k] = inst:clone_state(v)
-    else
-      c[k] = deep_copy(v)
-    end
-  end
-  return c
-end
-
--- PreFilterExtensions: AddPod / RemovePod of every PreFilter plugin not skipped.
-local function run_extension(prof, hook, st, pod, other, ni)
-  for _, inst in ipairs(prof.points.pre_filter or {}) do
-    local fk = prof.filter_index[inst.name]
-    if type(inst[hook]) == "function" and not (fk and prof.skip[fk]) then
-      local r = inst[hook](inst, st, pod, other, ni)
-      if r ~= nil and is_status(r) and r.code ~= SUCCESS then
-        error(string.format("running %s on PreFilter plugin %q: %s", hook, inst.name, r.message), 0)
-      end
-    end
-  end
-end
-
--- Pods nominated to the node that count for `pod`: not lower priority, not itself.
-local function nominated_for(pod, node_name)
-  local n = C.ls_cycle_nominated_count(cycle, node_name)
-  if n == 0 then return nil end
-  local list
-  for i = 0, n - 1 do
-    local p = C.ls_cycle_nominated_pod(cycle, node_name, i)[0]
-    if p.priority >= pod.priority and p.uid ~= pod.uid then
-      list = list or {}
-      list[#list + 1] = p
-    end
-  end
-  return list
-end
-
--- Filter on one node with the nominated pods added (pass one, on a clone of
--- the NodeInfo and the state) and without them (pass two): both must pass.
-local function filter_with_nominated(prof, st, pod, ni, st_out)
-  local add = nominated_for(pod, ni.node.name)
-  if not add then return prof.filter_one(cycle, st, pod, ni, st_out, prof.skip) end
-  local copy = C.ls_node_info_clone(ni)
-  local ok, fits = pcall(function()
-    local st2 = clone_state(prof, st)
-    local view = copy[0]
-    for _, p in ipairs(add) do
-      C.ls_node_info_add_pod(copy, p)
-      run_extension(prof, "add_pod", st2, pod, p, view)
-    end
-    return prof.filter_one(cycle, st2, pod, view, st_out, prof.skip)
-  end)
-  C.ls_node_info_free(copy)
-  if not ok then error(fits, 0) end
-  if not fits then return false end
-  return prof.filter_one(cycle, st, pod, ni, st_out, prof.skip)
-end
-
-local NOMINATED_CAP = 64
-local nominated_buf = ffi.new("ls_str[?]", NOMINATED_CAP)
-
--- The nodes where nominated pods count for `pod` (node id -> true; nodes
--- with nominated pods that do not count -> false), or nil when there are too
--- many nominated pods to list.
-local function nominated_nodes_for(pod)
-  local n = C.ls_cycle_nominated_nodes(cycle, nominated_buf, NOMINATED_CAP)
-  if n > NOMINATED_CAP then return nil end
-  local set, any = {}, false
-  for i = 0, n - 1 do
-    local id = nominated_buf[i]
-    if set[id] == nil then
-      local counts = nominated_for(pod, id) ~= nil
-      set[id] = counts
-      any = any or counts
-    end
-  end
-  return set, any
-end
-
--- Explain's trace row of the one node filtered (status id + 1, 1 = passed,
--- 0 = not run): the plugins before the one that rejected passed, PreFilter's
--- Skip leaves a plugin out.
-local function trace_one(cyc, prof, ni, st_out, fits)
-  local npl = cyc.num_filter_plugins
-  local row = cyc.filter_trace + ni.index * npl
-  local last = fits and npl or st_out.plugin
-  for k = 0, last - 1 do
-    row[k] = prof.skip[k + 1] and 0 or 1
-  end
-  if not fits and last >= 0 and last < npl then row[last] = st_out.status + 1 end
-end
-
--- The Filter loop when some pods are nominated (after preemption): nodes
--- with nominated pods that count for the pod take filter_with_nominated, the
--- others the plain Filter (what filter_with_nominated does for them).
-local function nominated_filter_loop(prof, cyc, st, pod)
-  local set, any = nominated_nodes_for(pod)
-  local sk = prof.skip
-  if set ~= nil and not any then return prof.filter_loop(cyc, st, pod, sk) end
-  local cand, ncand = cyc.candidates, cyc.num_candidates
-  local start, want = cyc.start, cyc.num_to_find
-  local statuses, filter_one = cyc.node_status, prof.filter_one
-  local traced = cyc.trace ~= 0 and cyc.filter_trace ~= nil
-  local nf, processed = 0, 0
-  local at = start % ncand
-  for _ = 0, ncand - 1 do
-    local ni = cand[at][0]
-    at = at + 1
-    if at == ncand then at = 0 end
-    processed = processed + 1
-    local fits
-    if set == nil or set[ni.node.name] then
-      fits = filter_with_nominated(prof, st, pod, ni, statuses[ni.index])
-    else
-      fits = filter_one(cyc, st, pod, ni, statuses[ni.index], sk)
-    end
-    if traced then trace_one(cyc, prof, ni, statuses[ni.index], fits) end
-    if fits then
-      cyc.feasible[nf] = ni
-      nf = nf + 1
-      if nf >= want then break end
-    end
-  end
-  cyc.num_feasible = nf
-  cyc.num_processed = processed
-end
-
--- ---- the framework handle plugins get (self.handle) ---------------------------
-
-local Handle = {}
-Handle.__index = Handle
-Handle.__newindex = function(_, k) error("self.handle is read-only (assigning " .. tostring(k) .. ")", 2) end
-Handle.__metatable = false
-local prof_of = setmetatable({}, { __mode = "k" })   -- handle -> its profile (not reachable by plugins)
-
-local scratch_status = ffi.new("ls_node_status")
-local error_buf = ffi.new("char[512]")
-
---- Filter with nominated pods on any NodeInfo (a clone during preemption).
---- Returns true, or false and the failing status code and message.
-function Handle:run_filter_with_nominated(st, pod, ni)
-  local fits = filter_with_nominated(prof_of[self], st, pod, ni, scratch_status)
-  if fits then return true end
-  return false, scratch_status.code, ls_status_message(scratch_status.status)
-end
-
-function Handle:run_add_pod(st, pod, pod_to_add, ni)
-  run_extension(prof_of[self], "add_pod", st, pod, pod_to_add, ni)
-end
-
-function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
-  run_extension(prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
-end
-
-function Handle:clone_state(st)
-  return clone_state(prof_of[self], st)
-end
-
---- A changeable copy of a NodeInfo (freed by the garbage collector).
--- The changeable NodeInfo behind each clone a plugin holds (read-only to it).
-local clones = setmetatable({}, { __mode = "k" })
-
-local function need(v, what)
-  if v == nil then error("self.handle: " .. what .. " is nil", 3) end
-  return v
-end
-
-function Handle:clone_node_info(ni)
-  local copy = ffi.gc(C.ls_node_info_clone(need(ni, "clone_node_info: the node info")), C.ls_node_info_free)
-  local view = copy[0]
-  clones[view] = copy
-  return view
-end
-
-local function clone_of(ni, what)
-  local copy = clones[ni]
-  if copy == nil then error("self.handle: " .. what .. ": the node info must come from clone_node_info", 3) end
-  return copy
-end
-
-function Handle:add_pod_to(ni, pod)
-  C.ls_node_info_add_pod(clone_of(ni, "add_pod_to"), need(pod, "add_pod_to: the pod"))
-end
-function Handle:remove_pod_from(ni, pod)
-  return C.ls_node_info_remove_pod(clone_of(ni, "remove_pod_from"), need(pod, "remove_pod_from: the pod"))
-end
-
---- The Filter verdict of a node in the failed cycle: its status code (nodes
---- outside a PreFilter restriction count as UnschedulableAndUnresolvable).
-function Handle:node_code(ni)
-  if prefilter_failure then return prefilter_failure end
-  local idx = ni.index
-  if candidate_set == nil then
-    candidate_set = {}
-    for i = 0, cycle.num_candidates - 1 do candidate_set[cycle.candidates[i].index] = true end
-  end
-  if not candidate_set[idx] then return UNRESOLVABLE end
-  return cycle.node_status[idx].code
-end
-
---- True while `pod`'s victims' deletions are being issued (async preemption).
-function Handle:preempting(pod)
-  return C.ls_cycle_preempting(cycle, pod)
-end
-
---- Evicts `victim` to make room on `node_name` for the cycle's pod: its
---- deletion is issued after the scheduling cycle (async preemption).
-function Handle:preempt(victim, node_name)
-  need(victim, "preempt: the victim")
-  if type(node_name) ~= "string" then error("self.handle: preempt: the node name must be a string", 2) end
-  if current_hook ~= "post_filter" then error("self.handle: preempt is only allowed in PostFilter", 2) end
-  if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
-    return ffi.string(error_buf)
-  end
-  return nil
-end
-
-function Handle:nominated_pods(node_name)
-  local id = type(node_name) == "string" and ls.intern(node_name) or node_name
-  local i, n = -1, C.ls_cycle_nominated_count(cycle, id)
-  return function()
-    i = i + 1
-    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i)[0] end
-  end
-end
-
-function Handle:nominated_node_of(pod)
-  local id = C.ls_cycle_nomination_of(cycle, need(pod, "nominated_node_of: the pod"))
-  return id ~= 0 and ls.str(id) or nil
-end
-
-function Handle:clear_nomination(pod) C.ls_cycle_clear_nomination(cycle, need(pod, "clear_nomination: the pod")) end
-
---- A seeded random integer in [0, n).
-function Handle:random(n)
-  if type(n) ~= "number" or not (n >= 1 and n < 2 ^ 53) then
-    error("self.handle: random: n must be a number from 1 to 2^53, got " .. tostring(n), 2)
-  end
-  return tonumber(C.ls_cycle_random(cycle) % math.floor(n))
-end
-
-local extender_violations = ffi.new("int64_t[1]")
-local extender_victims = ffi.new("uint32_t[1]")
-
---- Whether an HTTP extender takes part in this pod's preemption.
-function Handle:preempt_extenders_wanted()
-  return C.ls_cycle_preempt_extenders(cycle) > 0
-end
-
---- Preemption's extender step (upstream's callExtenders): `candidates` is a
---- list of { node = name id, violations = n, pods = { victim, ... } }; returns
---- the list the HTTP extenders left (same shape), or nil and the error.
-function Handle:preempt_extenders(candidates)
-  C.ls_cycle_extender_candidates_reset(cycle)
-  for _, c in ipairs(candidates) do
-    C.ls_cycle_extender_candidate_add(cycle, c.node, c.violations)
-    for _, p in ipairs(c.pods) do C.ls_cycle_extender_victim_add(cycle, p) end
-  end
-  local n = C.ls_cycle_extenders_process_preemption(cycle, error_buf, 512)
-  if n < 0 then return nil, ffi.string(error_buf) end
-  local out = {}
-  for i = 0, n - 1 do
-    local node = C.ls_cycle_extender_candidate(cycle, i, extender_violations, extender_victims)
-    local pods = {}
-    for k = 0, extender_victims[0] - 1 do pods[k + 1] = C.ls_cycle_extender_victim(cycle, i, k) end
-    out[i + 1] = { node = node, violations = tonumber(extender_violations[0]), pods = pods }
-  end
-  return out
-end
-
--- Extension points whose plugins can reject a pod, so their events matter.
-local REJECTING = points.rejecting
-
-local registrations, hints = {}, {}
-
-local function register_events(prof, profile_index, seen)
-  for _, hook in ipairs(REJECTING) do
-    for _, inst in ipairs(prof.points[hook] or {}) do
-      if not seen[inst.name] then
-        seen[inst.name] = true
-        local regs, err = events.check(plugin_of[inst])
-        if not regs then return nil, err end
-        for _, r in ipairs(regs) do
-          local hint_id = 0
-          if r.hint then
-            hints[#hints + 1] = { fn = r.hint, inst = inst }
-            hint_id = #hints
-          end
-          registrations[#registrations + 1] = {
-            profile = profile_index, plugin = inst.name, resource = r.resource,
-            actions = r.actions, hint = hint_id,
-          }
-        end
-      end
-    end
-  end
-  return true
-end
-
---- Builds every profile's plugin instances. `specs[i]` = { name=, points =
---- { hook = { plugin names in run order } }, args = { Plugin = {...} } }.
+--- Builds every profile's plugin instances (see profiles.lua's build).
 --- Returns true, or nil and a message.
 function M.build(specs)
-  local built = {}
-  registrations, hints = {}, {}
-  for i, spec in ipairs(specs) do
-    local prof = { name = spec.name, points = {}, instances = {}, given_args = spec.args or {} }
-    for hook, names in pairs(spec.points) do
-      local list = {}
-      for _, name in ipairs(names) do
-        local inst = prof.instances[name]
-        if not inst then
-          note("plugin %q (loading its file)", name)
-          local P, err = loader.load(name)
-          if not P then return nil, err end
-          inst, err = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
-          if not inst then return nil, err end
-          prof.instances[name] = inst
-        end
-        local implements = type(inst[hook]) == "function"
-          or (hook == "sort_key" and type(inst.less) == "function")
-        if not implements then
-          return nil, string.format("plugin %q does not extend %s (no %s hook in %s)",
-            name, hook, hook, tostring(inst.file))
-        end
-        list[#list + 1] = inst
-      end
-      prof.points[hook] = list
-    end
-    compile_loops(prof, i)
-    prof.handle = setmetatable({}, Handle)
-    prof_of[prof.handle] = prof
-    sandbox.mark_frozen(prof.handle, "self.handle")
-    for _, inst in pairs(prof.instances) do inst.handle = prof.handle end
-    local ok, err = register_events(prof, i - 1, {})
-    if not ok then return nil, err end
-    built[i] = prof
-  end
+  local built, err = assembly.build(specs, {
+    new_handle = handle.new, filter_status = checked_filter_status, to_score = to_score,
+  })
+  if not built then return nil, err end
   profiles = built
   return true
 end
 
---- Per profile (a list in profile order), plugin name -> its args completed
---- with the plugin's declared defaults (ls.merge_args), for --write-config-to:
---- every plugin of the profile, and every plugin its pluginConfig names (as
---- given when the plugin cannot be loaded). Call after M.build.
+--- Per profile, plugin name -> its completed args (see profiles.lua).
 function M.completed_args()
-  local out = {}
-  for i, prof in ipairs(profiles) do
-    local t, given = {}, prof.given_args
-    for name, inst in pairs(prof.instances) do
-      t[name] = ls.merge_args(plugin_of[inst].defaults, given[name])
-    end
-    for name, args in pairs(given) do
-      if t[name] == nil then
-        local P = loader.load(name)
-        t[name] = P and ls.merge_args(P.defaults, args) or args
-      end
-    end
-    out[i] = t
-  end
-  return out
+  return assembly.completed_args(profiles)
 end
 
--- Extension point hooks in run order (the order C lists them in a spec).
-local POINT_HOOKS = points.point_hooks
-
--- Every problem of one plugin of a profile: loading, init with the
--- profile's args, its events table, a hook missing at a point it is listed at.
-local function check_plugin(spec, label, name, problems)
-  local function add(msg) problems[#problems + 1] = "profile " .. label .. ": " .. msg end
-  note("plugin %q (loading its file)", name)
-  local P, err = loader.load(name)
-  if not P then return add(err) end
-  local inst, ierr = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
-  if not inst then add(ierr) end
-  local regs, eerr = events.check(P)
-  if not regs then add(eerr) end
-  for _, hook in ipairs(POINT_HOOKS) do
-    for _, listed in ipairs(spec.points[hook] or {}) do
-      if listed == name and type(P[hook]) ~= "function" then
-        add(string.format("plugin %q does not extend %s (no %s hook in %s)", name, hook, hook, tostring(P.file)))
-      end
-    end
-  end
-end
-
---- `luasched check`: the specs M.build takes, but every plugin of every
---- profile is checked and the result is the list of problems (strings, each
---- naming its profile), empty when all is well. Nothing is kept.
-function M.check(specs)
-  local problems = {}
-  for i, spec in ipairs(specs) do
-    -- a profile without a name (already a problem of the file) goes by its index
-    local label = spec.name ~= "" and spec.name or string.format("profiles[%d]", i - 1)
-    local seen = {}
-    for _, hook in ipairs(POINT_HOOKS) do
-      for _, name in ipairs(spec.points[hook] or {}) do
-        if not seen[name] then
-          seen[name] = true
-          check_plugin(spec, label, name, problems)
-        end
-      end
-    end
-  end
-  return problems
-end
+M.check = assembly.check
 
 -- ---- errors -------------------------------------------------------------
 
@@ -821,10 +303,9 @@ function M.pre_filter(pi)
   skip_score = {}
   local prof = profiles[pi + 1]
   local sk = prof.skip
-  for k in pairs(sk) do sk[k] = nil end
+  table_clear(sk)   -- compiled, where a loop here kept M.pre_filter interpreted
   cycle_profile = prof
-  prefilter_failure = nil
-  candidate_set = nil
+  handle.start_cycle()
   cycle.prefilter_restricts = 0
   cycle.num_prefilter_nodes = 0
   cycle.prefilter_restricting = 0
@@ -836,7 +317,7 @@ function M.pre_filter(pi)
   if sampling then timing.flush(cycle) end
   if not ok then return fail_located("running PreFilter plugin %q: %s", current.name, describe(st)) end
   if st then
-    prefilter_failure = st.code
+    handle.prefilter_failed(st.code)
     return set_status(st, idx)
   end
   if cycle.prefilter_restricts ~= 0 then
@@ -869,7 +350,7 @@ function M.filter(pi)
   local prof = profiles[pi + 1]
   local ok, err
   if C.ls_cycle_nominated_total(cycle) > 0 then
-    ok, err = pcall(nominated_filter_loop, prof, cycle, state, cycle.pod[0])
+    ok, err = pcall(handle.nominated_filter_loop, prof, cycle, state, cycle.pod[0])
   elseif cycle.sample_plugins ~= 0 then
     ok, err = pcall(prof.filter_loop_timed, cycle, state, cycle.pod[0], prof.skip)
     timing.flush(cycle)
@@ -886,9 +367,9 @@ function M.filter_one(pi, ni_ptr)
   local prof = profiles[pi + 1]
   local ni = ffi.cast("const ls_node_info *", ni_ptr)[0]
   local st_out = cycle.node_status[ni.index]
-  local ok, fits = pcall(filter_with_nominated, prof, state, cycle.pod[0], ni, st_out)
+  local ok, fits = pcall(handle.filter_with_nominated, prof, state, cycle.pod[0], ni, st_out)
   if not ok then return filter_failure(prof, fits) end
-  if cycle.trace ~= 0 and cycle.filter_trace ~= nil then trace_one(cycle, prof, ni, st_out, fits) end
+  if cycle.trace ~= 0 and cycle.filter_trace ~= nil then handle.trace_one(cycle, prof, ni, st_out, fits) end
   return fits and SUCCESS or UNSCHED
 end
 
@@ -1213,7 +694,7 @@ end
 --- Every profile's event registrations: a list of { profile (0-based),
 --- plugin, resource, actions = { names }, hint (0 = none) }.
 function M.registrations()
-  return registrations
+  return assembly.registrations()
 end
 
 local hint_errors = 0
@@ -1222,7 +703,7 @@ local hint_errors = 0
 --- An error, or a result that is neither ls.QUEUE nor ls.QUEUE_SKIP, counts as
 --- Queue and is logged, as upstream treats a hint error.
 function M.hint(id, pod_ptr, ev_ptr)
-  local h = hints[id]
+  local h = assembly.hint(id)
   if not h then return ls.QUEUE end
   local fn = h.fn
   note("queueing hint %d", id)

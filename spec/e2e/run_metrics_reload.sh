@@ -61,6 +61,12 @@ expect_contains "plugin calls timed in sampled cycles" "$(cat "$TMP/metrics")" \
   'scheduler_plugin_execution_duration_seconds_count{plugin="NodeResourcesFit",extension_point="Filter",status="Success"} 2'
 expect_contains "incoming pods counted" "$(cat "$TMP/metrics")" \
   'scheduler_queue_incoming_pods_total{queue="active",event="PodAdd"} 20'
+# The Lua state's memory (issue 11, limits by default): a gauge in bytes, held
+# by the runtime and the loaded plugins, so above zero and under the default
+# limit of 1 GiB (luasched.memoryLimitBytes, unset in this configuration).
+lua_bytes=$(awk '$1 == "luasched_lua_memory_bytes" {print $2}' "$TMP/metrics")
+expect_eq "the Lua state's memory is on /metrics, within the default limit" \
+  "$(awk -v b="${lua_bytes:-0}" 'BEGIN { print (b > 0 && b < 1073741824) ? "yes" : "no: " b }')" "yes"
 expect_eq "/configz is the completed configuration" \
   "$(get /configz | jq -r '.componentconfig.profiles[0].plugins.multiPoint.enabled[] | select(.name == "Prefer") | .weight')" "3"
 expect_eq "logs are JSON lines" "$(jq -r 'select(.msg == "Caches are synced") | .msg' "$TMP/run.err")" "Caches are synced"

@@ -1,0 +1,343 @@
+-- luasched.handle: the framework handle plugins get as self.handle (Filter
+-- with nominated pods, CycleState and NodeInfo clones, preemption, nominated
+-- pods, extenders, a seeded random), and upstream's
+-- RunFilterPluginsWithNominatedPods, which the handle and dispatch.lua's
+-- Filter runner share. The handle is read-only to plugins and never exposes
+-- its profile; dispatch.lua tells it the running cycle (attach, start_cycle,
+-- prefilter_failed).
+local ffi = require("ffi")
+local C = require("luasched.clib")
+local ls = require("luasched")
+local sandbox = require("luasched.sandbox")
+local locate = require("luasched.profiles").locate_error
+
+local SUCCESS, UNRESOLVABLE = 0, 3
+local is_status = ls.is_status
+
+local function ls_status_message(id)
+  return ls.status_message(id)
+end
+
+local xpcall = xpcall
+local function pcall(f, ...) return xpcall(f, locate, ...) end
+
+local M = {}
+
+local cycle                 -- ls_cycle* shared with C for the process lifetime
+local running_hook          -- function: the hook dispatch.lua is running (a key of the plugin table)
+local prefilter_failure     -- the code PreFilter failed with this cycle (every node's verdict)
+local candidate_set         -- node index -> true, built on demand by Handle:node_code
+
+--- The cycle record, and a function returning the hook being run.
+function M.attach(cycle_ptr, hook_reader)
+  cycle, running_hook = cycle_ptr, hook_reader
+end
+
+--- A new scheduling cycle starts (PreFilter).
+function M.start_cycle()
+  prefilter_failure = nil
+  candidate_set = nil
+end
+
+--- PreFilter failed with `code`: every node's Filter verdict.
+function M.prefilter_failed(code)
+  prefilter_failure = code
+end
+
+-- ---- nominated pods (RunFilterPluginsWithNominatedPods) ------------------------
+
+-- CycleState.Clone: a plugin may define clone_state(entry); plain tables are
+-- copied deeply (cdata inside are shared: they are read-only views).
+local function deep_copy(v)
+  if type(v) ~= "table" or sandbox.is_frozen(v) then return v end
+  local c = {}
+  for k, x in pairs(v) do c[k] = deep_copy(x) end
+  return setmetatable(c, getmetatable(v))
+end
+
+local function clone_state(prof, st)
+  local c = {}
+  for k, v in pairs(st) do
+    local inst = prof.instances[k]
+    if inst and type(inst.clone_state) == "function" then
+      c[k] = inst:clone_state(v)
+    else
+      c[k] = deep_copy(v)
+    end
+  end
+  return c
+end
+
+-- PreFilterExtensions: AddPod / RemovePod of every PreFilter plugin not skipped.
+local function run_extension(prof, hook, st, pod, other, ni)
+  for _, inst in ipairs(prof.points.pre_filter or {}) do
+    local fk = prof.filter_index[inst.name]
+    if type(inst[hook]) == "function" and not (fk and prof.skip[fk]) then
+      local r = inst[hook](inst, st, pod, other, ni)
+      if r ~= nil and is_status(r) and r.code ~= SUCCESS then
+        error(string.format("running %s on PreFilter plugin %q: %s", hook, inst.name, r.message), 0)
+      end
+    end
+  end
+end
+
+-- Pods nominated to the node that count for `pod`: not lower priority, not itself.
+local function nominated_for(pod, node_name)
+  local n = C.ls_cycle_nominated_count(cycle, node_name)
+  if n == 0 then return nil end
+  local list
+  for i = 0, n - 1 do
+    local p = C.ls_cycle_nominated_pod(cycle, node_name, i)[0]
+    if p.priority >= pod.priority and p.uid ~= pod.uid then
+      list = list or {}
+      list[#list + 1] = p
+    end
+  end
+  return list
+end
+
+-- Filter on one node with the nominated pods added (pass one, on a clone of
+-- the NodeInfo and the state) and without them (pass two): both must pass.
+local function filter_with_nominated(prof, st, pod, ni, st_out)
+  local add = nominated_for(pod, ni.node.name)
+  if not add then return prof.filter_one(cycle, st, pod, ni, st_out, prof.skip) end
+  local copy = C.ls_node_info_clone(ni)
+  local ok, fits = pcall(function()
+    local st2 = clone_state(prof, st)
+    local view = copy[0]
+    for _, p in ipairs(add) do
+      C.ls_node_info_add_pod(copy, p)
+      run_extension(prof, "add_pod", st2, pod, p, view)
+    end
+    return prof.filter_one(cycle, st2, pod, view, st_out, prof.skip)
+  end)
+  C.ls_node_info_free(copy)
+  if not ok then error(fits, 0) end
+  if not fits then return false end
+  return prof.filter_one(cycle, st, pod, ni, st_out, prof.skip)
+end
+
+local NOMINATED_CAP = 64
+local nominated_buf = ffi.new("ls_str[?]", NOMINATED_CAP)
+
+-- The nodes where nominated pods count for `pod` (node id -> true; nodes
+-- with nominated pods that do not count -> false), or nil when there are too
+-- many nominated pods to list.
+local function nominated_nodes_for(pod)
+  local n = C.ls_cycle_nominated_nodes(cycle, nominated_buf, NOMINATED_CAP)
+  if n > NOMINATED_CAP then return nil end
+  local set, any = {}, false
+  for i = 0, n - 1 do
+    local id = nominated_buf[i]
+    if set[id] == nil then
+      local counts = nominated_for(pod, id) ~= nil
+      set[id] = counts
+      any = any or counts
+    end
+  end
+  return set, any
+end
+
+-- Explain's trace row of the one node filtered (status id + 1, 1 = passed,
+-- 0 = not run): the plugins before the one that rejected passed, PreFilter's
+-- Skip leaves a plugin out.
+local function trace_one(cyc, prof, ni, st_out, fits)
+  local npl = cyc.num_filter_plugins
+  local row = cyc.filter_trace + ni.index * npl
+  local last = fits and npl or st_out.plugin
+  for k = 0, last - 1 do
+    row[k] = prof.skip[k + 1] and 0 or 1
+  end
+  if not fits and last >= 0 and last < npl then row[last] = st_out.status + 1 end
+end
+
+-- The Filter loop when some pods are nominated (after preemption): nodes
+-- with nominated pods that count for the pod take filter_with_nominated, the
+-- others the plain Filter (what filter_with_nominated does for them).
+local function nominated_filter_loop(prof, cyc, st, pod)
+  local set, any = nominated_nodes_for(pod)
+  local sk = prof.skip
+  if set ~= nil and not any then return prof.filter_loop(cyc, st, pod, sk) end
+  local cand, ncand = cyc.candidates, cyc.num_candidates
+  local start, want = cyc.start, cyc.num_to_find
+  local statuses, filter_one = cyc.node_status, prof.filter_one
+  local traced = cyc.trace ~= 0 and cyc.filter_trace ~= nil
+  local nf, processed = 0, 0
+  local at = start % ncand
+  for _ = 0, ncand - 1 do
+    local ni = cand[at][0]
+    at = at + 1
+    if at == ncand then at = 0 end
+    processed = processed + 1
+    local fits
+    if set == nil or set[ni.node.name] then
+      fits = filter_with_nominated(prof, st, pod, ni, statuses[ni.index])
+    else
+      fits = filter_one(cyc, st, pod, ni, statuses[ni.index], sk)
+    end
+    if traced then trace_one(cyc, prof, ni, statuses[ni.index], fits) end
+    if fits then
+      cyc.feasible[nf] = ni
+      nf = nf + 1
+      if nf >= want then break end
+    end
+  end
+  cyc.num_feasible = nf
+  cyc.num_processed = processed
+end
+M.filter_with_nominated = filter_with_nominated
+M.nominated_filter_loop = nominated_filter_loop
+M.trace_one = trace_one
+
+-- ---- the framework handle plugins get (self.handle) ---------------------------
+
+local Handle = {}
+Handle.__index = Handle
+Handle.__newindex = function(_, k) error("self.handle is read-only (assigning " .. tostring(k) .. ")", 2) end
+Handle.__metatable = false
+local prof_of = setmetatable({}, { __mode = "k" })   -- handle -> its profile (not reachable by plugins)
+
+local scratch_status = ffi.new("ls_node_status")
+local error_buf = ffi.new("char[512]")
+
+--- Filter with nominated pods on any NodeInfo (a clone during preemption).
+--- Returns true, or false and the failing status code and message.
+function Handle:run_filter_with_nominated(st, pod, ni)
+  local fits = filter_with_nominated(prof_of[self], st, pod, ni, scratch_status)
+  if fits then return true end
+  return false, scratch_status.code, ls_status_message(scratch_status.status)
+end
+
+function Handle:run_add_pod(st, pod, pod_to_add, ni)
+  run_extension(prof_of[self], "add_pod", st, pod, pod_to_add, ni)
+end
+
+function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
+  run_extension(prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
+end
+
+function Handle:clone_state(st)
+  return clone_state(prof_of[self], st)
+end
+
+--- A changeable copy of a NodeInfo (freed by the garbage collector).
+-- The changeable NodeInfo behind each clone a plugin holds (read-only to it).
+local clones = setmetatable({}, { __mode = "k" })
+
+local function need(v, what)
+  if v == nil then error("self.handle: " .. what .. " is nil", 3) end
+  return v
+end
+
+function Handle:clone_node_info(ni)
+  local copy = ffi.gc(C.ls_node_info_clone(need(ni, "clone_node_info: the node info")), C.ls_node_info_free)
+  local view = copy[0]
+  clones[view] = copy
+  return view
+end
+
+local function clone_of(ni, what)
+  local copy = clones[ni]
+  if copy == nil then error("self.handle: " .. what .. ": the node info must come from clone_node_info", 3) end
+  return copy
+end
+
+function Handle:add_pod_to(ni, pod)
+  C.ls_node_info_add_pod(clone_of(ni, "add_pod_to"), need(pod, "add_pod_to: the pod"))
+end
+function Handle:remove_pod_from(ni, pod)
+  return C.ls_node_info_remove_pod(clone_of(ni, "remove_pod_from"), need(pod, "remove_pod_from: the pod"))
+end
+
+--- The Filter verdict of a node in the failed cycle: its status code (nodes
+--- outside a PreFilter restriction count as UnschedulableAndUnresolvable).
+function Handle:node_code(ni)
+  if prefilter_failure then return prefilter_failure end
+  local idx = ni.index
+  if candidate_set == nil then
+    candidate_set = {}
+    for i = 0, cycle.num_candidates - 1 do candidate_set[cycle.candidates[i].index] = true end
+  end
+  if not candidate_set[idx] then return UNRESOLVABLE end
+  return cycle.node_status[idx].code
+end
+
+--- True while `pod`'s victims' deletions are being issued (async preemption).
+function Handle:preempting(pod)
+  return C.ls_cycle_preempting(cycle, pod)
+end
+
+--- Evicts `victim` to make room on `node_name` for the cycle's pod: its
+--- deletion is issued after the scheduling cycle (async preemption).
+function Handle:preempt(victim, node_name)
+  need(victim, "preempt: the victim")
+  if type(node_name) ~= "string" then error("self.handle: preempt: the node name must be a string", 2) end
+  if running_hook() ~= "post_filter" then error("self.handle: preempt is only allowed in PostFilter", 2) end
+  if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
+    return ffi.string(error_buf)
+  end
+  return nil
+end
+
+function Handle:nominated_pods(node_name)
+  local id = type(node_name) == "string" and ls.intern(node_name) or node_name
+  local i, n = -1, C.ls_cycle_nominated_count(cycle, id)
+  return function()
+    i = i + 1
+    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i)[0] end
+  end
+end
+
+function Handle:nominated_node_of(pod)
+  local id = C.ls_cycle_nomination_of(cycle, need(pod, "nominated_node_of: the pod"))
+  return id ~= 0 and ls.str(id) or nil
+end
+
+function Handle:clear_nomination(pod) C.ls_cycle_clear_nomination(cycle, need(pod, "clear_nomination: the pod")) end
+
+--- A seeded random integer in [0, n).
+function Handle:random(n)
+  if type(n) ~= "number" or not (n >= 1 and n < 2 ^ 53) then
+    error("self.handle: random: n must be a number from 1 to 2^53, got " .. tostring(n), 2)
+  end
+  return tonumber(C.ls_cycle_random(cycle) % math.floor(n))
+end
+
+local extender_violations = ffi.new("int64_t[1]")
+local extender_victims = ffi.new("uint32_t[1]")
+
+--- Whether an HTTP extender takes part in this pod's preemption.
+function Handle:preempt_extenders_wanted()
+  return C.ls_cycle_preempt_extenders(cycle) > 0
+end
+
+--- Preemption's extender step (upstream's callExtenders): `candidates` is a
+--- list of { node = name id, violations = n, pods = { victim, ... } }; returns
+--- the list the HTTP extenders left (same shape), or nil and the error.
+function Handle:preempt_extenders(candidates)
+  C.ls_cycle_extender_candidates_reset(cycle)
+  for _, c in ipairs(candidates) do
+    C.ls_cycle_extender_candidate_add(cycle, c.node, c.violations)
+    for _, p in ipairs(c.pods) do C.ls_cycle_extender_victim_add(cycle, p) end
+  end
+  local n = C.ls_cycle_extenders_process_preemption(cycle, error_buf, 512)
+  if n < 0 then return nil, ffi.string(error_buf) end
+  local out = {}
+  for i = 0, n - 1 do
+    local node = C.ls_cycle_extender_candidate(cycle, i, extender_violations, extender_victims)
+    local pods = {}
+    for k = 0, extender_victims[0] - 1 do pods[k + 1] = C.ls_cycle_extender_victim(cycle, i, k) end
+    out[i + 1] = { node = node, violations = tonumber(extender_violations[0]), pods = pods }
+  end
+  return out
+end
+
+--- The handle of profile `prof`, read-only to plugins.
+function M.new(prof)
+  local handle = setmetatable({}, Handle)
+  prof_of[handle] = prof
+  sandbox.mark_frozen(handle, "self.handle")
+  return handle
+end
+
+return M

@@ -1,0 +1,301 @@
+-- luasched.profiles: profile assembly. Loads the plugins each profile lists,
+-- makes their instances (args checked and completed, validate and init run),
+-- compiles each profile's per-node loops (loops.lua), registers the plugins'
+-- events and queueing hints, and checks whole configurations for
+-- `luasched check`. It also names the plugin code that runs (note, describe,
+-- locate), which every caller of plugin code uses for attribution.
+-- dispatch.lua re-exports the entry points C calls (build, check, hooks,
+-- completed_args); the handle plugins get is made by handle.lua.
+local ffi = require("ffi")
+local C = require("luasched.clib")
+local ls = require("luasched")
+local loader = require("luasched.loader")
+local loops = require("luasched.loops")
+local timing = require("luasched.timing")
+local events = require("luasched.events")
+local args_check = require("luasched.args")
+local points = require("luasched.points")   -- the extension-point table, from C
+
+local M = {}
+
+-- What plugin code runs outside a cycle (loading, init, hints...): C keeps
+-- the text so a call its watchdog cuts off can still be attributed.
+pcall(ffi.cdef, "void ls_lua_note(const char *what);")
+local last_note
+local function note(fmt, ...)
+  local text = string.format(fmt, ...)
+  if text ~= last_note then   -- the queue calls sort_key for every pod: one C call per change
+    last_note = text
+    C.ls_lua_note(text)
+  end
+end
+M.note = note
+
+-- note() for a hook of an instance, the text made once per instance and hook.
+local note_texts = setmetatable({}, { __mode = "k" })
+local function note_text(inst, hook)
+  local t = note_texts[inst]
+  if t == nil then t = {}; note_texts[inst] = t end
+  local text = t[hook]
+  if text == nil then
+    text = string.format("plugin %q (%s)", tostring(inst.name), hook)
+    t[hook] = text
+  end
+  if text ~= last_note then
+    last_note = text
+    C.ls_lua_note(text)
+  end
+end
+
+-- The text of an error value a plugin raised: never runs plugin code (a
+-- table's __tostring), whatever was raised.
+local function describe(err)
+  local t = type(err)
+  if t == "string" then return err end
+  if t == "number" or t == "boolean" or t == "nil" then return tostring(err) end
+  return "(a " .. t .. " was raised as the error)"
+end
+M.describe_error = describe
+
+-- xpcall's handler for plugin calls: an error raised below a plugin's frame
+-- (inside a luasched function it called, or by the FFI) is prefixed with the
+-- plugin's own file:line, the innermost plugin frame on the stack.
+local function locate(err)
+  local msg = describe(err)
+  for level = 2, 50 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if loader.is_plugin_source(info.source) then
+      if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
+        msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
+      end
+      return msg
+    end
+  end
+  return msg
+end
+M.locate_error = locate
+M.note_text = note_text
+
+local plain_pcall = pcall
+
+local HOOKS = points.hooks
+
+--- The hooks plugin `name` defines, loading it on first use (multiPoint
+--- expansion in C asks this). Returns a list of hook names, or nil and an error.
+function M.hooks(name)
+  note("plugin %q (loading its file)", name)
+  local P, err = loader.load(name)
+  if not P then return nil, err end
+  local out = {}
+  for _, h in ipairs(HOOKS) do
+    if type(P[h]) == "function" then out[#out + 1] = h end
+  end
+  return out
+end
+
+local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
+
+-- `where` (optional) is the config's file:line of the plugin's args.
+local function instantiate(P, args, profile_name, where)
+  note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
+  local ok, aerr = args_check.check(P, args, where)
+  if not ok then return nil, aerr end
+  local inst = setmetatable({
+    name = P.name,
+    args = ls.merge_args(P.defaults, args),
+    profile = profile_name,
+  }, P)
+  plugin_of[inst] = P
+  if type(P.validate) == "function" then
+    local vok, verr = plain_pcall(P.validate, inst.args)
+    if not vok or (verr ~= nil and verr ~= true) then
+      local at = ""
+      if where then
+        at = where.line and where.line > 0 and string.format("%s:%d: %s: ", where.source, where.line, where.path)
+          or string.format("%s: %s: ", where.source, where.path)
+      end
+      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, describe(verr))
+    end
+  end
+  if type(P.init) == "function" then
+    note("plugin %q (%s: init)", P.name, tostring(P.file))
+    local iok, err = plain_pcall(P.init, inst, inst.args)
+    if not iok then
+      return nil, string.format("initializing plugin %q: %s", P.name, describe(err))
+    end
+  end
+  return inst
+end
+
+-- The runners' checks of a Filter status and a Score value (dispatch.lua),
+-- given to M.build for the compiled loops.
+local checked_filter_status, to_score
+
+local function compile_loops(prof, i)
+  local filters = prof.points.filter or {}
+  prof.filter_index = {}
+  for k, inst in ipairs(filters) do prof.filter_index[inst.name] = k end
+  prof.filter_loop, prof.filter_one =
+    loops.filter(filters, checked_filter_status, "filter loop of profile " .. i)
+  -- the same loops, timing every call, for the sampled cycles (metrics)
+  local timed = { now = timing.now, observe = timing.observe, ep = C.LS_EP_FILTER }
+  prof.filter_loop_timed = loops.filter(filters, checked_filter_status, "timed filter loop of profile " .. i, timed)
+  prof.score_loops, prof.score_loops_timed = {}, {}
+  for k, inst in ipairs(prof.points.score or {}) do
+    prof.score_loops[k] = loops.score(inst, to_score, "score loop of " .. inst.name)
+    prof.score_loops_timed[k] = loops.score(inst, to_score, "timed score loop of " .. inst.name,
+      { now = timing.now, observe = timing.observe, ep = C.LS_EP_SCORE, index = k - 1 })
+  end
+  prof.skip = {}
+end
+
+-- Extension points whose plugins can reject a pod, so their events matter.
+local REJECTING = points.rejecting
+
+local registrations, hints = {}, {}
+
+local function register_events(prof, profile_index, seen)
+  for _, hook in ipairs(REJECTING) do
+    for _, inst in ipairs(prof.points[hook] or {}) do
+      if not seen[inst.name] then
+        seen[inst.name] = true
+        local regs, err = events.check(plugin_of[inst])
+        if not regs then return nil, err end
+        for _, r in ipairs(regs) do
+          local hint_id = 0
+          if r.hint then
+            hints[#hints + 1] = { fn = r.hint, inst = inst }
+            hint_id = #hints
+          end
+          registrations[#registrations + 1] = {
+            profile = profile_index, plugin = inst.name, resource = r.resource,
+            actions = r.actions, hint = hint_id,
+          }
+        end
+      end
+    end
+  end
+  return true
+end
+
+--- Builds every profile's plugin instances. `specs[i]` = { name=, points =
+--- { hook = { plugin names in run order } }, args = { Plugin = {...} } }.
+--- `with` = { new_handle = handle.new, filter_status =, to_score = } (the
+--- runners' checks of what Filter and Score return, for the compiled loops).
+--- Returns the list of profiles, or nil and a message.
+function M.build(specs, with)
+  checked_filter_status, to_score = with.filter_status, with.to_score
+  local built = {}
+  registrations, hints = {}, {}
+  for i, spec in ipairs(specs) do
+    local prof = { name = spec.name, points = {}, instances = {}, given_args = spec.args or {} }
+    for hook, names in pairs(spec.points) do
+      local list = {}
+      for _, name in ipairs(names) do
+        local inst = prof.instances[name]
+        if not inst then
+          note("plugin %q (loading its file)", name)
+          local P, err = loader.load(name)
+          if not P then return nil, err end
+          inst, err = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
+          if not inst then return nil, err end
+          prof.instances[name] = inst
+        end
+        local implements = type(inst[hook]) == "function"
+          or (hook == "sort_key" and type(inst.less) == "function")
+        if not implements then
+          return nil, string.format("plugin %q does not extend %s (no %s hook in %s)",
+            name, hook, hook, tostring(inst.file))
+        end
+        list[#list + 1] = inst
+      end
+      prof.points[hook] = list
+    end
+    compile_loops(prof, i)
+    prof.handle = with.new_handle(prof)
+    for _, inst in pairs(prof.instances) do inst.handle = prof.handle end
+    local ok, err = register_events(prof, i - 1, {})
+    if not ok then return nil, err end
+    built[i] = prof
+  end
+  return built
+end
+
+--- Per profile (a list in profile order), plugin name -> its args completed
+--- with the plugin's declared defaults (ls.merge_args), for --write-config-to:
+--- every plugin of the profile, and every plugin its pluginConfig names (as
+--- given when the plugin cannot be loaded). `profiles` is what M.build made.
+function M.completed_args(profiles)
+  local out = {}
+  for i, prof in ipairs(profiles) do
+    local t, given = {}, prof.given_args
+    for name, inst in pairs(prof.instances) do
+      t[name] = ls.merge_args(plugin_of[inst].defaults, given[name])
+    end
+    for name, args in pairs(given) do
+      if t[name] == nil then
+        local P = loader.load(name)
+        t[name] = P and ls.merge_args(P.defaults, args) or args
+      end
+    end
+    out[i] = t
+  end
+  return out
+end
+
+-- Extension point hooks in run order (the order C lists them in a spec).
+local POINT_HOOKS = points.point_hooks
+
+-- Every problem of one plugin of a profile: loading, init with the
+-- profile's args, its events table, a hook missing at a point it is listed at.
+local function check_plugin(spec, label, name, problems)
+  local function add(msg) problems[#problems + 1] = "profile " .. label .. ": " .. msg end
+  note("plugin %q (loading its file)", name)
+  local P, err = loader.load(name)
+  if not P then return add(err) end
+  local inst, ierr = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
+  if not inst then add(ierr) end
+  local regs, eerr = events.check(P)
+  if not regs then add(eerr) end
+  for _, hook in ipairs(POINT_HOOKS) do
+    for _, listed in ipairs(spec.points[hook] or {}) do
+      if listed == name and type(P[hook]) ~= "function" then
+        add(string.format("plugin %q does not extend %s (no %s hook in %s)", name, hook, hook, tostring(P.file)))
+      end
+    end
+  end
+end
+
+--- `luasched check`: the specs M.build takes, but every plugin of every
+--- profile is checked and the result is the list of problems (strings, each
+--- naming its profile), empty when all is well. Nothing is kept.
+function M.check(specs)
+  local problems = {}
+  for i, spec in ipairs(specs) do
+    -- a profile without a name (already a problem of the file) goes by its index
+    local label = spec.name ~= "" and spec.name or string.format("profiles[%d]", i - 1)
+    local seen = {}
+    for _, hook in ipairs(POINT_HOOKS) do
+      for _, name in ipairs(spec.points[hook] or {}) do
+        if not seen[name] then
+          seen[name] = true
+          check_plugin(spec, label, name, problems)
+        end
+      end
+    end
+  end
+  return problems
+end
+
+--- Every profile's event registrations (see dispatch.registrations).
+function M.registrations()
+  return registrations
+end
+
+--- Queueing hint `id`: { fn =, inst = }, or nil.
+function M.hint(id)
+  return hints[id]
+end
+
+return M
