@@ -577,13 +577,16 @@ end
 -- Objects decoded from their JSON once per version (the cache is keyed by the
 -- object's seq, unique per decoded version), at most `max` kept; `plain` is
 -- luasched.json's mode.
+-- (No closure is made per call: plugins call these per node.)
 local function decoded_objects(max, plain)
-  local cache = ls.bounded_cache(max)
+  local items, n = {}, 0
   return function(o)
     local key = tonumber(o.seq)
-    local t = cache.items[key]
+    local t = items[key]
     if t == nil then
-      t = ls.cache_get(cache, key, function() return json.decode(object_json(o), plain) end)
+      if n >= max then items, n = {}, 0 end   -- bounded: old versions go
+      t = json.decode(object_json(o), plain)
+      items[key], n = t, n + 1
     end
     return t
   end

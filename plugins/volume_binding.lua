@@ -84,6 +84,7 @@ local ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 local NO_PROVISIONER = "kubernetes.io/no-provisioner"
 local VOL_PVC, VOL_EPHEMERAL, VOL_CSI = ls.VOL_PVC, ls.VOL_EPHEMERAL, ls.VOL_CSI
 local MAX_UTILIZATION, MAX_CUSTOM_PRIORITY_SCORE = 100, 10
+local round = ls.round   -- Go's math.Round
 
 local KIND_PVC, KIND_PV, KIND_SC = ls.intern("PersistentVolumeClaim"), ls.intern("PersistentVolume"),
   ls.intern("StorageClass")
@@ -617,7 +618,7 @@ function P:score_volumes(volumes)
       total = total + self:shape_score(math.floor(c.requested * MAX_UTILIZATION / c.capacity))
     end
   end
-  return ls.round(total / n)   -- Go's math.Round
+  return round(total / n)
 end
 
 -- ---- Reserve, Unreserve, PreBind ----------------------------------------------
