@@ -38,6 +38,8 @@ struct ls_squeue {
     ls_vec scratch;               /* ls_qpod *: the pods one event concerns */
     uint32_t n_where[LS_Q_IN_FLIGHT + 1];   /* pods per ls_qwhere */
     ls_event_counts event_counts;
+    ls_event_label_counts by_label[LS_SQUEUE_EVENT_LABELS];   /* the same, per event label */
+    uint32_t n_labels;
     uint64_t version;             /* bumped whenever a pod moves, comes or goes */
     uint64_t settled_version, settled_since;
     bool settled;                 /* ls_squeue_settled's last answer, for that version and since */
@@ -467,9 +469,22 @@ static bool anyone_registered(const ls_squeue *q, const ls_cluster_event *ev)
     return false;
 }
 
-void ls_squeue_note_event(ls_squeue *q)
+/* The label's counts; labels past the table's size share its last entry ("other"). */
+static ls_event_counts *label_counts(ls_squeue *q, const char *label)
+{
+    for (uint32_t i = 0; i < q->n_labels; i++)
+        if (q->by_label[i].label == label || strcmp(q->by_label[i].label, label) == 0)
+            return &q->by_label[i].counts;
+    if (q->n_labels == LS_SQUEUE_EVENT_LABELS)
+        return &q->by_label[LS_SQUEUE_EVENT_LABELS - 1].counts;
+    q->by_label[q->n_labels].label = q->n_labels == LS_SQUEUE_EVENT_LABELS - 1 ? "other" : label;
+    return &q->by_label[q->n_labels++].counts;
+}
+
+void ls_squeue_note_event(ls_squeue *q, const char *label)
 {
     q->event_counts.events++;
+    label_counts(q, label)->events++;
 }
 
 ls_event_counts ls_squeue_event_counts(const ls_squeue *q)
@@ -477,12 +492,22 @@ ls_event_counts ls_squeue_event_counts(const ls_squeue *q)
     return q->event_counts;
 }
 
+uint32_t ls_squeue_event_counts_by_label(const ls_squeue *q, ls_event_label_counts *out, uint32_t cap)
+{
+    for (uint32_t i = 0; i < q->n_labels && i < cap; i++)
+        out[i] = q->by_label[i];
+    return q->n_labels;
+}
+
 void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
 {
+    ls_event_counts *per = label_counts(q, ev->label ? ev->label : "?");
     q->event_counts.events++;
+    per->events++;
     if (!anyone_registered(q, ev))
         return;
     q->event_counts.registered++;
+    per->registered++;
     /* Collect first: requeueing changes the buckets. A nested move (a hint
      * cannot cause one, but PreEnqueue is Lua too) gets its own list. */
     ls_vec mine = q->scratch;
@@ -490,6 +515,7 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
     mine.len = 0;
     ls_unsched_collect(&q->unsched, ev, ev->resource == q->wildcard, &mine);
     q->event_counts.visited += mine.len;
+    per->visited += mine.len;
     for (uint32_t i = 0; i < mine.len; i++) {
         ls_qpod *qp = LS_VEC_AT(&mine, ls_qpod *, i);
         ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
@@ -502,6 +528,7 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
             else
                 requeue(q, qp, how);
             q->event_counts.requeued++;
+            per->requeued++;
         }
         q->moving_for = NULL;
     }
