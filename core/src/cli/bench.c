@@ -163,7 +163,7 @@ static void text_labels(const bench_result *r)
 {
     for (uint32_t i = 0; i < r->n_labels; i++) {
         const ls_event_stats *e = &r->labels[i].stats;
-        printf("%-18s %-18s %llu: %llu registered (%llu pods visited, %llu requeued: %.2f per event), %llu by none\n",
+        printf("%-18s %-20s %llu: %llu registered (%llu pods visited, %llu requeued: %.2f per event), %llu by none\n",
                i ? "" : "  by event", r->labels[i].label, (unsigned long long)e->events,
                (unsigned long long)e->registered, (unsigned long long)e->visited, (unsigned long long)e->requeued,
                e->events ? (double)e->requeued / (double)e->events : 0.0,

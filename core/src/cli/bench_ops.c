@@ -284,6 +284,12 @@ static bool run_create_pods(bench_cluster *c, uint32_t i, const bench_op *op, ls
         st->pods[i].created++;
         c->counts.measured += measured;
         bench_add_pod(c, bp);
+        if (ls_scheduler_pod_state(c->sched, &p->pod).gated) {
+            /* PreEnqueue held it: the scheduler gives it PodScheduled=False
+             * (SchedulingGated), which upstream's barrier counts as attempted. */
+            bp->attempted = true;
+            st->pods[i].attempted++;
+        }
     }
     return true;
 }

@@ -292,6 +292,25 @@ static bool has_plugin(const ls_str *list, uint32_t n, ls_str plugin)
     return false;
 }
 
+static ls_event_counts *label_counts(ls_squeue *q, const char *label);
+static bool anyone_registered(const ls_squeue *q, const ls_cluster_event *ev);
+
+/* An unschedulable or gated pod's own update counts as an event that visits
+ * that pod alone (upstream's metrics count it among the queue's events). */
+static void count_own_update(ls_squeue *q, const ls_cluster_event *ev, bool requeued)
+{
+    ls_event_counts *per = label_counts(q, ev->label);
+    bool registered = ev->actions && anyone_registered(q, ev);
+    q->event_counts.events++;
+    per->events++;
+    q->event_counts.registered += registered;
+    per->registered += registered;
+    q->event_counts.visited += registered;
+    per->visited += registered;
+    q->event_counts.requeued += requeued;
+    per->requeued += requeued;
+}
+
 void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod)
 {
     ls_qpod *qp = ls_map_get(&q->by_id, old_pod->id + 1);
@@ -317,16 +336,18 @@ void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod
     }
     if (qp->where != LS_Q_UNSCHEDULABLE)
         return;
-    if (qp->gated) {
-        enqueue_active(q, qp);   /* the update may have removed the gates */
-        return;
-    }
     ls_cluster_event ev = {.resource = ls_intern_cstr("TargetPod"), .actions = ls_pod_update_actions(old_pod, new_pod),
                            .label = "UnscheduledPodUpdate", .object_type = LS_OBJ_POD,
                            .old_obj = old_pod, .new_obj = new_pod};
+    if (qp->gated) {
+        count_own_update(q, &ev, 1);
+        enqueue_active(q, qp);   /* the update may have removed the gates */
+        return;
+    }
     if (!ev.actions)
         return;   /* only its status changed (e.g. our own PodScheduled=False): not an event */
     ls_requeue how = ls_squeue_worth_requeuing(q, qp, &ev);
+    count_own_update(q, &ev, how != LS_REQUEUE_SKIP);
     q->moving_for = ev.label;
     if (how != LS_REQUEUE_SKIP)
         requeue(q, qp, how);
