@@ -398,6 +398,7 @@ ls_qpod *ls_squeue_pop(ls_squeue *q)
         if (!qp)
             continue;
         set_where(q, qp, LS_Q_IN_FLIGHT);
+        qp->retry_error = false;
         qp->attempts++;
         if (qp->attempts == 1)
             qp->initial_attempt_ms = now(q);
@@ -696,7 +697,7 @@ static bool settled_scan(const ls_squeue *q, uint64_t since_ms)
             return false;
         /* Backing off because an event during its attempt may have helped
          * (preemption deleting victims, a pod bound meanwhile): the retry may succeed. */
-        if (qp->where == LS_Q_BACKOFF && !qp->error_backoff)
+        if (qp->where == LS_Q_BACKOFF && (!qp->error_backoff || qp->retry_error))
             return false;
     }
     return true;

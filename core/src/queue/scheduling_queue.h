@@ -42,6 +42,9 @@ typedef struct ls_qpod {
     struct ls_bucket_slot *buckets; /* n_buckets (bucket, index in it), owned */
     bool filed_gated;               /* counted as gated by the unschedulable set */
     bool error_backoff;             /* in the error backoff heap (no rejector plugin) */
+    bool retry_error;               /* its error says nothing about the cluster (a preemption
+                                       rejected it while it waited): a run is not settled
+                                       before it is retried; cleared when popped */
     uint64_t visit;                 /* last event pass that collected it */
     uint64_t in_flight_mark;        /* its entry in the in-flight list, + 1 (0: none) */
 } ls_qpod;
