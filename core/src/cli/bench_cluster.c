@@ -165,7 +165,7 @@ static ls_object_obj *decode_object(cJSON *json, const char *where, ls_error *er
 
 /* The node's CSINode from the group's template (upstream's csiNodeAllocatable
  * and migratedPlugins): named after the node, each driver's nodeID the node's name. */
-static bool create_csinode(bench_cluster *c, const bench_group *g, ls_str node, ls_error *err)
+bool bench_create_csinode(bench_cluster *c, const bench_group *g, ls_str node, ls_error *err)
 {
     const char *name = ls_str_get(node);
     bench_set_name(g->csinode, name, NULL);
@@ -189,7 +189,7 @@ static bool create_node_group(bench_cluster *c, const bench_group *g, ls_error *
         if (!n)
             return false;
         bench_add_node(c, n);
-        if (g->csinode && !create_csinode(c, g, n->node.name, err))
+        if (g->csinode && !bench_create_csinode(c, g, n->node.name, err))
             return false;
     }
     return true;
@@ -266,12 +266,9 @@ bool bench_cluster_create_nodes(bench_cluster *c, ls_scheduler *s, ls_error *err
 /* scheduler_perf's createPods with volume templates: per pod a PersistentVolume
  * ("<pod>-pv", its CSI volumeHandle or AWS volumeID the same name) and a claim
  * ("<pod>-pvc") bound to each other, and the pod's volume using the claim. */
-static bool create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod, const char *pod_name,
-                               ls_error *err)
+bool bench_create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod, const char *pv_name,
+                              const char *pvc_name, ls_error *err)
 {
-    char pv_name[300], pvc_name[300];
-    snprintf(pv_name, sizeof pv_name, "%s-pv", pod_name);
-    snprintf(pvc_name, sizeof pvc_name, "%s-pvc", pod_name);
     cJSON *pv = cJSON_Duplicate(g->pv, 1), *pvc = cJSON_Duplicate(g->pvc, 1);
     bench_set_name(pv, pv_name, NULL);
     cJSON *spec = child_object(pv, "spec");
@@ -323,7 +320,10 @@ ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, ls_erro
     if (g->pv) {
         char name[256];
         object_name(g->tmpl, "pod-", c->pod_counter, false, name, sizeof name);
-        if (!create_pod_volumes(c, g, g->tmpl, name, err))
+        char pv_name[300], pvc_name[300];
+        snprintf(pv_name, sizeof pv_name, "%s-pv", name);
+        snprintf(pvc_name, sizeof pvc_name, "%s-pvc", name);
+        if (!bench_create_pod_volumes(c, g, g->tmpl, pv_name, pvc_name, err))
             return NULL;
     }
     return bench_make_pod(c, g->tmpl, g->where, g->ns, err);

@@ -79,6 +79,11 @@ ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, ls_erro
 bench_pod *bench_push_pod(bench_cluster *c, ls_pod_obj *p, int role);
 void bench_add_pod(bench_cluster *c, bench_pod *bp);
 void bench_delete_pod(bench_cluster *c, bench_pod *bp);
+/* A node's CSINode from the group's template; a pod's bound PersistentVolume and
+ * claim (the pod's volume "vol" uses the claim). */
+bool bench_create_csinode(bench_cluster *c, const bench_group *g, ls_str node, ls_error *err);
+bool bench_create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod, const char *pv_name,
+                              const char *pvc_name, ls_error *err);
 
 /* Staged workloads (bench_ops.c): an attempt's outcome and the source's hooks. */
 void bench_ops_on_attempt(bench_cluster *c, bench_pod *bp, bool bound);

@@ -11,7 +11,8 @@
  *    skipWaitToCompletion.
  *  - barrier waits until every pod of the earlier createPods ops that the
  *    selector takes (namespaces, labelSelector on the template's labels) is
- *    bound, or with stageRequirement Attempted, has been tried once.
+ *    bound, or with stageRequirement Attempted, has been tried once (or was
+ *    created with scheduling gates: PodScheduled=False from the API server).
  *  - updateAny replaces object i (the template rendered with Index i) with
  *    the rendered template, `updatePerSecond` a second (upstream's ticker: the
  *    first after one interval), as upstream's Update + UpdateStatus do; a
@@ -97,12 +98,26 @@ static bool render_expr(const char *expr, size_t len, uint32_t index, uint32_t c
         *out = strcmp(var, "Index") == 0 ? index : count;
         return true;
     }
-    if (sscanf(buf, " %7[a-z] .Index %lu %n", fn, &n, &used) == 2 && buf[used] == 0 && n > 0 &&
-        (!strcmp(fn, "div") || !strcmp(fn, "mod"))) {
+    if (sscanf(buf, " %7[A-Za-z] .Index %lu %n", fn, &n, &used) == 2 && buf[used] == 0 && n > 0 &&
+        (!strcmp(fn, "div") || !strcmp(fn, "mod") || !strcmp(fn, "Mod"))) {
         *out = strcmp(fn, "div") == 0 ? index / (uint32_t)n : index % (uint32_t)n;
         return true;
     }
     return false;
+}
+
+/* A rendered value made of digits only becomes a number, as upstream's
+ * template-then-YAML reading turns `hostPort: 8{{ mod .Index 12 }}` into 80. */
+static void number_if_digits(cJSON *v, const char *text)
+{
+    size_t n = strspn(text, "0123456789");
+    if (n == 0 || text[n] || n > 9)
+        return;
+    double d = strtod(text, NULL);
+    cJSON_free(v->valuestring);
+    v->valuestring = NULL;
+    v->type = cJSON_Number;
+    cJSON_SetNumberValue(v, d);
 }
 
 static bool render_string(cJSON *v, uint32_t index, uint32_t count, const char *where, ls_error *err)
@@ -126,6 +141,7 @@ static bool render_string(cJSON *v, uint32_t index, uint32_t count, const char *
         s = close + 2;
     }
     cJSON_SetValuestring(v, out);
+    number_if_digits(v, out);
     return true;
 }
 
@@ -236,8 +252,21 @@ static bool run_create_nodes(bench_cluster *c, const bench_op *op, ls_error *err
             return false;
         bench_add_node(c, n);
         c->counts.nodes++;
+        if (op->group.csinode && !bench_create_csinode(c, &op->group, n->node.name, err))
+            return false;
     }
     return true;
+}
+
+/* upstream's createPods with volume templates (CreatePodWithPersistentVolume):
+ * claim "pvc-<k>" in the op's namespace, bound to volume "<namespace>-pv-<k>"
+ * (cluster-wide, hence the namespace), whose CSI volumeHandle is its name. */
+static bool op_pod_volumes(bench_cluster *c, const bench_op *op, cJSON *pod, uint32_t k, ls_error *err)
+{
+    char pv_name[300], pvc_name[64];
+    snprintf(pvc_name, sizeof pvc_name, "pvc-%u", k);
+    snprintf(pv_name, sizeof pv_name, "%s-pv-%u", op->group.ns, k);
+    return bench_create_pod_volumes(c, &op->group, pod, pv_name, pvc_name, err);
 }
 
 /* The k-th pod of the op: the rendered template, named by its fixed name or
@@ -245,11 +274,13 @@ static bool run_create_nodes(bench_cluster *c, const bench_op *op, ls_error *err
  * templates for them. */
 static ls_pod_obj *op_pod(bench_cluster *c, const bench_op *op, uint32_t k, ls_error *err)
 {
-    if (op->group.pv)
-        return bench_make_group_pod(c, &op->group, err);
     cJSON *t = render(op, k, err);
     if (!t)
         return NULL;
+    if (op->group.pv && !op_pod_volumes(c, op, t, k, err)) {
+        cJSON_Delete(t);
+        return NULL;
+    }
     ls_pod_obj *p;
     if (!has_generate_name(t) && fixed_name(t)) {
         bench_set_name(t, fixed_name(t), op->group.ns);
@@ -284,9 +315,10 @@ static bool run_create_pods(bench_cluster *c, uint32_t i, const bench_op *op, ls
         st->pods[i].created++;
         c->counts.measured += measured;
         bench_add_pod(c, bp);
-        if (ls_scheduler_pod_state(c->sched, &p->pod).gated) {
-            /* PreEnqueue held it: the scheduler gives it PodScheduled=False
-             * (SchedulingGated), which upstream's barrier counts as attempted. */
+        if (p->pod.n_scheduling_gates) {
+            /* The API server creates a pod with scheduling gates with
+             * PodScheduled=False (SchedulingGated), which upstream's barrier
+             * counts as attempted. */
             bp->attempted = true;
             st->pods[i].attempted++;
         }

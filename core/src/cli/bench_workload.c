@@ -367,7 +367,7 @@ static bool parse_op_create(const parse_ctx *pc, const cJSON *obj, const char *p
         !op_template(pc, obj, path, op->code == BENCH_OP_CREATE_NODES ? "Node" : "Pod", op))
         return false;
     if (op->code == BENCH_OP_CREATE_NODES)
-        return true;
+        return optional_template(pc, obj, "csiNode", "CSINode", path, &g->csinode);
     if (!get_bool(pc, obj, "skipWaitToCompletion", path, &op->skip_wait) ||
         !get_string(pc, obj, "namespace", path, false, &g->ns) ||
         !optional_template(pc, obj, "persistentVolume", "PersistentVolume", path, &g->pv) ||
@@ -438,7 +438,7 @@ static bool parse_op_fields(const parse_ctx *pc, const cJSON *obj, const char *p
 static const char *const op_names[] = {"createNodes", "createPods", "barrier", "updateAny", "deletePods",
                                        "startCollectingMetrics", "stopCollectingMetrics", NULL};
 static const char *const *const op_keys[] = {
-    (const char *const[]){"opcode", "count", "template", NULL},
+    (const char *const[]){"opcode", "count", "template", "csiNode", NULL},
     (const char *const[]){"opcode", "count", "namespace", "template", "persistentVolume", "persistentVolumeClaim",
                           "skipWaitToCompletion", NULL},
     (const char *const[]){"opcode", "stageRequirement", "namespaces", "labelSelector", NULL},
