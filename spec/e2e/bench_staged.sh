@@ -55,6 +55,26 @@ expect_contains "stall: reported" "$stall" \
   "stalled            no pod is active or backing off and no op is pending: waiting on $TMP/stall.yaml:9: ops[3]: its pods cannot all be scheduled"
 expect_contains "stall: pods left unschedulable" "$stall" "measured pods      3: 0 scheduled, 3 unschedulable"
 
+# template values that render to digits are numbers (hostPort 80 for both pods: one per node);
+# createNodes makes a CSINode per node from csiNode
+cat >"$TMP/ports.yaml" <<'YAML'
+kind: Workload
+name: ports
+ops:
+- {opcode: startCollectingMetrics}
+- opcode: createNodes
+  count: 2
+  template: {kind: Node, metadata: {generateName: n-}, status: {capacity: {pods: "9", cpu: "1"}}}
+  csiNode: {apiVersion: storage.k8s.io/v1, kind: CSINode, spec: {drivers: [{name: d, allocatable: {count: 1}}]}}
+- {opcode: createPods, count: 3, skipWaitToCompletion: true, template: {kind: Pod, metadata: {generateName: p-}, spec: {containers: [{name: c, image: i, ports: [{hostPort: "8{{ mod .Index 1 }}", containerPort: 80}]}]}}}
+- {opcode: barrier}
+- {opcode: stopCollectingMetrics}
+YAML
+ports=$("$BIN" bench "$TMP/ports.yaml")
+expect_contains "ports: two fit, the third finds port 80 taken on both nodes" "$ports" \
+  "measured pods      3: 2 scheduled, 1 unschedulable"
+expect_contains "ports: the two CSINodes and the namespace were added" "$ports" "ObjectAdd            3: "
+
 # bad ops
 bad() {  # NAME YAML-OPS EXPECTED-MESSAGE
   printf 'kind: Workload\nname: x\nops:\n%s\n' "$2" >"$TMP/bad.yaml"
