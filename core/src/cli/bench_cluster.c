@@ -5,9 +5,8 @@
  * label and the round-robin zone label, and is decoded as the embedded
  * cluster decodes a manifest. Objects are kept until the cluster is freed,
  * because the scheduler's snapshot may still point at deleted ones.
- * Over 800 lines: the workload's object builders, the churn steps and the
- * scheduler source share the object tables and their indexes; split, each
- * part would reach into the others' state.
+ * The cluster's state is in bench_internal.h, shared with bench_ops.c (a
+ * staged workload's ops), which uses the object builders here.
  *
  * The source side: bindings set spec.nodeName and come back as the pod's
  * update (as the informer would deliver them); preemption deletes the
