@@ -49,7 +49,7 @@
 --   "waiting for the preemption for this pod to be finished", and a PostFilter
 --   that finds it preempting returns Success with its current nomination
 --   (v1.37: no second preemption). A failed deletion clears the nomination and
---   activates the pod (core/src/framework/preemption.c).
+--   activates the pod (core/src/scheduler/preemption.c).
 -- * Events (EventsToRegister with async preemption): AssignedPod Delete with a
 --   hint that always says Skip: a pod this plugin held back is let go when the
 --   deletions are issued, and the plugins that rejected it in its cycle decide

@@ -243,6 +243,13 @@ typedef struct ls_event_stats {
     uint64_t events, registered, visited, requeued;
 } ls_event_stats;
 ls_event_stats ls_scheduler_event_stats(const ls_scheduler *s);
+/* The same per event label ("NodeAdd", "NodeUpdate", "AssignedPodAdd", ...;
+ * at most 24, the last one "other"), in the order the labels first came. */
+typedef struct ls_event_label_stats {
+    const char *label;
+    ls_event_stats stats;
+} ls_event_label_stats;
+uint32_t ls_scheduler_event_stats_by_label(const ls_scheduler *s, ls_event_label_stats *out, uint32_t cap);
 size_t ls_scheduler_lua_memory(const ls_scheduler *s);
 
 /* Metrics (upstream's scheduler_* families and luasched_*) go to this registry

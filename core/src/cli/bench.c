@@ -39,6 +39,8 @@ typedef struct bench_result {
     uint32_t nodes;
     size_t lua_bytes;          /* the Lua state's memory when the measurement ends */
     ls_event_stats events;     /* cluster events during the measurement */
+    ls_event_label_stats labels[BENCH_EVENT_LABELS];   /* the same per event label */
+    uint32_t n_labels;
     bench_counts counts;
 } bench_result;
 
@@ -136,6 +138,52 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
 
 /* ---- the report */
 
+static ls_event_stats stats_minus(ls_event_stats a, ls_event_stats b)
+{
+    return (ls_event_stats){a.events - b.events, a.registered - b.registered, a.visited - b.visited,
+                            a.requeued - b.requeued};
+}
+
+/* Per label: the counts at the end minus those at the start; labels without events left out. */
+static void label_delta(bench_result *r, const ls_event_label_stats *before, uint32_t nb,
+                        const ls_event_label_stats *after, uint32_t na)
+{
+    r->n_labels = 0;
+    for (uint32_t i = 0; i < na; i++) {
+        ls_event_stats d = after[i].stats;
+        for (uint32_t j = 0; j < nb; j++)
+            if (strcmp(before[j].label, after[i].label) == 0)
+                d = stats_minus(d, before[j].stats);
+        if (d.events)
+            r->labels[r->n_labels++] = (ls_event_label_stats){after[i].label, d};
+    }
+}
+
+static void text_labels(const bench_result *r)
+{
+    for (uint32_t i = 0; i < r->n_labels; i++) {
+        const ls_event_stats *e = &r->labels[i].stats;
+        printf("%-18s %-20s %llu: %llu registered (%llu pods visited, %llu requeued: %.2f per event), %llu by none\n",
+               i ? "" : "  by event", r->labels[i].label, (unsigned long long)e->events,
+               (unsigned long long)e->registered, (unsigned long long)e->visited, (unsigned long long)e->requeued,
+               e->events ? (double)e->requeued / (double)e->events : 0.0,
+               (unsigned long long)(e->events - e->registered));
+    }
+}
+
+static void json_labels(cJSON *root, const bench_result *r)
+{
+    cJSON *by = cJSON_AddObjectToObject(root, "eventsByLabel");
+    for (uint32_t i = 0; i < r->n_labels; i++) {
+        const ls_event_stats *e = &r->labels[i].stats;
+        cJSON *o = cJSON_AddObjectToObject(by, r->labels[i].label);
+        cJSON_AddNumberToObject(o, "events", (double)e->events);
+        cJSON_AddNumberToObject(o, "registered", (double)e->registered);
+        cJSON_AddNumberToObject(o, "podsVisited", (double)e->visited);
+        cJSON_AddNumberToObject(o, "requeues", (double)e->requeued);
+    }
+}
+
 static void text_report(const bench_workload *w, const bench_cluster *c, const bench_result *r)
 {
     const bench_sampler *sm = bench_cluster_sampler(c);
@@ -144,8 +192,12 @@ static void text_report(const bench_workload *w, const bench_cluster *c, const b
     snprintf(pct, sizeof pct, r->percentage ? "%d%%" : "adaptive", r->percentage);
     printf("%-18s %s\n", "workload", w->name);
     printf("%-18s %u (percentageOfNodesToScore: %s)\n", "nodes", r->nodes, pct);
-    printf("%-18s %u scheduled, %u unschedulable, in %.3f s (not measured)\n", "init pods", k->init_bound,
-           k->init_failed, r->init_seconds);
+    if (w->ops.len)
+        printf("%-18s %u scheduled, %u unschedulable (not measured); %u updated, %u deleted\n", "other pods",
+               k->init_bound, k->init_failed, k->updates, k->deletes);
+    else
+        printf("%-18s %u scheduled, %u unschedulable, in %.3f s (not measured)\n", "init pods", k->init_bound,
+               k->init_failed, r->init_seconds);
     printf("%-18s %u: %u scheduled, %u unschedulable\n", "measured pods", k->measured, k->measured_bound,
            k->measured_failed);
     if (w->has_churn && w->churn.mode == BENCH_CHURN_HEARTBEAT)
@@ -173,6 +225,9 @@ static void text_report(const bench_workload *w, const bench_cluster *c, const b
            (unsigned long long)e->visited, (unsigned long long)e->requeued,
            e->registered ? (double)e->requeued / (double)e->registered : 0.0,
            (unsigned long long)(e->events - e->registered));
+    text_labels(r);
+    if (bench_cluster_stall(c))
+        printf("%-18s %s\n", "stalled", bench_cluster_stall(c));
     printf("%-18s %.1f MiB (Lua state %.1f MiB)\n", "peak RSS", (double)ls_cli_peak_rss() / (1024.0 * 1024.0),
            (double)r->lua_bytes / (1024.0 * 1024.0));
 }
@@ -186,6 +241,10 @@ static void json_counts(cJSON *root, const bench_workload *w, const bench_counts
     cJSON_AddNumberToObject(root, "unschedulable", k->measured_failed);
     cJSON_AddNumberToObject(root, "attempts", (double)k->attempts);
     cJSON_AddNumberToObject(root, "preempted", k->preempted);
+    if (w->ops.len) {
+        cJSON_AddNumberToObject(root, "updated", k->updates);
+        cJSON_AddNumberToObject(root, "deleted", k->deletes);
+    }
     if (!w->has_churn)
         return;
     cJSON *ch = cJSON_AddObjectToObject(root, "churn");
@@ -229,6 +288,9 @@ static void json_report(const bench_workload *w, const bench_cluster *c, const b
     cJSON_AddNumberToObject(root, "registeredEvents", (double)r->events.registered);
     cJSON_AddNumberToObject(root, "podsVisited", (double)r->events.visited);
     cJSON_AddNumberToObject(root, "requeues", (double)r->events.requeued);
+    json_labels(root, r);
+    if (bench_cluster_stall(c))
+        cJSON_AddStringToObject(root, "stalled", bench_cluster_stall(c));
     char *text = cJSON_PrintUnformatted(root);
     puts(text);
     free(text);
@@ -274,6 +336,8 @@ static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler
     if (!bench_cluster_decode_pods(c, &w->measure_pods, BENCH_ROLE_MEASURED, err))
         return false;
     ls_event_stats e0 = ls_scheduler_event_stats(s);
+    ls_event_label_stats l0[BENCH_EVENT_LABELS], l1[BENCH_EVENT_LABELS];
+    uint32_t n0 = ls_scheduler_event_stats_by_label(s, l0, BENCH_EVENT_LABELS);
     double c0 = cpu_now();
     double t0 = ls_cli_now();
     bench_cluster_start_measuring(c, t0);
@@ -287,8 +351,28 @@ static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler
     r->nodes = bench_group_total(&w->nodes);
     r->lua_bytes = ls_scheduler_lua_memory(s);
     ls_event_stats e1 = ls_scheduler_event_stats(s);
-    r->events = (ls_event_stats){e1.events - e0.events, e1.registered - e0.registered, e1.visited - e0.visited,
-                                 e1.requeued - e0.requeued};
+    r->events = stats_minus(e1, e0);
+    uint32_t n1 = ls_scheduler_event_stats_by_label(s, l1, BENCH_EVENT_LABELS);
+    label_delta(r, l0, n0, l1, n1);
+    return true;
+}
+
+/* A staged workload: its ops, the measurement between start- and stopCollectingMetrics. */
+static bool run_staged(const bench_workload *w, bench_cluster *c, ls_scheduler *s, bench_result *r, ls_error *err)
+{
+    if (!bench_cluster_run_ops(c, s, err))
+        return false;
+    r->seconds = bench_cluster_collected_seconds(c, &r->cpu_seconds);
+    r->counts = bench_cluster_counts(c);
+    r->average = r->seconds > 0 ? r->counts.measured_bound / r->seconds : 0;
+    r->nodes = r->counts.nodes;
+    r->lua_bytes = ls_scheduler_lua_memory(s);
+    r->events = bench_cluster_collected_events(c);
+    ls_event_label_stats l0[BENCH_EVENT_LABELS], l1[BENCH_EVENT_LABELS];
+    uint32_t n0 = bench_cluster_collected_labels(c, 0, l0, BENCH_EVENT_LABELS);
+    uint32_t n1 = bench_cluster_collected_labels(c, 1, l1, BENCH_EVENT_LABELS);
+    label_delta(r, l0, n0, l1, n1);
+    (void)w;
     return true;
 }
 
@@ -301,7 +385,9 @@ static int run_workload(const bench_opts *o, const bench_workload *w, ls_config 
     ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path};
     ls_scheduler *s = bench_cluster_check_churn(c, &err) ? ls_scheduler_new(cfg, &so, &src, &err) : NULL;
     int rc = s ? LS_EXIT_OK : LS_EXIT_USAGE;
-    if (s && (!run_init(w, c, s, &r, &err) || !run_measured(w, c, s, &r, &err)))
+    if (s && w->ops.len && !run_staged(w, c, s, &r, &err))
+        rc = LS_EXIT_USAGE;
+    else if (s && !w->ops.len && (!run_init(w, c, s, &r, &err) || !run_measured(w, c, s, &r, &err)))
         rc = LS_EXIT_USAGE;
     if (rc != LS_EXIT_OK)
         fprintf(stderr, "luasched bench: %s\n", err.msg);

@@ -8,6 +8,9 @@
  *    objects from the templates, plays the API server's part for the
  *    scheduler (binding, preemption), runs the churn on the scheduler's clock
  *    and takes the per-second throughput samples.
+ *  - bench_ops.c runs a staged workload (`ops:`, upstream's workloadTemplate
+ *    opcodes: createNodes, createPods, barrier, updateAny, deletePods,
+ *    start/stopCollectingMetrics) in that cluster, on the wall clock.
  *  - bench.c is the command: flags, the phases of a run, and the report.
  */
 #ifndef LS_CLI_BENCH_H
@@ -52,6 +55,30 @@ typedef struct bench_churn {
     char **where;
 } bench_churn;
 
+/* A staged workload's step: upstream's workloadTemplate opcodes. */
+enum {
+    BENCH_OP_CREATE_NODES, BENCH_OP_CREATE_PODS, BENCH_OP_BARRIER, BENCH_OP_UPDATE_ANY, BENCH_OP_DELETE_PODS,
+    BENCH_OP_START_COLLECTING, BENCH_OP_STOP_COLLECTING
+};
+
+/* Which pods an op looks at: namespaces (none: all) and matchLabels. */
+typedef struct bench_selector {
+    uint32_t n_namespaces, n_labels;
+    char **namespaces;
+    char **keys, **values;
+} bench_selector;
+
+typedef struct bench_op {
+    int code;
+    char *where;               /* "file:line: ops[i]" */
+    bench_group group;         /* createNodes / createPods: count, namespace, template;
+                                  updateAny: count, namespace and the update's template */
+    bool skip_wait;            /* createPods, deletePods: skipWaitToCompletion */
+    bool attempted;            /* barrier: stageRequirement Attempted (else Scheduled) */
+    uint32_t per_second;       /* updateAny: updatePerSecond; deletePods: deletePodsPerSecond (0: all at once) */
+    bench_selector sel;        /* barrier, deletePods, startCollectingMetrics */
+} bench_op;
+
 typedef struct bench_workload {
     char *name;
     char *source;              /* the file */
@@ -63,6 +90,7 @@ typedef struct bench_workload {
     ls_vec measure_pods;       /* bench_group, measured */
     bool has_churn;
     bench_churn churn;
+    ls_vec ops;                /* bench_op: a staged workload (then no nodes/initPods/measurePods/churn) */
 } bench_workload;
 
 bool bench_workload_load(bench_workload *w, const char *path, ls_error *err);
@@ -91,6 +119,8 @@ typedef struct bench_counts {
     uint32_t churn_ticks, churn_created, churn_deleted, churn_bound, churn_heartbeats;
     uint32_t preempted;
     uint64_t attempts;         /* during the measurement */
+    uint32_t nodes;            /* staged workloads: nodes created */
+    uint32_t updates, deletes; /* staged workloads: updateAny and deletePods objects */
 } bench_counts;
 
 typedef struct bench_cluster bench_cluster;
@@ -113,6 +143,20 @@ double bench_cluster_stop_measuring(bench_cluster *c, double now);
 volatile sig_atomic_t *bench_cluster_stop_flag(bench_cluster *c);
 bench_counts bench_cluster_counts(const bench_cluster *c);
 const bench_sampler *bench_cluster_sampler(const bench_cluster *c);
+
+/* A staged workload (w->ops): runs its ops in order on the wall clock,
+ * the measurement between start- and stopCollectingMetrics. False (with
+ * err) when an op fails; a barrier that can no longer be met ends the run
+ * with the pods left counted unschedulable (bench_cluster_stall). */
+bool bench_cluster_run_ops(bench_cluster *c, ls_scheduler *s, ls_error *err);
+/* Why a staged run ended early, or NULL. */
+const char *bench_cluster_stall(const bench_cluster *c);
+/* Cluster events between start- and stopCollectingMetrics; wall and CPU time. */
+ls_event_stats bench_cluster_collected_events(const bench_cluster *c);
+double bench_cluster_collected_seconds(const bench_cluster *c, double *cpu_seconds);
+/* The per-label event counts when collecting started (at = 0) and stopped (at = 1). */
+uint32_t bench_cluster_collected_labels(const bench_cluster *c, int at, ls_event_label_stats *out, uint32_t cap);
+#define BENCH_EVENT_LABELS 24
 
 /* Records the samples due by `now` given `count` pods scheduled so far. */
 void bench_sampler_tick(bench_sampler *sm, double now, uint32_t count);

@@ -5,9 +5,8 @@
  * label and the round-robin zone label, and is decoded as the embedded
  * cluster decodes a manifest. Objects are kept until the cluster is freed,
  * because the scheduler's snapshot may still point at deleted ones.
- * Over 800 lines: the workload's object builders, the churn steps and the
- * scheduler source share the object tables and their indexes; split, each
- * part would reach into the others' state.
+ * The cluster's state is in bench_internal.h, shared with bench_ops.c (a
+ * staged workload's ops), which uses the object builders here.
  *
  * The source side: bindings set spec.nodeName and come back as the pod's
  * update (as the informer would deliver them); preemption deletes the
@@ -20,9 +19,8 @@
  * outcomes, takes the throughput samples and stops the run once every
  * measured pod is bound.
  */
-#include "cli/bench.h"
+#include "cli/bench_internal.h"
 #include "cli/cli.h"
-#include "luasched/map.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,60 +34,6 @@
 /* The last, partial sampling window counts when it lasts at least this long
  * (or when there is no full window at all). */
 #define BENCH_MIN_PARTIAL_WINDOW 0.5
-
-typedef struct bench_pod {
-    ls_pod_obj *obj;
-    uint8_t role;
-    uint8_t state;
-    bool added;
-} bench_pod;
-
-typedef struct bench_node {
-    ls_node_obj *obj;
-    bool deleted;
-} bench_node;
-
-typedef struct bench_object {
-    ls_object_obj *obj;
-    bool deleted;
-} bench_object;
-
-/* What a churn step created, so that recreate mode can delete it. */
-enum { REF_NONE, REF_POD, REF_NODE, REF_OBJECT };
-typedef struct churn_ref {
-    uint8_t kind;
-    uint32_t index;
-} churn_ref;
-
-/* A cluster event held back until the attempt ends (see the top). */
-enum { EV_POD_UPDATE, EV_POD_DELETE };
-typedef struct held_event {
-    uint8_t kind;
-    uint32_t pod;
-} held_event;
-
-struct bench_cluster {
-    const bench_workload *w;
-    ls_scheduler *sched;
-    ls_vec pods;                /* bench_pod, index = pod id */
-    ls_vec nodes;               /* bench_node, index = node id */
-    ls_vec objects;             /* bench_object */
-    ls_vec held;                /* held_event, in order */
-    ls_map node_names;          /* live nodes: name -> index + 1 */
-    uint32_t node_counter, pod_counter, object_counter;
-    uint64_t next_seq;          /* arrival order in the queue */
-    /* the churn operation */
-    bool churning;
-    uint64_t next_tick_ms;
-    uint32_t next_heartbeat;    /* heartbeat mode: the next node to report */
-    churn_ref *slots;           /* recreate: number x templates */
-    /* the measurement */
-    bool measuring;
-    double end_time, last_progress, last_idle_check;
-    volatile sig_atomic_t stop;
-    bench_counts counts;
-    bench_sampler sampler;
-};
 
 bench_cluster *bench_cluster_new(const bench_workload *w)
 {
@@ -123,6 +67,7 @@ void bench_cluster_free(bench_cluster *c)
     ls_vec_free(&c->sampler.samples);
     ls_map_free(&c->node_names);
     free(c->slots);
+    bench_ops_free(c);
     free(c);
 }
 
@@ -164,7 +109,7 @@ static void object_name(const cJSON *tmpl, const char *fallback, uint32_t n, boo
         snprintf(buf, len, "%s%05u", cJSON_IsString(gen) ? gen->valuestring : fallback, n);
 }
 
-static void set_name(cJSON *tmpl, const char *name, const char *ns)
+void bench_set_name(cJSON *tmpl, const char *name, const char *ns)
 {
     cJSON *meta = child_object(tmpl, "metadata");
     set_string(meta, "name", name);
@@ -174,7 +119,7 @@ static void set_name(cJSON *tmpl, const char *name, const char *ns)
         set_string(meta, "namespace", ns);
 }
 
-static void set_label(cJSON *tmpl, const char *key, const char *value)
+void bench_set_label(cJSON *tmpl, const char *key, const char *value)
 {
     set_string(child_object(child_object(tmpl, "metadata"), "labels"), key, value);
 }
@@ -186,7 +131,7 @@ static ls_decode_ctx ctx_of(const char *where)
 
 /* ---- nodes */
 
-static void add_node(bench_cluster *c, ls_node_obj *n)
+void bench_add_node(bench_cluster *c, ls_node_obj *n)
 {
     n->node.id = c->nodes.len;
     bench_node *bn = ls_vec_push(&c->nodes);
@@ -196,15 +141,15 @@ static void add_node(bench_cluster *c, ls_node_obj *n)
 }
 
 /* Decodes the next node of a template (name, hostname label, zone). */
-static ls_node_obj *make_node(bench_cluster *c, cJSON *tmpl, const char *where, bool single, const char *zone_key,
+ls_node_obj *bench_make_node(bench_cluster *c, cJSON *tmpl, const char *where, bool single, const char *zone_key,
                               const char *zone, ls_error *err)
 {
     char name[256];
     object_name(tmpl, "node-", c->node_counter++, single, name, sizeof name);
-    set_name(tmpl, name, NULL);
-    set_label(tmpl, "kubernetes.io/hostname", name);
+    bench_set_name(tmpl, name, NULL);
+    bench_set_label(tmpl, "kubernetes.io/hostname", name);
     if (zone_key)
-        set_label(tmpl, zone_key, zone);
+        bench_set_label(tmpl, zone_key, zone);
     ls_decode_ctx ctx = ctx_of(where);
     ls_node_obj *n = ls_node_decode(tmpl, &ctx, err);
     if (n && ls_map_get(&c->node_names, n->node.name)) {
@@ -216,14 +161,13 @@ static ls_node_obj *make_node(bench_cluster *c, cJSON *tmpl, const char *where, 
 }
 
 static ls_object_obj *decode_object(cJSON *json, const char *where, ls_error *err);
-static void add_object(bench_cluster *c, ls_object_obj *o);
 
 /* The node's CSINode from the group's template (upstream's csiNodeAllocatable
  * and migratedPlugins): named after the node, each driver's nodeID the node's name. */
-static bool create_csinode(bench_cluster *c, const bench_group *g, ls_str node, ls_error *err)
+bool bench_create_csinode(bench_cluster *c, const bench_group *g, ls_str node, ls_error *err)
 {
     const char *name = ls_str_get(node);
-    set_name(g->csinode, name, NULL);
+    bench_set_name(g->csinode, name, NULL);
     cJSON *drivers = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g->csinode, "spec"), "drivers");
     cJSON *d;
     cJSON_ArrayForEach(d, drivers)
@@ -232,7 +176,7 @@ static bool create_csinode(bench_cluster *c, const bench_group *g, ls_str node, 
     ls_object_obj *o = decode_object(g->csinode, g->where, err);
     if (!o)
         return false;
-    add_object(c, o);
+    bench_add_object(c, o);
     return true;
 }
 
@@ -240,11 +184,11 @@ static bool create_node_group(bench_cluster *c, const bench_group *g, ls_error *
 {
     for (uint32_t i = 0; i < g->count; i++) {
         const char *zone = g->n_zones ? g->zones[i % g->n_zones] : NULL;
-        ls_node_obj *n = make_node(c, g->tmpl, g->where, g->count == 1, g->zone_key, zone, err);
+        ls_node_obj *n = bench_make_node(c, g->tmpl, g->where, g->count == 1, g->zone_key, zone, err);
         if (!n)
             return false;
-        add_node(c, n);
-        if (g->csinode && !create_csinode(c, g, n->node.name, err))
+        bench_add_node(c, n);
+        if (g->csinode && !bench_create_csinode(c, g, n->node.name, err))
             return false;
     }
     return true;
@@ -264,7 +208,7 @@ static ls_object_obj *decode_object(cJSON *json, const char *where, ls_error *er
     return ls_object_decode(json, &ctx, err);
 }
 
-static void add_object(bench_cluster *c, ls_object_obj *o)
+void bench_add_object(bench_cluster *c, ls_object_obj *o)
 {
     bench_object *bo = ls_vec_push(&c->objects);
     bo->obj = o;
@@ -272,7 +216,7 @@ static void add_object(bench_cluster *c, ls_object_obj *o)
 }
 
 /* A Namespace as the API server makes it (with kubernetes.io/metadata.name). */
-static bool create_namespace(bench_cluster *c, const char *name, ls_error *err)
+bool bench_create_namespace(bench_cluster *c, const char *name, ls_error *err)
 {
     for (uint32_t i = 0; i < c->objects.len; i++) {
         const ls_object *o = &LS_VEC_AT(&c->objects, bench_object, i).obj->obj;
@@ -282,13 +226,13 @@ static bool create_namespace(bench_cluster *c, const char *name, ls_error *err)
     cJSON *json = cJSON_CreateObject();
     cJSON_AddStringToObject(json, "apiVersion", "v1");
     cJSON_AddStringToObject(json, "kind", "Namespace");
-    set_name(json, name, NULL);
-    set_label(json, "kubernetes.io/metadata.name", name);
+    bench_set_name(json, name, NULL);
+    bench_set_label(json, "kubernetes.io/metadata.name", name);
     ls_object_obj *o = decode_object(json, "<namespace>", err);
     cJSON_Delete(json);
     if (!o)
         return false;
-    add_object(c, o);
+    bench_add_object(c, o);
     return true;
 }
 
@@ -297,14 +241,14 @@ static bool create_namespaces(bench_cluster *c, ls_error *err)
 {
     const bench_workload *w = c->w;
     for (uint32_t i = 0; i < w->n_namespaces; i++)
-        if (!create_namespace(c, w->namespaces[i], err))
+        if (!bench_create_namespace(c, w->namespaces[i], err))
             return false;
     const ls_vec *lists[] = {&w->init_pods, &w->measure_pods};
     for (int l = 0; l < 2; l++)
         for (uint32_t i = 0; i < lists[l]->len; i++)
-            if (!create_namespace(c, LS_VEC_AT(lists[l], bench_group, i).ns, err))
+            if (!bench_create_namespace(c, LS_VEC_AT(lists[l], bench_group, i).ns, err))
                 return false;
-    return !w->has_churn || create_namespace(c, w->churn.ns, err);
+    return !w->has_churn || bench_create_namespace(c, w->churn.ns, err);
 }
 
 bool bench_cluster_create_nodes(bench_cluster *c, ls_scheduler *s, ls_error *err)
@@ -321,14 +265,11 @@ bool bench_cluster_create_nodes(bench_cluster *c, ls_scheduler *s, ls_error *err
 /* scheduler_perf's createPods with volume templates: per pod a PersistentVolume
  * ("<pod>-pv", its CSI volumeHandle or AWS volumeID the same name) and a claim
  * ("<pod>-pvc") bound to each other, and the pod's volume using the claim. */
-static bool create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod, const char *pod_name,
-                               ls_error *err)
+bool bench_create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod, const char *pv_name,
+                              const char *pvc_name, ls_error *err)
 {
-    char pv_name[300], pvc_name[300];
-    snprintf(pv_name, sizeof pv_name, "%s-pv", pod_name);
-    snprintf(pvc_name, sizeof pvc_name, "%s-pvc", pod_name);
     cJSON *pv = cJSON_Duplicate(g->pv, 1), *pvc = cJSON_Duplicate(g->pvc, 1);
-    set_name(pv, pv_name, NULL);
+    bench_set_name(pv, pv_name, NULL);
     cJSON *spec = child_object(pv, "spec");
     cJSON *csi = cJSON_GetObjectItemCaseSensitive(spec, "csi");
     cJSON *ebs = cJSON_GetObjectItemCaseSensitive(spec, "awsElasticBlockStore");
@@ -340,7 +281,7 @@ static bool create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *po
     set_string(ref, "namespace", g->ns);
     set_string(ref, "name", pvc_name);
     set_string(child_object(pv, "status"), "phase", "Bound");
-    set_name(pvc, pvc_name, g->ns);
+    bench_set_name(pvc, pvc_name, g->ns);
     set_string(child_object(pvc, "spec"), "volumeName", pv_name);
     set_string(child_object(pvc, "status"), "phase", "Bound");
     ls_object_obj *pv_obj = decode_object(pv, g->where, err);
@@ -351,8 +292,8 @@ static bool create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *po
         ls_object_obj_free(pv_obj);
         return false;
     }
-    add_object(c, pv_obj);
-    add_object(c, pvc_obj);
+    bench_add_object(c, pv_obj);
+    bench_add_object(c, pvc_obj);
     cJSON *vols = cJSON_CreateArray(), *vol = cJSON_CreateObject();
     cJSON_AddStringToObject(vol, "name", "vol");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(vol, "persistentVolumeClaim"), "claimName", pvc_name);
@@ -363,28 +304,31 @@ static bool create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *po
     return true;
 }
 
-static ls_pod_obj *make_pod(bench_cluster *c, cJSON *tmpl, const char *where, const char *ns, ls_error *err)
+ls_pod_obj *bench_make_pod(bench_cluster *c, cJSON *tmpl, const char *where, const char *ns, ls_error *err)
 {
     char name[256];
     object_name(tmpl, "pod-", c->pod_counter++, false, name, sizeof name);
-    set_name(tmpl, name, ns);
+    bench_set_name(tmpl, name, ns);
     ls_decode_ctx ctx = ctx_of(where);
     return ls_pod_decode(tmpl, &ctx, err);
 }
 
 /* The next pod of a group, with its volume and claim when the group has templates for them. */
-static ls_pod_obj *make_group_pod(bench_cluster *c, const bench_group *g, ls_error *err)
+ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, ls_error *err)
 {
     if (g->pv) {
         char name[256];
         object_name(g->tmpl, "pod-", c->pod_counter, false, name, sizeof name);
-        if (!create_pod_volumes(c, g, g->tmpl, name, err))
+        char pv_name[300], pvc_name[300];
+        snprintf(pv_name, sizeof pv_name, "%s-pv", name);
+        snprintf(pvc_name, sizeof pvc_name, "%s-pvc", name);
+        if (!bench_create_pod_volumes(c, g, g->tmpl, pv_name, pvc_name, err))
             return NULL;
     }
-    return make_pod(c, g->tmpl, g->where, g->ns, err);
+    return bench_make_pod(c, g->tmpl, g->where, g->ns, err);
 }
 
-static bench_pod *push_pod(bench_cluster *c, ls_pod_obj *p, int role)
+bench_pod *bench_push_pod(bench_cluster *c, ls_pod_obj *p, int role)
 {
     p->pod.id = c->pods.len;
     bench_pod *bp = ls_vec_push(&c->pods);
@@ -394,7 +338,7 @@ static bench_pod *push_pod(bench_cluster *c, ls_pod_obj *p, int role)
     return bp;
 }
 
-static void add_pod(bench_cluster *c, bench_pod *bp)
+void bench_add_pod(bench_cluster *c, bench_pod *bp)
 {
     bp->added = true;
     bp->obj->pod.seq = ++c->next_seq;
@@ -406,14 +350,14 @@ bool bench_cluster_decode_pods(bench_cluster *c, const ls_vec *groups, int role,
     for (uint32_t i = 0; i < groups->len; i++) {
         const bench_group *g = &LS_VEC_AT(groups, bench_group, i);
         for (uint32_t k = 0; k < g->count; k++) {
-            ls_pod_obj *p = make_group_pod(c, g, err);
+            ls_pod_obj *p = bench_make_group_pod(c, g, err);
             if (!p)
                 return false;
             if (p->pod.node_name) {
                 ls_pod_obj_free(p);
                 return ls_errorf(err, "%s: spec.nodeName: the bench schedules its pods; remove the field", g->where);
             }
-            push_pod(c, p, role);
+            bench_push_pod(c, p, role);
         }
     }
     return true;
@@ -424,7 +368,7 @@ void bench_cluster_add_pods(bench_cluster *c, int role)
     for (uint32_t i = 0; i < c->pods.len; i++) {
         bench_pod *bp = &LS_VEC_AT(&c->pods, bench_pod, i);
         if (bp->role == role && !bp->added)
-            add_pod(c, bp);
+            bench_add_pod(c, bp);
     }
 }
 
@@ -446,25 +390,25 @@ static churn_ref churn_create(bench_cluster *c, uint32_t t)
     ls_error err;
     churn_ref ref = {REF_NONE, 0};
     if (strcmp(kind, "Pod") == 0) {
-        ls_pod_obj *p = make_pod(c, tmpl, ch->where[t], ch->ns, &err);
+        ls_pod_obj *p = bench_make_pod(c, tmpl, ch->where[t], ch->ns, &err);
         if (p) {
             ref = (churn_ref){REF_POD, c->pods.len};
-            add_pod(c, push_pod(c, p, BENCH_ROLE_CHURN));
+            bench_add_pod(c, bench_push_pod(c, p, BENCH_ROLE_CHURN));
         }
     } else if (strcmp(kind, "Node") == 0) {
-        ls_node_obj *n = make_node(c, tmpl, ch->where[t], false, NULL, NULL, &err);
+        ls_node_obj *n = bench_make_node(c, tmpl, ch->where[t], false, NULL, NULL, &err);
         if (n) {
             ref = (churn_ref){REF_NODE, c->nodes.len};
-            add_node(c, n);
+            bench_add_node(c, n);
         }
     } else {
         char name[256];
         object_name(tmpl, "object-", c->object_counter++, false, name, sizeof name);
-        set_name(tmpl, name, strcmp(kind, "Namespace") == 0 ? NULL : ch->ns);
+        bench_set_name(tmpl, name, strcmp(kind, "Namespace") == 0 ? NULL : ch->ns);
         ls_object_obj *o = decode_object(tmpl, ch->where[t], &err);
         if (o) {
             ref = (churn_ref){REF_OBJECT, c->objects.len};
-            add_object(c, o);
+            bench_add_object(c, o);
         }
     }
     if (ref.kind == REF_NONE)
@@ -474,7 +418,7 @@ static churn_ref churn_create(bench_cluster *c, uint32_t t)
     return ref;
 }
 
-static void delete_pod(bench_cluster *c, bench_pod *bp)
+void bench_delete_pod(bench_cluster *c, bench_pod *bp)
 {
     if (bp->state == BENCH_POD_DELETED)
         return;
@@ -485,7 +429,7 @@ static void delete_pod(bench_cluster *c, bench_pod *bp)
 static void churn_delete(bench_cluster *c, churn_ref ref)
 {
     if (ref.kind == REF_POD) {
-        delete_pod(c, &LS_VEC_AT(&c->pods, bench_pod, ref.index));
+        bench_delete_pod(c, &LS_VEC_AT(&c->pods, bench_pod, ref.index));
     } else if (ref.kind == REF_NODE) {
         bench_node *bn = &LS_VEC_AT(&c->nodes, bench_node, ref.index);
         bn->deleted = true;
@@ -554,7 +498,7 @@ bool bench_cluster_check_churn(bench_cluster *c, ls_error *err)
         cJSON *probe = cJSON_Duplicate(ch->templates[t], 1);
         const char *kind = cJSON_GetObjectItemCaseSensitive(probe, "kind")->valuestring;
         bool namespaced = strcmp(kind, "Node") != 0 && strcmp(kind, "Namespace") != 0;
-        set_name(probe, "probe", namespaced ? ch->ns : NULL);
+        bench_set_name(probe, "probe", namespaced ? ch->ns : NULL);
         bool ok;
         if (strcmp(kind, "Pod") == 0) {
             ls_decode_ctx ctx = ctx_of(ch->where[t]);
@@ -649,7 +593,7 @@ static void count_bound(bench_cluster *c, const bench_pod *bp, double now)
     } else {
         c->counts.measured_bound++;
         c->last_progress = now;
-        if (c->counts.measured_bound == c->counts.measured) {
+        if (!c->ops && c->counts.measured_bound == c->counts.measured) {
             c->end_time = now;
             c->stop = 1;
         }
@@ -667,6 +611,7 @@ static void bench_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cycl
     double now = c->measuring ? ls_cli_now() : 0;
     if (c->measuring)
         c->counts.attempts++;
+    bench_ops_on_attempt(c, bp, a->node != 0);
     if (a->node)
         count_bound(c, bp, now);
     else if (bp->state == BENCH_POD_PENDING)
@@ -678,6 +623,8 @@ static void bench_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cycl
 static bool bench_next_change(void *ud, uint64_t *at_ms)
 {
     bench_cluster *c = ud;
+    if (c->ops)
+        return bench_ops_next_change(c, at_ms);
     if (!c->measuring || !c->churning || c->stop)
         return false;
     *at_ms = c->next_tick_ms;
@@ -698,6 +645,12 @@ static void bench_advance(void *ud, uint64_t now_ms)
 {
     bench_cluster *c = ud;
     flush_events(c);
+    if (c->ops) {
+        if (c->measuring)
+            bench_sampler_tick(&c->sampler, ls_cli_now(), c->counts.measured_bound);
+        bench_ops_advance(c, now_ms);
+        return;
+    }
     if (!c->measuring)
         return;
     while (c->churning && !c->stop && now_ms >= c->next_tick_ms) {

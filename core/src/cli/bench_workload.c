@@ -282,7 +282,7 @@ static bool parse_churn(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)
 static bool parse_header(const parse_ctx *pc, const cJSON *root, bench_workload *w)
 {
     static const char *const keys[] = {"apiVersion", "kind", "name", "description", "threshold", "templates",
-                                       "nodes", "namespaces", "initPods", "measurePods", "churn", NULL};
+                                       "nodes", "namespaces", "initPods", "measurePods", "churn", "ops", NULL};
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
     if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "Workload") != 0)
         return field_error(pc, kind ? kind : root, "kind", "expected Workload");
@@ -295,8 +295,219 @@ static bool parse_header(const parse_ctx *pc, const cJSON *root, bench_workload 
     return true;
 }
 
+/* ---- staged workloads: ops (upstream's workloadTemplate opcodes) */
+
+static bool get_bool(const parse_ctx *pc, const cJSON *obj, const char *key, const char *path, bool *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.%s", path, key);
+    if (v && !cJSON_IsBool(v))
+        return field_error(pc, v, p, "expected true or false");
+    *out = v && cJSON_IsTrue(v);
+    return true;
+}
+
+static bool get_strings(const parse_ctx *pc, const cJSON *v, const char *path, uint32_t *n, char ***out)
+{
+    if (!cJSON_IsArray(v))
+        return field_error(pc, v, path, "expected a list of strings");
+    *n = (uint32_t)cJSON_GetArraySize(v);
+    *out = ls_xcalloc(*n + 1, sizeof **out);
+    uint32_t i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        if (!cJSON_IsString(e) || !e->valuestring[0])
+            return field_error(pc, e, path, "expected non-empty strings");
+        (*out)[i] = ls_xstrdup(e->valuestring);
+    }
+    return true;
+}
+
+/* namespaces: [..] and labelSelector: {key: value} (upstream's map of labels). */
+static bool parse_selector(const parse_ctx *pc, const cJSON *obj, const char *path, bench_selector *sel)
+{
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(obj, "namespaces");
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(obj, "labelSelector");
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.namespaces", path);
+    if (ns && !get_strings(pc, ns, p, &sel->n_namespaces, &sel->namespaces))
+        return false;
+    if (!ls)
+        return true;
+    snprintf(p, sizeof p, "%.250s.labelSelector", path);
+    if (!cJSON_IsObject(ls))
+        return field_error(pc, ls, p, "expected a map of labels {key: value}");
+    sel->n_labels = (uint32_t)cJSON_GetArraySize(ls);
+    sel->keys = ls_xcalloc(sel->n_labels + 1, sizeof *sel->keys);
+    sel->values = ls_xcalloc(sel->n_labels + 1, sizeof *sel->values);
+    uint32_t i = 0;
+    for (const cJSON *e = ls->child; e; e = e->next, i++) {
+        if (!cJSON_IsString(e))
+            return field_error(pc, e, p, "expected string label values");
+        sel->keys[i] = ls_xstrdup(e->string);
+        sel->values[i] = ls_xstrdup(e->valuestring);
+    }
+    return true;
+}
+
+static bool op_template(const parse_ctx *pc, const cJSON *obj, const char *path, const char *kind, bench_op *op)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "template");
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.template", path);
+    if (!t)
+        return field_error(pc, obj, p, "required");
+    return get_template(pc, t, p, kind, &op->group.tmpl, &op->group.where);
+}
+
+static bool parse_op_create(const parse_ctx *pc, const cJSON *obj, const char *path, bench_op *op)
+{
+    bench_group *g = &op->group;
+    if (!get_count(pc, obj, "count", path, true, &g->count) ||
+        !op_template(pc, obj, path, op->code == BENCH_OP_CREATE_NODES ? "Node" : "Pod", op))
+        return false;
+    if (op->code == BENCH_OP_CREATE_NODES)
+        return optional_template(pc, obj, "csiNode", "CSINode", path, &g->csinode);
+    if (!get_bool(pc, obj, "skipWaitToCompletion", path, &op->skip_wait) ||
+        !get_string(pc, obj, "namespace", path, false, &g->ns) ||
+        !optional_template(pc, obj, "persistentVolume", "PersistentVolume", path, &g->pv) ||
+        !optional_template(pc, obj, "persistentVolumeClaim", "PersistentVolumeClaim", path, &g->pvc))
+        return false;
+    if (!g->pv != !g->pvc)
+        return field_error(pc, obj, path, "persistentVolume and persistentVolumeClaim go together");
+    if (!g->ns)
+        g->ns = ls_xstrdup("default");
+    return true;
+}
+
+static bool parse_op_update(const parse_ctx *pc, const cJSON *obj, const char *path, bench_op *op)
+{
+    op->group.count = 1;   /* upstream's default */
+    if (!get_count(pc, obj, "count", path, false, &op->group.count) ||
+        !get_count(pc, obj, "updatePerSecond", path, false, &op->per_second) || !op_template(pc, obj, path, NULL, op) ||
+        !get_string(pc, obj, "namespace", path, false, &op->group.ns))
+        return false;
+    const char *kind = cJSON_GetObjectItemCaseSensitive(op->group.tmpl, "kind")->valuestring;
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.template", path);
+    if (strcmp(kind, "Pod") != 0 && strcmp(kind, "Node") != 0)
+        return field_error(pc, cJSON_GetObjectItemCaseSensitive(obj, "template"), p,
+                           "updateAny updates Pods or Nodes here, got another kind");
+    if (!strcmp(kind, "Pod") != !!op->group.ns)
+        return field_error(pc, obj, path, "namespace: required for a Pod, not allowed for a Node");
+    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(obj, "subresources");
+    uint32_t n = 0;
+    char **names = NULL;
+    snprintf(p, sizeof p, "%.250s.subresources", path);
+    bool ok = !sub || get_strings(pc, sub, p, &n, &names);
+    for (uint32_t i = 0; i < n; i++) {
+        if (ok && strcmp(names[i], "resize") != 0)
+            ok = field_error(pc, sub, p, "expected [resize] (the only subresource updated here)");
+        free(names[i]);
+    }
+    free(names);
+    return ok;
+}
+
+static bool parse_op_fields(const parse_ctx *pc, const cJSON *obj, const char *path, bench_op *op)
+{
+    switch (op->code) {
+    case BENCH_OP_CREATE_NODES:
+    case BENCH_OP_CREATE_PODS: return parse_op_create(pc, obj, path, op);
+    case BENCH_OP_UPDATE_ANY: return parse_op_update(pc, obj, path, op);
+    case BENCH_OP_DELETE_PODS:
+        if (!get_string(pc, obj, "namespace", path, true, &op->group.ns) ||
+            !get_count(pc, obj, "deletePodsPerSecond", path, false, &op->per_second) ||
+            !get_bool(pc, obj, "skipWaitToCompletion", path, &op->skip_wait))
+            return false;
+        return parse_selector(pc, obj, path, &op->sel);
+    case BENCH_OP_BARRIER: {
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(obj, "stageRequirement");
+        char p[300];
+        snprintf(p, sizeof p, "%.250s.stageRequirement", path);
+        if (r && !(cJSON_IsString(r) && (!strcmp(r->valuestring, "Attempted") || !strcmp(r->valuestring, "Scheduled"))))
+            return field_error(pc, r, p, "expected Attempted or Scheduled");
+        op->attempted = r && !strcmp(r->valuestring, "Attempted");
+        return parse_selector(pc, obj, path, &op->sel);
+    }
+    case BENCH_OP_START_COLLECTING: return parse_selector(pc, obj, path, &op->sel);
+    default: return true;
+    }
+}
+
+static const char *const op_names[] = {"createNodes", "createPods", "barrier", "updateAny", "deletePods",
+                                       "startCollectingMetrics", "stopCollectingMetrics", NULL};
+static const char *const *const op_keys[] = {
+    (const char *const[]){"opcode", "count", "template", "csiNode", NULL},
+    (const char *const[]){"opcode", "count", "namespace", "template", "persistentVolume", "persistentVolumeClaim",
+                          "skipWaitToCompletion", NULL},
+    (const char *const[]){"opcode", "stageRequirement", "namespaces", "labelSelector", NULL},
+    (const char *const[]){"opcode", "count", "namespace", "template", "updatePerSecond", "subresources", NULL},
+    (const char *const[]){"opcode", "namespace", "labelSelector", "deletePodsPerSecond", "skipWaitToCompletion",
+                          NULL},
+    (const char *const[]){"opcode", "name", "namespaces", "labelSelector", NULL},
+    (const char *const[]){"opcode", NULL},
+};
+
+static bool parse_op(const parse_ctx *pc, const cJSON *obj, const char *path, bench_op *op)
+{
+    op->where = where_of(pc, obj, path);
+    if (!cJSON_IsObject(obj))
+        return field_error(pc, obj, path, "expected {opcode: ..., ...}");
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "opcode");
+    op->code = -1;
+    for (int i = 0; op_names[i] && cJSON_IsString(code); i++)
+        if (strcmp(code->valuestring, op_names[i]) == 0)
+            op->code = i;
+    char p[300];
+    snprintf(p, sizeof p, "%.250s.opcode", path);
+    if (op->code < 0)
+        return field_error(pc, code ? code : obj, p,
+                           "expected createNodes, createPods, barrier, updateAny, deletePods, "
+                           "startCollectingMetrics or stopCollectingMetrics");
+    return check_keys(pc, obj, path, op_keys[op->code]) && parse_op_fields(pc, obj, path, op);
+}
+
+/* Collecting starts and stops once, in that order. */
+static bool check_op_order(const parse_ctx *pc, const cJSON *list, const bench_workload *w)
+{
+    int starts = 0, stops = 0;
+    for (uint32_t i = 0; i < w->ops.len; i++) {
+        int code = LS_VEC_AT(&w->ops, bench_op, i).code;
+        starts += code == BENCH_OP_START_COLLECTING;
+        stops += code == BENCH_OP_STOP_COLLECTING;
+        if (stops > starts || starts > 1 || stops > 1)
+            return field_error(pc, list, "ops", "startCollectingMetrics, then stopCollectingMetrics, once each");
+    }
+    if (starts != 1 || stops != 1)
+        return field_error(pc, list, "ops", "expected one startCollectingMetrics and one stopCollectingMetrics");
+    return true;
+}
+
+static bool parse_ops(const parse_ctx *pc, const cJSON *root, const cJSON *list, bench_workload *w)
+{
+    static const char *const others[] = {"nodes", "initPods", "measurePods", "churn", "namespaces", NULL};
+    for (int i = 0; others[i]; i++)
+        if (cJSON_GetObjectItemCaseSensitive(root, others[i]))
+            return field_error(pc, cJSON_GetObjectItemCaseSensitive(root, others[i]), others[i],
+                               "a staged workload (ops) creates everything through its ops");
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0)
+        return field_error(pc, list, "ops", "expected a non-empty list of ops");
+    int i = 0;
+    for (const cJSON *o = list->child; o; o = o->next, i++) {
+        char p[64];
+        snprintf(p, sizeof p, "ops[%d]", i);
+        if (!parse_op(pc, o, p, ls_vec_push(&w->ops)))
+            return false;
+    }
+    return check_op_order(pc, list, w);
+}
+
 static bool parse_body(const parse_ctx *pc, const cJSON *root, bench_workload *w)
 {
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
+    if (ops)
+        return parse_ops(pc, root, ops, w);
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
     const cJSON *ns = cJSON_GetObjectItemCaseSensitive(root, "namespaces");
     const cJSON *init = cJSON_GetObjectItemCaseSensitive(root, "initPods");
@@ -322,6 +533,7 @@ bool bench_workload_load(bench_workload *w, const char *path, ls_error *err)
     ls_vec_init(&w->nodes, sizeof(bench_group));
     ls_vec_init(&w->init_pods, sizeof(bench_group));
     ls_vec_init(&w->measure_pods, sizeof(bench_group));
+    ls_vec_init(&w->ops, sizeof(bench_op));
     w->source = ls_xstrdup(path);
     ls_doc_set *doc = ls_doc_load_file(path, err);
     if (!doc)
@@ -359,8 +571,29 @@ static void groups_free(ls_vec *v)
     ls_vec_free(v);
 }
 
+static void strings_free(char **v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void ops_free(ls_vec *ops)
+{
+    for (uint32_t i = 0; i < ops->len; i++) {
+        bench_op *op = &LS_VEC_AT(ops, bench_op, i);
+        free(op->where);
+        group_free(&op->group);
+        strings_free(op->sel.namespaces, op->sel.n_namespaces);
+        strings_free(op->sel.keys, op->sel.n_labels);
+        strings_free(op->sel.values, op->sel.n_labels);
+    }
+    ls_vec_free(ops);
+}
+
 void bench_workload_free(bench_workload *w)
 {
+    ops_free(&w->ops);
     free(w->name);
     free(w->source);
     groups_free(&w->nodes);

@@ -92,6 +92,22 @@ bool ls_waiting_pods_reject(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin, 
     return true;
 }
 
+bool ls_waiting_pods_preempt(ls_waiting_pods *w, const ls_pod *pod, ls_str plugin)
+{
+    ls_waiting_pod *wp = ls_waiting_pods_find(w, pod->id);
+    if (!wp || wp->pod != pod || wp->rejected)
+        return false;
+    wp->rejected = wp->preempted = true;
+    wp->rejected_by = plugin;
+    /* Permit: WaitOnPermit's error for the Error status Preempt sends
+     * ("preempted"); PreBind: the cause CancelPod gives the binding. */
+    if (wp->at_pre_bind)
+        snprintf(wp->message, sizeof wp->message, "preempted by %s", ls_str_get(plugin));
+    else
+        snprintf(wp->message, sizeof wp->message, "waiting on permit for pod: preempted");
+    return true;
+}
+
 void ls_format_duration(uint64_t ms, char *buf, size_t len)
 {
     if (ms == 0) {

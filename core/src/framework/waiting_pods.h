@@ -19,6 +19,7 @@ typedef struct ls_waiting_pod {
     bool allowed[LS_MAX_WAITING_PLUGINS];
     uint64_t since_ms;   /* when Permit made it wait */
     bool rejected, timed_out;
+    bool preempted;          /* rejected by a preemption (an Error status: the pod backs off) */
     bool at_pre_bind;        /* waits in PreBind (VolumeBinding's claims): PreBind runs again when due */
     ls_str rejected_by;
     char message[512];
@@ -44,6 +45,11 @@ void ls_waiting_pods_poke_pre_bind(ls_waiting_pods *w);
 void ls_waiting_pods_replace(ls_waiting_pods *w, const ls_pod *old_pod, const ls_pod *new_pod);
 bool ls_waiting_pods_allow(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin);
 bool ls_waiting_pods_reject(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin, const char *msg);
+/* A preemption chose the waiting pod as a victim (upstream's WaitingPod.Preempt
+ * and, for a pod waiting in PreBind, PodInPreBind.CancelPod): it is rejected
+ * with an Error status instead of being deleted. False when `pod` does not
+ * wait (or was already rejected). */
+bool ls_waiting_pods_preempt(ls_waiting_pods *w, const ls_pod *pod, ls_str plugin);
 /* Rejects the pods whose earliest plugin deadline has passed. */
 void ls_waiting_pods_expire(ls_waiting_pods *w, uint64_t now_ms);
 /* Earliest deadline among pods still waiting; false when none waits. */

@@ -38,6 +38,8 @@ struct ls_squeue {
     ls_vec scratch;               /* ls_qpod *: the pods one event concerns */
     uint32_t n_where[LS_Q_IN_FLIGHT + 1];   /* pods per ls_qwhere */
     ls_event_counts event_counts;
+    ls_event_label_counts by_label[LS_SQUEUE_EVENT_LABELS];   /* the same, per event label */
+    uint32_t n_labels;
     uint64_t version;             /* bumped whenever a pod moves, comes or goes */
     uint64_t settled_version, settled_since;
     bool settled;                 /* ls_squeue_settled's last answer, for that version and since */
@@ -290,6 +292,25 @@ static bool has_plugin(const ls_str *list, uint32_t n, ls_str plugin)
     return false;
 }
 
+static ls_event_counts *label_counts(ls_squeue *q, const char *label);
+static bool anyone_registered(const ls_squeue *q, const ls_cluster_event *ev);
+
+/* An unschedulable or gated pod's own update counts as an event that visits
+ * that pod alone (upstream's metrics count it among the queue's events). */
+static void count_own_update(ls_squeue *q, const ls_cluster_event *ev, bool requeued)
+{
+    ls_event_counts *per = label_counts(q, ev->label);
+    bool registered = ev->actions && anyone_registered(q, ev);
+    q->event_counts.events++;
+    per->events++;
+    q->event_counts.registered += registered;
+    per->registered += registered;
+    q->event_counts.visited += registered;
+    per->visited += registered;
+    q->event_counts.requeued += requeued;
+    per->requeued += requeued;
+}
+
 void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod)
 {
     ls_qpod *qp = ls_map_get(&q->by_id, old_pod->id + 1);
@@ -315,16 +336,18 @@ void ls_squeue_update(ls_squeue *q, const ls_pod *old_pod, const ls_pod *new_pod
     }
     if (qp->where != LS_Q_UNSCHEDULABLE)
         return;
-    if (qp->gated) {
-        enqueue_active(q, qp);   /* the update may have removed the gates */
-        return;
-    }
     ls_cluster_event ev = {.resource = ls_intern_cstr("TargetPod"), .actions = ls_pod_update_actions(old_pod, new_pod),
                            .label = "UnscheduledPodUpdate", .object_type = LS_OBJ_POD,
                            .old_obj = old_pod, .new_obj = new_pod};
+    if (qp->gated) {
+        count_own_update(q, &ev, 1);
+        enqueue_active(q, qp);   /* the update may have removed the gates */
+        return;
+    }
     if (!ev.actions)
         return;   /* only its status changed (e.g. our own PodScheduled=False): not an event */
     ls_requeue how = ls_squeue_worth_requeuing(q, qp, &ev);
+    count_own_update(q, &ev, how != LS_REQUEUE_SKIP);
     q->moving_for = ev.label;
     if (how != LS_REQUEUE_SKIP)
         requeue(q, qp, how);
@@ -375,6 +398,7 @@ ls_qpod *ls_squeue_pop(ls_squeue *q)
         if (!qp)
             continue;
         set_where(q, qp, LS_Q_IN_FLIGHT);
+        qp->retry_error = false;
         qp->attempts++;
         if (qp->attempts == 1)
             qp->initial_attempt_ms = now(q);
@@ -467,9 +491,22 @@ static bool anyone_registered(const ls_squeue *q, const ls_cluster_event *ev)
     return false;
 }
 
-void ls_squeue_note_event(ls_squeue *q)
+/* The label's counts; labels past the table's size share its last entry ("other"). */
+static ls_event_counts *label_counts(ls_squeue *q, const char *label)
+{
+    for (uint32_t i = 0; i < q->n_labels; i++)
+        if (q->by_label[i].label == label || strcmp(q->by_label[i].label, label) == 0)
+            return &q->by_label[i].counts;
+    if (q->n_labels == LS_SQUEUE_EVENT_LABELS)
+        return &q->by_label[LS_SQUEUE_EVENT_LABELS - 1].counts;
+    q->by_label[q->n_labels].label = q->n_labels == LS_SQUEUE_EVENT_LABELS - 1 ? "other" : label;
+    return &q->by_label[q->n_labels++].counts;
+}
+
+void ls_squeue_note_event(ls_squeue *q, const char *label)
 {
     q->event_counts.events++;
+    label_counts(q, label)->events++;
 }
 
 ls_event_counts ls_squeue_event_counts(const ls_squeue *q)
@@ -477,12 +514,22 @@ ls_event_counts ls_squeue_event_counts(const ls_squeue *q)
     return q->event_counts;
 }
 
+uint32_t ls_squeue_event_counts_by_label(const ls_squeue *q, ls_event_label_counts *out, uint32_t cap)
+{
+    for (uint32_t i = 0; i < q->n_labels && i < cap; i++)
+        out[i] = q->by_label[i];
+    return q->n_labels;
+}
+
 void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
 {
+    ls_event_counts *per = label_counts(q, ev->label ? ev->label : "?");
     q->event_counts.events++;
+    per->events++;
     if (!anyone_registered(q, ev))
         return;
     q->event_counts.registered++;
+    per->registered++;
     /* Collect first: requeueing changes the buckets. A nested move (a hint
      * cannot cause one, but PreEnqueue is Lua too) gets its own list. */
     ls_vec mine = q->scratch;
@@ -490,6 +537,7 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
     mine.len = 0;
     ls_unsched_collect(&q->unsched, ev, ev->resource == q->wildcard, &mine);
     q->event_counts.visited += mine.len;
+    per->visited += mine.len;
     for (uint32_t i = 0; i < mine.len; i++) {
         ls_qpod *qp = LS_VEC_AT(&mine, ls_qpod *, i);
         ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
@@ -502,6 +550,7 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
             else
                 requeue(q, qp, how);
             q->event_counts.requeued++;
+            per->requeued++;
         }
         q->moving_for = NULL;
     }
@@ -648,7 +697,7 @@ static bool settled_scan(const ls_squeue *q, uint64_t since_ms)
             return false;
         /* Backing off because an event during its attempt may have helped
          * (preemption deleting victims, a pod bound meanwhile): the retry may succeed. */
-        if (qp->where == LS_Q_BACKOFF && !qp->error_backoff)
+        if (qp->where == LS_Q_BACKOFF && (!qp->error_backoff || qp->retry_error))
             return false;
     }
     return true;

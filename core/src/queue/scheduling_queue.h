@@ -42,6 +42,9 @@ typedef struct ls_qpod {
     struct ls_bucket_slot *buckets; /* n_buckets (bucket, index in it), owned */
     bool filed_gated;               /* counted as gated by the unschedulable set */
     bool error_backoff;             /* in the error backoff heap (no rejector plugin) */
+    bool retry_error;               /* its error says nothing about the cluster (a preemption
+                                       rejected it while it waited): a run is not settled
+                                       before it is retried; cleared when popped */
     uint64_t visit;                 /* last event pass that collected it */
     uint64_t in_flight_mark;        /* its entry in the in-flight list, + 1 (0: none) */
 } ls_qpod;
@@ -137,9 +140,18 @@ typedef struct ls_event_counts {
     uint64_t events, registered, visited, requeued;
 } ls_event_counts;
 ls_event_counts ls_squeue_event_counts(const ls_squeue *q);
+/* The same counts per event label ("NodeUpdate", "AssignedPodAdd", ...), in
+ * the order the labels first came; returns how many labels (at most cap
+ * filled). Labels are the emitters' static strings. */
+#define LS_SQUEUE_EVENT_LABELS 24
+typedef struct ls_event_label_counts {
+    const char *label;
+    ls_event_counts counts;
+} ls_event_label_counts;
+uint32_t ls_squeue_event_counts_by_label(const ls_squeue *q, ls_event_label_counts *out, uint32_t cap);
 /* An event that changed nothing any plugin can register (a node heartbeat):
  * counted, nothing else. */
-void ls_squeue_note_event(ls_squeue *q);
+void ls_squeue_note_event(ls_squeue *q, const char *label);
 /* Events kept for pods in flight (their objects must stay alive). */
 uint32_t ls_squeue_in_flight_events(const ls_squeue *q);
 /* Every pod the queue holds, for invariant checks (iteration by index). */

@@ -719,7 +719,15 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         s->permit.plugin = wp->rejected_by;
         s->expected_node = wp->node;   /* set when it began to wait */
         ls_lua_resume(s->lua, wp->pod->id);
-        if (wp->rejected) {
+        if (wp->rejected && wp->preempted) {
+            /* A preemption's victim: an Error, so it backs off (upstream v1.36+). */
+            unreserve_and_forget(s, qp);
+            drop_expectation(s, qp);
+            fail(s, qp, LS_ERROR, wp->message);
+            qp->retry_error = true;
+            ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, wp->pod,
+                                       NULL);
+        } else if (wp->rejected) {
             unreserve_and_forget(s, qp);
             drop_expectation(s, qp);
             qp->n_rejectors = 0;

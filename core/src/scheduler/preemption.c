@@ -12,6 +12,15 @@
  * moves it to activeQ (upstream's Activate after a failed preemption
  * goroutine). In a simulation everything happens at the cycle's virtual time,
  * in victim order: runs stay deterministic.
+ *
+ * A victim that is not bound yet, waiting in Permit or in PreBind, is not
+ * deleted (upstream v1.36+, #135719 and #135502): it is rejected in memory
+ * with an Error status ("waiting on permit for pod: preempted", or "preempted
+ * by <plugin>" for PreBind), so its binding cycle fails, the room it held is
+ * given back at once (AssignedPodDelete, as upstream's binding-cycle error
+ * handling moves the pods) and it backs off instead of waiting in
+ * unschedulablePods. No deletion event follows such a victim, so the
+ * preemptor is activated once it is gone (upstream's explicit Activate).
  */
 #include "scheduler/scheduler_internal.h"
 #include "luasched/log.h"
@@ -57,6 +66,10 @@ int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, c
     }
     s->preemptor = cycle->pod;
     s->preempt_node = node;
+    const ls_vec *post = &s->cfg.profiles[cycle->profile].plugins[LS_EP_POST_FILTER];
+    s->preempt_plugin = cycle->running_plugin >= 0 && (uint32_t)cycle->running_plugin < post->len
+                            ? LS_VEC_AT(post, ls_plugin_ref, cycle->running_plugin).name
+                            : ls_intern_cstr("DefaultPreemption");
     ls_map_put(&s->preempting, cycle->pod->id + 1, (void *)1);
     *(const ls_pod **)ls_vec_push(&s->victims) = victim;
     ls_critical_leave();
@@ -99,9 +112,14 @@ void ls_scheduler_issue_preemptions(ls_scheduler *s)
     const ls_pod *const *victims = s->victims.data;
     s->preemptor = NULL;
     s->preempt_node = 0;
+    bool in_memory = false;
     for (uint32_t i = 0; i < n; i++) {
         if (i == n - 1)
             stop_preempting(s, preemptor);
+        if (ls_waiting_pods_preempt(&s->waiting, victims[i], s->preempt_plugin)) {
+            in_memory = true;
+            continue;
+        }
         ls_error err;
         if (!issue_deletion(s, preemptor, victims[i], node, &err)) {
             ls_scheduler_preemption_failed(s, preemptor, err.msg);
@@ -109,4 +127,8 @@ void ls_scheduler_issue_preemptions(ls_scheduler *s)
         }
     }
     stop_preempting(s, preemptor);
+    if (!in_memory)
+        return;
+    ls_scheduler_resolve_waiting(s);   /* the rejected victims give their room back */
+    ls_squeue_activate(s->queue, preemptor);
 }

@@ -148,7 +148,7 @@ void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t 
 {
     s->last_change_ms = s->clock_ms;
     if (!actions) {
-        ls_squeue_note_event(s->queue);   /* nothing a plugin can register changed */
+        ls_squeue_note_event(s->queue, label);   /* nothing a plugin can register changed */
         return;
     }
     ls_cluster_event ev = {.resource = ls_intern_cstr(resource), .actions = actions, .label = label,
@@ -674,6 +674,17 @@ ls_event_stats ls_scheduler_event_stats(const ls_scheduler *s)
 {
     ls_event_counts c = ls_squeue_event_counts(s->queue);
     return (ls_event_stats){c.events, c.registered, c.visited, c.requeued};
+}
+
+uint32_t ls_scheduler_event_stats_by_label(const ls_scheduler *s, ls_event_label_stats *out, uint32_t cap)
+{
+    ls_event_label_counts all[LS_SQUEUE_EVENT_LABELS];
+    uint32_t n = ls_squeue_event_counts_by_label(s->queue, all, LS_SQUEUE_EVENT_LABELS);
+    for (uint32_t i = 0; i < n && i < cap; i++) {
+        ls_event_counts c = all[i].counts;
+        out[i] = (ls_event_label_stats){all[i].label, {c.events, c.registered, c.visited, c.requeued}};
+    }
+    return n < cap ? n : cap;
 }
 
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s)

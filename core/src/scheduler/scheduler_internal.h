@@ -47,6 +47,7 @@ struct ls_scheduler {
     ls_str expected_node;       /* nominatedNodeName set for the running binding (expectation), or 0 */
     const ls_pod *preemptor;    /* whose victims (s->victims) are to be deleted after the cycle */
     ls_str preempt_node;
+    ls_str preempt_plugin;      /* the PostFilter plugin that chose them (names an in-memory preemption) */
     ls_map preempting;          /* pod id + 1 -> 1: preemptors whose deletions are being issued */
     int defer_events;           /* > 0 while a plugin's FFI call (bind, preempt) runs */
     ls_vec deferred;            /* events that arrived meanwhile */

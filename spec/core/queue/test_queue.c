@@ -590,6 +590,20 @@ static void test_refile_on_new_registrations(void)
     CHECK_INT(n.events, 3);
     CHECK_INT(n.registered, 2);
     CHECK_INT(n.visited, 2);
+    /* the same per label, in the order the labels came */
+    ls_event_label_counts by[LS_SQUEUE_EVENT_LABELS];
+    CHECK_INT(ls_squeue_event_counts_by_label(q, by, LS_SQUEUE_EVENT_LABELS), 3);
+    CHECK_STR(by[0].label, "NodeAdd");
+    CHECK_INT(by[0].counts.events, 1);
+    CHECK_INT(by[0].counts.visited, 1);
+    CHECK_INT(by[0].counts.requeued, 1);
+    CHECK_STR(by[1].label, "NodeDelete");
+    CHECK_INT(by[1].counts.registered, 1);
+    CHECK_INT(by[1].counts.requeued, 1);   /* a */
+    CHECK_STR(by[2].label, "PvAdd");
+    CHECK_INT(by[2].counts.events, 1);
+    CHECK_INT(by[2].counts.registered, 0);
+    CHECK_INT(by[2].counts.visited, 0);
     ls_squeue_free(q);
 }
 
