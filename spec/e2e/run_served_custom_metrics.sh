@@ -5,8 +5,8 @@
 # groups; Widgets are listed and watched (an ADDED event for the one in the file, then one for a
 # Widget created through the API); NodeMetrics and PodMetrics are served at metrics-server's paths
 # (get and list) and refuse watch (405, as metrics-server). Then `luasched run` with two plugins:
-# ArchAndLoad (whole-object view of pods and nodes, NodeMetrics polled every 200ms; pods wait in
-# PreFilter until every node has its metrics) binds p to a2 (amd64 like the pod's annotation, 500m
+# ArchAndLoad (whole-object view of pods and nodes, NodeMetrics and PodMetrics polled every 200ms;
+# pods wait in PreFilter until every node has its metrics and default/web's PodMetrics is in) binds p to a2 (amd64 like the pod's annotation, 500m
 # of 4 cpu used against a1's 3500m; x1 is arm64, idle), and
 # WidgetGate keeps q pending until a Widget w-q is created through the API (a custom resource
 # watch event moves it back to the active queue), then q is bound.
