@@ -30,6 +30,7 @@ add_library(ls_fuzz_model STATIC
   ${CMAKE_SOURCE_DIR}/core/src/model/decode.c
   ${CMAKE_SOURCE_DIR}/core/src/model/decode_access.c
   ${CMAKE_SOURCE_DIR}/core/src/model/decode_containers.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/decode_pod_extra.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc_json.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc_yaml.c
@@ -70,6 +71,7 @@ add_library(ls_fuzz_api STATIC
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_admission.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_auth.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_bind.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_custom.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_events.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_list.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_load.c

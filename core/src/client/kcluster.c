@@ -46,6 +46,7 @@ typedef struct kc_feed {
     kc_kind kind;
     const char *object_kind;   /* "Service", ..., or "plural.version.group" for KC_OBJECT */
     ls_informer *informer;
+    bool optional;             /* metrics: a cluster without metrics-server must not hold up the sync */
 } kc_feed;
 
 enum { MAX_FEEDS = 32 };
@@ -89,7 +90,13 @@ static ls_str obj_key(kc_kind kind, const void *obj)
     if (kind == KC_NODE)
         return ((const ls_node_obj *)obj)->node.name;
     const ls_object *o = &((const ls_object_obj *)obj)->obj;
-    return o->uid ? o->uid : o->name;
+    if (o->uid)
+        return o->uid;
+    /* no uid (metrics.k8s.io objects): namespace/name, so that PodMetrics of
+     * two namespaces do not collide */
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", ls_str_get(o->ns), ls_str_get(o->name));
+    return o->ns ? ls_intern_cstr(key) : o->name;
 }
 
 /* The store key of a JSON object: uid (pods, objects) or name (nodes). */
@@ -98,8 +105,15 @@ static ls_str json_key(kc_kind kind, const cJSON *json)
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
     const char *field = kind == KC_NODE ? "name" : "uid";
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, field);
-    if (!cJSON_IsString(v) && kind == KC_OBJECT)
+    if (!cJSON_IsString(v) && kind == KC_OBJECT) {
         v = cJSON_GetObjectItemCaseSensitive(meta, "name");
+        const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+        if (cJSON_IsString(v) && cJSON_IsString(ns)) {   /* as obj_key: namespace/name without a uid */
+            char key[600];
+            snprintf(key, sizeof key, "%s/%s", ns->valuestring, v->valuestring);
+            return ls_intern_cstr(key);
+        }
+    }
     return cJSON_IsString(v) ? ls_intern_cstr(v->valuestring) : 0;
 }
 
@@ -267,6 +281,24 @@ bool ls_kcluster_watch_custom(ls_kcluster *kc, const char *resource, ls_error *e
     return add_custom_feed(kc, name, err);
 }
 
+bool ls_kcluster_poll_metrics(ls_kcluster *kc, bool nodes, bool pods, long interval_ms, ls_error *err)
+{
+    ls_informer_options n = {.group = "metrics.k8s.io", .version = "v1beta1", .resource = "nodes",
+                             .name = "NodeMetrics", .poll_ms = interval_ms};
+    ls_informer_options p = n;
+    p.resource = "pods";
+    p.name = "PodMetrics";
+    if (nodes && !add_feed(kc, KC_OBJECT, "NodeMetrics", &n, err))
+        return false;
+    if (nodes)
+        kc->feeds[kc->n_feeds - 1].optional = true;
+    if (pods && !add_feed(kc, KC_OBJECT, "PodMetrics", &p, err))
+        return false;
+    if (pods)
+        kc->feeds[kc->n_feeds - 1].optional = true;
+    return true;
+}
+
 bool ls_kcluster_start(ls_kcluster *kc, ls_error *err)
 {
     for (uint32_t i = 0; i < kc->n_feeds; i++)
@@ -278,7 +310,7 @@ bool ls_kcluster_start(ls_kcluster *kc, ls_error *err)
 bool ls_kcluster_synced(ls_kcluster *kc)
 {
     for (uint32_t i = 0; i < kc->n_feeds; i++)
-        if (!ls_informer_has_synced(kc->feeds[i].informer))
+        if (!kc->feeds[i].optional && !ls_informer_has_synced(kc->feeds[i].informer))
             return false;
     return true;
 }
@@ -286,7 +318,7 @@ bool ls_kcluster_synced(ls_kcluster *kc)
 bool ls_kcluster_wait_synced(ls_kcluster *kc, volatile sig_atomic_t *stop)
 {
     for (uint32_t i = 0; i < kc->n_feeds; i++)
-        while (!ls_informer_wait_synced(kc->feeds[i].informer, 100))
+        while (!kc->feeds[i].optional && !ls_informer_wait_synced(kc->feeds[i].informer, 100))
             if (stop && *stop)
                 return false;
     return true;

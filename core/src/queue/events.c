@@ -35,6 +35,7 @@ static const char *const RESOURCES[] = {
     "storage.k8s.io/StorageClass", "storage.k8s.io/CSINode", "storage.k8s.io/CSIDriver",
     "storage.k8s.io/CSIStorageCapacity", "storage.k8s.io/VolumeAttachment", "VolumeAttachment",
     "resource.k8s.io/ResourceClaim", "resource.k8s.io/ResourceSlice", "resource.k8s.io/DeviceClass",
+    "NodeMetrics", "PodMetrics",
     NULL,
 };
 
@@ -128,6 +129,8 @@ uint32_t ls_node_update_actions(const ls_node *old_node, const ls_node *new_node
         actions |= LS_ACT_UPDATE_NODE_LABEL;
     if (!conditions_equal(old_node, new_node))
         actions |= LS_ACT_UPDATE_NODE_CONDITION;
+    if (!labels_equal(&old_node->annotations, &new_node->annotations))
+        actions |= LS_ACT_UPDATE_NODE_ANNOTATION;
     return actions;
 }
 
