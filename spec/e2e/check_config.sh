@@ -30,7 +30,7 @@ expect_eq "problems: every one, in order" "$(cat "$TMP/out")" \
 $F/problems.yaml:5: leaderElection.leaseDuration: Invalid value: 5s: must be greater than \`RenewDeadline\`
 $F/problems.yaml:3: parallelism: Invalid value: 0: should be an integer value greater than zero
 $F/problems.yaml:28: profiles[1].plugins.queueSort: Invalid value: {\"enabled\":[{\"name\":\"PrioritySort\"}],\"disabled\":[{\"name\":\"*\"}]}: must be the same for all profiles
-$F/problems.yaml: profile main: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path ($F/plugins:plugins)
+$F/problems.yaml: profile main: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path ($F/plugins:plugins:plugins/policies)
 $F/problems.yaml: profile main: plugin \"ImageLocality\" does not extend Filter plugin
 $F/problems.yaml: profile main: plugin Picky already registered as Score
 $F/problems.yaml: profile main: plugin \"BadEvents\" ($F/plugins/bad_events.lua): events[2].resource: unknown resource \"Pods\" (expected AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, \"*\", or a custom resource written plural.version.group)

@@ -195,6 +195,11 @@ typedef struct ls_pod {
     const ls_pod_claim *resource_claims;   /* spec.resourceClaims, resolved against status */
     uint32_t n_volumes;                    /* spec.volumes, in order */
     const ls_volume *volumes;
+    /* The Workload API's gang membership (GangScheduling): v1.36+
+     * spec.schedulingGroup.podGroupName, and v1.35's spec.workloadRef
+     * (the Workload's name and the pod group inside it); 0 when absent. */
+    ls_str pod_group_name;
+    ls_str workload_name, workload_pod_group;
 } ls_pod;
 
 typedef struct ls_node_image { uint32_t n_names; const ls_str *names; int64_t size; } ls_node_image;

@@ -862,6 +862,14 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
     return s && ls_squeue_activate(s->queue, pod);
 }
 
+const ls_pod *ls_cycle_queued_pod(const ls_cycle *cycle, uint32_t pod_id)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    const ls_pod probe = {.id = pod_id};   /* the queue finds a pod by its id */
+    const ls_qpod *qp = s ? ls_squeue_find(s->queue, &probe) : NULL;
+    return qp ? qp->pod : NULL;
+}
+
 /* ---- asynchronous binding (a real cluster) */
 
 /* The API server refused a binding the binding cycle had handed over: the
