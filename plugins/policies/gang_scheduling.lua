@@ -154,11 +154,11 @@ end
 function P:pre_enqueue(pod)
   local key = key_of(pod)
   if key == nil then return nil end
+  gang.note_pending(self.members, key, pod)
   local min = self:min_count(pod, key)
   if min == false then
     return ls.unresolvable(fmt("waiting for pods's pod group %q to appear in scheduling queue", group_name(pod)))
   end
-  gang.note_pending(self.members, key, pod)
   if min == nil then return nil end
   local all = gang.each_pending(self.members, key, pod.id) + 1 + placed(self, key)
   if all < min then return self.no_quorum end
