@@ -46,6 +46,28 @@ void ls_object_store_free(ls_object_store *s);
 void ls_object_store_put(ls_object_store *s, const ls_object *obj);
 ]]
 end
+if not pcall(function() return C.ls_object_kind_known end) then
+  ffi.cdef [[ bool ls_object_kind_known(const char *kind); ]]
+end
+
+-- A custom resource's registered name, plural.version.group, as the embedded
+-- cluster names it (kind lowercased, -s/-es/-ies); nil for a built-in kind or
+-- a core/built-in group.
+local function custom_resource_name(obj)
+  local kind, api = obj.kind, obj.apiVersion
+  if type(kind) ~= "string" or type(api) ~= "string" or C.ls_object_kind_known(kind) then return nil end
+  local group, version = api:match("^([^/]*%.[^/]*)/(.+)$")
+  if not group then return nil end
+  local plural = kind:lower()
+  if plural:match("[^aeiou]y$") then
+    plural = plural:sub(1, -2) .. "ies"
+  elseif plural:match("[sx]$") or plural:match(".h$") then
+    plural = plural .. "es"
+  else
+    plural = plural .. "s"
+  end
+  return plural .. "." .. version .. "." .. group
+end
 
 -- ---- JSON -------------------------------------------------------------------
 
@@ -303,7 +325,9 @@ end
 
 --- Adds an API object other than a Pod or Node (a full object table with
 --- kind and metadata, or JSON text), decoded by the library as the embedded
---- cluster decodes it; the same kind, namespace and name again replaces it.
+--- cluster decodes it (a custom resource's kind becomes plural.version.group,
+--- what ls.objects and ls.find_object take); the same kind, namespace and
+--- name again replaces it.
 --- Returns the `const ls_object *`.
 function Cluster:add_object(desc)
   local res = self.res
@@ -316,6 +340,8 @@ function Cluster:add_object(desc)
   local obj = C.ls_object_decode(json, nil, err_buf)
   C.cJSON_Delete(json)
   if obj == nil then error("cluster:add_object: " .. ffi.string(err_buf.msg), 2) end
+  local custom = custom_resource_name(type(desc) == "table" and desc or require("luasched.json").decode(text))
+  if custom then ffi.cast("ls_object *", obj).kind = ls.intern(custom) end
   res.owned_objects[#res.owned_objects + 1] = obj
   if res.store == nil then res.store = C.ls_object_store_new() end
   C.ls_object_store_put(res.store, obj)
