@@ -15,7 +15,7 @@ expect_eq "clean: output" "$(cat "$TMP/out")" "ok: $F/clean.yaml: 2 profiles, 5 
 expect_eq "clean: nothing on stderr" "$(cat "$TMP/err")" ""
 
 # ---- the example configurations load unchanged and check clean
-for f in multiple-profiles disabled-plugins plugin-args; do
+for f in multiple-profiles disabled-plugins plugin-args gang-scheduling coscheduling; do
   expect_eq "example $f: exit 0" "$(check profiles/examples/$f.yaml)" "0"
   expect_contains "example $f: ok" "$(cat "$TMP/out")" "ok: profiles/examples/$f.yaml: "
 done

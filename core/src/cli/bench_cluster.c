@@ -23,6 +23,7 @@
 #include "cli/bench.h"
 #include "cli/cli.h"
 #include "luasched/map.h"
+#include "sim/cluster.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,8 @@ struct bench_cluster {
     ls_vec objects;             /* bench_object */
     ls_vec held;                /* held_event, in order */
     ls_map node_names;          /* live nodes: name -> index + 1 */
-    uint32_t node_counter, pod_counter, object_counter;
+    uint32_t node_counter, pod_counter, object_counter, gang_counter;
+    char gang_name[256];        /* the group the next gang pods join */
     uint64_t next_seq;          /* arrival order in the queue */
     /* the churn operation */
     bool churning;
@@ -372,9 +374,40 @@ static ls_pod_obj *make_pod(bench_cluster *c, cJSON *tmpl, const char *where, co
     return ls_pod_decode(tmpl, &ctx, err);
 }
 
-/* The next pod of a group, with its volume and claim when the group has templates for them. */
-static ls_pod_obj *make_group_pod(bench_cluster *c, const bench_group *g, ls_error *err)
+/* Pod k of a group with gangs: the first of every gang_size pods creates the
+ * group object (a PodGroup custom resource, named after its generateName and
+ * a counter), and every pod names the current group in the label or in
+ * spec.schedulingGroup.podGroupName. */
+static bool join_gang(bench_cluster *c, const bench_group *g, uint32_t k, ls_error *err)
 {
+    if (k % g->gang_size == 0) {
+        object_name(g->gang, "gang-", c->gang_counter++, false, c->gang_name, sizeof c->gang_name);
+        cJSON *json = cJSON_Duplicate(g->gang, 1);
+        set_name(json, c->gang_name, g->ns);
+        ls_str kind = ls_cluster_custom_resource_name(json);
+        ls_decode_ctx ctx = ctx_of(g->where);
+        ls_object_obj *o = kind ? ls_object_decode(json, &ctx, err) : NULL;
+        cJSON_Delete(json);
+        if (!kind)
+            return ls_errorf(err, "%s: gang.template: expected a custom resource (apiVersion group.domain/version)",
+                             g->where);
+        if (!o)
+            return false;
+        o->obj.kind = kind;
+        add_object(c, o);
+    }
+    if (g->gang_label)
+        set_label(g->tmpl, g->gang_label, c->gang_name);
+    else
+        set_string(child_object(child_object(g->tmpl, "spec"), "schedulingGroup"), "podGroupName", c->gang_name);
+    return true;
+}
+
+/* The next pod of a group, with its volume and claim when the group has templates for them. */
+static ls_pod_obj *make_group_pod(bench_cluster *c, const bench_group *g, uint32_t k, ls_error *err)
+{
+    if (g->gang && !join_gang(c, g, k, err))
+        return NULL;
     if (g->pv) {
         char name[256];
         object_name(g->tmpl, "pod-", c->pod_counter, false, name, sizeof name);
@@ -406,7 +439,7 @@ bool bench_cluster_decode_pods(bench_cluster *c, const ls_vec *groups, int role,
     for (uint32_t i = 0; i < groups->len; i++) {
         const bench_group *g = &LS_VEC_AT(groups, bench_group, i);
         for (uint32_t k = 0; k < g->count; k++) {
-            ls_pod_obj *p = make_group_pod(c, g, err);
+            ls_pod_obj *p = make_group_pod(c, g, k, err);
             if (!p)
                 return false;
             if (p->pod.node_name) {
