@@ -28,6 +28,7 @@ local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
 local events = require("luasched.events")
+local bit = require("bit")
 
 local T = {}
 
@@ -46,28 +47,22 @@ void ls_object_store_free(ls_object_store *s);
 void ls_object_store_put(ls_object_store *s, const ls_object *obj);
 ]]
 end
-if not pcall(function() return C.ls_object_kind_known end) then
-  ffi.cdef [[ bool ls_object_kind_known(const char *kind); ]]
+if not pcall(function() return C.ls_doc_parse end) then
+  ffi.cdef [[
+typedef struct ls_doc_set ls_doc_set;
+ls_doc_set *ls_doc_parse(const char *text, size_t len, const char *source_name, ls_error *err);
+uint32_t ls_doc_count(const ls_doc_set *d);
+const struct cJSON *ls_doc_get(const ls_doc_set *d, uint32_t i);
+void ls_doc_free(ls_doc_set *d);
+bool ls_custom_resource_name(const char *kind, const char *api_version, char *out, size_t cap);
+char *cJSON_PrintUnformatted(const struct cJSON *item);
+void cJSON_free(void *object);
+]]
 end
 
--- A custom resource's registered name, plural.version.group, as the embedded
--- cluster names it (kind lowercased, -s/-es/-ies); nil for a built-in kind or
--- a core/built-in group.
-local function custom_resource_name(obj)
-  local kind, api = obj.kind, obj.apiVersion
-  if type(kind) ~= "string" or type(api) ~= "string" or C.ls_object_kind_known(kind) then return nil end
-  local group, version = api:match("^([^/]*%.[^/]*)/(.+)$")
-  if not group then return nil end
-  local plural = kind:lower()
-  if plural:match("[^aeiou]y$") then
-    plural = plural:sub(1, -2) .. "ies"
-  elseif plural:match("[sx]$") or plural:match(".h$") then
-    plural = plural .. "es"
-  else
-    plural = plural .. "s"
-  end
-  return plural .. "." .. version .. "." .. group
-end
+-- The kit reads whole pods and nodes too (ls.pod_data / ls.node_data work
+-- whichever plugin is loaded, and before it is).
+C.ls_model_want(bit.bor(C.LS_WANT_POD_JSON, C.LS_WANT_NODE_JSON))
 
 -- ---- JSON -------------------------------------------------------------------
 
@@ -169,20 +164,54 @@ end
 
 local counter = 0
 
-local function container(i, requests, prefix)
+local CONTAINER_KEYS = { name = true, image = true, requests = true, limits = true, ports = true,
+  restart_policy = true }
+
+-- A container entry is a requests table, `false` (no requests), or a table
+-- with any of name, image, requests, limits, ports (v1 ContainerPorts),
+-- restart_policy ("Always": an init container that is a sidecar).
+local function is_container_desc(d)
+  if type(d) ~= "table" then return false end
+  for k in pairs(d) do
+    if CONTAINER_KEYS[k] then return true end
+  end
+  return false
+end
+
+local function container(i, desc, prefix)
   local c = { name = prefix .. (i - 1), image = "registry.k8s.io/pause:3.9" }
-  if requests then c.resources = { requests = requests } end
+  if not is_container_desc(desc) then
+    if desc then c.resources = { requests = desc } end
+    return c
+  end
+  c.name, c.image = desc.name or c.name, desc.image or c.image
+  if desc.requests or desc.limits then c.resources = { requests = desc.requests, limits = desc.limits } end
+  c.ports, c.restartPolicy = desc.ports, desc.restart_policy
   return c
+end
+
+local function conditions_of(list, with_reason)
+  if not list then return nil end
+  local out = {}
+  for i, c in ipairs(list) do
+    out[i] = { type = c.type, status = c.status or "True", reason = with_reason and c.reason or nil }
+  end
+  return out
 end
 
 --- Shorthand -> a v1 Pod as a Lua table. Fields: name, namespace ("default"),
 --- uid (generated), labels, requests (one container's requests, e.g.
 --- { cpu = "500m", memory = "1Gi" }; omit for a container without requests),
---- containers / init_containers (lists of requests tables, one per container;
---- `false` for a container without requests), overhead, node_name, priority,
---- priority_class_name, tolerations, node_selector, affinity, scheduler_name,
---- created (RFC 3339 creationTimestamp), scheduling_gates, spec (extra spec
---- fields, merged last).
+--- containers / init_containers (lists, one entry per container: a requests
+--- table, `false` for a container without requests, or a table with any of
+--- name, image, requests, limits, ports, restart_policy), limits and ports (the
+--- single container's), overhead, resources (pod-level { requests, limits }),
+--- node_name, priority, priority_class_name, preemption_policy, tolerations,
+--- node_selector, affinity, scheduler_name, created (RFC 3339
+--- creationTimestamp), scheduling_gates, annotations, owner_references (v1
+--- OwnerReferences), phase, nominated_node_name, conditions (list of { type,
+--- status ("True" when omitted), reason }), qos_class (status.qosClass),
+--- spec and status (extra spec / status fields, merged last).
 function T.pod_object(o)
   counter = counter + 1
   local name = o.name or ("pod-" .. counter)
@@ -192,7 +221,8 @@ function T.pod_object(o)
   if o.containers then
     for i, req in ipairs(o.containers) do containers[i] = container(i, req or nil, "c") end
   else
-    containers[1] = container(1, o.requests, "c")
+    local one = (o.limits or o.ports) and { requests = o.requests, limits = o.limits, ports = o.ports } or o.requests
+    containers[1] = container(1, one, "c")
   end
   spec.containers = containers
   if o.init_containers then
@@ -200,6 +230,8 @@ function T.pod_object(o)
     for i, req in ipairs(o.init_containers) do spec.initContainers[i] = container(i, req or nil, "init") end
   end
   spec.overhead = o.overhead
+  spec.resources = o.resources
+  spec.preemptionPolicy = o.preemption_policy
   spec.nodeName = o.node_name
   spec.priority = o.priority
   spec.priorityClassName = o.priority_class_name
@@ -212,30 +244,47 @@ function T.pod_object(o)
     for i, g in ipairs(o.scheduling_gates) do spec.schedulingGates[i] = { name = g } end
   end
   for k, v in pairs(o.spec or {}) do spec[k] = v end
+  local status = {
+    phase = o.phase, nominatedNodeName = o.nominated_node_name, qosClass = o.qos_class,
+    conditions = conditions_of(o.conditions, true),
+  }
+  for k, v in pairs(o.status or {}) do status[k] = v end
   return {
     apiVersion = "v1", kind = "Pod",
     metadata = {
       name = name, namespace = ns, uid = o.uid or string.format("uid-%s-%s-%d", ns, name, counter),
-      labels = o.labels, creationTimestamp = o.created,
+      labels = o.labels, annotations = o.annotations, creationTimestamp = o.created,
+      ownerReferences = o.owner_references,
     },
     spec = spec,
+    status = next(status) and status or nil,
   }
 end
 
 --- Shorthand -> a v1 Node as a Lua table. Fields: name, uid (generated),
 --- labels, allocatable (quantities; "pods" defaults to "110"), capacity
---- (defaults to allocatable), taints (v1 taints), unschedulable, images.
+--- (defaults to allocatable), taints (v1 taints), unschedulable, images,
+--- annotations, conditions (list of { type, status ("True" when omitted) }),
+--- status (extra status fields, merged last).
 function T.node_object(o)
   counter = counter + 1
   local name = o.name or ("node-" .. counter)
   local allocatable = {}
   for k, v in pairs(o.allocatable or {}) do allocatable[k] = v end
   if allocatable.pods == nil then allocatable.pods = "110" end
+  local status = {
+    allocatable = allocatable, capacity = o.capacity or allocatable, images = o.images,
+    conditions = conditions_of(o.conditions, false),
+  }
+  for k, v in pairs(o.status or {}) do status[k] = v end
   return {
     apiVersion = "v1", kind = "Node",
-    metadata = { name = name, uid = o.uid or string.format("uid-node-%s-%d", name, counter), labels = o.labels },
+    metadata = {
+      name = name, uid = o.uid or string.format("uid-node-%s-%d", name, counter), labels = o.labels,
+      annotations = o.annotations,
+    },
     spec = { taints = o.taints, unschedulable = o.unschedulable or nil },
-    status = { allocatable = allocatable, capacity = o.capacity or allocatable, images = o.images },
+    status = status,
   }
 end
 
@@ -303,10 +352,55 @@ local function release_all(res)
   for i = #res.owned_objects, 1, -1 do C.ls_object_obj_free(res.owned_objects[i]) end
 end
 
+-- The documents of a cluster file (YAML or JSON text), each as JSON text.
+local function cluster_documents(text, source)
+  local doc = C.ls_doc_parse(text, #text, source, err_buf)
+  if doc == nil then error("T.cluster: " .. ffi.string(err_buf.msg), 3) end
+  local out = {}
+  for i = 0, C.ls_doc_count(doc) - 1 do
+    local p = C.cJSON_PrintUnformatted(C.ls_doc_get(doc, i))
+    out[#out + 1] = ffi.string(p)
+    C.cJSON_free(p)
+  end
+  C.ls_doc_free(doc)
+  return out
+end
+
+local function read_file(path)
+  local f, err = io.open(path, "r")
+  if not f then error("T.cluster: " .. tostring(err), 3) end
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
+-- A cluster file's documents into the cluster: nodes, pods with a nodeName
+-- (running), pods without one (c.pending, in file order), other objects.
+local function load_documents(c, text, source)
+  local json = require("luasched.json")
+  for i, doc in ipairs(cluster_documents(text, source)) do
+    local kind = json.decode(doc, true).kind
+    local ok, err = pcall(function()
+      if kind == "Node" then
+        c:add_node(doc, true)
+      elseif kind == "Pod" then
+        local pod = T.pod(doc)
+        if pod.node_name ~= 0 then c:add_pod(pod, true) else c.pending[#c.pending + 1] = pod end
+      else
+        c:add_object(doc)
+      end
+    end)
+    if not ok then error(string.format("T.cluster: %s: document %d (%s): %s", source, i, tostring(kind), err), 3) end
+  end
+end
+
 --- A cluster: spec.nodes (node descriptions or T.node objects), spec.pods
 --- (pods already on nodes: each needs spec.nodeName / node_name) and
---- spec.objects (Services, ReplicaSets, ...: see Cluster:add_object). Its
---- snapshot is up to date on return.
+--- spec.objects (Services, ReplicaSets, ...: see Cluster:add_object); or a
+--- cluster file, spec.file (a path) or spec.yaml (its text): its nodes, its
+--- pods with a nodeName, its other objects, and its pods without a nodeName
+--- in `cluster.pending` (T.pod objects, file order). Its snapshot is up to
+--- date on return.
 function T.cluster(spec)
   spec = spec or {}
   -- Everything C owns lives in `res`; the anchor's finalizer frees it in order
@@ -315,7 +409,9 @@ function T.cluster(spec)
   res.cache = C.ls_cache_new()
   res.snapshot = C.ls_snapshot_new()
   local anchor = ffi.gc(ffi.new("char[1]"), function() release_all(res) end)
-  local c = setmetatable({ res = res, anchor = anchor, node_infos = {}, names = {} }, Cluster)
+  local c = setmetatable({ res = res, anchor = anchor, node_infos = {}, names = {}, pending = {} }, Cluster)
+  if spec.file then load_documents(c, read_file(spec.file), spec.file) end
+  if spec.yaml then load_documents(c, spec.yaml, "<cluster yaml>") end
   for _, n in ipairs(spec.nodes or {}) do c:add_node(n, true) end
   for _, p in ipairs(spec.pods or {}) do c:add_pod(p, true) end
   for _, o in ipairs(spec.objects or {}) do c:add_object(o) end
@@ -326,22 +422,37 @@ end
 --- Adds an API object other than a Pod or Node (a full object table with
 --- kind and metadata, or JSON text), decoded by the library as the embedded
 --- cluster decodes it (a custom resource's kind becomes plural.version.group,
---- what ls.objects and ls.find_object take); the same kind, namespace and
+--- e.g. podgroups.v1alpha1.scheduling.x-k8s.io); the same kind, namespace and
 --- name again replaces it.
 --- Returns the `const ls_object *`.
+local custom_name = ffi.new("char[400]")
+
+-- A custom resource's kind as the embedded cluster and the client name it
+-- (plural.version.group), so plugins find it under the same name as in
+-- simulate and run; other objects keep their kind.
+local function with_custom_kind(text)
+  local obj = require("luasched.json").decode(text)
+  if type(obj) ~= "table" or type(obj.kind) ~= "string" or type(obj.apiVersion) ~= "string"
+      or not C.ls_custom_resource_name(obj.kind, obj.apiVersion, custom_name, 400) then
+    return text
+  end
+  obj.kind = ffi.string(custom_name)
+  return require("luasched.json").encode(obj)
+end
+
 function Cluster:add_object(desc)
   local res = self.res
   local text = type(desc) == "table" and T.json(desc) or desc
   if type(text) ~= "string" then
     error("cluster:add_object: expected an object table or JSON text, got " .. type(desc), 2)
   end
+  local ok_json, custom = pcall(with_custom_kind, text)
+  if ok_json then text = custom end
   local json = C.cJSON_Parse(text)
   if json == nil then error("cluster:add_object: not valid JSON: " .. text:sub(1, 80), 2) end
   local obj = C.ls_object_decode(json, nil, err_buf)
   C.cJSON_Delete(json)
   if obj == nil then error("cluster:add_object: " .. ffi.string(err_buf.msg), 2) end
-  local custom = custom_resource_name(type(desc) == "table" and desc or require("luasched.json").decode(text))
-  if custom then ffi.cast("ls_object *", obj).kind = ls.intern(custom) end
   res.owned_objects[#res.owned_objects + 1] = obj
   if res.store == nil then res.store = C.ls_object_store_new() end
   C.ls_object_store_put(res.store, obj)

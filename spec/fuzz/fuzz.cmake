@@ -28,6 +28,7 @@ set(LS_FUZZ_FLAGS -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 add_library(ls_fuzz_model STATIC
   ${LS_FUZZ_DIR}/exact_arena.c
   ${CMAKE_SOURCE_DIR}/core/src/model/decode.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/decode_pod_extra.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc_json.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc_yaml.c
@@ -68,6 +69,7 @@ add_library(ls_fuzz_api STATIC
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_admission.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_auth.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_bind.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_custom.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_events.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_list.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_load.c

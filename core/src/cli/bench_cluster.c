@@ -23,7 +23,6 @@
 #include "cli/bench.h"
 #include "cli/cli.h"
 #include "luasched/map.h"
-#include "sim/cluster.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,18 +381,21 @@ static bool join_gang(bench_cluster *c, const bench_group *g, uint32_t k, ls_err
 {
     if (k % g->gang_size == 0) {
         object_name(g->gang, "gang-", c->gang_counter++, false, c->gang_name, sizeof c->gang_name);
-        cJSON *json = cJSON_Duplicate(g->gang, 1);
-        set_name(json, c->gang_name, g->ns);
-        ls_str kind = ls_cluster_custom_resource_name(json);
-        ls_decode_ctx ctx = ctx_of(g->where);
-        ls_object_obj *o = kind ? ls_object_decode(json, &ctx, err) : NULL;
-        cJSON_Delete(json);
-        if (!kind)
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(g->gang, "kind");
+        const cJSON *api = cJSON_GetObjectItemCaseSensitive(g->gang, "apiVersion");
+        char custom[400];
+        if (!cJSON_IsString(kind) || !cJSON_IsString(api) ||
+            !ls_custom_resource_name(kind->valuestring, api->valuestring, custom, sizeof custom))
             return ls_errorf(err, "%s: gang.template: expected a custom resource (apiVersion group.domain/version)",
                              g->where);
+        cJSON *json = cJSON_Duplicate(g->gang, 1);
+        set_name(json, c->gang_name, g->ns);
+        ls_decode_ctx ctx = ctx_of(g->where);
+        ls_object_obj *o = ls_object_decode(json, &ctx, err);
+        cJSON_Delete(json);
         if (!o)
             return false;
-        o->obj.kind = kind;
+        o->obj.kind = ls_intern_cstr(custom);
         add_object(c, o);
     }
     if (g->gang_label)

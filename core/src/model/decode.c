@@ -18,6 +18,7 @@
  * error helpers above in a shared internal header; they are kept static here
  * and shared by every part of the pod and node decoders, volumes included.
  */
+#include "decode_extra.h"
 #include "labels_internal.h"
 #include "pod_resources.h"
 
@@ -1488,16 +1489,27 @@ static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod, pod_build *
 
 /* ---- the objects' JSON, kept for extenders ---------------------------------- */
 
-static _Atomic bool keep_json;
+static _Atomic uint32_t wanted;
 
 void ls_model_keep_json(bool on)
 {
-    keep_json = on;
+    if (on)
+        ls_model_want(LS_WANT_POD_JSON | LS_WANT_NODE_JSON);
 }
 
-static const char *kept_json(ls_arena *a, const cJSON *obj)
+void ls_model_want(uint32_t bits)
 {
-    if (!keep_json)
+    wanted |= bits;
+}
+
+uint32_t ls_model_wanted(void)
+{
+    return wanted;
+}
+
+static const char *kept_json(ls_arena *a, const cJSON *obj, uint32_t want)
+{
+    if (!(wanted & want))
         return NULL;
     char *text = cJSON_PrintUnformatted(obj);
     if (!text)
@@ -1527,7 +1539,8 @@ ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *
     ls_vec_init(&b.ports, sizeof(ls_host_port));
     ls_vec_init(&b.ctrs, sizeof(ls_ctr_res));
     bool ok = cJSON_IsObject(obj) ? decode_pod_meta(&d, obj, &p->pod) && decode_pod_spec(&d, obj, &p->pod, &b) &&
-                                        decode_volumes(&d, obj, &p->pod) && decode_pod_status(&d, obj, &p->pod, &b)
+                                        decode_volumes(&d, obj, &p->pod) && decode_pod_status(&d, obj, &p->pod, &b) &&
+                                        ls_pod_decode_extra(obj, &p->pod, &p->arena, ctx, err)
                                   : fail(&d, obj, "expected an object");
     ls_vec_free(&b.ports);
     ls_vec_free(&b.ctrs);
@@ -1535,7 +1548,7 @@ ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *
         ls_pod_obj_free(p);
         return NULL;
     }
-    p->json = kept_json(&p->arena, obj);
+    p->json = kept_json(&p->arena, obj, LS_WANT_POD_JSON);
     return p;
 }
 
@@ -1664,13 +1677,14 @@ ls_node_obj *ls_node_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error
     dec d;
     dec_init(&d, ctx, err, &n->arena, "node");
     bool ok = cJSON_IsObject(obj) ? decode_node_meta(&d, obj, &n->node) && decode_node_spec(&d, obj, &n->node) &&
-                                        decode_node_status(&d, obj, &n->node)
+                                        decode_node_status(&d, obj, &n->node) &&
+                                        ls_node_decode_extra(obj, &n->node, &n->arena, ctx, err)
                                   : fail(&d, obj, "expected an object");
     if (!ok) {
         ls_node_obj_free(n);
         return NULL;
     }
-    n->json = kept_json(&n->arena, obj);
+    n->json = kept_json(&n->arena, obj, LS_WANT_NODE_JSON);
     return n;
 }
 

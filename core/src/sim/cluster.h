@@ -45,10 +45,6 @@ typedef void (*ls_attempt_observer)(void *ud, const ls_attempt *a, const ls_cycl
                                     const ls_scheduler *s);
 
 ls_cluster *ls_cluster_new(void);
-/* A custom resource's registered name, plural.version.group (the kind
- * lowercased, -s/-es/-ies, as CRDs name it by default), or 0 for a built-in
- * kind or group. The bench names its gangs' PodGroups with it too. */
-ls_str ls_cluster_custom_resource_name(const struct cJSON *obj);
 void ls_cluster_free(ls_cluster *c);
 /* Adds the objects of a file; kinds the scheduler does not use are counted and
  * skipped. Errors name the file, line and field. */
