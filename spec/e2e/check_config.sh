@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.bash"
 F=spec/e2e/fixtures/check
 # a stable built-in plugin directory in the messages that list the plugin path
-export LUASCHED_PLUGIN_PATH=plugins
+export LUASCHED_PLUGIN_PATH=plugins:plugins/policies   # the built-in path
 
 check() { "$BIN" check "$@" >"$TMP/out" 2>"$TMP/err"; echo $?; }
 
@@ -53,7 +53,7 @@ expect_eq "not a configuration: output" "$(cat "$TMP/out")" \
 # ---- --plugin-path replaces the configuration's pluginPath
 expect_eq "plugin path flag: exit 2" "$(check $F/clean.yaml --plugin-path "$TMP")" "2"
 expect_eq "plugin path flag: output" "$(cat "$TMP/out")" \
-"$F/clean.yaml: profile default-scheduler: plugin \"Picky\" not found: no picky.lua on the plugin path ($TMP:plugins)
+"$F/clean.yaml: profile default-scheduler: plugin \"Picky\" not found: no picky.lua on the plugin path ($TMP:plugins:plugins/policies)
 1 problem"
 
 # ---- usage
