@@ -308,10 +308,11 @@ end
 
 -- ---- events and hints ----------------------------------------------------------------
 
+-- Compares ids (no string is built: the hint may run for many held pods).
 local function same_group_pod(pod, _, new)
   if new == nil then return ls.QUEUE end
-  local key = key_of(pod)
-  if key ~= nil and key == key_of(new) then return ls.QUEUE end
+  local group = ls.label(pod.labels, label_id)
+  if group ~= 0 and pod.ns == new.ns and group == ls.label(new.labels, label_id) then return ls.QUEUE end
   return ls.QUEUE_SKIP
 end
 

@@ -22,6 +22,9 @@
 --   quorum allows every waiting member.
 -- * Events: UnscheduledPod/Add and AssignedPod/Add of a member of the same
 --   group, PodGroup/Add of the pod's group, PodGroup/Update lowering minCount.
+--   luasched's queue emits no UnscheduledPod events about other pending
+--   pods: the member whose PreEnqueue completes the quorum activates the
+--   members PreEnqueue held instead.
 --
 -- Deviations (luasched has no PodGroup scheduling cycle, no PodGroup queue
 -- entity and no workload manager):
@@ -162,6 +165,10 @@ function P:pre_enqueue(pod)
   if min == nil then return nil end
   local all = gang.each_pending(self.members, key, pod.id) + 1 + placed(self, key)
   if all < min then return self.no_quorum end
+  -- The member completing the quorum sends the ones held here back through
+  -- PreEnqueue (upstream: its UnscheduledPod/Add event and hint; luasched's
+  -- queue does not emit events about other pending pods).
+  if all == min then gang.activate_pending(self.members, key, pod.id) end
   return nil
 end
 
@@ -202,10 +209,18 @@ end
 
 -- ---- events and hints ----------------------------------------------------------------
 
+-- Compares ids (no string is built: the hint runs for every pod held by this
+-- plugin on every pod added).
 local function same_group_pod(pod, _, new)
   if new == nil then return ls.QUEUE end
-  local key = key_of(pod)
-  if key ~= nil and key == key_of(new) then return ls.QUEUE end
+  if pod.ns ~= new.ns then return ls.QUEUE_SKIP end
+  if pod.pod_group_name ~= 0 then
+    return pod.pod_group_name == new.pod_group_name and ls.QUEUE or ls.QUEUE_SKIP
+  end
+  if pod.workload_name ~= 0 and pod.workload_name == new.workload_name
+      and pod.workload_pod_group == new.workload_pod_group then
+    return ls.QUEUE
+  end
   return ls.QUEUE_SKIP
 end
 
