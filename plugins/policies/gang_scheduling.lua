@@ -165,10 +165,11 @@ function P:pre_enqueue(pod)
   if min == nil then return nil end
   local all = gang.each_pending(self.members, key, pod.id) + 1 + placed(self, key)
   if all < min then return self.no_quorum end
-  -- The member completing the quorum sends the ones held here back through
-  -- PreEnqueue (upstream: its UnscheduledPod/Add event and hint; luasched's
-  -- queue does not emit events about other pending pods).
-  if all == min then gang.activate_pending(self.members, key, pod.id) end
+  -- With the quorum there, the members held here go back through PreEnqueue
+  -- (upstream: the completing member's UnscheduledPod/Add event and hint;
+  -- luasched's queue emits no events about other pending pods). Activating
+  -- one already active does nothing; a rejected group is not activated.
+  gang.activate_pending(self.members, key, pod.id)
   return nil
 end
 
