@@ -48,8 +48,8 @@ expect_contains "installed: finds its own plugins" "$ver" "plugins: $TMP/prefix/
 expect_contains "installed: and its policy plugins" "$ver" \
   ":$TMP/prefix/share/luasched/plugins/policies"
 expect_eq "installed: the policy plugins' files" \
-  "$(cd "$TMP/prefix/share/luasched/plugins/policies" && ls gang_scheduling.lua coscheduling.lua gang_common.lua | tr '\n' ' ')" \
-  "gang_scheduling.lua coscheduling.lua gang_common.lua "
+  "$(cd "$TMP/prefix/share/luasched/plugins/policies" && ls coscheduling.lua gang_common.lua gang_scheduling.lua | tr '\n' ' ')" \
+  "coscheduling.lua gang_common.lua gang_scheduling.lua "
 # The source tree is hidden from the installed copy's view by moving away from it.
 out=$(cd "$TMP" && clean_env "$TMP/prefix/bin/luasched" simulate "$TMP/prefix/share/luasched/examples/demo-cluster.yaml" 2>/dev/null)
 expect_contains "installed: the demo schedules" "$out" "summary: 6 nodes, 9 pods: 5 bound, 1 unschedulable"
