@@ -666,6 +666,17 @@ function ls.activate(pod)
   return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, pod)
 end
 
+--- The pending pod the scheduling queue holds under pod id `id` (active,
+--- backoff, unschedulable, gated or in flight), or nil. Ids are reused once a
+--- pod is gone: a plugin that noted `pod.id` at PreEnqueue compares the name
+--- and namespace of what it gets back (the gang policies count members so).
+function ls.queued_pod(id)
+  if cycle_ref == nil then return nil end
+  local p = C.ls_cycle_queued_pod(cycle_ref, need_number(id, "ls.queued_pod: the pod id"))
+  if p == nil then return nil end
+  return p[0]
+end
+
 --- Pods that a Permit plugin made wait: an iterator of `const ls_pod *`.
 function ls.waiting_pods()
   local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref) or 0

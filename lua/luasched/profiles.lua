@@ -260,7 +260,7 @@ local function check_plugin(spec, label, name, problems)
   if not regs then add(eerr) end
   for _, hook in ipairs(POINT_HOOKS) do
     for _, listed in ipairs(spec.points[hook] or {}) do
-      if listed == name and type(P[hook]) ~= "function" then
+      if listed == name and type(P[hook]) ~= "function" and not (hook == "sort_key" and type(P.less) == "function") then
         add(string.format("plugin %q does not extend %s (no %s hook in %s)", name, hook, hook, tostring(P.file)))
       end
     end

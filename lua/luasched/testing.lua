@@ -534,9 +534,10 @@ local function source_dir()
   return src:match("^@(.*)/lua/luasched/testing%.lua$") or "."
 end
 
---- The plugin path the kit loads from (default: the repository's plugins/).
+--- The plugin path the kit loads from (default: the repository's plugins/
+--- and plugins/policies/, the built-in path).
 function T.set_plugin_path(dirs)
-  loader.set_path(dirs or { source_dir() .. "/plugins" })
+  loader.set_path(dirs or { source_dir() .. "/plugins", source_dir() .. "/plugins/policies" })
 end
 if #loader.path() == 0 then T.set_plugin_path() end
 

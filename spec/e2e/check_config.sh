@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.bash"
 F=spec/e2e/fixtures/check
 # a stable built-in plugin directory in the messages that list the plugin path
-export LUASCHED_PLUGIN_PATH=plugins
+export LUASCHED_PLUGIN_PATH=plugins:plugins/policies   # the built-in path
 
 check() { "$BIN" check "$@" >"$TMP/out" 2>"$TMP/err"; echo $?; }
 
@@ -15,7 +15,7 @@ expect_eq "clean: output" "$(cat "$TMP/out")" "ok: $F/clean.yaml: 2 profiles, 5 
 expect_eq "clean: nothing on stderr" "$(cat "$TMP/err")" ""
 
 # ---- the example configurations load unchanged and check clean
-for f in multiple-profiles disabled-plugins plugin-args; do
+for f in multiple-profiles disabled-plugins plugin-args gang-scheduling coscheduling; do
   expect_eq "example $f: exit 0" "$(check profiles/examples/$f.yaml)" "0"
   expect_contains "example $f: ok" "$(cat "$TMP/out")" "ok: profiles/examples/$f.yaml: "
 done
@@ -30,7 +30,7 @@ expect_eq "problems: every one, in order" "$(cat "$TMP/out")" \
 $F/problems.yaml:5: leaderElection.leaseDuration: Invalid value: 5s: must be greater than \`RenewDeadline\`
 $F/problems.yaml:3: parallelism: Invalid value: 0: should be an integer value greater than zero
 $F/problems.yaml:28: profiles[1].plugins.queueSort: Invalid value: {\"enabled\":[{\"name\":\"PrioritySort\"}],\"disabled\":[{\"name\":\"*\"}]}: must be the same for all profiles
-$F/problems.yaml: profile main: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path ($F/plugins:plugins)
+$F/problems.yaml: profile main: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path ($F/plugins:plugins:plugins/policies)
 $F/problems.yaml: profile main: plugin \"ImageLocality\" does not extend Filter plugin
 $F/problems.yaml: profile main: plugin Picky already registered as Score
 $F/problems.yaml: profile main: plugin \"BadEvents\" ($F/plugins/bad_events.lua): events[2].resource: unknown resource \"Pods\" (expected AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, NodeMetrics, PodMetrics, \"*\", or a custom resource written plural.version.group)
@@ -53,7 +53,7 @@ expect_eq "not a configuration: output" "$(cat "$TMP/out")" \
 # ---- --plugin-path replaces the configuration's pluginPath
 expect_eq "plugin path flag: exit 2" "$(check $F/clean.yaml --plugin-path "$TMP")" "2"
 expect_eq "plugin path flag: output" "$(cat "$TMP/out")" \
-"$F/clean.yaml: profile default-scheduler: plugin \"Picky\" not found: no picky.lua on the plugin path ($TMP:plugins)
+"$F/clean.yaml: profile default-scheduler: plugin \"Picky\" not found: no picky.lua on the plugin path ($TMP:plugins:plugins/policies)
 1 problem"
 
 # ---- usage

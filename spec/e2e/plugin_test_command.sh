@@ -45,6 +45,11 @@ ver=$(clean_env "$TMP/prefix/bin/luasched" version)
 expect_contains "installed: version line" "$ver" "luasched 0.1.0"
 expect_contains "installed: LuaJIT version" "$ver" "luajit: LuaJIT 2.1"
 expect_contains "installed: finds its own plugins" "$ver" "plugins: $TMP/prefix/share/luasched/plugins"
+expect_contains "installed: and its policy plugins" "$ver" \
+  ":$TMP/prefix/share/luasched/plugins/policies"
+expect_eq "installed: the policy plugins' files" \
+  "$(cd "$TMP/prefix/share/luasched/plugins/policies" && ls coscheduling.lua gang_common.lua gang_scheduling.lua | tr '\n' ' ')" \
+  "coscheduling.lua gang_common.lua gang_scheduling.lua "
 # The source tree is hidden from the installed copy's view by moving away from it.
 out=$(cd "$TMP" && clean_env "$TMP/prefix/bin/luasched" simulate "$TMP/prefix/share/luasched/examples/demo-cluster.yaml" 2>/dev/null)
 expect_contains "installed: the demo schedules" "$out" "summary: 6 nodes, 9 pods: 5 bound, 1 unschedulable"

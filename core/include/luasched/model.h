@@ -253,6 +253,11 @@ typedef struct ls_pod {
     uint8_t has_allocated_resources;       /* status.allocatedResources present */
     ls_resource_list allocated_resources;
     ls_resource_list status_requests, status_limits;  /* status.resources */
+    /* The Workload API's gang membership (GangScheduling): v1.36+
+     * spec.schedulingGroup.podGroupName, and v1.35's spec.workloadRef
+     * (the Workload's name and the pod group inside it); 0 when absent. */
+    ls_str pod_group_name;
+    ls_str workload_name, workload_pod_group;
 } ls_pod;
 
 typedef struct ls_node_image { uint32_t n_names; const ls_str *names; int64_t size; } ls_node_image;

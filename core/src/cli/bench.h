@@ -35,6 +35,9 @@ typedef struct bench_group {
     cJSON *csinode;            /* nodes: a CSINode template made per node (upstream's csiNodeAllocatable), or NULL */
     cJSON *pv, *pvc;           /* pods: a PersistentVolume and a claim made per pod (upstream's
                                   persistentVolume(Claim)TemplatePath), or NULL */
+    uint32_t gang_size;        /* pods (ours): every gang_size pods share a group object, or 0 */
+    char *gang_label;          /* the pod label naming the group, or NULL: spec.schedulingGroup.podGroupName */
+    cJSON *gang;               /* the group object's template (a PodGroup custom resource) */
 } bench_group;
 
 enum { BENCH_CHURN_CREATE, BENCH_CHURN_RECREATE, BENCH_CHURN_HEARTBEAT };

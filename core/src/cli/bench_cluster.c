@@ -313,9 +313,43 @@ ls_pod_obj *bench_make_pod(bench_cluster *c, cJSON *tmpl, const char *where, con
     return ls_pod_decode(tmpl, &ctx, err);
 }
 
-/* The next pod of a group, with its volume and claim when the group has templates for them. */
-ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, ls_error *err)
+/* Pod k of a group with gangs: the first of every gang_size pods creates the
+ * group object (a PodGroup custom resource, named after its generateName and
+ * a counter), and every pod names the current group in the label or in
+ * spec.schedulingGroup.podGroupName. */
+static bool join_gang(bench_cluster *c, const bench_group *g, uint32_t k, ls_error *err)
 {
+    if (k % g->gang_size == 0) {
+        object_name(g->gang, "gang-", c->gang_counter++, false, c->gang_name, sizeof c->gang_name);
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(g->gang, "kind");
+        const cJSON *api = cJSON_GetObjectItemCaseSensitive(g->gang, "apiVersion");
+        char custom[400];
+        if (!cJSON_IsString(kind) || !cJSON_IsString(api) ||
+            !ls_custom_resource_name(kind->valuestring, api->valuestring, custom, sizeof custom))
+            return ls_errorf(err, "%s: gang.template: expected a custom resource (apiVersion group.domain/version)",
+                             g->where);
+        cJSON *json = cJSON_Duplicate(g->gang, 1);
+        bench_set_name(json, c->gang_name, g->ns);
+        ls_decode_ctx ctx = ctx_of(g->where);
+        ls_object_obj *o = ls_object_decode(json, &ctx, err);
+        cJSON_Delete(json);
+        if (!o)
+            return false;
+        o->obj.kind = ls_intern_cstr(custom);
+        bench_add_object(c, o);
+    }
+    if (g->gang_label)
+        bench_set_label(g->tmpl, g->gang_label, c->gang_name);
+    else
+        set_string(child_object(child_object(g->tmpl, "spec"), "schedulingGroup"), "podGroupName", c->gang_name);
+    return true;
+}
+
+/* The next pod of a group, with its volume and claim when the group has templates for them. */
+ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, uint32_t k, ls_error *err)
+{
+    if (g->gang && !join_gang(c, g, k, err))
+        return NULL;
     if (g->pv) {
         char name[256];
         object_name(g->tmpl, "pod-", c->pod_counter, false, name, sizeof name);
@@ -350,7 +384,7 @@ bool bench_cluster_decode_pods(bench_cluster *c, const ls_vec *groups, int role,
     for (uint32_t i = 0; i < groups->len; i++) {
         const bench_group *g = &LS_VEC_AT(groups, bench_group, i);
         for (uint32_t k = 0; k < g->count; k++) {
-            ls_pod_obj *p = bench_make_group_pod(c, g, err);
+            ls_pod_obj *p = bench_make_group_pod(c, g, k, err);
             if (!p)
                 return false;
             if (p->pod.node_name) {

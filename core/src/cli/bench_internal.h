@@ -50,7 +50,9 @@ struct bench_cluster {
     ls_vec objects;             /* bench_object */
     ls_vec held;                /* held_event, in order */
     ls_map node_names;          /* live nodes: name -> index + 1 */
-    uint32_t node_counter, pod_counter, object_counter;
+    uint32_t node_counter, pod_counter, object_counter, gang_counter;
+    char gang_name[256];        /* the group the next gang pods join */
+
     uint64_t next_seq;          /* arrival order in the queue */
     /* the churn operation */
     bool churning;
@@ -75,7 +77,7 @@ void bench_add_node(bench_cluster *c, ls_node_obj *n);
 void bench_add_object(bench_cluster *c, ls_object_obj *o);
 bool bench_create_namespace(bench_cluster *c, const char *name, ls_error *err);
 ls_pod_obj *bench_make_pod(bench_cluster *c, cJSON *tmpl, const char *where, const char *ns, ls_error *err);
-ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, ls_error *err);
+ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, uint32_t k, ls_error *err);
 bench_pod *bench_push_pod(bench_cluster *c, ls_pod_obj *p, int role);
 void bench_add_pod(bench_cluster *c, bench_pod *bp);
 void bench_delete_pod(bench_cluster *c, bench_pod *bp);

@@ -141,11 +141,28 @@ static bool optional_template(const parse_ctx *pc, const cJSON *obj, const char 
     return ok;
 }
 
+/* A pod group's gangs (ours): {size, label (optional), template: a PodGroup}. */
+static bool parse_gang(const parse_ctx *pc, const cJSON *gang, const char *path, bench_group *g)
+{
+    static const char *const keys[] = {"size", "label", "template", NULL};
+    if (!cJSON_IsObject(gang))
+        return field_error(pc, gang, path, "expected {size, label, template}");
+    if (!check_keys(pc, gang, path, keys) || !get_count(pc, gang, "size", path, true, &g->gang_size) ||
+        !get_string(pc, gang, "label", path, false, &g->gang_label) ||
+        !optional_template(pc, gang, "template", "PodGroup", path, &g->gang))
+        return false;
+    if (g->gang_size == 0)
+        return field_error(pc, gang, path, "size: expected at least 1");
+    if (!g->gang)
+        return field_error(pc, gang, path, "template: required");
+    return true;
+}
+
 static bool parse_group(const parse_ctx *pc, const cJSON *obj, const char *path, bool nodes, bench_group *g)
 {
     static const char *const node_keys[] = {"count", "template", "zones", "csiNode", NULL};
     static const char *const pod_keys[] = {"count", "namespace", "template", "persistentVolume",
-                                           "persistentVolumeClaim", NULL};
+                                           "persistentVolumeClaim", "gang", NULL};
     if (!cJSON_IsObject(obj))
         return field_error(pc, obj, path, "expected {count, template, ...}");
     if (!check_keys(pc, obj, path, nodes ? node_keys : pod_keys) || !get_count(pc, obj, "count", path, true, &g->count))
@@ -169,6 +186,10 @@ static bool parse_group(const parse_ctx *pc, const cJSON *obj, const char *path,
         return false;
     if (!g->pv != !g->pvc)
         return field_error(pc, obj, path, "persistentVolume and persistentVolumeClaim go together");
+    const cJSON *gang = cJSON_GetObjectItemCaseSensitive(obj, "gang");
+    snprintf(p, sizeof p, "%.250s.gang", path);
+    if (gang && !parse_gang(pc, gang, p, g))
+        return false;
     if (!get_string(pc, obj, "namespace", path, false, &g->ns))
         return false;
     if (!g->ns) {   /* the template's namespace, else default */
@@ -562,6 +583,8 @@ static void group_free(bench_group *g)
     cJSON_Delete(g->csinode);
     cJSON_Delete(g->pv);
     cJSON_Delete(g->pvc);
+    free(g->gang_label);
+    cJSON_Delete(g->gang);
 }
 
 static void groups_free(ls_vec *v)

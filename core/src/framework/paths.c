@@ -25,7 +25,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char library[PATH_MAX];
 static char data_dir[PATH_MAX];
 static char lua_path[2 * PATH_MAX + 32];
-static char plugin_dir[PATH_MAX + 16];
+static char plugin_dir[2 * PATH_MAX + 48];   /* DIR:DIR/policies */
 
 static bool file_exists(const char *path)
 {
@@ -59,10 +59,10 @@ static void resolve(void)
     find_data_dir();
     if (data_dir[0]) {
         snprintf(lua_path, sizeof lua_path, "%s/lua/?.lua", data_dir);
-        snprintf(plugin_dir, sizeof plugin_dir, "%s/plugins", data_dir);
+        snprintf(plugin_dir, sizeof plugin_dir, "%s/plugins:%s/plugins/policies", data_dir, data_dir);
     } else {
         snprintf(lua_path, sizeof lua_path, "%s/?.lua;%s/?.lua", LS_LUA_DIR, LS_GEN_LUA_DIR);
-        snprintf(plugin_dir, sizeof plugin_dir, "%s", LS_DEFAULT_PLUGIN_PATH);
+        snprintf(plugin_dir, sizeof plugin_dir, "%s:%s/policies", LS_DEFAULT_PLUGIN_PATH, LS_DEFAULT_PLUGIN_PATH);
     }
 }
 

@@ -523,6 +523,28 @@ static bool decode_pod_spec_scalars(dec *d, const cJSON *spec, ls_pod *pod)
     return true;
 }
 
+/* spec.schedulingGroup.podGroupName (Workload API, v1.36+) and v1.35's
+ * spec.workloadRef {name, podGroup}: what GangScheduling groups pods by. */
+static bool decode_scheduling_group(dec *d, const cJSON *spec, ls_pod *pod)
+{
+    const cJSON *group, *ref;
+    if (!dec_get_object(d, spec, "schedulingGroup", &group) || !dec_get_object(d, spec, "workloadRef", &ref))
+        return false;
+    if (group) {
+        size_t mark = dec_path_field(d, "schedulingGroup");
+        if (!dec_get_str(d, group, "podGroupName", &pod->pod_group_name))
+            return false;
+        dec_path_pop(d, mark);
+    }
+    if (ref) {
+        size_t mark = dec_path_field(d, "workloadRef");
+        if (!dec_get_str(d, ref, "name", &pod->workload_name) || !dec_get_str(d, ref, "podGroup", &pod->workload_pod_group))
+            return false;
+        dec_path_pop(d, mark);
+    }
+    return true;
+}
+
 static bool decode_pod_spec(dec *d, const cJSON *obj, ls_pod *pod, pod_build *b)
 {
     const cJSON *spec;
@@ -531,7 +553,8 @@ static bool decode_pod_spec(dec *d, const cJSON *obj, ls_pod *pod, pod_build *b)
     size_t mark = dec_path_field(d, "spec");
     if (!decode_pod_spec_scalars(d, spec, pod) || !dec_labels(d, spec, "nodeSelector", &pod->node_selector) ||
         !decode_affinity(d, spec, pod) || !decode_tolerations(d, spec, pod) || !decode_spreads(d, spec, pod) ||
-        !decode_gates(d, spec, pod) || !decode_resource_claims(d, spec, pod) || !dec_containers(d, spec, pod, b))
+        !decode_gates(d, spec, pod) || !decode_resource_claims(d, spec, pod) || !dec_containers(d, spec, pod, b) ||
+        !decode_scheduling_group(d, spec, pod))
         return false;
     dec_path_pop(d, mark);
     return true;

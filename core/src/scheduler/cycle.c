@@ -739,6 +739,7 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         }
         free(wp);
     }
+    ls_scheduler_apply_deferred(s);   /* activations an Unreserve asked for */
 }
 
 uint64_t ls_cycle_now_ms(const ls_cycle *cycle)
@@ -852,10 +853,26 @@ uint64_t ls_cycle_random(const ls_cycle *cycle)
     return s ? next_random(s) : 0;
 }
 
+/* Deferred to the end of the running hook's cycle (upstream applies its
+ * pods-to-activate after the scheduling cycle): activating runs PreEnqueue,
+ * Lua, which must not be entered from inside a plugin's FFI call. */
 bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
 {
     ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s && ls_squeue_activate(s->queue, pod);
+    const ls_qpod *qp = s ? ls_squeue_find(s->queue, pod) : NULL;
+    if (!qp || (qp->where != LS_Q_UNSCHEDULABLE && qp->where != LS_Q_BACKOFF))
+        return false;
+    deferred_event *e = ls_vec_push(&s->deferred);
+    *e = (deferred_event){.kind = EV_ACTIVATE, .pod_id = pod->id};
+    return true;
+}
+
+const ls_pod *ls_cycle_queued_pod(const ls_cycle *cycle, uint32_t pod_id)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    const ls_pod probe = {.id = pod_id};   /* the queue finds a pod by its id */
+    const ls_qpod *qp = s ? ls_squeue_find(s->queue, &probe) : NULL;
+    return qp ? qp->pod : NULL;
 }
 
 /* ---- asynchronous binding (a real cluster) */

@@ -317,9 +317,19 @@ static bool defer(ls_scheduler *s, event_kind kind, const void *old_obj, const v
     return true;
 }
 
+/* Activation found again by id: the pod may have left the queue meanwhile. */
+static void apply_activate(ls_scheduler *s, uint32_t pod_id)
+{
+    const ls_pod probe = {.id = pod_id};
+    const ls_qpod *qp = ls_squeue_find(s->queue, &probe);
+    if (qp)
+        ls_squeue_activate(s->queue, qp->pod);
+}
+
 static void apply(ls_scheduler *s, const deferred_event *e)
 {
     switch (e->kind) {
+    case EV_ACTIVATE: apply_activate(s, e->pod_id); break;
     case EV_NODE_ADD: apply_node_add(s, e->new_obj); break;
     case EV_NODE_UPDATE: apply_node_update(s, e->old_obj, e->new_obj); break;
     case EV_NODE_DELETE: apply_node_delete(s, e->old_obj); break;

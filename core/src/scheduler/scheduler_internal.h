@@ -16,12 +16,14 @@
 
 typedef enum event_kind {
     EV_NODE_ADD, EV_NODE_UPDATE, EV_NODE_DELETE, EV_POD_ADD, EV_POD_UPDATE, EV_POD_DELETE,
-    EV_OBJECT_ADD, EV_OBJECT_UPDATE, EV_OBJECT_DELETE
+    EV_OBJECT_ADD, EV_OBJECT_UPDATE, EV_OBJECT_DELETE,
+    EV_ACTIVATE     /* a plugin's ls.activate: applied after the hook, never from inside Lua */
 } event_kind;
 
 typedef struct deferred_event {
     event_kind kind;
     const void *old_obj, *new_obj;
+    uint32_t pod_id;            /* EV_ACTIVATE: the pod, found again by id when applied */
 } deferred_event;
 
 struct ls_scheduler {
