@@ -40,7 +40,8 @@
 -- * Events: an assigned pod deleted in a namespace with a quota, and any
 --   ElasticQuota change (elasticquotas.v1alpha1.scheduling.x-k8s.io).
 -- * Quotas are read as the custom resources elasticquotas.v1alpha1.
---   scheduling.x-k8s.io (and the older group scheduling.sigs.k8s.io).
+--   scheduling.x-k8s.io (and the older group scheduling.sigs.k8s.io), or
+--   objects of kind ElasticQuota with either apiVersion.
 -- * Args (ours; upstream's have nothing that applies): ignoredResources ({}:
 --   resource names no quota check looks at, each a non-empty string).
 --
@@ -73,6 +74,8 @@ local FIRST_SCALAR = 4                -- cpu, memory, ephemeral-storage before
 local UNLIMITED = math.huge
 local RESOURCE = "elasticquotas.v1alpha1.scheduling.x-k8s.io"
 local OLD_RESOURCE = "elasticquotas.v1alpha1.scheduling.sigs.k8s.io"
+local KIND = "ElasticQuota"   -- objects stored by kind (the test kit's add_object)
+local GROUPS = { ["scheduling.x-k8s.io/v1alpha1"] = true, ["scheduling.sigs.k8s.io/v1alpha1"] = true }
 local MSG_QUOTA_EXCEEDED = "global quota max exceeded"
 
 local ceil, fmt = math.ceil, string.format
@@ -87,7 +90,7 @@ function P:init(args)
     end
     ignored[name] = true
   end
-  self.kinds, self.ignored = { ls.intern(RESOURCE), ls.intern(OLD_RESOURCE) }, ignored
+  self.kinds, self.ignored = { ls.intern(RESOURCE), ls.intern(OLD_RESOURCE), ls.intern(KIND) }, ignored
   self.infos, self.quota_gen, self.rcount = {}, -1, -1
   self.used = {}          -- namespace id -> { [slot] = amount }
   self.nodes = { gen = {}, contrib = {}, num = 0 }   -- per-node pods (ls.refresh_nodes)
@@ -185,8 +188,8 @@ end
 
 -- Rebuilds the quota table when a quota changed or a resource became known.
 function P:refresh_quotas()
-  local gen, count = ls.objects_generation(self.kinds[1]) * 4294967296 + ls.objects_generation(self.kinds[2]),
-    ls.resource_count()
+  local gen, count = 0, ls.resource_count()
+  for _, kind in ipairs(self.kinds) do gen = gen + ls.objects_generation(kind) end
   if gen == self.quota_gen and count == self.rcount then return end
   local slots = self:compared_slots()
   local infos, sum_min = {}, {}
@@ -204,7 +207,9 @@ end
 function P:add_quota(infos, sum_min, slots, o)
   local ns = tonumber(o.ns)
   if infos[ns] ~= nil then return end
-  local spec = ls.object_data(o).spec or {}
+  local d = ls.object_data(o)
+  if not GROUPS[d.apiVersion or ""] then return end
+  local spec = d.spec or {}
   local where = fmt("ElasticQuota %s/%s: spec", ls.str(o.ns), ls.str(o.name))
   local min, err = bounds(spec.min, 0, slots, where .. ".min")
   local max, err2 = bounds(spec.max, UNLIMITED, slots, where .. ".max")
