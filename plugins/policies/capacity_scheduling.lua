@@ -155,16 +155,26 @@ local function over(slots, x1, x2, y)
   return false
 end
 
+-- The same with presence judged on x1 + x2 (cmp over a sum, as the aggregate).
+local function over_sum(slots, x1, x2, y)
+  for k = 1, #slots do
+    local s = slots[k]
+    local v = (x1[s] or 0) + (x2[s] or 0)
+    if (s < FIRST_SCALAR or v ~= 0) and v > y[s] then return true end
+  end
+  return false
+end
+
 local function add_into(dst, src, sign)
   for s, v in pairs(src) do dst[s] = (dst[s] or 0) + sign * v end
 end
 
-local function request_of(pod, slots)
-  local req, r = {}, pod.requests
+local function request_of(pod, slots, into)
+  local req, r = into or {}, pod.requests
   for k = 1, #slots do
     local s = slots[k]
     local v = tonumber(r.v[s])
-    if v ~= 0 then req[s] = v end
+    req[s] = v ~= 0 and v or nil
   end
   return req
 end
@@ -285,9 +295,10 @@ end
 -- ---- the cycle's view: shared quotas, usage copied on first change --------------
 
 -- s = { infos, slots, sum_min, base (used by namespace), own (changed copies),
---       req, in_eq, all }
+--       total (sum of the quotas' used), req, in_eq, all }
+local EMPTY = setmetatable({}, { __newindex = function() error("CapacityScheduling: EMPTY is read-only", 2) end })
 local function used_in(s, ns)
-  return s.own[ns] or s.base[ns] or {}
+  return s.own[ns] or s.base[ns] or EMPTY
 end
 
 local function own_used(s, ns)
@@ -309,17 +320,23 @@ local function over_max(s, info, with) return over(s.slots, with, used_in(s, inf
 
 -- aggregatedUsedOverMinWith: the sum of every quota's used + with > sum(min).
 local function aggregated_over_min(s, with)
+  return over_sum(s.slots, with, s.total, s.sum_min)
+end
+
+-- The sum of the used of every (well-formed) quota.
+local function total_used(infos, used)
   local total = {}
-  add_into(total, with, 1)
-  for ns, info in pairs(s.infos) do
-    if not info.err then add_into(total, used_in(s, ns), 1) end
+  for ns, info in pairs(infos) do
+    if not info.err and used[ns] then add_into(total, used[ns], 1) end
   end
-  return over(s.slots, total, nil, s.sum_min)
+  return total
 end
 
 function P:clone_state(s)
   local c = {}
   for k, v in pairs(s) do c[k] = v end
+  c.total = {}
+  add_into(c.total, s.total, 1)
   c.own = {}
   for ns, u in pairs(s.own) do
     local copy = {}
@@ -336,7 +353,7 @@ function P:pre_filter(state, pod)
   self:refresh_used()
   local req = request_of(pod, self.slots)
   local s = { infos = self.infos, slots = self.slots, sum_min = self.sum_min, base = self.used, own = {},
-    req = req, in_eq = req, all = req }
+    total = total_used(self.infos, self.used), req = req, in_eq = req, all = req }
   state[self.name] = s
   local eq = self.infos[tonumber(pod.ns)]
   if eq == nil then return nil end
@@ -370,11 +387,16 @@ function P:pre_filter(state, pod)
   return nil
 end
 
+local scratch_req = {}
 local function change_usage(self, state, other, sign)
   local s = state[self.name]
   if not s then return nil end
   local info = s.infos[tonumber(other.ns)]
-  if info and not info.err then add_into(own_used(s, info.ns), request_of(other, s.slots), sign) end
+  if info and not info.err then
+    local req = request_of(other, s.slots, scratch_req)
+    add_into(own_used(s, info.ns), req, sign)
+    add_into(s.total, req, sign)
+  end
   return nil
 end
 
@@ -467,31 +489,29 @@ function P.select_victims(ev, state, pod, ni, pdbs)
     h:run_remove_pod(st, pod, p, node)
     s = st[name]
   end
+  -- the pods the rules may take, least important first; "over its min"
+  -- is read again at each, as the pods before it leave the cycle's usage
+  local over_own_min = eq and over_min(s, eq, s.in_eq)
   local pods = {}
   for i = 0, ni.num_pods - 1 do
     local p = ni.pods[i]
-    pods[#pods + 1] = { pod = p, start = DP.start_of(p), order = i }
+    local info = s.infos[tonumber(p.ns)]
+    if info and info.err then info = nil end
+    local may
+    if eq then
+      if over_own_min then may = info and p.ns == pod.ns and p.priority < prio
+      else may = info and p.ns ~= pod.ns end
+    else
+      may = not info and p.priority < prio
+    end
+    if may then pods[#pods + 1] = { pod = p, start = DP.start_of(p), order = i, info = info } end
   end
   table.sort(pods, less_important)
   local potential = {}
-  local over_own_min = eq and over_min(s, eq, s.in_eq)
   for _, v in ipairs(pods) do
-    local p = v.pod
-    local info = s.infos[tonumber(p.ns)]
-    if info and info.err then info = nil end
-    local take
-    if eq then
-      if over_own_min then
-        take = info and p.ns == pod.ns and p.priority < prio
-      else
-        take = info and p.ns ~= pod.ns and over_min(s, info)
-      end
-    else
-      take = not info and p.priority < prio
-    end
-    if take then
+    if not eq or over_own_min or over_min(s, v.info) then
       potential[#potential + 1] = v
-      remove(p)
+      remove(v.pod)
     end
   end
   if #potential == 0 then
