@@ -39,9 +39,9 @@
 --   violating first) while the pod fits and the quota checks pass.
 -- * Events: an assigned pod deleted in a namespace with a quota, and any
 --   ElasticQuota change (elasticquotas.v1alpha1.scheduling.x-k8s.io).
--- * Quotas are read as the custom resources elasticquotas.v1alpha1.
---   scheduling.x-k8s.io (and the older group scheduling.sigs.k8s.io), or
---   objects of kind ElasticQuota with either apiVersion.
+-- * Quotas are read as the custom resource elasticquotas.v1alpha1.
+--   scheduling.x-k8s.io (or objects stored by kind ElasticQuota with that
+--   apiVersion, as the test kit stores them).
 -- * Args (ours; upstream's have nothing that applies): ignoredResources ({}:
 --   resource names no quota check looks at, each a non-empty string).
 --
@@ -56,8 +56,7 @@
 -- * A reprieved pod that no longer fits or breaks the quota is a victim once
 --   (upstream removes it a second time when both hold and fails the node).
 -- * Used is read from the snapshot (and the reserved pods) instead of pod
---   informer events; the ElasticQuota group scheduling.sigs.k8s.io (older
---   docs) is accepted beside scheduling.x-k8s.io.
+--   informer events.
 -- * A quota with a malformed quantity makes its namespace's pods fail with an
 --   Error naming the object and field (the API server would refuse it).
 local ls = require("luasched")
@@ -73,9 +72,8 @@ local SLOT_PODS = 3                   -- ls_resources.pods: not compared
 local FIRST_SCALAR = 4                -- cpu, memory, ephemeral-storage before
 local UNLIMITED = math.huge
 local RESOURCE = "elasticquotas.v1alpha1.scheduling.x-k8s.io"
-local OLD_RESOURCE = "elasticquotas.v1alpha1.scheduling.sigs.k8s.io"
 local KIND = "ElasticQuota"   -- objects stored by kind (the test kit's add_object)
-local GROUPS = { ["scheduling.x-k8s.io/v1alpha1"] = true, ["scheduling.sigs.k8s.io/v1alpha1"] = true }
+local API_VERSION = "scheduling.x-k8s.io/v1alpha1"
 local MSG_QUOTA_EXCEEDED = "global quota max exceeded"
 
 local ceil, fmt = math.ceil, string.format
@@ -90,7 +88,7 @@ function P:init(args)
     end
     ignored[name] = true
   end
-  self.kinds, self.ignored = { ls.intern(RESOURCE), ls.intern(OLD_RESOURCE), ls.intern(KIND) }, ignored
+  self.kinds, self.ignored = { ls.intern(RESOURCE), ls.intern(KIND) }, ignored
   self.infos, self.quota_gen, self.rcount = {}, -1, -1
   self.used = {}          -- namespace id -> { [slot] = amount }
   self.nodes = { gen = {}, contrib = {}, num = 0 }   -- per-node pods (ls.refresh_nodes)
@@ -218,7 +216,7 @@ function P:add_quota(infos, sum_min, slots, o)
   local ns = tonumber(o.ns)
   if infos[ns] ~= nil then return end
   local d = ls.object_data(o)
-  if not GROUPS[d.apiVersion or ""] then return end
+  if d.apiVersion ~= API_VERSION then return end
   local spec = d.spec or {}
   local where = fmt("ElasticQuota %s/%s: spec", ls.str(o.ns), ls.str(o.name))
   local min, err = bounds(spec.min, 0, slots, where .. ".min")
@@ -563,7 +561,6 @@ end
 P.events = {
   { resource = "AssignedPod", action = "Delete", hint = assigned_pod_deleted },
   { resource = RESOURCE, action = "All" },
-  { resource = OLD_RESOURCE, action = "All" },
 }
 
 return P

@@ -132,7 +132,6 @@ describe("CapacityScheduling", function()
       assert.are.same({
         "AssignedPod:Delete",
         "elasticquotas.v1alpha1.scheduling.x-k8s.io:All",
-        "elasticquotas.v1alpha1.scheduling.sigs.k8s.io:All",
       }, T.events(p))
     end)
     it("queues on a deletion in a namespace with a quota, skips other namespaces", function()
