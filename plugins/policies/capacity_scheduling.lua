@@ -167,14 +167,24 @@ local function add_into(dst, src, sign)
   for s, v in pairs(src) do dst[s] = (dst[s] or 0) + sign * v end
 end
 
-local function request_of(pod, slots, into)
-  local req, r = into or {}, pod.requests
+local function request_of(pod, slots)
+  local req, r = {}, pod.requests
   for k = 1, #slots do
     local s = slots[k]
     local v = tonumber(r.v[s])
-    req[s] = v ~= 0 and v or nil
+    if v ~= 0 then req[s] = v end
   end
   return req
+end
+
+-- dst[slot] += sign * the pod's request, over the compared slots.
+local function add_request(dst, pod, slots, sign)
+  local r = pod.requests
+  for k = 1, #slots do
+    local slot = slots[k]
+    local v = tonumber(r.v[slot])
+    if v ~= 0 then dst[slot] = (dst[slot] or 0) + sign * v end
+  end
 end
 
 -- ---- quotas ---------------------------------------------------------------------
@@ -303,7 +313,7 @@ local function own_used(s, ns)
   local u = s.own[ns]
   if not u then
     u = {}
-    add_into(u, s.base[ns] or {}, 1)
+    add_into(u, s.base[ns] or EMPTY, 1)
     s.own[ns] = u
   end
   return u
@@ -365,11 +375,10 @@ function P:pre_filter(state, pod)
     local info = self.infos[tonumber(p.ns)]
     if info and not info.err and pod_key(p) ~= key then
       if p.ns == pod.ns and p.priority >= pod.priority then
-        local r = request_of(p, self.slots)
-        add_into(in_eq, r, 1)
-        add_into(all, r, 1)
+        add_request(in_eq, p, self.slots, 1)
+        add_request(all, p, self.slots, 1)
       elseif p.ns ~= pod.ns and not over_min(s, info) then
-        add_into(all, request_of(p, self.slots), 1)
+        add_request(all, p, self.slots, 1)
       end
     end
   end
@@ -385,15 +394,13 @@ function P:pre_filter(state, pod)
   return nil
 end
 
-local scratch_req = {}
 local function change_usage(self, state, other, sign)
   local s = state[self.name]
   if not s then return nil end
   local info = s.infos[tonumber(other.ns)]
   if info and not info.err then
-    local req = request_of(other, s.slots, scratch_req)
-    add_into(own_used(s, info.ns), req, sign)
-    add_into(s.total, req, sign)
+    add_request(own_used(s, info.ns), other, s.slots, sign)
+    add_request(s.total, other, s.slots, sign)
   end
   return nil
 end
