@@ -80,14 +80,20 @@ local ceil, fmt = math.ceil, string.format
 
 -- ---- args ---------------------------------------------------------------------
 
-function P:init(args)
-  local ignored = {}
+function P.validate(args)
   for i, name in ipairs(args.ignoredResources) do
     if type(name) ~= "string" or name == "" then
-      error(fmt("ignoredResources[%d]: Invalid value: %s: must be a resource name", i - 1, tostring(name)), 0)
+      return fmt("ignoredResources[%d]: Invalid value: %s: must be a resource name", i - 1, tostring(name))
     end
-    ignored[name] = true
   end
+  return nil
+end
+
+function P:init(args)
+  local bad = P.validate(args)
+  if bad then error(bad, 0) end
+  local ignored = {}
+  for _, name in ipairs(args.ignoredResources) do ignored[name] = true end
   self.kinds, self.ignored = { ls.intern(RESOURCE), ls.intern(KIND) }, ignored
   self.infos, self.quota_gen, self.rcount = {}, -1, -1
   self.used = {}          -- namespace id -> { [slot] = amount }
