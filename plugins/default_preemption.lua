@@ -144,6 +144,11 @@ function P:num_candidates(n)
   return c
 end
 
+-- GetOffsetAndNumCandidates: a random offset and numCandidates.
+function P:offset_and_num_candidates(n)
+  return self.handle:random(n), self:num_candidates(n)
+end
+
 -- ---- helpers ----------------------------------------------------------------
 
 local function start_of(p)
@@ -332,6 +337,15 @@ function P:call_extenders(candidates)
   return out
 end
 
+-- ---- the evaluator's parts other preemption plugins reuse ---------------------
+-- A plugin with its own victim selection (upstream's preemption.Interface)
+-- requires this module and makes an evaluator whose metatable indexes P,
+-- overriding select_victims(state, pod, ni, pdbs), waiting_for_victims(pod,
+-- state) and offset_and_num_candidates(n); P.post_filter(evaluator, state,
+-- pod) then runs the shared steps (potential nodes, dry runs, extenders,
+-- pickOneNodeForPreemption, the deletions and nominations).
+P.start_of, P.more_important, P.split_by_pdb, P.reasons_of = start_of, more_important, split_by_pdb, reasons_of
+
 -- ---- FitError of a failed preemption ----------------------------------------
 
 -- framework.FitError.Error() over the dry-run statuses, other nodes counting
@@ -385,7 +399,7 @@ function P:post_filter(state, pod)
   local h = self.handle
   if h:preempting(pod) then return nil, h:nominated_node_of(pod) end
   if pod.preemption_policy == PREEMPT_NEVER then return self.never end
-  if self:waiting_for_victims(pod) then return self.terminating end
+  if self:waiting_for_victims(pod, state) then return self.terminating end
 
   local all, num_all = ls.all_nodes()
   local potential = {}
@@ -400,7 +414,7 @@ function P:post_filter(state, pod)
   end
 
   local pdbs = self:pdbs()
-  local offset, want = h:random(np), self:num_candidates(np)
+  local offset, want = self:offset_and_num_candidates(np)
   local fine, violating = {}, {}
   local failures, errors = {}, {}
   for i = 0, np - 1 do

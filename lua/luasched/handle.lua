@@ -288,6 +288,31 @@ function Handle:nominated_pods(node_name)
   end
 end
 
+--- Every nominated pod (of every node) as a list, in node order then
+--- nomination order; an empty list (shared, do not change it) when none.
+local no_pods = setmetatable({}, {
+  __newindex = function() error("self.handle: all_nominated_pods: the list is read-only", 2) end,
+})
+function Handle:all_nominated_pods()
+  if C.ls_cycle_nominated_total(cycle) == 0 then return no_pods end
+  local buf, n = nominated_buf, C.ls_cycle_nominated_nodes(cycle, nominated_buf, NOMINATED_CAP)
+  if n > NOMINATED_CAP then
+    buf = ffi.new("ls_str[?]", n)
+    n = C.ls_cycle_nominated_nodes(cycle, buf, n)
+  end
+  local out, seen = {}, {}
+  for i = 0, n - 1 do
+    local id = buf[i]
+    if not seen[id] then
+      seen[id] = true
+      for k = 0, C.ls_cycle_nominated_count(cycle, id) - 1 do
+        out[#out + 1] = C.ls_cycle_nominated_pod(cycle, id, k)[0]
+      end
+    end
+  end
+  return out
+end
+
 function Handle:nominated_node_of(pod)
   local id = C.ls_cycle_nomination_of(cycle, need(pod, "nominated_node_of: the pod"))
   return id ~= 0 and ls.str(id) or nil

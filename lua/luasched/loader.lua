@@ -26,9 +26,15 @@ local function readable(path)
   return false
 end
 
+-- Each plugin directory, then its policies/ folder (the policy library:
+-- plugins/policies/ beside the upstream plugins).
 local function find_file(base)
   for _, dir in ipairs(plugin_dirs) do
     local path = dir .. "/" .. base .. ".lua"
+    if readable(path) then return path end
+  end
+  for _, dir in ipairs(plugin_dirs) do
+    local path = dir .. "/policies/" .. base .. ".lua"
     if readable(path) then return path end
   end
   return nil

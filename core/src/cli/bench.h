@@ -89,6 +89,9 @@ typedef struct bench_workload {
     ls_vec nodes;              /* bench_group, created in order */
     uint32_t n_namespaces;
     char **namespaces;
+    uint32_t n_objects;        /* objects created after the namespaces (ElasticQuotas, Services, ...) */
+    cJSON **objects;           /* owned copies */
+    char **objects_where;
     ls_vec init_pods;          /* bench_group, scheduled before the measurement */
     ls_vec measure_pods;       /* bench_group, measured */
     bool has_churn;

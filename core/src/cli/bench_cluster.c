@@ -21,6 +21,8 @@
  */
 #include "cli/bench_internal.h"
 #include "cli/cli.h"
+#include "luasched/map.h"
+#include "sim/cluster.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,13 +253,36 @@ static bool create_namespaces(bench_cluster *c, ls_error *err)
     return !w->has_churn || bench_create_namespace(c, w->churn.ns, err);
 }
 
+/* The workload's objects: kinds the scheduler reads, and custom resources
+ * (registered as plural.version.group, as the embedded cluster names them). */
+static bool create_objects(bench_cluster *c, ls_error *err)
+{
+    const bench_workload *w = c->w;
+    for (uint32_t i = 0; i < w->n_objects; i++) {
+        ls_str custom = ls_cluster_custom_resource_name(w->objects[i]);
+        ls_object_obj *o;
+        if (custom) {
+            ls_decode_ctx ctx = ctx_of(w->objects_where[i]);
+            o = ls_object_decode(w->objects[i], &ctx, err);
+            if (o)
+                o->obj.kind = custom;
+        } else {
+            o = decode_object(w->objects[i], w->objects_where[i], err);
+        }
+        if (!o)
+            return false;
+        bench_add_object(c, o);
+    }
+    return true;
+}
+
 bool bench_cluster_create_nodes(bench_cluster *c, ls_scheduler *s, ls_error *err)
 {
     c->sched = s;
     for (uint32_t i = 0; i < c->w->nodes.len; i++)
         if (!create_node_group(c, &LS_VEC_AT(&c->w->nodes, bench_group, i), err))
             return false;
-    return create_namespaces(c, err);
+    return create_namespaces(c, err) && create_objects(c, err);
 }
 
 /* ---- pods */

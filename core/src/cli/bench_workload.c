@@ -234,6 +234,24 @@ static bool parse_namespaces(const parse_ctx *pc, const cJSON *v, bench_workload
     return true;
 }
 
+/* objects: any kind the scheduler reads, or a custom resource. */
+static bool parse_objects(const parse_ctx *pc, const cJSON *v, bench_workload *w)
+{
+    if (!cJSON_IsArray(v))
+        return field_error(pc, v, "objects", "expected a list of Kubernetes objects");
+    w->n_objects = (uint32_t)cJSON_GetArraySize(v);
+    w->objects = ls_xcalloc(w->n_objects + 1, sizeof *w->objects);
+    w->objects_where = ls_xcalloc(w->n_objects + 1, sizeof *w->objects_where);
+    uint32_t i = 0;
+    for (const cJSON *o = v->child; o; o = o->next, i++) {
+        char p[64];
+        snprintf(p, sizeof p, "objects[%u]", i);
+        if (!get_template(pc, o, p, NULL, &w->objects[i], &w->objects_where[i]))
+            return false;
+    }
+    return true;
+}
+
 static bool parse_churn_mode(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "mode");
@@ -303,7 +321,7 @@ static bool parse_churn(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)
 static bool parse_header(const parse_ctx *pc, const cJSON *root, bench_workload *w)
 {
     static const char *const keys[] = {"apiVersion", "kind", "name", "description", "threshold", "templates",
-                                       "nodes", "namespaces", "initPods", "measurePods", "churn", "ops", NULL};
+                                       "nodes", "namespaces", "objects", "initPods", "measurePods", "churn", "ops", NULL};
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
     if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "Workload") != 0)
         return field_error(pc, kind ? kind : root, "kind", "expected Workload");
@@ -531,6 +549,7 @@ static bool parse_body(const parse_ctx *pc, const cJSON *root, bench_workload *w
         return parse_ops(pc, root, ops, w);
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
     const cJSON *ns = cJSON_GetObjectItemCaseSensitive(root, "namespaces");
+    const cJSON *objects = cJSON_GetObjectItemCaseSensitive(root, "objects");
     const cJSON *init = cJSON_GetObjectItemCaseSensitive(root, "initPods");
     const cJSON *measure = cJSON_GetObjectItemCaseSensitive(root, "measurePods");
     const cJSON *churn = cJSON_GetObjectItemCaseSensitive(root, "churn");
@@ -539,6 +558,7 @@ static bool parse_body(const parse_ctx *pc, const cJSON *root, bench_workload *w
     if (!measure)
         return field_error(pc, root, "measurePods", "required");
     if (!parse_groups(pc, nodes, "nodes", true, &w->nodes) || (ns && !parse_namespaces(pc, ns, w)) ||
+        (objects && !parse_objects(pc, objects, w)) ||
         (init && !parse_groups(pc, init, "initPods", false, &w->init_pods)) ||
         !parse_groups(pc, measure, "measurePods", false, &w->measure_pods))
         return false;
@@ -625,6 +645,12 @@ void bench_workload_free(bench_workload *w)
     for (uint32_t i = 0; i < w->n_namespaces; i++)
         free(w->namespaces[i]);
     free(w->namespaces);
+    for (uint32_t i = 0; i < w->n_objects; i++) {
+        cJSON_Delete(w->objects[i]);
+        free(w->objects_where[i]);
+    }
+    free(w->objects);
+    free(w->objects_where);
     bench_churn *ch = &w->churn;
     for (uint32_t i = 0; i < ch->n_templates; i++) {
         cJSON_Delete(ch->templates[i]);

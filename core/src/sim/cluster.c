@@ -274,7 +274,7 @@ static ls_node_obj *decode_node(const cJSON *obj, const ls_doc_set *doc, const c
 
 /* A custom resource's registered name: plural.version.group (0 for a kind
  * that is not a custom resource). */
-static ls_str custom_resource_name(const cJSON *obj)
+ls_str ls_cluster_custom_resource_name(const cJSON *obj)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
     const cJSON *api = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
@@ -446,7 +446,7 @@ static bool add_any(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, cons
         return add_priority_class(c, obj, w, err);
     if (ls_object_kind_known(kind->valuestring))
         return add_other(c, obj, doc, where, 0, err);
-    ls_str custom = custom_resource_name(obj);
+    ls_str custom = ls_cluster_custom_resource_name(obj);
     if (custom)
         return add_other(c, obj, doc, where, custom, err);
     note_skipped(c, kind->valuestring);
@@ -563,7 +563,7 @@ static target target_of(const cJSON *body)
     t.name = cJSON_IsString(name) ? ls_intern_cstr(name->valuestring) : 0;
     bool cluster_scoped = strcmp(t.kind_text, "Node") == 0 || ls_object_kind_cluster_scoped(t.kind_text);
     t.ns = cluster_scoped ? 0 : ls_intern_cstr(cJSON_IsString(ns) ? ns->valuestring : "default");
-    ls_str custom = custom_resource_name(body);
+    ls_str custom = ls_cluster_custom_resource_name(body);
     if (custom)
         t.kind = custom;
     return t;
@@ -622,7 +622,7 @@ static void bump_resource_version(cJSON *json)
 static bool replace_object(ls_cluster *c, int i, const cJSON *json, const char *where, ls_error *err)
 {
     ls_object_obj *old = LS_VEC_AT(&c->objects, ls_object_obj *, i);
-    ls_object_obj *o = decode_object(json, NULL, where, custom_resource_name(json), err);
+    ls_object_obj *o = decode_object(json, NULL, where, ls_cluster_custom_resource_name(json), err);
     if (!o)
         return false;
     LS_VEC_AT(&c->objects, ls_object_obj *, i) = o;

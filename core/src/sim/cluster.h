@@ -45,6 +45,9 @@ typedef void (*ls_attempt_observer)(void *ud, const ls_attempt *a, const ls_cycl
                                     const ls_scheduler *s);
 
 ls_cluster *ls_cluster_new(void);
+/* The registered name (plural.version.group) of a custom resource object, or
+ * 0 for a kind the scheduler knows or a core/built-in group. */
+ls_str ls_cluster_custom_resource_name(const struct cJSON *obj);
 void ls_cluster_free(ls_cluster *c);
 /* Adds the objects of a file; kinds the scheduler does not use are counted and
  * skipped. Errors name the file, line and field. */
