@@ -1,0 +1,407 @@
+-- NodeResourceTopologyMatch: NUMA-aware fit. Filters out the nodes whose
+-- kubelet Topology Manager (single-numa-node policy) would refuse the pod
+-- because no single NUMA zone can hold it (or each of its containers), and
+-- scores the NUMA zones' fit. Filter, Score, Reserve and Unreserve.
+--
+-- Ported from kubernetes-sigs/scheduler-plugins pkg/noderesourcetopology
+-- (behaviour, not code). Topology: NodeResourceTopology objects
+-- (topology.node.k8s.io/v1alpha2, one per node, named after it): attributes
+-- topologyManagerPolicy / topologyManagerScope (else the deprecated
+-- topologyPolicies[0]: SingleNUMANodeContainerLevel, SingleNUMANodePodLevel,
+-- ...; defaults policy none, scope container), zones of type "Node" named
+-- "node-<id>" (id 0..64) with resources[] {name, available}.
+-- * Filter: a BestEffort pod requesting no extended (non-native) resource
+--   passes; a node without a NodeResourceTopology passes; a policy other than
+--   single-numa-node passes. Container scope: each init container, then each
+--   app container must fit one NUMA zone ("cannot align init container",
+--   "cannot align container", Unschedulable); an app container's requests are
+--   taken from the zone the kubelet would pick (the lowest id that fits)
+--   before the next one is tried. Pod scope: the pod's effective request
+--   (max of the app containers' sum and the largest init container, per
+--   resource) must fit one zone ("cannot align pod").
+--   A resource fits a zone when the zone lists it with available >= the
+--   request; for a pod that is not Guaranteed, cpu, memory and hugepages-*
+--   always fit (their NUMA pinning is the Guaranteed pods'). A requested
+--   resource the node's allocatable lacks fits nowhere; an extended resource
+--   or ephemeral-storage that no zone lists is a node-level resource (no
+--   constraint). Zero requests are ignored.
+-- * Score (single-numa-node only; otherwise, and without a topology, 0): a
+--   pod that is not Guaranteed scores 100. Per zone, the strategy over the
+--   requested resources (quantities as whole units, rounded up, upstream's
+--   Quantity.Value(); cpu in cores): LeastAllocated sum_r w_r * ((avail -
+--   req) * 100 / avail) / sum_r w_r, MostAllocated the same with req * 100 /
+--   avail (a resource with avail 0 or req > avail scores 0; integer
+--   divisions), BalancedAllocation int64((1 - variance(req/avail)) * 100)
+--   with the sample variance (n - 1) and 0 when a fraction exceeds 1 (avail
+--   0 counts as fraction 1). Weights from scoringStrategy.resources (missing
+--   or < 1 -> 1). Node score: the lowest non-zero zone score (upstream's
+--   loop: it starts at 0 and takes a zone's score while the minimum is 0).
+--   Pod scope scores the effective request; container scope the int64 mean
+--   over the init and app containers.
+-- * Reserve: the pod's effective request is taken from every zone of the node
+--   until the node's NodeResourceTopology changes (upstream's over-reserve
+--   cache: the scheduler cannot know which zone the kubelet picks, so it
+--   assumes all); Unreserve gives it back.
+-- * args: scoringStrategy {type: LeastAllocated (default) | MostAllocated |
+--   BalancedAllocation, resources: [{name, weight}] (default cpu 1, memory
+--   1)}; cacheResyncPeriodSeconds, cache and discardReservedNodes are
+--   accepted and ignored.
+--
+-- Deviations:
+-- * No LeastNUMANodes strategy (refused by validate), no maxNUMANodes
+--   attribute, no zone costs; the 32 lowest NUMA ids of a node are used (the
+--   kubelet's default limit is 8).
+-- * Reserved resources are released when the node's NodeResourceTopology
+--   object changes, not on a resync timer; no foreign-pods detection.
+-- * BalancedAllocation over one resource: upstream's sample variance of one
+--   value is NaN (an undefined int64 conversion); here it is 0 (score 100).
+-- * A resource counts as "on the node" when its allocatable is above 0
+--   (upstream: when the node lists it at all).
+local ls = require("luasched")
+local cel = require("luasched.cel")
+local pods = require("pod_containers")
+
+local P = ls.plugin("NodeResourceTopologyMatch", {
+  defaults = {
+    scoringStrategy = { type = "LeastAllocated",
+                        resources = { { name = "cpu", weight = 1 }, { name = "memory", weight = 1 } } },
+  },
+  optional = { cacheResyncPeriodSeconds = "number", cache = "object", discardReservedNodes = "boolean" },
+})
+
+P.KIND = "noderesourcetopologies.v1alpha2.topology.node.k8s.io"
+
+local floor, ceil, tonumber, band, bor, lshift = math.floor, math.ceil, tonumber, bit.band, bit.bor, bit.lshift
+local CPU, MEMORY, EPHEMERAL = ls.RES_CPU, ls.RES_MEMORY, ls.RES_EPHEMERAL
+local MAX_SCORE = ls.MAX_NODE_SCORE
+local MAX_NUMA_ID = 64
+local MAX_ZONES = 32     -- a zone is a bit of a 32-bit mask
+local STRATEGIES = { LeastAllocated = true, MostAllocated = true, BalancedAllocation = true }
+
+-- ---- args -------------------------------------------------------------------------
+
+function P.validate(args)
+  local s = args.scoringStrategy
+  if type(s) ~= "table" then return "scoringStrategy: expected an object" end
+  if not STRATEGIES[s.type] then
+    return string.format("scoringStrategy.type: Unsupported value: %q: supported values: "
+      .. "\"LeastAllocated\", \"MostAllocated\", \"BalancedAllocation\"", tostring(s.type))
+  end
+  for i, r in ipairs(s.resources or {}) do
+    if type(r) ~= "table" or type(r.name) ~= "string" or r.name == "" then
+      return string.format("scoringStrategy.resources[%d].name: Required value", i - 1)
+    end
+    if r.weight ~= nil and (type(r.weight) ~= "number" or r.weight < 0 or r.weight > 100) then
+      return string.format("scoringStrategy.resources[%d].weight: Invalid value: %s: must be in the range [0, 100]",
+        i - 1, tostring(r.weight))
+    end
+  end
+end
+
+function P:init(args)
+  local s = args.scoringStrategy
+  self.strategy = s.type
+  self.weights = {}   -- slot -> weight (missing or < 1 -> 1 at use)
+  for _, r in ipairs(s.resources or {}) do
+    local slot = ls.resource_index(r.name)
+    if slot >= 0 then self.weights[slot] = r.weight or 1 end
+  end
+  self.unaligned = {
+    init = ls.unschedulable("cannot align init container"),
+    container = ls.unschedulable("cannot align container"),
+    pod = ls.unschedulable("cannot align pod"),
+  }
+  self.topologies = {}   -- node name id -> parsed topology (see parse)
+  self.built_at = -1
+  self.reserved = {}     -- node name id -> { seq = topology version, sum = { slot -> v }, pods = { uid -> req } }
+  self.scratch = {}      -- zone index -> { slot -> available } (container scope, reused)
+end
+
+-- ---- topology objects -------------------------------------------------------------
+
+local POLICIES = {
+  SingleNUMANodeContainerLevel = { "single-numa-node", "container" },
+  SingleNUMANodePodLevel = { "single-numa-node", "pod" },
+  BestEffortContainerLevel = { "best-effort", "container" },
+  BestEffortPodLevel = { "best-effort", "pod" },
+  RestrictedContainerLevel = { "restricted", "container" },
+  RestrictedPodLevel = { "restricted", "pod" },
+}
+local VALID_POLICY = { none = true, ["best-effort"] = true, restricted = true, ["single-numa-node"] = true }
+local VALID_SCOPE = { container = true, pod = true }
+
+-- A quantity in the unit requests use (cpu in millicores).
+local function amount(slot, q)
+  local v = cel.parse_quantity(tostring(q))
+  if v == nil then return nil end
+  if slot == CPU then return ceil(v * 1000) end
+  return ceil(v)
+end
+
+local function parse_zone(zone)
+  if zone.type ~= "Node" or type(zone.name) ~= "string" then return nil end
+  local id = tonumber(zone.name:match("^node%-(%d+)$"))
+  if id == nil or id > MAX_NUMA_ID then return nil end
+  local avail = {}
+  for _, r in ipairs(zone.resources or {}) do
+    local slot = type(r.name) == "string" and ls.resource_index(r.name) or -1
+    local v = slot >= 0 and r.available ~= nil and amount(slot, r.available) or nil
+    if v then avail[slot] = v end
+  end
+  return { id = id, avail = avail }
+end
+
+local function parse(d, seq)
+  local t = { policy = "none", scope = "container", zones = {}, seq = seq }
+  local legacy = d.topologyPolicies and POLICIES[d.topologyPolicies[1]]
+  if legacy then t.policy, t.scope = legacy[1], legacy[2] end
+  for _, a in ipairs(d.attributes or {}) do
+    if a.name == "topologyManagerScope" and VALID_SCOPE[a.value] then t.scope = a.value end
+    if a.name == "topologyManagerPolicy" and VALID_POLICY[a.value] then t.policy = a.value end
+  end
+  for _, z in ipairs(d.zones or {}) do
+    local zone = parse_zone(z)
+    if zone then t.zones[#t.zones + 1] = zone end
+  end
+  table.sort(t.zones, function(a, b) return a.id < b.id end)
+  for k = #t.zones, MAX_ZONES + 1, -1 do t.zones[k] = nil end
+  return t
+end
+
+function P:refresh()
+  local gen = ls.objects_generation(P.KIND)
+  if gen == self.built_at then return end
+  local old, fresh = self.topologies, {}
+  for o in ls.objects(P.KIND) do
+    local seq = tonumber(o.seq)
+    local d = ls.object_data(o)
+    local name = d.metadata and d.metadata.name
+    if type(name) == "string" then
+      local id = ls.intern(name)
+      local prev = old[id]
+      fresh[id] = (prev and prev.seq == seq) and prev or parse(d, seq)
+    end
+  end
+  self.topologies = fresh
+  self.built_at = gen
+end
+
+-- The node's topology with what this plugin reserved taken from every zone:
+-- the zone's available amount of a slot.
+function P:available(node_id, topo, zone, slot)
+  local v = zone.avail[slot]
+  if v == nil then return nil end
+  local r = self.reserved[node_id]
+  if r and r.seq == topo.seq then v = v - (r.sum[slot] or 0) end
+  return v
+end
+
+-- ---- fitting ------------------------------------------------------------------------
+
+local function is_hugepages(slot) return ls.resource_name(slot):find("^hugepages%-") ~= nil end
+
+local function is_node_level(slot)
+  if slot == EPHEMERAL then return true end
+  local name = ls.resource_name(slot)
+  return name:find("/", 1, true) ~= nil and name:find("kubernetes.io/", 1, true) == nil
+end
+
+local function suitable(guaranteed, slot, want, have)
+  if not guaranteed and (slot == CPU or slot == MEMORY or is_hugepages(slot)) then return true end
+  return have >= want
+end
+
+--- The zone index (zones sorted by NUMA id: the lowest id) where every
+--- requested resource of `req` ({ slots = {...}, [slot] = amount }) fits, or
+--- nil. avail[k][slot] is zone k's amount (nil when the zone does not list it).
+function P:fit_zone(ni, n_zones, req, guaranteed, avail)
+  local mask = -1
+  local alloc = ni.allocatable
+  for _, slot in ipairs(req.slots) do
+    local want = req[slot]
+    if want ~= 0 then
+      if tonumber(alloc.v[slot]) <= 0 then return nil end
+      local has_affinity, fits = false, 0
+      for k = 1, n_zones do
+        local have = avail[k][slot]
+        if have ~= nil then
+          has_affinity = true
+          if suitable(guaranteed, slot, want, have) then fits = bor(fits, lshift(1, k - 1)) end
+        end
+      end
+      if has_affinity or not is_node_level(slot) then
+        mask = band(mask, fits)
+        if mask == 0 then return nil end
+      end
+    end
+  end
+  for k = 1, n_zones do
+    if band(mask, lshift(1, k - 1)) ~= 0 then return k end
+  end
+  return nil
+end
+
+-- The node's zones' available amounts (less what this plugin reserved) in the
+-- reused scratch tables: scratch[k][slot].
+function P:fill_scratch(node_id, topo)
+  local scratch, zones = self.scratch, topo.zones
+  for k = 1, #zones do
+    local s = scratch[k]
+    if s == nil then
+      s = {}
+      scratch[k] = s
+    end
+    for slot in pairs(s) do s[slot] = nil end
+    for slot in pairs(zones[k].avail) do s[slot] = self:available(node_id, topo, zones[k], slot) end
+  end
+  return scratch
+end
+
+function P:pre_filter(state, pod)
+  self:refresh()
+  state[self.name] = pods.shape(pod)
+end
+
+-- The per-pod shape is not changed after PreFilter: clones share it.
+function P:clone_state(entry) return entry end
+
+function P:filter(state, pod, ni)
+  local shape = state[self.name] or pods.shape(pod)
+  if shape.qos == "BestEffort" and not shape.non_native then return nil end
+  local id = ni.node.name
+  local topo = self.topologies[id]
+  if topo == nil or topo.policy ~= "single-numa-node" then return nil end
+  local n = #topo.zones
+  local guaranteed = shape.qos == "Guaranteed"
+  local avail = self:fill_scratch(id, topo)
+  if topo.scope == "pod" then
+    if not self:fit_zone(ni, n, shape.effective, guaranteed, avail) then return self.unaligned.pod end
+    return nil
+  end
+  for _, c in ipairs(shape.init) do
+    if not self:fit_zone(ni, n, c, guaranteed, avail) then return self.unaligned.init end
+  end
+  for _, c in ipairs(shape.app) do
+    local k = self:fit_zone(ni, n, c, guaranteed, avail)
+    if not k then return self.unaligned.container end
+    local s = avail[k]
+    for _, slot in ipairs(c.slots) do
+      if s[slot] ~= nil then s[slot] = s[slot] - c[slot] end
+    end
+  end
+  return nil
+end
+
+-- ---- scoring ------------------------------------------------------------------------
+
+-- Quantity.Value(): whole units, rounded up (cpu millicores -> cores).
+local function units(slot, v)
+  if slot == CPU then return ceil(v / 1000) end
+  return v
+end
+
+local function weight_of(weights, slot)
+  local w = weights[slot]
+  if w == nil or w < 1 then return 1 end
+  return w
+end
+
+local function idiv(a, b) return floor(a / b) end   -- operands are >= 0 here
+
+function P:zone_score(req, node_id, topo, zone)
+  local strategy = self.strategy
+  if strategy == "BalancedAllocation" then
+    local n, sum, sq = 0, 0, 0
+    for _, slot in ipairs(req.slots) do
+      local have = units(slot, self:available(node_id, topo, zone, slot) or 0)
+      local f = 1
+      if have ~= 0 then f = units(slot, req[slot]) / have end
+      if f > 1 then return 0 end
+      n, sum, sq = n + 1, sum + f, sq + f * f
+    end
+    local variance = 0
+    if n > 1 then variance = (sq - sum * sum / n) / (n - 1) end
+    local s = (1 - variance) * MAX_SCORE
+    return s >= 0 and floor(s) or -floor(-s)
+  end
+  local total, weights = 0, 0
+  for _, slot in ipairs(req.slots) do
+    local have = units(slot, self:available(node_id, topo, zone, slot) or 0)
+    local want = units(slot, req[slot])
+    local s = 0
+    if have > 0 and want <= have then
+      if strategy == "LeastAllocated" then s = idiv((have - want) * MAX_SCORE, have)
+      else s = idiv(want * MAX_SCORE, have) end
+    end
+    local w = weight_of(self.weights, slot)
+    total, weights = total + s * w, weights + w
+  end
+  if weights == 0 then return 0 end
+  return idiv(total, weights)
+end
+
+function P:numa_score(req, node_id, topo)
+  local min_score = 0
+  for _, zone in ipairs(topo.zones) do
+    local s = self:zone_score(req, node_id, topo, zone)
+    if min_score == 0 or (s ~= 0 and s < min_score) then min_score = s end
+  end
+  return min_score
+end
+
+function P:pre_score(state, pod)
+  self:refresh()
+  state[self.name] = state[self.name] or pods.shape(pod)
+end
+
+function P:score(state, pod, ni)
+  local shape = state[self.name] or pods.shape(pod)
+  if shape.qos ~= "Guaranteed" then return MAX_SCORE end
+  local id = ni.node.name
+  local topo = self.topologies[id]
+  if topo == nil or topo.policy ~= "single-numa-node" then return 0 end
+  if topo.scope == "pod" then return self:numa_score(shape.effective, id, topo) end
+  local sum, n = 0, 0
+  for _, c in ipairs(shape.init) do sum, n = sum + self:numa_score(c, id, topo), n + 1 end
+  for _, c in ipairs(shape.app) do sum, n = sum + self:numa_score(c, id, topo), n + 1 end
+  if n == 0 then return 0 end
+  return floor(sum / n)
+end
+
+-- ---- reserve ------------------------------------------------------------------------
+
+function P:reserve(state, pod, node_name)
+  self:refresh()
+  local id = ls.intern(node_name)
+  local topo = self.topologies[id]
+  if topo == nil then return nil end
+  local req = (state[self.name] or pods.shape(pod)).effective
+  local r = self.reserved[id]
+  if r == nil or r.seq ~= topo.seq then
+    r = { seq = topo.seq, sum = {}, pods = {} }
+    self.reserved[id] = r
+  end
+  if r.pods[pod.uid] then return nil end
+  r.pods[pod.uid] = req
+  for _, slot in ipairs(req.slots) do r.sum[slot] = (r.sum[slot] or 0) + req[slot] end
+  return nil
+end
+
+function P:unreserve(_, pod, node_name)
+  local r = self.reserved[ls.intern(node_name)]
+  local req = r and r.pods[pod.uid]
+  if req == nil then return end
+  r.pods[pod.uid] = nil
+  for _, slot in ipairs(req.slots) do r.sum[slot] = r.sum[slot] - req[slot] end
+end
+
+-- ---- events ---------------------------------------------------------------------
+-- Upstream's EventsToRegister: a deleted pod frees NUMA resources, a node added
+-- or given more allocatable, and a NodeResourceTopology added or updated.
+P.events = {
+  { resource = "Pod", action = { "Delete" } },
+  { resource = "Node", action = { "Add", "UpdateNodeAllocatable" } },
+  { resource = P.KIND, action = { "Add", "Update" } },
+}
+
+return P
