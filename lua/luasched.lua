@@ -646,6 +646,8 @@ function ls.reject(pod, plugin_name, msg)
   return cycle_ref ~= nil and C.ls_cycle_reject_waiting(cycle_ref, pod.id, ls.intern(plugin_name), msg)
 end
 
+require("luasched.fields").install(ls)
+
 --- upstream's DefaultNormalizeScore over an int64 array of n scores.
 function ls.default_normalize_score(scores, n, max_priority, reverse)
   local max_count = 0

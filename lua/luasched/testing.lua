@@ -147,20 +147,54 @@ end
 
 local counter = 0
 
-local function container(i, requests, prefix)
+local CONTAINER_KEYS = { name = true, image = true, requests = true, limits = true, ports = true,
+  restart_policy = true }
+
+-- A container entry is a requests table, `false` (no requests), or a table
+-- with any of name, image, requests, limits, ports (v1 ContainerPorts),
+-- restart_policy ("Always": an init container that is a sidecar).
+local function is_container_desc(d)
+  if type(d) ~= "table" then return false end
+  for k in pairs(d) do
+    if CONTAINER_KEYS[k] then return true end
+  end
+  return false
+end
+
+local function container(i, desc, prefix)
   local c = { name = prefix .. (i - 1), image = "registry.k8s.io/pause:3.9" }
-  if requests then c.resources = { requests = requests } end
+  if not is_container_desc(desc) then
+    if desc then c.resources = { requests = desc } end
+    return c
+  end
+  c.name, c.image = desc.name or c.name, desc.image or c.image
+  if desc.requests or desc.limits then c.resources = { requests = desc.requests, limits = desc.limits } end
+  c.ports, c.restartPolicy = desc.ports, desc.restart_policy
   return c
+end
+
+local function conditions_of(list, with_reason)
+  if not list then return nil end
+  local out = {}
+  for i, c in ipairs(list) do
+    out[i] = { type = c.type, status = c.status or "True", reason = with_reason and c.reason or nil }
+  end
+  return out
 end
 
 --- Shorthand -> a v1 Pod as a Lua table. Fields: name, namespace ("default"),
 --- uid (generated), labels, requests (one container's requests, e.g.
 --- { cpu = "500m", memory = "1Gi" }; omit for a container without requests),
---- containers / init_containers (lists of requests tables, one per container;
---- `false` for a container without requests), overhead, node_name, priority,
---- priority_class_name, tolerations, node_selector, affinity, scheduler_name,
---- created (RFC 3339 creationTimestamp), scheduling_gates, spec (extra spec
---- fields, merged last).
+--- containers / init_containers (lists, one entry per container: a requests
+--- table, `false` for a container without requests, or a table with any of
+--- name, image, requests, limits, ports, restart_policy), limits and ports (the
+--- single container's), overhead, resources (pod-level { requests, limits }),
+--- node_name, priority, priority_class_name, preemption_policy, tolerations,
+--- node_selector, affinity, scheduler_name, created (RFC 3339
+--- creationTimestamp), scheduling_gates, annotations, owner_references (v1
+--- OwnerReferences), phase, nominated_node_name, conditions (list of { type,
+--- status ("True" when omitted), reason }), qos_class (status.qosClass),
+--- spec and status (extra spec / status fields, merged last).
 function T.pod_object(o)
   counter = counter + 1
   local name = o.name or ("pod-" .. counter)
@@ -170,7 +204,8 @@ function T.pod_object(o)
   if o.containers then
     for i, req in ipairs(o.containers) do containers[i] = container(i, req or nil, "c") end
   else
-    containers[1] = container(1, o.requests, "c")
+    local one = (o.limits or o.ports) and { requests = o.requests, limits = o.limits, ports = o.ports } or o.requests
+    containers[1] = container(1, one, "c")
   end
   spec.containers = containers
   if o.init_containers then
@@ -178,6 +213,8 @@ function T.pod_object(o)
     for i, req in ipairs(o.init_containers) do spec.initContainers[i] = container(i, req or nil, "init") end
   end
   spec.overhead = o.overhead
+  spec.resources = o.resources
+  spec.preemptionPolicy = o.preemption_policy
   spec.nodeName = o.node_name
   spec.priority = o.priority
   spec.priorityClassName = o.priority_class_name
@@ -190,30 +227,47 @@ function T.pod_object(o)
     for i, g in ipairs(o.scheduling_gates) do spec.schedulingGates[i] = { name = g } end
   end
   for k, v in pairs(o.spec or {}) do spec[k] = v end
+  local status = {
+    phase = o.phase, nominatedNodeName = o.nominated_node_name, qosClass = o.qos_class,
+    conditions = conditions_of(o.conditions, true),
+  }
+  for k, v in pairs(o.status or {}) do status[k] = v end
   return {
     apiVersion = "v1", kind = "Pod",
     metadata = {
       name = name, namespace = ns, uid = o.uid or string.format("uid-%s-%s-%d", ns, name, counter),
-      labels = o.labels, creationTimestamp = o.created,
+      labels = o.labels, annotations = o.annotations, creationTimestamp = o.created,
+      ownerReferences = o.owner_references,
     },
     spec = spec,
+    status = next(status) and status or nil,
   }
 end
 
 --- Shorthand -> a v1 Node as a Lua table. Fields: name, uid (generated),
 --- labels, allocatable (quantities; "pods" defaults to "110"), capacity
---- (defaults to allocatable), taints (v1 taints), unschedulable, images.
+--- (defaults to allocatable), taints (v1 taints), unschedulable, images,
+--- annotations, conditions (list of { type, status ("True" when omitted) }),
+--- status (extra status fields, merged last).
 function T.node_object(o)
   counter = counter + 1
   local name = o.name or ("node-" .. counter)
   local allocatable = {}
   for k, v in pairs(o.allocatable or {}) do allocatable[k] = v end
   if allocatable.pods == nil then allocatable.pods = "110" end
+  local status = {
+    allocatable = allocatable, capacity = o.capacity or allocatable, images = o.images,
+    conditions = conditions_of(o.conditions, false),
+  }
+  for k, v in pairs(o.status or {}) do status[k] = v end
   return {
     apiVersion = "v1", kind = "Node",
-    metadata = { name = name, uid = o.uid or string.format("uid-node-%s-%d", name, counter), labels = o.labels },
+    metadata = {
+      name = name, uid = o.uid or string.format("uid-node-%s-%d", name, counter), labels = o.labels,
+      annotations = o.annotations,
+    },
     spec = { taints = o.taints, unschedulable = o.unschedulable or nil },
-    status = { allocatable = allocatable, capacity = o.capacity or allocatable, images = o.images },
+    status = status,
   }
 end
 

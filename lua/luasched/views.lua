@@ -25,6 +25,7 @@ local PLUGIN_STRUCTS = {
   ls_labels = "labels", ls_requirement = "requirement", ls_selector = "selector",
   ls_node_selector = "node selector", ls_pod_affinity_term = "affinity term", ls_pod = "pod",
   ls_node_image = "node image", ls_node = "node", ls_node_info = "node info", ls_object = "object",
+  ls_container = "container", ls_resource_list = "resource list",
 }
 -- Count fields not named n_<field> or num_<field>.
 local COUNT_OF = { items = "n", reqs = "n", json = "json_len" }

@@ -28,6 +28,7 @@ set(LS_FUZZ_FLAGS -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 add_library(ls_fuzz_model STATIC
   ${LS_FUZZ_DIR}/exact_arena.c
   ${CMAKE_SOURCE_DIR}/core/src/model/decode.c
+  ${CMAKE_SOURCE_DIR}/core/src/model/decode_pod_extra.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc_json.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc_yaml.c

@@ -145,6 +145,46 @@ typedef struct ls_pod_claim {
     uint8_t state;                 /* NAMED; a template: not created yet, created, or none needed (null name) */
 } ls_pod_claim;
 
+/* A ResourceList as given, in its order: slot names ls_resource_name(slot);
+ * cpu in millicores, everything else in units (bytes for memory). */
+typedef struct ls_quantity { uint32_t slot; int64_t value; } ls_quantity;
+typedef struct ls_resource_list { uint32_t n; const ls_quantity *items; } ls_resource_list;
+
+/* QoS class (status.qosClass when set, else computed as upstream's ComputePodQOS). */
+enum { LS_QOS_BEST_EFFORT = 0, LS_QOS_BURSTABLE = 1, LS_QOS_GUARANTEED = 2 };
+/* An init container with restartPolicy Always is a sidecar. */
+enum { LS_CONTAINER_REGULAR = 0, LS_CONTAINER_SIDECAR = 1, LS_CONTAINER_INIT = 2 };
+
+typedef struct ls_container_port {
+    ls_str name;                   /* 0 when unset */
+    int32_t container_port;
+    int32_t host_port;             /* 0 when unset */
+    uint8_t protocol;              /* LS_PROTO_* (TCP when unset) */
+    ls_str host_ip;                /* 0 when unset */
+    uint32_t container;            /* index in pod.containers */
+} ls_container_port;
+
+typedef struct ls_container {
+    ls_str name, image;            /* image as written (pod.images holds the normalized ones) */
+    uint8_t kind;                  /* LS_CONTAINER_* */
+    ls_resource_list requests;     /* resources.requests, a limit without a request added (API defaulting) */
+    ls_resource_list limits;       /* resources.limits */
+    uint32_t n_ports;
+    const ls_container_port *ports;
+} ls_container;
+
+/* status.containerStatuses[] and initContainerStatuses[] (in-place resize). */
+typedef struct ls_container_status {
+    ls_str name;
+    uint8_t init;                  /* from initContainerStatuses */
+    uint8_t has_allocated;         /* allocatedResources present */
+    uint8_t has_resources;         /* resources present */
+    ls_resource_list allocated;    /* allocatedResources */
+    ls_resource_list requests, limits;  /* resources.requests / resources.limits */
+} ls_container_status;
+
+typedef struct ls_pod_condition { ls_str type, status, reason; } ls_pod_condition;
+
 typedef struct ls_pod {
     uint32_t id;                   /* slot in the owning table; stable while the pod lives */
     ls_str uid, name, ns, scheduler_name, node_name, nominated_node_name;
@@ -195,6 +235,24 @@ typedef struct ls_pod {
     const ls_pod_claim *resource_claims;   /* spec.resourceClaims, resolved against status */
     uint32_t n_volumes;                    /* spec.volumes, in order */
     const ls_volume *volumes;
+
+    ls_labels annotations;                 /* metadata.annotations; read with ls.label as labels */
+    uint8_t qos_class;                     /* LS_QOS_* */
+    uint32_t n_containers;                 /* initContainers then containers, each in spec order */
+    const ls_container *containers;
+    uint32_t n_ports;                      /* every container's ports, in container order */
+    const ls_container_port *ports;
+    uint8_t has_resources;                 /* spec.resources present */
+    ls_resource_list resources_requests;   /* spec.resources.requests, as the API server defaults them */
+    ls_resource_list resources_limits;     /* spec.resources.limits */
+    ls_resource_list overhead;             /* spec.overhead */
+    uint32_t n_conditions;                 /* status.conditions */
+    const ls_pod_condition *conditions;
+    uint32_t n_container_statuses;         /* containerStatuses then initContainerStatuses */
+    const ls_container_status *container_statuses;
+    uint8_t has_allocated_resources;       /* status.allocatedResources present */
+    ls_resource_list allocated_resources;
+    ls_resource_list status_requests, status_limits;  /* status.resources */
 } ls_pod;
 
 typedef struct ls_node_image { uint32_t n_names; const ls_str *names; int64_t size; } ls_node_image;
@@ -214,6 +272,7 @@ typedef struct ls_node {
     const ls_node_condition *conditions;
     uint32_t n_declared_features;
     const ls_str *declared_features;       /* status.declaredFeatures */
+    ls_labels annotations;                 /* metadata.annotations; read with ls.label as labels */
 } ls_node;
 
 /* Helpers that plugins call through the FFI (cheap, JIT-inlined calls). */
@@ -231,6 +290,8 @@ bool ls_tolerations_tolerate(const ls_toleration *t, uint32_t n, const ls_taint 
 int32_t ls_find_untolerated_taint(const ls_taint *taints, uint32_t n_taints,
                                   const ls_toleration *tols, uint32_t n_tols, uint32_t effect_mask);
 const char *ls_resource_name(uint32_t index);
+/* The value of slot `slot` in a list; false (and *value 0) when it is not in it. */
+bool ls_resource_list_get(const ls_resource_list *list, uint32_t slot, int64_t *value);
 int32_t ls_resource_index(const char *name);    /* -1 when unknown */
 uint32_t ls_resource_count(void);
 

@@ -18,6 +18,7 @@
  * error helpers above in a shared internal header; they are kept static here
  * and shared by every part of the pod and node decoders, volumes included.
  */
+#include "decode_extra.h"
 #include "labels_internal.h"
 #include "pod_resources.h"
 
@@ -1504,7 +1505,8 @@ ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *
     ls_vec_init(&b.ports, sizeof(ls_host_port));
     ls_vec_init(&b.ctrs, sizeof(ls_ctr_res));
     bool ok = cJSON_IsObject(obj) ? decode_pod_meta(&d, obj, &p->pod) && decode_pod_spec(&d, obj, &p->pod, &b) &&
-                                        decode_volumes(&d, obj, &p->pod) && decode_pod_status(&d, obj, &p->pod, &b)
+                                        decode_volumes(&d, obj, &p->pod) && decode_pod_status(&d, obj, &p->pod, &b) &&
+                                        ls_pod_decode_extra(obj, &p->pod, &p->arena, ctx, err)
                                   : fail(&d, obj, "expected an object");
     ls_vec_free(&b.ports);
     ls_vec_free(&b.ctrs);
@@ -1641,7 +1643,8 @@ ls_node_obj *ls_node_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error
     dec d;
     dec_init(&d, ctx, err, &n->arena, "node");
     bool ok = cJSON_IsObject(obj) ? decode_node_meta(&d, obj, &n->node) && decode_node_spec(&d, obj, &n->node) &&
-                                        decode_node_status(&d, obj, &n->node)
+                                        decode_node_status(&d, obj, &n->node) &&
+                                        ls_node_decode_extra(obj, &n->node, &n->arena, ctx, err)
                                   : fail(&d, obj, "expected an object");
     if (!ok) {
         ls_node_obj_free(n);
