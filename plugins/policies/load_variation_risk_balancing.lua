@@ -20,14 +20,14 @@
 --   Node score = round(min(cpu, memory)) when both were measured, else
 --   round(max(cpu, memory)) (Go's math.Round). No NormalizeScore.
 --
+-- * The pod's request (upstream's GetResourceRequested): the regular
+--   containers' requests summed, raised to any larger init (or sidecar)
+--   container request, plus the pod overhead; cpu and memory.
+--
 -- Deviations:
--- * Metrics come from the metrics API's NodeMetrics objects (trimaran_metrics):
---   their usage is the average and the standard deviation is 0, so the margin
---   and sensitivity have no effect on them (they do in the specs, which give
---   the deviation directly).
--- * The pod's request is luasched's PodRequests (containers, sidecars, init
---   maximum, overhead, pod-level resources); upstream sums the regular
---   containers, takes the init maximum and adds the overhead.
+-- * Metrics come from node annotations (average and standard deviation) or
+--   the metrics API's NodeMetrics objects (trimaran_metrics; no deviation:
+--   there the margin and sensitivity have no effect), not a load-watcher.
 -- * Memory is compared in bytes, not MiB (the ratios are the same).
 local ls = require("luasched")
 local metrics = require("trimaran_metrics")
@@ -39,6 +39,7 @@ local P = ls.plugin("LoadVariationRiskBalancing", {
 
 local floor, min, max, tonumber = math.floor, math.min, math.max, tonumber
 local MIN_SCORE, MAX_SCORE = ls.MIN_NODE_SCORE, ls.MAX_NODE_SCORE
+local REGULAR, CPU, MEMORY = ls.CONTAINER_REGULAR, ls.RES_CPU, ls.RES_MEMORY
 
 local function round(x)
   if x < 0 then return -floor(-x + 0.5) end
@@ -74,21 +75,45 @@ function P:resource_score(avg_pct, std_pct, capacity, req)
   return (1 - risk) * MAX_SCORE
 end
 
-function P:pre_score()
-  metrics.refresh()
+--- The pod's cpu (millicores) and memory (bytes) request as upstream's
+--- GetResourceRequested sums them.
+function P.pod_request(pod)
+  local cpu, mem = 0, 0
+  for i = 0, pod.n_containers - 1 do
+    local c = pod.containers[i]
+    if c.kind == REGULAR then
+      cpu = cpu + (ls.quantity(c.requests, CPU) or 0)
+      mem = mem + (ls.quantity(c.requests, MEMORY) or 0)
+    end
+  end
+  for i = 0, pod.n_containers - 1 do
+    local c = pod.containers[i]
+    if c.kind ~= REGULAR then
+      cpu = max(cpu, ls.quantity(c.requests, CPU) or 0)
+      mem = max(mem, ls.quantity(c.requests, MEMORY) or 0)
+    end
+  end
+  return cpu + (ls.quantity(pod.overhead, CPU) or 0), mem + (ls.quantity(pod.overhead, MEMORY) or 0)
 end
 
-function P:score(_, pod, ni)
+function P:pre_score(state, pod)
+  metrics.refresh()
+  local cpu, mem = P.pod_request(pod)
+  state[self.name] = { cpu = cpu, memory = mem }
+end
+
+function P:score(state, pod, ni)
   local cpu_avg, cpu_std, mem_avg, mem_std = metrics.node(ni)
   if cpu_avg == nil and mem_avg == nil then return MIN_SCORE end
+  local req = state[self.name]
+  if req == nil then
+    local c, m = P.pod_request(pod)
+    req = { cpu = c, memory = m }
+  end
   local alloc = ni.node.allocatable
   local cpu, mem = 0, 0
-  if cpu_avg then
-    cpu = self:resource_score(cpu_avg, cpu_std, tonumber(alloc.milli_cpu), tonumber(pod.requests.milli_cpu))
-  end
-  if mem_avg then
-    mem = self:resource_score(mem_avg, mem_std, tonumber(alloc.memory), tonumber(pod.requests.memory))
-  end
+  if cpu_avg then cpu = self:resource_score(cpu_avg, cpu_std, tonumber(alloc.milli_cpu), req.cpu) end
+  if mem_avg then mem = self:resource_score(mem_avg, mem_std, tonumber(alloc.memory), req.memory) end
   if cpu_avg and mem_avg then return round(min(cpu, mem)) end
   return round(max(cpu, mem))
 end

@@ -23,8 +23,9 @@
 --   (round half away from zero, Go's math.Round). No NormalizeScore.
 --
 -- Deviations:
--- * Metrics come from the metrics API's NodeMetrics objects (trimaran_metrics:
---   usage as a percent of capacity), not from a load-watcher service.
+-- * Metrics come from node annotations or the metrics API's NodeMetrics
+--   objects (trimaran_metrics: the average CPU utilization, a percent of
+--   capacity), not from a load-watcher service.
 -- * "Missing" pods: upstream counts the pods its event handler saw assigned
 --   less than 60 s before the metrics window ended (or after it), by wall
 --   clock. Here: the pods this plugin reserved on the node while the node's
@@ -32,7 +33,8 @@
 --   them). Pods other schedulers bind are not counted.
 -- * targetUtilization above 100 is refused (upstream accepts it and divides
 --   by a negative number); defaultRequestsMultiplier must be a number >= 0.
--- * The pod's containers: see predicted_cpu below.
+-- * A container's CPU request that the API server would default from its
+--   limit is there (the limit is used first anyway, as upstream).
 local ls = require("luasched")
 local metrics = require("trimaran_metrics")
 local cel = require("luasched.cel")
@@ -44,6 +46,7 @@ local P = ls.plugin("TargetLoadPacking", {
 
 local floor, tonumber = math.floor, tonumber
 local MIN_SCORE = ls.MIN_NODE_SCORE
+local REGULAR, CPU = ls.CONTAINER_REGULAR, ls.RES_CPU
 
 -- Go's math.Round: half away from zero.
 local function round(x)
@@ -93,15 +96,25 @@ function P:init(args)
 end
 
 --- The pod's predicted CPU in millicores: upstream's PredictUtilisation per
---- container (limit, else request x multiplier, else the default) plus the
---- pod overhead.
+--- regular container (limit, else round(request x multiplier), else the
+--- default) plus the pod overhead's CPU.
 function P:predicted_cpu(pod)
-  -- Per-container limits are not in ls_pod yet: the pod's CPU request
-  -- (containers, init maximum, overhead) x multiplier, or the default when
-  -- it requests no CPU.
-  local req = tonumber(pod.requests.milli_cpu)
-  if req > 0 then return round(req * self.multiplier) end
-  return self.default_millis
+  local sum = 0
+  for i = 0, pod.n_containers - 1 do
+    local c = pod.containers[i]
+    if c.kind == REGULAR then
+      local limit = ls.quantity(c.limits, CPU)
+      local request = ls.quantity(c.requests, CPU)
+      if limit ~= nil then
+        sum = sum + limit
+      elseif request ~= nil then
+        sum = sum + round(request * self.multiplier)
+      else
+        sum = sum + self.default_millis
+      end
+    end
+  end
+  return sum + (ls.quantity(pod.overhead, CPU) or 0)
 end
 
 -- The predicted CPU of pods reserved on the node that its metrics (of that
@@ -118,17 +131,18 @@ end
 
 function P:pre_score(state, pod)
   metrics.refresh()
-  state.pod_cpu = self:predicted_cpu(pod)
+  state[self.name] = self:predicted_cpu(pod)
 end
 
-function P:score(state, _, ni)
+function P:score(state, pod, ni)
   local cpu_pct, _, _, _, _, version = metrics.node(ni)
   if cpu_pct == nil then return MIN_SCORE end
   local capacity = tonumber(ni.node.capacity.milli_cpu)
   local util_millis = cpu_pct / 100 * capacity
   local missing = self:missing_millis(ni.node.name, version)
+  local pod_cpu = state[self.name] or self:predicted_cpu(pod)
   local predicted = 0
-  if capacity ~= 0 then predicted = 100 * (util_millis + state.pod_cpu + missing) / capacity end
+  if capacity ~= 0 then predicted = 100 * (util_millis + pod_cpu + missing) / capacity end
   local target = self.target
   if predicted > target then
     if predicted > 100 then return MIN_SCORE end
@@ -148,7 +162,7 @@ function P:reserve(state, pod, node_name)
     a = { version = version, sum = 0, pods = {} }
     self.assigned[id] = a
   end
-  local millis = state.pod_cpu or self:predicted_cpu(pod)
+  local millis = state[self.name] or self:predicted_cpu(pod)
   local uid = pod.uid
   a.sum = a.sum - (a.pods[uid] or 0) + millis
   a.pods[uid] = millis

@@ -1,20 +1,24 @@
 -- trimaran_metrics: the node utilization the load-aware policies score on
 -- (TargetLoadPacking, LoadVariationRiskBalancing), in the form upstream's
 -- load-watcher gives them: per node, CPU and memory utilization as a percent
--- of the node's capacity, an average and a standard deviation, and the end of
--- the window they were measured over.
+-- of the node's capacity, an average and a standard deviation.
 --
--- Source: the metrics API's NodeMetrics objects (metrics.k8s.io/v1beta1,
--- `ls.objects("NodeMetrics")`: metadata.name is the node, usage.cpu and
--- usage.memory quantities, timestamp the end of the window [timestamp -
--- window, timestamp]). The metrics API has no standard deviation: it is 0, and
--- the average is the usage over the window. A NodeMetrics usage is turned into
--- a percent of the node's status.capacity (load-watcher's metrics-server
--- provider measures against capacity).
+-- Sources, per resource, the first that has a value:
+-- 1. node annotations (what a metrics pipeline writes; the metrics API has no
+--    standard deviation), each a decimal number, percent of capacity:
+--      trimaran.luasched.io/cpu-average      trimaran.luasched.io/cpu-stddev
+--      trimaran.luasched.io/memory-average   trimaran.luasched.io/memory-stddev
+--    (a missing stddev is 0; an average that is not a number is no value);
+-- 2. the metrics API's NodeMetrics objects (metrics.k8s.io/v1beta1,
+--    `ls.objects("NodeMetrics")`: metadata.name is the node, usage.cpu and
+--    usage.memory quantities over [timestamp - window, timestamp]); the usage
+--    is the average as a percent of the node's status.capacity (load-watcher's
+--    metrics-server provider measures against capacity), the deviation 0.
 --
--- The table is rebuilt only when a NodeMetrics object changes
--- (ls.objects_generation); reading a node costs one table lookup and returns
--- numbers (nothing is allocated per node).
+-- The NodeMetrics table is rebuilt only when a NodeMetrics object changes
+-- (ls.objects_generation); annotation values are parsed once per distinct
+-- text (interned ids). Reading a node returns numbers: nothing is allocated
+-- per node once the values have been seen.
 local ls = require("luasched")
 local cel = require("luasched.cel")
 
@@ -96,17 +100,51 @@ local function percent(used, capacity)
   return 100 * used / capacity
 end
 
+M.ANNOTATIONS = {
+  cpu_average = "trimaran.luasched.io/cpu-average", cpu_stddev = "trimaran.luasched.io/cpu-stddev",
+  memory_average = "trimaran.luasched.io/memory-average", memory_stddev = "trimaran.luasched.io/memory-stddev",
+}
+local CPU_AVG, CPU_STD = ls.intern(M.ANNOTATIONS.cpu_average), ls.intern(M.ANNOTATIONS.cpu_stddev)
+local MEM_AVG, MEM_STD = ls.intern(M.ANNOTATIONS.memory_average), ls.intern(M.ANNOTATIONS.memory_stddev)
+
+local parsed = {}   -- annotation value id -> number, or false when not a finite number
+local function number_of(id)
+  if id == 0 then return nil end
+  local v = parsed[id]
+  if v == nil then
+    v = tonumber(ls.str(id))
+    if v == nil or v ~= v or v == math.huge or v == -math.huge then v = false end
+    parsed[id] = v
+  end
+  return v or nil
+end
+
+-- A resource's average and deviation from the node's annotations, and the
+-- average's text id (its version), or nil.
+local function annotated(annotations, avg_key, std_key)
+  local id = ls.label(annotations, avg_key)
+  local avg = number_of(id)
+  if avg == nil then return nil end
+  return avg, number_of(ls.label(annotations, std_key)) or 0, id
+end
+
 --- A node's utilization (ni: ls_node_info): cpu_avg, cpu_std, mem_avg,
 --- mem_std (percent of capacity; nil for a resource without a measure),
---- window_end_ms, version (changes whenever the node's metrics are
---- reported again); or nil when the node has no metrics.
+--- window_end_ms (0 without NodeMetrics), version (a number that changes
+--- whenever the node's measures are reported again); or nil when the node
+--- has no measure at all.
 function M.node(ni)
   local node = ni.node
+  local cpu, cpu_std, cpu_ver = annotated(node.annotations, CPU_AVG, CPU_STD)
+  local mem, mem_std = annotated(node.annotations, MEM_AVG, MEM_STD)
   local m = by_node[node.name]
-  if m == nil then return nil end
-  local cpu = percent(m.cpu, node.capacity.milli_cpu)
-  local mem = percent(m.memory, node.capacity.memory)
-  return cpu, cpu and 0, mem, mem and 0, m.end_ms, m.seq
+  if m ~= nil then
+    if cpu == nil then cpu = percent(m.cpu, node.capacity.milli_cpu); cpu_std = cpu and 0 end
+    if mem == nil then mem = percent(m.memory, node.capacity.memory); mem_std = mem and 0 end
+  end
+  if cpu == nil and mem == nil then return nil end
+  local version = cpu_ver and -cpu_ver or (m and m.seq) or 0
+  return cpu, cpu_std, mem, mem_std, m and m.end_ms or 0, version
 end
 
 return M

@@ -71,6 +71,30 @@ describe("LoadVariationRiskBalancing", function()
     assert.are.equal(0, d:resource_score(40, 16, 0, 100))
   end)
 
+  it("reads average and deviation from the node's annotations", function()
+    -- g: 4 cpu, 8Gi; cpu-average 40, cpu-stddev 16, memory-average 10 (no stddev: 0). Pod 400m, 1Gi.
+    --   cpu: usedAvg 1600, std 640; mu = (1600 + 400) / 4000 = 0.5, sigma = 0.16
+    --        defaults (1, 1): risk 0.33 -> 67; sensitivity 2: sigma 0.4 -> risk 0.45 -> 55
+    --   memory: usedAvg 0.8Gi; mu = 1.8 / 8 = 0.225 -> risk 0.1125 -> 88.75; min -> cpu's
+    local annotated = T.cluster { nodes = { { name = "g", allocatable = { cpu = "4", memory = "8Gi" }, annotations = {
+      ["trimaran.luasched.io/cpu-average"] = "40", ["trimaran.luasched.io/cpu-stddev"] = "16",
+      ["trimaran.luasched.io/memory-average"] = "10" } } } }
+    local pod = T.pod { name = "web", requests = { cpu = "400m", memory = "1Gi" } }
+    assert.are.same({ g = 67 }, T.cycle(T.plugin("LoadVariationRiskBalancing"), annotated, pod).scores)
+    local s2 = T.plugin("LoadVariationRiskBalancing", { safeVarianceSensitivity = 2 })
+    assert.are.same({ g = 55 }, T.cycle(s2, annotated, pod).scores)
+    annotated:close()
+  end)
+
+  it("requests the regular containers' sum, raised to the largest init container, plus overhead", function()
+    local P = T.plugin("LoadVariationRiskBalancing")
+    local cpu, mem = P.pod_request(T.pod { name = "p", overhead = { cpu = "100m", memory = "64Mi" },
+      containers = { { cpu = "500m", memory = "1Gi" }, { cpu = "500m" } },
+      init_containers = { { cpu = "1500m", memory = "512Mi" } } })
+    assert.are.equal(1600, cpu)                        -- max(1000, 1500) + 100
+    assert.are.equal((1024 + 64) * 1024 * 1024, mem)   -- max(1Gi, 512Mi) + 64Mi
+  end)
+
   it("takes negative args as upstream's defaults and validates their type", function()
     local n = T.plugin("LoadVariationRiskBalancing", { safeVarianceMargin = -1, safeVarianceSensitivity = -3 })
     assert.are.equal(1, n.margin)

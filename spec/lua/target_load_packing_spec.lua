@@ -99,6 +99,33 @@ describe("TargetLoadPacking", function()
     assert.are.equal(93, T.cycle(q, cluster, T.pod { name = "idle" }).scores.b)
   end)
 
+  it("predicts each regular container: limit, else request x multiplier, else the default; plus overhead", function()
+    -- c0 limit 1 (request 500m) -> 1000; c1 request 200m -> round(300) = 300; c2 nothing -> 1000;
+    -- the init container is not counted; overhead 100m: 2400m.
+    -- b: p = 100 * (800 + 2400) / 8000 = 40 = T -> round(60 * 40 / 40 + 40) = 100
+    local p = T.plugin("TargetLoadPacking")
+    local pod = T.pod { name = "multi", overhead = { cpu = "100m" },
+      containers = { { requests = { cpu = "500m" }, limits = { cpu = "1" } }, { cpu = "200m" }, false },
+      init_containers = { { cpu = "4" } } }
+    assert.are.equal(2400, p:predicted_cpu(pod))
+    assert.are.equal(100, T.cycle(p, cluster, pod).scores.b)
+  end)
+
+  it("reads the node's annotations before its NodeMetrics", function()
+    -- e: annotation cpu-average 10 (NodeMetrics say 3 cpu): util 400m;
+    --    p = 100 * (400 + 750) / 4000 = 28.75 -> round(60 * 28.75 / 40 + 40) = round(83.125) = 83
+    -- f: annotation "n/a" is no value and f has no NodeMetrics -> 0
+    cluster:add_node({ name = "e", allocatable = { cpu = "4", memory = "8Gi" },
+                       annotations = { ["trimaran.luasched.io/cpu-average"] = "10" } })
+    cluster:add_node({ name = "f", allocatable = { cpu = "4", memory = "8Gi" },
+                       annotations = { ["trimaran.luasched.io/cpu-average"] = "n/a" } })
+    cluster:add_object(node_metrics("e", "3", "1Gi"))
+    local p = T.plugin("TargetLoadPacking")
+    local r = T.cycle(p, cluster, T.pod { name = "web", requests = { cpu = "500m" } })
+    assert.are.equal(83, r.scores.e)
+    assert.are.equal(0, r.scores.f)
+  end)
+
   it("registers no events (a Score plugin rejects nothing)", function()
     assert.are.same({}, T.events(T.plugin("TargetLoadPacking")))
   end)
