@@ -358,8 +358,10 @@ end
 --- Adds an API object other than a Pod or Node (a full object table with
 --- kind and metadata, or JSON text), decoded by the library as the embedded
 --- cluster decodes it; the same kind, namespace and name again replaces it.
---- Returns the `const ls_object *`.
-function Cluster:add_object(desc)
+--- Returns the `const ls_object *`. `kind` (optional) files it under another
+--- kind name: a custom resource's plural.version.group, as the embedded
+--- cluster and the API client register custom resources.
+function Cluster:add_object(desc, kind)
   local res = self.res
   local text = type(desc) == "table" and T.json(desc) or desc
   if type(text) ~= "string" then
@@ -370,6 +372,7 @@ function Cluster:add_object(desc)
   local obj = C.ls_object_decode(json, nil, err_buf)
   C.cJSON_Delete(json)
   if obj == nil then error("cluster:add_object: " .. ffi.string(err_buf.msg), 2) end
+  if kind ~= nil then ffi.cast("ls_object *", obj).kind = ls.intern(kind) end
   res.owned_objects[#res.owned_objects + 1] = obj
   if res.store == nil then res.store = C.ls_object_store_new() end
   C.ls_object_store_put(res.store, obj)
