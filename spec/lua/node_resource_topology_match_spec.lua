@@ -30,7 +30,8 @@ end
 local function nrt(node, policy, scope, zones)
   return {
     apiVersion = "topology.node.k8s.io/v1alpha2", kind = "NodeResourceTopology", metadata = { name = node },
-    attributes = { { name = "topologyManagerPolicy", value = policy }, { name = "topologyManagerScope", value = scope } },
+    attributes = { { name = "topologyManagerPolicy", value = policy },
+                   { name = "topologyManagerScope", value = scope } },
     zones = zones,
   }
 end
@@ -47,7 +48,8 @@ end
 
 describe("NodeResourceTopologyMatch", function()
   local cluster
-  local N2_ZONES = { zone(0, { { "cpu", "6" }, { "memory", "8Gi" } }), zone(1, { { "cpu", "6" }, { "memory", "8Gi" } }) }
+  local N2_ZONES = { zone(0, { { "cpu", "6" }, { "memory", "8Gi" } }),
+                    zone(1, { { "cpu", "6" }, { "memory", "8Gi" } }) }
   before_each(function()
     local alloc = { cpu = "16", memory = "64Gi" }
     cluster = T.cluster { nodes = {
@@ -148,7 +150,8 @@ describe("NodeResourceTopologyMatch", function()
     local function check(args) return P.validate(ls.merge_args(P.defaults, args)) end
     assert.is_nil(check({ scoringStrategy = { type = "BalancedAllocation" } }))
     assert.are.equal('scoringStrategy.type: Unsupported value: "LeastNUMANodes": supported values: '
-      .. '"LeastAllocated", "MostAllocated", "BalancedAllocation"', check({ scoringStrategy = { type = "LeastNUMANodes" } }))
+      .. '"LeastAllocated", "MostAllocated", "BalancedAllocation"',
+      check({ scoringStrategy = { type = "LeastNUMANodes" } }))
     assert.are.equal("scoringStrategy.resources[0].weight: Invalid value: 200: must be in the range [0, 100]",
       check({ scoringStrategy = { type = "LeastAllocated", resources = { { name = "cpu", weight = 200 } } } }))
   end)
