@@ -25,7 +25,7 @@ local ACTIONS = "Add, Delete, Update, All, UpdateNodeAllocatable, UpdateNodeLabe
   .. "UpdatePodSchedulingGatesEliminated or UpdatePodGeneratedResourceClaim"
 local RESOURCES = "AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, "
   .. "StorageClass, CSINode, CSIDriver, "
-  .. "CSIStorageCapacity, \"*\", or a custom resource written plural.version.group"
+  .. "CSIStorageCapacity, NodeMetrics, PodMetrics, \"*\", or a custom resource written plural.version.group"
 
 local function entry_error(plugin, i, field, what)
   return string.format("plugin %q (%s): events[%d].%s: %s", plugin.name, tostring(plugin.file), i, field, what)

@@ -8,8 +8,48 @@ local ffi = require("ffi")
 
 local error, type, tonumber, tostring = error, type, tonumber, tostring
 local istype = ffi.istype
+local bit = require("bit")
 
 local M = {}
+
+-- object_data declarations: kind -> the C want bit.
+local WANT = {
+  Pod = C.LS_WANT_POD_JSON, Node = C.LS_WANT_NODE_JSON,
+  NodeMetrics = C.LS_WANT_NODE_METRICS, PodMetrics = C.LS_WANT_POD_METRICS,
+}
+
+--- Checks a loaded plugin's `object_data` list (the kinds whose whole objects
+--- it reads) and tells C: the decoder keeps the JSON of pods / nodes from now
+--- on, `luasched run` polls the metrics API. Events registered for
+--- NodeMetrics / PodMetrics count as a declaration. nil and a message naming
+--- the plugin and the entry when the list is wrong.
+function M.declare(P)
+  local list = rawget(P, "object_data")
+  local bits = 0
+  if list ~= nil then
+    if type(list) ~= "table" then
+      return nil, string.format("plugin %q (%s): object_data: expected a list of kinds, got %s", P.name,
+        tostring(P.file), type(list))
+    end
+    for i, kind in ipairs(list) do
+      if not WANT[kind] then
+        return nil, string.format("plugin %q (%s): object_data[%d]: unknown kind %q (expected Pod, Node, "
+          .. "NodeMetrics or PodMetrics)", P.name, tostring(P.file), i, tostring(kind))
+      end
+      bits = bit.bor(bits, WANT[kind])
+    end
+  end
+  local events = rawget(P, "events")
+  if type(events) == "table" then
+    for _, e in ipairs(events) do
+      if type(e) == "table" and (e.resource == "NodeMetrics" or e.resource == "PodMetrics") then
+        bits = bit.bor(bits, WANT[e.resource])
+      end
+    end
+  end
+  if bits ~= 0 then C.ls_model_want(bits) end
+  return true
+end
 
 local QOS_NAMES = { [0] = "BestEffort", "Burstable", "Guaranteed" }
 local CONTAINER_KINDS = { [0] = "regular", "sidecar", "init" }
@@ -61,6 +101,55 @@ function M.install(ls)
       t[ffi.string(C.ls_resource_name(q.slot))] = tonumber(q.value)
     end
     return t
+  end
+
+  local json = require("luasched.json")
+  local unwrap = require("luasched.views").unwrap
+  local caches = { pod = { max = 4096, n = 0, items = {} }, node = { max = 4096, n = 0, items = {} } }
+
+  local function whole(kind, text_ptr, bit_wanted)
+    if text_ptr == nil then
+      if bit.band(C.ls_model_wanted(), bit_wanted) == 0 then
+        error(string.format("ls.%s_data: no loaded plugin declared object_data = { \"%s\" }", kind,
+          kind == "pod" and "Pod" or "Node"), 3)
+      end
+      return nil   -- decoded before the declaring plugin was loaded (a hot reload added it)
+    end
+    local text = ffi.string(text_ptr)
+    local cache = caches[kind]
+    local t = cache.items[text]
+    if t == nil then
+      t = ls.cache_get(cache, text, function() return json.decode(text, true) end)
+    end
+    return t
+  end
+
+  --- The whole pod as Lua tables (JSON as the API server sent it or the
+  --- cluster file gave it; null is nil), decoded once per version and shared:
+  --- read-only. The plugin declares P.object_data = { "Pod" }. nil for a pod
+  --- decoded before the declaring plugin was loaded.
+  function ls.pod_data(pod)
+    if pod == nil then error("ls.pod_data: the pod is nil", 2) end
+    return whole("pod", C.ls_pod_json(unwrap(pod)), C.LS_WANT_POD_JSON)
+  end
+
+  --- The whole node, as ls.pod_data (P.object_data = { "Node" }).
+  function ls.node_data(node)
+    if node == nil then error("ls.node_data: the node is nil", 2) end
+    return whole("node", C.ls_node_json(unwrap(node)), C.LS_WANT_NODE_JSON)
+  end
+
+  local parsed = ffi.new("int64_t[1]")
+  --- A Kubernetes quantity text ("1500m", "3Gi", "250000n") as a number:
+  --- `scale` "cpu" or 3 for milli-units (millicores), a number 0..9 for
+  --- value x 10^scale, nil for units; rounded up as upstream's ScaledValue.
+  --- nil when the text is not a quantity.
+  function ls.parse_quantity(text, scale)
+    if type(text) ~= "string" then return nil end
+    local sc = scale == "cpu" and 3 or scale or 0
+    if type(sc) ~= "number" then error("ls.parse_quantity: scale must be \"cpu\" or a number 0..9", 2) end
+    if not C.ls_quantity_value(text, sc, parsed) then return nil end
+    return tonumber(parsed[0])
   end
 
   --- The condition of type `type_id` (an interned id or a string) of a pod or

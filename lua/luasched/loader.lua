@@ -152,6 +152,8 @@ function M.load(name)
   local checked, cerr = check_plugin(name, shown, P)
   if not checked then return nil, cerr end
   P.file = shown
+  local declared, derr = require("luasched.fields").declare(P)
+  if not declared then return nil, derr end
   P.path = path
   loaded[name] = P
   return P

@@ -28,6 +28,7 @@ local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
 local events = require("luasched.events")
+local bit = require("bit")
 
 local T = {}
 
@@ -46,6 +47,21 @@ void ls_object_store_free(ls_object_store *s);
 void ls_object_store_put(ls_object_store *s, const ls_object *obj);
 ]]
 end
+if not pcall(function() return C.ls_doc_parse end) then
+  ffi.cdef [[
+typedef struct ls_doc_set ls_doc_set;
+ls_doc_set *ls_doc_parse(const char *text, size_t len, const char *source_name, ls_error *err);
+uint32_t ls_doc_count(const ls_doc_set *d);
+const struct cJSON *ls_doc_get(const ls_doc_set *d, uint32_t i);
+void ls_doc_free(ls_doc_set *d);
+char *cJSON_PrintUnformatted(const struct cJSON *item);
+void cJSON_free(void *object);
+]]
+end
+
+-- The kit reads whole pods and nodes too (ls.pod_data / ls.node_data work
+-- whichever plugin is loaded, and before it is).
+C.ls_model_want(bit.bor(C.LS_WANT_POD_JSON, C.LS_WANT_NODE_JSON))
 
 -- ---- JSON -------------------------------------------------------------------
 
@@ -335,10 +351,55 @@ local function release_all(res)
   for i = #res.owned_objects, 1, -1 do C.ls_object_obj_free(res.owned_objects[i]) end
 end
 
+-- The documents of a cluster file (YAML or JSON text), each as JSON text.
+local function cluster_documents(text, source)
+  local doc = C.ls_doc_parse(text, #text, source, err_buf)
+  if doc == nil then error("T.cluster: " .. ffi.string(err_buf.msg), 3) end
+  local out = {}
+  for i = 0, C.ls_doc_count(doc) - 1 do
+    local p = C.cJSON_PrintUnformatted(C.ls_doc_get(doc, i))
+    out[#out + 1] = ffi.string(p)
+    C.cJSON_free(p)
+  end
+  C.ls_doc_free(doc)
+  return out
+end
+
+local function read_file(path)
+  local f, err = io.open(path, "r")
+  if not f then error("T.cluster: " .. tostring(err), 3) end
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
+-- A cluster file's documents into the cluster: nodes, pods with a nodeName
+-- (running), pods without one (c.pending, in file order), other objects.
+local function load_documents(c, text, source)
+  local json = require("luasched.json")
+  for i, doc in ipairs(cluster_documents(text, source)) do
+    local kind = json.decode(doc, true).kind
+    local ok, err = pcall(function()
+      if kind == "Node" then
+        c:add_node(doc, true)
+      elseif kind == "Pod" then
+        local pod = T.pod(doc)
+        if pod.node_name ~= 0 then c:add_pod(pod, true) else c.pending[#c.pending + 1] = pod end
+      else
+        c:add_object(doc)
+      end
+    end)
+    if not ok then error(string.format("T.cluster: %s: document %d (%s): %s", source, i, tostring(kind), err), 3) end
+  end
+end
+
 --- A cluster: spec.nodes (node descriptions or T.node objects), spec.pods
 --- (pods already on nodes: each needs spec.nodeName / node_name) and
---- spec.objects (Services, ReplicaSets, ...: see Cluster:add_object). Its
---- snapshot is up to date on return.
+--- spec.objects (Services, ReplicaSets, ...: see Cluster:add_object); or a
+--- cluster file, spec.file (a path) or spec.yaml (its text): its nodes, its
+--- pods with a nodeName, its other objects, and its pods without a nodeName
+--- in `cluster.pending` (T.pod objects, file order). Its snapshot is up to
+--- date on return.
 function T.cluster(spec)
   spec = spec or {}
   -- Everything C owns lives in `res`; the anchor's finalizer frees it in order
@@ -347,7 +408,9 @@ function T.cluster(spec)
   res.cache = C.ls_cache_new()
   res.snapshot = C.ls_snapshot_new()
   local anchor = ffi.gc(ffi.new("char[1]"), function() release_all(res) end)
-  local c = setmetatable({ res = res, anchor = anchor, node_infos = {}, names = {} }, Cluster)
+  local c = setmetatable({ res = res, anchor = anchor, node_infos = {}, names = {}, pending = {} }, Cluster)
+  if spec.file then load_documents(c, read_file(spec.file), spec.file) end
+  if spec.yaml then load_documents(c, spec.yaml, "<cluster yaml>") end
   for _, n in ipairs(spec.nodes or {}) do c:add_node(n, true) end
   for _, p in ipairs(spec.pods or {}) do c:add_pod(p, true) end
   for _, o in ipairs(spec.objects or {}) do c:add_object(o) end

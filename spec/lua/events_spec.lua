@@ -165,7 +165,7 @@ local ACTIONS = "Add, Delete, Update, All, UpdateNodeAllocatable, UpdateNodeLabe
   .. "UpdatePodSchedulingGatesEliminated or UpdatePodGeneratedResourceClaim"
 local RESOURCES = "AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, "
   .. "StorageClass, CSINode, CSIDriver, "
-  .. "CSIStorageCapacity, \"*\", or a custom resource written plural.version.group"
+  .. "CSIStorageCapacity, NodeMetrics, PodMetrics, \"*\", or a custom resource written plural.version.group"
 
 describe("events tables and queueing hints (luasched simulate)", function()
   setup(function()

@@ -290,10 +290,25 @@ bool ls_tolerations_tolerate(const ls_toleration *t, uint32_t n, const ls_taint 
 int32_t ls_find_untolerated_taint(const ls_taint *taints, uint32_t n_taints,
                                   const ls_toleration *tols, uint32_t n_tols, uint32_t effect_mask);
 const char *ls_resource_name(uint32_t index);
+/* A quantity text ("1500m", "3Gi", "250000n") times 10^scale (3: milli-units,
+ * 0: units, 0..9), rounded up; false on garbage, overflow or another scale. */
+bool ls_quantity_value(const char *text, int32_t scale, int64_t *out);
 /* The value of slot `slot` in a list; false (and *value 0) when it is not in it. */
 bool ls_resource_list_get(const ls_resource_list *list, uint32_t slot, int64_t *value);
 int32_t ls_resource_index(const char *name);    /* -1 when unknown */
 uint32_t ls_resource_count(void);
+
+/* What loaded plugins declared they read beyond the flat fields (a plugin's
+ * `object_data` list): the whole Pod / Node (the decoder then keeps each
+ * object's JSON for ls.pod_data / ls.node_data), NodeMetrics / PodMetrics
+ * (`luasched run` then polls metrics.k8s.io). Process-wide; bits only add. */
+enum { LS_WANT_POD_JSON = 1, LS_WANT_NODE_JSON = 2, LS_WANT_NODE_METRICS = 4, LS_WANT_POD_METRICS = 8 };
+void ls_model_want(uint32_t bits);
+uint32_t ls_model_wanted(void);
+/* The object's JSON as decoded, or NULL when it was not kept. Every pod and
+ * node the scheduler sees comes from ls_pod_decode / ls_node_decode. */
+const char *ls_pod_json(const ls_pod *pod);
+const char *ls_node_json(const ls_node *node);
 
 /* One object from JSON or YAML text (the plugin author's kit and the specs use
  * these; the cluster loader decodes whole files). NULL with err filled on error. */
@@ -319,12 +334,9 @@ typedef struct ls_node_obj { ls_node node; ls_arena arena; const char *json; } l
 /* Whether ls_pod_decode / ls_node_decode keep each object's JSON text (in its
  * arena; `json` above, NULL otherwise): on once a configuration with
  * extenders is loaded (their wire format carries whole Pods and Nodes), for
- * the rest of the process. */
+ * the rest of the process; the same as ls_model_want(LS_WANT_POD_JSON |
+ * LS_WANT_NODE_JSON). A plugin's object_data declaration turns on one kind. */
 void ls_model_keep_json(bool on);
-/* The object's JSON as decoded, or NULL when it was not kept. Every pod and
- * node the scheduler sees comes from ls_pod_decode / ls_node_decode. */
-const char *ls_pod_json(const ls_pod *pod);
-const char *ls_node_json(const ls_node *node);
 
 /* Where an object came from, for error messages: "file.yaml:12" or a field path. */
 typedef struct ls_decode_ctx {

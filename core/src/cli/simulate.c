@@ -410,6 +410,30 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
 
 /* ---- the run */
 
+/* The configuration's plugins loaded once before the cluster is read: one
+ * that declares object_data = { "Pod" } (or "Node") makes the decoder keep
+ * each object's JSON for ls.pod_data / ls.node_data (the scheduler proper is
+ * built after the cluster, which is decoded once). A configuration that does
+ * not build is reported by the real build. */
+static void declare_object_data(const sim_opts *o)
+{
+    ls_config probe;
+    ls_error err;
+    memset(&probe, 0, sizeof probe);
+    if (!ls_config_load(&probe, o->config, &err)) {
+        ls_config_free(&probe);
+        return;
+    }
+    ls_sched_options so = {.plugin_path = o->plugin_path ? o->plugin_path : probe.luasched.plugin_dirs,
+                           .plugin_timeout_ms = o->plugin_timeout_ms};
+    char *dirs = so.plugin_path ? ls_xstrdup(so.plugin_path) : NULL;
+    so.plugin_path = dirs;
+    ls_sched_source none = {0};
+    ls_scheduler *s = ls_scheduler_new(&probe, &so, &none, &err);   /* takes the configuration */
+    ls_scheduler_free(s);
+    free(dirs);
+}
+
 static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config *cfg)
 {
     ls_error err;
@@ -419,6 +443,7 @@ static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
+    declare_object_data(o);
     bool loaded = o->cluster_text ? ls_cluster_load_text(c, o->cluster_text, o->cluster_len, o->cluster, &err)
                                   : ls_cluster_load_file(c, o->cluster, &err);
     if (!loaded || !ls_cluster_admit(c, &err)) {

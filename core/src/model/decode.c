@@ -1466,16 +1466,27 @@ static bool decode_pod_status(dec *d, const cJSON *obj, ls_pod *pod, pod_build *
 
 /* ---- the objects' JSON, kept for extenders ---------------------------------- */
 
-static _Atomic bool keep_json;
+static _Atomic uint32_t wanted;
 
 void ls_model_keep_json(bool on)
 {
-    keep_json = on;
+    if (on)
+        ls_model_want(LS_WANT_POD_JSON | LS_WANT_NODE_JSON);
 }
 
-static const char *kept_json(ls_arena *a, const cJSON *obj)
+void ls_model_want(uint32_t bits)
 {
-    if (!keep_json)
+    wanted |= bits;
+}
+
+uint32_t ls_model_wanted(void)
+{
+    return wanted;
+}
+
+static const char *kept_json(ls_arena *a, const cJSON *obj, uint32_t want)
+{
+    if (!(wanted & want))
         return NULL;
     char *text = cJSON_PrintUnformatted(obj);
     if (!text)
@@ -1514,7 +1525,7 @@ ls_pod_obj *ls_pod_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error *
         ls_pod_obj_free(p);
         return NULL;
     }
-    p->json = kept_json(&p->arena, obj);
+    p->json = kept_json(&p->arena, obj, LS_WANT_POD_JSON);
     return p;
 }
 
@@ -1650,7 +1661,7 @@ ls_node_obj *ls_node_decode(const cJSON *obj, const ls_decode_ctx *ctx, ls_error
         ls_node_obj_free(n);
         return NULL;
     }
-    n->json = kept_json(&n->arena, obj);
+    n->json = kept_json(&n->arena, obj, LS_WANT_NODE_JSON);
     return n;
 }
 

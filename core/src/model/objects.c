@@ -15,7 +15,9 @@ static const char *const KNOWN_KINDS[] = {
     "Namespace", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "PodDisruptionBudget",
     /* the volume plugins' kinds */
     "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity",
-    "VolumeAttachment", NULL,
+    "VolumeAttachment",
+    /* metrics.k8s.io/v1beta1, for load-aware plugins */
+    "NodeMetrics", "PodMetrics", NULL,
 };
 
 bool ls_object_kind_known(const char *kind)
@@ -31,7 +33,7 @@ bool ls_object_kind_known(const char *kind)
 bool ls_object_kind_cluster_scoped(const char *kind)
 {
     static const char *const cluster_scoped[] = {"Namespace", "PersistentVolume", "StorageClass", "CSINode",
-                                                 "CSIDriver", "VolumeAttachment", "PriorityClass", "DeviceClass",
+                                                 "CSIDriver", "VolumeAttachment", "PriorityClass", "DeviceClass", "NodeMetrics",
                                                  "ResourceSlice", "deviceclasses.v1.resource.k8s.io",
                                                  "resourceslices.v1.resource.k8s.io", NULL};
     for (int i = 0; cluster_scoped[i]; i++)

@@ -356,3 +356,10 @@ bool ls_time_parse(const char *s, int64_t *unix_ns)
     *unix_ns = (int64_t)ns;
     return true;
 }
+
+bool ls_quantity_value(const char *text, int32_t scale, int64_t *out)
+{
+    ls_error err;
+    *out = 0;
+    return text && scale >= 0 && scale <= 9 && ls_quantity_parse(text, scale, out, &err);
+}

@@ -35,6 +35,7 @@ static const char *const RESOURCES[] = {
     "storage.k8s.io/StorageClass", "storage.k8s.io/CSINode", "storage.k8s.io/CSIDriver",
     "storage.k8s.io/CSIStorageCapacity", "storage.k8s.io/VolumeAttachment", "VolumeAttachment",
     "resource.k8s.io/ResourceClaim", "resource.k8s.io/ResourceSlice", "resource.k8s.io/DeviceClass",
+    "NodeMetrics", "PodMetrics",
     NULL,
 };
 
