@@ -118,6 +118,9 @@ function P:score(state, pod, ni)
   return round(max(cpu, mem))
 end
 
+-- The metrics API's objects this plugin reads: `luasched run` polls them.
+P.object_data = { "NodeMetrics" }
+
 -- ---- events ---------------------------------------------------------------------
 -- A Score plugin rejects no pod: nothing to register.
 P.events = {}

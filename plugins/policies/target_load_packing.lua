@@ -177,6 +177,9 @@ function P:unreserve(_, pod, node_name)
   end
 end
 
+-- The metrics API's objects this plugin reads: `luasched run` polls them.
+P.object_data = { "NodeMetrics" }
+
 -- ---- events ---------------------------------------------------------------------
 -- A Score plugin rejects no pod: nothing to register (upstream registers no
 -- EventsToRegister for TargetLoadPacking).
