@@ -69,6 +69,7 @@ add_library(ls_fuzz_api STATIC
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_admission.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_auth.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_bind.c
+  ${CMAKE_SOURCE_DIR}/core/src/sim/api_custom.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_events.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_list.c
   ${CMAKE_SOURCE_DIR}/core/src/sim/api_load.c

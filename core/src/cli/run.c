@@ -42,6 +42,7 @@ typedef struct run_opts {
     uint64_t stall_seconds;           /* --liveness-stall-seconds */
     uint64_t seed;
     int64_t stop_timeout_ns;          /* how long a graceful stop waits for queued writes */
+    int64_t metrics_poll_ns;          /* --metrics-poll-interval: metrics.k8s.io list period */
     /* leader election flags, applied only when given */
     int leader_elect;                 /* -1 unset */
     int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;   /* 0 unset */
@@ -101,6 +102,9 @@ static void run_usage(FILE *out)
             "  --shadow FILE                  evaluate a candidate KubeSchedulerConfiguration on every attempt (Filter\n"
             "                                 and Score on the live snapshot, never binding); disagreements are counted\n"
             "                                 on /metrics (luasched_shadow_*) and logged at -v 2; reloaded as --config\n"
+            "  --metrics-poll-interval D      how often NodeMetrics / PodMetrics are listed from metrics.k8s.io\n"
+            "                                 when a loaded plugin reads them (object_data or events; default 15s,\n"
+            "                                 metrics-server's resolution; the metrics API has no watch)\n"
             "  --stop-timeout D               on SIGINT/SIGTERM or a hand-over, how long the queued bindings, events\n"
             "                                 and status patches may take to be sent (default 5s; the rest is dropped\n"
             "                                 and logged)\n"
@@ -119,6 +123,7 @@ enum {
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
     OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL, OPT_SHADOW,
+    OPT_METRICS_POLL,
 };
 
 static const struct option RUN_OPTIONS[] = {
@@ -150,6 +155,7 @@ static const struct option RUN_OPTIONS[] = {
     {"plugin-path", required_argument, NULL, OPT_PLUGIN_PATH},
     {"plugin-timeout", required_argument, NULL, OPT_PLUGIN_TIMEOUT},
     {"liveness-stall-seconds", required_argument, NULL, OPT_STALL},
+    {"metrics-poll-interval", required_argument, NULL, OPT_METRICS_POLL},
     {"seed", required_argument, NULL, OPT_SEED},
     {"stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT},
     {"shadow", required_argument, NULL, OPT_SHADOW},
@@ -255,6 +261,10 @@ static int parse_option(run_opts *o, int ch, const char *arg)
         return *arg && !*end ? 0 : flag_error("seed", "a non-negative integer", arg);
     case OPT_STOP_TIMEOUT: return parse_duration_flag("stop-timeout", arg, &o->stop_timeout_ns);
     case OPT_SHADOW: o->shadow = arg; return 0;
+    case OPT_METRICS_POLL:
+        if (parse_duration_flag("metrics-poll-interval", arg, &o->metrics_poll_ns) != 0)
+            return LS_EXIT_USAGE;
+        return o->metrics_poll_ns >= 1000000 ? 0 : flag_error("metrics-poll-interval", "a duration >= 1ms", arg);
     default: run_usage(stderr); return LS_EXIT_USAGE;
     }
 }
@@ -272,7 +282,8 @@ static int reject_positional(int argc, char **argv, int first)
 static int parse_run_opts(int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){.bind_address = "0.0.0.0", .secure_port = 10259, .leader_elect = -1, .burst = -1, .qps = -1,
-                    .stop_timeout_ns = 5000000000LL, .stall_seconds = DEFAULT_STALL_SECONDS};
+                    .stop_timeout_ns = 5000000000LL, .stall_seconds = DEFAULT_STALL_SECONDS,
+                    .metrics_poll_ns = 15000000000LL};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "hv:", RUN_OPTIONS, NULL)) != -1) {
@@ -553,7 +564,9 @@ static bool build_scheduler(const run_opts *o, ls_config *cfg, run_state *r, ls_
     for (uint32_t i = 0; i < n; i++)
         if (!ls_kcluster_watch_custom(r->kc, custom[i], err))
             return false;
-    return true;
+    uint32_t wanted = ls_model_wanted();
+    return ls_kcluster_poll_metrics(r->kc, (wanted & LS_WANT_NODE_METRICS) != 0, (wanted & LS_WANT_POD_METRICS) != 0,
+                                    o->metrics_poll_ns / 1000000, err);
 }
 
 /* --shadow: the candidate's own scheduler (its plugins and luasched section,

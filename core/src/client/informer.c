@@ -31,6 +31,7 @@ struct ls_informer {
     char *selectors;       /* "&fieldSelector=...&labelSelector=..." or "" */
     int page_size, min_watch_timeout_s;
     long backoff_initial_ms, backoff_max_ms;
+    long poll_ms;           /* > 0: relist at this interval instead of watching */
     bool keep_managed_fields;
 
     pthread_t thread;
@@ -101,6 +102,7 @@ ls_informer *ls_informer_new(ls_kclient *c, const ls_informer_options *opt, cons
     inf->backoff_initial_ms = opt->backoff_initial_ms > 0 ? opt->backoff_initial_ms : 800;
     inf->backoff_max_ms = opt->backoff_max_ms > 0 ? opt->backoff_max_ms : 30000;
     inf->keep_managed_fields = opt->keep_managed_fields;
+    inf->poll_ms = opt->poll_ms > 0 ? opt->poll_ms : 0;
     pthread_mutex_init(&inf->lock, NULL);
     ls_kmap_init(&inf->st);
     inf->dec = ls_watch_decoder_new(0);
@@ -147,6 +149,8 @@ static bool object_key(const cJSON *obj, char *buf, size_t cap)
 static bool same_rv(const cJSON *a, const cJSON *b)
 {
     const char *ra = ls_kutil_meta_str(a, "resourceVersion"), *rb = ls_kutil_meta_str(b, "resourceVersion");
+    if (!ra && !rb)
+        return cJSON_Compare(a, b, true);   /* metrics.k8s.io objects carry no resourceVersion */
     return ra && rb && strcmp(ra, rb) == 0;
 }
 
@@ -467,6 +471,11 @@ static void *run(void *arg)
             first = false;
             need_list = false;
             delay = inf->backoff_initial_ms;
+        }
+        if (inf->poll_ms) {
+            ls_kutil_sleep_ms(inf->poll_ms, &inf->stop);
+            need_list = true;
+            continue;
         }
         int64_t started = ls_kutil_now_ms();
         watch_result wr = watch_once(inf);

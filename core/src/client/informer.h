@@ -55,6 +55,10 @@ typedef struct ls_informer_options {
     int min_watch_timeout_s;      /* 0: 300 */
     long backoff_initial_ms;      /* 0: 800 */
     long backoff_max_ms;          /* 0: 30000 */
+    long poll_ms;                 /* 0: list, then watch. > 0: never watch; list every poll_ms and
+                                     deliver the differences (for APIs without watch, such as
+                                     metrics.k8s.io); objects without a resourceVersion are
+                                     compared whole */
     bool keep_managed_fields;     /* false: metadata.managedFields is dropped before objects are
                                      stored and delivered (kube-scheduler trims it too: it is large
                                      and no scheduling decision reads it) */

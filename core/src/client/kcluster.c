@@ -46,6 +46,7 @@ typedef struct kc_feed {
     kc_kind kind;
     const char *object_kind;   /* "Service", ..., or "plural.version.group" for KC_OBJECT */
     ls_informer *informer;
+    bool optional;             /* metrics: a cluster without metrics-server must not hold up the sync */
 } kc_feed;
 
 enum { MAX_FEEDS = 32 };
@@ -267,6 +268,24 @@ bool ls_kcluster_watch_custom(ls_kcluster *kc, const char *resource, ls_error *e
     return add_custom_feed(kc, name, err);
 }
 
+bool ls_kcluster_poll_metrics(ls_kcluster *kc, bool nodes, bool pods, long interval_ms, ls_error *err)
+{
+    ls_informer_options n = {.group = "metrics.k8s.io", .version = "v1beta1", .resource = "nodes",
+                             .name = "NodeMetrics", .poll_ms = interval_ms};
+    ls_informer_options p = n;
+    p.resource = "pods";
+    p.name = "PodMetrics";
+    if (nodes && !add_feed(kc, KC_OBJECT, "NodeMetrics", &n, err))
+        return false;
+    if (nodes)
+        kc->feeds[kc->n_feeds - 1].optional = true;
+    if (pods && !add_feed(kc, KC_OBJECT, "PodMetrics", &p, err))
+        return false;
+    if (pods)
+        kc->feeds[kc->n_feeds - 1].optional = true;
+    return true;
+}
+
 bool ls_kcluster_start(ls_kcluster *kc, ls_error *err)
 {
     for (uint32_t i = 0; i < kc->n_feeds; i++)
@@ -278,7 +297,7 @@ bool ls_kcluster_start(ls_kcluster *kc, ls_error *err)
 bool ls_kcluster_synced(ls_kcluster *kc)
 {
     for (uint32_t i = 0; i < kc->n_feeds; i++)
-        if (!ls_informer_has_synced(kc->feeds[i].informer))
+        if (!kc->feeds[i].optional && !ls_informer_has_synced(kc->feeds[i].informer))
             return false;
     return true;
 }
@@ -286,7 +305,7 @@ bool ls_kcluster_synced(ls_kcluster *kc)
 bool ls_kcluster_wait_synced(ls_kcluster *kc, volatile sig_atomic_t *stop)
 {
     for (uint32_t i = 0; i < kc->n_feeds; i++)
-        while (!ls_informer_wait_synced(kc->feeds[i].informer, 100))
+        while (!kc->feeds[i].optional && !ls_informer_wait_synced(kc->feeds[i].informer, 100))
             if (stop && *stop)
                 return false;
     return true;

@@ -28,6 +28,11 @@ typedef struct ls_kcluster_options {
 } ls_kcluster_options;
 
 ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt, ls_error *err);
+/* Also list metrics.k8s.io/v1beta1 NodeMetrics and/or PodMetrics every
+ * interval_ms (the metrics API has no watch): they reach the scheduler as
+ * objects of kind "NodeMetrics" / "PodMetrics" (added, updated when their
+ * content changes, deleted when gone). Before ls_kcluster_start. */
+bool ls_kcluster_poll_metrics(ls_kcluster *kc, bool nodes, bool pods, long interval_ms, ls_error *err);
 /* Also watch a custom resource a plugin registered for ("plural.version.group");
  * before ls_kcluster_start. */
 bool ls_kcluster_watch_custom(ls_kcluster *kc, const char *resource, ls_error *err);

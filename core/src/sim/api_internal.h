@@ -51,8 +51,17 @@ struct ls_api {
     uint64_t scheduled_events, scheduled_events_at_last_bind, bindings;
 };
 
-/* resources.c */
+/* custom.c: custom resources registered from cluster files (process-wide). */
+enum { API_MAX_CUSTOM = 64 };
+uint32_t api_custom_count(void);
+const ls_api_resource *api_custom_at(uint32_t i);
+/* The resource a custom object's kind and apiVersion name, registered on
+ * first sight; NULL for a core or built-in group (or, with err, when full). */
+const ls_api_resource *api_custom_register(const cJSON *obj, ls_error *err);
+
+/* resources.c: the fixed table, then the custom resources. */
 uint32_t api_num_resources(void);
+uint32_t api_max_resources(void);   /* what a store allocates collections for */
 const ls_api_resource *api_resource_at(uint32_t i);
 uint32_t api_resource_index(const ls_api_resource *r);
 cJSON *api_discovery_core(void);                     /* /api */
@@ -65,6 +74,8 @@ void api_group_version(const ls_api_resource *r, char *buf, size_t len);
 cJSON *api_openapi_root(void);
 cJSON *api_openapi_group(const char *path);
 bool api_resource_has_sub(const ls_api_resource *r, const char *sub);
+/* metrics.k8s.io: get and list only (writes come from cluster files). */
+bool api_resource_read_only(const ls_api_resource *r);
 
 /* select.c: label and field selectors. */
 typedef struct api_selector api_selector;

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The resource a manifest's kind/apiVersion names; NULL for kinds not served. */
-static const ls_api_resource *resource_of(const cJSON *obj)
+/* The resource a manifest's kind/apiVersion names (a custom resource is
+ * registered on first sight); NULL for kinds not served. */
+static const ls_api_resource *resource_of(const cJSON *obj, ls_error *err)
 {
     const char *kind = api_str(obj, "kind", NULL), *av = api_str(obj, "apiVersion", NULL);
     if (!kind)
@@ -24,7 +25,7 @@ static const ls_api_resource *resource_of(const cJSON *obj)
         if (strcmp(r->kind, kind) == 0 && (!av || strcmp(r->group, group) == 0))
             return r;
     }
-    return NULL;
+    return api_custom_register(obj, err);
 }
 
 static bool create_doc(ls_api *a, const ls_doc_set *doc, const cJSON *obj, const ls_api_resource *r, ls_error *err)
@@ -65,7 +66,10 @@ bool ls_api_load_file(ls_api *a, const char *path, ls_error *err)
     for (int pass = 0; pass < 2 && ok; pass++)
         for (uint32_t i = 0; i < ls_doc_count(doc) && ok; i++) {
             const cJSON *obj = ls_doc_get(doc, i);
-            const ls_api_resource *r = resource_of(obj);
+            err->msg[0] = '\0';
+            const ls_api_resource *r = resource_of(obj, err);
+            if (!r && err->msg[0])
+                ok = false;
             if (!r)
                 continue;
             bool early = strcmp(r->kind, "PriorityClass") == 0 || strcmp(r->kind, "Namespace") == 0;

@@ -46,34 +46,64 @@ static const ls_api_resource resources[] = {
     {"resource.k8s.io", "v1", "resourceslices", "resourceslice", "ResourceSlice", false, NULL, NULL, NULL},
     {"storage.k8s.io", "v1", "volumeattachments", "volumeattachment", "VolumeAttachment", false, NULL, "status",
      NULL},
+    /* metrics-server's API (read-only there: get and list, no watch) */
+    {"metrics.k8s.io", "v1beta1", "nodes", "", "NodeMetrics", false, NULL, NULL, NULL},
+    {"metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", true, NULL, NULL, NULL},
 };
 #define N_RES (sizeof resources / sizeof resources[0])
 
-static const char *const groups[] = {"apps", "policy", "scheduling.k8s.io", "coordination.k8s.io", "events.k8s.io",
-                                     "storage.k8s.io", "resource.k8s.io"};
-
 uint32_t api_num_resources(void)
 {
-    return (uint32_t)N_RES;
+    return (uint32_t)N_RES + api_custom_count();
+}
+
+uint32_t api_max_resources(void)
+{
+    return (uint32_t)N_RES + API_MAX_CUSTOM;
 }
 
 const ls_api_resource *api_resource_at(uint32_t i)
 {
-    return i < N_RES ? &resources[i] : NULL;
+    return i < N_RES ? &resources[i] : api_custom_at(i - (uint32_t)N_RES);
 }
 
 uint32_t api_resource_index(const ls_api_resource *r)
 {
-    return (uint32_t)(r - resources);
+    if (r >= resources && r < resources + N_RES)
+        return (uint32_t)(r - resources);
+    for (uint32_t i = 0; i < api_custom_count(); i++)
+        if (api_custom_at(i) == r)
+            return (uint32_t)N_RES + i;
+    return 0;   /* not reached: every resource comes from the table or the registry */
 }
 
 const ls_api_resource *ls_api_resource_find(const char *group, const char *version, const char *plural)
 {
-    for (size_t i = 0; i < N_RES; i++)
-        if (strcmp(resources[i].group, group) == 0 && strcmp(resources[i].version, version) == 0 &&
-            strcmp(resources[i].plural, plural) == 0)
-            return &resources[i];
+    for (uint32_t i = 0; i < api_num_resources(); i++) {
+        const ls_api_resource *r = api_resource_at(i);
+        if (strcmp(r->group, group) == 0 && strcmp(r->version, version) == 0 && strcmp(r->plural, plural) == 0)
+            return r;
+    }
     return NULL;
+}
+
+/* metrics.k8s.io is read-only, as metrics-server serves it. */
+bool api_resource_read_only(const ls_api_resource *r)
+{
+    return strcmp(r->group, "metrics.k8s.io") == 0;
+}
+
+/* Whether resource i is the first of its group version (discovery lists each
+ * API group version once, in table order). */
+static bool first_of_group_version(uint32_t i)
+{
+    const ls_api_resource *r = api_resource_at(i);
+    for (uint32_t j = 0; j < i; j++) {
+        const ls_api_resource *q = api_resource_at(j);
+        if (strcmp(q->group, r->group) == 0 && strcmp(q->version, r->version) == 0)
+            return false;
+    }
+    return true;
 }
 
 void api_group_version(const ls_api_resource *r, char *buf, size_t len)
@@ -135,15 +165,18 @@ cJSON *api_discovery_groups(void)
     cJSON_AddStringToObject(o, "kind", "APIGroupList");
     cJSON_AddStringToObject(o, "apiVersion", "v1");
     cJSON *arr = cJSON_AddArrayToObject(o, "groups");
-    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
-        char gv[128];
-        snprintf(gv, sizeof gv, "%s/v1", groups[i]);
+    for (uint32_t i = 0; i < api_num_resources(); i++) {
+        const ls_api_resource *r = api_resource_at(i);
+        if (!*r->group || !first_of_group_version(i))
+            continue;
+        char gv[256];
+        api_group_version(r, gv, sizeof gv);
         cJSON *g = cJSON_CreateObject();
-        cJSON_AddStringToObject(g, "name", groups[i]);
+        cJSON_AddStringToObject(g, "name", r->group);
         cJSON *versions = cJSON_AddArrayToObject(g, "versions");
         cJSON *v = cJSON_CreateObject();
         cJSON_AddStringToObject(v, "groupVersion", gv);
-        cJSON_AddStringToObject(v, "version", "v1");
+        cJSON_AddStringToObject(v, "version", r->version);
         cJSON_AddItemToArray(versions, v);
         cJSON_AddItemToObject(g, "preferredVersion", cJSON_Duplicate(v, 1));
         cJSON_AddItemToArray(arr, g);
@@ -160,7 +193,9 @@ static cJSON *resource_entry(const ls_api_resource *r, const char *sub)
     cJSON_AddStringToObject(e, "singularName", sub ? "" : r->singular);
     cJSON_AddBoolToObject(e, "namespaced", r->namespaced);
     cJSON_AddStringToObject(e, "kind", sub && strcmp(sub, "binding") == 0 ? "Binding" : r->kind);
-    if (!sub)
+    if (!sub && api_resource_read_only(r))
+        add_strings(e, "verbs", "get,list");
+    else if (!sub)
         add_strings(e, "verbs", "create,delete,get,list,patch,update,watch");
     else if (strcmp(sub, "binding") == 0)
         add_strings(e, "verbs", "create");
@@ -174,12 +209,12 @@ static cJSON *resource_entry(const ls_api_resource *r, const char *sub)
 cJSON *api_discovery_resources(const char *group, const char *version)
 {
     cJSON *o = NULL, *arr = NULL;
-    for (size_t i = 0; i < N_RES; i++) {
-        const ls_api_resource *r = &resources[i];
+    for (uint32_t i = 0; i < api_num_resources(); i++) {
+        const ls_api_resource *r = api_resource_at(i);
         if (strcmp(r->group, group) != 0 || strcmp(r->version, version) != 0)
             continue;
         if (!o) {
-            char gv[128];
+            char gv[256];
             api_group_version(r, gv, sizeof gv);
             o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "kind", "APIResourceList");
@@ -201,22 +236,25 @@ cJSON *api_discovery_resources(const char *group, const char *version)
  * that the server validates fields itself (else it would download the full
  * schema to validate client-side). */
 
-static const char *gv_path(const char *group, char *buf, size_t len)
+static const char *gv_path(const ls_api_resource *r, char *buf, size_t len)
 {
-    if (*group)
-        snprintf(buf, len, "apis/%s/v1", group);
+    if (*r->group)
+        snprintf(buf, len, "apis/%s/%s", r->group, r->version);
     else
-        snprintf(buf, len, "api/v1");
+        snprintf(buf, len, "api/%s", r->version);
     return buf;
 }
 
 cJSON *api_openapi_root(void)
 {
     cJSON *o = cJSON_CreateObject(), *paths = cJSON_AddObjectToObject(o, "paths");
-    char p[128], url[200];
+    char p[256], url[300];
     cJSON_AddStringToObject(cJSON_AddObjectToObject(paths, "api/v1"), "serverRelativeURL", "/openapi/v3/api/v1");
-    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
-        gv_path(groups[i], p, sizeof p);
+    for (uint32_t i = 0; i < api_num_resources(); i++) {
+        const ls_api_resource *r = api_resource_at(i);
+        if (!*r->group || !first_of_group_version(i))
+            continue;
+        gv_path(r, p, sizeof p);
         snprintf(url, sizeof url, "/openapi/v3/%s", p);
         cJSON_AddStringToObject(cJSON_AddObjectToObject(paths, p), "serverRelativeURL", url);
     }
@@ -243,10 +281,10 @@ static cJSON *patch_operation(const ls_api_resource *r)
 cJSON *api_openapi_group(const char *path)
 {
     cJSON *o = NULL, *paths = NULL;
-    char p[128];
-    for (size_t i = 0; i < N_RES; i++) {
-        const ls_api_resource *r = &resources[i];
-        if (strcmp(gv_path(r->group, p, sizeof p), path) != 0)
+    char p[256];
+    for (uint32_t i = 0; i < api_num_resources(); i++) {
+        const ls_api_resource *r = api_resource_at(i);
+        if (strcmp(gv_path(r, p, sizeof p), path) != 0)
             continue;
         if (!o) {
             o = cJSON_CreateObject();
@@ -257,7 +295,7 @@ cJSON *api_openapi_group(const char *path)
             paths = cJSON_AddObjectToObject(o, "paths");
             cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "components"), "schemas");
         }
-        char rp[300];
+        char rp[600];
         snprintf(rp, sizeof rp, "/%s/%s%s/{name}", p, r->namespaced ? "namespaces/{namespace}/" : "", r->plural);
         cJSON_AddItemToObject(cJSON_AddObjectToObject(paths, rp), "patch", patch_operation(r));
     }

@@ -265,7 +265,7 @@ ls_api *ls_api_new(uint32_t history, uint64_t seed)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&a->changed, &ca);
     pthread_condattr_destroy(&ca);
-    a->colls = ls_xcalloc(api_num_resources(), sizeof *a->colls);
+    a->colls = ls_xcalloc(api_max_resources(), sizeof *a->colls);   /* room for custom resources loaded later */
     a->ring_cap = history ? history : DEFAULT_HISTORY;
     a->ring = ls_xcalloc(a->ring_cap, sizeof *a->ring);
     ls_vec_init(&a->records, sizeof(ls_api_record));

@@ -346,7 +346,10 @@ static void resource_request(ls_api *a, api_auth *auth, char **segs, int n, cons
         respond_status(rs, 400, "BadRequest", "dryRun is not supported by the luasched API server");
         return;
     }
-    if (strcmp(rq->method, "GET") == 0)
+    const char *verb = rbac_verb(&rt, rq);
+    if (api_resource_read_only(rt.res) && strcmp(verb, "get") != 0 && strcmp(verb, "list") != 0)
+        respond_status(rs, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    else if (strcmp(rq->method, "GET") == 0)
         do_get(a, &rt, rq, rs);
     else if (strcmp(rq->method, "POST") == 0)
         do_post(a, &rt, rq, rs);
