@@ -76,6 +76,7 @@ local CPU, MEMORY, EPHEMERAL = ls.RES_CPU, ls.RES_MEMORY, ls.RES_EPHEMERAL
 local MAX_SCORE = ls.MAX_NODE_SCORE
 local MAX_NUMA_ID = 64
 local MAX_ZONES = 32     -- a zone is a bit of a 32-bit mask
+local SLOTS = 16         -- resource slots of ls_resources
 local STRATEGIES = { LeastAllocated = true, MostAllocated = true, BalancedAllocation = true }
 
 -- ---- args -------------------------------------------------------------------------
@@ -113,8 +114,12 @@ function P:init(args)
   }
   self.topologies = {}   -- node name id -> parsed topology (see parse)
   self.built_at = -1
-  self.reserved = {}     -- node name id -> { seq = topology version, sum = { slot -> v }, pods = { uid -> req } }
-  self.scratch = {}      -- zone index -> { slot -> available } (container scope, reused)
+  self.reserved = {}     -- node name id -> { seq = topology version, sum = { slot + 1 -> v }, pods = { uid -> req } }
+  -- What Filter fits against, reused by every call (nothing allocated per
+  -- node): zone k's amount of a slot at (k - 1) * SLOTS + slot + 1, valid when
+  -- its stamp is the call's.
+  self.avail_value, self.avail_stamp, self.stamp = {}, {}, 0
+  for i = 1, MAX_ZONES * SLOTS do self.avail_value[i], self.avail_stamp[i] = 0, 0 end
 end
 
 -- ---- topology objects -------------------------------------------------------------
@@ -151,20 +156,42 @@ local function parse_zone(zone)
   return { id = id, avail = avail }
 end
 
+-- A topology in flat arrays (what Filter and Score read per node): zone k's
+-- amount of a slot at i = (k - 1) * SLOTS + slot + 1: amount[i], listed[i]
+-- (1 when the zone lists the resource); the listed entries' i and slot + 1
+-- in entry_i / entry_s.
+local function flatten(t, zones)
+  t.n = #zones
+  t.amount, t.listed, t.entry_i, t.entry_s = {}, {}, {}, {}
+  for i = 1, t.n * SLOTS do t.amount[i], t.listed[i] = 0, 0 end
+  for k, zone in ipairs(zones) do
+    for slot = 0, SLOTS - 1 do
+      local v = zone.avail[slot]
+      if v ~= nil then
+        local i = (k - 1) * SLOTS + slot + 1
+        t.amount[i], t.listed[i] = v, 1
+        t.entry_i[#t.entry_i + 1], t.entry_s[#t.entry_s + 1] = i, slot + 1
+      end
+    end
+  end
+end
+
 local function parse(d, seq)
-  local t = { policy = "none", scope = "container", zones = {}, seq = seq }
+  local t = { policy = "none", scope = "container", seq = seq }
   local legacy = d.topologyPolicies and POLICIES[d.topologyPolicies[1]]
   if legacy then t.policy, t.scope = legacy[1], legacy[2] end
   for _, a in ipairs(d.attributes or {}) do
     if a.name == "topologyManagerScope" and VALID_SCOPE[a.value] then t.scope = a.value end
     if a.name == "topologyManagerPolicy" and VALID_POLICY[a.value] then t.policy = a.value end
   end
+  local zones = {}
   for _, z in ipairs(d.zones or {}) do
     local zone = parse_zone(z)
-    if zone then t.zones[#t.zones + 1] = zone end
+    if zone then zones[#zones + 1] = zone end
   end
-  table.sort(t.zones, function(a, b) return a.id < b.id end)
-  for k = #t.zones, MAX_ZONES + 1, -1 do t.zones[k] = nil end
+  table.sort(zones, function(a, b) return a.id < b.id end)
+  for k = #zones, MAX_ZONES + 1, -1 do zones[k] = nil end
+  flatten(t, zones)
   return t
 end
 
@@ -186,24 +213,39 @@ function P:refresh()
   self.built_at = gen
 end
 
--- The node's topology with what this plugin reserved taken from every zone:
--- the zone's available amount of a slot.
-function P:available(node_id, topo, zone, slot)
-  local v = zone.avail[slot]
-  if v == nil then return nil end
+-- What this plugin reserved on the node (slot + 1 -> amount) while its
+-- topology stays this version, else zeros.
+local NONE_RESERVED = {}
+for i = 1, SLOTS do NONE_RESERVED[i] = 0 end
+
+function P:reserved_on(node_id, topo)
   local r = self.reserved[node_id]
-  if r and r.seq == topo.seq then v = v - (r.sum[slot] or 0) end
-  return v
+  if r ~= nil and r.seq == topo.seq then return r.sum end
+  return NONE_RESERVED
 end
 
 -- ---- fitting ------------------------------------------------------------------------
 
-local function is_hugepages(slot) return ls.resource_name(slot):find("^hugepages%-") ~= nil end
+-- Per slot, decided once (resource names are registered for good).
+local hugepages_slot, node_level_slot = {}, {}
+
+local function is_hugepages(slot)
+  local v = hugepages_slot[slot]
+  if v == nil then
+    v = ls.resource_name(slot):find("^hugepages%-") ~= nil
+    hugepages_slot[slot] = v
+  end
+  return v
+end
 
 local function is_node_level(slot)
-  if slot == EPHEMERAL then return true end
-  local name = ls.resource_name(slot)
-  return name:find("/", 1, true) ~= nil and name:find("kubernetes.io/", 1, true) == nil
+  local v = node_level_slot[slot]
+  if v == nil then
+    local name = ls.resource_name(slot)
+    v = slot == EPHEMERAL or (name:find("/", 1, true) ~= nil and name:find("kubernetes.io/", 1, true) == nil)
+    node_level_slot[slot] = v
+  end
+  return v
 end
 
 local function suitable(guaranteed, slot, want, have)
@@ -213,8 +255,9 @@ end
 
 --- The zone index (zones sorted by NUMA id: the lowest id) where every
 --- requested resource of `req` ({ slots = {...}, [slot] = amount }) fits, or
---- nil. avail[k][slot] is zone k's amount (nil when the zone does not list it).
-function P:fit_zone(ni, n_zones, req, guaranteed, avail)
+--- nil, against the amounts fill_available left.
+function P:fit_zone(ni, n_zones, req, guaranteed)
+  local value, stamp, now = self.avail_value, self.avail_stamp, self.stamp
   local mask = -1
   local alloc = ni.allocatable
   for _, slot in ipairs(req.slots) do
@@ -223,10 +266,10 @@ function P:fit_zone(ni, n_zones, req, guaranteed, avail)
       if tonumber(alloc.v[slot]) <= 0 then return nil end
       local has_affinity, fits = false, 0
       for k = 1, n_zones do
-        local have = avail[k][slot]
-        if have ~= nil then
+        local i = (k - 1) * SLOTS + slot + 1
+        if stamp[i] == now then
           has_affinity = true
-          if suitable(guaranteed, slot, want, have) then fits = bor(fits, lshift(1, k - 1)) end
+          if suitable(guaranteed, slot, want, value[i]) then fits = bor(fits, lshift(1, k - 1)) end
         end
       end
       if has_affinity or not is_node_level(slot) then
@@ -241,20 +284,28 @@ function P:fit_zone(ni, n_zones, req, guaranteed, avail)
   return nil
 end
 
--- The node's zones' available amounts (less what this plugin reserved) in the
--- reused scratch tables: scratch[k][slot].
-function P:fill_scratch(node_id, topo)
-  local scratch, zones = self.scratch, topo.zones
-  for k = 1, #zones do
-    local s = scratch[k]
-    if s == nil then
-      s = {}
-      scratch[k] = s
-    end
-    for slot in pairs(s) do s[slot] = nil end
-    for slot in pairs(zones[k].avail) do s[slot] = self:available(node_id, topo, zones[k], slot) end
+-- Loads the node's zones' available amounts (less what this plugin reserved)
+-- for fit_zone: a new stamp invalidates the previous node's.
+function P:fill_available(node_id, topo)
+  local value, stamp = self.avail_value, self.avail_stamp
+  local now = self.stamp + 1
+  self.stamp = now
+  local listed_amount, entry_i, entry_s = topo.amount, topo.entry_i, topo.entry_s
+  local reserved = self:reserved_on(node_id, topo)
+  for e = 1, #entry_i do
+    local i = entry_i[e]
+    value[i] = listed_amount[i] - reserved[entry_s[e]]
+    stamp[i] = now
   end
-  return scratch
+end
+
+-- Takes a container's request from zone k (container scope).
+function P:take(k, req)
+  local value, stamp, now = self.avail_value, self.avail_stamp, self.stamp
+  for _, slot in ipairs(req.slots) do
+    local i = (k - 1) * SLOTS + slot + 1
+    if stamp[i] == now then value[i] = value[i] - req[slot] end
+  end
 end
 
 function P:pre_filter(state, pod)
@@ -271,23 +322,20 @@ function P:filter(state, pod, ni)
   local id = ni.node.name
   local topo = self.topologies[id]
   if topo == nil or topo.policy ~= "single-numa-node" then return nil end
-  local n = #topo.zones
+  local n = topo.n
   local guaranteed = shape.qos == "Guaranteed"
-  local avail = self:fill_scratch(id, topo)
+  self:fill_available(id, topo)
   if topo.scope == "pod" then
-    if not self:fit_zone(ni, n, shape.effective, guaranteed, avail) then return self.unaligned.pod end
+    if not self:fit_zone(ni, n, shape.effective, guaranteed) then return self.unaligned.pod end
     return nil
   end
   for _, c in ipairs(shape.init) do
-    if not self:fit_zone(ni, n, c, guaranteed, avail) then return self.unaligned.init end
+    if not self:fit_zone(ni, n, c, guaranteed) then return self.unaligned.init end
   end
   for _, c in ipairs(shape.app) do
-    local k = self:fit_zone(ni, n, c, guaranteed, avail)
+    local k = self:fit_zone(ni, n, c, guaranteed)
     if not k then return self.unaligned.container end
-    local s = avail[k]
-    for _, slot in ipairs(c.slots) do
-      if s[slot] ~= nil then s[slot] = s[slot] - c[slot] end
-    end
+    self:take(k, c)
   end
   return nil
 end
@@ -308,12 +356,19 @@ end
 
 local function idiv(a, b) return floor(a / b) end   -- operands are >= 0 here
 
-function P:zone_score(req, node_id, topo, zone)
+-- Zone k's available amount of a slot in whole units (0 when not listed).
+local function have_units(topo, reserved, k, slot)
+  local i = (k - 1) * SLOTS + slot + 1
+  if topo.listed[i] == 0 then return 0 end
+  return units(slot, topo.amount[i] - reserved[slot + 1])
+end
+
+function P:zone_score(req, topo, reserved, k)
   local strategy = self.strategy
   if strategy == "BalancedAllocation" then
     local n, sum, sq = 0, 0, 0
     for _, slot in ipairs(req.slots) do
-      local have = units(slot, self:available(node_id, topo, zone, slot) or 0)
+      local have = have_units(topo, reserved, k, slot)
       local f = 1
       if have ~= 0 then f = units(slot, req[slot]) / have end
       if f > 1 then return 0 end
@@ -326,7 +381,7 @@ function P:zone_score(req, node_id, topo, zone)
   end
   local total, weights = 0, 0
   for _, slot in ipairs(req.slots) do
-    local have = units(slot, self:available(node_id, topo, zone, slot) or 0)
+    local have = have_units(topo, reserved, k, slot)
     local want = units(slot, req[slot])
     local s = 0
     if have > 0 and want <= have then
@@ -340,10 +395,10 @@ function P:zone_score(req, node_id, topo, zone)
   return idiv(total, weights)
 end
 
-function P:numa_score(req, node_id, topo)
+function P:numa_score(req, topo, reserved)
   local min_score = 0
-  for _, zone in ipairs(topo.zones) do
-    local s = self:zone_score(req, node_id, topo, zone)
+  for k = 1, topo.n do
+    local s = self:zone_score(req, topo, reserved, k)
     if min_score == 0 or (s ~= 0 and s < min_score) then min_score = s end
   end
   return min_score
@@ -360,10 +415,11 @@ function P:score(state, pod, ni)
   local id = ni.node.name
   local topo = self.topologies[id]
   if topo == nil or topo.policy ~= "single-numa-node" then return 0 end
-  if topo.scope == "pod" then return self:numa_score(shape.effective, id, topo) end
+  local reserved = self:reserved_on(id, topo)
+  if topo.scope == "pod" then return self:numa_score(shape.effective, topo, reserved) end
   local sum, n = 0, 0
-  for _, c in ipairs(shape.init) do sum, n = sum + self:numa_score(c, id, topo), n + 1 end
-  for _, c in ipairs(shape.app) do sum, n = sum + self:numa_score(c, id, topo), n + 1 end
+  for _, c in ipairs(shape.init) do sum, n = sum + self:numa_score(c, topo, reserved), n + 1 end
+  for _, c in ipairs(shape.app) do sum, n = sum + self:numa_score(c, topo, reserved), n + 1 end
   if n == 0 then return 0 end
   return floor(sum / n)
 end
@@ -379,11 +435,12 @@ function P:reserve(state, pod, node_name)
   local r = self.reserved[id]
   if r == nil or r.seq ~= topo.seq then
     r = { seq = topo.seq, sum = {}, pods = {} }
+    for i = 1, SLOTS do r.sum[i] = 0 end
     self.reserved[id] = r
   end
   if r.pods[pod.uid] then return nil end
   r.pods[pod.uid] = req
-  for _, slot in ipairs(req.slots) do r.sum[slot] = (r.sum[slot] or 0) + req[slot] end
+  for _, slot in ipairs(req.slots) do r.sum[slot + 1] = r.sum[slot + 1] + req[slot] end
   return nil
 end
 
@@ -392,7 +449,7 @@ function P:unreserve(_, pod, node_name)
   local req = r and r.pods[pod.uid]
   if req == nil then return end
   r.pods[pod.uid] = nil
-  for _, slot in ipairs(req.slots) do r.sum[slot] = r.sum[slot] - req[slot] end
+  for _, slot in ipairs(req.slots) do r.sum[slot + 1] = r.sum[slot + 1] - req[slot] end
 end
 
 -- ---- events ---------------------------------------------------------------------
