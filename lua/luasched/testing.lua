@@ -54,6 +54,7 @@ ls_doc_set *ls_doc_parse(const char *text, size_t len, const char *source_name, 
 uint32_t ls_doc_count(const ls_doc_set *d);
 const struct cJSON *ls_doc_get(const ls_doc_set *d, uint32_t i);
 void ls_doc_free(ls_doc_set *d);
+bool ls_custom_resource_name(const char *kind, const char *api_version, char *out, size_t cap);
 char *cJSON_PrintUnformatted(const struct cJSON *item);
 void cJSON_free(void *object);
 ]]
@@ -420,22 +421,38 @@ end
 
 --- Adds an API object other than a Pod or Node (a full object table with
 --- kind and metadata, or JSON text), decoded by the library as the embedded
---- cluster decodes it; the same kind, namespace and name again replaces it.
---- Returns the `const ls_object *`. `kind` (optional) files it under another
---- kind name: a custom resource's plural.version.group, as the embedded
---- cluster and the API client register custom resources.
-function Cluster:add_object(desc, kind)
+--- cluster decodes it (a custom resource's kind becomes plural.version.group,
+--- e.g. podgroups.v1alpha1.scheduling.x-k8s.io); the same kind, namespace and
+--- name again replaces it.
+--- Returns the `const ls_object *`.
+local custom_name = ffi.new("char[400]")
+
+-- A custom resource's kind as the embedded cluster and the client name it
+-- (plural.version.group), so plugins find it under the same name as in
+-- simulate and run; other objects keep their kind.
+local function with_custom_kind(text)
+  local obj = require("luasched.json").decode(text)
+  if type(obj) ~= "table" or type(obj.kind) ~= "string" or type(obj.apiVersion) ~= "string"
+      or not C.ls_custom_resource_name(obj.kind, obj.apiVersion, custom_name, 400) then
+    return text
+  end
+  obj.kind = ffi.string(custom_name)
+  return require("luasched.json").encode(obj)
+end
+
+function Cluster:add_object(desc)
   local res = self.res
   local text = type(desc) == "table" and T.json(desc) or desc
   if type(text) ~= "string" then
     error("cluster:add_object: expected an object table or JSON text, got " .. type(desc), 2)
   end
+  local ok_json, custom = pcall(with_custom_kind, text)
+  if ok_json then text = custom end
   local json = C.cJSON_Parse(text)
   if json == nil then error("cluster:add_object: not valid JSON: " .. text:sub(1, 80), 2) end
   local obj = C.ls_object_decode(json, nil, err_buf)
   C.cJSON_Delete(json)
   if obj == nil then error("cluster:add_object: " .. ffi.string(err_buf.msg), 2) end
-  if kind ~= nil then ffi.cast("ls_object *", obj).kind = ls.intern(kind) end
   res.owned_objects[#res.owned_objects + 1] = obj
   if res.store == nil then res.store = C.ls_object_store_new() end
   C.ls_object_store_put(res.store, obj)

@@ -197,6 +197,16 @@ static void test_node_update_actions(void)
     CHECK_INT(ls_node_update_actions(base, node_with("zone: a, ssd: 'true'", "", ALLOC4 ", " READY_T)),
               LS_ACT_UPDATE_NODE_LABEL);
     CHECK_INT(ls_node_update_actions(base, node_with("", "", ALLOC4 ", " READY_T)), LS_ACT_UPDATE_NODE_LABEL);
+    /* annotations: any change (upstream's extractNodeAnnotationsChange, Semantic.DeepEqual:
+     * none and an empty map are equal) */
+    const ls_node *plain = node("metadata: {name: n1}\n");
+    const ls_node *annotated = node("metadata: {name: n1, annotations: {a: '1'}}\n");
+    CHECK_INT(ls_node_update_actions(plain, annotated), LS_ACT_UPDATE_NODE_ANNOTATION);
+    CHECK_INT(ls_node_update_actions(annotated, plain), LS_ACT_UPDATE_NODE_ANNOTATION);
+    CHECK_INT(ls_node_update_actions(annotated, node("metadata: {name: n1, annotations: {a: '2'}}\n")),
+              LS_ACT_UPDATE_NODE_ANNOTATION);
+    CHECK_INT(ls_node_update_actions(annotated, node("metadata: {name: n1, annotations: {a: '1'}}\n")), 0);
+    CHECK_INT(ls_node_update_actions(plain, node("metadata: {name: n1, annotations: {}}\n")), 0);
 
     /* conditions, compared as a type -> status map: a status change counts, the
      * order of the list does not, nor do heartbeat times */

@@ -4,9 +4,9 @@
 # NodeMetrics for three nodes and a PodMetrics. Checked on the served API: discovery lists both
 # groups; Widgets are listed and watched (an ADDED event for the one in the file, then one for a
 # Widget created through the API); NodeMetrics and PodMetrics are served at metrics-server's paths
-# (get and list) and refuse watch (405, as metrics-server). Then `luasched run` with two plugins:
-# ArchAndLoad (whole-object view of pods and nodes, NodeMetrics polled every 200ms; pods wait in
-# PreFilter until every node has its metrics) binds p to a2 (amd64 like the pod's annotation, 500m
+# (get and list, enough for `kubectl top nodes`) and refuse watch (405, as metrics-server). Then `luasched run` with two plugins:
+# ArchAndLoad (whole-object view of pods and nodes, NodeMetrics and PodMetrics polled every 200ms;
+# pods wait in PreFilter until every node has its metrics and default/web's PodMetrics is in) binds p to a2 (amd64 like the pod's annotation, 500m
 # of 4 cpu used against a1's 3500m; x1 is arm64, idle), and
 # WidgetGate keeps q pending until a Widget w-q is created through the API (a custom resource
 # watch event moves it back to the active queue), then q is bound.
@@ -36,6 +36,12 @@ expect_eq "PodMetrics listed by namespace" \
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" \
   "$SERVER_URL/apis/metrics.k8s.io/v1beta1/nodes?watch=true")
 expect_eq "no watch on metrics.k8s.io (405)" "$code" "405"
+require_tool kubectl kubernetes-client
+expect_eq "kubectl top nodes reads the NodeMetrics (87% = 3500m of 4 cpu)" \
+  "$(kubectl --kubeconfig "$KUBECONFIG_FILE" top nodes --no-headers 2>&1 | awk '{print $1, $2, $3}')" \
+  "a1 3500m 87%
+a2 500m 12%
+x1 0m 0%"
 api "/apis/example.com/v1/namespaces/default/widgets?watch=true&timeoutSeconds=1" > "$TMP/watch.json"
 expect_eq "a widget watch sends the file's widget as ADDED" \
   "$(jq -r '"\(.type) \(.object.metadata.name)"' "$TMP/watch.json")" "ADDED w-first"

@@ -58,9 +58,9 @@ describe("NodeResourceTopologyMatch", function()
     } }
     cluster:add_object(nrt("n1", "single-numa-node", "container", {
       zone(0, { { "cpu", "4" }, { "memory", "8Gi" }, { "example.com/nic", "1" } }),
-      zone(1, { { "cpu", "8" }, { "memory", "16Gi" } }) }), KIND)
-    cluster:add_object(nrt("n2", "single-numa-node", "pod", N2_ZONES), KIND)
-    cluster:add_object(nrt("n3", "best-effort", "container", N2_ZONES), KIND)
+      zone(1, { { "cpu", "8" }, { "memory", "16Gi" } }) }))
+    cluster:add_object(nrt("n2", "single-numa-node", "pod", N2_ZONES))
+    cluster:add_object(nrt("n3", "best-effort", "container", N2_ZONES))
   end)
   after_each(function() cluster:close() end)
 
@@ -132,7 +132,7 @@ describe("NodeResourceTopologyMatch", function()
     T.node_hook(p, "reserve", cluster, g1, "n2", r.state)
     -- n2's agent reports zone 1 with cpu 6 still free: the reservation is dropped with the old version
     cluster:add_object(nrt("n2", "single-numa-node", "pod", {
-      zone(0, { { "cpu", "0" }, { "memory", "4Gi" } }), zone(1, { { "cpu", "6" }, { "memory", "8Gi" } }) }), KIND)
+      zone(0, { { "cpu", "0" }, { "memory", "4Gi" } }), zone(1, { { "cpu", "6" }, { "memory", "8Gi" } }) }))
     assert.are.equal("ok", (filters(p, again)).n2)
   end)
 
@@ -140,7 +140,7 @@ describe("NodeResourceTopologyMatch", function()
     local obj = nrt("n4", "none", "container", N2_ZONES)
     obj.attributes = nil
     obj.topologyPolicies = { "SingleNUMANodePodLevel" }
-    cluster:add_object(obj, KIND)
+    cluster:add_object(obj)
     local p = T.plugin("NodeResourceTopologyMatch")
     assert.are.equal("cannot align pod", (filters(p, guaranteed("big", { { cpu = "7", memory = "1Gi" } }))).n4)
   end)

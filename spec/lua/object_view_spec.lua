@@ -62,6 +62,23 @@ usage: {cpu: 1500m, memory: 3Gi}
   end)
 end)
 
+describe("custom resources in the test kit", function()
+  it("are named plural.version.group, as in simulate and run", function()
+    local c = T.cluster { objects = {
+      { apiVersion = "scheduling.x-k8s.io/v1alpha1", kind = "PodGroup",
+        metadata = { name = "team-a", namespace = "ml" }, spec = { minMember = 8 } },
+      { apiVersion = "example.com/v1", kind = "Policy", metadata = { name = "p" } },
+    } }
+    c:attach(T.pod { name = "x" })
+    local pg = ls.find_object("podgroups.v1alpha1.scheduling.x-k8s.io", "ml", "team-a")
+    assert.is_not_nil(pg)
+    assert.are.equal(8, ls.object_data(pg).spec.minMember)
+    assert.is_not_nil(ls.find_object("policies.v1.example.com", "default", "p"))
+    assert.is_nil(ls.find_object("PodGroup", "ml", "team-a"))
+    c:close()
+  end)
+end)
+
 describe("plugin object_data declarations", function()
   local dir
   setup(function()

@@ -217,6 +217,21 @@ status:
     assert.matches("node n2: metadata.annotations: a: expected a string", err, 1, true)
   end)
 
+  it("builds the status and spec scalars from the shorthand", function()
+    local p = T.pod { name = "s", phase = "Running", nominated_node_name = "n7", preemption_policy = "Never",
+      priority = 5, owner_references = { { apiVersion = "apps/v1", kind = "ReplicaSet", name = "rs", uid = "u",
+      controller = true } }, resources = { requests = { cpu = "1" }, limits = { cpu = "2" } },
+      overhead = { memory = "1Mi" }, status = { allocatedResources = { cpu = "1" } } }
+    assert.are.equal(1, p.phase)
+    assert.are.equal("n7", ls.str(p.nominated_node_name))
+    assert.are.equal(1, p.preemption_policy)
+    assert.are.equal("ReplicaSet", ls.str(p.owner_refs[0].kind))
+    assert.are.equal(2000, ls.quantity(p.resources_limits, "cpu"))
+    assert.are.equal(1000, ls.quantity(p.resources_requests, "cpu"))
+    assert.are.equal(1024 * 1024, ls.quantity(p.overhead, "memory"))
+    assert.are.equal(1000, ls.quantity(p.allocated_resources, "cpu"))
+  end)
+
   it("builds annotations and conditions from the shorthand", function()
     local n = T.node { name = "n3", annotations = { x = "1" }, conditions = { { type = "Ready" } } }
     assert.are.equal("1", ls.str(ls.label(n.annotations, ls.intern("x"))))

@@ -44,6 +44,12 @@ typedef struct ls_object_obj { ls_object obj; ls_arena arena; } ls_object_obj;
 bool ls_object_kind_known(const char *kind);
 /* Namespace, PersistentVolume, StorageClass, CSINode, CSIDriver, VolumeAttachment: no namespace. */
 bool ls_object_kind_cluster_scoped(const char *kind);
+/* A custom resource's name as plugins and the client use it,
+ * "plural.version.group", from a manifest's kind and apiVersion: the plural is
+ * the CRD default (kind lowercased, -ies after a consonant and y, -es after s,
+ * x or h, else -s). False (out empty) for a core or built-in group (no dot in
+ * it) or a kind the model knows. */
+bool ls_custom_resource_name(const char *kind, const char *api_version, char *out, size_t cap);
 ls_object_obj *ls_object_decode(const struct cJSON *json, const ls_decode_ctx *ctx, ls_error *err);
 void ls_object_obj_free(ls_object_obj *o);
 

@@ -28,7 +28,13 @@ typedef struct sim_run {
     const char *command;       /* "simulate" or "explain", for messages */
     bool json;
     cJSON **json_out;          /* when set, the JSON document goes here instead of stdout */
+    uint32_t wanted_at_load;   /* ls_model_wanted() when the cluster was decoded */
 } sim_run;
+
+/* run_scheduler's answer when a loaded plugin declared object_data for pods
+ * or nodes after the cluster was decoded without their JSON: the caller
+ * decodes the cluster again (now keeping it) and runs once more. */
+enum { SIM_DECODE_AGAIN = -1 };
 
 static volatile sig_atomic_t *trap_stop, *trap_reload;
 
@@ -410,30 +416,6 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
 
 /* ---- the run */
 
-/* The configuration's plugins loaded once before the cluster is read: one
- * that declares object_data = { "Pod" } (or "Node") makes the decoder keep
- * each object's JSON for ls.pod_data / ls.node_data (the scheduler proper is
- * built after the cluster, which is decoded once). A configuration that does
- * not build is reported by the real build. */
-static void declare_object_data(const sim_opts *o)
-{
-    ls_config probe;
-    ls_error err;
-    memset(&probe, 0, sizeof probe);
-    if (!ls_config_load(&probe, o->config, &err)) {
-        ls_config_free(&probe);
-        return;
-    }
-    ls_sched_options so = {.plugin_path = o->plugin_path ? o->plugin_path : probe.luasched.plugin_dirs,
-                           .plugin_timeout_ms = o->plugin_timeout_ms};
-    char *dirs = so.plugin_path ? ls_xstrdup(so.plugin_path) : NULL;
-    so.plugin_path = dirs;
-    ls_sched_source none = {0};
-    ls_scheduler *s = ls_scheduler_new(&probe, &so, &none, &err);   /* takes the configuration */
-    ls_scheduler_free(s);
-    free(dirs);
-}
-
 static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config *cfg)
 {
     ls_error err;
@@ -443,7 +425,6 @@ static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
-    declare_object_data(o);
     bool loaded = o->cluster_text ? ls_cluster_load_text(c, o->cluster_text, o->cluster_len, o->cluster, &err)
                                   : ls_cluster_load_file(c, o->cluster, &err);
     if (!loaded || !ls_cluster_admit(c, &err)) {
@@ -520,6 +501,10 @@ static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const 
         ls_scheduler_free(s);
         return LS_EXIT_USAGE;
     }
+    if (ls_model_wanted() & ~run->wanted_at_load & (LS_WANT_POD_JSON | LS_WANT_NODE_JSON)) {
+        ls_scheduler_free(s);
+        return SIM_DECODE_AGAIN;
+    }
     ls_cluster_start(run->cluster, s);
     double t0 = ls_cli_now();
     uint64_t attempts;
@@ -580,19 +565,30 @@ int ls_cli_run_simulation(const ls_sim_opts *opts, const char *command, cJSON **
     int rc;
     if (json_out)
         o.json = true;
-    sim_run run = {.opts = &o, .cluster = ls_cluster_new(), .command = command, .json = o.json, .json_out = json_out};
-    ls_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    rc = load(&o, command, run.cluster, &cfg);
-    if (rc == 0) {
-        ls_cluster_print_notices(run.cluster, stderr);
-        if (run.json)
-            run.record = ls_attempt_record_new(ls_cluster_num_pods(run.cluster));
-        rc = run_simulation(&o, &run, &cfg);
-        ls_attempt_record_free(run.record);
+    /* A second pass only when a plugin declared object_data = { "Pod" } (or
+     * "Node") after the first decoded the cluster: the view's JSON is kept
+     * for no one otherwise. */
+    for (int pass = 0; pass < 2; pass++) {
+        sim_run run = {.opts = &o, .cluster = ls_cluster_new(), .command = command, .json = o.json,
+                       .json_out = json_out, .wanted_at_load = ls_model_wanted()};
+        ls_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        rc = load(&o, command, run.cluster, &cfg);
+        if (rc == 0) {
+            if (pass == 0)
+                ls_cluster_print_notices(run.cluster, stderr);
+            if (run.json)
+                run.record = ls_attempt_record_new(ls_cluster_num_pods(run.cluster));
+            rc = run_simulation(&o, &run, &cfg);
+            ls_attempt_record_free(run.record);
+        }
+        ls_config_free(&cfg);
+        ls_cluster_free(run.cluster);
+        if (rc != SIM_DECODE_AGAIN)
+            break;
     }
-    ls_config_free(&cfg);
-    ls_cluster_free(run.cluster);
+    if (rc == SIM_DECODE_AGAIN)
+        rc = LS_EXIT_FAILURE;   /* not reached: the second pass keeps the JSON the first asked for */
     ls_status_reset();
     ls_intern_reset();
     return rc;

@@ -90,7 +90,13 @@ static ls_str obj_key(kc_kind kind, const void *obj)
     if (kind == KC_NODE)
         return ((const ls_node_obj *)obj)->node.name;
     const ls_object *o = &((const ls_object_obj *)obj)->obj;
-    return o->uid ? o->uid : o->name;
+    if (o->uid)
+        return o->uid;
+    /* no uid (metrics.k8s.io objects): namespace/name, so that PodMetrics of
+     * two namespaces do not collide */
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", ls_str_get(o->ns), ls_str_get(o->name));
+    return o->ns ? ls_intern_cstr(key) : o->name;
 }
 
 /* The store key of a JSON object: uid (pods, objects) or name (nodes). */
@@ -99,8 +105,15 @@ static ls_str json_key(kc_kind kind, const cJSON *json)
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
     const char *field = kind == KC_NODE ? "name" : "uid";
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, field);
-    if (!cJSON_IsString(v) && kind == KC_OBJECT)
+    if (!cJSON_IsString(v) && kind == KC_OBJECT) {
         v = cJSON_GetObjectItemCaseSensitive(meta, "name");
+        const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+        if (cJSON_IsString(v) && cJSON_IsString(ns)) {   /* as obj_key: namespace/name without a uid */
+            char key[600];
+            snprintf(key, sizeof key, "%s/%s", ns->valuestring, v->valuestring);
+            return ls_intern_cstr(key);
+        }
+    }
     return cJSON_IsString(v) ? ls_intern_cstr(v->valuestring) : 0;
 }
 

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 static const char *const KNOWN_KINDS[] = {
@@ -26,6 +27,29 @@ bool ls_object_kind_known(const char *kind)
         if (strcmp(kind, KNOWN_KINDS[i]) == 0)
             return true;
     return false;
+}
+
+bool ls_custom_resource_name(const char *kind, const char *api_version, char *out, size_t cap)
+{
+    const char *slash = api_version ? strchr(api_version, '/') : NULL;
+    if (cap)
+        out[0] = '\0';
+    if (!kind || !*kind || !slash || !memchr(api_version, '.', (size_t)(slash - api_version)) ||
+        ls_object_kind_known(kind) || cap < 8)
+        return false;
+    char plural[256];
+    size_t n = 0;
+    for (const char *p = kind; *p && n + 4 < sizeof plural; p++)
+        plural[n++] = (char)tolower((unsigned char)*p);
+    plural[n] = '\0';
+    if (n > 1 && plural[n - 1] == 'y' && !strchr("aeiou", plural[n - 2]))
+        strcpy(plural + n - 1, "ies");
+    else if (plural[n - 1] == 's' || plural[n - 1] == 'x' || (n > 1 && plural[n - 1] == 'h'))
+        strcat(plural, "es");
+    else
+        strcat(plural, "s");
+    int len = snprintf(out, cap, "%s.%s.%.*s", plural, slash + 1, (int)(slash - api_version), api_version);
+    return len > 0 && (size_t)len < cap;
 }
 
 /* Kinds without a namespace (their ns is 0), by kind or, as the API

@@ -129,6 +129,8 @@ uint32_t ls_node_update_actions(const ls_node *old_node, const ls_node *new_node
         actions |= LS_ACT_UPDATE_NODE_LABEL;
     if (!conditions_equal(old_node, new_node))
         actions |= LS_ACT_UPDATE_NODE_CONDITION;
+    if (!labels_equal(&old_node->annotations, &new_node->annotations))
+        actions |= LS_ACT_UPDATE_NODE_ANNOTATION;
     return actions;
 }
 

@@ -2,10 +2,9 @@
  * api_custom.c: the custom resources the served API learns from cluster
  * files. A document whose apiVersion names a group with a dot in it (not a
  * core or built-in group) and whose kind is not served already registers a
- * resource: plural by the rule CRDs follow by default (kind lowercased, then
- * -ies after a consonant and y, -es after s, x or h, else -s; the same rule
- * the embedded cluster uses for plural.version.group), namespaced unless the
- * model lists the kind as cluster-scoped (as the embedded cluster decides).
+ * resource: plural by the rule CRDs follow by default (ls_custom_resource_name,
+ * the name plugins and the client use), namespaced unless the model lists the
+ * kind as cluster-scoped (as the embedded cluster decides).
  *
  * The registry is process-wide and only grows (at most API_MAX_CUSTOM
  * entries, without heap memory): entries are written whole before the count
@@ -37,20 +36,6 @@ const ls_api_resource *api_custom_at(uint32_t i)
     return i < n_custom ? &custom[i].r : NULL;
 }
 
-static void plural_of(const char *kind, char *out, size_t size)
-{
-    size_t n = 0;
-    for (const char *p = kind; *p && n + 4 < size; p++)
-        out[n++] = (char)tolower((unsigned char)*p);
-    out[n] = '\0';
-    if (n > 1 && out[n - 1] == 'y' && !strchr("aeiou", out[n - 2]))
-        strcpy(out + n - 1, "ies");
-    else if (n && (out[n - 1] == 's' || out[n - 1] == 'x' || (n > 1 && out[n - 1] == 'h')))
-        strcat(out, "es");
-    else
-        strcat(out, "s");
-}
-
 static bool cluster_scoped(const char *kind, const char *plural, const char *version, const char *group)
 {
     char full[400];
@@ -61,13 +46,14 @@ static bool cluster_scoped(const char *kind, const char *plural, const char *ver
 const ls_api_resource *api_custom_register(const cJSON *obj, ls_error *err)
 {
     const char *kind = api_str(obj, "kind", NULL), *av = api_str(obj, "apiVersion", NULL);
-    const char *slash = av ? strchr(av, '/') : NULL;
-    if (!kind || !slash || !memchr(av, '.', (size_t)(slash - av)))
+    char name[400];
+    if (!ls_custom_resource_name(kind, av, name, sizeof name))
         return NULL;   /* core or built-in groups are served from the fixed table or not at all */
+    const char *slash = strchr(av, '/');
     char group[128], version[64], plural[128];
     snprintf(group, sizeof group, "%.*s", (int)(slash - av), av);
     snprintf(version, sizeof version, "%s", slash + 1);
-    plural_of(kind, plural, sizeof plural);
+    snprintf(plural, sizeof plural, "%.*s", (int)(strchr(name, '.') - name), name);
     const ls_api_resource *known = ls_api_resource_find(group, version, plural);
     if (known)
         return known;

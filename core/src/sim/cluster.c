@@ -272,31 +272,16 @@ static ls_node_obj *decode_node(const cJSON *obj, const ls_doc_set *doc, const c
     return ls_node_decode(obj, &ctx, err);
 }
 
-/* A custom resource's registered name: plural.version.group. The plural is
- * the English rule CRDs follow by default (kind lowercased, -s/-es/-ies). */
+/* A custom resource's registered name: plural.version.group (0 for a kind
+ * that is not a custom resource). */
 static ls_str custom_resource_name(const cJSON *obj)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
     const cJSON *api = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
-    if (!cJSON_IsString(kind) || !cJSON_IsString(api) || ls_object_kind_known(kind->valuestring))
-        return 0;   /* storage.k8s.io kinds are built in, not custom resources */
-    const char *slash = strchr(api->valuestring, '/');
-    if (!slash || !memchr(api->valuestring, '.', (size_t)(slash - api->valuestring)))
-        return 0;   /* a core or built-in group (apps, batch, ...), not a custom resource */
-    char plural[256];
-    size_t n = 0;
-    for (const char *p = kind->valuestring; *p && n < sizeof plural - 4; p++)
-        plural[n++] = (char)tolower((unsigned char)*p);
-    plural[n] = '\0';
-    if (n && plural[n - 1] == 'y' && n > 1 && !strchr("aeiou", plural[n - 2]))
-        strcpy(plural + n - 1, "ies");
-    else if (n && (plural[n - 1] == 's' || plural[n - 1] == 'x' || (n > 1 && plural[n - 1] == 'h')))
-        strcat(plural, "es");
-    else
-        strcat(plural, "s");
     char name[700];
-    snprintf(name, sizeof name, "%s.%s.%.*s", plural, slash + 1, (int)(slash - api->valuestring),
-             api->valuestring);
+    if (!cJSON_IsString(kind) || !cJSON_IsString(api) ||
+        !ls_custom_resource_name(kind->valuestring, api->valuestring, name, sizeof name))
+        return 0;
     return ls_intern_cstr(name);
 }
 
