@@ -114,7 +114,6 @@ function P:init(args)
   }
   self.topologies = {}   -- node name id -> parsed topology (see parse)
   self.built_at = -1
-  self.reserved = {}     -- node name id -> { seq = topology version, sum = { slot + 1 -> v }, pods = { uid -> req } }
   -- What Filter fits against, reused by every call (nothing allocated per
   -- node): zone k's amount of a slot at (k - 1) * SLOTS + slot + 1, valid when
   -- its stamp is the call's.
@@ -151,25 +150,29 @@ local function parse_zone(zone)
   for _, r in ipairs(zone.resources or {}) do
     local slot = type(r.name) == "string" and ls.resource_index(r.name) or -1
     local v = slot >= 0 and r.available ~= nil and amount(slot, r.available) or nil
-    if v then avail[slot] = v end
+    if v then avail[slot] = math.max(v, 0) end
   end
   return { id = id, avail = avail }
 end
 
 -- A topology in flat arrays (what Filter and Score read per node): zone k's
--- amount of a slot at i = (k - 1) * SLOTS + slot + 1: amount[i], listed[i]
--- (1 when the zone lists the resource); the listed entries' i and slot + 1
--- in entry_i / entry_s.
+-- amount of a slot at i = (k - 1) * SLOTS + slot + 1: amount[i] (-1 when the zone
+-- does not list the resource); the listed entries' i and slot + 1 in entry_i /
+-- entry_s.
 local function flatten(t, zones)
   t.n = #zones
-  t.amount, t.listed, t.entry_i, t.entry_s = {}, {}, {}, {}
-  for i = 1, t.n * SLOTS do t.amount[i], t.listed[i] = 0, 0 end
+  t.amount, t.entry_i, t.entry_s = {}, {}, {}
+  for i = 1, t.n * SLOTS do t.amount[i] = -1 end
+  -- What this plugin reserved on the node while the topology is this version
+  -- (a new version is a new table: the reservations go with the old one).
+  t.reserved, t.reserved_pods = {}, {}
+  for i = 1, SLOTS do t.reserved[i] = 0 end
   for k, zone in ipairs(zones) do
     for slot = 0, SLOTS - 1 do
       local v = zone.avail[slot]
       if v ~= nil then
         local i = (k - 1) * SLOTS + slot + 1
-        t.amount[i], t.listed[i] = v, 1
+        t.amount[i] = v
         t.entry_i[#t.entry_i + 1], t.entry_s[#t.entry_s + 1] = i, slot + 1
       end
     end
@@ -211,17 +214,6 @@ function P:refresh()
   end
   self.topologies = fresh
   self.built_at = gen
-end
-
--- What this plugin reserved on the node (slot + 1 -> amount) while its
--- topology stays this version, else zeros.
-local NONE_RESERVED = {}
-for i = 1, SLOTS do NONE_RESERVED[i] = 0 end
-
-function P:reserved_on(node_id, topo)
-  local r = self.reserved[node_id]
-  if r ~= nil and r.seq == topo.seq then return r.sum end
-  return NONE_RESERVED
 end
 
 -- ---- fitting ------------------------------------------------------------------------
@@ -286,12 +278,12 @@ end
 
 -- Loads the node's zones' available amounts (less what this plugin reserved)
 -- for fit_zone: a new stamp invalidates the previous node's.
-function P:fill_available(node_id, topo)
+function P:fill_available(topo)
   local value, stamp = self.avail_value, self.avail_stamp
   local now = self.stamp + 1
   self.stamp = now
   local listed_amount, entry_i, entry_s = topo.amount, topo.entry_i, topo.entry_s
-  local reserved = self:reserved_on(node_id, topo)
+  local reserved = topo.reserved
   for e = 1, #entry_i do
     local i = entry_i[e]
     value[i] = listed_amount[i] - reserved[entry_s[e]]
@@ -324,7 +316,7 @@ function P:filter(state, pod, ni)
   if topo == nil or topo.policy ~= "single-numa-node" then return nil end
   local n = topo.n
   local guaranteed = shape.qos == "Guaranteed"
-  self:fill_available(id, topo)
+  self:fill_available(topo)
   if topo.scope == "pod" then
     if not self:fit_zone(ni, n, shape.effective, guaranteed) then return self.unaligned.pod end
     return nil
@@ -359,8 +351,9 @@ local function idiv(a, b) return floor(a / b) end   -- operands are >= 0 here
 -- Zone k's available amount of a slot in whole units (0 when not listed).
 local function have_units(topo, reserved, k, slot)
   local i = (k - 1) * SLOTS + slot + 1
-  if topo.listed[i] == 0 then return 0 end
-  return units(slot, topo.amount[i] - reserved[slot + 1])
+  local v = topo.amount[i]
+  if v < 0 then return 0 end
+  return units(slot, v - reserved[slot + 1])
 end
 
 function P:zone_score(req, topo, reserved, k)
@@ -415,7 +408,7 @@ function P:score(state, pod, ni)
   local id = ni.node.name
   local topo = self.topologies[id]
   if topo == nil or topo.policy ~= "single-numa-node" then return 0 end
-  local reserved = self:reserved_on(id, topo)
+  local reserved = topo.reserved
   if topo.scope == "pod" then return self:numa_score(shape.effective, topo, reserved) end
   local sum, n = 0, 0
   for _, c in ipairs(shape.init) do sum, n = sum + self:numa_score(c, topo, reserved), n + 1 end
@@ -432,24 +425,20 @@ function P:reserve(state, pod, node_name)
   local topo = self.topologies[id]
   if topo == nil then return nil end
   local req = (state[self.name] or pods.shape(pod)).effective
-  local r = self.reserved[id]
-  if r == nil or r.seq ~= topo.seq then
-    r = { seq = topo.seq, sum = {}, pods = {} }
-    for i = 1, SLOTS do r.sum[i] = 0 end
-    self.reserved[id] = r
-  end
-  if r.pods[pod.uid] then return nil end
-  r.pods[pod.uid] = req
-  for _, slot in ipairs(req.slots) do r.sum[slot + 1] = r.sum[slot + 1] + req[slot] end
+  if topo.reserved_pods[pod.uid] then return nil end
+  topo.reserved_pods[pod.uid] = req
+  local sum = topo.reserved
+  for _, slot in ipairs(req.slots) do sum[slot + 1] = sum[slot + 1] + req[slot] end
   return nil
 end
 
 function P:unreserve(_, pod, node_name)
-  local r = self.reserved[ls.intern(node_name)]
-  local req = r and r.pods[pod.uid]
+  local topo = self.topologies[ls.intern(node_name)]
+  local req = topo and topo.reserved_pods[pod.uid]
   if req == nil then return end
-  r.pods[pod.uid] = nil
-  for _, slot in ipairs(req.slots) do r.sum[slot + 1] = r.sum[slot + 1] - req[slot] end
+  topo.reserved_pods[pod.uid] = nil
+  local sum = topo.reserved
+  for _, slot in ipairs(req.slots) do sum[slot + 1] = sum[slot + 1] - req[slot] end
 end
 
 -- ---- events ---------------------------------------------------------------------
