@@ -26,16 +26,16 @@ local function readable(path)
   return false
 end
 
--- Each plugin directory, then its policies/ folder (the policy library:
--- plugins/policies/ beside the upstream plugins).
+-- Each directory of the path, then its policies/ folder (the policy library,
+-- plugins/policies/, is on the built-in path with the upstream plugins).
+local SUBDIRS = { "", "/policies" }
+
 local function find_file(base)
   for _, dir in ipairs(plugin_dirs) do
-    local path = dir .. "/" .. base .. ".lua"
-    if readable(path) then return path end
-  end
-  for _, dir in ipairs(plugin_dirs) do
-    local path = dir .. "/policies/" .. base .. ".lua"
-    if readable(path) then return path end
+    for _, sub in ipairs(SUBDIRS) do
+      local path = dir .. sub .. "/" .. base .. ".lua"
+      if readable(path) then return path end
+    end
   end
   return nil
 end
