@@ -18,6 +18,8 @@ static const char *const CLUSTER =
     "apiVersion: example.com/v1\nkind: Box\nmetadata: {name: b1, namespace: team}\n---\n"
     "apiVersion: topology.node.k8s.io/v1alpha2\nkind: NodeResourceTopology\nmetadata: {name: n1}\n"
     "topologyPolicies: [SingleNUMANodeContainerLevel]\n---\n"
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n"
+    "spec: {group: example.com, scope: Namespaced}\n---\n"
     "apiVersion: metrics.k8s.io/v1beta1\nkind: NodeMetrics\nmetadata: {name: n1}\n"
     "timestamp: \"2026-11-24T12:00:00Z\"\nwindow: 30s\nusage: {cpu: 1500m, memory: 3Gi}\n";
 
@@ -75,6 +77,9 @@ static void test_custom_resources(void)
     CHECK(w->namespaced);
     CHECK(p->namespaced);                    /* custom kinds are namespaced unless the model says otherwise */
     CHECK(!t->namespaced);                   /* NodeResourceTopology is cluster-scoped */
+    const ls_api_resource *crd =
+        ls_api_resource_find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    CHECK(crd && !crd->namespaced);          /* a CRD document is served, cluster-scoped */
     CHECK_INT(count_items(a, w, "team"), 1);
     CHECK_INT(count_items(a, w, "other"), 0);
     CHECK_INT(count_items(a, p, NULL), 1);   /* created in "default", listed across namespaces */

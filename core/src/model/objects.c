@@ -58,7 +58,7 @@ bool ls_object_kind_cluster_scoped(const char *kind)
 {
     static const char *const cluster_scoped[] = {"Namespace", "PersistentVolume", "StorageClass", "CSINode",
                                                  "CSIDriver", "VolumeAttachment", "PriorityClass", "DeviceClass", "NodeMetrics",
-                                                 "NodeResourceTopology",
+                                                 "NodeResourceTopology", "CustomResourceDefinition",
                                                  "ResourceSlice", "deviceclasses.v1.resource.k8s.io",
                                                  "resourceslices.v1.resource.k8s.io", NULL};
     for (int i = 0; cluster_scoped[i]; i++)
