@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End to end: hot reload. A simulation runs on the wall clock while a timeline
 # creates a pod every 100 ms for 4 s. A plugin prefers node-a; at about 1.2 s
+# of the timeline (timed from the first pod's line)
 # the test rewrites it to prefer node-b, and at about 2.6 s writes a syntax
 # error. Pods created a second after the rewrite must go to node-b; the broken
 # edit must leave the running code deciding (still node-b), with the error
@@ -53,7 +54,10 @@ YAML
 ${WRAP:-} "$BIN" simulate "$D/cluster.yaml" --config "$D/profile.yaml" --plugin-path "$D/plugins" --realtime \
   >"$D/out" 2>"$D/err" &
 pid=$!
-sleep 1.2
+# The timeline's clock starts when the process is ready (later under a
+# sanitizer or on a loaded machine): time the edits from p01's line (0.1 s).
+for _ in $(seq 1 200); do grep -q '^default/p01:' "$D/out" 2>/dev/null && break; sleep 0.05; done
+sleep 1.1
 prefer node-b
 sleep 1.4
 printf 'local ls = require("luasched")\nlocal P = ls.plugin("Prefer")\nfunction P:score(\nreturn P\n' \
