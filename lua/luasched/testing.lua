@@ -32,21 +32,6 @@ local bit = require("bit")
 
 local T = {}
 
--- The document loader is not in the plugin cdefs (plugins never parse
--- files); the kit declares the entry points it needs to read a cluster file.
-if not pcall(function() return C.ls_doc_parse end) then
-  ffi.cdef [[
-typedef struct ls_doc_set ls_doc_set;
-ls_doc_set *ls_doc_parse(const char *text, size_t len, const char *source_name, ls_error *err);
-uint32_t ls_doc_count(const ls_doc_set *d);
-const struct cJSON *ls_doc_get(const ls_doc_set *d, uint32_t i);
-void ls_doc_free(ls_doc_set *d);
-bool ls_custom_resource_name(const char *kind, const char *api_version, char *out, size_t cap);
-char *cJSON_PrintUnformatted(const struct cJSON *item);
-void cJSON_free(void *object);
-]]
-end
-
 -- The kit reads whole pods and nodes too (ls.pod_data / ls.node_data work
 -- whichever plugin is loaded, and before it is).
 C.ls_model_want(bit.bor(C.LS_WANT_POD_JSON, C.LS_WANT_NODE_JSON))
@@ -341,15 +326,11 @@ end
 
 -- The documents of a cluster file (YAML or JSON text), each as JSON text.
 local function cluster_documents(text, source)
-  local doc = C.ls_doc_parse(text, #text, source, err_buf)
-  if doc == nil then error("T.cluster: " .. ffi.string(err_buf.msg), 3) end
+  local lines = C.ls_documents_json(text, #text, source, err_buf)
+  if lines == nil then error("T.cluster: " .. ffi.string(err_buf.msg), 3) end
   local out = {}
-  for i = 0, C.ls_doc_count(doc) - 1 do
-    local p = C.cJSON_PrintUnformatted(C.ls_doc_get(doc, i))
-    out[#out + 1] = ffi.string(p)
-    C.cJSON_free(p)
-  end
-  C.ls_doc_free(doc)
+  for line in ffi.string(lines):gmatch("[^\n]+") do out[#out + 1] = line end
+  C.ls_text_free(lines)
   return out
 end
 
