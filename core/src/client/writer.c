@@ -250,9 +250,9 @@ ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *
     } else {
         char host[256] = "";
         gethostname(host, sizeof host - 1);
-        ls_kbuf b = {0};
-        ls_kbuf_addf(&b, "%s-%s", w->controller, host);
-        w->instance = b.s;
+        ls_buf b = {0};
+        ls_buf_addf(&b, "%s-%s", w->controller, host);
+        w->instance = b.data;
     }
     w->n_workers = (opt && opt->workers > 0 ? opt->workers : 4) + LS_RECORD_WORKERS;
     w->args[0] = (worker_arg){.w = w, .record_only = false};
@@ -416,9 +416,9 @@ static job *new_job(ls_write_kind kind, const char *ns, const char *name, ls_wri
 
 static char *pod_path(const char *ns, const char *name, const char *sub)
 {
-    ls_kbuf b = {0};
-    ls_kbuf_addf(&b, "/api/v1/namespaces/%s/pods/%s%s", ns, name, sub);
-    return b.s;
+    ls_buf b = {0};
+    ls_buf_addf(&b, "/api/v1/namespaces/%s/pods/%s%s", ns, name, sub);
+    return b.data;
 }
 
 bool ls_writer_bind(ls_writer *w, const char *ns, const char *name, const char *uid, const char *node,
@@ -534,10 +534,10 @@ static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *ev
     if (se->count == 2 || now - se->written_ms >= LS_SERIES_HEARTBEAT_MS) {
         se->written_ms = now;
         const char *name = ls_kutil_meta_str(se->event, "name");
-        ls_kbuf p = {0};
-        ls_kbuf_addf(&p, "%s/%s", events_path, name ? name : "");
+        ls_buf p = {0};
+        ls_buf_addf(&p, "%s/%s", events_path, name ? name : "");
         j->method = ls_xstrdup("PATCH");
-        j->path = p.s;
+        j->path = p.data;
         j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
         j->body = series_patch(se->count, now_text);
         cJSON *again = cJSON_Duplicate(se->event, true);
@@ -593,23 +593,23 @@ bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_
     }
     add_note(ev, e->note ? e->note : "");
     job *j = new_job(LS_WRITE_EVENT, e->ns, e->name, done, ud);
-    ls_kbuf p = {0};
-    ls_kbuf_addf(&p, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
+    ls_buf p = {0};
+    ls_buf_addf(&p, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
     if (!w->series_on) {
         j->method = ls_xstrdup("POST");
-        j->path = p.s;
+        j->path = p.data;
         j->content_type = ls_xstrdup("application/json");
         j->body = print_and_delete(ev);
         return submit(w, j);
     }
-    ls_kbuf key = {0};
-    ls_kbuf_addf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s", e->type ? e->type : "Normal", e->action ? e->action : "",
+    ls_buf key = {0};
+    ls_buf_addf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s", e->type ? e->type : "Normal", e->action ? e->action : "",
                  e->reason, controller, w->instance, e->ns, e->name, e->uid ? e->uid : "",
                  e->resource_version ? e->resource_version : "", e->related_name ? e->related_name : "",
                  e->related_uid ? e->related_uid : "");
-    plan_series(w, key.s, ev, p.s, j);
-    ls_kbuf_free(&key);
-    ls_kbuf_free(&p);
+    plan_series(w, key.data, ev, p.data, j);
+    ls_buf_free(&key);
+    ls_buf_free(&p);
     return submit(w, j);
 }
 
