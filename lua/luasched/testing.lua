@@ -28,6 +28,7 @@ local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
 local events = require("luasched.events")
+local json = require("luasched.json")
 local bit = require("bit")
 
 local T = {}
@@ -39,93 +40,16 @@ C.ls_model_want(bit.bor(C.LS_WANT_POD_JSON, C.LS_WANT_NODE_JSON))
 -- ---- JSON -------------------------------------------------------------------
 
 --- Marks a table as a JSON array (needed only for empty arrays).
-T.array_mt = { __name = "json array" }
-function T.array(t) return setmetatable(t or {}, T.array_mt) end
+T.array_mt = json.array_mt
+T.array = json.array
 --- JSON null.
-T.null = setmetatable({}, { __name = "json null", __tostring = function() return "null" end })
+T.null = json.null
 
-local escapes = {
-  ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
-  ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
-}
-
-local function encode_string(s)
-  return '"' .. s:gsub('[%c"\\]', function(c)
-    return escapes[c] or string.format("\\u%04x", c:byte())
-  end) .. '"'
-end
-
-local function is_array(t)
-  if getmetatable(t) == T.array_mt then return true end
-  if next(t) == nil then return false end
-  local n = 0
-  for _ in pairs(t) do n = n + 1 end
-  for i = 1, n do
-    if t[i] == nil then return false end
-  end
-  return true
-end
-
-local encode
-
-local function encode_table(t, out, path)
-  if t == T.null then out[#out + 1] = "null" return end
-  if is_array(t) then
-    out[#out + 1] = "["
-    for i = 1, #t do
-      if i > 1 then out[#out + 1] = "," end
-      encode(t[i], out, path .. "[" .. i .. "]")
-    end
-    out[#out + 1] = "]"
-    return
-  end
-  local keys = {}
-  for k in pairs(t) do
-    if type(k) ~= "string" then
-      error(string.format("T.json: %s has a %s key; objects need string keys", path, type(k)), 0)
-    end
-    keys[#keys + 1] = k
-  end
-  table.sort(keys)
-  out[#out + 1] = "{"
-  for i, k in ipairs(keys) do
-    if i > 1 then out[#out + 1] = "," end
-    out[#out + 1] = encode_string(k)
-    out[#out + 1] = ":"
-    encode(t[k], out, path .. "." .. k)
-  end
-  out[#out + 1] = "}"
-end
-
-encode = function(v, out, path)
-  local t = type(v)
-  if t == "string" then
-    out[#out + 1] = encode_string(v)
-  elseif t == "number" then
-    if v ~= v or v == math.huge or v == -math.huge then
-      error("T.json: " .. path .. " is not a finite number", 0)
-    end
-    if v == math.floor(v) and math.abs(v) < 2 ^ 53 then
-      out[#out + 1] = string.format("%d", v)
-    else
-      out[#out + 1] = string.format("%.17g", v)
-    end
-  elseif t == "boolean" then
-    out[#out + 1] = tostring(v)
-  elseif t == "table" then
-    encode_table(v, out, path)
-  elseif v == nil then
-    out[#out + 1] = "null"
-  else
-    error("T.json: cannot encode a " .. t .. " at " .. path, 0)
-  end
-end
-
---- Lua value -> JSON text (object keys sorted, so the text is deterministic).
+--- Lua value -> JSON text (object keys sorted, so the text is deterministic);
+--- strict: a table with keys other than 1..n is an object, whose keys must be
+--- strings, and errors name the value's path.
 function T.json(v)
-  local out = {}
-  encode(v, out, "$")
-  return table.concat(out)
+  return json.encode(v, "T.json")
 end
 
 -- ---- objects ------------------------------------------------------------------
@@ -345,7 +269,6 @@ end
 -- A cluster file's documents into the cluster: nodes, pods with a nodeName
 -- (running), pods without one (c.pending, in file order), other objects.
 local function load_documents(c, text, source)
-  local json = require("luasched.json")
   for i, doc in ipairs(cluster_documents(text, source)) do
     local kind = json.decode(doc, true).kind
     local ok, err = pcall(function()
@@ -399,13 +322,13 @@ local custom_name = ffi.new("char[400]")
 -- (plural.version.group), so plugins find it under the same name as in
 -- simulate and run; other objects keep their kind.
 local function with_custom_kind(text)
-  local obj = require("luasched.json").decode(text)
+  local obj = json.decode(text)
   if type(obj) ~= "table" or type(obj.kind) ~= "string" or type(obj.apiVersion) ~= "string"
       or not C.ls_custom_resource_name(obj.kind, obj.apiVersion, custom_name, 400) then
     return text
   end
   obj.kind = ffi.string(custom_name)
-  return require("luasched.json").encode(obj)
+  return json.encode(obj)
 end
 
 function Cluster:add_object(desc)
