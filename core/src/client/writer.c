@@ -414,6 +414,15 @@ static job *new_job(ls_write_kind kind, const char *ns, const char *name, ls_wri
     return j;
 }
 
+/* The job's request; path and body are the job's from here on. */
+static void set_request(job *j, const char *method, char *path, const char *content_type, char *body)
+{
+    j->method = ls_xstrdup(method);
+    j->path = path;
+    j->content_type = ls_xstrdup(content_type);
+    j->body = body;
+}
+
 static char *pod_path(const char *ns, const char *name, const char *sub)
 {
     ls_buf b = {0};
@@ -438,10 +447,7 @@ bool ls_writer_bind(ls_writer *w, const char *ns, const char *name, const char *
     cJSON_AddStringToObject(target, "kind", "Node");
     cJSON_AddStringToObject(target, "name", node);
     job *j = new_job(LS_WRITE_BIND, ns, name, done, ud);
-    j->method = ls_xstrdup("POST");
-    j->path = pod_path(ns, name, "/binding");
-    j->content_type = ls_xstrdup("application/json");
-    j->body = print_and_delete(b);
+    set_request(j, "POST", pod_path(ns, name, "/binding"), "application/json", print_and_delete(b));
     return submit(w, j);
 }
 
@@ -521,10 +527,7 @@ static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *ev
         se->count = 1;
         se->last_ms = se->written_ms = now;
         ls_kmap_put(&w->series, key, se);
-        j->method = ls_xstrdup("POST");
-        j->path = ls_xstrdup(events_path);
-        j->content_type = ls_xstrdup("application/json");
-        j->body = print_and_delete(ev);
+        set_request(j, "POST", ls_xstrdup(events_path), "application/json", print_and_delete(ev));
         pthread_mutex_unlock(&w->series_lock);
         return;
     }
@@ -536,10 +539,7 @@ static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *ev
         const char *name = ls_kutil_meta_str(se->event, "name");
         ls_buf p = {0};
         ls_buf_addf(&p, "%s/%s", events_path, name ? name : "");
-        j->method = ls_xstrdup("PATCH");
-        j->path = p.data;
-        j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
-        j->body = series_patch(se->count, now_text);
+        set_request(j, "PATCH", p.data, "application/strategic-merge-patch+json", series_patch(se->count, now_text));
         cJSON *again = cJSON_Duplicate(se->event, true);
         cJSON *series = cJSON_AddObjectToObject(again, "series");
         cJSON_AddNumberToObject(series, "count", se->count);
@@ -596,10 +596,7 @@ bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_
     ls_buf p = {0};
     ls_buf_addf(&p, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
     if (!w->series_on) {
-        j->method = ls_xstrdup("POST");
-        j->path = p.data;
-        j->content_type = ls_xstrdup("application/json");
-        j->body = print_and_delete(ev);
+        set_request(j, "POST", p.data, "application/json", print_and_delete(ev));
         return submit(w, j);
     }
     ls_buf key = {0};
@@ -644,10 +641,8 @@ bool ls_writer_patch_pod_status(ls_writer *w, const char *ns, const char *name, 
     else if (p->nominate == LS_NOMINATE_CLEAR)
         cJSON_AddNullToObject(status, "nominatedNodeName");   /* null deletes the field in a merge patch */
     job *j = new_job(LS_WRITE_POD_STATUS, ns, name, done, ud);
-    j->method = ls_xstrdup("PATCH");
-    j->path = pod_path(ns, name, "/status");
-    j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
-    j->body = print_and_delete(patch);
+    set_request(j, "PATCH", pod_path(ns, name, "/status"), "application/strategic-merge-patch+json",
+                print_and_delete(patch));
     return submit(w, j);
 }
 
@@ -657,10 +652,7 @@ bool ls_writer_patch_object(ls_writer *w, const char *path, const char *ns, cons
     if (!path || !name || !merge_patch)
         return false;
     job *j = new_job(LS_WRITE_OBJECT_PATCH, ns, name, done, ud);
-    j->method = ls_xstrdup("PATCH");
-    j->path = ls_xstrdup(path);
-    j->content_type = ls_xstrdup("application/merge-patch+json");
-    j->body = ls_xstrdup(merge_patch);
+    set_request(j, "PATCH", ls_xstrdup(path), "application/merge-patch+json", ls_xstrdup(merge_patch));
     return submit(w, j);
 }
 
@@ -695,10 +687,8 @@ bool ls_writer_preempt_victim(ls_writer *w, const char *ns, const char *name, co
     if (uid && *uid)   /* never delete a new pod that reused the victim's name */
         cJSON_AddStringToObject(cJSON_AddObjectToObject(del, "preconditions"), "uid", uid);
     job *j = new_job(LS_WRITE_PREEMPT, ns, name, done, ud);
-    j->method = ls_xstrdup("PATCH");
-    j->path = pod_path(ns, name, "/status");
-    j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
-    j->body = print_and_delete(patch);
+    set_request(j, "PATCH", pod_path(ns, name, "/status"), "application/strategic-merge-patch+json",
+                print_and_delete(patch));
     j->delete_path = pod_path(ns, name, "");
     j->delete_body = print_and_delete(del);
     return submit(w, j);
