@@ -558,10 +558,8 @@ end
 
 -- ---- async preemption: the preemptor waits while its victims go ------------------
 
-function P:pre_enqueue(pod)
-  if self.handle:preempting(pod) then return self.in_flight end
-  return nil
-end
+-- DefaultPreemption's PreEnqueue: self.in_flight while the pod's victims go.
+P.pre_enqueue = DP.pre_enqueue
 
 -- ---- events and hints -----------------------------------------------------------------
 
