@@ -199,8 +199,9 @@ end
 
 local err_buf = ffi.new("ls_error")
 
--- Decodes without a finalizer; the caller owns the object.
-local function parse_raw(kind, desc, seq)
+-- Decodes without a finalizer; the caller owns the object. Errors point at
+-- the caller's caller (or `level`).
+local function parse_raw(kind, desc, seq, level)
   local text, source = text_of(kind, desc)
   local obj
   if kind == "pod" then
@@ -209,7 +210,7 @@ local function parse_raw(kind, desc, seq)
     obj = C.ls_node_parse(text, #text, source, err_buf)
   end
   if obj == nil then
-    error(string.format("T.%s: %s", kind, ffi.string(err_buf.msg)), 3)
+    error(string.format("T.%s: %s", kind, ffi.string(err_buf.msg)), level or 3)
   end
   if kind == "pod" and seq then ffi.cast("ls_pod *", obj).seq = seq end
   return obj
@@ -347,17 +348,22 @@ function Cluster:add_object(desc)
   return obj
 end
 
+-- The C object of desc: a T.pod / T.node object is kept alive by the cluster;
+-- a description is decoded, and owned (freed by close) through `owned`.
+local function take(res, kind, desc, owned)
+  if is_cdata(desc) then
+    res.refs[#res.refs + 1] = desc
+    return desc
+  end
+  local obj = parse_raw(kind, desc, kind == "pod" and seq_of(desc) or nil, 4)
+  owned[#owned + 1] = obj
+  return obj
+end
+
 --- Adds a node (description or T.node object) and refreshes the snapshot.
 function Cluster:add_node(desc, no_refresh)
   local res = self.res
-  local node
-  if is_cdata(desc) then
-    node = desc
-    res.refs[#res.refs + 1] = desc
-  else
-    node = parse_raw("node", desc)
-    res.owned_nodes[#res.owned_nodes + 1] = node
-  end
+  local node = take(res, "node", desc, res.owned_nodes)
   C.ls_cache_add_node(res.cache, node)
   if not no_refresh then self:refresh() end
   return node
@@ -367,14 +373,7 @@ end
 --- the snapshot.
 function Cluster:add_pod(desc, no_refresh)
   local res = self.res
-  local pod
-  if is_cdata(desc) then
-    pod = desc
-    res.refs[#res.refs + 1] = desc
-  else
-    pod = parse_raw("pod", desc, seq_of(desc))
-    res.owned_pods[#res.owned_pods + 1] = pod
-  end
+  local pod = take(res, "pod", desc, res.owned_pods)
   if pod.node_name == 0 then
     error("cluster:add_pod: pod " .. ls.str(pod.name) .. " has no spec.nodeName", 2)
   end
