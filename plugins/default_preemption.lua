@@ -185,6 +185,17 @@ function P:pdbs()
   return by_ns
 end
 
+-- reprievePod over the victims that would violate a PDB, then the others;
+-- returns how many of the violating ones reprieve(v) could not take back.
+local function reprieve_in_order(violating, fine, reprieve)
+  local violations = 0
+  for _, v in ipairs(violating) do
+    if not reprieve(v) then violations = violations + 1 end
+  end
+  for _, v in ipairs(fine) do reprieve(v) end
+  return violations
+end
+
 -- filterPodsWithPDBViolation: a stable split of the (sorted) potential victims.
 local function split_by_pdb(victims, pdbs)
   if not pdbs then return {}, victims end
@@ -258,11 +269,7 @@ function P:select_victims(state, pod, ni, pdbs)
     victims[#victims + 1] = v
     return false
   end
-  local violations = 0
-  for _, v in ipairs(violating) do
-    if not reprieve(v) then violations = violations + 1 end
-  end
-  for _, v in ipairs(fine) do reprieve(v) end
+  local violations = reprieve_in_order(violating, fine, reprieve)
   if #violating ~= 0 and #fine ~= 0 then sort(victims, more_important) end
   return victims, violations
 end
@@ -345,6 +352,7 @@ end
 -- pod) then runs the shared steps (potential nodes, dry runs, extenders,
 -- pickOneNodeForPreemption, the deletions and nominations).
 P.start_of, P.more_important, P.split_by_pdb, P.reasons_of = start_of, more_important, split_by_pdb, reasons_of
+P.reprieve_in_order = reprieve_in_order
 
 -- ---- FitError of a failed preemption ----------------------------------------
 

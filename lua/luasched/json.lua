@@ -145,62 +145,86 @@ end
 
 local encode_value
 
-local function is_array(t)
+-- Encoding has two modes. Plain (who == nil): a table with [1] is an array.
+-- Strict (who names the caller, e.g. "T.json", the plugin kit's encoder): a
+-- table is an array only when its keys are exactly 1..n, and errors name the
+-- value's path from the root "$".
+local function is_array(t, who)
   if getmetatable(t) == M.array_mt then return true end
-  return next(t) ~= nil and t[1] ~= nil
+  if next(t) == nil or t[1] == nil then return false end
+  if who == nil then return true end
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  for i = 1, n do
+    if t[i] == nil then return false end
+  end
+  return true
 end
 
-encode_value = function(v, out)
+local function encode_number(v, out, who, path)
+  if v ~= v or v == math.huge or v == -math.huge then
+    if who then error(string.format("%s: %s is not a finite number", who, path), 0) end
+    error("JSON: cannot encode a non-finite number", 0)
+  end
+  local exact = v == math.floor(v) and math.abs(v) < 2 ^ 53
+  out[#out + 1] = exact and string.format("%d", v) or string.format("%.17g", v)
+end
+
+local function encode_object(v, out, who, path)
+  local keys = {}
+  for k in pairs(v) do
+    if type(k) ~= "string" then
+      if who then error(string.format("%s: %s has a %s key; objects need string keys", who, path, type(k)), 0) end
+      error("JSON: object keys must be strings", 0)
+    end
+    keys[#keys + 1] = k
+  end
+  table.sort(keys)
+  out[#out + 1] = "{"
+  for i, k in ipairs(keys) do
+    if i > 1 then out[#out + 1] = "," end
+    out[#out + 1] = encode_string(k)
+    out[#out + 1] = ":"
+    encode_value(v[k], out, who, who and path .. "." .. k)
+  end
+  out[#out + 1] = "}"
+end
+
+encode_value = function(v, out, who, path)
   local t = type(v)
   if v == M.null or v == nil then out[#out + 1] = "null"
   elseif t == "boolean" then out[#out + 1] = tostring(v)
-  elseif t == "number" then
-    if v ~= v or v == math.huge or v == -math.huge then error("JSON: cannot encode a non-finite number", 0) end
-    local exact = v == math.floor(v) and math.abs(v) < 2 ^ 53
-    out[#out + 1] = exact and string.format("%d", v) or string.format("%.17g", v)
+  elseif t == "number" then encode_number(v, out, who, path)
   elseif t == "string" then out[#out + 1] = encode_string(v)
-  elseif t == "table" then
-    if is_array(v) then
-      out[#out + 1] = "["
-      for i = 1, #v do
-        if i > 1 then out[#out + 1] = "," end
-        encode_value(v[i], out)
-      end
-      out[#out + 1] = "]"
-    else
-      local keys = {}
-      for k in pairs(v) do
-        if type(k) ~= "string" then error("JSON: object keys must be strings", 0) end
-        keys[#keys + 1] = k
-      end
-      table.sort(keys)
-      out[#out + 1] = "{"
-      for i, k in ipairs(keys) do
-        if i > 1 then out[#out + 1] = "," end
-        out[#out + 1] = encode_string(k)
-        out[#out + 1] = ":"
-        encode_value(v[k], out)
-      end
-      out[#out + 1] = "}"
+  elseif t == "table" and is_array(v, who) then
+    out[#out + 1] = "["
+    for i = 1, #v do
+      if i > 1 then out[#out + 1] = "," end
+      encode_value(v[i], out, who, who and path .. "[" .. i .. "]")
     end
+    out[#out + 1] = "]"
+  elseif t == "table" then encode_object(v, out, who, path)
+  elseif who then
+    error(string.format("%s: cannot encode a %s at %s", who, t, path), 0)
   else
     error("JSON: cannot encode a " .. t, 0)
   end
 end
 
---- Encodes a value (object keys sorted, so the text is deterministic).
-function M.encode(v)
+--- Encodes a value (object keys sorted, so the text is deterministic). With
+--- `who`, strictly: see encode_value above.
+function M.encode(v, who)
   local out = {}
-  encode_value(v, out)
+  encode_value(v, out, who, who and "$")
   return concat(out)
 end
 
---- An array, also when empty.
 --- A Lua string as a JSON string literal (for patches built as text).
 function M.quote(str)
   return encode_string(str)
 end
 
+--- An array, also when empty.
 function M.array(t)
   return setmetatable(t or {}, M.array_mt)
 end

@@ -6,7 +6,6 @@
 -- locate), which every caller of plugin code uses for attribution.
 -- dispatch.lua re-exports the entry points C calls (build, check, hooks,
 -- completed_args); the handle plugins get is made by handle.lua.
-local ffi = require("ffi")
 local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
@@ -20,7 +19,6 @@ local M = {}
 
 -- What plugin code runs outside a cycle (loading, init, hints...): C keeps
 -- the text so a call its watchdog cuts off can still be attributed.
-pcall(ffi.cdef, "void ls_lua_note(const char *what);")
 local last_note
 local function note(fmt, ...)
   local text = string.format(fmt, ...)

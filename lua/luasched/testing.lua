@@ -28,24 +28,10 @@ local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
 local events = require("luasched.events")
+local json = require("luasched.json")
 local bit = require("bit")
 
 local T = {}
-
--- The document loader is not in the plugin cdefs (plugins never parse
--- files); the kit declares the entry points it needs to read a cluster file.
-if not pcall(function() return C.ls_doc_parse end) then
-  ffi.cdef [[
-typedef struct ls_doc_set ls_doc_set;
-ls_doc_set *ls_doc_parse(const char *text, size_t len, const char *source_name, ls_error *err);
-uint32_t ls_doc_count(const ls_doc_set *d);
-const struct cJSON *ls_doc_get(const ls_doc_set *d, uint32_t i);
-void ls_doc_free(ls_doc_set *d);
-bool ls_custom_resource_name(const char *kind, const char *api_version, char *out, size_t cap);
-char *cJSON_PrintUnformatted(const struct cJSON *item);
-void cJSON_free(void *object);
-]]
-end
 
 -- The kit reads whole pods and nodes too (ls.pod_data / ls.node_data work
 -- whichever plugin is loaded, and before it is).
@@ -54,93 +40,16 @@ C.ls_model_want(bit.bor(C.LS_WANT_POD_JSON, C.LS_WANT_NODE_JSON))
 -- ---- JSON -------------------------------------------------------------------
 
 --- Marks a table as a JSON array (needed only for empty arrays).
-T.array_mt = { __name = "json array" }
-function T.array(t) return setmetatable(t or {}, T.array_mt) end
+T.array_mt = json.array_mt
+T.array = json.array
 --- JSON null.
-T.null = setmetatable({}, { __name = "json null", __tostring = function() return "null" end })
+T.null = json.null
 
-local escapes = {
-  ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
-  ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
-}
-
-local function encode_string(s)
-  return '"' .. s:gsub('[%c"\\]', function(c)
-    return escapes[c] or string.format("\\u%04x", c:byte())
-  end) .. '"'
-end
-
-local function is_array(t)
-  if getmetatable(t) == T.array_mt then return true end
-  if next(t) == nil then return false end
-  local n = 0
-  for _ in pairs(t) do n = n + 1 end
-  for i = 1, n do
-    if t[i] == nil then return false end
-  end
-  return true
-end
-
-local encode
-
-local function encode_table(t, out, path)
-  if t == T.null then out[#out + 1] = "null" return end
-  if is_array(t) then
-    out[#out + 1] = "["
-    for i = 1, #t do
-      if i > 1 then out[#out + 1] = "," end
-      encode(t[i], out, path .. "[" .. i .. "]")
-    end
-    out[#out + 1] = "]"
-    return
-  end
-  local keys = {}
-  for k in pairs(t) do
-    if type(k) ~= "string" then
-      error(string.format("T.json: %s has a %s key; objects need string keys", path, type(k)), 0)
-    end
-    keys[#keys + 1] = k
-  end
-  table.sort(keys)
-  out[#out + 1] = "{"
-  for i, k in ipairs(keys) do
-    if i > 1 then out[#out + 1] = "," end
-    out[#out + 1] = encode_string(k)
-    out[#out + 1] = ":"
-    encode(t[k], out, path .. "." .. k)
-  end
-  out[#out + 1] = "}"
-end
-
-encode = function(v, out, path)
-  local t = type(v)
-  if t == "string" then
-    out[#out + 1] = encode_string(v)
-  elseif t == "number" then
-    if v ~= v or v == math.huge or v == -math.huge then
-      error("T.json: " .. path .. " is not a finite number", 0)
-    end
-    if v == math.floor(v) and math.abs(v) < 2 ^ 53 then
-      out[#out + 1] = string.format("%d", v)
-    else
-      out[#out + 1] = string.format("%.17g", v)
-    end
-  elseif t == "boolean" then
-    out[#out + 1] = tostring(v)
-  elseif t == "table" then
-    encode_table(v, out, path)
-  elseif v == nil then
-    out[#out + 1] = "null"
-  else
-    error("T.json: cannot encode a " .. t .. " at " .. path, 0)
-  end
-end
-
---- Lua value -> JSON text (object keys sorted, so the text is deterministic).
+--- Lua value -> JSON text (object keys sorted, so the text is deterministic);
+--- strict: a table with keys other than 1..n is an object, whose keys must be
+--- strings, and errors name the value's path.
 function T.json(v)
-  local out = {}
-  encode(v, out, "$")
-  return table.concat(out)
+  return json.encode(v, "T.json")
 end
 
 -- ---- objects ------------------------------------------------------------------
@@ -290,8 +199,9 @@ end
 
 local err_buf = ffi.new("ls_error")
 
--- Decodes without a finalizer; the caller owns the object.
-local function parse_raw(kind, desc, seq)
+-- Decodes without a finalizer; the caller owns the object. Errors point at
+-- the caller's caller (or `level`).
+local function parse_raw(kind, desc, seq, level)
   local text, source = text_of(kind, desc)
   local obj
   if kind == "pod" then
@@ -300,7 +210,7 @@ local function parse_raw(kind, desc, seq)
     obj = C.ls_node_parse(text, #text, source, err_buf)
   end
   if obj == nil then
-    error(string.format("T.%s: %s", kind, ffi.string(err_buf.msg)), 3)
+    error(string.format("T.%s: %s", kind, ffi.string(err_buf.msg)), level or 3)
   end
   if kind == "pod" and seq then ffi.cast("ls_pod *", obj).seq = seq end
   return obj
@@ -341,15 +251,11 @@ end
 
 -- The documents of a cluster file (YAML or JSON text), each as JSON text.
 local function cluster_documents(text, source)
-  local doc = C.ls_doc_parse(text, #text, source, err_buf)
-  if doc == nil then error("T.cluster: " .. ffi.string(err_buf.msg), 3) end
+  local lines = C.ls_documents_json(text, #text, source, err_buf)
+  if lines == nil then error("T.cluster: " .. ffi.string(err_buf.msg), 3) end
   local out = {}
-  for i = 0, C.ls_doc_count(doc) - 1 do
-    local p = C.cJSON_PrintUnformatted(C.ls_doc_get(doc, i))
-    out[#out + 1] = ffi.string(p)
-    C.cJSON_free(p)
-  end
-  C.ls_doc_free(doc)
+  for line in ffi.string(lines):gmatch("[^\n]+") do out[#out + 1] = line end
+  C.ls_text_free(lines)
   return out
 end
 
@@ -364,7 +270,6 @@ end
 -- A cluster file's documents into the cluster: nodes, pods with a nodeName
 -- (running), pods without one (c.pending, in file order), other objects.
 local function load_documents(c, text, source)
-  local json = require("luasched.json")
   for i, doc in ipairs(cluster_documents(text, source)) do
     local kind = json.decode(doc, true).kind
     local ok, err = pcall(function()
@@ -418,13 +323,13 @@ local custom_name = ffi.new("char[400]")
 -- (plural.version.group), so plugins find it under the same name as in
 -- simulate and run; other objects keep their kind.
 local function with_custom_kind(text)
-  local obj = require("luasched.json").decode(text)
+  local obj = json.decode(text)
   if type(obj) ~= "table" or type(obj.kind) ~= "string" or type(obj.apiVersion) ~= "string"
       or not C.ls_custom_resource_name(obj.kind, obj.apiVersion, custom_name, 400) then
     return text
   end
   obj.kind = ffi.string(custom_name)
-  return require("luasched.json").encode(obj)
+  return json.encode(obj)
 end
 
 function Cluster:add_object(desc)
@@ -443,17 +348,22 @@ function Cluster:add_object(desc)
   return obj
 end
 
+-- The C object of desc: a T.pod / T.node object is kept alive by the cluster;
+-- a description is decoded, and owned (freed by close) through `owned`.
+local function take(res, kind, desc, owned)
+  if is_cdata(desc) then
+    res.refs[#res.refs + 1] = desc
+    return desc
+  end
+  local obj = parse_raw(kind, desc, kind == "pod" and seq_of(desc) or nil, 4)
+  owned[#owned + 1] = obj
+  return obj
+end
+
 --- Adds a node (description or T.node object) and refreshes the snapshot.
 function Cluster:add_node(desc, no_refresh)
   local res = self.res
-  local node
-  if is_cdata(desc) then
-    node = desc
-    res.refs[#res.refs + 1] = desc
-  else
-    node = parse_raw("node", desc)
-    res.owned_nodes[#res.owned_nodes + 1] = node
-  end
+  local node = take(res, "node", desc, res.owned_nodes)
   C.ls_cache_add_node(res.cache, node)
   if not no_refresh then self:refresh() end
   return node
@@ -463,14 +373,7 @@ end
 --- the snapshot.
 function Cluster:add_pod(desc, no_refresh)
   local res = self.res
-  local pod
-  if is_cdata(desc) then
-    pod = desc
-    res.refs[#res.refs + 1] = desc
-  else
-    pod = parse_raw("pod", desc, seq_of(desc))
-    res.owned_pods[#res.owned_pods + 1] = pod
-  end
+  local pod = take(res, "pod", desc, res.owned_pods)
   if pod.node_name == 0 then
     error("cluster:add_pod: pod " .. ls.str(pod.name) .. " has no spec.nodeName", 2)
   end

@@ -548,20 +548,13 @@ function P.select_victims(ev, state, pod, ni, pdbs)
     victims[#victims + 1] = v
     return ok
   end
-  local violations = 0
-  for _, v in ipairs(violating) do
-    if not reprieve(v) then violations = violations + 1 end
-  end
-  for _, v in ipairs(fine) do reprieve(v) end
-  return victims, violations
+  return victims, DP.reprieve_in_order(violating, fine, reprieve)
 end
 
 -- ---- async preemption: the preemptor waits while its victims go ------------------
 
-function P:pre_enqueue(pod)
-  if self.handle:preempting(pod) then return self.in_flight end
-  return nil
-end
+-- DefaultPreemption's PreEnqueue: self.in_flight while the pod's victims go.
+P.pre_enqueue = DP.pre_enqueue
 
 -- ---- events and hints -----------------------------------------------------------------
 

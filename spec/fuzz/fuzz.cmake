@@ -35,6 +35,7 @@ add_library(ls_fuzz_model STATIC
   ${CMAKE_SOURCE_DIR}/core/src/model/doc_json.c
   ${CMAKE_SOURCE_DIR}/core/src/model/doc_yaml.c
   ${CMAKE_SOURCE_DIR}/core/src/model/labels.c
+  ${CMAKE_SOURCE_DIR}/core/src/base/buf.c
   ${CMAKE_SOURCE_DIR}/core/src/base/map.c
   ${CMAKE_SOURCE_DIR}/core/src/model/objects.c
   ${CMAKE_SOURCE_DIR}/core/src/model/parse_text.c

@@ -114,7 +114,7 @@ static void pull_once(ls_api *a, ls_http_response *rs)
     wd_gen++;
     pthread_cond_broadcast(&wd_cv);
     pthread_mutex_unlock(&wd_mu);
-    ls_http_buf out = {0};
+    ls_buf out = {0};
     static const volatile bool not_stopping = false;
     rs->producer(rs->producer_ud, &out, &not_stopping);
     pthread_mutex_lock(&wd_mu);
@@ -129,7 +129,7 @@ static void pull_once(ls_api *a, ls_http_response *rs)
         FUZZ_CHECK(cJSON_IsObject(ev), "a watch event that is not a JSON object: %.*s", (int)(nl - line), line);
         cJSON_Delete(ev);
     }
-    ls_http_buf_free(&out);
+    ls_buf_free(&out);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -204,12 +204,12 @@ static void check_readable(ls_api_server *srv, const char *create_path, const cJ
     const char *plural = segs[--n];
     if (n >= 2 && strcmp(segs[n - 2], "namespaces") == 0)
         n -= 2;
-    ls_http_buf path = {0};
+    ls_buf path = {0};
     for (int i = 0; i < n; i++)
-        ls_http_buf_printf(&path, "/%s", segs[i]);
+        ls_buf_addf(&path, "/%s", segs[i]);
     if (ns)
-        ls_http_buf_printf(&path, "/namespaces/%s", ns);
-    ls_http_buf_printf(&path, "/%s/%s", plural, name);
+        ls_buf_addf(&path, "/namespaces/%s", ns);
+    ls_buf_addf(&path, "/%s/%s", plural, name);
     static const char *const headers[] = {"Authorization", "Bearer " TOKEN, NULL};
     ls_http_request rq = {.method = "GET", .path = path.data, .query = "", .body = "", .peer = "127.0.0.1:1",
                           .headers = headers};
@@ -220,7 +220,7 @@ static void check_readable(ls_api_server *srv, const char *create_path, const cJ
     FUZZ_CHECK(rs.status == 200 || rs.status == 429 || rs.status == 500, "POST %s created %s, GET %s: %d %.300s",
                create_path, name, path.data, rs.status, rs.body ? rs.body : "");
     ls_http_response_release(&rs);
-    ls_http_buf_free(&path);
+    ls_buf_free(&path);
     free(copy);
 }
 

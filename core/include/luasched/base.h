@@ -92,6 +92,17 @@ void *ls_xcalloc(size_t n, size_t size);
 void *ls_xrealloc(void *p, size_t n);
 char *ls_xstrdup(const char *s);
 
+/* A growable byte buffer, kept NUL-terminated (data is NULL until the first
+ * add): the API client's URLs and bodies, the HTTP server's responses. */
+typedef struct ls_buf {
+    char *data;
+    size_t len, cap;
+} ls_buf;
+void ls_buf_add(ls_buf *b, const void *p, size_t n);
+void ls_buf_adds(ls_buf *b, const char *s);
+void ls_buf_addf(ls_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ls_buf_free(ls_buf *b);
+
 /* The rest of an open stream, read through EOF rather than trusting a size (so
  * pipes and /dev/stdin work), NUL-terminated in a heap buffer; *len gets the
  * size without the NUL. NULL on a read error, with errno as the read left it. */

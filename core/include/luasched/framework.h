@@ -155,6 +155,11 @@ void ls_cycle_extender_victim_add(const ls_cycle *cycle, const ls_pod *victim);
 int ls_cycle_extenders_process_preemption(const ls_cycle *cycle, char *errbuf, size_t errlen);
 ls_str ls_cycle_extender_candidate(const ls_cycle *cycle, uint32_t i, int64_t *pdb_violations, uint32_t *n_victims);
 const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32_t k);
+
+/* What the runtime is loading or running outside a cycle (a plugin's file,
+ * init, events, hints), noted by Lua so that a call the watchdog cuts off can
+ * still be attributed. */
+void ls_lua_note(const char *what);
 /* ffi:end */
 
 typedef struct ls_status_info {

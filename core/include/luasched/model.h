@@ -321,6 +321,11 @@ const ls_pod *ls_pod_parse(const char *text, size_t len, const char *source, ls_
 const ls_node *ls_node_parse(const char *text, size_t len, const char *source, ls_error *err);
 void ls_pod_release(const ls_pod *pod);
 void ls_node_release(const ls_node *node);
+/* A cluster file's documents (YAML or JSON text, Lists expanded as the cluster
+ * loader expands them), each as compact JSON on a line of its own (compact JSON
+ * has no raw newline). NULL with err filled on error; free with ls_text_free. */
+char *ls_documents_json(const char *text, size_t len, const char *source, ls_error *err);
+void ls_text_free(char *text);
 /* ffi:end */
 
 /* Resource names: cpu, memory, ephemeral-storage, pods are fixed; others get

@@ -46,6 +46,12 @@ void ls_object_release(const ls_object *obj);
 ls_object_store *ls_object_store_new(void);
 void ls_object_store_free(ls_object_store *s);
 void ls_object_store_put(ls_object_store *s, const ls_object *obj);
+/* A custom resource's name as plugins and the client use it,
+ * "plural.version.group", from a manifest's kind and apiVersion: the plural is
+ * the CRD default (kind lowercased, -ies after a consonant and y, -es after s,
+ * x or h, else -s). False (out empty) for a core or built-in group (no dot in
+ * it) or a kind the model knows. */
+bool ls_custom_resource_name(const char *kind, const char *api_version, char *out, size_t cap);
 /* ffi:end */
 
 typedef struct ls_object_obj { ls_object obj; ls_arena arena; } ls_object_obj;
@@ -54,12 +60,6 @@ typedef struct ls_object_obj { ls_object obj; ls_arena arena; } ls_object_obj;
 bool ls_object_kind_known(const char *kind);
 /* Namespace, PersistentVolume, StorageClass, CSINode, CSIDriver, VolumeAttachment: no namespace. */
 bool ls_object_kind_cluster_scoped(const char *kind);
-/* A custom resource's name as plugins and the client use it,
- * "plural.version.group", from a manifest's kind and apiVersion: the plural is
- * the CRD default (kind lowercased, -ies after a consonant and y, -es after s,
- * x or h, else -s). False (out empty) for a core or built-in group (no dot in
- * it) or a kind the model knows. */
-bool ls_custom_resource_name(const char *kind, const char *api_version, char *out, size_t cap);
 ls_object_obj *ls_object_decode(const struct cJSON *json, const ls_decode_ctx *ctx, ls_error *err);
 void ls_object_obj_free(ls_object_obj *o);
 

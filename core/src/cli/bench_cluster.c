@@ -14,8 +14,8 @@
  * ls_cycle_preempt), possibly from a JIT-compiled trace, where calling back
  * into the Lua state is not safe (a cluster event may run PreEnqueue or a
  * queueing hint), so their events are held back and delivered from C after
- * the attempt (flush_events). The churn operation runs on the scheduler's
- * clock through next_change_ms / advance_to. The attempt observer counts
+ * the attempt (flush_events). The churn operation (bench_churn.c) runs on
+ * the scheduler's clock through next_change_ms / advance_to. The attempt observer counts
  * outcomes, takes the throughput samples and stops the run once every
  * measured pod is bound.
  */
@@ -98,7 +98,7 @@ static void set_string(cJSON *obj, const char *key, const char *value)
 
 /* The n-th object of a template: generateName + n; a fixed name is used as
  * is when the template makes a single object. */
-static void object_name(const cJSON *tmpl, const char *fallback, uint32_t n, bool single, char *buf, size_t len)
+void bench_object_name(const cJSON *tmpl, const char *fallback, uint32_t n, bool single, char *buf, size_t len)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(tmpl, "metadata");
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generateName");
@@ -126,7 +126,7 @@ void bench_set_label(cJSON *tmpl, const char *key, const char *value)
     set_string(child_object(child_object(tmpl, "metadata"), "labels"), key, value);
 }
 
-static ls_decode_ctx ctx_of(const char *where)
+ls_decode_ctx bench_decode_ctx(const char *where)
 {
     return (ls_decode_ctx){where, NULL, NULL};
 }
@@ -147,12 +147,12 @@ ls_node_obj *bench_make_node(bench_cluster *c, cJSON *tmpl, const char *where, b
                               const char *zone, ls_error *err)
 {
     char name[256];
-    object_name(tmpl, "node-", c->node_counter++, single, name, sizeof name);
+    bench_object_name(tmpl, "node-", c->node_counter++, single, name, sizeof name);
     bench_set_name(tmpl, name, NULL);
     bench_set_label(tmpl, "kubernetes.io/hostname", name);
     if (zone_key)
         bench_set_label(tmpl, zone_key, zone);
-    ls_decode_ctx ctx = ctx_of(where);
+    ls_decode_ctx ctx = bench_decode_ctx(where);
     ls_node_obj *n = ls_node_decode(tmpl, &ctx, err);
     if (n && ls_map_get(&c->node_names, n->node.name)) {
         ls_errorf(err, "%s: node %s appears twice in the cluster", where, name);
@@ -162,7 +162,6 @@ ls_node_obj *bench_make_node(bench_cluster *c, cJSON *tmpl, const char *where, b
     return n;
 }
 
-static ls_object_obj *decode_object(cJSON *json, const char *where, ls_error *err);
 
 /* The node's CSINode from the group's template (upstream's csiNodeAllocatable
  * and migratedPlugins): named after the node, each driver's nodeID the node's name. */
@@ -175,7 +174,7 @@ bool bench_create_csinode(bench_cluster *c, const bench_group *g, ls_str node, l
     cJSON_ArrayForEach(d, drivers)
         if (cJSON_IsObject(d))
             set_string(d, "nodeID", name);
-    ls_object_obj *o = decode_object(g->csinode, g->where, err);
+    ls_object_obj *o = bench_decode_object(g->csinode, g->where, err);
     if (!o)
         return false;
     bench_add_object(c, o);
@@ -198,9 +197,9 @@ static bool create_node_group(bench_cluster *c, const bench_group *g, ls_error *
 
 /* ---- other objects (Namespaces, Services, ...) */
 
-static ls_object_obj *decode_object(cJSON *json, const char *where, ls_error *err)
+ls_object_obj *bench_decode_object(cJSON *json, const char *where, ls_error *err)
 {
-    ls_decode_ctx ctx = ctx_of(where);
+    ls_decode_ctx ctx = bench_decode_ctx(where);
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
     if (!cJSON_IsString(kind) || !ls_object_kind_known(kind->valuestring)) {
         ls_errorf(err, "%s: kind %s: not a kind the scheduler reads (Pod, Node, Namespace, Service, ...)", where,
@@ -230,7 +229,7 @@ bool bench_create_namespace(bench_cluster *c, const char *name, ls_error *err)
     cJSON_AddStringToObject(json, "kind", "Namespace");
     bench_set_name(json, name, NULL);
     bench_set_label(json, "kubernetes.io/metadata.name", name);
-    ls_object_obj *o = decode_object(json, "<namespace>", err);
+    ls_object_obj *o = bench_decode_object(json, "<namespace>", err);
     cJSON_Delete(json);
     if (!o)
         return false;
@@ -262,12 +261,12 @@ static bool create_objects(bench_cluster *c, ls_error *err)
         ls_str custom = ls_cluster_custom_resource_name(w->objects[i]);
         ls_object_obj *o;
         if (custom) {
-            ls_decode_ctx ctx = ctx_of(w->objects_where[i]);
+            ls_decode_ctx ctx = bench_decode_ctx(w->objects_where[i]);
             o = ls_object_decode(w->objects[i], &ctx, err);
             if (o)
                 o->obj.kind = custom;
         } else {
-            o = decode_object(w->objects[i], w->objects_where[i], err);
+            o = bench_decode_object(w->objects[i], w->objects_where[i], err);
         }
         if (!o)
             return false;
@@ -309,8 +308,8 @@ bool bench_create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod
     bench_set_name(pvc, pvc_name, g->ns);
     set_string(child_object(pvc, "spec"), "volumeName", pv_name);
     set_string(child_object(pvc, "status"), "phase", "Bound");
-    ls_object_obj *pv_obj = decode_object(pv, g->where, err);
-    ls_object_obj *pvc_obj = pv_obj ? decode_object(pvc, g->where, err) : NULL;
+    ls_object_obj *pv_obj = bench_decode_object(pv, g->where, err);
+    ls_object_obj *pvc_obj = pv_obj ? bench_decode_object(pvc, g->where, err) : NULL;
     cJSON_Delete(pv);
     cJSON_Delete(pvc);
     if (!pvc_obj) {
@@ -332,9 +331,9 @@ bool bench_create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod
 ls_pod_obj *bench_make_pod(bench_cluster *c, cJSON *tmpl, const char *where, const char *ns, ls_error *err)
 {
     char name[256];
-    object_name(tmpl, "pod-", c->pod_counter++, false, name, sizeof name);
+    bench_object_name(tmpl, "pod-", c->pod_counter++, false, name, sizeof name);
     bench_set_name(tmpl, name, ns);
-    ls_decode_ctx ctx = ctx_of(where);
+    ls_decode_ctx ctx = bench_decode_ctx(where);
     return ls_pod_decode(tmpl, &ctx, err);
 }
 
@@ -345,7 +344,7 @@ ls_pod_obj *bench_make_pod(bench_cluster *c, cJSON *tmpl, const char *where, con
 static bool join_gang(bench_cluster *c, const bench_group *g, uint32_t k, ls_error *err)
 {
     if (k % g->gang_size == 0) {
-        object_name(g->gang, "gang-", c->gang_counter++, false, c->gang_name, sizeof c->gang_name);
+        bench_object_name(g->gang, "gang-", c->gang_counter++, false, c->gang_name, sizeof c->gang_name);
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(g->gang, "kind");
         const cJSON *api = cJSON_GetObjectItemCaseSensitive(g->gang, "apiVersion");
         char custom[400];
@@ -355,7 +354,7 @@ static bool join_gang(bench_cluster *c, const bench_group *g, uint32_t k, ls_err
                              g->where);
         cJSON *json = cJSON_Duplicate(g->gang, 1);
         bench_set_name(json, c->gang_name, g->ns);
-        ls_decode_ctx ctx = ctx_of(g->where);
+        ls_decode_ctx ctx = bench_decode_ctx(g->where);
         ls_object_obj *o = ls_object_decode(json, &ctx, err);
         cJSON_Delete(json);
         if (!o)
@@ -377,7 +376,7 @@ ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, uint32_
         return NULL;
     if (g->pv) {
         char name[256];
-        object_name(g->tmpl, "pod-", c->pod_counter, false, name, sizeof name);
+        bench_object_name(g->tmpl, "pod-", c->pod_counter, false, name, sizeof name);
         char pv_name[300], pvc_name[300];
         snprintf(pv_name, sizeof pv_name, "%s-pv", name);
         snprintf(pvc_name, sizeof pvc_name, "%s-pvc", name);
@@ -431,154 +430,12 @@ void bench_cluster_add_pods(bench_cluster *c, int role)
     }
 }
 
-/* ---- the churn operation */
-
-static void churn_warn(const ls_error *err)
-{
-    static bool warned;
-    if (!warned)
-        fprintf(stderr, "luasched bench: warning: churn: %s (further churn errors are not shown)\n", err->msg);
-    warned = true;
-}
-
-static churn_ref churn_create(bench_cluster *c, uint32_t t)
-{
-    const bench_churn *ch = &c->w->churn;
-    cJSON *tmpl = ch->templates[t];
-    const char *kind = cJSON_GetObjectItemCaseSensitive(tmpl, "kind")->valuestring;
-    ls_error err;
-    churn_ref ref = {REF_NONE, 0};
-    if (strcmp(kind, "Pod") == 0) {
-        ls_pod_obj *p = bench_make_pod(c, tmpl, ch->where[t], ch->ns, &err);
-        if (p) {
-            ref = (churn_ref){REF_POD, c->pods.len};
-            bench_add_pod(c, bench_push_pod(c, p, BENCH_ROLE_CHURN));
-        }
-    } else if (strcmp(kind, "Node") == 0) {
-        ls_node_obj *n = bench_make_node(c, tmpl, ch->where[t], false, NULL, NULL, &err);
-        if (n) {
-            ref = (churn_ref){REF_NODE, c->nodes.len};
-            bench_add_node(c, n);
-        }
-    } else {
-        char name[256];
-        object_name(tmpl, "object-", c->object_counter++, false, name, sizeof name);
-        bench_set_name(tmpl, name, strcmp(kind, "Namespace") == 0 ? NULL : ch->ns);
-        ls_object_obj *o = decode_object(tmpl, ch->where[t], &err);
-        if (o) {
-            ref = (churn_ref){REF_OBJECT, c->objects.len};
-            bench_add_object(c, o);
-        }
-    }
-    if (ref.kind == REF_NONE)
-        churn_warn(&err);
-    else
-        c->counts.churn_created++;
-    return ref;
-}
-
 void bench_delete_pod(bench_cluster *c, bench_pod *bp)
 {
     if (bp->state == BENCH_POD_DELETED)
         return;
     bp->state = BENCH_POD_DELETED;
     ls_scheduler_on_pod_delete(c->sched, &bp->obj->pod);
-}
-
-static void churn_delete(bench_cluster *c, churn_ref ref)
-{
-    if (ref.kind == REF_POD) {
-        bench_delete_pod(c, &LS_VEC_AT(&c->pods, bench_pod, ref.index));
-    } else if (ref.kind == REF_NODE) {
-        bench_node *bn = &LS_VEC_AT(&c->nodes, bench_node, ref.index);
-        bn->deleted = true;
-        ls_map_remove(&c->node_names, bn->obj->node.name);
-        ls_scheduler_on_node_delete(c->sched, &bn->obj->node);
-    } else if (ref.kind == REF_OBJECT) {
-        bench_object *bo = &LS_VEC_AT(&c->objects, bench_object, ref.index);
-        bo->deleted = true;
-        ls_scheduler_on_object_delete(c->sched, &bo->obj->obj);
-    } else {
-        return;
-    }
-    c->counts.churn_deleted++;
-}
-
-/* One tick: every template once (create), or each template's slot flips
- * between created and deleted (recreate), as upstream's churnOp does. */
-/* `number` nodes (round-robin; 0: all) report a heartbeat: upstream's node
- * status update that moves only lastHeartbeatTime, which reaches the
- * scheduler as an update whose old and new versions differ in nothing it
- * reads (here, the same object twice). */
-static void churn_heartbeats(bench_cluster *c)
-{
-    uint32_t n = c->nodes.len, count = c->w->churn.number ? c->w->churn.number : n;
-    for (uint32_t i = 0; i < count && n; i++) {
-        bench_node *bn = &LS_VEC_AT(&c->nodes, bench_node, c->next_heartbeat++ % n);
-        if (bn->deleted)
-            continue;
-        ls_scheduler_on_node_update(c->sched, &bn->obj->node, &bn->obj->node);
-        c->counts.churn_heartbeats++;
-    }
-}
-
-static void churn_tick(bench_cluster *c)
-{
-    const bench_churn *ch = &c->w->churn;
-    if (ch->mode == BENCH_CHURN_HEARTBEAT) {
-        churn_heartbeats(c);
-        c->counts.churn_ticks++;
-        return;
-    }
-    uint32_t slot = ch->mode == BENCH_CHURN_RECREATE ? c->counts.churn_ticks % ch->number : 0;
-    for (uint32_t t = 0; t < ch->n_templates; t++) {
-        if (ch->mode == BENCH_CHURN_CREATE) {
-            churn_create(c, t);
-            continue;
-        }
-        churn_ref *ref = &c->slots[(size_t)t * ch->number + slot];
-        if (ref->kind != REF_NONE) {
-            churn_delete(c, *ref);
-            ref->kind = REF_NONE;
-        } else {
-            *ref = churn_create(c, t);
-        }
-    }
-    c->counts.churn_ticks++;
-    if (ch->mode == BENCH_CHURN_CREATE && ch->number && c->counts.churn_ticks >= ch->number)
-        c->churning = false;
-}
-
-/* Decodes each churn template once, so that a bad one fails before the run. */
-bool bench_cluster_check_churn(bench_cluster *c, ls_error *err)
-{
-    const bench_churn *ch = &c->w->churn;
-    for (uint32_t t = 0; c->w->has_churn && t < ch->n_templates; t++) {
-        cJSON *probe = cJSON_Duplicate(ch->templates[t], 1);
-        const char *kind = cJSON_GetObjectItemCaseSensitive(probe, "kind")->valuestring;
-        bool namespaced = strcmp(kind, "Node") != 0 && strcmp(kind, "Namespace") != 0;
-        bench_set_name(probe, "probe", namespaced ? ch->ns : NULL);
-        bool ok;
-        if (strcmp(kind, "Pod") == 0) {
-            ls_decode_ctx ctx = ctx_of(ch->where[t]);
-            ls_pod_obj *p = ls_pod_decode(probe, &ctx, err);
-            ok = p != NULL;
-            ls_pod_obj_free(p);
-        } else if (strcmp(kind, "Node") == 0) {
-            ls_decode_ctx ctx = ctx_of(ch->where[t]);
-            ls_node_obj *n = ls_node_decode(probe, &ctx, err);
-            ok = n != NULL;
-            ls_node_obj_free(n);
-        } else {
-            ls_object_obj *o = decode_object(probe, ch->where[t], err);
-            ok = o != NULL;
-            ls_object_obj_free(o);
-        }
-        cJSON_Delete(probe);
-        if (!ok)
-            return false;
-    }
-    return true;
 }
 
 /* ---- the source */
@@ -713,7 +570,7 @@ static void bench_advance(void *ud, uint64_t now_ms)
     if (!c->measuring)
         return;
     while (c->churning && !c->stop && now_ms >= c->next_tick_ms) {
-        churn_tick(c);
+        bench_churn_tick(c);
         c->next_tick_ms += c->w->churn.interval_ms;
     }
     double now = ls_cli_now();

@@ -1,7 +1,7 @@
 /*
  * bench_internal.h: the bench cluster's state, shared by bench_cluster.c
- * (objects, the scheduler source, the sampler) and bench_ops.c (a staged
- * workload's ops). Internal to the CLI.
+ * (objects, the scheduler source, the sampler), bench_churn.c (the churn
+ * operation) and bench_ops.c (a staged workload's ops). Internal to the CLI.
  */
 #ifndef LS_CLI_BENCH_INTERNAL_H
 #define LS_CLI_BENCH_INTERNAL_H
@@ -81,6 +81,14 @@ ls_pod_obj *bench_make_group_pod(bench_cluster *c, const bench_group *g, uint32_
 bench_pod *bench_push_pod(bench_cluster *c, ls_pod_obj *p, int role);
 void bench_add_pod(bench_cluster *c, bench_pod *bp);
 void bench_delete_pod(bench_cluster *c, bench_pod *bp);
+/* The n-th object of a template: generateName + n; a fixed name is used as
+ * is when the template makes a single object. */
+void bench_object_name(const cJSON *tmpl, const char *fallback, uint32_t n, bool single, char *buf, size_t len);
+/* Errors name `where` (the workload file's template). */
+ls_decode_ctx bench_decode_ctx(const char *where);
+ls_object_obj *bench_decode_object(cJSON *json, const char *where, ls_error *err);
+/* One churn tick (bench_churn.c). */
+void bench_churn_tick(bench_cluster *c);
 /* A node's CSINode from the group's template; a pod's bound PersistentVolume and
  * claim (the pod's volume "vol" uses the claim). */
 bool bench_create_csinode(bench_cluster *c, const bench_group *g, ls_str node, ls_error *err);

@@ -234,22 +234,30 @@ static bool parse_namespaces(const parse_ctx *pc, const cJSON *v, bench_workload
     return true;
 }
 
+/* A list of object templates (arr is an array), each copied with where it
+ * stands ("file:line"); the arrays get a NULL entry at the end. */
+static bool get_templates(const parse_ctx *pc, const cJSON *arr, const char *path, uint32_t *n, cJSON ***templates,
+                          char ***where)
+{
+    *n = (uint32_t)cJSON_GetArraySize(arr);
+    *templates = ls_xcalloc(*n + 1, sizeof **templates);
+    *where = ls_xcalloc(*n + 1, sizeof **where);
+    uint32_t i = 0;
+    for (const cJSON *o = arr->child; o; o = o->next, i++) {
+        char p[96];
+        snprintf(p, sizeof p, "%s[%u]", path, i);
+        if (!get_template(pc, o, p, NULL, &(*templates)[i], &(*where)[i]))
+            return false;
+    }
+    return true;
+}
+
 /* objects: any kind the scheduler reads, or a custom resource. */
 static bool parse_objects(const parse_ctx *pc, const cJSON *v, bench_workload *w)
 {
     if (!cJSON_IsArray(v))
         return field_error(pc, v, "objects", "expected a list of Kubernetes objects");
-    w->n_objects = (uint32_t)cJSON_GetArraySize(v);
-    w->objects = ls_xcalloc(w->n_objects + 1, sizeof *w->objects);
-    w->objects_where = ls_xcalloc(w->n_objects + 1, sizeof *w->objects_where);
-    uint32_t i = 0;
-    for (const cJSON *o = v->child; o; o = o->next, i++) {
-        char p[64];
-        snprintf(p, sizeof p, "objects[%u]", i);
-        if (!get_template(pc, o, p, NULL, &w->objects[i], &w->objects_where[i]))
-            return false;
-    }
-    return true;
+    return get_templates(pc, v, "objects", &w->n_objects, &w->objects, &w->objects_where);
 }
 
 static bool parse_churn_mode(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)
@@ -273,17 +281,7 @@ static bool parse_churn_templates(const parse_ctx *pc, const cJSON *obj, bench_c
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "templates");
     if (!cJSON_IsArray(t) || cJSON_GetArraySize(t) == 0)
         return field_error(pc, t ? t : obj, "churn.templates", "expected a non-empty list of objects");
-    ch->n_templates = (uint32_t)cJSON_GetArraySize(t);
-    ch->templates = ls_xcalloc(ch->n_templates, sizeof *ch->templates);
-    ch->where = ls_xcalloc(ch->n_templates, sizeof *ch->where);
-    uint32_t i = 0;
-    for (const cJSON *o = t->child; o; o = o->next, i++) {
-        char p[64];
-        snprintf(p, sizeof p, "churn.templates[%u]", i);
-        if (!get_template(pc, o, p, NULL, &ch->templates[i], &ch->where[i]))
-            return false;
-    }
-    return true;
+    return get_templates(pc, t, "churn.templates", &ch->n_templates, &ch->templates, &ch->where);
 }
 
 static bool parse_churn(const parse_ctx *pc, const cJSON *obj, bench_churn *ch)

@@ -143,15 +143,15 @@ static void use_server_name(ls_kclient *c, const char *name)
     const char *port = colon ? colon + 1 : strncmp(server, "https", 5) == 0 ? "443" : "80";
     int port_len = colon ? (int)(auth + auth_len - colon - 1) : (int)strlen(port);
     int host_len = colon ? (int)(colon - auth) : (int)auth_len;
-    ls_kbuf b = {0};
-    ls_kbuf_addf(&b, "%s:%.*s:%.*s:%.*s", name, port_len, port, host_len, auth, port_len, port);
-    c->connect_to = curl_slist_append(NULL, b.s);
-    ls_kbuf_free(&b);
-    ls_kbuf_addf(&b, "Host: %.*s", (int)auth_len, auth);
-    c->host_header = b.s;
-    b = (ls_kbuf){0};
-    ls_kbuf_addf(&b, "%.*s%s:%.*s%s", (int)(auth - server), server, name, port_len, port, auth + auth_len);
-    c->cfg.server = b.s;
+    ls_buf b = {0};
+    ls_buf_addf(&b, "%s:%.*s:%.*s:%.*s", name, port_len, port, host_len, auth, port_len, port);
+    c->connect_to = curl_slist_append(NULL, b.data);
+    ls_buf_free(&b);
+    ls_buf_addf(&b, "Host: %.*s", (int)auth_len, auth);
+    c->host_header = b.data;
+    b = (ls_buf){0};
+    ls_buf_addf(&b, "%.*s%s:%.*s%s", (int)(auth - server), server, name, port_len, port, auth + auth_len);
+    c->cfg.server = b.data;
     free(server);
 }
 
@@ -362,7 +362,7 @@ typedef struct attempt {
     ls_kclient *c;
     const ls_krequest *req;
     CURL *easy;
-    ls_kbuf body;
+    ls_buf body;
     int retry_after;
     bool stopped;
     bool too_big;
@@ -389,7 +389,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
         a->too_big = true;
         return 0;
     }
-    ls_kbuf_add(&a->body, p, len);
+    ls_buf_add(&a->body, p, len);
     return len;
 }
 
@@ -560,11 +560,11 @@ static bool attempt_once(ls_kclient *c, const ls_krequest *req, ls_kresponse *re
     kslot *s = slot_get(c);
     curl_easy_reset(s->easy);
     attempt a = {.c = c, .req = req, .easy = s->easy, .retry_after = -1, .streaming = -1};
-    ls_kbuf url = {0};
-    ls_kbuf_adds(&url, c->cfg.server);
-    ls_kbuf_adds(&url, req->path);
+    ls_buf url = {0};
+    ls_buf_adds(&url, c->cfg.server);
+    ls_buf_adds(&url, req->path);
     struct curl_slist *hs = make_headers(c, req, &cred);
-    set_request(c, &a, hs, url.s, &cred);
+    set_request(c, &a, hs, url.data, &cred);
     ls_exec_result_free(&cred);
     atomic_fetch_add(&c->n_requests, 1);
     bool cancelled = false;
@@ -577,7 +577,7 @@ static bool attempt_once(ls_kclient *c, const ls_krequest *req, ls_kresponse *re
     curl_slist_free_all(hs);
     slot_put(c, s);
     free(resp->body);
-    resp->body = a.body.s;
+    resp->body = a.body.data;
     resp->len = a.body.len;
     resp->retry_after = a.retry_after;
     resp->stopped = a.stopped;
@@ -585,13 +585,13 @@ static bool attempt_once(ls_kclient *c, const ls_krequest *req, ls_kresponse *re
     bool ok = rc == CURLE_OK || (a.stopped && rc == CURLE_WRITE_ERROR);
     resp->status = ok || code ? code : 0;
     if (cancelled)
-        ls_errorf(err, "%s %s: cancelled", req->method ? req->method : "GET", url.s);
+        ls_errorf(err, "%s %s: cancelled", req->method ? req->method : "GET", url.data);
     else if (a.too_big)
-        ls_errorf(err, "%s %s: answer larger than %zu bytes", req->method ? req->method : "GET", url.s,
+        ls_errorf(err, "%s %s: answer larger than %zu bytes", req->method ? req->method : "GET", url.data,
                   LS_KCLIENT_MAX_BODY);
     else if (!ok)
-        ls_errorf(err, "%s %s: %s", req->method ? req->method : "GET", url.s, curl_easy_strerror(rc));
-    ls_kbuf_free(&url);
+        ls_errorf(err, "%s %s: %s", req->method ? req->method : "GET", url.data, curl_easy_strerror(rc));
+    ls_buf_free(&url);
     if (!ok)
         atomic_fetch_add(&c->n_transport, 1);
     return ok;

@@ -57,30 +57,30 @@ static char *dup_opt(const char *s)
 
 static char *make_base_path(const ls_informer_options *o)
 {
-    ls_kbuf b = {0};
+    ls_buf b = {0};
     if (o->group && *o->group)
-        ls_kbuf_addf(&b, "/apis/%s/%s", o->group, o->version);
+        ls_buf_addf(&b, "/apis/%s/%s", o->group, o->version);
     else
-        ls_kbuf_addf(&b, "/api/%s", o->version);
+        ls_buf_addf(&b, "/api/%s", o->version);
     if (o->namespace && *o->namespace)
-        ls_kbuf_addf(&b, "/namespaces/%s", o->namespace);
-    ls_kbuf_addf(&b, "/%s", o->resource);
-    return b.s;
+        ls_buf_addf(&b, "/namespaces/%s", o->namespace);
+    ls_buf_addf(&b, "/%s", o->resource);
+    return b.data;
 }
 
 static char *make_selectors(const ls_informer_options *o)
 {
-    ls_kbuf b = {0};
-    ls_kbuf_adds(&b, "");
+    ls_buf b = {0};
+    ls_buf_adds(&b, "");
     if (o->field_selector && *o->field_selector) {
-        ls_kbuf_adds(&b, "&fieldSelector=");
-        ls_kbuf_add_query(&b, o->field_selector);
+        ls_buf_adds(&b, "&fieldSelector=");
+        ls_buf_add_query(&b, o->field_selector);
     }
     if (o->label_selector && *o->label_selector) {
-        ls_kbuf_adds(&b, "&labelSelector=");
-        ls_kbuf_add_query(&b, o->label_selector);
+        ls_buf_adds(&b, "&labelSelector=");
+        ls_buf_add_query(&b, o->label_selector);
     }
-    return b.s;
+    return b.data;
 }
 
 ls_informer *ls_informer_new(ls_kclient *c, const ls_informer_options *opt, const ls_informer_handlers *h,
@@ -263,19 +263,19 @@ static list_result list_all(ls_informer *inf, bool from_cache, ls_kmap *fresh, c
     char *cont = NULL;
     list_result res = LIST_OK;
     do {
-        ls_kbuf path = {0};
-        ls_kbuf_addf(&path, "%s?limit=%d%s", inf->base_path, inf->page_size, inf->selectors);
+        ls_buf path = {0};
+        ls_buf_addf(&path, "%s?limit=%d%s", inf->base_path, inf->page_size, inf->selectors);
         if (cont) {
-            ls_kbuf_adds(&path, "&continue=");
-            ls_kbuf_add_query(&path, cont);
+            ls_buf_adds(&path, "&continue=");
+            ls_buf_add_query(&path, cont);
         } else if (from_cache) {
-            ls_kbuf_adds(&path, "&resourceVersion=0");   /* the first list may come from the watch cache */
+            ls_buf_adds(&path, "&resourceVersion=0");   /* the first list may come from the watch cache */
         }
         free(cont);
         cont = NULL;
         cJSON *page;
-        res = get_page(inf, path.s, &page);
-        ls_kbuf_free(&path);
+        res = get_page(inf, path.data, &page);
+        ls_buf_free(&path);
         if (res != LIST_OK)
             break;
         const char *prv = ls_kutil_meta_str(page, "resourceVersion");
@@ -406,19 +406,19 @@ static watch_result watch_once(ls_informer *inf)
     inf->stats.watches++;
     pthread_mutex_unlock(&inf->lock);
     int timeout = inf->min_watch_timeout_s + (int)(ls_kutil_rand() % (uint64_t)inf->min_watch_timeout_s);
-    ls_kbuf path = {0};
-    ls_kbuf_addf(&path, "%s?watch=true&allowWatchBookmarks=true&timeoutSeconds=%d%s&resourceVersion=",
+    ls_buf path = {0};
+    ls_buf_addf(&path, "%s?watch=true&allowWatchBookmarks=true&timeoutSeconds=%d%s&resourceVersion=",
                  inf->base_path, timeout, inf->selectors);
-    ls_kbuf_add_query(&path, rv);
+    ls_buf_add_query(&path, rv);
     ls_watch_reset(inf->dec);
     inf->watch_gone = inf->watch_error = false;
     inf->watch_events = 0;
-    ls_krequest req = {.method = "GET", .path = path.s, .cancel = &inf->stop, .on_data = on_watch_data,
+    ls_krequest req = {.method = "GET", .path = path.data, .cancel = &inf->stop, .on_data = on_watch_data,
                        .ud = inf, .low_speed_time_s = timeout + 30};
     ls_kresponse r;
     ls_error e = {{0}};
     bool got = ls_kclient_do(inf->client, &req, &r, &e);
-    ls_kbuf_free(&path);
+    ls_buf_free(&path);
     watch_result res = WATCH_FAILED;
     if (inf->watch_gone || (got && r.status == 410)) {
         res = WATCH_GONE;

@@ -6,6 +6,11 @@
  * thread drains (objects, then nodes, then pods, so a pod never arrives
  * before the node it is bound to within one drain) and is the only one that
  * touches the scheduler and the stores.
+ *
+ * Over 800 lines: the producer side, the application of events and the
+ * writes' completions all work on one private struct and its lock (the
+ * queues, the stores, the bindings in flight); kept in one file, that state
+ * stays private to it.
  */
 #include "client/kcluster.h"
 

@@ -436,21 +436,6 @@ bool ls_kubeconfig_parse(const char *text, size_t len, const char *source_name, 
     return ok;
 }
 
-/* The whole file (through EOF, so pipes work), with model/doc.c's errors. */
-static char *read_kubeconfig(const char *path, size_t *len, ls_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *text = ls_read_stream(f, len);
-    if (!text)
-        ls_errorf(err, "%s: cannot read file: %s", path, strerror(errno));
-    fclose(f);
-    return text;
-}
-
 bool ls_kubeconfig_load(const char *path, const char *context, const char *master, ls_kubeconfig *cfg,
                         ls_error *err)
 {
@@ -458,7 +443,7 @@ bool ls_kubeconfig_load(const char *path, const char *context, const char *maste
     if (!path || !*path)
         return load_master_only(master, cfg, err);
     size_t len = 0;
-    char *text = read_kubeconfig(path, &len, err);
+    char *text = ls_doc_read_file(path, &len, err);
     if (!text)
         return false;
     bool ok = ls_kubeconfig_parse(text, len, path, context, master, cfg, err);

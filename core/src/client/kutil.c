@@ -192,67 +192,19 @@ void ls_kutil_status_message(long status, const char *body, size_t len, char *ou
     cJSON_Delete(j);
 }
 
-void ls_kbuf_add(ls_kbuf *b, const char *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->s = ls_xrealloc(b->s, cap);
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->s + b->len, p, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-void ls_kbuf_adds(ls_kbuf *b, const char *s)
-{
-    ls_kbuf_add(b, s, strlen(s));
-}
-
-void ls_kbuf_addf(ls_kbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char small[256];
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof small) {
-        ls_kbuf_add(b, small, (size_t)n);
-        return;
-    }
-    char *big = ls_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    ls_kbuf_add(b, big, (size_t)n);
-    free(big);
-}
-
-void ls_kbuf_add_query(ls_kbuf *b, const char *s)
+void ls_buf_add_query(ls_buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char c = *p;
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
             c == '.' || c == '_' || c == '~') {
-            ls_kbuf_add(b, (const char *)p, 1);
+            ls_buf_add(b, (const char *)p, 1);
         } else {
             char enc[3] = {'%', hex[c >> 4], hex[c & 15]};
-            ls_kbuf_add(b, enc, 3);
+            ls_buf_add(b, enc, 3);
         }
     }
-}
-
-void ls_kbuf_free(ls_kbuf *b)
-{
-    free(b->s);
-    b->s = NULL;
-    b->len = b->cap = 0;
 }
 
 const char *ls_kutil_json_str(const cJSON *obj, const char *key)

@@ -1,6 +1,6 @@
 /*
  * kutil.h: small helpers the client modules share (internal): files, base64,
- * Kubernetes time stamps, jittered random numbers, growing strings.
+ * Kubernetes time stamps, jittered random numbers, URL query encoding.
  */
 #ifndef LS_CLIENT_KUTIL_H
 #define LS_CLIENT_KUTIL_H
@@ -45,17 +45,8 @@ void ls_kutil_uuid(char out[37]);
  * "HTTP <status>", into out. */
 void ls_kutil_status_message(long status, const char *body, size_t len, char *out, size_t cap);
 
-/* A growing NUL-terminated string. */
-typedef struct ls_kbuf {
-    char *s;
-    size_t len, cap;
-} ls_kbuf;
-void ls_kbuf_add(ls_kbuf *b, const char *p, size_t n);
-void ls_kbuf_adds(ls_kbuf *b, const char *s);
-void ls_kbuf_addf(ls_kbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s percent-encoded for a URL query value. */
-void ls_kbuf_add_query(ls_kbuf *b, const char *s);
-void ls_kbuf_free(ls_kbuf *b);
+void ls_buf_add_query(ls_buf *b, const char *s);
 
 /* A hash map from strings (copied) to pointers, chained. */
 typedef struct ls_kmap_entry {

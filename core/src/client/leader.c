@@ -60,16 +60,16 @@ ls_leader *ls_leader_new(ls_kclient *c, const ls_leader_options *opt, const ls_l
         char host[200] = "", uuid[37];
         gethostname(host, sizeof host - 1);
         ls_kutil_uuid(uuid);
-        ls_kbuf b = {0};
-        ls_kbuf_addf(&b, "%s_%s", host, uuid);
-        l->identity = b.s;
+        ls_buf b = {0};
+        ls_buf_addf(&b, "%s_%s", host, uuid);
+        l->identity = b.data;
     }
-    ls_kbuf p = {0};
-    ls_kbuf_addf(&p, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
-    l->leases_path = p.s;
-    ls_kbuf q = {0};
-    ls_kbuf_addf(&q, "%s/%s", l->leases_path, l->name);
-    l->lease_path = q.s;
+    ls_buf p = {0};
+    ls_buf_addf(&p, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
+    l->leases_path = p.data;
+    ls_buf q = {0};
+    ls_buf_addf(&q, "%s/%s", l->leases_path, l->name);
+    l->lease_path = q.data;
     l->lease_ms = lease;
     l->renew_ms = renew;
     l->retry_ms = retry;

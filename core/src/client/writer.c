@@ -250,9 +250,9 @@ ls_writer *ls_writer_new(ls_kclient *c, const ls_writer_options *opt, ls_error *
     } else {
         char host[256] = "";
         gethostname(host, sizeof host - 1);
-        ls_kbuf b = {0};
-        ls_kbuf_addf(&b, "%s-%s", w->controller, host);
-        w->instance = b.s;
+        ls_buf b = {0};
+        ls_buf_addf(&b, "%s-%s", w->controller, host);
+        w->instance = b.data;
     }
     w->n_workers = (opt && opt->workers > 0 ? opt->workers : 4) + LS_RECORD_WORKERS;
     w->args[0] = (worker_arg){.w = w, .record_only = false};
@@ -414,11 +414,20 @@ static job *new_job(ls_write_kind kind, const char *ns, const char *name, ls_wri
     return j;
 }
 
+/* The job's request; path and body are the job's from here on. */
+static void set_request(job *j, const char *method, char *path, const char *content_type, char *body)
+{
+    j->method = ls_xstrdup(method);
+    j->path = path;
+    j->content_type = ls_xstrdup(content_type);
+    j->body = body;
+}
+
 static char *pod_path(const char *ns, const char *name, const char *sub)
 {
-    ls_kbuf b = {0};
-    ls_kbuf_addf(&b, "/api/v1/namespaces/%s/pods/%s%s", ns, name, sub);
-    return b.s;
+    ls_buf b = {0};
+    ls_buf_addf(&b, "/api/v1/namespaces/%s/pods/%s%s", ns, name, sub);
+    return b.data;
 }
 
 bool ls_writer_bind(ls_writer *w, const char *ns, const char *name, const char *uid, const char *node,
@@ -438,10 +447,7 @@ bool ls_writer_bind(ls_writer *w, const char *ns, const char *name, const char *
     cJSON_AddStringToObject(target, "kind", "Node");
     cJSON_AddStringToObject(target, "name", node);
     job *j = new_job(LS_WRITE_BIND, ns, name, done, ud);
-    j->method = ls_xstrdup("POST");
-    j->path = pod_path(ns, name, "/binding");
-    j->content_type = ls_xstrdup("application/json");
-    j->body = print_and_delete(b);
+    set_request(j, "POST", pod_path(ns, name, "/binding"), "application/json", print_and_delete(b));
     return submit(w, j);
 }
 
@@ -521,10 +527,7 @@ static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *ev
         se->count = 1;
         se->last_ms = se->written_ms = now;
         ls_kmap_put(&w->series, key, se);
-        j->method = ls_xstrdup("POST");
-        j->path = ls_xstrdup(events_path);
-        j->content_type = ls_xstrdup("application/json");
-        j->body = print_and_delete(ev);
+        set_request(j, "POST", ls_xstrdup(events_path), "application/json", print_and_delete(ev));
         pthread_mutex_unlock(&w->series_lock);
         return;
     }
@@ -534,12 +537,9 @@ static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *ev
     if (se->count == 2 || now - se->written_ms >= LS_SERIES_HEARTBEAT_MS) {
         se->written_ms = now;
         const char *name = ls_kutil_meta_str(se->event, "name");
-        ls_kbuf p = {0};
-        ls_kbuf_addf(&p, "%s/%s", events_path, name ? name : "");
-        j->method = ls_xstrdup("PATCH");
-        j->path = p.s;
-        j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
-        j->body = series_patch(se->count, now_text);
+        ls_buf p = {0};
+        ls_buf_addf(&p, "%s/%s", events_path, name ? name : "");
+        set_request(j, "PATCH", p.data, "application/strategic-merge-patch+json", series_patch(se->count, now_text));
         cJSON *again = cJSON_Duplicate(se->event, true);
         cJSON *series = cJSON_AddObjectToObject(again, "series");
         cJSON_AddNumberToObject(series, "count", se->count);
@@ -593,23 +593,20 @@ bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_
     }
     add_note(ev, e->note ? e->note : "");
     job *j = new_job(LS_WRITE_EVENT, e->ns, e->name, done, ud);
-    ls_kbuf p = {0};
-    ls_kbuf_addf(&p, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
+    ls_buf p = {0};
+    ls_buf_addf(&p, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
     if (!w->series_on) {
-        j->method = ls_xstrdup("POST");
-        j->path = p.s;
-        j->content_type = ls_xstrdup("application/json");
-        j->body = print_and_delete(ev);
+        set_request(j, "POST", p.data, "application/json", print_and_delete(ev));
         return submit(w, j);
     }
-    ls_kbuf key = {0};
-    ls_kbuf_addf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s", e->type ? e->type : "Normal", e->action ? e->action : "",
+    ls_buf key = {0};
+    ls_buf_addf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s", e->type ? e->type : "Normal", e->action ? e->action : "",
                  e->reason, controller, w->instance, e->ns, e->name, e->uid ? e->uid : "",
                  e->resource_version ? e->resource_version : "", e->related_name ? e->related_name : "",
                  e->related_uid ? e->related_uid : "");
-    plan_series(w, key.s, ev, p.s, j);
-    ls_kbuf_free(&key);
-    ls_kbuf_free(&p);
+    plan_series(w, key.data, ev, p.data, j);
+    ls_buf_free(&key);
+    ls_buf_free(&p);
     return submit(w, j);
 }
 
@@ -644,10 +641,8 @@ bool ls_writer_patch_pod_status(ls_writer *w, const char *ns, const char *name, 
     else if (p->nominate == LS_NOMINATE_CLEAR)
         cJSON_AddNullToObject(status, "nominatedNodeName");   /* null deletes the field in a merge patch */
     job *j = new_job(LS_WRITE_POD_STATUS, ns, name, done, ud);
-    j->method = ls_xstrdup("PATCH");
-    j->path = pod_path(ns, name, "/status");
-    j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
-    j->body = print_and_delete(patch);
+    set_request(j, "PATCH", pod_path(ns, name, "/status"), "application/strategic-merge-patch+json",
+                print_and_delete(patch));
     return submit(w, j);
 }
 
@@ -657,10 +652,7 @@ bool ls_writer_patch_object(ls_writer *w, const char *path, const char *ns, cons
     if (!path || !name || !merge_patch)
         return false;
     job *j = new_job(LS_WRITE_OBJECT_PATCH, ns, name, done, ud);
-    j->method = ls_xstrdup("PATCH");
-    j->path = ls_xstrdup(path);
-    j->content_type = ls_xstrdup("application/merge-patch+json");
-    j->body = ls_xstrdup(merge_patch);
+    set_request(j, "PATCH", ls_xstrdup(path), "application/merge-patch+json", ls_xstrdup(merge_patch));
     return submit(w, j);
 }
 
@@ -695,10 +687,8 @@ bool ls_writer_preempt_victim(ls_writer *w, const char *ns, const char *name, co
     if (uid && *uid)   /* never delete a new pod that reused the victim's name */
         cJSON_AddStringToObject(cJSON_AddObjectToObject(del, "preconditions"), "uid", uid);
     job *j = new_job(LS_WRITE_PREEMPT, ns, name, done, ud);
-    j->method = ls_xstrdup("PATCH");
-    j->path = pod_path(ns, name, "/status");
-    j->content_type = ls_xstrdup("application/strategic-merge-patch+json");
-    j->body = print_and_delete(patch);
+    set_request(j, "PATCH", pod_path(ns, name, "/status"), "application/strategic-merge-patch+json",
+                print_and_delete(patch));
     j->delete_path = pod_path(ns, name, "");
     j->delete_body = print_and_delete(del);
     return submit(w, j);

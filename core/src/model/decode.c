@@ -45,16 +45,6 @@ static bool decode_toleration(dec *d, const cJSON *j, void *out, void *ctx)
     return true;
 }
 
-static bool decode_tolerations(dec *d, const cJSON *spec, ls_pod *pod)
-{
-    list_out l;
-    if (!dec_list(d, spec, "tolerations", sizeof(ls_toleration), decode_toleration, NULL, &l))
-        return false;
-    pod->n_tolerations = l.n;
-    pod->tolerations = l.items;
-    return true;
-}
-
 static bool decode_taint(dec *d, const cJSON *j, void *out, void *ctx)
 {
     (void)ctx;
@@ -63,16 +53,6 @@ static bool decode_taint(dec *d, const cJSON *j, void *out, void *ctx)
         return dec_fail(d, j, "expected an object");
     return dec_require_str(d, j, "key", &t->key) && dec_get_str(d, j, "value", &t->value) &&
            dec_get_enum(d, j, "effect", effect_names, 4, true, &t->effect);
-}
-
-static bool decode_taints(dec *d, const cJSON *spec, ls_node *node)
-{
-    list_out l;
-    if (!dec_list(d, spec, "taints", sizeof(ls_taint), decode_taint, NULL, &l))
-        return false;
-    node->n_taints = l.n;
-    node->taints = l.items;
-    return true;
 }
 
 /* ---- affinity ---------------------------------------------------------------- */
@@ -129,17 +109,6 @@ static bool decode_preferred_node_term(dec *d, const cJSON *j, void *out, void *
     if (!dec_node_term(d, dec_member(j, "preference"), j, &p->term))
         return false;
     dec_path_pop(d, mark);
-    return true;
-}
-
-static bool decode_preferred_node_affinity(dec *d, const cJSON *na, ls_pod *pod)
-{
-    list_out l;
-    if (!dec_list(d, na, "preferredDuringSchedulingIgnoredDuringExecution", sizeof(ls_preferred_term),
-                     decode_preferred_node_term, NULL, &l))
-        return false;
-    pod->n_preferred_node_affinity = l.n;
-    pod->preferred_node_affinity = l.items;
     return true;
 }
 
@@ -260,7 +229,9 @@ static bool decode_affinity(dec *d, const cJSON *spec, ls_pod *pod)
         return false;
     if (na) {
         size_t m = dec_path_field(d, "nodeAffinity");
-        if (!decode_required_node_affinity(d, na, pod) || !decode_preferred_node_affinity(d, na, pod))
+        if (!decode_required_node_affinity(d, na, pod) ||
+            !DEC_LIST_INTO(d, na, "preferredDuringSchedulingIgnoredDuringExecution", decode_preferred_node_term, NULL,
+                           pod, preferred_node_affinity))
             return false;
         dec_path_pop(d, m);
     }
@@ -309,32 +280,12 @@ static bool decode_spread(dec *d, const cJSON *j, void *out, void *ctx)
            merge_label_keys(d, j, "matchLabelKeys", LS_OP_IN, &pod->labels, &c->selector);
 }
 
-static bool decode_spreads(dec *d, const cJSON *spec, ls_pod *pod)
-{
-    list_out l;
-    if (!dec_list(d, spec, "topologySpreadConstraints", sizeof(ls_spread_constraint), decode_spread, pod, &l))
-        return false;
-    pod->n_spread_constraints = l.n;
-    pod->spread_constraints = l.items;
-    return true;
-}
-
 static bool decode_gate(dec *d, const cJSON *j, void *out, void *ctx)
 {
     (void)ctx;
     if (!cJSON_IsObject(j))
         return dec_fail(d, j, "expected an object");
     return dec_require_str(d, j, "name", out);
-}
-
-static bool decode_gates(dec *d, const cJSON *spec, ls_pod *pod)
-{
-    list_out l;
-    if (!dec_list(d, spec, "schedulingGates", sizeof(ls_str), decode_gate, NULL, &l))
-        return false;
-    pod->n_scheduling_gates = l.n;
-    pod->scheduling_gates = l.items;
-    return true;
 }
 
 /* spec.resourceClaims: a claim by name, or by template (resolved in status). */
@@ -351,17 +302,6 @@ static bool decode_resource_claim(dec *d, const cJSON *j, void *out, void *ctx)
     if (c->claim_name && template_name)
         return dec_fail(d, j, "resourceClaimName and resourceClaimTemplateName are mutually exclusive");
     c->state = c->claim_name ? LS_CLAIM_NAMED : template_name ? LS_CLAIM_TEMPLATE_PENDING : LS_CLAIM_UNSUPPORTED;
-    return true;
-}
-
-/* spec.resourceClaims: a claim by name, or by template (resolved in status). */
-static bool decode_resource_claims(dec *d, const cJSON *spec, ls_pod *pod)
-{
-    list_out l;
-    if (!dec_list(d, spec, "resourceClaims", sizeof(ls_pod_claim), decode_resource_claim, NULL, &l))
-        return false;
-    pod->n_resource_claims = l.n;
-    pod->resource_claims = l.items;
     return true;
 }
 
@@ -395,16 +335,6 @@ static bool decode_owner(dec *d, const cJSON *j, void *out, void *ctx)
         return dec_fail(d, j, "expected an object");
     return dec_get_str(d, j, "kind", &o->kind) && dec_get_str(d, j, "name", &o->name) &&
            dec_get_str(d, j, "uid", &o->uid) && dec_get_bool(d, j, "controller", &o->controller);
-}
-
-static bool decode_owners(dec *d, const cJSON *meta, ls_pod *pod)
-{
-    list_out l;
-    if (!dec_list(d, meta, "ownerReferences", sizeof(ls_owner_ref), decode_owner, NULL, &l))
-        return false;
-    pod->n_owner_refs = l.n;
-    pod->owner_refs = l.items;
-    return true;
 }
 
 /* ---- pod volumes (what the volume plugins read) ---------------------------- */
@@ -465,16 +395,13 @@ static bool decode_volume(dec *d, const cJSON *j, void *out, void *ctx)
 static bool decode_volumes(dec *d, const cJSON *obj, ls_pod *pod)
 {
     const cJSON *spec;
-    list_out l;
     if (!dec_get_object(d, obj, "spec", &spec))
         return false;
     if (!spec)
         return true;
     size_t mark = dec_path_field(d, "spec");
-    if (!dec_list(d, spec, "volumes", sizeof(ls_volume), decode_volume, pod, &l))
+    if (!DEC_LIST_INTO(d, spec, "volumes", decode_volume, pod, pod, volumes))
         return false;
-    pod->n_volumes = l.n;
-    pod->volumes = l.items;
     dec_path_pop(d, mark);
     return true;
 }
@@ -500,7 +427,8 @@ static bool decode_pod_meta(dec *d, const cJSON *obj, ls_pod *pod)
     /* The cache is keyed by uid; hand-written manifests often have none. */
     pod->uid = ls_intern_cstr(d->who);
     if (!dec_get_str(d, meta, "uid", &pod->uid) || !dec_labels(d, meta, "labels", &pod->labels) ||
-        !decode_owners(d, meta, pod) || !dec_get_time(d, meta, "creationTimestamp", &pod->creation_ns) ||
+        !DEC_LIST_INTO(d, meta, "ownerReferences", decode_owner, NULL, pod, owner_refs) ||
+        !dec_get_time(d, meta, "creationTimestamp", &pod->creation_ns) ||
         !dec_get_time(d, meta, "deletionTimestamp", &pod->deletion_ns))
         return false;
     dec_path_pop(d, mark);
@@ -552,8 +480,12 @@ static bool decode_pod_spec(dec *d, const cJSON *obj, ls_pod *pod, pod_build *b)
         return false;
     size_t mark = dec_path_field(d, "spec");
     if (!decode_pod_spec_scalars(d, spec, pod) || !dec_labels(d, spec, "nodeSelector", &pod->node_selector) ||
-        !decode_affinity(d, spec, pod) || !decode_tolerations(d, spec, pod) || !decode_spreads(d, spec, pod) ||
-        !decode_gates(d, spec, pod) || !decode_resource_claims(d, spec, pod) || !dec_containers(d, spec, pod, b) ||
+        !decode_affinity(d, spec, pod) ||
+        !DEC_LIST_INTO(d, spec, "tolerations", decode_toleration, NULL, pod, tolerations) ||
+        !DEC_LIST_INTO(d, spec, "topologySpreadConstraints", decode_spread, pod, pod, spread_constraints) ||
+        !DEC_LIST_INTO(d, spec, "schedulingGates", decode_gate, NULL, pod, scheduling_gates) ||
+        !DEC_LIST_INTO(d, spec, "resourceClaims", decode_resource_claim, NULL, pod, resource_claims) ||
+        !dec_containers(d, spec, pod, b) ||
         !decode_scheduling_group(d, spec, pod))
         return false;
     dec_path_pop(d, mark);
@@ -667,16 +599,6 @@ static bool decode_image(dec *d, const cJSON *j, void *out, void *ctx)
            dec_get_int64(d, j, "sizeBytes", &img->size, NULL);
 }
 
-static bool decode_images(dec *d, const cJSON *status, ls_node *node)
-{
-    list_out l;
-    if (!dec_list(d, status, "images", sizeof(ls_node_image), decode_image, NULL, &l))
-        return false;
-    node->n_images = l.n;
-    node->images = l.items;
-    return true;
-}
-
 static bool decode_condition(dec *d, const cJSON *j, void *out, void *ctx)
 {
     (void)ctx;
@@ -684,16 +606,6 @@ static bool decode_condition(dec *d, const cJSON *j, void *out, void *ctx)
     if (!cJSON_IsObject(j))
         return dec_fail(d, j, "expected an object");
     return dec_get_str(d, j, "type", &c->type) && dec_get_str(d, j, "status", &c->status);
-}
-
-static bool decode_conditions(dec *d, const cJSON *status, ls_node *node)
-{
-    list_out l;
-    if (!dec_list(d, status, "conditions", sizeof(ls_node_condition), decode_condition, NULL, &l))
-        return false;
-    node->n_conditions = l.n;
-    node->conditions = l.items;
-    return true;
 }
 
 static bool decode_node_meta(dec *d, const cJSON *obj, ls_node *node)
@@ -721,7 +633,8 @@ static bool decode_node_spec(dec *d, const cJSON *obj, ls_node *node)
     if (!dec_get_object(d, obj, "spec", &spec))
         return false;
     size_t mark = dec_path_field(d, "spec");
-    if (!dec_get_bool(d, spec, "unschedulable", &node->unschedulable) || !decode_taints(d, spec, node))
+    if (!dec_get_bool(d, spec, "unschedulable", &node->unschedulable) ||
+        !DEC_LIST_INTO(d, spec, "taints", decode_taint, NULL, node, taints))
         return false;
     dec_path_pop(d, mark);
     return true;
@@ -742,7 +655,8 @@ static bool decode_node_status(dec *d, const cJSON *obj, ls_node *node)
         if (!dec_resources(d, status, "allocatable", &node->allocatable, NULL))
             return false;
     }
-    if (!decode_images(d, status, node) || !decode_conditions(d, status, node) ||
+    if (!DEC_LIST_INTO(d, status, "images", decode_image, NULL, node, images) ||
+        !DEC_LIST_INTO(d, status, "conditions", decode_condition, NULL, node, conditions) ||
         !dec_strings(d, status, "declaredFeatures", &node->n_declared_features, &node->declared_features))
         return false;
     dec_path_pop(d, mark);

@@ -56,19 +56,24 @@ void dec_path_pop(dec *d, size_t mark)
     d->path[mark] = '\0';
 }
 
+void dec_location(const ls_decode_ctx *c, const cJSON *at, char *out, size_t cap)
+{
+    const char *src = c && c->source ? c->source : NULL;
+    int line = c && c->line_of && at ? c->line_of(at, c->line_ud) : 0;
+    out[0] = '\0';
+    if (src && line > 0)
+        snprintf(out, cap, "%s:%d: ", src, line);
+    else if (src)
+        snprintf(out, cap, "%s: ", src);
+    else if (line > 0)
+        snprintf(out, cap, "line %d: ", line);
+}
+
 /* "file:line: pod ns/name: path: msg"; parts that are unknown are left out. */
 static bool report(dec *d, const cJSON *at, const char *path, const char *msg)
 {
-    const ls_decode_ctx *c = d->ctx;
-    const char *src = c && c->source ? c->source : NULL;
-    int line = c && c->line_of && at ? c->line_of(at, c->line_ud) : 0;
-    char loc[320] = "";
-    if (src && line > 0)
-        snprintf(loc, sizeof loc, "%s:%d: ", src, line);
-    else if (src)
-        snprintf(loc, sizeof loc, "%s: ", src);
-    else if (line > 0)
-        snprintf(loc, sizeof loc, "line %d: ", line);
+    char loc[320];
+    dec_location(d->ctx, at, loc, sizeof loc);
     return ls_errorf(d->err, "%s%s%s%s%s%s: %s", loc, d->kind, *d->who ? " " : "", d->who,
                      *path ? ": " : "", path, msg);
 }
@@ -397,6 +402,17 @@ bool dec_list(dec *d, const cJSON *obj, const char *name, size_t item_size, deco
     return true;
 }
 
+bool dec_list_to(dec *d, const cJSON *obj, const char *name, size_t item_size, decode_item_fn fn, void *ctx,
+                 uint32_t *n, void *items)
+{
+    list_out l;
+    if (!dec_list(d, obj, name, item_size, fn, ctx, &l))
+        return false;
+    *n = l.n;
+    memcpy(items, &l.items, sizeof l.items);
+    return true;
+}
+
 static bool decode_string_item(dec *d, const cJSON *item, void *out, void *ctx)
 {
     (void)ctx;
@@ -410,14 +426,7 @@ static bool decode_string_item(dec *d, const cJSON *item, void *out, void *ctx)
 bool dec_strings(dec *d, const cJSON *obj, const char *name, uint32_t *n, const ls_str **out)
 {
     const cJSON *arr;
-    list_out l;
     if (!dec_get_array(d, obj, name, &arr))
         return false;
-    if (!arr)
-        return true;
-    if (!dec_list(d, obj, name, sizeof(ls_str), decode_string_item, NULL, &l))
-        return false;
-    *n = l.n;
-    *out = l.items;
-    return true;
+    return !arr || dec_list_to(d, obj, name, sizeof(ls_str), decode_string_item, NULL, n, out);
 }

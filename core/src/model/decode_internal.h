@@ -27,6 +27,9 @@ typedef struct dec {
 } dec;
 
 void dec_init(dec *d, const ls_decode_ctx *ctx, ls_error *err, ls_arena *a, const char *kind);
+/* An error's location prefix, "file:line: ", "file: ", "line N: " or "" (the
+ * parts that are unknown left out), into out. */
+void dec_location(const ls_decode_ctx *c, const cJSON *at, char *out, size_t cap);
 
 /* ---- field paths and errors: every dec_* that fails has reported to d->err */
 
@@ -80,6 +83,13 @@ bool dec_items(dec *d, const cJSON *arr, size_t item_size, decode_item_fn fn, vo
 /* obj.name, a list (absent: no elements), decoded by fn under its field path. */
 bool dec_list(dec *d, const cJSON *obj, const char *name, size_t item_size, decode_item_fn fn, void *ctx,
               list_out *out);
+/* dec_list into a record's count and array fields (set only on success); items
+ * is the address of the array pointer field. DEC_LIST_INTO names them by the
+ * record's convention: `field` and `n_field`. */
+bool dec_list_to(dec *d, const cJSON *obj, const char *name, size_t item_size, decode_item_fn fn, void *ctx,
+                 uint32_t *n, void *items);
+#define DEC_LIST_INTO(d, obj, name, fn, ctx, rec, field) \
+    dec_list_to((d), (obj), (name), sizeof *(rec)->field, (fn), (ctx), &(rec)->n_##field, &(rec)->field)
 
 /* ---- a pod's containers and resize status (decode_containers.c) */
 

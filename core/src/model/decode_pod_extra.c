@@ -12,6 +12,7 @@
  * the same form as decode.c's: "file:line: pod ns/name: field.path: message".
  */
 #include "decode_extra.h"
+#include "decode_internal.h"
 #include "pod_resources.h"
 
 #include <cjson/cJSON.h>
@@ -38,16 +39,8 @@ static bool xfail(xdec *d, const cJSON *at, const char *path, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    const ls_decode_ctx *c = d->ctx;
-    const char *src = c && c->source ? c->source : NULL;
-    int line = c && c->line_of && at ? c->line_of(at, c->line_ud) : 0;
-    char loc[320] = "";
-    if (src && line > 0)
-        snprintf(loc, sizeof loc, "%s:%d: ", src, line);
-    else if (src)
-        snprintf(loc, sizeof loc, "%s: ", src);
-    else if (line > 0)
-        snprintf(loc, sizeof loc, "line %d: ", line);
+    char loc[320];
+    dec_location(d->ctx, at, loc, sizeof loc);
     return ls_errorf(d->err, "%s%s %s: %s: %s", loc, d->kind, d->who, path, msg);
 }
 

@@ -336,8 +336,7 @@ ls_doc_set *ls_doc_parse(const char *text, size_t len, const char *source_name, 
     return d;
 }
 
-/* Reads through EOF rather than trusting a size, so pipes and /dev/stdin work. */
-static char *doc_read_file(const char *path, size_t *len_out, ls_error *err)
+char *ls_doc_read_file(const char *path, size_t *len_out, ls_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -354,7 +353,7 @@ static char *doc_read_file(const char *path, size_t *len_out, ls_error *err)
 ls_doc_set *ls_doc_load_file(const char *path, ls_error *err)
 {
     size_t len = 0;
-    char *text = doc_read_file(path, &len, err);
+    char *text = ls_doc_read_file(path, &len, err);
     if (!text)
         return NULL;
     ls_doc_set *d = ls_doc_parse(text, len, path, err);

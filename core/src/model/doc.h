@@ -43,6 +43,10 @@ typedef struct ls_doc_set ls_doc_set;
  * what they have. A top-level document that is not an object is an error.
  * Errors read "file:line:col: what was expected" and the result is NULL. */
 ls_doc_set *ls_doc_load_file(const char *path, ls_error *err);
+/* The file's text, NUL-terminated in a heap buffer (*len without the NUL),
+ * read through EOF rather than trusting a size, so pipes and /dev/stdin work;
+ * NULL with "path: cannot read file: reason" in err. */
+char *ls_doc_read_file(const char *path, size_t *len, ls_error *err);
 /* The same on text in memory; source_name is what errors and ls_doc_source
  * show (NULL gives "<input>"). The text need not be NUL-terminated. */
 ls_doc_set *ls_doc_parse(const char *text, size_t len, const char *source_name, ls_error *err);

@@ -1,13 +1,15 @@
 /*
  * parse_text.c: one Pod, Node or other API object from JSON or YAML text, for
  * the plugin author's kit and the specs (the cluster loader decodes whole
- * files itself).
+ * files itself), and a cluster file's documents as JSON texts for the kit.
  */
 #include "luasched/model.h"
 #include "luasched/objects.h"
 #include "model/doc.h"
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef enum { PARSE_POD, PARSE_NODE, PARSE_OBJECT } parse_kind;
 
@@ -71,4 +73,48 @@ void ls_object_release(const ls_object *obj)
 {
     if (obj)
         ls_object_obj_free((ls_object_obj *)(void *)((char *)(uintptr_t)obj - offsetof(ls_object_obj, obj)));
+}
+
+/* Appends the document's compact JSON and a newline to *out (grown with
+ * realloc); false when out of memory. */
+static bool append_line(char **out, size_t *len, const cJSON *item)
+{
+    char *json = cJSON_PrintUnformatted(item);
+    if (!json)
+        return false;
+    size_t n = strlen(json);
+    char *grown = realloc(*out, *len + n + 2);
+    if (grown) {
+        memcpy(grown + *len, json, n);
+        grown[*len + n] = '\n';
+        grown[*len + n + 1] = '\0';
+        *out = grown;
+        *len += n + 1;
+    }
+    cJSON_free(json);
+    return grown != NULL;
+}
+
+char *ls_documents_json(const char *text, size_t len, const char *source, ls_error *err)
+{
+    ls_doc_set *doc = ls_doc_parse(text, len, source, err);
+    if (!doc)
+        return NULL;
+    char *out = calloc(1, 1);
+    size_t out_len = 0;
+    for (uint32_t i = 0; out && i < ls_doc_count(doc); i++) {
+        if (!append_line(&out, &out_len, ls_doc_get(doc, i))) {
+            free(out);
+            out = NULL;
+        }
+    }
+    if (!out)
+        ls_errorf(err, "%s: out of memory", source ? source : "<input>");
+    ls_doc_free(doc);
+    return out;
+}
+
+void ls_text_free(char *text)
+{
+    free(text);
 }

@@ -265,69 +265,69 @@ bool ls_extender_interested(const ls_extender *e, const ls_pod *pod)
 
 /* ---- the wire */
 
-void ls_extender_add_string(ls_kbuf *b, const char *s)
+void ls_extender_add_string(ls_buf *b, const char *s)
 {
     cJSON *str = cJSON_CreateString(s);
     char *text = cJSON_PrintUnformatted(str);
-    ls_kbuf_adds(b, text);
+    ls_buf_adds(b, text);
     free(text);
     cJSON_Delete(str);
 }
 
 /* The pod as the scheduler received it; without kept JSON (a configuration
  * reloaded with extenders after the pod arrived), its identity only. */
-void ls_extender_add_pod(ls_kbuf *b, const ls_pod *pod)
+void ls_extender_add_pod(ls_buf *b, const ls_pod *pod)
 {
     const char *json = ls_pod_json(pod);
     if (json) {
-        ls_kbuf_adds(b, json);
+        ls_buf_adds(b, json);
         return;
     }
-    ls_kbuf_adds(b, "{\"metadata\":{\"name\":");
+    ls_buf_adds(b, "{\"metadata\":{\"name\":");
     ls_extender_add_string(b, ls_str_get(pod->name));
-    ls_kbuf_adds(b, ",\"namespace\":");
+    ls_buf_adds(b, ",\"namespace\":");
     ls_extender_add_string(b, ls_str_get(pod->ns));
-    ls_kbuf_adds(b, ",\"uid\":");
+    ls_buf_adds(b, ",\"uid\":");
     ls_extender_add_string(b, ls_str_get(pod->uid));
-    ls_kbuf_adds(b, "}}");
+    ls_buf_adds(b, "}}");
 }
 
-static void add_node(ls_kbuf *b, const ls_node *node)
+static void add_node(ls_buf *b, const ls_node *node)
 {
     const char *json = ls_node_json(node);
     if (json) {
-        ls_kbuf_adds(b, json);
+        ls_buf_adds(b, json);
         return;
     }
-    ls_kbuf_adds(b, "{\"metadata\":{\"name\":");
+    ls_buf_adds(b, "{\"metadata\":{\"name\":");
     ls_extender_add_string(b, ls_str_get(node->name));
-    ls_kbuf_adds(b, "}}");
+    ls_buf_adds(b, "}}");
 }
 
 /* ExtenderArgs: the pod, and the nodes (names only when nodeCacheCapable). */
 static char *extender_args(const ls_extender *e, const ls_pod *pod, const ls_node_info *const *nodes, uint32_t n)
 {
-    ls_kbuf b = {0};
-    ls_kbuf_adds(&b, "{\"Pod\":");
+    ls_buf b = {0};
+    ls_buf_adds(&b, "{\"Pod\":");
     ls_extender_add_pod(&b, pod);
     if (e->cfg->node_cache_capable) {
-        ls_kbuf_adds(&b, ",\"Nodes\":null,\"NodeNames\":[");
+        ls_buf_adds(&b, ",\"Nodes\":null,\"NodeNames\":[");
         for (uint32_t i = 0; i < n; i++) {
             if (i)
-                ls_kbuf_adds(&b, ",");
+                ls_buf_adds(&b, ",");
             ls_extender_add_string(&b, ls_str_get(nodes[i]->node->name));
         }
-        ls_kbuf_adds(&b, "]}");
+        ls_buf_adds(&b, "]}");
     } else {
-        ls_kbuf_adds(&b, ",\"Nodes\":{\"metadata\":{},\"items\":[");
+        ls_buf_adds(&b, ",\"Nodes\":{\"metadata\":{},\"items\":[");
         for (uint32_t i = 0; i < n; i++) {
             if (i)
-                ls_kbuf_adds(&b, ",");
+                ls_buf_adds(&b, ",");
             add_node(&b, nodes[i]->node);
         }
-        ls_kbuf_adds(&b, "]},\"NodeNames\":null}");
+        ls_buf_adds(&b, "]},\"NodeNames\":null}");
     }
-    return b.s;
+    return b.data;
 }
 
 /* A message built with printf's format, of any length (caller frees). */
@@ -569,19 +569,19 @@ void ls_extenders_prioritize(ls_extenders *x, const ls_cycle *c, int64_t *totals
 
 static char *bind_one(const ls_extender *e, const ls_pod *pod, ls_str node)
 {
-    ls_kbuf b = {0};
-    ls_kbuf_adds(&b, "{\"PodName\":");
+    ls_buf b = {0};
+    ls_buf_adds(&b, "{\"PodName\":");
     ls_extender_add_string(&b, ls_str_get(pod->name));
-    ls_kbuf_adds(&b, ",\"PodNamespace\":");
+    ls_buf_adds(&b, ",\"PodNamespace\":");
     ls_extender_add_string(&b, ls_str_get(pod->ns));
-    ls_kbuf_adds(&b, ",\"PodUID\":");
+    ls_buf_adds(&b, ",\"PodUID\":");
     ls_extender_add_string(&b, ls_str_get(pod->uid));
-    ls_kbuf_adds(&b, ",\"Node\":");
+    ls_buf_adds(&b, ",\"Node\":");
     ls_extender_add_string(&b, ls_str_get(node));
-    ls_kbuf_adds(&b, "}");
+    ls_buf_adds(&b, "}");
     char *msg = NULL;
-    cJSON *result = ls_extender_send(e, e->cfg->bind_verb, b.s, &msg);
-    ls_kbuf_free(&b);
+    cJSON *result = ls_extender_send(e, e->cfg->bind_verb, b.data, &msg);
+    ls_buf_free(&b);
     const cJSON *error = result ? field(result, "Error") : NULL;
     if (cJSON_IsString(error) && error->valuestring[0])
         msg = ls_xstrdup(error->valuestring);

@@ -48,8 +48,8 @@ bool ls_extender_interested(const ls_extender *e, const ls_pod *pod);
  * frees) in upstream's words: `Post "URL": why`, `failed VERB with extender
  * at URL URL, code N`. */
 cJSON *ls_extender_send(const ls_extender *e, const char *verb, const char *body, char **msg);
-void ls_extender_add_string(ls_kbuf *b, const char *s);
+void ls_extender_add_string(ls_buf *b, const char *s);
 char *ls_extender_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void ls_extender_add_pod(ls_kbuf *b, const ls_pod *pod);
+void ls_extender_add_pod(ls_buf *b, const ls_pod *pod);
 
 #endif

@@ -74,32 +74,32 @@ const ls_pod *ls_extenders_victim(const ls_extenders *x, uint32_t i, uint32_t k)
 static char *preemption_args(const ls_extenders *x, const ls_extender *e, const ls_pod *pod)
 {
     bool meta = e->cfg->node_cache_capable;
-    ls_kbuf b = {0};
-    ls_kbuf_adds(&b, "{\"Pod\":");
+    ls_buf b = {0};
+    ls_buf_adds(&b, "{\"Pod\":");
     ls_extender_add_pod(&b, pod);
-    ls_kbuf_adds(&b, meta ? ",\"NodeNameToVictims\":null,\"NodeNameToMetaVictims\":{" : ",\"NodeNameToVictims\":{");
+    ls_buf_adds(&b, meta ? ",\"NodeNameToVictims\":null,\"NodeNameToMetaVictims\":{" : ",\"NodeNameToVictims\":{");
     for (uint32_t i = 0; i < x->candidates.len; i++) {
         const extender_candidate *c = &LS_VEC_AT(&x->candidates, extender_candidate, i);
         if (i)
-            ls_kbuf_adds(&b, ",");
+            ls_buf_adds(&b, ",");
         ls_extender_add_string(&b, ls_str_get(c->node));
-        ls_kbuf_adds(&b, ":{\"Pods\":[");
+        ls_buf_adds(&b, ":{\"Pods\":[");
         for (uint32_t k = 0; k < c->n_victims; k++) {
             const ls_pod *v = LS_VEC_AT(&x->victims, const ls_pod *, c->first + k);
             if (k)
-                ls_kbuf_adds(&b, ",");
+                ls_buf_adds(&b, ",");
             if (meta) {
-                ls_kbuf_adds(&b, "{\"UID\":");
+                ls_buf_adds(&b, "{\"UID\":");
                 ls_extender_add_string(&b, ls_str_get(v->uid));
-                ls_kbuf_adds(&b, "}");
+                ls_buf_adds(&b, "}");
             } else {
                 ls_extender_add_pod(&b, v);
             }
         }
-        ls_kbuf_addf(&b, "],\"NumPDBViolations\":%lld}", (long long)c->pdb_violations);
+        ls_buf_addf(&b, "],\"NumPDBViolations\":%lld}", (long long)c->pdb_violations);
     }
-    ls_kbuf_adds(&b, meta ? "}}" : "},\"NodeNameToMetaVictims\":null}");
-    return b.s;
+    ls_buf_adds(&b, meta ? "}}" : "},\"NodeNameToMetaVictims\":null}");
+    return b.data;
 }
 
 /* ---- the answer */

@@ -235,23 +235,23 @@ static bool review_token(ls_delegated_auth *a, const char *token, identity *who)
 }
 
 /* Each field with its length, so that no two different requests share a key. */
-static void key_field(ls_http_buf *b, const char *s)
+static void key_field(ls_buf *b, const char *s)
 {
     size_t n = strlen(s);
-    ls_http_buf_append(b, &n, sizeof n);
-    ls_http_buf_append(b, s, n);
+    ls_buf_add(b, &n, sizeof n);
+    ls_buf_add(b, s, n);
 }
 
 static void access_key(const identity *who, const char *verb, const char *path, unsigned char *key)
 {
-    ls_http_buf b = {0};
+    ls_buf b = {0};
     key_field(&b, who->name);
     for (int i = 0; i < who->n_groups; i++)
         key_field(&b, who->groups[i]);
     key_field(&b, verb);
     key_field(&b, path);
     SHA256((const unsigned char *)b.data, b.len, key);
-    ls_http_buf_free(&b);
+    ls_buf_free(&b);
 }
 
 /* SubjectAccessReview of a non-resource request; *reason gets status.reason (may be NULL). */

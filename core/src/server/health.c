@@ -33,9 +33,9 @@ static void respond_checks(ls_http_response *rs, const ls_http_request *rq, cons
         respond_text(rs, ready ? 200 : 500, ready ? "ok" : "[-]not ready\n");
         return;
     }
-    ls_http_buf b = {0};
-    ls_http_buf_printf(&b, "[+]ping ok\n[%c]%s %s\n", ready ? '+' : '-', check, ready ? "ok" : "failed");
-    ls_http_buf_printf(&b, "%s check %s\n", what, ready ? "passed" : "failed");
+    ls_buf b = {0};
+    ls_buf_addf(&b, "[+]ping ok\n[%c]%s %s\n", ready ? '+' : '-', check, ready ? "ok" : "failed");
+    ls_buf_addf(&b, "%s check %s\n", what, ready ? "passed" : "failed");
     ls_http_respond_take(rs, ready ? 200 : 500, "text/plain; charset=utf-8", b.data, b.len);
 }
 

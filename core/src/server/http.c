@@ -26,55 +26,6 @@ struct ls_http_server {
     volatile bool stopping;
 };
 
-/* ---- buffers */
-
-void ls_http_buf_append(ls_http_buf *b, const void *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->data = ls_xrealloc(b->data, cap);
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->data + b->len, p, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-void ls_http_buf_puts(ls_http_buf *b, const char *s)
-{
-    ls_http_buf_append(b, s, strlen(s));
-}
-
-void ls_http_buf_printf(ls_http_buf *b, const char *fmt, ...)
-{
-    char small[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof small) {
-        ls_http_buf_append(b, small, (size_t)n);
-        return;
-    }
-    char *big = ls_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    ls_http_buf_append(b, big, (size_t)n);
-    free(big);
-}
-
-void ls_http_buf_free(ls_http_buf *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
 /* ---- responses */
 
 static void set_common(ls_http_response *r, int status, const char *content_type)
@@ -138,7 +89,7 @@ void ls_http_response_release(ls_http_response *r)
 
 typedef struct req_state {
     char *uri;          /* as received: path and query */
-    ls_http_buf body;
+    ls_buf body;
     bool started, too_big;
 } req_state;
 
@@ -254,7 +205,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!st)
         return;
     free(st->uri);
-    ls_http_buf_free(&st->body);
+    ls_buf_free(&st->body);
     free(st);
     *con_cls = NULL;
 }
@@ -278,7 +229,7 @@ typedef struct stream_state {
     ls_http_producer producer;
     void *ud;
     void (*free_ud)(void *);
-    ls_http_buf buf;
+    ls_buf buf;
     size_t off;
     bool done;
 } stream_state;
@@ -308,7 +259,7 @@ static void stream_free(void *cls)
     stream_state *s = cls;
     if (s->free_ud)
         s->free_ud(s->ud);
-    ls_http_buf_free(&s->buf);
+    ls_buf_free(&s->buf);
     free(s);
 }
 
@@ -358,7 +309,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (*upload_size) {
         size_t cap = srv->opts.max_body ? srv->opts.max_body : DEFAULT_MAX_BODY;
         if (!st->too_big && st->body.len + *upload_size <= cap)
-            ls_http_buf_append(&st->body, upload, *upload_size);
+            ls_buf_add(&st->body, upload, *upload_size);
         else
             st->too_big = true;
         *upload_size = 0;

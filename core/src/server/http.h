@@ -36,16 +36,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A growable byte buffer (also what producers write their chunks into). */
-typedef struct ls_http_buf {
-    char *data;
-    size_t len, cap;
-} ls_http_buf;
-
-void ls_http_buf_append(ls_http_buf *b, const void *p, size_t n);
-void ls_http_buf_puts(ls_http_buf *b, const char *s);
-void ls_http_buf_printf(ls_http_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void ls_http_buf_free(ls_http_buf *b);
 
 /* One request. Strings are NUL-terminated and valid during the handler call
  * only.
@@ -83,7 +73,7 @@ const char *ls_http_header(const ls_http_request *r, const char *name);
  * the stream is over (what was appended is still sent). `stopping` becomes
  * true when the server is being stopped: the producer must then return false
  * promptly (blocking waits should be short, or woken by on_stop). */
-typedef bool (*ls_http_producer)(void *ud, ls_http_buf *out, const volatile bool *stopping);
+typedef bool (*ls_http_producer)(void *ud, ls_buf *out, const volatile bool *stopping);
 
 #define LS_HTTP_MAX_HEADERS 8
 

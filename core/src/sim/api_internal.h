@@ -74,6 +74,8 @@ void api_group_version(const ls_api_resource *r, char *buf, size_t len);
 cJSON *api_openapi_root(void);
 cJSON *api_openapi_group(const char *path);
 bool api_resource_has_sub(const ls_api_resource *r, const char *sub);
+/* Does the comma-separated list (NULL: empty) hold the word? */
+bool api_list_has(const char *list, const char *word);
 /* metrics.k8s.io: get and list only (writes come from cluster files). */
 bool api_resource_read_only(const ls_api_resource *r);
 

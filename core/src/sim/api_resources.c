@@ -114,8 +114,7 @@ void api_group_version(const ls_api_resource *r, char *buf, size_t len)
         snprintf(buf, len, "%s", r->version);
 }
 
-/* Does the comma-separated list hold the word? */
-static bool list_has(const char *list, const char *word)
+bool api_list_has(const char *list, const char *word)
 {
     size_t n = strlen(word);
     for (const char *p = list; p && *p;) {
@@ -130,7 +129,7 @@ static bool list_has(const char *list, const char *word)
 
 bool api_resource_has_sub(const ls_api_resource *r, const char *sub)
 {
-    return list_has(r->subresources, sub);
+    return api_list_has(r->subresources, sub);
 }
 
 static void add_strings(cJSON *obj, const char *key, const char *list)

@@ -126,15 +126,7 @@ static bool field_allowed(const ls_api_resource *r, const char *key)
 {
     if (strcmp(key, "metadata.name") == 0 || strcmp(key, "metadata.namespace") == 0)
         return true;
-    size_t n = strlen(key);
-    for (const char *p = r->fields; p && *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && strncmp(p, key, n) == 0)
-            return true;
-        p = end ? end + 1 : NULL;
-    }
-    return false;
+    return api_list_has(r->fields, key);
 }
 
 static bool parse_fields(api_selector *s, const ls_api_resource *r, const char *text, char *msg, size_t msglen)

@@ -41,17 +41,17 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void write_event(ls_http_buf *out, const char *type, const cJSON *obj)
+static void write_event(ls_buf *out, const char *type, const cJSON *obj)
 {
     char *text = cJSON_PrintUnformatted(obj);
-    ls_http_buf_printf(out, "{\"type\":\"%s\",\"object\":", type);
-    ls_http_buf_puts(out, text);
-    ls_http_buf_puts(out, "}\n");
+    ls_buf_addf(out, "{\"type\":\"%s\",\"object\":", type);
+    ls_buf_adds(out, text);
+    ls_buf_adds(out, "}\n");
     free(text);
 }
 
 /* An object event, as a one-row Table when kubectl asked for tables. */
-static void write_obj(const ls_api_watch *w, ls_http_buf *out, const char *type, const cJSON *obj)
+static void write_obj(const ls_api_watch *w, ls_buf *out, const char *type, const cJSON *obj)
 {
     if (!w->table) {
         write_event(out, type, obj);
@@ -127,7 +127,7 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
 }
 
 /* ADDED for every object in scope: the start of a watch from "" or "0". */
-static void send_initial(ls_api_watch *w, ls_http_buf *out)
+static void send_initial(ls_api_watch *w, ls_buf *out)
 {
     api_coll *c = api_coll_of(w->api, w->res);
     w->cursor = w->api->rv;   /* the snapshot is now: changes made since the watch began are in it */
@@ -140,7 +140,7 @@ static void send_initial(ls_api_watch *w, ls_http_buf *out)
 }
 
 /* One ring event as this watcher sees it; false when it sees nothing. */
-static bool send_event(ls_api_watch *w, const api_event *e, ls_http_buf *out)
+static bool send_event(ls_api_watch *w, const api_event *e, ls_buf *out)
 {
     if (e->res != w->res)
         return false;
@@ -172,7 +172,7 @@ static bool send_event(ls_api_watch *w, const api_event *e, ls_http_buf *out)
 }
 
 /* Reads the ring after the cursor; false when the cursor fell out of it. */
-static bool send_backlog(ls_api_watch *w, ls_http_buf *out)
+static bool send_backlog(ls_api_watch *w, ls_buf *out)
 {
     ls_api *a = w->api;
     if (w->cursor < a->rv && w->cursor < api_oldest_rv(a)) {
@@ -191,7 +191,7 @@ static bool send_backlog(ls_api_watch *w, ls_http_buf *out)
     return true;
 }
 
-static void send_bookmark(ls_api_watch *w, ls_http_buf *out, bool initial_end)
+static void send_bookmark(ls_api_watch *w, ls_buf *out, bool initial_end)
 {
     char gv[128], rv[32];
     api_group_version(w->res, gv, sizeof gv);
@@ -225,7 +225,7 @@ static void wait_changed(ls_api_watch *w, uint64_t until_ms)
 }
 
 /* Under the lock: one pull; false when the stream is over. */
-static bool next_locked(ls_api_watch *w, ls_http_buf *out, const volatile bool *stopping)
+static bool next_locked(ls_api_watch *w, ls_buf *out, const volatile bool *stopping)
 {
     ls_api *a = w->api;
     for (;;) {
@@ -268,7 +268,7 @@ static bool next_locked(ls_api_watch *w, ls_http_buf *out, const volatile bool *
     }
 }
 
-bool ls_api_watch_next(ls_api_watch *w, ls_http_buf *out, const volatile bool *stopping)
+bool ls_api_watch_next(ls_api_watch *w, ls_buf *out, const volatile bool *stopping)
 {
     pthread_mutex_lock(&w->api->mu);
     bool more = next_locked(w, out, stopping);

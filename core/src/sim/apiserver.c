@@ -184,7 +184,7 @@ static void list_opts(const ls_http_request *rq, ls_api_list_opts *o)
     o->include_object = ls_http_query(rq, "includeObject");
 }
 
-static bool watch_pull(void *ud, ls_http_buf *out, const volatile bool *stopping)
+static bool watch_pull(void *ud, ls_buf *out, const volatile bool *stopping)
 {
     return ls_api_watch_next(ud, out, stopping);
 }

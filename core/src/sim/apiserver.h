@@ -94,7 +94,7 @@ ls_api_watch *ls_api_watch_start(ls_api *a, const ls_api_resource *r, const char
                                  int *code, cJSON **out);
 /* Appends the next events (newline-delimited JSON) to out, waiting for them;
  * false when the stream is over. */
-bool ls_api_watch_next(ls_api_watch *w, ls_http_buf *out, const volatile bool *stopping);
+bool ls_api_watch_next(ls_api_watch *w, ls_buf *out, const volatile bool *stopping);
 void ls_api_watch_free(ls_api_watch *w);
 /* Wakes every watcher and makes them end (server stop). */
 void ls_api_stop_watches(ls_api *a);

@@ -57,7 +57,7 @@ static struct {
 } srv;
 
 typedef struct conn_ctx {
-    ls_kbuf body;
+    ls_buf body;
 } conn_ctx;
 
 typedef struct stream_ctx {
@@ -211,7 +211,7 @@ static enum MHD_Result serve_widgets(struct MHD_Connection *c, const char *url)
 
 static void copy_body(char *dst, size_t cap, const conn_ctx *cc)
 {
-    snprintf(dst, cap, "%s", cc->body.s ? cc->body.s : "");
+    snprintf(dst, cap, "%s", cc->body.data ? cc->body.data : "");
 }
 
 static enum MHD_Result serve_lease(struct MHD_Connection *c, const char *method, const char *url, conn_ctx *cc)
@@ -219,7 +219,7 @@ static enum MHD_Result serve_lease(struct MHD_Connection *c, const char *method,
     pthread_mutex_lock(&srv.lock);
     lease_rec *l = &srv.lease;
     enum MHD_Result ret;
-    cJSON *in = cc->body.s ? cJSON_Parse(cc->body.s) : NULL;
+    cJSON *in = cc->body.data ? cJSON_Parse(cc->body.data) : NULL;
     bool named = strstr(url, "/leases/") != NULL;
     if (strcmp(method, "GET") == 0) {
         if (!l->obj) {
@@ -364,7 +364,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (*upload_size) {
-        ls_kbuf_add(&cc->body, upload, *upload_size);
+        ls_buf_add(&cc->body, upload, *upload_size);
         *upload_size = 0;
         return MHD_YES;
     }
@@ -386,7 +386,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     (void)toe;
     conn_ctx *cc = *con_cls;
     if (cc) {
-        ls_kbuf_free(&cc->body);
+        ls_buf_free(&cc->body);
         free(cc);
     }
     *con_cls = NULL;
@@ -450,7 +450,7 @@ static int locked_int(const int *p)
 
 static bool collect_bytes(void *ud, const char *data, size_t len)
 {
-    ls_kbuf_add(ud, data, len);
+    ls_buf_add(ud, data, len);
     return true;
 }
 
@@ -512,17 +512,17 @@ static void test_kclient(void)
     ls_kresponse_free(&r);
 
     /* streaming: 2xx bytes go to the callback, anything else into the body */
-    ls_kbuf got = {0};
+    ls_buf got = {0};
     CHECK(ls_kclient_stream(c, "/hello", NULL, 5, collect_bytes, &got, &r, &err));
     CHECK_INT(r.status, 200);
-    CHECK_STR(got.s, "{\"ok\":true}");
+    CHECK_STR(got.data, "{\"ok\":true}");
     CHECK(r.body == NULL);
     ls_kresponse_free(&r);
-    ls_kbuf_free(&got);
+    ls_buf_free(&got);
     CHECK(ls_kclient_stream(c, "/always500", NULL, 5, collect_bytes, &got, &r, &err));
     CHECK_INT(r.status, 503);
     CHECK_INT(r.attempts, 1);   /* streams are never retried */
-    CHECK(got.s == NULL);
+    CHECK(got.data == NULL);
     CHECK_CONTAINS(r.body, "\"down\"");
     ls_kresponse_free(&r);
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 /* A tick at once, then one every 0.5 s until the server stops. */
-static bool endless(void *ud, ls_http_buf *out, const volatile bool *stopping)
+static bool endless(void *ud, ls_buf *out, const volatile bool *stopping)
 {
     int *calls = ud;
     if ((*calls)++)
@@ -23,7 +23,7 @@ static bool endless(void *ud, ls_http_buf *out, const volatile bool *stopping)
             usleep(10000);
     if (*stopping)
         return false;
-    ls_http_buf_puts(out, "tick\n");
+    ls_buf_adds(out, "tick\n");
     return true;
 }
 
@@ -34,23 +34,23 @@ static void handler(void *ud, const ls_http_request *rq, ls_http_response *rs)
         ls_http_respond_stream(rs, 200, "text/plain", endless, ls_xcalloc(1, sizeof(int)), free);
         return;
     }
-    ls_http_buf b = {0};
+    ls_buf b = {0};
     const char *q = ls_http_query(rq, "q");
-    ls_http_buf_printf(&b, "%s %s q=%s raw=%s body=%s", rq->method, rq->path, q ? q : "-", rq->query, rq->body);
+    ls_buf_addf(&b, "%s %s q=%s raw=%s body=%s", rq->method, rq->path, q ? q : "-", rq->query, rq->body);
     ls_http_respond(rs, 200, "text/plain", b.data, b.len);
     ls_http_add_header(rs, "X-Test", "yes");
-    ls_http_buf_free(&b);
+    ls_buf_free(&b);
 }
 
 static size_t collect(char *p, size_t size, size_t n, void *ud)
 {
-    ls_http_buf_append(ud, p, size * n);
+    ls_buf_add(ud, p, size * n);
     return size * n;
 }
 
-static ls_http_buf last_headers;
+static ls_buf last_headers;
 
-static long fetch(const char *url, const char *post, const char *ca_pem, long timeout_ms, ls_http_buf *body)
+static long fetch(const char *url, const char *post, const char *ca_pem, long timeout_ms, ls_buf *body)
 {
     CURL *c = curl_easy_init();
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -81,7 +81,7 @@ static void test_http(void)
     if (!s)
         return;
     char url[128];
-    ls_http_buf b = {0};
+    ls_buf b = {0};
     snprintf(url, sizeof url, "http://127.0.0.1:%u/x/y?q=a%%20b&r=1", ls_http_server_port(s));
     CHECK_INT(fetch(url, NULL, NULL, 5000, &b), 200);
     CHECK_STR(b.data, "GET /x/y q=a b raw=q=a%20b&r=1 body=");
@@ -102,7 +102,7 @@ static void test_http(void)
     ls_http_server_stop(s);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     CHECK((t1.tv_sec - t0.tv_sec) < 3);
-    ls_http_buf_free(&b);
+    ls_buf_free(&b);
 
     ls_http_server_opts bad = {.host = "not-an-address", .handler = handler};
     CHECK(ls_http_server_start(&bad, &err) == NULL);
@@ -122,14 +122,14 @@ static void test_tls(void)
     CHECK(s != NULL);
     if (s) {
         char url[128];
-        ls_http_buf b = {0};
+        ls_buf b = {0};
         /* Verified against the certificate itself as the CA, by IP and by name. */
         snprintf(url, sizeof url, "https://127.0.0.1:%u/tls", ls_http_server_port(s));
         CHECK_INT(fetch(url, NULL, cert, 5000, &b), 200);
         b.len = 0;
         snprintf(url, sizeof url, "https://localhost:%u/tls", ls_http_server_port(s));
         CHECK_INT(fetch(url, NULL, cert, 5000, &b), 200);
-        ls_http_buf_free(&b);
+        ls_buf_free(&b);
         ls_http_server_stop(s);
     }
     char path[] = "/tmp/ls_tls_XXXXXX";
@@ -177,6 +177,6 @@ int main(void)
     test_http();
     test_tls();
     curl_global_cleanup();
-    ls_http_buf_free(&last_headers);
+    ls_buf_free(&last_headers);
     TEST_MAIN_END();
 }

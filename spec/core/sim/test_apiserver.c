@@ -229,7 +229,7 @@ static void test_pagination(void)
 /* The events of one pull, as "TYPE name" lines. */
 static void pull(ls_api_watch *w, char *buf, size_t len, bool *more)
 {
-    ls_http_buf b = {0};
+    ls_buf b = {0};
     *more = ls_api_watch_next(w, &b, NULL);
     buf[0] = '\0';
     for (char *line = b.data, *nl; line && *line; line = nl + 1) {
@@ -246,7 +246,7 @@ static void pull(ls_api_watch *w, char *buf, size_t len, bool *more)
                  name ? name : str_at(obj, "metadata", "resourceVersion"));
         cJSON_Delete(ev);
     }
-    ls_http_buf_free(&b);
+    ls_buf_free(&b);
 }
 
 static void test_watch(void)
