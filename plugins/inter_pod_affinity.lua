@@ -180,19 +180,11 @@ end
 
 -- An existing pod's term against the incoming pod (namespace `ns`, its
 -- namespace's labels `ns_labels`).
-local function listed_namespace(t, ns, n)
-  for j = 0, n - 1 do
-    if t.namespaces[j] == ns then return true end
-  end
-  return false
-end
-
--- The common single namespace is compared without a loop: a loop here, inside
--- the callers' loops over pods, aborted their traces ("inner loop in root trace").
 local function existing_matches(t, pod, ns, ns_labels)
-  local n = t.n_namespaces
-  local hit
-  if n == 1 then hit = t.namespaces[0] == ns else hit = n > 1 and listed_namespace(t, ns, n) end
+  local hit = false
+  for j = 0, t.n_namespaces - 1 do
+    if t.namespaces[j] == ns then hit = true break end
+  end
   if not hit and t.has_ns_selector ~= 0 then hit = matches(t.ns_selector, ns_labels) end
   return hit and matches(t.selector, pod.labels)
 end
