@@ -278,6 +278,10 @@ end
 
 local NO_CLAIMS = { by_node = {}, all_bound = true }   -- a pod without claims (shared, never written)
 
+-- The delayed claims in order of their requested size. A function of its own:
+-- a closure inside pre_filter kept LuaJIT from compiling its returns (UCLO).
+local function by_request(a, b) return request_of(a) < request_of(b) end
+
 local function has_claims(pod)
   for i = 0, pod.n_volumes - 1 do
     local source = pod.volumes[i].source
@@ -298,7 +302,7 @@ function P:pre_filter(state, pod)
     return ls.skip
   end
   if claims.immediate > 0 then return self:status(ls.unresolvable, ERR_UNBOUND_IMMEDIATE) end
-  table.sort(claims.delayed, function(a, b) return request_of(a) < request_of(b) end)
+  table.sort(claims.delayed, by_request)
   claims.bound_pvs = {}   -- the bound claims' volumes, read once (false: not found)
   for i, pvc in ipairs(claims.bound) do claims.bound_pvs[i] = self:get_pv(pvc.spec.volumeName) or false end
   -- Every claim bound to a volume that exists and reaches every node: Filter

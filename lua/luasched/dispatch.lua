@@ -45,7 +45,8 @@ local cycle          -- ls_cycle* shared with C for the process lifetime
 local profiles = {}  -- [1-based] { name=, points = { hook = { inst... } }, weights = {} }
 local state          -- the running cycle's CycleState table
 local cycle_profile               -- the profile of the running cycle
-local skip_score = {}
+local skip_score = {}   -- PreScore's Skip set of the running cycle
+local restricting_names = {}   -- the PreFilter plugins that restricted the node names
 local current        -- plugin instance running, for error attribution
 local current_hook   -- the hook it runs (a key of the plugin table)
 
@@ -300,7 +301,7 @@ function M.pre_filter(pi)
   clear_status()
   current_hook = "pre_filter"
   state = {}
-  skip_score = {}
+  table_clear(skip_score)   -- the runtime's own: kept, not made anew per pod
   local prof = profiles[pi + 1]
   local sk = prof.skip
   table_clear(sk)   -- compiled, where a loop here kept M.pre_filter interpreted
@@ -311,7 +312,8 @@ function M.pre_filter(pi)
   cycle.prefilter_restricting = 0
   local list = profiles[pi + 1].points.pre_filter
   if not list then return SUCCESS end
-  local restricting = {}
+  local restricting = restricting_names
+  table_clear(restricting)
   sampling = cycle.sample_plugins ~= 0
   local ok, st, idx = pcall(run_pre_filter, list, cycle.pod[0], restricting)
   if sampling then timing.flush(cycle) end
@@ -605,7 +607,8 @@ function M.pre_bind_pre_flight(pi)
   end
   return SKIP
 end
-function M.bind(pi) return run_simple(pi, "bind", "Bind", { [SKIP] = true }) end
+local bind_results = { [SKIP] = true }
+function M.bind(pi) return run_simple(pi, "bind", "Bind", bind_results) end
 
 --- Unreserve runs on every Reserve plugin, in reverse order, errors logged only.
 function M.unreserve(pi)

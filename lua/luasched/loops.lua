@@ -19,34 +19,46 @@ local FILTER_HEAD = [[
 local checked, insts, now, observe, band = ...
 local SUCCESS = %d
 %s
-local cyc
+local cyc, npl
 
-local function node(state, pod, ni, st_out, sk, trace, base)
+local function node(state, pod, ni, st_out, sk, trace, idx)
   local st, code
 %s
   st_out.code = SUCCESS
   return true
 end
 
+-- The candidates from `start` on, wrapping: two ranges with an integer loop
+-- variable each (a wrapping counter cost a float add, compare and
+-- conversion per node). `npl` is read only when tracing.
 local function loop(c, state, pod, sk)
   cyc = c
   local cand, ncand = cyc.candidates, cyc.num_candidates
-  local start, want = cyc.start, cyc.num_to_find
+  local want = cyc.num_to_find
   local feasible, statuses = cyc.feasible, cyc.node_status
-  local trace, npl = nil, cyc.num_filter_plugins
+  local trace = nil
+  npl = cyc.num_filter_plugins
   if cyc.trace ~= 0 then trace = cyc.filter_trace end
-  local nf, processed = 0, 0
-  local at = start %% ncand   -- candidates from start, wrapping (no division per node)
-  for _ = 0, ncand - 1 do
+  local start = ncand > 0 and cyc.start %% ncand or 0
+  local nf, processed = 0, ncand
+  for at = start, ncand - 1 do
     local ni = cand[at][0]
-    at = at + 1
-    if at == ncand then at = 0 end
     local idx = ni.index
-    processed = processed + 1
-    if node(state, pod, ni, statuses[idx], sk, trace, idx * npl) then
+    if node(state, pod, ni, statuses[idx], sk, trace, idx) then
       feasible[nf] = ni
       nf = nf + 1
-      if nf >= want then break end
+      if nf >= want then processed = at - start + 1; break end
+    end
+  end
+  if processed == ncand then   -- no break in the first range
+    for at = 0, start - 1 do
+      local ni = cand[at][0]
+      local idx = ni.index
+      if node(state, pod, ni, statuses[idx], sk, trace, idx) then
+        feasible[nf] = ni
+        nf = nf + 1
+        if nf >= want then processed = ncand - start + at + 1; break end
+      end
     end
   end
   cyc.num_feasible = nf
@@ -55,7 +67,7 @@ end
 
 local function one(c, state, pod, ni, st_out, sk)
   cyc = c
-  return node(state, pod, ni, st_out, sk, nil, 0)
+  return node(state, pod, ni, st_out, sk, nil, ni.index)
 end
 
 return loop, one
@@ -70,14 +82,14 @@ local FILTER_STEP = [[
     if st ~= nil then
       code = checked(st)
       if code ~= SUCCESS then
-        if trace then trace[base + %d] = st.id + 1 end
+        if trace then trace[idx * npl + %d] = st.id + 1 end
         st_out.status = st.id
         st_out.code = code
         st_out.plugin = %d
         return false
       end
     end
-    if trace then trace[base + %d] = 1 end
+    if trace then trace[idx * npl + %d] = 1 end
   end
 ]]
 
