@@ -817,7 +817,7 @@ static void test_luasched_section(void)
 {
     const char *path = write_file("ext.yaml", API
                                   "luasched:\n"
-                                  "  pluginPath: [plugins, /opt/luasched/plugins, ../shared]\n"
+                                  "  pluginPath: [plugins, /opt/luasched/plugins, ../more-plugins]\n"
                                   "  pluginTimeoutMilliseconds: 250\n"
                                   "  instructionBudget: 5000000\n"
                                   "  memoryLimitBytes: 67108864\n");
@@ -829,11 +829,11 @@ static void test_luasched_section(void)
     CHECK_INT(lc->n_plugin_path, 3);
     if (lc->n_plugin_path == 3) {
         CHECK_STR(lc->plugin_path[0], "plugins");   /* as written */
-        CHECK_STR(lc->plugin_path[2], "../shared");
+        CHECK_STR(lc->plugin_path[2], "../more-plugins");
     }
     /* relative entries are relative to the config file's directory */
     char want[512];
-    snprintf(want, sizeof want, "%s/plugins:/opt/luasched/plugins:%s/../shared", tmp_dir, tmp_dir);
+    snprintf(want, sizeof want, "%s/plugins:/opt/luasched/plugins:%s/../more-plugins", tmp_dir, tmp_dir);
     CHECK_STR(lc->plugin_dirs, want);
     CHECK_INT(lc->plugin_timeout_ms, 250);
     CHECK_INT(lc->instruction_budget, 5000000);
