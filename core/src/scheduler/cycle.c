@@ -877,32 +877,37 @@ const ls_pod *ls_cycle_queued_pod(const ls_cycle *cycle, uint32_t pod_id)
 
 /* ---- asynchronous binding (a real cluster) */
 
+/* Forgets the pod's assumption in the cache (a failure is logged: the pod
+ * stays accounted until its events say otherwise). False when the pod was
+ * not assumed (bound or deleted meanwhile): nothing to undo. */
+static bool forget_if_assumed(ls_scheduler *s, const ls_pod *pod)
+{
+    ls_error err;
+    char ref[600];
+    if (!ls_cache_is_assumed(s->cache, pod))
+        return false;
+    if (!ls_cache_forget_pod(s->cache, pod, &err))
+        ls_log_error("Forgetting an assumed pod failed", "pod",
+                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
+    return true;
+}
+
 /* The API server refused a binding the binding cycle had handed over: the
  * assumed pod is forgotten and, as after any error, backs off before its next
  * attempt (upstream's handleBindingCycleError). A pod bound or deleted
  * meanwhile is left to the events that say so. */
 void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
 {
-    ls_error err;
-    char ref[600];
-    if (!ls_cache_is_assumed(s->cache, pod))
+    if (!forget_if_assumed(s, pod))
         return;
-    if (!ls_cache_forget_pod(s->cache, pod, &err))
-        ls_log_error("Forgetting an assumed pod failed", "pod",
-                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     /* The room it held is free again: as upstream's AssignedPodDelete. */
     ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
 
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
 {
-    ls_error err;
-    char ref[600];
-    if (!ls_cache_is_assumed(s->cache, pod))
+    if (!forget_if_assumed(s, pod))
         return;
-    if (!ls_cache_forget_pod(s->cache, pod, &err))
-        ls_log_error("Forgetting an assumed pod failed", "pod",
-                     ls_log_kobj(ref, sizeof ref, ls_str_get(pod->ns), ls_str_get(pod->name)), "err", err.msg);
     int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
     if (profile < 0)
         return;

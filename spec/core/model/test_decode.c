@@ -10,25 +10,10 @@
 #include <stdlib.h>
 
 #include "test.h"
+#include "test_json.h"
 
 #define MI (1024LL * 1024)
 #define GI (1024LL * MI)
-
-/* Test JSON is written with single quotes, which read better inside C strings. */
-static cJSON *json(const char *text)
-{
-    char *s = ls_xstrdup(text);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    cJSON *j = cJSON_Parse(s);
-    free(s);
-    if (!j) {
-        fprintf(stderr, "bad test JSON: %s\n", text);
-        abort();
-    }
-    return j;
-}
 
 static ls_pod_obj *pod_ctx(const char *text, const ls_decode_ctx *ctx, ls_error *err)
 {

@@ -9,22 +9,7 @@
 #include <stdlib.h>
 
 #include "test.h"
-
-/* Test JSON is written with single quotes, which read better inside C strings. */
-static cJSON *json(const char *text)
-{
-    char *s = ls_xstrdup(text);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    cJSON *j = cJSON_Parse(s);
-    free(s);
-    if (!j) {
-        fprintf(stderr, "bad test JSON: %s\n", text);
-        abort();
-    }
-    return j;
-}
+#include "test_json.h"
 
 static ls_node_obj *node_from(const char *text)
 {
