@@ -80,7 +80,8 @@ void ls_vec_free(ls_vec *v);
 
 /* Critical sections: code that takes locks or allocates (malloc, the intern
  * table) while running on behalf of a plugin. The Lua watchdog never cuts a
- * runaway plugin off inside one: it defers until the outermost section ends. */
+ * runaway plugin off inside one: it defers until the outermost section ends.
+ * Sections are counted per thread. */
 void ls_critical_enter(void);
 void ls_critical_leave(void);
 /* From a signal handler: run f now if outside any section (returns false), or

@@ -8,6 +8,7 @@
 #include "luasched/base.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,12 @@ char *ls_xstrdup(const char *s)
 
 /* ---- critical sections (see base.h) */
 
-static volatile int critical_depth;
-static void (*volatile critical_deferred)(void);
+/* Per thread: the watchdog's signal goes to the scheduling thread and asks
+ * whether that thread is inside a section. One counter shared by every thread
+ * (informer threads intern strings too) lost updates under the race and could
+ * stay above zero, deferring the cut-off of a runaway plugin forever. */
+static _Thread_local volatile sig_atomic_t critical_depth;
+static _Thread_local void (*volatile critical_deferred)(void);
 
 void ls_critical_enter(void)
 {
