@@ -602,4 +602,13 @@ function P:pre_bind(state, pod)
   return nil
 end
 
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- DynamicResources: a pod with resource claims is unsignable; otherwise no
+-- fragment.
+function P:sign(pod)
+  if pod.n_resource_claims > 0 then return false, "pods with dra resource claims are not signable" end
+  return nil
+end
+
 return P

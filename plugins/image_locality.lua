@@ -22,6 +22,7 @@
 -- * Arithmetic in Lua numbers (doubles): the spread product is the same
 --   float64 operation as upstream's; sums stay exact below 2^53 bytes.
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("ImageLocality")
 
@@ -72,5 +73,10 @@ end
 -- (the runtime only asks PreEnqueue, PreFilter, Filter, Reserve and Permit
 -- plugins for events tables).
 P.events = {}
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- ImageLocality: the canonical image names (ImageNamesSignerName).
+function P:sign(pod) return signers.images(pod) end
 
 return P

@@ -74,6 +74,7 @@
 -- Over 800 lines: one plugin per file, and this one carries Filter, Score,
 -- the counts kept between cycles and its queueing hints.
 local ls = require("luasched")
+local signers = require("luasched.signers")
 local MAX_MAPS = 32
 
 local P = ls.plugin("InterPodAffinity", {
@@ -814,5 +815,15 @@ P.events = {
   { resource = "TargetPod", action = "UpdatePodLabel", hint = after_own_label_change },
   { resource = "Node", action = { "Add", "UpdateNodeLabel" }, hint = after_node_change },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- InterPodAffinity: a pod with pod affinity or anti-affinity is unsignable
+-- (its placement depends on other pods); otherwise its labels
+-- (LabelsSignerName), which existing pods' terms match.
+function P:sign(pod)
+  if pod.has_affinity ~= 0 then return false, "pods with pod affinity or anti-affinity are not signable" end
+  return signers.labels(pod)
+end
 
 return P

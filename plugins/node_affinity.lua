@@ -44,6 +44,7 @@
 -- added node; for an update, Queue only when the old node did not match the
 -- pod's selector/affinity (unmatched -> matched).
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("NodeAffinity", { optional = { addedAffinity = "object" } })
 
@@ -319,5 +320,12 @@ end
 P.events = {
   { resource = "Node", action = { "Add", "UpdateNodeLabel" }, hint = after_node_change },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- NodeAffinity: required and preferred node affinity and the nodeSelector
+-- (NodeAffinitySignerName, NodeSelectorSignerName); the args' addedAffinity
+-- is the same for every pod of the profile.
+function P:sign(pod) return signers.node_affinity(pod) end
 
 return P

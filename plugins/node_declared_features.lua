@@ -24,6 +24,7 @@
 --   alpha and off in v1.37) is not modelled.
 -- * No EventsToRegister table yet: registered for every cluster event.
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("NodeDeclaredFeatures")
 
@@ -52,5 +53,10 @@ function P:filter(_, pod, ni)
   end
   return nil
 end
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- NodeDeclaredFeatures: the inferred required features (FeaturesSignerName).
+function P:sign(pod) return signers.features(pod) end
 
 return P

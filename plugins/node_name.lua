@@ -7,6 +7,7 @@
 -- Events (upstream v1.37, hint as in the v1.32-v1.34 code): Node Add, queued
 -- when the new node is the one the pod names (or it names none).
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("NodeName")
 
@@ -35,5 +36,10 @@ end
 P.events = {
   { resource = "Node", action = "Add", hint = after_node_add },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- NodeName: spec.nodeName (NodeNameSignerName).
+function P:sign(pod) return signers.node_name(pod) end
 
 return P

@@ -20,6 +20,7 @@
 -- AssignedPod Delete, queued when the deleted pod was bound or nominated and
 -- held a host port that conflicts with one the pod wants; Node Add (no hint).
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("NodePorts")
 
@@ -102,5 +103,10 @@ P.events = {
   { resource = "AssignedPod", action = "Delete", hint = after_pod_deleted },
   { resource = "Node", action = "Add" },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- NodePorts: the host ports (HostPortsSignerName).
+function P:sign(pod) return signers.host_ports(pod) end
 
 return P

@@ -25,6 +25,7 @@
 --   up to 8 PiB per node).
 -- * No EventsToRegister table yet: registered for every cluster event.
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("NodeResourcesBalancedAllocation", {
   defaults = { resources = { { name = "cpu", weight = 1 }, { name = "memory", weight = 1 } } },
@@ -180,5 +181,10 @@ end
 -- (the runtime only asks PreEnqueue, PreFilter, Filter, Reserve and Permit
 -- plugins for events tables).
 P.events = {}
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- NodeResourcesBalancedAllocation: as NodeResourcesFit (ResourcesSignerName).
+function P:sign(pod) return signers.resources(pod) end
 
 return P

@@ -48,6 +48,7 @@
 -- Not registered: DeviceClass (DRA extended resources, not implemented) and
 -- UpdatePodScaleUp (the alpha in-place resize preemption).
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("NodeResourcesFit", {
   defaults = {
@@ -452,5 +453,12 @@ P.events = {
   { resource = "AssignedPod", action = "UpdatePodScaleDown", hint = after_assigned_scale_down },
   { resource = "TargetPod", action = "UpdatePodScaleDown", hint = after_own_scale_down },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- NodeResourcesFit: computePodResourceRequest (ResourcesSignerName). Upstream's
+-- pods requesting a DRA-backed extended resource are unsignable; those are not
+-- modelled here (every extended resource is a node-allocatable one).
+function P:sign(pod) return signers.resources(pod) end
 
 return P

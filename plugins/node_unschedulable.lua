@@ -11,6 +11,7 @@
 -- schedulable; TargetPod UpdatePodToleration, queued when the pod now
 -- tolerates the node.kubernetes.io/unschedulable:NoSchedule taint.
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("NodeUnschedulable")
 
@@ -46,5 +47,10 @@ P.events = {
   { resource = "Node", action = { "Add", "UpdateNodeTaint" }, hint = after_node_change },
   { resource = "TargetPod", action = "UpdatePodToleration", hint = after_toleration_change },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- NodeUnschedulable: the tolerations (TolerationsSignerName).
+function P:sign(pod) return signers.tolerations(pod) end
 
 return P

@@ -36,6 +36,7 @@
 -- than 63 characters). The message for a missing driver follows upstream's
 -- package guide (the string itself could not be read in v1.37's source).
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("NodeVolumeLimits")
 
@@ -508,5 +509,10 @@ P.events = {
   { resource = "PersistentVolumeClaim", action = "Add", hint = after_claim_added },
   { resource = "VolumeAttachment", action = "Delete", hint = after_attachment_deleted },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- NodeVolumeLimits: the non-synthetic volume sources (VolumesSignerName).
+function P:sign(pod) return signers.volumes(pod) end
 
 return P

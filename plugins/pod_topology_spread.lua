@@ -950,4 +950,17 @@ P.events = {
   { resource = "Node", action = { "Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint" }, hint = after_node_change },
 }
 
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- PodTopologySpread: spreading is not local to a pod and a node, so a pod with
+-- constraints, or any pod when the profile has default constraints (System
+-- defaulting, or a non-empty List), is unsignable; otherwise no fragment.
+function P:sign(pod)
+  if pod.n_spread_constraints > 0 then return false, "pods with topology constraints are not signable" end
+  if #self.defaults[DO_NOT_SCHEDULE] + #self.defaults[SCHEDULE_ANYWAY] > 0 then
+    return false, "pods with default topology constraints are not signable"
+  end
+  return nil
+end
+
 return P

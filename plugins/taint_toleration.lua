@@ -23,6 +23,7 @@
 -- counts as having had one) and has none now; TargetPod UpdatePodToleration,
 -- queued (the pod's own tolerations changed).
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("TaintToleration")
 
@@ -113,5 +114,10 @@ P.events = {
   { resource = "Node", action = { "Add", "UpdateNodeTaint" }, hint = after_node_change },
   { resource = "TargetPod", action = "UpdatePodToleration", hint = after_toleration_change },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- TaintToleration: the tolerations (TolerationsSignerName).
+function P:sign(pod) return signers.tolerations(pod) end
 
 return P

@@ -64,6 +64,7 @@
 -- assume cache's "could not find v1.PersistentVolumeClaim \"ns/name\"" texts
 -- follow pkg/scheduler/util/assumecache (NotFoundError).
 local ls = require("luasched")
+local signers = require("luasched.signers")
 local unpack = unpack   -- LuaJIT (Lua 5.1)
 
 local P = ls.plugin("VolumeBinding", {
@@ -875,5 +876,10 @@ P.events = {
   { resource = "CSIDriver", action = "Update", hint = after_driver_change },
   { resource = "CSIStorageCapacity", action = { "Add", "Update" }, hint = after_capacity_change },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- VolumeBinding: the non-synthetic volume sources (VolumesSignerName).
+function P:sign(pod) return signers.volumes(pod) end
 
 return P

@@ -27,6 +27,7 @@
 -- PreFilter (upstream keeps a set in its snapshot), only for pods that have a
 -- ReadWriteOncePod claim.
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("VolumeRestrictions")
 
@@ -206,5 +207,10 @@ P.events = {
   { resource = "Node", action = "Add" },
   { resource = "PersistentVolumeClaim", action = "Add", hint = after_claim_added },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- VolumeRestrictions: the non-synthetic volume sources (VolumesSignerName).
+function P:sign(pod) return signers.volumes(pod) end
 
 return P

@@ -24,6 +24,7 @@
 --   PersistentVolumeClaim Add/Update (Queue when the pod uses the claim);
 --   PersistentVolume Add/Update.
 local ls = require("luasched")
+local signers = require("luasched.signers")
 
 local P = ls.plugin("VolumeZone")
 
@@ -161,5 +162,10 @@ P.events = {
   { resource = "PersistentVolumeClaim", action = { "Add", "Update" }, hint = after_claim_change },
   { resource = "PersistentVolume", action = { "Add", "Update" } },
 }
+
+-- ---- signature (OpportunisticBatching) ----------------------------------------
+
+-- VolumeZone: the non-synthetic volume sources (VolumesSignerName).
+function P:sign(pod) return signers.volumes(pod) end
 
 return P

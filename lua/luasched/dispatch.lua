@@ -26,6 +26,7 @@ local sandbox = require("luasched.sandbox")
 local views = require("luasched.views")
 local assembly = require("luasched.profiles")
 local handle = require("luasched.handle")
+local signing = require("luasched.sign")
 
 local SUCCESS, ERROR, UNSCHED, UNRESOLVABLE = 0, 1, 2, 3
 local WAIT, SKIP, PENDING = 4, 5, 6
@@ -373,6 +374,13 @@ function M.filter_one(pi, ni_ptr)
   if not ok then return filter_failure(prof, fits) end
   if cycle.trace ~= 0 and cycle.filter_trace ~= nil then handle.trace_one(cycle, prof, ni, st_out, fits) end
   return fits and SUCCESS or UNSCHED
+end
+
+-- ---- Sign (OpportunisticBatching) ------------------------------------------------
+
+--- The running cycle's pod's signature in profile pi, or nil (unsignable).
+function M.sign(pi)
+  return signing.sign(profiles[pi + 1], cycle.pod[0], pcall)
 end
 
 -- ---- PostFilter -------------------------------------------------------------

@@ -62,7 +62,7 @@ local load_source
 -- Runtime modules plugins may require: frozen (read-only) views of the
 -- runtime's own module, so that a value they make (luasched.json's null and
 -- array marker) is the same one the runtime's decoder puts in objects.
-local SHARED_LIBS = { ["luasched.json"] = true, ["luasched.cel"] = true }
+local SHARED_LIBS = { ["luasched.json"] = true, ["luasched.cel"] = true, ["luasched.signers"] = true }
 local shared_views = {}
 local function shared_lib(name)
   if not shared_views[name] then

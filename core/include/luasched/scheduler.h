@@ -36,6 +36,7 @@ typedef struct ls_attempt {
     uint64_t permit_wait_ms;
     ls_str permit_plugin;
     bool via_nominated_node;      /* the pod's nominated node alone was tried (and passed) */
+    bool via_batch_hint;          /* that node was OpportunisticBatching's hint (placed from the batch) */
     /* NominatedNodeNameForExpectation: the node status.nominatedNodeName was
      * set to for the binding (a Permit made the pod wait, or the profile has
      * PreBind work), 0 otherwise; on a failed attempt it was cleared again. */

@@ -128,7 +128,7 @@ static cJSON *details_json(const ls_attempt *a, const ls_cycle *c, const ls_sche
     cJSON_AddNumberToObject(d, "evaluatedNodes", a->via_nominated_node ? 1 : c->num_processed);
     cJSON_AddNumberToObject(d, "feasibleNodes", c->num_feasible);
     if (a->via_nominated_node)
-        cJSON_AddBoolToObject(d, "nominatedNodeOnly", true);
+        cJSON_AddBoolToObject(d, a->via_batch_hint ? "batchHintOnly" : "nominatedNodeOnly", true);
     cJSON_AddItemToObject(d, "filter", filter_json(c, prof, s));
     scores_json(d, c, prof, a->total_scores, s);
     return d;

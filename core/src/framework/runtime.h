@@ -35,6 +35,10 @@ int ls_lua_run(ls_lua *lua, int ep, uint32_t profile);
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 /* Filter (with nominated pods) on one node: the nominated-node fast path. */
 int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni);
+/* The running cycle's pod's signature in `profile` (OpportunisticBatching):
+ * a malloc'd string the caller frees, its length in *len; NULL when the pod
+ * is unsignable there (or the call failed). */
+char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len);
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 /* The queue-sort plugin orders with less(a, b) (no numeric sort_key). */
 bool ls_lua_sort_uses_less(ls_lua *lua);

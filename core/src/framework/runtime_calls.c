@@ -108,6 +108,28 @@ int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
     return invoke_for_status(lua, &c);
 }
 
+char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len)
+{
+    *len = 0;
+    if (!lua->L || lua->ref_sign == LUA_NOREF || !ls_rt_usable(lua))
+        return NULL;
+    dispatch_call c = {.ep = LS_EP_PRE_FILTER, .ref = lua->ref_sign, .first = profile, .budgets = profile,
+                       .in_cycle = true};
+    int rc = invoke(lua, &c);
+    if (rc < 0) {
+        ls_rt_rebuild_after(lua, "Sign");
+        return NULL;
+    }
+    char *sig = NULL;
+    if (rc == 0 && lua_type(lua->L, -1) == LUA_TSTRING) {
+        const char *s = lua_tolstring(lua->L, -1, len);
+        sig = ls_xmalloc(*len + 1);
+        memcpy(sig, s, *len + 1);
+    }
+    lua_pop(lua->L, 1);
+    return sig;
+}
+
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
 {
     dispatch_call c = {.ep = LS_EP_PRE_ENQUEUE, .ref = lua->refs[LS_EP_PRE_ENQUEUE], .first = profile,

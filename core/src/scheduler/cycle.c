@@ -12,6 +12,7 @@
 #include "scheduler/scheduler_internal.h"
 #include "luasched/log.h"
 #include "framework/fit_error.h"
+#include "scheduler/batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,7 @@ static ls_attempt attempt_of(const ls_scheduler *s, const ls_qpod *qp, ls_str no
         .permit_wait_ms = s->permit.wait_ms,
         .permit_plugin = s->permit.plugin,
         .via_nominated_node = s->permit.via_nominated,
+        .via_batch_hint = s->permit.via_batch_hint,
         .expected_node = s->expected_node,
     };
 }
@@ -360,6 +362,16 @@ const ls_node_info *ls_scheduler_select_host(ls_scheduler *s)
     return best;
 }
 
+int ls_scheduler_score_feasible(ls_scheduler *s, ls_qpod *qp)
+{
+    if (ls_scheduler_run_point(s, LS_EP_PRE_SCORE, qp->profile) != LS_SUCCESS)
+        return 1;
+    if (ls_scheduler_run_point(s, LS_EP_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
+        return 2;
+    ls_extenders_prioritize(s->extenders, &s->cycle, s->totals);
+    return 0;
+}
+
 bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
 {
     ls_cycle *c = &s->cycle;
@@ -368,10 +380,8 @@ bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **
         *host = c->feasible[0];
         return true;
     }
-    if (ls_scheduler_run_point(s, LS_EP_PRE_SCORE, qp->profile) != LS_SUCCESS ||
-        ls_scheduler_run_point(s, LS_EP_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
+    if (ls_scheduler_score_feasible(s, qp) != 0)
         return false;
-    ls_extenders_prioritize(s->extenders, c, s->totals);
     *host = ls_scheduler_select_host(s);
     return true;
 }
@@ -609,10 +619,12 @@ static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
 /* A pod nominated to a node (preemption made room there) tries that node first,
  * alone; if it passes, it is the one feasible node (upstream's
  * evaluateNominatedNode). The round-robin start index does not move. */
-static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp)
+static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp, ls_str hint)
 {
     ls_cycle *c = &s->cycle;
     ls_str nom = ls_nominator_node_of(&s->nominator, qp->pod);
+    if (!nom)
+        nom = hint;
     const ls_node_info *ni = nom ? ls_snapshot_find(s->snapshot, nom) : NULL;
     if (!ni)
         return NULL;
@@ -641,6 +653,7 @@ static const ls_node_info *evaluate_nominated_node(ls_scheduler *s, ls_qpod *qp)
     if (c->num_feasible == 0)
         return NULL;
     s->permit.via_nominated = true;
+    s->permit.via_batch_hint = nom == hint;
     return ni;
 }
 
@@ -678,25 +691,31 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         fit_failure(s, qp, ls_fit_error_prefilter(c, ls_status_get(c->status)->message));
         return;
     }
-    const ls_node_info *nominated = evaluate_nominated_node(s, qp);
+    ls_str hint = ls_batch_node_hint(s, qp);
+    const ls_node_info *nominated = evaluate_nominated_node(s, qp, hint);
     if (nominated) {
+        ls_batch_store(s, qp, hint, nominated->node->name);
         assume_and_bind(s, qp, nominated);
         return;
     }
     if (!ls_scheduler_run_filters(s, qp) || !ls_scheduler_filter_extenders(s, qp)) {
+        ls_batch_forget_signature(s);
         fail_with_status(s, qp);
         return;
     }
     if (c->num_feasible == 0) {
+        ls_batch_forget_signature(s);
         reject_by_filters(s, qp);
         fit_failure(s, qp, ls_fit_error_filter(c));
         return;
     }
     const ls_node_info *host = NULL;
     if (!ls_scheduler_prioritize(s, qp, &host)) {
+        ls_batch_forget_signature(s);
         fail_with_status(s, qp);
         return;
     }
+    ls_batch_store(s, qp, hint, host->node->name);
     assume_and_bind(s, qp, host);
 }
 

@@ -66,6 +66,34 @@ static void attach_upstream(ls_sched_metrics *sm, ls_metrics *m)
                                        LS_METRIC_GAUGE, type, NULL, 0);
 }
 
+/* OpportunisticBatching's counters, upstream's names, labels and help. */
+static void attach_batch(ls_sched_metrics *sm, ls_metrics *m)
+{
+    static const char *const profile_result[] = {"profile", "result", NULL};
+    static const char *const profile_reason[] = {"profile", "reason", NULL};
+    static const char *const profile[] = {"profile", NULL};
+    sm->batch_attempts = ls_metrics_family(m, "scheduler_batch_attempts_total",
+                                           "Counts of results when we attempt to use batching.", LS_METRIC_COUNTER,
+                                           profile_result, NULL, 0);
+    sm->batch_flushed = ls_metrics_family(m, "scheduler_batch_cache_flushed_total",
+                                          "Counts of cache flushes by reason.", LS_METRIC_COUNTER, profile_reason,
+                                          NULL, 0);
+    sm->batch_rescores = ls_metrics_family(m, "scheduler_batch_rescore_attempts_total",
+                                           "Counts of rescore attempts during opportunistic batching.",
+                                           LS_METRIC_COUNTER, profile, NULL, 0);
+}
+
+void ls_sched_metrics_batch(ls_sched_metrics *sm, int which, const char *profile, const char *label)
+{
+    if (!sm->registry)
+        return;
+    const char *labels[] = {profile, label};
+    ls_metric_family *f = which == LS_BATCH_METRIC_ATTEMPT ? sm->batch_attempts
+                          : which == LS_BATCH_METRIC_FLUSH ? sm->batch_flushed
+                                                            : sm->batch_rescores;
+    ls_metrics_add(f, labels, 1);
+}
+
 static void attach_luasched(ls_sched_metrics *sm, ls_metrics *m)
 {
     static const char *const result[] = {"result", NULL};
@@ -96,6 +124,7 @@ void ls_sched_metrics_attach(ls_sched_metrics *sm, ls_metrics *registry)
     if (!registry)
         return;
     attach_upstream(sm, registry);
+    attach_batch(sm, registry);
     attach_luasched(sm, registry);
     /* Counters that start at zero are shown from the start, as client_golang does. */
     const char *ok[] = {"success"}, *bad[] = {"failure"};

@@ -17,7 +17,7 @@ typedef struct ls_sched_metrics {
     ls_metrics *registry;      /* NULL: metrics off */
     ls_metric_family *attempts, *attempt_duration, *pending, *incoming, *extension_point, *plugin_execution,
         *preemption_attempts, *preemption_victims, *pod_attempts, *cache_size, *reloads, *budget_overruns,
-        *lua_restarts, *lua_memory, *plugin_errors, *hint_errors;
+        *lua_restarts, *lua_memory, *plugin_errors, *hint_errors, *batch_attempts, *batch_flushed, *batch_rescores;
     uint64_t published_ms;     /* when the gauges were last published */
 } ls_sched_metrics;
 
@@ -34,6 +34,11 @@ void ls_sched_metrics_plugin(ls_sched_metrics *sm, const char *plugin, const cha
 void ls_sched_metrics_preemption(ls_sched_metrics *sm, uint32_t victims);
 void ls_sched_metrics_incoming(ls_sched_metrics *sm, ls_qwhere queue, const char *event);
 void ls_sched_metrics_reload(ls_sched_metrics *sm, bool succeeded);
+/* OpportunisticBatching: scheduler_batch_attempts_total{profile,result},
+ * scheduler_batch_cache_flushed_total{profile,reason},
+ * scheduler_batch_rescore_attempts_total{profile} (label unused). */
+enum { LS_BATCH_METRIC_ATTEMPT, LS_BATCH_METRIC_FLUSH, LS_BATCH_METRIC_RESCORE };
+void ls_sched_metrics_batch(ls_sched_metrics *sm, int which, const char *profile, const char *label);
 
 typedef struct ls_sched_gauges {
     uint32_t active, backoff, unschedulable, gated;

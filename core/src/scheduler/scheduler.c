@@ -6,6 +6,7 @@
  * flush, Permit deadline or timeline change when there is nothing to do.
  */
 #include "scheduler/scheduler_internal.h"
+#include "scheduler/batch.h"
 #include "luasched/log.h"
 
 #include <stdio.h>
@@ -115,6 +116,7 @@ void ls_scheduler_free(ls_scheduler *s)
     if (!s)
         return;
     ls_shadow_free(s->shadow);
+    ls_batches_free(s->batches);
     ls_lua_free(s->lua);
     ls_extenders_free(s->extenders);
     ls_cache_free(s->cache);

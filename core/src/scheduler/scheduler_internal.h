@@ -42,7 +42,7 @@ struct ls_scheduler {
     ls_vec victims;             /* const ls_pod *: preempted during the running cycle */
     struct {                    /* what Permit did in the running attempt (reported with it) */
         uint8_t result;
-        bool waited, via_nominated;
+        bool waited, via_nominated, via_batch_hint;
         uint64_t wait_ms;
         ls_str plugin;
     } permit;
@@ -65,6 +65,7 @@ struct ls_scheduler {
     uint64_t budget_overruns_before, restarts_before, hint_errors_before;   /* of Lua states replaced by reloads */
     ls_sched_metrics metrics;
     uint8_t verdict_code;       /* the running attempt's failure code (LS_SUCCESS until it fails) */
+    struct ls_batches *batches; /* OpportunisticBatching's per-profile state (batch.c) */
     struct ls_shadow *shadow;   /* --shadow: the candidate configuration evaluated beside (shadow.c) */
     uint64_t attempt_start_ns;
     uint64_t cycles_started;  /* when the running attempt began (metrics) */
@@ -106,6 +107,9 @@ void ls_scheduler_prepare_cycle(ls_scheduler *s, ls_qpod *qp, ls_snapshot *snaps
  * seeded choice among the best; false (status set) on a plugin's error. */
 bool ls_scheduler_run_filters(ls_scheduler *s, ls_qpod *qp);
 bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host);
+/* PreScore, Score, the totals and the extenders' priorities over the cycle's
+ * feasible nodes: 0, or 1 when PreScore failed, 2 when Score did (status set). */
+int ls_scheduler_score_feasible(ls_scheduler *s, ls_qpod *qp);
 const ls_node_info *ls_scheduler_select_host(ls_scheduler *s);
 /* shadow.c: after one of this scheduler's attempts, the shadow's verdict on
  * the same pod and snapshot, compared and counted; freed with the scheduler. */

@@ -1,0 +1,284 @@
+/*
+ * batch.c: OpportunisticBatching (KEP-5598; beta, on by default in upstream
+ * v1.37), as upstream's pkg/scheduler/framework/runtime/batch.go of v1.37
+ * (with the re-scoring of #140289).
+ *
+ * One state per profile: the signature of the pod that filled it, the other
+ * feasible nodes of that pod's cycle sorted by total score (ties: a random
+ * key, higher first, as upstream's heap), when it was filled; and the last
+ * cycle (its number in the queue's count, the chosen node, success).
+ *
+ * GetNodeHint, after PreFilter passed: the pod is signed (every PreFilter,
+ * Filter, PreScore and Score plugin's `sign`, luasched.sign); no hint unless
+ * the state is not empty, the cycle number is the last one + 1 (else flush
+ * "pod_skipped"), the last cycle succeeded ("pod_failed"), the pod has no
+ * nominated node ("pod_nominated"), the signature is the state's
+ * ("pod_incompatible") and the state is under 500 ms old ("expired"). Then
+ * the last chosen node must be in the snapshot ("node_missing"); its Filter
+ * is run for this pod: if it is not rejected (it still fits, or an Error),
+ * v1.37 re-scores it: PreScore and Score, normalized together with the
+ * cached nodes, the list rebuilt in score order (the re-scored node's random
+ * key is 0: it comes after the cached nodes it ties with). The head of the
+ * list is popped: the hint, which the cycle filters alone (as a nominated
+ * node) and which, if it passes, is the host without scoring.
+ *
+ * StoreScheduleResults, once the host is chosen (before Reserve): the last
+ * cycle is recorded as succeeded; if the hint was the host, the state stays
+ * (hint_used); otherwise (hint_not_used when a hint was given) a signed pod
+ * with other feasible nodes fills the state, else it is dropped ("empty_list"
+ * with one feasible node, "pod_not_batchable" without a signature).
+ *
+ * Deviations (said): the re-scoring runs Score over the cached nodes too (to
+ * normalize them with the re-scored node), so their raw scores are fresh
+ * where upstream keeps the cached raw ones (equal unless one of those nodes
+ * changed within the 500 ms); a cached node gone from the snapshot is left
+ * out of the rebuilt list; the duration histograms
+ * (scheduler_get_node_hint_duration_seconds and the like) are not kept.
+ */
+#include "scheduler/batch.h"
+#include "scheduler/scheduler_internal.h"
+#include "luasched/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct batch_node {
+    ls_str name;
+    int64_t total;
+    uint64_t key;       /* upstream's Randomizer: the tie-break, higher first */
+} batch_node;
+
+typedef struct batch_state {
+    char *signature;    /* NULL: no state */
+    size_t sig_len;
+    batch_node *nodes;  /* sorted, best first, from `head` */
+    uint32_t head, len, cap;
+    uint64_t created_ms;
+    uint64_t last_cycle;
+    ls_str last_chosen;
+    bool last_succeeded;
+} batch_state;
+
+struct ls_batches {
+    batch_state *profiles;
+    uint32_t n;
+    char *pending_sig;  /* the running pod's signature, kept for the store */
+    size_t pending_len;
+};
+
+void ls_batches_free(ls_batches *b)
+{
+    if (!b)
+        return;
+    for (uint32_t i = 0; i < b->n; i++) {
+        free(b->profiles[i].signature);
+        free(b->profiles[i].nodes);
+    }
+    free(b->profiles);
+    free(b->pending_sig);
+    free(b);
+}
+
+static batch_state *state_of(ls_scheduler *s, uint32_t profile)
+{
+    if (!s->batches)
+        s->batches = ls_xcalloc(1, sizeof *s->batches);
+    ls_batches *b = s->batches;
+    if (profile >= b->n) {
+        b->profiles = ls_xrealloc(b->profiles, (profile + 1) * sizeof *b->profiles);
+        memset(b->profiles + b->n, 0, (profile + 1 - b->n) * sizeof *b->profiles);
+        b->n = profile + 1;
+    }
+    return &b->profiles[profile];
+}
+
+static const char *profile_name(const ls_scheduler *s, uint32_t profile)
+{
+    return ls_str_get(s->cfg.profiles[profile].scheduler_name);
+}
+
+static void flushed(ls_scheduler *s, uint32_t profile, const char *reason)
+{
+    ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_FLUSH, profile_name(s, profile), reason);
+}
+
+static void drop_state(batch_state *st)
+{
+    free(st->signature);
+    st->signature = NULL;
+    st->head = st->len = 0;
+}
+
+static bool state_empty(const batch_state *st)
+{
+    return !st->signature || st->head >= st->len;
+}
+
+/* Higher total first; ties: the higher random key first. */
+static int by_score(const void *a, const void *b)
+{
+    const batch_node *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return x->key > y->key ? -1 : x->key < y->key ? 1 : 0;
+}
+
+static uint64_t random_key(ls_scheduler *s)
+{
+    /* rand.Int() is non-negative: 0 stays below every cached key */
+    return (ls_cycle_random(&s->cycle) >> 1) | 1;
+}
+
+/* batchStateCompatible. */
+static bool compatible(ls_scheduler *s, ls_qpod *qp, batch_state *st, const char *sig, size_t sig_len)
+{
+    if (state_empty(st))
+        return false;
+    const char *reason = NULL;
+    if (qp->scheduling_cycle != st->last_cycle + 1)
+        reason = LS_BATCH_FLUSH_POD_SKIPPED;
+    else if (!st->last_succeeded)
+        reason = LS_BATCH_FLUSH_POD_FAILED;
+    else if (ls_nominator_node_of(&s->nominator, qp->pod) || qp->pod->nominated_node_name)
+        reason = LS_BATCH_FLUSH_POD_NOMINATED;
+    else if (!sig || sig_len != st->sig_len || memcmp(sig, st->signature, sig_len) != 0)
+        reason = LS_BATCH_FLUSH_POD_INCOMPATIBLE;
+    else if (s->clock_ms > st->created_ms + LS_BATCH_MAX_AGE_MS)
+        reason = LS_BATCH_FLUSH_EXPIRED;
+    if (reason)
+        flushed(s, qp->profile, reason);
+    return reason == NULL;
+}
+
+/* The Filter run on the last chosen node leaves no trace in the cycle's
+ * diagnosis: its status slot and the status are put back. */
+static int filter_quietly(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ni)
+{
+    ls_cycle *c = &s->cycle;
+    uint32_t status = c->status;
+    uint8_t status_code = c->status_code;
+    int code = ls_lua_filter_one(s->lua, qp->profile, ni);
+    c->node_status[ni->index] = (ls_node_status){.status = 0, .plugin = -1, .code = 0};
+    if (c->trace && c->filter_trace && c->num_filter_plugins)
+        memset(c->filter_trace + (size_t)ni->index * c->num_filter_plugins, 0,
+               c->num_filter_plugins * sizeof *c->filter_trace);
+    c->status = status;
+    c->status_code = status_code;
+    return code;
+}
+
+/* rescoreHintedNode: the cached nodes and the last chosen one scored together
+ * (normalized as one set), the list rebuilt in score order. */
+static bool rescore(ls_scheduler *s, ls_qpod *qp, batch_state *st, const ls_node_info *last)
+{
+    ls_cycle *c = &s->cycle;
+    ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_RESCORE, profile_name(s, qp->profile), NULL);
+    uint32_t n = 0;
+    for (uint32_t i = st->head; i < st->len; i++) {
+        const ls_node_info *ni = ls_snapshot_find(s->snapshot, st->nodes[i].name);
+        if (ni && ni != last) {
+            st->nodes[n] = st->nodes[i];
+            c->feasible[n++] = ni;
+        }
+    }
+    c->feasible[n] = last;
+    st->nodes[n] = (batch_node){.name = last->node->name, .key = 0};
+    c->num_feasible = ++n;
+    st->head = 0;
+    st->len = n;
+    int failed = ls_scheduler_score_feasible(s, qp);
+    c->num_feasible = 0;
+    if (failed) {
+        flushed(s, qp->profile, failed == 1 ? LS_BATCH_FLUSH_PRESCORE_ERROR : LS_BATCH_FLUSH_RESCORE_ERROR);
+        c->status = 0;
+        c->status_code = LS_SUCCESS;
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        st->nodes[i].total = s->totals[i];
+    qsort(st->nodes, n, sizeof *st->nodes, by_score);
+    return true;
+}
+
+/* refreshHintCandidates. */
+static bool refresh(ls_scheduler *s, ls_qpod *qp, batch_state *st)
+{
+    const ls_node_info *last = st->last_chosen ? ls_snapshot_find(s->snapshot, st->last_chosen) : NULL;
+    if (!last) {
+        flushed(s, qp->profile, LS_BATCH_FLUSH_NODE_MISSING);
+        return false;
+    }
+    int code = filter_quietly(s, qp, last);
+    if (code != LS_UNSCHEDULABLE && code != LS_UNRESOLVABLE)
+        return rescore(s, qp, st, last);
+    return true;
+}
+
+ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp)
+{
+    batch_state *st = state_of(s, qp->profile);
+    ls_batches *b = s->batches;
+    free(b->pending_sig);
+    b->pending_sig = ls_lua_sign(s->lua, qp->profile, &b->pending_len);
+    ls_str hint = 0;
+    if (compatible(s, qp, st, b->pending_sig, b->pending_len) && refresh(s, qp, st) && !state_empty(st))
+        hint = st->nodes[st->head++].name;
+    if (!hint)
+        ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_ATTEMPT, profile_name(s, qp->profile), "no_hint");
+    return hint;
+}
+
+void ls_batch_forget_signature(ls_scheduler *s)
+{
+    if (s->batches) {
+        free(s->batches->pending_sig);
+        s->batches->pending_sig = NULL;
+    }
+}
+
+/* The feasible nodes but the host, sorted: the state for the next pod. */
+static void fill_state(ls_scheduler *s, batch_state *st, ls_str chosen)
+{
+    const ls_cycle *c = &s->cycle;
+    if (c->num_feasible > st->cap) {
+        st->cap = c->num_feasible;
+        st->nodes = ls_xrealloc(st->nodes, st->cap * sizeof *st->nodes);
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->num_feasible; i++)
+        if (c->feasible[i]->node->name != chosen)
+            st->nodes[n++] = (batch_node){.name = c->feasible[i]->node->name, .total = s->totals[i],
+                                          .key = random_key(s)};
+    qsort(st->nodes, n, sizeof *st->nodes, by_score);
+    st->head = 0;
+    st->len = n;
+    st->created_ms = s->clock_ms;
+}
+
+void ls_batch_store(ls_scheduler *s, ls_qpod *qp, ls_str hint, ls_str chosen)
+{
+    batch_state *st = state_of(s, qp->profile);
+    ls_batches *b = s->batches;
+    const char *profile = profile_name(s, qp->profile);
+    st->last_cycle = qp->scheduling_cycle;
+    st->last_chosen = chosen;
+    st->last_succeeded = true;
+    if (hint && hint == chosen) {
+        ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_ATTEMPT, profile, "hint_used");
+        ls_batch_forget_signature(s);
+        return;
+    }
+    if (hint)
+        ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_ATTEMPT, profile, "hint_not_used");
+    if (b->pending_sig && s->cycle.num_feasible > 1) {
+        free(st->signature);
+        st->signature = b->pending_sig;
+        st->sig_len = b->pending_len;
+        b->pending_sig = NULL;
+        fill_state(s, st, chosen);
+        return;
+    }
+    flushed(s, qp->profile, s->cycle.num_feasible > 1 ? LS_BATCH_FLUSH_POD_NOT_BATCHABLE : LS_BATCH_FLUSH_EMPTY_LIST);
+    drop_state(st);
+    ls_batch_forget_signature(s);
+}

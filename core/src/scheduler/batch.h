@@ -1,0 +1,49 @@
+/*
+ * batch.h: OpportunisticBatching (KEP-5598, beta and on in upstream v1.37),
+ * the per-profile cache of the last scheduling result that lets the next pod
+ * with the same signature try one hinted node instead of filtering and
+ * scoring every node. See batch.c.
+ */
+#ifndef LS_SCHEDULER_BATCH_H
+#define LS_SCHEDULER_BATCH_H
+
+#include "luasched/base.h"
+#include "queue/scheduling_queue.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ls_scheduler ls_scheduler;
+typedef struct ls_batches ls_batches;
+
+/* Upstream's maxBatchAge. */
+enum { LS_BATCH_MAX_AGE_MS = 500 };
+
+/* The batch flush reasons and attempt results, upstream's metric labels. */
+#define LS_BATCH_FLUSH_POD_FAILED "pod_failed"
+#define LS_BATCH_FLUSH_POD_SKIPPED "pod_skipped"
+#define LS_BATCH_FLUSH_POD_NOMINATED "pod_nominated"
+#define LS_BATCH_FLUSH_NODE_MISSING "node_missing"
+#define LS_BATCH_FLUSH_EMPTY_LIST "empty_list"
+#define LS_BATCH_FLUSH_EXPIRED "expired"
+#define LS_BATCH_FLUSH_POD_INCOMPATIBLE "pod_incompatible"
+#define LS_BATCH_FLUSH_POD_NOT_BATCHABLE "pod_not_batchable"
+#define LS_BATCH_FLUSH_PRESCORE_ERROR "prescore_error"
+#define LS_BATCH_FLUSH_RESCORE_ERROR "rescore_error"
+
+void ls_batches_free(ls_batches *b);
+
+/* GetNodeHint, after PreFilter passed: signs the running pod (kept for the
+ * store), checks the profile's cached state, re-scores the last chosen node
+ * when it still fits, and returns the hinted node's name (0: no hint). */
+ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp);
+
+/* StoreScheduleResults, once the host is chosen: `hint` the hint given (0:
+ * none), the cycle's feasible nodes and totals give the sorted list of the
+ * others (the host left out). Frees the pod's signature. */
+void ls_batch_store(ls_scheduler *s, ls_qpod *qp, ls_str hint, ls_str chosen);
+
+/* The cycle ended before a host was chosen: the signature is dropped. */
+void ls_batch_forget_signature(ls_scheduler *s);
+
+#endif

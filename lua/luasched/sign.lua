@@ -1,0 +1,55 @@
+-- luasched.sign: a pod's scheduling signature for OpportunisticBatching
+-- (KEP-5598), from the `sign` hooks of a profile's plugins.
+--
+-- As upstream's framework SignPod (v1.37): every plugin at PreFilter, Filter,
+-- PreScore or Score must define `sign`, or no pod of the profile is signable
+-- (batching is off for it); a plugin's `sign(pod)` returns a string fragment,
+-- nil (nothing to add) or false (this pod is unsignable, the second result
+-- saying why). The signature is the profile's fragments in plugin order, so
+-- two pods of one profile share it when every fragment is the same. A `sign`
+-- that raises makes the pod unsignable (upstream: a non-success status).
+local M = {}
+
+local concat = table.concat
+local SIGNED_POINTS = { "pre_filter", "filter", "pre_score", "score" }
+
+-- The profile's signing plugins, each once, in point order; false when one of
+-- them has no `sign` hook (the name of the first such plugin second).
+local function signers_of(prof)
+  if prof.signers ~= nil then return prof.signers, prof.unsigned_plugin end
+  local list, seen = {}, {}
+  for _, hook in ipairs(SIGNED_POINTS) do
+    for _, inst in ipairs(prof.points[hook] or {}) do
+      if not seen[inst] then
+        seen[inst] = true
+        if type(inst.sign) ~= "function" then
+          prof.signers, prof.unsigned_plugin = false, inst.name
+          return false, inst.name
+        end
+        list[#list + 1] = inst
+      end
+    end
+  end
+  prof.signers = list
+  return list
+end
+
+--- The pod's signature in profile `prof`, or nil and the reason it has none.
+function M.sign(prof, pod, pcall)
+  local list, missing = signers_of(prof)
+  if not list then return nil, "plugin " .. missing .. " does not sign pods" end
+  local parts = { "" }
+  for _, inst in ipairs(list) do
+    local ok, frag, why = pcall(inst.sign, inst, pod)
+    if not ok then return nil, "plugin " .. inst.name .. ": " .. tostring(frag) end
+    if frag == false then return nil, inst.name .. ": " .. tostring(why or "unsignable") end
+    if type(frag) == "string" then
+      parts[#parts + 1] = inst.name .. "=" .. frag
+    elseif frag ~= nil then
+      return nil, "plugin " .. inst.name .. ": sign returned a " .. type(frag) .. ", expected a string, nil or false"
+    end
+  end
+  return concat(parts, "\n")
+end
+
+return M
