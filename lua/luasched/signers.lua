@@ -9,11 +9,12 @@
 -- strings, equal ids), lists are put in a canonical order (upstream sorts
 -- them too), so equal specs give equal fragments.
 --
--- Deviations (said): volumes whose source is not one the volume plugins model
--- (configMap and secret, but also emptyDir, hostPath, ...) all decode to
--- "other" and are left out, where upstream leaves out only configMap and
--- secret; an ephemeral volume is signed by its name (upstream: its claim
--- template, the same for pods of one template).
+-- Deviations (said): a volume whose source the volume plugins do not model
+-- (emptyDir, hostPath, image, configMap, secret, ...) decodes to "other" and
+-- is signed by its name, where upstream signs its source and leaves out
+-- configMap and secret ones; an ephemeral volume is signed by its name
+-- (upstream: its claim template). Pods of one template have the same names,
+-- so they still share a signature.
 local M = {}
 
 local concat, sort, tostring = table.concat, table.sort, tostring
@@ -97,10 +98,13 @@ function M.host_ports(pod)
   return "ports:" .. concat(ports, ",")
 end
 
--- ImageNamesSignerName: the canonical (normalized) image names.
+-- ImageNamesSignerName: the canonical (normalized) image names of the init and
+-- regular containers (not the image volumes), sorted. pod.images lists the
+-- containers' images first, one per container, then the image volumes'.
 function M.images(pod)
   local names = {}
-  for k = 0, pod.n_images - 1 do names[k + 1] = id(pod.images[k]) end
+  local n = math.min(pod.n_containers, pod.n_images)
+  for k = 0, n - 1 do names[k + 1] = id(pod.images[k]) end
   sort(names)
   return "img:" .. concat(names, ",")
 end
@@ -111,8 +115,8 @@ function M.volumes(pod)
   local vols = {}
   for k = 0, pod.n_volumes - 1 do
     local v = pod.volumes[k]
-    if v.source ~= SOURCE_OTHER then
-      local what = v.source == SOURCE_EPHEMERAL and id(v.name) or id(v.claim)
+    do
+      local what = (v.source == SOURCE_EPHEMERAL or v.source == SOURCE_OTHER) and id(v.name) or id(v.claim)
       local mons = {}
       for m = 0, v.n_monitors - 1 do mons[m + 1] = id(v.monitors[m]) end
       vols[#vols + 1] = v.source .. ":" .. what .. ":" .. id(v.handle) .. ":" .. id(v.pool) .. ":"
