@@ -34,17 +34,40 @@ local function signers_of(prof)
   return list
 end
 
+-- The order the hooks are asked in: a plugin that found a pod unsignable moves
+-- to the front, so that in a profile where every pod is unsignable (default
+-- spread constraints) one cheap call answers. The fragments keep the plugin
+-- order (`slot`), so the signature does not depend on this order.
+local function ask_order(prof, list)
+  if not prof.sign_order then
+    prof.sign_order = {}
+    for i, inst in ipairs(list) do prof.sign_order[i] = { inst = inst, slot = i } end
+  end
+  return prof.sign_order
+end
+
+local function to_front(order, k)
+  local e = table.remove(order, k)
+  table.insert(order, 1, e)
+end
+
 --- The pod's signature in profile `prof`, or nil and the reason it has none.
 function M.sign(prof, pod, pcall)
   local list, missing = signers_of(prof)
   if not list then return nil, "plugin " .. missing .. " does not sign pods" end
-  local parts = { "" }
-  for _, inst in ipairs(list) do
+  local order = ask_order(prof, list)
+  local parts = {}
+  for i = 1, #list do parts[i] = "" end
+  for k, e in ipairs(order) do
+    local inst = e.inst
     local ok, frag, why = pcall(inst.sign, inst, pod)
     if not ok then return nil, "plugin " .. inst.name .. ": " .. tostring(frag) end
-    if frag == false then return nil, inst.name .. ": " .. tostring(why or "unsignable") end
+    if frag == false then
+      if k > 1 then to_front(order, k) end
+      return nil, inst.name .. ": " .. tostring(why or "unsignable")
+    end
     if type(frag) == "string" then
-      parts[#parts + 1] = inst.name .. "=" .. frag
+      parts[e.slot] = inst.name .. "=" .. frag
     elseif frag ~= nil then
       return nil, "plugin " .. inst.name .. ": sign returned a " .. type(frag) .. ", expected a string, nil or false"
     end

@@ -57,7 +57,8 @@ describe("sign hooks of the default plugins", function()
 
   it("NodePorts signs the set of host port numbers only", function()
     local a = frag("NodePorts", pod({ ports = { { containerPort = 80, hostPort = 8080 } } }))
-    assert.are.equal(a, frag("NodePorts", pod({ ports = { { containerPort = 81, hostPort = 8080, protocol = "UDP" } } })))
+    local udp = { { containerPort = 81, hostPort = 8080, protocol = "UDP" } }
+    assert.are.equal(a, frag("NodePorts", pod({ ports = udp })))
     assert.are_not.equal(a, frag("NodePorts", pod({ ports = { { containerPort = 80, hostPort = 8081 } } })))
     assert.are_not.equal(a, frag("NodePorts", pod()))
   end)
