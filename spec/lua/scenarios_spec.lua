@@ -16,6 +16,7 @@
 --   # expect-claim: default/data -> Bound pv-1 on node-a   (phase [volume] [on selected node])
 --   # expect-attempt: default/web 2 -> node-a   (attempt 2 bound there; or the exact message)
 --   # expect-filter: default/web node-b VolumeBinding -> node(s) had volume node affinity conflict
+--   # expect-batch: default/web hint   (placed from OpportunisticBatching's hint; "scored": not)
 --
 -- Each runs `luasched simulate --output json` and is checked against them.
 local json = require("json")
@@ -42,7 +43,7 @@ end
 
 local function expectations(text)
   local e = { config = nil, pods = {}, scores = {}, raws = {}, attempts = {}, lines = {}, claims = {},
-    attempt_n = {}, filters = {} }
+    attempt_n = {}, filters = {}, batch = {} }
   for line in text:gmatch("[^\n]+") do
     local config = line:match("^#%s*config:%s*(%S+)")
     if config then e.config = config end
@@ -64,6 +65,8 @@ local function expectations(text)
     if npod then e.attempt_n[#e.attempt_n + 1] = { pod = npod, n = tonumber(an), want = awant } end
     local fpod, fnode, fplugin, fwant = line:match("^#%s*expect%-filter:%s*(%S+)%s+(%S+)%s+(%S+)%s*%->%s*(.-)%s*$")
     if fpod then e.filters[#e.filters + 1] = { fpod, fnode, fplugin, fwant } end
+    local bpod, bwant = line:match("^#%s*expect%-batch:%s*(%S+)%s+(%a+)%s*$")
+    if bpod then e.batch[#e.batch + 1] = { pod = bpod, want = bwant } end
   end
   return e
 end
@@ -122,6 +125,10 @@ describe("scenario", function()
         local rec = assert(by_pod[s[1]], name .. ": no record for " .. s[1])
         local node = rec.finalScore and rec.finalScore[s[2]]
         assert.are.equal(s[4], node and node[s[3]], name .. ": final " .. table.concat(s, " ", 1, 3))
+      end
+      for _, x in ipairs(e.batch) do
+        local rec = assert(by_pod[x.pod], name .. ": no record for " .. x.pod)
+        assert.are.equal(x.want, rec.batchHintOnly and "hint" or "scored", name .. ": batch hint of " .. x.pod)
       end
       for _, x in ipairs(e.attempts) do
         local rec = assert(by_pod[x.pod], name .. ": no record for " .. x.pod)

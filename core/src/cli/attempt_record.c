@@ -211,7 +211,7 @@ static cJSON *pod_record(const ls_attempt *a, const cJSON *at, cJSON *history)
         cJSON_AddNullToObject(rec, "message");
     if (a->nominated_node)
         cJSON_AddStringToObject(rec, "nominatedNode", ls_str_get(a->nominated_node));
-    static const char *const copied[] = {"evaluatedNodes", "feasibleNodes", "nominatedNodeOnly", "filter",
+    static const char *const copied[] = {"evaluatedNodes", "feasibleNodes", "nominatedNodeOnly", "batchHintOnly", "filter",
                                          "score", "finalScore", "totalScore", "permit"};
     for (size_t i = 0; i < sizeof copied / sizeof *copied; i++) {
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(at, copied[i]);

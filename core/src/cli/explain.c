@@ -46,6 +46,8 @@ static void print_filters(const cJSON *at)
     const cJSON *filter = cJSON_GetObjectItemCaseSensitive(at, "filter");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(at, "nominatedNodeOnly")))
         printf("  Filter (the nominated node alone, as upstream tries it first):\n");
+    else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(at, "batchHintOnly")))
+        printf("  Filter (the batch hint alone: OpportunisticBatching reused the previous pod's scores):\n");
     else if (!filter || !filter->child)
         printf("  Filter: not run\n");
     else
@@ -135,6 +137,10 @@ static void print_choice(const cJSON *at, const char *node)
     if (!mine) {
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(at, "nominatedNodeOnly")))
             printf("  Result: %s, its nominated node, which passed every filter\n", node);
+        else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(at, "batchHintOnly")))
+            printf("  Result: %s, the batch hint (the next best node of the previous pod with the same "
+                   "signature), which passed every filter, without scoring\n",
+                   node);
         else
             printf("  Result: %s, the only node that passed every filter\n", node);
         return;

@@ -6,6 +6,7 @@
  * anything fails the running set stays and the failure is counted.
  */
 #include "scheduler/scheduler_internal.h"
+#include "scheduler/batch.h"
 #include "luasched/log.h"
 
 #include <stdio.h>
@@ -110,6 +111,8 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     ls_extenders_free(s->extenders);
     s->extenders = extenders;
     s->cfg = cfg;
+    ls_batches_free(s->batches);   /* the batch states belong to the old profiles */
+    s->batches = NULL;
     ls_squeue_set_registrations(s->queue, regs, n_regs);
     free(regs);
     carry_queue_over(s, &old_cfg);
