@@ -5,8 +5,9 @@
 -- PreScore or Score must define `sign`, or no pod of the profile is signable
 -- (batching is off for it); a plugin's `sign(pod)` returns a string fragment,
 -- nil (nothing to add) or false (this pod is unsignable, the second result
--- saying why). The signature is the profile's fragments in plugin order, so
--- two pods of one profile share it when every fragment is the same. A `sign`
+-- saying why). The signature is the profile's fragments in plugin order (a
+-- plugin without one adds an empty line), so two pods of one profile share it
+-- when every fragment is the same. A `sign`
 -- that raises makes the pod unsignable (upstream: a non-success status).
 local M = {}
 
@@ -67,7 +68,7 @@ function M.sign(prof, pod, pcall)
       return nil, inst.name .. ": " .. tostring(why or "unsignable")
     end
     if type(frag) == "string" then
-      parts[e.slot] = inst.name .. "=" .. frag
+      parts[e.slot] = frag
     elseif frag ~= nil then
       return nil, "plugin " .. inst.name .. ": sign returned a " .. type(frag) .. ", expected a string, nil or false"
     end

@@ -24,10 +24,14 @@ local function id(s) return tostring(tonumber(s)) end
 -- ResourcesSignerName: computePodResourceRequest (the PodRequests vector,
 -- pod-level resources included), every slot.
 function M.resources(pod)
-  local r = pod.requests.v
-  local parts = {}
-  for i = 0, 15 do parts[i + 1] = tostring(tonumber(r[i])) end
-  return "res:" .. concat(parts, ",")
+  local r = pod.requests
+  local out = "res:" .. tostring(tonumber(r.milli_cpu)) .. "," .. tostring(tonumber(r.memory)) .. ","
+    .. tostring(tonumber(r.ephemeral_storage))
+  for i = 4, 15 do   -- the scalar slots (extended resources, hugepages): the set ones
+    local v = r.v[i]
+    if v ~= 0 then out = out .. "," .. i .. "=" .. tostring(tonumber(v)) end
+  end
+  return out
 end
 
 -- TolerationsSignerName: the tolerations, sorted by key then value.
@@ -63,6 +67,9 @@ end
 -- NodeAffinitySignerName and NodeSelectorSignerName: required terms and
 -- preferred (weight, term) pairs, each list sorted; the nodeSelector labels.
 function M.node_affinity(pod)
+  if pod.has_required_node_affinity == 0 and pod.n_preferred_node_affinity == 0 and pod.node_selector.n == 0 then
+    return "aff:"
+  end
   local req, pref = {}, {}
   if pod.has_required_node_affinity ~= 0 then
     local ns = pod.required_node_affinity
@@ -86,6 +93,9 @@ end
 -- HostPortsSignerName: the set of hostPort numbers of every container
 -- (init ones too), sorted.
 function M.host_ports(pod)
+  local any = false
+  for k = 0, pod.n_ports - 1 do any = any or pod.ports[k].host_port ~= 0 end
+  if not any then return "ports:" end
   local seen, ports = {}, {}
   for k = 0, pod.n_ports - 1 do
     local hp = pod.ports[k].host_port
@@ -102,8 +112,9 @@ end
 -- regular containers (not the image volumes), sorted. pod.images lists the
 -- containers' images first, one per container, then the image volumes'.
 function M.images(pod)
-  local names = {}
   local n = math.min(pod.n_containers, pod.n_images)
+  if n == 1 then return "img:" .. id(pod.images[0]) end
+  local names = {}
   for k = 0, n - 1 do names[k + 1] = id(pod.images[k]) end
   sort(names)
   return "img:" .. concat(names, ",")
@@ -112,6 +123,7 @@ end
 -- VolumesSignerName: the volume sources other than configMap and secret.
 local SOURCE_OTHER, SOURCE_EPHEMERAL = 0, 2
 function M.volumes(pod)
+  if pod.n_volumes == 0 then return "vol:" end
   local vols = {}
   for k = 0, pod.n_volumes - 1 do
     local v = pod.volumes[k]
@@ -132,6 +144,7 @@ function M.node_name(pod) return "nn:" .. id(pod.node_name) end
 
 -- FeaturesSignerName: the inferred required features (already sorted).
 function M.features(pod)
+  if pod.n_required_features == 0 then return "feat:" end
   local f = {}
   for k = 0, pod.n_required_features - 1 do f[k + 1] = id(pod.required_features[k]) end
   return "feat:" .. concat(f, ",")
@@ -139,6 +152,7 @@ end
 
 -- LabelsSignerName: the pod's labels (sorted by key id in the model).
 function M.labels(pod)
+  if pod.labels.n == 0 then return "lab:" end
   local l = {}
   for k = 0, pod.labels.n - 1 do
     local it = pod.labels.items[k]

@@ -4,9 +4,10 @@
  * (with the re-scoring of #140289).
  *
  * One state per profile: the signature of the pod that filled it, the other
- * feasible nodes of that pod's cycle sorted by total score (ties: a random
+ * feasible nodes of that pod's cycle with their total scores (ties: a random
  * key, higher first, as upstream's heap), when it was filled; and the last
- * cycle (its number in the queue's count, the chosen node, success).
+ * cycle (its number in the queue's count, the chosen node, success). The
+ * list is kept unsorted: a pop scans for the best (upstream's heap order).
  *
  * GetNodeHint, after PreFilter passed: the pod is signed (every PreFilter,
  * Filter, PreScore and Score plugin's `sign`, luasched.sign); no hint unless
@@ -17,7 +18,7 @@
  * the last chosen node must be in the snapshot ("node_missing"); its Filter
  * is run for this pod: if it is not rejected (it still fits, or an Error),
  * v1.37 re-scores it: PreScore and Score, normalized together with the
- * cached nodes, the list rebuilt in score order (the re-scored node's random
+ * cached nodes, the list's totals replaced (the re-scored node's random
  * key is 0: it comes after the cached nodes it ties with). The head of the
  * list is popped: the hint, which the cycle filters alone (as a nominated
  * node) and which, if it passes, is the host without scoring.
@@ -28,11 +29,19 @@
  * with other feasible nodes fills the state, else it is dropped ("empty_list"
  * with one feasible node, "pod_not_batchable" without a signature).
  *
+ * Version: the batch.go read is the one with #140289's re-scoring and the
+ * "pod_nominated" flush; that it is the v1.37 tag's exact text is not
+ * verified (a later one adds store-result metrics and a configurable age).
+ * Time is the scheduler's clock: wall-clock in `luasched run`, the virtual
+ * clock in a simulation (pods scheduled at one instant never expire a batch,
+ * where upstream's real scheduling takes time).
+ *
  * Deviations (said): the re-scoring runs Score over the cached nodes too (to
  * normalize them with the re-scored node), so their raw scores are fresh
  * where upstream keeps the cached raw ones (equal unless one of those nodes
  * changed within the 500 ms); a cached node gone from the snapshot is left
- * out of the rebuilt list; the duration histograms
+ * out of the rebuilt list; the Filter run on the last chosen node counts
+ * the nominated pods (upstream's RunFilterPlugins does not); the duration histograms
  * (scheduler_get_node_hint_duration_seconds and the like) are not kept.
  */
 #include "scheduler/batch.h"
@@ -51,7 +60,7 @@ typedef struct batch_node {
 typedef struct batch_state {
     char *signature;    /* NULL: no state */
     size_t sig_len;
-    batch_node *nodes;  /* sorted, best first, from `head` */
+    batch_node *nodes;  /* the list from `head` on, in no order (pop_best) */
     uint32_t head, len, cap;
     uint64_t created_ms;
     uint64_t last_cycle;
@@ -114,13 +123,24 @@ static bool state_empty(const batch_state *st)
     return !st->signature || st->head >= st->len;
 }
 
-/* Higher total first; ties: the higher random key first. */
-static int by_score(const void *a, const void *b)
+/* x before y: the higher total; ties: the higher random key. */
+static bool better(const batch_node *x, const batch_node *y)
 {
-    const batch_node *x = a, *y = b;
-    if (x->total != y->total)
-        return x->total > y->total ? -1 : 1;
-    return x->key > y->key ? -1 : x->key < y->key ? 1 : 0;
+    return x->total > y->total || (x->total == y->total && x->key > y->key);
+}
+
+/* The best node of the list (upstream's heap Pop): found by one scan and
+ * taken from the front; the rest need no order until the next pop. */
+static ls_str pop_best(batch_state *st)
+{
+    uint32_t best = st->head;
+    for (uint32_t i = st->head + 1; i < st->len; i++)
+        if (better(&st->nodes[i], &st->nodes[best]))
+            best = i;
+    batch_node top = st->nodes[best];
+    st->nodes[best] = st->nodes[st->head];
+    st->nodes[st->head++] = top;
+    return top.name;
 }
 
 static uint64_t random_key(ls_scheduler *s)
@@ -168,11 +188,15 @@ static int filter_quietly(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ni)
 }
 
 /* rescoreHintedNode: the cached nodes and the last chosen one scored together
- * (normalized as one set), the list rebuilt in score order. */
+ * (normalized as one set), their totals replaced. */
 static bool rescore(ls_scheduler *s, ls_qpod *qp, batch_state *st, const ls_node_info *last)
 {
     ls_cycle *c = &s->cycle;
     ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_RESCORE, profile_name(s, qp->profile), NULL);
+    if (st->len - st->head + 1 > st->cap) {
+        st->cap = st->len - st->head + 1;
+        st->nodes = ls_xrealloc(st->nodes, st->cap * sizeof *st->nodes);
+    }
     uint32_t n = 0;
     for (uint32_t i = st->head; i < st->len; i++) {
         const ls_node_info *ni = ls_snapshot_find(s->snapshot, st->nodes[i].name);
@@ -196,7 +220,6 @@ static bool rescore(ls_scheduler *s, ls_qpod *qp, batch_state *st, const ls_node
     }
     for (uint32_t i = 0; i < n; i++)
         st->nodes[i].total = s->totals[i];
-    qsort(st->nodes, n, sizeof *st->nodes, by_score);
     return true;
 }
 
@@ -222,7 +245,7 @@ ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp)
     b->pending_sig = ls_lua_sign(s->lua, qp->profile, &b->pending_len);
     ls_str hint = 0;
     if (compatible(s, qp, st, b->pending_sig, b->pending_len) && refresh(s, qp, st) && !state_empty(st))
-        hint = st->nodes[st->head++].name;
+        hint = pop_best(st);
     if (!hint)
         ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_ATTEMPT, profile_name(s, qp->profile), "no_hint");
     return hint;
@@ -236,7 +259,7 @@ void ls_batch_forget_signature(ls_scheduler *s)
     }
 }
 
-/* The feasible nodes but the host, sorted: the state for the next pod. */
+/* The feasible nodes but the host, with their totals: the state for the next pod. */
 static void fill_state(ls_scheduler *s, batch_state *st, ls_str chosen)
 {
     const ls_cycle *c = &s->cycle;
@@ -249,7 +272,6 @@ static void fill_state(ls_scheduler *s, batch_state *st, ls_str chosen)
         if (c->feasible[i]->node->name != chosen)
             st->nodes[n++] = (batch_node){.name = c->feasible[i]->node->name, .total = s->totals[i],
                                           .key = random_key(s)};
-    qsort(st->nodes, n, sizeof *st->nodes, by_score);
     st->head = 0;
     st->len = n;
     st->created_ms = s->clock_ms;
