@@ -958,7 +958,7 @@ P.events = {
 function P:sign(pod)
   if pod.n_spread_constraints > 0 then return false, "pods with topology constraints are not signable" end
   if #self.defaults[DO_NOT_SCHEDULE] + #self.defaults[SCHEDULE_ANYWAY] > 0 then
-    return false, "pods with default topology constraints are not signable"
+    return false, "pods with default topology constraints are not signable", true   -- true: every pod
   end
   return nil
 end

@@ -378,9 +378,12 @@ end
 
 -- ---- Sign (OpportunisticBatching) ------------------------------------------------
 
---- The running cycle's pod's signature in profile pi, or nil (unsignable).
+--- The running cycle's pod's signature in profile pi, nil when the pod is
+--- unsignable, false when every pod of the profile is.
 function M.sign(pi)
-  return signing.sign(profiles[pi + 1], cycle.pod[0], pcall)
+  local sig, _, every_pod = signing.sign(profiles[pi + 1], cycle.pod[0], pcall)
+  if sig == nil and every_pod then return false end
+  return sig
 end
 
 -- ---- PostFilter -------------------------------------------------------------
@@ -488,9 +491,12 @@ to_score = function(s)
   error("score returned " .. text .. " (a " .. t .. "), expected an integer within int64", 0)
 end
 
-local function run_scores(list, score_loops, cyc, pod)
+-- Score of the feasible nodes from index `from` (0: all; the others' raw
+-- scores are in place), then NormalizeScore over all of them.
+local function run_scores(list, score_loops, cyc, pod, from)
   local nodes, n = cyc.feasible, cyc.num_feasible
   local scores, skipped = cyc.scores, cyc.score_skipped
+  from = from or 0
   for p = 1, #list do
     local inst = list[p]
     current, current_hook = inst, "score"
@@ -500,10 +506,14 @@ local function run_scores(list, score_loops, cyc, pod)
       for i = 0, n - 1 do scores[(p - 1) * n + i] = 0 end
     else
       skipped[p - 1] = 0
-      score_loops[p](state, pod, nodes, n, scores, (p - 1) * n)
+      if from == 0 then
+        score_loops[p](state, pod, nodes, n, scores, (p - 1) * n)
+      else
+        score_loops[p](state, pod, nodes + from, n - from, scores, (p - 1) * n + from)
+      end
     end
   end
-  if cyc.trace ~= 0 then ffi.copy(cyc.raw_scores, scores, #list * n * 8) end
+  if cyc.trace ~= 0 or cyc.keep_raw_scores ~= 0 then ffi.copy(cyc.raw_scores, scores, #list * n * 8) end
   for p = 1, #list do
     local inst = list[p]
     current, current_hook = inst, "normalize_score"
@@ -531,6 +541,29 @@ function M.score(pi)
   sampling = cycle.sample_plugins ~= 0
   local ok, err = pcall(run_scores, list, sampling and prof.score_loops_timed or prof.score_loops, cycle, cycle.pod[0])
   if sampling then timing.flush(cycle) end
+  if not ok then return fail_located("running Score plugin %q: %s", current.name, describe(err)) end
+  return SUCCESS
+end
+
+--- OpportunisticBatching's re-scoring (v1.37, upstream's rescoreHintedNode):
+--- PreScore and Score for the last feasible node alone, the others' raw scores
+--- put in cycle.scores by C, then NormalizeScore over all of them.
+function M.rescore_last(pi)
+  clear_status()
+  local prof = profiles[pi + 1]
+  local n = cycle.num_feasible
+  local pre = prof.points.pre_score
+  if pre then
+    current_hook = "pre_score"
+    local ok, err = pcall(run_pre_score, pre, cycle.pod[0], node_list(cycle.feasible + (n - 1), 1), 1)
+    if not ok then
+      fail_located("running PreScore plugin %q: %s", current.name, describe(err))
+      return PENDING   -- told apart from a Score failure (batch flush reason)
+    end
+  end
+  local list = prof.points.score
+  if not list then return SUCCESS end
+  local ok, err = pcall(run_scores, list, prof.score_loops, cycle, cycle.pod[0], n - 1)
   if not ok then return fail_located("running Score plugin %q: %s", current.name, describe(err)) end
   return SUCCESS
 end

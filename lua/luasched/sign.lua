@@ -5,7 +5,8 @@
 -- PreScore or Score must define `sign`, or no pod of the profile is signable
 -- (batching is off for it); a plugin's `sign(pod)` returns a string fragment,
 -- nil (nothing to add) or false (this pod is unsignable, the second result
--- saying why). The signature is the profile's fragments in plugin order (a
+-- saying why, a third `true` when no pod of the profile is signable: the
+-- caller stops asking). The signature is the profile's fragments in plugin order (a
 -- plugin without one adds an empty line), so two pods of one profile share it
 -- when every fragment is the same. A `sign`
 -- that raises makes the pod unsignable (upstream: a non-success status).
@@ -52,28 +53,32 @@ local function to_front(order, k)
   table.insert(order, 1, e)
 end
 
---- The pod's signature in profile `prof`, or nil and the reason it has none.
+--- The pod's signature in profile `prof`, or nil, the reason it has none and
+--- true when that holds for every pod of the profile.
 function M.sign(prof, pod, pcall)
   local list, missing = signers_of(prof)
-  if not list then return nil, "plugin " .. missing .. " does not sign pods" end
+  if not list then return nil, "plugin " .. missing .. " does not sign pods", true end
   local order = ask_order(prof, list)
-  local parts = {}
-  for i = 1, #list do parts[i] = "" end
+  local parts   -- made at the first fragment: an unsignable pod allocates nothing
   for k, e in ipairs(order) do
     local inst = e.inst
-    local ok, frag, why = pcall(inst.sign, inst, pod)
+    local ok, frag, why, every_pod = pcall(inst.sign, inst, pod)
     if not ok then return nil, "plugin " .. inst.name .. ": " .. tostring(frag) end
     if frag == false then
       if k > 1 then to_front(order, k) end
-      return nil, inst.name .. ": " .. tostring(why or "unsignable")
+      return nil, inst.name .. ": " .. tostring(why or "unsignable"), every_pod == true
     end
     if type(frag) == "string" then
+      if not parts then
+        parts = {}
+        for i = 1, #list do parts[i] = "" end
+      end
       parts[e.slot] = frag
     elseif frag ~= nil then
       return nil, "plugin " .. inst.name .. ": sign returned a " .. type(frag) .. ", expected a string, nil or false"
     end
   end
-  return concat(parts, "\n")
+  return parts and concat(parts, "\n") or ""
 end
 
 return M

@@ -92,16 +92,18 @@ describe("sign hooks of the default plugins", function()
   end)
 
   it("PodTopologySpread: unsignable with constraints or default constraints, else no fragment", function()
-    local f, why = frag("PodTopologySpread", pod())
+    local f, why, every_pod = frag("PodTopologySpread", pod())
     assert.is_false(f)
     assert.are.equal("pods with default topology constraints are not signable", why)
+    assert.is_true(every_pod)   -- the same for every pod: the profile is not asked again
     local list = { defaultingType = "List", defaultConstraints = {} }
     assert.is_nil(frag("PodTopologySpread", pod(), list))
     local spread = { { maxSkew = 1, topologyKey = "zone", whenUnsatisfiable = "ScheduleAnyway",
       labelSelector = { matchLabels = { app = "x" } } } }
-    f, why = frag("PodTopologySpread", pod({ spec = { topologySpreadConstraints = spread } }), list)
+    f, why, every_pod = frag("PodTopologySpread", pod({ spec = { topologySpreadConstraints = spread } }), list)
     assert.is_false(f)
     assert.are.equal("pods with topology constraints are not signable", why)
+    assert.is_nil(every_pod)
   end)
 
   it("DynamicResources: a pod with resource claims is unsignable, else no fragment", function()
@@ -145,9 +147,10 @@ describe("luasched.sign", function()
   it("a plugin without a sign hook turns batching off for the profile", function()
     local prof = profile({ "NodeResourcesFit" })
     prof.points.filter[#prof.points.filter + 1] = { name = "Custom", filter = function() end }
-    local sig, why = sign.sign(prof, T.pod(T.pod_object(pod())), pcall)
+    local sig, why, every_pod = sign.sign(prof, T.pod(T.pod_object(pod())), pcall)
     assert.is_nil(sig)
     assert.are.equal("plugin Custom does not sign pods", why)
+    assert.is_true(every_pod)
   end)
 
   it("one unsignable fragment makes the pod unsignable", function()

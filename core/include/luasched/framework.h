@@ -64,7 +64,8 @@ typedef struct ls_cycle {
     uint32_t prefilter_restricting;       /* bit k: PreFilter plugin k gave node names (rejects a
                                            * pod no node fits, as upstream's unscheduledPlugins) */
 
-    /* Score: scores[p * num_feasible + i]; raw_scores keeps pre-normalize values when tracing. */
+    /* Score: scores[p * num_feasible + i]; raw_scores keeps pre-normalize values when tracing
+     * or keep_raw_scores. */
     uint32_t num_score_plugins;
     int64_t *scores;
     int64_t *raw_scores;
@@ -82,6 +83,7 @@ typedef struct ls_cycle {
     int64_t waiting_timeout_ms[8];
     int16_t running_plugin;               /* index in the running extension point's list, for error reports */
     uint8_t sample_plugins;               /* time every plugin call of this cycle (metrics; ~10% of cycles) */
+    uint8_t keep_raw_scores;              /* raw_scores kept without tracing (OpportunisticBatching) */
 } ls_cycle;
 
 /* Sampled plugin durations (scheduler_plugin_execution_duration_seconds): the

@@ -313,6 +313,7 @@ static bool load_dispatch(ls_lua *lua, ls_error *err)
     lua->ref_hint = take_ref(L, mod, "hint");
     lua->ref_filter_one = take_ref(L, mod, "filter_one");
     lua->ref_sign = take_ref(L, mod, "sign");
+    lua->ref_rescore_last = take_ref(L, mod, "rescore_last");
     lua->ref_sort_uses_less = take_ref(L, mod, "sort_uses_less");
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);

@@ -37,8 +37,13 @@ int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni);
 /* The running cycle's pod's signature in `profile` (OpportunisticBatching):
  * a malloc'd string the caller frees, its length in *len; NULL when the pod
- * is unsignable there (or the call failed). */
-char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len);
+ * is unsignable there (or the call failed), *every_pod set when no pod of the
+ * profile is signable (a plugin without `sign`, default spread constraints). */
+char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len, bool *every_pod);
+/* PreScore and Score of the cycle's last feasible node, the others' raw scores
+ * in cycle->scores, then NormalizeScore over all (OpportunisticBatching's
+ * re-scoring): a status code, LS_PENDING when PreScore failed. */
+int ls_lua_rescore_last(ls_lua *lua, uint32_t profile);
 double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod);
 /* The queue-sort plugin orders with less(a, b) (no numeric sort_key). */
 bool ls_lua_sort_uses_less(ls_lua *lua);

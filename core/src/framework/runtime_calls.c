@@ -108,9 +108,10 @@ int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
     return invoke_for_status(lua, &c);
 }
 
-char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len)
+char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len, bool *every_pod)
 {
     *len = 0;
+    *every_pod = false;
     if (!lua->L || lua->ref_sign == LUA_NOREF || !ls_rt_usable(lua))
         return NULL;
     dispatch_call c = {.ep = LS_EP_PRE_FILTER, .ref = lua->ref_sign, .first = profile, .budgets = profile,
@@ -125,9 +126,18 @@ char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len)
         const char *s = lua_tolstring(lua->L, -1, len);
         sig = ls_xmalloc(*len + 1);
         memcpy(sig, s, *len + 1);
+    } else if (rc == 0 && lua_type(lua->L, -1) == LUA_TBOOLEAN) {
+        *every_pod = true;
     }
     lua_pop(lua->L, 1);
     return sig;
+}
+
+int ls_lua_rescore_last(ls_lua *lua, uint32_t profile)
+{
+    dispatch_call c = {.ep = LS_EP_SCORE, .ref = lua->ref_rescore_last, .first = profile, .budgets = profile,
+                       .in_cycle = true};
+    return invoke_for_status(lua, &c);
 }
 
 int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)

@@ -28,7 +28,7 @@ struct ls_lua {
     int refs[LS_EP_HOOK_COUNT];      /* dispatch.lua's function of each row's hook name (or LUA_NOREF) */
     int ref_hooks, ref_build, ref_park, ref_resume;
     int ref_registrations, ref_hint, ref_filter_one, ref_sort_uses_less;
-    int ref_sign;                    /* dispatch.sign (OpportunisticBatching) */
+    int ref_sign, ref_rescore_last;  /* dispatch.sign, dispatch.rescore_last (OpportunisticBatching) */
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;

@@ -36,11 +36,11 @@
  * clock in a simulation (pods scheduled at one instant never expire a batch,
  * where upstream's real scheduling takes time).
  *
- * Deviations (said): the re-scoring runs Score over the cached nodes too (to
- * normalize them with the re-scored node), so their raw scores are fresh
- * where upstream keeps the cached raw ones (equal unless one of those nodes
- * changed within the 500 ms); a cached node gone from the snapshot is left
- * out of the rebuilt list; the Filter run on the last chosen node counts
+ * Deviations (said): a cached node gone from the snapshot is left out of the
+ * re-scored list (upstream keeps its cached scores and may hint it; its
+ * filter then fails); PreScore and Score failures of the re-scoring are told
+ * apart, a NormalizeScore failure counts as "rescore_error" (upstream:
+ * "normalize_error"); the Filter run on the last chosen node counts
  * the nominated pods (upstream's RunFilterPlugins does not); the duration histograms
  * (scheduler_get_node_hint_duration_seconds and the like) are not kept.
  */
@@ -61,11 +61,14 @@ typedef struct batch_state {
     char *signature;    /* NULL: no state */
     size_t sig_len;
     batch_node *nodes;  /* the list from `head` on, in no order (pop_best) */
+    int64_t *raw;       /* raw[i * n_plugins + p]: node i's raw score of Score plugin p */
+    uint32_t n_plugins;
     uint32_t head, len, cap;
     uint64_t created_ms;
     uint64_t last_cycle;
     ls_str last_chosen;
     bool last_succeeded;
+    bool never_signable;   /* no pod of the profile is signable: not asked again */
 } batch_state;
 
 struct ls_batches {
@@ -82,6 +85,7 @@ void ls_batches_free(ls_batches *b)
     for (uint32_t i = 0; i < b->n; i++) {
         free(b->profiles[i].signature);
         free(b->profiles[i].nodes);
+        free(b->profiles[i].raw);
     }
     free(b->profiles);
     free(b->pending_sig);
@@ -131,16 +135,32 @@ static bool better(const batch_node *x, const batch_node *y)
 
 /* The best node of the list (upstream's heap Pop): found by one scan and
  * taken from the front; the rest need no order until the next pop. */
+static void move_node(batch_state *st, uint32_t to, uint32_t from)
+{
+    st->nodes[to] = st->nodes[from];
+    memmove(st->raw + (size_t)to * st->n_plugins, st->raw + (size_t)from * st->n_plugins,
+            st->n_plugins * sizeof *st->raw);
+}
+
 static ls_str pop_best(batch_state *st)
 {
     uint32_t best = st->head;
     for (uint32_t i = st->head + 1; i < st->len; i++)
         if (better(&st->nodes[i], &st->nodes[best]))
             best = i;
-    batch_node top = st->nodes[best];
-    st->nodes[best] = st->nodes[st->head];
-    st->nodes[st->head++] = top;
-    return top.name;
+    ls_str name = st->nodes[best].name;
+    move_node(st, best, st->head++);   /* the head's entry fills the hole */
+    return name;
+}
+
+static void reserve_nodes(batch_state *st, uint32_t n, uint32_t n_plugins)
+{
+    if (n > st->cap || n_plugins != st->n_plugins) {
+        st->cap = n > st->cap ? n : st->cap;
+        st->n_plugins = n_plugins;
+        st->nodes = ls_xrealloc(st->nodes, st->cap * sizeof *st->nodes);
+        st->raw = ls_xrealloc(st->raw, (size_t)st->cap * (n_plugins ? n_plugins : 1) * sizeof *st->raw);
+    }
 }
 
 static uint64_t random_key(ls_scheduler *s)
@@ -187,39 +207,51 @@ static int filter_quietly(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ni)
     return code;
 }
 
-/* rescoreHintedNode: the cached nodes and the last chosen one scored together
- * (normalized as one set), their totals replaced. */
+/* rescoreHintedNode: PreScore and Score for the last chosen node alone, then
+ * NormalizeScore over it and the cached nodes (their raw scores as stored),
+ * the totals and raw scores replaced; the node joins the list with random
+ * key 0. */
 static bool rescore(ls_scheduler *s, ls_qpod *qp, batch_state *st, const ls_node_info *last)
 {
     ls_cycle *c = &s->cycle;
     ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_RESCORE, profile_name(s, qp->profile), NULL);
-    if (st->len - st->head + 1 > st->cap) {
-        st->cap = st->len - st->head + 1;
-        st->nodes = ls_xrealloc(st->nodes, st->cap * sizeof *st->nodes);
+    uint32_t np = st->n_plugins;
+    if (np != c->num_score_plugins) {   /* a profile whose plugins changed (not after a reload) */
+        flushed(s, qp->profile, LS_BATCH_FLUSH_RESCORE_ERROR);
+        return false;
     }
     uint32_t n = 0;
     for (uint32_t i = st->head; i < st->len; i++) {
         const ls_node_info *ni = ls_snapshot_find(s->snapshot, st->nodes[i].name);
         if (ni && ni != last) {
-            st->nodes[n] = st->nodes[i];
+            move_node(st, n, i);
             c->feasible[n++] = ni;
         }
     }
+    reserve_nodes(st, n + 1, np);
     c->feasible[n] = last;
     st->nodes[n] = (batch_node){.name = last->node->name, .key = 0};
     c->num_feasible = ++n;
+    for (uint32_t p = 0; p < np; p++)
+        for (uint32_t i = 0; i + 1 < n; i++)
+            c->scores[p * n + i] = st->raw[(size_t)i * np + p];
     st->head = 0;
     st->len = n;
-    int failed = ls_scheduler_score_feasible(s, qp);
+    c->keep_raw_scores = 1;
+    int code = ls_lua_rescore_last(s->lua, qp->profile);
+    bool ok = code == LS_SUCCESS && ls_scheduler_total_scores(s, qp);
     c->num_feasible = 0;
-    if (failed) {
-        flushed(s, qp->profile, failed == 1 ? LS_BATCH_FLUSH_PRESCORE_ERROR : LS_BATCH_FLUSH_RESCORE_ERROR);
+    if (!ok) {
+        flushed(s, qp->profile, code == LS_PENDING ? LS_BATCH_FLUSH_PRESCORE_ERROR : LS_BATCH_FLUSH_RESCORE_ERROR);
         c->status = 0;
         c->status_code = LS_SUCCESS;
         return false;
     }
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         st->nodes[i].total = s->totals[i];
+        for (uint32_t p = 0; p < np; p++)
+            st->raw[(size_t)i * np + p] = c->raw_scores[p * n + i];
+    }
     return true;
 }
 
@@ -242,7 +274,11 @@ ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp)
     batch_state *st = state_of(s, qp->profile);
     ls_batches *b = s->batches;
     free(b->pending_sig);
-    b->pending_sig = ls_lua_sign(s->lua, qp->profile, &b->pending_len);
+    b->pending_sig = NULL;
+    if (!st->never_signable)
+        b->pending_sig = ls_lua_sign(s->lua, qp->profile, &b->pending_len, &st->never_signable);
+    /* a signed pod's raw scores are kept for the state it may fill */
+    s->cycle.keep_raw_scores = b->pending_sig != NULL;
     ls_str hint = 0;
     if (compatible(s, qp, st, b->pending_sig, b->pending_len) && refresh(s, qp, st) && !state_empty(st))
         hint = pop_best(st);
@@ -259,19 +295,22 @@ void ls_batch_forget_signature(ls_scheduler *s)
     }
 }
 
-/* The feasible nodes but the host, with their totals: the state for the next pod. */
+/* The feasible nodes but the host, with their totals and raw scores: the
+ * state for the next pod. */
 static void fill_state(ls_scheduler *s, batch_state *st, ls_str chosen)
 {
     const ls_cycle *c = &s->cycle;
-    if (c->num_feasible > st->cap) {
-        st->cap = c->num_feasible;
-        st->nodes = ls_xrealloc(st->nodes, st->cap * sizeof *st->nodes);
-    }
+    uint32_t nf = c->num_feasible, np = c->num_score_plugins;
+    reserve_nodes(st, nf, np);
     uint32_t n = 0;
-    for (uint32_t i = 0; i < c->num_feasible; i++)
-        if (c->feasible[i]->node->name != chosen)
-            st->nodes[n++] = (batch_node){.name = c->feasible[i]->node->name, .total = s->totals[i],
-                                          .key = random_key(s)};
+    for (uint32_t i = 0; i < nf; i++) {
+        if (c->feasible[i]->node->name == chosen)
+            continue;
+        st->nodes[n] = (batch_node){.name = c->feasible[i]->node->name, .total = s->totals[i], .key = random_key(s)};
+        for (uint32_t p = 0; p < np; p++)
+            st->raw[(size_t)n * np + p] = c->raw_scores[p * nf + i];
+        n++;
+    }
     st->head = 0;
     st->len = n;
     st->created_ms = s->clock_ms;

@@ -362,14 +362,12 @@ const ls_node_info *ls_scheduler_select_host(ls_scheduler *s)
     return best;
 }
 
-int ls_scheduler_score_feasible(ls_scheduler *s, ls_qpod *qp)
+bool ls_scheduler_total_scores(ls_scheduler *s, ls_qpod *qp)
 {
-    if (ls_scheduler_run_point(s, LS_EP_PRE_SCORE, qp->profile) != LS_SUCCESS)
-        return 1;
-    if (ls_scheduler_run_point(s, LS_EP_SCORE, qp->profile) != LS_SUCCESS || !check_and_total_scores(s, qp))
-        return 2;
+    if (!check_and_total_scores(s, qp))
+        return false;
     ls_extenders_prioritize(s->extenders, &s->cycle, s->totals);
-    return 0;
+    return true;
 }
 
 bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
@@ -380,7 +378,8 @@ bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **
         *host = c->feasible[0];
         return true;
     }
-    if (ls_scheduler_score_feasible(s, qp) != 0)
+    if (ls_scheduler_run_point(s, LS_EP_PRE_SCORE, qp->profile) != LS_SUCCESS ||
+        ls_scheduler_run_point(s, LS_EP_SCORE, qp->profile) != LS_SUCCESS || !ls_scheduler_total_scores(s, qp))
         return false;
     *host = ls_scheduler_select_host(s);
     return true;
@@ -572,6 +571,7 @@ void ls_scheduler_prepare_cycle(ls_scheduler *s, ls_qpod *qp, ls_snapshot *snaps
     c->filter_trace = s->filter_trace;
     clear_trace(c);
     c->num_feasible = c->num_processed = 0;
+    c->keep_raw_scores = 0;
     c->prefilter_restricts = 0;
     c->prefilter_absent_status = 0;
     c->selected_node = 0;

@@ -107,9 +107,9 @@ void ls_scheduler_prepare_cycle(ls_scheduler *s, ls_qpod *qp, ls_snapshot *snaps
  * seeded choice among the best; false (status set) on a plugin's error. */
 bool ls_scheduler_run_filters(ls_scheduler *s, ls_qpod *qp);
 bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host);
-/* PreScore, Score, the totals and the extenders' priorities over the cycle's
- * feasible nodes: 0, or 1 when PreScore failed, 2 when Score did (status set). */
-int ls_scheduler_score_feasible(ls_scheduler *s, ls_qpod *qp);
+/* The weighted totals of the cycle's scores and the extenders' priorities;
+ * false (status set) on a score out of range. */
+bool ls_scheduler_total_scores(ls_scheduler *s, ls_qpod *qp);
 const ls_node_info *ls_scheduler_select_host(ls_scheduler *s);
 /* shadow.c: after one of this scheduler's attempts, the shadow's verdict on
  * the same pod and snapshot, compared and counted; freed with the scheduler. */
