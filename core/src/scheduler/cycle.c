@@ -463,7 +463,7 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
          * the binding cycle goes on from PreBind at the next object change or
          * poll, while other pods are scheduled (upstream's binding goroutine). */
         ls_waiting_pods_add_pre_bind(&s->waiting, qp->pod, qp->profile, node, s->clock_ms, PRE_BIND_POLL_MS);
-        ls_lua_park(s->lua, qp->pod->id);
+        ls_lua_park(s->lua, qp->profile, qp->pod->id);
         return;
     }
     if (code == LS_SUCCESS) {
@@ -518,7 +518,7 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
             s->src.on_permit_wait(s->src.ud, &a, c, s);
         }
         ls_waiting_pods_add(&s->waiting, qp->pod, qp->profile, c, s->clock_ms);
-        ls_lua_park(s->lua, qp->pod->id);
+        ls_lua_park(s->lua, qp->profile, qp->pod->id);
         expect_placement(s, qp, node);
         return;
     }
@@ -718,7 +718,7 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         s->permit.result = !wp->rejected ? LS_PERMIT_ALLOWED : wp->timed_out ? LS_PERMIT_TIMED_OUT : LS_PERMIT_REJECTED;
         s->permit.plugin = wp->rejected_by;
         s->expected_node = wp->node;   /* set when it began to wait */
-        ls_lua_resume(s->lua, wp->pod->id);
+        ls_lua_resume(s->lua, wp->profile, wp->pod->id);
         if (wp->rejected && wp->preempted) {
             /* A preemption's victim: an Error, so it backs off (upstream v1.36+). */
             unreserve_and_forget(s, qp);
