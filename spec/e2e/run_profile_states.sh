@@ -75,6 +75,27 @@ restarts=$(awk '$1 == "luasched_lua_restarts_total" {print $2}' "$TMP/metrics")
 expect_eq "the hog's state was restarted" "$(awk -v r="${restarts:-0}" 'BEGIN { print (r >= 1) ? "yes" : "no: " r }')" "yes"
 expect_eq "still healthy" "$(get /healthz)" "ok"
 
+# A reload without the hog's profile builds new states: /metrics then has the
+# remaining profile's series only.
+cat > "$D/config.yaml.tmp" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$KUBECONFIG_FILE"}
+leaderElection: {leaderElect: false}
+luasched: {pluginPath: ["$D/plugins"]}
+profiles:
+- schedulerName: default-scheduler
+YAML
+mv "$D/config.yaml.tmp" "$D/config.yaml"
+for _ in $(seq 1 30); do
+  get /metrics > "$TMP/metrics"
+  grep -q 'luasched_reloads_total{result="success"} 1' "$TMP/metrics" && break
+  sleep 0.2
+done
+expect_eq "after the reload, one memory series, the remaining profile's" \
+  "$(awk '$1 ~ /^luasched_lua_memory_bytes[{]/ { sub(/[}].*/, "}", $1); print $1 }' "$TMP/metrics")" \
+  'luasched_lua_memory_bytes{profile="default-scheduler"}'
+
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
 serve_stop

@@ -188,3 +188,9 @@ void ls_sched_metrics_lua_memory(ls_sched_metrics *sm, const char *profile, size
     const char *labels[] = {profile};
     ls_metrics_set(sm->lua_memory, labels, (double)bytes);
 }
+
+void ls_sched_metrics_forget_lua_memory(ls_sched_metrics *sm)
+{
+    if (sm->registry)
+        ls_metrics_clear(sm->lua_memory);
+}

@@ -43,5 +43,7 @@ typedef struct ls_sched_gauges {
 void ls_sched_metrics_publish(ls_sched_metrics *sm, const ls_sched_gauges *g);
 /* luasched_lua_memory_bytes{profile}: the bytes held by that profile's Lua state. */
 void ls_sched_metrics_lua_memory(ls_sched_metrics *sm, const char *profile, size_t bytes);
+/* After a reload: the old profiles' series go (the new states publish theirs). */
+void ls_sched_metrics_forget_lua_memory(ls_sched_metrics *sm);
 
 #endif
