@@ -312,6 +312,8 @@ bool ls_scheduler_run_filters(ls_scheduler *s, ls_qpod *qp)
     return true;
 }
 
+_Static_assert(LS_MIN_NODE_SCORE == 0, "check_and_total_scores's range test assumes a lowest score of 0");
+
 static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
@@ -321,8 +323,21 @@ static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
         s->totals[i] = plugins->len || s->extenders ? 0 : 1;
     for (uint32_t p = 0; p < plugins->len; p++) {
         const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
+        const int64_t *restrict row = &c->scores[(size_t)p * n];
+        uint64_t *restrict totals = (uint64_t *)s->totals;
+        uint64_t weight = (uint64_t)ref->weight;
+        /* One pass without a branch per score, in unsigned arithmetic so
+         * that an out-of-range score wraps instead of overflowing; the scores
+         * are checked one by one only when one is out of range (the totals
+         * are then not used). */
+        uint64_t out_of_range = 0;
         for (uint32_t i = 0; i < n; i++) {
-            int64_t v = c->scores[p * n + i];
+            uint64_t v = (uint64_t)row[i];
+            out_of_range |= v > (uint64_t)LS_MAX_NODE_SCORE;   /* LS_MIN_NODE_SCORE is 0: a negative one wraps above */
+            totals[i] += v * weight;
+        }
+        for (uint32_t i = 0; out_of_range && i < n; i++) {
+            int64_t v = row[i];
             if (v < LS_MIN_NODE_SCORE || v > LS_MAX_NODE_SCORE) {
                 char msg[400];
                 int len = snprintf(msg, sizeof msg,
@@ -336,7 +351,6 @@ static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
                 c->status_code = LS_ERROR;
                 return false;
             }
-            s->totals[i] += v * ref->weight;
         }
     }
     return true;
