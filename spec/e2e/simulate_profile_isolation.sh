@@ -6,6 +6,7 @@
 # the counts would run 1..4 across the profiles.
 . "$(dirname "$0")/lib.bash"
 ROOT=${LUASCHED_SOURCE_DIR:-.}
+require_tool jq jq
 D=$TMP/cfg
 mkdir -p "$D/plugins"
 cat > "$D/plugins/tally.lua" <<'LUA'
