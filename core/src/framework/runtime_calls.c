@@ -28,6 +28,19 @@ typedef struct dispatch_call {
     bool in_cycle;
 } dispatch_call;
 
+/* A pointer for dispatch.lua's ffi.cast: as a number when it is exact in a
+ * double (every user-space address of today's x86-64 and arm64 processes), so
+ * that the cast compiles (LuaJIT cannot compile ffi.cast of a light userdata:
+ * PreEnqueue and the queue sort ran interpreted); a light userdata otherwise.
+ * Only the runtime's own code receives it; plugins get the views it makes. */
+static void push_pointer(lua_State *L, const void *p)
+{
+    if ((uintptr_t)p < (1ull << 53))
+        lua_pushnumber(L, (lua_Number)(uintptr_t)p);
+    else
+        lua_pushlightuserdata(L, (void *)p);
+}
+
 /* Pushes and runs the call; returns ls_rt_guarded_pcall's code (-1: cut off) with
  * the result or the error message on the stack (nothing when cut off). */
 static int invoke(ls_rt *lua, const dispatch_call *c)
@@ -36,7 +49,7 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref);
     lua_pushinteger(L, c->first);
     for (int i = 0; i < c->nptrs; i++)
-        lua_pushlightuserdata(L, (void *)c->ptrs[i]);
+        push_pointer(L, c->ptrs[i]);
     bool talks_to_cluster = c->ep == LS_EP_PRE_BIND || c->ep == LS_EP_BIND || c->ep == LS_EP_POST_BIND;
     if (c->in_cycle) {
         lua->cycle->running_plugin = -1;
