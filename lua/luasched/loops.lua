@@ -10,7 +10,6 @@
 -- The generator uses only functions captured here, when the runtime loads
 -- (before any plugin), and loads its code with an empty environment.
 local band = require("bit").band
-local fill = require("ffi").fill
 local SUCCESS = require("luasched.clib").LS_SUCCESS
 local format, concat, load, assert, type = string.format, table.concat, load, assert, type
 
@@ -164,7 +163,7 @@ end
 -- at it left the loop, aborted until the loop was blacklisted, and the whole
 -- Score runner stayed interpreted (allocating a cdata per field it read).
 local SCORE_CHAIN = [[
-local loops, names, fill = ...
+local loops, names = ...
 %s
 return function(state, pod, cyc, nodes, n, scores, skipped, skip_score)
 %s
@@ -174,8 +173,7 @@ end
 local SCORE_CHAIN_STEP = [[
   cyc.running_plugin = %d
   if skip_score[n%d] then
-    skipped[%d] = 1
-    fill(scores + %d * n, 8 * n)
+    skipped[%d] = 1   -- its row is not read (C totals the rows not skipped)
   else
     skipped[%d] = 0
     l%d(state, pod, nodes, n, scores, %d * n)
@@ -184,19 +182,21 @@ local SCORE_CHAIN_STEP = [[
 
 --- Runs every Score plugin's loop (`score_loops`, from M.score) in order:
 --- chain(state, pod, cycle, nodes, n, scores, skipped, skip_score). A plugin
---- named in `skip_score` (PreScore said Skip) gets zero scores and
---- skipped[k] = 1; cycle.running_plugin (0-based) names the plugin running.
+--- named in `skip_score` (PreScore said Skip) is not run and gets
+--- skipped[k] = 1 (its row of scores is left as it was: C skips it when it
+--- totals, the attempt records show no scores for it); cycle.running_plugin
+--- (0-based) names the plugin running.
 function M.score_chain(instances, score_loops, chunkname)
   local locals, steps = {}, {}
   for k = 1, #instances do
     locals[k] = format("local l%d, n%d = loops[%d], names[%d]", k, k, k, k)
-    steps[k] = format(SCORE_CHAIN_STEP, k - 1, k, k - 1, k - 1, k - 1, k, k - 1)
+    steps[k] = format(SCORE_CHAIN_STEP, k - 1, k, k - 1, k - 1, k, k - 1)
   end
   local names = {}
   for k = 1, #instances do names[k] = instances[k].name end
   local src = format(SCORE_CHAIN, concat(locals, "\n"), concat(steps))
   local chunk = assert(load(src, "=" .. chunkname, "t", {}))
-  return chunk(score_loops, names, fill)
+  return chunk(score_loops, names)
 end
 
 return M

@@ -322,6 +322,8 @@ static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
     for (uint32_t i = 0; i < n; i++)
         s->totals[i] = plugins->len || s->extenders ? 0 : 1;
     for (uint32_t p = 0; p < plugins->len; p++) {
+        if (c->score_skipped && c->score_skipped[p])
+            continue;   /* PreScore said Skip: the plugin gave no scores (its row is not written) */
         const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
         const int64_t *restrict row = &c->scores[(size_t)p * n];
         uint64_t *restrict totals = (uint64_t *)s->totals;
