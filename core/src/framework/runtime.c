@@ -681,6 +681,11 @@ size_t ls_rt_memory_limit(const ls_rt *lua)
     return lua->memory_limit;
 }
 
+void ls_rt_set_memory_limit(ls_rt *lua, size_t limit)
+{
+    lua->memory_limit = limit;
+}
+
 uint64_t ls_rt_restarts(const ls_rt *lua)
 {
     return lua->restarts;

@@ -100,6 +100,7 @@ void ls_rt_park(ls_rt *lua, uint32_t pod_id);
 void ls_rt_resume(ls_rt *lua, uint32_t pod_id);
 size_t ls_rt_memory(const ls_rt *lua);
 size_t ls_rt_memory_limit(const ls_rt *lua);
+void ls_rt_set_memory_limit(ls_rt *lua, size_t limit);
 uint64_t ls_rt_budget_overruns(const ls_rt *lua);
 uint64_t ls_rt_restarts(const ls_rt *lua);
 uint64_t ls_rt_hint_errors(const ls_rt *lua);

@@ -8,7 +8,8 @@
  * the configuration's), and a state cut off (time budget, memory limit) is
  * rebuilt alone while the other profiles keep scheduling. Before the
  * profiles are built (plugin hooks while the configuration is expanded,
- * `luasched check`) calls go to a loader state, freed once they are built.
+ * `luasched check`) calls go to a loader state, freed once they are built
+ * (with a single profile it becomes that profile's state).
  * The states share one watchdog: one call into Lua runs at a time.
  *
  * Queueing hint ids are global: state i's local id h (1-based) is
@@ -118,11 +119,35 @@ static ls_rt *profile_state(ls_lua *set, const ls_profile *p, ls_error *err)
     return rt;
 }
 
+/* Whether the loader can become the state of profile p, the only one: it
+ * is open, this is the first build, and it holds no more than p's limit. */
+static bool loader_fits(const ls_lua *set, const ls_profile *p)
+{
+    size_t limit = profile_options(set, p).memory_limit;
+    return set->n == 0 && set->loader && set->loader->L && (limit == 0 || ls_rt_memory(set->loader) <= limit);
+}
+
+/* With one profile the loader state holds exactly that profile's plugins:
+ * it becomes the profile's state (its limit the profile's), which spares
+ * loading the runtime and the plugins a second time. */
+static ls_rt *reuse_loader(ls_lua *set, const ls_profile *p, ls_error *err)
+{
+    ls_rt *rt = set->loader;
+    set->loader = NULL;
+    ls_lua_options o = profile_options(set, p);
+    ls_rt_set_memory_limit(rt, o.memory_limit);
+    if (ls_rt_build(rt, p, 1, err))
+        return rt;
+    ls_rt_free(rt);   /* half built: a later call opens a fresh loader */
+    return NULL;
+}
+
 bool ls_lua_build(ls_lua *set, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     ls_rt **states = ls_xcalloc(n ? n : 1, sizeof *states);
     for (uint32_t i = 0; i < n; i++) {
-        states[i] = profile_state(set, &profiles[i], err);
+        states[i] = n == 1 && loader_fits(set, &profiles[0]) ? reuse_loader(set, &profiles[i], err)
+                                                              : profile_state(set, &profiles[i], err);
         if (!states[i]) {
             for (uint32_t j = 0; j < i; j++)
                 ls_rt_free(states[j]);
