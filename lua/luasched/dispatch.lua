@@ -491,34 +491,24 @@ to_score = function(s)
   error("score returned " .. text .. " (a " .. t .. "), expected an integer within int64", 0)
 end
 
--- Score of the feasible nodes from index `from` (0: all; the others' raw
--- scores are in place), then NormalizeScore over all of them.
-local function run_scores(list, score_loops, cyc, pod, from)
+-- The Score plugins' loops (a generated chain, loops.score_chain) over the
+-- feasible nodes from index `from` (0: all; the others' raw scores are in
+-- place), then NormalizeScore over all of them for the plugins that have one
+-- and were not skipped.
+local function run_scores(prof, chain, cyc, pod, from)
+  local list = prof.points.score
   local nodes, n = cyc.feasible, cyc.num_feasible
   local scores, skipped = cyc.scores, cyc.score_skipped
-  from = from or 0
-  for p = 1, #list do
-    local inst = list[p]
-    current, current_hook = inst, "score"
-    cyc.running_plugin = p - 1
-    if skip_score[inst.name] then
-      skipped[p - 1] = 1
-      for i = 0, n - 1 do scores[(p - 1) * n + i] = 0 end
-    else
-      skipped[p - 1] = 0
-      if from == 0 then
-        score_loops[p](state, pod, nodes, n, scores, (p - 1) * n)
-      else
-        score_loops[p](state, pod, nodes + from, n - from, scores, (p - 1) * n + from)
-      end
-    end
-  end
+  current, current_hook = nil, "score"   -- the plugin: list[cycle.running_plugin + 1] if one fails
+  chain(state, pod, cyc, nodes, n, scores, skipped, skip_score, from or 0)
   if cyc.trace ~= 0 or cyc.keep_raw_scores ~= 0 then ffi.copy(cyc.raw_scores, scores, #list * n * 8) end
-  for p = 1, #list do
+  local normalizers = prof.normalizers
+  for j = 1, #normalizers do
+    local p = normalizers[j]
     local inst = list[p]
     current, current_hook = inst, "normalize_score"
     cyc.running_plugin = p - 1
-    if skipped[p - 1] == 0 and inst.normalize_score then
+    if skipped[p - 1] == 0 then
       local t0 = sampling and timing.now()
       local st = inst:normalize_score(state, pod, score_list(scores + (p - 1) * n, n), node_list(nodes, n), n)
       if sampling then timing.observe(C.LS_EP_COUNT, p - 1, st and st.code or SUCCESS, timing.now() - t0) end
@@ -539,9 +529,12 @@ function M.score(pi)
   local list = prof.points.score
   if not list then return SUCCESS end
   sampling = cycle.sample_plugins ~= 0
-  local ok, err = pcall(run_scores, list, sampling and prof.score_loops_timed or prof.score_loops, cycle, cycle.pod[0])
+  local ok, err = pcall(run_scores, prof, sampling and prof.score_chain_timed or prof.score_chain, cycle, cycle.pod[0])
   if sampling then timing.flush(cycle) end
-  if not ok then return fail_located("running Score plugin %q: %s", current.name, describe(err)) end
+  if not ok then
+    if current == nil then current = list[cycle.running_plugin + 1] end
+    return fail_located("running Score plugin %q: %s", current.name, describe(err))
+  end
   return SUCCESS
 end
 
@@ -563,8 +556,11 @@ function M.rescore_last(pi)
   end
   local list = prof.points.score
   if not list then return SUCCESS end
-  local ok, err = pcall(run_scores, list, prof.score_loops, cycle, cycle.pod[0], n - 1)
-  if not ok then return fail_located("running Score plugin %q: %s", current.name, describe(err)) end
+  local ok, err = pcall(run_scores, prof, prof.score_chain, cycle, cycle.pod[0], n - 1)
+  if not ok then
+    if current == nil then current = list[cycle.running_plugin + 1] end
+    return fail_located("running Score plugin %q: %s", current.name, describe(err))
+  end
   return SUCCESS
 end
 

@@ -158,4 +158,49 @@ function M.score(instance, to_score, chunkname, timing)
   return chunk(instance, to_score)
 end
 
+-- The Score plugins of a profile in a row, one call site each: a loop over
+-- the plugins has one or few iterations per pod, so LuaJIT's trace starting
+-- at it left the loop, aborted until the loop was blacklisted, and the whole
+-- Score runner stayed interpreted (allocating a cdata per field it read).
+local SCORE_CHAIN = [[
+local loops, names = ...
+%s
+return function(state, pod, cyc, nodes, n, scores, skipped, skip_score, from)
+  local first, count = nodes, n
+  if from ~= 0 then first, count = nodes + from, n - from end
+%s
+end
+]]
+
+local SCORE_CHAIN_STEP = [[
+  cyc.running_plugin = %d
+  if skip_score[n%d] then
+    skipped[%d] = 1   -- its row is not read (C totals the rows not skipped)
+  else
+    skipped[%d] = 0
+    l%d(state, pod, first, count, scores, %d * n + from)
+  end
+]]
+
+--- Runs every Score plugin's loop (`score_loops`, from M.score) in order:
+--- chain(state, pod, cycle, nodes, n, scores, skipped, skip_score, from), over
+--- the nodes from index `from` on (0: all of them; OpportunisticBatching's
+--- re-scoring scores the last one alone, the others' rows already in place). A plugin
+--- named in `skip_score` (PreScore said Skip) is not run and gets
+--- skipped[k] = 1 (its row of scores is left as it was: C skips it when it
+--- totals, the attempt records show no scores for it); cycle.running_plugin
+--- (0-based) names the plugin running.
+function M.score_chain(instances, score_loops, chunkname)
+  local locals, steps = {}, {}
+  for k = 1, #instances do
+    locals[k] = format("local l%d, n%d = loops[%d], names[%d]", k, k, k, k)
+    steps[k] = format(SCORE_CHAIN_STEP, k - 1, k, k - 1, k - 1, k, k - 1)
+  end
+  local names = {}
+  for k = 1, #instances do names[k] = instances[k].name end
+  local src = format(SCORE_CHAIN, concat(locals, "\n"), concat(steps))
+  local chunk = assert(load(src, "=" .. chunkname, "t", {}))
+  return chunk(score_loops, names)
+end
+
 return M

@@ -145,6 +145,14 @@ local function compile_loops(prof, i)
     prof.score_loops_timed[k] = loops.score(inst, to_score, "timed score loop of " .. inst.name,
       { now = timing.now, observe = timing.observe, ep = C.LS_EP_SCORE, index = k - 1 })
   end
+  local scores = prof.points.score or {}
+  prof.score_chain = loops.score_chain(scores, prof.score_loops, "score chain of profile " .. i)
+  prof.score_chain_timed = loops.score_chain(scores, prof.score_loops_timed, "timed score chain of profile " .. i)
+  -- the indices of the Score plugins that have a NormalizeScore
+  prof.normalizers = {}
+  for k, inst in ipairs(scores) do
+    if inst.normalize_score then prof.normalizers[#prof.normalizers + 1] = k end
+  end
   prof.skip = {}
 end
 

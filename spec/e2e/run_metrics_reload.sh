@@ -61,10 +61,11 @@ expect_contains "plugin calls timed in sampled cycles" "$(cat "$TMP/metrics")" \
   'scheduler_plugin_execution_duration_seconds_count{plugin="NodeResourcesFit",extension_point="Filter",status="Success"} 2'
 expect_contains "incoming pods counted" "$(cat "$TMP/metrics")" \
   'scheduler_queue_incoming_pods_total{queue="active",event="PodAdd"} 20'
-# The Lua state's memory (issue 11, limits by default): a gauge in bytes, held
-# by the runtime and the loaded plugins, so above zero and under the default
-# limit of 1 GiB (luasched.memoryLimitBytes, unset in this configuration).
-lua_bytes=$(awk '$1 == "luasched_lua_memory_bytes" {print $2}' "$TMP/metrics")
+# The Lua state's memory (issue 11, limits by default): a gauge in bytes per
+# profile (each has its own state), held by the runtime and the loaded
+# plugins, so above zero and under the default limit of 1 GiB
+# (luasched.memoryLimitBytes, unset in this configuration).
+lua_bytes=$(awk '$1 == "luasched_lua_memory_bytes{profile=\"default-scheduler\"}" {print $2}' "$TMP/metrics")
 expect_eq "the Lua state's memory is on /metrics, within the default limit" \
   "$(awk -v b="${lua_bytes:-0}" 'BEGIN { print (b > 0 && b < 1073741824) ? "yes" : "no: " b }')" "yes"
 expect_eq "/configz is the completed configuration" \
@@ -79,7 +80,11 @@ return P
 LUA
 mv "$D/plugins/prefer.lua.tmp" "$D/plugins/prefer.lua"
 sleep 1
-expect_contains "the rewrite is reloaded" "$(get /metrics)" 'luasched_reloads_total{result="success"} 1'
+get /metrics > "$TMP/metrics"
+expect_contains "the rewrite is reloaded" "$(cat "$TMP/metrics")" 'luasched_reloads_total{result="success"} 1'
+lua_bytes=$(awk '$1 == "luasched_lua_memory_bytes{profile=\"default-scheduler\"}" {print $2}' "$TMP/metrics")
+expect_eq "the reloaded profile's new state is on /metrics" \
+  "$(awk -v b="${lua_bytes:-0}" 'BEGIN { print (b > 0 && b < 1073741824) ? "yes" : "no: " b }')" "yes"
 printf 'local P = {\nfunction P:score(\nreturn P\n' > "$D/plugins/prefer.lua.tmp"
 mv "$D/plugins/prefer.lua.tmp" "$D/plugins/prefer.lua"
 sleep 1

@@ -434,6 +434,24 @@ return P
     assert.matches("^bound to node%-[12]$", r.pods.b)
   end)
 
+  it("Score: a negative score after normalize_score is an Error naming it", function()
+    plugin("too_low", [[
+local ls = require("luasched")
+local P = ls.plugin("TooLow")
+function P:init() self.key, self.yes = ls.intern("probe"), ls.intern("yes") end
+function P:score(state, pod, node) return 50 end
+function P:normalize_score(state, pod, scores, nodes, n)
+  if ls.label(pod.labels, self.key) == self.yes then scores[n - 1] = -7 end
+end
+return P
+]])
+    local r = simulate(cluster(TWO_NODES, PROBE_AND_PLAIN), config("{multiPoint: {enabled: [{name: TooLow}]}}"))
+    expect_run(r)
+    assert.are.equal('pending: applying score defaultWeights on Score plugins: plugin "TooLow" returns an ' ..
+      "invalid score -7, it should in the range of [0, 100] after normalizing", r.pods.a)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
+  end)
+
   -- ---- 6. Reserve and Permit -------------------------------------------------
 
   it("Reserve rejecting: a FitError on the one chosen node", function()

@@ -42,7 +42,9 @@ typedef struct ls_client_connection_config {
  * pluginTimeoutMilliseconds (> 0): wall-clock limit of one extension point
  *   call for one pod; --plugin-timeout, when given, replaces it.
  * instructionBudget (> 0): interpreted Lua instructions per call.
- * memoryLimitBytes (>= 0): limit of the whole Lua state; 0 is unlimited.
+ * memoryLimitBytes (>= 0): limit of each profile's Lua state (every profile
+ *   has its own; a profile's `luasched: {memoryLimitBytes}` replaces this
+ *   value for its state); 0 is unlimited.
  *   Default LS_DEFAULT_LUA_MEMORY_LIMIT, 1 GiB: about ten times what the
  *   bundled plugins hold on the largest bench workload (5000 nodes, their
  *   per-node caches included), and small enough that a plugin allocating

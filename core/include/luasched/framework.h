@@ -190,10 +190,12 @@ typedef struct ls_profile {
      * built-in default): {source, line, path, lines: {"a.b": line}}, for the
      * args check's messages. */
     struct cJSON *plugin_args_at;
-    /* The profile's own `luasched: {pluginTimeoutMilliseconds, instructionBudget}`
-     * (0: the configuration's luasched section). The memory limit is the Lua
-     * state's, shared by all profiles. */
+    /* The profile's own `luasched: {pluginTimeoutMilliseconds, instructionBudget,
+     * memoryLimitBytes}` (0 / unset: the configuration's luasched section).
+     * The memory limit is that of the profile's own Lua state (0: unlimited). */
     uint64_t plugin_timeout_ms, instruction_budget;
+    uint64_t memory_limit_bytes;
+    bool memory_limit_set;
 } ls_profile;
 
 /* For a configured point (0 <= ep < LS_EP_COUNT), "?" otherwise; every row

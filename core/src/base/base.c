@@ -56,8 +56,12 @@ char *ls_xstrdup(const char *s)
  * whether that thread is inside a section. One counter shared by every thread
  * (informer threads intern strings too) lost updates under the race and could
  * stay above zero, deferring the cut-off of a runaway plugin forever. */
-static _Thread_local volatile sig_atomic_t critical_depth;
-static _Thread_local void (*volatile critical_deferred)(void);
+/* initial-exec: a plain %fs-relative access instead of a __tls_get_addr call
+ * (the allocator of every Lua state enters a section per block); 16 bytes of
+ * the static TLS surplus when the library is dlopen'ed (the Lua specs). */
+#define LS_TLS_IE __attribute__((tls_model("initial-exec")))
+static _Thread_local volatile sig_atomic_t critical_depth LS_TLS_IE;
+static _Thread_local void (*volatile critical_deferred)(void) LS_TLS_IE;
 
 void ls_critical_enter(void)
 {

@@ -429,7 +429,7 @@ static void read_positive(const parse_ctx *pc, const cJSON *obj, const char *key
 
 void ls_cfg_parse_profile_luasched(const parse_ctx *pc, const cJSON *profile, const char *path, ls_profile *prof)
 {
-    static const char *const known[] = {"pluginTimeoutMilliseconds", "instructionBudget", NULL};
+    static const char *const known[] = {"pluginTimeoutMilliseconds", "instructionBudget", "memoryLimitBytes", NULL};
     const cJSON *obj = cJSON_GetObjectItemCaseSensitive(profile, "luasched");
     if (!obj || cJSON_IsNull(obj))
         return;
@@ -443,6 +443,11 @@ void ls_cfg_parse_profile_luasched(const parse_ctx *pc, const cJSON *profile, co
     ls_cfg_known_fields(pc, obj, prefix, known);
     read_positive_at(pc, obj, prefix, "pluginTimeoutMilliseconds", false, &prof->plugin_timeout_ms);
     read_positive_at(pc, obj, prefix, "instructionBudget", false, &prof->instruction_budget);
+    const cJSON *limit = cJSON_GetObjectItemCaseSensitive(obj, "memoryLimitBytes");
+    if (limit && !cJSON_IsNull(limit)) {
+        prof->memory_limit_set = true;
+        read_positive_at(pc, obj, prefix, "memoryLimitBytes", true, &prof->memory_limit_bytes);
+    }
 }
 
 void ls_cfg_parse_luasched(ls_config *cfg, const parse_ctx *pc, const cJSON *root)

@@ -235,10 +235,12 @@ static cJSON *profile_json(const ls_config *cfg, uint32_t i)
     else
         cJSON_Delete(plugin_config);
     ls_vec_free(&multi);
-    if (prof->plugin_timeout_ms || prof->instruction_budget) {
+    if (prof->plugin_timeout_ms || prof->instruction_budget || prof->memory_limit_set) {
         cJSON *lc = cJSON_AddObjectToObject(o, "luasched");
         if (prof->instruction_budget)
             cJSON_AddNumberToObject(lc, "instructionBudget", (double)prof->instruction_budget);
+        if (prof->memory_limit_set)
+            cJSON_AddNumberToObject(lc, "memoryLimitBytes", (double)prof->memory_limit_bytes);
         if (prof->plugin_timeout_ms)
             cJSON_AddNumberToObject(lc, "pluginTimeoutMilliseconds", (double)prof->plugin_timeout_ms);
     }

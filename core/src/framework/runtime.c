@@ -43,7 +43,7 @@ void ls_lua_note(const char *what)
     snprintf(note, sizeof note, "%s", what ? what : "");
 }
 
-static void block_link(ls_lua *lua, block *b)
+static void block_link(ls_rt *lua, block *b)
 {
     b->prev = &lua->blocks;
     b->next = lua->blocks.next;
@@ -57,7 +57,7 @@ static void block_unlink(block *b)
     b->next->prev = b->prev;
 }
 
-static void *tracked_realloc(ls_lua *lua, void *ptr, size_t nsize)
+static void *tracked_realloc(ls_rt *lua, void *ptr, size_t nsize)
 {
     block *old = ptr ? (block *)ptr - 1 : NULL;
     if (old)
@@ -82,7 +82,7 @@ static void memory_hook(lua_State *L, lua_Debug *ar)
 
 /* The running call went past the memory limit: interpreted code stops at its
  * next instruction (the hook), compiled code by the watchdog. */
-static void cut_off_for_memory(ls_lua *lua)
+static void cut_off_for_memory(ls_rt *lua)
 {
     if (lua->L)
         lua_sethook(lua->L, memory_hook, LUA_MASKCOUNT, 1);
@@ -92,7 +92,7 @@ static void cut_off_for_memory(ls_lua *lua)
 
 static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-    ls_lua *lua = ud;
+    ls_rt *lua = ud;
     void *p = NULL;
     ls_critical_enter();
     if (nsize == 0) {
@@ -127,7 +127,7 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 }
 
 /* Frees every block of a state that cannot be closed normally. */
-static void abandon_state(ls_lua *lua)
+static void abandon_state(ls_rt *lua)
 {
     block *b = lua->blocks.next;
     while (b != &lua->blocks) {
@@ -150,17 +150,17 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
  * between calls so LuaJIT does not rebuild its dispatch table every time;
  * it is counted by the interpreter only (traces run unhooked: the watchdog
  * covers them). */
-static void arm_budget(ls_lua *lua)
+static void arm_budget(ls_rt *lua)
 {
     lua_sethook(lua->L, budget_hook, LUA_MASKCOUNT, (int)(lua->budget > 0x7fffffff ? 0x7fffffff : lua->budget));
 }
 
 /* ---- a signal inside plugin code: never a silent death */
 
-static ls_lua *volatile active_lua;        /* the state of the outermost guarded call */
+static ls_rt *volatile active_lua;        /* the state of the outermost guarded call */
 volatile int ls_rt_active_call = -1;
 volatile uint32_t ls_rt_active_profile;
-static const char *running_plugin(const ls_lua *lua, int ep, uint32_t profile);
+static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile);
 
 static void say(const char *text)
 {
@@ -180,7 +180,7 @@ static void say(const char *text)
  * only chance to say where. */
 static void on_fatal_signal(int sig)
 {
-    ls_lua *lua = active_lua;
+    ls_rt *lua = active_lua;
     if (lua && lua->L) {
         char buf[1024];
         int call = ls_rt_active_call;
@@ -221,7 +221,7 @@ static void install_fatal_handlers(void)
  * the caller rebuilds or reports. */
 
 /* The budgets of a call for profile `profile`: the profile's own, else the state's. */
-static void profile_budgets(const ls_lua *lua, uint32_t profile, uint64_t *budget, uint64_t *timeout_ms)
+static void profile_budgets(const ls_rt *lua, uint32_t profile, uint64_t *budget, uint64_t *timeout_ms)
 {
     *budget = lua->budget;
     *timeout_ms = lua->timeout_ms;
@@ -234,15 +234,49 @@ static void profile_budgets(const ls_lua *lua, uint32_t profile, uint64_t *budge
     }
 }
 
-int ls_rt_guarded_pcall(ls_lua *lua, int nargs, int nresults, bool may_interrupt)
+/* States entered by a call nested in another state's guarded call (a
+ * queueing hint of profile B run from inside profile A's bind): the outer
+ * call's watchdog covers them, and when it cuts the outer call off they are
+ * abandoned with it (their call was jumped over). */
+enum { MAX_NESTED_STATES = 8 };
+static ls_rt *nested_states[MAX_NESTED_STATES];
+static int n_nested_states;
+
+static int nested_pcall(ls_rt *lua, int nargs, int nresults)
+{
+    bool entered = lua->depth == 0 && n_nested_states < MAX_NESTED_STATES;
+    if (lua->depth == 0 && !entered) {
+        lua_pop(lua->L, nargs + 1);
+        lua_pushliteral(lua->L, "plugin calls nested too deeply across profiles");
+        return LUA_ERRRUN;
+    }
+    if (entered) {
+        nested_states[n_nested_states++] = lua;
+        lua_sethook(lua->L, budget_hook, LUA_MASKCOUNT, (int)(lua->budget > 0x7fffffff ? 0x7fffffff : lua->budget));
+    }
+    lua->depth++;
+    int rc = lua_pcall(lua->L, nargs, nresults, 0);
+    lua->depth--;
+    if (entered)
+        n_nested_states--;
+    return rc;
+}
+
+static void abandon_nested_states(void)
+{
+    while (n_nested_states > 0) {
+        ls_rt *n = nested_states[--n_nested_states];
+        n->depth = 0;
+        n->call_profile = NO_PROFILE;
+        abandon_state(n);
+    }
+}
+
+int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt)
 {
     lua_State *L = lua->L;
-    if (lua->depth > 0) {
-        lua->depth++;
-        int rc = lua_pcall(L, nargs, nresults, 0);
-        lua->depth--;
-        return rc;
-    }
+    if (lua->depth > 0 || (active_lua && active_lua != lua))
+        return nested_pcall(lua, nargs, nresults);
     sigjmp_buf escape;
     if (sigsetjmp(escape, 0)) {
         ls_watchdog_disarm(lua->watchdog);
@@ -250,6 +284,7 @@ int ls_rt_guarded_pcall(ls_lua *lua, int nargs, int nresults, bool may_interrupt
         lua->call_profile = NO_PROFILE;
         active_lua = NULL;
         abandon_state(lua);
+        abandon_nested_states();
         return -1;
     }
     lua->depth = 1;
@@ -295,7 +330,7 @@ static int take_ref(lua_State *L, int module_index, const char *name)
     return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-static bool load_dispatch(ls_lua *lua, ls_error *err)
+static bool load_dispatch(ls_rt *lua, ls_error *err)
 {
     lua_State *L = lua->L;
     lua_getglobal(L, "require");
@@ -324,7 +359,7 @@ static bool load_dispatch(ls_lua *lua, ls_error *err)
     return true;
 }
 
-static bool open_state(ls_lua *lua, ls_error *err)
+static bool open_state(ls_rt *lua, ls_error *err)
 {
     lua->L = lua_newstate(counting_alloc, lua);
     if (!lua->L)
@@ -344,9 +379,9 @@ static bool open_state(ls_lua *lua, ls_error *err)
     return true;
 }
 
-ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
+ls_rt *ls_rt_new(ls_cycle *cycle, const ls_lua_options *opt, ls_watchdog *watchdog, ls_error *err)
 {
-    ls_lua *lua = ls_xcalloc(1, sizeof *lua);
+    ls_rt *lua = ls_xcalloc(1, sizeof *lua);
     lua->cycle = cycle;
     lua->blocks.next = lua->blocks.prev = &lua->blocks;
     lua->call_profile = NO_PROFILE;
@@ -362,24 +397,18 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
     snprintf(lua->plugin_path, n, "%s%s%s", given ? given : "", given ? ":" : "", builtin);
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, install_fatal_handlers);
-    lua->watchdog = ls_watchdog_new();
-    if (!lua->watchdog) {
-        ls_errorf(err, "cannot start the Lua watchdog thread");
-        ls_lua_free(lua);
-        return NULL;
-    }
+    lua->watchdog = watchdog;
     if (!open_state(lua, err)) {
-        ls_lua_free(lua);
+        ls_rt_free(lua);
         return NULL;
     }
     return lua;
 }
 
-void ls_lua_free(ls_lua *lua)
+void ls_rt_free(ls_rt *lua)
 {
     if (!lua)
         return;
-    ls_watchdog_free(lua->watchdog);
     if (lua->L)
         lua_close(lua->L);
     abandon_state(lua);   /* nothing is left after lua_close; this only covers a half-built state */
@@ -390,7 +419,7 @@ void ls_lua_free(ls_lua *lua)
 
 /* A load-time call the watchdog cut off: the error names what was running;
  * a fresh state (without plugins) is opened for what the caller does next. */
-bool ls_rt_cut_off(ls_lua *lua, ls_error *err, const char *doing, const char *name)
+bool ls_rt_cut_off(ls_rt *lua, ls_error *err, const char *doing, const char *name)
 {
     char what[300];
     snprintf(what, sizeof what, "%s", note);
@@ -406,7 +435,7 @@ bool ls_rt_cut_off(ls_lua *lua, ls_error *err, const char *doing, const char *na
                      (unsigned long long)lua->timeout_ms);
 }
 
-bool ls_rt_load_call(ls_lua *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err)
+bool ls_rt_load_call(ls_rt *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err)
 {
     lua_State *L = lua->L;
     int rc = ls_rt_guarded_pcall(lua, nargs, nresults, true);
@@ -425,7 +454,7 @@ bool ls_rt_load_call(ls_lua *lua, int nargs, int nresults, const char *doing, co
     return true;
 }
 
-bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_error *err)
+bool ls_rt_plugin_points(ls_rt *lua, const char *name, uint32_t *points, ls_error *err)
 {
     lua_State *L = lua->L;
     if (!L)
@@ -509,7 +538,7 @@ void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n)
     }
 }
 
-bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
+bool ls_rt_build(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     lua_State *L = lua->L;
     lua->profiles = profiles;
@@ -536,11 +565,11 @@ static uint64_t monotonic_ms(void)
  * fails (a plugin that cannot load in its budget right now), there is no
  * state (lua->L NULL): calls fail with a clear message, and ls_rt_usable() tries
  * again at most once a second. */
-static bool restart(ls_lua *lua, ls_error *err)
+static bool restart(ls_rt *lua, ls_error *err)
 {
     if (lua->L)
         abandon_state(lua);
-    if (open_state(lua, err) && ls_lua_build(lua, lua->profiles, lua->n_profiles, err))
+    if (open_state(lua, err) && ls_rt_build(lua, lua->profiles, lua->n_profiles, err))
         return true;
     if (lua->L)
         abandon_state(lua);
@@ -549,7 +578,7 @@ static bool restart(ls_lua *lua, ls_error *err)
 }
 
 /* Whether there is a state to call into, restarting one when it is time. */
-bool ls_rt_usable(ls_lua *lua)
+bool ls_rt_usable(ls_rt *lua)
 {
     if (lua->L)
         return true;
@@ -564,7 +593,7 @@ bool ls_rt_usable(ls_lua *lua)
 
 /* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
  * is rebuilt with the same profiles, and the failure logged. */
-int ls_rt_rebuild_after(ls_lua *lua, const char *what)
+int ls_rt_rebuild_after(ls_rt *lua, const char *what)
 {
     char msg[400];
     lua->overruns++;
@@ -581,7 +610,7 @@ int ls_rt_rebuild_after(ls_lua *lua, const char *what)
     return LS_ERROR;
 }
 
-int ls_rt_failure(ls_lua *lua, const char *what, const char *msg)
+int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
 {
     char buf[1024];
     if (msg && strstr(msg, "instruction budget"))
@@ -597,7 +626,7 @@ int ls_rt_failure(ls_lua *lua, const char *what, const char *msg)
 }
 
 /* The plugin the dispatcher said was running when the call was cut off. */
-static const char *running_plugin(const ls_lua *lua, int ep, uint32_t profile)
+static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile)
 {
     if (!lua->profiles || profile >= lua->n_profiles)
         return "?";
@@ -608,7 +637,7 @@ static const char *running_plugin(const ls_lua *lua, int ep, uint32_t profile)
 
 /* The watchdog cut a cycle's call off: the state is unusable, so it is freed
  * block by block and built again (same plugins, same profiles). */
-int ls_rt_recover(ls_lua *lua, int ep, uint32_t profile)
+int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
 {
     char what[160];
     if (lua->over_memory)
@@ -644,22 +673,32 @@ void ls_lua_request_stop(void)
     ls_watchdog_request_stop();
 }
 
-size_t ls_lua_memory(const ls_lua *lua)
+size_t ls_rt_memory(const ls_rt *lua)
 {
     return lua->memory;
 }
 
-uint64_t ls_lua_restarts(const ls_lua *lua)
+size_t ls_rt_memory_limit(const ls_rt *lua)
+{
+    return lua->memory_limit;
+}
+
+void ls_rt_set_memory_limit(ls_rt *lua, size_t limit)
+{
+    lua->memory_limit = limit;
+}
+
+uint64_t ls_rt_restarts(const ls_rt *lua)
 {
     return lua->restarts;
 }
 
-uint64_t ls_lua_budget_overruns(const ls_lua *lua)
+uint64_t ls_rt_budget_overruns(const ls_rt *lua)
 {
     return lua->overruns;
 }
 
-uint64_t ls_lua_hint_errors(const ls_lua *lua)
+uint64_t ls_rt_hint_errors(const ls_rt *lua)
 {
     return lua->hint_errors;
 }

@@ -1,6 +1,8 @@
 /*
- * runtime.h: one lua_State with every profile's plugins loaded, and the calls
- * C makes into lua/luasched/dispatch.lua (one per extension point per pod).
+ * runtime.h: the Lua runtime: one lua_State per profile, each with that
+ * profile's plugins loaded and its own memory limit, and the calls C makes
+ * into lua/luasched/dispatch.lua (one per extension point per pod), routed to
+ * the profile's state (runtime_set.c).
  */
 #ifndef LS_FRAMEWORK_RUNTIME_H
 #define LS_FRAMEWORK_RUNTIME_H
@@ -17,7 +19,7 @@ typedef struct ls_lua_options {
     const char *plugin_path;       /* ':'-separated plugin dirs (NULL: $LUASCHED_PLUGIN_PATH or plugins/) */
     uint64_t instruction_budget;   /* per call, interpreted instructions; 0 = default */
     uint64_t timeout_ms;           /* per call, wall clock; 0 = default (10 s) */
-    size_t memory_limit;           /* bytes for the whole state; 0 = unlimited */
+    size_t memory_limit;           /* bytes per state (a profile's own limit replaces it); 0 = unlimited */
 } ls_lua_options;
 
 ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err);
@@ -25,7 +27,9 @@ void ls_lua_free(ls_lua *lua);
 
 /* Bit (1 << ep) for every extension point whose hook the plugin defines. */
 bool ls_lua_plugin_points(ls_lua *lua, const char *name, uint32_t *points, ls_error *err);
-/* Instantiates every profile's plugins. */
+/* Instantiates every profile's plugins, each profile in a new state of its
+ * own; on success the previous states (and the loader state the plugin
+ * hooks were read in) are freed. */
 bool ls_lua_build(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
 
 /* Runs one extension point or hook of a cycle (LS_EP_*: dispatch.lua's
@@ -72,10 +76,15 @@ struct cJSON *ls_lua_completed_args(ls_lua *lua, const ls_profile *profiles, uin
  * path stays owned by cfg (ls_lua_new copies it). */
 void ls_lua_options_from_config(ls_lua_options *opt, const ls_config *cfg);
 
-/* Keeps / restores a waiting pod's CycleState across its wait (Permit). */
-void ls_lua_park(ls_lua *lua, uint32_t pod_id);
-void ls_lua_resume(ls_lua *lua, uint32_t pod_id);
+/* Keeps / restores a waiting pod's CycleState (in its profile's state)
+ * across its wait (Permit). */
+void ls_lua_park(ls_lua *lua, uint32_t profile, uint32_t pod_id);
+void ls_lua_resume(ls_lua *lua, uint32_t profile, uint32_t pod_id);
+/* Bytes held by every state; by profile `profile`'s state, and its limit. */
 size_t ls_lua_memory(const ls_lua *lua);
+uint32_t ls_lua_state_count(const ls_lua *lua);
+size_t ls_lua_profile_memory(const ls_lua *lua, uint32_t profile);
+size_t ls_lua_profile_memory_limit(const ls_lua *lua, uint32_t profile);
 /* SIGTERM / SIGINT: the plugin call running now (and any later one) is cut
  * off by the watchdog. Async-signal-safe. */
 void ls_lua_request_stop(void);

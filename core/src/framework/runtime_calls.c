@@ -28,15 +28,28 @@ typedef struct dispatch_call {
     bool in_cycle;
 } dispatch_call;
 
+/* A pointer for dispatch.lua's ffi.cast: as a number when it is exact in a
+ * double (every user-space address of today's x86-64 and arm64 processes), so
+ * that the cast compiles (LuaJIT cannot compile ffi.cast of a light userdata:
+ * PreEnqueue and the queue sort ran interpreted); a light userdata otherwise.
+ * Only the runtime's own code receives it; plugins get the views it makes. */
+static void push_pointer(lua_State *L, const void *p)
+{
+    if ((uintptr_t)p < (1ull << 53))
+        lua_pushnumber(L, (lua_Number)(uintptr_t)p);
+    else
+        lua_pushlightuserdata(L, (void *)p);
+}
+
 /* Pushes and runs the call; returns ls_rt_guarded_pcall's code (-1: cut off) with
  * the result or the error message on the stack (nothing when cut off). */
-static int invoke(ls_lua *lua, const dispatch_call *c)
+static int invoke(ls_rt *lua, const dispatch_call *c)
 {
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref);
     lua_pushinteger(L, c->first);
     for (int i = 0; i < c->nptrs; i++)
-        lua_pushlightuserdata(L, (void *)c->ptrs[i]);
+        push_pointer(L, c->ptrs[i]);
     bool talks_to_cluster = c->ep == LS_EP_PRE_BIND || c->ep == LS_EP_BIND || c->ep == LS_EP_POST_BIND;
     if (c->in_cycle) {
         lua->cycle->running_plugin = -1;
@@ -55,7 +68,7 @@ static int invoke(ls_lua *lua, const dispatch_call *c)
  * a failure becomes Error with its message in cycle->status, a cut-off call
  * (or, in a cycle, one past the memory limit: it may keep what it took) a
  * rebuilt state. */
-static int invoke_for_status(ls_lua *lua, const dispatch_call *c)
+static int invoke_for_status(ls_rt *lua, const dispatch_call *c)
 {
     const ls_ext_point_info *row = ls_ext_point_info_of(c->ep);
     if (!ls_rt_usable(lua))
@@ -79,7 +92,7 @@ static int invoke_for_status(ls_lua *lua, const dispatch_call *c)
 
 /* A queue-side call's answer (the sort key; less as 1 or 0); `fallback` when
  * there is no state, the call failed or was cut off (the state rebuilt). */
-static double invoke_for_value(ls_lua *lua, const dispatch_call *c, double fallback)
+static double invoke_for_value(ls_rt *lua, const dispatch_call *c, double fallback)
 {
     if (!lua->L)
         return fallback;
@@ -95,20 +108,20 @@ static double invoke_for_value(ls_lua *lua, const dispatch_call *c, double fallb
     return v;
 }
 
-int ls_lua_run(ls_lua *lua, int ep, uint32_t profile)
+int ls_rt_run(ls_rt *lua, int ep, uint32_t profile)
 {
     dispatch_call c = {.ep = ep, .ref = lua->refs[ep], .first = profile, .budgets = profile, .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
 
-int ls_lua_filter_one(ls_lua *lua, uint32_t profile, const ls_node_info *ni)
+int ls_rt_filter_one(ls_rt *lua, uint32_t profile, const ls_node_info *ni)
 {
     dispatch_call c = {.ep = LS_EP_FILTER, .ref = lua->ref_filter_one, .first = profile, .ptrs = {ni}, .nptrs = 1,
                        .budgets = profile, .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
 
-char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len, bool *every_pod)
+char *ls_rt_sign(ls_rt *lua, uint32_t profile, size_t *len, bool *every_pod)
 {
     *len = 0;
     *every_pod = false;
@@ -133,21 +146,21 @@ char *ls_lua_sign(ls_lua *lua, uint32_t profile, size_t *len, bool *every_pod)
     return sig;
 }
 
-int ls_lua_rescore_last(ls_lua *lua, uint32_t profile)
+int ls_rt_rescore_last(ls_rt *lua, uint32_t profile)
 {
     dispatch_call c = {.ep = LS_EP_SCORE, .ref = lua->ref_rescore_last, .first = profile, .budgets = profile,
                        .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
 
-int ls_lua_pre_enqueue(ls_lua *lua, uint32_t profile, const ls_pod *pod)
+int ls_rt_pre_enqueue(ls_rt *lua, uint32_t profile, const ls_pod *pod)
 {
     dispatch_call c = {.ep = LS_EP_PRE_ENQUEUE, .ref = lua->refs[LS_EP_PRE_ENQUEUE], .first = profile,
                        .ptrs = {pod}, .nptrs = 1, .budgets = profile};
     return invoke_for_status(lua, &c);
 }
 
-double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
+double ls_rt_sort_key(ls_rt *lua, uint32_t profile, const ls_pod *pod)
 {
     dispatch_call c = {.ep = LS_EP_QUEUE_SORT, .ref = lua->refs[LS_EP_QUEUE_SORT], .first = profile,
                        .ptrs = {pod}, .nptrs = 1, .budgets = profile};
@@ -155,7 +168,7 @@ double ls_lua_sort_key(ls_lua *lua, uint32_t profile, const ls_pod *pod)
     return key == key ? key : 0;   /* NaN orders nothing */
 }
 
-bool ls_lua_less(ls_lua *lua, uint32_t profile, const ls_pod *a, const ls_pod *b)
+bool ls_rt_less(ls_rt *lua, uint32_t profile, const ls_pod *a, const ls_pod *b)
 {
     dispatch_call c = {.ep = LS_EP_LESS, .ref = lua->refs[LS_EP_LESS], .first = profile, .ptrs = {a, b},
                        .nptrs = 2, .budgets = profile};
@@ -190,7 +203,7 @@ static int int_field(lua_State *L, int table, const char *name)
     return v;
 }
 
-bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n, ls_error *err)
+bool ls_rt_registrations(ls_rt *lua, ls_event_registration **out, uint32_t *n, ls_error *err)
 {
     lua_State *L = lua->L;
     if (!L)
@@ -221,7 +234,7 @@ bool ls_lua_registrations(ls_lua *lua, ls_event_registration **out, uint32_t *n,
     return true;
 }
 
-int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev)
+int ls_rt_hint(ls_rt *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev)
 {
     if (!lua->L)
         return LS_HINT_QUEUE;
@@ -249,7 +262,7 @@ int ls_lua_hint(ls_lua *lua, int hint, const ls_pod *pod, const ls_cluster_event
     return r == LS_HINT_SKIP ? LS_HINT_SKIP : LS_HINT_QUEUE;
 }
 
-char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n)
+char **ls_rt_plugin_files(ls_rt *lua, uint32_t *n)
 {
     lua_State *L = lua->L;
     *n = 0;
@@ -278,7 +291,7 @@ char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n)
     return files;
 }
 
-static void call_with_pod_id(ls_lua *lua, int ref, uint32_t pod_id)
+static void call_with_pod_id(ls_rt *lua, int ref, uint32_t pod_id)
 {
     if (!lua->L)
         return;
@@ -288,17 +301,17 @@ static void call_with_pod_id(ls_lua *lua, int ref, uint32_t pod_id)
         lua_pop(lua->L, 1);
 }
 
-void ls_lua_park(ls_lua *lua, uint32_t pod_id)
+void ls_rt_park(ls_rt *lua, uint32_t pod_id)
 {
     call_with_pod_id(lua, lua->ref_park, pod_id);
 }
 
-void ls_lua_resume(ls_lua *lua, uint32_t pod_id)
+void ls_rt_resume(ls_rt *lua, uint32_t pod_id)
 {
     call_with_pod_id(lua, lua->ref_resume, pod_id);
 }
 
-bool ls_lua_sort_uses_less(ls_lua *lua)
+bool ls_rt_sort_uses_less(ls_rt *lua)
 {
     lua_State *L = lua->L;
     if (!L)

@@ -28,7 +28,7 @@ static bool push_dispatch_fn(lua_State *L, const char *name, ls_error *err)
     return true;
 }
 
-bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err)
+bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err)
 {
     lua_State *L = lua->L;
     if (!push_dispatch_fn(L, "check", err))
@@ -112,7 +112,7 @@ static cJSON *lua_to_json(lua_State *L, int idx, const cJSON *hint, int depth)
     }
 }
 
-cJSON *ls_lua_completed_args(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
+cJSON *ls_rt_completed_args(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     lua_State *L = lua->L;
     if (!L) {

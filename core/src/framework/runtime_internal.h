@@ -1,9 +1,11 @@
 /*
- * runtime_internal.h: what the three files of the Lua runtime share: the
- * state's private struct and the calls that guard, rebuild and report.
- * runtime.c owns the lua_State (allocator, budgets, watchdog, fatal signals,
- * loading and rebuilding); runtime_calls.c makes the calls into dispatch.lua;
- * runtime_config.c holds the configuration tools (check, completed args).
+ * runtime_internal.h: what the four files of the Lua runtime share: one Lua
+ * state's private struct (ls_rt) and the calls that guard, rebuild and
+ * report. runtime.c owns a lua_State (allocator, budgets, watchdog, fatal
+ * signals, loading and rebuilding); runtime_calls.c makes the calls into
+ * dispatch.lua; runtime_config.c holds the configuration tools (check,
+ * completed args); runtime_set.c is the public ls_lua: one state per profile
+ * (each with its own memory limit), and the calls routed to the profile's.
  */
 #ifndef LS_FRAMEWORK_RUNTIME_INTERNAL_H
 #define LS_FRAMEWORK_RUNTIME_INTERNAL_H
@@ -22,7 +24,9 @@ typedef struct block {
     size_t pad;                      /* keeps the payload 16-byte aligned */
 } block;
 
-struct ls_lua {
+typedef struct ls_rt ls_rt;
+
+struct ls_rt {
     lua_State *L;
     ls_cycle *cycle;
     int refs[LS_EP_HOOK_COUNT];      /* dispatch.lua's function of each row's hook name (or LUA_NOREF) */
@@ -34,7 +38,7 @@ struct ls_lua {
     uint64_t budget, timeout_ms;
     uint64_t overruns, restarts, hint_errors;
     bool over_memory;                /* the allocator refused a block during the current call */
-    ls_watchdog *watchdog;
+    ls_watchdog *watchdog;           /* the set's, shared by its states (borrowed) */
     char *lua_path, *plugin_path;
     const ls_profile *profiles;      /* what build() was given, for a rebuild */
     uint32_t n_profiles;
@@ -52,26 +56,56 @@ extern volatile uint32_t ls_rt_active_profile;
 
 /* lua_pcall under the instruction budget and the wall-clock watchdog; -1 when
  * the watchdog cut the call off (the state abandoned, lua->L NULL). */
-int ls_rt_guarded_pcall(ls_lua *lua, int nargs, int nresults, bool may_interrupt);
+int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt);
 /* Whether there is a state to call into, restarting one when it is time. */
-bool ls_rt_usable(ls_lua *lua);
+bool ls_rt_usable(ls_rt *lua);
 /* A queue-side call was cut off: the state rebuilt, the failure logged;
  * LS_ERROR with the message in cycle->status. */
-int ls_rt_rebuild_after(ls_lua *lua, const char *what);
+int ls_rt_rebuild_after(ls_rt *lua, const char *what);
 /* LS_ERROR with "what: msg" in cycle->status. */
-int ls_rt_failure(ls_lua *lua, const char *what, const char *msg);
+int ls_rt_failure(ls_rt *lua, const char *what, const char *msg);
 /* A cycle's call (row ep) was cut off or went past the memory limit: the
  * state rebuilt; LS_ERROR worded as upstream words that point's errors. */
-int ls_rt_recover(ls_lua *lua, int ep, uint32_t profile);
+int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile);
 /* A load-time call was cut off: false with err naming what was running. */
-bool ls_rt_cut_off(ls_lua *lua, ls_error *err, const char *doing, const char *name);
+bool ls_rt_cut_off(ls_rt *lua, ls_error *err, const char *doing, const char *name);
 /* A load-time call (plugin hooks, build, completed args) of the function and
  * nargs arguments on the stack: true with its nresults results on the stack;
  * false with err as "doing [name]: message" (a cut-off call: what was
  * running and the budget it exceeded; with two results, a nil first one: the
  * second as the message). */
-bool ls_rt_load_call(ls_lua *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err);
+bool ls_rt_load_call(ls_rt *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err);
 /* Pushes the profiles as dispatch.build and dispatch.check take them. */
 void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n);
+
+/* ---- one state: what runtime_set.c routes to (as ls_lua_* in runtime.h,
+ * for a state built with one profile, whose index is then 0) */
+
+/* A state with dispatch.lua loaded and no profile; `memory_limit` its own. */
+ls_rt *ls_rt_new(ls_cycle *cycle, const ls_lua_options *opt, ls_watchdog *watchdog, ls_error *err);
+void ls_rt_free(ls_rt *lua);
+bool ls_rt_plugin_points(ls_rt *lua, const char *name, uint32_t *points, ls_error *err);
+bool ls_rt_build(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
+int ls_rt_run(ls_rt *lua, int ep, uint32_t profile);
+int ls_rt_pre_enqueue(ls_rt *lua, uint32_t profile, const ls_pod *pod);
+int ls_rt_filter_one(ls_rt *lua, uint32_t profile, const ls_node_info *ni);
+char *ls_rt_sign(ls_rt *lua, uint32_t profile, size_t *len, bool *every_pod);
+int ls_rt_rescore_last(ls_rt *lua, uint32_t profile);
+double ls_rt_sort_key(ls_rt *lua, uint32_t profile, const ls_pod *pod);
+bool ls_rt_sort_uses_less(ls_rt *lua);
+bool ls_rt_less(ls_rt *lua, uint32_t profile, const ls_pod *a, const ls_pod *b);
+bool ls_rt_registrations(ls_rt *lua, ls_event_registration **out, uint32_t *n, ls_error *err);
+int ls_rt_hint(ls_rt *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev);
+char **ls_rt_plugin_files(ls_rt *lua, uint32_t *n);
+bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err);
+struct cJSON *ls_rt_completed_args(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
+void ls_rt_park(ls_rt *lua, uint32_t pod_id);
+void ls_rt_resume(ls_rt *lua, uint32_t pod_id);
+size_t ls_rt_memory(const ls_rt *lua);
+size_t ls_rt_memory_limit(const ls_rt *lua);
+void ls_rt_set_memory_limit(ls_rt *lua, size_t limit);
+uint64_t ls_rt_budget_overruns(const ls_rt *lua);
+uint64_t ls_rt_restarts(const ls_rt *lua);
+uint64_t ls_rt_hint_errors(const ls_rt *lua);
 
 #endif

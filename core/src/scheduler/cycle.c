@@ -314,6 +314,8 @@ bool ls_scheduler_run_filters(ls_scheduler *s, ls_qpod *qp)
     return true;
 }
 
+_Static_assert(LS_MIN_NODE_SCORE == 0, "check_and_total_scores's range test assumes a lowest score of 0");
+
 static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
@@ -322,9 +324,24 @@ static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
     for (uint32_t i = 0; i < n; i++)
         s->totals[i] = plugins->len || s->extenders ? 0 : 1;
     for (uint32_t p = 0; p < plugins->len; p++) {
+        if (c->score_skipped && c->score_skipped[p])
+            continue;   /* PreScore said Skip: the plugin gave no scores (its row is not written) */
         const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
+        const int64_t *restrict row = &c->scores[(size_t)p * n];
+        uint64_t *restrict totals = (uint64_t *)s->totals;
+        uint64_t weight = (uint64_t)ref->weight;
+        /* One pass without a branch per score, in unsigned arithmetic so
+         * that an out-of-range score wraps instead of overflowing; the scores
+         * are checked one by one only when one is out of range (the totals
+         * are then not used). */
+        uint64_t out_of_range = 0;
         for (uint32_t i = 0; i < n; i++) {
-            int64_t v = c->scores[p * n + i];
+            uint64_t v = (uint64_t)row[i];
+            out_of_range |= v > (uint64_t)LS_MAX_NODE_SCORE;   /* LS_MIN_NODE_SCORE is 0: a negative one wraps above */
+            totals[i] += v * weight;
+        }
+        for (uint32_t i = 0; out_of_range && i < n; i++) {
+            int64_t v = row[i];
             if (v < LS_MIN_NODE_SCORE || v > LS_MAX_NODE_SCORE) {
                 char msg[400];
                 int len = snprintf(msg, sizeof msg,
@@ -338,7 +355,6 @@ static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
                 c->status_code = LS_ERROR;
                 return false;
             }
-            s->totals[i] += v * ref->weight;
         }
     }
     return true;
@@ -472,7 +488,7 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
          * the binding cycle goes on from PreBind at the next object change or
          * poll, while other pods are scheduled (upstream's binding goroutine). */
         ls_waiting_pods_add_pre_bind(&s->waiting, qp->pod, qp->profile, node, s->clock_ms, PRE_BIND_POLL_MS);
-        ls_lua_park(s->lua, qp->pod->id);
+        ls_lua_park(s->lua, qp->profile, qp->pod->id);
         return;
     }
     if (code == LS_SUCCESS) {
@@ -527,7 +543,7 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
             s->src.on_permit_wait(s->src.ud, &a, c, s);
         }
         ls_waiting_pods_add(&s->waiting, qp->pod, qp->profile, c, s->clock_ms);
-        ls_lua_park(s->lua, qp->pod->id);
+        ls_lua_park(s->lua, qp->profile, qp->pod->id);
         expect_placement(s, qp, node);
         return;
     }
@@ -737,7 +753,7 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         s->permit.result = !wp->rejected ? LS_PERMIT_ALLOWED : wp->timed_out ? LS_PERMIT_TIMED_OUT : LS_PERMIT_REJECTED;
         s->permit.plugin = wp->rejected_by;
         s->expected_node = wp->node;   /* set when it began to wait */
-        ls_lua_resume(s->lua, wp->pod->id);
+        ls_lua_resume(s->lua, wp->profile, wp->pod->id);
         if (wp->rejected && wp->preempted) {
             /* A preemption's victim: an Error, so it backs off (upstream v1.36+). */
             unreserve_and_forget(s, qp);

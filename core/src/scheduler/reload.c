@@ -1,6 +1,6 @@
 /*
  * reload.c: hot reload of profiles and plugins. A complete new framework
- * (configuration, Lua state, plugins, event registrations) is built beside
+ * (configuration, one Lua state per profile, plugins, event registrations) is built beside
  * the running one and checked; only then is it swapped in, between two
  * cycles. The queue, the cache, assumed and waiting pods are kept. If
  * anything fails the running set stays and the failure is counted.
@@ -119,6 +119,8 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     ls_config_free(&old_cfg);
     s->reloads_ok++;
     ls_sched_metrics_reload(&s->metrics, true);
+    ls_sched_metrics_forget_lua_memory(&s->metrics);   /* one series per state: the new ones */
+    ls_scheduler_publish_metrics(s);
     s->last_change_ms = s->clock_ms;
     watch_files(s);
     return true;

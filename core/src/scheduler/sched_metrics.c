@@ -114,8 +114,10 @@ static void attach_luasched(ls_sched_metrics *sm, ls_metrics *m)
                                         "Queueing hints that raised or returned neither Queue nor Skip (the pod "
                                         "was queued).",
                                         LS_METRIC_COUNTER, NULL, NULL, 0);
-    sm->lua_memory = ls_metrics_family(m, "luasched_lua_memory_bytes", "Memory held by the Lua state.",
-                                       LS_METRIC_GAUGE, NULL, NULL, 0);
+    static const char *const profile[] = {"profile", NULL};
+    sm->lua_memory = ls_metrics_family(m, "luasched_lua_memory_bytes",
+                                       "Memory held by the Lua state of each profile (one state per profile).",
+                                       LS_METRIC_GAUGE, profile, NULL, 0);
 }
 
 void ls_sched_metrics_attach(ls_sched_metrics *sm, ls_metrics *registry)
@@ -206,5 +208,18 @@ void ls_sched_metrics_publish(ls_sched_metrics *sm, const ls_sched_gauges *g)
     ls_metrics_set(sm->lua_restarts, NULL, (double)g->lua_restarts);
     ls_metrics_set(sm->plugin_errors, NULL, (double)g->error_attempts);
     ls_metrics_set(sm->hint_errors, NULL, (double)g->hint_errors);
-    ls_metrics_set(sm->lua_memory, NULL, (double)g->lua_memory);
+}
+
+void ls_sched_metrics_lua_memory(ls_sched_metrics *sm, const char *profile, size_t bytes)
+{
+    if (!sm->registry)
+        return;
+    const char *labels[] = {profile};
+    ls_metrics_set(sm->lua_memory, labels, (double)bytes);
+}
+
+void ls_sched_metrics_forget_lua_memory(ls_sched_metrics *sm)
+{
+    if (sm->registry)
+        ls_metrics_clear(sm->lua_memory);
 }

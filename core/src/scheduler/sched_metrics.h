@@ -44,8 +44,11 @@ typedef struct ls_sched_gauges {
     uint32_t active, backoff, unschedulable, gated;
     uint32_t nodes, pods, assumed_pods;
     uint64_t budget_overruns, lua_restarts, error_attempts, hint_errors;
-    size_t lua_memory;
 } ls_sched_gauges;
 void ls_sched_metrics_publish(ls_sched_metrics *sm, const ls_sched_gauges *g);
+/* luasched_lua_memory_bytes{profile}: the bytes held by that profile's Lua state. */
+void ls_sched_metrics_lua_memory(ls_sched_metrics *sm, const char *profile, size_t bytes);
+/* After a reload: the old profiles' series go (the new states publish theirs). */
+void ls_sched_metrics_forget_lua_memory(ls_sched_metrics *sm);
 
 #endif

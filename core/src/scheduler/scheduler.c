@@ -588,8 +588,11 @@ void ls_scheduler_publish_metrics(ls_scheduler *s)
                          .gated = q.gated, .nodes = ls_cache_node_count(s->cache),
                          .pods = ls_cache_pod_count(s->cache), .assumed_pods = ls_cache_assumed_count(s->cache),
                          .budget_overruns = f.budget_overruns, .lua_restarts = f.lua_restarts,
-                         .error_attempts = f.error_attempts, .hint_errors = f.hint_errors, .lua_memory = ls_scheduler_lua_memory(s)};
+                         .error_attempts = f.error_attempts, .hint_errors = f.hint_errors};
     ls_sched_metrics_publish(&s->metrics, &g);
+    for (uint32_t i = 0; i < s->cfg.n_profiles && i < ls_lua_state_count(s->lua); i++)
+        ls_sched_metrics_lua_memory(&s->metrics, ls_str_get(s->cfg.profiles[i].scheduler_name),
+                                    ls_lua_profile_memory(s->lua, i));
 }
 
 /* ---- introspection */

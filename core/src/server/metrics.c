@@ -139,6 +139,19 @@ static metric_series *series_for(ls_metric_family *f, const char *const *values)
     return s;
 }
 
+void ls_metrics_clear(ls_metric_family *f)
+{
+    pthread_mutex_lock(&f->owner->lock);
+    for (uint32_t i = 0; i < f->series.len; i++) {
+        metric_series *s = &LS_VEC_AT(&f->series, metric_series, i);
+        for (size_t l = 0; l < f->n_labels; l++)
+            free(s->values[l]);
+        free(s->bucket_hits);
+    }
+    f->series.len = 0;
+    pthread_mutex_unlock(&f->owner->lock);
+}
+
 void ls_metrics_add(ls_metric_family *f, const char *const *label_values, double delta)
 {
     pthread_mutex_lock(&f->owner->lock);

@@ -865,6 +865,47 @@ static void test_luasched_section(void)
     CHECK_LOAD_ERROR("ext-type.yaml", API "luasched: [1]\n", 3, "luasched: expected an object");
 }
 
+/* A profile's own luasched block: time, instruction budget and memory limit
+ * of that profile's Lua state (memoryLimitBytes 0: unlimited; absent: the
+ * configuration's). */
+static void test_profile_luasched(void)
+{
+    const char *path = write_file("prof-lc.yaml", API
+                                  "luasched: {memoryLimitBytes: 2000000000}\n"
+                                  "profiles:\n"
+                                  "- schedulerName: a\n"
+                                  "  luasched: {pluginTimeoutMilliseconds: 300, instructionBudget: 4000,"
+                                  " memoryLimitBytes: 33554432}\n"
+                                  "- schedulerName: b\n"
+                                  "  luasched: {memoryLimitBytes: 0}\n"
+                                  "- schedulerName: c\n");
+    ls_config cfg;
+    ls_error err = {{0}};
+    CHECK(ls_config_load(&cfg, path, &err));
+    CHECK_INT(cfg.n_profiles, 3);
+    if (cfg.n_profiles == 3) {
+        const ls_profile *p = cfg.profiles;
+        CHECK_INT(p[0].plugin_timeout_ms, 300);
+        CHECK_INT(p[0].instruction_budget, 4000);
+        CHECK(p[0].memory_limit_set);
+        CHECK_INT(p[0].memory_limit_bytes, 33554432);
+        CHECK(p[1].memory_limit_set);           /* given as 0: that state is unlimited */
+        CHECK_INT(p[1].memory_limit_bytes, 0);
+        CHECK(!p[2].memory_limit_set);          /* the configuration's 2000000000 applies */
+        CHECK_INT(p[2].plugin_timeout_ms, 0);
+        CHECK_INT(cfg.luasched.memory_limit_bytes, 2000000000);
+    }
+    ls_config_free(&cfg);
+
+    CHECK_LOAD_ERROR("prof-lc-neg.yaml", API "profiles:\n- schedulerName: a\n  luasched:\n    memoryLimitBytes: -1\n",
+                     6, "profiles[0].luasched.memoryLimitBytes: Invalid value: -1: must be non-negative");
+    CHECK_LOAD_ERROR("prof-lc-type.yaml",
+                     API "profiles:\n- schedulerName: a\n- schedulerName: b\n  luasched:\n    memoryLimitBytes: lots\n",
+                     7, "profiles[1].luasched.memoryLimitBytes");
+    CHECK_LOAD_ERROR("prof-lc-unknown.yaml", API "profiles:\n- schedulerName: a\n  luasched:\n    memoryLimit: 5\n",
+                     6, "profiles[0].luasched.memoryLimit: unknown field");
+}
+
 /* ---- every new validation message: file, line, field path, upstream's words */
 
 /* Loading fails and cfg.problems is exactly `want` (NULL-terminated), each
@@ -1134,6 +1175,10 @@ static void check_same_values(const ls_config *a, const ls_config *b)
     for (uint32_t p = 0; p < a->n_profiles && p < b->n_profiles; p++) {
         CHECK_STR(ls_str_get(a->profiles[p].scheduler_name), ls_str_get(b->profiles[p].scheduler_name));
         CHECK_INT(a->profiles[p].percentage_of_nodes_to_score, b->profiles[p].percentage_of_nodes_to_score);
+        CHECK_INT(a->profiles[p].instruction_budget, b->profiles[p].instruction_budget);
+        CHECK_INT(a->profiles[p].plugin_timeout_ms, b->profiles[p].plugin_timeout_ms);
+        CHECK_INT(a->profiles[p].memory_limit_set, b->profiles[p].memory_limit_set);
+        CHECK_INT(a->profiles[p].memory_limit_bytes, b->profiles[p].memory_limit_bytes);
         for (int ep = 0; ep < LS_EP_COUNT; ep++) {
             char pa[512];
             snprintf(pa, sizeof pa, "%s", plugins_at(a, p, ep));
@@ -1161,7 +1206,9 @@ static void check_same_values(const ls_config *a, const ls_config *b)
         "      enabled:\n      - {name: NodeResourcesFit, weight: 5}\n"                                   \
         "  pluginConfig:\n  - name: CustomScore\n    args: {label: 'true', levels: [1, 2.5], on: '10',"   \
         " nested: {x: null}}\n"                                                                           \
-        "- schedulerName: other\n  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n"       \
+        "  luasched: {instructionBudget: 777, memoryLimitBytes: 0}\n"                                     \
+        "- schedulerName: other\n  luasched: {memoryLimitBytes: 33554432}\n"                              \
+        "  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n"                                \
         "      enabled:\n      - name: PrioritySort\n      - name: DefaultBinder\n      - name: Gate\n"
 
 static void test_write_round_trip(void)
@@ -1344,6 +1391,7 @@ int main(void)
     test_all_fields();
     test_durations();
     test_luasched_section();
+    test_profile_luasched();
     test_leader_client_validation();
     test_profile_validation();
     test_all_problems_at_once();
