@@ -8,6 +8,7 @@
 #include "luasched/base.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,13 @@ char *ls_xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;
     return memcpy(ls_xmalloc(n), s, n);
+}
+
+void ls_strv_free(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
 }
 
 /* ---- critical sections (see base.h) */
@@ -320,6 +328,24 @@ void *ls_arena_memdup(ls_arena *a, const void *p, size_t size)
 char *ls_arena_strdup(ls_arena *a, const char *s)
 {
     return ls_arena_memdup(a, s, strlen(s) + 1);
+}
+
+char *ls_arena_strdup_opt(ls_arena *a, const char *s)
+{
+    return s ? ls_arena_strdup(a, s) : NULL;
+}
+
+char *ls_arena_printf(ls_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = ls_arena_alloc(a, (size_t)(n > 0 ? n : 0) + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 void ls_arena_free(ls_arena *a)

@@ -125,13 +125,10 @@ static void parse_tls(const parse_ctx *pc, const cJSON *obj, const char *prefix,
 {
     static const char *const known[] = {"insecure", "serverName", "certFile", "keyFile", "caFile",
                                         "certData", "keyData",    "caData",   NULL};
-    if (!cJSON_IsObject(obj)) {
-        ls_cfg_problem(pc, obj, prefix, "expected an object");
+    if (!ls_cfg_object(pc, obj, prefix, "expected an object", known))
         return;
-    }
     char p[300];
     ls_cfg_path(p, sizeof p, "%s.", prefix);
-    ls_cfg_known_fields(pc, obj, p, known);
     ls_cfg_bool(pc, obj, "insecure", p, &tls->insecure);
     ls_cfg_string(pc, obj, "serverName", p, &tls->server_name);
     ls_cfg_string(pc, obj, "certFile", p, &tls->cert_file);

@@ -90,6 +90,34 @@ bool ls_cfg_known_fields(const parse_ctx *pc, const cJSON *obj, const char *pref
     return ok;
 }
 
+bool ls_cfg_object(const parse_ctx *pc, const cJSON *obj, const char *path, const char *not_object,
+                   const char *const *known)
+{
+    if (!cJSON_IsObject(obj))
+        return ls_cfg_problem(pc, obj, path, "%s", not_object);
+    char p[300];
+    ls_cfg_path(p, sizeof p, "%s.", path);
+    ls_cfg_known_fields(pc, obj, p, known);
+    return true;
+}
+
+void ls_cfg_each(const parse_ctx *pc, const cJSON *list, const char *path, const char *what, ls_cfg_item_fn item,
+                 void *ctx)
+{
+    if (!list || cJSON_IsNull(list))
+        return;
+    if (!cJSON_IsArray(list)) {
+        ls_cfg_problem(pc, list, path, "expected a list of %s", what);
+        return;
+    }
+    int i = 0;
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
+        char p[300];
+        ls_cfg_path(p, sizeof p, "%s[%d]", path, i);
+        item(pc, e, p, ctx);
+    }
+}
+
 static const cJSON *member(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);

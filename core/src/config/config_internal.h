@@ -44,6 +44,16 @@ void ls_cfg_problems_free(ls_vec *problems);
 void ls_cfg_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "unknown field" for every member of obj not in known (NULL-terminated). */
 bool ls_cfg_known_fields(const parse_ctx *pc, const cJSON *obj, const char *prefix, const char *const *known);
+/* An object of only the known fields: when obj is not an object, the problem
+ * "path: not_object" and false; otherwise its fields checked (path + "." +
+ * field) and true. */
+bool ls_cfg_object(const parse_ctx *pc, const cJSON *obj, const char *path, const char *not_object,
+                   const char *const *known);
+/* A list: calls item(pc, element, "path[i]", ctx) for each element. Missing or
+ * null is an empty list; anything else is the problem "expected a list of what". */
+typedef void (*ls_cfg_item_fn)(const parse_ctx *pc, const cJSON *e, const char *path, void *ctx);
+void ls_cfg_each(const parse_ctx *pc, const cJSON *list, const char *path, const char *what, ls_cfg_item_fn item,
+                 void *ctx);
 /* Readers: an absent or null member leaves *out alone; a value of the wrong
  * type is a problem (and leaves *out alone). Paths are prefix + key. */
 bool ls_cfg_int32(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int32_t *out);
