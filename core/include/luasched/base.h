@@ -65,6 +65,8 @@ void ls_arena_free(ls_arena *a);
 
 bool ls_errorf(ls_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool ls_verrorf(ls_error *err, const char *fmt, va_list ap);
+/* The message "where: message", or the bare message when where is NULL or "". */
+bool ls_verror_at(ls_error *err, const char *where, const char *fmt, va_list ap);
 /* Prepends "prefix: " to an existing message. */
 bool ls_error_prefix(ls_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -378,6 +378,18 @@ bool ls_errorf(ls_error *err, const char *fmt, ...)
     return false;
 }
 
+bool ls_verror_at(ls_error *err, const char *where, const char *fmt, va_list ap)
+{
+    if (!err)
+        return false;
+    char msg[sizeof err->msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    bool at = where && *where;
+    if (snprintf(err->msg, sizeof err->msg, "%s%s%s", at ? where : "", at ? ": " : "", msg) < 0)
+        err->msg[0] = 0;
+    return false;
+}
+
 bool ls_error_prefix(ls_error *err, const char *fmt, ...)
 {
     if (!err)

@@ -185,6 +185,18 @@ static int tally_best(const tally *t)
     return best;
 }
 
+/* The change that would open the most of the nodes plugin rejected, NULL when
+ * none; *count gets how many it opens. */
+static const void *most_common(hint_ctx *h, const char *plugin,
+                               void (*collect)(hint_ctx *, const ls_node_info *, void *), uint32_t *count)
+{
+    tally t = {0};
+    each_rejected(h, plugin, collect, &t);
+    int best = tally_best(&t);
+    *count = best < 0 ? 0 : t.counts[best];
+    return best < 0 ? NULL : t.keys[best];
+}
+
 static bool same_taint(const void *a, const void *b)
 {
     const ls_taint *x = a, *y = b;
@@ -211,16 +223,13 @@ static void collect_taint(hint_ctx *h, const ls_node_info *ni, void *ud)
 
 static void taint_hints(hint_ctx *h)
 {
-    tally t = {0};
-    each_rejected(h, "TaintToleration", collect_taint, &t);
-    int best = tally_best(&t);
-    if (best < 0)
+    uint32_t n;
+    const ls_taint *taint = most_common(h, "TaintToleration", collect_taint, &n);
+    if (!taint)
         return;
-    const ls_taint *taint = t.keys[best];
     const char *effect = taint->effect == LS_EFFECT_NO_EXECUTE ? "NoExecute" : "NoSchedule";
     const char *value = ls_str_get(taint->value);
-    fprintf(h->out, "  %u %s %s if it tolerates %s%s%s:%s\n", t.counts[best], nodes(t.counts[best]),
-            verb(t.counts[best], "open", "opens"),
+    fprintf(h->out, "  %u %s %s if it tolerates %s%s%s:%s\n", n, nodes(n), verb(n, "open", "opens"),
             ls_str_get(taint->key), *value ? "=" : "", value, effect);
     h->lines++;
 }
@@ -307,15 +316,13 @@ static void collect_port(hint_ctx *h, const ls_node_info *ni, void *ud)
 
 static void port_hints(hint_ctx *h)
 {
-    tally t = {0};
-    each_rejected(h, "NodePorts", collect_port, &t);
-    int best = tally_best(&t);
-    if (best < 0)
+    uint32_t n;
+    const ls_host_port *p = most_common(h, "NodePorts", collect_port, &n);
+    if (!p)
         return;
     static const char *const protocols[] = {"TCP", "UDP", "SCTP"};
-    const ls_host_port *p = t.keys[best];
-    fprintf(h->out, "  %u %s %s without its hostPort %d/%s\n", t.counts[best], nodes(t.counts[best]),
-            verb(t.counts[best], "open", "opens"), p->port, protocols[p->protocol < 3 ? p->protocol : 0]);
+    fprintf(h->out, "  %u %s %s without its hostPort %d/%s\n", n, nodes(n), verb(n, "open", "opens"), p->port,
+            protocols[p->protocol < 3 ? p->protocol : 0]);
     h->lines++;
 }
 

@@ -118,12 +118,6 @@ void ls_cfg_each(const parse_ctx *pc, const cJSON *list, const char *path, const
     }
 }
 
-static const cJSON *member(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return v && !cJSON_IsNull(v) ? v : NULL;
-}
-
 /* An integer, exactly: number nodes from the document loader carry their
  * source text, so values beyond 2^53 are not rounded through a double. */
 static bool integer_of(const cJSON *v, int64_t *out)
@@ -157,7 +151,7 @@ static bool field_problem(const parse_ctx *pc, const cJSON *v, const char *prefi
 
 bool ls_cfg_int64(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int64_t *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     int64_t n;
@@ -169,7 +163,7 @@ bool ls_cfg_int64(const parse_ctx *pc, const cJSON *obj, const char *key, const 
 
 bool ls_cfg_int32(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int32_t *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     int64_t n;
@@ -181,7 +175,7 @@ bool ls_cfg_int32(const parse_ctx *pc, const cJSON *obj, const char *key, const 
 
 bool ls_cfg_bool(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, bool *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     if (!cJSON_IsBool(v))
@@ -192,7 +186,7 @@ bool ls_cfg_bool(const parse_ctx *pc, const cJSON *obj, const char *key, const c
 
 bool ls_cfg_string(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, char **out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     if (!cJSON_IsString(v))
@@ -204,7 +198,7 @@ bool ls_cfg_string(const parse_ctx *pc, const cJSON *obj, const char *key, const
 
 static bool read_duration(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int64_t *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     char path[300];
@@ -219,7 +213,7 @@ static bool read_duration(const parse_ctx *pc, const cJSON *obj, const char *key
 
 static bool section(const parse_ctx *pc, const cJSON *root, const char *key, const cJSON **out)
 {
-    const cJSON *v = member(root, key);
+    const cJSON *v = ls_json_member(root, key);
     *out = NULL;
     if (!v)
         return false;
@@ -372,7 +366,7 @@ void ls_cfg_parse_client_connection(ls_config *cfg, const parse_ctx *pc, const c
     } else {
         free(content_type);
     }
-    const cJSON *qps = member(obj, "qps");
+    const cJSON *qps = ls_json_member(obj, "qps");
     if (qps && !cJSON_IsNumber(qps))
         ls_cfg_problem(pc, qps, "clientConnection.qps", "expected a number");
     else if (qps && qps->valuedouble != 0)
@@ -402,7 +396,7 @@ static char *resolve_dir(const char *source, const char *entry)
 
 static void parse_plugin_path(ls_luasched_config *lc, const parse_ctx *pc, const cJSON *obj)
 {
-    const cJSON *list = member(obj, "pluginPath");
+    const cJSON *list = ls_json_member(obj, "pluginPath");
     if (!list)
         return;
     if (!cJSON_IsArray(list)) {

@@ -384,6 +384,12 @@ int ls_doc_line_of(const cJSON *item, void *ud)
     return ls_doc_line(ud, item);
 }
 
+const cJSON *ls_json_member(const cJSON *obj, const char *name)
+{
+    const cJSON *j = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
+    return cJSON_IsNull(j) ? NULL : j;
+}
+
 const char *ls_doc_source(const ls_doc_set *d)
 {
     return d ? d->source : "";

@@ -65,6 +65,10 @@ int ls_doc_line(const ls_doc_set *d, const cJSON *item);
 const char *ls_doc_source(const ls_doc_set *d);
 void ls_doc_free(ls_doc_set *d);
 
+/* obj[name], with a JSON null read as absent (as Kubernetes reads it); NULL
+ * also when obj is NULL or not an object. */
+const cJSON *ls_json_member(const cJSON *obj, const char *name);
+
 /* Adapter matching ls_decode_ctx.line_of in luasched/model.h: ud is the
  * ls_doc_set *. */
 int ls_doc_line_of(const cJSON *item, void *ud);
