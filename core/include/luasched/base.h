@@ -96,6 +96,11 @@ void *ls_xmalloc(size_t n);
 void *ls_xcalloc(size_t n, size_t size);
 void *ls_xrealloc(void *p, size_t n);
 char *ls_xstrdup(const char *s);
+/* The first n bytes of s (which need not be NUL-terminated) as a heap string. */
+char *ls_xstrndup(const char *s, size_t n);
+/* The non-empty pieces of a sep-separated list, as heap strings into out (at
+ * most max of them, in order); returns how many. */
+size_t ls_split(const char *list, char sep, char **out, size_t max);
 /* Frees n heap strings and the array that holds them (either may be NULL). */
 void ls_strv_free(char **v, size_t n);
 

@@ -51,6 +51,28 @@ char *ls_xstrdup(const char *s)
     return memcpy(ls_xmalloc(n), s, n);
 }
 
+char *ls_xstrndup(const char *s, size_t n)
+{
+    char *p = ls_xmalloc(n + 1);
+    if (n)
+        memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+size_t ls_split(const char *list, char sep, char **out, size_t max)
+{
+    size_t count = 0;
+    for (const char *p = list; *p && count < max;) {
+        const char *end = strchr(p, sep);
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n)
+            out[count++] = ls_xstrndup(p, n);
+        p += n + (end ? 1 : 0);
+    }
+    return count;
+}
+
 void ls_strv_free(char **v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++)

@@ -263,9 +263,7 @@ void ls_cfg_free_fields(ls_config *cfg)
     free(cfg->client_connection.content_type);
     free(cfg->healthz_bind_address);
     free(cfg->metrics_bind_address);
-    for (uint32_t i = 0; i < cfg->luasched.n_plugin_path; i++)
-        free(cfg->luasched.plugin_path[i]);
-    free(cfg->luasched.plugin_path);
+    ls_strv_free(cfg->luasched.plugin_path, cfg->luasched.n_plugin_path);
     free(cfg->luasched.plugin_dirs);
 }
 

@@ -59,14 +59,6 @@ size_t ls_doc_span(const char *s, size_t n, const char *set)
     return i;
 }
 
-char *ls_doc_strndup(const char *s, size_t n)
-{
-    char *p = ls_xmalloc(n + 1);
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
-}
-
 
 /* 1-based line and column (in characters, like libyaml's marks) of pos. */
 void ls_doc_position(const char *base, const char *pos, size_t *line, size_t *col)
@@ -241,7 +233,7 @@ static void doc_infer_field(ls_doc_set *d, cJSON *item, const char *key, const c
 {
     if (cJSON_GetObjectItemCaseSensitive(item, key))
         return;
-    char *v = ls_doc_strndup(value, len);
+    char *v = ls_xstrndup(value, len);
     cJSON *s = ls_doc_new(cJSON_CreateString(v));
     free(v);
     ls_doc_add_member(item, key, s);
@@ -388,6 +380,16 @@ const cJSON *ls_json_member(const cJSON *obj, const char *name)
 {
     const cJSON *j = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
     return cJSON_IsNull(j) ? NULL : j;
+}
+
+cJSON *ls_json_child_object(cJSON *parent, const char *key)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+    if (!cJSON_IsObject(o)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
+        o = cJSON_AddObjectToObject(parent, key);
+    }
+    return o;
 }
 
 const char *ls_doc_source(const ls_doc_set *d)

@@ -68,6 +68,9 @@ void ls_doc_free(ls_doc_set *d);
 /* obj[name], with a JSON null read as absent (as Kubernetes reads it); NULL
  * also when obj is NULL or not an object. */
 const cJSON *ls_json_member(const cJSON *obj, const char *name);
+/* parent[key] as an object: a member of another type is replaced by an empty
+ * object, a missing one added. For building and patching objects. */
+cJSON *ls_json_child_object(cJSON *parent, const char *key);
 
 /* Adapter matching ls_decode_ctx.line_of in luasched/model.h: ud is the
  * ls_doc_set *. */

@@ -375,7 +375,7 @@ static cJSON *yb_sequence(yaml_builder *b, const yaml_event_t *start, int depth)
 static char *yb_key_text(yaml_builder *b, yaml_event_t *ev, int depth)
 {
     if (ev->type == YAML_SCALAR_EVENT && !ev->data.scalar.anchor) {
-        char *key = ls_doc_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        char *key = ls_xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
         yaml_event_delete(ev);
         return key;
     }

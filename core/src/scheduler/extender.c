@@ -25,9 +25,7 @@
 static bool read_pem(const char *data, size_t len, const char *file, char **out, size_t *out_len, ls_error *err)
 {
     if (data && len) {
-        *out = ls_xmalloc(len + 1);
-        memcpy(*out, data, len);
-        (*out)[len] = '\0';
+        *out = ls_xstrndup(data, len);
         *out_len = len;
         return true;
     }
@@ -56,9 +54,7 @@ static bool build_one(const ls_extender_config *e, ls_extender *out, ls_error *e
     size_t n = strlen(e->url_prefix);
     while (n > 0 && e->url_prefix[n - 1] == '/')
         n--;
-    out->url = ls_xmalloc(n + 1);
-    memcpy(out->url, e->url_prefix, n);
-    out->url[n] = '\0';
+    out->url = ls_xstrndup(e->url_prefix, n);
     out->timeout_ms = e->http_timeout_ns > 0 ? (long)((e->http_timeout_ns + 999999) / 1000000)
                                              : LS_DEFAULT_EXTENDER_TIMEOUT_MS;
     ls_kubeconfig kc;

@@ -141,16 +141,7 @@ static void parse_allow(ls_delegated_auth *a, const char *list)
     for (const char *p = list; *p; p++)
         cap += *p == ',';
     a->allow = ls_xcalloc(cap, sizeof *a->allow);
-    for (const char *p = list; *p;) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (n) {
-            a->allow[a->n_allow] = ls_xmalloc(n + 1);
-            memcpy(a->allow[a->n_allow], p, n);
-            a->allow[a->n_allow++][n] = '\0';
-        }
-        p += n + (comma ? 1 : 0);
-    }
+    a->n_allow = (int)ls_split(list, ',', a->allow, cap);
 }
 
 ls_delegated_auth *ls_delegated_auth_new(const ls_delegated_auth_options *o)
@@ -172,9 +163,7 @@ void ls_delegated_auth_free(ls_delegated_auth *a)
 {
     if (!a)
         return;
-    for (int i = 0; i < a->n_allow; i++)
-        free(a->allow[i]);
-    free(a->allow);
+    ls_strv_free(a->allow, (size_t)a->n_allow);
     cache_free(&a->tokens);
     cache_free(&a->access);
     free(a);

@@ -4,6 +4,7 @@
  */
 #include "sim/pv_controller.h"
 #include "luasched/model.h"
+#include "model/doc.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -37,16 +38,6 @@ static const char *annotation(const cJSON *obj, const char *key)
     return cJSON_IsString(j) ? j->valuestring : NULL;
 }
 
-static cJSON *child(cJSON *obj, const char *key)
-{
-    cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsObject(j)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-        j = cJSON_AddObjectToObject(obj, key);
-    }
-    return j;
-}
-
 static void set_text(cJSON *obj, const char *key, const char *value)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
@@ -55,7 +46,7 @@ static void set_text(cJSON *obj, const char *key, const char *value)
 
 static void set_annotation(cJSON *obj, const char *key, const char *value)
 {
-    set_text(child(child(obj, "metadata"), "annotations"), key, value);
+    set_text(ls_json_child_object(ls_json_child_object(obj, "metadata"), "annotations"), key, value);
 }
 
 static bool same(const char *a, const char *b)
@@ -72,22 +63,15 @@ static int64_t storage_of(const cJSON *resources)
     return q && ls_quantity_parse(q, 0, &v, &err) ? v : 0;
 }
 
-/* GetPersistentVolumeClaimClass: the beta annotation, then spec.storageClassName. */
-static const char *claim_class(const cJSON *pvc)
+/* The class of a claim or a volume (GetPersistentVolumeClaimClass and
+ * GetPersistentVolumeClass read alike): the beta annotation, then
+ * spec.storageClassName. */
+static const char *storage_class_of(const cJSON *obj)
 {
-    const char *beta = annotation(pvc, ANN_BETA_CLASS);
+    const char *beta = annotation(obj, ANN_BETA_CLASS);
     if (beta)
         return beta;
-    const char *cls = text(pvc, "spec", "storageClassName");
-    return cls ? cls : "";
-}
-
-static const char *volume_class(const cJSON *pv)
-{
-    const char *beta = annotation(pv, ANN_BETA_CLASS);
-    if (beta)
-        return beta;
-    const char *cls = text(pv, "spec", "storageClassName");
+    const char *cls = text(obj, "spec", "storageClassName");
     return cls ? cls : "";
 }
 
@@ -162,7 +146,7 @@ static bool consider_volume(void *ud, const cJSON *pv)
     const cJSON *spec = at(pv, "spec", NULL), *cspec = at(m->pvc, "spec", NULL);
     const char *pv_mode = text(spec, "volumeMode", NULL), *claim_mode = text(cspec, "volumeMode", NULL);
     int64_t size = storage_of(at(spec, "capacity", NULL));
-    if (!volume_available(pv) || strcmp(volume_class(pv), claim_class(m->pvc)) != 0 || size < m->request ||
+    if (!volume_available(pv) || strcmp(storage_class_of(pv), storage_class_of(m->pvc)) != 0 || size < m->request ||
         !modes_cover(at(spec, "accessModes", NULL), at(cspec, "accessModes", NULL)) ||
         strcmp(pv_mode ? pv_mode : "Filesystem", claim_mode ? claim_mode : "Filesystem") != 0 ||
         !selector_matches(at(cspec, "selector", NULL), at(at(pv, "metadata", NULL), "labels", NULL)))
@@ -203,7 +187,7 @@ static bool bind_pair(const ls_pv_ops *ops, cJSON *pv, cJSON *pvc, ls_error *err
     snprintf(fallback_uid, sizeof fallback_uid, "%s/%s", ns ? ns : "default", name ? name : "");
     if (!uid)
         uid = fallback_uid;
-    cJSON *spec = child(pv, "spec");
+    cJSON *spec = ls_json_child_object(pv, "spec");
     const cJSON *old_ref = at(spec, "claimRef", NULL);
     if (!old_ref || !text(old_ref, "uid", NULL)) {
         cJSON *ref = cJSON_CreateObject();
@@ -217,16 +201,16 @@ static bool bind_pair(const ls_pv_ops *ops, cJSON *pv, cJSON *pvc, ls_error *err
         if (!old_ref)
             set_annotation(pv, ANN_BOUND_BY_CONTROLLER, "yes");
     }
-    set_text(child(pv, "status"), "phase", "Bound");
+    set_text(ls_json_child_object(pv, "status"), "phase", "Bound");
     if (!ops->put(ops->ud, "PersistentVolume", pv, err))
         return false;
-    cJSON *cspec = child(pvc, "spec");
+    cJSON *cspec = ls_json_child_object(pvc, "spec");
     if (!text(cspec, "volumeName", NULL)) {
         set_text(cspec, "volumeName", text(pv, "metadata", "name"));
         set_annotation(pvc, ANN_BOUND_BY_CONTROLLER, "yes");
     }
     set_annotation(pvc, ANN_BIND_COMPLETED, "yes");
-    cJSON *status = child(pvc, "status");
+    cJSON *status = ls_json_child_object(pvc, "status");
     set_text(status, "phase", "Bound");
     cJSON_DeleteItemFromObjectCaseSensitive(status, "capacity");
     cJSON_AddItemToObject(status, "capacity", cJSON_Duplicate(at(spec, "capacity", NULL), 1));
@@ -339,7 +323,8 @@ static bool provision(const ls_pv_ops *ops, cJSON *pvc, const cJSON *cls, const 
         if (!node)
             return true;
         /* A failing provisioner gives the claim back to the scheduler. */
-        cJSON_DeleteItemFromObjectCaseSensitive(child(child(pvc, "metadata"), "annotations"), ANN_SELECTED_NODE);
+        cJSON *annotations = ls_json_child_object(ls_json_child_object(pvc, "metadata"), "annotations");
+        cJSON_DeleteItemFromObjectCaseSensitive(annotations, ANN_SELECTED_NODE);
         return ops->put(ops->ud, "PersistentVolumeClaim", pvc, err);
     }
     cJSON *pv = new_volume(ops, pvc, cls, node);
@@ -377,7 +362,7 @@ static bool sync_unbound_claim(const ls_pv_ops *ops, cJSON *pvc, ls_error *err)
         cJSON_Delete(cs.found);
         return ok;
     }
-    const char *class_name = claim_class(pvc);
+    const char *class_name = storage_class_of(pvc);
     cJSON *cls = *class_name ? ops->get(ops->ud, "StorageClass", NULL, class_name) : NULL;
     bool delayed = cls && same(text(cls, "volumeBindingMode", NULL), "WaitForFirstConsumer");
     const char *selected = annotation(pvc, ANN_SELECTED_NODE);
@@ -438,7 +423,7 @@ static bool mark_available(const ls_pv_ops *ops, ls_error *err)
     cJSON_ArrayForEach(n, names) {
         cJSON *pv = ok && cJSON_IsString(n) ? ops->get(ops->ud, "PersistentVolume", NULL, n->valuestring) : NULL;
         if (pv) {
-            set_text(child(pv, "status"), "phase", "Available");
+            set_text(ls_json_child_object(pv, "status"), "phase", "Available");
             ok = ops->put(ops->ud, "PersistentVolume", pv, err);
             cJSON_Delete(pv);
         }
