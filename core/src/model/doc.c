@@ -392,6 +392,12 @@ cJSON *ls_json_child_object(cJSON *parent, const char *key)
     return o;
 }
 
+void ls_json_set_string(cJSON *obj, const char *key, const char *value)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    cJSON_AddStringToObject(obj, key, value);
+}
+
 const char *ls_doc_source(const ls_doc_set *d)
 {
     return d ? d->source : "";

@@ -71,6 +71,9 @@ const cJSON *ls_json_member(const cJSON *obj, const char *name);
 /* parent[key] as an object: a member of another type is replaced by an empty
  * object, a missing one added. For building and patching objects. */
 cJSON *ls_json_child_object(cJSON *parent, const char *key);
+/* obj[key] = value, a string (an existing member is removed first, so value
+ * must not live in it). */
+void ls_json_set_string(cJSON *obj, const char *key, const char *value);
 
 /* Adapter matching ls_decode_ctx.line_of in luasched/model.h: ud is the
  * ls_doc_set *. */

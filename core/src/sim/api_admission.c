@@ -33,7 +33,7 @@ static const cJSON *find_class(ls_api *a, const char *name)
  * in the spec is kept, as the embedded cluster does for dumped pods. */
 static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 {
-    cJSON *spec = api_child_object(pod, "spec");
+    cJSON *spec = ls_json_child_object(pod, "spec");
     const char *cls = api_str(spec, "priorityClassName", NULL);
     const cJSON *pc = cls ? find_class(a, cls) : find_class(a, NULL);
     double value = 0;
@@ -63,10 +63,10 @@ static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 
 static int default_pod(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 {
-    cJSON *spec = api_child_object(pod, "spec");
+    cJSON *spec = ls_json_child_object(pod, "spec");
     if (!api_str(spec, "schedulerName", NULL))
         cJSON_AddStringToObject(spec, "schedulerName", "default-scheduler");
-    cJSON *status = api_child_object(pod, "status");
+    cJSON *status = ls_json_child_object(pod, "status");
     if (!api_str(status, "phase", NULL))
         cJSON_AddStringToObject(status, "phase", api_str(spec, "nodeName", NULL) ? "Running" : "Pending");
     return admit_priority(a, pod, name, out);
@@ -74,7 +74,7 @@ static int default_pod(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 
 static void default_node(cJSON *node)
 {
-    cJSON *status = api_child_object(node, "status");
+    cJSON *status = ls_json_child_object(node, "status");
     if (cJSON_GetObjectItemCaseSensitive(status, "conditions"))
         return;
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
@@ -93,6 +93,6 @@ int api_admit(ls_api *a, const ls_api_resource *r, cJSON *obj, const char *name,
     if (strcmp(r->kind, "Node") == 0)
         default_node(obj);
     if (strcmp(r->kind, "Namespace") == 0)
-        api_set_str(api_child_object(obj, "status"), "phase", "Active");
+        ls_json_set_string(ls_json_child_object(obj, "status"), "phase", "Active");
     return 0;
 }

@@ -13,7 +13,7 @@
 
 static void set_scheduled_condition(cJSON *pod)
 {
-    cJSON *status = api_child_object(pod, "status");
+    cJSON *status = ls_json_child_object(pod, "status");
     cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
     if (!cJSON_IsArray(conds)) {
         cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
@@ -30,8 +30,8 @@ static void set_scheduled_condition(cJSON *pod)
     }
     char ts[32];
     api_now(ts, sizeof ts);
-    api_set_str(cond, "status", "True");
-    api_set_str(cond, "lastTransitionTime", ts);
+    ls_json_set_string(cond, "status", "True");
+    ls_json_set_string(cond, "lastTransitionTime", ts);
     cJSON_DeleteItemFromObjectCaseSensitive(cond, "reason");
     cJSON_DeleteItemFromObjectCaseSensitive(cond, "message");
 }
@@ -41,7 +41,7 @@ static int refuse_binding(ls_api *a, api_obj *o, const char *name, const char *t
     ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, o->record - 1);
     rec->refused++;
     if (!rec->refused_node)
-        rec->refused_node = ls_xstrdup(target);
+        rec->refused_node = ls_arena_strdup(&a->record_text, target);
     char msg[900];
     snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned to "
              "node \"%s\"", name, name, api_str(o->obj, "spec", "nodeName"));
@@ -52,13 +52,13 @@ static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char
 {
     const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
     cJSON *next = cJSON_Duplicate(o->obj, 1);
-    api_set_str(api_child_object(next, "spec"), "nodeName", target);
+    ls_json_set_string(ls_json_child_object(next, "spec"), "nodeName", target);
     /* ClearingNominatedNodeNameAfterBinding: the nomination has served its purpose. */
-    cJSON_DeleteItemFromObjectCaseSensitive(api_child_object(next, "status"), "nominatedNodeName");
+    cJSON_DeleteItemFromObjectCaseSensitive(ls_json_child_object(next, "status"), "nominatedNodeName");
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(binding, "metadata"),
                                                        "annotations");
     if (cJSON_IsObject(ann))
-        api_patch_apply(api_child_object(api_child_object(next, "metadata"), "annotations"), ann, false);
+        api_patch_apply(ls_json_child_object(ls_json_child_object(next, "metadata"), "annotations"), ann, false);
     set_scheduled_condition(next);
     api_set_rv(next, ++a->rv);
     cJSON *old = o->obj;
@@ -69,8 +69,7 @@ static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char
     rec->binds++;
     a->bindings++;
     a->scheduled_events_at_last_bind = a->scheduled_events;
-    free(rec->node);
-    rec->node = ls_xstrdup(target);
+    rec->node = ls_arena_strdup(&a->record_text, target);   /* a pod binds once (a refused second binding keeps it) */
     rec->missing_node = !api_coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "nodes")), target);
     *out = ls_api_status(201, NULL, NULL);
     return 201;

@@ -27,21 +27,6 @@ const char *api_str(const cJSON *obj, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : NULL;
 }
 
-cJSON *api_child_object(cJSON *obj, const char *key)
-{
-    cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (cJSON_IsObject(c))
-        return c;
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-    return cJSON_AddObjectToObject(obj, key);
-}
-
-void api_set_str(cJSON *obj, const char *key, const char *value)
-{
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-    cJSON_AddStringToObject(obj, key, value);
-}
-
 void api_set_item(cJSON *obj, const char *key, cJSON *item)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
@@ -52,7 +37,7 @@ void api_set_rv(cJSON *obj, uint64_t rv)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)rv);
-    api_set_str(api_child_object(obj, "metadata"), "resourceVersion", buf);
+    ls_json_set_string(ls_json_child_object(obj, "metadata"), "resourceVersion", buf);
 }
 
 void api_now(char *buf, size_t len)
@@ -299,15 +284,8 @@ void ls_api_free(ls_api *a)
     for (uint32_t i = 0; i < a->ring_len; i++)
         event_release(&a->ring[(a->ring_head + i) % a->ring_cap]);
     free(a->ring);
-    for (uint32_t i = 0; i < a->records.len; i++) {
-        ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, i);
-        free(rec->ns);
-        free(rec->name);
-        free(rec->uid);
-        free(rec->node);
-        free(rec->refused_node);
-    }
     ls_vec_free(&a->records);
+    ls_arena_free(&a->record_text);
     api_volumes_free(a);
     pthread_cond_destroy(&a->changed);
     pthread_mutex_destroy(&a->mu);
@@ -373,8 +351,8 @@ static int check_type(const ls_api_resource *r, cJSON *obj, cJSON **out)
                  "match the expected kind", kind, r->version, r->kind);
         return api_fail(out, 400, "BadRequest", msg);
     }
-    api_set_str(obj, "apiVersion", gv);
-    api_set_str(obj, "kind", r->kind);
+    ls_json_set_string(obj, "apiVersion", gv);
+    ls_json_set_string(obj, "kind", r->kind);
     return 0;
 }
 
@@ -401,7 +379,7 @@ static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, c
         char sfx[6];
         random_suffix(a, sfx);
         snprintf(name, len, "%s%s", gen, sfx);
-        api_set_str(meta, "name", name);
+        ls_json_set_string(meta, "name", name);
     } else if (n && *n) {
         snprintf(name, len, "%s", n);
     } else {
@@ -419,7 +397,7 @@ static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, c
                         "the namespace of the provided object does not match the namespace sent on the request");
     char chosen[256];   /* copied first: set_str frees the member body_ns points into */
     snprintf(chosen, sizeof chosen, "%s", ns ? ns : body_ns ? body_ns : "default");
-    api_set_str(meta, "namespace", chosen);
+    ls_json_set_string(meta, "namespace", chosen);
     const char *the_ns = api_str(meta, "namespace", NULL);
     if (!api_coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "namespaces")), the_ns)) {
         snprintf(msg, sizeof msg, "namespaces \"%s\" not found", the_ns);
@@ -437,7 +415,7 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
         cJSON_Delete(obj);
         return api_fail(out, 400, "BadRequest", "the body of the request is not a JSON object");
     }
-    cJSON *meta = api_child_object(obj, "metadata");
+    cJSON *meta = ls_json_child_object(obj, "metadata");
     if ((code = check_type(r, obj, out)) || (code = check_identity(a, r, ns, meta, name, sizeof name, out))) {
         cJSON_Delete(obj);
         return code;
@@ -455,10 +433,10 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
     }
     char uid[64], ts[32];
     make_uid(a, uid, sizeof uid);
-    api_set_str(meta, "uid", uid);
+    ls_json_set_string(meta, "uid", uid);
     if (!from_file || !api_str(meta, "creationTimestamp", NULL)) {
         api_now(ts, sizeof ts);
-        api_set_str(meta, "creationTimestamp", ts);
+        ls_json_set_string(meta, "creationTimestamp", ts);
     }
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "deletionTimestamp");
     api_set_rv(obj, ++a->rv);
@@ -572,7 +550,7 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         cJSON_Delete(next);
         return api_fail_named(out, 422, "Invalid", r, name, msg);
     }
-    cJSON *meta = api_child_object(next, "metadata");
+    cJSON *meta = ls_json_child_object(next, "metadata");
     cJSON *old_meta = cJSON_GetObjectItemCaseSensitive(old, "metadata");
     static const char *const kept[] = {"name", "namespace", "uid", "creationTimestamp", "resourceVersion"};
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
@@ -580,8 +558,8 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         if (v)
             api_set_item(meta, kept[i], cJSON_Duplicate(v, 1));
     }
-    api_set_str(next, "apiVersion", api_str(old, "apiVersion", NULL));
-    api_set_str(next, "kind", r->kind);
+    ls_json_set_string(next, "apiVersion", api_str(old, "apiVersion", NULL));
+    ls_json_set_string(next, "kind", r->kind);
     if (cJSON_Compare(next, old, 1)) {
         cJSON_Delete(next);
         *out = cJSON_Duplicate(old, 1);

@@ -49,8 +49,8 @@ static api_claim_record *claim_record(ls_api *a, const char *ns, const char *nam
     }
     api_claim_record *c = ls_vec_push(&a->claims);
     memset(c, 0, sizeof *c);
-    c->ns = ls_xstrdup(ns);
-    c->name = ls_xstrdup(name);
+    c->ns = ls_arena_strdup(&a->record_text, ns);
+    c->name = ls_arena_strdup(&a->record_text, name);
     return c;
 }
 
@@ -158,8 +158,6 @@ void api_volumes_free(ls_api *a)
 {
     for (uint32_t i = 0; i < a->claims.len; i++) {
         api_claim_record *c = &LS_VEC_AT(&a->claims, api_claim_record, i);
-        free(c->ns);
-        free(c->name);
         free(c->volume);
         free(c->selected_node);
     }

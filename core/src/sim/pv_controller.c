@@ -38,15 +38,9 @@ static const char *annotation(const cJSON *obj, const char *key)
     return cJSON_IsString(j) ? j->valuestring : NULL;
 }
 
-static void set_text(cJSON *obj, const char *key, const char *value)
-{
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-    cJSON_AddStringToObject(obj, key, value);
-}
-
 static void set_annotation(cJSON *obj, const char *key, const char *value)
 {
-    set_text(ls_json_child_object(ls_json_child_object(obj, "metadata"), "annotations"), key, value);
+    ls_json_set_string(ls_json_child_object(ls_json_child_object(obj, "metadata"), "annotations"), key, value);
 }
 
 static bool same(const char *a, const char *b)
@@ -201,17 +195,17 @@ static bool bind_pair(const ls_pv_ops *ops, cJSON *pv, cJSON *pvc, ls_error *err
         if (!old_ref)
             set_annotation(pv, ANN_BOUND_BY_CONTROLLER, "yes");
     }
-    set_text(ls_json_child_object(pv, "status"), "phase", "Bound");
+    ls_json_set_string(ls_json_child_object(pv, "status"), "phase", "Bound");
     if (!ops->put(ops->ud, "PersistentVolume", pv, err))
         return false;
     cJSON *cspec = ls_json_child_object(pvc, "spec");
     if (!text(cspec, "volumeName", NULL)) {
-        set_text(cspec, "volumeName", text(pv, "metadata", "name"));
+        ls_json_set_string(cspec, "volumeName", text(pv, "metadata", "name"));
         set_annotation(pvc, ANN_BOUND_BY_CONTROLLER, "yes");
     }
     set_annotation(pvc, ANN_BIND_COMPLETED, "yes");
     cJSON *status = ls_json_child_object(pvc, "status");
-    set_text(status, "phase", "Bound");
+    ls_json_set_string(status, "phase", "Bound");
     cJSON_DeleteItemFromObjectCaseSensitive(status, "capacity");
     cJSON_AddItemToObject(status, "capacity", cJSON_Duplicate(at(spec, "capacity", NULL), 1));
     cJSON_DeleteItemFromObjectCaseSensitive(status, "accessModes");
@@ -423,7 +417,7 @@ static bool mark_available(const ls_pv_ops *ops, ls_error *err)
     cJSON_ArrayForEach(n, names) {
         cJSON *pv = ok && cJSON_IsString(n) ? ops->get(ops->ud, "PersistentVolume", NULL, n->valuestring) : NULL;
         if (pv) {
-            set_text(ls_json_child_object(pv, "status"), "phase", "Available");
+            ls_json_set_string(ls_json_child_object(pv, "status"), "phase", "Available");
             ok = ops->put(ops->ud, "PersistentVolume", pv, err);
             cJSON_Delete(pv);
         }
