@@ -535,8 +535,8 @@ bool ls_config_load(ls_config *cfg, const char *path, ls_error *err)
     memset(cfg, 0, sizeof *cfg);
     ls_vec_init(&cfg->problems, sizeof(char *));
     ls_cfg_set_defaults(cfg);
-    cfg->source = ls_xstrdup(path ? path : "<defaults>");
-    parse_ctx pc = {NULL, cfg->source, &cfg->problems, err};
+    cfg->source = ls_arena_strdup(&cfg->text, path ? path : "<defaults>");
+    parse_ctx pc = {NULL, cfg->source, &cfg->problems, err, &cfg->text};
     if (!path) {
         static const char defaults[] = "{\"apiVersion\":\"" LS_API_VERSION "\",\"kind\":\"KubeSchedulerConfiguration\"}";
         cJSON *root = cJSON_Parse(defaults);
@@ -841,12 +841,10 @@ void ls_config_free(ls_config *cfg)
         cJSON_Delete(cfg->profiles[i].plugin_args_at);
     }
     free(cfg->profiles);
-    free(cfg->source);
     if (cfg->raw_profiles)
         raw_profiles_free(cfg->raw_profiles, cfg->n_profiles);
-    ls_cfg_free_fields(cfg);
-    ls_cfg_free_extenders(cfg);
     ls_cfg_problems_free(&cfg->problems);
+    ls_arena_free(&cfg->text);
     cJSON_Delete(cfg->completed_args);
     memset(cfg, 0, sizeof *cfg);
 }

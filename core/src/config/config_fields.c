@@ -191,8 +191,7 @@ bool ls_cfg_string(const parse_ctx *pc, const cJSON *obj, const char *key, const
         return true;
     if (!cJSON_IsString(v))
         return field_problem(pc, v, prefix, key, "expected a string");
-    free(*out);
-    *out = ls_xstrdup(v->valuestring);
+    *out = ls_arena_strdup(pc->text, v->valuestring);
     return true;
 }
 
@@ -239,32 +238,18 @@ void ls_cfg_set_defaults(ls_config *cfg)
     le->lease_duration_ns = 15000000000LL;
     le->renew_deadline_ns = 10000000000LL;
     le->retry_period_ns = 2000000000LL;
-    le->resource_lock = ls_xstrdup("leases");
-    le->resource_name = ls_xstrdup("kube-scheduler");
-    le->resource_namespace = ls_xstrdup("kube-system");
+    le->resource_lock = ls_arena_strdup(&cfg->text, "leases");
+    le->resource_name = ls_arena_strdup(&cfg->text, "kube-scheduler");
+    le->resource_namespace = ls_arena_strdup(&cfg->text, "kube-system");
     ls_client_connection_config *cc = &cfg->client_connection;
-    cc->kubeconfig = ls_xstrdup("");
-    cc->accept_content_types = ls_xstrdup("");
-    cc->content_type = ls_xstrdup("application/vnd.kubernetes.protobuf");
+    cc->kubeconfig = ls_arena_strdup(&cfg->text, "");
+    cc->accept_content_types = ls_arena_strdup(&cfg->text, "");
+    cc->content_type = ls_arena_strdup(&cfg->text, "application/vnd.kubernetes.protobuf");
     cc->qps = 50;
     cc->burst = 100;
     cfg->luasched.plugin_timeout_ms = 10000;
     cfg->luasched.instruction_budget = 200000000;
     cfg->luasched.memory_limit_bytes = LS_DEFAULT_LUA_MEMORY_LIMIT;
-}
-
-void ls_cfg_free_fields(ls_config *cfg)
-{
-    free(cfg->leader_election.resource_lock);
-    free(cfg->leader_election.resource_name);
-    free(cfg->leader_election.resource_namespace);
-    free(cfg->client_connection.kubeconfig);
-    free(cfg->client_connection.accept_content_types);
-    free(cfg->client_connection.content_type);
-    free(cfg->healthz_bind_address);
-    free(cfg->metrics_bind_address);
-    ls_strv_free(cfg->luasched.plugin_path, cfg->luasched.n_plugin_path);
-    free(cfg->luasched.plugin_dirs);
 }
 
 /* ---- leaderElection */
@@ -286,14 +271,9 @@ static void parse_leader_fields(ls_leader_election_config *le, const parse_ctx *
     ls_cfg_string(pc, obj, "resourceNamespace", p, &ns);
     char **dst[] = {&le->resource_lock, &le->resource_name, &le->resource_namespace};
     char *src[] = {lock, name, ns};
-    for (int i = 0; i < 3; i++) {
-        if (src[i] && *src[i]) {
-            free(*dst[i]);
+    for (int i = 0; i < 3; i++)
+        if (src[i] && *src[i])
             *dst[i] = src[i];
-        } else {
-            free(src[i]);
-        }
-    }
 }
 
 static void check_positive_duration(const parse_ctx *pc, const cJSON *obj, const char *key, int64_t ns)
@@ -358,12 +338,8 @@ void ls_cfg_parse_client_connection(ls_config *cfg, const parse_ctx *pc, const c
     ls_cfg_string(pc, obj, "acceptContentTypes", p, &cc->accept_content_types);
     char *content_type = NULL;
     ls_cfg_string(pc, obj, "contentType", p, &content_type);
-    if (content_type && *content_type) {
-        free(cc->content_type);
+    if (content_type && *content_type)
         cc->content_type = content_type;
-    } else {
-        free(content_type);
-    }
     const cJSON *qps = ls_json_member(obj, "qps");
     if (qps && !cJSON_IsNumber(qps))
         ls_cfg_problem(pc, qps, "clientConnection.qps", "expected a number");
@@ -401,7 +377,7 @@ static void parse_plugin_path(ls_luasched_config *lc, const parse_ctx *pc, const
         ls_cfg_problem(pc, list, "luasched.pluginPath", "expected a list of directories");
         return;
     }
-    lc->plugin_path = ls_xcalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *lc->plugin_path);
+    lc->plugin_path = ls_arena_alloc(pc->text, ((size_t)cJSON_GetArraySize(list) + 1) * sizeof *lc->plugin_path);
     int i = 0;
     for (const cJSON *e = list->child; e; e = e->next, i++) {
         char path[64];
@@ -411,7 +387,7 @@ static void parse_plugin_path(ls_luasched_config *lc, const parse_ctx *pc, const
         else if (!e->valuestring[0])
             ls_cfg_problem(pc, e, path, "Invalid value: \"\": must not be empty");
         else
-            lc->plugin_path[lc->n_plugin_path++] = ls_xstrdup(e->valuestring);
+            lc->plugin_path[lc->n_plugin_path++] = ls_arena_strdup(pc->text, e->valuestring);
     }
     char *joined = NULL;
     for (uint32_t k = 0; k < lc->n_plugin_path; k++) {
@@ -423,7 +399,8 @@ static void parse_plugin_path(ls_luasched_config *lc, const parse_ctx *pc, const
         free(dir);
         joined = next;
     }
-    lc->plugin_dirs = joined;
+    lc->plugin_dirs = ls_arena_strdup_opt(pc->text, joined);
+    free(joined);
 }
 
 static void read_positive_at(const parse_ctx *pc, const cJSON *obj, const char *prefix, const char *key,
