@@ -37,6 +37,18 @@ cJSON *ls_doc_new(cJSON *node)
     return node;
 }
 
+void ls_doc_number_text(cJSON *node, const char *text, size_t len)
+{
+    cJSON_free(node->valuestring);
+    node->valuestring = cJSON_malloc(len + 1);
+    if (!node->valuestring) {
+        fprintf(stderr, "luasched: out of memory (cJSON)\n");
+        abort();
+    }
+    memcpy(node->valuestring, text, len);
+    node->valuestring[len] = '\0';
+}
+
 void ls_doc_add_member(cJSON *obj, const char *key, cJSON *value)
 {
     if (!cJSON_AddItemToObject(obj, key, value)) {

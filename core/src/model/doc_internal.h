@@ -32,6 +32,9 @@ struct ls_doc_set {
 
 /* cJSON constructors abort on out-of-memory, as ls_xmalloc does. */
 cJSON *ls_doc_new(cJSON *node);
+/* Gives a number node its source text (replacing any), through cJSON's
+ * allocator because cJSON_Delete is what frees it; aborts when out of memory. */
+void ls_doc_number_text(cJSON *node, const char *text, size_t len);
 void ls_doc_add_member(cJSON *obj, const char *key, cJSON *value);
 /* Keeps a node that left the trees alive (its address stays taken in the
  * line table). */

@@ -121,17 +121,8 @@ static bool js_number(json_scan *s, cJSON *node)
             return js_fail(s, "invalid number: expected a digit in the exponent");
         js_digits(s);
     }
-    if (node) {
-        cJSON_free(node->valuestring);
-        size_t n = (size_t)(s->p - start);
-        node->valuestring = cJSON_malloc(n + 1);
-        if (!node->valuestring) {
-            fprintf(stderr, "luasched: out of memory (cJSON)\n");
-            abort();
-        }
-        memcpy(node->valuestring, start, n);
-        node->valuestring[n] = '\0';
-    }
+    if (node)
+        ls_doc_number_text(node, start, (size_t)(s->p - start));
     return true;
 }
 

@@ -16,18 +16,11 @@
 
 /* ---- YAML scalars */
 
-/* A number that remembers how it was written. The text goes through cJSON's
- * allocator because cJSON_Delete is what frees it. */
+/* A number that remembers how it was written. */
 static cJSON *doc_number(double value, const char *text, size_t len)
 {
     cJSON *n = ls_doc_new(cJSON_CreateNumber(value));
-    n->valuestring = cJSON_malloc(len + 1);
-    if (!n->valuestring) {
-        fprintf(stderr, "luasched: out of memory (cJSON)\n");
-        abort();
-    }
-    memcpy(n->valuestring, text, len);
-    n->valuestring[len] = '\0';
+    ls_doc_number_text(n, text, len);
     return n;
 }
 

@@ -110,8 +110,7 @@ void ls_extenders_free(ls_extenders *x)
     }
     free(x->items);
     free(x->verdicts);
-    free(x->raw_scores);
-    free(x->final_scores);
+    free(x->scores);
     free(x->scored);
     ls_vec_free(&x->candidates);
     ls_vec_free(&x->victims);
@@ -210,8 +209,8 @@ bool ls_extenders_score(const ls_extenders *x, uint32_t e, uint32_t i, int64_t *
 {
     if (!x || !x->trace || e >= x->n || !x->scored[e] || i >= x->num_scored)
         return false;
-    *raw = x->raw_scores[e * x->num_scored + i];
-    *final = x->final_scores[e * x->num_scored + i];
+    *raw = x->scores[e * x->num_scored + i].raw;
+    *final = x->scores[e * x->num_scored + i].final;
     return true;
 }
 
@@ -524,8 +523,8 @@ static void prioritize_one(ls_extenders *x, uint32_t ei, const ls_cycle *c, int6
                 continue;
             totals[i] += final;
             if (x->trace) {
-                x->raw_scores[ei * x->num_scored + i] += raw;
-                x->final_scores[ei * x->num_scored + i] += final;
+                x->scores[ei * x->num_scored + i].raw += raw;
+                x->scores[ei * x->num_scored + i].final += final;
             }
         }
     }
@@ -541,13 +540,10 @@ static void trace_scores(ls_extenders *x, uint32_t num_feasible)
     uint32_t need = x->n * num_feasible;
     if (need > x->scores_cap) {
         x->scores_cap = need;
-        x->raw_scores = ls_xrealloc(x->raw_scores, need * sizeof *x->raw_scores);
-        x->final_scores = ls_xrealloc(x->final_scores, need * sizeof *x->final_scores);
+        x->scores = ls_xrealloc(x->scores, need * sizeof *x->scores);
     }
-    if (need) {
-        memset(x->raw_scores, 0, need * sizeof *x->raw_scores);
-        memset(x->final_scores, 0, need * sizeof *x->final_scores);
-    }
+    if (need)
+        memset(x->scores, 0, need * sizeof *x->scores);
 }
 
 void ls_extenders_prioritize(ls_extenders *x, const ls_cycle *c, int64_t *totals)
