@@ -70,12 +70,7 @@ function P:init()
 end
 
 function P:status(code_fn, msg)
-  local st = self.messages[msg]
-  if st == nil then
-    st = code_fn(msg)
-    self.messages[msg] = st
-  end
-  return st
+  return ls.memo(self.messages, msg, code_fn)
 end
 
 -- Everything derived from objects is kept until an object changes.
