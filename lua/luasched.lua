@@ -67,7 +67,7 @@ ls.code_names = code_names
 local helpers = require("luasched.helpers")
 ls.copy_table, ls.round, ls.idiv = helpers.copy_table, helpers.round, helpers.idiv
 ls.qualified_name_error, ls.is_qualified_name = helpers.qualified_name_error, helpers.is_qualified_name
-ls.memo = helpers.memo
+ls.memo, ls.subtable = helpers.memo, helpers.subtable
 
 -- ---- strings ------------------------------------------------------------
 
