@@ -117,6 +117,16 @@ void ls_extenders_free(ls_extenders *x)
     free(x);
 }
 
+bool ls_extender_skip_ignorable(const ls_extender *e, char **err, int v, const char *message)
+{
+    if (!*err || !e->cfg->ignorable)
+        return false;
+    ls_log_info(v, message, "extender", e->cfg->url_prefix, "err", *err);
+    free(*err);
+    *err = NULL;
+    return true;
+}
+
 static bool verb_set(const char *verb)
 {
     return verb && verb[0];
@@ -471,12 +481,8 @@ bool ls_extenders_filter(ls_extenders *x, ls_cycle *c, bool *rejected, char **ms
             continue;
         uint32_t n_kept = 0;
         char *err = filter_one(e, c, kept, &n_kept);
-        if (err && e->cfg->ignorable) {
-            ls_log_info(0, "Skipping extender as it returned error and has ignorable flag set", "extender",
-                        e->cfg->url_prefix, "err", err);
-            free(err);
+        if (ls_extender_skip_ignorable(e, &err, 0, "Skipping extender as it returned error and has ignorable flag set"))
             continue;
-        }
         if (err) {
             free(kept);
             *msg = err;
@@ -589,12 +595,9 @@ int ls_extenders_bind(ls_extenders *x, const ls_pod *pod, ls_str node, char **ms
         if (!verb_set(e->cfg->bind_verb) || !ls_extender_interested(e, pod))
             continue;
         char *err = bind_one(e, pod, node);
-        if (err && e->cfg->ignorable) {
-            ls_log_info(0, "Skipping extender in bind as it returned error and has ignorable flag set", "extender",
-                        e->cfg->url_prefix, "err", err);
-            free(err);
+        if (ls_extender_skip_ignorable(e, &err, 0,
+                                       "Skipping extender in bind as it returned error and has ignorable flag set"))
             continue;
-        }
         *msg = err;
         return err ? -1 : 1;
     }

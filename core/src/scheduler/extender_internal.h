@@ -56,6 +56,11 @@ bool ls_extender_interested(const ls_extender *e, const ls_pod *pod);
 cJSON *ls_extender_send(const ls_extender *e, const char *verb, const char *body, char **msg);
 void ls_extender_add_string(ls_buf *b, const char *s);
 char *ls_extender_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error (*err, freed and cleared) from an ignorable extender is logged with
+ * upstream's message at verbosity v and dropped: true then, and the caller
+ * goes on to the next extender. False when there is no error or the extender
+ * is not ignorable. */
+bool ls_extender_skip_ignorable(const ls_extender *e, char **err, int v, const char *message);
 void ls_extender_add_pod(ls_buf *b, const ls_pod *pod);
 
 #endif
