@@ -279,34 +279,34 @@ void ls_extender_add_string(ls_buf *b, const char *s)
     cJSON_Delete(str);
 }
 
-/* The pod as the scheduler received it; without kept JSON (a configuration
- * reloaded with extenders after the pod arrived), its identity only. */
-void ls_extender_add_pod(ls_buf *b, const ls_pod *pod)
+/* An object as the scheduler received it (its kept JSON); without one (a
+ * configuration reloaded with extenders after the object arrived), its
+ * identity only: the name, and for a pod the namespace and uid. */
+static void add_object(ls_buf *b, const char *json, ls_str name, const char *ns, const char *uid)
 {
-    const char *json = ls_pod_json(pod);
     if (json) {
         ls_buf_adds(b, json);
         return;
     }
     ls_buf_adds(b, "{\"metadata\":{\"name\":");
-    ls_extender_add_string(b, ls_str_get(pod->name));
-    ls_buf_adds(b, ",\"namespace\":");
-    ls_extender_add_string(b, ls_str_get(pod->ns));
-    ls_buf_adds(b, ",\"uid\":");
-    ls_extender_add_string(b, ls_str_get(pod->uid));
+    ls_extender_add_string(b, ls_str_get(name));
+    if (ns) {
+        ls_buf_adds(b, ",\"namespace\":");
+        ls_extender_add_string(b, ns);
+        ls_buf_adds(b, ",\"uid\":");
+        ls_extender_add_string(b, uid);
+    }
     ls_buf_adds(b, "}}");
+}
+
+void ls_extender_add_pod(ls_buf *b, const ls_pod *pod)
+{
+    add_object(b, ls_pod_json(pod), pod->name, ls_str_get(pod->ns), ls_str_get(pod->uid));
 }
 
 static void add_node(ls_buf *b, const ls_node *node)
 {
-    const char *json = ls_node_json(node);
-    if (json) {
-        ls_buf_adds(b, json);
-        return;
-    }
-    ls_buf_adds(b, "{\"metadata\":{\"name\":");
-    ls_extender_add_string(b, ls_str_get(node->name));
-    ls_buf_adds(b, "}}");
+    add_object(b, ls_node_json(node), node->name, NULL, NULL);
 }
 
 /* ExtenderArgs: the pod, and the nodes (names only when nodeCacheCapable). */
