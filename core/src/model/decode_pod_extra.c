@@ -60,17 +60,22 @@ static bool want_array(xdec *d, const cJSON *j, const char *path)
     return !j || cJSON_IsArray(j) || xfail(d, j, path, "expected a list");
 }
 
+/* obj[name] into *out (NULL when absent): false, failing with "NAME:
+ * expected WHAT", when it is there but not what is() accepts. */
+static bool member_of(xdec *d, const cJSON *obj, const char *name, const char *path, cJSON_bool (*is)(const cJSON *),
+                      const char *what, const cJSON **out)
+{
+    *out = ls_json_member(obj, name);
+    return !*out || is(*out) || xfail(d, *out, path, "%s: expected %s", name, what);
+}
+
 /* A string member interned (0 when absent). */
 static bool text_of(xdec *d, const cJSON *obj, const char *name, const char *path, ls_str *out)
 {
-    const cJSON *j = ls_json_member(obj, name);
-    *out = 0;
-    if (!j)
-        return true;
-    if (!cJSON_IsString(j))
-        return xfail(d, j, path, "%s: expected a string", name);
-    *out = ls_intern_cstr(j->valuestring);
-    return true;
+    const cJSON *j;
+    bool ok = member_of(d, obj, name, path, cJSON_IsString, "a string", &j);
+    *out = ok && j ? ls_intern_cstr(j->valuestring) : 0;
+    return ok;
 }
 
 /* ---- annotations ----------------------------------------------------------- */
@@ -103,11 +108,11 @@ static const char *number_text(const cJSON *j, char *buf, size_t size)
 
 static bool decode_list(xdec *d, const cJSON *obj, const char *name, const char *path, ls_resource_list *out)
 {
-    const cJSON *j = ls_json_member(obj, name);
+    const cJSON *j;
+    if (!member_of(d, obj, name, path, cJSON_IsObject, "an object", &j))
+        return false;
     if (!j)
         return true;
-    if (!cJSON_IsObject(j))
-        return xfail(d, j, path, "%s: expected an object", name);
     ls_quantity *items = ls_arena_alloc(d->a, (size_t)cJSON_GetArraySize(j) * sizeof *items);
     uint32_t n = 0;
     const cJSON *item;
@@ -199,7 +204,8 @@ static bool decode_port(xdec *d, const cJSON *p, const char *path, uint32_t cont
 {
     if (!want_object(d, p, path))
         return false;
-    const cJSON *cp = ls_json_member(p, "containerPort"), *hp = ls_json_member(p, "hostPort"), *proto = ls_json_member(p, "protocol");
+    const cJSON *cp = ls_json_member(p, "containerPort"), *hp = ls_json_member(p, "hostPort");
+    const cJSON *proto = ls_json_member(p, "protocol");
     out->container = container;
     out->container_port = cJSON_IsNumber(cp) ? (int32_t)cp->valuedouble : 0;
     out->host_port = cJSON_IsNumber(hp) ? (int32_t)hp->valuedouble : 0;
@@ -261,6 +267,29 @@ static bool decode_container(xdec *d, const cJSON *c, bool init, const char *pat
     return true;
 }
 
+/* Calls item for every element of obj's two lists, in order, with the list's
+ * index and the element's path ("PREFIX.LIST[i]"). */
+static bool each_in_lists(xdec *d, const cJSON *obj, const char *prefix, const char *const lists[2],
+                          bool (*item)(xdec *, const cJSON *, int, const char *, void *), void *ctx)
+{
+    for (int l = 0; l < 2; l++) {
+        const cJSON *j;
+        int i = 0;
+        cJSON_ArrayForEach(j, ls_json_member(obj, lists[l])) {
+            char path[96];
+            snprintf(path, sizeof path, "%s.%s[%d]", prefix, lists[l], i++);
+            if (!item(d, j, l, path, ctx))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool container_item(xdec *d, const cJSON *c, int list, const char *path, void *ctx)
+{
+    return decode_container(d, c, list == 0, path, ctx);
+}
+
 static bool decode_containers(xdec *d, const cJSON *spec, ls_pod *pod)
 {
     static const char *const lists[] = {"initContainers", "containers"};
@@ -270,16 +299,8 @@ static bool decode_containers(xdec *d, const cJSON *spec, ls_pod *pod)
     ctr_build b = {0};
     b.ctrs = ls_arena_alloc(d->a, (size_t)(count_of(init) + count_of(regular)) * sizeof *b.ctrs);
     b.ports = ls_arena_alloc(d->a, (size_t)count_ports(spec) * sizeof *b.ports);
-    for (int l = 0; l < 2; l++) {
-        const cJSON *c;
-        int i = 0;
-        cJSON_ArrayForEach(c, ls_json_member(spec, lists[l])) {
-            char path[96];
-            snprintf(path, sizeof path, "spec.%s[%d]", lists[l], i++);
-            if (!decode_container(d, c, l == 0, path, &b))
-                return false;
-        }
-    }
+    if (!each_in_lists(d, spec, "spec", lists, container_item, &b))
+        return false;
     pod->n_containers = b.n_ctrs;
     pod->containers = b.ctrs;
     pod->n_ports = b.n_ports;
@@ -419,6 +440,20 @@ static bool decode_container_status(xdec *d, const cJSON *j, bool init, const ch
            decode_list(d, res, "requests", sub, &s->requests) && decode_list(d, res, "limits", sub, &s->limits);
 }
 
+typedef struct statuses_build {
+    ls_container_status *items;
+    uint32_t n;
+} statuses_build;
+
+static bool status_item(xdec *d, const cJSON *j, int list, const char *path, void *ctx)
+{
+    statuses_build *b = ctx;
+    if (!decode_container_status(d, j, list == 1, path, &b->items[b->n]))
+        return false;
+    b->n++;
+    return true;
+}
+
 static bool decode_container_statuses(xdec *d, const cJSON *status, ls_pod *pod)
 {
     static const char *const lists[] = {"containerStatuses", "initContainerStatuses"};
@@ -426,21 +461,11 @@ static bool decode_container_statuses(xdec *d, const cJSON *status, ls_pod *pod)
     if (!want_array(d, regular, "status.containerStatuses") ||
         !want_array(d, init, "status.initContainerStatuses"))
         return false;
-    ls_container_status *s = ls_arena_alloc(d->a, (size_t)(count_of(regular) + count_of(init)) * sizeof *s);
-    uint32_t n = 0;
-    for (int l = 0; l < 2; l++) {
-        const cJSON *j;
-        int i = 0;
-        cJSON_ArrayForEach(j, ls_json_member(status, lists[l])) {
-            char path[96];
-            snprintf(path, sizeof path, "status.%s[%d]", lists[l], i++);
-            if (!decode_container_status(d, j, l == 1, path, &s[n]))
-                return false;
-            n++;
-        }
-    }
-    pod->n_container_statuses = n;
-    pod->container_statuses = s;
+    statuses_build b = {ls_arena_alloc(d->a, (size_t)(count_of(regular) + count_of(init)) * sizeof *b.items), 0};
+    if (!each_in_lists(d, status, "status", lists, status_item, &b))
+        return false;
+    pod->n_container_statuses = b.n;
+    pod->container_statuses = b.items;
     return true;
 }
 
