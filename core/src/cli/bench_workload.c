@@ -623,6 +623,15 @@ static void ops_free(ls_vec *ops)
     ls_vec_free(ops);
 }
 
+/* What get_templates made: n templates and where each came from. */
+static void templates_free(cJSON **templates, char **where, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        cJSON_Delete(templates[i]);
+    free(templates);
+    ls_strv_free(where, n);
+}
+
 void bench_workload_free(bench_workload *w)
 {
     ops_free(&w->ops);
@@ -632,20 +641,9 @@ void bench_workload_free(bench_workload *w)
     groups_free(&w->init_pods);
     groups_free(&w->measure_pods);
     ls_strv_free(w->namespaces, w->n_namespaces);
-    for (uint32_t i = 0; i < w->n_objects; i++) {
-        cJSON_Delete(w->objects[i]);
-        free(w->objects_where[i]);
-    }
-    free(w->objects);
-    free(w->objects_where);
-    bench_churn *ch = &w->churn;
-    for (uint32_t i = 0; i < ch->n_templates; i++) {
-        cJSON_Delete(ch->templates[i]);
-        free(ch->where[i]);
-    }
-    free(ch->templates);
-    free(ch->where);
-    free(ch->ns);
+    templates_free(w->objects, w->objects_where, w->n_objects);
+    templates_free(w->churn.templates, w->churn.where, w->churn.n_templates);
+    free(w->churn.ns);
     memset(w, 0, sizeof *w);
 }
 
