@@ -394,6 +394,14 @@ const cJSON *ls_json_member(const cJSON *obj, const char *name)
     return cJSON_IsNull(j) ? NULL : j;
 }
 
+const char *ls_json_text(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
 cJSON *ls_json_child_object(cJSON *parent, const char *key)
 {
     cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);

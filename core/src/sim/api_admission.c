@@ -21,7 +21,7 @@ static const cJSON *find_class(ls_api *a, const char *name)
     api_coll *c = api_coll_of(a, ls_api_resource_find("scheduling.k8s.io", "v1", "priorityclasses"));
     for (uint32_t i = 0; i < c->len; i++) {
         const cJSON *pc = c->items[i]->obj;
-        const char *n = api_str(pc, "metadata", "name");
+        const char *n = ls_json_text(pc, "metadata", "name");
         if (name ? n && strcmp(n, name) == 0 : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pc, "globalDefault")))
             return pc;
     }
@@ -34,15 +34,15 @@ static const cJSON *find_class(ls_api *a, const char *name)
 static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 {
     cJSON *spec = ls_json_child_object(pod, "spec");
-    const char *cls = api_str(spec, "priorityClassName", NULL);
+    const char *cls = ls_json_text(spec, "priorityClassName", NULL);
     const cJSON *pc = cls ? find_class(a, cls) : find_class(a, NULL);
     double value = 0;
     const char *policy = NULL;
     if (pc) {
         value = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(pc, "value"));
-        policy = api_str(pc, "preemptionPolicy", NULL);
+        policy = ls_json_text(pc, "preemptionPolicy", NULL);
         if (!cls)
-            cJSON_AddStringToObject(spec, "priorityClassName", api_str(pc, "metadata", "name"));
+            cJSON_AddStringToObject(spec, "priorityClassName", ls_json_text(pc, "metadata", "name"));
     } else if (cls) {
         size_t i = 0;
         while (i < 2 && strcmp(system_classes[i].name, cls) != 0)
@@ -56,7 +56,7 @@ static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
     }
     if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(spec, "priority")))
         api_set_item(spec, "priority", cJSON_CreateNumber(value));
-    if (!api_str(spec, "preemptionPolicy", NULL))
+    if (!ls_json_text(spec, "preemptionPolicy", NULL))
         cJSON_AddStringToObject(spec, "preemptionPolicy", policy ? policy : "PreemptLowerPriority");
     return 0;
 }
@@ -64,11 +64,11 @@ static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 static int default_pod(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 {
     cJSON *spec = ls_json_child_object(pod, "spec");
-    if (!api_str(spec, "schedulerName", NULL))
+    if (!ls_json_text(spec, "schedulerName", NULL))
         cJSON_AddStringToObject(spec, "schedulerName", "default-scheduler");
     cJSON *status = ls_json_child_object(pod, "status");
-    if (!api_str(status, "phase", NULL))
-        cJSON_AddStringToObject(status, "phase", api_str(spec, "nodeName", NULL) ? "Running" : "Pending");
+    if (!ls_json_text(status, "phase", NULL))
+        cJSON_AddStringToObject(status, "phase", ls_json_text(spec, "nodeName", NULL) ? "Running" : "Pending");
     return admit_priority(a, pod, name, out);
 }
 

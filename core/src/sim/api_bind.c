@@ -21,7 +21,7 @@ static void set_scheduled_condition(cJSON *pod)
     }
     cJSON *cond = NULL;
     for (cJSON *c = conds->child; c && !cond; c = c->next)
-        if (api_str(c, "type", NULL) && strcmp(api_str(c, "type", NULL), "PodScheduled") == 0)
+        if (ls_json_text(c, "type", NULL) && strcmp(ls_json_text(c, "type", NULL), "PodScheduled") == 0)
             cond = c;
     if (!cond) {
         cond = cJSON_CreateObject();
@@ -44,7 +44,7 @@ static int refuse_binding(ls_api *a, api_obj *o, const char *name, const char *t
         rec->refused_node = ls_arena_strdup(&a->record_text, target);
     char msg[900];
     snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned to "
-             "node \"%s\"", name, name, api_str(o->obj, "spec", "nodeName"));
+             "node \"%s\"", name, name, ls_json_text(o->obj, "spec", "nodeName"));
     return api_fail_named(out, 409, "Conflict", ls_api_resource_find("", "v1", "pods"), name, msg);
 }
 
@@ -78,8 +78,8 @@ static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char
 int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *binding, cJSON **out)
 {
     const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
-    const char *target = api_str(binding, "target", "name");
-    const char *uid = api_str(binding, "metadata", "uid");
+    const char *target = ls_json_text(binding, "target", "name");
+    const char *uid = ls_json_text(binding, "metadata", "uid");
     char msg[900];
     if (!target || !*target) {
         snprintf(msg, sizeof msg, "Binding \"%s\" is invalid: target.name: Required value", name);
@@ -87,7 +87,7 @@ int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *bindin
     }
     pthread_mutex_lock(&a->mu);
     api_obj *o = api_lookup(a, pods, ns, name);
-    const char *have = o ? api_str(o->obj, "metadata", "uid") : NULL;
+    const char *have = o ? ls_json_text(o->obj, "metadata", "uid") : NULL;
     int code;
     if (!o) {
         code = api_not_found(out, pods, name);
@@ -95,7 +95,7 @@ int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *bindin
         snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": Precondition failed: UID in "
                  "precondition: %s, UID in object meta: %s", name, uid, have ? have : "");
         code = api_fail_named(out, 409, "Conflict", pods, name, msg);
-    } else if (api_str(o->obj, "spec", "nodeName") && *api_str(o->obj, "spec", "nodeName")) {
+    } else if (ls_json_text(o->obj, "spec", "nodeName") && *ls_json_text(o->obj, "spec", "nodeName")) {
         code = refuse_binding(a, o, name, target, out);
     } else {
         code = apply_binding(a, o, binding, target, out);

@@ -96,7 +96,6 @@ void api_selector_free(api_selector *s);
 void api_patch_apply(cJSON *target, const cJSON *patch, bool strategic);
 
 /* store.c */
-const char *api_str(const cJSON *obj, const char *a, const char *b);   /* obj.a.b string or NULL */
 void api_set_item(cJSON *obj, const char *key, cJSON *item);
 void api_set_rv(cJSON *obj, uint64_t rv);
 void api_now(char *buf, size_t len);                     /* RFC 3339, UTC, seconds */

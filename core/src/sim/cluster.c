@@ -1081,21 +1081,18 @@ cJSON *ls_cluster_claims_json(const ls_cluster *c)
         if (o->kind != kind)
             continue;
         cJSON *pvc = cJSON_ParseWithLength(o->json, o->json_len);
-        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pvc, "metadata");
-        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pvc, "spec");
-        const cJSON *status = cJSON_GetObjectItemCaseSensitive(pvc, "status");
-        const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
-        const cJSON *phase = cJSON_GetObjectItemCaseSensitive(status, "phase");
-        const cJSON *volume = cJSON_GetObjectItemCaseSensitive(spec, "volumeName");
-        const cJSON *node = cJSON_GetObjectItemCaseSensitive(ann, "volume.kubernetes.io/selected-node");
+        const char *phase = ls_json_text(pvc, "status", "phase"), *volume = ls_json_text(pvc, "spec", "volumeName");
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pvc, "metadata"),
+                                                            "annotations");
+        const char *node = ls_json_text(ann, "volume.kubernetes.io/selected-node", NULL);
         cJSON *rec = cJSON_CreateObject();
         cJSON_AddStringToObject(rec, "namespace", ls_str_get(o->ns));
         cJSON_AddStringToObject(rec, "name", ls_str_get(o->name));
-        cJSON_AddStringToObject(rec, "phase", cJSON_IsString(phase) ? phase->valuestring : "Pending");
-        if (cJSON_IsString(volume))
-            cJSON_AddStringToObject(rec, "volumeName", volume->valuestring);
-        if (cJSON_IsString(node))
-            cJSON_AddStringToObject(rec, "selectedNode", node->valuestring);
+        cJSON_AddStringToObject(rec, "phase", phase ? phase : "Pending");
+        if (volume)
+            cJSON_AddStringToObject(rec, "volumeName", volume);
+        if (node)
+            cJSON_AddStringToObject(rec, "selectedNode", node);
         cJSON_AddItemToArray(claims, rec);
         cJSON_Delete(pvc);
     }
