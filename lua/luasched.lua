@@ -67,6 +67,7 @@ ls.code_names = code_names
 local helpers = require("luasched.helpers")
 ls.copy_table, ls.round, ls.idiv = helpers.copy_table, helpers.round, helpers.idiv
 ls.qualified_name_error, ls.is_qualified_name = helpers.qualified_name_error, helpers.is_qualified_name
+ls.memo, ls.subtable = helpers.memo, helpers.subtable
 
 -- ---- strings ------------------------------------------------------------
 
@@ -615,6 +616,14 @@ function ls.controlled_by_pod(obj, pod)
     if ref.controller == true and ref.uid == uid then return true end
   end
   return false
+end
+
+--- A queueing hint for events about pods: requeue the pod when the changed
+--- pod is the pod itself (its own tolerations, gates, labels or resources
+--- changed), skip it for any other pod.
+function ls.hint_own_pod(pod, _, new)
+  if new.uid == pod.uid then return ls.QUEUE end
+  return ls.QUEUE_SKIP
 end
 
 local patch_err = ffi.new("char[512]")

@@ -785,11 +785,6 @@ local function after_pod_change(pod, old, new)
   return ls.QUEUE_SKIP
 end
 
-local function after_own_label_change(pod, _, new)
-  if new.uid == pod.uid then return ls.QUEUE end
-  return ls.QUEUE_SKIP
-end
-
 local function after_node_change(pod, old, new)
   for i = 0, pod.n_affinity - 1 do
     local key = pod.affinity[i].topology_key
@@ -812,7 +807,7 @@ end
 
 P.events = {
   { resource = "AssignedPod", action = { "Add", "UpdatePodLabel", "Delete" }, hint = after_pod_change },
-  { resource = "TargetPod", action = "UpdatePodLabel", hint = after_own_label_change },
+  { resource = "TargetPod", action = "UpdatePodLabel", hint = ls.hint_own_pod },
   { resource = "Node", action = { "Add", "UpdateNodeLabel" }, hint = after_node_change },
 }
 

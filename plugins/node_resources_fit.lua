@@ -442,16 +442,11 @@ local function after_assigned_scale_down(pod, old, new)
   return ls.QUEUE_SKIP
 end
 
-local function after_own_scale_down(pod, _, new)
-  if new.uid == pod.uid then return ls.QUEUE end
-  return ls.QUEUE_SKIP
-end
-
 P.events = {
   { resource = "AssignedPod", action = "Delete", hint = after_pod_deleted },
   { resource = "Node", action = { "Add", "UpdateNodeAllocatable" }, hint = after_node_change },
   { resource = "AssignedPod", action = "UpdatePodScaleDown", hint = after_assigned_scale_down },
-  { resource = "TargetPod", action = "UpdatePodScaleDown", hint = after_own_scale_down },
+  { resource = "TargetPod", action = "UpdatePodScaleDown", hint = ls.hint_own_pod },
 }
 
 -- ---- signature (OpportunisticBatching) ----------------------------------------

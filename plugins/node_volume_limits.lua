@@ -71,12 +71,7 @@ function P:init()
 end
 
 function P:status(code_fn, msg)
-  local st = self.messages[msg]
-  if st == nil then
-    st = code_fn(msg)
-    self.messages[msg] = st
-  end
-  return st
+  return ls.memo(self.messages, msg, code_fn)
 end
 
 -- Everything derived from objects is kept until an object changes.
@@ -235,11 +230,7 @@ end
 
 -- The volumes of a pod already on a node, kept per CSINode version.
 function P:pod_volumes(pod, csinode, csinode_seq)
-  local per_pod = self.volumes_by_pod[pod.uid]
-  if per_pod == nil then
-    per_pod = {}
-    self.volumes_by_pod[pod.uid] = per_pod
-  end
+  local per_pod = ls.subtable(self.volumes_by_pod, pod.uid)
   local vols = per_pod[csinode_seq]
   if vols == nil then
     vols = {}

@@ -35,13 +35,7 @@ function P:pre_enqueue(pod)
   local n = pod.n_scheduling_gates
   if n == 0 then return nil end
   if n == 1 then
-    local id = pod.scheduling_gates[0]
-    local st = self.one[id]
-    if st == nil then
-      st = gates_status(pod)
-      self.one[id] = st
-    end
-    return st
+    return ls.memo(self.one, pod.scheduling_gates[0], gates_status, pod)
   end
   -- ls.status memoizes by message: several gates build the text, not a new status
   return gates_status(pod)
@@ -49,13 +43,8 @@ end
 
 -- ---- events and queueing hints ------------------------------------------------
 
-local function after_gates_eliminated(pod, _, new)
-  if new.uid == pod.uid then return ls.QUEUE end
-  return ls.QUEUE_SKIP
-end
-
 P.events = {
-  { resource = "TargetPod", action = "UpdatePodSchedulingGatesEliminated", hint = after_gates_eliminated },
+  { resource = "TargetPod", action = "UpdatePodSchedulingGatesEliminated", hint = ls.hint_own_pod },
 }
 
 return P

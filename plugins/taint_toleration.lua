@@ -105,14 +105,9 @@ local function after_node_change(pod, old, new)
   return ls.QUEUE_SKIP
 end
 
-local function after_toleration_change(pod, _, new)
-  if new.uid == pod.uid then return ls.QUEUE end
-  return ls.QUEUE_SKIP
-end
-
 P.events = {
   { resource = "Node", action = { "Add", "UpdateNodeTaint" }, hint = after_node_change },
-  { resource = "TargetPod", action = "UpdatePodToleration", hint = after_toleration_change },
+  { resource = "TargetPod", action = "UpdatePodToleration", hint = ls.hint_own_pod },
 }
 
 -- ---- signature (OpportunisticBatching) ----------------------------------------

@@ -91,13 +91,12 @@ function P:init()
   self.not_found = {}
 end
 
+local function not_found_status(name)
+  return ls.unresolvable(string.format('persistentvolumeclaim "%s" not found', ls.str(name)))
+end
+
 function P:claim_not_found(name)
-  local st = self.not_found[name]
-  if st == nil then
-    st = ls.unresolvable(string.format('persistentvolumeclaim "%s" not found', ls.str(name)))
-    self.not_found[name] = st
-  end
-  return st
+  return ls.memo(self.not_found, name, not_found_status)
 end
 
 -- How many of the pod's persistentVolumeClaim volumes name a claim of the set.

@@ -45,12 +45,7 @@ end
 
 -- An UnschedulableAndUnresolvable status per distinct message, built once.
 function P:unresolvable(msg)
-  local st = self.messages[msg]
-  if st == nil then
-    st = ls.unresolvable(msg)
-    self.messages[msg] = st
-  end
-  return st
+  return ls.memo(self.messages, msg, ls.unresolvable)
 end
 
 local function claim_class(pvc)

@@ -446,21 +446,22 @@ local function logic(a, b, decisive)
   end
 end
 
-function P:conj()
-  local e = self:relation()
-  while self:peek().t == "&&" do
+-- operand (op operand)*, left-associative: the && and || levels.
+function P:logic_chain(op, operand, decisive)
+  local e = operand(self)
+  while self:peek().t == op do
     self:next()
-    e = logic(e, self:relation(), false)
+    e = logic(e, operand(self), decisive)
   end
   return e
 end
 
+function P:conj()
+  return self:logic_chain("&&", P.relation, false)
+end
+
 function P:expr()
-  local e = self:conj()
-  while self:peek().t == "||" do
-    self:next()
-    e = logic(e, self:conj(), true)
-  end
+  local e = self:logic_chain("||", P.conj, true)
   if self:peek().t == "?" then compile_error("the conditional operator is not supported") end
   return e
 end

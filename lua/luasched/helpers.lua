@@ -1,7 +1,7 @@
 -- luasched.helpers: small pure-Lua helpers that several plugins need, kept
 -- once here and handed to plugins by the plugin API (luasched.lua exports
--- them as ls.copy_table, ls.round, ls.idiv, ls.qualified_name_error and
--- ls.is_qualified_name) instead of a copy in each plugin.
+-- them as ls.copy_table, ls.round, ls.idiv, ls.qualified_name_error,
+-- ls.is_qualified_name, ls.memo and ls.subtable) instead of a copy in each plugin.
 local floor = math.floor
 
 local M = {}
@@ -58,6 +58,29 @@ end
 --- Whether `key` is a qualified name (see qualified_name_error).
 function M.is_qualified_name(key)
   return M.qualified_name_error(key) == nil
+end
+
+--- t[key], an empty table made and kept the first time (a cache per pod, per
+--- namespace...).
+function M.subtable(t, key)
+  local v = t[key]
+  if v == nil then
+    v = {}
+    t[key] = v
+  end
+  return v
+end
+
+--- t[key], made by make(arg) (make(key) when arg is nil) the first time and
+--- kept in t: a status per distinct message, a value per group.
+function M.memo(t, key, make, arg)
+  local v = t[key]
+  if v == nil then
+    if arg == nil then arg = key end
+    v = make(arg)
+    t[key] = v
+  end
+  return v
 end
 
 return M

@@ -72,20 +72,28 @@ local function decode_string(text, pos)
   end
 end
 
+-- After an element or a member: true and the position past the closing byte,
+-- or false and the start of the next item (past the ',').
+local function next_item(text, i, close, expected)
+  i = skip(text, i)
+  local c = byte(text, i)
+  if c == close then return true, i + 1 end
+  if c ~= 44 then fail(text, i, expected) end
+  return false, skip(text, i + 1)
+end
+
 local function decode_array(text, pos)
   local arr, i, n = plain and {} or setmetatable({}, M.array_mt), skip(text, pos + 1), 0
   if byte(text, i) == 93 then return arr, i + 1 end
-  while true do
+  local done = false
+  while not done do
     local v
     v, i = decode_value(text, i)
     n = n + 1
     arr[n] = v
-    i = skip(text, i)
-    local c = byte(text, i)
-    if c == 93 then return arr, i + 1 end
-    if c ~= 44 then fail(text, i, "expected ',' or ']'") end
-    i = skip(text, i + 1)
+    done, i = next_item(text, i, 93, "expected ',' or ']'")
   end
+  return arr, i
 end
 
 local function decode_object(text, pos)
@@ -98,11 +106,9 @@ local function decode_object(text, pos)
     i = skip(text, i)
     if byte(text, i) ~= 58 then fail(text, i, "expected ':'") end
     obj[k], i = decode_value(text, skip(text, i + 1))
-    i = skip(text, i)
-    local c = byte(text, i)
-    if c == 125 then return obj, i + 1 end
-    if c ~= 44 then fail(text, i, "expected ',' or '}'") end
-    i = skip(text, i + 1)
+    local done
+    done, i = next_item(text, i, 125, "expected ',' or '}'")
+    if done then return obj, i end
   end
 end
 

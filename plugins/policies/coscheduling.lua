@@ -153,11 +153,7 @@ function P:sort_time(pod)
   if group == 0 then return tonumber(pod.creation_ns), 0 end
   local gen = ls.objects_generation(PODGROUPS)
   if self.time_gen ~= gen then self.times, self.time_gen = {}, gen end
-  local by_ns = self.times[pod.ns]
-  if by_ns == nil then
-    by_ns = {}
-    self.times[pod.ns] = by_ns
-  end
+  local by_ns = ls.subtable(self.times, pod.ns)
   local t = by_ns[group]
   if t == nil then
     local o = ls.find_object(PODGROUPS, pod.ns, group)

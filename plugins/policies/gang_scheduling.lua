@@ -130,12 +130,7 @@ function P:min_count(pod, key)
     self.mins, self.min_gen = {}, gen
     gang.clear_rejections(self.members)
   end
-  local m = self.mins[key]
-  if m == nil then
-    m = lookup_min(pod)
-    self.mins[key] = m
-  end
-  return m
+  return ls.memo(self.mins, key, lookup_min, pod)
 end
 
 function P:init(args)

@@ -59,10 +59,14 @@ void ls_arena_init(ls_arena *a);
 void *ls_arena_alloc(ls_arena *a, size_t size);          /* zeroed, 16-aligned */
 void *ls_arena_memdup(ls_arena *a, const void *p, size_t size);
 char *ls_arena_strdup(ls_arena *a, const char *s);
+char *ls_arena_strdup_opt(ls_arena *a, const char *s);  /* NULL stays NULL */
+char *ls_arena_printf(ls_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ls_arena_free(ls_arena *a);
 
 bool ls_errorf(ls_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool ls_verrorf(ls_error *err, const char *fmt, va_list ap);
+/* The message "where: message", or the bare message when where is NULL or "". */
+bool ls_verror_at(ls_error *err, const char *where, const char *fmt, va_list ap);
 /* Prepends "prefix: " to an existing message. */
 bool ls_error_prefix(ls_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -92,6 +96,13 @@ void *ls_xmalloc(size_t n);
 void *ls_xcalloc(size_t n, size_t size);
 void *ls_xrealloc(void *p, size_t n);
 char *ls_xstrdup(const char *s);
+/* The first n bytes of s (which need not be NUL-terminated) as a heap string. */
+char *ls_xstrndup(const char *s, size_t n);
+/* The non-empty pieces of a sep-separated list, as heap strings into out (at
+ * most max of them, in order); returns how many. */
+size_t ls_split(const char *list, char sep, char **out, size_t max);
+/* Frees n heap strings and the array that holds them (either may be NULL). */
+void ls_strv_free(char **v, size_t n);
 
 /* A growable byte buffer, kept NUL-terminated (data is NULL until the first
  * add): the API client's URLs and bodies, the HTTP server's responses. */

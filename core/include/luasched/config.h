@@ -117,6 +117,10 @@ typedef struct ls_config {
     /* extenders: in file order (the runtime puts ignorable ones last). */
     uint32_t n_extenders;
     ls_extender_config *extenders;
+    /* Owns every string of the configuration (source, names, addresses,
+     * paths, the extenders and their TLS data): freed with it. A caller that
+     * sets one copies it in with ls_arena_strdup(&cfg->text, ...). */
+    ls_arena text;
 } ls_config;
 
 /* Tells whether a plugin defines the hook of an extension point (the Lua

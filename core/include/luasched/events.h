@@ -70,4 +70,16 @@ uint32_t ls_pod_update_actions(const ls_pod *old_pod, const ls_pod *new_pod);
 /* Does a registered (resource, actions) match the incoming event? */
 bool ls_event_matches(ls_str reg_resource, uint32_t reg_actions, const ls_cluster_event *ev);
 
+/* What cluster events cost: every event received, those some plugin
+ * registered (the others stop at once), the unschedulable pods they visited
+ * (hints asked) and the pods they moved to activeQ or backoffQ (requeues). */
+typedef struct ls_event_stats {
+    uint64_t events, registered, visited, requeued;
+} ls_event_stats;
+/* The same for one event label ("NodeAdd", "NodeUpdate", "AssignedPodAdd", ...). */
+typedef struct ls_event_label_stats {
+    const char *label;
+    ls_event_stats stats;
+} ls_event_label_stats;
+
 #endif

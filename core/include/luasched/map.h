@@ -21,6 +21,8 @@ typedef struct ls_map {
 
 void ls_map_init(ls_map *m);
 void ls_map_free(ls_map *m);
+/* Frees every value with free_value (free, or its owner's function), then the map. */
+void ls_map_free_values(ls_map *m, void (*free_value)(void *));
 void *ls_map_get(const ls_map *m, uint32_t key);
 void ls_map_put(ls_map *m, uint32_t key, void *value);   /* key != 0 */
 void *ls_map_remove(ls_map *m, uint32_t key);             /* returns the old value */

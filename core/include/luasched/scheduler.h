@@ -8,6 +8,7 @@
 #define LUASCHED_SCHEDULER_H
 
 #include "luasched/config.h"
+#include "luasched/events.h"
 
 typedef struct ls_scheduler ls_scheduler;
 
@@ -238,18 +239,10 @@ typedef struct ls_queue_gauges {
     uint32_t active, backoff, unschedulable, gated;
 } ls_queue_gauges;
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s);
-/* Cluster events so far: all of them, those some plugin registered, the
- * unschedulable pods they visited, the pods they moved out (requeues). */
-typedef struct ls_event_stats {
-    uint64_t events, registered, visited, requeued;
-} ls_event_stats;
+/* Cluster events so far (luasched/events.h's ls_event_stats). */
 ls_event_stats ls_scheduler_event_stats(const ls_scheduler *s);
 /* The same per event label ("NodeAdd", "NodeUpdate", "AssignedPodAdd", ...;
  * at most 24, the last one "other"), in the order the labels first came. */
-typedef struct ls_event_label_stats {
-    const char *label;
-    ls_event_stats stats;
-} ls_event_label_stats;
 uint32_t ls_scheduler_event_stats_by_label(const ls_scheduler *s, ls_event_label_stats *out, uint32_t cap);
 size_t ls_scheduler_lua_memory(const ls_scheduler *s);
 

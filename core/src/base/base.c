@@ -8,6 +8,7 @@
 #include "luasched/base.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,35 @@ char *ls_xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;
     return memcpy(ls_xmalloc(n), s, n);
+}
+
+char *ls_xstrndup(const char *s, size_t n)
+{
+    char *p = ls_xmalloc(n + 1);
+    if (n)
+        memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+size_t ls_split(const char *list, char sep, char **out, size_t max)
+{
+    size_t count = 0;
+    for (const char *p = list; *p && count < max;) {
+        const char *end = strchr(p, sep);
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n)
+            out[count++] = ls_xstrndup(p, n);
+        p += n + (end ? 1 : 0);
+    }
+    return count;
+}
+
+void ls_strv_free(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
 }
 
 /* ---- critical sections (see base.h) */
@@ -326,6 +356,24 @@ char *ls_arena_strdup(ls_arena *a, const char *s)
     return ls_arena_memdup(a, s, strlen(s) + 1);
 }
 
+char *ls_arena_strdup_opt(ls_arena *a, const char *s)
+{
+    return s ? ls_arena_strdup(a, s) : NULL;
+}
+
+char *ls_arena_printf(ls_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = ls_arena_alloc(a, (size_t)(n > 0 ? n : 0) + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 void ls_arena_free(ls_arena *a)
 {
     ls_arena_chunk *c = a->head;
@@ -353,6 +401,18 @@ bool ls_errorf(ls_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     ls_verrorf(err, fmt, ap);
     va_end(ap);
+    return false;
+}
+
+bool ls_verror_at(ls_error *err, const char *where, const char *fmt, va_list ap)
+{
+    if (!err)
+        return false;
+    char msg[sizeof err->msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    bool at = where && *where;
+    if (snprintf(err->msg, sizeof err->msg, "%s%s%s", at ? where : "", at ? ": " : "", msg) < 0)
+        err->msg[0] = 0;
     return false;
 }
 

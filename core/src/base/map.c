@@ -24,6 +24,14 @@ void ls_map_free(ls_map *m)
     ls_map_init(m);
 }
 
+void ls_map_free_values(ls_map *m, void (*free_value)(void *))
+{
+    for (uint32_t i = 0; i < m->cap; i++)
+        if (m->slots[i].key)
+            free_value(m->slots[i].value);
+    ls_map_free(m);
+}
+
 void *ls_map_get(const ls_map *m, uint32_t key)
 {
     if (!m->cap || !key)

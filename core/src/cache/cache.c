@@ -27,12 +27,10 @@ ls_cache *ls_cache_new(void)
     return c;
 }
 
-static void cnode_free(ls_cnode *n)
+static void cnode_free(void *node)
 {
-    ls_vec_free(&n->pods);
-    ls_vec_free(&n->pods_with_affinity);
-    ls_vec_free(&n->pods_with_required_anti_affinity);
-    ls_vec_free(&n->used_ports);
+    ls_cnode *n = node;
+    ls_node_lists_free(&n->lists);
     free(n);
 }
 
@@ -40,21 +38,12 @@ void ls_cache_free(ls_cache *c)
 {
     if (!c)
         return;
-    for (uint32_t i = 0; i < c->nodes.cap; i++)
-        if (c->nodes.slots[i].key)
-            cnode_free(c->nodes.slots[i].value);
-    for (uint32_t i = 0; i < c->pods.cap; i++)
-        if (c->pods.slots[i].key)
-            free(c->pods.slots[i].value);
-    for (uint32_t i = 0; i < c->images.cap; i++)
-        if (c->images.slots[i].key)
-            free(c->images.slots[i].value);
+    ls_map_free_values(&c->nodes, cnode_free);
+    ls_map_free_values(&c->pods, free);
+    ls_map_free_values(&c->images, free);
     for (uint32_t z = 0; z < c->zones.len; z++)
         ls_vec_free(&LS_VEC_AT(&c->zones, ls_zone, z).names);
     ls_vec_free(&c->zones);
-    ls_map_free(&c->nodes);
-    ls_map_free(&c->pods);
-    ls_map_free(&c->images);
     free(c);
 }
 
@@ -88,10 +77,7 @@ static ls_cnode *cnode_get_or_create(ls_cache *c, ls_str name)
         return n;
     n = ls_xcalloc(1, sizeof *n);
     n->name = name;
-    ls_vec_init(&n->pods, sizeof(const ls_pod *));
-    ls_vec_init(&n->pods_with_affinity, sizeof(const ls_pod *));
-    ls_vec_init(&n->pods_with_required_anti_affinity, sizeof(const ls_pod *));
-    ls_vec_init(&n->used_ports, sizeof(ls_host_port));
+    ls_node_lists_init(&n->lists);
     ls_map_put(&c->nodes, name, n);
     return n;
 }
@@ -275,7 +261,7 @@ void ls_cache_remove_node(ls_cache *c, const ls_node *node)
     c->num_nodes--;
     /* A node with pods stays as a ghost (no node object) until their deletes arrive. */
     set_node(n, NULL);
-    if (n->pods.len == 0)
+    if (n->lists.pods.len == 0)
         cnode_drop(c, n);
     else
         touch(c, n);
@@ -317,26 +303,25 @@ static void ptr_vec_replace(ls_vec *v, const ls_pod *old_pod, const ls_pod *new_
 
 static void sync_views(ls_cnode *n)
 {
-    ls_node_info_point(&n->info, &n->pods, &n->pods_with_affinity, &n->pods_with_required_anti_affinity,
-                       &n->used_ports);
+    ls_node_info_point(&n->info, &n->lists);
 }
 
 static void add_ports(ls_cnode *n, const ls_pod *pod)
 {
     for (uint32_t i = 0; i < pod->n_host_ports; i++)
-        *(ls_host_port *)ls_vec_push(&n->used_ports) = pod->host_ports[i];
+        *(ls_host_port *)ls_vec_push(&n->lists.ports) = pod->host_ports[i];
 }
 
 static void remove_ports(ls_cnode *n, const ls_pod *pod)
 {
-    ls_host_port *ports = n->used_ports.data;
+    ls_host_port *ports = n->lists.ports.data;
     for (uint32_t k = 0; k < pod->n_host_ports; k++) {
         const ls_host_port *p = &pod->host_ports[k];
-        for (uint32_t i = 0; i < n->used_ports.len; i++) {
+        for (uint32_t i = 0; i < n->lists.ports.len; i++) {
             if (ports[i].port == p->port && ports[i].protocol == p->protocol &&
                 ports[i].host_ip == p->host_ip) {
-                ports[i] = ports[n->used_ports.len - 1];
-                n->used_ports.len--;
+                ports[i] = ports[n->lists.ports.len - 1];
+                n->lists.ports.len--;
                 break;
             }
         }
@@ -353,11 +338,11 @@ static void account(ls_cnode *n, const ls_pod *pod, int sign)
 
 static void node_add_pod(ls_cache *c, ls_cnode *n, const ls_pod *pod)
 {
-    *(const ls_pod **)ls_vec_push(&n->pods) = pod;
+    *(const ls_pod **)ls_vec_push(&n->lists.pods) = pod;
     if (pod->has_affinity)
-        *(const ls_pod **)ls_vec_push(&n->pods_with_affinity) = pod;
+        *(const ls_pod **)ls_vec_push(&n->lists.with_affinity) = pod;
     if (pod->has_required_anti_affinity)
-        *(const ls_pod **)ls_vec_push(&n->pods_with_required_anti_affinity) = pod;
+        *(const ls_pod **)ls_vec_push(&n->lists.with_anti_affinity) = pod;
     add_ports(n, pod);
     account(n, pod, +1);
     sync_views(n);
@@ -366,15 +351,15 @@ static void node_add_pod(ls_cache *c, ls_cnode *n, const ls_pod *pod)
 
 static void node_remove_pod(ls_cache *c, ls_cnode *n, const ls_pod *pod)
 {
-    ptr_vec_remove(&n->pods, pod);
+    ptr_vec_remove(&n->lists.pods, pod);
     if (pod->has_affinity)
-        ptr_vec_remove(&n->pods_with_affinity, pod);
+        ptr_vec_remove(&n->lists.with_affinity, pod);
     if (pod->has_required_anti_affinity)
-        ptr_vec_remove(&n->pods_with_required_anti_affinity, pod);
+        ptr_vec_remove(&n->lists.with_anti_affinity, pod);
     remove_ports(n, pod);
     account(n, pod, -1);
     sync_views(n);
-    if (!n->node && n->pods.len == 0)
+    if (!n->node && n->lists.pods.len == 0)
         cnode_drop(c, n);
     else
         touch(c, n);
@@ -461,9 +446,9 @@ bool ls_cache_add_pod(ls_cache *c, const ls_pod *pod, ls_error *err)
             node_add_pod(c, cnode_get_or_create(c, pod->node_name), pod);
         } else {
             ls_cnode *n = ls_map_get(&c->nodes, ps->node);
-            ptr_vec_replace(&n->pods, ps->pod, pod);
-            ptr_vec_replace(&n->pods_with_affinity, ps->pod, pod);
-            ptr_vec_replace(&n->pods_with_required_anti_affinity, ps->pod, pod);
+            ptr_vec_replace(&n->lists.pods, ps->pod, pod);
+            ptr_vec_replace(&n->lists.with_affinity, ps->pod, pod);
+            ptr_vec_replace(&n->lists.with_anti_affinity, ps->pod, pod);
             sync_views(n);
             touch(c, n);
         }

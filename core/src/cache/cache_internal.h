@@ -8,14 +8,26 @@
 #include "luasched/cache.h"
 #include "luasched/map.h"
 
+/* The lists a NodeInfo points into: the cache's nodes, the snapshot's and
+ * the changeable clones each own one. */
+typedef struct ls_node_lists {
+    ls_vec pods;                  /* const ls_pod * */
+    ls_vec with_affinity;         /* the pods with affinity */
+    ls_vec with_anti_affinity;    /* the pods with required anti-affinity */
+    ls_vec ports;                 /* ls_host_port: the used host ports */
+} ls_node_lists;
+void ls_node_lists_init(ls_node_lists *l);
+void ls_node_lists_free(ls_node_lists *l);
+/* dst becomes a copy of src, reusing dst's vectors (zeroed ones will do). */
+void ls_node_lists_copy(ls_node_lists *dst, const ls_node_lists *src);
+
 typedef struct ls_cnode ls_cnode;
 struct ls_cnode {
     ls_str name;
     ls_str zone;
     const ls_node *node;          /* NULL for a ghost: node deleted, pods not yet */
     ls_node_info info;            /* live view; arrays point into the vectors below */
-    ls_vec pods, pods_with_affinity, pods_with_required_anti_affinity;   /* const ls_pod * */
-    ls_vec used_ports;            /* ls_host_port */
+    ls_node_lists lists;
     ls_cnode *prev, *next;        /* MRU list */
 };
 
@@ -48,10 +60,8 @@ struct ls_cache {
 };
 
 uint64_t ls_cache_next_generation(void);
-/* Points a NodeInfo's lists (pods, with affinity, with required anti-affinity,
- * used host ports) at the vectors that hold them, after those changed. */
-void ls_node_info_point(ls_node_info *info, const ls_vec *pods, const ls_vec *with_affinity,
-                        const ls_vec *with_anti_affinity, const ls_vec *ports);
+/* Points a NodeInfo's lists at the vectors that hold them, after those changed. */
+void ls_node_info_point(ls_node_info *info, const ls_node_lists *l);
 /* Fills out (capacity >= num_tree_nodes) with node names in zone round-robin order. */
 uint32_t ls_cache_tree_list(const ls_cache *c, ls_str *out);
 const ls_image_summary *ls_cache_image(const ls_cache *c, ls_str name);

@@ -10,8 +10,44 @@
 
 typedef struct clone {
     ls_node_info info;              /* first: the public pointer is the clone's */
-    ls_vec pods, with_affinity, with_anti_affinity, ports;
+    ls_node_lists lists;
 } clone;
+
+void ls_node_lists_init(ls_node_lists *l)
+{
+    ls_vec_init(&l->pods, sizeof(const ls_pod *));
+    ls_vec_init(&l->with_affinity, sizeof(const ls_pod *));
+    ls_vec_init(&l->with_anti_affinity, sizeof(const ls_pod *));
+    ls_vec_init(&l->ports, sizeof(ls_host_port));
+}
+
+void ls_node_lists_free(ls_node_lists *l)
+{
+    ls_vec_free(&l->pods);
+    ls_vec_free(&l->with_affinity);
+    ls_vec_free(&l->with_anti_affinity);
+    ls_vec_free(&l->ports);
+}
+
+static void copy_vec(ls_vec *dst, const ls_vec *src)
+{
+    if (dst->cap < src->len) {
+        dst->data = ls_xrealloc(dst->data, (size_t)src->len * src->item_size);
+        dst->cap = src->len;
+    }
+    dst->item_size = src->item_size;
+    dst->len = src->len;
+    if (src->len)
+        memcpy(dst->data, src->data, (size_t)src->len * src->item_size);
+}
+
+void ls_node_lists_copy(ls_node_lists *dst, const ls_node_lists *src)
+{
+    copy_vec(&dst->pods, &src->pods);
+    copy_vec(&dst->with_affinity, &src->with_affinity);
+    copy_vec(&dst->with_anti_affinity, &src->with_anti_affinity);
+    copy_vec(&dst->ports, &src->ports);
+}
 
 static void copy_into(ls_vec *v, const void *items, uint32_t n, uint32_t size)
 {
@@ -20,22 +56,21 @@ static void copy_into(ls_vec *v, const void *items, uint32_t n, uint32_t size)
         memcpy(ls_vec_push(v), (const char *)items + (size_t)i * size, size);
 }
 
-void ls_node_info_point(ls_node_info *info, const ls_vec *pods, const ls_vec *with_affinity,
-                        const ls_vec *with_anti_affinity, const ls_vec *ports)
+void ls_node_info_point(ls_node_info *info, const ls_node_lists *l)
 {
-    info->num_pods = pods->len;
-    info->pods = pods->data;
-    info->num_pods_with_affinity = with_affinity->len;
-    info->pods_with_affinity = with_affinity->data;
-    info->num_pods_with_required_anti_affinity = with_anti_affinity->len;
-    info->pods_with_required_anti_affinity = with_anti_affinity->data;
-    info->n_used_ports = ports->len;
-    info->used_ports = ports->data;
+    info->num_pods = l->pods.len;
+    info->pods = l->pods.data;
+    info->num_pods_with_affinity = l->with_affinity.len;
+    info->pods_with_affinity = l->with_affinity.data;
+    info->num_pods_with_required_anti_affinity = l->with_anti_affinity.len;
+    info->pods_with_required_anti_affinity = l->with_anti_affinity.data;
+    info->n_used_ports = l->ports.len;
+    info->used_ports = l->ports.data;
 }
 
 static void sync(clone *c)
 {
-    ls_node_info_point(&c->info, &c->pods, &c->with_affinity, &c->with_anti_affinity, &c->ports);
+    ls_node_info_point(&c->info, &c->lists);
 }
 
 ls_node_info *ls_node_info_clone(const ls_node_info *ni)
@@ -43,11 +78,12 @@ ls_node_info *ls_node_info_clone(const ls_node_info *ni)
     ls_critical_enter();
     clone *c = ls_xcalloc(1, sizeof *c);
     c->info = *ni;
-    copy_into(&c->pods, ni->pods, ni->num_pods, sizeof(const ls_pod *));
-    copy_into(&c->with_affinity, ni->pods_with_affinity, ni->num_pods_with_affinity, sizeof(const ls_pod *));
-    copy_into(&c->with_anti_affinity, ni->pods_with_required_anti_affinity, ni->num_pods_with_required_anti_affinity,
+    ls_node_lists *l = &c->lists;
+    copy_into(&l->pods, ni->pods, ni->num_pods, sizeof(const ls_pod *));
+    copy_into(&l->with_affinity, ni->pods_with_affinity, ni->num_pods_with_affinity, sizeof(const ls_pod *));
+    copy_into(&l->with_anti_affinity, ni->pods_with_required_anti_affinity, ni->num_pods_with_required_anti_affinity,
               sizeof(const ls_pod *));
-    copy_into(&c->ports, ni->used_ports, ni->n_used_ports, sizeof(ls_host_port));
+    copy_into(&l->ports, ni->used_ports, ni->n_used_ports, sizeof(ls_host_port));
     sync(c);
     ls_critical_leave();
     return &c->info;
@@ -59,10 +95,7 @@ void ls_node_info_free(ls_node_info *ni)
         return;
     ls_critical_enter();
     clone *c = (clone *)ni;
-    ls_vec_free(&c->pods);
-    ls_vec_free(&c->with_affinity);
-    ls_vec_free(&c->with_anti_affinity);
-    ls_vec_free(&c->ports);
+    ls_node_lists_free(&c->lists);
     free(c);
     ls_critical_leave();
 }
@@ -79,13 +112,13 @@ void ls_node_info_add_pod(ls_node_info *ni, const ls_pod *pod)
 {
     ls_critical_enter();
     clone *c = (clone *)ni;
-    *(const ls_pod **)ls_vec_push(&c->pods) = pod;
+    *(const ls_pod **)ls_vec_push(&c->lists.pods) = pod;
     if (pod->has_affinity)
-        *(const ls_pod **)ls_vec_push(&c->with_affinity) = pod;
+        *(const ls_pod **)ls_vec_push(&c->lists.with_affinity) = pod;
     if (pod->has_required_anti_affinity)
-        *(const ls_pod **)ls_vec_push(&c->with_anti_affinity) = pod;
+        *(const ls_pod **)ls_vec_push(&c->lists.with_anti_affinity) = pod;
     for (uint32_t i = 0; i < pod->n_host_ports; i++)
-        *(ls_host_port *)ls_vec_push(&c->ports) = pod->host_ports[i];
+        *(ls_host_port *)ls_vec_push(&c->lists.ports) = pod->host_ports[i];
     account(ni, pod, +1);
     sync(c);
     ls_critical_leave();
@@ -123,13 +156,13 @@ bool ls_node_info_remove_pod(ls_node_info *ni, const ls_pod *pod)
 {
     ls_critical_enter();
     clone *c = (clone *)ni;
-    bool found = remove_ptr(&c->pods, pod);
+    bool found = remove_ptr(&c->lists.pods, pod);
     if (found) {
         if (pod->has_affinity)
-            remove_ptr(&c->with_affinity, pod);
+            remove_ptr(&c->lists.with_affinity, pod);
         if (pod->has_required_anti_affinity)
-            remove_ptr(&c->with_anti_affinity, pod);
-        remove_ports(&c->ports, pod);
+            remove_ptr(&c->lists.with_anti_affinity, pod);
+        remove_ports(&c->lists.ports, pod);
         account(ni, pod, -1);
         sync(c);
     }

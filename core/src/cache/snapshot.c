@@ -18,7 +18,7 @@
 typedef struct snode snode;
 struct snode {
     ls_node_info info;
-    ls_vec pods, pods_with_affinity, pods_with_required_anti_affinity, used_ports;
+    ls_node_lists lists;
     snode *newer, *older;           /* generation order */
 };
 
@@ -64,12 +64,10 @@ static void order_insert(ls_snapshot *s, snode *n, snode *after)
         s->newest = n;
 }
 
-static void snode_free(snode *n)
+static void snode_free(void *node)
 {
-    ls_vec_free(&n->pods);
-    ls_vec_free(&n->pods_with_affinity);
-    ls_vec_free(&n->pods_with_required_anti_affinity);
-    ls_vec_free(&n->used_ports);
+    snode *n = node;
+    ls_node_lists_free(&n->lists);
     free(n);
 }
 
@@ -77,40 +75,18 @@ void ls_snapshot_free(ls_snapshot *s)
 {
     if (!s)
         return;
-    for (uint32_t i = 0; i < s->by_name.cap; i++)
-        if (s->by_name.slots[i].key)
-            snode_free(s->by_name.slots[i].value);
-    ls_map_free(&s->by_name);
+    ls_map_free_values(&s->by_name, snode_free);
     free(s->list);
     free(s);
-}
-
-static void copy_vec(ls_vec *dst, const ls_vec *src, uint32_t item_size)
-{
-    if (dst->cap < src->len) {
-        dst->data = ls_xrealloc(dst->data, (size_t)src->len * item_size);
-        dst->cap = src->len;
-    }
-    dst->item_size = item_size;
-    dst->len = src->len;
-    if (src->len)
-        memcpy(dst->data, src->data, (size_t)src->len * item_size);
 }
 
 static void snode_copy(snode *dst, const ls_cnode *src)
 {
     uint32_t index = dst->info.index;
-    copy_vec(&dst->pods, &src->pods, sizeof(const ls_pod *));
-    copy_vec(&dst->pods_with_affinity, &src->pods_with_affinity, sizeof(const ls_pod *));
-    copy_vec(&dst->pods_with_required_anti_affinity, &src->pods_with_required_anti_affinity,
-             sizeof(const ls_pod *));
-    copy_vec(&dst->used_ports, &src->used_ports, sizeof(ls_host_port));
+    ls_node_lists_copy(&dst->lists, &src->lists);
     dst->info = src->info;
     dst->info.index = index;
-    dst->info.pods = dst->pods.data;
-    dst->info.pods_with_affinity = dst->pods_with_affinity.data;
-    dst->info.pods_with_required_anti_affinity = dst->pods_with_required_anti_affinity.data;
-    dst->info.used_ports = dst->used_ports.data;
+    ls_node_info_point(&dst->info, &dst->lists);
 }
 
 static void prune_removed(ls_cache *c, ls_snapshot *s)

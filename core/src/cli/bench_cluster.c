@@ -22,6 +22,7 @@
 #include "cli/bench_internal.h"
 #include "cli/cli.h"
 #include "luasched/map.h"
+#include "model/doc.h"
 #include "sim/cluster.h"
 
 #include <stdio.h>
@@ -75,16 +76,6 @@ void bench_cluster_free(bench_cluster *c)
 
 /* ---- templates: names, namespaces, labels */
 
-static cJSON *child_object(cJSON *parent, const char *key)
-{
-    cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
-    if (!cJSON_IsObject(o)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
-        o = cJSON_AddObjectToObject(parent, key);
-    }
-    return o;
-}
-
 static void set_string(cJSON *obj, const char *key, const char *value)
 {
     cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -113,7 +104,7 @@ void bench_object_name(const cJSON *tmpl, const char *fallback, uint32_t n, bool
 
 void bench_set_name(cJSON *tmpl, const char *name, const char *ns)
 {
-    cJSON *meta = child_object(tmpl, "metadata");
+    cJSON *meta = ls_json_child_object(tmpl, "metadata");
     set_string(meta, "name", name);
     if (ns && !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(meta, "namespace")))
         cJSON_AddStringToObject(meta, "namespace", ns);
@@ -123,7 +114,7 @@ void bench_set_name(cJSON *tmpl, const char *name, const char *ns)
 
 void bench_set_label(cJSON *tmpl, const char *key, const char *value)
 {
-    set_string(child_object(child_object(tmpl, "metadata"), "labels"), key, value);
+    set_string(ls_json_child_object(ls_json_child_object(tmpl, "metadata"), "labels"), key, value);
 }
 
 ls_decode_ctx bench_decode_ctx(const char *where)
@@ -294,20 +285,20 @@ bool bench_create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod
 {
     cJSON *pv = cJSON_Duplicate(g->pv, 1), *pvc = cJSON_Duplicate(g->pvc, 1);
     bench_set_name(pv, pv_name, NULL);
-    cJSON *spec = child_object(pv, "spec");
+    cJSON *spec = ls_json_child_object(pv, "spec");
     cJSON *csi = cJSON_GetObjectItemCaseSensitive(spec, "csi");
     cJSON *ebs = cJSON_GetObjectItemCaseSensitive(spec, "awsElasticBlockStore");
     if (cJSON_IsObject(csi))
         set_string(csi, "volumeHandle", pv_name);
     if (cJSON_IsObject(ebs))
         set_string(ebs, "volumeID", pv_name);
-    cJSON *ref = child_object(spec, "claimRef");
+    cJSON *ref = ls_json_child_object(spec, "claimRef");
     set_string(ref, "namespace", g->ns);
     set_string(ref, "name", pvc_name);
-    set_string(child_object(pv, "status"), "phase", "Bound");
+    set_string(ls_json_child_object(pv, "status"), "phase", "Bound");
     bench_set_name(pvc, pvc_name, g->ns);
-    set_string(child_object(pvc, "spec"), "volumeName", pv_name);
-    set_string(child_object(pvc, "status"), "phase", "Bound");
+    set_string(ls_json_child_object(pvc, "spec"), "volumeName", pv_name);
+    set_string(ls_json_child_object(pvc, "status"), "phase", "Bound");
     ls_object_obj *pv_obj = bench_decode_object(pv, g->where, err);
     ls_object_obj *pvc_obj = pv_obj ? bench_decode_object(pvc, g->where, err) : NULL;
     cJSON_Delete(pv);
@@ -322,7 +313,7 @@ bool bench_create_pod_volumes(bench_cluster *c, const bench_group *g, cJSON *pod
     cJSON_AddStringToObject(vol, "name", "vol");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(vol, "persistentVolumeClaim"), "claimName", pvc_name);
     cJSON_AddItemToArray(vols, vol);
-    cJSON *pspec = child_object(pod, "spec");
+    cJSON *pspec = ls_json_child_object(pod, "spec");
     cJSON_DeleteItemFromObjectCaseSensitive(pspec, "volumes");
     cJSON_AddItemToObject(pspec, "volumes", vols);
     return true;
@@ -365,7 +356,8 @@ static bool join_gang(bench_cluster *c, const bench_group *g, uint32_t k, ls_err
     if (g->gang_label)
         bench_set_label(g->tmpl, g->gang_label, c->gang_name);
     else
-        set_string(child_object(child_object(g->tmpl, "spec"), "schedulingGroup"), "podGroupName", c->gang_name);
+        set_string(ls_json_child_object(ls_json_child_object(g->tmpl, "spec"), "schedulingGroup"), "podGroupName",
+                   c->gang_name);
     return true;
 }
 

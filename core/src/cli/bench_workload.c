@@ -595,9 +595,7 @@ static void group_free(bench_group *g)
     cJSON_Delete(g->tmpl);
     free(g->where);
     free(g->zone_key);
-    for (uint32_t i = 0; i < g->n_zones; i++)
-        free(g->zones[i]);
-    free(g->zones);
+    ls_strv_free(g->zones, g->n_zones);
     cJSON_Delete(g->csinode);
     cJSON_Delete(g->pv);
     cJSON_Delete(g->pvc);
@@ -612,24 +610,26 @@ static void groups_free(ls_vec *v)
     ls_vec_free(v);
 }
 
-static void strings_free(char **v, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 static void ops_free(ls_vec *ops)
 {
     for (uint32_t i = 0; i < ops->len; i++) {
         bench_op *op = &LS_VEC_AT(ops, bench_op, i);
         free(op->where);
         group_free(&op->group);
-        strings_free(op->sel.namespaces, op->sel.n_namespaces);
-        strings_free(op->sel.keys, op->sel.n_labels);
-        strings_free(op->sel.values, op->sel.n_labels);
+        ls_strv_free(op->sel.namespaces, op->sel.n_namespaces);
+        ls_strv_free(op->sel.keys, op->sel.n_labels);
+        ls_strv_free(op->sel.values, op->sel.n_labels);
     }
     ls_vec_free(ops);
+}
+
+/* What get_templates made: n templates and where each came from. */
+static void templates_free(cJSON **templates, char **where, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        cJSON_Delete(templates[i]);
+    free(templates);
+    ls_strv_free(where, n);
 }
 
 void bench_workload_free(bench_workload *w)
@@ -640,23 +640,10 @@ void bench_workload_free(bench_workload *w)
     groups_free(&w->nodes);
     groups_free(&w->init_pods);
     groups_free(&w->measure_pods);
-    for (uint32_t i = 0; i < w->n_namespaces; i++)
-        free(w->namespaces[i]);
-    free(w->namespaces);
-    for (uint32_t i = 0; i < w->n_objects; i++) {
-        cJSON_Delete(w->objects[i]);
-        free(w->objects_where[i]);
-    }
-    free(w->objects);
-    free(w->objects_where);
-    bench_churn *ch = &w->churn;
-    for (uint32_t i = 0; i < ch->n_templates; i++) {
-        cJSON_Delete(ch->templates[i]);
-        free(ch->where[i]);
-    }
-    free(ch->templates);
-    free(ch->where);
-    free(ch->ns);
+    ls_strv_free(w->namespaces, w->n_namespaces);
+    templates_free(w->objects, w->objects_where, w->n_objects);
+    templates_free(w->churn.templates, w->churn.where, w->churn.n_templates);
+    free(w->churn.ns);
     memset(w, 0, sizeof *w);
 }
 

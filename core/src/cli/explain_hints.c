@@ -19,6 +19,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli/explain_hints.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,21 @@ static const char *nodes(uint32_t n)
 static const char *verb(uint32_t n, const char *plural, const char *singular)
 {
     return n == 1 ? singular : plural;
+}
+
+/* One line of hints: "  N node(s) VERB(s) " and the rest. */
+static void hint_line(hint_ctx *h, uint32_t n, const char *plural, const char *singular, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void hint_line(hint_ctx *h, uint32_t n, const char *plural, const char *singular, const char *fmt, ...)
+{
+    fprintf(h->out, "  %u %s %s ", n, nodes(n), verb(n, plural, singular));
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(h->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', h->out);
+    h->lines++;
 }
 
 /* ---- NodeResourcesFit */
@@ -144,10 +160,8 @@ static void fit_hints(hint_ctx *h)
                 continue;   /* the count of nodes open at this reduction includes the equal ones */
             char q[64];
             format_quantity(r, f.values[i], q, sizeof q);
-            fprintf(h->out, "  %u %s %s with %s less %s\n", i + 1, nodes(i + 1), verb(i + 1, "fit", "fits"), q,
-                    ls_resource_name(r));
+            hint_line(h, i + 1, "fit", "fits", "with %s less %s", q, ls_resource_name(r));
             shown++;
-            h->lines++;
         }
     }
     free(f.values);
@@ -185,13 +199,44 @@ static int tally_best(const tally *t)
     return best;
 }
 
+/* What alone keeps a pod off a node (one taint, one host port), NULL when
+ * nothing or more than one thing does. */
+typedef const void *(*sole_blocker_fn)(hint_ctx *h, const ls_node_info *ni);
+
+typedef struct blockers {
+    tally t;
+    sole_blocker_fn sole;
+    bool (*same)(const void *, const void *);
+} blockers;
+
+static void count_blocker(hint_ctx *h, const ls_node_info *ni, void *ud)
+{
+    blockers *b = ud;
+    const void *key = b->sole(h, ni);
+    if (key)
+        tally_add(&b->t, key, b->same);
+}
+
+/* The hint for the one change (the key) that would open the most of the
+ * nodes plugin rejected, if some change would: line(h, key, how many). */
+static void best_change_hint(hint_ctx *h, const char *plugin, sole_blocker_fn sole,
+                             bool (*same)(const void *, const void *),
+                             void (*line)(hint_ctx *h, const void *key, uint32_t n))
+{
+    blockers b = {.sole = sole, .same = same};
+    each_rejected(h, plugin, count_blocker, &b);
+    int best = tally_best(&b.t);
+    if (best >= 0)
+        line(h, b.t.keys[best], b.t.counts[best]);
+}
+
 static bool same_taint(const void *a, const void *b)
 {
     const ls_taint *x = a, *y = b;
     return x->key == y->key && x->value == y->value && x->effect == y->effect;
 }
 
-static void collect_taint(hint_ctx *h, const ls_node_info *ni, void *ud)
+static const void *sole_taint(hint_ctx *h, const ls_node_info *ni)
 {
     const ls_pod *pod = h->cycle->pod;
     const ls_node *node = ni->node;
@@ -202,27 +247,19 @@ static void collect_taint(hint_ctx *h, const ls_node_info *ni, void *ud)
         if (!((1u << t->effect) & mask) || ls_tolerations_tolerate(pod->tolerations, pod->n_tolerations, t))
             continue;
         if (only)
-            return;   /* two untolerated taints: one toleration does not open it */
+            return NULL;   /* two untolerated taints: one toleration does not open it */
         only = t;
     }
-    if (only)
-        tally_add(ud, only, same_taint);
+    return only;
 }
 
-static void taint_hints(hint_ctx *h)
+static void taint_line(hint_ctx *h, const void *key, uint32_t n)
 {
-    tally t = {0};
-    each_rejected(h, "TaintToleration", collect_taint, &t);
-    int best = tally_best(&t);
-    if (best < 0)
-        return;
-    const ls_taint *taint = t.keys[best];
+    const ls_taint *taint = key;
     const char *effect = taint->effect == LS_EFFECT_NO_EXECUTE ? "NoExecute" : "NoSchedule";
     const char *value = ls_str_get(taint->value);
-    fprintf(h->out, "  %u %s %s if it tolerates %s%s%s:%s\n", t.counts[best], nodes(t.counts[best]),
-            verb(t.counts[best], "open", "opens"),
-            ls_str_get(taint->key), *value ? "=" : "", value, effect);
-    h->lines++;
+    hint_line(h, n, "open", "opens", "if it tolerates %s%s%s:%s", ls_str_get(taint->key), *value ? "=" : "", value,
+              effect);
 }
 
 /* ---- NodeAffinity */
@@ -266,14 +303,10 @@ static void affinity_hints(hint_ctx *h)
     if (best >= 0) {
         const ls_label *l = a.selector.keys[best];
         uint32_t n = a.selector.counts[best];
-        fprintf(h->out, "  %u %s %s without its nodeSelector %s=%s\n", n, nodes(n), verb(n, "open", "opens"),
-                ls_str_get(l->key), ls_str_get(l->value));
-        h->lines++;
+        hint_line(h, n, "open", "opens", "without its nodeSelector %s=%s", ls_str_get(l->key), ls_str_get(l->value));
     }
     if (a.affinity_only) {
-        fprintf(h->out, "  %u %s %s only its required node affinity (no single term to drop)\n", a.affinity_only,
-                nodes(a.affinity_only), verb(a.affinity_only, "fail", "fails"));
-        h->lines++;
+        hint_line(h, a.affinity_only, "fail", "fails", "only its required node affinity (no single term to drop)");
     }
 }
 
@@ -287,7 +320,7 @@ static bool ports_conflict(const ls_host_port *a, const ls_host_port *b)
     return strcmp(x, "0.0.0.0") == 0 || strcmp(y, "0.0.0.0") == 0 || strcmp(x, y) == 0;
 }
 
-static void collect_port(hint_ctx *h, const ls_node_info *ni, void *ud)
+static const void *sole_port(hint_ctx *h, const ls_node_info *ni)
 {
     const ls_pod *pod = h->cycle->pod;
     const ls_host_port *only = NULL;
@@ -298,25 +331,18 @@ static void collect_port(hint_ctx *h, const ls_node_info *ni, void *ud)
         if (!taken)
             continue;
         if (only)
-            return;
+            return NULL;
         only = &pod->host_ports[i];
     }
-    if (only)
-        tally_add(ud, only, same_label);
+    return only;
 }
 
-static void port_hints(hint_ctx *h)
+static void port_line(hint_ctx *h, const void *key, uint32_t n)
 {
-    tally t = {0};
-    each_rejected(h, "NodePorts", collect_port, &t);
-    int best = tally_best(&t);
-    if (best < 0)
-        return;
     static const char *const protocols[] = {"TCP", "UDP", "SCTP"};
-    const ls_host_port *p = t.keys[best];
-    fprintf(h->out, "  %u %s %s without its hostPort %d/%s\n", t.counts[best], nodes(t.counts[best]),
-            verb(t.counts[best], "open", "opens"), p->port, protocols[p->protocol < 3 ? p->protocol : 0]);
-    h->lines++;
+    const ls_host_port *p = key;
+    hint_line(h, n, "open", "opens", "without its hostPort %d/%s", p->port,
+              protocols[p->protocol < 3 ? p->protocol : 0]);
 }
 
 char *ls_explain_hints(const ls_cycle *cycle, const ls_scheduler *s)
@@ -330,9 +356,9 @@ char *ls_explain_hints(const ls_cycle *cycle, const ls_scheduler *s)
     if (!h.out)
         return NULL;
     fit_hints(&h);
-    taint_hints(&h);
+    best_change_hint(&h, "TaintToleration", sole_taint, same_taint, taint_line);
     affinity_hints(&h);
-    port_hints(&h);
+    best_change_hint(&h, "NodePorts", sole_port, same_label, port_line);
     fclose(h.out);
     if (!h.lines) {
         free(text);

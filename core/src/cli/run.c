@@ -313,12 +313,9 @@ static void apply_flags(const run_opts *o, ls_config *cfg)
         le->retry_period_ns = o->retry_period_ns;
     char **strings[] = {&le->resource_lock, &le->resource_name, &le->resource_namespace};
     const char *given[] = {o->resource_lock, o->resource_name, o->resource_namespace};
-    for (int i = 0; i < 3; i++) {
-        if (given[i]) {
-            free(*strings[i]);
-            *strings[i] = ls_xstrdup(given[i]);
-        }
-    }
+    for (int i = 0; i < 3; i++)
+        if (given[i])
+            *strings[i] = ls_arena_strdup(&cfg->text, given[i]);
     if (o->config) {
         /* The configuration is read twice (completion, then the scheduler): say it once. */
         static bool warned;
@@ -328,18 +325,14 @@ static void apply_flags(const run_opts *o, ls_config *cfg)
         return;
     }
     ls_client_connection_config *cc = &cfg->client_connection;
-    if (o->kubeconfig) {
-        free(cc->kubeconfig);
-        cc->kubeconfig = ls_xstrdup(o->kubeconfig);
-    }
+    if (o->kubeconfig)
+        cc->kubeconfig = ls_arena_strdup(&cfg->text, o->kubeconfig);
     if (o->qps >= 0)
         cc->qps = o->qps;
     if (o->burst >= 0)
         cc->burst = (int32_t)o->burst;
-    if (o->content_type) {
-        free(cc->content_type);
-        cc->content_type = ls_xstrdup(o->content_type);
-    }
+    if (o->content_type)
+        cc->content_type = ls_arena_strdup(&cfg->text, o->content_type);
 }
 
 /* component-base's and client-go's checks, again after the flags. */

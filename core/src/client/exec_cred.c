@@ -75,12 +75,8 @@ void ls_exec_config_free(ls_exec_config *c)
         return;
     free(c->api_version);
     free(c->command);
-    for (uint32_t i = 0; i < c->n_args; i++)
-        free(c->args[i]);
-    free(c->args);
-    for (uint32_t i = 0; i < c->n_env; i++)
-        free(c->env[i]);
-    free(c->env);
+    ls_strv_free(c->args, c->n_args);
+    ls_strv_free(c->env, c->n_env);
     free(c->install_hint);
     free(c->cluster_json);
     free(c);

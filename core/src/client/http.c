@@ -33,7 +33,8 @@ typedef struct kslot {
 
 struct ls_kclient {
     ls_kubeconfig cfg;
-    char *user_agent;
+    ls_arena text;                  /* owns user_agent and host_header */
+    const char *user_agent;
     ls_kclient_options opt;
     atomic_int cancelled;
 
@@ -55,7 +56,7 @@ struct ls_kclient {
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 
     struct curl_slist *connect_to;  /* tls_server_name: the name's connection goes to the server */
-    char *host_header;
+    const char *host_header;
 
     atomic_ulong n_requests, n_retries, n_throttled, n_transport, n_connects;
 };
@@ -147,9 +148,7 @@ static void use_server_name(ls_kclient *c, const char *name)
     ls_buf_addf(&b, "%s:%.*s:%.*s:%.*s", name, port_len, port, host_len, auth, port_len, port);
     c->connect_to = curl_slist_append(NULL, b.data);
     ls_buf_free(&b);
-    ls_buf_addf(&b, "Host: %.*s", (int)auth_len, auth);
-    c->host_header = b.data;
-    b = (ls_buf){0};
+    c->host_header = ls_arena_printf(&c->text, "Host: %.*s", (int)auth_len, auth);
     ls_buf_addf(&b, "%.*s%s:%.*s%s", (int)(auth - server), server, name, port_len, port, auth + auth_len);
     c->cfg.server = b.data;
     free(server);
@@ -167,7 +166,7 @@ ls_kclient *ls_kclient_new(const ls_kubeconfig *cfg, const ls_kclient_options *o
     if (opt)
         c->opt = *opt;
     default_options(&c->opt);
-    c->user_agent = ls_xstrdup(opt && opt->user_agent ? opt->user_agent : "luasched/0.1.0");
+    c->user_agent = ls_arena_strdup(&c->text, opt && opt->user_agent ? opt->user_agent : "luasched/0.1.0");
     c->opt.user_agent = c->user_agent;
     if (opt && opt->tls_server_name && opt->tls_server_name[0])
         use_server_name(c, opt->tls_server_name);
@@ -220,9 +219,8 @@ void ls_kclient_free(ls_kclient *c)
     pthread_mutex_destroy(&c->token_lock);
     free(c->token);
     ls_exec_cred_free(c->exec);
-    free(c->user_agent);
     curl_slist_free_all(c->connect_to);
-    free(c->host_header);
+    ls_arena_free(&c->text);
     ls_kubeconfig_free(&c->cfg);
     free(c);
 }

@@ -34,8 +34,7 @@ struct ls_informer {
     long poll_ms;           /* > 0: relist at this interval instead of watching */
     bool keep_managed_fields;
 
-    pthread_t thread;
-    bool started, joined;
+    ls_kthread worker;
     atomic_int stop;
     atomic_int synced;
 
@@ -503,21 +502,16 @@ static void *run(void *arg)
 
 bool ls_informer_start(ls_informer *inf, ls_error *err)
 {
-    if (inf->started)
-        return ls_errorf(err, "informer %s: already started", inf->name);
-    if (pthread_create(&inf->thread, NULL, run, inf) != 0)
-        return ls_errorf(err, "informer %s: cannot start its thread", inf->name);
-    inf->started = true;
-    return true;
+    ls_buf who = {0};
+    ls_buf_addf(&who, "informer %s", inf->name);
+    bool ok = ls_kthread_start(&inf->worker, run, inf, who.data, err);
+    ls_buf_free(&who);
+    return ok;
 }
 
 void ls_informer_stop(ls_informer *inf)
 {
-    atomic_store(&inf->stop, 1);
-    if (inf->started && !inf->joined) {
-        pthread_join(inf->thread, NULL);
-        inf->joined = true;
-    }
+    ls_kthread_stop(&inf->worker, &inf->stop);
 }
 
 void ls_informer_free(ls_informer *inf)

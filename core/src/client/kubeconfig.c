@@ -29,15 +29,13 @@ static bool fail(kc_ctx *k, const cJSON *node, const char *field, const char *fm
 
 static bool fail(kc_ctx *k, const cJSON *node, const char *field, const char *fmt, ...)
 {
-    char what[600];
+    int line = ls_doc_line(k->doc, node);
+    char where[sizeof k->err->msg];
+    snprintf(where, sizeof where, "%s:%d: %s", ls_doc_source(k->doc), line < 1 ? 1 : line, field);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    ls_verror_at(k->err, where, fmt, ap);
     va_end(ap);
-    int line = ls_doc_line(k->doc, node);
-    if (line < 1)
-        line = 1;
-    ls_errorf(k->err, "%s:%d: %s: %s", ls_doc_source(k->doc), line, field, what);
     return false;
 }
 
@@ -46,33 +44,35 @@ static char *dup_or_null(const char *s)
     return s && *s ? ls_xstrdup(s) : NULL;
 }
 
-/* An optional string member: true with *out NULL when absent or null. */
-static bool opt_str(kc_ctx *k, const cJSON *obj, const char *key, const char *path, const char **out)
+/* An optional member: true with *out NULL when absent or null; false (a
+ * failure "expected ...") when it is not of the type that is() accepts. */
+static bool opt_member(kc_ctx *k, const cJSON *obj, const char *key, const char *path,
+                       cJSON_bool (*is)(const cJSON *), const char *expected, const cJSON **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    *out = NULL;
-    if (!v || cJSON_IsNull(v))
+    *out = v && !cJSON_IsNull(v) ? v : NULL;
+    if (!*out || is(v))
         return true;
-    if (!cJSON_IsString(v)) {
-        char field[512];
-        snprintf(field, sizeof field, "%s.%s", path, key);
-        return fail(k, v, field, "expected a string");
-    }
-    *out = v->valuestring;
-    return true;
+    char field[512];
+    snprintf(field, sizeof field, "%s.%s", path, key);
+    return fail(k, v, field, "%s", expected);
+}
+
+static bool opt_str(kc_ctx *k, const cJSON *obj, const char *key, const char *path, const char **out)
+{
+    const cJSON *v;
+    bool ok = opt_member(k, obj, key, path, cJSON_IsString, "expected a string", &v);
+    *out = v && ok ? v->valuestring : NULL;
+    return ok;
 }
 
 static bool opt_bool(kc_ctx *k, const cJSON *obj, const char *key, const char *path, bool *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || cJSON_IsNull(v))
-        return true;
-    if (!cJSON_IsBool(v)) {
-        char field[512];
-        snprintf(field, sizeof field, "%s.%s", path, key);
-        return fail(k, v, field, "expected true or false");
-    }
-    *out = cJSON_IsTrue(v);
+    const cJSON *v;
+    if (!opt_member(k, obj, key, path, cJSON_IsBool, "expected true or false", &v))
+        return false;
+    if (v)
+        *out = cJSON_IsTrue(v);
     return true;
 }
 

@@ -28,6 +28,25 @@ char *ls_kutil_read_file(const char *path, size_t *len, ls_error *err)
     return text;
 }
 
+bool ls_kthread_start(ls_kthread *t, void *(*fn)(void *), void *arg, const char *who, ls_error *err)
+{
+    if (t->started)
+        return ls_errorf(err, "%s: already started", who);
+    if (pthread_create(&t->thread, NULL, fn, arg) != 0)
+        return ls_errorf(err, "%s: cannot start its thread", who);
+    t->started = true;
+    return true;
+}
+
+void ls_kthread_stop(ls_kthread *t, atomic_int *stop)
+{
+    atomic_store(stop, 1);
+    if (t->started && !t->joined) {
+        pthread_join(t->thread, NULL);
+        t->joined = true;
+    }
+}
+
 static int b64_value(unsigned char c)
 {
     if (c >= 'A' && c <= 'Z')

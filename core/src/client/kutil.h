@@ -5,6 +5,7 @@
 #ifndef LS_CLIENT_KUTIL_H
 #define LS_CLIENT_KUTIL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,6 +33,17 @@ void ls_kutil_time(char out[32]);
 int64_t ls_kutil_now_ms(void);
 /* Sleeps ms in small steps and returns early (false) once *stop is non-zero. */
 bool ls_kutil_sleep_ms(int64_t ms, const atomic_int *stop);
+
+/* A module's background thread (informer, leader election): started once,
+ * stopped by setting the module's stop flag and joined once. */
+typedef struct ls_kthread {
+    pthread_t thread;
+    bool started, joined;
+} ls_kthread;
+/* Errors read "WHO: already started" / "WHO: cannot start its thread". */
+bool ls_kthread_start(ls_kthread *t, void *(*fn)(void *), void *arg, const char *who, ls_error *err);
+/* Sets *stop, then joins the thread if it runs. Idempotent. */
+void ls_kthread_stop(ls_kthread *t, atomic_int *stop);
 
 /* Thread-safe random numbers (a per-thread generator seeded from the clock,
  * the thread and /dev/urandom when readable). */

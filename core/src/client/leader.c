@@ -17,14 +17,14 @@
 struct ls_leader {
     ls_kclient *client;
     ls_leader_callbacks cb;
-    char *ns, *name, *identity;
-    char *lease_path, *leases_path;
+    ls_arena strings;          /* owns ns, name, identity and the two paths */
+    const char *ns, *name, *identity;
+    const char *lease_path, *leases_path;
     long lease_ms, renew_ms, retry_ms;
     int lease_seconds;
     bool release_on_stop;
 
-    pthread_t thread;
-    bool started, joined;
+    ls_kthread worker;
     atomic_int stop;
     atomic_int leader;
     atomic_int lost;
@@ -52,24 +52,19 @@ ls_leader *ls_leader_new(ls_kclient *c, const ls_leader_options *opt, const ls_l
     l->client = c;
     if (cb)
         l->cb = *cb;
-    l->ns = ls_xstrdup(o.ns && *o.ns ? o.ns : "kube-system");
-    l->name = ls_xstrdup(o.name && *o.name ? o.name : "kube-scheduler");
+    ls_arena_init(&l->strings);
+    l->ns = ls_arena_strdup(&l->strings, o.ns && *o.ns ? o.ns : "kube-system");
+    l->name = ls_arena_strdup(&l->strings, o.name && *o.name ? o.name : "kube-scheduler");
     if (o.identity && *o.identity) {
-        l->identity = ls_xstrdup(o.identity);
+        l->identity = ls_arena_strdup(&l->strings, o.identity);
     } else {
         char host[200] = "", uuid[37];
         gethostname(host, sizeof host - 1);
         ls_kutil_uuid(uuid);
-        ls_buf b = {0};
-        ls_buf_addf(&b, "%s_%s", host, uuid);
-        l->identity = b.data;
+        l->identity = ls_arena_printf(&l->strings, "%s_%s", host, uuid);
     }
-    ls_buf p = {0};
-    ls_buf_addf(&p, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
-    l->leases_path = p.data;
-    ls_buf q = {0};
-    ls_buf_addf(&q, "%s/%s", l->leases_path, l->name);
-    l->lease_path = q.data;
+    l->leases_path = ls_arena_printf(&l->strings, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
+    l->lease_path = ls_arena_printf(&l->strings, "%s/%s", l->leases_path, l->name);
     l->lease_ms = lease;
     l->renew_ms = renew;
     l->retry_ms = retry;
@@ -142,6 +137,21 @@ static bool lease_request(ls_leader *l, const char *method, const char *path, cJ
     return got;
 }
 
+/* Sends the lease (POST to create, PUT to update) and, when the server answers
+ * with the status expected, observes the spec it kept. Consumes lease. */
+static bool write_lease(ls_leader *l, const char *method, const char *path, cJSON *lease, long timeout_ms,
+                        long expected)
+{
+    long status;
+    cJSON *answer = NULL;
+    bool ok = lease_request(l, method, path, lease, timeout_ms, true, &status, &answer) && status == expected;
+    if (ok)
+        observe(l, cJSON_GetObjectItemCaseSensitive(answer ? answer : lease, "spec"));
+    cJSON_Delete(answer);
+    cJSON_Delete(lease);
+    return ok;
+}
+
 static bool create_lease(ls_leader *l, long timeout_ms)
 {
     cJSON *lease = cJSON_CreateObject();
@@ -152,14 +162,7 @@ static bool create_lease(ls_leader *l, long timeout_ms)
     cJSON_AddStringToObject(meta, "namespace", l->ns);
     cJSON *spec = cJSON_AddObjectToObject(lease, "spec");
     fill_spec(l, spec, NULL, false, l->identity);
-    long status;
-    cJSON *answer = NULL;
-    bool ok = lease_request(l, "POST", l->leases_path, lease, timeout_ms, true, &status, &answer) && status == 201;
-    if (ok)
-        observe(l, cJSON_GetObjectItemCaseSensitive(answer ? answer : lease, "spec"));
-    cJSON_Delete(answer);
-    cJSON_Delete(lease);
-    return ok;
+    return write_lease(l, "POST", l->leases_path, lease, timeout_ms, 201);
 }
 
 /* One tryAcquireOrRenew: true when we hold the lease afterwards. */
@@ -195,13 +198,7 @@ static bool try_acquire_or_renew(ls_leader *l, long timeout_ms)
     cJSON *old = cJSON_Duplicate(spec, true);
     fill_spec(l, spec, old, mine, l->identity);
     cJSON_Delete(old);
-    cJSON *answer = NULL;
-    bool ok = lease_request(l, "PUT", l->lease_path, lease, timeout_ms, true, &status, &answer) && status == 200;
-    if (ok)
-        observe(l, cJSON_GetObjectItemCaseSensitive(answer ? answer : lease, "spec"));
-    cJSON_Delete(answer);
-    cJSON_Delete(lease);
-    return ok;
+    return write_lease(l, "PUT", l->lease_path, lease, timeout_ms, 200);
 }
 
 static void release(ls_leader *l)
@@ -279,21 +276,12 @@ static void *run(void *arg)
 
 bool ls_leader_start(ls_leader *l, ls_error *err)
 {
-    if (l->started)
-        return ls_errorf(err, "leader election: already started");
-    if (pthread_create(&l->thread, NULL, run, l) != 0)
-        return ls_errorf(err, "leader election: cannot start its thread");
-    l->started = true;
-    return true;
+    return ls_kthread_start(&l->worker, run, l, "leader election", err);
 }
 
 void ls_leader_stop(ls_leader *l)
 {
-    atomic_store(&l->stop, 1);
-    if (l->started && !l->joined) {
-        pthread_join(l->thread, NULL);
-        l->joined = true;
-    }
+    ls_kthread_stop(&l->worker, &l->stop);
 }
 
 void ls_leader_free(ls_leader *l)
@@ -303,11 +291,7 @@ void ls_leader_free(ls_leader *l)
     ls_leader_stop(l);
     pthread_mutex_destroy(&l->lock);
     free(l->observed_spec);
-    free(l->ns);
-    free(l->name);
-    free(l->identity);
-    free(l->lease_path);
-    free(l->leases_path);
+    ls_arena_free(&l->strings);
     free(l);
 }
 

@@ -30,12 +30,19 @@
 #define LS_SERIES_HEARTBEAT_MS (30 * 60 * 1000)  /* client-go refreshTime */
 #define LS_SERIES_SWEEP_EVERY 256
 
+/* One request of a job: method and content type are static strings, path
+ * and body belong to the job. */
+typedef struct request {
+    const char *method, *content_type;
+    char *path, *body;
+} request;
+
 typedef struct job {
     ls_write_kind kind;
     char *ns, *name;
-    char *method, *path, *content_type, *body;   /* the request (PREEMPT: the status patch) */
-    char *delete_path, *delete_body;             /* PREEMPT: the DELETE that follows */
-    char *fallback_path, *fallback_body;         /* EVENT series: POST when the PATCH finds no Event */
+    request req;        /* the request (PREEMPT: the status patch); no method: nothing to send */
+    request then;       /* PREEMPT: the DELETE that follows */
+    request fallback;   /* EVENT series: POST when the PATCH finds no Event */
     ls_write_done_fn done;
     void *ud;
     struct job *next;
@@ -95,18 +102,25 @@ static char *xdup(const char *s)
     return s ? ls_xstrdup(s) : NULL;
 }
 
+/* The request; path and body are the job's from here on. */
+static void request_set(request *r, const char *method, char *path, const char *content_type, char *body)
+{
+    *r = (request){.method = method, .content_type = content_type, .path = path, .body = body};
+}
+
+static void request_free(request *r)
+{
+    free(r->path);
+    free(r->body);
+}
+
 static void job_free(job *j)
 {
     free(j->ns);
     free(j->name);
-    free(j->method);
-    free(j->path);
-    free(j->content_type);
-    free(j->body);
-    free(j->delete_path);
-    free(j->delete_body);
-    free(j->fallback_path);
-    free(j->fallback_body);
+    request_free(&j->req);
+    request_free(&j->then);
+    request_free(&j->fallback);
     free(j);
 }
 
@@ -124,11 +138,11 @@ static void finish(ls_writer *w, job *j, ls_write_outcome outcome, long status, 
 }
 
 /* One request of a job; fills outcome, status, attempts, message. */
-static void send_one(ls_writer *w, ls_kclient *client, const char *method, const char *path, const char *ctype, const char *body,
-                     ls_write_outcome *outcome, long *status, int *attempts, char *msg, size_t cap)
+static void send_one(ls_writer *w, ls_kclient *client, const request *rq, ls_write_outcome *outcome, long *status,
+                     int *attempts, char *msg, size_t cap)
 {
-    ls_krequest req = {.method = method, .path = path, .content_type = ctype, .body = body,
-                       .len = body ? strlen(body) : 0, .cancel = &w->cancel};
+    ls_krequest req = {.method = rq->method, .path = rq->path, .content_type = rq->content_type, .body = rq->body,
+                       .len = rq->body ? strlen(rq->body) : 0, .cancel = &w->cancel};
     ls_kresponse r;
     ls_error e = {{0}};
     bool got = ls_kclient_do(client, &req, &r, &e);
@@ -153,15 +167,14 @@ static void run_job(ls_writer *w, job *j)
     long status;
     int attempts;
     char msg[1200];
-    if (!j->method) {
+    if (!j->req.method) {
         finish(w, j, LS_WRITE_OK, 0, 0, "counted in the event series");
         return;
     }
     ls_kclient *client = j->kind == LS_WRITE_EVENT ? w->events_client : w->client;
-    send_one(w, client, j->method, j->path, j->content_type, j->body, &oc, &status, &attempts, msg, sizeof msg);
-    if (j->fallback_body && oc == LS_WRITE_NOT_FOUND)
-        send_one(w, client, "POST", j->fallback_path, "application/json", j->fallback_body, &oc, &status, &attempts, msg,
-                 sizeof msg);
+    send_one(w, client, &j->req, &oc, &status, &attempts, msg, sizeof msg);
+    if (j->fallback.method && oc == LS_WRITE_NOT_FOUND)
+        send_one(w, client, &j->fallback, &oc, &status, &attempts, msg, sizeof msg);
     if (j->kind == LS_WRITE_BIND && oc == LS_WRITE_CONFLICT && attempts > 1) {
         size_t n = strlen(msg);
         snprintf(msg + n, sizeof msg - n, " (after a retried request: our first attempt may have bound it)");
@@ -172,8 +185,7 @@ static void run_job(ls_writer *w, job *j)
             return;
         }
         if (oc == LS_WRITE_OK)
-            send_one(w, w->client, "DELETE", j->delete_path, "application/json", j->delete_body, &oc, &status, &attempts,
-                     msg, sizeof msg);
+            send_one(w, w->client, &j->then, &oc, &status, &attempts, msg, sizeof msg);
         if (oc == LS_WRITE_NOT_FOUND) {
             finish(w, j, LS_WRITE_OK, status, attempts, "already gone");
             return;
@@ -414,15 +426,6 @@ static job *new_job(ls_write_kind kind, const char *ns, const char *name, ls_wri
     return j;
 }
 
-/* The job's request; path and body are the job's from here on. */
-static void set_request(job *j, const char *method, char *path, const char *content_type, char *body)
-{
-    j->method = ls_xstrdup(method);
-    j->path = path;
-    j->content_type = ls_xstrdup(content_type);
-    j->body = body;
-}
-
 static char *pod_path(const char *ns, const char *name, const char *sub)
 {
     ls_buf b = {0};
@@ -447,7 +450,7 @@ bool ls_writer_bind(ls_writer *w, const char *ns, const char *name, const char *
     cJSON_AddStringToObject(target, "kind", "Node");
     cJSON_AddStringToObject(target, "name", node);
     job *j = new_job(LS_WRITE_BIND, ns, name, done, ud);
-    set_request(j, "POST", pod_path(ns, name, "/binding"), "application/json", print_and_delete(b));
+    request_set(&j->req, "POST", pod_path(ns, name, "/binding"), "application/json", print_and_delete(b));
     return submit(w, j);
 }
 
@@ -507,7 +510,7 @@ static char *series_patch(int count, const char *now)
 
 /* Decides what the event ev (taken) becomes: a new Event (POST), a series
  * update (PATCH, with a POST of the whole Event should it be gone), or
- * nothing but a count (j->method stays NULL). */
+ * nothing but a count (j->req.method stays NULL). */
 static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *events_path, job *j)
 {
     int64_t now = ls_kutil_now_ms();
@@ -527,7 +530,7 @@ static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *ev
         se->count = 1;
         se->last_ms = se->written_ms = now;
         ls_kmap_put(&w->series, key, se);
-        set_request(j, "POST", ls_xstrdup(events_path), "application/json", print_and_delete(ev));
+        request_set(&j->req, "POST", ls_xstrdup(events_path), "application/json", print_and_delete(ev));
         pthread_mutex_unlock(&w->series_lock);
         return;
     }
@@ -539,13 +542,13 @@ static void plan_series(ls_writer *w, const char *key, cJSON *ev, const char *ev
         const char *name = ls_kutil_meta_str(se->event, "name");
         ls_buf p = {0};
         ls_buf_addf(&p, "%s/%s", events_path, name ? name : "");
-        set_request(j, "PATCH", p.data, "application/strategic-merge-patch+json", series_patch(se->count, now_text));
+        request_set(&j->req, "PATCH", p.data, "application/strategic-merge-patch+json",
+                    series_patch(se->count, now_text));
         cJSON *again = cJSON_Duplicate(se->event, true);
         cJSON *series = cJSON_AddObjectToObject(again, "series");
         cJSON_AddNumberToObject(series, "count", se->count);
         cJSON_AddStringToObject(series, "lastObservedTime", now_text);
-        j->fallback_path = ls_xstrdup(events_path);
-        j->fallback_body = print_and_delete(again);
+        request_set(&j->fallback, "POST", ls_xstrdup(events_path), "application/json", print_and_delete(again));
     }
     pthread_mutex_unlock(&w->series_lock);
 }
@@ -596,7 +599,7 @@ bool ls_writer_record_event(ls_writer *w, const ls_event_spec *e, ls_write_done_
     ls_buf p = {0};
     ls_buf_addf(&p, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
     if (!w->series_on) {
-        set_request(j, "POST", p.data, "application/json", print_and_delete(ev));
+        request_set(&j->req, "POST", p.data, "application/json", print_and_delete(ev));
         return submit(w, j);
     }
     ls_buf key = {0};
@@ -641,7 +644,7 @@ bool ls_writer_patch_pod_status(ls_writer *w, const char *ns, const char *name, 
     else if (p->nominate == LS_NOMINATE_CLEAR)
         cJSON_AddNullToObject(status, "nominatedNodeName");   /* null deletes the field in a merge patch */
     job *j = new_job(LS_WRITE_POD_STATUS, ns, name, done, ud);
-    set_request(j, "PATCH", pod_path(ns, name, "/status"), "application/strategic-merge-patch+json",
+    request_set(&j->req, "PATCH", pod_path(ns, name, "/status"), "application/strategic-merge-patch+json",
                 print_and_delete(patch));
     return submit(w, j);
 }
@@ -652,7 +655,7 @@ bool ls_writer_patch_object(ls_writer *w, const char *path, const char *ns, cons
     if (!path || !name || !merge_patch)
         return false;
     job *j = new_job(LS_WRITE_OBJECT_PATCH, ns, name, done, ud);
-    set_request(j, "PATCH", ls_xstrdup(path), "application/merge-patch+json", ls_xstrdup(merge_patch));
+    request_set(&j->req, "PATCH", ls_xstrdup(path), "application/merge-patch+json", ls_xstrdup(merge_patch));
     return submit(w, j);
 }
 
@@ -687,9 +690,8 @@ bool ls_writer_preempt_victim(ls_writer *w, const char *ns, const char *name, co
     if (uid && *uid)   /* never delete a new pod that reused the victim's name */
         cJSON_AddStringToObject(cJSON_AddObjectToObject(del, "preconditions"), "uid", uid);
     job *j = new_job(LS_WRITE_PREEMPT, ns, name, done, ud);
-    set_request(j, "PATCH", pod_path(ns, name, "/status"), "application/strategic-merge-patch+json",
+    request_set(&j->req, "PATCH", pod_path(ns, name, "/status"), "application/strategic-merge-patch+json",
                 print_and_delete(patch));
-    j->delete_path = pod_path(ns, name, "");
-    j->delete_body = print_and_delete(del);
+    request_set(&j->then, "DELETE", pod_path(ns, name, ""), "application/json", print_and_delete(del));
     return submit(w, j);
 }

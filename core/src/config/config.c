@@ -84,22 +84,33 @@ static bool plugin_allowed(const parse_ctx *pc, const cJSON *at, const char *pat
 
 /* ---- profiles */
 
-static void parse_plugin_entry(const parse_ctx *pc, const cJSON *e, const char *path, ls_vec *out, bool enabled)
+/* The name member of a plugins or pluginConfig entry: NULL (a problem) when it
+ * is not a non-empty string. */
+static const cJSON *entry_name(const parse_ctx *pc, const cJSON *e, const char *path)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    if (cJSON_IsString(name) && name->valuestring[0])
+        return name;
+    char p[300];
+    ls_cfg_path(p, sizeof p, "%s.name", path);
+    ls_cfg_problem(pc, e, p, "expected a plugin name");
+    return NULL;
+}
+
+typedef struct plugin_list {
+    ls_vec *out;   /* ls_plugin_ref when enabled, ls_str (the names) when disabled */
+    bool enabled;
+} plugin_list;
+
+static void parse_plugin_entry(const parse_ctx *pc, const cJSON *e, const char *path, void *ctx)
 {
     static const char *const known[] = {"name", "weight", NULL};
+    ls_vec *out = ((plugin_list *)ctx)->out;
+    bool enabled = ((plugin_list *)ctx)->enabled;
+    const cJSON *name;
+    if (!ls_cfg_object(pc, e, path, "expected {name, weight}", known) || !(name = entry_name(pc, e, path)))
+        return;
     char p[300];
-    ls_cfg_path(p, sizeof p, "%s.", path);
-    if (!cJSON_IsObject(e)) {
-        ls_cfg_problem(pc, e, path, "expected {name, weight}");
-        return;
-    }
-    ls_cfg_known_fields(pc, e, p, known);
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    ls_cfg_path(p, sizeof p, "%s.name", path);
-    if (!cJSON_IsString(name) || !name->valuestring[0]) {
-        ls_cfg_problem(pc, e, p, "expected a plugin name");
-        return;
-    }
     int32_t weight = 0;
     ls_cfg_path(p, sizeof p, "%s.", path);
     if (!ls_cfg_int32(pc, e, "weight", p, &weight))
@@ -123,30 +134,16 @@ static void parse_plugin_entry(const parse_ctx *pc, const cJSON *e, const char *
 
 static void parse_plugin_list(const parse_ctx *pc, const cJSON *list, const char *path, ls_vec *out, bool enabled)
 {
-    if (!list || cJSON_IsNull(list))
-        return;
-    if (!cJSON_IsArray(list)) {
-        ls_cfg_problem(pc, list, path, "expected a list of {name, weight}");
-        return;
-    }
-    int i = 0;
-    for (const cJSON *e = list->child; e; e = e->next, i++) {
-        char p[300];
-        ls_cfg_path(p, sizeof p, "%s[%d]", path, i);
-        parse_plugin_entry(pc, e, p, out, enabled);
-    }
+    plugin_list ctx = {out, enabled};
+    ls_cfg_each(pc, list, path, "{name, weight}", parse_plugin_entry, &ctx);
 }
 
 static void parse_plugin_set(const parse_ctx *pc, const cJSON *c, const char *path, plugin_set *set)
 {
     static const char *const known[] = {"enabled", "disabled", NULL};
-    if (!cJSON_IsObject(c)) {
-        ls_cfg_problem(pc, c, path, "expected an object with enabled and disabled lists");
+    if (!ls_cfg_object(pc, c, path, "expected an object with enabled and disabled lists", known))
         return;
-    }
     char p[300];
-    ls_cfg_path(p, sizeof p, "%s.", path);
-    ls_cfg_known_fields(pc, c, p, known);
     ls_cfg_path(p, sizeof p, "%s.enabled", path);
     parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "enabled"), p, &set->enabled, true);
     ls_cfg_path(p, sizeof p, "%s.disabled", path);
@@ -219,22 +216,14 @@ static void record_args_location(const parse_ctx *pc, const cJSON *args, const c
     cJSON_AddItemToObject(prof->plugin_args_at, name, at);
 }
 
-static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const char *path, ls_profile *prof)
+static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const char *path, void *ctx)
 {
     static const char *const known[] = {"name", "args", NULL};
+    ls_profile *prof = ctx;
+    const cJSON *name;
+    if (!ls_cfg_object(pc, e, path, "expected {name, args}", known) || !(name = entry_name(pc, e, path)))
+        return;
     char p[300];
-    if (!cJSON_IsObject(e)) {
-        ls_cfg_problem(pc, e, path, "expected {name, args}");
-        return;
-    }
-    ls_cfg_path(p, sizeof p, "%s.", path);
-    ls_cfg_known_fields(pc, e, p, known);
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    ls_cfg_path(p, sizeof p, "%s.name", path);
-    if (!cJSON_IsString(name) || !name->valuestring[0]) {
-        ls_cfg_problem(pc, e, p, "expected a plugin name");
-        return;
-    }
     if (cJSON_GetObjectItemCaseSensitive(prof->plugin_args, name->valuestring)) {
         ls_cfg_problem(pc, name, path, "Duplicate value: \"%s\"", name->valuestring);
         return;
@@ -253,21 +242,6 @@ static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const
         record_args_location(pc, args, p, name->valuestring, prof);
 }
 
-static void parse_plugin_config(const parse_ctx *pc, const cJSON *list, const char *path, ls_profile *prof)
-{
-    if (!list || cJSON_IsNull(list))
-        return;
-    if (!cJSON_IsArray(list)) {
-        ls_cfg_problem(pc, list, path, "expected a list of {name, args}");
-        return;
-    }
-    int i = 0;
-    for (const cJSON *e = list->child; e; e = e->next, i++) {
-        char p[300];
-        ls_cfg_path(p, sizeof p, "%s[%d]", path, i);
-        parse_plugin_config_entry(pc, e, p, prof);
-    }
-}
 
 static void read_percentage(const parse_ctx *pc, const cJSON *obj, const char *prefix, int32_t *out)
 {
@@ -289,12 +263,8 @@ static void parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_p
                                         "luasched", NULL};
     char path[64], p[128];
     ls_cfg_path(path, sizeof path, "profiles[%d]", index);
-    if (!cJSON_IsObject(obj)) {
-        ls_cfg_problem(pc, obj, path, "expected an object");
+    if (!ls_cfg_object(pc, obj, path, "expected an object", known))
         return;
-    }
-    ls_cfg_path(p, sizeof p, "%s.", path);
-    ls_cfg_known_fields(pc, obj, p, known);
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "schedulerName");
     ls_cfg_path(p, sizeof p, "%s.schedulerName", path);
     if (name && !cJSON_IsString(name) && !cJSON_IsNull(name))
@@ -305,7 +275,8 @@ static void parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_p
     ls_cfg_path(p, sizeof p, "%s.plugins", path);
     parse_plugins(pc, cJSON_GetObjectItemCaseSensitive(obj, "plugins"), p, rp);
     ls_cfg_path(p, sizeof p, "%s.pluginConfig", path);
-    parse_plugin_config(pc, cJSON_GetObjectItemCaseSensitive(obj, "pluginConfig"), p, prof);
+    ls_cfg_each(pc, cJSON_GetObjectItemCaseSensitive(obj, "pluginConfig"), p, "{name, args}", parse_plugin_config_entry,
+                prof);
     ls_cfg_parse_profile_luasched(pc, obj, path, prof);
 }
 
@@ -564,8 +535,8 @@ bool ls_config_load(ls_config *cfg, const char *path, ls_error *err)
     memset(cfg, 0, sizeof *cfg);
     ls_vec_init(&cfg->problems, sizeof(char *));
     ls_cfg_set_defaults(cfg);
-    cfg->source = ls_xstrdup(path ? path : "<defaults>");
-    parse_ctx pc = {NULL, cfg->source, &cfg->problems, err};
+    cfg->source = ls_arena_strdup(&cfg->text, path ? path : "<defaults>");
+    parse_ctx pc = {NULL, cfg->source, &cfg->problems, err, &cfg->text};
     if (!path) {
         static const char defaults[] = "{\"apiVersion\":\"" LS_API_VERSION "\",\"kind\":\"KubeSchedulerConfiguration\"}";
         cJSON *root = cJSON_Parse(defaults);
@@ -870,12 +841,10 @@ void ls_config_free(ls_config *cfg)
         cJSON_Delete(cfg->profiles[i].plugin_args_at);
     }
     free(cfg->profiles);
-    free(cfg->source);
     if (cfg->raw_profiles)
         raw_profiles_free(cfg->raw_profiles, cfg->n_profiles);
-    ls_cfg_free_fields(cfg);
-    ls_cfg_free_extenders(cfg);
     ls_cfg_problems_free(&cfg->problems);
+    ls_arena_free(&cfg->text);
     cJSON_Delete(cfg->completed_args);
     memset(cfg, 0, sizeof *cfg);
 }

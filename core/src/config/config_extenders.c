@@ -116,8 +116,8 @@ static bool read_bytes(const parse_ctx *pc, const cJSON *obj, const char *key, c
     char *bytes = ls_kutil_base64_decode(v->valuestring, strlen(v->valuestring), len);
     if (!bytes)
         return ls_cfg_problem(pc, v, path, "illegal base64 data: expected standard base64 (PEM bytes)");
-    free(*out);
-    *out = bytes;
+    *out = ls_arena_memdup(pc->text, bytes, *len + 1);
+    free(bytes);
     return true;
 }
 
@@ -125,13 +125,10 @@ static void parse_tls(const parse_ctx *pc, const cJSON *obj, const char *prefix,
 {
     static const char *const known[] = {"insecure", "serverName", "certFile", "keyFile", "caFile",
                                         "certData", "keyData",    "caData",   NULL};
-    if (!cJSON_IsObject(obj)) {
-        ls_cfg_problem(pc, obj, prefix, "expected an object");
+    if (!ls_cfg_object(pc, obj, prefix, "expected an object", known))
         return;
-    }
     char p[300];
     ls_cfg_path(p, sizeof p, "%s.", prefix);
-    ls_cfg_known_fields(pc, obj, p, known);
     ls_cfg_bool(pc, obj, "insecure", p, &tls->insecure);
     ls_cfg_string(pc, obj, "serverName", p, &tls->server_name);
     ls_cfg_string(pc, obj, "certFile", p, &tls->cert_file);
@@ -151,7 +148,7 @@ static void parse_managed(const parse_ctx *pc, const cJSON *list, const char *pr
         ls_cfg_problem(pc, list, prefix, "expected a list of {name, ignoredByScheduler}");
         return;
     }
-    e->managed = ls_xcalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *e->managed);
+    e->managed = ls_arena_alloc(pc->text, ((size_t)cJSON_GetArraySize(list) + 1) * sizeof *e->managed);
     int j = 0;
     for (const cJSON *r = list->child; r; r = r->next, j++) {
         char p[300];
@@ -162,7 +159,7 @@ static void parse_managed(const parse_ctx *pc, const cJSON *list, const char *pr
         }
         ls_cfg_known_fields(pc, r, p, known);
         ls_extender_managed_resource *m = &e->managed[e->n_managed++];
-        m->name = ls_xstrdup("");
+        m->name = ls_arena_strdup(pc->text, "");
         ls_cfg_string(pc, r, "name", p, &m->name);
         ls_cfg_bool(pc, r, "ignoredByScheduler", p, &m->ignored_by_scheduler);
     }
@@ -186,7 +183,7 @@ static void parse_one(const parse_ctx *pc, const cJSON *obj, int i, ls_extender_
                                         "nodeCacheCapable", "managedResources", "ignorable", NULL};
     char p[64], sub[96];
     ls_cfg_path(p, sizeof p, "extenders[%d].", i);
-    e->url_prefix = ls_xstrdup("");
+    e->url_prefix = ls_arena_strdup(pc->text, "");
     if (!cJSON_IsObject(obj)) {
         ls_cfg_path(sub, sizeof sub, "extenders[%d]", i);
         ls_cfg_problem(pc, obj, sub, "expected an object with urlPrefix and the verbs");
@@ -281,7 +278,7 @@ void ls_cfg_parse_extenders(ls_config *cfg, const parse_ctx *pc, const cJSON *ro
     int n = cJSON_GetArraySize(list);
     if (n == 0)
         return;
-    cfg->extenders = ls_xcalloc((size_t)n, sizeof *cfg->extenders);
+    cfg->extenders = ls_arena_alloc(pc->text, (size_t)n * sizeof *cfg->extenders);
     cfg->n_extenders = (uint32_t)n;
     int i = 0;
     for (const cJSON *obj = list->child; obj; obj = obj->next, i++)
@@ -289,37 +286,6 @@ void ls_cfg_parse_extenders(ls_config *cfg, const parse_ctx *pc, const cJSON *ro
     validate(cfg, pc, list);
 }
 
-/* ---- freeing */
-
-static void free_tls(ls_extender_tls_config *t)
-{
-    free(t->server_name);
-    free(t->cert_file);
-    free(t->key_file);
-    free(t->ca_file);
-    free(t->cert_data);
-    free(t->key_data);
-    free(t->ca_data);
-}
-
-void ls_cfg_free_extenders(ls_config *cfg)
-{
-    for (uint32_t i = 0; i < cfg->n_extenders; i++) {
-        ls_extender_config *e = &cfg->extenders[i];
-        free(e->url_prefix);
-        free(e->filter_verb);
-        free(e->preempt_verb);
-        free(e->prioritize_verb);
-        free(e->bind_verb);
-        free_tls(&e->tls);
-        for (uint32_t j = 0; j < e->n_managed; j++)
-            free(e->managed[j].name);
-        free(e->managed);
-    }
-    free(cfg->extenders);
-    cfg->extenders = NULL;
-    cfg->n_extenders = 0;
-}
 
 /* ---- writing */
 

@@ -90,10 +90,32 @@ bool ls_cfg_known_fields(const parse_ctx *pc, const cJSON *obj, const char *pref
     return ok;
 }
 
-static const cJSON *member(const cJSON *obj, const char *key)
+bool ls_cfg_object(const parse_ctx *pc, const cJSON *obj, const char *path, const char *not_object,
+                   const char *const *known)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return v && !cJSON_IsNull(v) ? v : NULL;
+    if (!cJSON_IsObject(obj))
+        return ls_cfg_problem(pc, obj, path, "%s", not_object);
+    char p[300];
+    ls_cfg_path(p, sizeof p, "%s.", path);
+    ls_cfg_known_fields(pc, obj, p, known);
+    return true;
+}
+
+void ls_cfg_each(const parse_ctx *pc, const cJSON *list, const char *path, const char *what, ls_cfg_item_fn item,
+                 void *ctx)
+{
+    if (!list || cJSON_IsNull(list))
+        return;
+    if (!cJSON_IsArray(list)) {
+        ls_cfg_problem(pc, list, path, "expected a list of %s", what);
+        return;
+    }
+    int i = 0;
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
+        char p[300];
+        ls_cfg_path(p, sizeof p, "%s[%d]", path, i);
+        item(pc, e, p, ctx);
+    }
 }
 
 /* An integer, exactly: number nodes from the document loader carry their
@@ -129,7 +151,7 @@ static bool field_problem(const parse_ctx *pc, const cJSON *v, const char *prefi
 
 bool ls_cfg_int64(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int64_t *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     int64_t n;
@@ -141,7 +163,7 @@ bool ls_cfg_int64(const parse_ctx *pc, const cJSON *obj, const char *key, const 
 
 bool ls_cfg_int32(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int32_t *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     int64_t n;
@@ -153,7 +175,7 @@ bool ls_cfg_int32(const parse_ctx *pc, const cJSON *obj, const char *key, const 
 
 bool ls_cfg_bool(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, bool *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     if (!cJSON_IsBool(v))
@@ -164,19 +186,18 @@ bool ls_cfg_bool(const parse_ctx *pc, const cJSON *obj, const char *key, const c
 
 bool ls_cfg_string(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, char **out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     if (!cJSON_IsString(v))
         return field_problem(pc, v, prefix, key, "expected a string");
-    free(*out);
-    *out = ls_xstrdup(v->valuestring);
+    *out = ls_arena_strdup(pc->text, v->valuestring);
     return true;
 }
 
 static bool read_duration(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int64_t *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = ls_json_member(obj, key);
     if (!v)
         return true;
     char path[300];
@@ -191,7 +212,7 @@ static bool read_duration(const parse_ctx *pc, const cJSON *obj, const char *key
 
 static bool section(const parse_ctx *pc, const cJSON *root, const char *key, const cJSON **out)
 {
-    const cJSON *v = member(root, key);
+    const cJSON *v = ls_json_member(root, key);
     *out = NULL;
     if (!v)
         return false;
@@ -217,34 +238,18 @@ void ls_cfg_set_defaults(ls_config *cfg)
     le->lease_duration_ns = 15000000000LL;
     le->renew_deadline_ns = 10000000000LL;
     le->retry_period_ns = 2000000000LL;
-    le->resource_lock = ls_xstrdup("leases");
-    le->resource_name = ls_xstrdup("kube-scheduler");
-    le->resource_namespace = ls_xstrdup("kube-system");
+    le->resource_lock = ls_arena_strdup(&cfg->text, "leases");
+    le->resource_name = ls_arena_strdup(&cfg->text, "kube-scheduler");
+    le->resource_namespace = ls_arena_strdup(&cfg->text, "kube-system");
     ls_client_connection_config *cc = &cfg->client_connection;
-    cc->kubeconfig = ls_xstrdup("");
-    cc->accept_content_types = ls_xstrdup("");
-    cc->content_type = ls_xstrdup("application/vnd.kubernetes.protobuf");
+    cc->kubeconfig = ls_arena_strdup(&cfg->text, "");
+    cc->accept_content_types = ls_arena_strdup(&cfg->text, "");
+    cc->content_type = ls_arena_strdup(&cfg->text, "application/vnd.kubernetes.protobuf");
     cc->qps = 50;
     cc->burst = 100;
     cfg->luasched.plugin_timeout_ms = 10000;
     cfg->luasched.instruction_budget = 200000000;
     cfg->luasched.memory_limit_bytes = LS_DEFAULT_LUA_MEMORY_LIMIT;
-}
-
-void ls_cfg_free_fields(ls_config *cfg)
-{
-    free(cfg->leader_election.resource_lock);
-    free(cfg->leader_election.resource_name);
-    free(cfg->leader_election.resource_namespace);
-    free(cfg->client_connection.kubeconfig);
-    free(cfg->client_connection.accept_content_types);
-    free(cfg->client_connection.content_type);
-    free(cfg->healthz_bind_address);
-    free(cfg->metrics_bind_address);
-    for (uint32_t i = 0; i < cfg->luasched.n_plugin_path; i++)
-        free(cfg->luasched.plugin_path[i]);
-    free(cfg->luasched.plugin_path);
-    free(cfg->luasched.plugin_dirs);
 }
 
 /* ---- leaderElection */
@@ -266,14 +271,9 @@ static void parse_leader_fields(ls_leader_election_config *le, const parse_ctx *
     ls_cfg_string(pc, obj, "resourceNamespace", p, &ns);
     char **dst[] = {&le->resource_lock, &le->resource_name, &le->resource_namespace};
     char *src[] = {lock, name, ns};
-    for (int i = 0; i < 3; i++) {
-        if (src[i] && *src[i]) {
-            free(*dst[i]);
+    for (int i = 0; i < 3; i++)
+        if (src[i] && *src[i])
             *dst[i] = src[i];
-        } else {
-            free(src[i]);
-        }
-    }
 }
 
 static void check_positive_duration(const parse_ctx *pc, const cJSON *obj, const char *key, int64_t ns)
@@ -338,13 +338,9 @@ void ls_cfg_parse_client_connection(ls_config *cfg, const parse_ctx *pc, const c
     ls_cfg_string(pc, obj, "acceptContentTypes", p, &cc->accept_content_types);
     char *content_type = NULL;
     ls_cfg_string(pc, obj, "contentType", p, &content_type);
-    if (content_type && *content_type) {
-        free(cc->content_type);
+    if (content_type && *content_type)
         cc->content_type = content_type;
-    } else {
-        free(content_type);
-    }
-    const cJSON *qps = member(obj, "qps");
+    const cJSON *qps = ls_json_member(obj, "qps");
     if (qps && !cJSON_IsNumber(qps))
         ls_cfg_problem(pc, qps, "clientConnection.qps", "expected a number");
     else if (qps && qps->valuedouble != 0)
@@ -374,14 +370,14 @@ static char *resolve_dir(const char *source, const char *entry)
 
 static void parse_plugin_path(ls_luasched_config *lc, const parse_ctx *pc, const cJSON *obj)
 {
-    const cJSON *list = member(obj, "pluginPath");
+    const cJSON *list = ls_json_member(obj, "pluginPath");
     if (!list)
         return;
     if (!cJSON_IsArray(list)) {
         ls_cfg_problem(pc, list, "luasched.pluginPath", "expected a list of directories");
         return;
     }
-    lc->plugin_path = ls_xcalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *lc->plugin_path);
+    lc->plugin_path = ls_arena_alloc(pc->text, ((size_t)cJSON_GetArraySize(list) + 1) * sizeof *lc->plugin_path);
     int i = 0;
     for (const cJSON *e = list->child; e; e = e->next, i++) {
         char path[64];
@@ -391,7 +387,7 @@ static void parse_plugin_path(ls_luasched_config *lc, const parse_ctx *pc, const
         else if (!e->valuestring[0])
             ls_cfg_problem(pc, e, path, "Invalid value: \"\": must not be empty");
         else
-            lc->plugin_path[lc->n_plugin_path++] = ls_xstrdup(e->valuestring);
+            lc->plugin_path[lc->n_plugin_path++] = ls_arena_strdup(pc->text, e->valuestring);
     }
     char *joined = NULL;
     for (uint32_t k = 0; k < lc->n_plugin_path; k++) {
@@ -403,7 +399,8 @@ static void parse_plugin_path(ls_luasched_config *lc, const parse_ctx *pc, const
         free(dir);
         joined = next;
     }
-    lc->plugin_dirs = joined;
+    lc->plugin_dirs = ls_arena_strdup_opt(pc->text, joined);
+    free(joined);
 }
 
 static void read_positive_at(const parse_ctx *pc, const cJSON *obj, const char *prefix, const char *key,

@@ -30,6 +30,7 @@ typedef struct parse_ctx {
     const char *source;
     ls_vec *problems;        /* char * */
     ls_error *err;           /* gets the first problem */
+    ls_arena *text;          /* the configuration's: owns the strings read */
 } parse_ctx;
 
 /* Records "source:line: path: what" (no ":line" when unknown). Returns false. */
@@ -44,12 +45,22 @@ void ls_cfg_problems_free(ls_vec *problems);
 void ls_cfg_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "unknown field" for every member of obj not in known (NULL-terminated). */
 bool ls_cfg_known_fields(const parse_ctx *pc, const cJSON *obj, const char *prefix, const char *const *known);
+/* An object of only the known fields: when obj is not an object, the problem
+ * "path: not_object" and false; otherwise its fields checked (path + "." +
+ * field) and true. */
+bool ls_cfg_object(const parse_ctx *pc, const cJSON *obj, const char *path, const char *not_object,
+                   const char *const *known);
+/* A list: calls item(pc, element, "path[i]", ctx) for each element. Missing or
+ * null is an empty list; anything else is the problem "expected a list of what". */
+typedef void (*ls_cfg_item_fn)(const parse_ctx *pc, const cJSON *e, const char *path, void *ctx);
+void ls_cfg_each(const parse_ctx *pc, const cJSON *list, const char *path, const char *what, ls_cfg_item_fn item,
+                 void *ctx);
 /* Readers: an absent or null member leaves *out alone; a value of the wrong
  * type is a problem (and leaves *out alone). Paths are prefix + key. */
 bool ls_cfg_int32(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int32_t *out);
 bool ls_cfg_int64(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, int64_t *out);
 bool ls_cfg_bool(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, bool *out);
-/* Replaces *out (freed) with a copy of the string. */
+/* Replaces *out with a copy of the string (owned by pc->text). */
 bool ls_cfg_string(const parse_ctx *pc, const cJSON *obj, const char *key, const char *prefix, char **out);
 /* The line of obj[key] if present, else of obj. */
 const cJSON *ls_cfg_at(const cJSON *obj, const char *key);
@@ -64,9 +75,7 @@ void ls_cfg_set_defaults(ls_config *cfg);
 /* config_extenders.c: `extenders:` read and validated as upstream
  * (validateExtenders), freed, and written back (--write-config-to). */
 void ls_cfg_parse_extenders(ls_config *cfg, const parse_ctx *pc, const cJSON *root);
-void ls_cfg_free_extenders(ls_config *cfg);
 cJSON *ls_cfg_extenders_json(const ls_config *cfg);
-void ls_cfg_free_fields(ls_config *cfg);
 
 /* Go's time.ParseDuration and Duration.String. */
 bool ls_go_duration_parse(const char *s, int64_t *ns);

@@ -44,9 +44,7 @@ static void split_reasons(ls_status_info *st, const char *reasons, size_t len)
         if (i < len && reasons[i] != '\n')
             continue;
         size_t rl = i - start;
-        char *r = ls_xmalloc(rl + 1);
-        memcpy(r, reasons + start, rl);
-        r[rl] = '\0';
+        char *r = ls_xstrndup(reasons + start, rl);
         st->reasons[st->n_reasons++] = r;
         if (out) {
             memcpy(message + out, ", ", 2);

@@ -106,7 +106,7 @@ static bool decode_preferred_node_term(dec *d, const cJSON *j, void *out, void *
     if (!get_weight(d, j, &p->weight))
         return false;
     size_t mark = dec_path_field(d, "preference");
-    if (!dec_node_term(d, dec_member(j, "preference"), j, &p->term))
+    if (!dec_node_term(d, ls_json_member(j, "preference"), j, &p->term))
         return false;
     dec_path_pop(d, mark);
     return true;
@@ -144,7 +144,7 @@ static bool decode_affinity_term(dec *d, const cJSON *j, void *out, void *ctx)
         !dec_strings(d, j, "namespaces", &t->n_namespaces, &t->namespaces) ||
         !dec_require_str(d, j, "topologyKey", &t->topology_key))
         return false;
-    if (dec_member(j, "namespaceSelector")) {
+    if (ls_json_member(j, "namespaceSelector")) {
         t->has_ns_selector = 1;
         if (!dec_selector(d, j, "namespaceSelector", &t->ns_selector))
             return false;
@@ -166,7 +166,7 @@ static bool decode_weighted_term(dec *d, const cJSON *j, void *out, void *ctx)
         return dec_fail(d, j, "expected an object");
     if (!get_weight(d, j, &w->weight))
         return false;
-    const cJSON *term = dec_member(j, "podAffinityTerm");
+    const cJSON *term = ls_json_member(j, "podAffinityTerm");
     if (!term)
         return dec_fail_member(d, j, "podAffinityTerm", "required");
     size_t mark = dec_path_field(d, "podAffinityTerm");
@@ -385,7 +385,7 @@ static bool decode_volume(dec *d, const cJSON *j, void *out, void *ctx)
     if (!dec_require_str(d, j, "name", &v->name))
         return false;
     for (size_t k = 0; k < sizeof volume_sources / sizeof volume_sources[0]; k++) {
-        const cJSON *src = dec_member(j, volume_sources[k].field);
+        const cJSON *src = ls_json_member(j, volume_sources[k].field);
         if (src)
             return decode_volume_source(d, src, &volume_sources[k], ctx, v);
     }
@@ -650,7 +650,7 @@ static bool decode_node_status(dec *d, const cJSON *obj, ls_node *node)
         return false;
     /* A node that reports no allocatable can use all of its capacity. */
     node->allocatable = node->capacity;
-    if (dec_member(status, "allocatable")) {
+    if (ls_json_member(status, "allocatable")) {
         memset(&node->allocatable, 0, sizeof node->allocatable);
         if (!dec_resources(d, status, "allocatable", &node->allocatable, NULL))
             return false;

@@ -97,12 +97,6 @@ static bool dec_fail_scratch(dec *d, const cJSON *at)
 /* ---- typed access to JSON members ----------------------------------------- */
 
 /* A JSON null reads as an absent field, as in Kubernetes. */
-const cJSON *dec_member(const cJSON *obj, const char *name)
-{
-    const cJSON *j = obj ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
-    return cJSON_IsNull(j) ? NULL : j;
-}
-
 uint32_t dec_size_of(const cJSON *j)
 {
     return j ? (uint32_t)cJSON_GetArraySize(j) : 0;
@@ -111,14 +105,14 @@ uint32_t dec_size_of(const cJSON *j)
 /* Fails on obj.name, at the member's line (or the object's when it is absent). */
 bool dec_fail_member(dec *d, const cJSON *obj, const char *name, const char *msg)
 {
-    const cJSON *j = dec_member(obj, name);
+    const cJSON *j = ls_json_member(obj, name);
     dec_path_field(d, name);
     return dec_fail(d, j ? j : obj, "%s", msg);
 }
 
 bool dec_get_object(dec *d, const cJSON *obj, const char *name, const cJSON **out)
 {
-    const cJSON *j = dec_member(obj, name);
+    const cJSON *j = ls_json_member(obj, name);
     *out = NULL;
     if (j && !cJSON_IsObject(j))
         return dec_fail_member(d, obj, name, "expected an object");
@@ -128,7 +122,7 @@ bool dec_get_object(dec *d, const cJSON *obj, const char *name, const cJSON **ou
 
 bool dec_get_array(dec *d, const cJSON *obj, const char *name, const cJSON **out)
 {
-    const cJSON *j = dec_member(obj, name);
+    const cJSON *j = ls_json_member(obj, name);
     *out = NULL;
     if (j && !cJSON_IsArray(j))
         return dec_fail_member(d, obj, name, "expected an array");
@@ -138,7 +132,7 @@ bool dec_get_array(dec *d, const cJSON *obj, const char *name, const cJSON **out
 
 bool dec_get_text(dec *d, const cJSON *obj, const char *name, const char **out)
 {
-    const cJSON *j = dec_member(obj, name);
+    const cJSON *j = ls_json_member(obj, name);
     *out = NULL;
     if (j && !cJSON_IsString(j))
         return dec_fail_member(d, obj, name, "expected a string");
@@ -168,7 +162,7 @@ bool dec_require_str(dec *d, const cJSON *obj, const char *name, ls_str *out)
 
 bool dec_get_bool(dec *d, const cJSON *obj, const char *name, uint8_t *out)
 {
-    const cJSON *j = dec_member(obj, name);
+    const cJSON *j = ls_json_member(obj, name);
     if (j && !cJSON_IsBool(j))
         return dec_fail_member(d, obj, name, "expected a boolean");
     if (j)
@@ -196,7 +190,7 @@ static bool json_int64(const cJSON *j, int64_t *out)
 
 bool dec_get_int64(dec *d, const cJSON *obj, const char *name, int64_t *out, bool *present)
 {
-    const cJSON *j = dec_member(obj, name);
+    const cJSON *j = ls_json_member(obj, name);
     if (present)
         *present = j != NULL;
     if (j && !json_int64(j, out))
@@ -351,7 +345,7 @@ bool dec_selector(dec *d, const cJSON *obj, const char *name, ls_selector *out)
 {
     const cJSON *bad = NULL;
     size_t mark = dec_path_field(d, name);
-    if (!ls_selector_compile_at(dec_member(obj, name), d->a, out, d->path, &d->scratch, &bad))
+    if (!ls_selector_compile_at(ls_json_member(obj, name), d->a, out, d->path, &d->scratch, &bad))
         return dec_fail_scratch(d, bad ? bad : obj);
     dec_path_pop(d, mark);
     return true;

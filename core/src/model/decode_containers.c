@@ -132,7 +132,7 @@ static uint32_t count_image_volumes(const cJSON *volumes)
     uint32_t n = 0;
     const cJSON *v;
     cJSON_ArrayForEach(v, volumes)
-        n += cJSON_IsObject(v) && dec_member(v, "image") != NULL;
+        n += cJSON_IsObject(v) && ls_json_member(v, "image") != NULL;
     return n;
 }
 
@@ -166,7 +166,7 @@ static bool decode_pod_level_list(dec *d, const cJSON *res, const char *name, ls
             continue;
         dec_path_field(d, name);
         dec_path_field(d, ls_resource_name(i));
-        return dec_fail(d, dec_member(dec_member(res, name), ls_resource_name(i)),
+        return dec_fail(d, ls_json_member(ls_json_member(res, name), ls_resource_name(i)),
                     "unsupported pod-level resource (only cpu, memory and hugepages-<size> can be set)");
     }
     return true;
@@ -191,7 +191,7 @@ static bool decode_pod_level_resources(dec *d, const cJSON *spec, pod_build *b)
         if ((req.set & bit) && (lim.set & bit) && req.v.v[i] > lim.v.v[i]) {
             dec_path_field(d, "requests");
             dec_path_field(d, ls_resource_name(i));
-            return dec_fail(d, dec_member(dec_member(res, "requests"), ls_resource_name(i)),
+            return dec_fail(d, ls_json_member(ls_json_member(res, "requests"), ls_resource_name(i)),
                         "must be less than or equal to the pod-level %s limit", ls_resource_name(i));
         }
     }
@@ -259,12 +259,12 @@ static bool decode_container_status(dec *d, const cJSON *j, void *out, void *ctx
     ls_ctr_res tmp = {0};
     if (!dec_resources(d, j, "allocatedResources", &tmp.allocated.v, &tmp.allocated.set))
         return false;
-    tmp.has_allocated = dec_member(j, "allocatedResources") != NULL;
+    tmp.has_allocated = ls_json_member(j, "allocatedResources") != NULL;
     if (res) {
         size_t mark = dec_path_field(d, "resources");
         if (!dec_resources(d, res, "requests", &tmp.actual.v, &tmp.actual.set))
             return false;
-        tmp.has_actual = dec_member(res, "requests") != NULL;
+        tmp.has_actual = ls_json_member(res, "requests") != NULL;
         dec_path_pop(d, mark);
     }
     ls_str id = name && *name ? ls_intern_cstr(name) : 0;
@@ -313,13 +313,13 @@ static bool decode_pod_level_status(dec *d, const cJSON *status, pod_build *b)
     if (!dec_get_object(d, status, "resources", &res) ||
         !dec_resources(d, status, "allocatedResources", &b->in.status_allocated.v, &b->in.status_allocated.set))
         return false;
-    b->in.has_status_allocated = dec_member(status, "allocatedResources") != NULL;
+    b->in.has_status_allocated = ls_json_member(status, "allocatedResources") != NULL;
     b->in.has_status_resources = res != NULL;
     if (res) {
         size_t mark = dec_path_field(d, "resources");
         if (!dec_resources(d, res, "requests", &b->in.status_requests.v, &b->in.status_requests.set))
             return false;
-        b->in.has_status_requests = dec_member(res, "requests") != NULL;
+        b->in.has_status_requests = ls_json_member(res, "requests") != NULL;
         dec_path_pop(d, mark);
     }
     return true;

@@ -8,6 +8,7 @@
 #define LUASCHED_DECODE_INTERNAL_H
 
 #include "luasched/model.h"
+#include "model/doc.h"
 #include "pod_resources.h"
 
 #include <cjson/cJSON.h>
@@ -43,8 +44,7 @@ bool dec_fail_member(dec *d, const cJSON *obj, const char *name, const char *msg
 
 /* ---- typed access to members (absent leaves *out as it was) */
 
-/* A JSON null reads as an absent field, as in Kubernetes. */
-const cJSON *dec_member(const cJSON *obj, const char *name);
+/* Members are read with ls_json_member (model/doc.h): a JSON null is absent. */
 uint32_t dec_size_of(const cJSON *j);
 bool dec_get_object(dec *d, const cJSON *obj, const char *name, const cJSON **out);
 bool dec_get_array(dec *d, const cJSON *obj, const char *name, const cJSON **out);

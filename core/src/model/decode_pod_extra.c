@@ -13,6 +13,7 @@
  */
 #include "decode_extra.h"
 #include "decode_internal.h"
+#include "labels_internal.h"
 #include "pod_resources.h"
 
 #include <cjson/cJSON.h>
@@ -34,21 +35,14 @@ static bool xfail(xdec *d, const cJSON *at, const char *path, const char *fmt, .
 
 static bool xfail(xdec *d, const cJSON *at, const char *path, const char *fmt, ...)
 {
-    char msg[768];
+    char loc[320], where[sizeof d->err->msg];
+    dec_location(d->ctx, at, loc, sizeof loc);
+    snprintf(where, sizeof where, "%s%s %s: %s", loc, d->kind, d->who, path);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ls_verror_at(d->err, where, fmt, ap);
     va_end(ap);
-    char loc[320];
-    dec_location(d->ctx, at, loc, sizeof loc);
-    return ls_errorf(d->err, "%s%s %s: %s: %s", loc, d->kind, d->who, path, msg);
-}
-
-/* A JSON null reads as absent, as in Kubernetes. */
-static const cJSON *member(const cJSON *obj, const char *name)
-{
-    const cJSON *j = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
-    return cJSON_IsNull(j) ? NULL : j;
+    return false;
 }
 
 static uint32_t count_of(const cJSON *arr)
@@ -66,41 +60,36 @@ static bool want_array(xdec *d, const cJSON *j, const char *path)
     return !j || cJSON_IsArray(j) || xfail(d, j, path, "expected a list");
 }
 
+/* obj[name] into *out (NULL when absent): false, failing with "NAME:
+ * expected WHAT", when it is there but not what is() accepts. */
+static bool member_of(xdec *d, const cJSON *obj, const char *name, const char *path, cJSON_bool (*is)(const cJSON *),
+                      const char *what, const cJSON **out)
+{
+    *out = ls_json_member(obj, name);
+    return !*out || is(*out) || xfail(d, *out, path, "%s: expected %s", name, what);
+}
+
 /* A string member interned (0 when absent). */
 static bool text_of(xdec *d, const cJSON *obj, const char *name, const char *path, ls_str *out)
 {
-    const cJSON *j = member(obj, name);
-    *out = 0;
-    if (!j)
-        return true;
-    if (!cJSON_IsString(j))
-        return xfail(d, j, path, "%s: expected a string", name);
-    *out = ls_intern_cstr(j->valuestring);
-    return true;
+    const cJSON *j;
+    bool ok = member_of(d, obj, name, path, cJSON_IsString, "a string", &j);
+    *out = ok && j ? ls_intern_cstr(j->valuestring) : 0;
+    return ok;
 }
 
 /* ---- annotations ----------------------------------------------------------- */
 
 static bool decode_annotations(xdec *d, const cJSON *obj, ls_labels *out)
 {
-    const cJSON *j = member(member(obj, "metadata"), "annotations");
+    const cJSON *j = ls_json_member(ls_json_member(obj, "metadata"), "annotations");
     if (!j)
         return true;
     if (!cJSON_IsObject(j))
         return xfail(d, j, "metadata.annotations", "expected an object");
-    ls_label *items = ls_arena_alloc(d->a, (size_t)cJSON_GetArraySize(j) * sizeof *items);
-    uint32_t n = 0;
-    const cJSON *item;
-    cJSON_ArrayForEach(item, j) {
-        if (!cJSON_IsString(item))
-            return xfail(d, item, "metadata.annotations", "%s: expected a string", item->string);
-        items[n].key = ls_intern_cstr(item->string);
-        items[n].value = ls_intern_cstr(item->valuestring);
-        n++;
-    }
-    ls_labels_sort(items, &n);
-    out->n = n;
-    out->items = items;
+    const cJSON *bad;
+    if (!ls_labels_from_json(j, d->a, out, &bad))
+        return xfail(d, bad, "metadata.annotations", "%s: expected a string", bad->string);
     return true;
 }
 
@@ -119,11 +108,11 @@ static const char *number_text(const cJSON *j, char *buf, size_t size)
 
 static bool decode_list(xdec *d, const cJSON *obj, const char *name, const char *path, ls_resource_list *out)
 {
-    const cJSON *j = member(obj, name);
+    const cJSON *j;
+    if (!member_of(d, obj, name, path, cJSON_IsObject, "an object", &j))
+        return false;
     if (!j)
         return true;
-    if (!cJSON_IsObject(j))
-        return xfail(d, j, path, "%s: expected an object", name);
     ls_quantity *items = ls_arena_alloc(d->a, (size_t)cJSON_GetArraySize(j) * sizeof *items);
     uint32_t n = 0;
     const cJSON *item;
@@ -215,7 +204,8 @@ static bool decode_port(xdec *d, const cJSON *p, const char *path, uint32_t cont
 {
     if (!want_object(d, p, path))
         return false;
-    const cJSON *cp = member(p, "containerPort"), *hp = member(p, "hostPort"), *proto = member(p, "protocol");
+    const cJSON *cp = ls_json_member(p, "containerPort"), *hp = ls_json_member(p, "hostPort");
+    const cJSON *proto = ls_json_member(p, "protocol");
     out->container = container;
     out->container_port = cJSON_IsNumber(cp) ? (int32_t)cp->valuedouble : 0;
     out->host_port = cJSON_IsNumber(hp) ? (int32_t)hp->valuedouble : 0;
@@ -232,8 +222,8 @@ static uint32_t count_ports(const cJSON *spec)
     uint32_t n = 0;
     for (int l = 0; l < 2; l++) {
         const cJSON *c;
-        cJSON_ArrayForEach(c, member(spec, lists[l]))
-            n += count_of(member(c, "ports"));
+        cJSON_ArrayForEach(c, ls_json_member(spec, lists[l]))
+            n += count_of(ls_json_member(c, "ports"));
     }
     return n;
 }
@@ -248,7 +238,7 @@ typedef struct ctr_build {
 static bool decode_container(xdec *d, const cJSON *c, bool init, const char *path, ctr_build *b)
 {
     ls_container *out = &b->ctrs[b->n_ctrs];
-    const cJSON *res = member(c, "resources"), *policy = member(c, "restartPolicy");
+    const cJSON *res = ls_json_member(c, "resources"), *policy = ls_json_member(c, "restartPolicy");
     char sub[600];
     if (!want_object(d, c, path) || !text_of(d, c, "name", path, &out->name) ||
         !text_of(d, c, "image", path, &out->image) || !want_object(d, res, path))
@@ -261,7 +251,7 @@ static bool decode_container(xdec *d, const cJSON *c, bool init, const char *pat
     if (!decode_list(d, res, "requests", sub, &req) || !decode_list(d, res, "limits", sub, &out->limits))
         return false;
     out->requests = defaulted_requests(d->a, &req, &out->limits);
-    const cJSON *ports = member(c, "ports"), *p;
+    const cJSON *ports = ls_json_member(c, "ports"), *p;
     if (!want_array(d, ports, path))
         return false;
     out->ports = b->ports + b->n_ports;
@@ -277,25 +267,40 @@ static bool decode_container(xdec *d, const cJSON *c, bool init, const char *pat
     return true;
 }
 
+/* Calls item for every element of obj's two lists, in order, with the list's
+ * index and the element's path ("PREFIX.LIST[i]"). */
+static bool each_in_lists(xdec *d, const cJSON *obj, const char *prefix, const char *const lists[2],
+                          bool (*item)(xdec *, const cJSON *, int, const char *, void *), void *ctx)
+{
+    for (int l = 0; l < 2; l++) {
+        const cJSON *j;
+        int i = 0;
+        cJSON_ArrayForEach(j, ls_json_member(obj, lists[l])) {
+            char path[96];
+            snprintf(path, sizeof path, "%s.%s[%d]", prefix, lists[l], i++);
+            if (!item(d, j, l, path, ctx))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool container_item(xdec *d, const cJSON *c, int list, const char *path, void *ctx)
+{
+    return decode_container(d, c, list == 0, path, ctx);
+}
+
 static bool decode_containers(xdec *d, const cJSON *spec, ls_pod *pod)
 {
     static const char *const lists[] = {"initContainers", "containers"};
-    const cJSON *init = member(spec, "initContainers"), *regular = member(spec, "containers");
+    const cJSON *init = ls_json_member(spec, "initContainers"), *regular = ls_json_member(spec, "containers");
     if (!want_array(d, init, "spec.initContainers") || !want_array(d, regular, "spec.containers"))
         return false;
     ctr_build b = {0};
     b.ctrs = ls_arena_alloc(d->a, (size_t)(count_of(init) + count_of(regular)) * sizeof *b.ctrs);
     b.ports = ls_arena_alloc(d->a, (size_t)count_ports(spec) * sizeof *b.ports);
-    for (int l = 0; l < 2; l++) {
-        const cJSON *c;
-        int i = 0;
-        cJSON_ArrayForEach(c, member(spec, lists[l])) {
-            char path[96];
-            snprintf(path, sizeof path, "spec.%s[%d]", lists[l], i++);
-            if (!decode_container(d, c, l == 0, path, &b))
-                return false;
-        }
-    }
+    if (!each_in_lists(d, spec, "spec", lists, container_item, &b))
+        return false;
     pod->n_containers = b.n_ctrs;
     pod->containers = b.ctrs;
     pod->n_ports = b.n_ports;
@@ -330,7 +335,7 @@ static ls_resource_list default_pod_requests(ls_arena *a, const ls_pod *pod, con
 
 static bool decode_pod_resources(xdec *d, const cJSON *spec, ls_pod *pod)
 {
-    const cJSON *res = member(spec, "resources");
+    const cJSON *res = ls_json_member(spec, "resources");
     ls_resource_list req = {0};
     if (!want_object(d, res, "spec.resources") || !decode_list(d, spec, "overhead", "spec", &pod->overhead))
         return false;
@@ -373,7 +378,7 @@ static const char *const qos_names[] = {"BestEffort", "Burstable", "Guaranteed"}
  * resources when given, else every container). */
 static bool decode_qos(xdec *d, const cJSON *status, ls_pod *pod)
 {
-    const cJSON *given = member(status, "qosClass");
+    const cJSON *given = ls_json_member(status, "qosClass");
     if (given) {
         for (uint8_t i = 0; cJSON_IsString(given) && i < 3; i++) {
             if (strcmp(given->valuestring, qos_names[i]) == 0) {
@@ -404,7 +409,7 @@ static bool decode_qos(xdec *d, const cJSON *status, ls_pod *pod)
 
 static bool decode_conditions(xdec *d, const cJSON *status, ls_pod *pod)
 {
-    const cJSON *arr = member(status, "conditions"), *j;
+    const cJSON *arr = ls_json_member(status, "conditions"), *j;
     if (!want_array(d, arr, "status.conditions"))
         return false;
     ls_pod_condition *c = ls_arena_alloc(d->a, (size_t)count_of(arr) * sizeof *c);
@@ -424,46 +429,50 @@ static bool decode_conditions(xdec *d, const cJSON *status, ls_pod *pod)
 
 static bool decode_container_status(xdec *d, const cJSON *j, bool init, const char *path, ls_container_status *s)
 {
-    const cJSON *res = member(j, "resources");
+    const cJSON *res = ls_json_member(j, "resources");
     char sub[128];
     snprintf(sub, sizeof sub, "%s.resources", path);
     s->init = init;
-    s->has_allocated = member(j, "allocatedResources") != NULL;
+    s->has_allocated = ls_json_member(j, "allocatedResources") != NULL;
     s->has_resources = res != NULL;
     return want_object(d, j, path) && text_of(d, j, "name", path, &s->name) &&
            decode_list(d, j, "allocatedResources", path, &s->allocated) && want_object(d, res, sub) &&
            decode_list(d, res, "requests", sub, &s->requests) && decode_list(d, res, "limits", sub, &s->limits);
 }
 
+typedef struct statuses_build {
+    ls_container_status *items;
+    uint32_t n;
+} statuses_build;
+
+static bool status_item(xdec *d, const cJSON *j, int list, const char *path, void *ctx)
+{
+    statuses_build *b = ctx;
+    if (!decode_container_status(d, j, list == 1, path, &b->items[b->n]))
+        return false;
+    b->n++;
+    return true;
+}
+
 static bool decode_container_statuses(xdec *d, const cJSON *status, ls_pod *pod)
 {
     static const char *const lists[] = {"containerStatuses", "initContainerStatuses"};
-    const cJSON *regular = member(status, lists[0]), *init = member(status, lists[1]);
+    const cJSON *regular = ls_json_member(status, lists[0]), *init = ls_json_member(status, lists[1]);
     if (!want_array(d, regular, "status.containerStatuses") ||
         !want_array(d, init, "status.initContainerStatuses"))
         return false;
-    ls_container_status *s = ls_arena_alloc(d->a, (size_t)(count_of(regular) + count_of(init)) * sizeof *s);
-    uint32_t n = 0;
-    for (int l = 0; l < 2; l++) {
-        const cJSON *j;
-        int i = 0;
-        cJSON_ArrayForEach(j, member(status, lists[l])) {
-            char path[96];
-            snprintf(path, sizeof path, "status.%s[%d]", lists[l], i++);
-            if (!decode_container_status(d, j, l == 1, path, &s[n]))
-                return false;
-            n++;
-        }
-    }
-    pod->n_container_statuses = n;
-    pod->container_statuses = s;
+    statuses_build b = {ls_arena_alloc(d->a, (size_t)(count_of(regular) + count_of(init)) * sizeof *b.items), 0};
+    if (!each_in_lists(d, status, "status", lists, status_item, &b))
+        return false;
+    pod->n_container_statuses = b.n;
+    pod->container_statuses = b.items;
     return true;
 }
 
 static bool decode_status(xdec *d, const cJSON *status, ls_pod *pod)
 {
-    const cJSON *res = member(status, "resources");
-    pod->has_allocated_resources = member(status, "allocatedResources") != NULL;
+    const cJSON *res = ls_json_member(status, "resources");
+    pod->has_allocated_resources = ls_json_member(status, "allocatedResources") != NULL;
     return want_object(d, status, "status") && decode_conditions(d, status, pod) &&
            decode_container_statuses(d, status, pod) &&
            decode_list(d, status, "allocatedResources", "status", &pod->allocated_resources) &&
@@ -478,9 +487,9 @@ bool ls_pod_decode_extra(const cJSON *obj, ls_pod *pod, ls_arena *a, const ls_de
 {
     xdec d = {.ctx = ctx, .err = err, .a = a, .kind = "pod"};
     snprintf(d.who, sizeof d.who, "%s/%s", ls_str_get(pod->ns), ls_str_get(pod->name));
-    const cJSON *spec = member(obj, "spec");
+    const cJSON *spec = ls_json_member(obj, "spec");
     return decode_annotations(&d, obj, &pod->annotations) && decode_containers(&d, spec, pod) &&
-           decode_pod_resources(&d, spec, pod) && decode_status(&d, member(obj, "status"), pod);
+           decode_pod_resources(&d, spec, pod) && decode_status(&d, ls_json_member(obj, "status"), pod);
 }
 
 bool ls_node_decode_extra(const cJSON *obj, ls_node *node, ls_arena *a, const ls_decode_ctx *ctx, ls_error *err)

@@ -37,6 +37,18 @@ cJSON *ls_doc_new(cJSON *node)
     return node;
 }
 
+void ls_doc_number_text(cJSON *node, const char *text, size_t len)
+{
+    cJSON_free(node->valuestring);
+    node->valuestring = cJSON_malloc(len + 1);
+    if (!node->valuestring) {
+        fprintf(stderr, "luasched: out of memory (cJSON)\n");
+        abort();
+    }
+    memcpy(node->valuestring, text, len);
+    node->valuestring[len] = '\0';
+}
+
 void ls_doc_add_member(cJSON *obj, const char *key, cJSON *value)
 {
     if (!cJSON_AddItemToObject(obj, key, value)) {
@@ -57,14 +69,6 @@ size_t ls_doc_span(const char *s, size_t n, const char *set)
     while (i < n && s[i] && strchr(set, s[i]))
         i++;
     return i;
-}
-
-char *ls_doc_strndup(const char *s, size_t n)
-{
-    char *p = ls_xmalloc(n + 1);
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
 }
 
 
@@ -241,7 +245,7 @@ static void doc_infer_field(ls_doc_set *d, cJSON *item, const char *key, const c
 {
     if (cJSON_GetObjectItemCaseSensitive(item, key))
         return;
-    char *v = ls_doc_strndup(value, len);
+    char *v = ls_xstrndup(value, len);
     cJSON *s = ls_doc_new(cJSON_CreateString(v));
     free(v);
     ls_doc_add_member(item, key, s);
@@ -382,6 +386,36 @@ int ls_doc_line(const ls_doc_set *d, const cJSON *item)
 int ls_doc_line_of(const cJSON *item, void *ud)
 {
     return ls_doc_line(ud, item);
+}
+
+const cJSON *ls_json_member(const cJSON *obj, const char *name)
+{
+    const cJSON *j = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
+    return cJSON_IsNull(j) ? NULL : j;
+}
+
+const char *ls_json_text(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+cJSON *ls_json_child_object(cJSON *parent, const char *key)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+    if (!cJSON_IsObject(o)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
+        o = cJSON_AddObjectToObject(parent, key);
+    }
+    return o;
+}
+
+void ls_json_set_string(cJSON *obj, const char *key, const char *value)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    cJSON_AddStringToObject(obj, key, value);
 }
 
 const char *ls_doc_source(const ls_doc_set *d)

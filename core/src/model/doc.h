@@ -65,6 +65,18 @@ int ls_doc_line(const ls_doc_set *d, const cJSON *item);
 const char *ls_doc_source(const ls_doc_set *d);
 void ls_doc_free(ls_doc_set *d);
 
+/* obj[name], with a JSON null read as absent (as Kubernetes reads it); NULL
+ * also when obj is NULL or not an object. */
+const cJSON *ls_json_member(const cJSON *obj, const char *name);
+/* The string at obj.a.b (obj.a when b is NULL), or NULL. */
+const char *ls_json_text(const cJSON *obj, const char *a, const char *b);
+/* parent[key] as an object: a member of another type is replaced by an empty
+ * object, a missing one added. For building and patching objects. */
+cJSON *ls_json_child_object(cJSON *parent, const char *key);
+/* obj[key] = value, a string (an existing member is removed first, so value
+ * must not live in it). */
+void ls_json_set_string(cJSON *obj, const char *key, const char *value);
+
 /* Adapter matching ls_decode_ctx.line_of in luasched/model.h: ud is the
  * ls_doc_set *. */
 int ls_doc_line_of(const cJSON *item, void *ud);

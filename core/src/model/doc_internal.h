@@ -32,11 +32,13 @@ struct ls_doc_set {
 
 /* cJSON constructors abort on out-of-memory, as ls_xmalloc does. */
 cJSON *ls_doc_new(cJSON *node);
+/* Gives a number node its source text (replacing any), through cJSON's
+ * allocator because cJSON_Delete is what frees it; aborts when out of memory. */
+void ls_doc_number_text(cJSON *node, const char *text, size_t len);
 void ls_doc_add_member(cJSON *obj, const char *key, cJSON *value);
 /* Keeps a node that left the trees alive (its address stays taken in the
  * line table). */
 void ls_doc_retire(ls_doc_set *d, cJSON *node);
-char *ls_doc_strndup(const char *s, size_t n);
 /* Length of the prefix of s[0..n) made of characters of set. */
 size_t ls_doc_span(const char *s, size_t n, const char *set);
 #define DOC_DIGITS "0123456789"

@@ -121,17 +121,8 @@ static bool js_number(json_scan *s, cJSON *node)
             return js_fail(s, "invalid number: expected a digit in the exponent");
         js_digits(s);
     }
-    if (node) {
-        cJSON_free(node->valuestring);
-        size_t n = (size_t)(s->p - start);
-        node->valuestring = cJSON_malloc(n + 1);
-        if (!node->valuestring) {
-            fprintf(stderr, "luasched: out of memory (cJSON)\n");
-            abort();
-        }
-        memcpy(node->valuestring, start, n);
-        node->valuestring[n] = '\0';
-    }
+    if (node)
+        ls_doc_number_text(node, start, (size_t)(s->p - start));
     return true;
 }
 
@@ -144,16 +135,36 @@ static bool js_literal(json_scan *s, const char *word)
     return true;
 }
 
-static bool js_object(json_scan *s, cJSON *node, int depth)
+/* Steps over the opening bracket; true, with the closing one consumed too,
+ * when the object or array is empty. */
+static bool js_empty(json_scan *s, char close)
 {
     s->p++;
-    cJSON *child = node ? node->child : NULL;
     js_ws(s);
-    if (js_peek(s) == '}') {
-        s->p++;
+    if (js_peek(s) != close)
+        return false;
+    s->p++;
+    return true;
+}
+
+/* After a member or an element: a ',' (*more) or the closing bracket, consumed
+ * either way; anything else fails with expected. */
+static bool js_next_item(json_scan *s, char close, const char *expected, bool *more)
+{
+    js_ws(s);
+    *more = js_peek(s) == ',';
+    if (!*more && js_peek(s) != close)
+        return js_fail(s, expected);
+    s->p++;
+    return true;
+}
+
+static bool js_object(json_scan *s, cJSON *node, int depth)
+{
+    if (js_empty(s, '}'))
         return true;
-    }
-    for (bool first = true;; first = false) {
+    cJSON *child = node ? node->child : NULL;
+    for (bool first = true, more = true; more; first = false, child = child ? child->next : NULL) {
         js_ws(s);
         if (js_peek(s) != '"')
             return js_fail(s, first ? "expected a string key or '}'" : "expected a string key");
@@ -168,40 +179,21 @@ static bool js_object(json_scan *s, cJSON *node, int depth)
             return false;
         if (child)
             ls_doc_set_line(s->set, child, key_line);
-        js_ws(s);
-        if (js_peek(s) == '}')
-            break;
-        if (js_peek(s) != ',')
-            return js_fail(s, "expected ',' or '}'");
-        s->p++;
-        child = child ? child->next : NULL;
+        if (!js_next_item(s, '}', "expected ',' or '}'", &more))
+            return false;
     }
-    s->p++;
     s->dup = node ? ls_doc_find_duplicate(node) : NULL;
     return s->dup == NULL;
 }
 
 static bool js_array(json_scan *s, cJSON *node, int depth)
 {
-    s->p++;
-    cJSON *child = node ? node->child : NULL;
-    js_ws(s);
-    if (js_peek(s) == ']') {
-        s->p++;
+    if (js_empty(s, ']'))
         return true;
-    }
-    for (;;) {
-        if (!js_value(s, child, depth + 1))
+    cJSON *child = node ? node->child : NULL;
+    for (bool more = true; more; child = child ? child->next : NULL)
+        if (!js_value(s, child, depth + 1) || !js_next_item(s, ']', "expected ',' or ']'", &more))
             return false;
-        js_ws(s);
-        if (js_peek(s) == ']')
-            break;
-        if (js_peek(s) != ',')
-            return js_fail(s, "expected ',' or ']'");
-        s->p++;
-        child = child ? child->next : NULL;
-    }
-    s->p++;
     return true;
 }
 

@@ -16,18 +16,11 @@
 
 /* ---- YAML scalars */
 
-/* A number that remembers how it was written. The text goes through cJSON's
- * allocator because cJSON_Delete is what frees it. */
+/* A number that remembers how it was written. */
 static cJSON *doc_number(double value, const char *text, size_t len)
 {
     cJSON *n = ls_doc_new(cJSON_CreateNumber(value));
-    n->valuestring = cJSON_malloc(len + 1);
-    if (!n->valuestring) {
-        fprintf(stderr, "luasched: out of memory (cJSON)\n");
-        abort();
-    }
-    memcpy(n->valuestring, text, len);
-    n->valuestring[len] = '\0';
+    ls_doc_number_text(n, text, len);
     return n;
 }
 
@@ -375,7 +368,7 @@ static cJSON *yb_sequence(yaml_builder *b, const yaml_event_t *start, int depth)
 static char *yb_key_text(yaml_builder *b, yaml_event_t *ev, int depth)
 {
     if (ev->type == YAML_SCALAR_EVENT && !ev->data.scalar.anchor) {
-        char *key = ls_doc_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        char *key = ls_xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
         yaml_event_delete(ev);
         return key;
     }

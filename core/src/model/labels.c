@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/doc.h"
+
 /* ---- label maps ---------------------------------------------------------- */
 
 static const ls_label *labels_find(const ls_labels *labels, ls_str key)
@@ -273,23 +275,13 @@ static bool fail(compiler *c, const cJSON *at, const char *path, const char *fmt
 
 static bool fail(compiler *c, const cJSON *at, const char *path, const char *fmt, ...)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     if (c->bad)
         *c->bad = at;
-    if (path && *path)
-        return ls_errorf(c->err, "%s: %s", path, msg);
-    return ls_errorf(c->err, "%s", msg);
-}
-
-/* A JSON null reads as an absent field, as in Kubernetes. */
-static const cJSON *member(const cJSON *obj, const char *name)
-{
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, name);
-    return cJSON_IsNull(j) ? NULL : j;
+    va_list ap;
+    va_start(ap, fmt);
+    ls_verror_at(c->err, path, fmt, ap);
+    va_end(ap);
+    return false;
 }
 
 static const char *op_name(uint8_t op)
@@ -370,7 +362,7 @@ static bool check_values(compiler *c, const cJSON *expr, const char *path, ls_re
 {
     path_buf b;
     const char *vpath = path_join(&b, path, "values");
-    const cJSON *at = member(expr, "values") ? member(expr, "values") : expr;
+    const cJSON *at = ls_json_member(expr, "values") ? ls_json_member(expr, "values") : expr;
     switch (r->op) {
     case LS_OP_IN:
     case LS_OP_NOT_IN:
@@ -397,7 +389,7 @@ static bool compile_expression(compiler *c, const cJSON *expr, const char *path,
     path_buf b;
     if (!cJSON_IsObject(expr))
         return fail(c, expr, path, "expected an object");
-    const cJSON *key = member(expr, "key"), *op = member(expr, "operator");
+    const cJSON *key = ls_json_member(expr, "key"), *op = ls_json_member(expr, "operator");
     if (!key)
         return fail(c, expr, path_join(&b, path, "key"), "required");
     if (!compile_string(c, key, path_join(&b, path, "key"), &r->key))
@@ -412,7 +404,7 @@ static bool compile_expression(compiler *c, const cJSON *expr, const char *path,
                     op->valuestring,
                     c->node ? "In, NotIn, Exists, DoesNotExist, Gt or Lt" : "In, NotIn, Exists or DoesNotExist");
     r->op = (uint8_t)o;
-    if (!compile_values(c, member(expr, "values"), path_join(&b, path, "values"), r))
+    if (!compile_values(c, ls_json_member(expr, "values"), path_join(&b, path, "values"), r))
         return false;
     if (!check_values(c, expr, path, r))
         return false;
@@ -482,7 +474,7 @@ bool ls_selector_compile_at(const cJSON *json, ls_arena *a, ls_selector *out,
     path_buf bl, be;
     const char *lpath = path_join(&bl, field_path, "matchLabels");
     const char *epath = path_join(&be, field_path, "matchExpressions");
-    const cJSON *labels = member(json, "matchLabels"), *exprs = member(json, "matchExpressions");
+    const cJSON *labels = ls_json_member(json, "matchLabels"), *exprs = ls_json_member(json, "matchExpressions");
     if (!optional_of(&c, labels, lpath, false) || !optional_of(&c, exprs, epath, true))
         return false;
     ls_requirement *reqs = ls_arena_alloc(a, (size_of(labels) + size_of(exprs)) * sizeof *reqs);
@@ -507,13 +499,13 @@ static bool check_field(compiler *c, const cJSON *expr, const char *path, const 
 {
     path_buf b;
     if (strcmp(ls_str_get(r->key), "metadata.name") != 0)
-        return fail(c, member(expr, "key"), path_join(&b, path, "key"),
+        return fail(c, ls_json_member(expr, "key"), path_join(&b, path, "key"),
                     "unsupported field \"%s\" (only metadata.name)", ls_str_get(r->key));
     if (r->op != LS_OP_IN && r->op != LS_OP_NOT_IN)
-        return fail(c, member(expr, "operator"), path_join(&b, path, "operator"),
+        return fail(c, ls_json_member(expr, "operator"), path_join(&b, path, "operator"),
                     "operator %s is not supported for matchFields (only In or NotIn)", op_name(r->op));
     if (r->n_values != 1)
-        return fail(c, member(expr, "values"), path_join(&b, path, "values"),
+        return fail(c, ls_json_member(expr, "values"), path_join(&b, path, "values"),
                     "must have exactly one value for a field selector");
     return true;
 }
@@ -548,7 +540,7 @@ bool ls_node_selector_term_compile(const cJSON *json, ls_arena *a, ls_node_selec
     path_buf be, bf;
     const char *epath = path_join(&be, field_path, "matchExpressions");
     const char *fpath = path_join(&bf, field_path, "matchFields");
-    const cJSON *exprs = member(json, "matchExpressions"), *fields = member(json, "matchFields");
+    const cJSON *exprs = ls_json_member(json, "matchExpressions"), *fields = ls_json_member(json, "matchFields");
     if (!optional_of(&c, exprs, epath, true) || !optional_of(&c, fields, fpath, true))
         return false;
     ls_requirement *reqs = ls_arena_alloc(a, size_of(exprs) * sizeof *reqs);

@@ -11,16 +11,15 @@ void ls_nominator_init(ls_nominator *n)
     ls_map_init(&n->by_node);
 }
 
+static void free_list(void *list)
+{
+    ls_vec_free(list);
+    free(list);
+}
+
 void ls_nominator_free(ls_nominator *n)
 {
-    for (uint32_t i = 0; i < n->by_node.cap; i++) {
-        if (!n->by_node.slots[i].key)
-            continue;
-        ls_vec *v = n->by_node.slots[i].value;
-        ls_vec_free(v);
-        free(v);
-    }
-    ls_map_free(&n->by_node);
+    ls_map_free_values(&n->by_node, free_list);
     ls_map_free(&n->by_pod);
 }
 

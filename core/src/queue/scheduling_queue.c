@@ -37,8 +37,8 @@ struct ls_squeue {
     ls_in_flight in_flight;       /* popped pods and the events received meanwhile */
     ls_vec scratch;               /* ls_qpod *: the pods one event concerns */
     uint32_t n_where[LS_Q_IN_FLIGHT + 1];   /* pods per ls_qwhere */
-    ls_event_counts event_counts;
-    ls_event_label_counts by_label[LS_SQUEUE_EVENT_LABELS];   /* the same, per event label */
+    ls_event_stats event_counts;
+    ls_event_label_stats by_label[LS_SQUEUE_EVENT_LABELS];   /* the same, per event label */
     uint32_t n_labels;
     uint64_t version;             /* bumped whenever a pod moves, comes or goes */
     uint64_t settled_version, settled_since;
@@ -292,14 +292,14 @@ static bool has_plugin(const ls_str *list, uint32_t n, ls_str plugin)
     return false;
 }
 
-static ls_event_counts *label_counts(ls_squeue *q, const char *label);
+static ls_event_stats *label_counts(ls_squeue *q, const char *label);
 static bool anyone_registered(const ls_squeue *q, const ls_cluster_event *ev);
 
 /* An unschedulable or gated pod's own update counts as an event that visits
  * that pod alone (upstream's metrics count it among the queue's events). */
 static void count_own_update(ls_squeue *q, const ls_cluster_event *ev, bool requeued)
 {
-    ls_event_counts *per = label_counts(q, ev->label);
+    ls_event_stats *per = label_counts(q, ev->label);
     bool registered = ev->actions && anyone_registered(q, ev);
     q->event_counts.events++;
     per->events++;
@@ -492,15 +492,15 @@ static bool anyone_registered(const ls_squeue *q, const ls_cluster_event *ev)
 }
 
 /* The label's counts; labels past the table's size share its last entry ("other"). */
-static ls_event_counts *label_counts(ls_squeue *q, const char *label)
+static ls_event_stats *label_counts(ls_squeue *q, const char *label)
 {
     for (uint32_t i = 0; i < q->n_labels; i++)
         if (q->by_label[i].label == label || strcmp(q->by_label[i].label, label) == 0)
-            return &q->by_label[i].counts;
+            return &q->by_label[i].stats;
     if (q->n_labels == LS_SQUEUE_EVENT_LABELS)
-        return &q->by_label[LS_SQUEUE_EVENT_LABELS - 1].counts;
+        return &q->by_label[LS_SQUEUE_EVENT_LABELS - 1].stats;
     q->by_label[q->n_labels].label = q->n_labels == LS_SQUEUE_EVENT_LABELS - 1 ? "other" : label;
-    return &q->by_label[q->n_labels++].counts;
+    return &q->by_label[q->n_labels++].stats;
 }
 
 void ls_squeue_note_event(ls_squeue *q, const char *label)
@@ -509,12 +509,12 @@ void ls_squeue_note_event(ls_squeue *q, const char *label)
     label_counts(q, label)->events++;
 }
 
-ls_event_counts ls_squeue_event_counts(const ls_squeue *q)
+ls_event_stats ls_squeue_event_counts(const ls_squeue *q)
 {
     return q->event_counts;
 }
 
-uint32_t ls_squeue_event_counts_by_label(const ls_squeue *q, ls_event_label_counts *out, uint32_t cap)
+uint32_t ls_squeue_event_counts_by_label(const ls_squeue *q, ls_event_label_stats *out, uint32_t cap)
 {
     for (uint32_t i = 0; i < q->n_labels && i < cap; i++)
         out[i] = q->by_label[i];
@@ -523,7 +523,7 @@ uint32_t ls_squeue_event_counts_by_label(const ls_squeue *q, ls_event_label_coun
 
 void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
 {
-    ls_event_counts *per = label_counts(q, ev->label ? ev->label : "?");
+    ls_event_stats *per = label_counts(q, ev->label ? ev->label : "?");
     q->event_counts.events++;
     per->events++;
     if (!anyone_registered(q, ev))

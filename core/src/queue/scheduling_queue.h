@@ -133,22 +133,13 @@ typedef struct ls_queue_counts {
     uint32_t active, backoff, unschedulable, gated, in_flight;
 } ls_queue_counts;
 ls_queue_counts ls_squeue_counts(const ls_squeue *q);
-/* What cluster events cost: every event received, those some plugin
- * registered (the others stop at once), the unschedulable pods they visited
- * (hints asked) and the pods they moved to activeQ or backoffQ. */
-typedef struct ls_event_counts {
-    uint64_t events, registered, visited, requeued;
-} ls_event_counts;
-ls_event_counts ls_squeue_event_counts(const ls_squeue *q);
+/* What cluster events cost (luasched/events.h's ls_event_stats). */
+ls_event_stats ls_squeue_event_counts(const ls_squeue *q);
 /* The same counts per event label ("NodeUpdate", "AssignedPodAdd", ...), in
  * the order the labels first came; returns how many labels (at most cap
  * filled). Labels are the emitters' static strings. */
 #define LS_SQUEUE_EVENT_LABELS 24
-typedef struct ls_event_label_counts {
-    const char *label;
-    ls_event_counts counts;
-} ls_event_label_counts;
-uint32_t ls_squeue_event_counts_by_label(const ls_squeue *q, ls_event_label_counts *out, uint32_t cap);
+uint32_t ls_squeue_event_counts_by_label(const ls_squeue *q, ls_event_label_stats *out, uint32_t cap);
 /* An event that changed nothing any plugin can register (a node heartbeat):
  * counted, nothing else. */
 void ls_squeue_note_event(ls_squeue *q, const char *label);

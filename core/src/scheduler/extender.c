@@ -25,9 +25,7 @@
 static bool read_pem(const char *data, size_t len, const char *file, char **out, size_t *out_len, ls_error *err)
 {
     if (data && len) {
-        *out = ls_xmalloc(len + 1);
-        memcpy(*out, data, len);
-        (*out)[len] = '\0';
+        *out = ls_xstrndup(data, len);
         *out_len = len;
         return true;
     }
@@ -56,9 +54,7 @@ static bool build_one(const ls_extender_config *e, ls_extender *out, ls_error *e
     size_t n = strlen(e->url_prefix);
     while (n > 0 && e->url_prefix[n - 1] == '/')
         n--;
-    out->url = ls_xmalloc(n + 1);
-    memcpy(out->url, e->url_prefix, n);
-    out->url[n] = '\0';
+    out->url = ls_xstrndup(e->url_prefix, n);
     out->timeout_ms = e->http_timeout_ns > 0 ? (long)((e->http_timeout_ns + 999999) / 1000000)
                                              : LS_DEFAULT_EXTENDER_TIMEOUT_MS;
     ls_kubeconfig kc;
@@ -114,12 +110,21 @@ void ls_extenders_free(ls_extenders *x)
     }
     free(x->items);
     free(x->verdicts);
-    free(x->raw_scores);
-    free(x->final_scores);
+    free(x->scores);
     free(x->scored);
     ls_vec_free(&x->candidates);
     ls_vec_free(&x->victims);
     free(x);
+}
+
+bool ls_extender_skip_ignorable(const ls_extender *e, char **err, int v, const char *message)
+{
+    if (!*err || !e->cfg->ignorable)
+        return false;
+    ls_log_info(v, message, "extender", e->cfg->url_prefix, "err", *err);
+    free(*err);
+    *err = NULL;
+    return true;
 }
 
 static bool verb_set(const char *verb)
@@ -214,8 +219,8 @@ bool ls_extenders_score(const ls_extenders *x, uint32_t e, uint32_t i, int64_t *
 {
     if (!x || !x->trace || e >= x->n || !x->scored[e] || i >= x->num_scored)
         return false;
-    *raw = x->raw_scores[e * x->num_scored + i];
-    *final = x->final_scores[e * x->num_scored + i];
+    *raw = x->scores[e * x->num_scored + i].raw;
+    *final = x->scores[e * x->num_scored + i].final;
     return true;
 }
 
@@ -274,34 +279,34 @@ void ls_extender_add_string(ls_buf *b, const char *s)
     cJSON_Delete(str);
 }
 
-/* The pod as the scheduler received it; without kept JSON (a configuration
- * reloaded with extenders after the pod arrived), its identity only. */
-void ls_extender_add_pod(ls_buf *b, const ls_pod *pod)
+/* An object as the scheduler received it (its kept JSON); without one (a
+ * configuration reloaded with extenders after the object arrived), its
+ * identity only: the name, and for a pod the namespace and uid. */
+static void add_object(ls_buf *b, const char *json, ls_str name, const char *ns, const char *uid)
 {
-    const char *json = ls_pod_json(pod);
     if (json) {
         ls_buf_adds(b, json);
         return;
     }
     ls_buf_adds(b, "{\"metadata\":{\"name\":");
-    ls_extender_add_string(b, ls_str_get(pod->name));
-    ls_buf_adds(b, ",\"namespace\":");
-    ls_extender_add_string(b, ls_str_get(pod->ns));
-    ls_buf_adds(b, ",\"uid\":");
-    ls_extender_add_string(b, ls_str_get(pod->uid));
+    ls_extender_add_string(b, ls_str_get(name));
+    if (ns) {
+        ls_buf_adds(b, ",\"namespace\":");
+        ls_extender_add_string(b, ns);
+        ls_buf_adds(b, ",\"uid\":");
+        ls_extender_add_string(b, uid);
+    }
     ls_buf_adds(b, "}}");
+}
+
+void ls_extender_add_pod(ls_buf *b, const ls_pod *pod)
+{
+    add_object(b, ls_pod_json(pod), pod->name, ls_str_get(pod->ns), ls_str_get(pod->uid));
 }
 
 static void add_node(ls_buf *b, const ls_node *node)
 {
-    const char *json = ls_node_json(node);
-    if (json) {
-        ls_buf_adds(b, json);
-        return;
-    }
-    ls_buf_adds(b, "{\"metadata\":{\"name\":");
-    ls_extender_add_string(b, ls_str_get(node->name));
-    ls_buf_adds(b, "}}");
+    add_object(b, ls_node_json(node), node->name, NULL, NULL);
 }
 
 /* ExtenderArgs: the pod, and the nodes (names only when nodeCacheCapable). */
@@ -476,12 +481,8 @@ bool ls_extenders_filter(ls_extenders *x, ls_cycle *c, bool *rejected, char **ms
             continue;
         uint32_t n_kept = 0;
         char *err = filter_one(e, c, kept, &n_kept);
-        if (err && e->cfg->ignorable) {
-            ls_log_info(0, "Skipping extender as it returned error and has ignorable flag set", "extender",
-                        e->cfg->url_prefix, "err", err);
-            free(err);
+        if (ls_extender_skip_ignorable(e, &err, 0, "Skipping extender as it returned error and has ignorable flag set"))
             continue;
-        }
         if (err) {
             free(kept);
             *msg = err;
@@ -528,8 +529,8 @@ static void prioritize_one(ls_extenders *x, uint32_t ei, const ls_cycle *c, int6
                 continue;
             totals[i] += final;
             if (x->trace) {
-                x->raw_scores[ei * x->num_scored + i] += raw;
-                x->final_scores[ei * x->num_scored + i] += final;
+                x->scores[ei * x->num_scored + i].raw += raw;
+                x->scores[ei * x->num_scored + i].final += final;
             }
         }
     }
@@ -545,13 +546,10 @@ static void trace_scores(ls_extenders *x, uint32_t num_feasible)
     uint32_t need = x->n * num_feasible;
     if (need > x->scores_cap) {
         x->scores_cap = need;
-        x->raw_scores = ls_xrealloc(x->raw_scores, need * sizeof *x->raw_scores);
-        x->final_scores = ls_xrealloc(x->final_scores, need * sizeof *x->final_scores);
+        x->scores = ls_xrealloc(x->scores, need * sizeof *x->scores);
     }
-    if (need) {
-        memset(x->raw_scores, 0, need * sizeof *x->raw_scores);
-        memset(x->final_scores, 0, need * sizeof *x->final_scores);
-    }
+    if (need)
+        memset(x->scores, 0, need * sizeof *x->scores);
 }
 
 void ls_extenders_prioritize(ls_extenders *x, const ls_cycle *c, int64_t *totals)
@@ -597,12 +595,9 @@ int ls_extenders_bind(ls_extenders *x, const ls_pod *pod, ls_str node, char **ms
         if (!verb_set(e->cfg->bind_verb) || !ls_extender_interested(e, pod))
             continue;
         char *err = bind_one(e, pod, node);
-        if (err && e->cfg->ignorable) {
-            ls_log_info(0, "Skipping extender in bind as it returned error and has ignorable flag set", "extender",
-                        e->cfg->url_prefix, "err", err);
-            free(err);
+        if (ls_extender_skip_ignorable(e, &err, 0,
+                                       "Skipping extender in bind as it returned error and has ignorable flag set"))
             continue;
-        }
         *msg = err;
         return err ? -1 : 1;
     }

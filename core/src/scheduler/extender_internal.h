@@ -29,6 +29,12 @@ typedef struct extender_candidate {
 /* A node an extender filtered out without a FailedNodes entry. */
 #define LS_EXTENDER_DROPPED UINT32_MAX
 
+/* One extender's score of one node: as it gave it, and weighted to the
+ * plugins' range (what the total gets). */
+typedef struct extender_score {
+    int64_t raw, final;
+} extender_score;
+
 struct ls_extenders {
     uint32_t n;
     ls_extender *items;              /* ignorable ones last */
@@ -38,7 +44,7 @@ struct ls_extenders {
     bool trace;
     uint32_t *verdicts;              /* per snapshot node index: 0 not asked, 1 passed, status id + 1, or DROPPED */
     uint32_t verdicts_cap;
-    int64_t *raw_scores, *final_scores;   /* [e * num_scored + i] */
+    extender_score *scores;          /* [e * num_scored + i] */
     uint8_t *scored;                 /* per extender: gave scores this cycle */
     uint32_t scores_cap, num_scored;
 };
@@ -50,6 +56,11 @@ bool ls_extender_interested(const ls_extender *e, const ls_pod *pod);
 cJSON *ls_extender_send(const ls_extender *e, const char *verb, const char *body, char **msg);
 void ls_extender_add_string(ls_buf *b, const char *s);
 char *ls_extender_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error (*err, freed and cleared) from an ignorable extender is logged with
+ * upstream's message at verbosity v and dropped: true then, and the caller
+ * goes on to the next extender. False when there is no error or the extender
+ * is not ignorable. */
+bool ls_extender_skip_ignorable(const ls_extender *e, char **err, int v, const char *message);
 void ls_extender_add_pod(ls_buf *b, const ls_pod *pod);
 
 #endif

@@ -202,12 +202,8 @@ int ls_extenders_process_preemption(ls_extenders *x, const ls_cycle *cycle, char
         if (!e->cfg->preempt_verb || !e->cfg->preempt_verb[0] || !ls_extender_interested(e, cycle->pod))
             continue;
         char *err = process_one(x, e, cycle);
-        if (err && e->cfg->ignorable) {
-            ls_log_info(2, "Skipped extender as it returned error and has ignorable flag set", "extender",
-                        e->cfg->url_prefix, "err", err);
-            free(err);
+        if (ls_extender_skip_ignorable(e, &err, 2, "Skipped extender as it returned error and has ignorable flag set"))
             continue;
-        }
         if (err) {
             *msg = err;
             return -1;

@@ -687,18 +687,12 @@ ls_fault_counts ls_scheduler_faults(const ls_scheduler *s)
 
 ls_event_stats ls_scheduler_event_stats(const ls_scheduler *s)
 {
-    ls_event_counts c = ls_squeue_event_counts(s->queue);
-    return (ls_event_stats){c.events, c.registered, c.visited, c.requeued};
+    return ls_squeue_event_counts(s->queue);
 }
 
 uint32_t ls_scheduler_event_stats_by_label(const ls_scheduler *s, ls_event_label_stats *out, uint32_t cap)
 {
-    ls_event_label_counts all[LS_SQUEUE_EVENT_LABELS];
-    uint32_t n = ls_squeue_event_counts_by_label(s->queue, all, LS_SQUEUE_EVENT_LABELS);
-    for (uint32_t i = 0; i < n && i < cap; i++) {
-        ls_event_counts c = all[i].counts;
-        out[i] = (ls_event_label_stats){all[i].label, {c.events, c.registered, c.visited, c.requeued}};
-    }
+    uint32_t n = ls_squeue_event_counts_by_label(s->queue, out, cap);
     return n < cap ? n : cap;
 }
 

@@ -19,9 +19,7 @@ static char *entry_text(X509_NAME_ENTRY *e)
     int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(e));
     if (n < 0)
         return NULL;
-    char *s = ls_xmalloc((size_t)n + 1);
-    memcpy(s, utf8, (size_t)n);
-    s[n] = '\0';
+    char *s = ls_xstrndup((const char *)utf8, (size_t)n);
     OPENSSL_free(utf8);
     return s;
 }

@@ -141,16 +141,7 @@ static void parse_allow(ls_delegated_auth *a, const char *list)
     for (const char *p = list; *p; p++)
         cap += *p == ',';
     a->allow = ls_xcalloc(cap, sizeof *a->allow);
-    for (const char *p = list; *p;) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (n) {
-            a->allow[a->n_allow] = ls_xmalloc(n + 1);
-            memcpy(a->allow[a->n_allow], p, n);
-            a->allow[a->n_allow++][n] = '\0';
-        }
-        p += n + (comma ? 1 : 0);
-    }
+    a->n_allow = (int)ls_split(list, ',', a->allow, cap);
 }
 
 ls_delegated_auth *ls_delegated_auth_new(const ls_delegated_auth_options *o)
@@ -172,9 +163,7 @@ void ls_delegated_auth_free(ls_delegated_auth *a)
 {
     if (!a)
         return;
-    for (int i = 0; i < a->n_allow; i++)
-        free(a->allow[i]);
-    free(a->allow);
+    ls_strv_free(a->allow, (size_t)a->n_allow);
     cache_free(&a->tokens);
     cache_free(&a->access);
     free(a);
@@ -203,6 +192,16 @@ static cJSON *post_review(ls_delegated_auth *a, ls_kclient *c, const char *path,
     return out;
 }
 
+/* {"apiVersion": api_version, "kind": kind, "spec": {}}; *spec gets the spec to fill. */
+static cJSON *review_request(const char *api_version, const char *kind, cJSON **spec)
+{
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "apiVersion", api_version);
+    cJSON_AddStringToObject(body, "kind", kind);
+    *spec = cJSON_AddObjectToObject(body, "spec");
+    return body;
+}
+
 /* TokenReview: true with *who filled when the token is valid. */
 static bool review_token(ls_delegated_auth *a, const char *token, identity *who)
 {
@@ -211,10 +210,8 @@ static bool review_token(ls_delegated_auth *a, const char *token, identity *who)
     bool ok;
     if (cache_get(&a->tokens, key, &ok, who, NULL))
         return ok;
-    cJSON *body = cJSON_CreateObject();
-    cJSON_AddStringToObject(body, "apiVersion", "authentication.k8s.io/v1");
-    cJSON_AddStringToObject(body, "kind", "TokenReview");
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(body, "spec"), "token", token);
+    cJSON *spec, *body = review_request("authentication.k8s.io/v1", "TokenReview", &spec);
+    cJSON_AddStringToObject(spec, "token", token);
     cJSON *answer = post_review(a, a->authn, "/apis/authentication.k8s.io/v1/tokenreviews", body);
     if (!answer)   /* an unreachable server is not cached: the next request asks again */
         return false;
@@ -263,10 +260,7 @@ static bool review_access(ls_delegated_auth *a, const identity *who, const char 
     bool ok;
     if (cache_get(&a->access, key, &ok, NULL, reason))
         return ok;
-    cJSON *body = cJSON_CreateObject();
-    cJSON_AddStringToObject(body, "apiVersion", "authorization.k8s.io/v1");
-    cJSON_AddStringToObject(body, "kind", "SubjectAccessReview");
-    cJSON *spec = cJSON_AddObjectToObject(body, "spec");
+    cJSON *spec, *body = review_request("authorization.k8s.io/v1", "SubjectAccessReview", &spec);
     cJSON *nr = cJSON_AddObjectToObject(spec, "nonResourceAttributes");
     cJSON_AddStringToObject(nr, "path", path);
     cJSON_AddStringToObject(nr, "verb", verb);

@@ -21,7 +21,8 @@
 struct ls_http_server {
     struct MHD_Daemon *daemon;
     ls_http_server_opts opts;
-    char *host, *cert, *key, *trust;
+    ls_arena text;             /* owns host and the TLS PEM texts */
+    const char *host, *cert, *key, *trust;
     uint16_t port;
     volatile bool stopping;
 };
@@ -362,10 +363,7 @@ static bool parse_addr(const char *host, uint16_t port, struct sockaddr_storage 
 
 static void free_server(ls_http_server *s)
 {
-    free(s->host);
-    free(s->cert);
-    free(s->key);
-    free(s->trust);
+    ls_arena_free(&s->text);
     free(s);
 }
 
@@ -377,7 +375,7 @@ ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err
     }
     ls_http_server *s = ls_xcalloc(1, sizeof *s);
     s->opts = *o;
-    s->host = ls_xstrdup(o->host ? o->host : "127.0.0.1");
+    s->host = ls_arena_strdup(&s->text, o->host ? o->host : "127.0.0.1");
     struct sockaddr_storage ss;
     bool v6;
     if (!parse_addr(s->host, o->port, &ss, &v6)) {
@@ -399,10 +397,10 @@ ls_http_server *ls_http_server_start(const ls_http_server_opts *o, ls_error *err
     if (MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES)
         flags |= MHD_USE_POLL;
     if (tls) {
-        s->cert = ls_xstrdup(o->tls_cert_pem);
-        s->key = ls_xstrdup(o->tls_key_pem);
+        s->cert = ls_arena_strdup(&s->text, o->tls_cert_pem);
+        s->key = ls_arena_strdup(&s->text, o->tls_key_pem);
         /* With client CAs, MHD asks every client for a certificate (optional for the client). */
-        s->trust = o->client_ca_pem ? ls_xstrdup(o->client_ca_pem) : NULL;
+        s->trust = ls_arena_strdup_opt(&s->text, o->client_ca_pem);
         s->daemon = MHD_start_daemon(flags, o->port, NULL, NULL, on_access, s, MHD_OPTION_SOCK_ADDR, &ss,
                                      MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
                                      s, MHD_OPTION_HTTPS_MEM_CERT, s->cert, MHD_OPTION_HTTPS_MEM_KEY, s->key,

@@ -66,10 +66,7 @@ static char *bio_string(BIO *b)
 {
     char *data;
     long n = BIO_get_mem_data(b, &data);
-    char *s = ls_xmalloc((size_t)n + 1);
-    memcpy(s, data, (size_t)n);
-    s[n] = '\0';
-    return s;
+    return ls_xstrndup(data, (size_t)n);
 }
 
 static bool fill_cert(X509 *x, EVP_PKEY *key, const char *const *hosts, size_t n)

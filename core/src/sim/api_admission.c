@@ -21,7 +21,7 @@ static const cJSON *find_class(ls_api *a, const char *name)
     api_coll *c = api_coll_of(a, ls_api_resource_find("scheduling.k8s.io", "v1", "priorityclasses"));
     for (uint32_t i = 0; i < c->len; i++) {
         const cJSON *pc = c->items[i]->obj;
-        const char *n = api_str(pc, "metadata", "name");
+        const char *n = ls_json_text(pc, "metadata", "name");
         if (name ? n && strcmp(n, name) == 0 : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pc, "globalDefault")))
             return pc;
     }
@@ -33,16 +33,16 @@ static const cJSON *find_class(ls_api *a, const char *name)
  * in the spec is kept, as the embedded cluster does for dumped pods. */
 static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 {
-    cJSON *spec = api_child_object(pod, "spec");
-    const char *cls = api_str(spec, "priorityClassName", NULL);
+    cJSON *spec = ls_json_child_object(pod, "spec");
+    const char *cls = ls_json_text(spec, "priorityClassName", NULL);
     const cJSON *pc = cls ? find_class(a, cls) : find_class(a, NULL);
     double value = 0;
     const char *policy = NULL;
     if (pc) {
         value = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(pc, "value"));
-        policy = api_str(pc, "preemptionPolicy", NULL);
+        policy = ls_json_text(pc, "preemptionPolicy", NULL);
         if (!cls)
-            cJSON_AddStringToObject(spec, "priorityClassName", api_str(pc, "metadata", "name"));
+            cJSON_AddStringToObject(spec, "priorityClassName", ls_json_text(pc, "metadata", "name"));
     } else if (cls) {
         size_t i = 0;
         while (i < 2 && strcmp(system_classes[i].name, cls) != 0)
@@ -56,25 +56,25 @@ static int admit_priority(ls_api *a, cJSON *pod, const char *name, cJSON **out)
     }
     if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(spec, "priority")))
         api_set_item(spec, "priority", cJSON_CreateNumber(value));
-    if (!api_str(spec, "preemptionPolicy", NULL))
+    if (!ls_json_text(spec, "preemptionPolicy", NULL))
         cJSON_AddStringToObject(spec, "preemptionPolicy", policy ? policy : "PreemptLowerPriority");
     return 0;
 }
 
 static int default_pod(ls_api *a, cJSON *pod, const char *name, cJSON **out)
 {
-    cJSON *spec = api_child_object(pod, "spec");
-    if (!api_str(spec, "schedulerName", NULL))
+    cJSON *spec = ls_json_child_object(pod, "spec");
+    if (!ls_json_text(spec, "schedulerName", NULL))
         cJSON_AddStringToObject(spec, "schedulerName", "default-scheduler");
-    cJSON *status = api_child_object(pod, "status");
-    if (!api_str(status, "phase", NULL))
-        cJSON_AddStringToObject(status, "phase", api_str(spec, "nodeName", NULL) ? "Running" : "Pending");
+    cJSON *status = ls_json_child_object(pod, "status");
+    if (!ls_json_text(status, "phase", NULL))
+        cJSON_AddStringToObject(status, "phase", ls_json_text(spec, "nodeName", NULL) ? "Running" : "Pending");
     return admit_priority(a, pod, name, out);
 }
 
 static void default_node(cJSON *node)
 {
-    cJSON *status = api_child_object(node, "status");
+    cJSON *status = ls_json_child_object(node, "status");
     if (cJSON_GetObjectItemCaseSensitive(status, "conditions"))
         return;
     cJSON *conds = cJSON_AddArrayToObject(status, "conditions");
@@ -93,6 +93,6 @@ int api_admit(ls_api *a, const ls_api_resource *r, cJSON *obj, const char *name,
     if (strcmp(r->kind, "Node") == 0)
         default_node(obj);
     if (strcmp(r->kind, "Namespace") == 0)
-        api_set_str(api_child_object(obj, "status"), "phase", "Active");
+        ls_json_set_string(ls_json_child_object(obj, "status"), "phase", "Active");
     return 0;
 }

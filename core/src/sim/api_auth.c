@@ -36,19 +36,8 @@ static void add_user(api_auth *a, const char *token, const char *name, size_t na
     api_user *u = ls_vec_push(&a->users);
     memset(u, 0, sizeof *u);
     u->token = ls_xstrdup(token);
-    u->name = ls_xmalloc(name_len + 1);
-    memcpy(u->name, name, name_len);
-    u->name[name_len] = '\0';
-    for (const char *g = groups; g && *g && u->n_groups < MAX_GROUPS;) {
-        const char *comma = strchr(g, ',');
-        size_t n = comma ? (size_t)(comma - g) : strlen(g);
-        if (n) {
-            u->groups[u->n_groups] = ls_xmalloc(n + 1);
-            memcpy(u->groups[u->n_groups], g, n);
-            u->groups[u->n_groups++][n] = '\0';
-        }
-        g = comma ? comma + 1 : g + n;
-    }
+    u->name = ls_xstrndup(name, name_len);
+    u->n_groups = (int)ls_split(groups ? groups : "", ',', u->groups, MAX_GROUPS);
 }
 
 api_auth *api_auth_new(const char *admin_token)

@@ -13,7 +13,7 @@
 
 static void set_scheduled_condition(cJSON *pod)
 {
-    cJSON *status = api_child_object(pod, "status");
+    cJSON *status = ls_json_child_object(pod, "status");
     cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
     if (!cJSON_IsArray(conds)) {
         cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
@@ -21,7 +21,7 @@ static void set_scheduled_condition(cJSON *pod)
     }
     cJSON *cond = NULL;
     for (cJSON *c = conds->child; c && !cond; c = c->next)
-        if (api_str(c, "type", NULL) && strcmp(api_str(c, "type", NULL), "PodScheduled") == 0)
+        if (ls_json_text(c, "type", NULL) && strcmp(ls_json_text(c, "type", NULL), "PodScheduled") == 0)
             cond = c;
     if (!cond) {
         cond = cJSON_CreateObject();
@@ -30,8 +30,8 @@ static void set_scheduled_condition(cJSON *pod)
     }
     char ts[32];
     api_now(ts, sizeof ts);
-    api_set_str(cond, "status", "True");
-    api_set_str(cond, "lastTransitionTime", ts);
+    ls_json_set_string(cond, "status", "True");
+    ls_json_set_string(cond, "lastTransitionTime", ts);
     cJSON_DeleteItemFromObjectCaseSensitive(cond, "reason");
     cJSON_DeleteItemFromObjectCaseSensitive(cond, "message");
 }
@@ -41,10 +41,10 @@ static int refuse_binding(ls_api *a, api_obj *o, const char *name, const char *t
     ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, o->record - 1);
     rec->refused++;
     if (!rec->refused_node)
-        rec->refused_node = ls_xstrdup(target);
+        rec->refused_node = ls_arena_strdup(&a->record_text, target);
     char msg[900];
     snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned to "
-             "node \"%s\"", name, name, api_str(o->obj, "spec", "nodeName"));
+             "node \"%s\"", name, name, ls_json_text(o->obj, "spec", "nodeName"));
     return api_fail_named(out, 409, "Conflict", ls_api_resource_find("", "v1", "pods"), name, msg);
 }
 
@@ -52,13 +52,13 @@ static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char
 {
     const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
     cJSON *next = cJSON_Duplicate(o->obj, 1);
-    api_set_str(api_child_object(next, "spec"), "nodeName", target);
+    ls_json_set_string(ls_json_child_object(next, "spec"), "nodeName", target);
     /* ClearingNominatedNodeNameAfterBinding: the nomination has served its purpose. */
-    cJSON_DeleteItemFromObjectCaseSensitive(api_child_object(next, "status"), "nominatedNodeName");
+    cJSON_DeleteItemFromObjectCaseSensitive(ls_json_child_object(next, "status"), "nominatedNodeName");
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(binding, "metadata"),
                                                        "annotations");
     if (cJSON_IsObject(ann))
-        api_patch_apply(api_child_object(api_child_object(next, "metadata"), "annotations"), ann, false);
+        api_patch_apply(ls_json_child_object(ls_json_child_object(next, "metadata"), "annotations"), ann, false);
     set_scheduled_condition(next);
     api_set_rv(next, ++a->rv);
     cJSON *old = o->obj;
@@ -69,8 +69,7 @@ static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char
     rec->binds++;
     a->bindings++;
     a->scheduled_events_at_last_bind = a->scheduled_events;
-    free(rec->node);
-    rec->node = ls_xstrdup(target);
+    rec->node = ls_arena_strdup(&a->record_text, target);   /* a pod binds once (a refused second binding keeps it) */
     rec->missing_node = !api_coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "nodes")), target);
     *out = ls_api_status(201, NULL, NULL);
     return 201;
@@ -79,8 +78,8 @@ static int apply_binding(ls_api *a, api_obj *o, const cJSON *binding, const char
 int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *binding, cJSON **out)
 {
     const ls_api_resource *pods = ls_api_resource_find("", "v1", "pods");
-    const char *target = api_str(binding, "target", "name");
-    const char *uid = api_str(binding, "metadata", "uid");
+    const char *target = ls_json_text(binding, "target", "name");
+    const char *uid = ls_json_text(binding, "metadata", "uid");
     char msg[900];
     if (!target || !*target) {
         snprintf(msg, sizeof msg, "Binding \"%s\" is invalid: target.name: Required value", name);
@@ -88,7 +87,7 @@ int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *bindin
     }
     pthread_mutex_lock(&a->mu);
     api_obj *o = api_lookup(a, pods, ns, name);
-    const char *have = o ? api_str(o->obj, "metadata", "uid") : NULL;
+    const char *have = o ? ls_json_text(o->obj, "metadata", "uid") : NULL;
     int code;
     if (!o) {
         code = api_not_found(out, pods, name);
@@ -96,7 +95,7 @@ int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *bindin
         snprintf(msg, sizeof msg, "Operation cannot be fulfilled on pods/binding \"%s\": Precondition failed: UID in "
                  "precondition: %s, UID in object meta: %s", name, uid, have ? have : "");
         code = api_fail_named(out, 409, "Conflict", pods, name, msg);
-    } else if (api_str(o->obj, "spec", "nodeName") && *api_str(o->obj, "spec", "nodeName")) {
+    } else if (ls_json_text(o->obj, "spec", "nodeName") && *ls_json_text(o->obj, "spec", "nodeName")) {
         code = refuse_binding(a, o, name, target, out);
     } else {
         code = apply_binding(a, o, binding, target, out);

@@ -45,7 +45,7 @@ static bool cluster_scoped(const char *kind, const char *plural, const char *ver
 
 const ls_api_resource *api_custom_register(const cJSON *obj, ls_error *err)
 {
-    const char *kind = api_str(obj, "kind", NULL), *av = api_str(obj, "apiVersion", NULL);
+    const char *kind = ls_json_text(obj, "kind", NULL), *av = ls_json_text(obj, "apiVersion", NULL);
     char name[400];
     if (!ls_custom_resource_name(kind, av, name, sizeof name))
         return NULL;   /* core or built-in groups are served from the fixed table or not at all */

@@ -5,6 +5,7 @@
 #ifndef LS_SIM_API_INTERNAL_H
 #define LS_SIM_API_INTERNAL_H
 
+#include "model/doc.h"
 #include "sim/apiserver.h"
 
 #include <pthread.h>
@@ -42,6 +43,7 @@ struct ls_api {
     uint32_t ring_cap, ring_len, ring_head;   /* head: the oldest event */
     ls_vec records;            /* ls_api_record */
     ls_vec claims;             /* api_claim_record: claims the PV controller bound */
+    ls_arena record_text;      /* the records' strings and the claims' names: they live as long as the store */
     ls_api_faults faults;
     uint64_t injected[API_FAULT_KINDS];   /* faults injected so far, by kind (for the record) */
     uint64_t rng, uid_seq;
@@ -94,9 +96,6 @@ void api_selector_free(api_selector *s);
 void api_patch_apply(cJSON *target, const cJSON *patch, bool strategic);
 
 /* store.c */
-const char *api_str(const cJSON *obj, const char *a, const char *b);   /* obj.a.b string or NULL */
-cJSON *api_child_object(cJSON *obj, const char *key);   /* obj.key, made an object if it is not one */
-void api_set_str(cJSON *obj, const char *key, const char *value);   /* value must not live in obj.key */
 void api_set_item(cJSON *obj, const char *key, cJSON *item);
 void api_set_rv(cJSON *obj, uint64_t rv);
 void api_now(char *buf, size_t len);                     /* RFC 3339, UTC, seconds */

@@ -53,9 +53,7 @@ static bool decode_token(const char *tok, uint64_t *rv, char **key)
     }
     if (ok) {
         size_t klen = (size_t)len - (size_t)(nl + 1 - (char *)raw);
-        *key = ls_xmalloc(klen + 1);
-        memcpy(*key, nl + 1, klen);
-        (*key)[klen] = '\0';
+        *key = ls_xstrndup(nl + 1, klen);
     }
     free(raw);
     return ok;

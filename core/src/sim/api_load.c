@@ -13,7 +13,7 @@
  * registered on first sight); NULL for kinds not served. */
 static const ls_api_resource *resource_of(const cJSON *obj, ls_error *err)
 {
-    const char *kind = api_str(obj, "kind", NULL), *av = api_str(obj, "apiVersion", NULL);
+    const char *kind = ls_json_text(obj, "kind", NULL), *av = ls_json_text(obj, "apiVersion", NULL);
     if (!kind)
         return NULL;
     char group[128] = "";
@@ -31,11 +31,11 @@ static const ls_api_resource *resource_of(const cJSON *obj, ls_error *err)
 static bool create_doc(ls_api *a, const ls_doc_set *doc, const cJSON *obj, const ls_api_resource *r, ls_error *err)
 {
     cJSON *res = NULL;
-    const char *ns = r->namespaced ? api_str(obj, "metadata", "namespace") : NULL;
+    const char *ns = r->namespaced ? ls_json_text(obj, "metadata", "namespace") : NULL;
     int code = api_create(a, r, ns ? ns : (r->namespaced ? "default" : NULL), cJSON_Duplicate(obj, 1), true, &res);
     if (code >= 300) {
-        const char *msg = api_str(res, "message", NULL);
-        ls_errorf(err, "%s:%d: %s: %s", ls_doc_source(doc), ls_doc_line(doc, obj), api_str(obj, "kind", NULL),
+        const char *msg = ls_json_text(res, "message", NULL);
+        ls_errorf(err, "%s:%d: %s: %s", ls_doc_source(doc), ls_doc_line(doc, obj), ls_json_text(obj, "kind", NULL),
                   msg ? msg : "rejected");
     }
     cJSON_Delete(res);
@@ -74,7 +74,7 @@ bool ls_api_load_file(ls_api *a, const char *path, ls_error *err)
                 continue;
             bool early = strcmp(r->kind, "PriorityClass") == 0 || strcmp(r->kind, "Namespace") == 0;
             if (pass == 1 && r->namespaced) {
-                const char *ns = api_str(obj, "metadata", "namespace");
+                const char *ns = ls_json_text(obj, "metadata", "namespace");
                 ensure_namespace(a, ns ? ns : "default");
             }
             if (early == (pass == 0))

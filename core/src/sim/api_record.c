@@ -12,13 +12,13 @@
 void api_record_add(ls_api *a, api_obj *o, const char *ns, const char *name)
 {
     ls_api_record *rec = ls_vec_push(&a->records);
-    rec->ns = ls_xstrdup(ns ? ns : "");
-    rec->name = ls_xstrdup(name);
-    const char *uid = api_str(o->obj, "metadata", "uid");
-    rec->uid = ls_xstrdup(uid ? uid : "");
-    const char *node = api_str(o->obj, "spec", "nodeName");
+    rec->ns = ls_arena_strdup(&a->record_text, ns ? ns : "");
+    rec->name = ls_arena_strdup(&a->record_text, name);
+    const char *uid = ls_json_text(o->obj, "metadata", "uid");
+    rec->uid = ls_arena_strdup(&a->record_text, uid ? uid : "");
+    const char *node = ls_json_text(o->obj, "spec", "nodeName");
     rec->running = node != NULL;
-    rec->node = node ? ls_xstrdup(node) : NULL;
+    rec->node = ls_arena_strdup_opt(&a->record_text, node);
     o->record = a->records.len;
 }
 

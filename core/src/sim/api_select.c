@@ -31,10 +31,7 @@ static char *trimmed(const char *s, size_t len)
         s++, len--;
     while (len && isspace((unsigned char)s[len - 1]))
         len--;
-    char *out = ls_xmalloc(len + 1);
-    memcpy(out, s, len);
-    out[len] = '\0';
-    return out;
+    return ls_xstrndup(s, len);
 }
 
 static req *push(api_selector *s)

@@ -19,29 +19,6 @@
 
 /* ---- small JSON helpers */
 
-const char *api_str(const cJSON *obj, const char *a, const char *b)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
-    if (b)
-        x = cJSON_GetObjectItemCaseSensitive(x, b);
-    return cJSON_IsString(x) ? x->valuestring : NULL;
-}
-
-cJSON *api_child_object(cJSON *obj, const char *key)
-{
-    cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (cJSON_IsObject(c))
-        return c;
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-    return cJSON_AddObjectToObject(obj, key);
-}
-
-void api_set_str(cJSON *obj, const char *key, const char *value)
-{
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-    cJSON_AddStringToObject(obj, key, value);
-}
-
 void api_set_item(cJSON *obj, const char *key, cJSON *item)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
@@ -52,7 +29,7 @@ void api_set_rv(cJSON *obj, uint64_t rv)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)rv);
-    api_set_str(api_child_object(obj, "metadata"), "resourceVersion", buf);
+    ls_json_set_string(ls_json_child_object(obj, "metadata"), "resourceVersion", buf);
 }
 
 void api_now(char *buf, size_t len)
@@ -299,15 +276,8 @@ void ls_api_free(ls_api *a)
     for (uint32_t i = 0; i < a->ring_len; i++)
         event_release(&a->ring[(a->ring_head + i) % a->ring_cap]);
     free(a->ring);
-    for (uint32_t i = 0; i < a->records.len; i++) {
-        ls_api_record *rec = &LS_VEC_AT(&a->records, ls_api_record, i);
-        free(rec->ns);
-        free(rec->name);
-        free(rec->uid);
-        free(rec->node);
-        free(rec->refused_node);
-    }
     ls_vec_free(&a->records);
+    ls_arena_free(&a->record_text);
     api_volumes_free(a);
     pthread_cond_destroy(&a->changed);
     pthread_mutex_destroy(&a->mu);
@@ -362,7 +332,7 @@ static int check_type(const ls_api_resource *r, cJSON *obj, cJSON **out)
 {
     char gv[128], msg[400];
     api_group_version(r, gv, sizeof gv);
-    const char *av = api_str(obj, "apiVersion", NULL), *kind = api_str(obj, "kind", NULL);
+    const char *av = ls_json_text(obj, "apiVersion", NULL), *kind = ls_json_text(obj, "kind", NULL);
     if (av && strcmp(av, gv) != 0) {
         snprintf(msg, sizeof msg, "the API version in the data (%s) does not match the expected API version (%s)",
                  av, gv);
@@ -373,8 +343,8 @@ static int check_type(const ls_api_resource *r, cJSON *obj, cJSON **out)
                  "match the expected kind", kind, r->version, r->kind);
         return api_fail(out, 400, "BadRequest", msg);
     }
-    api_set_str(obj, "apiVersion", gv);
-    api_set_str(obj, "kind", r->kind);
+    ls_json_set_string(obj, "apiVersion", gv);
+    ls_json_set_string(obj, "kind", r->kind);
     return 0;
 }
 
@@ -382,7 +352,7 @@ static int check_type(const ls_api_resource *r, cJSON *obj, cJSON **out)
 static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, cJSON *meta, char *name,
                           size_t len, cJSON **out)
 {
-    const char *n = api_str(meta, "name", NULL), *gen = api_str(meta, "generateName", NULL);
+    const char *n = ls_json_text(meta, "name", NULL), *gen = ls_json_text(meta, "generateName", NULL);
     char msg[600];
     /* Upstream's rules for names in a path segment, and its length limit: a
      * longer name was cut short in name and in the key (so the object could
@@ -401,7 +371,7 @@ static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, c
         char sfx[6];
         random_suffix(a, sfx);
         snprintf(name, len, "%s%s", gen, sfx);
-        api_set_str(meta, "name", name);
+        ls_json_set_string(meta, "name", name);
     } else if (n && *n) {
         snprintf(name, len, "%s", n);
     } else {
@@ -413,14 +383,14 @@ static int check_identity(ls_api *a, const ls_api_resource *r, const char *ns, c
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "namespace");
         return 0;
     }
-    const char *body_ns = api_str(meta, "namespace", NULL);
+    const char *body_ns = ls_json_text(meta, "namespace", NULL);
     if (body_ns && ns && strcmp(body_ns, ns) != 0)
         return api_fail(out, 400, "BadRequest",
                         "the namespace of the provided object does not match the namespace sent on the request");
     char chosen[256];   /* copied first: set_str frees the member body_ns points into */
     snprintf(chosen, sizeof chosen, "%s", ns ? ns : body_ns ? body_ns : "default");
-    api_set_str(meta, "namespace", chosen);
-    const char *the_ns = api_str(meta, "namespace", NULL);
+    ls_json_set_string(meta, "namespace", chosen);
+    const char *the_ns = ls_json_text(meta, "namespace", NULL);
     if (!api_coll_find(api_coll_of(a, ls_api_resource_find("", "v1", "namespaces")), the_ns)) {
         snprintf(msg, sizeof msg, "namespaces \"%s\" not found", the_ns);
         return api_fail_named(out, 404, "NotFound", ls_api_resource_find("", "v1", "namespaces"), the_ns, msg);
@@ -437,12 +407,12 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
         cJSON_Delete(obj);
         return api_fail(out, 400, "BadRequest", "the body of the request is not a JSON object");
     }
-    cJSON *meta = api_child_object(obj, "metadata");
+    cJSON *meta = ls_json_child_object(obj, "metadata");
     if ((code = check_type(r, obj, out)) || (code = check_identity(a, r, ns, meta, name, sizeof name, out))) {
         cJSON_Delete(obj);
         return code;
     }
-    key_of(r, api_str(meta, "namespace", NULL), name, key, sizeof key);
+    key_of(r, ls_json_text(meta, "namespace", NULL), name, key, sizeof key);
     api_coll *c = api_coll_of(a, r);
     if (api_coll_find(c, key)) {
         cJSON_Delete(obj);
@@ -455,19 +425,19 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
     }
     char uid[64], ts[32];
     make_uid(a, uid, sizeof uid);
-    api_set_str(meta, "uid", uid);
-    if (!from_file || !api_str(meta, "creationTimestamp", NULL)) {
+    ls_json_set_string(meta, "uid", uid);
+    if (!from_file || !ls_json_text(meta, "creationTimestamp", NULL)) {
         api_now(ts, sizeof ts);
-        api_set_str(meta, "creationTimestamp", ts);
+        ls_json_set_string(meta, "creationTimestamp", ts);
     }
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "deletionTimestamp");
     api_set_rv(obj, ++a->rv);
     api_obj *o = coll_insert(c, key, obj);
     if (strcmp(r->kind, "Pod") == 0)
-        api_record_add(a, o, api_str(meta, "namespace", NULL), name);
+        api_record_add(a, o, ls_json_text(meta, "namespace", NULL), name);
     api_emit(a, API_ADDED, r, obj, NULL);
     if (api_is_event(r)) {
-        const char *reason = api_str(obj, "reason", NULL);
+        const char *reason = ls_json_text(obj, "reason", NULL);
         a->scheduled_events += reason && strcmp(reason, "Scheduled") == 0;
         api_events_mirror(a, r, obj);
     }
@@ -477,8 +447,8 @@ static int create_locked(ls_api *a, const ls_api_resource *r, const char *ns, cJ
 
 bool api_store_put_locked(ls_api *a, const ls_api_resource *r, const cJSON *obj)
 {
-    const char *ns = r->namespaced ? api_str(obj, "metadata", "namespace") : NULL;
-    const char *name = api_str(obj, "metadata", "name");
+    const char *ns = r->namespaced ? ls_json_text(obj, "metadata", "namespace") : NULL;
+    const char *name = ls_json_text(obj, "metadata", "name");
     api_obj *o = name ? api_lookup(a, r, ns ? ns : "default", name) : NULL;
     if (!o) {
         cJSON *out = NULL;
@@ -536,7 +506,7 @@ int ls_api_get(ls_api *a, const ls_api_resource *r, const char *ns, const char *
 
 static bool same_field(const cJSON *a, const cJSON *b, const char *f1, const char *f2)
 {
-    const char *x = api_str(a, f1, f2), *y = api_str(b, f1, f2);
+    const char *x = ls_json_text(a, f1, f2), *y = ls_json_text(b, f1, f2);
     return (!x && !y) || (x && y && strcmp(x, y) == 0);
 }
 
@@ -547,7 +517,7 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
                          cJSON **out)
 {
     cJSON *old = o->obj;
-    const char *name = api_str(old, "metadata", "name");
+    const char *name = ls_json_text(old, "metadata", "name");
     if (status_only) {
         cJSON *status = cJSON_DetachItemFromObjectCaseSensitive(next, "status");
         cJSON_Delete(next);
@@ -572,7 +542,7 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         cJSON_Delete(next);
         return api_fail_named(out, 422, "Invalid", r, name, msg);
     }
-    cJSON *meta = api_child_object(next, "metadata");
+    cJSON *meta = ls_json_child_object(next, "metadata");
     cJSON *old_meta = cJSON_GetObjectItemCaseSensitive(old, "metadata");
     static const char *const kept[] = {"name", "namespace", "uid", "creationTimestamp", "resourceVersion"};
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
@@ -580,8 +550,8 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         if (v)
             api_set_item(meta, kept[i], cJSON_Duplicate(v, 1));
     }
-    api_set_str(next, "apiVersion", api_str(old, "apiVersion", NULL));
-    api_set_str(next, "kind", r->kind);
+    ls_json_set_string(next, "apiVersion", ls_json_text(old, "apiVersion", NULL));
+    ls_json_set_string(next, "kind", r->kind);
     if (cJSON_Compare(next, old, 1)) {
         cJSON_Delete(next);
         *out = cJSON_Duplicate(old, 1);
@@ -609,7 +579,7 @@ int ls_api_update(ls_api *a, const ls_api_resource *r, const char *ns, const cha
         cJSON_Delete(obj);
         return code;
     }
-    const char *body_name = api_str(obj, "metadata", "name");
+    const char *body_name = ls_json_text(obj, "metadata", "name");
     if (body_name && strcmp(body_name, name) != 0) {
         char msg[700];
         snprintf(msg, sizeof msg, "the name of the object (%s) does not match the name on the URL (%s)", body_name,
@@ -619,11 +589,11 @@ int ls_api_update(ls_api *a, const ls_api_resource *r, const char *ns, const cha
     }
     pthread_mutex_lock(&a->mu);
     api_obj *o = api_lookup(a, r, ns, name);
-    const char *want = api_str(obj, "metadata", "resourceVersion");
+    const char *want = ls_json_text(obj, "metadata", "resourceVersion");
     if (!o) {
         code = api_not_found(out, r, name);
         cJSON_Delete(obj);
-    } else if (want && *want && strcmp(want, api_str(o->obj, "metadata", "resourceVersion")) != 0) {
+    } else if (want && *want && strcmp(want, ls_json_text(o->obj, "metadata", "resourceVersion")) != 0) {
         code = conflict_modified(out, r, name);
         cJSON_Delete(obj);
     } else {
@@ -662,11 +632,11 @@ int ls_api_patch(ls_api *a, const ls_api_resource *r, const char *ns, const char
         return api_fail(out, 400, "BadRequest", "the patch is not a JSON object");
     pthread_mutex_lock(&a->mu);
     api_obj *o = api_lookup(a, r, ns, name);
-    const char *want = api_str(patch, "metadata", "resourceVersion");
+    const char *want = ls_json_text(patch, "metadata", "resourceVersion");
     int code;
     if (!o) {
         code = api_not_found(out, r, name);
-    } else if (want && *want && strcmp(want, api_str(o->obj, "metadata", "resourceVersion")) != 0) {
+    } else if (want && *want && strcmp(want, ls_json_text(o->obj, "metadata", "resourceVersion")) != 0) {
         code = conflict_modified(out, r, name);
     } else {
         cJSON *next = cJSON_Duplicate(o->obj, 1);
@@ -692,7 +662,7 @@ static void remove_locked(ls_api *a, const ls_api_resource *r, api_obj *o)
 {
     if (api_is_event(r)) {
         /* the twin goes too; the names are copied before o is freed */
-        const char *n = api_str(o->obj, "metadata", "namespace"), *m = api_str(o->obj, "metadata", "name");
+        const char *n = ls_json_text(o->obj, "metadata", "namespace"), *m = ls_json_text(o->obj, "metadata", "name");
         char ns[300], name[600];
         snprintf(ns, sizeof ns, "%s", n ? n : "");
         snprintf(name, sizeof name, "%s", m ? m : "");
@@ -706,7 +676,7 @@ static void remove_locked(ls_api *a, const ls_api_resource *r, api_obj *o)
 void api_store_put(ls_api *a, const ls_api_resource *r, cJSON *obj)
 {
     char key[1100];
-    key_of(r, api_str(obj, "metadata", "namespace"), api_str(obj, "metadata", "name"), key, sizeof key);
+    key_of(r, ls_json_text(obj, "metadata", "namespace"), ls_json_text(obj, "metadata", "name"), key, sizeof key);
     api_set_rv(obj, ++a->rv);
     api_obj *o = api_coll_find(api_coll_of(a, r), key);
     if (!o) {
@@ -750,7 +720,7 @@ int ls_api_delete(ls_api *a, const ls_api_resource *r, const char *ns, const cha
     pthread_mutex_lock(&a->mu);
     api_obj *o = api_lookup(a, r, ns, name);
     int code = 200;
-    const char *have = o ? api_str(o->obj, "metadata", "uid") : NULL;
+    const char *have = o ? ls_json_text(o->obj, "metadata", "uid") : NULL;
     if (!o) {
         code = api_not_found(out, r, name);
     } else if (uid && *uid && (!have || strcmp(uid, have) != 0)) {

@@ -56,7 +56,7 @@ static void since(const char *ts, char *buf, size_t len)
 
 static void age(const cJSON *obj, char *buf, size_t len)
 {
-    since(api_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "creationTimestamp", NULL), buf, len);
+    since(ls_json_text(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "creationTimestamp", NULL), buf, len);
 }
 
 /* A field of an Event under its core/v1 name, else its events.k8s.io/v1 one
@@ -79,30 +79,30 @@ static void event_cells(const cJSON *ev, cJSON *cells)
 {
     const cJSON *series = cJSON_GetObjectItemCaseSensitive(ev, "series");
     const char *first = event_str(ev, "firstTimestamp", "deprecatedFirstTimestamp");
-    const char *last = api_str(series, "lastObservedTime", NULL);
+    const char *last = ls_json_text(series, "lastObservedTime", NULL);
     if (!last)
         last = event_str(ev, "lastTimestamp", "deprecatedLastTimestamp");
-    const char *event_time = api_str(ev, "eventTime", NULL);
+    const char *event_time = ls_json_text(ev, "eventTime", NULL);
     char last_seen[32], first_seen[32], object[600], source[600], count[32];
     since(last ? last : event_time, last_seen, sizeof last_seen);
     since(first ? first : event_time, first_seen, sizeof first_seen);
     const cJSON *ref = event_field(ev, "involvedObject", "regarding");
-    const char *kind = api_str(ref, "kind", NULL), *name = api_str(ref, "name", NULL);
+    const char *kind = ls_json_text(ref, "kind", NULL), *name = ls_json_text(ref, "name", NULL);
     snprintf(object, sizeof object, "%s/%s", kind ? kind : "", name ? name : "");
     for (char *p = object; *p && *p != '/'; p++)
         *p = (char)((*p >= 'A' && *p <= 'Z') ? *p - 'A' + 'a' : *p);
-    const char *component = api_str(ev, "source", "component");
+    const char *component = ls_json_text(ev, "source", "component");
     const char *controller = event_str(ev, "reportingComponent", "reportingController");
-    const char *instance = api_str(ev, "reportingInstance", NULL);
+    const char *instance = ls_json_text(ev, "reportingInstance", NULL);
     snprintf(source, sizeof source, "%s%s%s", component ? component : controller ? controller : "",
              instance && *instance ? ", " : "", instance ? instance : "");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(series, "count");
     if (!cJSON_IsNumber(n))
         n = event_field(ev, "count", "deprecatedCount");
     snprintf(count, sizeof count, "%d", cJSON_IsNumber(n) ? n->valueint : 1);
-    const char *type = api_str(ev, "type", NULL), *reason = api_str(ev, "reason", NULL);
-    const char *path = api_str(ref, "fieldPath", NULL), *message = event_str(ev, "message", "note");
-    const char *ev_name = api_str(ev, "metadata", "name");
+    const char *type = ls_json_text(ev, "type", NULL), *reason = ls_json_text(ev, "reason", NULL);
+    const char *path = ls_json_text(ref, "fieldPath", NULL), *message = event_str(ev, "message", "note");
+    const char *ev_name = ls_json_text(ev, "metadata", "name");
     const char *values[] = {last_seen, type, reason, object, path, source, message, first_seen, count, ev_name};
     for (size_t i = 0; i < sizeof values / sizeof *values; i++)
         cJSON_AddItemToArray(cells, cJSON_CreateString(values[i] ? values[i] : ""));
@@ -136,7 +136,7 @@ static void pod_cells(const cJSON *pod, cJSON *cells, const char *agebuf)
         restarts = INT_MAX;
     char rd[32];
     snprintf(rd, sizeof rd, "%d/%d", ready, total);
-    const char *phase = api_str(status, "phase", NULL), *node = api_str(spec, "nodeName", NULL);
+    const char *phase = ls_json_text(status, "phase", NULL), *node = ls_json_text(spec, "nodeName", NULL);
     cJSON_AddItemToArray(cells, cJSON_CreateString(rd));
     cJSON_AddItemToArray(cells, cJSON_CreateString(phase ? phase : "Pending"));
     cJSON_AddItemToArray(cells, cJSON_CreateNumber(restarts));
@@ -151,7 +151,7 @@ static void node_cells(const cJSON *node, cJSON *cells, const char *agebuf)
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "status"),
                                                            "conditions"))
     {
-        const char *t = api_str(c, "type", NULL), *s = api_str(c, "status", NULL);
+        const char *t = ls_json_text(c, "type", NULL), *s = ls_json_text(c, "status", NULL);
         if (t && s && strcmp(t, "Ready") == 0)
             ready = strcmp(s, "True") == 0 ? "Ready" : "NotReady";
     }
@@ -168,7 +168,7 @@ static void node_cells(const cJSON *node, cJSON *cells, const char *agebuf)
             snprintf(roles + strlen(roles), sizeof roles - strlen(roles), "%s%s", *roles ? "," : "",
                      l->string + sizeof prefix - 1);
     }
-    const char *version = api_str(cJSON_GetObjectItemCaseSensitive(node, "status"), "nodeInfo", "kubeletVersion");
+    const char *version = ls_json_text(cJSON_GetObjectItemCaseSensitive(node, "status"), "nodeInfo", "kubeletVersion");
     cJSON_AddItemToArray(cells, cJSON_CreateString(st));
     cJSON_AddItemToArray(cells, cJSON_CreateString(*roles ? roles : "<none>"));
     cJSON_AddItemToArray(cells, cJSON_CreateString(agebuf));
@@ -229,7 +229,7 @@ cJSON *api_table(const ls_api_resource *r, const cJSON *list, const char *includ
         char agebuf[32];
         age(obj, agebuf, sizeof agebuf);
         cJSON *row = cJSON_CreateObject(), *cells = cJSON_AddArrayToObject(row, "cells");
-        const char *name = api_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name", NULL);
+        const char *name = ls_json_text(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name", NULL);
         if (!events)
             cJSON_AddItemToArray(cells, cJSON_CreateString(name ? name : ""));
         if (events)

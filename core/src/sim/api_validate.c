@@ -161,7 +161,7 @@ static void check_containers(problems *p, const cJSON *spec, const char *key, bo
     int i = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, list) {
-        const char *name = api_str(c, "name", NULL), *image = api_str(c, "image", NULL);
+        const char *name = ls_json_text(c, "name", NULL), *image = ls_json_text(c, "image", NULL);
         if (!name || !*name) {
             snprintf(path, sizeof path, "spec.%s[%d].name", key, i);
             required(p, path);
@@ -200,8 +200,8 @@ int api_validate_pod(const cJSON *pod, const char *name, cJSON **out)
     cJSON_ArrayForEach(c, p.causes) {
         if (len >= (int)sizeof msg - 1)
             break;
-        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%s: %s", first ? "" : ", ", api_str(c, "field", NULL),
-                        api_str(c, "message", NULL));
+        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%s: %s", first ? "" : ", ",
+                        ls_json_text(c, "field", NULL), ls_json_text(c, "message", NULL));
         first = false;
     }
     if (p.n > 1 && len < (int)sizeof msg - 1)

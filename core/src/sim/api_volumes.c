@@ -49,8 +49,8 @@ static api_claim_record *claim_record(ls_api *a, const char *ns, const char *nam
     }
     api_claim_record *c = ls_vec_push(&a->claims);
     memset(c, 0, sizeof *c);
-    c->ns = ls_xstrdup(ns);
-    c->name = ls_xstrdup(name);
+    c->ns = ls_arena_strdup(&a->record_text, ns);
+    c->name = ls_arena_strdup(&a->record_text, name);
     return c;
 }
 
@@ -63,17 +63,17 @@ static void set_text(char **field, const char *value)
 /* A claim that becomes Bound is recorded (with its volume and selected node). */
 static void note_claim(ls_api *a, const cJSON *pvc)
 {
-    const char *ns = api_str(pvc, "metadata", "namespace"), *name = api_str(pvc, "metadata", "name");
-    const char *phase = api_str(pvc, "status", "phase");
+    const char *ns = ls_json_text(pvc, "metadata", "namespace"), *name = ls_json_text(pvc, "metadata", "name");
+    const char *phase = ls_json_text(pvc, "status", "phase");
     if (!name || !phase || strcmp(phase, "Bound") != 0)
         return;
     api_obj *before = api_lookup(a, resource_of_kind("PersistentVolumeClaim"), ns ? ns : "default", name);
-    const char *was = before ? api_str(before->obj, "status", "phase") : NULL;
+    const char *was = before ? ls_json_text(before->obj, "status", "phase") : NULL;
     if (was && strcmp(was, "Bound") == 0)
         return;
     api_claim_record *c = claim_record(a, ns ? ns : "default", name);
     c->binds++;
-    set_text(&c->volume, api_str(pvc, "spec", "volumeName"));
+    set_text(&c->volume, ls_json_text(pvc, "spec", "volumeName"));
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pvc, "metadata"),
                                                         "annotations");
     const cJSON *node = cJSON_GetObjectItemCaseSensitive(ann, "volume.kubernetes.io/selected-node");
@@ -89,7 +89,7 @@ static bool ops_put(void *ud, const char *kind, const cJSON *obj, ls_error *err)
     if (strcmp(kind, "PersistentVolumeClaim") == 0)
         note_claim(a, obj);
     if (!api_store_put_locked(a, r, obj))
-        return ls_errorf(err, "%s %s could not be stored", kind, api_str(obj, "metadata", "name"));
+        return ls_errorf(err, "%s %s could not be stored", kind, ls_json_text(obj, "metadata", "name"));
     return true;
 }
 
@@ -158,8 +158,6 @@ void api_volumes_free(ls_api *a)
 {
     for (uint32_t i = 0; i < a->claims.len; i++) {
         api_claim_record *c = &LS_VEC_AT(&a->claims, api_claim_record, i);
-        free(c->ns);
-        free(c->name);
         free(c->volume);
         free(c->selected_node);
     }

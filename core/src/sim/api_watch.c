@@ -73,7 +73,7 @@ static cJSON *too_old(uint64_t asked, uint64_t oldest)
 static bool in_scope(const ls_api_watch *w, const cJSON *obj)
 {
     if (w->ns && w->res->namespaced) {
-        const char *ns = api_str(obj, "metadata", "namespace");
+        const char *ns = ls_json_text(obj, "metadata", "namespace");
         if (!ns || strcmp(ns, w->ns) != 0)
             return false;
     }

@@ -245,7 +245,7 @@ static void do_post(ls_api *a, const route *rt, const ls_http_request *rq, ls_ht
         return;
     int code;
     if (rt->legacy_bindings) {
-        const char *name = api_str(body, "metadata", "name");
+        const char *name = ls_json_text(body, "metadata", "name");
         code = ls_api_bind(a, rt->ns, name ? name : "", body, &out);
         cJSON_Delete(body);
     } else if (rt->name && rt->sub && strcmp(rt->sub, "binding") == 0) {
@@ -298,7 +298,7 @@ static void do_delete(ls_api *a, const route *rt, const ls_http_request *rq, ls_
         respond_status(rs, 400, "BadRequest", "dryRun is not supported by the luasched API server");
         return;
     }
-    const char *uid = api_str(opts, "preconditions", "uid");
+    const char *uid = ls_json_text(opts, "preconditions", "uid");
     cJSON *out = NULL;
     int code = ls_api_delete(a, rt->res, rt->ns, rt->name, uid, &out);
     cJSON_Delete(opts);

@@ -100,7 +100,7 @@ void ls_api_watch_free(ls_api_watch *w);
 void ls_api_stop_watches(ls_api *a);
 
 /* ---- the binding record */
-typedef struct ls_api_record {
+typedef struct ls_api_record {   /* its strings belong to the store */
     char *ns, *name, *uid;
     char *node;                /* the node bound to (or running on, from the file) */
     uint32_t binds;            /* successful bindings: must end 0 or 1 */

@@ -739,20 +739,22 @@ static cJSON *next_version(const cJSON *current, const ls_step *st)
     return json;
 }
 
+/* The new version replaces the kept one when it was applied, else is dropped. */
+static bool keep_version(cJSON **kept, cJSON *json, bool applied)
+{
+    cJSON_Delete(applied ? *kept : json);
+    if (applied)
+        *kept = json;
+    return applied;
+}
+
 static bool change_pod(ls_cluster *c, const ls_step *st, const target *t, ls_error *err)
 {
     ls_sim_pod *sp = find_pod(c, t->ns, t->name);
     if (!sp)
         return ls_errorf(err, "%s: Timeline: pod %s/%s not found", st->where, ls_str_get(t->ns), ls_str_get(t->name));
     cJSON *json = next_version(sp->json, st);
-    bool ok = replace_pod(c, sp, json, st->where, err);
-    if (ok) {
-        cJSON_Delete(sp->json);
-        sp->json = json;
-    } else {
-        cJSON_Delete(json);
-    }
-    return ok;
+    return keep_version(&sp->json, json, replace_pod(c, sp, json, st->where, err));
 }
 
 static bool change_node(ls_cluster *c, const ls_step *st, const target *t, ls_error *err)
@@ -761,14 +763,7 @@ static bool change_node(ls_cluster *c, const ls_step *st, const target *t, ls_er
     if (!sn)
         return ls_errorf(err, "%s: Timeline: node %s not found", st->where, ls_str_get(t->name));
     cJSON *json = next_version(sn->json, st);
-    bool ok = replace_node(c, sn, json, st->where, err);
-    if (ok) {
-        cJSON_Delete(sn->json);
-        sn->json = json;
-    } else {
-        cJSON_Delete(json);
-    }
-    return ok;
+    return keep_version(&sn->json, json, replace_node(c, sn, json, st->where, err));
 }
 
 static bool change_object(ls_cluster *c, const ls_step *st, const target *t, ls_error *err)
@@ -1086,21 +1081,18 @@ cJSON *ls_cluster_claims_json(const ls_cluster *c)
         if (o->kind != kind)
             continue;
         cJSON *pvc = cJSON_ParseWithLength(o->json, o->json_len);
-        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pvc, "metadata");
-        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pvc, "spec");
-        const cJSON *status = cJSON_GetObjectItemCaseSensitive(pvc, "status");
-        const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
-        const cJSON *phase = cJSON_GetObjectItemCaseSensitive(status, "phase");
-        const cJSON *volume = cJSON_GetObjectItemCaseSensitive(spec, "volumeName");
-        const cJSON *node = cJSON_GetObjectItemCaseSensitive(ann, "volume.kubernetes.io/selected-node");
+        const char *phase = ls_json_text(pvc, "status", "phase"), *volume = ls_json_text(pvc, "spec", "volumeName");
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pvc, "metadata"),
+                                                            "annotations");
+        const char *node = ls_json_text(ann, "volume.kubernetes.io/selected-node", NULL);
         cJSON *rec = cJSON_CreateObject();
         cJSON_AddStringToObject(rec, "namespace", ls_str_get(o->ns));
         cJSON_AddStringToObject(rec, "name", ls_str_get(o->name));
-        cJSON_AddStringToObject(rec, "phase", cJSON_IsString(phase) ? phase->valuestring : "Pending");
-        if (cJSON_IsString(volume))
-            cJSON_AddStringToObject(rec, "volumeName", volume->valuestring);
-        if (cJSON_IsString(node))
-            cJSON_AddStringToObject(rec, "selectedNode", node->valuestring);
+        cJSON_AddStringToObject(rec, "phase", phase ? phase : "Pending");
+        if (volume)
+            cJSON_AddStringToObject(rec, "volumeName", volume);
+        if (node)
+            cJSON_AddStringToObject(rec, "selectedNode", node);
         cJSON_AddItemToArray(claims, rec);
         cJSON_Delete(pvc);
     }

@@ -4,6 +4,7 @@
  */
 #include "sim/pv_controller.h"
 #include "luasched/model.h"
+#include "model/doc.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -25,37 +26,15 @@ static const cJSON *at(const cJSON *obj, const char *a, const char *b)
     return b ? cJSON_GetObjectItemCaseSensitive(j, b) : j;
 }
 
-static const char *text(const cJSON *obj, const char *a, const char *b)
-{
-    const cJSON *j = at(obj, a, b);
-    return cJSON_IsString(j) ? j->valuestring : NULL;
-}
-
 static const char *annotation(const cJSON *obj, const char *key)
 {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(at(obj, "metadata", "annotations"), key);
     return cJSON_IsString(j) ? j->valuestring : NULL;
 }
 
-static cJSON *child(cJSON *obj, const char *key)
-{
-    cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsObject(j)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-        j = cJSON_AddObjectToObject(obj, key);
-    }
-    return j;
-}
-
-static void set_text(cJSON *obj, const char *key, const char *value)
-{
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-    cJSON_AddStringToObject(obj, key, value);
-}
-
 static void set_annotation(cJSON *obj, const char *key, const char *value)
 {
-    set_text(child(child(obj, "metadata"), "annotations"), key, value);
+    ls_json_set_string(ls_json_child_object(ls_json_child_object(obj, "metadata"), "annotations"), key, value);
 }
 
 static bool same(const char *a, const char *b)
@@ -66,28 +45,21 @@ static bool same(const char *a, const char *b)
 /* storage in bytes of a quantity field (0 when absent or bad). */
 static int64_t storage_of(const cJSON *resources)
 {
-    const char *q = text(resources, "storage", NULL);
+    const char *q = ls_json_text(resources, "storage", NULL);
     int64_t v = 0;
     ls_error err;
     return q && ls_quantity_parse(q, 0, &v, &err) ? v : 0;
 }
 
-/* GetPersistentVolumeClaimClass: the beta annotation, then spec.storageClassName. */
-static const char *claim_class(const cJSON *pvc)
+/* The class of a claim or a volume (GetPersistentVolumeClaimClass and
+ * GetPersistentVolumeClass read alike): the beta annotation, then
+ * spec.storageClassName. */
+static const char *storage_class_of(const cJSON *obj)
 {
-    const char *beta = annotation(pvc, ANN_BETA_CLASS);
+    const char *beta = annotation(obj, ANN_BETA_CLASS);
     if (beta)
         return beta;
-    const char *cls = text(pvc, "spec", "storageClassName");
-    return cls ? cls : "";
-}
-
-static const char *volume_class(const cJSON *pv)
-{
-    const char *beta = annotation(pv, ANN_BETA_CLASS);
-    if (beta)
-        return beta;
-    const char *cls = text(pv, "spec", "storageClassName");
+    const char *cls = ls_json_text(obj, "spec", "storageClassName");
     return cls ? cls : "";
 }
 
@@ -127,12 +99,12 @@ static bool selector_matches(const cJSON *sel, const cJSON *labels)
         return true;
     const cJSON *kv;
     cJSON_ArrayForEach(kv, at(sel, "matchLabels", NULL))
-        if (!cJSON_IsString(kv) || !same(text(labels, kv->string, NULL), kv->valuestring))
+        if (!cJSON_IsString(kv) || !same(ls_json_text(labels, kv->string, NULL), kv->valuestring))
             return false;
     const cJSON *e;
     cJSON_ArrayForEach(e, at(sel, "matchExpressions", NULL)) {
-        const char *key = text(e, "key", NULL), *op = text(e, "operator", NULL);
-        const char *v = key ? text(labels, key, NULL) : NULL;
+        const char *key = ls_json_text(e, "key", NULL), *op = ls_json_text(e, "operator", NULL);
+        const char *v = key ? ls_json_text(labels, key, NULL) : NULL;
         const cJSON *values = at(e, "values", NULL);
         bool ok = op && ((strcmp(op, "In") == 0 && in_values(values, v)) ||
                          (strcmp(op, "NotIn") == 0 && !in_values(values, v)) ||
@@ -160,9 +132,9 @@ static bool consider_volume(void *ud, const cJSON *pv)
 {
     match_search *m = ud;
     const cJSON *spec = at(pv, "spec", NULL), *cspec = at(m->pvc, "spec", NULL);
-    const char *pv_mode = text(spec, "volumeMode", NULL), *claim_mode = text(cspec, "volumeMode", NULL);
+    const char *pv_mode = ls_json_text(spec, "volumeMode", NULL), *claim_mode = ls_json_text(cspec, "volumeMode", NULL);
     int64_t size = storage_of(at(spec, "capacity", NULL));
-    if (!volume_available(pv) || strcmp(volume_class(pv), claim_class(m->pvc)) != 0 || size < m->request ||
+    if (!volume_available(pv) || strcmp(storage_class_of(pv), storage_class_of(m->pvc)) != 0 || size < m->request ||
         !modes_cover(at(spec, "accessModes", NULL), at(cspec, "accessModes", NULL)) ||
         strcmp(pv_mode ? pv_mode : "Filesystem", claim_mode ? claim_mode : "Filesystem") != 0 ||
         !selector_matches(at(cspec, "selector", NULL), at(at(pv, "metadata", NULL), "labels", NULL)))
@@ -186,7 +158,7 @@ static bool find_claimed(void *ud, const cJSON *pv)
 {
     claimed_search *s = ud;
     const cJSON *ref = at(pv, "spec", "claimRef");
-    if (ref && same(text(ref, "namespace", NULL), s->ns) && same(text(ref, "name", NULL), s->name)) {
+    if (ref && same(ls_json_text(ref, "namespace", NULL), s->ns) && same(ls_json_text(ref, "name", NULL), s->name)) {
         s->found = cJSON_Duplicate(pv, 1);
         return false;
     }
@@ -197,15 +169,15 @@ static bool find_claimed(void *ud, const cJSON *pv)
 
 static bool bind_pair(const ls_pv_ops *ops, cJSON *pv, cJSON *pvc, ls_error *err)
 {
-    const char *ns = text(pvc, "metadata", "namespace"), *name = text(pvc, "metadata", "name");
-    const char *uid = text(pvc, "metadata", "uid");
+    const char *ns = ls_json_text(pvc, "metadata", "namespace"), *name = ls_json_text(pvc, "metadata", "name");
+    const char *uid = ls_json_text(pvc, "metadata", "uid");
     char fallback_uid[600];   /* a hand-written claim without uid: "ns/name", as the pod decoder does */
     snprintf(fallback_uid, sizeof fallback_uid, "%s/%s", ns ? ns : "default", name ? name : "");
     if (!uid)
         uid = fallback_uid;
-    cJSON *spec = child(pv, "spec");
+    cJSON *spec = ls_json_child_object(pv, "spec");
     const cJSON *old_ref = at(spec, "claimRef", NULL);
-    if (!old_ref || !text(old_ref, "uid", NULL)) {
+    if (!old_ref || !ls_json_text(old_ref, "uid", NULL)) {
         cJSON *ref = cJSON_CreateObject();
         cJSON_AddStringToObject(ref, "kind", "PersistentVolumeClaim");
         cJSON_AddStringToObject(ref, "namespace", ns ? ns : "default");
@@ -217,17 +189,17 @@ static bool bind_pair(const ls_pv_ops *ops, cJSON *pv, cJSON *pvc, ls_error *err
         if (!old_ref)
             set_annotation(pv, ANN_BOUND_BY_CONTROLLER, "yes");
     }
-    set_text(child(pv, "status"), "phase", "Bound");
+    ls_json_set_string(ls_json_child_object(pv, "status"), "phase", "Bound");
     if (!ops->put(ops->ud, "PersistentVolume", pv, err))
         return false;
-    cJSON *cspec = child(pvc, "spec");
-    if (!text(cspec, "volumeName", NULL)) {
-        set_text(cspec, "volumeName", text(pv, "metadata", "name"));
+    cJSON *cspec = ls_json_child_object(pvc, "spec");
+    if (!ls_json_text(cspec, "volumeName", NULL)) {
+        ls_json_set_string(cspec, "volumeName", ls_json_text(pv, "metadata", "name"));
         set_annotation(pvc, ANN_BOUND_BY_CONTROLLER, "yes");
     }
     set_annotation(pvc, ANN_BIND_COMPLETED, "yes");
-    cJSON *status = child(pvc, "status");
-    set_text(status, "phase", "Bound");
+    cJSON *status = ls_json_child_object(pvc, "status");
+    ls_json_set_string(status, "phase", "Bound");
     cJSON_DeleteItemFromObjectCaseSensitive(status, "capacity");
     cJSON_AddItemToObject(status, "capacity", cJSON_Duplicate(at(spec, "capacity", NULL), 1));
     cJSON_DeleteItemFromObjectCaseSensitive(status, "accessModes");
@@ -238,11 +210,11 @@ static bool bind_pair(const ls_pv_ops *ops, cJSON *pv, cJSON *pvc, ls_error *err
 /* Topology keys for the provisioned volume: the CSI driver's on the node, or the class's. */
 static void add_topology_keys(const ls_pv_ops *ops, const cJSON *cls, const char *node, cJSON *keys)
 {
-    const char *driver = text(cls, "provisioner", NULL);
+    const char *driver = ls_json_text(cls, "provisioner", NULL);
     cJSON *csinode = ops->get(ops->ud, "CSINode", NULL, node);
     const cJSON *d;
     cJSON_ArrayForEach(d, at(csinode, "spec", "drivers"))
-        if (same(text(d, "name", NULL), driver)) {
+        if (same(ls_json_text(d, "name", NULL), driver)) {
             const cJSON *k;
             cJSON_ArrayForEach(k, at(d, "topologyKeys", NULL))
                 if (cJSON_IsString(k))
@@ -254,7 +226,7 @@ static void add_topology_keys(const ls_pv_ops *ops, const cJSON *cls, const char
     const cJSON *term, *e;
     cJSON_ArrayForEach(term, at(cls, "allowedTopologies", NULL))
         cJSON_ArrayForEach(e, at(term, "matchLabelExpressions", NULL)) {
-            const char *key = text(e, "key", NULL);
+            const char *key = ls_json_text(e, "key", NULL);
             if (key && !in_values(keys, key))
                 cJSON_AddItemToArray(keys, cJSON_CreateString(key));
         }
@@ -270,7 +242,7 @@ static cJSON *node_affinity(const ls_pv_ops *ops, const cJSON *cls, const char *
     cJSON *exprs = cJSON_CreateArray();
     const cJSON *k;
     cJSON_ArrayForEach(k, keys) {
-        const char *v = text(labels, k->valuestring, NULL);
+        const char *v = ls_json_text(labels, k->valuestring, NULL);
         if (!v)
             continue;
         cJSON *e = cJSON_CreateObject();
@@ -295,13 +267,13 @@ static cJSON *node_affinity(const ls_pv_ops *ops, const cJSON *cls, const char *
 
 static cJSON *new_volume(const ls_pv_ops *ops, const cJSON *pvc, const cJSON *cls, const char *node)
 {
-    const char *uid = text(pvc, "metadata", "uid"), *ns = text(pvc, "metadata", "namespace");
-    const char *driver = text(cls, "provisioner", NULL);
+    const char *uid = ls_json_text(pvc, "metadata", "uid"), *ns = ls_json_text(pvc, "metadata", "namespace");
+    const char *driver = ls_json_text(cls, "provisioner", NULL);
     char name[600];
     if (uid)
         snprintf(name, sizeof name, "pvc-%s", uid);
     else
-        snprintf(name, sizeof name, "pvc-%s-%s", ns ? ns : "default", text(pvc, "metadata", "name"));
+        snprintf(name, sizeof name, "pvc-%s-%s", ns ? ns : "default", ls_json_text(pvc, "metadata", "name"));
     cJSON *pv = cJSON_CreateObject();
     cJSON_AddStringToObject(pv, "apiVersion", "v1");
     cJSON_AddStringToObject(pv, "kind", "PersistentVolume");
@@ -310,13 +282,13 @@ static cJSON *new_volume(const ls_pv_ops *ops, const cJSON *pvc, const cJSON *cl
     cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "annotations"), ANN_PROVISIONED_BY, driver);
     cJSON *spec = cJSON_AddObjectToObject(pv, "spec");
     cJSON *cap = cJSON_AddObjectToObject(spec, "capacity");
-    const char *request = text(at(pvc, "spec", "resources"), "requests", "storage");
+    const char *request = ls_json_text(at(pvc, "spec", "resources"), "requests", "storage");
     cJSON_AddStringToObject(cap, "storage", request ? request : "0");
     cJSON_AddItemToObject(spec, "accessModes", cJSON_Duplicate(at(pvc, "spec", "accessModes"), 1));
-    cJSON_AddStringToObject(spec, "storageClassName", text(cls, "metadata", "name"));
-    const char *mode = text(pvc, "spec", "volumeMode");
+    cJSON_AddStringToObject(spec, "storageClassName", ls_json_text(cls, "metadata", "name"));
+    const char *mode = ls_json_text(pvc, "spec", "volumeMode");
     cJSON_AddStringToObject(spec, "volumeMode", mode ? mode : "Filesystem");
-    const char *reclaim = text(cls, "reclaimPolicy", NULL);
+    const char *reclaim = ls_json_text(cls, "reclaimPolicy", NULL);
     cJSON_AddStringToObject(spec, "persistentVolumeReclaimPolicy", reclaim ? reclaim : "Delete");
     cJSON *csi = cJSON_AddObjectToObject(spec, "csi");
     cJSON_AddStringToObject(csi, "driver", driver);
@@ -330,7 +302,7 @@ static cJSON *new_volume(const ls_pv_ops *ops, const cJSON *pvc, const cJSON *cl
 /* The provisioner's answer for a claim with a selected node (or an Immediate one). */
 static bool provision(const ls_pv_ops *ops, cJSON *pvc, const cJSON *cls, const char *node, ls_error *err)
 {
-    const char *driver = text(cls, "provisioner", NULL);
+    const char *driver = ls_json_text(cls, "provisioner", NULL);
     if (!driver || !*driver || strcmp(driver, NO_PROVISIONER) == 0)
         return true;
     if (ops->fault == LS_PROVISION_NEVER)
@@ -339,7 +311,8 @@ static bool provision(const ls_pv_ops *ops, cJSON *pvc, const cJSON *cls, const 
         if (!node)
             return true;
         /* A failing provisioner gives the claim back to the scheduler. */
-        cJSON_DeleteItemFromObjectCaseSensitive(child(child(pvc, "metadata"), "annotations"), ANN_SELECTED_NODE);
+        cJSON *annotations = ls_json_child_object(ls_json_child_object(pvc, "metadata"), "annotations");
+        cJSON_DeleteItemFromObjectCaseSensitive(annotations, ANN_SELECTED_NODE);
         return ops->put(ops->ud, "PersistentVolumeClaim", pvc, err);
     }
     cJSON *pv = new_volume(ops, pvc, cls, node);
@@ -350,18 +323,18 @@ static bool provision(const ls_pv_ops *ops, cJSON *pvc, const cJSON *cls, const 
 
 static bool claim_done(const cJSON *pvc)
 {
-    return text(pvc, "spec", "volumeName") && annotation(pvc, ANN_BIND_COMPLETED) &&
-           same(text(pvc, "status", "phase"), "Bound");
+    return ls_json_text(pvc, "spec", "volumeName") && annotation(pvc, ANN_BIND_COMPLETED) &&
+           same(ls_json_text(pvc, "status", "phase"), "Bound");
 }
 
 /* A claim naming its volume: bind when the volume is free or already names the claim. */
 static bool sync_prebound_claim(const ls_pv_ops *ops, cJSON *pvc, ls_error *err)
 {
-    cJSON *pv = ops->get(ops->ud, "PersistentVolume", NULL, text(pvc, "spec", "volumeName"));
+    cJSON *pv = ops->get(ops->ud, "PersistentVolume", NULL, ls_json_text(pvc, "spec", "volumeName"));
     bool ok = true;
     const cJSON *ref = pv ? at(pv, "spec", "claimRef") : NULL;
-    if (pv && (!ref || (same(text(ref, "name", NULL), text(pvc, "metadata", "name")) &&
-                        same(text(ref, "namespace", NULL), text(pvc, "metadata", "namespace")))))
+    if (pv && (!ref || (same(ls_json_text(ref, "name", NULL), ls_json_text(pvc, "metadata", "name")) &&
+                        same(ls_json_text(ref, "namespace", NULL), ls_json_text(pvc, "metadata", "namespace")))))
         ok = bind_pair(ops, pv, pvc, err);
     cJSON_Delete(pv);
     return ok;
@@ -369,7 +342,7 @@ static bool sync_prebound_claim(const ls_pv_ops *ops, cJSON *pvc, ls_error *err)
 
 static bool sync_unbound_claim(const ls_pv_ops *ops, cJSON *pvc, ls_error *err)
 {
-    const char *ns = text(pvc, "metadata", "namespace"), *name = text(pvc, "metadata", "name");
+    const char *ns = ls_json_text(pvc, "metadata", "namespace"), *name = ls_json_text(pvc, "metadata", "name");
     claimed_search cs = {ns ? ns : "default", name, NULL};
     ops->each(ops->ud, "PersistentVolume", find_claimed, &cs);
     if (cs.found) {
@@ -377,9 +350,9 @@ static bool sync_unbound_claim(const ls_pv_ops *ops, cJSON *pvc, ls_error *err)
         cJSON_Delete(cs.found);
         return ok;
     }
-    const char *class_name = claim_class(pvc);
+    const char *class_name = storage_class_of(pvc);
     cJSON *cls = *class_name ? ops->get(ops->ud, "StorageClass", NULL, class_name) : NULL;
-    bool delayed = cls && same(text(cls, "volumeBindingMode", NULL), "WaitForFirstConsumer");
+    bool delayed = cls && same(ls_json_text(cls, "volumeBindingMode", NULL), "WaitForFirstConsumer");
     const char *selected = annotation(pvc, ANN_SELECTED_NODE);
     bool ok = true;
     if (!delayed) {
@@ -404,7 +377,8 @@ bool ls_pv_sync_claim(const ls_pv_ops *ops, const char *ns, const char *name, ls
         return true;
     bool ok = true;
     if (!claim_done(pvc) && !at(at(pvc, "metadata", NULL), "deletionTimestamp", NULL))
-        ok = text(pvc, "spec", "volumeName") ? sync_prebound_claim(ops, pvc, err) : sync_unbound_claim(ops, pvc, err);
+        ok = ls_json_text(pvc, "spec", "volumeName") ? sync_prebound_claim(ops, pvc, err)
+                                                     : sync_unbound_claim(ops, pvc, err);
     cJSON_Delete(pvc);
     return ok;
 }
@@ -414,9 +388,9 @@ static bool collect_claim(void *ud, const cJSON *pvc)
 {
     cJSON *keys = ud;
     cJSON *k = cJSON_CreateArray();
-    const char *ns = text(pvc, "metadata", "namespace");
+    const char *ns = ls_json_text(pvc, "metadata", "namespace");
     cJSON_AddItemToArray(k, cJSON_CreateString(ns ? ns : "default"));
-    cJSON_AddItemToArray(k, cJSON_CreateString(text(pvc, "metadata", "name")));
+    cJSON_AddItemToArray(k, cJSON_CreateString(ls_json_text(pvc, "metadata", "name")));
     cJSON_AddItemToArray(keys, k);
     return true;
 }
@@ -424,8 +398,8 @@ static bool collect_claim(void *ud, const cJSON *pvc)
 /* A new volume without a claim becomes Available (the controller's first pass). */
 static bool collect_new_volume(void *ud, const cJSON *pv)
 {
-    if (!at(pv, "spec", "claimRef") && !text(pv, "status", "phase"))
-        cJSON_AddItemToArray(ud, cJSON_CreateString(text(pv, "metadata", "name")));
+    if (!at(pv, "spec", "claimRef") && !ls_json_text(pv, "status", "phase"))
+        cJSON_AddItemToArray(ud, cJSON_CreateString(ls_json_text(pv, "metadata", "name")));
     return true;
 }
 
@@ -438,7 +412,7 @@ static bool mark_available(const ls_pv_ops *ops, ls_error *err)
     cJSON_ArrayForEach(n, names) {
         cJSON *pv = ok && cJSON_IsString(n) ? ops->get(ops->ud, "PersistentVolume", NULL, n->valuestring) : NULL;
         if (pv) {
-            set_text(child(pv, "status"), "phase", "Available");
+            ls_json_set_string(ls_json_child_object(pv, "status"), "phase", "Available");
             ok = ops->put(ops->ud, "PersistentVolume", pv, err);
             cJSON_Delete(pv);
         }
@@ -466,7 +440,7 @@ bool ls_pv_sync_all(const ls_pv_ops *ops, ls_error *err)
 static cJSON *ephemeral_claim(const cJSON *pod, const cJSON *vol, const char *claim_name)
 {
     const cJSON *tmpl = at(at(vol, "ephemeral", NULL), "volumeClaimTemplate", NULL);
-    const char *ns = text(pod, "metadata", "namespace");
+    const char *ns = ls_json_text(pod, "metadata", "namespace");
     cJSON *pvc = cJSON_CreateObject();
     cJSON_AddStringToObject(pvc, "apiVersion", "v1");
     cJSON_AddStringToObject(pvc, "kind", "PersistentVolumeClaim");
@@ -479,9 +453,9 @@ static cJSON *ephemeral_claim(const cJSON *pod, const cJSON *vol, const char *cl
     cJSON *owner = cJSON_CreateObject();
     cJSON_AddStringToObject(owner, "apiVersion", "v1");
     cJSON_AddStringToObject(owner, "kind", "Pod");
-    const char *pod_name = text(pod, "metadata", "name");
+    const char *pod_name = ls_json_text(pod, "metadata", "name");
     cJSON_AddStringToObject(owner, "name", pod_name);
-    const char *uid = text(pod, "metadata", "uid");
+    const char *uid = ls_json_text(pod, "metadata", "uid");
     char fallback[600];
     snprintf(fallback, sizeof fallback, "%s/%s", ns ? ns : "default", pod_name ? pod_name : "");
     cJSON_AddStringToObject(owner, "uid", uid ? uid : fallback);   /* the pod's uid as the decoder fills it */
@@ -496,12 +470,12 @@ static cJSON *ephemeral_claim(const cJSON *pod, const cJSON *vol, const char *cl
 
 bool ls_pv_create_ephemeral_claims(const ls_pv_ops *ops, const cJSON *pod, ls_error *err)
 {
-    const char *ns = text(pod, "metadata", "namespace"), *pod_name = text(pod, "metadata", "name");
+    const char *ns = ls_json_text(pod, "metadata", "namespace"), *pod_name = ls_json_text(pod, "metadata", "name");
     const cJSON *vol;
     if (!pod_name)
         return true;
     cJSON_ArrayForEach(vol, at(pod, "spec", "volumes")) {
-        const char *vol_name = text(vol, "name", NULL);
+        const char *vol_name = ls_json_text(vol, "name", NULL);
         if (!at(vol, "ephemeral", NULL) || !vol_name)
             continue;
         char claim_name[600];

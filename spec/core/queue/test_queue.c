@@ -575,7 +575,7 @@ static void test_refile_on_new_registrations(void)
     ls_squeue_move_all(q, &node_add);
     CHECK_INT(where(q, a), LS_Q_UNSCHEDULABLE);
     CHECK_INT(where(q, b), LS_Q_BACKOFF);
-    ls_event_counts n = ls_squeue_event_counts(q);
+    ls_event_stats n = ls_squeue_event_counts(q);
     CHECK_INT(n.events, 1);
     CHECK_INT(n.registered, 1);
     CHECK_INT(n.visited, 1);   /* b only: a's bucket (A) did not register Node/Add */
@@ -591,19 +591,19 @@ static void test_refile_on_new_registrations(void)
     CHECK_INT(n.registered, 2);
     CHECK_INT(n.visited, 2);
     /* the same per label, in the order the labels came */
-    ls_event_label_counts by[LS_SQUEUE_EVENT_LABELS];
+    ls_event_label_stats by[LS_SQUEUE_EVENT_LABELS];
     CHECK_INT(ls_squeue_event_counts_by_label(q, by, LS_SQUEUE_EVENT_LABELS), 3);
     CHECK_STR(by[0].label, "NodeAdd");
-    CHECK_INT(by[0].counts.events, 1);
-    CHECK_INT(by[0].counts.visited, 1);
-    CHECK_INT(by[0].counts.requeued, 1);
+    CHECK_INT(by[0].stats.events, 1);
+    CHECK_INT(by[0].stats.visited, 1);
+    CHECK_INT(by[0].stats.requeued, 1);
     CHECK_STR(by[1].label, "NodeDelete");
-    CHECK_INT(by[1].counts.registered, 1);
-    CHECK_INT(by[1].counts.requeued, 1);   /* a */
+    CHECK_INT(by[1].stats.registered, 1);
+    CHECK_INT(by[1].stats.requeued, 1);   /* a */
     CHECK_STR(by[2].label, "PvAdd");
-    CHECK_INT(by[2].counts.events, 1);
-    CHECK_INT(by[2].counts.registered, 0);
-    CHECK_INT(by[2].counts.visited, 0);
+    CHECK_INT(by[2].stats.events, 1);
+    CHECK_INT(by[2].stats.registered, 0);
+    CHECK_INT(by[2].stats.visited, 0);
     ls_squeue_free(q);
 }
 
