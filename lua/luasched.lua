@@ -569,7 +569,13 @@ end
 local json = require("luasched.json")
 local json_of = views.accessor("ls_object", "json")
 -- An object's JSON text (its `json` field is a checked view for plugins).
+-- Anything but an object (a table, a pod, nil) is an error: ffi.string of
+-- the NULL a missing field gives would read address 0.
+local object_ct = ffi.typeof("const ls_object &")
 local function object_json(o)
+  if not ffi.istype(object_ct, o) then
+    error("luasched: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 3)
+  end
   local p, n = json_of(o.json)
   if p == nil then p, n = o.json, o.json_len end
   return ffi.string(p, n)
@@ -622,6 +628,12 @@ local patch_err = ffi.new("char[512]")
 --- through the cluster (embedded or API server), as a PreBind does.
 --- Returns nil, or an error message.
 function ls.patch_status(o, merge_patch)
+  if not ffi.istype(object_ct, o) then
+    error("luasched: ls.patch_status: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
+  end
+  if type(merge_patch) ~= "string" then
+    error("luasched: ls.patch_status: the merge patch must be a string, got a " .. type(merge_patch), 2)
+  end
   if cycle_ref == nil then return "no scheduling cycle is running" end
   if C.ls_cycle_patch_status(cycle_ref, o, merge_patch, patch_err, 512) ~= 0 then
     return ffi.string(patch_err)
@@ -640,6 +652,9 @@ end
 --- An API write (VolumeBinding's PreBind): a JSON merge patch on one object
 --- (kind, namespace or nil for cluster-scoped kinds, name). nil, or an error message.
 function ls.patch_object(kind, ns, name, patch)
+  if type(patch) ~= "string" then
+    error("luasched: ls.patch_object: the patch must be a string, got a " .. type(patch), 2)
+  end
   if cycle_ref == nil then return "no scheduling cycle is running" end
   local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
   if C.ls_cycle_patch_object(cycle_ref, id(kind), id(ns), id(name), patch, patch_err, 512) ~= 0 then
