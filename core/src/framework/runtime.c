@@ -140,10 +140,15 @@ static void abandon_state(ls_lua *lua)
     lua->L = NULL;
 }
 
+/* The budget errors carry no position: the hook may fire in the runtime's own
+ * code (a generated loop, right after a long C call such as gsub returned),
+ * and luaL_error would name that chunk; the plugin's xpcall handler prefixes
+ * the innermost plugin frame's file:line instead. */
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    luaL_error(L, "plugin exceeded its instruction budget");
+    lua_pushliteral(L, "plugin exceeded its instruction budget");
+    lua_error(L);
 }
 
 /* Resets the instruction count for the next call. The hook stays installed
