@@ -85,10 +85,17 @@ function ls.str(id)
   return s
 end
 
+-- Interned strings are never freed: plugins may add 1 GiB of them (C's cap),
+-- so a plugin interning without bound cannot take the process's memory.
+local STRINGS_FULL = "luasched: plugins have interned 1 GiB of distinct strings (ls.intern, status " ..
+  "messages), which are never freed; no more are taken"
+
 --- The id of a string, interning it. Do this at load time, not per node.
 function ls.intern(s)
   if type(s) ~= "string" then error("ls.intern: expected a string, got a " .. type(s), 2) end
-  return C.ls_intern(s, #s)
+  local id = C.ls_intern_plugin(s, #s)
+  if id == 0 then error(STRINGS_FULL, 2) end
+  return id
 end
 
 --- The value id of label `key_id` in a label set (0 when absent).
@@ -121,9 +128,25 @@ end
 local memo = {}
 for code = 0, 6 do memo[code] = {} end
 
+local runtime_made = false   -- true while ls._runtime_error makes a status (not charged)
+
+-- Reasons are strings (or numbers). Raised without a position: the plugin's
+-- xpcall handler names the plugin's own line (the caller may be a tail call).
+local function check_reasons(reasons)
+  for i = 1, #reasons do
+    local t = type(reasons[i])
+    if t ~= "string" and t ~= "number" then
+      error("luasched: a status reason must be a string, got a " .. t .. " (reason " .. i .. ")", 0)
+    end
+  end
+end
+
 local function make_status(code, reasons, extra)
+  check_reasons(reasons)
   local message = table.concat(reasons, ", ")
   local joined = table.concat(reasons, "\n")
+  -- charged as the plugin's strings: C keeps every status message for good
+  if not runtime_made and C.ls_intern_plugin(joined, #joined) == 0 then error(STRINGS_FULL, 0) end
   local fields = setmetatable({
     code = code,
     message = message,
@@ -144,8 +167,16 @@ end
 --- with the same text again returns the same object and allocates nothing new
 --- after the first call (apart from building the key for several reasons).
 function ls.status(code, ...)
+  if memo[code] == nil then
+    error("luasched: ls.status: unknown status code " .. tostring(code) .. " (expected ls.SUCCESS .. ls.PENDING)", 0)
+  end
   local n = select("#", ...)
-  local key = n == 1 and (...) or table.concat({ ... }, "\n")
+  local key
+  if n == 1 then key = ... else
+    local reasons = { ... }
+    check_reasons(reasons)
+    key = table.concat(reasons, "\n")
+  end
   local st = memo[code][key]
   if st == nil then
     st = make_status(code, n == 1 and { key } or { ... })
@@ -159,6 +190,15 @@ function ls.unschedulable(...) return status(C.LS_UNSCHEDULABLE, ...) end
 function ls.unresolvable(...) return status(C.LS_UNRESOLVABLE, ...) end
 function ls.pending(...) return status(C.LS_PENDING, ...) end
 function ls.error(msg) return status(C.LS_ERROR, msg) end
+--- The runtime's Error status for a failed plugin: not charged to the
+--- plugins' strings (it must be made even when a plugin used them all up).
+function ls._runtime_error(msg)
+  runtime_made = true
+  local ok, st = pcall(status, C.LS_ERROR, msg)
+  runtime_made = false
+  if not ok then error(st, 0) end
+  return st
+end
 ls.unschedulable_and_unresolvable = ls.unresolvable
 ls.skip = status(C.LS_SKIP, "")
 

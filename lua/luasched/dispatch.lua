@@ -114,7 +114,7 @@ local function attributed(msg)
 end
 
 local function fail_with(msg)
-  local st = ls.error(msg)
+  local st = ls._runtime_error(msg)
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR
@@ -129,7 +129,7 @@ end
 -- A plugin returned an Error status: its own message, as upstream words it.
 local function fail(fmt, ...)
   local msg = string.format(fmt, ...)
-  local st = ls.error(msg)
+  local st = ls._runtime_error(msg)
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR
