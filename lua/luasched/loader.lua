@@ -120,7 +120,7 @@ load_source = function(path, chunkname, require_fn)
   f:close()
   if text:byte(1) == 27 then return nil, chunkname:sub(2) .. ": bytecode is not accepted, only Lua source" end
   plugin_sources[chunkname] = true
-  return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({})))
+  return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({}), chunkname))
 end
 
 local function check_plugin(name, path, P)
