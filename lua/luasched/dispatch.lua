@@ -475,9 +475,14 @@ to_score = function(s)
   if ffi.istype("int64_t", s) then return s end
   if ffi.istype("uint64_t", s) and s <= INT64_MAX then return s end
   local t = type(s)
-  local text = (t == "number" or t == "cdata" or t == "boolean") and tostring(s) or describe(s)
-  if t == "string" then text = string.format("%q", s) end
-  error("score returned " .. text .. " (a " .. t .. "), expected an integer within int64", 0)
+  -- the value itself when it prints safely (a table's __tostring is plugin
+  -- code: never run here); a long string shortened
+  local text
+  if t == "number" or t == "cdata" or t == "boolean" or t == "nil" then text = tostring(s) .. " (a " .. t .. ")"
+  elseif t == "string" then
+    text = (#s > 64 and string.format("%q...", s:sub(1, 64)) or string.format("%q", s)) .. " (a string)"
+  else text = "a " .. t end
+  error("score returned " .. text .. ", expected an integer within int64", 0)
 end
 
 local function run_scores(list, score_loops, cyc, pod)
