@@ -330,7 +330,9 @@ local function int64_of(s)
   return ffi.cast("int64_t", neg and 0ULL - v or v)
 end
 
+local writable_selector = ffi.typeof("ls_selector *")
 local function fill_requirements(sel, list, keep)
+  sel = ffi.cast(writable_selector, sel)   -- a term's nested selector is const (views.lua)
   local n = #list
   local reqs = ffi.new("ls_requirement[?]", math.max(n, 1))
   keep[#keep + 1] = reqs
@@ -703,7 +705,11 @@ function ls.patch_object(kind, ns, name, patch)
   return nil
 end
 
-local no_labels = ffi.new("ls_labels")
+-- read-only: a count written into it would send every later reader past NULL
+-- (the reference does not keep its memory alive: selector_memory does)
+local no_labels_memory = ffi.new("ls_labels")
+local no_labels = ffi.cast("const ls_labels *", no_labels_memory)[0]
+selector_memory[no_labels] = no_labels_memory
 --- The labels of namespace `ns` (an id or a string), from its Namespace
 --- object; an empty label set when the cycle has no such object (upstream's
 --- GetNamespaceLabelsSnapshot). Pass the result to ls.selector_matches.

@@ -62,11 +62,13 @@ local function rewrite_field(struct, body, decl)
   return string.format("const %s %s", vt, field), string.format("typedef struct { uintptr_t addr_; } %s;\n", vt)
 end
 
--- Structs the runtime builds or writes itself (ffi.new, dispatch's cycle):
--- left writable. Every other struct is C's data, read-only to plugins.
+-- Structs the runtime builds or writes itself (ffi.new, dispatch's cycle),
+-- with no struct nested in them: left as declared. In every other struct the
+-- nested structs are const (the runtime fills the selectors nested in the
+-- terms it builds through a cast: luasched.lua's fill_requirements).
 local WRITTEN_BY_RUNTIME = {
   ls_error = true, ls_cycle = true, ls_taint = true, ls_requirement = true, ls_selector = true,
-  ls_node_selector_term = true, ls_node_selector = true, ls_preferred_term = true,
+  ls_node_selector = true,
 }
 
 -- LuaJIT does not carry a const struct's qualifier into its nested structs,
