@@ -651,6 +651,13 @@ ls.object_table = decoded_objects(8192, false)
 --- classes, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
 ls.object_data = decoded_objects(65536, true)
 
+--- A fresh pair (object_table, object_data) with caches of their own: each
+--- plugin gets its own (loader.lua), so a plugin that writes into a decoded
+--- object changes only what it sees itself, never what another plugin reads.
+function ls._object_readers()
+  return decoded_objects(8192, false), decoded_objects(65536, true)
+end
+
 --- Whether the pod controls the object (upstream's metav1.IsControlledBy, as
 --- ephemeral.VolumeIsForPod uses it): a controller ownerReference with the
 --- pod's uid. `obj` is in ls.object_data's or ls.object_table's form.
