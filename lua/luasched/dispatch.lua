@@ -164,6 +164,7 @@ function M.pre_enqueue(pi, pod_ptr)
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
+    note_text(current, "pre_enqueue")   -- a queue-side call: a cut-off is attributed by the note
     local ok, st = pcall(current.pre_enqueue, current, pod)
     if not ok then return fail_located("running PreEnqueue plugin %q: %s", current.name, describe(st)) end
     if st ~= nil then
