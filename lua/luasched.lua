@@ -615,9 +615,6 @@ local json_of = views.accessor("ls_object", "json")
 -- the NULL a missing field gives would read address 0.
 local object_ct = ffi.typeof("const ls_object &")
 local function object_json(o)
-  if not ffi.istype(object_ct, o) then
-    error("luasched: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 3)
-  end
   local p, n = json_of(o.json)
   if p == nil then p, n = o.json, o.json_len end
   return ffi.string(p, n)
@@ -629,6 +626,9 @@ end
 local function decoded_objects(max, plain)
   local items, n = {}, 0
   return function(o)
+    if not ffi.istype(object_ct, o) then
+      error("luasched: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
+    end
     local key = tonumber(o.seq)
     local t = items[key]
     if t == nil then

@@ -9,6 +9,7 @@
 --   kit.expect_error(r, 'running "Probe" filter plugin: ' .. kit.FILE .. ":7: x")
 --   kit.remove()                                 -- in teardown()
 local sim = require("sim_helper")
+local assert = require("luassert")
 
 local M = {}
 
