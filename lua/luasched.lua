@@ -467,6 +467,7 @@ function ls.selector_signature(parts, sel)
 end
 
 function ls.snapshot_version()
+  if cycle_ref == nil then return nil end
   local s = cycle_ref.snapshot
   if s == nil then return nil end
   return tonumber(ffi.cast("uintptr_t", s)), tonumber(C.ls_snapshot_generation(s)),
@@ -577,11 +578,13 @@ function ls.objects_generation(kind)
 end
 
 --- The cycle's NodeInfo of a node (a name or an id), or nil.
+--- (A reference, as the hooks get NodeInfos: no pointer to index or move.)
 function ls.find_node(name)
-  if cycle_ref == nil then return nil end
+  -- outside a cycle (PreEnqueue, a hint) there is no snapshot: C would read NULL
+  if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
   local ni = C.ls_snapshot_find(cycle_ref.snapshot, type(name) == "string" and ls.intern(name) or name)
   if ni == nil then return nil end
-  return ni
+  return ni[0]
 end
 
 local function id_of(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
