@@ -92,7 +92,8 @@ return P
   --- opts.extra plugin names enabled; opts.global and opts.profile are YAML
   --- lines of the configuration and of the profile (each ending in a newline,
   --- the profile's indented by two); opts.cluster
-  --- replaces the cluster. Returns { rc, out, err, pods = name -> outcome }.
+  --- replaces the cluster. Returns { rc, out, err, config = its path,
+  --- pods = name -> outcome }.
   function kit.simulate(opts)
     opts = opts or {}
     kit.runs = kit.runs + 1
@@ -112,6 +113,7 @@ return P
     args[#args + 1] = tmp .. "/plugins"
     local r = sim.run(args, { err = dir .. "/err" })
     r.pods = sim.pods(r.out)
+    r.config = cfg
     return r
   end
 

@@ -98,6 +98,48 @@ return P
   end)
 end)
 
+describe("red team: plugin code at load (check and simulate)", function()
+  setup(function() kit = kit_of.new(); FILE = kit.FILE end)
+  teardown(function() kit.remove() end)
+  local G = "luasched: {pluginTimeoutMilliseconds: 300}\n"
+
+  for _, case in ipairs({
+    { "top-level code catching the budget's error in a loop",
+      "while true do pcall(function() while true do end end) end" },
+    { "a backtracking pattern in top-level code", "local s = string.rep('a', 40) s:find(string.rep('a*', 40) .. 'b')" },
+  }) do
+    it(case[1] .. " is cut off in check and in simulate", function()
+      kit.probe("filter", "  return nil", case[2])
+      local r = kit.simulate({ command = "check", global = G })
+      assert.are.equal(2, r.rc)
+      assert.are.equal(r.config .. ': profile default-scheduler: loading plugin Probe: plugin "Probe" ' ..
+        "(loading its file): exceeded its time budget of 300 ms\n1 problem\n", r.out)
+      r = kit.simulate({ global = G })
+      assert.are.equal(2, r.rc)
+      assert.are.equal("luasched simulate: " .. r.config .. ': profile default-scheduler: loading plugin Probe: ' ..
+        'plugin "Probe" (loading its file): exceeded its time budget of 300 ms\n', r.err)
+    end)
+  end
+
+  -- Before: "(a table was raised as the error)" for a value returned.
+  it("a validate(args) returning a table is named by its type", function()
+    kit.probe("filter", "  return nil", "function P.validate() return setmetatable({}, { __tostring = error }) end")
+    local r = kit.simulate({ command = "check" })
+    assert.are.equal(2, r.rc)
+    assert.are.equal(r.config .. ': profile default-scheduler: args of plugin "Probe" are not valid: ' ..
+      "validate returned a table, expected nil, true or a message\n1 problem\n", r.out)
+  end)
+
+  -- Before: the megabyte was printed whole.
+  it("a validate(args) message of a megabyte is shortened", function()
+    kit.probe("filter", "  return nil", "function P.validate() return string.rep('v', 1e6) end")
+    local r = kit.simulate({ command = "check" })
+    assert.are.equal(2, r.rc)
+    assert.are.equal(r.config .. ': profile default-scheduler: args of plugin "Probe" are not valid: ' ..
+      string.rep("v", 300) .. "... (1000000 characters)\n1 problem\n", r.out)
+  end)
+end)
+
 describe("red team: hostile values given to the runtime", function()
   setup(function() kit = kit_of.new(); FILE = kit.FILE end)
   teardown(function() kit.remove() end)
