@@ -411,7 +411,13 @@ function ls._attach(cycle) cycle_ref = cycle end
 -- ls.bind binds the cycle's pod: only a Bind hook may (the dispatcher, or the
 -- kit running a bind hook, opens the window).
 local bind_open = false
-function ls._allow_bind(open) bind_open = open end
+local bound_to = 0   -- the node ls.bind bound the pod to in the running Bind hook (0: none)
+function ls._allow_bind(open)
+  bind_open = open
+  if open then bound_to = 0 end
+end
+--- Whether ls.bind bound the pod in the Bind hook that just ran.
+function ls._bound() return bound_to ~= 0 end
 
 --- All nodes of the cycle's snapshot: a 0-based cdata array of `const
 --- ls_node_info *`, and its length.
@@ -537,10 +543,20 @@ function ls.bind(node_name)
   if not bind_open then error("ls.bind: only a Bind hook may bind the pod", 2) end
   if cycle_ref == nil then return "no scheduling cycle is running" end
   if type(node_name) ~= "string" then error("ls.bind: the node name must be a string", 2) end
-  local id = type(node_name) == "string" and ls.intern(node_name) or node_name
+  local id = ls.intern(node_name)
+  -- The pod is assumed on the selected node (its resources counted there): a
+  -- binding elsewhere, or a second one, would leave the cluster and the
+  -- scheduler's cache disagreeing about where the pod runs.
+  local selected = cycle_ref.selected_node
+  if selected ~= 0 and id ~= selected then
+    error(string.format("ls.bind: the pod was scheduled to node %q, it cannot be bound to %q", ls.str(selected),
+      #node_name > 64 and node_name:sub(1, 64) .. "..." or node_name), 2)
+  end
+  if bound_to ~= 0 then error("ls.bind: the pod is bound already (to " .. ls.str(bound_to) .. ")", 2) end
   if C.ls_cycle_bind(cycle_ref, id, bind_err, 512) ~= 0 then
     return ffi.string(bind_err)
   end
+  bound_to = id
   return nil
 end
 

@@ -553,6 +553,15 @@ local function run_simple(pi, hook, label, allowed)
     ls._allow_bind(hook == "bind")
     local ok, st = pcall(current[hook], current, state, pod, node)
     ls._allow_bind(false)
+    if hook == "bind" then
+      -- what the cluster holds decides: a pod the plugin bound is bound, whatever
+      -- it did next (before, an error after ls.bind requeued a bound pod); a
+      -- success without a binding would leave the pod assumed and never bound
+      if ls._bound() then ok, st = true, nil
+      elseif ok and (st == nil or (is_status(st) and st.code == SUCCESS)) then
+        ok, st = false, "bind returned success, but the pod was not bound (ls.bind(node_name) binds it)"
+      end
+    end
     if sampling then
       timing.observe(EP_OF_HOOK[hook], k - 1, ok and is_status(st) and st.code or (ok and SUCCESS or ERROR),
         timing.now() - t0)

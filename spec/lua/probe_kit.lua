@@ -59,6 +59,12 @@ local ARGS = {
   pre_enqueue = "self, pod",
 }
 
+-- What the hook returns for the other pods (a Bind plugin skips them).
+local FALLBACK = { score = "0", bind = "ls.skip" }
+
+--- A profile's lines that run Probe's bind before DefaultBinder.
+M.BIND_FIRST = '    bind: {enabled: [{name: Probe}, {name: DefaultBinder}], disabled: [{name: "*"}]}\n'
+
 --- A fresh kit with its own scratch directory.
 function M.new()
   sim.bin()
@@ -73,7 +79,8 @@ function M.new()
   end
 
   --- Plugin "Probe": hook `hook` runs `body` (from line 7) for the probe pod
-  --- only; `top` is top-level code (line 4). Its other pods get nil (0 for score).
+  --- only; `top` is top-level code (line 4). Its other pods get nil (0 for score,
+  --- ls.skip for bind).
   function kit.probe(hook, body, top)
     kit.plugin("probe", ([[
 local ls = require("luasched")
@@ -85,7 +92,7 @@ function P.%s(%s)
 %s
 end
 return P
-]]):format(top or "", hook, ARGS[hook], hook == "score" and "0" or "nil", body))
+]]):format(top or "", hook, ARGS[hook], FALLBACK[hook] or "nil", body))
   end
 
   --- Runs `luasched simulate` (opts.command "check": check) with Probe and

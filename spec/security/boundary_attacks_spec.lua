@@ -237,7 +237,7 @@ describe("red team: hostile values given to the runtime", function()
     end
   end
   return ls.unschedulable("survived " .. calls .. " calls")]])
-    local r = kit.simulate({ profile = "  luasched: {pluginTimeoutMilliseconds: 5000}\n" })
+    local r = kit.simulate({ profile = "  luasched: {pluginTimeoutMilliseconds: 30000}\n" })
     assert.are.equal(0, r.rc, r.err)
     assert.matches("^pending: 0/2 nodes are available: 2 survived 4000 calls%.", r.pods.a)
   end)
@@ -294,6 +294,31 @@ return P
     kit.expect_bound(r)
     assert.is_nil(r.out:find("node-9", 1, true))
     assert.truthy(r.err:find(FILE .. ": default/b: bound to node-9\n", 1, true), r.err)
+  end)
+
+  -- Before: the pod was bound to node-1 in the cluster while the scheduler,
+  -- which had assumed it on node-2, reported it pending and requeued it.
+  it("a Bind plugin cannot bind the pod to a node other than the selected one", function()
+    kit.probe("bind", [[  local other = node == "node-1" and "node-2" or "node-1"
+  local err = ls.bind(other)
+  return ls.error(tostring(err))]])
+    local r = kit.simulate({ profile = kit_of.BIND_FIRST })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches('^pending: running Bind plugin "Probe": ' .. FILE:gsub("%p", "%%%0") ..
+      ':8: ls%.bind: the pod was scheduled to node "node%-[12]", it cannot be bound to "node%-[12]"$', r.pods.a)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
+  end)
+
+  -- Before: the pod stayed assumed, reported bound, and no binding was made.
+  it("a Bind plugin returning success without binding is an error", function()
+    kit.probe("bind", [[  return nil]])
+    kit.expect_error(kit.simulate({ profile = kit_of.BIND_FIRST }), 'running Bind plugin "Probe": bind returned ' ..
+      "success, but the pod was not bound (ls.bind(node_name) binds it) (" .. FILE .. ":5)")
+  end)
+
+  it("a pod the Bind plugin bound stays bound whatever the plugin does next", function()
+    kit.probe("bind", [[  ls.bind(node) ls.bind(node) error("after the binding")]])
+    kit.expect_bound(kit.simulate({ profile = kit_of.BIND_FIRST }))
   end)
 
   it("a cyclic table in the cycle state does not stop the pod", function()
