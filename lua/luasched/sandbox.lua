@@ -78,6 +78,10 @@ function M.lock_strings()
   if locked then return end
   local mt = debug.getmetatable("")
   mt.__metatable = false
+  -- Methods of strings are looked up in the runtime's own string table:
+  -- ("").dump(f) gave the bytecode of any function (the runtime's too)
+  -- although plugins have no string.dump. Nothing in luasched uses it.
+  mt.__index.dump = nil
   locked = true
 end
 

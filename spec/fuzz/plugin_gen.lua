@@ -107,6 +107,7 @@ local ESCAPES = {
   { "loadstring", 'loadstring("return 1")()' },
   { "dofile", 'dofile("/dev/null")' },
   { "string.dump", 'string.dump(function() end)' },
+  { "string method dump", '("").dump(function() end)' },
   { "io", 'io.open("/etc/hostname")' },
   { "os.execute", 'os.execute("true")' },
   { "os.exit", 'os.exit(0)' },
