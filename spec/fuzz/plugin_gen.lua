@@ -34,9 +34,11 @@ local VALUES = {
   "900", "901", "0.5", '""', '"x"', '"kubernetes.io/hostname"', '"zone"', "{}", "{1, 2}", "{ code = 2, id = 1 }",
   "true", "false", "function() end", "ls.skip", "ls.unschedulable('u')", "pod", "node", "ni", "ni.node",
   "pod.labels", "ni.node.labels", "state", "self", "self.handle", "ls", "string", "n",
-  -- values whose metamethods loop or raise (the runtime must never run them
-  -- outside the call), nested scheduler data, runtime-made structs, objects
-  "setmetatable({}, { __tostring = function() while true do end end, __index = function() error({}) end })",
+  -- values whose metamethods raise or allocate (the runtime must never run
+  -- them outside the call; a looping one is a rare statement below, as each
+  -- costs a whole time budget), nested scheduler data, runtime-made structs, objects
+  "setmetatable({}, { __tostring = function() error('tostring') end, __index = function() error({}) end })",
+  "setmetatable({}, { __tostring = function() return ('x'):rep(1e6) end, __lt = function() return {} end })",
   "setmetatable({}, { __eq = function() error('eq') end, __concat = function() return {} end,"
     .. " __len = function() return -1 end })",
   "ni.requested", "pod.requests", "ls.namespace_labels('none')", "ls.find_object('Namespace', 0, 'default')",
@@ -192,6 +194,9 @@ local function statement(depth)
     -- backtracks for ever in C (only the watchdog's signal stops them)
     if n == 3 and rnd(4000) == 1 then return "while true do pcall(function() while true do end end) end" end
     if n == 4 and rnd(4000) == 1 then return "('a'):rep(40):find(('a*'):rep(40) .. 'b')" end
+    if n == 5 and rnd(4000) == 1 then
+      return "error(setmetatable({}, { __tostring = function() while true do end end }))"
+    end
     return "for i = 1, " .. rnd(200) .. " do local _ = ls.label(pod.labels, i) end"
   else
     return "error(" .. value() .. ")"
