@@ -21,9 +21,19 @@ local function need(v, what, level)
   if v == nil then error("luasched: " .. what .. " is nil", (level or 2) + 1) end
   return v
 end
+-- A plugin's value in a message: numbers, booleans and nil as they print,
+-- strings quoted (at most 64 characters), anything else by its type (its
+-- __tostring is the plugin's code: not run for a message).
+local function shown(v)
+  local t = type(v)
+  if t == "number" or t == "boolean" or t == "nil" then return tostring(v) end
+  if t == "string" then return #v > 64 and string.format("%q...", v:sub(1, 64)) or string.format("%q", v) end
+  return "a " .. t
+end
+
 local function need_number(v, what)
   if type(v) ~= "number" or v ~= v then
-    error("luasched: " .. what .. " must be a number, got " .. tostring(v), 3)
+    error("luasched: " .. what .. " must be a number, got " .. shown(v), 3)
   end
   return v
 end
@@ -168,7 +178,7 @@ end
 --- after the first call (apart from building the key for several reasons).
 function ls.status(code, ...)
   if memo[code] == nil then
-    error("luasched: ls.status: unknown status code " .. tostring(code) .. " (expected ls.SUCCESS .. ls.PENDING)", 0)
+    error("luasched: ls.status: unknown status code " .. shown(code) .. " (expected ls.SUCCESS .. ls.PENDING)", 0)
   end
   local n = select("#", ...)
   local key

@@ -184,6 +184,14 @@ describe("red team: hostile values given to the runtime", function()
     assert.is_true(#r.err < 2000, "the message is " .. #r.err .. " bytes")
   end)
 
+  -- Before: the argument check ran the value's __tostring (the whole budget).
+  it("an ls.* argument check names a table by its type, its __tostring not run", function()
+    kit.probe("filter",
+      [[  local _ = ls.changed_nodes(setmetatable({}, { __tostring = function() while true do end end }))]])
+    kit.expect_error(kit.simulate(), filter_error(FILE ..
+      ":7: luasched: ls.changed_nodes: the generation must be a number, got a table"))
+  end)
+
   it("deep recursion is a stack overflow error", function()
     kit.probe("filter", [[  local function r(n) return 1 + r(n + 1) end r(1)]])
     kit.expect_error(kit.simulate(), filter_error(FILE .. ":7: stack overflow"))
