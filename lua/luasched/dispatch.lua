@@ -113,8 +113,16 @@ local function attributed(msg)
   return msg .. " (" .. info.short_src .. ":" .. info.linedefined .. ")"
 end
 
+-- Error statuses are kept for good (C's status registry): a plugin raising a
+-- new megabyte message per attempt grew the process by a megabyte each time.
+local MAX_ERROR = 2048
+local function shortened(msg)
+  if #msg <= MAX_ERROR then return msg end
+  return msg:sub(1, MAX_ERROR) .. "... (" .. #msg .. " characters)"
+end
+
 local function fail_with(msg)
-  local st = ls._runtime_error(msg)
+  local st = ls._runtime_error(shortened(msg))
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR
@@ -128,7 +136,7 @@ end
 
 -- A plugin returned an Error status: its own message, as upstream words it.
 local function fail(fmt, ...)
-  local msg = string.format(fmt, ...)
+  local msg = shortened(string.format(fmt, ...))
   local st = ls._runtime_error(msg)
   cycle.status = st.id
   cycle.status_code = ERROR

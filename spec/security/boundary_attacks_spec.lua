@@ -192,6 +192,13 @@ describe("red team: hostile values given to the runtime", function()
       ":7: luasched: ls.changed_nodes: the generation must be a number, got a table"))
   end)
 
+  -- Before: kept whole, for good, in the status registry (a megabyte per attempt).
+  it("a megabyte error message is kept to its first 2048 characters", function()
+    kit.probe("filter", [[  error(string.rep("e", 1e6))]])
+    local full = filter_error(FILE .. ":7: " .. string.rep("e", 1e6))
+    kit.expect_error(kit.simulate(), full:sub(1, 2048) .. "... (" .. #full .. " characters)")
+  end)
+
   it("deep recursion is a stack overflow error", function()
     kit.probe("filter", [[  local function r(n) return 1 + r(n + 1) end r(1)]])
     kit.expect_error(kit.simulate(), filter_error(FILE .. ":7: stack overflow"))
