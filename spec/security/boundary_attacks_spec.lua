@@ -54,6 +54,14 @@ describe("red team: catching or dodging the budgets", function()
     kit.expect_bound(kit.simulate({ profile = P300 }))
   end)
 
+  -- Before: polled each (virtual) second for ever: the pod neither bound nor
+  -- pending, and a simulation with such pods ran for hours (found by the fuzzer).
+  it("a PreBind that waits for ever fails the binding after 15 minutes", function()
+    kit.probe("pre_bind", [[  return ls.status(ls.WAIT, "not yet")]])
+    kit.expect_error(kit.simulate(), 'running PreBind plugin "Probe": still waiting after 15m0s, the longest a ' ..
+      "PreBind may wait")
+  end)
+
   it("Permit catching the budget's error in a loop is cut off", function()
     kit.probe("permit", [[  while true do pcall(function() while true do end end) end]])
     kit.expect_error(kit.simulate({ profile = P300 }), 'running Permit plugin "Probe": ' .. RESTARTED)
