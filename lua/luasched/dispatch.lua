@@ -728,11 +728,33 @@ local hint_errors = 0
 --- Runs queueing hint `id` for a pod and an event: 1 (Queue) or 0 (Skip).
 --- An error, or a result that is neither ls.QUEUE nor ls.QUEUE_SKIP, counts as
 --- Queue and is logged, as upstream treats a hint error.
+-- What a cut-off of hint `id` names: its plugin and the hint's file:line
+-- (made once per hint; before, "queueing hint 34").
+local hint_notes = {}
+local function hint_note(id, h)
+  local text = hint_notes[id]
+  if text == nil then
+    local info = debug.getinfo(h.fn, "S")
+    text = string.format("plugin %q (queueing hint at %s:%d)", tostring(h.inst and h.inst.name),
+      info.short_src, info.linedefined)
+    hint_notes[id] = text
+  end
+  return text
+end
+
+-- A value a hint returned, as its error shows it (a table's __tostring is not run).
+local function returned(r)
+  local t = type(r)
+  if t == "string" then return string.format("%q", #r > 64 and r:sub(1, 64) .. "..." or r) end
+  if t == "number" or t == "boolean" or t == "nil" then return tostring(r) end
+  return "a " .. t
+end
+
 function M.hint(id, pod_ptr, ev_ptr)
   local h = assembly.hint(id)
   if not h then return ls.QUEUE end
   local fn = h.fn
-  note("queueing hint %d", id)
+  note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
@@ -741,7 +763,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   hint_errors = hint_errors + 1
   local info = debug.getinfo(fn, "S")
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",
-    info.short_src, info.linedefined, ok and ("returned " .. describe(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
+    info.short_src, info.linedefined, ok and ("returned " .. returned(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
     or describe(r)))
   return 2   -- LS_HINT_FAILED: Queue, counted by the runtime
 end
