@@ -379,6 +379,11 @@ return P
     kit.expect_bound(kit.simulate({ profile = kit_of.BIND_FIRST }))
   end)
 
+  it("a Bind plugin cut off after its binding leaves the pod bound", function()
+    kit.probe("bind", [[  ls.bind(node) while true do pcall(function() while true do end end) end]])
+    kit.expect_bound(kit.simulate({ profile = kit_of.BIND_FIRST .. P300 }))
+  end)
+
   it("a cyclic table in the cycle state does not stop the pod", function()
     kit.probe("pre_filter", [[  local t = {} t.t = t state.Probe = t]])
     kit.expect_bound(kit.simulate())

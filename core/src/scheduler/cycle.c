@@ -91,6 +91,7 @@ static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, si
         snprintf(errbuf, errlen, "%s", err.msg);
         return -1;
     }
+    s->bound_in_bind = true;
     return 0;
 }
 
@@ -491,8 +492,15 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node, uint64_t pr
     if (code == LS_SUCCESS) {
         ep = LS_EP_BIND;
         code = extenders_bind(s, qp, node);
-        if (code < 0)
+        if (code < 0) {
+            s->bound_in_bind = false;
             code = ls_scheduler_run_point(s, LS_EP_BIND, qp->profile);
+            /* The cluster holds the binding: the pod is bound whatever became of
+             * the plugin's call after it (an error, a cut-off right after the
+             * request); failing it would requeue a bound pod. */
+            if (s->bound_in_bind)
+                code = LS_SUCCESS;
+        }
         ls_cache_finish_binding(s->cache, qp->pod);
         ls_scheduler_apply_deferred(s);
     }
