@@ -21,9 +21,19 @@ local function need(v, what, level)
   if v == nil then error("luasched: " .. what .. " is nil", (level or 2) + 1) end
   return v
 end
+-- A plugin's value in a message: numbers, booleans and nil as they print,
+-- strings quoted (at most 64 characters), anything else by its type (its
+-- __tostring is the plugin's code: not run for a message).
+local function shown(v)
+  local t = type(v)
+  if t == "number" or t == "boolean" or t == "nil" then return tostring(v) end
+  if t == "string" then return #v > 64 and string.format("%q...", v:sub(1, 64)) or string.format("%q", v) end
+  return "a " .. t
+end
+
 local function need_number(v, what)
   if type(v) ~= "number" or v ~= v then
-    error("luasched: " .. what .. " must be a number, got " .. tostring(v), 3)
+    error("luasched: " .. what .. " must be a number, got " .. shown(v), 3)
   end
   return v
 end
@@ -86,10 +96,17 @@ function ls.str(id)
   return s
 end
 
+-- Interned strings are never freed: plugins may add 1 GiB of them (C's cap),
+-- so a plugin interning without bound cannot take the process's memory.
+local STRINGS_FULL = "luasched: plugins have interned 1 GiB of distinct strings (ls.intern, status " ..
+  "messages), which are never freed; no more are taken"
+
 --- The id of a string, interning it. Do this at load time, not per node.
 function ls.intern(s)
   if type(s) ~= "string" then error("ls.intern: expected a string, got a " .. type(s), 2) end
-  return C.ls_intern(s, #s)
+  local id = C.ls_intern_plugin(s, #s)
+  if id == 0 then error(STRINGS_FULL, 2) end
+  return id
 end
 
 --- The value id of label `key_id` in a label set (0 when absent).
@@ -122,9 +139,25 @@ end
 local memo = {}
 for code = 0, 6 do memo[code] = {} end
 
+local runtime_made = false   -- true while ls._runtime_error makes a status (not charged)
+
+-- Reasons are strings (or numbers). Raised without a position: the plugin's
+-- xpcall handler names the plugin's own line (the caller may be a tail call).
+local function check_reasons(reasons)
+  for i = 1, #reasons do
+    local t = type(reasons[i])
+    if t ~= "string" and t ~= "number" then
+      error("luasched: a status reason must be a string, got a " .. t .. " (reason " .. i .. ")", 0)
+    end
+  end
+end
+
 local function make_status(code, reasons, extra)
+  check_reasons(reasons)
   local message = table.concat(reasons, ", ")
   local joined = table.concat(reasons, "\n")
+  -- charged as the plugin's strings: C keeps every status message for good
+  if not runtime_made and C.ls_intern_plugin(joined, #joined) == 0 then error(STRINGS_FULL, 0) end
   local fields = setmetatable({
     code = code,
     message = message,
@@ -145,8 +178,16 @@ end
 --- with the same text again returns the same object and allocates nothing new
 --- after the first call (apart from building the key for several reasons).
 function ls.status(code, ...)
+  if memo[code] == nil then
+    error("luasched: ls.status: unknown status code " .. shown(code) .. " (expected ls.SUCCESS .. ls.PENDING)", 0)
+  end
   local n = select("#", ...)
-  local key = n == 1 and (...) or table.concat({ ... }, "\n")
+  local key
+  if n == 1 then key = ... else
+    local reasons = { ... }
+    check_reasons(reasons)
+    key = table.concat(reasons, "\n")
+  end
   local st = memo[code][key]
   if st == nil then
     st = make_status(code, n == 1 and { key } or { ... })
@@ -160,6 +201,15 @@ function ls.unschedulable(...) return status(C.LS_UNSCHEDULABLE, ...) end
 function ls.unresolvable(...) return status(C.LS_UNRESOLVABLE, ...) end
 function ls.pending(...) return status(C.LS_PENDING, ...) end
 function ls.error(msg) return status(C.LS_ERROR, msg) end
+--- The runtime's Error status for a failed plugin: not charged to the
+--- plugins' strings (it must be made even when a plugin used them all up).
+function ls._runtime_error(msg)
+  runtime_made = true
+  local ok, st = pcall(status, C.LS_ERROR, msg)
+  runtime_made = false
+  if not ok then error(st, 0) end
+  return st
+end
 ls.unschedulable_and_unresolvable = ls.unresolvable
 ls.skip = status(C.LS_SKIP, "")
 
@@ -291,7 +341,9 @@ local function int64_of(s)
   return ffi.cast("int64_t", neg and 0ULL - v or v)
 end
 
+local writable_selector = ffi.typeof("ls_selector *")
 local function fill_requirements(sel, list, keep)
+  sel = ffi.cast(writable_selector, sel)   -- a term's nested selector is const (views.lua)
   local n = #list
   local reqs = ffi.new("ls_requirement[?]", math.max(n, 1))
   keep[#keep + 1] = reqs
@@ -370,7 +422,13 @@ function ls._attach(cycle) cycle_ref = cycle end
 -- ls.bind binds the cycle's pod: only a Bind hook may (the dispatcher, or the
 -- kit running a bind hook, opens the window).
 local bind_open = false
-function ls._allow_bind(open) bind_open = open end
+local bound_to = 0   -- the node ls.bind bound the pod to in the running Bind hook (0: none)
+function ls._allow_bind(open)
+  bind_open = open
+  if open then bound_to = 0 end
+end
+--- Whether ls.bind bound the pod in the Bind hook that just ran.
+function ls._bound() return bound_to ~= 0 end
 
 --- All nodes of the cycle's snapshot: a 0-based cdata array of `const
 --- ls_node_info *`, and its length.
@@ -426,6 +484,7 @@ function ls.selector_signature(parts, sel)
 end
 
 function ls.snapshot_version()
+  if cycle_ref == nil then return nil end
   local s = cycle_ref.snapshot
   if s == nil then return nil end
   return tonumber(ffi.cast("uintptr_t", s)), tonumber(C.ls_snapshot_generation(s)),
@@ -495,10 +554,20 @@ function ls.bind(node_name)
   if not bind_open then error("ls.bind: only a Bind hook may bind the pod", 2) end
   if cycle_ref == nil then return "no scheduling cycle is running" end
   if type(node_name) ~= "string" then error("ls.bind: the node name must be a string", 2) end
-  local id = type(node_name) == "string" and ls.intern(node_name) or node_name
+  local id = ls.intern(node_name)
+  -- The pod is assumed on the selected node (its resources counted there): a
+  -- binding elsewhere, or a second one, would leave the cluster and the
+  -- scheduler's cache disagreeing about where the pod runs.
+  local selected = cycle_ref.selected_node
+  if selected ~= 0 and id ~= selected then
+    error(string.format("ls.bind: the pod was scheduled to node %q, it cannot be bound to %q", ls.str(selected),
+      #node_name > 64 and node_name:sub(1, 64) .. "..." or node_name), 2)
+  end
+  if bound_to ~= 0 then error("ls.bind: the pod is bound already (to " .. ls.str(bound_to) .. ")", 2) end
   if C.ls_cycle_bind(cycle_ref, id, bind_err, 512) ~= 0 then
     return ffi.string(bind_err)
   end
+  bound_to = id
   return nil
 end
 
@@ -536,11 +605,13 @@ function ls.objects_generation(kind)
 end
 
 --- The cycle's NodeInfo of a node (a name or an id), or nil.
+--- (A reference, as the hooks get NodeInfos: no pointer to index or move.)
 function ls.find_node(name)
-  if cycle_ref == nil then return nil end
+  -- outside a cycle (PreEnqueue, a hint) there is no snapshot: C would read NULL
+  if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
   local ni = C.ls_snapshot_find(cycle_ref.snapshot, type(name) == "string" and ls.intern(name) or name)
   if ni == nil then return nil end
-  return ni
+  return ni[0]
 end
 
 local function id_of(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
@@ -570,6 +641,9 @@ end
 local json = require("luasched.json")
 local json_of = views.accessor("ls_object", "json")
 -- An object's JSON text (its `json` field is a checked view for plugins).
+-- Anything but an object (a table, a pod, nil) is an error: ffi.string of
+-- the NULL a missing field gives would read address 0.
+local object_ct = ffi.typeof("const ls_object &")
 local function object_json(o)
   local p, n = json_of(o.json)
   if p == nil then p, n = o.json, o.json_len end
@@ -582,6 +656,9 @@ end
 local function decoded_objects(max, plain)
   local items, n = {}, 0
   return function(o)
+    if not ffi.istype(object_ct, o) then
+      error("luasched: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
+    end
     local key = tonumber(o.seq)
     local t = items[key]
     if t == nil then
@@ -603,6 +680,13 @@ ls.object_table = decoded_objects(8192, false)
 --- model does not flatten: the volume plugins read PersistentVolumes, claims,
 --- classes, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
 ls.object_data = decoded_objects(65536, true)
+
+--- A fresh pair (object_table, object_data) with caches of their own: each
+--- plugin gets its own (loader.lua), so a plugin that writes into a decoded
+--- object changes only what it sees itself, never what another plugin reads.
+function ls._object_readers()
+  return decoded_objects(8192, false), decoded_objects(65536, true)
+end
 
 --- Whether the pod controls the object (upstream's metav1.IsControlledBy, as
 --- ephemeral.VolumeIsForPod uses it): a controller ownerReference with the
@@ -631,6 +715,12 @@ local patch_err = ffi.new("char[512]")
 --- through the cluster (embedded or API server), as a PreBind does.
 --- Returns nil, or an error message.
 function ls.patch_status(o, merge_patch)
+  if not ffi.istype(object_ct, o) then
+    error("luasched: ls.patch_status: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
+  end
+  if type(merge_patch) ~= "string" then
+    error("luasched: ls.patch_status: the merge patch must be a string, got a " .. type(merge_patch), 2)
+  end
   if cycle_ref == nil then return "no scheduling cycle is running" end
   if C.ls_cycle_patch_status(cycle_ref, o, merge_patch, patch_err, 512) ~= 0 then
     return ffi.string(patch_err)
@@ -649,6 +739,9 @@ end
 --- An API write (VolumeBinding's PreBind): a JSON merge patch on one object
 --- (kind, namespace or nil for cluster-scoped kinds, name). nil, or an error message.
 function ls.patch_object(kind, ns, name, patch)
+  if type(patch) ~= "string" then
+    error("luasched: ls.patch_object: the patch must be a string, got a " .. type(patch), 2)
+  end
   if cycle_ref == nil then return "no scheduling cycle is running" end
   local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
   if C.ls_cycle_patch_object(cycle_ref, id(kind), id(ns), id(name), patch, patch_err, 512) ~= 0 then
@@ -657,7 +750,11 @@ function ls.patch_object(kind, ns, name, patch)
   return nil
 end
 
-local no_labels = ffi.new("ls_labels")
+-- read-only: a count written into it would send every later reader past NULL
+-- (the reference does not keep its memory alive: selector_memory does)
+local no_labels_memory = ffi.new("ls_labels")
+local no_labels = ffi.cast("const ls_labels *", no_labels_memory)[0]
+selector_memory[no_labels] = no_labels_memory
 --- The labels of namespace `ns` (an id or a string), from its Namespace
 --- object; an empty label set when the cycle has no such object (upstream's
 --- GetNamespaceLabelsSnapshot). Pass the result to ls.selector_matches.

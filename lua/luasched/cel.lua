@@ -23,10 +23,14 @@ local M = {}
 
 -- ---- values -------------------------------------------------------------
 
-local quantity_mt = { __name = "quantity" }
-local version_mt = { __name = "version" }
-local domains_mt = { __name = "attributes" }   -- device.attributes / device.capacity
-local map_mt = { __name = "map" }               -- one domain's names
+-- The metatables are hidden from plugins (__metatable = false): a plugin that
+-- requires luasched.cel shares them with DynamicResources, and could
+-- otherwise replace their methods for it. This module reads them raw.
+local getmetatable = debug.getmetatable
+local quantity_mt = { __name = "quantity", __metatable = false }
+local version_mt = { __name = "version", __metatable = false }
+local domains_mt = { __name = "attributes", __metatable = false }   -- device.attributes / device.capacity
+local map_mt = { __name = "map", __metatable = false }               -- one domain's names
 
 local SUFFIX = {
   n = 1e-9, u = 1e-6, m = 1e-3, [""] = 1, k = 1e3, M = 1e6, G = 1e9, T = 1e12, P = 1e15, E = 1e18,

@@ -114,8 +114,16 @@ local function attributed(msg)
   return msg .. " (" .. info.short_src .. ":" .. info.linedefined .. ")"
 end
 
+-- Error statuses are kept for good (C's status registry): a plugin raising a
+-- new megabyte message per attempt grew the process by a megabyte each time.
+local MAX_ERROR = 2048
+local function shortened(msg)
+  if #msg <= MAX_ERROR then return msg end
+  return msg:sub(1, MAX_ERROR) .. "... (" .. #msg .. " characters)"
+end
+
 local function fail_with(msg)
-  local st = ls.error(msg)
+  local st = ls._runtime_error(shortened(msg))
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR
@@ -129,8 +137,8 @@ end
 
 -- A plugin returned an Error status: its own message, as upstream words it.
 local function fail(fmt, ...)
-  local msg = string.format(fmt, ...)
-  local st = ls.error(msg)
+  local msg = shortened(string.format(fmt, ...))
+  local st = ls._runtime_error(msg)
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR
@@ -165,6 +173,7 @@ function M.pre_enqueue(pi, pod_ptr)
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
+    note_text(current, "pre_enqueue")   -- a queue-side call: a cut-off is attributed by the note
     local ok, st = pcall(current.pre_enqueue, current, pod)
     if not ok then return fail_located("running PreEnqueue plugin %q: %s", current.name, describe(st)) end
     if st ~= nil then
@@ -486,9 +495,14 @@ to_score = function(s)
   if ffi.istype("int64_t", s) then return s end
   if ffi.istype("uint64_t", s) and s <= INT64_MAX then return s end
   local t = type(s)
-  local text = (t == "number" or t == "cdata" or t == "boolean") and tostring(s) or describe(s)
-  if t == "string" then text = string.format("%q", s) end
-  error("score returned " .. text .. " (a " .. t .. "), expected an integer within int64", 0)
+  -- the value itself when it prints safely (a table's __tostring is plugin
+  -- code: never run here); a long string shortened
+  local text
+  if t == "number" or t == "cdata" or t == "boolean" or t == "nil" then text = tostring(s) .. " (a " .. t .. ")"
+  elseif t == "string" then
+    text = (#s > 64 and string.format("%q...", s:sub(1, 64)) or string.format("%q", s)) .. " (a string)"
+  else text = "a " .. t end
+  error("score returned " .. text .. ", expected an integer within int64", 0)
 end
 
 -- The Score plugins' loops (a generated chain, loops.score_chain) over the
@@ -584,6 +598,15 @@ local function run_simple(pi, hook, label, allowed)
     ls._allow_bind(hook == "bind")
     local ok, st = pcall(current[hook], current, state, pod, node)
     ls._allow_bind(false)
+    if hook == "bind" then
+      -- what the cluster holds decides: a pod the plugin bound is bound, whatever
+      -- it did next (before, an error after ls.bind requeued a bound pod); a
+      -- success without a binding would leave the pod assumed and never bound
+      if ls._bound() then ok, st = true, nil
+      elseif ok and (st == nil or (is_status(st) and st.code == SUCCESS)) then
+        ok, st = false, "bind returned success, but the pod was not bound (ls.bind(node_name) binds it)"
+      end
+    end
     if sampling then
       timing.observe(EP_OF_HOOK[hook], k - 1, ok and is_status(st) and st.code or (ok and SUCCESS or ERROR),
         timing.now() - t0)
@@ -742,11 +765,33 @@ local hint_errors = 0
 --- Runs queueing hint `id` for a pod and an event: 1 (Queue) or 0 (Skip).
 --- An error, or a result that is neither ls.QUEUE nor ls.QUEUE_SKIP, counts as
 --- Queue and is logged, as upstream treats a hint error.
+-- What a cut-off of hint `id` names: its plugin and the hint's file:line
+-- (made once per hint; before, "queueing hint 34").
+local hint_notes = {}
+local function hint_note(id, h)
+  local text = hint_notes[id]
+  if text == nil then
+    local info = debug.getinfo(h.fn, "S")
+    text = string.format("plugin %q (queueing hint at %s:%d)", tostring(h.inst and h.inst.name),
+      info.short_src, info.linedefined)
+    hint_notes[id] = text
+  end
+  return text
+end
+
+-- A value a hint returned, as its error shows it (a table's __tostring is not run).
+local function returned(r)
+  local t = type(r)
+  if t == "string" then return string.format("%q", #r > 64 and r:sub(1, 64) .. "..." or r) end
+  if t == "number" or t == "boolean" or t == "nil" then return tostring(r) end
+  return "a " .. t
+end
+
 function M.hint(id, pod_ptr, ev_ptr)
   local h = assembly.hint(id)
   if not h then return ls.QUEUE end
   local fn = h.fn
-  note("queueing hint %d", id)
+  note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
@@ -755,7 +800,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   hint_errors = hint_errors + 1
   local info = debug.getinfo(fn, "S")
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",
-    info.short_src, info.linedefined, ok and ("returned " .. describe(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
+    info.short_src, info.linedefined, ok and ("returned " .. returned(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
     or describe(r)))
   return 2   -- LS_HINT_FAILED: Queue, counted by the runtime
 end

@@ -27,6 +27,15 @@ local RESOURCES = "AssignedPod, UnscheduledPod, TargetPod, Pod, Node, Persistent
   .. "StorageClass, CSINode, CSIDriver, "
   .. "CSIStorageCapacity, NodeMetrics, PodMetrics, \"*\", or a custom resource written plural.version.group"
 
+-- A value as a message shows it: a string quoted (shortened past 64
+-- characters), a table or a function by its type (its __tostring is not run).
+local function shown(v)
+  local t = type(v)
+  if t == "table" or t == "function" or t == "userdata" or t == "thread" or t == "cdata" then return "a " .. t end
+  v = tostring(v)
+  return #v > 64 and string.format("%q...", v:sub(1, 64)) or string.format("%q", v)
+end
+
 local function entry_error(plugin, i, field, what)
   return string.format("plugin %q (%s): events[%d].%s: %s", plugin.name, tostring(plugin.file), i, field, what)
 end
@@ -40,7 +49,7 @@ local function actions_of(plugin, i, action)
   for k, a in ipairs(list) do
     if type(a) ~= "string" or C.ls_action_from_name(a) == 0 then
       return nil, entry_error(plugin, i, "action" .. (type(action) == "table" and "[" .. k .. "]" or ""),
-        string.format("unknown action %q (expected %s)", tostring(a), ACTIONS))
+        string.format("unknown action %s (expected %s)", shown(a), ACTIONS))
     end
     names[#names + 1] = a
   end
@@ -69,7 +78,7 @@ function M.check(plugin)
     end
     if type(e.resource) ~= "string" or not C.ls_resource_name_valid(e.resource) then
       return nil, entry_error(plugin, i, "resource",
-        string.format("unknown resource %q (expected %s)", tostring(e.resource), RESOURCES))
+        string.format("unknown resource %s (expected %s)", shown(e.resource), RESOURCES))
     end
     local names, err = actions_of(plugin, i, e.action)
     if not names then return nil, err end

@@ -41,13 +41,15 @@ local function find_file(base)
 end
 
 local sandbox = require("luasched.sandbox")
-local public_ls   -- the frozen luasched module plugins get (made on first use)
 
-local function luasched_for_plugins()
-  if not public_ls then
-    public_ls = sandbox.freeze(require("luasched"), "luasched", true)
-  end
-  return public_ls
+-- The frozen luasched module one plugin gets (once per plugin: its require
+-- cache keeps it). Its ls.object_table / ls.object_data have caches of their
+-- own: the decoded objects are plain tables a plugin could write into.
+local function luasched_for_plugin()
+  local ls = require("luasched")
+  local mine = sandbox.copy(ls)
+  mine.object_table, mine.object_data = ls._object_readers()
+  return sandbox.freeze(mine, "luasched", true)
 end
 
 local function display_path(path)
@@ -84,8 +86,11 @@ local function make_require(cache)
     if type(name) ~= "string" then
       error("require: module name must be a string", 2)
     end
-    if name == "luasched" then return luasched_for_plugins() end
     if cache[name] ~= nil then return cache[name] end
+    if name == "luasched" then
+      cache[name] = luasched_for_plugin()
+      return cache[name]
+    end
     if SHARED_LIBS[name] then
       cache[name] = shared_lib(name)
       return cache[name]
@@ -120,7 +125,7 @@ load_source = function(path, chunkname, require_fn)
   f:close()
   if text:byte(1) == 27 then return nil, chunkname:sub(2) .. ": bytecode is not accepted, only Lua source" end
   plugin_sources[chunkname] = true
-  return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({})))
+  return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({}), chunkname))
 end
 
 local function check_plugin(name, path, P)

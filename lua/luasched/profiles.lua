@@ -55,6 +55,13 @@ local function describe(err)
 end
 M.describe_error = describe
 
+-- A plugin's message as a load error shows it: at most 300 characters (a
+-- validate returning a megabyte string printed it whole).
+local function shortened(text)
+  if #text <= 300 then return text end
+  return text:sub(1, 300) .. "... (" .. #text .. " characters)"
+end
+
 -- xpcall's handler for plugin calls: an error raised below a plugin's frame
 -- (inside a luasched function it called, or by the FFI) is prefixed with the
 -- plugin's own file:line, the innermost plugin frame on the stack.
@@ -113,14 +120,18 @@ local function instantiate(P, args, profile_name, where)
         at = where.line and where.line > 0 and string.format("%s:%d: %s: ", where.source, where.line, where.path)
           or string.format("%s: %s: ", where.source, where.path)
       end
-      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, describe(verr))
+      local why = describe(verr)
+      if vok and type(verr) ~= "string" then   -- returned, not raised: say so, by its type
+        why = "validate returned a " .. type(verr) .. ", expected nil, true or a message"
+      end
+      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, shortened(why))
     end
   end
   if type(P.init) == "function" then
     note("plugin %q (%s: init)", P.name, tostring(P.file))
     local iok, err = plain_pcall(P.init, inst, inst.args)
     if not iok then
-      return nil, string.format("initializing plugin %q: %s", P.name, describe(err))
+      return nil, string.format("initializing plugin %q: %s", P.name, shortened(describe(err)))
     end
   end
   return inst

@@ -6,7 +6,8 @@
 --   and with `strict` reading a missing key raises instead of giving nil.
 -- * lock_strings() hides the string metatable (getmetatable("") is false), so
 --   a plugin cannot replace string.format & co. for everybody.
--- * new_env() is one plugin's global table: per-plugin copies of string,
+-- * new_env() is one plugin's global table (print goes to stderr, prefixed
+--   with the plugin's file): per-plugin copies of string,
 --   table, math and bit; no io, os.execute, debug, ffi, jit, load, dofile,
 --   coroutine, collectgarbage, newproxy, getfenv/setfenv, string.dump.
 --
@@ -77,6 +78,10 @@ function M.lock_strings()
   if locked then return end
   local mt = debug.getmetatable("")
   mt.__metatable = false
+  -- Methods of strings are looked up in the runtime's own string table:
+  -- ("").dump(f) gave the bytecode of any function (the runtime's too)
+  -- although plugins have no string.dump. Nothing in luasched uses it.
+  mt.__index.dump = nil
   locked = true
 end
 
@@ -94,14 +99,29 @@ local base = {
   pcall = pcall, xpcall = xpcall, select = select, tonumber = tonumber,
   tostring = tostring, type = type, unpack = unpack, rawequal = rawequal,
   rawget = rawget, rawset = M.rawset, setmetatable = setmetatable,
-  getmetatable = getmetatable, print = print,
+  getmetatable = getmetatable,
 }
+local stderr, select_, tostring_, concat = io.stderr, select, tostring, table.concat
+
+-- A plugin's print: to stderr, prefixed with its file. On stdout it could
+-- write lines that look like the scheduler's own report ("default/p: bound
+-- to node-9") into `simulate`'s output.
+local function print_for(source)
+  local prefix = (source or "plugin"):gsub("^@", "") .. ": "
+  return function(...)
+    local parts = {}
+    for i = 1, select_("#", ...) do parts[i] = tostring_((select_(i, ...))) end
+    stderr:write(prefix, concat(parts, "\t"), "\n")
+  end
+end
 local libs = { string = string, table = table, math = math, bit = require("bit") }
 local os_time, os_clock, os_date = os.time, os.clock, os.date
 
 --- A fresh global table for one plugin (or one module it requires).
-function M.new_env(require_fn)
+--- `source` (the chunk name) prefixes what the plugin prints.
+function M.new_env(require_fn, source)
   local env = copy(base)
+  env.print = print_for(source)
   for name, lib in pairs(libs) do env[name] = copy(lib) end
   env.string.dump = nil
   env.os = { time = os_time, clock = os_clock, date = os_date }

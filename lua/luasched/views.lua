@@ -62,9 +62,47 @@ local function rewrite_field(struct, body, decl)
   return string.format("const %s %s", vt, field), string.format("typedef struct { uintptr_t addr_; } %s;\n", vt)
 end
 
---- The cdef text with the plugin structs' pointer fields made views.
+-- Structs the runtime builds or writes itself (ffi.new, dispatch's cycle),
+-- with no struct nested in them: left as declared. In every other struct the
+-- nested structs are const (the runtime fills the selectors nested in the
+-- terms it builds through a cast: luasched.lua's fill_requirements).
+local WRITTEN_BY_RUNTIME = {
+  ls_error = true, ls_cycle = true, ls_taint = true, ls_requirement = true, ls_selector = true,
+  ls_node_selector = true,
+}
+
+-- LuaJIT does not carry a const struct's qualifier into its nested structs,
+-- unions and arrays (`pod.labels.n = 0` and `ni.requested.pods = 1` wrote
+-- into the cache, seen by every plugin and the next pods): such fields of
+-- C's structs are declared const themselves, and so are the members of the
+-- ls_resources union.
+local function const_nested(cdef)
+  local aggregate = {}
+  for name in cdef:gmatch("typedef%s+struct%s+([%w_]+)%s*%b{}") do aggregate[name] = true end
+  for name in cdef:gmatch("typedef%s+union%s+([%w_]+)%s*%b{}") do aggregate[name] = true end
+  cdef = cdef:gsub("(typedef%s+union%s+ls_resources%s*)(%b{})", function(head, braces)
+    return head .. braces:gsub("int64_t", "const int64_t")
+  end)
+  return (cdef:gsub("(typedef%s+struct%s+([%w_]+)%s*)(%b{})", function(head, struct, braces)
+    if WRITTEN_BY_RUNTIME[struct] then return nil end
+    local body = braces:sub(2, -2)
+    if body:find("{", 1, true) then return nil end
+    local decls = {}
+    for decl in body:gmatch("[^;]+") do
+      local ty = decl:match("^%s*([%w_]+)%s")
+      if ty and ty ~= "const" and not decl:find("*", 1, true) and (aggregate[ty] or decl:find("%[")) then
+        decl = decl:gsub("^(%s*)", "%1const ")
+      end
+      decls[#decls + 1] = decl
+    end
+    return head .. "{" .. table.concat(decls, ";") .. "}"
+  end))
+end
+
+--- The cdef text with the plugin structs' pointer fields made views, and the
+--- nested data of C's structs const.
 function M.rewrite(cdef)
-  cdef = cdef:gsub("/%*.-%*/", "")
+  cdef = const_nested(cdef:gsub("/%*.-%*/", ""))
   return (cdef:gsub("(typedef%s+struct%s+([%w_]+)%s*)(%b{})", function(head, struct, braces)
     if not PLUGIN_STRUCTS[struct] then return nil end
     local body = braces:sub(2, -2)

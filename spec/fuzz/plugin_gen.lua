@@ -12,10 +12,14 @@
 -- inf, 3.7, 1e300, strings, tables, forged statuses), and the sandbox escapes
 -- (string metatable, luasched module, statuses, handle, rawset, setmetatable,
 -- debug, load, string.dump, io, os.execute, ffi, jit, coroutine, collectgarbage,
--- newproxy, getfenv), each followed by `error("ESCAPED: ...")` when it worked.
+-- newproxy, getfenv, writes into nested scheduler data and runtime-made
+-- structs, luasched.cel's metatables), each followed by `error("ESCAPED: ...")`
+-- when it worked. Values with metamethods that loop or raise are passed
+-- everywhere.
 -- Every program first checks that nothing shared was changed by an earlier
--- one ("ESCAPED: shared state changed"). Rarely, an endless loop or an
--- allocation without bound (the budgets must stop them).
+-- one ("ESCAPED: shared state changed"). Rarely, an endless loop, one that
+-- catches the budget's error, a backtracking pattern or an allocation without
+-- bound (the budgets must stop them).
 local M = {}
 
 local rng_state = 1
@@ -30,6 +34,15 @@ local VALUES = {
   "900", "901", "0.5", '""', '"x"', '"kubernetes.io/hostname"', '"zone"', "{}", "{1, 2}", "{ code = 2, id = 1 }",
   "true", "false", "function() end", "ls.skip", "ls.unschedulable('u')", "pod", "node", "ni", "ni.node",
   "pod.labels", "ni.node.labels", "state", "self", "self.handle", "ls", "string", "n",
+  -- values whose metamethods raise or allocate (the runtime must never run
+  -- them outside the call; a looping one is a rare statement below, as each
+  -- costs a whole time budget), nested scheduler data, runtime-made structs, objects
+  "setmetatable({}, { __tostring = function() error('tostring') end, __index = function() error({}) end })",
+  "setmetatable({}, { __tostring = function() return ('x'):rep(1e6) end, __lt = function() return {} end })",
+  "setmetatable({}, { __eq = function() error('eq') end, __concat = function() return {} end,"
+    .. " __len = function() return -1 end })",
+  "ni.requested", "pod.requests", "ls.namespace_labels('none')", "ls.find_object('Namespace', 0, 'default')",
+  '"a\\0b"', "('k'):rep(70000)",
 }
 
 local ARRAYS = {
@@ -70,6 +83,10 @@ local CALLS = {
   "self.handle:node_code(@)", "self.handle:run_filter_with_nominated(@, @, @)",
   "self.handle:clone_node_info(@)", "self.handle:nominated_pods(@)", "ls.plugin(@, @)",
   "tostring(@)", "tonumber(@)", "select(@, @)", "unpack(@)", "string.rep(@, @)", "string.format(@, @)",
+  "ls.object_table(@)", "ls.object_data(@)", "ls.patch_status(@, @)", "ls.patch_object(@, @, @, @)",
+  "ls.pod_uses_claim(@, @, @)", "ls.controlled_by_pod(@, @)", "ls.objects_generation(@)", "ls.find_node(@)",
+  "ls.queued_pod(@)", "ls.json_quote(@)", "ls.status(@, @, @)", "self.handle:run_add_pod(@, @, @, @)",
+  "self.handle:run_remove_pod(@, @, @, @)", "table.sort({ 3, 1, 2 }, @)", "string.find(@, @)",
 }
 
 -- Each escape: code that must fail; when it does not, the program raises
@@ -92,6 +109,7 @@ local ESCAPES = {
   { "loadstring", 'loadstring("return 1")()' },
   { "dofile", 'dofile("/dev/null")' },
   { "string.dump", 'string.dump(function() end)' },
+  { "string method dump", '("").dump(function() end)' },
   { "io", 'io.open("/etc/hostname")' },
   { "os.execute", 'os.execute("true")' },
   { "os.exit", 'os.exit(0)' },
@@ -114,11 +132,22 @@ local ESCAPES = {
   { "pod index", 'local _ = pod[1]' },
   { "node write", 'ni.node.unschedulable = 1' },
   { "pod write", 'pod.priority = 7' },
+  -- nested data (LuaJIT drops a const struct's qualifier for them) and
+  -- structs the runtime makes
+  { "nested union write", 'ni.requested.pods = 1' },
+  { "nested array write", 'ni.requested.v[0] = 1' },
+  { "nested struct write", 'pod.labels.n = 0' },
+  { "node nested write", 'ni.node.allocatable.memory = 1' },
+  { "pod requests write", 'pod.requests.milli_cpu = 1' },
+  { "empty labels write", 'ls.namespace_labels("none").n = 5' },
+  { "selector nested write",
+    'ls.new_node_selector({ { exprs = { { key = 1, op = ls.OP_EXISTS } } } }).terms[0].exprs.n = 9' },
+  { "cel metatable", 'getmetatable(require("luasched.cel").quantity("1")).__index = 1' },
 }
 
 local INTEGRITY = [[
   if ("x"):upper() ~= "X" or ("%d"):format(7) ~= "7" or ls.UNSCHEDULABLE ~= 2 or ls.skip.code ~= 5
-      or not ls.is_status(ls.skip) or ls.code_names[2] ~= "Unschedulable" then
+      or not ls.is_status(ls.skip) or ls.code_names[2] ~= "Unschedulable" or ls.namespace_labels("none").n ~= 0 then
     error("ESCAPED: shared state changed")
   end
 ]]
@@ -161,6 +190,13 @@ local function statement(depth)
     local n = rnd(5)
     if n == 1 and rnd(4000) == 1 then return "while true do end" end
     if n == 2 and rnd(4000) == 1 then return "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(100) .. i end" end
+    -- the budget's error caught and the loop going on; a pattern that
+    -- backtracks for ever in C (only the watchdog's signal stops them)
+    if n == 3 and rnd(4000) == 1 then return "while true do pcall(function() while true do end end) end" end
+    if n == 4 and rnd(4000) == 1 then return "('a'):rep(40):find(('a*'):rep(40) .. 'b')" end
+    if n == 5 and rnd(4000) == 1 then
+      return "error(setmetatable({}, { __tostring = function() while true do end end }))"
+    end
     return "for i = 1, " .. rnd(200) .. " do local _ = ls.label(pod.labels, i) end"
   else
     return "error(" .. value() .. ")"

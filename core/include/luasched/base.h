@@ -30,6 +30,11 @@ typedef uint32_t ls_str;
 int ls_abi_version(void);
 ls_str ls_intern_lookup(const char *s, size_t len);  /* 0 if never interned */
 ls_str ls_intern(const char *s, size_t len);
+/* ls_intern for plugin code (ls.intern, statuses): interned strings are never
+ * freed, so what plugins add is capped (bytes, entry
+ * overhead counted: 1 GiB, as the default Lua memory limit); 0 once a new
+ * string would pass the cap. */
+ls_str ls_intern_plugin(const char *s, size_t len);
 const char *ls_str_get(ls_str id);                    /* "" for 0 */
 uint32_t ls_str_len(ls_str id);
 

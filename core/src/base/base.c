@@ -206,6 +206,27 @@ ls_str ls_intern(const char *s, size_t len)
     return id;
 }
 
+/* What plugins interned (base.h): 1 GiB, as the default Lua memory limit. */
+#define PLUGIN_STRINGS_MAX ((size_t)1 << 30)
+static size_t plugin_string_bytes;   /* under intern_lock */
+
+ls_str ls_intern_plugin(const char *s, size_t len)
+{
+    ls_critical_enter();
+    pthread_mutex_lock(&intern_lock);
+    ls_str id = interned.nslots ? *intern_find_slot(s, len, hash_bytes(s, len)) : 0;
+    if (!id) {
+        size_t cost = len + 1 + sizeof(intern_entry) + 2 * sizeof(uint32_t);
+        if (len == 0 || plugin_string_bytes + cost <= PLUGIN_STRINGS_MAX) {
+            plugin_string_bytes += cost;
+            id = intern_locked(s, len);
+        }
+    }
+    pthread_mutex_unlock(&intern_lock);
+    ls_critical_leave();
+    return id;
+}
+
 static ls_str intern_locked(const char *s, size_t len)
 {
     uint32_t count = atomic_load_explicit(&interned.count, memory_order_relaxed);

@@ -140,10 +140,15 @@ static void abandon_state(ls_rt *lua)
     lua->L = NULL;
 }
 
+/* The budget errors carry no position: the hook may fire in the runtime's own
+ * code (a generated loop, right after a long C call such as gsub returned),
+ * and luaL_error would name that chunk; the plugin's xpcall handler prefixes
+ * the innermost plugin frame's file:line instead. */
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    luaL_error(L, "plugin exceeded its instruction budget");
+    lua_pushliteral(L, "plugin exceeded its instruction budget");
+    lua_error(L);
 }
 
 /* Resets the instruction count for the next call. The hook stays installed
@@ -291,6 +296,7 @@ int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt)
     active_lua = lua;
     uint64_t budget, timeout_ms;
     profile_budgets(lua, lua->call_profile, &budget, &timeout_ms);
+    lua->armed_timeout_ms = timeout_ms;
     lua_sethook(L, budget_hook, LUA_MASKCOUNT, (int)(budget > 0x7fffffff ? 0x7fffffff : budget));
     ls_watchdog_arm(lua->watchdog, L, timeout_ms, may_interrupt, &escape);
     int rc = lua_pcall(L, nargs, nresults, 0);
@@ -595,15 +601,23 @@ bool ls_rt_usable(ls_rt *lua)
  * is rebuilt with the same profiles, and the failure logged. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what)
 {
-    char msg[400];
+    char msg[700], limit[120];
+    /* the budget the call ran under (a profile's own, or the state's), or the memory limit */
+    if (lua->over_memory)
+        snprintf(limit, sizeof limit, "exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
+    else
+        snprintf(limit, sizeof limit, "exceeded its time budget of %llu ms",
+                 (unsigned long long)(lua->armed_timeout_ms ? lua->armed_timeout_ms : lua->timeout_ms));
+    lua->over_memory = false;
     lua->overruns++;
     lua->restarts++;
+    char ran[300];   /* what ran, noted before the rebuild (which notes its own steps) */
+    snprintf(ran, sizeof ran, "%s", note);
     ls_error err;
     if (!restart(lua, &err))
-        snprintf(msg, sizeof msg, "%s: %s: exceeded its time budget; restarting the Lua state failed", what, note);
+        snprintf(msg, sizeof msg, "%s: %s: %s; restarting the Lua state failed", what, ran, limit);
     else
-        snprintf(msg, sizeof msg, "%s: %s: exceeded its time budget of %llu ms (the Lua state was restarted)", what,
-                 note, (unsigned long long)lua->timeout_ms);
+        snprintf(msg, sizeof msg, "%s: %s: %s (the Lua state was restarted)", what, ran, limit);
     ls_log_error("Plugin call cut off", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;

@@ -50,7 +50,6 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
     lua_pushinteger(L, c->first);
     for (int i = 0; i < c->nptrs; i++)
         push_pointer(L, c->ptrs[i]);
-    bool talks_to_cluster = c->ep == LS_EP_PRE_BIND || c->ep == LS_EP_BIND || c->ep == LS_EP_POST_BIND;
     if (c->in_cycle) {
         lua->cycle->running_plugin = -1;
         lua->over_memory = false;
@@ -58,7 +57,12 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
         ls_rt_active_profile = (uint32_t)c->first;
     }
     lua->call_profile = c->budgets;
-    int rc = ls_rt_guarded_pcall(lua, 1 + c->nptrs, 1, !talks_to_cluster);
+    /* Every call may be interrupted, PreBind/Bind/PostBind too: their calls to
+     * the cluster (ls_cycle_bind, ls_cycle_patch_*) are critical sections, so
+     * the cut-off waits for the request to finish. Without the signal, a
+     * plugin catching the hook's error with pcall, or stuck in C (a pattern
+     * that backtracks), held a binding hook - and the scheduler - forever. */
+    int rc = ls_rt_guarded_pcall(lua, 1 + c->nptrs, 1, true);
     if (c->in_cycle)
         ls_rt_active_call = -1;
     return rc;

@@ -36,6 +36,7 @@ struct ls_rt {
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
     uint64_t budget, timeout_ms;
+    uint64_t armed_timeout_ms;   /* the time budget of the last outermost call (the profile's or the state's) */
     uint64_t overruns, restarts, hint_errors;
     bool over_memory;                /* the allocator refused a block during the current call */
     ls_watchdog *watchdog;           /* the set's, shared by its states (borrowed) */

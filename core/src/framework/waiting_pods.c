@@ -37,9 +37,10 @@ void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile
 }
 
 void ls_waiting_pods_add_pre_bind(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, ls_str node,
-                                  uint64_t now_ms, uint64_t poll_ms)
+                                  uint64_t now_ms, uint64_t poll_ms, uint64_t since_ms)
 {
     ls_waiting_pod *wp = ls_xcalloc(1, sizeof *wp);
+    wp->since_ms = since_ms;
     wp->pod = pod;
     wp->profile = profile;
     wp->node = node;

@@ -17,7 +17,7 @@ typedef struct ls_waiting_pod {
     uint64_t deadline_ms[LS_MAX_WAITING_PLUGINS];
     uint64_t timeout_ms[LS_MAX_WAITING_PLUGINS];
     bool allowed[LS_MAX_WAITING_PLUGINS];
-    uint64_t since_ms;   /* when Permit made it wait */
+    uint64_t since_ms;   /* when Permit made it wait (at_pre_bind: when PreBind first did) */
     bool rejected, timed_out;
     bool preempted;          /* rejected by a preemption (an Error status: the pod backs off) */
     bool at_pre_bind;        /* waits in PreBind (VolumeBinding's claims): PreBind runs again when due */
@@ -36,9 +36,10 @@ void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile
                          uint64_t now_ms);
 ls_waiting_pod *ls_waiting_pods_find(ls_waiting_pods *w, uint32_t pod_id);
 /* A pod whose PreBind returned Wait: the binding cycle runs again, PreBind
- * first, at the next object change or after poll_ms (upstream polls each second). */
+ * first, at the next object change or after poll_ms (upstream polls each second).
+ * since_ms: when PreBind first made it wait (kept in since_ms across polls). */
 void ls_waiting_pods_add_pre_bind(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, ls_str node,
-                                  uint64_t now_ms, uint64_t poll_ms);
+                                  uint64_t now_ms, uint64_t poll_ms, uint64_t since_ms);
 /* An object changed: every pod waiting in PreBind is due. */
 void ls_waiting_pods_poke_pre_bind(ls_waiting_pods *w);
 /* The pod's object was replaced by an update. */

@@ -94,10 +94,15 @@ void ls_watchdog_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     lua_sethook(L, NULL, 0, 0);
-    if (still_targeted() && atomic_load(&stop_requested))
-        luaL_error(L, "plugin call cut off: the scheduler is stopping");
-    if (still_targeted())
-        luaL_error(L, "plugin exceeded its time budget of %d ms", (int)atomic_load(&current->timeout_ms));
+    /* No position (lua_error, not luaL_error): see runtime.c's budget_hook. */
+    if (still_targeted() && atomic_load(&stop_requested)) {
+        lua_pushliteral(L, "plugin call cut off: the scheduler is stopping");
+        lua_error(L);
+    }
+    if (still_targeted()) {
+        lua_pushfstring(L, "plugin exceeded its time budget of %d ms", (int)atomic_load(&current->timeout_ms));
+        lua_error(L);
+    }
 }
 
 static void expire(ls_watchdog *w, uint64_t call, bool *hooked)

@@ -92,6 +92,7 @@ static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, si
         snprintf(errbuf, errlen, "%s", err.msg);
         return -1;
     }
+    s->bound_in_bind = true;
     return 0;
 }
 
@@ -473,9 +474,27 @@ static void drop_expectation(ls_scheduler *s, ls_qpod *qp)
         s->src.clear_nomination(s->src.ud, qp->pod);
 }
 
+/* A PreBind that returned Wait for this long fails the binding (upstream's
+ * longest wait, Permit's 15 minutes): a plugin waiting for ever left the pod
+ * neither bound nor pending, and a simulation polling it for ever. */
+enum { PRE_BIND_MAX_WAIT_MS = 15 * 60 * 1000 };
+
+static int pre_bind_waited_too_long(ls_scheduler *s, ls_qpod *qp)
+{
+    ls_cycle *c = &s->cycle;
+    char msg[300];
+    snprintf(msg, sizeof msg, "running PreBind plugin \"%s\": still waiting after 15m0s, the longest a PreBind may wait",
+             ls_str_get(plugin_at(s, qp, LS_EP_PRE_BIND, c->status_plugin)));
+    c->status = ls_status_register(LS_ERROR, msg, strlen(msg));
+    c->status_code = LS_ERROR;
+    return LS_ERROR;
+}
+
 /* PreBind, Bind and PostBind. In this single-threaded loop the binding
- * cycle runs right after the scheduling cycle (or when a waiting pod is let go). */
-static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
+ * cycle runs right after the scheduling cycle (or when a waiting pod is let go).
+ * pre_bind_since: when PreBind first made the pod wait (NOT_WAITED: it has not). */
+#define NOT_WAITED UINT64_MAX
+static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node, uint64_t pre_bind_since)
 {
     enum { PRE_BIND_POLL_MS = 1000 };
     if (profile_of(s, qp)->plugins[LS_EP_PRE_BIND].len &&
@@ -483,19 +502,30 @@ static void binding_cycle(ls_scheduler *s, ls_qpod *qp, ls_str node)
         expect_placement(s, qp, node);
     int ep = LS_EP_PRE_BIND;
     int code = ls_scheduler_run_point(s, LS_EP_PRE_BIND, qp->profile);
+    uint64_t since = pre_bind_since != NOT_WAITED ? pre_bind_since : s->clock_ms;
+    if (code == LS_WAIT && s->clock_ms - since >= PRE_BIND_MAX_WAIT_MS)
+        code = pre_bind_waited_too_long(s, qp);
     if (code == LS_WAIT) {
         /* A PreBind plugin waits on the cluster (VolumeBinding on its claims):
          * the binding cycle goes on from PreBind at the next object change or
          * poll, while other pods are scheduled (upstream's binding goroutine). */
-        ls_waiting_pods_add_pre_bind(&s->waiting, qp->pod, qp->profile, node, s->clock_ms, PRE_BIND_POLL_MS);
+        ls_waiting_pods_add_pre_bind(&s->waiting, qp->pod, qp->profile, node, s->clock_ms, PRE_BIND_POLL_MS,
+                                     since);
         ls_lua_park(s->lua, qp->profile, qp->pod->id);
         return;
     }
     if (code == LS_SUCCESS) {
         ep = LS_EP_BIND;
         code = extenders_bind(s, qp, node);
-        if (code < 0)
+        if (code < 0) {
+            s->bound_in_bind = false;
             code = ls_scheduler_run_point(s, LS_EP_BIND, qp->profile);
+            /* The cluster holds the binding: the pod is bound whatever became of
+             * the plugin's call after it (an error, a cut-off right after the
+             * request); failing it would requeue a bound pod. */
+            if (s->bound_in_bind)
+                code = LS_SUCCESS;
+        }
         ls_cache_finish_binding(s->cache, qp->pod);
         ls_scheduler_apply_deferred(s);
     }
@@ -553,7 +583,7 @@ static void assume_and_bind(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ho
         fail_after_assume(s, qp, true);
         return;
     }
-    binding_cycle(s, qp, node);
+    binding_cycle(s, qp, node, NOT_WAITED);
 }
 
 /* Explain's trace starts empty (a PreFilter rejection leaves it so; the
@@ -770,7 +800,7 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
                 qp->rejectors[qp->n_rejectors++] = wp->rejected_by;
             fail(s, qp, LS_UNSCHEDULABLE, wp->message);
         } else {
-            binding_cycle(s, qp, wp->node);
+            binding_cycle(s, qp, wp->node, wp->at_pre_bind ? wp->since_ms : NOT_WAITED);
         }
         free(wp);
     }

@@ -47,6 +47,7 @@ struct ls_scheduler {
         ls_str plugin;
     } permit;
     ls_str expected_node;       /* nominatedNodeName set for the running binding (expectation), or 0 */
+    bool bound_in_bind;         /* ls_cycle_bind bound the pod during the running Bind point */
     const ls_pod *preemptor;    /* whose victims (s->victims) are to be deleted after the cycle */
     ls_str preempt_node;
     ls_str preempt_plugin;      /* the PostFilter plugin that chose them (names an in-memory preemption) */
