@@ -78,15 +78,20 @@ struct ls_batches {
     size_t pending_len;
 };
 
+/* What one profile's state owns: its signature, node list and raw scores. */
+static void release_state(batch_state *st)
+{
+    free(st->signature);
+    free(st->nodes);
+    free(st->raw);
+}
+
 void ls_batches_free(ls_batches *b)
 {
     if (!b)
         return;
-    for (uint32_t i = 0; i < b->n; i++) {
-        free(b->profiles[i].signature);
-        free(b->profiles[i].nodes);
-        free(b->profiles[i].raw);
-    }
+    for (uint32_t i = 0; i < b->n; i++)
+        release_state(&b->profiles[i]);
     free(b->profiles);
     free(b->pending_sig);
     free(b);
