@@ -389,8 +389,8 @@ return P
     kit.expect_bound(kit.simulate())
   end)
 
-  -- Open: a view kept beyond its call reads memory the cache freed once its
-  -- pod or node is deleted (SIGSEGV, reported with the plugin, the point and
-  -- the Lua traceback). Views carry no lifetime check; see the red-team note.
-  pending("a pod or node view kept in an upvalue and read after the object was deleted")
+  -- A view kept beyond its call reads memory the cache freed once its pod or
+  -- node is deleted: views carry no lifetime check; the fault it raises ends
+  -- the call (the pod's Error, the state rebuilt, the process alive), asserted
+  -- end to end by spec/e2e/plugin_stale_view.sh (a timeline deletes the nodes).
 end)

@@ -96,6 +96,8 @@ void ls_critical_leave(void);
 /* From a signal handler: run f now if outside any section (returns false), or
  * at the end of the current one (returns true). */
 bool ls_critical_defer(void (*f)(void));
+/* True while this thread is inside a critical section. */
+bool ls_critical_active(void);
 
 void *ls_xmalloc(size_t n);
 void *ls_xcalloc(size_t n, size_t size);

@@ -107,6 +107,11 @@ void ls_critical_leave(void)
     }
 }
 
+bool ls_critical_active(void)
+{
+    return critical_depth > 0;
+}
+
 bool ls_critical_defer(void (*f)(void))
 {
     if (critical_depth > 0) {

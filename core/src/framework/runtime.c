@@ -179,19 +179,71 @@ static void say(const char *text)
     }
 }
 
-/* Prints the plugin, the extension point, the pod and the Lua traceback, then
- * dies of the signal (the default action: exit status 128 + signal). What it
- * calls is not async-signal-safe; the process is lost anyway and this is the
- * only chance to say where. */
-static void on_fatal_signal(int sig)
+/* The outermost guarded call's way out on this thread (NULL outside one). */
+static _Thread_local sigjmp_buf *volatile plugin_escape;
+
+/* A fault (SIGSEGV, SIGBUS) raised by the memory access of plugin code that
+ * runs outside any critical section (a view kept beyond its call reading
+ * memory the cache freed): the call is abandoned like a cut-off one and its
+ * state rebuilt. Not a signal sent to the process (kill), nor one inside C
+ * that holds a lock or allocates. */
+static bool recoverable_fault(int sig, const siginfo_t *info)
 {
+    return (sig == SIGSEGV || sig == SIGBUS) && info && info->si_code > 0 && plugin_escape &&
+           active_lua && !ls_critical_active();
+}
+
+/* The innermost frame of a plugin's file ("path:line"): a file chunk that is
+ * not one of the runtime's modules (generated loops are "=..." chunks). */
+static void plugin_frame(ls_rt *lua, char *out, size_t size)
+{
+    out[0] = 0;
+    lua_Debug ar;
+    size_t rl = lua->lua_path ? strcspn(lua->lua_path, "?;") : 0;   /* the runtime's directory */
+    for (int level = 0; lua_getstack(lua->L, level, &ar); level++) {
+        if (!lua_getinfo(lua->L, "Sl", &ar) || ar.source[0] != '@' || ar.currentline <= 0)
+            continue;
+        const char *file = ar.source + 1;
+        if (rl && strncmp(file, lua->lua_path, rl) == 0)
+            continue;
+        snprintf(out, size, "%s:%d", file, ar.currentline);
+        return;
+    }
+}
+
+/* Prints the plugin, the extension point, the pod and the Lua traceback; then
+ * leaves the plugin's call when the fault is recoverable (the caller reports
+ * it on the pod and rebuilds the state), else dies of the signal (the
+ * default action: exit status 128 + signal). What it calls is not
+ * async-signal-safe; the state it reads is abandoned either way, and this is
+ * the only chance to say where. */
+static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    static volatile sig_atomic_t reporting;
     ls_rt *lua = active_lua;
+    bool recover = recoverable_fault(sig, info);
+    if (reporting) {
+        /* a fault while reading the state for the report (a trace's frames
+         * are not written back): leave without it */
+        reporting = 0;
+        if (recover) {
+            lua->fault_where[0] = 0;
+            lua->fault_signal = sig;
+            siglongjmp(*plugin_escape, 1);
+        }
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    reporting = 1;
     if (lua && lua->L) {
         char buf[1024];
         int call = ls_rt_active_call;
         const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
-        snprintf(buf, sizeof buf, "luasched: fatal signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
-                 sig, strsignal(sig), call >= 0 ? running_plugin(lua, call, ls_rt_active_profile) : note,
+        snprintf(buf, sizeof buf, "luasched: %s signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
+                 recover ? "recovered from" : "fatal", sig, strsignal(sig),
+                 call >= 0 ? running_plugin(lua, call, ls_rt_active_profile) : note,
                  call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
                  pod ? ls_str_get(pod->ns) : "-", pod ? ls_str_get(pod->name) : "-");
         say(buf);
@@ -200,6 +252,13 @@ static void on_fatal_signal(int sig)
         say(tb ? tb : "(no Lua traceback)");
         say("\n");
     }
+    if (recover) {
+        plugin_frame(lua, lua->fault_where, sizeof lua->fault_where);
+        reporting = 0;
+        lua->fault_signal = sig;
+        siglongjmp(*plugin_escape, 1);
+    }
+    reporting = 0;
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -211,8 +270,10 @@ static void install_fatal_handlers(void)
     sigaltstack(&ss, NULL);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal_signal;
-    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sa.sa_sigaction = on_fatal_signal;
+    /* NODEFER: a recovered fault leaves by siglongjmp to a sigsetjmp(.., 0)
+     * point, which does not restore the mask: the signal must not stay blocked. */
+    sa.sa_flags = SA_ONSTACK | SA_SIGINFO | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
@@ -284,6 +345,7 @@ int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt)
         return nested_pcall(lua, nargs, nresults);
     sigjmp_buf escape;
     if (sigsetjmp(escape, 0)) {
+        plugin_escape = NULL;
         ls_watchdog_disarm(lua->watchdog);
         lua->depth = 0;
         lua->call_profile = NO_PROFILE;
@@ -299,7 +361,9 @@ int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt)
     lua->armed_timeout_ms = timeout_ms;
     lua_sethook(L, budget_hook, LUA_MASKCOUNT, (int)(budget > 0x7fffffff ? 0x7fffffff : budget));
     ls_watchdog_arm(lua->watchdog, L, timeout_ms, may_interrupt, &escape);
+    plugin_escape = &escape;
     int rc = lua_pcall(L, nargs, nresults, 0);
+    plugin_escape = NULL;
     ls_watchdog_disarm(lua->watchdog);
     lua->depth = 0;
     lua->call_profile = NO_PROFILE;
@@ -602,14 +666,19 @@ bool ls_rt_usable(ls_rt *lua)
 int ls_rt_rebuild_after(ls_rt *lua, const char *what)
 {
     char msg[700], limit[120];
-    /* the budget the call ran under (a profile's own, or the state's), or the memory limit */
-    if (lua->over_memory)
+    /* the budget the call ran under (a profile's own, or the state's), the memory limit, or a fault */
+    if (lua->fault_signal)
+        snprintf(limit, sizeof limit, "raised signal %d (%s)", lua->fault_signal, strsignal(lua->fault_signal));
+    else if (lua->over_memory)
         snprintf(limit, sizeof limit, "exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
     else
         snprintf(limit, sizeof limit, "exceeded its time budget of %llu ms",
                  (unsigned long long)(lua->armed_timeout_ms ? lua->armed_timeout_ms : lua->timeout_ms));
+    bool fault = lua->fault_signal != 0;
+    lua->fault_signal = 0;
     lua->over_memory = false;
-    lua->overruns++;
+    if (!fault)
+        lua->overruns++;
     lua->restarts++;
     char ran[300];   /* what ran, noted before the rebuild (which notes its own steps) */
     snprintf(ran, sizeof ran, "%s", note);
@@ -653,16 +722,22 @@ static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile)
  * block by block and built again (same plugins, same profiles). */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
 {
-    char what[160];
-    if (lua->over_memory)
+    char what[420];
+    if (lua->fault_signal)
+        snprintf(what, sizeof what, "%s%splugin code raised signal %d (%s): a view used after its call, or memory it cannot read",
+                 lua->fault_where, lua->fault_where[0] ? ": " : "", lua->fault_signal, strsignal(lua->fault_signal));
+    else if (lua->over_memory)
         snprintf(what, sizeof what, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
     else {
         uint64_t budget, timeout_ms;
         profile_budgets(lua, profile, &budget, &timeout_ms);
         snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
     }
+    bool fault = lua->fault_signal != 0;
+    lua->fault_signal = 0;
     lua->over_memory = false;
-    lua->overruns++;
+    if (!fault)
+        lua->overruns++;
     lua->restarts++;
     char who[300];
     int point = ls_ext_point_info_of(ep)->point;
@@ -672,7 +747,7 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
     else
         snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(point), running_plugin(lua, ep, profile));
     ls_error err;
-    char msg[900];
+    char msg[1100];
     if (!restart(lua, &err))
         snprintf(msg, sizeof msg, "%s: %s; restarting the Lua state failed: %.300s", who, what, err.msg);
     else

@@ -35,6 +35,8 @@ struct ls_rt {
     int ref_sign, ref_rescore_last;  /* dispatch.sign, dispatch.rescore_last (OpportunisticBatching) */
     block blocks;                    /* sentinel of the block list */
     size_t memory, memory_limit;
+    int fault_signal;                /* a recovered fault ended the last call (its signal), 0 otherwise */
+    char fault_where[256];           /* the innermost plugin frame's file:line at the fault, or empty */
     uint64_t budget, timeout_ms;
     uint64_t armed_timeout_ms;   /* the time budget of the last outermost call (the profile's or the state's) */
     uint64_t overruns, restarts, hint_errors;
