@@ -661,6 +661,17 @@ bool ls_rt_usable(ls_rt *lua)
     return false;
 }
 
+/* Counts a call that ended early (a fault is not a budget overrun) and
+ * clears what said why. */
+static void count_cut_off(ls_rt *lua)
+{
+    if (!lua->fault_signal)
+        lua->overruns++;
+    lua->restarts++;
+    lua->fault_signal = 0;
+    lua->over_memory = false;
+}
+
 /* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
  * is rebuilt with the same profiles, and the failure logged. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what)
@@ -674,12 +685,7 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
     else
         snprintf(limit, sizeof limit, "exceeded its time budget of %llu ms",
                  (unsigned long long)(lua->armed_timeout_ms ? lua->armed_timeout_ms : lua->timeout_ms));
-    bool fault = lua->fault_signal != 0;
-    lua->fault_signal = 0;
-    lua->over_memory = false;
-    if (!fault)
-        lua->overruns++;
-    lua->restarts++;
+    count_cut_off(lua);
     char ran[300];   /* what ran, noted before the rebuild (which notes its own steps) */
     snprintf(ran, sizeof ran, "%s", note);
     ls_error err;
@@ -733,12 +739,7 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         profile_budgets(lua, profile, &budget, &timeout_ms);
         snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
     }
-    bool fault = lua->fault_signal != 0;
-    lua->fault_signal = 0;
-    lua->over_memory = false;
-    if (!fault)
-        lua->overruns++;
-    lua->restarts++;
+    count_cut_off(lua);
     char who[300];
     int point = ls_ext_point_info_of(ep)->point;
     /* Worded as upstream words errors of that extension point. */

@@ -112,26 +112,29 @@ static double invoke_for_value(ls_rt *lua, const dispatch_call *c, double fallba
     return v;
 }
 
-int ls_rt_run(ls_rt *lua, int ep, uint32_t profile)
+/* A state holds one profile (runtime_set.c): its index there is 0. */
+enum { STATE_PROFILE = 0 };
+
+int ls_rt_run(ls_rt *lua, int ep)
 {
-    dispatch_call c = {.ep = ep, .ref = lua->refs[ep], .first = profile, .budgets = profile, .in_cycle = true};
+    dispatch_call c = {.ep = ep, .ref = lua->refs[ep], .first = STATE_PROFILE, .budgets = STATE_PROFILE, .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
 
-int ls_rt_filter_one(ls_rt *lua, uint32_t profile, const ls_node_info *ni)
+int ls_rt_filter_one(ls_rt *lua, const ls_node_info *ni)
 {
-    dispatch_call c = {.ep = LS_EP_FILTER, .ref = lua->ref_filter_one, .first = profile, .ptrs = {ni}, .nptrs = 1,
-                       .budgets = profile, .in_cycle = true};
+    dispatch_call c = {.ep = LS_EP_FILTER, .ref = lua->ref_filter_one, .first = STATE_PROFILE, .ptrs = {ni}, .nptrs = 1,
+                       .budgets = STATE_PROFILE, .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
 
-char *ls_rt_sign(ls_rt *lua, uint32_t profile, size_t *len, bool *every_pod)
+char *ls_rt_sign(ls_rt *lua, size_t *len, bool *every_pod)
 {
     *len = 0;
     *every_pod = false;
     if (!lua->L || lua->ref_sign == LUA_NOREF || !ls_rt_usable(lua))
         return NULL;
-    dispatch_call c = {.ep = LS_EP_PRE_FILTER, .ref = lua->ref_sign, .first = profile, .budgets = profile,
+    dispatch_call c = {.ep = LS_EP_PRE_FILTER, .ref = lua->ref_sign, .first = STATE_PROFILE, .budgets = STATE_PROFILE,
                        .in_cycle = true};
     int rc = invoke(lua, &c);
     if (rc < 0) {
@@ -150,32 +153,32 @@ char *ls_rt_sign(ls_rt *lua, uint32_t profile, size_t *len, bool *every_pod)
     return sig;
 }
 
-int ls_rt_rescore_last(ls_rt *lua, uint32_t profile)
+int ls_rt_rescore_last(ls_rt *lua)
 {
-    dispatch_call c = {.ep = LS_EP_SCORE, .ref = lua->ref_rescore_last, .first = profile, .budgets = profile,
+    dispatch_call c = {.ep = LS_EP_SCORE, .ref = lua->ref_rescore_last, .first = STATE_PROFILE, .budgets = STATE_PROFILE,
                        .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
 
-int ls_rt_pre_enqueue(ls_rt *lua, uint32_t profile, const ls_pod *pod)
+int ls_rt_pre_enqueue(ls_rt *lua, const ls_pod *pod)
 {
-    dispatch_call c = {.ep = LS_EP_PRE_ENQUEUE, .ref = lua->refs[LS_EP_PRE_ENQUEUE], .first = profile,
-                       .ptrs = {pod}, .nptrs = 1, .budgets = profile};
+    dispatch_call c = {.ep = LS_EP_PRE_ENQUEUE, .ref = lua->refs[LS_EP_PRE_ENQUEUE], .first = STATE_PROFILE,
+                       .ptrs = {pod}, .nptrs = 1, .budgets = STATE_PROFILE};
     return invoke_for_status(lua, &c);
 }
 
-double ls_rt_sort_key(ls_rt *lua, uint32_t profile, const ls_pod *pod)
+double ls_rt_sort_key(ls_rt *lua, const ls_pod *pod)
 {
-    dispatch_call c = {.ep = LS_EP_QUEUE_SORT, .ref = lua->refs[LS_EP_QUEUE_SORT], .first = profile,
-                       .ptrs = {pod}, .nptrs = 1, .budgets = profile};
+    dispatch_call c = {.ep = LS_EP_QUEUE_SORT, .ref = lua->refs[LS_EP_QUEUE_SORT], .first = STATE_PROFILE,
+                       .ptrs = {pod}, .nptrs = 1, .budgets = STATE_PROFILE};
     double key = invoke_for_value(lua, &c, 0);
     return key == key ? key : 0;   /* NaN orders nothing */
 }
 
-bool ls_rt_less(ls_rt *lua, uint32_t profile, const ls_pod *a, const ls_pod *b)
+bool ls_rt_less(ls_rt *lua, const ls_pod *a, const ls_pod *b)
 {
-    dispatch_call c = {.ep = LS_EP_LESS, .ref = lua->refs[LS_EP_LESS], .first = profile, .ptrs = {a, b},
-                       .nptrs = 2, .budgets = profile};
+    dispatch_call c = {.ep = LS_EP_LESS, .ref = lua->refs[LS_EP_LESS], .first = STATE_PROFILE, .ptrs = {a, b},
+                       .nptrs = 2, .budgets = STATE_PROFILE};
     return invoke_for_value(lua, &c, 0) != 0;
 }
 

@@ -81,22 +81,23 @@ bool ls_rt_load_call(ls_rt *lua, int nargs, int nresults, const char *doing, con
 /* Pushes the profiles as dispatch.build and dispatch.check take them. */
 void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n);
 
-/* ---- one state: what runtime_set.c routes to (as ls_lua_* in runtime.h,
- * for a state built with one profile, whose index is then 0) */
+/* ---- one state: what runtime_set.c routes to (as ls_lua_* in runtime.h;
+ * a state is built with one profile, so the calls of a cycle or the queue
+ * name none) */
 
 /* A state with dispatch.lua loaded and no profile; `memory_limit` its own. */
 ls_rt *ls_rt_new(ls_cycle *cycle, const ls_lua_options *opt, ls_watchdog *watchdog, ls_error *err);
 void ls_rt_free(ls_rt *lua);
 bool ls_rt_plugin_points(ls_rt *lua, const char *name, uint32_t *points, ls_error *err);
 bool ls_rt_build(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
-int ls_rt_run(ls_rt *lua, int ep, uint32_t profile);
-int ls_rt_pre_enqueue(ls_rt *lua, uint32_t profile, const ls_pod *pod);
-int ls_rt_filter_one(ls_rt *lua, uint32_t profile, const ls_node_info *ni);
-char *ls_rt_sign(ls_rt *lua, uint32_t profile, size_t *len, bool *every_pod);
-int ls_rt_rescore_last(ls_rt *lua, uint32_t profile);
-double ls_rt_sort_key(ls_rt *lua, uint32_t profile, const ls_pod *pod);
+int ls_rt_run(ls_rt *lua, int ep);
+int ls_rt_pre_enqueue(ls_rt *lua, const ls_pod *pod);
+int ls_rt_filter_one(ls_rt *lua, const ls_node_info *ni);
+char *ls_rt_sign(ls_rt *lua, size_t *len, bool *every_pod);
+int ls_rt_rescore_last(ls_rt *lua);
+double ls_rt_sort_key(ls_rt *lua, const ls_pod *pod);
 bool ls_rt_sort_uses_less(ls_rt *lua);
-bool ls_rt_less(ls_rt *lua, uint32_t profile, const ls_pod *a, const ls_pod *b);
+bool ls_rt_less(ls_rt *lua, const ls_pod *a, const ls_pod *b);
 bool ls_rt_registrations(ls_rt *lua, ls_event_registration **out, uint32_t *n, ls_error *err);
 int ls_rt_hint(ls_rt *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev);
 char **ls_rt_plugin_files(ls_rt *lua, uint32_t *n);

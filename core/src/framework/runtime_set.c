@@ -187,13 +187,13 @@ static ls_rt *state_of(ls_lua *set, uint32_t p)
 int ls_lua_run(ls_lua *set, int ep, uint32_t profile)
 {
     ls_rt *rt = state_of(set, profile);
-    return rt ? ls_rt_run(rt, ep, 0) : LS_ERROR;
+    return rt ? ls_rt_run(rt, ep) : LS_ERROR;
 }
 
 int ls_lua_filter_one(ls_lua *set, uint32_t profile, const ls_node_info *ni)
 {
     ls_rt *rt = state_of(set, profile);
-    return rt ? ls_rt_filter_one(rt, 0, ni) : LS_ERROR;
+    return rt ? ls_rt_filter_one(rt, ni) : LS_ERROR;
 }
 
 char *ls_lua_sign(ls_lua *set, uint32_t profile, size_t *len, bool *every_pod)
@@ -204,24 +204,24 @@ char *ls_lua_sign(ls_lua *set, uint32_t profile, size_t *len, bool *every_pod)
         *every_pod = false;
         return NULL;
     }
-    return ls_rt_sign(rt, 0, len, every_pod);
+    return ls_rt_sign(rt, len, every_pod);
 }
 
 int ls_lua_rescore_last(ls_lua *set, uint32_t profile)
 {
     ls_rt *rt = state_of(set, profile);
-    return rt ? ls_rt_rescore_last(rt, 0) : LS_ERROR;
+    return rt ? ls_rt_rescore_last(rt) : LS_ERROR;
 }
 
 int ls_lua_pre_enqueue(ls_lua *set, uint32_t profile, const ls_pod *pod)
 {
     ls_rt *rt = state_of(set, profile);
-    return rt ? ls_rt_pre_enqueue(rt, 0, pod) : LS_ERROR;
+    return rt ? ls_rt_pre_enqueue(rt, pod) : LS_ERROR;
 }
 
 double ls_lua_sort_key(ls_lua *set, uint32_t profile, const ls_pod *pod)
 {
-    return profile < set->n ? ls_rt_sort_key(set->states[profile], 0, pod) : 0;
+    return profile < set->n ? ls_rt_sort_key(set->states[profile], pod) : 0;
 }
 
 /* Upstream requires every profile to share the queue sort: the first decides. */
@@ -232,7 +232,7 @@ bool ls_lua_sort_uses_less(ls_lua *set)
 
 bool ls_lua_less(ls_lua *set, uint32_t profile, const ls_pod *a, const ls_pod *b)
 {
-    return profile < set->n && ls_rt_less(set->states[profile], 0, a, b);
+    return profile < set->n && ls_rt_less(set->states[profile], a, b);
 }
 
 void ls_lua_park(ls_lua *set, uint32_t profile, uint32_t pod_id)
