@@ -107,6 +107,33 @@ steps:
       "time budget of 300 ms (the Lua state was restarted)", 1, true), r.err)
   end)
 
+  it("a queueing hint runs under its profile's own budget", function()
+    kit.probe("filter", [[  if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end]],
+      [[P.events = { { resource = "Node", action = { "Add" }, hint = function()
+  while true do end end } }]])
+    local r = kit.simulate({ profile = P300, cluster = [[
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default, labels: {probe: "yes"}}
+spec: {containers: [{name: c, image: app}]}
+---
+apiVersion: luasched.io/v1alpha1
+kind: Timeline
+steps:
+- at: 10s
+  create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "1", pods: "110"}}}
+]] })
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal("bound to node-2 at 10s", r.pods.a)
+    assert.truthy(r.err:find('queueing hint: plugin \\"Probe\\" (queueing hint at ' .. FILE .. ":4): exceeded its " ..
+      "time budget of 300 ms (the Lua state was restarted)", 1, true), r.err)
+  end)
+
   it("a queue sort whose less raises tables, loops in metamethods and contradicts itself still orders", function()
     kit.plugin("sorter", [[
 local ls = require("luasched")

@@ -246,7 +246,7 @@ int ls_rt_hint(ls_rt *lua, int hint, const ls_pod *pod, const ls_cluster_event *
     if (!lua->L)
         return LS_HINT_QUEUE;
     dispatch_call c = {.ep = -1, .ref = lua->ref_hint, .first = hint, .ptrs = {pod, ev}, .nptrs = 2,
-                       .budgets = NO_PROFILE};
+                       .budgets = STATE_PROFILE};   /* the hint's plugin is of the state's profile */
     int rc = invoke(lua, &c);
     lua_State *L = lua->L;
     if (rc < 0) {
