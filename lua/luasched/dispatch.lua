@@ -37,6 +37,7 @@ local M = {}
 
 local note, note_text = assembly.note, assembly.note_text
 local describe, locate = assembly.describe_error, assembly.locate_error
+local name_of = assembly.name_of
 M.note, M.describe_error, M.locate_error = note, describe, locate
 
 local xpcall = xpcall
@@ -175,10 +176,10 @@ function M.pre_enqueue(pi, pod_ptr)
     cycle.running_plugin = k - 1
     note_text(current, "pre_enqueue")   -- a queue-side call: a cut-off is attributed by the note
     local ok, st = pcall(current.pre_enqueue, current, pod)
-    if not ok then return fail_located("running PreEnqueue plugin %q: %s", current.name, describe(st)) end
+    if not ok then return fail_located("running PreEnqueue plugin %q: %s", name_of[current], describe(st)) end
     if st ~= nil then
       if not is_status(st) then
-        return fail_located("running PreEnqueue plugin %q: %s", current.name,
+        return fail_located("running PreEnqueue plugin %q: %s", name_of[current],
           "pre_enqueue returned a " .. type(st) .. ", expected a status or nil")
       end
       if st.code ~= SUCCESS then return set_status(st, k - 1) end
@@ -275,14 +276,14 @@ local function run_pre_filter(list, pod, restricting)
     local code = st and st.code or SUCCESS
     if sampling then timing.observe(C.LS_EP_PRE_FILTER, k - 1, code, timing.now() - t0) end
     if code == SKIP then
-      local fk = cycle_profile.filter_index[inst.name]
+      local fk = cycle_profile.filter_index[name_of[inst]]
       if fk then cycle_profile.skip[fk] = true end
     elseif code == SUCCESS then
       if names ~= nil then
         if type(names) ~= "table" then
           error("pre_filter returned node names as a " .. type(names) .. ", expected a list", 0)
         end
-        restricting[#restricting + 1] = inst.name
+        restricting[#restricting + 1] = name_of[inst]
         cycle.prefilter_restricting = bit.bor(cycle.prefilter_restricting, bit.lshift(1, k - 1))
         restrict(names)
         if cycle.num_prefilter_nodes == 0 then
@@ -327,7 +328,7 @@ function M.pre_filter(pi)
   sampling = cycle.sample_plugins ~= 0
   local ok, st, idx = pcall(run_pre_filter, list, cycle.pod[0], restricting)
   if sampling then timing.flush(cycle) end
-  if not ok then return fail_located("running PreFilter plugin %q: %s", current.name, describe(st)) end
+  if not ok then return fail_located("running PreFilter plugin %q: %s", name_of[current], describe(st)) end
   if st then
     handle.prefilter_failed(st.code)
     return set_status(st, idx)
@@ -353,7 +354,7 @@ end
 local function filter_failure(prof, err)
   local inst = (prof.points.filter or {})[cycle.running_plugin + 1]
   current, current_hook = inst, "filter"
-  return fail_located("running %q filter plugin: %s", inst and inst.name or "?", describe(err))
+  return fail_located("running %q filter plugin: %s", inst and name_of[inst] or "?", describe(err))
 end
 
 --- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
@@ -416,9 +417,9 @@ function M.post_filter(pi)
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail_located("running PostFilter plugin %q: %s", current.name, describe(st)) end
+    if not ok then return fail_located("running PostFilter plugin %q: %s", name_of[current], describe(st)) end
     if st ~= nil and not is_status(st) then
-      return fail_located("running PostFilter plugin %q: %s", current.name,
+      return fail_located("running PostFilter plugin %q: %s", name_of[current],
         "post_filter returned a " .. type(st) .. ", expected a status or nil")
     end
     local code = st and st.code or SUCCESS
@@ -428,9 +429,9 @@ function M.post_filter(pi)
       return code
     elseif code == ERROR and st.message ~= "" then
       -- upstream wraps the plugin's error: running PostFilter plugin "X": <its message>
-      return fail("running PostFilter plugin %q: %s", current.name, st.message)
+      return fail("running PostFilter plugin %q: %s", name_of[current], st.message)
     elseif code ~= UNSCHED then
-      return fail_located("running PostFilter plugin %q: returned %s", current.name, ls.code_names[code])
+      return fail_located("running PostFilter plugin %q: returned %s", name_of[current], ls.code_names[code])
     end
     last = k - 1
     if #st.reasons > 0 then
@@ -456,7 +457,7 @@ local function run_pre_score(list, pod, nodes, n)
     if st ~= nil then
       if not is_status(st) then bad_return("pre_score", st) end
       if st.code == SKIP then
-        skip_score[inst.name] = true
+        skip_score[name_of[inst]] = true
       elseif st.code ~= SUCCESS then
         error("pre_score returned " .. ls.code_names[st.code] .. ": " .. st.message, 0)
       end
@@ -474,7 +475,7 @@ function M.pre_score(pi)
   local nodes = node_list(cycle.feasible, n)
   local ok, err = pcall(run_pre_score, list, cycle.pod[0], nodes, n)
   if sampling then timing.flush(cycle) end
-  if not ok then return fail_located("running PreScore plugin %q: %s", current.name, describe(err)) end
+  if not ok then return fail_located("running PreScore plugin %q: %s", name_of[current], describe(err)) end
   return SUCCESS
 end
 
@@ -547,7 +548,7 @@ function M.score(pi)
   if sampling then timing.flush(cycle) end
   if not ok then
     if current == nil then current = list[cycle.running_plugin + 1] end
-    return fail_located("running Score plugin %q: %s", current.name, describe(err))
+    return fail_located("running Score plugin %q: %s", name_of[current], describe(err))
   end
   return SUCCESS
 end
@@ -564,7 +565,7 @@ function M.rescore_last(pi)
     current_hook = "pre_score"
     local ok, err = pcall(run_pre_score, pre, cycle.pod[0], node_list(cycle.feasible + (n - 1), 1), 1)
     if not ok then
-      fail_located("running PreScore plugin %q: %s", current.name, describe(err))
+      fail_located("running PreScore plugin %q: %s", name_of[current], describe(err))
       return PENDING   -- told apart from a Score failure (batch flush reason)
     end
   end
@@ -573,7 +574,7 @@ function M.rescore_last(pi)
   local ok, err = pcall(run_scores, prof, prof.score_chain, cycle, cycle.pod[0], n - 1)
   if not ok then
     if current == nil then current = list[cycle.running_plugin + 1] end
-    return fail_located("running Score plugin %q: %s", current.name, describe(err))
+    return fail_located("running Score plugin %q: %s", name_of[current], describe(err))
   end
   return SUCCESS
 end
@@ -612,19 +613,19 @@ local function run_simple(pi, hook, label, allowed)
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail_located("running %s plugin %q: %s", label, current.name, describe(st)) end
+    if not ok then return fail_located("running %s plugin %q: %s", label, name_of[current], describe(st)) end
     if st ~= nil then
       if not is_status(st) then
         return fail_located("running %s plugin %q: %s returned a %s, expected a status or nil",
-          label, current.name, hook, type(st))
+          label, name_of[current], hook, type(st))
       end
       if st.code ~= SUCCESS then
         if st.code == ERROR then
           -- upstream: fmt.Errorf("running %s plugin %q: %w", ...)
-          return fail("running %s plugin %q: %s", label, current.name, st.message)
+          return fail("running %s plugin %q: %s", label, name_of[current], st.message)
         end
         if not allowed[st.code] then
-          return fail_located("running %s plugin %q: returned %s: %s", label, current.name,
+          return fail_located("running %s plugin %q: returned %s: %s", label, name_of[current],
             ls.code_names[st.code], st.message)
         end
         if hook ~= "bind" or st.code ~= SKIP then return set_status(st, k - 1) end
@@ -699,24 +700,24 @@ function M.permit(pi)
         timing.now() - t0)
       timing.flush(cycle)
     end
-    if not ok then return fail_located("running Permit plugin %q: %s", current.name, describe(st)) end
+    if not ok then return fail_located("running Permit plugin %q: %s", name_of[current], describe(st)) end
     if st ~= nil then
       if not is_status(st) then
-        return fail_located("running Permit plugin %q: permit returned a %s", current.name, type(st))
+        return fail_located("running Permit plugin %q: permit returned a %s", name_of[current], type(st))
       end
       if st.code == WAIT then
         local n = cycle.num_waiting_plugins
         if n >= C.LS_MAX_WAITING_PLUGINS then
-          return fail("running Permit plugin %q: more than %d plugins made the pod wait", current.name, n)
+          return fail("running Permit plugin %q: more than %d plugins made the pod wait", name_of[current], n)
         end
         -- upstream caps a Permit wait at 15 minutes
-        cycle.waiting_plugins[n] = ls.intern(current.name)
+        cycle.waiting_plugins[n] = ls.intern(name_of[current])
         cycle.waiting_timeout_ms[n] = math.min((st.timeout or 0) * 1000, 15 * 60 * 1000)
         cycle.num_waiting_plugins = n + 1
       elseif rejections[st.code] then
         return set_status(st, k - 1)
       elseif st.code ~= SUCCESS then
-        return fail_located("running Permit plugin %q: returned %s", current.name, ls.code_names[st.code])
+        return fail_located("running Permit plugin %q: returned %s", name_of[current], ls.code_names[st.code])
       end
     end
   end
@@ -772,7 +773,7 @@ local function hint_note(id, h)
   local text = hint_notes[id]
   if text == nil then
     local info = debug.getinfo(h.fn, "S")
-    text = string.format("plugin %q (queueing hint at %s:%d)", tostring(h.inst and h.inst.name),
+    text = string.format("plugin %q (queueing hint at %s:%d)", tostring(h.inst and name_of[h.inst]),
       info.short_src, info.linedefined)
     hint_notes[id] = text
   end

@@ -10,6 +10,7 @@ local C = require("luasched.clib")
 local ls = require("luasched")
 local sandbox = require("luasched.sandbox")
 local locate = require("luasched.profiles").locate_error
+local name_of = require("luasched.profiles").name_of
 
 local SUCCESS, UNRESOLVABLE = 0, 3
 local is_status = ls.is_status
@@ -71,11 +72,11 @@ end
 -- PreFilterExtensions: AddPod / RemovePod of every PreFilter plugin not skipped.
 local function run_extension(prof, hook, st, pod, other, ni)
   for _, inst in ipairs(prof.points.pre_filter or {}) do
-    local fk = prof.filter_index[inst.name]
+    local fk = prof.filter_index[name_of[inst]]
     if type(inst[hook]) == "function" and not (fk and prof.skip[fk]) then
       local r = inst[hook](inst, st, pod, other, ni)
       if r ~= nil and is_status(r) and r.code ~= SUCCESS then
-        error(string.format("running %s on PreFilter plugin %q: %s", hook, inst.name, r.message), 0)
+        error(string.format("running %s on PreFilter plugin %q: %s", hook, name_of[inst], r.message), 0)
       end
     end
   end

@@ -182,7 +182,8 @@ local SCORE_CHAIN_STEP = [[
   end
 ]]
 
---- Runs every Score plugin's loop (`score_loops`, from M.score) in order:
+--- Runs every Score plugin's loop (`score_loops`, from M.score; `names` their
+--- registered names) in order:
 --- chain(state, pod, cycle, nodes, n, scores, skipped, skip_score, from), over
 --- the nodes from index `from` on (0: all of them; OpportunisticBatching's
 --- re-scoring scores the last one alone, the others' rows already in place). A plugin
@@ -190,14 +191,12 @@ local SCORE_CHAIN_STEP = [[
 --- skipped[k] = 1 (its row of scores is left as it was: C skips it when it
 --- totals, the attempt records show no scores for it); cycle.running_plugin
 --- (0-based) names the plugin running.
-function M.score_chain(instances, score_loops, chunkname)
+function M.score_chain(names, score_loops, chunkname)
   local locals, steps = {}, {}
-  for k = 1, #instances do
+  for k = 1, #names do
     locals[k] = format("local l%d, n%d = loops[%d], names[%d]", k, k, k, k)
     steps[k] = format(SCORE_CHAIN_STEP, k - 1, k, k - 1, k - 1, k, k - 1)
   end
-  local names = {}
-  for k = 1, #instances do names[k] = instances[k].name end
   local src = format(SCORE_CHAIN, concat(locals, "\n"), concat(steps))
   local chunk = assert(load(src, "=" .. chunkname, "t", {}))
   return chunk(score_loops, names)

@@ -17,6 +17,13 @@ local points = require("luasched.points")   -- the extension-point table, from C
 
 local M = {}
 
+-- instance -> the name it was registered under (the configuration's): errors
+-- and the runtime's tables use it, so a plugin that changes its own `name`
+-- (self.name, P.name) is still reported as itself. An instance the runtime
+-- did not build (the test kit's) is named by its own field.
+local name_of = setmetatable({}, { __mode = "k", __index = function(_, inst) return inst.name end })
+M.name_of = name_of
+
 -- What plugin code runs outside a cycle (loading, init, hints...): C keeps
 -- the text so a call its watchdog cuts off can still be attributed.
 local last_note
@@ -36,7 +43,7 @@ local function note_text(inst, hook)
   if t == nil then t = {}; note_texts[inst] = t end
   local text = t[hook]
   if text == nil then
-    text = string.format("plugin %q (%s)", tostring(inst.name), hook)
+    text = string.format("plugin %q (%s)", tostring(name_of[inst]), hook)
     t[hook] = text
   end
   if text ~= last_note then
@@ -102,7 +109,7 @@ end
 local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
 
 -- `where` (optional) is the config's file:line of the plugin's args.
-local function instantiate(P, args, profile_name, where)
+local function instantiate(P, name, args, profile_name, where)
   note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
   local ok, aerr = args_check.check(P, args, where)
   if not ok then return nil, aerr end
@@ -112,6 +119,7 @@ local function instantiate(P, args, profile_name, where)
     profile = profile_name,
   }, P)
   plugin_of[inst] = P
+  name_of[inst] = name
   if type(P.validate) == "function" then
     local vok, verr = plain_pcall(P.validate, inst.args)
     if not vok or (verr ~= nil and verr ~= true) then
@@ -144,7 +152,7 @@ local checked_filter_status, to_score
 local function compile_loops(prof, i)
   local filters = prof.points.filter or {}
   prof.filter_index = {}
-  for k, inst in ipairs(filters) do prof.filter_index[inst.name] = k end
+  for k, inst in ipairs(filters) do prof.filter_index[name_of[inst]] = k end
   prof.filter_loop, prof.filter_one =
     loops.filter(filters, checked_filter_status, "filter loop of profile " .. i)
   -- the same loops, timing every call, for the sampled cycles (metrics)
@@ -152,13 +160,14 @@ local function compile_loops(prof, i)
   prof.filter_loop_timed = loops.filter(filters, checked_filter_status, "timed filter loop of profile " .. i, timed)
   prof.score_loops, prof.score_loops_timed = {}, {}
   for k, inst in ipairs(prof.points.score or {}) do
-    prof.score_loops[k] = loops.score(inst, to_score, "score loop of " .. inst.name)
-    prof.score_loops_timed[k] = loops.score(inst, to_score, "timed score loop of " .. inst.name,
+    prof.score_loops[k] = loops.score(inst, to_score, "score loop of " .. name_of[inst])
+    prof.score_loops_timed[k] = loops.score(inst, to_score, "timed score loop of " .. name_of[inst],
       { now = timing.now, observe = timing.observe, ep = C.LS_EP_SCORE, index = k - 1 })
   end
-  local scores = prof.points.score or {}
-  prof.score_chain = loops.score_chain(scores, prof.score_loops, "score chain of profile " .. i)
-  prof.score_chain_timed = loops.score_chain(scores, prof.score_loops_timed, "timed score chain of profile " .. i)
+  local scores, score_names = prof.points.score or {}, {}
+  for k, inst in ipairs(scores) do score_names[k] = name_of[inst] end
+  prof.score_chain = loops.score_chain(score_names, prof.score_loops, "score chain of profile " .. i)
+  prof.score_chain_timed = loops.score_chain(score_names, prof.score_loops_timed, "timed score chain of profile " .. i)
   -- the indices of the Score plugins that have a NormalizeScore
   prof.normalizers = {}
   for k, inst in ipairs(scores) do
@@ -175,8 +184,8 @@ local registrations, hints = {}, {}
 local function register_events(prof, profile_index, seen)
   for _, hook in ipairs(REJECTING) do
     for _, inst in ipairs(prof.points[hook] or {}) do
-      if not seen[inst.name] then
-        seen[inst.name] = true
+      if not seen[name_of[inst]] then
+        seen[name_of[inst]] = true
         local regs, err = events.check(plugin_of[inst])
         if not regs then return nil, err end
         for _, r in ipairs(regs) do
@@ -186,7 +195,7 @@ local function register_events(prof, profile_index, seen)
             hint_id = #hints
           end
           registrations[#registrations + 1] = {
-            profile = profile_index, plugin = inst.name, resource = r.resource,
+            profile = profile_index, plugin = name_of[inst], resource = r.resource,
             actions = r.actions, hint = hint_id,
           }
         end
@@ -215,7 +224,8 @@ function M.build(specs, with)
           note("plugin %q (loading its file)", name)
           local P, err = loader.load(name)
           if not P then return nil, err end
-          inst, err = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
+          inst, err = instantiate(P, name, spec.args and spec.args[name], spec.name,
+            spec.args_at and spec.args_at[name])
           if not inst then return nil, err end
           prof.instances[name] = inst
         end
@@ -271,7 +281,7 @@ local function check_plugin(spec, label, name, problems)
   note("plugin %q (loading its file)", name)
   local P, err = loader.load(name)
   if not P then return add(err) end
-  local inst, ierr = instantiate(P, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
+  local inst, ierr = instantiate(P, name, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
   if not inst then add(ierr) end
   local regs, eerr = events.check(P)
   if not regs then add(eerr) end

@@ -12,6 +12,7 @@
 -- that raises makes the pod unsignable (upstream: a non-success status).
 local M = {}
 
+local name_of = require("luasched.profiles").name_of   -- an instance's registered name
 local concat = table.concat
 local SIGNED_POINTS = { "pre_filter", "filter", "pre_score", "score" }
 
@@ -25,8 +26,8 @@ local function signers_of(prof)
       if not seen[inst] then
         seen[inst] = true
         if type(inst.sign) ~= "function" then
-          prof.signers, prof.unsigned_plugin = false, inst.name
-          return false, inst.name
+          prof.signers, prof.unsigned_plugin = false, name_of[inst]
+          return false, name_of[inst]
         end
         list[#list + 1] = inst
       end
@@ -63,10 +64,10 @@ function M.sign(prof, pod, pcall)
   for k, e in ipairs(order) do
     local inst = e.inst
     local ok, frag, why, every_pod = pcall(inst.sign, inst, pod)
-    if not ok then return nil, "plugin " .. inst.name .. ": " .. tostring(frag) end
+    if not ok then return nil, "plugin " .. name_of[inst] .. ": " .. tostring(frag) end
     if frag == false then
       if k > 1 then to_front(order, k) end
-      return nil, inst.name .. ": " .. tostring(why or "unsignable"), every_pod == true
+      return nil, name_of[inst] .. ": " .. tostring(why or "unsignable"), every_pod == true
     end
     if type(frag) == "string" then
       if not parts then
@@ -75,7 +76,8 @@ function M.sign(prof, pod, pcall)
       end
       parts[e.slot] = frag
     elseif frag ~= nil then
-      return nil, "plugin " .. inst.name .. ": sign returned a " .. type(frag) .. ", expected a string, nil or false"
+      return nil, "plugin " .. name_of[inst] .. ": sign returned a " .. type(frag) ..
+        ", expected a string, nil or false"
     end
   end
   return parts and concat(parts, "\n") or ""

@@ -107,6 +107,12 @@ steps:
       "time budget of 300 ms (the Lua state was restarted)", 1, true), r.err)
   end)
 
+  -- Before: reported as "ImageLocality", the name the plugin gave itself.
+  it("a plugin that renames itself is still reported under its registered name", function()
+    kit.probe("filter", [[  self.name = "ImageLocality" P.name = "ImageLocality" error("boom")]])
+    kit.expect_error(kit.simulate(), filter_error(kit.FILE .. ":7: boom"))
+  end)
+
   it("a queueing hint runs under its profile's own budget", function()
     kit.probe("filter", [[  if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end]],
       [[P.events = { { resource = "Node", action = { "Add" }, hint = function()
