@@ -50,7 +50,11 @@ file(GLOB LS_E2E_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/e2e/*.sh)
 foreach(script ${LS_E2E_TESTS})
   get_filename_component(name ${script} NAME_WE)
   add_test(NAME e2e/${name} COMMAND bash ${script} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-  set_tests_properties(e2e/${name} PROPERTIES ENVIRONMENT "${LS_TEST_ENV}" SKIP_RETURN_CODE 77)
+  set(env "${LS_TEST_ENV}")
+  if(LS_SANITIZE)
+    list(APPEND env "LUASCHED_SANITIZED=1")
+  endif()
+  set_tests_properties(e2e/${name} PROPERTIES ENVIRONMENT "${env}" SKIP_RETURN_CODE 77)
 endforeach()
 
 # Lua style: luacheck over the runtime, the plugins and the specs (no globals).

@@ -4,9 +4,10 @@
 # fault is raised by plugin code outside any critical section: the call is
 # abandoned, the pod gets an Error naming the plugin, its state is rebuilt, the
 # other pods are bound and the process exits 0 (before: SIGSEGV, status 139).
-# Skipped under ASan, which reports the freed read itself before any signal.
+# Skipped under ASan: its quarantine keeps freed memory mapped, so whether the
+# stale reads fault there depends on what they read (1 run in 45 did not).
 . "$(dirname "$0")/lib.bash"
-if [ -n "${LUASCHED_SANITIZED:-}" ]; then echo "skipped under a sanitizer"; exit 77; fi
+if [ -n "${LUASCHED_SANITIZED:-}" ]; then echo "skipped under a sanitizer (freed memory stays mapped)"; exit 77; fi
 mkdir -p "$TMP/plugins"
 cat > "$TMP/plugins/keeper.lua" <<'LUA'
 local ls = require("luasched")
