@@ -5,6 +5,10 @@
 -- Statuses are registered with C once and then passed by id: the hot loops in
 -- dispatch.lua move integers, and a plugin returning a cached status object
 -- allocates nothing per node.
+--
+-- Over 800 lines: it is the whole API plugins see (one `require`), and each C
+-- helper is a plain local function with its argument checks so the JIT inlines
+-- the FFI call; the sandbox, views, args and events are apart.
 local ffi = require("ffi")
 local C = require("luasched.clib")
 local sandbox = require("luasched.sandbox")

@@ -78,12 +78,14 @@ describe("red team: catching or dodging the budgets", function()
     assert.matches("^bound to node%-[12]$", r.pods.b)
   end)
 
-  -- Before: named "queueing hint 34".
-  it("a queueing hint catching the budget's error is cut off and named by its plugin and line", function()
+  -- A Filter that waits for node-2 and a Node/Add hint with body `hint`; a
+  -- timeline adds node-2 at 10 s. The hint is cut off (300 ms), named by its
+  -- plugin and line, and the pod still binds (the hint's answer is Queue).
+  local function expect_hint_cut_off(hint, opts)
     kit.probe("filter", [[  if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end]],
       [[P.events = { { resource = "Node", action = { "Add" }, hint = function()
-  while true do pcall(function() while true do end end) end end } }]])
-    local r = kit.simulate({ global = "luasched: {pluginTimeoutMilliseconds: 300}\n", cluster = [[
+  ]] .. hint .. [[ end } }]])
+    opts.cluster = [[
 apiVersion: v1
 kind: Node
 metadata: {name: node-1}
@@ -99,12 +101,19 @@ kind: Timeline
 steps:
 - at: 10s
   create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "1", pods: "110"}}}
-]] })
+]]
+    local r = kit.simulate(opts)
     assert.are.equal(0, r.rc, r.err)
     assert.are.equal("bound to node-2 at 10s", r.pods.a)
     -- the log line quotes the message: \" around the plugin's name
     assert.truthy(r.err:find('queueing hint: plugin \\"Probe\\" (queueing hint at ' .. FILE .. ":4): exceeded its " ..
       "time budget of 300 ms (the Lua state was restarted)", 1, true), r.err)
+  end
+
+  -- Before: named "queueing hint 34".
+  it("a queueing hint catching the budget's error is cut off and named by its plugin and line", function()
+    expect_hint_cut_off("while true do pcall(function() while true do end end) end",
+      { global = "luasched: {pluginTimeoutMilliseconds: 300}\n" })
   end)
 
   -- Before: reported as "ImageLocality", the name the plugin gave itself.
@@ -113,31 +122,9 @@ steps:
     kit.expect_error(kit.simulate(), filter_error(kit.FILE .. ":7: boom"))
   end)
 
+  -- Before: a profile's own budget did not bound its hints (cut off at the top level's 10000 ms).
   it("a queueing hint runs under its profile's own budget", function()
-    kit.probe("filter", [[  if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end]],
-      [[P.events = { { resource = "Node", action = { "Add" }, hint = function()
-  while true do end end } }]])
-    local r = kit.simulate({ profile = P300, cluster = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1}
-status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {containers: [{name: c, image: app}]}
----
-apiVersion: luasched.io/v1alpha1
-kind: Timeline
-steps:
-- at: 10s
-  create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "1", pods: "110"}}}
-]] })
-    assert.are.equal(0, r.rc, r.err)
-    assert.are.equal("bound to node-2 at 10s", r.pods.a)
-    assert.truthy(r.err:find('queueing hint: plugin \\"Probe\\" (queueing hint at ' .. FILE .. ":4): exceeded its " ..
-      "time budget of 300 ms (the Lua state was restarted)", 1, true), r.err)
+    expect_hint_cut_off("while true do end", { profile = P300 })
   end)
 
   it("a queue sort whose less raises tables, loops in metamethods and contradicts itself still orders", function()

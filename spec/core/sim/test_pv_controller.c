@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "test_json.h"
 
 /* ---- a store: kind -> list of objects */
 
@@ -20,21 +21,6 @@ typedef struct store {
     cJSON *root;   /* {"Kind": [obj, ...]} */
     int puts;
 } store;
-
-static cJSON *parse(const char *text)
-{
-    char *s = ls_xstrdup(text);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    cJSON *j = cJSON_Parse(s);
-    free(s);
-    if (!j) {
-        fprintf(stderr, "bad test JSON: %s\n", text);
-        abort();
-    }
-    return j;
-}
 
 static const char *text_at(const cJSON *o, const char *a, const char *b)
 {
@@ -97,9 +83,9 @@ static ls_pv_ops ops_of(store *s, ls_provision_fault fault)
     return (ls_pv_ops){.ud = s, .get = s_get, .each = s_each, .put = s_put, .fault = fault};
 }
 
-static void add(store *s, const char *kind, const char *json)
+static void add(store *s, const char *kind, const char *text)
 {
-    cJSON_AddItemToArray(list_of(s, kind), parse(json));
+    cJSON_AddItemToArray(list_of(s, kind), json(text));
 }
 
 /* The claim's "phase volumeName" after the controller's pass. */
@@ -280,7 +266,7 @@ static void test_ephemeral_claims(void)
 {
     store s = {cJSON_CreateObject(), 0};
     ls_pv_ops ops = ops_of(&s, LS_PROVISION_OK);
-    cJSON *pod = parse("{'metadata':{'name':'web','namespace':'ns','uid':'pod-uid'},'spec':{'volumes':["
+    cJSON *pod = json("{'metadata':{'name':'web','namespace':'ns','uid':'pod-uid'},'spec':{'volumes':["
                        "{'name':'cache','ephemeral':{'volumeClaimTemplate':{'metadata':{'labels':{'a':'b'}},"
                        "'spec':{'accessModes':['ReadWriteOnce'],'storageClassName':'dyn'}}}},"
                        "{'name':'cfg','configMap':{'name':'x'}}]}}");
