@@ -51,9 +51,14 @@
 -- * PostFilter: an allocated claim that was not available on some node and
 --   is reserved for nobody or only this pod is deallocated ("deallocation of
 --   ResourceClaim completed"); otherwise "still not schedulable"; a pod
---   whose PreFilter recorded no claims (it failed first, or every template
---   needed none): "no new claims to deallocate"; a pod without claims adds
---   no reason (all Unschedulable).
+--   whose PreFilter recorded no claims (a pod without claims, a PreFilter
+--   that failed first, or every template needed none): "no new claims to
+--   deallocate" (all Unschedulable, so the next PostFilter plugin, preemption,
+--   still runs). When this plugin's PreFilter did not run at all (an earlier
+--   PreFilter plugin rejected the pod as UnschedulableAndUnresolvable, or
+--   PreFilter results did not intersect), upstream's getStateData finds no
+--   state and PostFilter is an Error "not found" (CycleState.Read's
+--   ErrNotFound, unwrapped): it ends PostFilter, preemption does not run.
 -- * Events (QueueingHints on): Node Add/UpdateNodeLabel; ResourceClaim
 --   Add/Update with upstream's isSchedulableAfterClaimChange; Pod
 --   UpdatePodGeneratedResourceClaim with isSchedulableAfterPodChange;
@@ -142,7 +147,7 @@ function P:init(args)
   self.selectors = {}      -- CEL text -> compiled function, or false and the error
   self.selector_errors = {}
   self.match_memos = ls.bounded_cache(256)   -- selector texts -> { device entry -> result }
-  self.status_none = ls.status(ls.UNSCHEDULABLE)
+  self.msg_no_state = ls.error("not found")
   self.msg_unavailable = ls.unresolvable("resourceclaim not available on the node")
   self.msg_cannot = ls.unresolvable("cannot allocate all claims")
   self.msg_in_use = ls.unresolvable("resourceclaim in use")
@@ -416,6 +421,9 @@ end
 
 function P:pre_filter(state, pod)
   plugin_self = self
+  -- upstream writes its (empty) state before anything else: PostFilter
+  -- tells "no claims" from "PreFilter never ran" by it
+  state.dynamic_resources_prefiltered = true
   if pod.n_resource_claims == 0 then return ls.skip end
   local claims, err = self:pod_claims(pod)
   if claims == nil then return ls.unresolvable(err) end
@@ -479,10 +487,10 @@ local function only_for(t, pod)
 end
 
 function P:post_filter(state, pod)
-  if pod.n_resource_claims == 0 then return self.status_none end
+  if not state.dynamic_resources_prefiltered then return self.msg_no_state end
   local s = state.dynamic_resources
-  -- PreFilter stopped before recording claims (or found none to use)
-  if s == nil then return self.msg_no_claims end
+  -- no claims, or PreFilter stopped before recording them
+  if s == nil or pod.n_resource_claims == 0 then return self.msg_no_claims end
   for i in pairs(s.unavailable) do
     local c = s.claims[i]
     if only_for(c.claim, pod) then

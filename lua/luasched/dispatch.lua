@@ -407,9 +407,13 @@ function M.post_filter(pi)
   cycle.nominated_node = 0
   local list = profiles[pi + 1].points.post_filter
   if not list then return UNSCHED end
-  -- upstream: the Unschedulable reasons of every PostFilter plugin, in order
-  -- (RunPostFilterPlugins); the status keeps the last plugin, as before.
-  local reasons, contributors, last = {}, {}, nil
+  -- upstream's RunPostFilterPlugins: Success or UnschedulableAndUnresolvable
+  -- ends the loop with that plugin's status, an Error ends it with the
+  -- plugin's own message (AsStatus(s.AsError()), no wrapping), and the
+  -- Unschedulable reasons of every plugin are joined in profile order into
+  -- one status attributed to the first plugin that gave one. The FitError
+  -- then appends that message after the nodes' one (" <msg>").
+  local reasons, contributors, first = {}, {}, nil
   for k = 1, #list do
     current = list[k]
     cycle.running_plugin = k - 1
@@ -431,19 +435,19 @@ function M.post_filter(pi)
       if st then set_status(st, k - 1) end
       return code
     elseif code == ERROR and st.message ~= "" then
-      -- upstream wraps the plugin's error: running PostFilter plugin "X": <its message>
-      return fail("running PostFilter plugin %q: %s", name_of[current], st.message)
+      set_status(st, k - 1)
+      return ERROR
     elseif code ~= UNSCHED then
       return fail_located("running PostFilter plugin %q: returned %s", name_of[current], ls.code_names[code])
     end
-    last = k - 1
+    first = first or k - 1
     if #st.reasons > 0 then
       contributors[#contributors + 1] = st
       for _, r in ipairs(st.reasons) do reasons[#reasons + 1] = r end
     end
   end
   local joined = #contributors == 1 and contributors[1] or ls.status(UNSCHED, unpack(reasons))
-  set_status(joined, last)
+  set_status(joined, first)
   return UNSCHED
 end
 

@@ -152,7 +152,7 @@ cluster rejected.yaml "$(node bad1 4)" "$(node gone2 4)" "$(pod p1 1 '' '' '')"
 config "{urlPrefix: \"$URL\", filterVerb: filter}"
 out=$(sim rejected.yaml)
 expect_eq "the FitError counts the extender's reasons; preemption can only try bad1" "$(pod_field "$out" p1 .message)" \
-"0/2 nodes are available: 1 extender: no room for the pod, 1 extender: node is gone. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+"0/2 nodes are available: 1 extender: no room for the pod, 1 extender: node is gone. no new claims to deallocate, preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
 
 # ---- a pod the extender rejected is retried on any cluster event (upstream's
 # "Extender" in UnschedulablePlugins), not at the 5-minute flush
@@ -245,12 +245,14 @@ expect_eq "ExtenderPreemptionArgs with nodeCacheCapable: MetaVictims (UIDs)" \
 cluster preempt1.yaml "$(node n1 2)" "$(pod v1 2 1 n1 '')" "$(pod hp 2 100 '' '')"
 config "{urlPrefix: \"$URL\", preemptVerb: preempt-empty}"
 out=$(sim preempt1.yaml)
+# an Error ends PostFilter with the plugin's own message (upstream's RunPostFilterPlugins returns
+# AsStatus(s.AsError()), not wrapped; DynamicResources' reason gathered before it is dropped)
 expect_eq "a candidate left with no victim is an error" "$(pod_field "$out" hp '.attempts[0].message')" \
-  '0/1 nodes are available: 1 Insufficient cpu. running PostFilter plugin "DefaultPreemption": preemption: expected at least one victim pod on node "n1"'
+  '0/1 nodes are available: 1 Insufficient cpu. preemption: expected at least one victim pod on node "n1"'
 config "{urlPrefix: \"$URL\", preemptVerb: preempt-empty, ignorable: true}"
 out=$(sim preempt1.yaml)
 expect_eq "ignorable: the node is dropped, no candidate is left" "$(pod_field "$out" hp '.attempts[0].message')" \
-  '0/1 nodes are available: 1 Insufficient cpu. preemption: no candidate node for preemption'
+  '0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: no candidate node for preemption'
 
 # ---- the configuration: validated and written back as upstream
 config "{urlPrefix: \"$URL\", prioritizeVerb: p, bindVerb: b}" "{urlPrefix: \"$URL\", bindVerb: b2, managedResources: [{name: cpu}, {name: example.com/x}, {name: example.com/x}]}"

@@ -56,7 +56,7 @@ shop/web-1: bound to node-a2
 ml/trainer: bound to node-b1
 shop/checkout: bound to node-b2
 ops/agent: bound to node-b2
-ml/batch-huge: pending: 0/6 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 3 Insufficient cpu, 4 Insufficient memory. preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.
+ml/batch-huge: pending: 0/6 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 3 Insufficient cpu, 4 Insufficient memory. no new claims to deallocate, preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.
 ops/other-scheduler: left alone: no profile for schedulerName "my-custom-scheduler"
 summary: 6 nodes, 9 pods: 5 bound, 1 unschedulable, 2 already running, 0 gated, 1 not ours
 queues: 0 active, 0 backoff, 1 unschedulable, 0 gated'

@@ -36,8 +36,9 @@ profiles:
 YAML
 "$BIN" simulate "$TMP/cluster.json" --config "$D/config.yaml" > "$TMP/out" 2> "$TMP/err"
 expect_eq "exit 0" "$?" "0"
-# (the message as upstream words a PreFilter rejection, then DefaultPreemption's)
-tail=". preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+# (the message as upstream words a PreFilter rejection (Unschedulable, so every
+# PreFilter ran), then DynamicResources' and DefaultPreemption's reasons)
+tail=". no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
 expect_eq "each profile's plugin counts its own pods only" "$(grep '^default/' "$TMP/out")" \
 "default/pod-000001: pending: 0/1 nodes are available: seen 1: pod-000001$tail
 default/pod-000002: pending: 0/1 nodes are available: seen 1: pod-000002$tail

@@ -17,11 +17,12 @@ batch/gated-job: bound to node-big at 5m30s'
 expect_contains "timeline end" "$out" "queues: 0 active, 0 backoff, 0 unschedulable, 0 gated; timeline ended at 5m30s"
 
 json=$("$BIN" simulate examples/timeline.yaml $ARGS --output json 2>/dev/null)
-# DefaultPreemption (in the default profile) follows: ReadyLabel's rejection is
+# DynamicResources' "no new claims to deallocate" and DefaultPreemption (in the
+# default profile, in that order) follow: ReadyLabel's rejection is
 # Unschedulable, but node-small runs no lower-priority pod.
 expect_eq "attempt history of gated-job" \
   "$(printf '%s' "$json" | jq -c '.pods[] | select(.name == "gated-job") | [.attempts[] | {time, result, message, node}]')" \
-  '[{"time":0,"result":"unschedulable","message":"0/1 nodes are available: 1 node(s) didn'"'"'t have label ready=true. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.","node":null},{"time":330,"result":"bound","message":null,"node":"node-big"}]'
+  '[{"time":0,"result":"unschedulable","message":"0/1 nodes are available: 1 node(s) didn'"'"'t have label ready=true. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.","node":null},{"time":330,"result":"bound","message":null,"node":"node-big"}]'
 # Each attempt keeps its own Filter: node-big arrived between the two.
 expect_eq "first attempt's filter" \
   "$(printf '%s' "$json" | jq -c '.pods[] | select(.name == "gated-job") | .attempts[0].filter | keys')" '["node-small"]'

@@ -269,7 +269,8 @@ describe("DefaultPreemption (luasched simulate)", function()
       pod { name = "hp", class = "polite", cpu = 2 },
     })
     expect_run(r)
-    local msg = "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+    local msg = "0/1 nodes are available: 1 Insufficient cpu. " ..
+      "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
     assert.are.equal("pending: " .. msg, r.lines["default/hp"])
     assert.are.same({ { time = 0, result = "unschedulable", message = msg } }, outcomes(r.pods.hp.attempts))
     assert.is_nil(r.lines["default/lo"])
@@ -284,7 +285,8 @@ describe("DefaultPreemption (luasched simulate)", function()
       pod { name = "hp", prio = 100, cpu = 2, nominated = "n1" },
     })
     expect_run(r)
-    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to " ..
+    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. " ..
+      "no new claims to deallocate, preemption: not eligible due to " ..
       "a terminating pod on the nominated node.", r.lines["default/hp"])
     assert.is_nil(r.pods.hp.attempts[1].victims)
   end)
@@ -298,7 +300,8 @@ describe("DefaultPreemption (luasched simulate)", function()
       pod { name = "hp", prio = 100, cpu = 2 },
     })
     expect_run(r)
-    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are " ..
+    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. " ..
+      "no new claims to deallocate, preemption: 0/1 nodes are " ..
       "available: 1 No preemption victims found for incoming pod.", r.lines["default/hp"])
     assert.is_nil(r.pods.hp.attempts[1].nominatedNode)
   end)
@@ -315,7 +318,7 @@ describe("DefaultPreemption (luasched simulate)", function()
     })
     expect_run(r)
     assert.are.equal("pending: 0/3 nodes are available: 1 node(s) had untolerated taint(s), " ..
-      "2 Insufficient cpu. preemption: 0/3 nodes are available: " ..
+      "2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: " ..
       "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.",
       r.lines["default/p"])
   end)
@@ -331,7 +334,8 @@ describe("DefaultPreemption (luasched simulate)", function()
     }
     local r = simulate(docs)
     expect_run(r)
-    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are " ..
+    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. " ..
+      "no new claims to deallocate, preemption: 0/1 nodes are " ..
       "available: 1 Preemption is not helpful for scheduling.", r.lines["default/stale"])
     assert.are.equal("bound to n1", r.lines["default/small"])
     -- a gated pod's status.nominatedNodeName holds its room: v1.37 stores the
@@ -341,7 +345,8 @@ describe("DefaultPreemption (luasched simulate)", function()
     docs[2] = pod { name = "stale", prio = 100, cpu = 3, nominated = "n1", gates = { "hold" } }
     r = simulate(docs)
     expect_run(r)
-    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are " ..
+    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. " ..
+      "no new claims to deallocate, preemption: 0/1 nodes are " ..
       "available: 1 No preemption victims found for incoming pod.", r.lines["default/small"])
   end)
 
@@ -355,7 +360,8 @@ describe("DefaultPreemption (luasched simulate)", function()
       pod { name = "p", prio = 100, cpu = 2 },
     })
     expect_run(r)
-    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are " ..
+    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. " ..
+      "no new claims to deallocate, preemption: 0/1 nodes are " ..
       "available: 1 Insufficient cpu.", r.lines["default/p"])
     assert.is_nil(r.lines["default/lo"])
   end)
@@ -408,7 +414,8 @@ describe("DefaultPreemption (luasched simulate)", function()
     -- nothing to preempt
     r = simulate(base)
     expect_run(r)
-    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are " ..
+    assert.are.equal("pending: 0/1 nodes are available: 1 Insufficient cpu. " ..
+      "no new claims to deallocate, preemption: 0/1 nodes are " ..
       "available: 1 No preemption victims found for incoming pod.", r.lines["default/small"])
   end)
 
@@ -642,7 +649,8 @@ describe("DefaultPreemption (luasched simulate)", function()
       -- succeeded have no status and count as not helpful
       local r = simulate(docs, { config = config("{minCandidateNodesPercentage: 10, minCandidateNodesAbsolute: 0}") })
       expect_run(r)
-      assert.are.equal("pending: 0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are " ..
+      assert.are.equal("pending: 0/2 nodes are available: 2 Insufficient cpu. " ..
+        "no new claims to deallocate, preemption: 0/2 nodes are " ..
         "available: 2 Preemption is not helpful for scheduling.", r.lines["default/hp"])
       assert.are.equal(0, r.summary.preempted)
     end)

@@ -96,12 +96,18 @@ end
 local DEFAULT_FILTERS = '"NodeUnschedulable":"passed","NodeName":"passed","TaintToleration":"passed",' ..
   '"NodeResourcesFit":"passed"'
 
--- The profiles merge with the built-in default, so DefaultPreemption runs at
--- PostFilter and appends its FitError (reference §2.11, §6.1): nodes rejected
--- as Unresolvable are not candidates; an Unschedulable node without any
--- lower-priority pod (every pod here has priority 0) has no victims.
-local NOT_HELPFUL_2 = " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
-local NO_VICTIMS_2 = " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+-- The profiles merge with the built-in default, so DynamicResources and then
+-- DefaultPreemption run at PostFilter (upstream's applyFeatureGates puts
+-- DynamicResources before DefaultPreemption); RunPostFilterPlugins joins their
+-- Unschedulable reasons with ", ": DynamicResources' "no new claims to
+-- deallocate" (its PreFilter recorded no claims), then DefaultPreemption's
+-- FitError (reference §2.11, §6.1): nodes rejected as Unresolvable are not
+-- candidates; an Unschedulable node without any lower-priority pod (every pod
+-- here has priority 0) has no victims.
+local NO_CLAIMS = " no new claims to deallocate,"
+local NOT_HELPFUL_2 = NO_CLAIMS .. " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+local NO_VICTIMS_2 = NO_CLAIMS ..
+  " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
 
 local TWO_NODES = { "node-1", "node-2" }
 local PROBE_AND_PLAIN = { { "a", "probe: 'yes'" }, { "b", "" } }
@@ -359,7 +365,8 @@ return P
     local r = simulate(cluster(nodes, PROBE_AND_PLAIN), config("{multiPoint: {enabled: [{name: ManyReasons}]}}"))
     expect_run(r)
     -- x 11 times, y twice, z once; "1 z" < "11 x" < "2 y" byte-wise
-    assert.are.equal("pending: 0/12 nodes are available: 1 z, 11 x, 2 y. preemption: 0/12 nodes are available: " ..
+    assert.are.equal("pending: 0/12 nodes are available: 1 z, 11 x, 2 y. no new claims to deallocate, " ..
+      "preemption: 0/12 nodes are available: " ..
       "1 Preemption is not helpful for scheduling, 11 No preemption victims found for incoming pod.", r.pods.a)
     assert.matches("^bound to node%-%d%d$", r.pods.b)
   end)

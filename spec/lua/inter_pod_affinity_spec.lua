@@ -728,7 +728,8 @@ describe("InterPodAffinity end to end (luasched simulate, Namespace labels)", fu
     r = pods["default/follow-team-c"]
     assert.is_nil(r.node)   -- JSON null
     -- InterPodAffinity's rejection is Unresolvable: no node is a preemption candidate
-    assert.are.equal("0/3 nodes are available: 3 node(s) didn't match pod affinity rules. preemption: " ..
+    assert.are.equal("0/3 nodes are available: 3 node(s) didn't match pod affinity rules. " ..
+      "no new claims to deallocate, preemption: " ..
       "0/3 nodes are available: 3 Preemption is not helpful for scheduling.", r.message)
   end)
 

@@ -183,7 +183,8 @@ spec: {containers: [{name: c, image: x, ports: [{containerPort: 80, hostPort: 80
         .. pod:format("udp", "2024-01-01T00:00:02Z", ", protocol: UDP"))
       assert.matches("default/first: bound to n1\n", out, 1, true)
       assert.matches("default/second: pending: 0/1 nodes are available: 1 node(s) didn't have free ports "
-        .. "for the requested pod ports. preemption: 0/1 nodes are available: 1 No preemption victims found "
+        .. "for the requested pod ports. " ..
+          "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found "
         .. "for incoming pod.\n", out, 1, true)   -- first has the same priority: no victim
       assert.matches("default/udp: bound to n1\n", out, 1, true)
     end)

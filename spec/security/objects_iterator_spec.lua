@@ -38,10 +38,12 @@ profiles:
 ]]
 
 -- A pod every node rejected with `reason` (upstream's FitError text, with
--- DefaultPreemption's part: the one node has no victims).
+-- the PostFilter part: DynamicResources' reason (the pod has no claims), then
+-- DefaultPreemption's (the one node has no victims), joined with ", ").
 local function rejected(reason)
   return "pending: 0/1 nodes are available: 1 " .. reason ..
-    ". preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    ". no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for " ..
+    "incoming pod."
 end
 
 -- A Filter plugin that runs `body` for the probe pod; `body` returns its status.

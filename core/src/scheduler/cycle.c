@@ -635,8 +635,11 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     ls_scheduler_prepare_cycle(s, qp, s->snapshot);
 }
 
-/* A FitError: PostFilter (preemption) runs if the profile has any, and its
- * message follows the nodes' one. The cycle ends Unschedulable either way. */
+/* A FitError: PostFilter runs if the profile has any PostFilter plugin, and
+ * its message (every plugin's reasons joined, or the Error or Unresolvable
+ * that ended it) follows the nodes' one after a space, as upstream's
+ * FitError.Error() appends PostFilterMsg. The cycle ends Unschedulable
+ * either way; an Error is logged as upstream logs it. */
 static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
 {
     ls_cycle *c = &s->cycle;
@@ -644,9 +647,15 @@ static void fit_failure(ls_scheduler *s, ls_qpod *qp, char *msg)
     if (profile_of(s, qp)->plugins[LS_EP_POST_FILTER].len) {
         /* Even an Error from PostFilter ends the cycle Unschedulable, with its
          * message after the nodes' one, as upstream logs and reports it. */
-        ls_scheduler_run_point(s, LS_EP_POST_FILTER, qp->profile);
+        int code = ls_scheduler_run_point(s, LS_EP_POST_FILTER, qp->profile);
         ls_scheduler_apply_deferred(s);
         const char *post = c->status ? ls_status_get(c->status)->message : "";
+        if (code == LS_ERROR) {
+            char ref[600];
+            ls_log_error("Status after running PostFilter plugins for pod", "pod",
+                         ls_log_kobj(ref, sizeof ref, ls_str_get(qp->pod->ns), ls_str_get(qp->pod->name)), "status",
+                         post);
+        }
         if (*post) {
             size_t n = strlen(msg) + strlen(post) + 2;
             char *joined = ls_xmalloc(n);

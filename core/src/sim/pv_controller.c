@@ -370,13 +370,39 @@ static bool sync_unbound_claim(const ls_pv_ops *ops, cJSON *pvc, ls_error *err)
     return ok;
 }
 
+/* A claim bound before (pv.kubernetes.io/bind-completed) whose volume name is
+ * gone or names no volume: upstream's syncBoundClaim marks it Lost ("Bound
+ * claim has lost its PersistentVolume"), and VolumeBinding's PreFilter then
+ * says `persistentvolumeclaim "<c>" bound to non-existent persistentvolume "<v>"`. */
+static bool lost_its_volume(const ls_pv_ops *ops, const cJSON *pvc)
+{
+    if (!annotation(pvc, ANN_BIND_COMPLETED))
+        return false;
+    const char *volume = ls_json_text(pvc, "spec", "volumeName");
+    if (!volume || !*volume)
+        return true;
+    cJSON *pv = ops->get(ops->ud, "PersistentVolume", NULL, volume);
+    cJSON_Delete(pv);
+    return pv == NULL;
+}
+
+static bool mark_lost(const ls_pv_ops *ops, cJSON *pvc, ls_error *err)
+{
+    if (same(ls_json_text(pvc, "status", "phase"), "Lost"))
+        return true;
+    ls_json_set_string(ls_json_child_object(pvc, "status"), "phase", "Lost");
+    return ops->put(ops->ud, "PersistentVolumeClaim", pvc, err);
+}
+
 bool ls_pv_sync_claim(const ls_pv_ops *ops, const char *ns, const char *name, ls_error *err)
 {
     cJSON *pvc = ops->get(ops->ud, "PersistentVolumeClaim", ns, name);
     if (!pvc)
         return true;
     bool ok = true;
-    if (!claim_done(pvc) && !at(at(pvc, "metadata", NULL), "deletionTimestamp", NULL))
+    if (lost_its_volume(ops, pvc))
+        ok = mark_lost(ops, pvc, err);
+    else if (!claim_done(pvc) && !at(at(pvc, "metadata", NULL), "deletionTimestamp", NULL))
         ok = ls_json_text(pvc, "spec", "volumeName") ? sync_prebound_claim(ops, pvc, err)
                                                      : sync_unbound_claim(ops, pvc, err);
     cJSON_Delete(pvc);

@@ -16,7 +16,8 @@
  *    topology (the CSINode driver's topologyKeys, else the keys of the class's
  *    allowedTopologies) with the node's values;
  *  - reports the claim bound (spec.volumeName, pv.kubernetes.io/bind-completed,
- *    status.phase Bound) and the volume Bound (claimRef with the claim's uid).
+ *    status.phase Bound) and the volume Bound (claimRef with the claim's uid);
+ *  - marks a claim bound before whose volume no longer exists Lost.
  * A provisioning fault either removes the selected-node annotation (what a
  * failing provisioner does, so the scheduler retries) or never finishes.
  *
