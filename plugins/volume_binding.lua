@@ -9,6 +9,14 @@
 -- {volume_binding.go, binder.go, scorer.go} and component-helpers/storage/volume
 -- (v1.37: StorageCapacityScoring beta and on, so `shape` has a default and
 -- Score runs for every pod with claims):
+-- * PreFilter result (GetEligibleNodes): the bound claims' volumes with
+--   required node affinity `kubernetes.io/hostname In [...]` restrict the
+--   nodes to the intersection of their hostnames (per volume: the union over
+--   its terms of each term's intersection); nodes outside are not filtered and
+--   count as UnschedulableAndUnresolvable "node(s) didn't satisfy plugin(s)
+--   [VolumeBinding]" (so preemption skips them); an empty intersection, alone
+--   or with another plugin's result, fails PreFilter (dispatch.lua). A bound
+--   volume that is missing restricts nothing.
 -- * PreFilter: Skip without claims (persistentVolumeClaim or ephemeral
 --   volumes). Per claim, UnschedulableAndUnresolvable with the lister's or
 --   upstream's text: `persistentvolumeclaim "<n>" not found`, `waiting for
@@ -279,6 +287,58 @@ end
 
 local NO_CLAIMS = { by_node = {}, all_bound = true }   -- a pod without claims (shared, never written)
 
+local LABEL_HOSTNAME = "kubernetes.io/hostname"
+
+-- GetLocalPersistentVolumeNodeNames: the union over the volume's required
+-- node selector terms of each term's intersection of its `kubernetes.io/
+-- hostname In` values (a term without one adds nothing); nil when empty.
+local function local_volume_node_names(pv)
+  local affinity = pv.spec and pv.spec.nodeAffinity
+  local required = affinity and affinity.required
+  if not required then return nil end
+  local union, any = {}, false
+  for _, term in ipairs(required.nodeSelectorTerms or {}) do
+    local nodes
+    for _, e in ipairs(term.matchExpressions or {}) do
+      if e.key == LABEL_HOSTNAME and e.operator == "In" then
+        local kept = {}
+        for _, v in ipairs(e.values or {}) do
+          if nodes == nil or nodes[v] then kept[v] = true end
+        end
+        nodes = kept
+      end
+    end
+    for name in pairs(nodes or {}) do union[name] = true; any = true end
+  end
+  return any and union or nil
+end
+
+-- GetEligibleNodes: the nodes every bound claim's volume allows by hostname
+-- (the intersection of their local node names), as PreFilter's node names;
+-- nil (every node) without such a volume or when a bound volume is missing.
+-- An empty list makes PreFilter UnschedulableAndUnresolvable "node(s) didn't
+-- satisfy plugin VolumeBinding" (the framework's merge, dispatch.lua).
+local function eligible_nodes(bound_pvs)
+  local eligible
+  for i = 1, #bound_pvs do
+    local pv = bound_pvs[i]
+    if not pv then return nil end
+    local names = local_volume_node_names(pv)
+    if names and eligible == nil then
+      eligible = names
+    elseif names then
+      for name in pairs(eligible) do
+        if not names[name] then eligible[name] = nil end
+      end
+    end
+  end
+  if eligible == nil then return nil end
+  local list = {}
+  for name in pairs(eligible) do list[#list + 1] = name end
+  table.sort(list)
+  return list
+end
+
 -- The delayed claims in order of their requested size. A function of its own:
 -- a closure inside pre_filter kept LuaJIT from compiling its returns (UCLO).
 local function by_request(a, b) return request_of(a) < request_of(b) end
@@ -320,7 +380,7 @@ function P:pre_filter(state, pod)
     if claims.pvs[class] == nil then claims.pvs[class] = self:volumes_of_class(class) end
   end
   state[self.name] = { claims = claims, by_node = {}, static = false }
-  return nil
+  return nil, eligible_nodes(claims.bound_pvs)
 end
 
 function P:clone_state(entry) return entry end   -- Filter writes per node only

@@ -4,7 +4,8 @@
  * JSON objects: Immediate binding to the smallest matching volume,
  * completing pairs pre-bound either way, provisioning for a selected node
  * (capacity, class, node affinity from the CSINode's topology keys or the
- * class's allowedTopologies), the provisioning faults, ephemeral claims.
+ * class's allowedTopologies), the provisioning faults, ephemeral claims,
+ * claims whose volume is gone marked Lost.
  */
 #include "sim/pv_controller.h"
 
@@ -289,6 +290,38 @@ static void test_ephemeral_claims(void)
     cJSON_Delete(s.root);
 }
 
+/* syncBoundClaim: a claim bound before (bind-completed) whose volume no longer
+ * exists, or that lost its volume name, becomes Lost; one naming a volume that
+ * was never bound to it (no bind-completed) keeps waiting; Lost is written once. */
+static void test_lost_claims(void)
+{
+    store s = {cJSON_CreateObject(), 0};
+    ls_pv_ops ops = ops_of(&s, LS_PROVISION_OK);
+    add(&s, "PersistentVolume",
+        PV("pv-here", "1Gi", "std", ",'claimRef':{'namespace':'ns','name':'kept','uid':'uid-kept'}"));
+    add(&s, "PersistentVolumeClaim",
+        "{'metadata':{'name':'kept','namespace':'ns','uid':'uid-kept','annotations':{'pv.kubernetes.io/bind-completed':"
+        "'yes'}},'spec':{'volumeName':'pv-here','storageClassName':'std'},'status':{'phase':'Bound'}}");
+    add(&s, "PersistentVolumeClaim",
+        "{'metadata':{'name':'gone','namespace':'ns','annotations':{'pv.kubernetes.io/bind-completed':'yes'}},"
+        "'spec':{'volumeName':'pv-gone','storageClassName':'std'},'status':{'phase':'Bound'}}");
+    add(&s, "PersistentVolumeClaim",
+        "{'metadata':{'name':'unnamed','namespace':'ns','annotations':{'pv.kubernetes.io/bind-completed':'yes'}},"
+        "'spec':{'storageClassName':'std'},'status':{'phase':'Bound'}}");
+    add(&s, "PersistentVolumeClaim",
+        "{'metadata':{'name':'early','namespace':'ns'},'spec':{'volumeName':'pv-later','storageClassName':'std'}}");
+    ls_error err;
+    CHECK(ls_pv_sync_all(&ops, &err));
+    CHECK_STR(claim_state(&s, "ns", "kept"), "Bound pv-here");
+    CHECK_STR(claim_state(&s, "ns", "gone"), "Lost pv-gone");
+    CHECK_STR(claim_state(&s, "ns", "unnamed"), "Lost -");
+    CHECK_STR(claim_state(&s, "ns", "early"), "- pv-later");
+    int puts = s.puts;
+    CHECK(ls_pv_sync_all(&ops, &err));
+    CHECK_INT(s.puts, puts);
+    cJSON_Delete(s.root);
+}
+
 int main(void)
 {
     test_immediate_binding();
@@ -296,6 +329,7 @@ int main(void)
     test_provisioning();
     test_provisioning_faults();
     test_ephemeral_claims();
+    test_lost_claims();
     ls_intern_reset();
     TEST_MAIN_END();
 }
