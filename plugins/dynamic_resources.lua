@@ -81,8 +81,10 @@
 --   capacity (consumable capacity) are an Error naming the field; devices
 --   that consume counters (partitionable devices) and slices with
 --   perDeviceNodeSelection are never allocated; binding conditions, the
---   extended-resource claims (DRAExtendedResource), the prioritized-list
---   Score (1.35) and the PreQueueingHint (1.37 alpha) are not implemented.
+--   extended-resource claims (DRAExtendedResource) and the PreQueueingHint
+--   (1.37 alpha) are not implemented.
+-- * Score (the prioritized-list score, 1.35+): see Score below; 0 for a pod
+--   without claims, as upstream's Score plugin gives.
 -- * The missing-claim message is the assume cache's `could not find
 --   ResourceClaim "ns/c"` (the TypeName is from memory, not read); the
 --   CEL and timeout error texts follow upstream's form, unverified.
@@ -405,6 +407,7 @@ function P:prepare(claim)
         local a, err, is_error = self:request_spec(label, r.name .. "/" .. (sub.name or ""), sub,
           fmt("%s.firstAvailable[%d]", where, k - 1))
         if not a then return nil, is_error and ls.error(err) or ls.unresolvable(err) end
+        a.rank = k - 1   -- its place in firstAvailable, for Score
         alts[#alts + 1] = a
       end
     else
@@ -415,6 +418,26 @@ function P:prepare(claim)
     requests[#requests + 1] = { name = r.name, alts = alts }
   end
   return { claim = claim, requests = requests, configs = spec.config }
+end
+
+local FIRST_AVAILABLE_MAX = 8   -- resourceapi.FirstAvailableDeviceRequestMaxSize
+
+-- The score of the claims allocated before this cycle (the same on every node).
+local function allocated_claims_score(claims)
+  local score = 0
+  for _, c in ipairs(claims) do
+    if allocated(c.claim) then
+      local got = {}
+      local devices = c.claim.status.allocation.devices or {}
+      for _, r in ipairs(devices.results or {}) do got[r.request or ""] = true end
+      for _, req in ipairs(((c.claim.spec or {}).devices or {}).requests or {}) do
+        for i, sub in ipairs(req.firstAvailable or {}) do
+          if got[(req.name or "") .. "/" .. (sub.name or "")] then score = score + FIRST_AVAILABLE_MAX - (i - 1) end
+        end
+      end
+    end
+  end
+  return score
 end
 
 -- ---- PreFilter --------------------------------------------------------------
@@ -450,6 +473,7 @@ function P:pre_filter(state, pod)
     s.in_use = self:allocated_devices()
     s.slices = A.gather_slices()
   end
+  s.allocated_score = allocated_claims_score(claims)
   state.dynamic_resources = s
   return nil
 end
@@ -502,6 +526,34 @@ function P:post_filter(state, pod)
     end
   end
   return self.msg_still
+end
+
+-- ---- Score -------------------------------------------------------------------
+
+-- upstream's computeScore: per claim, each firstAvailable subrequest that got
+-- devices adds FirstAvailableDeviceRequestMaxSize (8) minus its index; an
+-- allocated claim counts its status.allocation, the others what Filter found
+-- on the node. NormalizeScore: DefaultNormalizeScore(100, false). A pod
+-- without claims scores 0 everywhere (upstream registers Score, v1.35+).
+function P:score(state, _, ni)
+  local s = state.dynamic_resources
+  if s == nil then return 0 end
+  local score = s.allocated_score
+  local allocations = s.node_allocations[ni.node.name]
+  for i = 1, allocations and #allocations or 0 do
+    local slots = allocations[i].slots
+    for k = 1, #slots do
+      local slot = slots[k]
+      local rank = slot.alt.rank
+      if rank and not slot.prev_same then score = score + FIRST_AVAILABLE_MAX - rank end
+    end
+  end
+  return score
+end
+
+function P:normalize_score(_, _, scores, _, n)
+  ls.default_normalize_score(scores, n, 100, false)
+  return nil
 end
 
 -- ---- Reserve / Unreserve ------------------------------------------------------

@@ -9,6 +9,8 @@
 #   LeastAllocated n1: cpu (2000-100)*100/2000 = 95, memory (8192-200)*100/8192 = 97 -> 96
 #   n2, n3: cpu 2000+100 > 2000 -> 0, memory (8192-400)*100/8192 = 95 -> 47
 #   TaintToleration: no taints: 0, reversed 100, weight 3 -> 300.
+#   DynamicResources (a Score plugin since v1.35, in Score order before ImageLocality): no
+#   claims -> 0 on every node.
 . "$(dirname "$0")/lib.bash"
 F=spec/e2e/fixtures
 ARGS="--config $F/with-gang-pair.yaml --plugin-path $F/plugins"
@@ -38,9 +40,9 @@ Attempt 1 at 0s:
     n2                       passed
     n3                       passed
   Score (plugin raw -> normalized x weight):
-    n1                       TaintToleration 0 -> 300; NodeResourcesFit 96 -> 96; ImageLocality 0 -> 0; total 396
-    n2                       TaintToleration 0 -> 300; NodeResourcesFit 47 -> 47; ImageLocality 0 -> 0; total 347
-    n3                       TaintToleration 0 -> 300; NodeResourcesFit 47 -> 47; ImageLocality 0 -> 0; total 347
+    n1                       TaintToleration 0 -> 300; NodeResourcesFit 96 -> 96; DynamicResources 0 -> 0; ImageLocality 0 -> 0; total 396
+    n2                       TaintToleration 0 -> 300; NodeResourcesFit 47 -> 47; DynamicResources 0 -> 0; ImageLocality 0 -> 0; total 347
+    n3                       TaintToleration 0 -> 300; NodeResourcesFit 47 -> 47; DynamicResources 0 -> 0; ImageLocality 0 -> 0; total 347
   Permit: waited 20s, then allowed
   Result: n1, the highest total (396)'
 

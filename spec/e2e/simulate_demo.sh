@@ -70,9 +70,11 @@ json=$("$BIN" simulate examples/demo-cluster.yaml --output json 2>/dev/null)
 expect_contains "json: taint verdict" "$json" '"node-b1":{"NodeUnschedulable":"passed","NodeName":"passed","TaintToleration":"node(s) had untolerated taint(s)"}'
 expect_contains "json: fit verdict with two reasons" "$json" '"node-a2":{"NodeUnschedulable":"passed","NodeName":"passed","TaintToleration":"passed","NodeResourcesFit":"Insufficient cpu, Insufficient memory"}'
 # checkout's scores: raw TaintToleration count 1 on c1, final 0; NodeResourcesFit 62
-# and BalancedAllocation 68 on b2; ImageLocality 0 (skipped plugins are not listed).
-expect_contains "json: raw and final scores" "$json" '"node-c1":{"TaintToleration":1,"NodeResourcesFit":94,"NodeResourcesBalancedAllocation":74,"ImageLocality":0}'
-expect_contains "json: final scores weighted" "$json" '"node-b2":{"TaintToleration":300,"NodeResourcesFit":62,"NodeResourcesBalancedAllocation":68,"ImageLocality":0}'
+# and BalancedAllocation 68 on b2; DynamicResources 0 (no claims; a Score plugin since
+# v1.35, before BalancedAllocation in Score order); ImageLocality 0 (skipped plugins are not
+# listed).
+expect_contains "json: raw and final scores" "$json" '"node-c1":{"TaintToleration":1,"NodeResourcesFit":94,"DynamicResources":0,"NodeResourcesBalancedAllocation":74,"ImageLocality":0}'
+expect_contains "json: final scores weighted" "$json" '"node-b2":{"TaintToleration":300,"NodeResourcesFit":62,"DynamicResources":0,"NodeResourcesBalancedAllocation":68,"ImageLocality":0}'
 expect_contains "json: summary" "$json" '"summary":{"nodes":6,"pods":9,"bound":5,"unschedulable":1,"running":2,"gated":0,"notOurs":1'
 
 [ "$failures" -eq 0 ]
