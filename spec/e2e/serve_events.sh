@@ -37,6 +37,17 @@ describe=$("${K[@]}" describe pod huge)
 expect_contains "describe pod: FailedScheduling with upstream's message" "$describe" \
   "0/1 nodes are available: 1 Insufficient cpu."
 
+# the event's note and the pod's PodScheduled condition carry the same whole message: the
+# nodes' part, then every PostFilter plugin's (DynamicResources: the pod has no claims;
+# DefaultPreemption: 8 cpu exceed n1's allocatable, so n1 is no candidate)
+want="0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+expect_eq "FailedScheduling note: the whole message" \
+  "$(api /apis/events.k8s.io/v1/namespaces/default/events |
+     jq -r '[.items[] | select(.reason == "FailedScheduling" and .regarding.name == "huge") | .note][0]')" "$want"
+expect_eq "PodScheduled condition: the same message" \
+  "$(api /api/v1/namespaces/default/pods/huge | jq -r '.status.conditions[] | select(.type == "PodScheduled") | .message')" \
+  "$want"
+
 events=$("${K[@]}" get events --no-headers)
 expect_contains "get events: Scheduled" "$events" "Normal    Scheduled          pod/vip    Successfully assigned default/vip to n1"
 expect_contains "get events: Preempted" "$events" "pod/low"
