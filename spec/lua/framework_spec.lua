@@ -371,6 +371,49 @@ return P
     assert.matches("^bound to node%-%d%d$", r.pods.b)
   end)
 
+  -- ---- 4b. PostFilter ------------------------------------------------------------
+
+  it("PostFilter: Unschedulable reasons joined in profile order; an Error ends it with its own message", function()
+    -- upstream's RunPostFilterPlugins: reasons of every Unschedulable plugin joined with ", ";
+    -- an Error returns AsStatus(s.AsError()): the plugin's message alone, not wrapped, and the
+    -- reasons gathered before it are dropped. Custom plugins come after the default ones
+    -- (DynamicResources, DefaultPreemption) in the merged profile.
+    plugin("rejects_probe", [[
+local ls = require("luasched")
+local P = ls.plugin("RejectsProbe")
+function P:init() self.key, self.yes, self.no = ls.intern("probe"), ls.intern("yes"), ls.unschedulable("nope") end
+function P:filter(state, pod, node)
+  if ls.label(pod.labels, self.key) == self.yes then return self.no end
+end
+return P
+]])
+    plugin("post_says_no", [[
+local ls = require("luasched")
+local P = ls.plugin("PostSaysNo")
+function P:init() self.no = ls.unschedulable("post says no") end
+function P:post_filter(state, pod) return self.no end
+return P
+]])
+    plugin("post_fails", [[
+local ls = require("luasched")
+local P = ls.plugin("PostFails")
+function P:init() self.err = ls.error("post failed") end
+function P:post_filter(state, pod) return self.err end
+return P
+]])
+    local c = cluster(TWO_NODES, PROBE_AND_PLAIN)
+    local r = simulate(c, config("{multiPoint: {enabled: [{name: RejectsProbe}, {name: PostSaysNo}]}}"))
+    expect_run(r)
+    assert.are.equal("pending: 0/2 nodes are available: 2 nope." .. NO_VICTIMS_2 .. ", post says no", r.pods.a)
+    r = simulate(c, config("{multiPoint: {enabled: [{name: RejectsProbe}, {name: PostFails}]}}"))
+    assert.are.equal(0, r.rc, r.err)
+    -- logged as upstream logs a PostFilter Error
+    assert.matches('"Status after running PostFilter plugins for pod" pod="default/a" status="post failed"', r.err,
+      1, true)
+    assert.are.equal("pending: 0/2 nodes are available: 2 nope. post failed", r.pods.a)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
+  end)
+
   -- ---- 5. Score ----------------------------------------------------------------
 
   it("Score: finalScore is the normalized score times the weight", function()
