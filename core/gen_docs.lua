@@ -265,7 +265,8 @@ local function parse_hooks(api, root, rel)
         local pname, ptype, pdoc = body:match("^@param%s+([%w_]+)%s+(%S+)%s*(.*)$")
         local rval, rdoc = body:match("^@return%s+(.-):%s+(.*)$")
         local point = body:match("^@point%s+(.+)$")
-        if pname then hook.params[#hook.params + 1] = { name = pname, type = ptype, doc = pdoc }
+        if body == "@static" then hook.static = true
+        elseif pname then hook.params[#hook.params + 1] = { name = pname, type = ptype, doc = pdoc }
         elseif rval then hook.returns[#hook.returns + 1] = { value = rval, doc = rdoc }
         elseif point then hook.point = trim(point)
         elseif body:match("^@") then problem(rel, i, "unknown tag in %q", body)
@@ -400,7 +401,8 @@ function M.markdown(api)
   for _, h in ipairs(api.hooks) do
     w("### " .. h.name)
     w()
-    w("`" .. (h.name:match("^P%.") and h.name or ("P:" .. h.name)) .. h.sig .. "`" ..
+    local prefix = (h.name:match("^P%.") and "") or (h.static and "P." or "P:")
+    w("`" .. prefix .. h.name .. h.sig .. "`" ..
       (h.ret_sig ~= "" and (" → " .. h.ret_sig) or "") .. (h.point and (" (" .. h.point .. ")") or ""))
     w()
     w(table.concat(h.text, " "))
@@ -485,7 +487,8 @@ end
 
 -- A hook's parameter list as a LuaLS fun() type.
 local function hook_fun(h)
-  local ps = { "self: ls.Plugin" }
+  local ps = {}
+  if not h.static then ps[1] = "self: ls.Plugin" end
   for _, p in ipairs(h.params) do ps[#ps + 1] = p.name .. ": " .. p.type end
   local ret = h.ret_sig ~= "" and (": " .. h.ret_sig:gsub("%s*|%s*", "|")) or ""
   return "fun(" .. table.concat(ps, ", ") .. ")" .. ret
@@ -509,9 +512,7 @@ function M.meta(api)
   for _, v in ipairs(api.lviews) do
     comment_lines(out, v.doc)
     w("---@class ls." .. v.name)
-    for _, f in ipairs(v.fields) do
-      if not f.name:match("^%[") then w("---@field " .. f.name .. " " .. f.lua_type .. " " .. f.doc) end
-    end
+    for _, f in ipairs(v.fields) do w("---@field " .. f.name .. " " .. f.lua_type .. " " .. f.doc) end
     w()
   end
   w("--- A plugin: the table ls.plugin returns; define the hooks you implement as methods.")
@@ -527,6 +528,10 @@ function M.meta(api)
       w("---@field " .. h.name .. "? " .. hook_fun(h) .. " " .. table.concat(h.text, " "):sub(1, 160))
     end
   end
+  w()
+  w("--- The framework handle a plugin gets as self.handle (lua/luasched/handle.lua): preemption,")
+  w("--- nominated pods, state and NodeInfo clones, running other plugins' filters.")
+  w("---@class ls.Handle")
   w()
   w("---@class luasched")
   w("local ls = {}")

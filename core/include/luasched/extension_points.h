@@ -256,6 +256,7 @@
  */
 /* @hook validate(args) -> true|string|nil
  * @point load
+ * @static
  * A plain function (P.validate = function(args) ... end), run before init
  * on the merged args: check them.
  * @param args table
