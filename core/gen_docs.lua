@@ -249,6 +249,7 @@ local function parse_hooks(api, root, rel)
   local hook
   for i, line in ipairs(lines) do
     local body = line:match("^%s*%*%s?(.*)$") or line:match("^%s*/%*%s*(.*)$")
+    if line:match("^%s*%*/") then body = "" end   -- the closing line
     if body then
       body = body:gsub("%s*%*/%s*$", "")
       local name, sig, ret = body:match("^@hook%s+([%w_]+)(%b())%s*(.*)$")
@@ -388,8 +389,9 @@ function M.markdown(api)
   w("## Extension points")
   w()
   w("A plugin is a table made by `ls.plugin(NAME, spec)`; it implements a point by defining the hook " ..
-    "(a method: `function P:filter(state, pod, node)`). Hooks run in this order in a scheduling cycle; " ..
-    "every hook may raise (the attempt ends in an Error status naming the plugin, file and line).")
+    "(a method: `function P:filter(state, pod, node)`). The table lists the hooks in the order a pod meets " ..
+    "them, then batching's, loading's and the plugin table's fields. A hook that raises ends the attempt in an " ..
+    "Error status naming the plugin, its file and line.")
   w()
   w("| hook | point | returns |")
   w("|---|---|---|")
@@ -407,7 +409,9 @@ function M.markdown(api)
     w()
     w(table.concat(h.text, " "))
     w()
-    for _, p in ipairs(h.params) do w("- `" .. p.name .. "` (" .. p.type .. "): " .. p.doc) end
+    for _, p in ipairs(h.params) do
+      w("- `" .. p.name .. "` (" .. p.type .. ")" .. (p.doc ~= "" and (": " .. p.doc) or ""))
+    end
     if #h.params > 0 then w() end
     w("| returns | the runtime |")
     w("|---|---|")
@@ -610,7 +614,10 @@ local function main(args)
       #api.hooks, #api.sections, #api.views + #api.lviews))
     return
   end
-  write(assert(args[2]), md)
+  -- a read-only source tree does not stop the build: docs/api_reference still
+  -- reports the committed file stale
+  local ok, err = pcall(write, assert(args[2]), md)
+  if not ok then io.stderr:write("gen_docs: warning: cannot update ", args[2], ": ", tostring(err), "\n") end
   write(assert(args[3]), M.meta(api))
 end
 
