@@ -15,8 +15,9 @@
 --   core/include/luasched/extension_points.h  `@hook name(args)` comment blocks
 --       (`@param name type doc`, `@return value: what the runtime does`), one for
 --       every hook of the extension-point table and for the other plugin hooks.
--- Whatever lacks a doc comment is an error naming file and line, so a new
--- public function, constant, view field or hook cannot go undocumented.
+-- Whatever lacks a doc comment is named with its file and line: a warning in
+-- the build, an error in --check (ctest docs/api_reference), so a new public
+-- function, constant, view field or hook cannot go undocumented.
 -- usage: luajit gen_docs.lua SOURCE_DIR OUT_API_MD OUT_META_LUA
 --        luajit gen_docs.lua SOURCE_DIR --check   (exit 1 when undocumented or stale)
 local M = {}
@@ -586,11 +587,12 @@ end
 local function main(args)
   local root = assert(args[1], "usage: gen_docs.lua SOURCE_DIR (OUT_API_MD OUT_META_LUA | --check)")
   local api = M.collect(root)
+  -- The build writes what it can and warns; the test (--check) fails.
   if #api.problems > 0 then
     for _, p in ipairs(api.problems) do io.stderr:write(p, "\n") end
-    io.stderr:write(string.format("gen_docs: %d undocumented item(s): document them beside the code\n",
-      #api.problems))
-    os.exit(1)
+    io.stderr:write(string.format("gen_docs: %s%d undocumented item(s): document them beside the code\n",
+      args[2] == "--check" and "" or "warning: ", #api.problems))
+    if args[2] == "--check" then os.exit(1) end
   end
   local md = M.markdown(api) .. "\n"
   if args[2] == "--check" then
