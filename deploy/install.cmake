@@ -7,6 +7,8 @@
 #   PREFIX/share/luasched/plugins/           the bundled plugins
 #   PREFIX/share/luasched/profiles/          example KubeSchedulerConfigurations
 #   PREFIX/share/luasched/examples/          the demo cluster, example plugins and profiles
+#   PREFIX/share/luasched/meta/              luasched-meta.lua: LuaLS annotations of the plugin API
+#                                            (an editor's Lua.workspace.library)
 #
 # The library finds the share directory relative to itself (core/src/framework/paths.c),
 # so the installed binary needs no environment variables wherever the prefix is.
@@ -16,6 +18,7 @@ install(TARGETS luasched_cli RUNTIME DESTINATION bin)
 install(TARGETS luasched LIBRARY DESTINATION ${LS_INSTALL_LIB_DIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/lua/ DESTINATION ${LS_INSTALL_DATA_DIR}/lua FILES_MATCHING PATTERN "*.lua")
 install(FILES ${LS_GEN_DIR}/luasched/cdefs.lua DESTINATION ${LS_INSTALL_DATA_DIR}/lua/luasched)
+install(FILES ${LS_GEN_DIR}/meta/luasched-meta.lua DESTINATION ${LS_INSTALL_DATA_DIR}/meta)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/plugins/ DESTINATION ${LS_INSTALL_DATA_DIR}/plugins FILES_MATCHING PATTERN "*.lua")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/profiles/ DESTINATION ${LS_INSTALL_DATA_DIR}/profiles)
 install(FILES ${CMAKE_SOURCE_DIR}/examples/demo-cluster.yaml ${CMAKE_SOURCE_DIR}/examples/prefer-labeled-profile.yaml

@@ -42,30 +42,81 @@ local function need_number(v, what)
   return v
 end
 
+-- Every public name below carries its doc comment (`---`): core/gen_docs.lua
+-- makes docs/plugins/api.md and the LuaLS annotations from them, and fails
+-- the build's docs test on a public name without one.
+
+---@section Status codes and constants
 local ls = {
-  SUCCESS = C.LS_SUCCESS, ERROR = C.LS_ERROR, UNSCHEDULABLE = C.LS_UNSCHEDULABLE,
-  UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, UNRESOLVABLE = C.LS_UNRESOLVABLE, WAIT = C.LS_WAIT,
-  SKIP = C.LS_SKIP, PENDING = C.LS_PENDING,
-  MAX_NODE_SCORE = C.LS_MAX_NODE_SCORE, MIN_NODE_SCORE = C.LS_MIN_NODE_SCORE,
-  -- queueing hint results
-  QUEUE = C.LS_HINT_QUEUE, QUEUE_SKIP = C.LS_HINT_SKIP,
-  -- selector requirement operators (ls_requirement.op)
-  OP_IN = C.LS_OP_IN, OP_NOT_IN = C.LS_OP_NOT_IN, OP_EXISTS = C.LS_OP_EXISTS,
-  OP_DOES_NOT_EXIST = C.LS_OP_DOES_NOT_EXIST, OP_GT = C.LS_OP_GT, OP_LT = C.LS_OP_LT,
+  SUCCESS = C.LS_SUCCESS,               --- Status code (`st.code`) of Success: the hook passed the pod or node.
+  --- Status code of Error: the attempt fails and the pod backs off (no plugin is its rejector).
+  ERROR = C.LS_ERROR,
+  UNSCHEDULABLE = C.LS_UNSCHEDULABLE,   --- Status code of Unschedulable: rejected; preemption may help.
+  UNSCHEDULABLE_AND_UNRESOLVABLE = C.LS_UNRESOLVABLE, --- Same as ls.UNRESOLVABLE (upstream's name).
+  --- Status code of UnschedulableAndUnresolvable: rejected; preemption cannot help on that node.
+  UNRESOLVABLE = C.LS_UNRESOLVABLE,
+  WAIT = C.LS_WAIT,                     --- Status code of Wait (Permit, PreBind): the pod waits (see ls.wait).
+  --- Status code of Skip: the plugin has nothing to do for this pod (PreFilter, PreScore, Bind, PreBindPreFlight).
+  SKIP = C.LS_SKIP,
+  --- Status code of Pending: rejected, waiting for something outside the scheduler (counts as Unschedulable).
+  PENDING = C.LS_PENDING,
+  MAX_NODE_SCORE = C.LS_MAX_NODE_SCORE, --- Highest score a node may end with after NormalizeScore (100).
+  MIN_NODE_SCORE = C.LS_MIN_NODE_SCORE, --- Lowest score a node may end with after NormalizeScore (0).
+  QUEUE = C.LS_HINT_QUEUE,              --- A queueing hint's answer: the event may make the pod schedulable, retry it.
+  QUEUE_SKIP = C.LS_HINT_SKIP,          --- A queueing hint's answer: the event does not help the pod, leave it waiting.
+  OP_IN = C.LS_OP_IN,                   --- Selector requirement operator (`requirement.op`): In.
+  OP_NOT_IN = C.LS_OP_NOT_IN,           --- Selector requirement operator: NotIn.
+  OP_EXISTS = C.LS_OP_EXISTS,           --- Selector requirement operator: Exists.
+  OP_DOES_NOT_EXIST = C.LS_OP_DOES_NOT_EXIST, --- Selector requirement operator: DoesNotExist.
+  OP_GT = C.LS_OP_GT,                   --- Selector requirement operator: Gt (`requirement.number`).
+  OP_LT = C.LS_OP_LT,                   --- Selector requirement operator: Lt (`requirement.number`).
 }
 
 -- The values of the enum fields plugins read (model.h), from C by name:
 -- ls.RES_CPU is LS_RES_CPU, ls.VOL_PVC is LS_VOL_PVC (ls_volume.source), ...
+---@section Enum values of view fields
 for _, name in ipairs({
-  "RES_CPU", "RES_MEMORY", "RES_EPHEMERAL", "RES_PODS", "RES_FIRST_SCALAR",
-  "EFFECT_ALL", "EFFECT_NO_SCHEDULE", "EFFECT_PREFER_NO_SCHEDULE", "EFFECT_NO_EXECUTE",
-  "TOL_EQUAL", "TOL_EXISTS", "DO_NOT_SCHEDULE", "SCHEDULE_ANYWAY", "POLICY_HONOR", "POLICY_IGNORE",
-  "PROTO_TCP", "PROTO_UDP", "PROTO_SCTP",
-  "VOL_OTHER", "VOL_PVC", "VOL_EPHEMERAL", "VOL_GCE_PD", "VOL_AWS_EBS", "VOL_ISCSI", "VOL_RBD",
-  "VOL_AZURE_DISK", "VOL_CINDER", "VOL_CSI", "VOL_PORTWORX",
-  "PHASE_PENDING", "PHASE_RUNNING", "PHASE_SUCCEEDED", "PHASE_FAILED", "PHASE_UNKNOWN",
-  "PREEMPT_LOWER_PRIORITY", "PREEMPT_NEVER",
-  "CLAIM_NAMED", "CLAIM_TEMPLATE_PENDING", "CLAIM_TEMPLATE_CREATED", "CLAIM_TEMPLATE_NONE", "CLAIM_UNSUPPORTED",
+  "RES_CPU",            --- Resource slot of cpu in a Resources vector (`v[ls.RES_CPU]`, millicores).
+  "RES_MEMORY",         --- Resource slot of memory (bytes).
+  "RES_EPHEMERAL",      --- Resource slot of ephemeral-storage (bytes).
+  "RES_PODS",           --- Resource slot of the pod count (node side: allocatable pods).
+  "RES_FIRST_SCALAR",   --- First slot of extended resources and hugepages (ls.resource_name(i) names them).
+  "EFFECT_ALL",         --- Taint effect value meaning every effect (a toleration without effect).
+  "EFFECT_NO_SCHEDULE", --- Taint effect NoSchedule (`taint.effect`).
+  "EFFECT_PREFER_NO_SCHEDULE", --- Taint effect PreferNoSchedule.
+  "EFFECT_NO_EXECUTE",  --- Taint effect NoExecute.
+  "TOL_EQUAL",          --- Toleration operator Equal (`toleration.op`).
+  "TOL_EXISTS",         --- Toleration operator Exists.
+  "DO_NOT_SCHEDULE",    --- Spread constraint whenUnsatisfiable DoNotSchedule.
+  "SCHEDULE_ANYWAY",    --- Spread constraint whenUnsatisfiable ScheduleAnyway.
+  "POLICY_HONOR",       --- Spread constraint nodeAffinityPolicy / nodeTaintsPolicy Honor.
+  "POLICY_IGNORE",      --- Spread constraint nodeAffinityPolicy / nodeTaintsPolicy Ignore.
+  "PROTO_TCP",          --- Port protocol TCP (`port.protocol`).
+  "PROTO_UDP",          --- Port protocol UDP.
+  "PROTO_SCTP",         --- Port protocol SCTP.
+  "VOL_OTHER",          --- Volume source (`volume.source`): any source the volume plugins do not read.
+  "VOL_PVC",            --- Volume source persistentVolumeClaim (`volume.claim` is claimName).
+  "VOL_EPHEMERAL",      --- Volume source ephemeral (`volume.claim` is "<pod>-<volume>").
+  "VOL_GCE_PD",         --- Volume source gcePersistentDisk.
+  "VOL_AWS_EBS",        --- Volume source awsElasticBlockStore.
+  "VOL_ISCSI",          --- Volume source iscsi.
+  "VOL_RBD",            --- Volume source rbd.
+  "VOL_AZURE_DISK",     --- Volume source azureDisk.
+  "VOL_CINDER",         --- Volume source cinder.
+  "VOL_CSI",            --- Volume source csi (inline; `volume.handle` is the driver).
+  "VOL_PORTWORX",       --- Volume source portworxVolume.
+  "PHASE_PENDING",      --- Pod phase Pending (`pod.phase`).
+  "PHASE_RUNNING",      --- Pod phase Running.
+  "PHASE_SUCCEEDED",    --- Pod phase Succeeded.
+  "PHASE_FAILED",       --- Pod phase Failed.
+  "PHASE_UNKNOWN",      --- Pod phase Unknown.
+  "PREEMPT_LOWER_PRIORITY", --- Pod preemptionPolicy PreemptLowerPriority (`pod.preemption_policy`).
+  "PREEMPT_NEVER",      --- Pod preemptionPolicy Never.
+  "CLAIM_NAMED",        --- Resource claim state (`claim.state`): resourceClaimName given.
+  "CLAIM_TEMPLATE_PENDING", --- Resource claim state: from a template, not created yet.
+  "CLAIM_TEMPLATE_CREATED", --- Resource claim state: from a template, created (`claim.claim_name` set).
+  "CLAIM_TEMPLATE_NONE", --- Resource claim state: from a template, none needed (a null name in status).
+  "CLAIM_UNSUPPORTED",  --- Resource claim state: a form luasched does not read.
 }) do
   ls[name] = C["LS_" .. name]
 end
@@ -74,20 +125,56 @@ local code_names = {
   [0] = "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable",
   "Wait", "Skip", "Pending",
 }
+--- Status code -> its name ("Success", "Error", "Unschedulable", ...), for messages.
+---@return table<integer, string>
 ls.code_names = code_names
 
 -- ---- helpers plugins share (one copy, in luasched.helpers) ----------------
 
 local helpers = require("luasched.helpers")
-ls.copy_table, ls.round, ls.idiv = helpers.copy_table, helpers.round, helpers.idiv
-ls.qualified_name_error, ls.is_qualified_name = helpers.qualified_name_error, helpers.is_qualified_name
-ls.memo, ls.subtable = helpers.memo, helpers.subtable
+---@section Helpers plugins share
+--- A shallow copy of table `t`.
+---@param t table
+---@return table
+ls.copy_table = helpers.copy_table
+--- Go's math.Round: half away from zero.
+---@param x number
+---@return number
+ls.round = helpers.round
+--- Go's integer division: truncated toward zero.
+---@param a number
+---@param b number
+---@return number
+ls.idiv = helpers.idiv
+--- nil when `key` is a qualified name (upstream's IsQualifiedName), else why it is not.
+---@param key string
+---@return string?
+ls.qualified_name_error = helpers.qualified_name_error
+--- Whether `key` is a qualified name (a label key's form).
+---@param key string
+---@return boolean
+ls.is_qualified_name = helpers.is_qualified_name
+--- `t[key]`, made by `make(arg or key)` the first time (e.g. one status per distinct message).
+---@param t table
+---@param key any
+---@param make fun(arg: any): any
+---@param arg? any
+---@return any
+ls.memo = helpers.memo
+--- `t[key]`, an empty table made the first time.
+---@param t table
+---@param key any
+---@return table
+ls.subtable = helpers.subtable
 
 -- ---- strings ------------------------------------------------------------
+---@section Strings and labels
 
 local str_cache = {}
 
 --- The Lua string of an interned id ("" for 0). Cached: ids never change.
+---@param id integer an interned string id (pod.name, a label value, ...)
+---@return string
 function ls.str(id)
   local n = tonumber(id)
   if n == nil then error("ls.str: expected an interned string id (a number), got a " .. type(id), 2) end
@@ -105,7 +192,9 @@ end
 local STRINGS_FULL = "luasched: plugins have interned 1 GiB of distinct strings (ls.intern, status " ..
   "messages), which are never freed; no more are taken"
 
---- The id of a string, interning it. Do this at load time, not per node.
+--- The id of a string, interning it. Do this at load time (init), not per node.
+---@param s string
+---@return integer
 function ls.intern(s)
   if type(s) ~= "string" then error("ls.intern: expected a string, got a " .. type(s), 2) end
   local id = C.ls_intern_plugin(s, #s)
@@ -113,19 +202,26 @@ function ls.intern(s)
   return id
 end
 
---- The value id of label `key_id` in a label set (0 when absent).
+--- The value id of label `key_id` in a label set (0 when absent); works for annotations too.
+---@param labels ls.Labels pod.labels, node.labels, pod.annotations, ...
+---@param key_id integer the key's interned id (ls.intern at init)
+---@return integer
 function ls.label(labels, key_id)
   if labels == nil then need(labels, "ls.label: the label set") end
   return C.ls_labels_get(labels, key_id)
 end
 
 --- Whether a label set has label `key_id` (whatever its value).
+---@param labels ls.Labels
+---@param key_id integer
+---@return boolean
 function ls.has_label(labels, key_id)
   if labels == nil then need(labels, "ls.has_label: the label set") end
   return C.ls_labels_has(labels, key_id)
 end
 
 -- ---- statuses -----------------------------------------------------------
+---@section Statuses
 
 -- A status is read-only (a plugin returns the same object for many nodes, and
 -- the memo shares it between plugins): its fields live in a hidden table, its
@@ -181,6 +277,9 @@ end
 --- A status with one or more reasons, cached by (code, reasons): calling this
 --- with the same text again returns the same object and allocates nothing new
 --- after the first call (apart from building the key for several reasons).
+---@param code integer ls.SUCCESS .. ls.PENDING
+---@param ... string the reasons (joined with ", " in the message)
+---@return ls.Status
 function ls.status(code, ...)
   if memo[code] == nil then
     error("luasched: ls.status: unknown status code " .. shown(code) .. " (expected ls.SUCCESS .. ls.PENDING)", 0)
@@ -201,9 +300,22 @@ function ls.status(code, ...)
 end
 
 local status = ls.status
+--- An Unschedulable status with these reasons (cached: make it once, in init). The reasons are
+--- counted in "0/N nodes are available: ..."; preemption may help.
+---@param ... string
+---@return ls.Status
 function ls.unschedulable(...) return status(C.LS_UNSCHEDULABLE, ...) end
+--- An UnschedulableAndUnresolvable status: rejected, and preemption cannot help on that node.
+---@param ... string
+---@return ls.Status
 function ls.unresolvable(...) return status(C.LS_UNRESOLVABLE, ...) end
+--- A Pending status: rejected while waiting for something outside the scheduler.
+---@param ... string
+---@return ls.Status
 function ls.pending(...) return status(C.LS_PENDING, ...) end
+--- An Error status: the attempt fails with `msg` (wrapped with the point and plugin name) and the pod backs off.
+---@param msg string
+---@return ls.Status
 function ls.error(msg) return status(C.LS_ERROR, msg) end
 --- The runtime's Error status for a failed plugin: not charged to the
 --- plugins' strings (it must be made even when a plugin used them all up).
@@ -214,7 +326,13 @@ function ls._runtime_error(msg)
   if not ok then error(st, 0) end
   return st
 end
+--- Same as ls.unresolvable (upstream's name).
+---@param ... string
+---@return ls.Status
 ls.unschedulable_and_unresolvable = ls.unresolvable
+--- The Skip status: the plugin has nothing to do for this pod (PreFilter: its Filter is skipped;
+--- PreScore: its Score; Bind: the next binder; PreBindPreFlight: no PreBind work).
+---@return ls.Status
 ls.skip = status(C.LS_SKIP, "")
 
 local wait_memo = {}
@@ -222,6 +340,8 @@ local MAX_WAIT_SECONDS = 15 * 60   -- upstream's maxTimeout for a Permit wait
 
 --- Permit's Wait with a timeout in seconds: a finite number from 0 to 900
 --- (upstream's 15-minute maximum).
+---@param timeout_seconds number
+---@return ls.Status
 function ls.wait(timeout_seconds)
   local st = wait_memo[timeout_seconds]
   if st == nil then
@@ -237,16 +357,22 @@ function ls.wait(timeout_seconds)
 end
 
 --- The message of a registered status id (as C keeps it).
+---@param id integer a status's `id`
+---@return string
 function ls.status_message(id)
   if id == 0 then return "" end
   return ffi.string(C.ls_status_message(id))
 end
 
+--- Whether `v` is a status made by the ls.* constructors (anything else returned by a hook is an error).
+---@param v any
+---@return boolean
 function ls.is_status(v)
   return genuine[v] == true
 end
 
 -- ---- plugins ------------------------------------------------------------
+---@section Declaring a plugin
 
 local function deep_merge(defaults, given)
   if type(defaults) ~= "table" or type(given) ~= "table" or given[1] ~= nil or defaults[1] ~= nil then
@@ -258,6 +384,11 @@ local function deep_merge(defaults, given)
   for k, v in pairs(given) do out[k] = deep_merge(defaults[k], v) end
   return out
 end
+--- Deep-merges `given` over `defaults` (tables merged key by key; lists and other values replaced),
+--- as the runtime merges a profile's pluginConfig args over a plugin's defaults.
+---@param defaults table
+---@param given table?
+---@return table
 ls.merge_args = deep_merge
 
 --- Declares a plugin. `name` is the Kubernetes-style registered name; `spec.defaults`
@@ -265,6 +396,9 @@ ls.merge_args = deep_merge
 --- give the args their types (luasched.args); `spec.optional` names args
 --- without a default (key -> "string" | "number" | "boolean" | "list" |
 --- "object" | "table", or a table for nested optional keys).
+---@param name string the registered name (its file is the snake_case name: PreferLabeled -> prefer_labeled.lua)
+---@param spec? {defaults?: table, optional?: table}
+---@return ls.Plugin
 function ls.plugin(name, spec)
   assert(type(name) == "string" and name ~= "", "ls.plugin: a plugin name is required")
   spec = spec or {}
@@ -274,17 +408,29 @@ function ls.plugin(name, spec)
 end
 
 -- ---- C helpers, as plain functions so the JIT inlines the FFI call -------
+---@section Selectors, affinity, taints
 
+--- Whether a compiled label selector matches a label set (a null selector matches nothing, an empty one all).
+---@param sel ls.Selector
+---@param labels ls.Labels
+---@return boolean
 function ls.selector_matches(sel, labels)
   if sel == nil or labels == nil then need(nil, "ls.selector_matches: the selector or the label set") end
   return C.ls_selector_matches(sel, labels)
 end
+--- Whether the node satisfies the pod's nodeSelector and required node affinity (NodeAffinity's filter).
+---@param pod ls.Pod
+---@param node ls.Node the node (ni.node), not the NodeInfo
+---@return boolean
 function ls.pod_matches_node_affinity(pod, node)
   if pod == nil or node == nil then need(nil, "ls.pod_matches_node_affinity: the pod or the node") end
   return C.ls_pod_matches_node_affinity(pod, unwrap(node))
 end
 --- Whether a compiled NodeSelectorTerm (e.g. pod.preferred_node_affinity[i].term)
 --- matches a node (`const ls_node *`); a term with nothing in it matches no node.
+---@param term ls.NodeSelectorTerm
+---@param node ls.Node
+---@return boolean
 function ls.node_selector_term_matches(term, node)
   if term == nil or node == nil then need(nil, "ls.node_selector_term_matches: the term or the node") end
   return C.ls_node_selector_term_matches(term, unwrap(node))
@@ -304,11 +450,23 @@ local function checked_list(access, v, n, what)
 end
 
 --- Whether tolerations `tols` (pod.tolerations; its first n) tolerate `taint`.
+---@param tols ls.Toleration[] pod.tolerations
+---@param n integer how many of them (pod.n_tolerations)
+---@param taint ls.Taint
+---@return boolean
 function ls.tolerates(tols, n, taint)
   local p
   p, n = checked_list(tolerations_of, tols, n, "ls.tolerates: tolerations")
   return C.ls_tolerations_tolerate(p, n, need(taint, "ls.tolerates: the taint"))
 end
+--- The 0-based index of the first taint whose effect is in `effect_mask` (bits 1 << ls.EFFECT_*)
+--- that the tolerations do not tolerate; -1 when every one is tolerated.
+---@param taints ls.Taint[] node.taints
+---@param n_taints integer
+---@param tols ls.Toleration[] pod.tolerations
+---@param n_tols integer
+---@param effect_mask integer
+---@return integer
 function ls.find_untolerated_taint(taints, n_taints, tols, n_tols, effect_mask)
   local tp, tl
   tp, n_taints = checked_list(taints_of, taints, n_taints, "ls.find_untolerated_taint: taints")
@@ -318,6 +476,10 @@ end
 --- A taint built once (at init) for helpers like NodeUnschedulable's: `key`
 --- and `value` are strings ("" or nil value = absent), `effect` an
 --- ls.EFFECT_* number. Keep the returned cdata referenced while it is used.
+---@param key string
+---@param value? string
+---@param effect? integer
+---@return ls.Taint
 function ls.new_taint(key, value, effect)
   local t = ffi.new("ls_taint")
   t.key = ls.intern(key)
@@ -326,6 +488,9 @@ function ls.new_taint(key, value, effect)
   return t
 end
 --- Whether the pod's tolerations tolerate `taint` (an ls_taint, e.g. from ls.new_taint).
+---@param pod ls.Pod
+---@param taint ls.Taint
+---@return boolean
 function ls.pod_tolerates(pod, taint)
   local p, n = tolerations_of(need(pod, "ls.pod_tolerates: the pod").tolerations)
   return C.ls_tolerations_tolerate(p, n, need(taint, "ls.pod_tolerates: the taint"))
@@ -378,6 +543,8 @@ end
 --- "metadata.name"), each requirement { key = id, op = ls.OP_*, values = { ids },
 --- number = "int64 text" for Gt / Lt }, checked by the caller. A term with
 --- nothing in it matches no node, nor does a selector without terms.
+---@param terms table[]
+---@return ls.NodeSelector
 function ls.new_node_selector(terms)
   local keep = {}
   local arr = ffi.new("ls_node_selector_term[?]", math.max(#terms, 1))
@@ -392,6 +559,10 @@ function ls.new_node_selector(terms)
   selector_memory[ro] = { sel, keep }
   return ro
 end
+--- Whether a NodeSelector (from ls.new_node_selector or a pod's required affinity) matches a node.
+---@param sel ls.NodeSelector
+---@param node ls.Node
+---@return boolean
 function ls.node_selector_matches(sel, node)
   if sel == nil or node == nil then need(nil, "ls.node_selector_matches: the selector or the node") end
   return C.ls_node_selector_matches(sel, unwrap(node))
@@ -400,6 +571,8 @@ end
 --- Preferred terms ({ weight = n, term = <as for ls.new_node_selector> })
 --- -> a 0-based `ls_preferred_term` array and its length, the shape of
 --- pod.preferred_node_affinity.
+---@param list table[]
+---@return ls.PreferredTerm[], integer
 function ls.new_preferred_terms(list)
   local keep = {}
   local arr = ffi.new("ls_preferred_term[?]", math.max(#list, 1))
@@ -409,13 +582,21 @@ function ls.new_preferred_terms(list)
   end
   return preferred_list(arr, #list, { arr, keep }), #list
 end
+---@section Resources
 --- The name of resource index i (nil when there is none).
+---@param i integer
+---@return string?
 function ls.resource_name(i)
   local name = C.ls_resource_name(need_number(i, "ls.resource_name: the index"))
   if name == nil then return nil end
   return ffi.string(name)
 end
+--- The slot of a resource name in Resources vectors (-1 when no object named it yet).
+---@param name string
+---@return integer
 function ls.resource_index(name) return C.ls_resource_index(name) end
+--- How many resource slots are named so far (fixed ones included).
+---@return integer
 function ls.resource_count() return C.ls_resource_count() end
 
 -- ---- the running cycle (set by the dispatcher) -----------------------------
@@ -434,8 +615,10 @@ end
 --- Whether ls.bind bound the pod in the Bind hook that just ran.
 function ls._bound() return bound_to ~= 0 end
 
+---@section The cycle and the cluster
 --- All nodes of the cycle's snapshot: a 0-based cdata array of `const
 --- ls_node_info *`, and its length.
+---@return ls.NodeInfo[], integer
 function ls.all_nodes()
   local n = cycle_ref.num_all_nodes
   return node_list(cycle_ref.all_nodes, n), n
@@ -446,17 +629,20 @@ end
 local CHANGED_CAP = 256
 local changed_buf = ffi.new("uint32_t[?]", CHANGED_CAP)
 
---- For a plugin keeping per-node results between cycles, indexed by position
---- in ls.all_nodes(): the snapshot's identity (a number), its generation and
---- its list generation (positions keep their node while it stays the same).
---- nil when the cycle has no snapshot (then compare every node's generation).
+---@section Results kept between cycles
 --- A cache of at most `max` entries for a plugin's results between cycles:
 --- when full it starts over, so it cannot grow without bound.
+---@param max integer
+---@return table
 function ls.bounded_cache(max)
   return { max = max, n = 0, items = {} }
 end
 
---- The entry for `key`, made by `make()` when absent.
+--- The entry for `key` of an ls.bounded_cache, made by `make()` when absent.
+---@param cache table
+---@param key any
+---@param make fun(): any
+---@return any
 function ls.cache_get(cache, key, make)
   local v = cache.items[key]
   if v == nil then
@@ -470,6 +656,8 @@ end
 
 --- Appends a compiled selector's identity to `parts` (a list later joined
 --- into a cache key): two selectors with the same parts match the same labels.
+---@param parts table
+---@param sel ls.Selector
 function ls.selector_signature(parts, sel)
   local np = #parts
   parts[np + 1], parts[np + 2] = sel.match_nothing, sel.n
@@ -487,6 +675,11 @@ function ls.selector_signature(parts, sel)
   parts[np + 1] = "|"
 end
 
+--- For a plugin keeping per-node results between cycles, indexed by position
+--- in ls.all_nodes(): the snapshot's identity (a number), its generation and
+--- its list generation (positions keep their node while it stays the same).
+--- nil when the cycle has no snapshot (then compare every node's generation).
+---@return number?, number, number
 function ls.snapshot_version()
   if cycle_ref == nil then return nil end
   local s = cycle_ref.snapshot
@@ -499,6 +692,8 @@ end
 --- snapshot generation `since` (from ls.snapshot_version): a 0-based array of
 --- numbers and its length, or nil when there are too many (then look at
 --- every node). The array is reused by the next call.
+---@param since number a generation from ls.snapshot_version
+---@return integer[]?, integer
 function ls.changed_nodes(since)
   if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
   local n = C.ls_snapshot_changed_since(cycle_ref.snapshot, need_number(since, "ls.changed_nodes: the generation"),
@@ -512,6 +707,11 @@ end
 --- every position whose NodeInfo generation moved since the entry last saw it,
 --- only over the positions the snapshot reports changed when the list itself
 --- did not change. `drop(entry, j)` runs for positions past the new end.
+---@param entry table
+---@param nodes ls.NodeInfo[]
+---@param num integer
+---@param update function
+---@param drop function
 function ls.refresh_nodes(entry, nodes, num, update, drop, a, b, c, d, e)
   local gen = entry.gen
   local snap, sgen, lgen = ls.snapshot_version()
@@ -542,6 +742,9 @@ end
 local size_out, count_out = ffi.new("int64_t[1]"), ffi.new("uint32_t[1]")
 --- ImageLocality's image state on a node: size and number of nodes having it,
 --- or nil when the node does not have the image.
+---@param ni ls.NodeInfo
+---@param image integer the normalized image name's id (pod.images[i])
+---@return ls.int64?, integer?
 function ls.image_state(ni, image)
   need(ni, "ls.image_state: the node info")
   if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
@@ -553,7 +756,9 @@ end
 
 local bind_err = ffi.new("char[512]")
 --- Hands the binding of the cycle's pod to the cluster (embedded or API server).
---- Returns nil, or an error message.
+--- Only a Bind hook may call it, for the node the pod was scheduled to. Returns nil, or an error message.
+---@param node_name string
+---@return string?
 function ls.bind(node_name)
   if not bind_open then error("ls.bind: only a Bind hook may bind the pod", 2) end
   if cycle_ref == nil then return "no scheduling cycle is running" end
@@ -591,6 +796,12 @@ local function next_object(st)
   if o ~= nil then return o[0] end
 end
 
+--- The objects of a kind ("Namespace", "Service", "ReplicaSet", "StatefulSet",
+--- "ReplicationController", "PodDisruptionBudget", a storage or DRA kind, "NodeMetrics",
+--- "PodMetrics", or a custom resource "plural.version.group"): an iterator of Object views
+--- (`for o in ls.objects("Service") do ... end`).
+---@param kind string|integer
+---@return fun(): ls.Object
 function ls.objects(kind)
   local kid = type(kind) == "string" and ls.intern(kind) or kind
   local store = cycle_ref and cycle_ref.objects
@@ -601,6 +812,8 @@ end
 --- A number that changes whenever an object of the kind is added, updated
 --- or deleted (with the store the cycle sees): a key for results over all
 --- objects of a kind kept between cycles; with no kind, any object of any kind.
+---@param kind? string|integer
+---@return number
 function ls.objects_generation(kind)
   local kid = type(kind) == "string" and ls.intern(kind) or (kind or 0)
   local store = cycle_ref and cycle_ref.objects
@@ -610,6 +823,8 @@ end
 
 --- The cycle's NodeInfo of a node (a name or an id), or nil.
 --- (A reference, as the hooks get NodeInfos: no pointer to index or move.)
+---@param name string|integer
+---@return ls.NodeInfo?
 function ls.find_node(name)
   -- outside a cycle (PreEnqueue, a hint) there is no snapshot: C would read NULL
   if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
@@ -623,6 +838,10 @@ local function id_of(v) return type(v) == "string" and ls.intern(v) or (v or 0) 
 --- Whether the pod mounts the claim named `name` (an id) of its namespace
 --- through a persistentVolumeClaim volume, or also through the claim a generic
 --- ephemeral volume implies when `with_ephemeral`.
+---@param pod ls.Pod
+---@param name integer
+---@param with_ephemeral? boolean
+---@return boolean
 function ls.pod_uses_claim(pod, name, with_ephemeral)
   local pvc, eph = C.LS_VOL_PVC, C.LS_VOL_EPHEMERAL
   for i = 0, pod.n_volumes - 1 do
@@ -633,6 +852,10 @@ function ls.pod_uses_claim(pod, name, with_ephemeral)
 end
 
 --- One object by kind, namespace and name (ids or strings); nil if absent.
+---@param kind string|integer
+---@param ns string|integer|nil nil for a cluster-scoped kind
+---@param name string|integer
+---@return ls.Object?
 function ls.find_object(kind, ns, name)
   local store = cycle_ref and cycle_ref.objects
   if store == nil then return nil end
@@ -677,12 +900,16 @@ end
 --- The whole object as Lua tables (luasched.json's form: arrays carry
 --- json.array_mt, null is json.null), decoded once per version. Treat the
 --- result as read-only.
+---@param o ls.Object
+---@return table
 ls.object_table = decoded_objects(8192, false)
 
 --- The whole object as plain Lua tables (null is nil, arrays unmarked),
 --- decoded once per version and shared: do not modify it. For fields the C
 --- model does not flatten: the volume plugins read PersistentVolumes, claims,
 --- classes, CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments so.
+---@param o ls.Object
+---@return table
 ls.object_data = decoded_objects(65536, true)
 
 --- A fresh pair (object_table, object_data) with caches of their own: each
@@ -695,6 +922,9 @@ end
 --- Whether the pod controls the object (upstream's metav1.IsControlledBy, as
 --- ephemeral.VolumeIsForPod uses it): a controller ownerReference with the
 --- pod's uid. `obj` is in ls.object_data's or ls.object_table's form.
+---@param obj table
+---@param pod ls.Pod
+---@return boolean
 function ls.controlled_by_pod(obj, pod)
   local meta = obj.metadata
   local refs = meta and meta.ownerReferences
@@ -708,7 +938,11 @@ end
 
 --- A queueing hint for events about pods: requeue the pod when the changed
 --- pod is the pod itself (its own tolerations, gates, labels or resources
---- changed), skip it for any other pod.
+--- changed), skip it for any other pod. Use it as an event's `hint`.
+---@param pod ls.Pod
+---@param old ls.Pod?
+---@param new ls.Pod
+---@return integer
 function ls.hint_own_pod(pod, _, new)
   if new.uid == pod.uid then return ls.QUEUE end
   return ls.QUEUE_SKIP
@@ -718,6 +952,9 @@ local patch_err = ffi.new("char[512]")
 --- Writes a JSON merge patch (text) to the status subresource of object `o`
 --- through the cluster (embedded or API server), as a PreBind does.
 --- Returns nil, or an error message.
+---@param o ls.Object
+---@param merge_patch string JSON text
+---@return string?
 function ls.patch_status(o, merge_patch)
   if not ffi.istype(object_ct, o) then
     error("luasched: ls.patch_status: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
@@ -733,15 +970,23 @@ function ls.patch_status(o, merge_patch)
 end
 
 --- A JSON string literal (for ls.patch_object's patches).
+---@param s string
+---@return string
 ls.json_quote = json.quote
 
 --- The scheduler's clock in milliseconds (virtual in a simulation).
+---@return number
 function ls.now_ms()
   return cycle_ref ~= nil and tonumber(C.ls_cycle_now_ms(cycle_ref)) or 0
 end
 
 --- An API write (VolumeBinding's PreBind): a JSON merge patch on one object
 --- (kind, namespace or nil for cluster-scoped kinds, name). nil, or an error message.
+---@param kind string
+---@param ns string|nil
+---@param name string
+---@param patch string JSON text
+---@return string?
 function ls.patch_object(kind, ns, name, patch)
   if type(patch) ~= "string" then
     error("luasched: ls.patch_object: the patch must be a string, got a " .. type(patch), 2)
@@ -762,15 +1007,20 @@ selector_memory[no_labels] = no_labels_memory
 --- The labels of namespace `ns` (an id or a string), from its Namespace
 --- object; an empty label set when the cycle has no such object (upstream's
 --- GetNamespaceLabelsSnapshot). Pass the result to ls.selector_matches.
+---@param ns string|integer
+---@return ls.Labels
 function ls.namespace_labels(ns)
   local o = ls.find_object("Namespace", 0, ns)
   if o == nil then return no_labels end
   return o.labels
 end
 
+---@section The queue and waiting pods
 --- Moves a pending pod straight to activeQ (upstream's pods-to-activate):
 --- e.g. a gang plugin activating the rest of a group. False if the pod is not
 --- waiting in a queue.
+---@param pod ls.Pod
+---@return boolean
 function ls.activate(pod)
   need(pod, "ls.activate: the pod")
   return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, pod)
@@ -780,6 +1030,8 @@ end
 --- backoff, unschedulable, gated or in flight), or nil. Ids are reused once a
 --- pod is gone: a plugin that noted `pod.id` at PreEnqueue compares the name
 --- and namespace of what it gets back (the gang policies count members so).
+---@param id integer
+---@return ls.Pod?
 function ls.queued_pod(id)
   if cycle_ref == nil then return nil end
   local p = C.ls_cycle_queued_pod(cycle_ref, need_number(id, "ls.queued_pod: the pod id"))
@@ -787,7 +1039,8 @@ function ls.queued_pod(id)
   return p[0]
 end
 
---- Pods that a Permit plugin made wait: an iterator of `const ls_pod *`.
+--- Pods that a Permit plugin made wait: an iterator of Pod views.
+---@return fun(): ls.Pod
 function ls.waiting_pods()
   local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref) or 0
   return function()
@@ -798,11 +1051,18 @@ end
 
 --- Lets a waiting pod go on as far as plugin `plugin_name` is concerned
 --- (upstream's WaitingPod.Allow). False if the pod is not waiting.
+---@param pod ls.Pod
+---@param plugin_name string
+---@return boolean
 function ls.allow(pod, plugin_name)
   return cycle_ref ~= nil and C.ls_cycle_allow_waiting(cycle_ref, pod.id, ls.intern(plugin_name))
 end
 
 --- Rejects a waiting pod; it fails with `msg` (upstream's WaitingPod.Reject).
+---@param pod ls.Pod
+---@param plugin_name string
+---@param msg string
+---@return boolean
 function ls.reject(pod, plugin_name, msg)
   if type(msg) ~= "string" then error("luasched: ls.reject: the message must be a string", 2) end
   return cycle_ref ~= nil and C.ls_cycle_reject_waiting(cycle_ref, pod.id, ls.intern(plugin_name), msg)
@@ -810,7 +1070,36 @@ end
 
 require("luasched.fields").install(ls)
 
---- upstream's DefaultNormalizeScore over an int64 array of n scores.
+--- The score slots NormalizeScore receives, the node list PreScore receives,
+--- and the per-cycle state every hook of a cycle shares.
+---@view ScoreList: NormalizeScore's `scores`: n int64 slots, 0-based, in the order of `nodes`.
+--- Read a slot with tonumber(scores[i]) (it is an int64 cdata, not a table: `scores[i].score` fails),
+--- write it with `scores[i] = v` (an integer number; ls.MIN_NODE_SCORE..ls.MAX_NODE_SCORE after
+--- normalizing, else the attempt fails with "returns an invalid score").
+---@field [integer] ls.int64 the score of nodes[i]
+---@view NodeList: PreScore's and NormalizeScore's `nodes` and ls.all_nodes(): NodeInfo views, 0-based, n of them.
+---@field [integer] ls.NodeInfo the i-th feasible node (PreScore, NormalizeScore) or snapshot node (ls.all_nodes)
+---@view CycleState: `state`, a plain Lua table made empty for each scheduling cycle and
+--- passed to every hook of that cycle (pre_filter .. post_bind), shared by the profile's
+--- plugins: key it by your plugin's name. Preemption's dry runs clone it per node (deep copy of
+--- plain tables, or the plugin's clone_state(entry)). A pod waiting at Permit keeps its state
+--- until its binding cycle resumes.
+---@field [string] any what PreFilter/PreScore computed for the later hooks
+---@view Status: what ls.unschedulable, ls.error, ls.wait, ... return (read-only; build it once, in init).
+---@field code integer ls.SUCCESS .. ls.PENDING
+---@field message string the reasons joined with ", "
+---@field reasons string[] the reasons (a fresh copy each read)
+---@field id integer the status's id, as C keeps it (ls.status_message(id))
+---@field timeout number? ls.wait's timeout in seconds
+
+---@section Scores
+--- Upstream's DefaultNormalizeScore over the n score slots of NormalizeScore: each score becomes
+--- max_priority * score / highest (0 when every score is 0), reversed (max_priority - that) when
+--- `reverse`. Call it from normalize_score: `ls.default_normalize_score(scores, n, ls.MAX_NODE_SCORE, false)`.
+---@param scores ls.ScoreList
+---@param n integer
+---@param max_priority integer usually ls.MAX_NODE_SCORE
+---@param reverse boolean
 function ls.default_normalize_score(scores, n, max_priority, reverse)
   local max_count = 0
   for i = 0, n - 1 do

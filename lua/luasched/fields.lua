@@ -62,18 +62,27 @@ end
 
 function M.install(ls)
   local pod_condition = ffi.typeof("ls_pod_condition")
-  ls.QOS_BEST_EFFORT, ls.QOS_BURSTABLE, ls.QOS_GUARANTEED = C.LS_QOS_BEST_EFFORT, C.LS_QOS_BURSTABLE,
-    C.LS_QOS_GUARANTEED
-  ls.CONTAINER_REGULAR, ls.CONTAINER_SIDECAR, ls.CONTAINER_INIT = C.LS_CONTAINER_REGULAR,
-    C.LS_CONTAINER_SIDECAR, C.LS_CONTAINER_INIT
-  ls.PROTO_TCP, ls.PROTO_UDP, ls.PROTO_SCTP = C.LS_PROTO_TCP, C.LS_PROTO_UDP, C.LS_PROTO_SCTP
+  ---@section Pod and node fields
+  ls.QOS_BEST_EFFORT = C.LS_QOS_BEST_EFFORT       --- QoS class BestEffort (`pod.qos_class`).
+  ls.QOS_BURSTABLE = C.LS_QOS_BURSTABLE           --- QoS class Burstable.
+  ls.QOS_GUARANTEED = C.LS_QOS_GUARANTEED         --- QoS class Guaranteed.
+  ls.CONTAINER_REGULAR = C.LS_CONTAINER_REGULAR   --- Container kind (`container.kind`): a regular container.
+  ls.CONTAINER_SIDECAR = C.LS_CONTAINER_SIDECAR   --- Container kind: an init container with restartPolicy Always.
+  ls.CONTAINER_INIT = C.LS_CONTAINER_INIT         --- Container kind: an init container.
+  ls.PROTO_TCP = C.LS_PROTO_TCP                   --- Port protocol TCP (also set by luasched.lua's list).
+  ls.PROTO_UDP = C.LS_PROTO_UDP                   --- Port protocol UDP.
+  ls.PROTO_SCTP = C.LS_PROTO_SCTP                 --- Port protocol SCTP.
 
   --- "BestEffort", "Burstable" or "Guaranteed" for pod.qos_class.
+  ---@param class integer
+  ---@return string
   function ls.qos_name(class)
     return QOS_NAMES[tonumber(class)] or error("ls.qos_name: expected a QoS class (0..2), got " .. tostring(class), 2)
   end
 
   --- "regular", "sidecar" or "init" for container.kind.
+  ---@param kind integer
+  ---@return string
   function ls.container_kind_name(kind)
     return CONTAINER_KINDS[tonumber(kind)]
       or error("ls.container_kind_name: expected a container kind (0..2), got " .. tostring(kind), 2)
@@ -82,6 +91,9 @@ function M.install(ls)
   --- The value of resource `res` (a name or an index) in a resource list
   --- (container.requests, pod.overhead, ...): cpu in millicores, the rest in
   --- units; nil when the list does not name it.
+  ---@param list ls.ResourceList
+  ---@param res string|integer
+  ---@return number?
   function ls.quantity(list, res)
     if list == nil then error("ls.quantity: the resource list is nil", 2) end
     local slot = slot_of(res, "ls.quantity")
@@ -93,6 +105,8 @@ function M.install(ls)
   end
 
   --- A resource list as a new table: name -> number (cpu in millicores).
+  ---@param list ls.ResourceList
+  ---@return table<string, number>
   function ls.resource_table(list)
     if list == nil then error("ls.resource_table: the resource list is nil", 2) end
     local t = {}
@@ -128,12 +142,16 @@ function M.install(ls)
   --- cluster file gave it; null is nil), decoded once per version and shared:
   --- read-only. The plugin declares P.object_data = { "Pod" }. nil for a pod
   --- decoded before the declaring plugin was loaded.
+  ---@param pod ls.Pod
+  ---@return table?
   function ls.pod_data(pod)
     if pod == nil then error("ls.pod_data: the pod is nil", 2) end
     return whole("pod", C.ls_pod_json(unwrap(pod)), C.LS_WANT_POD_JSON)
   end
 
   --- The whole node, as ls.pod_data (P.object_data = { "Node" }).
+  ---@param node ls.Node
+  ---@return table?
   function ls.node_data(node)
     if node == nil then error("ls.node_data: the node is nil", 2) end
     return whole("node", C.ls_node_json(unwrap(node)), C.LS_WANT_NODE_JSON)
@@ -144,6 +162,9 @@ function M.install(ls)
   --- `scale` "cpu" or 3 for milli-units (millicores), a number 0..9 for
   --- value x 10^scale, nil for units; rounded up as upstream's ScaledValue.
   --- nil when the text is not a quantity.
+  ---@param text string
+  ---@param scale? "cpu"|integer
+  ---@return number?
   function ls.parse_quantity(text, scale)
     if type(text) ~= "string" then return nil end
     local sc = scale == "cpu" and 3 or scale or 0
@@ -155,6 +176,9 @@ function M.install(ls)
   --- The condition of type `type_id` (an interned id or a string) of a pod or
   --- a node: its status and reason ids (pod conditions only have a reason;
   --- a node's is 0), or nil when there is none.
+  ---@param obj ls.Pod|ls.Node
+  ---@param type_id integer|string
+  ---@return integer?, integer?
   function ls.condition(obj, type_id)
     if obj == nil then error("ls.condition: the pod or node is nil", 2) end
     if type(type_id) == "string" then type_id = ls.intern(type_id) end

@@ -437,12 +437,43 @@ local function source_dir()
   return src:match("^@(.*)/lua/luasched/testing%.lua$") or "."
 end
 
---- The plugin path the kit loads from (default: the repository's plugins/
---- and plugins/policies/, the built-in path).
+-- The folder of the spec file running now (the first caller outside the kit), or nil.
+local function spec_dir()
+  for level = 3, 12 do
+    local info = debug.getinfo(level, "S")
+    if not info then return nil end
+    local file = info.source:match("^@(.*)$")
+    if file and not file:match("luasched/testing%.lua$") then
+      return file:match("^(.*)/[^/]+$") or "."
+    end
+  end
+  return nil
+end
+
+--- The plugin path the kit loads from. Default: the current folder (where
+--- `luasched test` runs, beside the plugin `luasched new plugin` wrote), then
+--- the built-in plugins/ and plugins/policies/; T.plugin also looks in the
+--- spec's own folder and its parent when a name is not found there.
 function T.set_plugin_path(dirs)
-  loader.set_path(dirs or { source_dir() .. "/plugins", source_dir() .. "/plugins/policies" })
+  loader.set_path(dirs or { ".", source_dir() .. "/plugins", source_dir() .. "/plugins/policies" })
 end
 if #loader.path() == 0 then T.set_plugin_path() end
+
+-- loader.load, then the spec's folder and its parent (a spec in spec/ beside the plugin).
+local function load_plugin(name)
+  local P, err = loader.load(name)
+  if P then return P end
+  local dir = spec_dir()
+  if not dir then return nil, err end
+  local saved = loader.path()
+  local extended = { dir, dir .. "/.." }
+  for _, d in ipairs(saved) do extended[#extended + 1] = d end
+  loader.set_path(extended)
+  local ok, P2 = pcall(loader.load, name)
+  loader.set_path(saved)
+  if ok and P2 then return P2 end
+  return nil, err
+end
 
 --- Forgets loaded plugin files, so the next T.plugin reads them again.
 function T.reload() loader.reset() end
@@ -454,7 +485,7 @@ function T.plugin(name, args)
   local P = name
   if type(name) == "string" then
     local err
-    P, err = loader.load(name)
+    P, err = load_plugin(name)
     if not P then error(err, 2) end
   end
   local inst = setmetatable({ name = P.name, args = ls.merge_args(P.defaults, args), profile = "test" }, P)

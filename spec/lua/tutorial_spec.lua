@@ -1,4 +1,4 @@
--- The README's plugin tutorial, kept true: the plugin it writes
+-- The README's plugin, kept true: the plugin it shows
 -- (examples/plugins/prefer_labeled.lua), tested the way it tells readers to.
 local T = require("luasched.testing")
 local ls = require("luasched")

@@ -10,21 +10,24 @@
 #include "luasched/model.h"
 
 /* ffi:begin */
+/* @view NodeInfo: a node with what is on it, as Filter, Score and the other
+ * node hooks receive it (`node`, often called ni): ni.node is the Node object. */
 typedef struct ls_node_info {
-    const ls_node *node;
+    const ls_node *node;                  /* the Node: ni.node.name, ni.node.labels, ni.node.taints, ... */
     uint32_t index;                       /* position in the snapshot's node list */
-    ls_resources allocatable;
-    ls_resources requested;
-    int64_t nonzero_milli_cpu, nonzero_memory;
-    uint32_t num_pods;
-    const ls_pod *const *pods;
-    uint32_t num_pods_with_affinity;
-    const ls_pod *const *pods_with_affinity;
-    uint32_t num_pods_with_required_anti_affinity;
-    const ls_pod *const *pods_with_required_anti_affinity;
-    uint32_t n_used_ports;
-    const ls_host_port *used_ports;
-    uint64_t generation;
+    ls_resources allocatable;             /* the node's allocatable resources */
+    ls_resources requested;               /* the sum of the requests of the pods on the node (assumed ones included) */
+    int64_t nonzero_milli_cpu;            /* requested cpu, 100m for each pod that sets none (scoring) */
+    int64_t nonzero_memory;               /* requested memory, 200Mi for each pod that sets none (scoring) */
+    uint32_t num_pods;                    /* how many pods are on the node */
+    const ls_pod *const *pods;            /* the pods on the node: pods[0] .. pods[num_pods - 1] */
+    uint32_t num_pods_with_affinity;      /* how many of them have pod (anti-)affinity */
+    const ls_pod *const *pods_with_affinity;  /* those pods */
+    uint32_t num_pods_with_required_anti_affinity;  /* how many have a required anti-affinity */
+    const ls_pod *const *pods_with_required_anti_affinity;  /* those pods */
+    uint32_t n_used_ports;                /* how many host ports are in use */
+    const ls_host_port *used_ports;       /* the host ports the pods on the node use */
+    uint64_t generation;                  /* changes whenever this NodeInfo does (unique process-wide) */
 } ls_node_info;
 
 typedef struct ls_snapshot ls_snapshot;

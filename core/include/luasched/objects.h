@@ -13,17 +13,22 @@
 struct cJSON;
 
 /* ffi:begin */
+/* @view Object: any other API object a plugin reads (ls.objects, ls.find_object): Namespaces,
+ * Services, workloads, PDBs, storage and DRA kinds, metrics, custom resources. The whole object:
+ * ls.object_data(o). */
 typedef struct ls_object {
     ls_str kind;                   /* "Namespace", "Service", ..., or "plural.version.group" */
-    ls_str ns, name, uid;
-    ls_labels labels;
+    ls_str ns;                     /* metadata.namespace (0 for cluster-scoped kinds) */
+    ls_str name;                   /* metadata.name */
+    ls_str uid;                    /* metadata.uid */
+    ls_labels labels;              /* metadata.labels */
     uint8_t has_selector;          /* spec.selector present (an empty one is compiled as matching all) */
     ls_selector selector;          /* Services and ReplicationControllers: a plain map; others: LabelSelector */
     int32_t disruptions_allowed;   /* PodDisruptionBudget status.disruptionsAllowed */
     uint32_t n_disrupted_pods;     /* PodDisruptionBudget status.disruptedPods (pod names) */
-    const ls_str *disrupted_pods;
-    uint32_t json_len;
-    const char *json;              /* the object as compact JSON */
+    const ls_str *disrupted_pods;  /* their ids */
+    uint32_t json_len;             /* the length of json */
+    const char *json;              /* the object as compact JSON (ls.object_data decodes it) */
     uint64_t seq;                  /* unique per decoded version (process-wide, from 1): a cache key */
 } ls_object;
 

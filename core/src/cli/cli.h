@@ -56,6 +56,8 @@ int ls_cli_check(int argc, char **argv);
 int ls_cli_version(int argc, char **argv);
 /* `luasched test [SPEC...]` (test.c): busted with the plugin kit on the path. */
 int ls_cli_test(int argc, char **argv);
+/* `luasched new plugin NAME` (new.c): a plugin, its spec and a profile in the current folder. */
+int ls_cli_new(int argc, char **argv);
 /* `luasched simulate --serve ...` (serve.c): argv as given to simulate. */
 int ls_cli_serve(int argc, char **argv);
 void ls_cli_serve_usage_flags(FILE *out);

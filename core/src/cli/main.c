@@ -28,6 +28,7 @@ static void usage(FILE *out)
             "  compare TRACE.yaml --config A --config B\n"
             "                          run a trace under two policies and compare them (text, JSON, HTML)\n"
             "  test [SPEC...]          run a plugin's busted specs with the plugin kit (luasched.testing)\n"
+            "  new plugin NAME         write a plugin, its spec and a profile into the current folder\n"
             "  version                 print the version, the commit and the LuaJIT version\n"
             "\n"
             "Run 'luasched <command> --help' for a command's flags.\n");
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
         return ls_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "test") == 0)
         return ls_cli_test(argc - 1, argv + 1);
+    if (strcmp(cmd, "new") == 0)
+        return ls_cli_new(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return ls_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
