@@ -140,19 +140,31 @@ static const cJSON *resources_of(ls_discovery *d, const char *group, const char 
     return g->list;
 }
 
-bool ls_discovery_serves(ls_discovery *d, const char *group, const char *version, const char *resource)
+/* The APIResource entry of a served resource, or NULL. */
+static const cJSON *resource_entry(ls_discovery *d, const char *group, const char *version, const char *resource)
 {
     if (!group)
         group = "";
     if (!ls_discovery_serves_group_version(d, group, version))
-        return false;
+        return NULL;
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(resources_of(d, group, version), "resources")) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
         if (cJSON_IsString(name) && strcmp(name->valuestring, resource) == 0)
-            return true;
+            return r;
     }
-    return false;
+    return NULL;
+}
+
+bool ls_discovery_serves(ls_discovery *d, const char *group, const char *version, const char *resource)
+{
+    return resource_entry(d, group, version, resource) != NULL;
+}
+
+const char *ls_discovery_kind(ls_discovery *d, const char *group, const char *version, const char *resource)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(resource_entry(d, group, version, resource), "kind");
+    return cJSON_IsString(kind) ? kind->valuestring : NULL;
 }
 
 bool ls_discovery_serves_name(ls_discovery *d, const char *name)

@@ -30,6 +30,8 @@ bool ls_discovery_serves_group_version(const ls_discovery *d, const char *group,
  * version's resource list is fetched the first time; a list that cannot be
  * read counts as not serving (and is logged). */
 bool ls_discovery_serves(ls_discovery *d, const char *group, const char *version, const char *resource);
+/* The kind of a served resource ("PodGroup"), or NULL when not served. */
+const char *ls_discovery_kind(ls_discovery *d, const char *group, const char *version, const char *resource);
 /* The same for "plural.version.group" (the name plugins' events tables and
  * object_data use); a name without two dots is a core kind and is served. */
 bool ls_discovery_serves_name(ls_discovery *d, const char *name);
