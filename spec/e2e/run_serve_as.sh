@@ -5,7 +5,7 @@
 # run reads the discovery, turns DynamicResources and its watches off with
 # exactly one warning, and schedules every pod as `simulate` does. A
 # configuration enabling DynamicResources explicitly is refused at start,
-# naming the plugin and the API. A cache that cannot sync (every list answered
+# naming the plugin and the API. Live explain reads the same discovery. A cache that cannot sync (every list answered
 # 500) is reported as an error naming the resource and the HTTP status within
 # a minute, not waited on silently.
 . "$(dirname "$0")/lib.bash"
@@ -62,6 +62,11 @@ timeout 30 "$BIN" run --config "$TMP/dra.yaml" --secure-port 0 > /dev/null 2> "$
 expect_eq "an explicit DynamicResources exits 2" "$?" "2"
 expect_contains "the error names the plugin and the API" "$(cat "$TMP/dra.err")" \
   "luasched run: $TMP/dra.yaml: profile default-scheduler: plugin DynamicResources is enabled but needs resource.k8s.io/v1, which the API server does not serve"
+# ---- live explain reads the same discovery
+out=$(timeout 60 "$BIN" explain --kubeconfig "$KUBECONFIG_FILE" default/pod-000001 2>&1)
+expect_contains "live explain turns DynamicResources off too" "$out" \
+  'turnedOff="plugin DynamicResources and its watches (resource.k8s.io/v1 not served)"'
+expect_contains "live explain explains the pod" "$out" "Pod default/pod-000001: 1 attempt"
 serve_stop
 expect_eq "the server exits 0 (no pod bound twice)" "$SERVE_RC" "0"
 grep ': bound to ' "$TMP/serve.out" | sort > "$TMP/actual"
