@@ -115,6 +115,13 @@ serve_start "$F/mixed.yaml"
 K=(kubectl --kubeconfig "$KUBECONFIG_FILE")
 record_start "$TMP/mixed-trace.yaml" --config "$GANG"
 run_start --config "$GANG" --seed 7
+# The live scheduler must be watching before the first pod is created (pods it
+# would find in its first list arrive in the API server's list order, by name).
+for _ in $(seq 1 600); do
+  grep -q 'Caches are synced' "$TMP/run.err" && { ! grep -q 'Attempting to acquire' "$TMP/run.err" ||
+    grep -q 'Successfully acquired lease' "$TMP/run.err"; } && break
+  sleep 0.1
+done
 # One pod at a time, so that the live scheduler and the replay see the same order of arrival.
 n=$(grep -c '^---' "$F/mixed-pods.yaml")
 for i in $(seq 1 "$n"); do
