@@ -26,7 +26,7 @@ void ls_api_needs_apply(ls_discovery *d)
         snprintf(api, sizeof api, "%s/%s", DEFAULT_NEEDS[i].group, DEFAULT_NEEDS[i].version);
         snprintf(what, sizeof what, "plugin %s and its watches", DEFAULT_NEEDS[i].plugin);
         ls_config_set_unavailable(DEFAULT_NEEDS[i].plugin, api);
-        ls_discovery_note_off(d, what, api);
+        ls_discovery_note_off(d, what, DEFAULT_NEEDS[i].group, DEFAULT_NEEDS[i].version, NULL);
     }
 }
 

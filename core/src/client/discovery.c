@@ -16,6 +16,7 @@
 typedef struct gv_resources {
     char *group_version;   /* "v1", "storage.k8s.io/v1" */
     cJSON *list;           /* its APIResourceList; NULL when it could not be read */
+    char *error;           /* why it could not be read; NULL otherwise */
 } gv_resources;
 
 struct ls_discovery {
@@ -74,6 +75,7 @@ void ls_discovery_free(ls_discovery *d)
     for (uint32_t i = 0; i < d->fetched.len; i++) {
         gv_resources *g = &LS_VEC_AT(&d->fetched, gv_resources, i);
         free(g->group_version);
+        free(g->error);
         cJSON_Delete(g->list);
     }
     ls_vec_free(&d->fetched);
@@ -120,14 +122,14 @@ bool ls_discovery_serves_group_version(const ls_discovery *d, const char *group,
 }
 
 /* The resource list of a served group version, fetched once. */
-static const cJSON *resources_of(ls_discovery *d, const char *group, const char *version)
+static const gv_resources *fetch_resources(ls_discovery *d, const char *group, const char *version)
 {
     char gv[300];
     snprintf(gv, sizeof gv, "%s%s%s", group, *group ? "/" : "", version);
     for (uint32_t i = 0; i < d->fetched.len; i++) {
         const gv_resources *g = &LS_VEC_AT(&d->fetched, gv_resources, i);
         if (strcmp(g->group_version, gv) == 0)
-            return g->list;
+            return g;
     }
     char path[340];
     snprintf(path, sizeof path, "%s/%s", *group ? "/apis" : "/api", gv);
@@ -135,9 +137,13 @@ static const cJSON *resources_of(ls_discovery *d, const char *group, const char 
     gv_resources *g = ls_vec_push(&d->fetched);
     g->group_version = ls_xstrdup(gv);
     g->list = get_json(d->client, path, &err);
-    if (!g->list)
-        ls_log_warning("Could not read a group version's resources", "groupVersion", gv, "err", err.msg);
-    return g->list;
+    g->error = g->list ? NULL : ls_xstrdup(err.msg);
+    return g;
+}
+
+static const cJSON *resources_of(ls_discovery *d, const char *group, const char *version)
+{
+    return fetch_resources(d, group, version)->list;
 }
 
 /* The APIResource entry of a served resource, or NULL. */
@@ -181,10 +187,22 @@ bool ls_discovery_serves_name(ls_discovery *d, const char *name)
 
 /* ---- what was turned off */
 
-void ls_discovery_note_off(ls_discovery *d, const char *what, const char *api)
+void ls_discovery_note_off(ls_discovery *d, const char *what, const char *group, const char *version,
+                           const char *resource)
 {
-    char entry[600];
-    snprintf(entry, sizeof entry, "%s (%s not served)", what, api);
+    if (!group)
+        group = "";
+    char api[400], entry[1000];
+    if (resource)
+        snprintf(api, sizeof api, "%s.%s%s%s", resource, version, *group ? "." : "", group);
+    else
+        snprintf(api, sizeof api, "%s%s%s", group, *group ? "/" : "", version);
+    const gv_resources *g =
+        ls_discovery_serves_group_version(d, group, version) ? fetch_resources(d, group, version) : NULL;
+    if (g && g->error)
+        snprintf(entry, sizeof entry, "%s (%s: %s)", what, api, g->error);
+    else
+        snprintf(entry, sizeof entry, "%s (%s not served)", what, api);
     for (uint32_t i = 0; i < d->off.len; i++)
         if (strcmp(LS_VEC_AT(&d->off, char *, i), entry) == 0)
             return;

@@ -28,7 +28,8 @@ const char *ls_discovery_server_version(const ls_discovery *d);
 bool ls_discovery_serves_group_version(const ls_discovery *d, const char *group, const char *version);
 /* Whether the group version serves the resource (its plural). The group
  * version's resource list is fetched the first time; a list that cannot be
- * read counts as not serving (and is logged). */
+ * read (an aggregated API whose server is down answers 503) counts as not
+ * serving, and the reason noted says so. */
 bool ls_discovery_serves(ls_discovery *d, const char *group, const char *version, const char *resource);
 /* The kind of a served resource ("PodGroup"), or NULL when not served. */
 const char *ls_discovery_kind(ls_discovery *d, const char *group, const char *version, const char *resource);
@@ -38,9 +39,13 @@ bool ls_discovery_serves_name(ls_discovery *d, const char *name);
 
 /* What was turned off because the server does not serve its API, gathered
  * for one warning: `what` ("plugin DynamicResources", "watch of
- * csistoragecapacities.v1.storage.k8s.io"), `api` the group version or
- * resource missing. The same pair noted twice counts once. */
-void ls_discovery_note_off(ls_discovery *d, const char *what, const char *api);
+ * csistoragecapacities.v1.storage.k8s.io") and the API missing, the group
+ * version, or its resource when `resource` is not NULL: noted as "WHAT
+ * (resource.k8s.io/v1 not served)", or "WHAT (metrics.k8s.io/v1beta1:
+ * discovery failed: HTTP 503)" when its resource list could not be read. The
+ * same entry noted twice counts once. */
+void ls_discovery_note_off(ls_discovery *d, const char *what, const char *group, const char *version,
+                           const char *resource);
 uint32_t ls_discovery_off_count(const ls_discovery *d);
 /* "WHAT (API not served); ..." of everything noted; the caller frees it. */
 char *ls_discovery_off_text(const ls_discovery *d);

@@ -213,11 +213,9 @@ static bool served(ls_kcluster *kc, const ls_informer_options *io)
     ls_discovery *d = kc->opt.discovery;
     if (!d || ls_discovery_serves(d, io->group ? io->group : "", io->version, io->resource))
         return true;
-    char what[400], api[300];
-    snprintf(api, sizeof api, "%s.%s%s%s", io->resource, io->version, io->group && *io->group ? "." : "",
-             io->group ? io->group : "");
-    snprintf(what, sizeof what, "%s of %s", io->poll_ms ? "polling" : "watch", api);
-    ls_discovery_note_off(d, what, api);
+    char what[400];
+    snprintf(what, sizeof what, "%s of %s", io->poll_ms ? "polling" : "watch", io->name ? io->name : io->resource);
+    ls_discovery_note_off(d, what, io->group, io->version, io->resource);
     return false;
 }
 

@@ -98,9 +98,13 @@ static void test_v1_28(void)
     char *off = ls_discovery_off_text(d);
     CHECK_STR(off, "plugin DynamicResources and its watches (resource.k8s.io/v1 not served)");
     free(off);
-    ls_discovery_note_off(d, "watch of x", "y");
-    ls_discovery_note_off(d, "watch of x", "y");   /* noted once */
+    ls_discovery_note_off(d, "watch of widgets", "example.com", "v1", "widgets");
+    ls_discovery_note_off(d, "watch of widgets", "example.com", "v1", "widgets");   /* noted once */
     CHECK_INT(ls_discovery_off_count(d), 2);
+    off = ls_discovery_off_text(d);
+    CHECK_STR(off, "plugin DynamicResources and its watches (resource.k8s.io/v1 not served); "
+                   "watch of widgets (widgets.v1.example.com not served)");
+    free(off);
     done(d, api, srv, c);
 }
 
