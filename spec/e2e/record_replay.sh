@@ -151,6 +151,19 @@ expect_contains "replay (mixed): agreement on every binding" "$out" \
 expect_eq "replay (mixed): no step skipped" "$(grep -c 'step skipped' <<<"$out")" "0"
 expect_eq "replay (mixed): nothing named as not recorded" "$(grep -c 'not recorded' <<<"$out")" "0"
 
+# ---- the custom resources --config's plugins register for: Coscheduling's scheduler-plugins PodGroups
+serve_start spec/e2e/fixtures/gangs-served.yaml
+record_start "$TMP/cosched.yaml" --config profiles/examples/coscheduling.yaml --duration 1s
+wait "$REC_PID"; REC_PID=
+record_start "$TMP/default.yaml" --duration 1s
+wait "$REC_PID"; REC_PID=
+serve_stop
+sp='"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup"'
+expect_eq "Coscheduling's PodGroups are recorded with its configuration" "$(grep -c "$sp" "$TMP/cosched.yaml")" "2"
+expect_eq "and not without it" "$(grep -c "$sp" "$TMP/default.yaml")" "0"
+expect_eq "the Workload API's PodGroups are recorded in both" \
+  "$(grep -c '"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup"' "$TMP/default.yaml")" "2"
+
 # ---- what the recorder cannot record is named in the trace, by simulate and by compare
 TLP=$TMP/tlp.yaml
 { printf 'clientConnection: {kubeconfig: %s}\n' "$TMP/serve.kubeconfig"; cat spec/scenarios/profile-target-load-packing.yaml; } > "$TLP"
