@@ -29,6 +29,10 @@ expect_eq "/apis still serves storage.k8s.io/v1" \
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" \
   "$SERVER_URL/apis/resource.k8s.io/v1/resourceclaims")
 expect_eq "resource.k8s.io/v1 answers 404" "$code" "404"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" \
+  "$SERVER_URL/openapi/v3/apis/resource.k8s.io/v1")
+expect_eq "its OpenAPI document answers 404 too" "$code" "404"
+expect_eq "/openapi/v3 leaves it out" "$(api /openapi/v3 | jq '.paths | has("apis/resource.k8s.io/v1")')" "false"
 
 run_start --seed 7
 wait_bound 100 60 || echo "FAIL: not every pod was bound within 60 s"

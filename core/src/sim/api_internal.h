@@ -81,7 +81,7 @@ cJSON *api_discovery_resources(const char *group, const char *version, int serve
 void api_group_version(const ls_api_resource *r, char *buf, size_t len);
 /* /openapi/v3 and /openapi/v3/api/v1, /openapi/v3/apis/G/V (NULL: unknown). */
 cJSON *api_openapi_root(int serve_as);
-cJSON *api_openapi_group(const char *path);
+cJSON *api_openapi_group(const char *path, int serve_as);
 bool api_resource_has_sub(const ls_api_resource *r, const char *sub);
 /* Does the comma-separated list (NULL: empty) hold the word? */
 bool api_list_has(const char *list, const char *word);

@@ -348,13 +348,13 @@ static cJSON *patch_operation(const ls_api_resource *r)
     return op;
 }
 
-cJSON *api_openapi_group(const char *path)
+cJSON *api_openapi_group(const char *path, int serve_as)
 {
     cJSON *o = NULL, *paths = NULL;
     char p[256];
     for (uint32_t i = 0; i < api_num_resources(); i++) {
         const ls_api_resource *r = api_resource_at(i);
-        if (strcmp(gv_path(r, p, sizeof p), path) != 0)
+        if (strcmp(gv_path(r, p, sizeof p), path) != 0 || !api_served_in(r->group, r->version, serve_as))
             continue;
         if (!o) {
             o = cJSON_CreateObject();

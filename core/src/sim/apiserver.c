@@ -110,7 +110,7 @@ static bool discovery(const char **segs, int n, int serve_as, ls_http_response *
         char path[256] = "";
         for (int i = 2; i < n; i++)
             snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", i > 2 ? "/" : "", segs[i]);
-        doc = n == 2 ? api_openapi_root(serve_as) : api_openapi_group(path);
+        doc = n == 2 ? api_openapi_root(serve_as) : api_openapi_group(path, serve_as);
     } else if (n == 1 && strcmp(segs[0], "api") == 0)
         doc = api_discovery_core();
     else if (n == 1 && strcmp(segs[0], "apis") == 0)
