@@ -672,6 +672,13 @@ static int schedule(const run_opts *o, run_state *r)
         stop_all(r);
         return LS_EXIT_USAGE;
     }
+    if (ls_discovery_off_count(r->discovery)) {   /* /configz shows the plugins that run, as upstream with a gate off */
+        char *configz = completed_config(o, true, &err);
+        if (configz) {
+            free(r->configz);
+            r->configz = configz;
+        }
+    }
     atomic_store(&r->health.healthy, true);
     ls_scheduler_watch(r->sched, o->config);
     const ls_config *running = ls_scheduler_config(r->sched);
