@@ -14,6 +14,7 @@
 #include "client/api_needs.h"
 #include "client/http.h"
 #include "client/kubeconfig.h"
+#include "client/read_kinds.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -25,33 +26,12 @@ typedef struct live_opts {
     char ns[256], name[256];
 } live_opts;
 
-/* What the scheduler reads, as `luasched run`'s informers list it. Kinds the
- * server does not serve (its discovery) are left out; so is DynamicResources
- * when resource.k8s.io/v1 is (client/api_needs.c), as in run. */
-static const struct {
-    const char *group, *version, *resource, *query, *kind, *api_version;
-} KINDS[] = {
-    {"scheduling.k8s.io", "v1", "priorityclasses", "", "PriorityClass", "scheduling.k8s.io/v1"},
-    {"", "v1", "namespaces", "", "Namespace", "v1"},
-    {"", "v1", "nodes", "", "Node", "v1"},
-    {"", "v1", "services", "", "Service", "v1"},
-    {"", "v1", "replicationcontrollers", "", "ReplicationController", "v1"},
-    {"apps", "v1", "replicasets", "", "ReplicaSet", "apps/v1"},
-    {"apps", "v1", "statefulsets", "", "StatefulSet", "apps/v1"},
-    {"policy", "v1", "poddisruptionbudgets", "", "PodDisruptionBudget", "policy/v1"},
-    {"", "v1", "persistentvolumeclaims", "", "PersistentVolumeClaim", "v1"},
-    {"", "v1", "persistentvolumes", "", "PersistentVolume", "v1"},
-    {"storage.k8s.io", "v1", "storageclasses", "", "StorageClass", "storage.k8s.io/v1"},
-    {"storage.k8s.io", "v1", "csinodes", "", "CSINode", "storage.k8s.io/v1"},
-    {"storage.k8s.io", "v1", "csidrivers", "", "CSIDriver", "storage.k8s.io/v1"},
-    {"storage.k8s.io", "v1", "csistoragecapacities", "", "CSIStorageCapacity", "storage.k8s.io/v1"},
-    {"storage.k8s.io", "v1", "volumeattachments", "", "VolumeAttachment", "storage.k8s.io/v1"},
-    {"resource.k8s.io", "v1", "deviceclasses", "", "DeviceClass", "resource.k8s.io/v1"},
-    {"resource.k8s.io", "v1", "resourceslices", "", "ResourceSlice", "resource.k8s.io/v1"},
-    {"resource.k8s.io", "v1", "resourceclaims", "", "ResourceClaim", "resource.k8s.io/v1"},
-    {"scheduling.k8s.io", "v1beta1", "podgroups", "", "PodGroup", "scheduling.k8s.io/v1beta1"},
-    {"", "v1", "pods", "?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed", "Pod", "v1"},
-};
+/* What the scheduler reads (client/read_kinds.c), as `luasched run`'s
+ * informers list it: pods that are not terminal. Kinds the server does not
+ * serve (its discovery) are left out; so is DynamicResources when
+ * resource.k8s.io/v1 is (client/api_needs.c), as in run. */
+#define KINDS LS_READ_KINDS
+#define POD_QUERY "?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
 
 static void live_usage(FILE *out)
 {
@@ -177,12 +157,12 @@ static bool add_items(live_read *r, cJSON *list, size_t k, const live_opts *lo)
 static bool read_cluster(ls_kclient *client, ls_discovery *d, const live_opts *lo, live_read *r, ls_error *err)
 {
     append(r, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
-    for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++) {
+    for (size_t k = 0; k < LS_N_READ_KINDS; k++) {
         if (!ls_discovery_serves(d, KINDS[k].group, KINDS[k].version, KINDS[k].resource))
             continue;
         char path[400];
         snprintf(path, sizeof path, "%s%s/%s/%s%s", *KINDS[k].group ? "/apis/" : "/api", KINDS[k].group,
-                 KINDS[k].version, KINDS[k].resource, KINDS[k].query);
+                 KINDS[k].version, KINDS[k].resource, strcmp(KINDS[k].kind, "Pod") == 0 ? POD_QUERY : "");
         ls_kresponse resp;
         if (!ls_kclient_request(client, "GET", path, NULL, NULL, 0, &resp, err)) {
             ls_kresponse_free(&resp);

@@ -16,7 +16,7 @@
  * streamed to files beside the output while recording and appended when it
  * stops: memory holds the informers' current state, never the history.
  *
- * What is recorded: every kind the scheduler reads (the fixed list below:
+ * What is recorded: every kind the scheduler reads (client/read_kinds.c:
  * the default, volume and DRA plugins' kinds and gang scheduling's PodGroups
  * and Workloads) and the custom resources the configuration's plugins
  * register for (--config), each when the API server serves it (its
@@ -30,6 +30,7 @@
 #include "client/http.h"
 #include "client/informer.h"
 #include "client/kubeconfig.h"
+#include "client/read_kinds.h"
 #include "luasched/config.h"
 #include "luasched/map.h"
 #include "luasched/model.h"
@@ -44,39 +45,13 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct kind_spec {
-    const char *group, *version, *resource, *kind, *api_version;
-} kind_spec;
+typedef ls_read_kind kind_spec;
 
-/* The kinds the scheduler reads (model/objects.c and the decoder, the
- * volume plugins, DynamicResources, GangScheduling): each recorded when the
- * server serves it. */
-static const kind_spec KINDS[] = {
-    {"", "v1", "namespaces", "Namespace", "v1"},
-    {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", "scheduling.k8s.io/v1"},
-    {"", "v1", "nodes", "Node", "v1"},
-    {"", "v1", "services", "Service", "v1"},
-    {"", "v1", "replicationcontrollers", "ReplicationController", "v1"},
-    {"apps", "v1", "replicasets", "ReplicaSet", "apps/v1"},
-    {"apps", "v1", "statefulsets", "StatefulSet", "apps/v1"},
-    {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"},
-    {"", "v1", "persistentvolumes", "PersistentVolume", "v1"},
-    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", "v1"},
-    {"storage.k8s.io", "v1", "storageclasses", "StorageClass", "storage.k8s.io/v1"},
-    {"storage.k8s.io", "v1", "csinodes", "CSINode", "storage.k8s.io/v1"},
-    {"storage.k8s.io", "v1", "csidrivers", "CSIDriver", "storage.k8s.io/v1"},
-    {"storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", "storage.k8s.io/v1"},
-    {"storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", "storage.k8s.io/v1"},
-    {"resource.k8s.io", "v1", "deviceclasses", "DeviceClass", "resource.k8s.io/v1"},
-    {"resource.k8s.io", "v1", "resourceslices", "ResourceSlice", "resource.k8s.io/v1"},
-    {"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", "resource.k8s.io/v1"},
-    {"scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup", "scheduling.k8s.io/v1beta1"},
-    {"scheduling.k8s.io", "v1alpha3", "podgroups", "PodGroup", "scheduling.k8s.io/v1alpha3"},
-    {"scheduling.k8s.io", "v1alpha1", "workloads", "Workload", "scheduling.k8s.io/v1alpha1"},
-    {"", "v1", "pods", "Pod", "v1"},
-};
-#define N_KINDS (sizeof KINDS / sizeof KINDS[0])
-enum { MAX_PLUGIN_KINDS = 16, MAX_KINDS = N_KINDS + MAX_PLUGIN_KINDS };
+/* The kinds of client/read_kinds.c, and as many the configuration's plugins
+ * register for. */
+#define N_KINDS LS_N_READ_KINDS
+#define KINDS LS_READ_KINDS
+enum { MAX_PLUGIN_KINDS = 16 };
 
 /* A custom resource a plugin registered for, with its strings. */
 typedef struct plugin_kind {
@@ -102,7 +77,7 @@ struct recorder {
     ls_map unbound_pods;       /* interned "ns/name" of unbound pods: their bindings are the reference */
     unsigned long n_objects, n_steps, n_bindings;
     bool write_failed;
-    kind_state kinds[MAX_KINDS];
+    kind_state *kinds;                          /* N_KINDS + MAX_PLUGIN_KINDS of them */
     uint32_t n_kinds;
     plugin_kind plugin_kinds[MAX_PLUGIN_KINDS]; /* custom resources of the configuration's plugins */
     uint32_t n_plugin_kinds;
@@ -534,6 +509,7 @@ static bool choose_kinds(recorder *r, ls_kclient *client, const char *config, ls
     ls_discovery *d = ls_discovery_fetch(client, err);
     if (!d)
         return false;
+    r->kinds = ls_xcalloc(N_KINDS + MAX_PLUGIN_KINDS, sizeof *r->kinds);
     for (size_t i = 0; i < N_KINDS; i++)
         add_kind(r, d, &KINDS[i]);
     bool ok = add_plugin_kinds(r, d, config, err);
@@ -687,6 +663,7 @@ static void say_not_served(const recorder *r)
 
 static void recorder_free_kinds(recorder *r)
 {
+    free(r->kinds);
     for (uint32_t i = 0; i < r->not_served.len; i++)
         free(LS_VEC_AT(&r->not_served, char *, i));
     for (uint32_t i = 0; i < r->not_recorded.len; i++)
