@@ -46,7 +46,7 @@ static int count_items(ls_api *a, const ls_api_resource *r, const char *ns)
 
 static bool discovery_has(const char *group, const char *version)
 {
-    cJSON *d = api_discovery_groups();
+    cJSON *d = api_discovery_groups(0);
     bool found = false;
     const cJSON *g;
     cJSON_ArrayForEach(g, cJSON_GetObjectItem(d, "groups")) {

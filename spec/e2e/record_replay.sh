@@ -5,12 +5,18 @@
 # simulate`: the initial objects, a Timeline of the changes at their times (no
 # step for the scheduler's own bindings or status writes), the bindings kept
 # apart, secrets of the pod spec scrubbed, and the replay's agreement with the
-# live scheduler.
+# live scheduler. Then a served cluster with what the recorder must hold beyond
+# pods and nodes (zonal WaitForFirstConsumer claims the served PV controller
+# provisions, a claim bound to a local volume, DRA claims, a PodGroup): the
+# replay of its recording agrees with the live scheduler on every binding; a
+# kind the scheduler reads but the recorder cannot record (metrics.k8s.io,
+# read by TargetLoadPacking) is named in the trace and by simulate and compare.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/serve_lib.bash"
 require_tool kubectl kubernetes-client
 F=spec/e2e/fixtures/record
 REC_PID=
+RUN_PID= SERVE_PID=
 trap 'kill "$REC_PID" "$RUN_PID" "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 
 serve_start "$F/cluster.yaml"
@@ -18,7 +24,7 @@ K=(kubectl --kubeconfig "$KUBECONFIG_FILE")
 
 record_start() { # record_start OUT [FLAGS...]
   local out=$1; shift
-  "$BIN" record --kubeconfig "$KUBECONFIG_FILE" -o "$out" "$@" 2> "$TMP/record.err" &
+  timeout 300 "$BIN" record --kubeconfig "$KUBECONFIG_FILE" -o "$out" "$@" 2> "$TMP/record.err" &
   REC_PID=$!
   for _ in $(seq 1 100); do grep -q '^recording:' "$TMP/record.err" && break; sleep 0.05; done
 }
@@ -56,7 +62,8 @@ delete Pod"
 ats=$(grep -o '"at": "[0-9]*ms"' <<<"$steps" | grep -o '[0-9]*')
 expect_eq "step times never go back" "$(sort -n <<<"$ats")" "$ats"
 expect_eq "no step carries a node for a pod the live scheduler bound" "$(grep -c '"nodeName"' <<<"$steps")" "0"
-expect_eq "the bindings, apart" "$(sed -n '/^kind: Bindings/,$p' "$T" | grep '^- ' | sed -E 's/, "at": "[0-9]+ms"//')" \
+# (sorted: the two bindings complete in either order on a busy machine)
+expect_eq "the bindings, apart" "$(sed -n '/^kind: Bindings/,$p' "$T" | grep '^- ' | sed -E 's/, "at": "[0-9]+ms"//' | sort)" \
 '- {"pod": "default/a", "node": "n2"}
 - {"pod": "default/b", "node": "n2"}'
 expect_eq "env values, annotations and managed fields scrubbed" \
@@ -101,4 +108,82 @@ expect_contains "unreadable kubeconfig" "$("$BIN" record -o "$TMP/x.yaml" --kube
   "/nonexistent"
 
 serve_stop
+
+# ---- volumes, DRA claims and a PodGroup: the replay agrees on every binding
+GANG=$TMP/gang.yaml
+{ printf 'clientConnection: {kubeconfig: %s}\n' "$TMP/serve.kubeconfig"; cat profiles/examples/gang-scheduling.yaml; } > "$GANG"
+serve_start "$F/mixed.yaml"
+K=(kubectl --kubeconfig "$KUBECONFIG_FILE")
+record_start "$TMP/mixed-trace.yaml" --config "$GANG"
+run_start --config "$GANG" --seed 7
+# The live scheduler must be watching before the first pod is created (pods it
+# would find in its first list arrive in the API server's list order, by name).
+for _ in $(seq 1 600); do
+  grep -q 'Caches are synced' "$TMP/run.err" && { ! grep -q 'Attempting to acquire' "$TMP/run.err" ||
+    grep -q 'Successfully acquired lease' "$TMP/run.err"; } && break
+  sleep 0.1
+done
+# One pod at a time, so that the live scheduler and the replay see the same order of arrival.
+n=$(grep -c '^---' "$F/mixed-pods.yaml")
+for i in $(seq 1 "$n"); do
+  awk -v n="$i" 'BEGIN { RS = "---\n" } NR == n + 1' "$F/mixed-pods.yaml" | "${K[@]}" create -f - >/dev/null
+done
+wait_bound 9 60 || echo "FAIL: not every pod was bound within 60 s"
+sleep 0.3
+run_stop
+record_stop
+expect_eq "record (mixed): exit 0" "$REC_RC" "0"
+expect_contains "record: says what the server does not serve" "$(cat "$TMP/record.err")" \
+  "not served by the API server (nothing to record): podgroups.v1alpha3.scheduling.k8s.io, workloads.v1alpha1.scheduling.k8s.io"
+serve_stop
+T=$TMP/mixed-trace.yaml
+for kind in PersistentVolumeClaim PersistentVolume StorageClass CSINode CSIDriver DeviceClass ResourceSlice \
+            ResourceClaim PodGroup; do
+  expect_contains "the recording holds $kind objects" "$(grep -o "\"kind\":\"$kind\"" "$T" | head -1)" "\"kind\":\"$kind\""
+done
+expect_eq "the provisioned volumes are timeline steps" \
+  "$(sed -n '/^kind: Timeline/,/^---/p' "$T" | grep '"create"' | grep -c '"kind":"PersistentVolume"')" "2"
+expect_eq "the claims' allocations are timeline steps" \
+  "$(sed -n '/^kind: Timeline/,/^---/p' "$T" | grep '"update"' | grep -c '"kind":"ResourceClaim"')" "2"
+out=$(timeout 120 "$BIN" simulate "$T" --config profiles/examples/gang-scheduling.yaml --seed 7 2>&1)
+expect_eq "replay (mixed): exit 0" "$?" "0"
+expect_contains "replay (mixed): agreement on every binding" "$out" \
+  "agreement: the live scheduler put 100.0% of pods on the same node (9 of 9 recorded bindings)"
+expect_eq "replay (mixed): no step skipped" "$(grep -c 'step skipped' <<<"$out")" "0"
+expect_eq "replay (mixed): nothing named as not recorded" "$(grep -c 'not recorded' <<<"$out")" "0"
+
+# ---- the custom resources --config's plugins register for: Coscheduling's scheduler-plugins PodGroups
+serve_start spec/e2e/fixtures/gangs-served.yaml
+record_start "$TMP/cosched.yaml" --config profiles/examples/coscheduling.yaml --duration 1s
+wait "$REC_PID"; REC_PID=
+record_start "$TMP/default.yaml" --duration 1s
+wait "$REC_PID"; REC_PID=
+serve_stop
+sp='"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup"'
+expect_eq "Coscheduling's PodGroups are recorded with its configuration" "$(grep -c "$sp" "$TMP/cosched.yaml")" "2"
+expect_eq "and not without it" "$(grep -c "$sp" "$TMP/default.yaml")" "0"
+expect_eq "the Workload API's PodGroups are recorded in both" \
+  "$(grep -c '"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup"' "$TMP/default.yaml")" "2"
+
+# ---- what the recorder cannot record is named in the trace, by simulate and by compare
+TLP=$TMP/tlp.yaml
+{ printf 'clientConnection: {kubeconfig: %s}\n' "$TMP/serve.kubeconfig"; cat spec/scenarios/profile-target-load-packing.yaml; } > "$TLP"
+serve_start "$F/mixed.yaml"
+record_start "$TMP/tlp-trace.yaml" --config "$TLP" --duration 1s
+wait "$REC_PID"; REC_PID=
+serve_stop
+T=$TMP/tlp-trace.yaml
+why="metrics.k8s.io serves no watch and its values change with every scrape: a replay reads no metrics"
+expect_eq "the trace names NodeMetrics as not recorded" "$(sed -n '/^notRecorded:/,$p' "$T")" \
+"notRecorded:
+- {\"kind\":\"NodeMetrics\",\"reason\":\"$why\"}"
+expect_contains "record says so" "$(cat "$TMP/record.err")" "  NodeMetrics: $why"
+expect_contains "simulate reports it" "$(timeout 60 "$BIN" simulate "$T" 2>&1)" \
+  "not recorded (the live scheduler read them, this replay did not): NodeMetrics: $why"
+expect_contains "compare reports it" \
+  "$(timeout 120 "$BIN" compare "$T" --config default --config spec/e2e/fixtures/compare/most-allocated.yaml 2>&1)" \
+  "not recorded (the live scheduler read them, the replays did not): NodeMetrics: $why"
+expect_eq "compare's JSON names it" \
+  "$(timeout 120 "$BIN" compare "$T" --config default --config default --output json 2>/dev/null | jq -r .notRecorded)" \
+  "NodeMetrics: $why"
 [ "$failures" -eq 0 ]

@@ -155,6 +155,14 @@ char *ls_config_format(const ls_config *cfg, bool json, ls_error *err);
 void ls_config_free(ls_config *cfg);
 /* Whether upstream's default plugin `name` is in the built-in default profile. */
 bool ls_config_default_enabled(const char *name);
+/* Plugins the API server cannot serve (config_available.c): expansion leaves
+ * such a plugin out of the default multiPoint set, as upstream does with a
+ * plugin whose feature gate is off, and a profile enabling it explicitly is a
+ * problem naming the plugin and `api`, the group version it needs.
+ * Process-wide, set before the configuration is expanded. */
+void ls_config_set_unavailable(const char *plugin, const char *api);
+void ls_config_clear_unavailable(void);
+const char *ls_config_unavailable_api(ls_str plugin);   /* NULL: available */
 int32_t ls_config_profile_index(const ls_config *cfg, ls_str scheduler_name);  /* -1 if none */
 
 #endif

@@ -190,6 +190,13 @@ bool ls_scheduler_holds_event_objects(const ls_scheduler *s);
 /* The custom resources ("plural.version.group") plugins registered events
  * for, at most cap of them; the names stay valid for the process. */
 uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, uint32_t cap);
+/* The same per plugin: the (profile, plugin, custom resource) triples of the
+ * events tables, each once, at most cap; the names stay valid for the process. */
+typedef struct ls_custom_use {
+    uint32_t profile;
+    const char *plugin, *resource;
+} ls_custom_use;
+uint32_t ls_scheduler_custom_uses(const ls_scheduler *s, ls_custom_use *out, uint32_t cap);
 uint64_t ls_scheduler_now_ms(const ls_scheduler *s);
 
 /* The HTTP extenders' part of the last cycle, when tracing (explain, JSON

@@ -317,6 +317,8 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
         }
         rep->n_nodes = ls_cluster_num_nodes(c);
         rep->has_reference = ls_cluster_agreement(c, &out->agree_same, &out->agree_recorded);
+        if (!rep->not_recorded && ls_cluster_not_recorded(c))
+            rep->not_recorded = ls_xstrdup(ls_cluster_not_recorded(c));
         final_state(&x, s);
         ls_scheduler_free(s);
     }
@@ -501,6 +503,7 @@ int ls_cli_compare(int argc, char **argv)
         free(rep.policy[p].runs);
     }
     free(rep.diffs);
+    free(rep.not_recorded);
     return rc;
 }
 

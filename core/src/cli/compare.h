@@ -77,6 +77,7 @@ typedef struct cmp_report {
     uint32_t n_diffs;
     uint32_t seed_moves[2]; /* pods each policy places differently between its seeds 0 and 1 */
     bool has_reference;     /* the trace holds a recording's Bindings */
+    char *not_recorded;     /* what the recording names as not recorded, "KIND: reason; ..."; NULL: none */
 } cmp_report;
 
 /* One line of the report: its JSON key, its label, its unit ("", "s", or "%"

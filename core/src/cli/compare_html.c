@@ -232,6 +232,11 @@ static void summary_table(FILE *out, const cmp_report *r)
     if (r->has_reference)
         summary_row(out, r, cmp_agreement_metric());
     fputs("</tbody></table>\n", out);
+    if (r->not_recorded) {
+        fputs("<p id=\"not-recorded\">Not recorded (the live scheduler read them, the replays did not): ", out);
+        esc(out, r->not_recorded);
+        fputs("</p>\n", out);
+    }
 }
 
 static void diff_table(FILE *out, const cmp_report *r)

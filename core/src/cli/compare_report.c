@@ -97,6 +97,8 @@ void cmp_report_text(const cmp_report *r, FILE *out)
         cmp_format_metric(b, sizeof b, &AGREEMENT, cmp_mean_over_seeds(&r->policy[1], AGREEMENT.get));
         fprintf(out, "%-44s %14s %14s\n", AGREEMENT.label, a, b);
     }
+    if (r->not_recorded)
+        fprintf(out, "not recorded (the live scheduler read them, the replays did not): %s\n", r->not_recorded);
     for (int p = 0; p < 2; p++) {
         const cmp_run *run = &r->policy[p].runs[0];
         fprintf(out, "\npods per zone, %c (seed 0):", "AB"[p]);
@@ -173,6 +175,8 @@ cJSON *cmp_report_json(const cmp_report *r)
     cJSON_AddStringToObject(root, "trace", r->trace);
     cJSON_AddNumberToObject(root, "nodes", r->n_nodes);
     cJSON_AddNumberToObject(root, "timelineSeconds", r->span_s);
+    if (r->not_recorded)
+        cJSON_AddStringToObject(root, "notRecorded", r->not_recorded);
     cJSON *pols = cJSON_AddArrayToObject(root, "policies");
     for (int p = 0; p < 2; p++) {
         cJSON *pj = cJSON_CreateObject();

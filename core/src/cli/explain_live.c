@@ -11,8 +11,10 @@
  */
 #include "cli/cli.h"
 #include "cli/explain_hints.h"
+#include "client/api_needs.h"
 #include "client/http.h"
 #include "client/kubeconfig.h"
+#include "client/read_kinds.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -24,25 +26,12 @@ typedef struct live_opts {
     char ns[256], name[256];
 } live_opts;
 
-/* What the scheduler reads, as `luasched run`'s informers list it. Kinds the
- * server does not serve (404) are left out. */
-static const struct {
-    const char *path, *kind, *api_version;
-} KINDS[] = {
-    {"/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass", "scheduling.k8s.io/v1"},
-    {"/api/v1/namespaces", "Namespace", "v1"},
-    {"/api/v1/nodes", "Node", "v1"},
-    {"/api/v1/services", "Service", "v1"},
-    {"/api/v1/replicationcontrollers", "ReplicationController", "v1"},
-    {"/apis/apps/v1/replicasets", "ReplicaSet", "apps/v1"},
-    {"/apis/apps/v1/statefulsets", "StatefulSet", "apps/v1"},
-    {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"},
-    {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", "v1"},
-    {"/api/v1/persistentvolumes", "PersistentVolume", "v1"},
-    {"/apis/storage.k8s.io/v1/storageclasses", "StorageClass", "storage.k8s.io/v1"},
-    {"/apis/storage.k8s.io/v1/csinodes", "CSINode", "storage.k8s.io/v1"},
-    {"/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed", "Pod", "v1"},
-};
+/* What the scheduler reads (client/read_kinds.c), as `luasched run`'s
+ * informers list it: pods that are not terminal. Kinds the server does not
+ * serve (its discovery) are left out; so is DynamicResources when
+ * resource.k8s.io/v1 is (client/api_needs.c), as in run. */
+#define KINDS LS_READ_KINDS
+#define POD_QUERY "?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
 
 static void live_usage(FILE *out)
 {
@@ -165,12 +154,17 @@ static bool add_items(live_read *r, cJSON *list, size_t k, const live_opts *lo)
 }
 
 /* One JSON List of every object, one a line. */
-static bool read_cluster(ls_kclient *client, const live_opts *lo, live_read *r, ls_error *err)
+static bool read_cluster(ls_kclient *client, ls_discovery *d, const live_opts *lo, live_read *r, ls_error *err)
 {
     append(r, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
-    for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++) {
+    for (size_t k = 0; k < LS_N_READ_KINDS; k++) {
+        if (!ls_discovery_serves(d, KINDS[k].group, KINDS[k].version, KINDS[k].resource))
+            continue;
+        char path[400];
+        snprintf(path, sizeof path, "%s%s/%s/%s%s", *KINDS[k].group ? "/apis/" : "/api", KINDS[k].group,
+                 KINDS[k].version, KINDS[k].resource, strcmp(KINDS[k].kind, "Pod") == 0 ? POD_QUERY : "");
         ls_kresponse resp;
-        if (!ls_kclient_request(client, "GET", KINDS[k].path, NULL, NULL, 0, &resp, err)) {
+        if (!ls_kclient_request(client, "GET", path, NULL, NULL, 0, &resp, err)) {
             ls_kresponse_free(&resp);
             return false;
         }
@@ -180,7 +174,7 @@ static bool read_cluster(ls_kclient *client, const live_opts *lo, live_read *r, 
         }
         cJSON *list = resp.status == 200 ? cJSON_Parse(resp.body) : NULL;
         if (!list) {
-            bool ok = ls_errorf(err, "GET %s: HTTP %ld: %.200s", KINDS[k].path, resp.status,
+            bool ok = ls_errorf(err, "GET %s: HTTP %ld: %.200s", path, resp.status,
                                 resp.body ? resp.body : "");
             ls_kresponse_free(&resp);
             return ok;
@@ -293,7 +287,13 @@ int ls_cli_explain_live(int argc, char **argv)
     }
     ls_kclient *client = ls_kclient_new(&kc, &(ls_kclient_options){0}, &err);
     live_read r = {0};
-    bool ok = client && read_cluster(client, &lo, &r, &err);
+    ls_discovery *d = client ? ls_discovery_fetch(client, &err) : NULL;
+    if (d) {
+        ls_api_needs_apply(d);   /* the explanation runs what run would run against this server */
+        ls_discovery_warn(d);
+    }
+    bool ok = d && read_cluster(client, d, &lo, &r, &err);
+    ls_discovery_free(d);
     ls_kclient_free(client);
     if (!ok) {
         fprintf(stderr, "luasched explain: %s: %s\n", kc.server, err.msg);

@@ -15,12 +15,26 @@
  * commands, probes, most status) unless --keep-all. Steps and bindings are
  * streamed to files beside the output while recording and appended when it
  * stops: memory holds the informers' current state, never the history.
+ *
+ * What is recorded: every kind the scheduler reads (client/read_kinds.c:
+ * the default, volume and DRA plugins' kinds and gang scheduling's PodGroups
+ * and Workloads) and the custom resources the configuration's plugins
+ * register for (--config), each when the API server serves it (its
+ * discovery, client/discovery.c). What the scheduler reads but the recording
+ * cannot hold (metrics.k8s.io, which has no watch; a kind whose list kept
+ * failing) is named in the Bindings document's notRecorded list, which
+ * `luasched simulate` and `compare` report (docs/policy-lab/recording.md).
  */
 #include "cli/cli.h"
+#include "client/discovery.h"
 #include "client/http.h"
 #include "client/informer.h"
 #include "client/kubeconfig.h"
+#include "client/read_kinds.h"
+#include "luasched/config.h"
 #include "luasched/map.h"
+#include "luasched/model.h"
+#include "luasched/scheduler.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -31,23 +45,19 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct kind_spec {
-    const char *group, *version, *resource, *kind, *api_version;
-} kind_spec;
+typedef ls_read_kind kind_spec;
 
-/* The kinds the scheduler reads (model/objects.c and the decoder). */
-static const kind_spec KINDS[] = {
-    {"", "v1", "namespaces", "Namespace", "v1"},
-    {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", "scheduling.k8s.io/v1"},
-    {"", "v1", "nodes", "Node", "v1"},
-    {"", "v1", "services", "Service", "v1"},
-    {"", "v1", "replicationcontrollers", "ReplicationController", "v1"},
-    {"apps", "v1", "replicasets", "ReplicaSet", "apps/v1"},
-    {"apps", "v1", "statefulsets", "StatefulSet", "apps/v1"},
-    {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"},
-    {"", "v1", "pods", "Pod", "v1"},
-};
-#define N_KINDS (sizeof KINDS / sizeof KINDS[0])
+/* The kinds of client/read_kinds.c, and as many the configuration's plugins
+ * register for. */
+#define N_KINDS LS_N_READ_KINDS
+#define KINDS LS_READ_KINDS
+enum { MAX_PLUGIN_KINDS = 16 };
+
+/* A custom resource a plugin registered for, with its strings. */
+typedef struct plugin_kind {
+    kind_spec spec;
+    char group[128], version[64], resource[128], kind[128], api_version[200];
+} plugin_kind;
 
 typedef struct recorder recorder;
 
@@ -67,7 +77,12 @@ struct recorder {
     ls_map unbound_pods;       /* interned "ns/name" of unbound pods: their bindings are the reference */
     unsigned long n_objects, n_steps, n_bindings;
     bool write_failed;
-    kind_state kinds[N_KINDS];
+    kind_state *kinds;                          /* N_KINDS + MAX_PLUGIN_KINDS of them */
+    uint32_t n_kinds;
+    plugin_kind plugin_kinds[MAX_PLUGIN_KINDS]; /* custom resources of the configuration's plugins */
+    uint32_t n_plugin_kinds;
+    ls_vec not_served;                          /* char *: "plural.version.group" not served, nothing to record */
+    ls_vec not_recorded;                        /* cJSON *: {kind, reason} the scheduler reads, not recorded */
 };
 
 /* ---- scrubbing */
@@ -285,6 +300,7 @@ static void on_delete(void *ud, const cJSON *obj)
     kind_state *ks = ud;
     recorder *r = ks->rec;
     cJSON *ref = cJSON_CreateObject();
+    cJSON_AddStringToObject(ref, "apiVersion", ks->spec->api_version);   /* names a custom kind */
     cJSON_AddStringToObject(ref, "kind", ks->spec->kind);
     cJSON *meta = cJSON_AddObjectToObject(ref, "metadata");
     if (meta_str(obj, "namespace")[0])
@@ -310,6 +326,7 @@ static void on_synced(void *ud)
 
 typedef struct record_opts {
     const char *out, *kubeconfig, *master, *context;
+    const char *config;        /* whose plugins' custom resources are recorded too; NULL: the default */
     uint64_t duration_ms;      /* 0: until SIGINT/SIGTERM */
     bool keep_all;
 } record_opts;
@@ -330,6 +347,9 @@ static void record_usage(FILE *out)
             "  --kubeconfig FILE    kubeconfig (default: in-cluster configuration)\n"
             "  --master URL         the API server's address (overrides the kubeconfig's)\n"
             "  --context NAME       the kubeconfig context (default: its current-context)\n"
+            "  --config FILE        the KubeSchedulerConfiguration whose plugins' custom resources are recorded\n"
+            "                       too, and whose metrics reads are reported as not recorded (default: the\n"
+            "                       built-in default profile)\n"
             "  --duration D         stop after D (\"90s\", \"10m\", \"2h\"); default: at SIGINT or SIGTERM\n"
             "  --keep-all           keep annotations, env, commands, probes and status\n"
             "  -h, --help           this help\n");
@@ -351,11 +371,12 @@ static bool parse_duration_flag(const char *text, uint64_t *ms)
 
 static int parse_opts(int argc, char **argv, record_opts *o)
 {
-    enum { OPT_KUBECONFIG = 256, OPT_MASTER, OPT_CONTEXT, OPT_DURATION, OPT_KEEP_ALL };
+    enum { OPT_KUBECONFIG = 256, OPT_MASTER, OPT_CONTEXT, OPT_DURATION, OPT_KEEP_ALL, OPT_CONFIG };
     static const struct option longopts[] = {
         {"out", required_argument, NULL, 'o'},          {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
         {"master", required_argument, NULL, OPT_MASTER}, {"context", required_argument, NULL, OPT_CONTEXT},
         {"duration", required_argument, NULL, OPT_DURATION}, {"keep-all", no_argument, NULL, OPT_KEEP_ALL},
+        {"config", required_argument, NULL, OPT_CONFIG},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -368,6 +389,7 @@ static int parse_opts(int argc, char **argv, record_opts *o)
         case OPT_MASTER: o->master = optarg; break;
         case OPT_CONTEXT: o->context = optarg; break;
         case OPT_KEEP_ALL: o->keep_all = true; break;
+        case OPT_CONFIG: o->config = optarg; break;
         case OPT_DURATION:
             if (!parse_duration_flag(optarg, &o->duration_ms)) {
                 fprintf(stderr, "luasched record: --duration: expected a duration such as 90s, 10m or 2h, got "
@@ -399,14 +421,109 @@ static FILE *open_side_file(const char *out, const char *suffix, char **path)
     return fopen(*path, "w+");
 }
 
+/* ---- what to record */
+
+static void note_not_recorded(recorder *r, const char *kind, const char *reason)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", kind);
+    cJSON_AddStringToObject(o, "reason", reason);
+    *(cJSON **)ls_vec_push(&r->not_recorded) = o;
+}
+
+/* A kind is recorded when the server serves it; else it is only named. */
+static void add_kind(recorder *r, ls_discovery *d, const kind_spec *k)
+{
+    if (ls_discovery_serves(d, k->group, k->version, k->resource)) {
+        r->kinds[r->n_kinds++].spec = k;
+        return;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%s.%s%s%s", k->resource, k->version, *k->group ? "." : "", k->group);
+    *(char **)ls_vec_push(&r->not_served) = ls_xstrdup(name);
+}
+
+static bool in_fixed_list(const char *group, const char *version, const char *resource)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (strcmp(KINDS[i].group, group) == 0 && strcmp(KINDS[i].version, version) == 0 &&
+            strcmp(KINDS[i].resource, resource) == 0)
+            return true;
+    return false;
+}
+
+/* "plural.version.group" of a plugin's events table, recorded under the kind
+ * discovery gives it. */
+static void add_plugin_kind(recorder *r, ls_discovery *d, const char *name)
+{
+    const char *dot1 = strchr(name, '.'), *dot2 = dot1 ? strchr(dot1 + 1, '.') : NULL;
+    if (!dot2 || r->n_plugin_kinds == MAX_PLUGIN_KINDS)
+        return;
+    plugin_kind *p = &r->plugin_kinds[r->n_plugin_kinds];
+    snprintf(p->resource, sizeof p->resource, "%.*s", (int)(dot1 - name), name);
+    snprintf(p->version, sizeof p->version, "%.*s", (int)(dot2 - dot1 - 1), dot1 + 1);
+    snprintf(p->group, sizeof p->group, "%s", dot2 + 1);
+    if (in_fixed_list(p->group, p->version, p->resource))
+        return;
+    const char *kind = ls_discovery_kind(d, p->group, p->version, p->resource);
+    snprintf(p->kind, sizeof p->kind, "%s", kind ? kind : p->resource);
+    snprintf(p->api_version, sizeof p->api_version, "%s/%.*s", dot2 + 1, (int)(dot2 - dot1 - 1), dot1 + 1);
+    p->spec = (kind_spec){p->group, p->version, p->resource, p->kind, p->api_version};
+    r->n_plugin_kinds++;
+    add_kind(r, d, &p->spec);
+}
+
+/* The configuration's plugins, loaded as run loads them: the custom
+ * resources they register for are recorded; metrics.k8s.io, which they read
+ * when they declare NodeMetrics or PodMetrics, cannot be. */
+static bool add_plugin_kinds(recorder *r, ls_discovery *d, const char *config, ls_error *err)
+{
+    ls_config cfg;
+    if (!ls_config_load(&cfg, config, err)) {
+        ls_error why = *err;
+        ls_config_free(&cfg);
+        return ls_errorf(err, "--config %s: %s", config, why.msg);
+    }
+    ls_sched_options so = {0};
+    ls_sched_source none = {0};
+    ls_scheduler *s = ls_scheduler_new(&cfg, &so, &none, err);   /* takes cfg */
+    if (!s)
+        return false;
+    const char *custom[MAX_PLUGIN_KINDS];
+    uint32_t n = ls_scheduler_custom_resources(s, custom, MAX_PLUGIN_KINDS);
+    for (uint32_t i = 0; i < n; i++)
+        add_plugin_kind(r, d, custom[i]);
+    uint32_t wanted = ls_model_wanted();
+    static const char *const why =
+        "metrics.k8s.io serves no watch and its values change with every scrape: a replay reads no metrics";
+    if ((wanted & LS_WANT_NODE_METRICS) && ls_discovery_serves(d, "metrics.k8s.io", "v1beta1", "nodes"))
+        note_not_recorded(r, "NodeMetrics", why);
+    if ((wanted & LS_WANT_POD_METRICS) && ls_discovery_serves(d, "metrics.k8s.io", "v1beta1", "pods"))
+        note_not_recorded(r, "PodMetrics", why);
+    ls_scheduler_free(s);
+    return true;
+}
+
+static bool choose_kinds(recorder *r, ls_kclient *client, const char *config, ls_error *err)
+{
+    ls_discovery *d = ls_discovery_fetch(client, err);
+    if (!d)
+        return false;
+    r->kinds = ls_xcalloc(N_KINDS + MAX_PLUGIN_KINDS, sizeof *r->kinds);
+    for (size_t i = 0; i < N_KINDS; i++)
+        add_kind(r, d, &KINDS[i]);
+    bool ok = add_plugin_kinds(r, d, config, err);
+    ls_discovery_free(d);
+    return ok;
+}
+
 static bool start_informers(recorder *r, ls_kclient *client, ls_error *err)
 {
-    for (size_t i = 0; i < N_KINDS; i++) {
+    for (size_t i = 0; i < r->n_kinds; i++) {
         kind_state *ks = &r->kinds[i];
         ks->rec = r;
-        ks->spec = &KINDS[i];
-        ls_informer_options io = {.group = KINDS[i].group, .version = KINDS[i].version,
-                                  .resource = KINDS[i].resource};
+        const kind_spec *k = ks->spec;
+        ls_informer_options io = {.group = k->group, .version = k->version, .resource = k->resource};
         ls_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
                                   .on_synced = on_synced, .ud = ks};
         ks->inf = ls_informer_new(client, &io, &h, err);
@@ -418,7 +535,7 @@ static bool start_informers(recorder *r, ls_kclient *client, ls_error *err)
 
 static void stop_informers(recorder *r)
 {
-    for (size_t i = 0; i < N_KINDS; i++)
+    for (size_t i = 0; i < r->n_kinds; i++)
         if (r->kinds[i].inf) {
             ls_informer_stop(r->kinds[i].inf);
             ls_informer_free(r->kinds[i].inf);
@@ -441,10 +558,46 @@ static void append_section(recorder *r, FILE *side, const char *header, const ch
             r->write_failed = true;
 }
 
+/* A kind whose first list never came (forbidden, failing): not recorded,
+ * with its informer's last error. Before the informers stop. */
+static void note_unsynced(recorder *r)
+{
+    for (size_t i = 0; i < r->n_kinds; i++) {
+        if (!r->kinds[i].inf || ls_informer_has_synced(r->kinds[i].inf))
+            continue;
+        ls_informer_stats st;
+        ls_informer_get_stats(r->kinds[i].inf, &st);
+        char reason[700];
+        snprintf(reason, sizeof reason, "its list never succeeded while recording (%s)",
+                 st.last_error[0] ? st.last_error : "no answer");
+        note_not_recorded(r, r->kinds[i].spec->kind, reason);
+    }
+}
+
+/* The Bindings document's notRecorded list, and the same on stderr. */
+static void write_not_recorded(recorder *r)
+{
+    if (!r->not_recorded.len)
+        return;
+    write_text(r, r->out, "notRecorded:\n");
+    fprintf(stderr, "not recorded (the scheduler reads them, a replay does not see them):\n");
+    for (uint32_t i = 0; i < r->not_recorded.len; i++) {
+        cJSON *o = LS_VEC_AT(&r->not_recorded, cJSON *, i);
+        char *text = cJSON_PrintUnformatted(o);
+        write_text(r, r->out, "- ");
+        write_text(r, r->out, text);
+        write_text(r, r->out, "\n");
+        free(text);
+        fprintf(stderr, "  %s: %s\n", cJSON_GetObjectItemCaseSensitive(o, "kind")->valuestring,
+                cJSON_GetObjectItemCaseSensitive(o, "reason")->valuestring);
+    }
+}
+
 static int finish(recorder *r, const record_opts *o)
 {
-    append_section(r, r->steps, "---\napiVersion: luasched.io/v1alpha1\nkind: Timeline\nsteps:\n", "[]\n");
-    append_section(r, r->bindings, "---\napiVersion: luasched.io/v1alpha1\nkind: Bindings\nbindings:\n", "[]\n");
+    append_section(r, r->steps, "---\napiVersion: luasched.io/v1alpha1\nkind: Timeline\nsteps:\n", "  []\n");
+    append_section(r, r->bindings, "---\napiVersion: luasched.io/v1alpha1\nkind: Bindings\nbindings:\n", "  []\n");
+    write_not_recorded(r);
     if (fclose(r->out) != 0)
         r->write_failed = true;
     fclose(r->steps);
@@ -462,28 +615,61 @@ static int finish(recorder *r, const record_opts *o)
 
 static bool all_synced(recorder *r)
 {
-    for (size_t i = 0; i < N_KINDS; i++)
+    for (size_t i = 0; i < r->n_kinds; i++)
         if (!ls_informer_has_synced(r->kinds[i].inf))
             return false;
     return true;
 }
 
+/* After this long, a kind still not listed is said while recording goes on. */
+#define UNSYNCED_REPORT_S 30.0
+
 /* Says when every kind has been listed (the initial state is written; from
- * then on changes are steps), then waits for the duration or a signal. */
+ * then on changes are steps), or after UNSYNCED_REPORT_S which kinds are not,
+ * then waits for the duration or a signal. */
 static void wait_for_stop(recorder *r, const record_opts *o)
 {
     static volatile sig_atomic_t stop, reload;
     ls_cli_trap_signals(&stop, &reload);
     bool said = false;
     while (!stop && (o->duration_ms == 0 || (now_s() - r->t0) * 1000.0 < (double)o->duration_ms)) {
-        if (!said && all_synced(r)) {
+        bool synced = all_synced(r);
+        if (!said && (synced || now_s() - r->t0 > UNSYNCED_REPORT_S)) {
             pthread_mutex_lock(&r->lock);
             fprintf(stderr, "recording: %lu objects listed; changes from now on are timeline steps\n", r->n_objects);
             pthread_mutex_unlock(&r->lock);
+            for (size_t i = 0; i < r->n_kinds && !synced; i++) {
+                ls_informer_stats st;
+                ls_informer_get_stats(r->kinds[i].inf, &st);
+                if (!ls_informer_has_synced(r->kinds[i].inf))
+                    fprintf(stderr, "recording: %s not listed yet (%s)\n", r->kinds[i].spec->kind,
+                            st.last_error[0] ? st.last_error : "no answer");
+            }
             said = true;
         }
         usleep(20000);
     }
+}
+
+static void say_not_served(const recorder *r)
+{
+    if (!r->not_served.len)
+        return;
+    fprintf(stderr, "not served by the API server (nothing to record):");
+    for (uint32_t i = 0; i < r->not_served.len; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", LS_VEC_AT(&r->not_served, char *, i));
+    fprintf(stderr, "\n");
+}
+
+static void recorder_free_kinds(recorder *r)
+{
+    free(r->kinds);
+    for (uint32_t i = 0; i < r->not_served.len; i++)
+        free(LS_VEC_AT(&r->not_served, char *, i));
+    for (uint32_t i = 0; i < r->not_recorded.len; i++)
+        cJSON_Delete(LS_VEC_AT(&r->not_recorded, cJSON *, i));
+    ls_vec_free(&r->not_served);
+    ls_vec_free(&r->not_recorded);
 }
 
 int ls_cli_record(int argc, char **argv)
@@ -504,7 +690,10 @@ int ls_cli_record(int argc, char **argv)
     recorder r = {.keep_all = o.keep_all};
     pthread_mutex_init(&r.lock, NULL);
     ls_map_init(&r.unbound_pods);
-    if (client) {
+    ls_vec_init(&r.not_served, sizeof(char *));
+    ls_vec_init(&r.not_recorded, sizeof(cJSON *));
+    bool chosen = client && choose_kinds(&r, client, o.config, &err);
+    if (chosen) {
         r.out = fopen(o.out, "w");
         r.steps = r.out ? open_side_file(o.out, ".steps", &r.steps_path) : NULL;
         r.bindings = r.steps ? open_side_file(o.out, ".bindings", &r.bindings_path) : NULL;
@@ -512,6 +701,9 @@ int ls_cli_record(int argc, char **argv)
     if (!client) {
         fprintf(stderr, "luasched record: %s\n", err.msg);
         rc = LS_EXIT_USAGE;
+    } else if (!chosen) {
+        fprintf(stderr, "luasched record: %s\n", err.msg);
+        rc = LS_EXIT_FAILURE;
     } else if (!r.bindings) {
         fprintf(stderr, "luasched record: -o %s: %s\n", o.out, strerror(errno));
         rc = LS_EXIT_USAGE;
@@ -524,7 +716,9 @@ int ls_cli_record(int argc, char **argv)
         } else {
             wait_for_stop(&r, &o);
         }
+        note_unsynced(&r);
         stop_informers(&r);
+        say_not_served(&r);
         int frc = finish(&r, &o);
         rc = rc ? rc : frc;
         r.out = r.steps = NULL;
@@ -538,6 +732,7 @@ int ls_cli_record(int argc, char **argv)
     free(r.steps_path);
     free(r.bindings_path);
     ls_map_free(&r.unbound_pods);
+    recorder_free_kinds(&r);
     pthread_mutex_destroy(&r.lock);
     if (client)
         ls_kclient_free(client);

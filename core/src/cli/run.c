@@ -8,6 +8,7 @@
  * stopped, in-flight writes finished or failed, every Lua state closed.
  */
 #include "cli/cli.h"
+#include "client/api_needs.h"
 #include "client/kcluster.h"
 #include "client/kubeconfig.h"
 #include "client/leader.h"
@@ -396,6 +397,7 @@ typedef struct run_state {
     ls_health_state health;
     ls_kclient *client, *events_client;   /* events have their own client, as kube-scheduler's */
     ls_kcluster *kc;
+    ls_discovery *discovery;                /* what the server serves (client/api_needs.h) */
     long stop_timeout_ms;
     ls_leader *leader;
     ls_health_server *server;
@@ -533,8 +535,11 @@ static bool connect_client(const run_opts *o, const ls_config *cfg, run_state *r
 
 static bool build_scheduler(const run_opts *o, ls_config *cfg, run_state *r, ls_error *err)
 {
-    ls_kcluster_options ko = {.events_client = r->events_client};
-    r->kc = ls_kcluster_new(r->client, &ko, err);
+    r->discovery = ls_discovery_fetch(r->client, err);
+    if (r->discovery)
+        ls_api_needs_apply(r->discovery);
+    ls_kcluster_options ko = {.events_client = r->events_client, .discovery = r->discovery};
+    r->kc = r->discovery ? ls_kcluster_new(r->client, &ko, err) : NULL;
     if (!r->kc) {
         ls_config_free(cfg);
         return false;
@@ -552,14 +557,19 @@ static bool build_scheduler(const run_opts *o, ls_config *cfg, run_state *r, ls_
         return false;
     r->metrics = ls_metrics_new();
     ls_scheduler_set_metrics(r->sched, r->metrics);
+    if (!ls_api_needs_check(r->discovery, r->sched, err))
+        return false;
     const char *custom[16];
     uint32_t n = ls_scheduler_custom_resources(r->sched, custom, 16);
     for (uint32_t i = 0; i < n; i++)
         if (!ls_kcluster_watch_custom(r->kc, custom[i], err))
             return false;
     uint32_t wanted = ls_model_wanted();
-    return ls_kcluster_poll_metrics(r->kc, (wanted & LS_WANT_NODE_METRICS) != 0, (wanted & LS_WANT_POD_METRICS) != 0,
-                                    o->metrics_poll_ns / 1000000, err);
+    if (!ls_kcluster_poll_metrics(r->kc, (wanted & LS_WANT_NODE_METRICS) != 0, (wanted & LS_WANT_POD_METRICS) != 0,
+                                  o->metrics_poll_ns / 1000000, err))
+        return false;
+    ls_discovery_warn(r->discovery);
+    return true;
 }
 
 /* --shadow: the candidate's own scheduler (its plugins and luasched section,
@@ -627,6 +637,7 @@ static void stop_all(run_state *r)
     ls_health_server_stop(r->server);
     ls_scheduler_free(r->sched);          /* closes every Lua state */
     ls_kcluster_free(r->kc);
+    ls_discovery_free(r->discovery);
     ls_leader_free(r->leader);
     ls_delegated_auth_free(r->auth);
     ls_kclient_free(r->authn_client);
@@ -660,6 +671,13 @@ static int schedule(const run_opts *o, run_state *r)
         fprintf(stderr, "luasched run: %s\n", err.msg);
         stop_all(r);
         return LS_EXIT_USAGE;
+    }
+    if (ls_discovery_off_count(r->discovery)) {   /* /configz shows the plugins that run, as upstream with a gate off */
+        char *configz = completed_config(o, true, &err);
+        if (configz) {
+            free(r->configz);
+            r->configz = configz;
+        }
     }
     atomic_store(&r->health.healthy, true);
     ls_scheduler_watch(r->sched, o->config);

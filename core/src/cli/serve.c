@@ -34,6 +34,7 @@ typedef struct serve_opts {
     const char *users[16];      /* --serve-user TOKEN=NAME[:GROUPS] */
     int n_users;
     const char *audit_log;      /* --audit-log FILE */
+    int serve_as;               /* --serve-as v1.MINOR; 0: the current release */
 } serve_opts;
 
 void ls_cli_serve_usage_flags(FILE *out)
@@ -53,6 +54,10 @@ void ls_cli_serve_usage_flags(FILE *out)
             "                       allows system:masters everything and system:monitoring `get` on /metrics and\n"
             "                       the health paths\n"
             "  --audit-log FILE     append \"VERB GROUP RESOURCE SUBRESOURCE NAMESPACE NAME\" per resource request\n"
+            "  --serve-as VERSION   pretend to be the API server of an older release (v1.28 to v1.37): its\n"
+            "                       discovery leaves out the API groups that release did not serve (v1.28 to\n"
+            "                       v1.33: no resource.k8s.io/v1), requests for them get 404 and /version\n"
+            "                       reports it\n"
             "  --fault KIND=VALUE   with --serve, for tests (repeatable): watch-drop=N ends every watch after N\n"
             "                       events; gone=RATE answers watches with 410 Expired; error=RATE answers 500;\n"
             "                       throttle=RATE[:SECONDS] answers 429 with Retry-After; latency=MS delays every\n"
@@ -114,6 +119,7 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
         {"tls-private-key-file", required_argument, NULL, 'K'}, {"fault", required_argument, NULL, 'F'},
         {"seed", required_argument, NULL, 's'},           {"watch-history", required_argument, NULL, 'W'},
         {"serve-user", required_argument, NULL, 'U'},    {"audit-log", required_argument, NULL, 'A'},
+        {"serve-as", required_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},                 {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -135,6 +141,10 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
             o->users[o->n_users++] = optarg;
             break;
         case 'A': o->audit_log = optarg; break;
+        case 'V':
+            if (!ls_api_parse_release(optarg, &o->serve_as))
+                return usage_error("--serve-as", optarg, "a release from v1.28 to v1.37, e.g. v1.28");
+            break;
         case 'T': o->token = optarg; break;
         case 'C': o->cert_file = optarg; break;
         case 'K': o->key_file = optarg; break;
@@ -315,6 +325,7 @@ int ls_cli_serve(int argc, char **argv)
         return rc < 0 ? LS_EXIT_OK : rc;
     ls_api *api = ls_api_new(o.history, o.seed);
     ls_api_set_faults(api, &o.faults);
+    ls_api_set_serve_as(api, o.serve_as);
     char *cert = NULL, *key = NULL, *token = o.token ? ls_xstrdup(o.token) : random_token();
     ls_error err;
     if (!load_clusters(&o, api)) {

@@ -341,6 +341,8 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
     if (ls_cluster_agreement(c, &same, &total))
         printf("agreement: the live scheduler put %.1f%% of pods on the same node (%u of %u recorded bindings)\n",
                total ? 100.0 * same / total : 100.0, same, total);
+    if (ls_cluster_not_recorded(c))
+        printf("not recorded (the live scheduler read them, this replay did not): %s\n", ls_cluster_not_recorded(c));
     printf("summary: %u nodes, %u pods: %u bound, %u unschedulable, %u already running, %u gated, %u not ours\n",
            ls_cluster_num_nodes(c), ls_cluster_num_pods(c), tl.bound, tl.unschedulable, tl.running, tl.gated,
            tl.not_ours);
@@ -387,6 +389,8 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
         cJSON_AddNumberToObject(agree, "sameNode", same);
         cJSON_AddNumberToObject(agree, "recorded", total);
     }
+    if (ls_cluster_not_recorded(c))
+        cJSON_AddStringToObject(sum, "notRecorded", ls_cluster_not_recorded(c));
     ls_fault_counts f = ls_scheduler_faults(s);
     cJSON *faults = cJSON_AddObjectToObject(sum, "pluginFaults");
     cJSON_AddNumberToObject(faults, "errorAttempts", (double)f.error_attempts);

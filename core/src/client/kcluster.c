@@ -55,6 +55,8 @@ typedef struct kc_feed {
 } kc_feed;
 
 enum { MAX_FEEDS = 32 };
+/* How often the informers that have not synced are reported while waiting. */
+enum { LS_KCLUSTER_SYNC_REPORT_MS = 30000 };
 
 struct ls_kcluster {
     ls_kclient *client;
@@ -205,9 +207,23 @@ static const kind_spec OBJECT_KINDS[] = {
     {"storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment"},
 };
 
+/* A kind the server does not serve is not watched: noted for the warning. */
+static bool served(ls_kcluster *kc, const ls_informer_options *io)
+{
+    ls_discovery *d = kc->opt.discovery;
+    if (!d || ls_discovery_serves(d, io->group ? io->group : "", io->version, io->resource))
+        return true;
+    char what[400];
+    snprintf(what, sizeof what, "%s of %s", io->poll_ms ? "polling" : "watch", io->name ? io->name : io->resource);
+    ls_discovery_note_off(d, what, io->group, io->version, io->resource);
+    return false;
+}
+
 static bool add_feed(ls_kcluster *kc, kc_kind kind, const char *object_kind, const ls_informer_options *io,
                      ls_error *err)
 {
+    if (!served(kc, io))
+        return true;
     if (kc->n_feeds == MAX_FEEDS)
         return ls_errorf(err, "too many kinds to watch (at most %d)", MAX_FEEDS);
     kc_feed *f = &kc->feeds[kc->n_feeds];
@@ -293,14 +309,13 @@ bool ls_kcluster_poll_metrics(ls_kcluster *kc, bool nodes, bool pods, long inter
     ls_informer_options p = n;
     p.resource = "pods";
     p.name = "PodMetrics";
+    uint32_t before = kc->n_feeds;
     if (nodes && !add_feed(kc, KC_OBJECT, "NodeMetrics", &n, err))
         return false;
-    if (nodes)
-        kc->feeds[kc->n_feeds - 1].optional = true;
     if (pods && !add_feed(kc, KC_OBJECT, "PodMetrics", &p, err))
         return false;
-    if (pods)
-        kc->feeds[kc->n_feeds - 1].optional = true;
+    for (uint32_t i = before; i < kc->n_feeds; i++)
+        kc->feeds[i].optional = true;
     return true;
 }
 
@@ -320,12 +335,33 @@ bool ls_kcluster_synced(ls_kcluster *kc)
     return true;
 }
 
+/* Every informer still without its first list, by name with its last error:
+ * a cache that cannot sync is said, never waited on silently. */
+static void report_unsynced(ls_kcluster *kc, long waited_s)
+{
+    char waited[32];
+    snprintf(waited, sizeof waited, "%lds", waited_s);
+    for (uint32_t i = 0; i < kc->n_feeds; i++) {
+        if (kc->feeds[i].optional || ls_informer_has_synced(kc->feeds[i].informer))
+            continue;
+        ls_informer_stats st;
+        ls_informer_get_stats(kc->feeds[i].informer, &st);
+        ls_log_error("Cache has not synced", "resource", kc->feeds[i].object_kind, "waited", waited, "err",
+                     st.last_error[0] ? st.last_error : "no answer yet");
+    }
+}
+
 bool ls_kcluster_wait_synced(ls_kcluster *kc, volatile sig_atomic_t *stop)
 {
+    long waited_ms = 0;
     for (uint32_t i = 0; i < kc->n_feeds; i++)
-        while (!kc->feeds[i].optional && !ls_informer_wait_synced(kc->feeds[i].informer, 100))
+        while (!kc->feeds[i].optional && !ls_informer_wait_synced(kc->feeds[i].informer, 100)) {
             if (stop && *stop)
                 return false;
+            waited_ms += 100;
+            if (waited_ms % LS_KCLUSTER_SYNC_REPORT_MS == 0)
+                report_unsynced(kc, waited_ms / 1000);
+        }
     return true;
 }
 

@@ -13,6 +13,7 @@
 #ifndef LS_CLIENT_KCLUSTER_H
 #define LS_CLIENT_KCLUSTER_H
 
+#include "client/discovery.h"
 #include "client/http.h"
 #include "luasched/scheduler.h"
 
@@ -25,6 +26,10 @@ typedef struct ls_kcluster_options {
     const char *reporting_instance;     /* events' reportingInstance (the leader identity) */
     int writer_threads;                 /* 0: 8 */
     ls_kclient *events_client;          /* events through it (kube-scheduler's own event client); NULL: client */
+    /* What the server serves: a kind it does not serve is not watched (nor
+     * polled) and is noted in it for the one warning (ls_discovery_warn).
+     * NULL: every kind is watched. Must outlive ls_kcluster_start. */
+    ls_discovery *discovery;
 } ls_kcluster_options;
 
 ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt, ls_error *err);
@@ -42,7 +47,8 @@ bool ls_kcluster_watch_custom(ls_kcluster *kc, const char *resource, ls_error *e
 bool ls_kcluster_start(ls_kcluster *kc, ls_error *err);
 bool ls_kcluster_synced(ls_kcluster *kc);
 /* Waits until every informer has delivered its first list; false when *stop
- * was set first. */
+ * was set first. Every 30 s of waiting, each informer not synced yet is
+ * logged as an error with its resource and last error ("list: HTTP 403"). */
 bool ls_kcluster_wait_synced(ls_kcluster *kc, volatile sig_atomic_t *stop);
 /* The source to build the scheduler with; events reach the scheduler once
  * attached, nodes before pods. */

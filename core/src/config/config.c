@@ -593,7 +593,7 @@ void ls_cfg_merge_default_multi_point(const plugin_set *user, ls_vec *out)
             if (!default_plugins[i].implemented)
                 continue;
             ls_str name = ls_intern_cstr(default_plugins[i].name);
-            if (name_in(&user->disabled, name))
+            if (name_in(&user->disabled, name) || ls_config_unavailable_api(name))
                 continue;
             ls_plugin_ref *slot = ls_vec_push(out);
             slot->name = name;
@@ -790,6 +790,21 @@ static bool check_profile(expand_ctx *x, const ls_profile *prof)
     return true;
 }
 
+/* A plugin enabled explicitly (at any point) whose API the server does not serve. */
+static bool check_available(expand_ctx *x, const raw_profile *rp)
+{
+    for (int set = 0; set < SET_COUNT; set++)
+        for (uint32_t i = 0; i < rp->sets[set].enabled.len; i++) {
+            ls_str name = LS_VEC_AT(&rp->sets[set].enabled, ls_plugin_ref, i).name;
+            const char *api = ls_config_unavailable_api(name);
+            if (api && !report(x, "plugin %s is enabled but needs %s, which the API server does not serve: "
+                                  "remove the plugin from the profile or use a server that serves %s",
+                                  ls_str_get(name), api, api))
+                return false;
+        }
+    return true;
+}
+
 static bool expand_profile(expand_ctx *x, ls_profile *prof, const raw_profile *rp)
 {
     ls_vec multi;
@@ -798,7 +813,7 @@ static bool expand_profile(expand_ctx *x, ls_profile *prof, const raw_profile *r
     x->prof = prof;
     x->profile_failed = false;
     ls_cfg_merge_default_multi_point(&rp->sets[SET_MULTI_POINT], &multi);
-    bool ok = true;
+    bool ok = check_available(x, rp);
     for (int ep = 0; ok && ep < LS_EP_COUNT; ep++)
         ok = expand_point(x, prof, rp, &multi, ep);
     ok = ok && check_profile(x, prof);

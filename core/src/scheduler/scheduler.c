@@ -629,6 +629,23 @@ uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, 
     return n;
 }
 
+uint32_t ls_scheduler_custom_uses(const ls_scheduler *s, ls_custom_use *out, uint32_t cap)
+{
+    uint32_t n_regs, n = 0;
+    const ls_event_registration *regs = ls_squeue_registrations(s->queue, &n_regs);
+    for (uint32_t i = 0; i < n_regs; i++) {
+        const char *resource = ls_str_get(regs[i].resource), *plugin = ls_str_get(regs[i].plugin);
+        if (!strchr(resource, '.'))
+            continue;
+        bool seen = false;
+        for (uint32_t k = 0; k < n && !seen; k++)
+            seen = out[k].profile == regs[i].profile && out[k].plugin == plugin && out[k].resource == resource;
+        if (!seen && n < cap)
+            out[n++] = (ls_custom_use){regs[i].profile, plugin, resource};
+    }
+    return n;
+}
+
 uint64_t ls_scheduler_cycles(const ls_scheduler *s)
 {
     return s->cycles_started;

@@ -51,6 +51,7 @@ struct ls_api {
     /* For the record: Scheduled events created so far, and how many existed
      * when the latest binding was accepted (do events keep up?). */
     uint64_t scheduled_events, scheduled_events_at_last_bind, bindings;
+    int serve_as;              /* --serve-as: the v1.<minor> release pretended; 0: the current one */
 };
 
 /* custom.c: custom resources registered from cluster files (process-wide). */
@@ -66,15 +67,21 @@ uint32_t api_num_resources(void);
 uint32_t api_max_resources(void);   /* what a store allocates collections for */
 const ls_api_resource *api_resource_at(uint32_t i);
 uint32_t api_resource_index(const ls_api_resource *r);
+/* Whether the release v1.<serve_as> served the group version (0: the
+ * current release, which serves every resource of the table). */
+bool api_served_in(const char *group, const char *version, int serve_as);
+/* /version's fields as the release v1.<serve_as> reports them (0: unchanged). */
+void api_version_serve_as(cJSON *version, int serve_as);
 cJSON *api_discovery_core(void);                     /* /api */
-cJSON *api_discovery_groups(void);                   /* /apis */
-/* /api/v1, /apis/G/V: NULL for an unknown group version. */
-cJSON *api_discovery_resources(const char *group, const char *version);
+cJSON *api_discovery_groups(int serve_as);           /* /apis */
+/* /api/v1, /apis/G/V: NULL for an unknown group version (or one the release
+ * serve_as did not serve). */
+cJSON *api_discovery_resources(const char *group, const char *version, int serve_as);
 /* "v1", "apps/v1" */
 void api_group_version(const ls_api_resource *r, char *buf, size_t len);
 /* /openapi/v3 and /openapi/v3/api/v1, /openapi/v3/apis/G/V (NULL: unknown). */
-cJSON *api_openapi_root(void);
-cJSON *api_openapi_group(const char *path);
+cJSON *api_openapi_root(int serve_as);
+cJSON *api_openapi_group(const char *path, int serve_as);
 bool api_resource_has_sub(const ls_api_resource *r, const char *sub);
 /* Does the comma-separated list (NULL: empty) hold the word? */
 bool api_list_has(const char *list, const char *word);

@@ -72,6 +72,12 @@ bool ls_api_load_file(ls_api *a, const char *path, ls_error *err)
                 ok = false;
             if (!r)
                 continue;
+            if (!api_served_in(r->group, r->version, a->serve_as)) {
+                ok = ls_errorf(err, "%s:%d: %s %s: not served by the API server of v1.%d (--serve-as): leave the "
+                                    "object out or serve a later release", ls_doc_source(doc), ls_doc_line(doc, obj),
+                               ls_json_text(obj, "apiVersion", NULL), r->kind, a->serve_as);
+                break;
+            }
             bool early = strcmp(r->kind, "PriorityClass") == 0 || strcmp(r->kind, "Namespace") == 0;
             if (pass == 1 && r->namespaced) {
                 const char *ns = ls_json_text(obj, "metadata", "namespace");

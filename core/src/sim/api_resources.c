@@ -6,6 +6,7 @@
 #include "sim/api_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define POD_FIELDS "spec.nodeName,status.phase,spec.schedulerName,spec.serviceAccountName,spec.restartPolicy," \
@@ -51,6 +52,74 @@ static const ls_api_resource resources[] = {
     {"metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", true, NULL, NULL, NULL},
 };
 #define N_RES (sizeof resources / sizeof resources[0])
+
+/* The built-in group versions that not every supported release serves
+ * (--serve-as), by the first and last minor release serving them (0: still
+ * served), as each release serves them with its alpha and beta APIs on.
+ * Group versions absent from this list (the core, apps, policy, storage,
+ * coordination, events, scheduling.k8s.io/v1 groups, metrics-server's API and
+ * custom resources) are served by every release from v1.28. */
+static const struct {
+    const char *group, *version;
+    int since, until;
+} RELEASES[] = {
+    {"resource.k8s.io", "v1alpha2", 26, 30},
+    {"resource.k8s.io", "v1alpha3", 31, 0},
+    {"resource.k8s.io", "v1beta1", 32, 0},
+    {"resource.k8s.io", "v1beta2", 33, 0},
+    {"resource.k8s.io", "v1", 34, 0},
+    {"scheduling.k8s.io", "v1alpha1", 35, 35},   /* Workload */
+    {"scheduling.k8s.io", "v1alpha2", 36, 36},   /* Workload, PodGroup */
+    {"scheduling.k8s.io", "v1alpha3", 37, 0},
+    {"scheduling.k8s.io", "v1beta1", 37, 0},
+};
+
+bool api_served_in(const char *group, const char *version, int serve_as)
+{
+    if (!serve_as)
+        return true;
+    for (size_t i = 0; i < sizeof RELEASES / sizeof RELEASES[0]; i++)
+        if (strcmp(RELEASES[i].group, group) == 0 && strcmp(RELEASES[i].version, version) == 0)
+            return serve_as >= RELEASES[i].since && (!RELEASES[i].until || serve_as <= RELEASES[i].until);
+    return true;
+}
+
+void api_version_serve_as(cJSON *version, int serve_as)
+{
+    if (!serve_as)
+        return;
+    char minor[16], git[64];
+    snprintf(minor, sizeof minor, "%d", serve_as);
+    snprintf(git, sizeof git, "v1.%d.0-luasched", serve_as);
+    cJSON_ReplaceItemInObjectCaseSensitive(version, "minor", cJSON_CreateString(minor));
+    cJSON_ReplaceItemInObjectCaseSensitive(version, "gitVersion", cJSON_CreateString(git));
+}
+
+bool ls_api_parse_release(const char *text, int *minor)
+{
+    const char *p = text[0] == 'v' ? text + 1 : text;
+    char *end;
+    long major = strtol(p, &end, 10);
+    if (end == p || major != 1 || *end != '.')
+        return false;
+    p = end + 1;
+    long m = strtol(p, &end, 10);
+    if (end == p || (*end && *end != '.') || m < LS_API_OLDEST_RELEASE || m > LS_API_NEWEST_RELEASE)
+        return false;
+    if (*end) {   /* a patch release: digits only */
+        p = end + 1;
+        strtol(p, &end, 10);
+        if (end == p || *end)
+            return false;
+    }
+    *minor = (int)m;
+    return true;
+}
+
+void ls_api_set_serve_as(ls_api *a, int minor)
+{
+    a->serve_as = minor;
+}
 
 uint32_t api_num_resources(void)
 {
@@ -158,7 +227,7 @@ cJSON *api_discovery_core(void)
     return o;
 }
 
-cJSON *api_discovery_groups(void)
+cJSON *api_discovery_groups(int serve_as)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", "APIGroupList");
@@ -166,7 +235,7 @@ cJSON *api_discovery_groups(void)
     cJSON *arr = cJSON_AddArrayToObject(o, "groups");
     for (uint32_t i = 0; i < api_num_resources(); i++) {
         const ls_api_resource *r = api_resource_at(i);
-        if (!*r->group || !first_of_group_version(i))
+        if (!*r->group || !first_of_group_version(i) || !api_served_in(r->group, r->version, serve_as))
             continue;
         char gv[256];
         api_group_version(r, gv, sizeof gv);
@@ -205,9 +274,11 @@ static cJSON *resource_entry(const ls_api_resource *r, const char *sub)
     return e;
 }
 
-cJSON *api_discovery_resources(const char *group, const char *version)
+cJSON *api_discovery_resources(const char *group, const char *version, int serve_as)
 {
     cJSON *o = NULL, *arr = NULL;
+    if (!api_served_in(group, version, serve_as))
+        return NULL;
     for (uint32_t i = 0; i < api_num_resources(); i++) {
         const ls_api_resource *r = api_resource_at(i);
         if (strcmp(r->group, group) != 0 || strcmp(r->version, version) != 0)
@@ -244,14 +315,14 @@ static const char *gv_path(const ls_api_resource *r, char *buf, size_t len)
     return buf;
 }
 
-cJSON *api_openapi_root(void)
+cJSON *api_openapi_root(int serve_as)
 {
     cJSON *o = cJSON_CreateObject(), *paths = cJSON_AddObjectToObject(o, "paths");
     char p[256], url[300];
     cJSON_AddStringToObject(cJSON_AddObjectToObject(paths, "api/v1"), "serverRelativeURL", "/openapi/v3/api/v1");
     for (uint32_t i = 0; i < api_num_resources(); i++) {
         const ls_api_resource *r = api_resource_at(i);
-        if (!*r->group || !first_of_group_version(i))
+        if (!*r->group || !first_of_group_version(i) || !api_served_in(r->group, r->version, serve_as))
             continue;
         gv_path(r, p, sizeof p);
         snprintf(url, sizeof url, "/openapi/v3/%s", p);
@@ -277,13 +348,13 @@ static cJSON *patch_operation(const ls_api_resource *r)
     return op;
 }
 
-cJSON *api_openapi_group(const char *path)
+cJSON *api_openapi_group(const char *path, int serve_as)
 {
     cJSON *o = NULL, *paths = NULL;
     char p[256];
     for (uint32_t i = 0; i < api_num_resources(); i++) {
         const ls_api_resource *r = api_resource_at(i);
-        if (strcmp(gv_path(r, p, sizeof p), path) != 0)
+        if (strcmp(gv_path(r, p, sizeof p), path) != 0 || !api_served_in(r->group, r->version, serve_as))
             continue;
         if (!o) {
             o = cJSON_CreateObject();

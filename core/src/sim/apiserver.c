@@ -45,7 +45,7 @@ static void respond_text(ls_http_response *rs, int code, const char *text)
     ls_http_respond(rs, code, "text/plain; charset=utf-8", text, strlen(text));
 }
 
-static void respond_version(ls_http_response *rs)
+static void respond_version(ls_http_response *rs, int serve_as)
 {
     cJSON *v = cJSON_CreateObject();
     cJSON_AddStringToObject(v, "major", "1");
@@ -57,6 +57,7 @@ static void respond_version(ls_http_response *rs)
     cJSON_AddStringToObject(v, "goVersion", "");
     cJSON_AddStringToObject(v, "compiler", "luasched");
     cJSON_AddStringToObject(v, "platform", "linux/amd64");
+    api_version_serve_as(v, serve_as);   /* --serve-as reports the release it pretends to be */
     respond_json(rs, 200, v);
 }
 
@@ -102,22 +103,22 @@ static bool route_rest(const char *group, const char *version, char **rest, int 
 
 /* ---- discovery */
 
-static bool discovery(const char **segs, int n, ls_http_response *rs)
+static bool discovery(const char **segs, int n, int serve_as, ls_http_response *rs)
 {
     cJSON *doc = NULL;
     if (n >= 2 && strcmp(segs[0], "openapi") == 0 && strcmp(segs[1], "v3") == 0) {
         char path[256] = "";
         for (int i = 2; i < n; i++)
             snprintf(path + strlen(path), sizeof path - strlen(path), "%s%s", i > 2 ? "/" : "", segs[i]);
-        doc = n == 2 ? api_openapi_root() : api_openapi_group(path);
+        doc = n == 2 ? api_openapi_root(serve_as) : api_openapi_group(path, serve_as);
     } else if (n == 1 && strcmp(segs[0], "api") == 0)
         doc = api_discovery_core();
     else if (n == 1 && strcmp(segs[0], "apis") == 0)
-        doc = api_discovery_groups();
+        doc = api_discovery_groups(serve_as);
     else if (n == 2 && strcmp(segs[0], "api") == 0)
-        doc = api_discovery_resources("", segs[1]);
+        doc = api_discovery_resources("", segs[1], serve_as);
     else if (n == 3 && strcmp(segs[0], "apis") == 0)
-        doc = api_discovery_resources(segs[1], segs[2]);
+        doc = api_discovery_resources(segs[1], segs[2], serve_as);
     else
         return false;
     if (doc)
@@ -333,7 +334,7 @@ static void resource_request(ls_api *a, api_auth *auth, char **segs, int n, cons
         ok = route_rest("", segs[1], segs + 2, n - 2, &rt);
     else if (strcmp(segs[0], "apis") == 0 && n >= 4)
         ok = route_rest(segs[1], segs[2], segs + 3, n - 3, &rt);
-    if (!ok) {
+    if (!ok || !api_served_in(rt.res->group, rt.res->version, a->serve_as)) {
         respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
         return;
     }
@@ -370,7 +371,7 @@ static void route_path(ls_api_server *s, char **segs, int n, const ls_http_reque
 {
     if (is_record_path(segs, n))
         respond_json(rs, 200, ls_api_record_json(s->api));
-    else if (n > 0 && discovery((const char **)segs, n, rs))
+    else if (n > 0 && discovery((const char **)segs, n, s->api->serve_as, rs))
         return;
     else if (n > 0 && (strcmp(segs[0], "api") == 0 || strcmp(segs[0], "apis") == 0))
         resource_request(s->api, s->auth, segs, n, rq, rs);
@@ -386,7 +387,7 @@ void ls_api_server_handle(ls_api_server *s, const ls_http_request *rq, ls_http_r
         return;
     }
     if (strcmp(p, "/version") == 0) {
-        respond_version(rs);
+        respond_version(rs, s->api->serve_as);
         return;
     }
     if (!api_auth_is_admin(s->auth, rq)) {

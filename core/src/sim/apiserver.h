@@ -50,6 +50,16 @@ void ls_api_set_faults(ls_api *a, const ls_api_faults *f);
 /* Parses one --fault value ("watch-drop=5", "throttle=0.1:2") into f. */
 bool ls_api_parse_fault(ls_api_faults *f, const char *spec, ls_error *err);
 
+/* --serve-as: pretend to be the API server of release v1.<minor>
+ * (LS_API_OLDEST_RELEASE to LS_API_NEWEST_RELEASE): discovery leaves out the
+ * group versions that release did not serve, requests for them get 404, a
+ * cluster file's object of one is refused, and /version reports it. Before
+ * loading files. 0: the current release. */
+enum { LS_API_OLDEST_RELEASE = 28, LS_API_NEWEST_RELEASE = 37 };
+void ls_api_set_serve_as(ls_api *a, int minor);
+/* "v1.28", "1.28", "v1.28.3" into 28; false when not a release in range. */
+bool ls_api_parse_release(const char *text, int *minor);
+
 /* Loads a cluster file: PriorityClasses first, then every other object of a
  * served kind is created (pods through admission; pods with spec.nodeName are
  * recorded as already running). Namespaces the objects use are created. */

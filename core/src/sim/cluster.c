@@ -70,6 +70,7 @@ struct ls_cluster {
     char *warning;             /* the first timeline step that could not be applied */
     uint64_t now_ms;           /* the virtual time the timeline has been played to */
     ls_vec reference;          /* reference_binding: a recording's Bindings document */
+    char *not_recorded;        /* its notRecorded list, "KIND: reason; ..." (NULL: none) */
     void (*on_advance)(void *ud, uint64_t now_ms);
     void *on_advance_ud;
     ls_provision_fault provision_fault;
@@ -127,6 +128,7 @@ void ls_cluster_free(ls_cluster *c)
     ls_vec_free(&c->classes);
     ls_vec_free(&c->skipped);
     ls_vec_free(&c->reference);
+    free(c->not_recorded);
     free_ptr_vec(&c->objects, object_obj_free);
     free_ptr_vec(&c->retired_pods, pod_obj_free);
     free_ptr_vec(&c->retired_nodes, node_obj_free);
@@ -463,6 +465,29 @@ static bool is_bindings_document(const cJSON *obj)
            strncmp(api->valuestring, "luasched.io/", 12) == 0;
 }
 
+/*   notRecorded: [{kind: NodeMetrics, reason: ...}, ...]  (optional) */
+static bool add_not_recorded(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, ls_error *err)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(obj, "notRecorded"), *e;
+    cJSON_ArrayForEach(e, list) {
+        const char *kind = ls_json_text(e, "kind", NULL), *reason = ls_json_text(e, "reason", NULL);
+        if (!kind || !reason) {
+            char w[600];
+            where_of(doc, e, NULL, w, sizeof w);
+            return where_error(err, w, "notRecorded: expected {kind: KIND, reason: TEXT}%s", "");
+        }
+        size_t old = c->not_recorded ? strlen(c->not_recorded) : 0;
+        c->not_recorded = ls_xrealloc(c->not_recorded, old + strlen(kind) + strlen(reason) + 5);
+        sprintf(c->not_recorded + old, "%s%s: %s", old ? "; " : "", kind, reason);
+    }
+    return true;
+}
+
+const char *ls_cluster_not_recorded(const ls_cluster *c)
+{
+    return c->not_recorded;
+}
+
 /*   kind: Bindings
  *   bindings: [{pod: NAMESPACE/NAME, node: NODE, at: 12.5s}, ...]  */
 static bool add_bindings(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc, ls_error *err)
@@ -483,7 +508,7 @@ static bool add_bindings(ls_cluster *c, const cJSON *obj, const ls_doc_set *doc,
         r->pod = ls_intern_cstr(pod->valuestring);
         r->node = ls_intern_cstr(node->valuestring);
     }
-    return true;
+    return add_not_recorded(c, obj, doc, err);
 }
 
 bool ls_cluster_agreement(const ls_cluster *c, uint32_t *same, uint32_t *total)

@@ -94,6 +94,9 @@ void ls_cluster_on_advance(ls_cluster *c, void (*fn)(void *ud, uint64_t now_ms),
  * recorded pods still in the cluster at the end, how many this run bound to
  * the node the live scheduler chose. False when the files had no Bindings. */
 bool ls_cluster_agreement(const ls_cluster *c, uint32_t *same, uint32_t *total);
+/* What the recording names as read by the scheduler but not recorded (its
+ * Bindings document's notRecorded list), "KIND: reason; ..."; NULL when none. */
+const char *ls_cluster_not_recorded(const ls_cluster *c);
 /* The time of the timeline's last step; false without a timeline. */
 bool ls_cluster_timeline_end(const ls_cluster *c, uint64_t *at_ms);
 uint32_t ls_cluster_num_nodes(const ls_cluster *c);
