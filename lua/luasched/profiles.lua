@@ -112,7 +112,7 @@ local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin
 local function instantiate(P, name, args, profile_name, where)
   note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
   local ok, aerr = args_check.check(P, args, where)
-  if not ok then return nil, aerr end
+  if not ok then return nil, aerr, aerr end
   local inst = setmetatable({
     name = P.name,
     args = ls.merge_args(P.defaults, args),
@@ -132,14 +132,14 @@ local function instantiate(P, name, args, profile_name, where)
       if vok and type(verr) ~= "string" then   -- returned, not raised: say so, by its type
         why = "validate returned a " .. type(verr) .. ", expected nil, true or a message"
       end
-      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, shortened(why))
+      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, shortened(why)), why
     end
   end
   if type(P.init) == "function" then
     note("plugin %q (%s: init)", P.name, tostring(P.file))
     local iok, err = plain_pcall(P.init, inst, inst.args)
     if not iok then
-      return nil, string.format("initializing plugin %q: %s", P.name, shortened(describe(err)))
+      return nil, string.format("initializing plugin %q: %s", P.name, shortened(describe(err))), describe(err)
     end
   end
   return inst
@@ -176,6 +176,21 @@ local function compile_loops(prof, i)
   prof.skip = {}
 end
 
+--- An instance of plugin table P as a profile makes it (args checked and
+--- merged over its defaults, validate and init run), registered as `name`.
+--- Returns it, or nil, a message naming the plugin and the plugin's own text.
+M.instantiate = instantiate
+
+--- A stand-in's hook -> the plugin's own hook it calls (errors name the latter).
+M.hook_source = setmetatable({}, { __mode = "k" })
+
+--- `stand_in` runs in a profile for `inst` (the test kit's recorder around an
+--- instance): it is named, and its events read, as `inst`.
+function M.stand_in(stand_in, inst)
+  plugin_of[stand_in] = plugin_of[inst]
+  name_of[stand_in] = name_of[inst]
+end
+
 -- Extension points whose plugins can reject a pod, so their events matter.
 local REJECTING = points.rejecting
 
@@ -206,7 +221,9 @@ local function register_events(prof, profile_index, seen)
 end
 
 --- Builds every profile's plugin instances. `specs[i]` = { name=, points =
---- { hook = { plugin names in run order } }, args = { Plugin = {...} } }.
+--- { hook = { plugin names in run order } }, args = { Plugin = {...} },
+--- instances = { Plugin = an instance M.instantiate made } (optional: the
+--- test kit's, used as they are) }.
 --- `with` = { new_handle = handle.new, filter_status =, to_score = } (the
 --- runners' checks of what Filter and Score return, for the compiled loops).
 --- Returns the list of profiles, or nil and a message.
@@ -219,8 +236,10 @@ function M.build(specs, with)
     for hook, names in pairs(spec.points) do
       local list = {}
       for _, name in ipairs(names) do
-        local inst = prof.instances[name]
-        if not inst then
+        local inst = prof.instances[name] or (spec.instances and spec.instances[name])
+        if inst then
+          prof.instances[name] = inst
+        else
           note("plugin %q (loading its file)", name)
           local P, err = loader.load(name)
           if not P then return nil, err end
