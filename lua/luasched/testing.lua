@@ -65,10 +65,71 @@ local function is_full_object(t)
   return t.metadata ~= nil or t.spec ~= nil or t.kind ~= nil or t.apiVersion ~= nil
 end
 
+-- The shorthand's fields: the cluster files' names (a pod's nodeName, ...)
+-- or the snake_case ones, each once; anything else is an error naming the
+-- closest (C's ls_did_you_mean, the one rule of every misspelling message).
+local POD_FIELDS = {
+  nodeName = "node_name", nodeSelector = "node_selector", priorityClassName = "priority_class_name",
+  preemptionPolicy = "preemption_policy", schedulerName = "scheduler_name",
+  schedulingGates = "scheduling_gates", initContainers = "init_containers", ownerReferences = "owner_references",
+  nominatedNodeName = "nominated_node_name", qosClass = "qos_class", creationTimestamp = "created",
+  name = true, namespace = true, uid = true, labels = true, requests = true, containers = true, limits = true,
+  ports = true, overhead = true, resources = true, priority = true, tolerations = true, affinity = true,
+  annotations = true, phase = true, conditions = true, spec = true, status = true, seq = true,
+}
+local NODE_FIELDS = {
+  name = true, uid = true, labels = true, allocatable = true, capacity = true, taints = true,
+  unschedulable = true, images = true, annotations = true, conditions = true, status = true,
+}
+local CONTAINER_FIELDS = { name = true, image = true, requests = true, limits = true, ports = true,
+  restart_policy = true, restartPolicy = "restart_policy" }
+
+-- each snake_case name is a field too
+for _, fields in ipairs({ POD_FIELDS, CONTAINER_FIELDS }) do
+  local snake = {}
+  for _, f in pairs(fields) do if type(f) == "string" then snake[#snake + 1] = f end end
+  for _, f in ipairs(snake) do fields[f] = true end
+end
+
+local function sorted_keys(fields)
+  local out = {}
+  for k in pairs(fields) do out[#out + 1] = k end
+  table.sort(out, function(a, b)   -- the cluster files' names first
+    local ca, cb = type(fields[a]) == "string", type(fields[b]) == "string"
+    if ca ~= cb then return ca end
+    return a < b
+  end)
+  return out
+end
+
+--- The closest of `names` to `word` ("did you mean"), or nil.
+function T.did_you_mean(word, names)
+  local arr = ffi.new("const char *[?]", #names + 1, names)
+  local hit = C.ls_did_you_mean(tostring(word), arr, #names)
+  return hit ~= nil and ffi.string(hit) or nil
+end
+
+-- desc with its cluster-file names turned into the shorthand's; an unknown
+-- field raises "T.<what>: unknown field ..." with the closest known one.
+local function shorthand(what, desc, fields)
+  local out = {}
+  for k, v in pairs(desc) do
+    local f = fields[k]
+    if f == nil then
+      local names = sorted_keys(fields)
+      local hint = type(k) == "string" and T.did_you_mean(k, names)
+      error(string.format("T.%s: unknown field %q%s (fields: %s)", what, tostring(k),
+        hint and string.format(' (did you mean "%s"?)', hint) or "", table.concat(names, ", ")), 0)
+    end
+    local key = f == true and k or f
+    if out[key] ~= nil then error(string.format("T.%s: field %s given twice (as %s)", what, key, k), 0) end
+    out[key] = v
+  end
+  return out
+end
+
 local counter = 0
 
-local CONTAINER_KEYS = { name = true, image = true, requests = true, limits = true, ports = true,
-  restart_policy = true }
 
 -- A container entry is a requests table, `false` (no requests), or a table
 -- with any of name, image, requests, limits, ports (v1 ContainerPorts),
@@ -76,7 +137,7 @@ local CONTAINER_KEYS = { name = true, image = true, requests = true, limits = tr
 local function is_container_desc(d)
   if type(d) ~= "table" then return false end
   for k in pairs(d) do
-    if CONTAINER_KEYS[k] then return true end
+    if CONTAINER_FIELDS[k] then return true end
   end
   return false
 end
@@ -87,6 +148,7 @@ local function container(i, desc, prefix)
     if desc then c.resources = { requests = desc } end
     return c
   end
+  desc = shorthand("pod: container", desc, CONTAINER_FIELDS)
   c.name, c.image = desc.name or c.name, desc.image or c.image
   if desc.requests or desc.limits then c.resources = { requests = desc.requests, limits = desc.limits } end
   c.ports, c.restartPolicy = desc.ports, desc.restart_policy
@@ -102,7 +164,12 @@ local function conditions_of(list, with_reason)
   return out
 end
 
---- Shorthand -> a v1 Pod as a Lua table. Fields: name, namespace ("default"),
+--- Shorthand -> a v1 Pod as a Lua table. Each field may be written as in a
+--- cluster file (nodeName, nodeSelector, priorityClassName, preemptionPolicy,
+--- schedulerName, schedulingGates, initContainers, ownerReferences,
+--- nominatedNodeName, qosClass, creationTimestamp) or in snake_case
+--- (node_name, ...); another field is an error that names the closest.
+--- Fields: name, namespace ("default"),
 --- uid (generated), labels, requests (one container's requests, e.g.
 --- { cpu = "500m", memory = "1Gi" }; omit for a container without requests),
 --- containers / init_containers (lists, one entry per container: a requests
@@ -116,6 +183,7 @@ end
 --- status ("True" when omitted), reason }), qos_class (status.qosClass),
 --- spec and status (extra spec / status fields, merged last).
 function T.pod_object(o)
+  o = shorthand("pod", o, POD_FIELDS)
   counter = counter + 1
   local name = o.name or ("pod-" .. counter)
   local ns = o.namespace or "default"
@@ -170,6 +238,7 @@ end
 --- annotations, conditions (list of { type, status ("True" when omitted) }),
 --- status (extra status fields, merged last).
 function T.node_object(o)
+  o = shorthand("node", o, NODE_FIELDS)
   counter = counter + 1
   local name = o.name or ("node-" .. counter)
   local allocatable = {}
@@ -382,7 +451,8 @@ function Cluster:add_pod(desc, no_refresh)
   local res = self.res
   local pod = take(res, "pod", desc, res.owned_pods)
   if pod.node_name == 0 then
-    error("cluster:add_pod: pod " .. ls.str(pod.name) .. " has no spec.nodeName", 2)
+    error("cluster:add_pod: pod " .. ls.str(pod.name) .. " has no nodeName: the cluster's pods run on a node "
+      .. "(nodeName = \"n1\"); a pod to schedule is a T.pod given to T.cycle or T.schedule", 2)
   end
   if not C.ls_cache_add_pod(res.cache, pod, err_buf) then
     error("cluster:add_pod: " .. ffi.string(err_buf.msg), 2)
@@ -772,13 +842,19 @@ end
 --- the framework's Error message (naming the plugin, its file and line); an
 --- Error status the plugin returned ends the cycle with r.status (the
 --- framework's Error) and r.message.
+local run_cycle
+
 function T.cycle(inst, cluster, pod, opts)
-  opts = opts or {}
+  local r = { filter = {}, feasible = {}, raw = {}, scores = {}, totals = {}, scored = false }
+  return run_cycle(r, inst, cluster, pod, opts or {})
+end
+
+run_cycle = function(r, inst, cluster, pod, opts)
   local insts = insts_of(inst)
   local refs, np = use_profile(insts, opts.weights)
   local c = begin(cluster, pod, np)
   local state = {}
-  local r = { state = state, filter = {}, feasible = {}, raw = {}, scores = {}, totals = {}, scored = false }
+  r.state = state
   local code = dispatch.pre_filter(0, state)
   r.pre_filter, r.pre_filter_nodes = plugin_result("pre_filter")
   if ended_in_error(r, "pre_filter") then return r end
@@ -824,6 +900,51 @@ function T.cycle(inst, cluster, pod, opts)
   r.node = ls.str(C.ls_cycle_select_host(c, kit.totals, kit.rng).node.name)
   r.rng = kit.rng[0]
   return r
+end
+
+-- The pod as bound to `node`: the same object with spec.nodeName set (what
+-- the cluster holds once the binding is made).
+local function bound_copy(pod, node)
+  local text = C.ls_pod_json(pod)
+  if text == nil then error("T.schedule: the pod's JSON was not kept", 3) end
+  local obj = json.decode(ffi.string(text))
+  obj.spec.nodeName = node
+  return T.pod(json.encode(obj))
+end
+
+--- Schedules pods one after the other as a scheduler does on its first
+--- attempt at each, through T.cycle: `pods` (default: cluster.pending, the
+--- cluster file's pods without a nodeName, in file order) over the cluster,
+--- each pod the cycle places joining it (bound: spec.nodeName set) before the
+--- next attempt; Filter's round-robin start and the tie-breaking generator
+--- (opts.seed, as `luasched simulate --seed`) carry over from one attempt to
+--- the next. `inst` is a plugin instance or a list (T.cycle). Returns the
+--- attempts in order: { pod = "ns/name", node = the node or nil, result =
+--- "bound", "unschedulable" or "error", message (the FitError text or the
+--- framework's Error), cycle = T.cycle's result }.
+function T.schedule(inst, cluster, opts)
+  opts = opts or {}
+  local pods = opts.pods or cluster.pending
+  local attempts, start, rng = {}, 0, opts.seed or 0
+  for i, pod in ipairs(pods) do
+    local r = { filter = {}, feasible = {}, raw = {}, scores = {}, totals = {}, scored = false }
+    local ok, err = pcall(run_cycle, r, inst, cluster, pod,
+      { weights = opts.weights, percentage = opts.percentage, start = start, rng = rng })
+    start, rng = r.next_start or start, r.rng or rng
+    local a = { pod = ls.str(pod.ns) .. "/" .. ls.str(pod.name), cycle = r }
+    if not ok then
+      a.result, a.message = "error", tostring(err)
+    elseif r.status.code == ls.ERROR then
+      a.result, a.message = "error", r.message
+    elseif r.node then
+      a.result, a.node = "bound", r.node
+      cluster:add_pod(bound_copy(pod, r.node))
+    else
+      a.result, a.message = "unschedulable", r.message
+    end
+    attempts[i] = a
+  end
+  return attempts
 end
 
 -- ---- events tables and queueing hints ---------------------------------------------
