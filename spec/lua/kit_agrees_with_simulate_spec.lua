@@ -71,7 +71,9 @@ describe("the kit and luasched simulate", function()
     dir = sim.scratch("plugins")
     sim.write(dir .. "/plugins/agreement_probe.lua", PLUGIN)
     local docs = { node("n1"), node("n2"), node("n3x") }
-    for _, name in ipairs({ "a", "b", "c", "restricted", "pinned", "big", "d", "boom" }) do docs[#docs + 1] = pod(name) end
+    for _, name in ipairs({ "a", "b", "c", "restricted", "pinned", "big", "d", "boom" }) do
+      docs[#docs + 1] = pod(name)
+    end
     sim.write(dir .. "/cluster.yaml", table.concat(docs, "---\n"))
     sim.write(dir .. "/profile.yaml", PROFILE)
   end)
