@@ -90,6 +90,7 @@ local function simulate(opts)
   if args[1] == "simulate" then args[2] = sim.write(dir .. "/cluster.yaml", CLUSTER) end
   local cfg = sim.write(dir .. "/config.yaml", config)
   if args[1] == "simulate" then
+    args[#args + 1] = "--allow-plugin-errors"   -- the attacks end in plugin errors on purpose
     args[#args + 1] = "--config"
   end
   args[#args + 1] = cfg
