@@ -108,6 +108,18 @@ end
 
 local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
 
+-- "file:line: path: " of a plugin's args in the configuration (`where`, from
+-- the config loader: source, line, path, lines = { field -> line }) for a
+-- message `why`: the line of the field the message starts with
+-- ("scoringStrategy.type: ...") when the loader saw it, else the args' line.
+local function where_of(where, why)
+  if not where then return "" end
+  local field = type(why) == "string" and why:match("^([%w_%.]+)[%[:]")
+  local line = field and where.lines and where.lines[field] or where.line
+  if line and line > 0 then return string.format("%s:%d: %s: ", where.source, line, where.path) end
+  return string.format("%s: %s: ", where.source, where.path)
+end
+
 -- `where` (optional) is the config's file:line of the plugin's args.
 local function instantiate(P, name, args, profile_name, where)
   note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
@@ -123,12 +135,8 @@ local function instantiate(P, name, args, profile_name, where)
   if type(P.validate) == "function" then
     local vok, verr = plain_pcall(P.validate, inst.args)
     if not vok or (verr ~= nil and verr ~= true) then
-      local at = ""
-      if where then
-        at = where.line and where.line > 0 and string.format("%s:%d: %s: ", where.source, where.line, where.path)
-          or string.format("%s: %s: ", where.source, where.path)
-      end
       local why = describe(verr)
+      local at = where_of(where, why)
       if vok and type(verr) ~= "string" then   -- returned, not raised: say so, by its type
         why = "validate returned a " .. type(verr) .. ", expected nil, true or a message"
       end
@@ -139,7 +147,8 @@ local function instantiate(P, name, args, profile_name, where)
     note("plugin %q (%s: init)", P.name, tostring(P.file))
     local iok, err = plain_pcall(P.init, inst, inst.args)
     if not iok then
-      return nil, string.format("initializing plugin %q: %s", P.name, shortened(describe(err))), describe(err)
+      local why = describe(err)
+      return nil, string.format("%sinitializing plugin %q: %s", where_of(where, why), P.name, shortened(why)), why
     end
   end
   return inst

@@ -204,6 +204,11 @@ const ls_node_info *ls_cycle_select_host(const ls_cycle *cycle, const int64_t *t
  * the reasons counted over the nodes, sorted as strings. */
 char *ls_fit_error_prefilter(const ls_cycle *c, const char *prefilter_msg);
 char *ls_fit_error_filter(const ls_cycle *c);
+/* The plugin a misspelt name most likely meant, among the *.lua files of the
+ * ':'-separated plugin directories (names made from the files' stems:
+ * prefer_labeled.lua is PreferLabeled), into out; false when none is close
+ * (ls_did_you_mean's rule). */
+bool ls_plugin_name_suggestion(const char *name, const char *dirs, char *out, size_t cap);
 /* numFeasibleNodesToFind from upstream (schedule_one.go). */
 uint32_t ls_num_feasible_nodes_to_find(int32_t percentage, uint32_t num_all_nodes, bool has_scoring);
 
