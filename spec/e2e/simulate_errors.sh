@@ -26,12 +26,12 @@ expect_contains "missing file: message" "$(cat "$TMP/err")" "$F/no-such-file.yam
 
 expect_eq "unknown plugin: exit 2" "$(run $F/two-nodes.yaml --config $F/unknown-plugin.yaml)" "2"
 expect_contains "unknown plugin: message" "$(cat "$TMP/err")" \
-  "$F/unknown-plugin.yaml: profile default-scheduler: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path"
+  "$F/unknown-plugin.yaml:8: profile default-scheduler: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path"
 
 P="--plugin-path $F/plugins"
 expect_eq "Lua syntax error: exit 2" "$(run $F/two-nodes.yaml --config $F/with-syntax-error.yaml $P)" "2"
 expect_eq "Lua syntax error: message" "$(cat "$TMP/err")" \
-  "luasched simulate: $F/with-syntax-error.yaml: profile default-scheduler: $F/plugins/syntax_error.lua:5: unexpected symbol near 'end'"
+  "luasched simulate: $F/with-syntax-error.yaml:8: profile default-scheduler: $F/plugins/syntax_error.lua:5: unexpected symbol near 'end'"
 
 expect_eq "usage: two clusters" "$(run a.yaml b.yaml)" "2"
 expect_eq "usage: bad --output" "$(run $F/two-nodes.yaml --output xml)" "2"

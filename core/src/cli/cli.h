@@ -31,6 +31,7 @@ typedef struct ls_sim_opts {
     uint64_t plugin_timeout_ms;
     bool realtime, hold;
     bool allow_plugin_errors;   /* --allow-plugin-errors: exit 0 even when an attempt ended in Error */
+    bool strict;                /* --strict: the cluster file's input warnings are errors */
     const char *shadow;         /* --shadow: a candidate configuration evaluated beside, never binding */
     const char *cluster_text;   /* the cluster as text instead of the file `cluster` names (live explain) */
     size_t cluster_len;

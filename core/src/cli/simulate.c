@@ -86,6 +86,8 @@ void ls_cli_simulate_usage_flags(FILE *out)
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "                       (instead of the configuration's luasched.pluginPath)\n"
+            "  --strict             the cluster file's warnings (an unknown field, a pod without containers,\n"
+            "                       a node whose allocatable lacks pods, cpu or memory) are errors\n"
             "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default: the\n"
             "                       configuration's luasched.pluginTimeoutMilliseconds, 10000)\n"
             "  --write-config-to FILE\n"
@@ -109,6 +111,8 @@ static void simulate_usage(FILE *out)
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "                       (instead of the configuration's luasched.pluginPath)\n"
+            "  --strict             the cluster file's warnings (an unknown field, a pod without containers,\n"
+            "                       a node whose allocatable lacks pods, cpu or memory) are errors\n"
             "  --allow-plugin-errors\n"
             "                       exit 0 even when an attempt ended in a plugin's error (by default such a\n"
             "                       run exits 3: a plugin raised, ran over budget, returned a bad value or was\n"
@@ -160,6 +164,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
         {"write-config-to", required_argument, NULL, 'w'},
         {"fault", required_argument, NULL, 'F'},
         {"allow-plugin-errors", no_argument, NULL, 'A'},
+        {"strict", no_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -195,6 +200,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
             break;
         case 'R': o->realtime = true; break;
         case 'A': o->allow_plugin_errors = true; break;
+        case 'X': o->strict = true; break;
         case 'H': o->hold = true; break;
         case 'S': o->shadow = optarg; break;
         case 'w': o->write_config = optarg; break;
@@ -437,9 +443,21 @@ static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
+    ls_cluster_set_strict(c, o->strict);
     bool loaded = o->cluster_text ? ls_cluster_load_text(c, o->cluster_text, o->cluster_len, o->cluster, &err)
                                   : ls_cluster_load_file(c, o->cluster, &err);
+    if (!loaded && ls_cluster_num_load_errors(c) > 1) {
+        /* every error of the file at once */
+        ls_cluster_print_notices(c, stderr);
+        for (uint32_t i = 0; i < ls_cluster_num_load_errors(c); i++)
+            fprintf(stderr, "luasched %s: %s\n", command, ls_cluster_load_error(c, i));
+        fprintf(stderr, "luasched %s: %u errors in %s\n", command, ls_cluster_num_load_errors(c),
+                o->cluster ? o->cluster : "the cluster");
+        return LS_EXIT_USAGE;
+    }
     if (!loaded || !ls_cluster_admit(c, &err)) {
+        if (!loaded)
+            ls_cluster_print_notices(c, stderr);
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
