@@ -144,6 +144,8 @@ end
 
 local function fail_with(msg)
   local st = ls._runtime_error(shortened(msg))
+  local trace = assembly.traceback_for(msg)
+  if trace then C.ls_status_set_detail(st.id, trace) end
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR

@@ -72,8 +72,35 @@ end
 -- xpcall's handler for plugin calls: an error raised below a plugin's frame
 -- (inside a luasched function it called, or by the FFI) is prefixed with the
 -- plugin's own file:line, the innermost plugin frame on the stack.
+-- The plugin frames of the stack an error was raised on, innermost first:
+-- explain shows them with the Error (see dispatch's fail_with).
+local last_trace = { msg = nil, text = nil }
+local function plugin_frames(from)
+  local out = {}
+  for level = from, 60 do
+    local info = debug.getinfo(level, "Sln")
+    if not info then break end
+    if loader.is_plugin_source(info.source) then
+      local fn = info.name and ("function '" .. info.name .. "'")
+        or string.format("function <%s:%d>", info.short_src, info.linedefined)
+      out[#out + 1] = string.format("%s:%d: in %s", info.short_src, info.currentline, fn)
+      if #out == 20 then break end
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+--- The plugin frames of the last located error, if `msg` (the Error's text)
+--- carries that error's message.
+function M.traceback_for(msg)
+  local t = last_trace
+  if t.msg and t.text ~= "" and msg:find(t.msg, 1, true) then return t.text end
+  return nil
+end
+
 local function locate(err)
   local msg = describe(err)
+  last_trace.msg, last_trace.text = nil, nil
   for level = 2, 50 do
     local info = debug.getinfo(level, "Sl")
     if not info then break end
@@ -81,6 +108,7 @@ local function locate(err)
       if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
         msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
       end
+      last_trace.msg, last_trace.text = msg, plugin_frames(level)
       return msg
     end
   end

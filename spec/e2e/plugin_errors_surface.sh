@@ -27,6 +27,34 @@ expect_eq "simulate: the unschedulable count is the pods'" "$(jq '.summary.unsch
 timeout 60 "$BIN" simulate "$F/two-nodes.yaml" > /dev/null 2>&1
 expect_eq "simulate without plugin errors exits 0" "$?" "0"
 
+# ---- explain: the error with its file, line and the plugin's frames
+mkdir -p "$TMP/plugins"
+cat > "$TMP/plugins/deep.lua" <<'LUA'
+local ls = require("luasched")
+local P = ls.plugin("Deep")
+local function weigh(ni)
+  local t = nil
+  return t.capacity + ni.num_pods
+end
+function P:filter(_, _, ni)
+  if weigh(ni) > 3 then return ls.unschedulable("heavy") end
+end
+return P
+LUA
+printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n    filter:\n      enabled: [{name: Deep}]\n' > "$TMP/deep.yaml"
+timeout 60 "$BIN" explain "$F/two-nodes.yaml" default/a --config "$TMP/deep.yaml" --plugin-path "$TMP/plugins" \
+  > "$TMP/explain.out" 2>&1
+expect_contains "explain: the error with its file and line" "$(cat "$TMP/explain.out")" \
+  "Result: not scheduled: running \"Deep\" filter plugin: $TMP/plugins/deep.lua:5: attempt to index local 't' (a nil value)"
+expect_contains "explain: the traceback, innermost first" "$(cat "$TMP/explain.out")" \
+"  Traceback (the plugin's frames, innermost first):
+    $TMP/plugins/deep.lua:5: in function 'weigh'
+    $TMP/plugins/deep.lua:8: in function 'filter'"
+timeout 60 "$BIN" explain "$F/two-nodes.yaml" default/a --config "$TMP/deep.yaml" --plugin-path "$TMP/plugins" \
+  --output json > "$TMP/explain.json" 2>/dev/null
+expect_eq "explain --output json: the traceback" "$(jq -c '.attempts[0].traceback | map(sub(".*/"; ""))' "$TMP/explain.json")" \
+  '["deep.lua:5: in function '"'"'weigh'"'"'","deep.lua:8: in function '"'"'filter'"'"'"]'
+
 # ---- run: every pod raises
 {
   for n in 1 2; do

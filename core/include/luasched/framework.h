@@ -30,6 +30,11 @@ typedef struct ls_status_info {
     const char *message;      /* reasons joined with ", " */
 } ls_status_info;
 const ls_status_info *ls_status_get(uint32_t id);
+/* How an Error status came about: the plugin frames of the traceback of the
+ * error a plugin raised (innermost first, one "file:line: in function 'f'"
+ * a line), set by the runtime; NULL when none was kept. */
+void ls_status_set_detail(uint32_t id, const char *text);
+const char *ls_status_detail(uint32_t id);
 
 typedef struct ls_node_status {
     uint32_t status;        /* registered status id; 0 = Success */
@@ -216,6 +221,8 @@ uint32_t ls_num_feasible_nodes_to_find(int32_t percentage, uint32_t num_all_node
 
 void ls_status_reset(void);    /* frees the registry: only at process exit / in tests */
 const char *ls_code_name(uint8_t code);
+/* ls_status_detail of the Error status with this message (an attempt's). */
+const char *ls_status_error_detail(const char *message);
 bool ls_code_is_rejected(uint8_t code);   /* Unschedulable, UnschedulableAndUnresolvable, Pending */
 
 typedef struct ls_profile {
