@@ -223,9 +223,11 @@ M.hook_source = setmetatable({}, { __mode = "k" })
 
 --- `stand_in` runs in a profile for `inst` (the test kit's recorder around an
 --- instance): it is named, and its events read, as `inst`.
+local stood_for = setmetatable({}, { __mode = "k" })   -- stand-in -> the instance
 function M.stand_in(stand_in, inst)
   plugin_of[stand_in] = plugin_of[inst]
   name_of[stand_in] = name_of[inst]
+  stood_for[stand_in] = inst
 end
 
 -- Extension points whose plugins can reject a pod, so their events matter.
@@ -243,7 +245,7 @@ local function register_events(prof, profile_index, seen)
         for _, r in ipairs(regs) do
           local hint_id = 0
           if r.hint then
-            hints[#hints + 1] = { fn = r.hint, inst = inst }
+            hints[#hints + 1] = { fn = r.hint, inst = stood_for[inst] or inst }
             hint_id = #hints
           end
           registrations[#registrations + 1] = {

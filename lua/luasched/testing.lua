@@ -555,29 +555,4 @@ function T.events(inst)
   return out
 end
 
-local function action_listed(actions, action)
-  local want = C.ls_action_from_name(action)
-  for _, a in ipairs(actions) do
-    if bit.band(C.ls_action_from_name(a), want) ~= 0 then return true end
-  end
-  return false
-end
-
---- What the plugin's events table says for an event: the hint's result
---- (ls.QUEUE or ls.QUEUE_SKIP; ls.QUEUE for an entry without hint) for the
---- first entry of `resource` (exact name) that lists `action`, or nil when no
---- entry does (the event does not concern the plugin). `old`/`new` are the
---- event's objects (T.pod / T.node results or nil).
-function T.hint(inst, resource, action, pod, old, new)
-  local regs, err = events.check(getmetatable(inst) or inst)
-  if not regs then error(err, 2) end
-  for _, r in ipairs(regs) do
-    if r.resource == resource and action_listed(r.actions, action) then
-      if not r.hint then return ls.QUEUE end
-      return r.hint(pod, old, new, inst)
-    end
-  end
-  return nil
-end
-
 return T

@@ -13,6 +13,8 @@ local dispatch = require("luasched.dispatch")
 local assembly = require("luasched.profiles")
 local points = require("luasched.points")
 local table_clear = require("table.clear")
+local bit = require("bit")
+local events = require("luasched.events")
 
 local SUCCESS = { code = ls.SUCCESS, code_name = "Success", message = "", reasons = {} }
 local NODE_HOOKS = { reserve = true, unreserve = true, permit = true, pre_bind = true, bind = true, post_bind = true }
@@ -421,5 +423,54 @@ return function(T)
       attempts[i] = a
     end
     return attempts
+  end
+
+  -- ---- queueing hints ----------------------------------------------------------------
+
+  local OBJECT_TYPES = { { "const ls_pod *", C.LS_OBJ_POD }, { "const ls_node *", C.LS_OBJ_NODE } }
+  local function object_type(o)
+    if o == nil then return nil end
+    for _, t in ipairs(OBJECT_TYPES) do
+      if ffi.istype(t[1], o) then return t[2] end
+    end
+    return C.LS_OBJ_OTHER
+  end
+
+  local function action_mask(names)
+    local mask = 0
+    for _, a in ipairs(names) do mask = bit.bor(mask, C.ls_action_from_name(a)) end
+    return mask
+  end
+
+  --- What the queue decides for `inst`'s rejected pod on an event, as the
+  --- scheduling queue asks it (queue/scheduling_queue.c): the plugin's
+  --- registrations matched by libluasched's own rule (ls_event_matches:
+  --- "Pod" takes the three pod resources, "*", fine-grained actions), each
+  --- matching entry's hint run by the runtime's hint runner (an error or a
+  --- value other than ls.QUEUE / ls.QUEUE_SKIP counts as QUEUE, logged);
+  --- ls.QUEUE when one says QUEUE, ls.QUEUE_SKIP when every one says skip, nil
+  --- when no entry matches (the event does not concern the plugin). `old` /
+  --- `new` are the event's objects (T.pod / T.node results or nil).
+  function T.hint(inst, resource, action, pod, old, new)
+    local ok, err = events.check(getmetatable(inst) or inst)
+    if not ok then error(err, 2) end
+    if pod == nil then error("T.hint: the pod the plugin rejected is needed", 2) end
+    use_profile({ inst })
+    local name = assembly.name_of[inst]
+    local ev = ffi.new("ls_cluster_event[1]")
+    ev[0].resource = ls.intern(resource)
+    ev[0].actions = C.ls_action_from_name(action)
+    ev[0].object_type = object_type(new) or object_type(old) or C.LS_OBJ_NONE
+    ev[0].old_obj, ev[0].new_obj = old, new
+    kit.event_refs = { old, new }
+    local concerned = false
+    for _, r in ipairs(assembly.registrations()) do
+      if r.plugin == name and C.ls_event_matches(ls.intern(r.resource), action_mask(r.actions), ev) then
+        concerned = true
+        if r.hint == 0 or dispatch.hint(r.hint, pod, ev) ~= ls.QUEUE_SKIP then return ls.QUEUE end
+      end
+    end
+    if concerned then return ls.QUEUE_SKIP end
+    return nil
   end
 end
