@@ -108,7 +108,12 @@ local function locate(err)
       if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
         msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
       end
-      last_trace.msg, last_trace.text = msg, plugin_frames(level)
+      -- the frames after the message: a handler that fails (a stack overflow
+      -- leaves it little room) must not cost the message its position
+      if not msg:find("stack overflow", 1, true) then
+        local ok, frames = pcall(plugin_frames, level)
+        if ok then last_trace.msg, last_trace.text = msg, frames end
+      end
       return msg
     end
   end

@@ -431,8 +431,6 @@ static void on_started_leading(void *ud)
     ls_log_info(0, "Successfully acquired lease");
 }
 
-static char *completed_config(const run_opts *o, bool json, ls_error *err);
-
 /* After a successful hot reload, /configz shows the configuration now in
  * force (before: the one of the start, for the process's life). */
 static void refresh_configz(run_state *r)
