@@ -36,8 +36,10 @@ local check_value
 local function check_object(given, defaults, optional, prefix, where, problems)
   for k, v in pairs(given) do
     local field = prefix == "" and tostring(k) or prefix .. "." .. tostring(k)
-    local dv = type(defaults) == "table" and defaults[k] or nil
-    local opt = type(optional) == "table" and optional[k] or nil
+    -- (`x and t[k] or nil` made a default of false an unknown field)
+    local dv, opt
+    if type(defaults) == "table" then dv = defaults[k] end
+    if type(optional) == "table" then opt = optional[k] end
     if dv ~= nil then
       check_value(v, dv, type(opt) == "table" and opt or nil, field, where, problems)
     elseif opt ~= nil then

@@ -74,11 +74,26 @@ function M.init(cycle_ptr, plugin_dirs)
     local mode = os.getenv("LUASCHED_JIT_PROFILE_MODE")
     require("jit.p").start((mode and mode ~= "") and mode or "vl2", jit_prof)
   end
+  M.attach(cycle_ptr)
+  loader.set_path(plugin_dirs)
+  sandbox.lock_strings()
+end
+
+--- Makes `cycle_ptr` (an ls_cycle *) the cycle every runner reads and writes
+--- (init does this; the test kit, lua/luasched/testing.lua, too, with its own).
+function M.attach(cycle_ptr)
   cycle = ffi.cast("ls_cycle *", cycle_ptr)
   ls._attach(cycle)
   handle.attach(cycle, function() return current_hook end)
-  loader.set_path(plugin_dirs)
-  sandbox.lock_strings()
+end
+
+--- Starts a cycle's state as PreFilter does, without running PreFilter:
+--- `given` is the CycleState (the test kit's, for a hook run alone).
+function M.begin_cycle(given)
+  state = given
+  table_clear(skip_score)
+  if profiles[1] then table_clear(profiles[1].skip) end
+  handle.start_cycle()
 end
 
 M.hooks = assembly.hooks
@@ -113,6 +128,7 @@ local function attributed(msg)
   local inst = current
   if not inst or not inst.file or msg:find(inst.file, 1, true) then return msg end
   local fn = current_hook and inst[current_hook]
+  fn = assembly.hook_source[fn] or fn   -- the plugin's own hook behind the test kit's recorder
   if type(fn) ~= "function" then return msg .. " (in " .. inst.file .. ")" end
   local info = debug.getinfo(fn, "S")
   return msg .. " (" .. info.short_src .. ":" .. info.linedefined .. ")"
@@ -128,6 +144,8 @@ end
 
 local function fail_with(msg)
   local st = ls._runtime_error(shortened(msg))
+  local trace = assembly.traceback_for(msg)
+  if trace then C.ls_status_set_detail(st.id, trace) end
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR
@@ -309,12 +327,13 @@ local function run_pre_filter(list, pod, restricting)
   return nil
 end
 
---- Starts the cycle's state and runs PreFilter. The node-name restriction is
---- left in cycle.prefilter_*; an empty intersection is Unresolvable.
-function M.pre_filter(pi)
+--- Starts the cycle's state (a new table, or `given_state`: the test kit's)
+--- and runs PreFilter. The node-name restriction is left in
+--- cycle.prefilter_*; an empty intersection is Unresolvable.
+function M.pre_filter(pi, given_state)
   clear_status()
   current_hook = "pre_filter"
-  state = {}
+  state = given_state or {}
   table_clear(skip_score)   -- the runtime's own: kept, not made anew per pod
   local prof = profiles[pi + 1]
   local sk = prof.skip

@@ -1,7 +1,11 @@
 -- luasched.loader: finds plugins by name on the plugin path and loads each in a
 -- sandbox: source text only (no bytecode), no io/os/debug/ffi, and require
 -- limited to the luasched plugin API and modules on the plugin path.
+local ffi = require("ffi")
+local C = require("luasched.clib")
+
 local M = {}
+local suggestion = ffi.new("char[128]")
 
 local plugin_dirs = {}
 local loaded = {}        -- registered name -> plugin table
@@ -146,8 +150,16 @@ function M.load(name)
   local base = M.file_name(name)
   local path = find_file(base)
   if not path then
-    return nil, string.format("plugin %q not found: no %s.lua on the plugin path (%s)",
-      name, base, table.concat(plugin_dirs, ":"))
+    local dirs = table.concat(plugin_dirs, ":")
+    local searched = {}
+    for _, d in ipairs(plugin_dirs) do
+      for _, sub in ipairs(SUBDIRS) do searched[#searched + 1] = d .. sub end
+    end
+    local hint = ""
+    if C.ls_plugin_name_suggestion(name, table.concat(searched, ":"), suggestion, ffi.sizeof(suggestion)) then
+      hint = string.format('; did you mean "%s"?', ffi.string(suggestion))
+    end
+    return nil, string.format("plugin %q not found: no %s.lua on the plugin path (%s)%s", name, base, dirs, hint)
   end
   local shown = display_path(path)
   local chunk, err = load_source(path, "@" .. shown)

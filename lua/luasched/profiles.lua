@@ -72,14 +72,47 @@ end
 -- xpcall's handler for plugin calls: an error raised below a plugin's frame
 -- (inside a luasched function it called, or by the FFI) is prefixed with the
 -- plugin's own file:line, the innermost plugin frame on the stack.
+-- The plugin frames of the stack an error was raised on, innermost first:
+-- explain shows them with the Error (see dispatch's fail_with).
+local last_trace = { msg = nil, text = nil }
+local function plugin_frames(from)
+  local out = {}
+  for level = from, 60 do
+    local info = debug.getinfo(level, "Sln")
+    if not info then break end
+    if loader.is_plugin_source(info.source) then
+      local fn = info.name and ("function '" .. info.name .. "'")
+        or string.format("function <%s:%d>", info.short_src, info.linedefined)
+      out[#out + 1] = string.format("%s:%d: in %s", info.short_src, info.currentline, fn)
+      if #out == 20 then break end
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+--- The plugin frames of the last located error, if `msg` (the Error's text)
+--- carries that error's message.
+function M.traceback_for(msg)
+  local t = last_trace
+  if t.msg and t.text ~= "" and msg:find(t.msg, 1, true) then return t.text end
+  return nil
+end
+
 local function locate(err)
   local msg = describe(err)
+  last_trace.msg, last_trace.text = nil, nil
   for level = 2, 50 do
     local info = debug.getinfo(level, "Sl")
     if not info then break end
     if loader.is_plugin_source(info.source) then
       if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
         msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
+      end
+      -- the frames after the message: a handler that fails (a stack overflow
+      -- leaves it little room) must not cost the message its position
+      if not msg:find("stack overflow", 1, true) then
+        local ok, frames = pcall(plugin_frames, level)
+        if ok then last_trace.msg, last_trace.text = msg, frames end
       end
       return msg
     end
@@ -108,11 +141,23 @@ end
 
 local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
 
+-- "file:line: path: " of a plugin's args in the configuration (`where`, from
+-- the config loader: source, line, path, lines = { field -> line }) for a
+-- message `why`: the line of the field the message starts with
+-- ("scoringStrategy.type: ...") when the loader saw it, else the args' line.
+local function where_of(where, why)
+  if not where then return "" end
+  local field = type(why) == "string" and why:match("^([%w_%.]+)[%[:]")
+  local line = field and where.lines and where.lines[field] or where.line
+  if line and line > 0 then return string.format("%s:%d: %s: ", where.source, line, where.path) end
+  return string.format("%s: %s: ", where.source, where.path)
+end
+
 -- `where` (optional) is the config's file:line of the plugin's args.
 local function instantiate(P, name, args, profile_name, where)
   note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
   local ok, aerr = args_check.check(P, args, where)
-  if not ok then return nil, aerr end
+  if not ok then return nil, aerr, aerr end
   local inst = setmetatable({
     name = P.name,
     args = ls.merge_args(P.defaults, args),
@@ -123,23 +168,20 @@ local function instantiate(P, name, args, profile_name, where)
   if type(P.validate) == "function" then
     local vok, verr = plain_pcall(P.validate, inst.args)
     if not vok or (verr ~= nil and verr ~= true) then
-      local at = ""
-      if where then
-        at = where.line and where.line > 0 and string.format("%s:%d: %s: ", where.source, where.line, where.path)
-          or string.format("%s: %s: ", where.source, where.path)
-      end
       local why = describe(verr)
+      local at = where_of(where, why)
       if vok and type(verr) ~= "string" then   -- returned, not raised: say so, by its type
         why = "validate returned a " .. type(verr) .. ", expected nil, true or a message"
       end
-      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, shortened(why))
+      return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, shortened(why)), why
     end
   end
   if type(P.init) == "function" then
     note("plugin %q (%s: init)", P.name, tostring(P.file))
     local iok, err = plain_pcall(P.init, inst, inst.args)
     if not iok then
-      return nil, string.format("initializing plugin %q: %s", P.name, shortened(describe(err)))
+      local why = describe(err)
+      return nil, string.format("%sinitializing plugin %q: %s", where_of(where, why), P.name, shortened(why)), why
     end
   end
   return inst
@@ -176,6 +218,23 @@ local function compile_loops(prof, i)
   prof.skip = {}
 end
 
+--- An instance of plugin table P as a profile makes it (args checked and
+--- merged over its defaults, validate and init run), registered as `name`.
+--- Returns it, or nil, a message naming the plugin and the plugin's own text.
+M.instantiate = instantiate
+
+--- A stand-in's hook -> the plugin's own hook it calls (errors name the latter).
+M.hook_source = setmetatable({}, { __mode = "k" })
+
+--- `stand_in` runs in a profile for `inst` (the test kit's recorder around an
+--- instance): it is named, and its events read, as `inst`.
+local stood_for = setmetatable({}, { __mode = "k" })   -- stand-in -> the instance
+function M.stand_in(stand_in, inst)
+  plugin_of[stand_in] = plugin_of[inst]
+  name_of[stand_in] = name_of[inst]
+  stood_for[stand_in] = inst
+end
+
 -- Extension points whose plugins can reject a pod, so their events matter.
 local REJECTING = points.rejecting
 
@@ -191,7 +250,7 @@ local function register_events(prof, profile_index, seen)
         for _, r in ipairs(regs) do
           local hint_id = 0
           if r.hint then
-            hints[#hints + 1] = { fn = r.hint, inst = inst }
+            hints[#hints + 1] = { fn = r.hint, inst = stood_for[inst] or inst }
             hint_id = #hints
           end
           registrations[#registrations + 1] = {
@@ -206,7 +265,9 @@ local function register_events(prof, profile_index, seen)
 end
 
 --- Builds every profile's plugin instances. `specs[i]` = { name=, points =
---- { hook = { plugin names in run order } }, args = { Plugin = {...} } }.
+--- { hook = { plugin names in run order } }, args = { Plugin = {...} },
+--- instances = { Plugin = an instance M.instantiate made } (optional: the
+--- test kit's, used as they are) }.
 --- `with` = { new_handle = handle.new, filter_status =, to_score = } (the
 --- runners' checks of what Filter and Score return, for the compiled loops).
 --- Returns the list of profiles, or nil and a message.
@@ -219,8 +280,10 @@ function M.build(specs, with)
     for hook, names in pairs(spec.points) do
       local list = {}
       for _, name in ipairs(names) do
-        local inst = prof.instances[name]
-        if not inst then
+        local inst = prof.instances[name] or (spec.instances and spec.instances[name])
+        if inst then
+          prof.instances[name] = inst
+        else
           note("plugin %q (loading its file)", name)
           local P, err = loader.load(name)
           if not P then return nil, err end

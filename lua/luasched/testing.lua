@@ -1,14 +1,16 @@
 -- luasched.testing: the plugin author's kit. Builds pods and nodes from Lua
 -- tables or YAML/JSON text through libluasched's own decoder, puts them in a
 -- real scheduler cache and snapshot (so NodeInfos carry the requested sums the
--- scheduler would see), loads a plugin the way the runtime does (sandboxed,
--- args merged over its defaults, init run), and runs one hook or a whole
--- scheduling cycle of that plugin.
+-- scheduler would see), loads a plugin the way a profile does (sandboxed,
+-- args checked and merged over its defaults, validate and init run), and runs
+-- one hook, a whole scheduling cycle or a queue of pods through the
+-- framework itself (testing_framework.lua: dispatch.lua's runners and C's
+-- cycle rules; no rule is written again here). docs/plugins/testing.md.
 --
 --   local T = require("luasched.testing")
 --   local cluster = T.cluster {
 --     nodes = { { name = "n1", allocatable = { cpu = "2", memory = "4Gi" } } },
---     pods  = { { name = "running", node_name = "n1", requests = { cpu = "1" } } },
+--     pods  = { { name = "running", nodeName = "n1", requests = { cpu = "1" } } },
 --   }
 --   local fit = T.plugin("NodeResourcesFit", { ignoredResources = { "example.com/gpu" } })
 --   local pod = T.pod { name = "p", requests = { cpu = "1500m" } }
@@ -30,6 +32,7 @@ local loader = require("luasched.loader")
 local events = require("luasched.events")
 local json = require("luasched.json")
 local bit = require("bit")
+local assembly = require("luasched.profiles")
 
 local T = {}
 
@@ -58,10 +61,71 @@ local function is_full_object(t)
   return t.metadata ~= nil or t.spec ~= nil or t.kind ~= nil or t.apiVersion ~= nil
 end
 
+-- The shorthand's fields: the cluster files' names (a pod's nodeName, ...)
+-- or the snake_case ones, each once; anything else is an error naming the
+-- closest (C's ls_did_you_mean, the one rule of every misspelling message).
+local POD_FIELDS = {
+  nodeName = "node_name", nodeSelector = "node_selector", priorityClassName = "priority_class_name",
+  preemptionPolicy = "preemption_policy", schedulerName = "scheduler_name",
+  schedulingGates = "scheduling_gates", initContainers = "init_containers", ownerReferences = "owner_references",
+  nominatedNodeName = "nominated_node_name", qosClass = "qos_class", creationTimestamp = "created",
+  name = true, namespace = true, uid = true, labels = true, requests = true, containers = true, limits = true,
+  ports = true, overhead = true, resources = true, priority = true, tolerations = true, affinity = true,
+  annotations = true, phase = true, conditions = true, spec = true, status = true, seq = true,
+}
+local NODE_FIELDS = {
+  name = true, uid = true, labels = true, allocatable = true, capacity = true, taints = true,
+  unschedulable = true, images = true, annotations = true, conditions = true, status = true,
+}
+local CONTAINER_FIELDS = { name = true, image = true, requests = true, limits = true, ports = true,
+  restart_policy = true, restartPolicy = "restart_policy" }
+
+-- each snake_case name is a field too
+for _, fields in ipairs({ POD_FIELDS, CONTAINER_FIELDS }) do
+  local snake = {}
+  for _, f in pairs(fields) do if type(f) == "string" then snake[#snake + 1] = f end end
+  for _, f in ipairs(snake) do fields[f] = true end
+end
+
+local function sorted_keys(fields)
+  local out = {}
+  for k in pairs(fields) do out[#out + 1] = k end
+  table.sort(out, function(a, b)   -- the cluster files' names first
+    local ca, cb = type(fields[a]) == "string", type(fields[b]) == "string"
+    if ca ~= cb then return ca end
+    return a < b
+  end)
+  return out
+end
+
+--- The closest of `names` to `word` ("did you mean"), or nil.
+function T.did_you_mean(word, names)
+  local arr = ffi.new("const char *[?]", #names + 1, names)
+  local hit = C.ls_did_you_mean(tostring(word), arr, #names)
+  return hit ~= nil and ffi.string(hit) or nil
+end
+
+-- desc with its cluster-file names turned into the shorthand's; an unknown
+-- field raises "T.<what>: unknown field ..." with the closest known one.
+local function shorthand(what, desc, fields)
+  local out = {}
+  for k, v in pairs(desc) do
+    local f = fields[k]
+    if f == nil then
+      local names = sorted_keys(fields)
+      local hint = type(k) == "string" and T.did_you_mean(k, names)
+      error(string.format("T.%s: unknown field %q%s (fields: %s)", what, tostring(k),
+        hint and string.format(' (did you mean "%s"?)', hint) or "", table.concat(names, ", ")), 0)
+    end
+    local key = f == true and k or f
+    if out[key] ~= nil then error(string.format("T.%s: field %s given twice (as %s)", what, key, k), 0) end
+    out[key] = v
+  end
+  return out
+end
+
 local counter = 0
 
-local CONTAINER_KEYS = { name = true, image = true, requests = true, limits = true, ports = true,
-  restart_policy = true }
 
 -- A container entry is a requests table, `false` (no requests), or a table
 -- with any of name, image, requests, limits, ports (v1 ContainerPorts),
@@ -69,7 +133,7 @@ local CONTAINER_KEYS = { name = true, image = true, requests = true, limits = tr
 local function is_container_desc(d)
   if type(d) ~= "table" then return false end
   for k in pairs(d) do
-    if CONTAINER_KEYS[k] then return true end
+    if CONTAINER_FIELDS[k] then return true end
   end
   return false
 end
@@ -80,6 +144,7 @@ local function container(i, desc, prefix)
     if desc then c.resources = { requests = desc } end
     return c
   end
+  desc = shorthand("pod: container", desc, CONTAINER_FIELDS)
   c.name, c.image = desc.name or c.name, desc.image or c.image
   if desc.requests or desc.limits then c.resources = { requests = desc.requests, limits = desc.limits } end
   c.ports, c.restartPolicy = desc.ports, desc.restart_policy
@@ -95,7 +160,12 @@ local function conditions_of(list, with_reason)
   return out
 end
 
---- Shorthand -> a v1 Pod as a Lua table. Fields: name, namespace ("default"),
+--- Shorthand -> a v1 Pod as a Lua table. Each field may be written as in a
+--- cluster file (nodeName, nodeSelector, priorityClassName, preemptionPolicy,
+--- schedulerName, schedulingGates, initContainers, ownerReferences,
+--- nominatedNodeName, qosClass, creationTimestamp) or in snake_case
+--- (node_name, ...); another field is an error that names the closest.
+--- Fields: name, namespace ("default"),
 --- uid (generated), labels, requests (one container's requests, e.g.
 --- { cpu = "500m", memory = "1Gi" }; omit for a container without requests),
 --- containers / init_containers (lists, one entry per container: a requests
@@ -109,6 +179,7 @@ end
 --- status ("True" when omitted), reason }), qos_class (status.qosClass),
 --- spec and status (extra spec / status fields, merged last).
 function T.pod_object(o)
+  o = shorthand("pod", o, POD_FIELDS)
   counter = counter + 1
   local name = o.name or ("pod-" .. counter)
   local ns = o.namespace or "default"
@@ -163,6 +234,7 @@ end
 --- annotations, conditions (list of { type, status ("True" when omitted) }),
 --- status (extra status fields, merged last).
 function T.node_object(o)
+  o = shorthand("node", o, NODE_FIELDS)
   counter = counter + 1
   local name = o.name or ("node-" .. counter)
   local allocatable = {}
@@ -375,7 +447,8 @@ function Cluster:add_pod(desc, no_refresh)
   local res = self.res
   local pod = take(res, "pod", desc, res.owned_pods)
   if pod.node_name == 0 then
-    error("cluster:add_pod: pod " .. ls.str(pod.name) .. " has no spec.nodeName", 2)
+    error("cluster:add_pod: pod " .. ls.str(pod.name) .. " has no nodeName: the cluster's pods run on a node "
+      .. "(nodeName = \"n1\"); a pod to schedule is a T.pod given to T.cycle or T.schedule", 2)
   end
   if not C.ls_cache_add_pod(res.cache, pod, err_buf) then
     error("cluster:add_pod: " .. ffi.string(err_buf.msg), 2)
@@ -478,9 +551,12 @@ end
 --- Forgets loaded plugin files, so the next T.plugin reads them again.
 function T.reload() loader.reset() end
 
---- A plugin instance as the runtime builds it: `name` is the registered name
---- (loaded from the plugin path, sandboxed) or a plugin table from ls.plugin;
---- `args` are merged over its defaults, then init(args) runs.
+--- A plugin instance as a profile builds it (lua/luasched/profiles.lua):
+--- `name` is the registered name (loaded from the plugin path, sandboxed) or
+--- a plugin table from ls.plugin; `args` are checked against its declared
+--- defaults and merged over them, then validate(args) and init(args) run.
+--- An error raises the plugin's own message (the runtime prefixes it with
+--- "initializing plugin ..." or "args of plugin ... are not valid").
 function T.plugin(name, args)
   local P = name
   if type(name) == "string" then
@@ -488,152 +564,14 @@ function T.plugin(name, args)
     P, err = load_plugin(name)
     if not P then error(err, 2) end
   end
-  local inst = setmetatable({ name = P.name, args = ls.merge_args(P.defaults, args), profile = "test" }, P)
-  if type(P.init) == "function" then P.init(inst, inst.args) end
+  local inst, _, why = assembly.instantiate(P, P.name, args, "test")
+  if not inst then error(why, 2) end
   return inst
 end
 
--- ---- running hooks ----------------------------------------------------------------
+-- ---- running the framework (testing_framework.lua) ---------------------------------
 
-local SUCCESS = { code = ls.SUCCESS, code_name = "Success", message = "", reasons = {} }
-
---- A hook's status as a plain table: code, code_name, message, reasons and the
---- status object itself (nil for Success).
-function T.result(st)
-  if st == nil then return SUCCESS end
-  if not ls.is_status(st) then
-    error("expected a status (ls.unschedulable(...), ...) or nil, got a " .. type(st), 2)
-  end
-  return { code = st.code, code_name = ls.code_names[st.code], message = st.message,
-           reasons = st.reasons, status = st }
-end
-
-local function checked(hook, st)
-  if st ~= nil and not ls.is_status(st) then
-    error(string.format("%s returned a %s, expected a status or nil", hook, type(st)), 3)
-  end
-  return T.result(st)
-end
-
-local function ni_of(cluster, node)
-  if type(node) == "string" then return cluster:node_info(node) end
-  return node
-end
-
---- PreFilter: result, node names (or nil).
-function T.pre_filter(inst, cluster, pod, state)
-  cluster:attach(pod)
-  local st, names = inst:pre_filter(state or {}, pod)
-  return checked("pre_filter", st), names
-end
-
---- Filter of one node (a name or a NodeInfo) with the given (or an empty)
---- state; runs no PreFilter (use T.cycle, or T.pre_filter with the same state).
-function T.filter(inst, cluster, pod, node, state)
-  cluster:attach(pod)
-  return checked("filter", inst:filter(state or {}, pod, ni_of(cluster, node)))
-end
-
---- Score of one node (raw, before NormalizeScore).
-function T.score(inst, cluster, pod, node, state)
-  cluster:attach(pod)
-  local s = inst:score(state or {}, pod, ni_of(cluster, node))
-  if type(s) ~= "number" and type(s) ~= "cdata" then
-    error("score returned a " .. type(s) .. ", expected an integer", 2)
-  end
-  return tonumber(s)
-end
-
---- One of the hooks that take (state, pod, node_name): reserve, unreserve,
---- permit, pre_bind, bind, post_bind. `cluster` may be nil.
-function T.node_hook(inst, hook, cluster, pod, node_name, state)
-  if cluster then
-    local cycle = cluster:attach(pod)
-    cycle.selected_node = ls.intern(node_name)
-  end
-  ls._allow_bind(hook == "bind")
-  local ok, st = pcall(inst[hook], inst, state or {}, pod, node_name)
-  ls._allow_bind(false)
-  if not ok then error(st, 0) end
-  return checked(hook, st)
-end
-
---- A whole scheduling cycle of one plugin over the cluster's nodes: PreFilter,
---- Filter on every node, PreScore on the feasible ones, Score, NormalizeScore,
---- with dispatch's rules (Skip skips the coupled hook, a PreFilter node list
---- restricts the nodes, a PreFilter rejection ends the cycle). Returns
---- { state, pre_filter, pre_filter_nodes, filter = { [node] = result },
----   feasible = { names }, pre_score, skipped_score, raw = { [node] = n },
----   scores = { [node] = n } }.
-function T.cycle(inst, cluster, pod)
-  cluster:attach(pod)
-  local state = {}
-  local r = { state = state, filter = {}, feasible = {}, raw = {}, scores = {} }
-  local skip_filter = false
-  local allowed
-  if inst.pre_filter then
-    local st, names = inst:pre_filter(state, pod)
-    r.pre_filter = checked("pre_filter", st)
-    local code = r.pre_filter.code
-    if code == ls.SKIP then
-      skip_filter = true
-    elseif code ~= ls.SUCCESS then
-      return r
-    elseif names ~= nil then
-      r.pre_filter_nodes = names
-      allowed = {}
-      for _, n in ipairs(names) do allowed[type(n) == "string" and n or ls.str(n)] = true end
-    end
-  end
-  local feasible = {}
-  for i, ni in ipairs(cluster.node_infos) do
-    local name = cluster.names[i]
-    if allowed == nil or allowed[name] then
-      local res = SUCCESS
-      if inst.filter and not skip_filter then res = checked("filter", inst:filter(state, pod, ni)) end
-      r.filter[name] = res
-      if res.code == ls.SUCCESS then
-        feasible[#feasible + 1] = ni
-        r.feasible[#r.feasible + 1] = name
-      end
-    end
-  end
-  local n = #feasible
-  local nodes = ffi.new("const ls_node_info *[?]", math.max(n, 1))
-  for i = 1, n do nodes[i - 1] = feasible[i] end
-  r.nodes = nodes
-  if inst.pre_score then
-    r.pre_score = checked("pre_score", inst:pre_score(state, pod, nodes, n))
-    if r.pre_score.code == ls.SKIP then
-      r.skipped_score = true
-    elseif r.pre_score.code ~= ls.SUCCESS then
-      error("pre_score returned " .. r.pre_score.code_name .. ": " .. r.pre_score.message, 2)
-    end
-  end
-  if not inst.score then return r end
-  local scores = ffi.new("int64_t[?]", math.max(n, 1))
-  for i = 0, n - 1 do
-    if r.skipped_score then
-      scores[i] = 0
-    else
-      local s = inst:score(state, pod, nodes[i])
-      if type(s) ~= "number" and type(s) ~= "cdata" then
-        error("score returned a " .. type(s) .. ", expected an integer", 2)
-      end
-      scores[i] = s
-    end
-    r.raw[r.feasible[i + 1]] = tonumber(scores[i])
-  end
-  if inst.normalize_score and not r.skipped_score then
-    local st = inst:normalize_score(state, pod, scores, nodes, n)
-    local res = checked("normalize_score", st)
-    if res.code ~= ls.SUCCESS then
-      error("normalize_score returned " .. res.code_name .. ": " .. res.message, 2)
-    end
-  end
-  for i = 0, n - 1 do r.scores[r.feasible[i + 1]] = tonumber(scores[i]) end
-  return r
-end
+require("luasched.testing_framework")(T)
 
 -- ---- events tables and queueing hints ---------------------------------------------
 
@@ -646,31 +584,6 @@ function T.events(inst)
   local out = {}
   for i, r in ipairs(regs) do out[i] = r.resource .. ":" .. table.concat(r.actions, "|") end
   return out
-end
-
-local function action_listed(actions, action)
-  local want = C.ls_action_from_name(action)
-  for _, a in ipairs(actions) do
-    if bit.band(C.ls_action_from_name(a), want) ~= 0 then return true end
-  end
-  return false
-end
-
---- What the plugin's events table says for an event: the hint's result
---- (ls.QUEUE or ls.QUEUE_SKIP; ls.QUEUE for an entry without hint) for the
---- first entry of `resource` (exact name) that lists `action`, or nil when no
---- entry does (the event does not concern the plugin). `old`/`new` are the
---- event's objects (T.pod / T.node results or nil).
-function T.hint(inst, resource, action, pod, old, new)
-  local regs, err = events.check(getmetatable(inst) or inst)
-  if not regs then error(err, 2) end
-  for _, r in ipairs(regs) do
-    if r.resource == resource and action_listed(r.actions, action) then
-      if not r.hint then return ls.QUEUE end
-      return r.hint(pod, old, new, inst)
-    end
-  end
-  return nil
 end
 
 return T

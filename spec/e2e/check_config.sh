@@ -30,13 +30,13 @@ expect_eq "problems: every one, in order" "$(cat "$TMP/out")" \
 $F/problems.yaml:5: leaderElection.leaseDuration: Invalid value: 5s: must be greater than \`RenewDeadline\`
 $F/problems.yaml:3: parallelism: Invalid value: 0: should be an integer value greater than zero
 $F/problems.yaml:28: profiles[1].plugins.queueSort: Invalid value: {\"enabled\":[{\"name\":\"PrioritySort\"}],\"disabled\":[{\"name\":\"*\"}]}: must be the same for all profiles
-$F/problems.yaml: profile main: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path ($F/plugins:plugins:plugins/policies)
+$F/problems.yaml:13: profile main: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path ($F/plugins:plugins:plugins/policies)
 $F/problems.yaml: profile main: plugin \"ImageLocality\" does not extend Filter plugin
 $F/problems.yaml: profile main: plugin Picky already registered as Score
 $F/problems.yaml: profile main: plugin \"BadEvents\" ($F/plugins/bad_events.lua): events[2].resource: unknown resource \"Pods\" (expected AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, NodeMetrics, PodMetrics, \"*\", or a custom resource written plural.version.group)
-$F/problems.yaml: profile main: initializing plugin \"Picky\": threshold must be at most 100, got 500
-$F/problems.yaml: profile second: $F/plugins/syntax_error.lua:5: unexpected symbol near 'end'
-$F/problems.yaml: profile second: $F/plugins/fails_at_load.lua:4: FailsAtLoad needs a GPU
+$F/problems.yaml: profile main: $F/problems.yaml:25: profiles[0].pluginConfig[0].args: initializing plugin \"Picky\": threshold must be at most 100, got 500
+$F/problems.yaml:35: profile second: $F/plugins/syntax_error.lua:5: unexpected symbol near 'end'
+$F/problems.yaml:36: profile second: $F/plugins/fails_at_load.lua:4: FailsAtLoad needs a GPU
 11 problems"
 
 # ---- a file that cannot be read as a configuration: that one problem
@@ -53,7 +53,7 @@ expect_eq "not a configuration: output" "$(cat "$TMP/out")" \
 # ---- --plugin-path replaces the configuration's pluginPath
 expect_eq "plugin path flag: exit 2" "$(check $F/clean.yaml --plugin-path "$TMP")" "2"
 expect_eq "plugin path flag: output" "$(cat "$TMP/out")" \
-"$F/clean.yaml: profile default-scheduler: plugin \"Picky\" not found: no picky.lua on the plugin path ($TMP:plugins:plugins/policies)
+"$F/clean.yaml:12: profile default-scheduler: plugin \"Picky\" not found: no picky.lua on the plugin path ($TMP:plugins:plugins/policies)
 1 problem"
 
 # ---- usage

@@ -76,7 +76,7 @@ expect_contains "all pods bound" "$(cat "$D/out")" "summary: 2 nodes, 40 pods: 4
 expect_contains "reloads counted" "$(cat "$D/out")" "reloads: 1 succeeded, 1 failed"
 expect_contains "the good edit logged" "$(cat "$D/err")" "] \"Reloaded profiles and plugins\" config=\"$D/profile.yaml\""
 expect_contains "the bad edit logged with file and line" "$(cat "$D/err")" \
-  "] \"Reload failed, the running profiles stay\" err=\"$D/profile.yaml: profile default-scheduler:"
+  "] \"Reload failed, the running profiles stay\" err=\"$D/profile.yaml:8: profile default-scheduler:"
 expect_contains "the bad edit's position" "$(cat "$D/err")" "prefer.lua:4:"
 
 [ "$failures" -eq 0 ]

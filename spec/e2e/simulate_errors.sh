@@ -26,12 +26,12 @@ expect_contains "missing file: message" "$(cat "$TMP/err")" "$F/no-such-file.yam
 
 expect_eq "unknown plugin: exit 2" "$(run $F/two-nodes.yaml --config $F/unknown-plugin.yaml)" "2"
 expect_contains "unknown plugin: message" "$(cat "$TMP/err")" \
-  "$F/unknown-plugin.yaml: profile default-scheduler: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path"
+  "$F/unknown-plugin.yaml:8: profile default-scheduler: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path"
 
 P="--plugin-path $F/plugins"
 expect_eq "Lua syntax error: exit 2" "$(run $F/two-nodes.yaml --config $F/with-syntax-error.yaml $P)" "2"
 expect_eq "Lua syntax error: message" "$(cat "$TMP/err")" \
-  "luasched simulate: $F/with-syntax-error.yaml: profile default-scheduler: $F/plugins/syntax_error.lua:5: unexpected symbol near 'end'"
+  "luasched simulate: $F/with-syntax-error.yaml:8: profile default-scheduler: $F/plugins/syntax_error.lua:5: unexpected symbol near 'end'"
 
 expect_eq "usage: two clusters" "$(run a.yaml b.yaml)" "2"
 expect_eq "usage: bad --output" "$(run $F/two-nodes.yaml --output xml)" "2"
@@ -41,7 +41,7 @@ expect_eq "usage: bad --output message" "$(cat "$TMP/err")" \
 expect_eq "unknown command: exit 2" "$?" "2"
 
 # Plugin faults: pod b (fault=yes) gets an Error naming the plugin; a and c bind.
-expect_eq "raising plugin: exit 0" "$(run $F/two-nodes.yaml --config $F/with-raises.yaml $P)" "0"
+expect_eq "raising plugin: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-raises.yaml $P)" "3"
 expect_eq "raising plugin: outcome" "$(grep '^default/' "$TMP/out")" \
 'default/a: bound to node-1
 default/b: pending: running "Raises" filter plugin: spec/e2e/fixtures/plugins/raises.lua:9: boom
@@ -52,7 +52,7 @@ default/c: bound to node-2'
 # cutting the call off and restarting the Lua state.
 for fault in loops-forever allocates-forever; do
   name=$( [ $fault = loops-forever ] && echo LoopsForever || echo AllocatesForever )
-  expect_eq "$fault: exit 0" "$(run $F/two-nodes.yaml --config $F/with-$fault.yaml $P --plugin-timeout 200)" "0"
+  expect_eq "$fault: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-$fault.yaml $P --plugin-timeout 200)" "3"
   expect_eq "$fault: a and c bound" "$(grep -v '^default/b' "$TMP/out" | grep '^default/')" \
 "default/a: bound to node-1
 default/c: bound to node-2"
@@ -62,30 +62,30 @@ default/c: bound to node-2"
 done
 
 rm -f /tmp/luasched-sandbox-escaped
-expect_eq "os.execute: exit 0" "$(run $F/two-nodes.yaml --config $F/with-calls-os-execute.yaml $P)" "0"
+expect_eq "os.execute: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-calls-os-execute.yaml $P)" "3"
 expect_contains "os.execute: refused" "$(cat "$TMP/out")" \
   "default/a: pending: running \"CallsOsExecute\" filter plugin: $F/plugins/calls_os_execute.lua:4: attempt to call field 'execute' (a nil value)"
 expect_eq "os.execute: nothing ran" "$([ -e /tmp/luasched-sandbox-escaped ] && echo escaped || echo contained)" "contained"
-expect_eq "io.open: exit 0" "$(run $F/two-nodes.yaml --config $F/with-opens-file.yaml $P)" "0"
+expect_eq "io.open: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-opens-file.yaml $P)" "3"
 expect_contains "io.open: refused" "$(cat "$TMP/out")" \
   "default/a: pending: running \"OpensFile\" filter plugin: $F/plugins/opens_file.lua:4: attempt to index global 'io' (a nil value)"
 
 # More of the sandbox: no debug library, no bytecode (no string.dump, no load),
 # no require outside the plugin path.
-expect_eq "debug: exit 0" "$(run $F/two-nodes.yaml --config $F/with-uses-debug.yaml $P)" "0"
+expect_eq "debug: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-uses-debug.yaml $P)" "3"
 expect_contains "debug: refused" "$(cat "$TMP/out")" \
   "default/a: pending: running \"UsesDebug\" filter plugin: $F/plugins/uses_debug.lua:4: attempt to index global 'debug' (a nil value)"
-expect_eq "bytecode: exit 0" "$(run $F/two-nodes.yaml --config $F/with-loads-bytecode.yaml $P)" "0"
+expect_eq "bytecode: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-loads-bytecode.yaml $P)" "3"
 expect_contains "bytecode: refused" "$(cat "$TMP/out")" \
   "default/a: pending: running \"LoadsBytecode\" filter plugin: $F/plugins/loads_bytecode.lua:4: attempt to call field 'dump' (a nil value)"
-expect_eq "require outside: exit 0" "$(run $F/two-nodes.yaml --config $F/with-requires-outside.yaml $P)" "0"
+expect_eq "require outside: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-requires-outside.yaml $P)" "3"
 expect_contains "require outside: refused" "$(cat "$TMP/out")" \
   "default/a: pending: running \"RequiresOutside\" filter plugin: $F/plugins/requires_outside.lua:4: require: module 'os' not found on the plugin path"
 
 # The per-state memory limit (luasched: memoryLimitBytes in the config): the pod
 # whose filter hoards memory gets an Error naming the plugin; the state is
 # rebuilt, so the plugin's other pods still schedule; the counters record it.
-expect_eq "memory limit: exit 0" "$(run $F/two-nodes.yaml --config $F/with-hogs-memory.yaml $P)" "0"
+expect_eq "memory limit: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-hogs-memory.yaml $P)" "3"
 expect_eq "memory limit: outcome" "$(grep '^default/' "$TMP/out")" \
 'default/a: bound to node-1
 default/b: pending: running "HogsMemory" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes (the Lua state was restarted)

@@ -592,7 +592,11 @@ describe("DefaultPreemption (luasched simulate)", function()
     local function init_error(args, want)
       local r = simulate({ node("n1", 1) }, { config = config(args) })
       assert.are.equal(2, r.rc, r.out .. r.err)
-      assert.are.equal('luasched simulate: initializing plugin "DefaultPreemption": ' .. want, r.err:gsub("\n$", ""))
+      -- the args' place in the file (line 7, `args:`), then the plugin's message
+      local text = r.err:gsub("\n$", "")
+      assert.matches("^luasched simulate: [^\n]*config%.yaml:7: profiles%[0%]%.pluginConfig%[0%]%.args: ", text)
+      assert.are.equal('initializing plugin "DefaultPreemption": ' .. want,
+        text:match("profiles%[0%]%.pluginConfig%[0%]%.args: (.*)$"))
     end
 
     it("are validated with upstream's messages", function()

@@ -57,7 +57,8 @@ local function simulate(cluster_text, config_text, json)
   assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
   local args = { "simulate", write(dir .. "/cluster.yaml", cluster_text),
                  "--config", write(dir .. "/config.yaml", config_text),
-                 "--plugin-path", tmp .. "/plugins" }
+                 "--plugin-path", tmp .. "/plugins",
+                 "--allow-plugin-errors" }   -- these runs study plugin errors on purpose
   if json then
     args[#args + 1] = "--output"
     args[#args + 1] = "json"

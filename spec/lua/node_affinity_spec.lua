@@ -441,7 +441,9 @@ describe("NodeAffinity", function()
       local path = "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
       assert.are.equal(path .. ".weight: expected an int32", init_error({ addedAffinity = {
         preferredDuringSchedulingIgnoredDuringExecution = preferred_terms({ 1.5, { expr("zone", "Exists") } }) } }))
-      assert.are.equal("addedAffinity: expected an object", init_error({ addedAffinity = "zone=a" }))
+      -- the args check against the declared defaults answers first (lua/luasched/args.lua)
+      assert.are.equal('args of plugin "NodeAffinity": args.addedAffinity: Invalid type: expected object, '
+        .. 'got string "zone=a"', init_error({ addedAffinity = "zone=a" }))
       assert.are.equal(base .. ".matchExpressions[0].key: Required value",
         init_error(added_required({ { { operator = "Exists" } } })))
     end)

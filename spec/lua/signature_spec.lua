@@ -70,7 +70,7 @@ describe("sign hooks of the default plugins", function()
 
   it("ImageLocality signs the containers' normalized images, not image volumes", function()
     local function img(image, volumes)
-      return frag("ImageLocality", { name = "p", containers = { { image = image, cpu = "1" } },
+      return frag("ImageLocality", { name = "p", containers = { { image = image, requests = { cpu = "1" } } },
         spec = { volumes = volumes } })
     end
     local with_tag = img("app:latest")

@@ -169,11 +169,12 @@ describe("red team: plugin code at load (check and simulate)", function()
       kit.probe("filter", "  return nil", case[2])
       local r = kit.simulate({ command = "check", global = G })
       assert.are.equal(2, r.rc)
-      assert.are.equal(r.config .. ': profile default-scheduler: loading plugin Probe: plugin "Probe" ' ..
+      -- line 8 names the plugin (multiPoint.enabled)
+      assert.are.equal(r.config .. ':8: profile default-scheduler: loading plugin Probe: plugin "Probe" ' ..
         "(loading its file): exceeded its time budget of 300 ms\n1 problem\n", r.out)
       r = kit.simulate({ global = G })
       assert.are.equal(2, r.rc)
-      assert.are.equal("luasched simulate: " .. r.config .. ': profile default-scheduler: loading plugin Probe: ' ..
+      assert.are.equal("luasched simulate: " .. r.config .. ':8: profile default-scheduler: loading plugin Probe: ' ..
         'plugin "Probe" (loading its file): exceeded its time budget of 300 ms\n', r.err)
     end)
   end

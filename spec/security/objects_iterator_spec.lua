@@ -60,7 +60,8 @@ return P
 ]]):format(body))
   local cfg = sim.write(tmp .. "/config.yaml", CONFIG)
   local cluster = sim.write(tmp .. "/cluster.yaml", CLUSTER)
-  local r = sim.run({ "simulate", cluster, "--config", cfg, "--plugin-path", tmp .. "/plugins" },
+  local r = sim.run({ "simulate", cluster, "--config", cfg, "--plugin-path", tmp .. "/plugins",
+    "--allow-plugin-errors" },
     { err = tmp .. "/err" })
   r.pods = sim.pods(r.out)
   return r

@@ -90,6 +90,7 @@ local function simulate(opts)
   if args[1] == "simulate" then args[2] = sim.write(dir .. "/cluster.yaml", CLUSTER) end
   local cfg = sim.write(dir .. "/config.yaml", config)
   if args[1] == "simulate" then
+    args[#args + 1] = "--allow-plugin-errors"   -- the attacks end in plugin errors on purpose
     args[#args + 1] = "--config"
   end
   args[#args + 1] = cfg
@@ -467,7 +468,7 @@ return P
     local r = simulate({ command = "check", plugin_config = PLUGIN_CONFIG:format('      timeoutSeconds: 90\n') })
     assert.are.equal(2, r.rc, r.out)
     assert.are.equal(r.config .. ': profile default-scheduler: ' .. r.config ..
-      ':11: profiles[0].pluginConfig[0].args: args of plugin "Probe" are not valid: ' ..
+      ':12: profiles[0].pluginConfig[0].args: args of plugin "Probe" are not valid: ' ..   -- the field's line
       "timeoutSeconds: must be at most 60, got 90\n1 problem\n", r.out)
   end)
 
@@ -484,7 +485,8 @@ while true do end
 ]])
     local r = simulate({ command = "check", luasched = LUASCHED_300MS })
     assert.are.equal(2, r.rc, r.out)
-    assert.are.equal(r.config .. ': profile default-scheduler: loading plugin Probe: plugin "Probe" ' ..
+    -- line 8 names the plugin (multiPoint.enabled)
+    assert.are.equal(r.config .. ':8: profile default-scheduler: loading plugin Probe: plugin "Probe" ' ..
       "(loading its file): exceeded its time budget of 300 ms\n1 problem\n", r.out)
   end)
 

@@ -46,6 +46,11 @@ typedef struct ls_error {
 
 /* CLOCK_MONOTONIC in seconds (the sampled plugin durations time with it). */
 double ls_monotonic_seconds(void);
+
+/* The candidate closest to `word` (another case, a prefix of three letters or
+ * more, or an edit distance within a third of its length), for "did you
+ * mean": NULL when none is close. One rule for every misspelling message. */
+const char *ls_did_you_mean(const char *word, const char *const *candidates, size_t n);
 /* ffi:end */
 
 ls_str ls_intern_cstr(const char *s);

@@ -55,6 +55,9 @@ uint32_t ls_action_from_name(const char *name);
 bool ls_resource_name_valid(const char *name);
 /* A queueing hint's answer (upstream's QueueingHint): Queue or QueueSkip. */
 enum { LS_HINT_QUEUE = 1, LS_HINT_SKIP = 0 };
+/* Does a registered (resource, actions) match the incoming event? (The test
+ * kit's T.hint asks it too.) */
+bool ls_event_matches(ls_str reg_resource, uint32_t reg_actions, const ls_cluster_event *ev);
 /* ffi:end */
 
 /* The fine-grained update actions between two versions of a node (upstream's
@@ -67,8 +70,6 @@ uint32_t ls_node_update_actions(const ls_node *old_node, const ls_node *new_node
  * PodScheduled=False patch comes back as one). */
 uint32_t ls_pod_update_actions(const ls_pod *old_pod, const ls_pod *new_pod);
 
-/* Does a registered (resource, actions) match the incoming event? */
-bool ls_event_matches(ls_str reg_resource, uint32_t reg_actions, const ls_cluster_event *ev);
 
 /* What cluster events cost: every event received, those some plugin
  * registered (the others stop at once), the unschedulable pods they visited

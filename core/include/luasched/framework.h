@@ -23,6 +23,18 @@ enum { LS_MAX_NODE_SCORE = 100, LS_MIN_NODE_SCORE = 0, LS_MAX_WAITING_PLUGINS = 
  * hot loops move integers, never strings. Reasons are separated by '\n'. */
 uint32_t ls_status_register(uint8_t code, const char *reasons, size_t len);
 const char *ls_status_message(uint32_t id);   /* reasons joined with ", " */
+typedef struct ls_status_info {
+    uint8_t code;
+    uint32_t n_reasons;
+    const char **reasons;
+    const char *message;      /* reasons joined with ", " */
+} ls_status_info;
+const ls_status_info *ls_status_get(uint32_t id);
+/* How an Error status came about: the plugin frames of the traceback of the
+ * error a plugin raised (innermost first, one "file:line: in function 'f'"
+ * a line), set by the runtime; NULL when none was kept. */
+void ls_status_set_detail(uint32_t id, const char *text);
+const char *ls_status_detail(uint32_t id);
 
 typedef struct ls_node_status {
     uint32_t status;        /* registered status id; 0 = Success */
@@ -162,24 +174,56 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
  * init, events, hints), noted by Lua so that a call the watchdog cuts off can
  * still be attributed. */
 void ls_lua_note(const char *what);
-/* ffi:end */
-
-typedef struct ls_status_info {
-    uint8_t code;
-    uint32_t n_reasons;
-    const char **reasons;
-    const char *message;      /* reasons joined with ", " */
-} ls_status_info;
-
-const ls_status_info *ls_status_get(uint32_t id);
-void ls_status_reset(void);    /* frees the registry: only at process exit / in tests */
-const char *ls_code_name(uint8_t code);
-bool ls_code_is_rejected(uint8_t code);   /* Unschedulable, UnschedulableAndUnresolvable, Pending */
-
+/* The cycle's rules C applies between the points Lua runs (cycle_rules.c),
+ * shared by the scheduler and the test kit (lua/luasched/testing.lua). */
 typedef struct ls_plugin_ref {
     ls_str name;
     int32_t weight;       /* Score only; 0 in the config means 1 */
 } ls_plugin_ref;
+/* The next number of a splitmix64 sequence (the scheduler's seeded ties). */
+uint64_t ls_random_next(uint64_t *state);
+/* Filter's candidates: every node, or those PreFilter's node names keep, in
+ * snapshot order (into buf, num_all_nodes long); sets candidates and
+ * num_candidates and returns how many. */
+uint32_t ls_cycle_select_candidates(ls_cycle *cycle, const ls_node_info **buf);
+/* Before Filter: the candidates (above), how many feasible nodes to find
+ * (percentageOfNodesToScore, upstream's numFeasibleNodesToFind), where the
+ * round-robin starts, counts and the trace cleared. */
+void ls_cycle_prepare_filter(ls_cycle *cycle, const ls_node_info **buf, int32_t percentage, bool scoring,
+                             uint32_t next_start_index);
+/* After Filter: the next cycle's start index (advanced by the nodes examined). */
+uint32_t ls_cycle_advance_start(const ls_cycle *cycle, uint32_t next_start_index);
+/* Whether PreScore and Score run: not when one node is feasible (upstream's
+ * schedulePod takes it at once). */
+bool ls_cycle_wants_scores(const ls_cycle *cycle);
+/* The totals over the feasible nodes: each Score plugin's row (skipped ones
+ * left out) times its weight; 1 per node when nothing scores. False, with an
+ * Error status in the cycle, when a score is outside [0, 100]. */
+bool ls_cycle_total_scores(ls_cycle *cycle, const ls_plugin_ref *refs, uint32_t num_plugins, bool has_extenders,
+                           int64_t *totals);
+/* The feasible node with the best total, ties broken at random (reservoir
+ * sampling over `rng`). */
+const ls_node_info *ls_cycle_select_host(const ls_cycle *cycle, const int64_t *totals, uint64_t *rng);
+/* upstream's FitError messages (fit_error.c; free with ls_text_free): PreFilter
+ * rejected the pod, "0/N nodes are available: <msg>."; no node passed Filter,
+ * the reasons counted over the nodes, sorted as strings. */
+char *ls_fit_error_prefilter(const ls_cycle *c, const char *prefilter_msg);
+char *ls_fit_error_filter(const ls_cycle *c);
+/* The plugin a misspelt name most likely meant, among the *.lua files of the
+ * ':'-separated plugin directories (names made from the files' stems:
+ * prefer_labeled.lua is PreferLabeled), into out; false when none is close
+ * (ls_did_you_mean's rule). */
+bool ls_plugin_name_suggestion(const char *name, const char *dirs, char *out, size_t cap);
+/* numFeasibleNodesToFind from upstream (schedule_one.go). */
+uint32_t ls_num_feasible_nodes_to_find(int32_t percentage, uint32_t num_all_nodes, bool has_scoring);
+
+/* ffi:end */
+
+void ls_status_reset(void);    /* frees the registry: only at process exit / in tests */
+const char *ls_code_name(uint8_t code);
+/* ls_status_detail of the Error status with this message (an attempt's). */
+const char *ls_status_error_detail(const char *message);
+bool ls_code_is_rejected(uint8_t code);   /* Unschedulable, UnschedulableAndUnresolvable, Pending */
 
 typedef struct ls_profile {
     ls_str scheduler_name;
@@ -203,8 +247,5 @@ typedef struct ls_profile {
 const char *ls_ext_point_name(int ep);        /* "PreFilter", "Filter", ... */
 const char *ls_ext_point_hook(int ep);        /* "pre_filter", "filter", ... */
 int ls_ext_point_from_config_key(const char *key);  /* "preFilter" -> LS_EP_PRE_FILTER, -1 */
-
-/* numFeasibleNodesToFind from upstream (schedule_one.go). */
-uint32_t ls_num_feasible_nodes_to_find(int32_t percentage, uint32_t num_all_nodes, bool has_scoring);
 
 #endif

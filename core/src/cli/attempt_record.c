@@ -167,6 +167,24 @@ static void add_permit(cJSON *at, const ls_attempt *a)
         cJSON_AddStringToObject(p, "plugin", ls_str_get(a->permit_plugin));
 }
 
+/* An Error a plugin raised: the plugin frames of its traceback, innermost
+ * first ("file:line: in function 'f'"). */
+static void add_traceback(cJSON *at, const ls_attempt *a)
+{
+    const char *detail = !a->node && a->code == LS_ERROR && a->message ? ls_status_error_detail(a->message) : NULL;
+    if (!detail)
+        return;
+    cJSON *lines = cJSON_AddArrayToObject(at, "traceback");
+    for (const char *p = detail; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *line = ls_xstrndup(p, n);
+        cJSON_AddItemToArray(lines, cJSON_CreateString(line));
+        free(line);
+        p += n + (end != NULL);
+    }
+}
+
 /* `time` is when the attempt began: for one that waited at Permit, the
  * wait's start (its outcome came permit.wait later). */
 static void add_outcome(cJSON *at, const ls_attempt *a)
@@ -179,6 +197,7 @@ static void add_outcome(cJSON *at, const ls_attempt *a)
         cJSON_AddStringToObject(at, "node", ls_str_get(a->node));
     else
         cJSON_AddStringToObject(at, "message", a->message ? a->message : "");
+    add_traceback(at, a);
     if (a->nominated_node)
         cJSON_AddStringToObject(at, "nominatedNode", ls_str_get(a->nominated_node));
     if (a->expected_node)   /* status.nominatedNodeName set for the binding (cleared again on a failure) */

@@ -134,16 +134,22 @@ static void check_in_lua(ls_config *cfg, ls_lua *lua)
     ls_vec_free(&found);
 }
 
-/* The profile a problem names ("file: profile NAME: ..."); n_profiles if none. */
+/* The profile a problem names ("file[:line]: profile NAME: ..."); n_profiles if none. */
 static uint32_t profile_of(const ls_config *cfg, const char *msg)
 {
+    size_t n = strlen(cfg->source);
+    if (strncmp(msg, cfg->source, n) != 0)
+        return cfg->n_profiles;
+    msg += n;
+    if (msg[0] == ':' && msg[1] >= '0' && msg[1] <= '9')   /* the line of the plugin's name */
+        msg += 1 + strspn(msg + 1, "0123456789");
     for (uint32_t p = 0; p < cfg->n_profiles; p++) {
         char prefix[600];
         ls_str name = cfg->profiles[p].scheduler_name;
         if (ls_str_len(name))
-            snprintf(prefix, sizeof prefix, "%s: profile %s: ", cfg->source, ls_str_get(name));
+            snprintf(prefix, sizeof prefix, ": profile %s: ", ls_str_get(name));
         else   /* as config.c names a profile without a name */
-            snprintf(prefix, sizeof prefix, "%s: profile profiles[%u]: ", cfg->source, p);
+            snprintf(prefix, sizeof prefix, ": profile profiles[%u]: ", p);
         if (strncmp(msg, prefix, strlen(prefix)) == 0)
             return p;
     }

@@ -168,6 +168,11 @@ static void print_attempt(const cJSON *at, int i)
         return;
     }
     printf("  Result: not scheduled: %s\n", text_of(at, "message") ? text_of(at, "message") : "");
+    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(at, "traceback");
+    const cJSON *frame;
+    if (cJSON_GetArraySize(trace))
+        printf("  Traceback (the plugin's frames, innermost first):\n");
+    cJSON_ArrayForEach(frame, trace) printf("    %s\n", frame->valuestring);
     const cJSON *victims = cJSON_GetObjectItemCaseSensitive(at, "victims");
     const cJSON *v;
     cJSON_ArrayForEach(v, victims) printf("  Preempted %s\n", v->valuestring);

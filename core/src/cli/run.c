@@ -67,7 +67,9 @@ static void run_usage(FILE *out)
             "\n"
             "flags:\n"
             "  --config FILE                  KubeSchedulerConfiguration; its values win over the deprecated\n"
-            "                                 flags below (--kubeconfig, --kube-api-*), as upstream\n"
+            "                                 flags below (--kube-api-*), as upstream; --kubeconfig is used\n"
+            "                                 when the file has no clientConnection.kubeconfig (upstream\n"
+            "                                 would ignore it), with a warning\n"
             "  --kubeconfig FILE              kubeconfig (default: clientConnection.kubeconfig; none: in-cluster)\n"
             "  --master URL                   the API server's address (overrides the kubeconfig's)\n"
             "  --context NAME                 the kubeconfig context (default: its current-context)\n"
@@ -320,8 +322,21 @@ static void apply_flags(const run_opts *o, ls_config *cfg)
     if (o->config) {
         /* The configuration is read twice (completion, then the scheduler): say it once. */
         static bool warned;
+        const char *in_file = cfg->client_connection.kubeconfig;
+        bool use_flag = o->kubeconfig && !(in_file && *in_file);
+        /* upstream ignores --kubeconfig beside --config; with no
+         * clientConnection.kubeconfig that leaves nothing to connect with,
+         * so the flag is used, and said so */
+        if (use_flag)
+            cfg->client_connection.kubeconfig = ls_arena_strdup(&cfg->text, o->kubeconfig);
+        if (use_flag && !warned)
+            ls_log_warning("Using --kubeconfig: the configuration has no clientConnection.kubeconfig "
+                           "(kube-scheduler ignores --kubeconfig when --config is given)",
+                           "kubeconfig", o->kubeconfig, "config", o->config);
         if (o->deprecated_given && !warned)
-            ls_log_warning("Deprecated flags (--kubeconfig, --kube-api-*) are ignored because --config is given");
+            ls_log_warning(use_flag ? "Deprecated flags (--kube-api-*) are ignored because --config is given"
+                                    : "Deprecated flags (--kubeconfig, --kube-api-*) are ignored because --config "
+                                      "is given");
         warned = true;
         return;
     }
@@ -407,6 +422,8 @@ typedef struct run_state {
     ls_scheduler *sched;
     ls_kubeconfig kubeconfig;
     char *configz;
+    uint64_t configz_reloads;   /* the successful reloads configz reflects */
+    const run_opts *opts;
     char *plugin_dirs;
 } run_state;
 
@@ -416,11 +433,32 @@ static void on_started_leading(void *ud)
     ls_log_info(0, "Successfully acquired lease");
 }
 
+/* After a successful hot reload, /configz shows the configuration now in
+ * force (before: the one of the start, for the process's life). */
+static void refresh_configz(run_state *r)
+{
+    uint64_t reloads = ls_scheduler_reloads(r->sched, true);
+    if (reloads == r->configz_reloads)
+        return;
+    r->configz_reloads = reloads;
+    ls_error err;
+    char *text = completed_config(r->opts, true, &err);
+    if (!text) {
+        ls_log_error("Could not refresh /configz after the reload", "err", err.msg);
+        return;
+    }
+    free(r->configz);
+    r->configz = text;
+    if (r->server)
+        ls_health_server_set_configz(r->server, r->configz);
+}
+
 static void note_progress(void *ud, uint64_t now_ms, uint64_t queued)
 {
-    ls_health_state *h = ud;
-    atomic_store(&h->progress_ms, now_ms);
-    atomic_store(&h->waiting, queued);
+    run_state *r = ud;
+    atomic_store(&r->health.progress_ms, now_ms);
+    atomic_store(&r->health.waiting, queued);
+    refresh_configz(r);
 }
 
 /* As kube-scheduler's OnStoppedLeading: asked to stop, it says so and exits
@@ -518,14 +556,8 @@ static bool start_server(const run_opts *o, run_state *r, ls_error *err)
 static bool connect_client(const run_opts *o, const ls_config *cfg, run_state *r, ls_error *err)
 {
     const char *path = cfg->client_connection.kubeconfig;
-    if (!ls_kubeconfig_resolve(path && *path ? path : NULL, o->context, o->master, &r->kubeconfig, err)) {
-        if (o->config && o->kubeconfig && !(path && *path)) {
-            ls_error why = *err;
-            ls_errorf(err, "%s (--kubeconfig is ignored when --config is given, as upstream: set "
-                      "clientConnection.kubeconfig in %s)", why.msg, o->config);
-        }
+    if (!ls_kubeconfig_resolve(path && *path ? path : NULL, o->context, o->master, &r->kubeconfig, err))
         return false;
-    }
     ls_kclient_options co = {.qps = cfg->client_connection.qps, .burst = cfg->client_connection.burst};
     r->client = ls_kclient_new(&r->kubeconfig, &co, err);
     co.share_credentials_with = r->client;
@@ -705,7 +737,7 @@ static int schedule(const run_opts *o, run_state *r)
     if (!r->stop) {
         ls_kcluster_attach(r->kc, r->sched);
         ls_run_control ctl = {.stop = &r->stop, .reload = &r->reload, .hold = true, .progress = note_progress,
-                              .progress_ud = &r->health};
+                              .progress_ud = r};
         ls_scheduler_run_realtime(r->sched, &ctl);
     }
     bool lost = r->lost_lease;
@@ -745,6 +777,7 @@ int ls_cli_run(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.stop_timeout_ms = (long)(o.stop_timeout_ns / 1000000);
     r.health.stall_ms = o.stall_seconds * 1000;
+    r.opts = &o;
     r.configz = completed_config(&o, true, &err);
     if (!r.configz) {
         fprintf(stderr, "luasched run: %s\n", err.msg);

@@ -86,6 +86,8 @@ void ls_cli_simulate_usage_flags(FILE *out)
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "                       (instead of the configuration's luasched.pluginPath)\n"
+            "  --strict             the cluster file's warnings (an unknown field, a pod without containers,\n"
+            "                       a node whose allocatable lacks pods, cpu or memory) are errors\n"
             "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default: the\n"
             "                       configuration's luasched.pluginTimeoutMilliseconds, 10000)\n"
             "  --write-config-to FILE\n"
@@ -109,6 +111,12 @@ static void simulate_usage(FILE *out)
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "                       (instead of the configuration's luasched.pluginPath)\n"
+            "  --strict             the cluster file's warnings (an unknown field, a pod without containers,\n"
+            "                       a node whose allocatable lacks pods, cpu or memory) are errors\n"
+            "  --allow-plugin-errors\n"
+            "                       exit 0 even when an attempt ended in a plugin's error (by default such a\n"
+            "                       run exits 3: a plugin raised, ran over budget, returned a bad value or was\n"
+            "                       cut off)\n"
             "  --plugin-timeout MS  wall-clock limit of one plugin extension point for one pod (default: the\n"
             "                       configuration's luasched.pluginTimeoutMilliseconds, 10000)\n"
             "  --realtime           play the cluster's timeline on the wall clock, print each attempt's line as\n"
@@ -155,6 +163,8 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
         {"shadow", required_argument, NULL, 'S'},
         {"write-config-to", required_argument, NULL, 'w'},
         {"fault", required_argument, NULL, 'F'},
+        {"allow-plugin-errors", no_argument, NULL, 'A'},
+        {"strict", no_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -189,6 +199,8 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
             }
             break;
         case 'R': o->realtime = true; break;
+        case 'A': o->allow_plugin_errors = true; break;
+        case 'X': o->strict = true; break;
         case 'H': o->hold = true; break;
         case 'S': o->shadow = optarg; break;
         case 'w': o->write_config = optarg; break;
@@ -343,9 +355,14 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
                total ? 100.0 * same / total : 100.0, same, total);
     if (ls_cluster_not_recorded(c))
         printf("not recorded (the live scheduler read them, this replay did not): %s\n", ls_cluster_not_recorded(c));
-    printf("summary: %u nodes, %u pods: %u bound, %u unschedulable, %u already running, %u gated, %u not ours\n",
+    printf("summary: %u nodes, %u pods: %u bound, %u unschedulable, %u already running, %u gated, %u not ours",
            ls_cluster_num_nodes(c), ls_cluster_num_pods(c), tl.bound, tl.unschedulable, tl.running, tl.gated,
            tl.not_ours);
+    /* apart from the unschedulable ones: a plugin failed, the pod was not judged */
+    if (f.error_attempts)
+        printf("; %llu attempt%s ended in a plugin error", (unsigned long long)f.error_attempts,
+               f.error_attempts == 1 ? "" : "s");
+    printf("\n");
     ls_queue_gauges g = ls_scheduler_queue_gauges(s);
     printf("queues: %u active, %u backoff, %u unschedulable, %u gated", g.active, g.backoff, g.unschedulable,
            g.gated);
@@ -392,6 +409,7 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
     if (ls_cluster_not_recorded(c))
         cJSON_AddStringToObject(sum, "notRecorded", ls_cluster_not_recorded(c));
     ls_fault_counts f = ls_scheduler_faults(s);
+    cJSON_AddNumberToObject(sum, "pluginErrorAttempts", (double)f.error_attempts);
     cJSON *faults = cJSON_AddObjectToObject(sum, "pluginFaults");
     cJSON_AddNumberToObject(faults, "errorAttempts", (double)f.error_attempts);
     cJSON_AddNumberToObject(faults, "budgetOverruns", (double)f.budget_overruns);
@@ -429,9 +447,21 @@ static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
+    ls_cluster_set_strict(c, o->strict);
     bool loaded = o->cluster_text ? ls_cluster_load_text(c, o->cluster_text, o->cluster_len, o->cluster, &err)
                                   : ls_cluster_load_file(c, o->cluster, &err);
+    if (!loaded && ls_cluster_num_load_errors(c) > 1) {
+        /* every error of the file at once */
+        ls_cluster_print_notices(c, stderr);
+        for (uint32_t i = 0; i < ls_cluster_num_load_errors(c); i++)
+            fprintf(stderr, "luasched %s: %s\n", command, ls_cluster_load_error(c, i));
+        fprintf(stderr, "luasched %s: %u errors in %s\n", command, ls_cluster_num_load_errors(c),
+                o->cluster ? o->cluster : "the cluster");
+        return LS_EXIT_USAGE;
+    }
     if (!loaded || !ls_cluster_admit(c, &err)) {
+        if (!loaded)
+            ls_cluster_print_notices(c, stderr);
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
@@ -531,6 +561,14 @@ static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const 
         emit_json(run, s, attempts, seconds);
     } else {
         print_text(run->cluster, s, attempts, seconds, o->realtime);
+    }
+    if (rc == LS_EXIT_OK && !o->allow_plugin_errors && strcmp(run->command, "simulate") == 0 &&
+        ls_scheduler_faults(s).error_attempts) {
+        fprintf(stderr, "luasched simulate: %llu attempt%s ended in a plugin error (exit status %d; "
+                        "--allow-plugin-errors exits 0)\n",
+                (unsigned long long)ls_scheduler_faults(s).error_attempts,
+                ls_scheduler_faults(s).error_attempts == 1 ? "" : "s", LS_EXIT_PLUGIN_ERROR);
+        rc = LS_EXIT_PLUGIN_ERROR;
     }
     ls_scheduler_free(s);
     return rc;

@@ -13,6 +13,7 @@
  * stays private to it.
  */
 #include "client/kcluster.h"
+#include "base/log_limit.h"
 
 #include "client/informer.h"
 #include "client/kutil.h"
@@ -58,6 +59,9 @@ enum { MAX_FEEDS = 32 };
 /* How often the informers that have not synced are reported while waiting. */
 enum { LS_KCLUSTER_SYNC_REPORT_MS = 30000 };
 
+/* An erroring plugin's "Error scheduling pod; retrying" lines: one per window. */
+#define ERROR_LOG_WINDOW_SECONDS 10.0
+
 struct ls_kcluster {
     ls_kclient *client;
     ls_writer *writer;
@@ -74,6 +78,7 @@ struct ls_kcluster {
     ls_map stores[KC_KINDS];       /* key -> ls_pod_obj / ls_node_obj / ls_object_obj */
     ls_vec retired;                /* kc_retired */
     ls_map last_failure;           /* pod uid -> hash of the last condition patched (uintptr_t) */
+    ls_log_limiter *error_lines;   /* "Error scheduling pod; retrying": one per plugin per window */
     ls_map deleted_binding;        /* pod uid -> ls_pod_obj deleted while assumed, until its binding's outcome */
     uint32_t next_pod_id, next_node_id;
 };
@@ -272,6 +277,7 @@ ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt,
     ls_vec_init(&kc->retired, sizeof(kc_retired));
     ls_vec_init(&kc->custom, sizeof(char *));
     ls_map_init(&kc->last_failure);
+    kc->error_lines = ls_log_limiter_new(ERROR_LOG_WINDOW_SECONDS);
     ls_map_init(&kc->deleted_binding);
     ls_writer_options wo = {.workers = opt->writer_threads ? opt->writer_threads : 8,
                             .reporting_controller = opt->reporting_controller,
@@ -641,6 +647,41 @@ static uint64_t failure_hash(const char *reason, const char *message, ls_str nom
     return h | 1;   /* never 0, the map's "absent" */
 }
 
+/* The plugin an Error names: the first quoted name of the framework's
+ * message ('running PreFilter plugin "X": ...', 'running "X" filter plugin:
+ * ...'), "" when it names none. */
+static const char *plugin_named(const char *message, char *buf, size_t cap)
+{
+    const char *open = strchr(message, '"');
+    const char *close = open ? strchr(open + 1, '"') : NULL;
+    size_t n = close ? (size_t)(close - open - 1) : 0;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(buf, open ? open + 1 : "", n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* An attempt that ended in an Error (a plugin raised, ran over budget,
+ * returned a bad value or was cut off): an error line at every verbosity, in
+ * upstream's form ("Error scheduling pod; retrying" err=... pod=...), with the
+ * plugin; at most one per plugin per ERROR_LOG_WINDOW_SECONDS, the next one
+ * saying how many were suppressed. */
+static void log_error_attempt(ls_kcluster *kc, const char *pod_ref, const char *message)
+{
+    char plugin[256], held[32];
+    plugin_named(message, plugin, sizeof plugin);
+    uint64_t suppressed = 0;
+    if (!ls_log_limiter_allow(kc->error_lines, plugin, ls_monotonic_seconds(), &suppressed))
+        return;
+    snprintf(held, sizeof held, "%llu", (unsigned long long)suppressed);
+    if (suppressed)
+        ls_log_error("Error scheduling pod; retrying", "err", message, "pod", pod_ref, "plugin", plugin,
+                     "suppressed", held);
+    else
+        ls_log_error("Error scheduling pod; retrying", "err", message, "pod", pod_ref, "plugin", plugin);
+}
+
 /* FailedScheduling and the PodScheduled condition (with nominatedNodeName
  * when preemption nominated a node). */
 static void record_failure(ls_kcluster *kc, const ls_attempt *a)
@@ -665,6 +706,10 @@ static void record_failure(ls_kcluster *kc, const ls_attempt *a)
                                  .node = a->nominated_node ? ls_str_get(a->nominated_node) : NULL};
     ls_writer_patch_pod_status(kc->writer, ns, name, &patch, NULL, NULL);
     char ref[600];
+    if (a->code == LS_ERROR) {
+        log_error_attempt(kc, ls_log_kobj(ref, sizeof ref, ns, name), message);
+        return;
+    }
     ls_log_info(2, "Unable to schedule pod; no fit; waiting", "pod", ls_log_kobj(ref, sizeof ref, ns, name), "err",
                 message);
 }
@@ -843,6 +888,7 @@ void ls_kcluster_free(ls_kcluster *kc)
     }
     ls_vec_free(&kc->retired);
     ls_map_free(&kc->last_failure);
+    ls_log_limiter_free(kc->error_lines);
     free_store(&kc->deleted_binding, KC_POD);
     for (uint32_t i = 0; i < kc->custom.len; i++)
         free(LS_VEC_AT(&kc->custom, char *, i));

@@ -100,6 +100,7 @@ static const cJSON *entry_name(const parse_ctx *pc, const cJSON *e, const char *
 typedef struct plugin_list {
     ls_vec *out;   /* ls_plugin_ref when enabled, ls_str (the names) when disabled */
     bool enabled;
+    ls_map *lines;   /* the profile's name -> line (errors about the plugin name it) */
 } plugin_list;
 
 static void parse_plugin_entry(const parse_ctx *pc, const cJSON *e, const char *path, void *ctx)
@@ -121,8 +122,12 @@ static void parse_plugin_entry(const parse_ctx *pc, const cJSON *e, const char *
                        weight);
         return;
     }
+    ls_str interned = ls_intern_cstr(name->valuestring);
+    ls_map *lines = ((plugin_list *)ctx)->lines;
+    if (pc->doc && lines && !ls_map_get(lines, interned))
+        ls_map_put(lines, interned, (void *)(uintptr_t)ls_doc_line(pc->doc, name));
     if (!enabled) {
-        *(ls_str *)ls_vec_push(out) = ls_intern_cstr(name->valuestring);
+        *(ls_str *)ls_vec_push(out) = interned;
         return;
     }
     if (!plugin_allowed(pc, name, path, name->valuestring))
@@ -132,22 +137,23 @@ static void parse_plugin_entry(const parse_ctx *pc, const cJSON *e, const char *
     ref->weight = weight;
 }
 
-static void parse_plugin_list(const parse_ctx *pc, const cJSON *list, const char *path, ls_vec *out, bool enabled)
+static void parse_plugin_list(const parse_ctx *pc, const cJSON *list, const char *path, ls_vec *out, bool enabled,
+                              ls_map *lines)
 {
-    plugin_list ctx = {out, enabled};
+    plugin_list ctx = {out, enabled, lines};
     ls_cfg_each(pc, list, path, "{name, weight}", parse_plugin_entry, &ctx);
 }
 
-static void parse_plugin_set(const parse_ctx *pc, const cJSON *c, const char *path, plugin_set *set)
+static void parse_plugin_set(const parse_ctx *pc, const cJSON *c, const char *path, plugin_set *set, ls_map *lines)
 {
     static const char *const known[] = {"enabled", "disabled", NULL};
     if (!ls_cfg_object(pc, c, path, "expected an object with enabled and disabled lists", known))
         return;
     char p[300];
     ls_cfg_path(p, sizeof p, "%s.enabled", path);
-    parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "enabled"), p, &set->enabled, true);
+    parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "enabled"), p, &set->enabled, true, lines);
     ls_cfg_path(p, sizeof p, "%s.disabled", path);
-    parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "disabled"), p, &set->disabled, false);
+    parse_plugin_list(pc, cJSON_GetObjectItemCaseSensitive(c, "disabled"), p, &set->disabled, false, lines);
 }
 
 static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char *path, raw_profile *rp)
@@ -179,7 +185,7 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
                                      "filter, postFilter, preScore, score, reserve, permit, preBind, bind, "
                                      "postBind or multiPoint)");
         else if (!cJSON_IsNull(c))
-            parse_plugin_set(pc, c, p, &rp->sets[set]);
+            parse_plugin_set(pc, c, p, &rp->sets[set], &rp->name_lines);
     }
 }
 
@@ -282,17 +288,21 @@ static void parse_profile(const parse_ctx *pc, const cJSON *obj, int index, ls_p
 
 static void raw_profiles_free(raw_profile *rps, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         for (int s = 0; s < SET_COUNT; s++) {
             ls_vec_free(&rps[i].sets[s].enabled);
             ls_vec_free(&rps[i].sets[s].disabled);
         }
+        ls_map_free(&rps[i].name_lines);
+    }
     free(rps);
 }
 
 static raw_profile *raw_profiles_new(uint32_t n)
 {
     raw_profile *rps = ls_xcalloc(n ? n : 1, sizeof *rps);
+    for (uint32_t i = 0; i < n; i++)
+        ls_map_init(&rps[i].name_lines);
     for (uint32_t i = 0; i < n; i++)
         for (int s = 0; s < SET_COUNT; s++) {
             ls_vec_init(&rps[i].sets[s].enabled, sizeof(ls_plugin_ref));
@@ -632,6 +642,7 @@ typedef struct expand_ctx {
     bool gather;
     bool any;               /* a problem was recorded */
     bool profile_failed;    /* a plugin of this profile could not be looked up */
+    int line;               /* > 0: the line report() names (the plugin's name) */
     ls_vec known;           /* known_plugin, this profile */
 } expand_ctx;
 
@@ -650,10 +661,15 @@ static bool report(expand_ctx *x, const char *fmt, ...)
     if (!ls_str_len(x->prof->scheduler_name))
         snprintf(label, sizeof label, "profiles[%u]", x->prof_index);
     const char *name = ls_str_len(x->prof->scheduler_name) ? ls_str_get(x->prof->scheduler_name) : label;
-    if (x->gather)
-        ls_cfg_problem_plain(&x->cfg->problems, NULL, "%s: profile %s: %s", x->cfg->source, name, what);
+    char where[600];
+    if (x->line > 0)
+        snprintf(where, sizeof where, "%s:%d", x->cfg->source, x->line);
     else
-        ls_errorf(x->err, "%s: profile %s: %s", x->cfg->source, name, what);
+        snprintf(where, sizeof where, "%s", x->cfg->source);
+    if (x->gather)
+        ls_cfg_problem_plain(&x->cfg->problems, NULL, "%s: profile %s: %s", where, name, what);
+    else
+        ls_errorf(x->err, "%s: profile %s: %s", where, name, what);
     return x->gather;
 }
 
@@ -677,7 +693,11 @@ static bool lookup(expand_ctx *x, ls_str name, uint32_t *pts)
         k->failed = true;
         x->profile_failed = true;
         *pts = 0;
-        return report(x, "%s", err.msg);
+        const raw_profile *rp = x->cfg->raw_profiles ? &x->cfg->raw_profiles[x->prof_index] : NULL;
+        x->line = rp ? (int)(uintptr_t)ls_map_get(&rp->name_lines, name) : 0;
+        bool go_on = report(x, "%s", err.msg);
+        x->line = 0;
+        return go_on;
     }
     *pts = k->points;
     return true;

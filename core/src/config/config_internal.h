@@ -7,6 +7,7 @@
 #define LS_CONFIG_INTERNAL_H
 
 #include "luasched/config.h"
+#include "luasched/map.h"
 #include "model/doc.h"
 
 #include <cjson/cJSON.h>
@@ -23,6 +24,7 @@ typedef struct plugin_set {
 
 typedef struct raw_profile {
     plugin_set sets[SET_COUNT];
+    ls_map name_lines;   /* interned plugin name -> the line it is first named on (uintptr_t) */
 } raw_profile;
 
 typedef struct parse_ctx {

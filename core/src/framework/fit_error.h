@@ -7,10 +7,8 @@
 
 #include "luasched/framework.h"
 
-/* PreFilter rejected the pod: "0/N nodes are available: <msg>." (caller frees) */
-char *ls_fit_error_prefilter(const ls_cycle *c, const char *prefilter_msg);
-/* No node passed Filter: reasons counted over the nodes, sorted as strings. */
-char *ls_fit_error_filter(const ls_cycle *c);
+/* ls_fit_error_prefilter and ls_fit_error_filter are in framework.h (the
+ * test kit calls them too). */
 /* Reserve or Permit rejected the chosen node: NumAllNodes is 1. */
 char *ls_fit_error_single(uint32_t status_id);
 

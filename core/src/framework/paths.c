@@ -7,7 +7,10 @@
  * A library in its build tree has no such directory and uses the source tree.
  */
 #include "framework/paths.h"
+#include "luasched/base.h"
+#include "luasched/framework.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -94,4 +97,65 @@ const char *ls_paths_library(void)
 {
     pthread_once(&once, resolve);
     return library[0] ? library : NULL;
+}
+
+/* ---- "did you mean" for a plugin that is not found */
+
+/* "prefer_labeled" -> "PreferLabeled": the name a plugin file's stem stands for. */
+static void camel_of_stem(const char *stem, size_t len, char *out, size_t cap)
+{
+    size_t j = 0;
+    bool up = true;
+    for (size_t i = 0; i < len && j + 1 < cap; i++) {
+        if (stem[i] == '_') {
+            up = true;
+            continue;
+        }
+        out[j++] = up && stem[i] >= 'a' && stem[i] <= 'z' ? (char)(stem[i] - 'a' + 'A') : stem[i];
+        up = false;
+    }
+    out[j] = '\0';
+}
+
+enum { MAX_SUGGESTED = 512 };
+
+/* The plugin names of the *.lua files in one directory, appended to names. */
+static void add_dir_names(const char *dir, char (*names)[128], size_t *n)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) && *n < MAX_SUGGESTED) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".lua") == 0 && e->d_name[0] != '.')
+            camel_of_stem(e->d_name, len - 4, names[(*n)++], sizeof names[0]);
+    }
+    closedir(d);
+}
+
+bool ls_plugin_name_suggestion(const char *name, const char *dirs, char *out, size_t cap)
+{
+    char (*names)[128] = ls_xcalloc(MAX_SUGGESTED, sizeof *names);
+    size_t n = 0;
+    for (const char *p = dirs; p && *p;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char dir[PATH_MAX];
+        if (len < sizeof dir) {
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            add_dir_names(dir, names, &n);
+        }
+        p = end ? end + 1 : p + len;
+    }
+    const char **list = ls_xcalloc(n + 1, sizeof *list);
+    for (size_t i = 0; i < n; i++)
+        list[i] = names[i];
+    const char *hit = ls_did_you_mean(name, list, n);
+    if (hit)
+        snprintf(out, cap, "%s", hit);
+    free(list);
+    free(names);
+    return hit != NULL;
 }

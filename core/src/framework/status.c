@@ -13,6 +13,7 @@ static struct {
     ls_status_info *items;
     uint32_t len, cap;
     ls_map by_key;       /* interned "code\x1freasons" -> id + 1 */
+    ls_map details;      /* id -> char *: how an Error came about (the plugin frames of its traceback) */
 } registry;
 
 static void registry_init(void)
@@ -25,6 +26,7 @@ static void registry_init(void)
     registry.items[0].message = ls_xstrdup("");
     registry.len = 1;
     ls_map_init(&registry.by_key);
+    ls_map_init(&registry.details);
 }
 
 static void split_reasons(ls_status_info *st, const char *reasons, size_t len)
@@ -109,6 +111,7 @@ void ls_status_reset(void)
     }
     free(registry.items);
     ls_map_free(&registry.by_key);
+    ls_map_free_values(&registry.details, free);
     memset(&registry, 0, sizeof registry);
 }
 
@@ -127,4 +130,32 @@ bool ls_code_is_rejected(uint8_t code)
 const char *ls_status_message(uint32_t id)
 {
     return ls_status_get(id)->message;
+}
+
+void ls_status_set_detail(uint32_t id, const char *text)
+{
+    ls_critical_enter();
+    registry_init();
+    char *old = ls_map_get(&registry.details, id);
+    ls_map_put(&registry.details, id, text && *text ? ls_xstrdup(text) : NULL);
+    ls_critical_leave();
+    free(old);
+}
+
+const char *ls_status_detail(uint32_t id)
+{
+    registry_init();
+    return ls_map_get(&registry.details, id);
+}
+
+const char *ls_status_error_detail(const char *message)
+{
+    size_t len = strlen(message);
+    char *key = ls_xmalloc(len + 2);
+    key[0] = (char)('0' + LS_ERROR);
+    memcpy(key + 1, message, len);
+    ls_str key_id = ls_intern_lookup(key, len + 1);
+    free(key);
+    uintptr_t known = key_id ? (uintptr_t)ls_map_get(&registry.by_key, key_id) : 0;
+    return known ? ls_status_detail((uint32_t)(known - 1)) : NULL;
 }

@@ -18,14 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- random numbers (splitmix64): the seed makes tie-breaks reproducible */
+/* ---- random numbers: the seed makes tie-breaks reproducible */
 
 static uint64_t next_random(ls_scheduler *s)
 {
-    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return ls_random_next(&s->rng);
 }
 
 /* ---- per-cycle buffers */
@@ -273,115 +270,31 @@ static const ls_profile *profile_of(const ls_scheduler *s, const ls_qpod *qp)
     return &s->cfg.profiles[qp->profile];
 }
 
-static uint32_t select_candidates(ls_scheduler *s)
-{
-    ls_cycle *c = &s->cycle;
-    if (!c->prefilter_restricts) {
-        c->candidates = c->all_nodes;
-        return c->num_all_nodes;
-    }
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < c->num_all_nodes; i++) {
-        const ls_node_info *ni = c->all_nodes[i];
-        for (uint32_t k = 0; k < c->num_prefilter_nodes; k++) {
-            if (c->prefilter_nodes[k] == ni->node->name) {
-                s->candidates[n++] = ni;
-                break;
-            }
-        }
-    }
-    c->candidates = s->candidates;
-    return n;
-}
-
 bool ls_scheduler_run_filters(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
     const ls_profile *prof = profile_of(s, qp);
-    c->num_candidates = select_candidates(s);
     int32_t pct = prof->percentage_of_nodes_to_score >= 0 ? prof->percentage_of_nodes_to_score
                                                           : s->cfg.percentage_of_nodes_to_score;
     bool scoring = prof->plugins[LS_EP_SCORE].len > 0 || ls_extenders_have_prioritizer(s->extenders);
-    c->num_to_find = ls_num_feasible_nodes_to_find(pct, c->num_candidates,
-                                                   scoring || ls_extenders_have_filter(s->extenders));
-    c->start = c->num_candidates ? s->next_start_index % c->num_candidates : 0;
-    c->num_feasible = c->num_processed = 0;
-    if (c->trace && c->filter_trace && c->num_filter_plugins)
-        memset(c->filter_trace, 0, (size_t)c->num_all_nodes * c->num_filter_plugins * sizeof *c->filter_trace);
+    ls_cycle_prepare_filter(c, s->candidates, pct, scoring || ls_extenders_have_filter(s->extenders),
+                            s->next_start_index);
     if (c->num_candidates && ls_scheduler_run_point(s, LS_EP_FILTER, qp->profile) != LS_SUCCESS)
         return false;
-    if (c->num_all_nodes)
-        s->next_start_index = (s->next_start_index + c->num_processed) % c->num_all_nodes;
-    return true;
-}
-
-_Static_assert(LS_MIN_NODE_SCORE == 0, "check_and_total_scores's range test assumes a lowest score of 0");
-
-static bool check_and_total_scores(ls_scheduler *s, ls_qpod *qp)
-{
-    ls_cycle *c = &s->cycle;
-    const ls_vec *plugins = &profile_of(s, qp)->plugins[LS_EP_SCORE];
-    uint32_t n = c->num_feasible;
-    for (uint32_t i = 0; i < n; i++)
-        s->totals[i] = plugins->len || s->extenders ? 0 : 1;
-    for (uint32_t p = 0; p < plugins->len; p++) {
-        if (c->score_skipped && c->score_skipped[p])
-            continue;   /* PreScore said Skip: the plugin gave no scores (its row is not written) */
-        const ls_plugin_ref *ref = &LS_VEC_AT(plugins, ls_plugin_ref, p);
-        const int64_t *restrict row = &c->scores[(size_t)p * n];
-        uint64_t *restrict totals = (uint64_t *)s->totals;
-        uint64_t weight = (uint64_t)ref->weight;
-        /* One pass without a branch per score, in unsigned arithmetic so
-         * that an out-of-range score wraps instead of overflowing; the scores
-         * are checked one by one only when one is out of range (the totals
-         * are then not used). */
-        uint64_t out_of_range = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t v = (uint64_t)row[i];
-            out_of_range |= v > (uint64_t)LS_MAX_NODE_SCORE;   /* LS_MIN_NODE_SCORE is 0: a negative one wraps above */
-            totals[i] += v * weight;
-        }
-        for (uint32_t i = 0; out_of_range && i < n; i++) {
-            int64_t v = row[i];
-            if (v < LS_MIN_NODE_SCORE || v > LS_MAX_NODE_SCORE) {
-                char msg[400];
-                int len = snprintf(msg, sizeof msg,
-                                   "applying score defaultWeights on Score plugins: "
-                                   "plugin \"%s\" returns an invalid score %lld, it should in the range of "
-                                   "[%d, %d] after normalizing",
-                                   ls_str_get(ref->name), (long long)v, LS_MIN_NODE_SCORE, LS_MAX_NODE_SCORE);
-                if (len >= (int)sizeof msg)
-                    len = (int)sizeof msg - 1;   /* a very long plugin name: truncated, not over-read */
-                c->status = ls_status_register(LS_ERROR, msg, (size_t)len);
-                c->status_code = LS_ERROR;
-                return false;
-            }
-        }
-    }
+    s->next_start_index = ls_cycle_advance_start(c, s->next_start_index);
     return true;
 }
 
 const ls_node_info *ls_scheduler_select_host(ls_scheduler *s)
 {
-    ls_cycle *c = &s->cycle;
-    const ls_node_info *best = c->feasible[0];
-    int64_t best_score = s->totals[0];
-    uint64_t ties = 1;
-    for (uint32_t i = 1; i < c->num_feasible; i++) {
-        if (s->totals[i] > best_score) {
-            best = c->feasible[i];
-            best_score = s->totals[i];
-            ties = 1;
-        } else if (s->totals[i] == best_score && next_random(s) % ++ties == 0) {
-            best = c->feasible[i];
-        }
-    }
-    return best;
+    return ls_cycle_select_host(&s->cycle, s->totals, &s->rng);
 }
 
 bool ls_scheduler_total_scores(ls_scheduler *s, ls_qpod *qp)
 {
-    if (!check_and_total_scores(s, qp))
+    const ls_vec *plugins = &profile_of(s, qp)->plugins[LS_EP_SCORE];
+    if (!ls_cycle_total_scores(&s->cycle, (const ls_plugin_ref *)plugins->data, (uint32_t)plugins->len,
+                               s->extenders != NULL, s->totals))
         return false;
     ls_extenders_prioritize(s->extenders, &s->cycle, s->totals);
     return true;
@@ -390,7 +303,7 @@ bool ls_scheduler_total_scores(ls_scheduler *s, ls_qpod *qp)
 bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **host)
 {
     ls_cycle *c = &s->cycle;
-    if (c->num_feasible == 1) {
+    if (!ls_cycle_wants_scores(c)) {
         s->totals[0] = 0;
         *host = c->feasible[0];
         return true;

@@ -7,6 +7,7 @@
 #include "server/http.h"
 #include "server/tls.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 struct ls_health_server {
     ls_http_server *http;
     ls_metrics *metrics;
+    pthread_mutex_t configz_lock;   /* a reload replaces configz while requests read it */
     char *configz;
     ls_health_state *state;
     ls_delegated_auth *auth;
@@ -52,10 +54,30 @@ bool ls_health_stalled(ls_health_state *st, uint64_t now_ms)
     return st->stall_ms && last && atomic_load(&st->waiting) > 0 && now_ms > last + st->stall_ms;
 }
 
+/* The /configz body, copied under the lock; NULL when there is none. */
+static char *configz_copy(ls_health_server *h)
+{
+    pthread_mutex_lock(&h->configz_lock);
+    char *body = h->configz ? ls_xstrdup(h->configz) : NULL;
+    pthread_mutex_unlock(&h->configz_lock);
+    return body;
+}
+
+void ls_health_server_set_configz(ls_health_server *h, const char *configz_json)
+{
+    char *fresh = configz_json ? ls_xstrdup(configz_json) : NULL;
+    pthread_mutex_lock(&h->configz_lock);
+    char *old = h->configz;
+    h->configz = fresh;
+    pthread_mutex_unlock(&h->configz_lock);
+    free(old);
+}
+
 static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
 {
     ls_health_server *h = ud;
     ls_health_state *st = h->state;
+    char *body;
     if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
         respond_text(rs, 405, "method not allowed\n");
         return;
@@ -73,8 +95,8 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
     } else if (strcmp(rq->path, "/metrics") == 0 && h->metrics) {
         char *text = ls_metrics_render(h->metrics);
         ls_http_respond_take(rs, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
-    } else if (strcmp(rq->path, "/configz") == 0 && h->configz) {
-        ls_http_respond(rs, 200, "application/json", h->configz, strlen(h->configz));
+    } else if (strcmp(rq->path, "/configz") == 0 && (body = configz_copy(h))) {
+        ls_http_respond_take(rs, 200, "application/json", body, strlen(body));
     } else {
         respond_text(rs, 404, "404 page not found\n");
     }
@@ -86,6 +108,7 @@ ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *e
     h->metrics = o->metrics;
     h->state = o->state;
     h->auth = o->auth;
+    pthread_mutex_init(&h->configz_lock, NULL);
     h->configz = o->configz_json ? ls_xstrdup(o->configz_json) : NULL;
     char *cert = NULL, *key = NULL;
     if (!o->cert_pem) {
@@ -119,5 +142,6 @@ void ls_health_server_stop(ls_health_server *h)
         return;
     ls_http_server_stop(h->http);
     free(h->configz);
+    pthread_mutex_destroy(&h->configz_lock);
     free(h);
 }

@@ -47,5 +47,8 @@ typedef struct ls_health_options {
 ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *err);
 uint16_t ls_health_server_port(const ls_health_server *h);
 void ls_health_server_stop(ls_health_server *h);
+/* Replaces the /configz body (copied), e.g. after a successful hot reload;
+ * safe while requests are served. */
+void ls_health_server_set_configz(ls_health_server *h, const char *configz_json);
 
 #endif

@@ -17,6 +17,7 @@
  */
 #include "sim/cluster.h"
 #include "luasched/map.h"
+#include "sim/cluster_input.h"
 #include "model/doc.h"
 #include "sim/pv_controller.h"
 #include "sim/timeline.h"
@@ -68,6 +69,9 @@ struct ls_cluster {
     void *observer_ud;
     bool admitted;
     char *warning;             /* the first timeline step that could not be applied */
+    ls_vec input_warnings;     /* char *: what the files' Pods and Nodes say wrong (cluster_input.c) */
+    ls_vec load_errors;        /* char *: every error of the last load, up to MAX_LOAD_ERRORS */
+    bool strict;               /* input warnings are errors */
     uint64_t now_ms;           /* the virtual time the timeline has been played to */
     ls_vec reference;          /* reference_binding: a recording's Bindings document */
     char *not_recorded;        /* its notRecorded list, "KIND: reason; ..." (NULL: none) */
@@ -83,6 +87,8 @@ ls_cluster *ls_cluster_new(void)
     ls_vec_init(&c->nodes, sizeof(sim_node));
     ls_vec_init(&c->classes, sizeof(priority_class));
     ls_vec_init(&c->skipped, sizeof(skipped_kind));
+    ls_vec_init(&c->input_warnings, sizeof(char *));
+    ls_vec_init(&c->load_errors, sizeof(char *));
     ls_vec_init(&c->objects, sizeof(ls_object_obj *));
     ls_vec_init(&c->retired_pods, sizeof(ls_pod_obj *));
     ls_vec_init(&c->retired_nodes, sizeof(ls_node_obj *));
@@ -138,6 +144,8 @@ void ls_cluster_free(ls_cluster *c)
     ls_map_free(&c->node_names);
     ls_timeline_free(&c->timeline);
     free(c->warning);
+    free_ptr_vec(&c->input_warnings, free);
+    free_ptr_vec(&c->load_errors, free);
     free(c);
 }
 
@@ -159,6 +167,8 @@ static void note_skipped(ls_cluster *c, const char *kind)
 
 void ls_cluster_print_notices(const ls_cluster *c, FILE *out)
 {
+    for (uint32_t i = 0; i < c->input_warnings.len; i++)
+        fprintf(out, "warning: %s\n", LS_VEC_AT(&c->input_warnings, char *, i));
     for (uint32_t i = 0; i < c->skipped.len; i++) {
         const skipped_kind *s = &LS_VEC_AT(&c->skipped, skipped_kind, i);
         fprintf(out, "notice: skipped %u %s object%s (not used by the scheduler)\n", s->count, s->kind,
@@ -169,6 +179,26 @@ void ls_cluster_print_notices(const ls_cluster *c, FILE *out)
 const char *ls_cluster_warning(const ls_cluster *c)
 {
     return c->warning;
+}
+
+void ls_cluster_set_strict(ls_cluster *c, bool strict)
+{
+    c->strict = strict;
+}
+
+uint32_t ls_cluster_num_input_warnings(const ls_cluster *c)
+{
+    return c->input_warnings.len;
+}
+
+uint32_t ls_cluster_num_load_errors(const ls_cluster *c)
+{
+    return c->load_errors.len;
+}
+
+const char *ls_cluster_load_error(const ls_cluster *c, uint32_t i)
+{
+    return i < c->load_errors.len ? LS_VEC_AT(&c->load_errors, char *, i) : NULL;
 }
 
 static bool where_error(ls_error *err, const char *where, const char *fmt, const char *arg)
@@ -550,23 +580,61 @@ bool ls_cluster_load_text(ls_cluster *c, const char *text, size_t len, const cha
     return doc && load_docs(c, doc, err);
 }
 
+/* A file's errors are reported together, up to this many. */
+enum { MAX_LOAD_ERRORS = 20 };
+
+static void note_load_error(ls_cluster *c, const char *msg)
+{
+    *(char **)ls_vec_push(&c->load_errors) = ls_xstrdup(msg);
+}
+
+/* One document: its input warnings (errors with --strict), then the object. */
+static bool load_doc(ls_cluster *c, const cJSON *obj, ls_doc_set *doc, ls_error *err)
+{
+    if (ls_timeline_is_document(obj))
+        return ls_timeline_add(&c->timeline, doc, obj, err);
+    if (is_bindings_document(obj))
+        return add_bindings(c, obj, doc, err);
+    uint32_t before = c->input_warnings.len;
+    ls_cluster_input_warnings(&c->input_warnings, obj, doc);
+    if (c->strict && c->input_warnings.len > before) {
+        /* --strict: each warning is an error of the file (and the object is not added) */
+        for (uint32_t k = before; k + 1 < c->input_warnings.len; k++) {
+            ls_error strict;
+            ls_errorf(&strict, "%s (--strict)", LS_VEC_AT(&c->input_warnings, char *, k));
+            note_load_error(c, strict.msg);
+        }
+        ls_errorf(err, "%s (--strict)", LS_VEC_AT(&c->input_warnings, char *, c->input_warnings.len - 1));
+        for (uint32_t k = before; k < c->input_warnings.len; k++)
+            free(LS_VEC_AT(&c->input_warnings, char *, k));
+        c->input_warnings.len = before;
+        return false;
+    }
+    return add_any(c, obj, doc, NULL, err);
+}
+
+/* Every document is loaded even after an error, so that all the errors of a
+ * file (up to MAX_LOAD_ERRORS) are reported at once; *err holds the first,
+ * with how many more there are. */
 static bool load_docs(ls_cluster *c, ls_doc_set *doc, ls_error *err)
 {
     for (uint32_t i = 0; i < ls_doc_count(doc); i++)
         c->keep_json = c->keep_json || ls_timeline_is_document(ls_doc_get(doc, i));
-    bool ok = true;
-    for (uint32_t i = 0; ok && i < ls_doc_count(doc); i++) {
-        const cJSON *obj = ls_doc_get(doc, i);
-        if (ls_timeline_is_document(obj))
-            ok = ls_timeline_add(&c->timeline, doc, obj, err);
-        else if (is_bindings_document(obj))
-            ok = add_bindings(c, obj, doc, err);
-        else
-            ok = add_any(c, obj, doc, NULL, err);
+    uint32_t first = c->load_errors.len;
+    for (uint32_t i = 0; i < ls_doc_count(doc) && c->load_errors.len - first < MAX_LOAD_ERRORS; i++) {
+        ls_error e;
+        if (!load_doc(c, ls_doc_get(doc, i), doc, &e))
+            note_load_error(c, e.msg);
     }
     ls_timeline_seal(&c->timeline);
+    uint32_t n = c->load_errors.len - first;
+    if (n == 1)
+        ls_errorf(err, "%s", LS_VEC_AT(&c->load_errors, char *, first));
+    else if (n > 1)
+        ls_errorf(err, "%s (and %u more error%s in %s)", LS_VEC_AT(&c->load_errors, char *, first), n - 1,
+                  n == 2 ? "" : "s", ls_doc_source(doc));
     ls_doc_free(doc);
-    return ok;
+    return n == 0;
 }
 
 /* ---- timeline steps */

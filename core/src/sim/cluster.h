@@ -54,8 +54,17 @@ void ls_cluster_free(ls_cluster *c);
 bool ls_cluster_load_file(ls_cluster *c, const char *path, ls_error *err);
 /* The same from text in memory (YAML or JSON documents); `source` names it in errors. */
 bool ls_cluster_load_text(ls_cluster *c, const char *text, size_t len, const char *source, ls_error *err);
-/* Prints one notice per skipped kind to the stream. */
+/* Prints the input warnings of the loaded files ("warning: file:line: Pod
+ * ns/name: ...": unknown fields, a pod without containers, a node whose
+ * allocatable lacks pods, cpu or memory) and one notice per skipped kind. */
 void ls_cluster_print_notices(const ls_cluster *c, FILE *out);
+/* --strict: input warnings are errors of the file (set before loading). */
+void ls_cluster_set_strict(ls_cluster *c, bool strict);
+uint32_t ls_cluster_num_input_warnings(const ls_cluster *c);
+/* Every error of the files loaded (a load goes on past an error, up to 20
+ * per file); a failed load's *err holds the first. */
+uint32_t ls_cluster_num_load_errors(const ls_cluster *c);
+const char *ls_cluster_load_error(const ls_cluster *c, uint32_t i);
 
 /* The provisioner's behaviour (the --fault provision=... option); default OK. */
 void ls_cluster_set_provision_fault(ls_cluster *c, ls_provision_fault fault);

@@ -1108,7 +1108,8 @@ static void test_expand_all(void)
     CHECK(ls_config_load(&cfg, path, &err));
     CHECK(!ls_config_expand_all(&cfg, fake_points, NULL));
     char want[4][300];
-    snprintf(want[0], sizeof want[0], "%s: profile p: plugin \"Nope\" does not exist", path);
+    /* line 8: the first "- name: Nope" (the file's two API lines, then profiles:) */
+    snprintf(want[0], sizeof want[0], "%s:8: profile p: plugin \"Nope\" does not exist", path);
     snprintf(want[1], sizeof want[1], "%s: profile p: plugin \"CustomScore\" does not extend Filter plugin", path);
     snprintf(want[2], sizeof want[2], "%s: profile p: plugin CustomScore already registered as Score", path);
     snprintf(want[3], sizeof want[3], "%s: profile q: at least one bind plugin is needed", path);
