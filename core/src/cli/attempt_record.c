@@ -102,8 +102,8 @@ static void scores_json(cJSON *rec, const ls_cycle *c, const ls_profile *prof, c
     cJSON *total = cJSON_AddObjectToObject(rec, "totalScore");
     const ls_vec *plugins = &prof->plugins[LS_EP_SCORE];
     uint32_t n = c->num_feasible;
-    if (n < 2)
-        return;   /* a single feasible node is chosen without scoring, as upstream */
+    if (n < 2 || !totals)
+        return;   /* a single feasible node is chosen without scoring, as upstream; no totals: scoring failed */
     for (uint32_t i = 0; i < n; i++) {
         const char *node = ls_str_get(c->feasible[i]->node->name);
         cJSON *r = cJSON_AddObjectToObject(raw, node), *f = cJSON_AddObjectToObject(final, node);

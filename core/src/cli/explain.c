@@ -87,7 +87,7 @@ static void print_scores(const cJSON *at)
         else if (feasible == 0)
             printf("  Score: not run (no node passed the filters)\n");
         else
-            printf("  Score: not run (%d feasible nodes; the attempt ended before scoring)\n", feasible);
+            printf("  Score: not completed (%d feasible nodes; the attempt ended before the totals)\n", feasible);
         return;
     }
     printf("  Score (plugin raw -> normalized x weight):\n");

@@ -169,7 +169,7 @@ static ls_attempt attempt_of(const ls_scheduler *s, const ls_qpod *qp, ls_str no
         .reason = node ? NULL : (ls_code_is_rejected(code) ? "Unschedulable" : "SchedulerError"),
         .num_all_nodes = s->cycle.num_all_nodes,
         .num_feasible = s->cycle.num_feasible,
-        .total_scores = s->opt.trace ? s->totals : NULL,
+        .total_scores = s->opt.trace && s->scored ? s->totals : NULL,
         .time_ms = s->clock_ms,
         .attempt = qp->attempts,
         .nominated_node = node ? 0 : s->cycle.nominated_node,
@@ -297,6 +297,7 @@ bool ls_scheduler_total_scores(ls_scheduler *s, ls_qpod *qp)
                                s->extenders != NULL, s->totals))
         return false;
     ls_extenders_prioritize(s->extenders, &s->cycle, s->totals);
+    s->scored = true;
     return true;
 }
 
@@ -305,6 +306,7 @@ bool ls_scheduler_prioritize(ls_scheduler *s, ls_qpod *qp, const ls_node_info **
     ls_cycle *c = &s->cycle;
     if (!ls_cycle_wants_scores(c)) {
         s->totals[0] = 0;
+        s->scored = true;
         *host = c->feasible[0];
         return true;
     }
@@ -542,6 +544,7 @@ static void begin_cycle(ls_scheduler *s, ls_qpod *qp)
     s->victims.len = 0;
     memset(&s->permit, 0, sizeof s->permit);
     s->expected_node = 0;
+    s->scored = false;
     ls_scheduler_refresh_snapshot(s);
     /* As upstream, plugin durations are measured in about one cycle in ten. */
     s->cycle.sample_plugins = s->metrics.registry && s->cycles_started % 10 == 1;

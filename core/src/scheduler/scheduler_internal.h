@@ -78,6 +78,7 @@ struct ls_scheduler {
     ls_node_status *node_status;
     uint32_t *filter_trace;
     int64_t *scores, *raw_scores, *totals;
+    bool scored;   /* totals hold this cycle's scores (a failed PreScore or Score leaves them stale) */
     uint8_t *score_skipped;
     uint32_t scores_cap, trace_cap;
 };
