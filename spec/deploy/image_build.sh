@@ -37,7 +37,7 @@ expect_eq "the entrypoint is luasched" \
   "$(buildah "${BUILDAH_FLAGS[@]}" inspect --format '{{.OCIv1.Config.Entrypoint}}' "$IMAGE")" '[/usr/bin/luasched]'
 
 ctr=$(buildah "${BUILDAH_FLAGS[@]}" from -q "$IMAGE")
-trap 'buildah "${BUILDAH_FLAGS[@]}" rm "$ctr" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+on_exit 'buildah "${BUILDAH_FLAGS[@]}" rm "$ctr" >/dev/null 2>&1'
 in_image() { buildah "${BUILDAH_FLAGS[@]}" run --isolation chroot "$ctr" -- "$@"; }
 
 ver=$(in_image /usr/bin/luasched version 2>&1)

@@ -14,9 +14,6 @@ EXT_PID=
 TLS_PID=
 NAMED_PID=
 MTLS_PID=
-trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; [ -n "$TLS_PID" ] && kill "$TLS_PID" 2>/dev/null;
-      [ -n "$NAMED_PID" ] && kill "$NAMED_PID" 2>/dev/null; [ -n "$MTLS_PID" ] && kill "$MTLS_PID" 2>/dev/null
-      rm -rf "$TMP"' EXIT
 
 "$EXT" "$TMP/ext.port" "$TMP/ext.log" &
 EXT_PID=$!

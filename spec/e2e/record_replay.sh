@@ -11,7 +11,6 @@
 require_tool kubectl kubernetes-client
 F=spec/e2e/fixtures/record
 REC_PID=
-trap 'kill "$REC_PID" "$RUN_PID" "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 
 serve_start "$F/cluster.yaml"
 K=(kubectl --kubeconfig "$KUBECONFIG_FILE")

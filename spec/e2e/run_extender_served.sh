@@ -10,8 +10,6 @@
 EXT=${LUASCHED_TEST_EXTENDER:?LUASCHED_TEST_EXTENDER must point to the test extender}
 EXT_PID=
 BINDER_PID=
-trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; [ -n "$BINDER_PID" ] && kill "$BINDER_PID" 2>/dev/null
-      rm -rf "$TMP"' EXIT
 
 "$EXT" "$TMP/ext.port" "$TMP/ext.log" &
 EXT_PID=$!

@@ -11,8 +11,6 @@ require_tool jq jq
 require_tool kubectl kubernetes-client
 
 SERVER_PID=
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
 
 # start_server KUBECONFIG OUT ERR [FLAGS...]: sets SERVER_PID, URL, CA, TOKEN.
 start_server() {

@@ -11,8 +11,6 @@ require_tool jq jq
 F=spec/e2e/fixtures
 
 SERVER_PID=
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
 
 run() { "$BIN" simulate "$@" >"$TMP/out" 2>"$TMP/err"; echo $?; }
 
