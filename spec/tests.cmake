@@ -19,7 +19,7 @@
 # seconds, under 2 minutes on 2 cores. LS_SLOW_SPECS lists the busted specs
 # left out of it (they run many simulations; label `spec`).
 set(LS_SLOW_SPECS
-  scenarios_spec random_clusters_spec upstream_diff_spec)
+  scenarios_spec)
 
 function(ls_add_test name kind)
   # ENV names a list variable (its LUA_PATH carries escaped semicolons: passed by name, not expanded)

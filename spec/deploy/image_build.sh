@@ -54,7 +54,7 @@ buildah "${BUILDAH_FLAGS[@]}" copy --chown 65532:65532 "$ctr" "$KUBECONFIG_FILE"
 in_image timeout -s TERM 8 /usr/bin/luasched run --kubeconfig /tmp/kubeconfig --leader-elect=false \
   --secure-port 0 > "$TMP/run.out" 2> "$TMP/run.err" &
 RUN_PID=$!
-wait_bound 7 20 || echo "FAIL: the pods were not bound by luasched run in the image"
+wait_bound 7 60 || echo "FAIL: the pods were not bound by luasched run in the image"
 wait "$RUN_PID"
 serve_stop
 expect_eq "the served cluster saw no double binding" "$SERVE_RC" "0"

@@ -13,7 +13,7 @@ BINDER_PID=
 
 "$EXT" "$TMP/ext.port" "$TMP/ext.log" &
 EXT_PID=$!
-for _ in $(seq 1 50); do [ -s "$TMP/ext.port" ] && break; sleep 0.1; done
+wait_until 60 test -s "$TMP/ext.port"
 URL=http://127.0.0.1:$(cat "$TMP/ext.port")
 
 # 6 nodes (two the extender rejects), 12 pending pods of 1 cpu: 4 fit per node
@@ -64,7 +64,7 @@ expect_eq "run: the extender got all 6 nodes for the first pod" "$(grep -m1 '^fi
 serve_start "$TMP/cluster.yaml"
 TEST_EXTENDER_KUBECONFIG=$KUBECONFIG_FILE "$EXT" "$TMP/binder.port" "$TMP/binder.log" &
 BINDER_PID=$!
-for _ in $(seq 1 50); do [ -s "$TMP/binder.port" ] && break; sleep 0.1; done
+wait_until 60 test -s "$TMP/binder.port"
 write_config "$KUBECONFIG_FILE" "http://127.0.0.1:$(cat "$TMP/binder.port")" ", bindVerb: bind-api"
 run_start --config "$TMP/cfg.yaml" --seed 3
 wait_bound 12 60 || echo "FAIL: not every pod was bound within 60 s"

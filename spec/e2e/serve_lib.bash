@@ -38,13 +38,16 @@ run_start() {
   RUN_PID=$!
 }
 
-# run_on_free_port CONFIG: starts `luasched run --config CONFIG` serving on a
-# random port (0 turns serving off, as upstream's --secure-port 0), a new port
-# when that one was taken; sets RUN_PID and PORT once /healthz answers.
+# run_on_free_port CONFIG [FLAGS...]: starts `luasched run --config CONFIG`
+# serving on a random port (0 turns serving off, as upstream's --secure-port
+# 0), a new port when that one was taken; sets RUN_PID and PORT once /healthz
+# answers.
 run_on_free_port() {
+  local config=$1; shift
   for _ in 1 2 3 4 5; do
     PORT=$(shuf -i 20000-60000 -n 1)
-    "$BIN" run --config "$1" --bind-address 127.0.0.1 --secure-port "$PORT" > "$TMP/run.out" 2> "$TMP/run.err" &
+    "$BIN" run --config "$config" --bind-address 127.0.0.1 --secure-port "$PORT" "$@" \
+      > "$TMP/run.out" 2> "$TMP/run.err" &
     RUN_PID=$!
     wait_until 60 healthz_or_gone
     kill -0 "$RUN_PID" 2>/dev/null && return 0
