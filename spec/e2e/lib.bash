@@ -10,7 +10,8 @@
 #   limit), ls_cleanup runs the script's own steps (on_exit), asks the whole
 #   group to stop (TERM), waits up to 5 s and kills what is left (KILL);
 # - a timer process stops the script after LS_TIME_LIMIT seconds (default 300,
-#   set before sourcing this file to change it): TERM to the group, and 10 s
+#   set before sourcing this file to change it), or as soon as the process
+#   that started the script (ctest) is gone: TERM to the group, and 10 s
 #   later KILL to the group, so a hung foreground command or a script killed
 #   by ctest (TIMEOUT is this limit + 60, spec/tests.cmake) leaves nothing.
 # - waits are on conditions with a deadline (wait_until, wait_exit), never on
@@ -77,16 +78,23 @@ trap 'echo "stopped (TERM)"; exit 143' TERM HUP
 
 # The time limit: a process of the group itself, so it still acts when this
 # shell was killed outright (a fresh bash: a subshell would carry this
-# shell's traps).
+# shell's traps). It also stops the group when the process that started the
+# test (ctest) is gone: nothing waits for the test any more.
 bash -c '
-  sleep "$1"
-  echo "FAIL: $3 reached its time limit of $1 s: stopping everything it started" >&2
+  end=$((SECONDS + $1))
+  while [ "$SECONDS" -lt "$end" ]; do
+    sleep 1
+    if ! kill -0 "$4" 2>/dev/null; then
+      echo "FAIL: $3: the process that started it ($4) is gone: stopping everything it started" >&2
+      break
+    fi
+  done
+  [ "$SECONDS" -lt "$end" ] || echo "FAIL: $3 reached its time limit of $1 s: stopping everything it started" >&2
   trap "" TERM
   kill -TERM -- "-$2" 2>/dev/null
   trap - TERM   # the test shell'"'"'s clean-up stops this process too; else KILL in 10 s
   sleep 10
-  kill -KILL -- "-$2" 2>/dev/null' ls-time-limit "$LS_TIME_LIMIT" "$$" "$(basename "$0")" &
-LS_TIMER_PID=$!
+  kill -KILL -- "-$2" 2>/dev/null' ls-time-limit "$LS_TIME_LIMIT" "$$" "$(basename "$0")" "$PPID" &
 
 # require_tool COMMAND DEBIAN_PACKAGE: a test never passes without the tool it
 # drives; .ci/deps.sh installs every one of them.
