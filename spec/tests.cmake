@@ -152,6 +152,12 @@ foreach(script ${LS_DEPLOY_TESTS})
   ls_add_test(deploy/${name} deploy COMMAND bash ${script} ENV env)
 endforeach()
 
+# deb_chroot's cpack builds what is out of date in this build tree first (its
+# preinstall step: after a commit, ls_version relinks the executable), which
+# must not happen under the feet of the tests running it: it runs alone. (In a
+# suite run after a commit, 29 scenarios failed while luasched was relinked.)
+set_tests_properties(deploy/deb_chroot PROPERTIES RUN_SERIAL TRUE)
+
 # Random plugin code through real scheduling cycles (spec/fuzz/README.md): a
 # short run here; the long run is `build/fuzz_plugins -n 1000000`.
 add_executable(fuzz_plugins ${CMAKE_SOURCE_DIR}/spec/fuzz/fuzz_plugins.c)
