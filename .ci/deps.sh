@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config luajit libluajit-5.1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev
       libmicrohttpd-dev libgnutls28-dev libssl-dev openssl lua-busted lua-check clang libclang-rt-14-dev python3-yaml
-      buildah debootstrap curl jq chromium python3)
+      buildah debootstrap curl jq chromium python3 procps util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -197,11 +197,18 @@ function M.pre_enqueue(pi, pod_ptr)
     cycle.running_plugin = k - 1
     note_text(current, "pre_enqueue")   -- a queue-side call: a cut-off is attributed by the note
     local ok, st = pcall(current.pre_enqueue, current, pod)
-    if not ok then return fail_located("running PreEnqueue plugin %q: %s", name_of[current], describe(st)) end
+    -- a plugin's error gates the pod under that plugin, as upstream files it
+    if not ok then
+      fail_located("running PreEnqueue plugin %q: %s", name_of[current], describe(st))
+      cycle.status_plugin = k - 1
+      return ERROR
+    end
     if st ~= nil then
       if not is_status(st) then
-        return fail_located("running PreEnqueue plugin %q: %s", name_of[current],
+        fail_located("running PreEnqueue plugin %q: %s", name_of[current],
           "pre_enqueue returned a " .. type(st) .. ", expected a status or nil")
+        cycle.status_plugin = k - 1
+        return ERROR
       end
       if st.code ~= SUCCESS then return set_status(st, k - 1) end
     end

@@ -27,7 +27,7 @@ tar -C "$CHROOT" -xf "$tarball"
 cp /etc/resolv.conf "$CHROOT/etc/resolv.conf"
 cp "$deb" "$CHROOT/tmp/luasched.deb"
 mount -t proc proc "$CHROOT/proc"
-trap 'umount "$CHROOT/proc" 2>/dev/null; rm -rf "$TMP"' EXIT
+on_exit 'umount "$CHROOT/proc" 2>/dev/null'
 in_chroot() { chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 
 if ! in_chroot sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/luasched.deb' \

@@ -37,7 +37,7 @@ expect_eq "the entrypoint is luasched" \
   "$(buildah "${BUILDAH_FLAGS[@]}" inspect --format '{{.OCIv1.Config.Entrypoint}}' "$IMAGE")" '[/usr/bin/luasched]'
 
 ctr=$(buildah "${BUILDAH_FLAGS[@]}" from -q "$IMAGE")
-trap 'buildah "${BUILDAH_FLAGS[@]}" rm "$ctr" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+on_exit 'buildah "${BUILDAH_FLAGS[@]}" rm "$ctr" >/dev/null 2>&1'
 in_image() { buildah "${BUILDAH_FLAGS[@]}" run --isolation chroot "$ctr" -- "$@"; }
 
 ver=$(in_image /usr/bin/luasched version 2>&1)
@@ -54,7 +54,7 @@ buildah "${BUILDAH_FLAGS[@]}" copy --chown 65532:65532 "$ctr" "$KUBECONFIG_FILE"
 in_image timeout -s TERM 8 /usr/bin/luasched run --kubeconfig /tmp/kubeconfig --leader-elect=false \
   --secure-port 0 > "$TMP/run.out" 2> "$TMP/run.err" &
 RUN_PID=$!
-wait_bound 7 20 || echo "FAIL: the pods were not bound by luasched run in the image"
+wait_bound 7 60 || echo "FAIL: the pods were not bound by luasched run in the image"
 wait "$RUN_PID"
 serve_stop
 expect_eq "the served cluster saw no double binding" "$SERVE_RC" "0"

@@ -64,12 +64,14 @@ sed "s#^clientConnection:#clientConnection:\n  kubeconfig: $KUBECONFIG_FILE#; s#
   "$TMP/cm/luasched-config/config.yaml" > "$TMP/config.yaml"
 "$BIN" run --config "$TMP/config.yaml" --secure-port 0 --leader-elect-retry-period 1s > "$TMP/run.out" 2> "$TMP/run.err" &
 RUN_PID=$!
-deadline=$((SECONDS + 30))
+deadline=$((SECONDS + 60))
 until api /api/v1/namespaces/default/pods/urgent | jq -e '.spec.nodeName // empty' > /dev/null; do
   [ "$SECONDS" -lt "$deadline" ] || { echo "FAIL: urgent was not bound"; failures=$((failures + 1)); break; }
   sleep 0.2
 done
-sleep 1
+# the requests checked below (the event, the Lease) follow the binding
+made_all() { grep -q "create events.k8s.io events - default" "$TMP/audit.log" && grep -q "coordination.k8s.io leases" "$TMP/audit.log"; }
+wait_until 60 made_all
 run_stop
 serve_stop
 expect_contains "a victim was preempted" "$(cat "$TMP/serve.out")" "deleted"

@@ -14,9 +14,6 @@ EXT_PID=
 TLS_PID=
 NAMED_PID=
 MTLS_PID=
-trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; [ -n "$TLS_PID" ] && kill "$TLS_PID" 2>/dev/null;
-      [ -n "$NAMED_PID" ] && kill "$NAMED_PID" 2>/dev/null; [ -n "$MTLS_PID" ] && kill "$MTLS_PID" 2>/dev/null
-      rm -rf "$TMP"' EXIT
 
 "$EXT" "$TMP/ext.port" "$TMP/ext.log" &
 EXT_PID=$!
@@ -29,7 +26,7 @@ NAMED_PID=$!
 # and one that wants a client certificate (made in $TMP: client.crt, client.key)
 TEST_EXTENDER_CLIENT_CERT_DIR=$TMP "$EXT" "$TMP/mtls.port" "$TMP/ext.log" --tls "$TMP/mtls.crt" &
 MTLS_PID=$!
-for _ in $(seq 1 50); do
+for _ in $(seq 1 600); do   # up to 60 s
   [ -s "$TMP/ext.port" ] && [ -s "$TMP/tls.port" ] && [ -s "$TMP/named.port" ] && [ -s "$TMP/mtls.port" ] && break
   sleep 0.1
 done

@@ -41,9 +41,13 @@ YAML
 "$BIN" simulate "$TMP/cluster.yaml" --config "$TMP/config.yaml" --plugin-path "$TMP/plugins" \
   > "$TMP/out" 2> "$TMP/err" &
 PID=$!
-sleep 1.5
+# In the loop once the process has run 0.5 s of CPU (starting takes a tenth
+# of that): a condition, where a fixed sleep was too short on a loaded machine.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat" 2>/dev/null || echo 0; }
+looping() { [ "$(cpu_ticks)" -ge $(( $(getconf CLK_TCK) / 2 )) ]; }
+wait_until 120 looping || echo "FAIL: the plugin did not start looping within 120 s"
 kill -SEGV "$PID"
-wait "$PID"; RC=$?
+wait_exit "$PID" 60; RC=$?
 expect_eq "dies of the signal" "$RC" "139"
 expect_eq "names the plugin, the extension point and the pod" "$(grep '^luasched: fatal' "$TMP/err")" \
   "luasched: fatal signal 11 (Segmentation fault) in plugin code: plugin Spin, extension point Filter, pod default/a"

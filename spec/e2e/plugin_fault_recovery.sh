@@ -35,6 +35,8 @@ LUA
   mv "$1/flaky.lua.tmp" "$1/flaky.lua"
 }
 
+all_bound() { [ "$(grep -c '^default/[abc]: bound to node-' "$1")" = 3 ]; }
+
 for fault in raises wrong-type loops-forever allocates-forever calls-os-execute; do
   D=$TMP/$fault
   mkdir -p "$D/plugins"
@@ -54,10 +56,12 @@ luasched:
 YAML
   "$BIN" simulate "$F/two-nodes.yaml" --config "$D/config.yaml" --realtime --hold > "$D/out" 2> "$D/err" &
   pid=$!
-  sleep 0.8
+  # the faulty attempt first (its pod pending with the Error), then the fix;
+  # the pod binds on its next try after the reload
+  wait_until 60 grep -q '^default/[abc]: pending: ' "$D/out" || echo "FAIL: $fault: no faulty attempt within 60 s"
   write_plugin "$D/plugins" "-- fixed"
-  sleep 2.5
-  kill -TERM "$pid"; wait "$pid"; rc=$?
+  wait_until 60 all_bound "$D/out" || echo "FAIL: $fault: not every pod bound within 60 s of the fix"
+  kill -TERM "$pid"; wait_exit "$pid" 60; rc=$?
   expect_eq "$fault: exit 3 (an attempt ended in a plugin error before the fix)" "$rc" "3"
   expect_eq "$fault: every pod bound after the fix" "$(grep -c '^default/[abc]: bound to node-' "$D/out")" "3"
   expect_contains "$fault: the fix was reloaded" "$(cat "$D/out")" "reloads: 1 succeeded, 0 failed"

@@ -16,8 +16,6 @@
 require_tool kubectl kubernetes-client
 F=spec/e2e/fixtures/record
 REC_PID=
-RUN_PID= SERVE_PID=
-trap 'kill "$REC_PID" "$RUN_PID" "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 
 serve_start "$F/cluster.yaml"
 K=(kubectl --kubeconfig "$KUBECONFIG_FILE")
@@ -26,10 +24,10 @@ record_start() { # record_start OUT [FLAGS...]
   local out=$1; shift
   timeout 300 "$BIN" record --kubeconfig "$KUBECONFIG_FILE" -o "$out" "$@" 2> "$TMP/record.err" &
   REC_PID=$!
-  for _ in $(seq 1 100); do grep -q '^recording:' "$TMP/record.err" && break; sleep 0.05; done
+  wait_until 60 grep -q '^recording:' "$TMP/record.err"
 }
 record_stop() {
-  kill -TERM "$REC_PID"; wait "$REC_PID"; REC_RC=$?; REC_PID=
+  kill -TERM "$REC_PID"; wait_exit "$REC_PID" 60; REC_RC=$?; REC_PID=
 }
 
 record_start "$TMP/trace.yaml"
@@ -40,7 +38,7 @@ for p in a b; do
   "${K[@]}" run "$p" --image=app --restart=Never \
     --overrides="{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"app\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}" >/dev/null
 done
-wait_bound 4 20 || echo "FAIL: a and b were not bound"
+wait_bound 4 60 || echo "FAIL: a and b were not bound"
 "${K[@]}" label pod a tier=web >/dev/null
 "${K[@]}" create -f "$F/node-n3.yaml" >/dev/null
 "${K[@]}" delete pod running >/dev/null

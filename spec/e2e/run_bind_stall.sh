@@ -6,7 +6,8 @@
 # late-2). Before the fix the watchdog never interrupted PreBind, Bind or
 # PostBind, and either plugin held every later pod back for good. Now each
 # call is cut off at its budget: late-1 fails with the budget's error,
-# late-2 and late-3 are bound, and SIGTERM stops the process within 2 s.
+# late-2 and late-3 are bound, and SIGTERM stops the process within
+# seconds (not held by the plugin).
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/serve_lib.bash"
 ROOT=${LUASCHED_SOURCE_DIR:-.}
@@ -28,16 +29,9 @@ profiles:
     multiPoint:
       enabled: [{name: Guard}]
 YAML
-for _ in 1 2 3 4 5; do
-  PORT=$(shuf -i 20000-60000 -n 1)
-  "$BIN" run --config "$D/config.yaml" --bind-address 127.0.0.1 --secure-port "$PORT" \
-    > "$TMP/run.out" 2> "$TMP/run.err" &
-  RUN_PID=$!
-  sleep 0.5
-  kill -0 "$RUN_PID" 2>/dev/null && break
-done
+run_on_free_port "$D/config.yaml"
 get() { curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
-wait_bound 4 30 || echo "FAIL: the first pods were not bound"
+wait_bound 4 60 || echo "FAIL: the first pods were not bound"
 
 cat > "$D/plugins/guard.lua.tmp" <<'LUA'
 local ls = require("luasched")
@@ -54,10 +48,8 @@ end
 return P
 LUA
 mv "$D/plugins/guard.lua.tmp" "$D/plugins/guard.lua"
-for _ in $(seq 1 50); do
-  get /metrics | grep -q 'luasched_reloads_total{result="success"} 1' && break
-  sleep 0.1
-done
+reloaded() { get /metrics | grep -q 'luasched_reloads_total{result="success"} 1'; }
+wait_until 60 reloaded
 expect_contains "the hostile plugin is reloaded" "$(get /metrics)" 'luasched_reloads_total{result="success"} 1'
 for p in late-1 late-2 late-3; do
   curl -sS --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
@@ -65,7 +57,7 @@ for p in late-1 late-2 late-3; do
     -d '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"'$p'"},"spec":{"containers":[{"name":"c","image":"x"}]}}' \
     > /dev/null
 done
-wait_bound 6 30 || echo "FAIL: late-2 and late-3 were not bound"
+wait_bound 6 60 || echo "FAIL: late-2 and late-3 were not bound"
 node_of() { api "/api/v1/namespaces/default/pods/$1" | jq -r '.spec.nodeName // ""'; }
 expect_eq "late-1 is not bound (its PreBind was cut off)" "$(node_of late-1)" ""
 expect_eq "late-2 is bound (PostBind cut off after the binding)" "$([ -n "$(node_of late-2)" ] && echo yes)" "yes"
@@ -76,9 +68,11 @@ expect_contains "late-1's condition names PreBind, the plugin and the budget" "$
 expect_eq "the scheduler is alive" "$(kill -0 "$RUN_PID" 2>/dev/null && echo yes)" "yes"
 start=$(date +%s%N)
 kill -TERM "$RUN_PID"
-wait "$RUN_PID"; RUN_RC=$?
+wait_exit "$RUN_PID" 60; RUN_RC=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-expect_eq "SIGTERM stops run within 2 s" "$([ "$ms" -le 2000 ] && echo yes || echo "no: $ms ms")" "yes"
+# about 0.3 s on a quiet machine (the watchdog's hook, then its 250 ms grace);
+# 10 s leaves room for a loaded one, and a plugin holding the stop never ends
+expect_eq "SIGTERM stops run within 10 s" "$([ "$ms" -le 10000 ] && echo yes || echo "no: $ms ms")" "yes"
 expect_eq "run exits 0 after SIGTERM" "$RUN_RC" "0"
 serve_stop
 [ "$failures" -eq 0 ]

@@ -30,7 +30,7 @@ expect_eq "both ElasticQuotas are served" \
 "$BIN" run --secure-port 0 --config "$TMP/cfg.yaml" > "$TMP/run.out" 2> "$TMP/run.err" &
 RUN_PID=$!
 node_of() { api "/api/v1/namespaces/$1/pods/$2" | jq -r '.spec.nodeName // ""'; }
-for _ in $(seq 1 150); do
+for _ in $(seq 1 300); do   # up to 60 s
   [ "$(node_of quota2 q2-b)" = "n1" ] && break
   sleep 0.2
 done

@@ -51,16 +51,9 @@ plugin 0 > "$TMP/src/plugins/prefer.lua"
 atomic_write "$CFG" "$TMP/src/config"
 atomic_write "$PLUG" "$TMP/src/plugins"
 
-for _ in 1 2 3 4 5; do
-  PORT=$(shuf -i 20000-60000 -n 1)
-  "$BIN" run --config "$CFG/config.yaml" --bind-address 127.0.0.1 --secure-port "$PORT" \
-    > "$TMP/run.out" 2> "$TMP/run.err" &
-  RUN_PID=$!
-  sleep 0.5
-  kill -0 "$RUN_PID" 2>/dev/null && break
-done
-get() { curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
-wait_bound 10 30 || echo "FAIL: the first pods were not bound"
+run_on_free_port "$CFG/config.yaml"
+get() { curl -sk --max-time 30 -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
+wait_bound 10 60 || echo "FAIL: the first pods were not bound"
 
 # wait_metric LINE SECONDS: true once /metrics has LINE, within SECONDS.
 wait_metric() {
@@ -74,19 +67,19 @@ wait_metric() {
 
 plugin 1 > "$TMP/src/plugins/prefer.lua"
 atomic_write "$PLUG" "$TMP/src/plugins"
-if wait_metric 'luasched_reloads_total{result="success"} 1' 2; then echo "ok: plugin swap reloaded within 2 s"
-else echo "FAIL: no reload within 2 s of the plugin's ..data swap"; failures=$((failures + 1)); fi
+if wait_metric 'luasched_reloads_total{result="success"} 1' 10; then echo "ok: plugin swap reloaded within 10 s (seconds on a quiet machine; a loaded one is slower)"
+else echo "FAIL: no reload within 10 s of the plugin's ..data swap"; failures=$((failures + 1)); fi
 expect_eq "the old timestamped directory is gone" "$(ls -d "$PLUG"/..2* | wc -l)" "1"
 
 sed -i 's/weight: 3/weight: 4/' "$TMP/src/config/config.yaml"
 atomic_write "$CFG" "$TMP/src/config"
-if wait_metric 'luasched_reloads_total{result="success"} 2' 2; then echo "ok: configuration swap reloaded within 2 s"
-else echo "FAIL: no reload within 2 s of the configuration's ..data swap"; failures=$((failures + 1)); fi
+if wait_metric 'luasched_reloads_total{result="success"} 2' 10; then echo "ok: configuration swap reloaded within 10 s (seconds on a quiet machine; a loaded one is slower)"
+else echo "FAIL: no reload within 10 s of the configuration's ..data swap"; failures=$((failures + 1)); fi
 
 printf 'local P = {\nfunction P:score(\nreturn P\n' > "$TMP/src/plugins/prefer.lua"
 atomic_write "$PLUG" "$TMP/src/plugins"
-if wait_metric 'luasched_reloads_total{result="failure"} 1' 2; then echo "ok: broken plugin swap counted as a failed reload"
-else echo "FAIL: the broken plugin's swap was not counted within 2 s"; failures=$((failures + 1)); fi
+if wait_metric 'luasched_reloads_total{result="failure"} 1' 10; then echo "ok: broken plugin swap counted as a failed reload"
+else echo "FAIL: the broken plugin's swap was not counted within 10 s"; failures=$((failures + 1)); fi
 expect_contains "the failure names the file and line" "$(cat "$TMP/run.err")" "prefer.lua:2:"
 kubectl --kubeconfig "$KUBECONFIG_FILE" create -f - > /dev/null <<'YAML'
 apiVersion: v1
@@ -94,7 +87,7 @@ kind: Pod
 metadata: {name: after-bad-edit, namespace: default}
 spec: {containers: [{name: c, image: pause}]}
 YAML
-wait_bound 11 10 || echo "FAIL: the running set stopped scheduling after the bad edit"
+wait_bound 11 60 || echo "FAIL: the running set stopped scheduling after the bad edit"
 
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"

@@ -14,7 +14,7 @@ CLUSTER=$ROOT/spec/scenarios/dynamic_resources-competing-for-one-device.yaml
 
 serve_start "$CLUSTER"
 run_start
-wait_bound 1 30 || echo "FAIL: trainer-1 was not bound within 30 s"
+wait_bound 1 60 || echo "FAIL: trainer-1 was not bound within 60 s"
 claim=$(api /apis/resource.k8s.io/v1/namespaces/default/resourceclaims/gpu-1)
 expect_eq "gpu-1's allocation names node-b's device" \
   "$(jq -c '.status.allocation.devices.results' <<< "$claim")" \
@@ -28,7 +28,7 @@ expect_eq "gpu-1 is reserved for trainer-1 (the served pod's uid)" "$(jq -c '.st
 expect_eq "trainer-1 is on node-b" \
   "$(api /api/v1/namespaces/default/pods/trainer-1 | jq -r .spec.nodeName)" "node-b"
 # trainer-2 is retried when gpu-1 changes (the claim's update event) and fails again.
-for _ in $(seq 1 50); do
+for _ in $(seq 1 300); do   # up to 60 s
   msg=$(api /api/v1/namespaces/default/pods/trainer-2 |
         jq -r '.status.conditions[]? | select(.type == "PodScheduled") | .message')
   [ -n "$msg" ] && break

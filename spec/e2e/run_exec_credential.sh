@@ -34,7 +34,7 @@ grep -q 'token:' "$TMP/exec.kubeconfig" && echo "FAIL: the exec kubeconfig still
 
 "$BIN" run --kubeconfig "$TMP/exec.kubeconfig" --leader-elect=false --secure-port 0 > "$TMP/run.out" 2> "$TMP/run.err" &
 RUN_PID=$!
-wait_bound 7 30 || echo "FAIL: not every pod was bound with the plugin's token"
+wait_bound 7 60 || echo "FAIL: not every pod was bound with the plugin's token"
 run_stop
 expect_eq "luasched run exits 0" "$RUN_RC" "0"
 expect_eq "the plugin ran twice: the stale token, then again after the 401" "$(wc -l < "$TMP/runs")" "2"
@@ -46,7 +46,7 @@ expect_contains "kubectl accepts the same kubeconfig" \
 exec_user /nonexistent/cred.sh > "$TMP/missing.kubeconfig"
 "$BIN" run --kubeconfig "$TMP/missing.kubeconfig" --leader-elect=false --secure-port 0 > "$TMP/run2.out" 2> "$TMP/run2.err" &
 RUN_PID=$!
-for _ in $(seq 1 50); do grep -q "not found" "$TMP/run2.err" && break; sleep 0.1; done
+wait_until 60 grep -q "not found" "$TMP/run2.err"
 kill -TERM "$RUN_PID" 2>/dev/null; wait "$RUN_PID"
 expect_contains "a missing plugin is named" "$(cat "$TMP/run2.err")" "getting credentials: exec: executable /nonexistent/cred.sh not found"
 expect_contains "with the install hint" "$(cat "$TMP/run2.err")" "cred.sh comes with the luasched tests"

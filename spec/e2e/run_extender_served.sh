@@ -10,12 +10,10 @@
 EXT=${LUASCHED_TEST_EXTENDER:?LUASCHED_TEST_EXTENDER must point to the test extender}
 EXT_PID=
 BINDER_PID=
-trap '[ -n "$EXT_PID" ] && kill "$EXT_PID" 2>/dev/null; [ -n "$BINDER_PID" ] && kill "$BINDER_PID" 2>/dev/null
-      rm -rf "$TMP"' EXIT
 
 "$EXT" "$TMP/ext.port" "$TMP/ext.log" &
 EXT_PID=$!
-for _ in $(seq 1 50); do [ -s "$TMP/ext.port" ] && break; sleep 0.1; done
+wait_until 60 test -s "$TMP/ext.port"
 URL=http://127.0.0.1:$(cat "$TMP/ext.port")
 
 # 6 nodes (two the extender rejects), 12 pending pods of 1 cpu: 4 fit per node
@@ -66,7 +64,7 @@ expect_eq "run: the extender got all 6 nodes for the first pod" "$(grep -m1 '^fi
 serve_start "$TMP/cluster.yaml"
 TEST_EXTENDER_KUBECONFIG=$KUBECONFIG_FILE "$EXT" "$TMP/binder.port" "$TMP/binder.log" &
 BINDER_PID=$!
-for _ in $(seq 1 50); do [ -s "$TMP/binder.port" ] && break; sleep 0.1; done
+wait_until 60 test -s "$TMP/binder.port"
 write_config "$KUBECONFIG_FILE" "http://127.0.0.1:$(cat "$TMP/binder.port")" ", bindVerb: bind-api"
 run_start --config "$TMP/cfg.yaml" --seed 3
 wait_bound 12 60 || echo "FAIL: not every pod was bound within 60 s"

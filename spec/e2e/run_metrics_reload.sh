@@ -34,16 +34,9 @@ profiles:
       enabled: [{name: Prefer, weight: 3}]
 YAML
 
-for _ in 1 2 3 4 5; do
-  PORT=$(shuf -i 20000-60000 -n 1)
-  "$BIN" run --config "$D/config.yaml" --bind-address 127.0.0.1 \
-    --secure-port "$PORT" --logging-format json > "$TMP/run.out" 2> "$TMP/run.err" &
-  RUN_PID=$!
-  sleep 0.5
-  kill -0 "$RUN_PID" 2>/dev/null && break
-done
-get() { curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
-wait_bound 20 30 || echo "FAIL: not every pod was bound"
+run_on_free_port "$D/config.yaml" --logging-format json
+get() { curl -sk --max-time 30 -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
+wait_bound 20 60 || echo "FAIL: not every pod was bound"
 expect_eq "/healthz" "$(get /healthz)" "ok"
 expect_eq "/livez" "$(get /livez)" "ok"
 expect_eq "/readyz" "$(get /readyz)" "ok"
@@ -79,7 +72,8 @@ function P:score() return 1 end
 return P
 LUA
 mv "$D/plugins/prefer.lua.tmp" "$D/plugins/prefer.lua"
-sleep 1
+metric_has() { get /metrics | grep -qF "$1"; }
+wait_until 60 metric_has 'luasched_reloads_total{result="success"} 1'
 get /metrics > "$TMP/metrics"
 expect_contains "the rewrite is reloaded" "$(cat "$TMP/metrics")" 'luasched_reloads_total{result="success"} 1'
 lua_bytes=$(awk '$1 == "luasched_lua_memory_bytes{profile=\"default-scheduler\"}" {print $2}' "$TMP/metrics")
@@ -87,7 +81,7 @@ expect_eq "the reloaded profile's new state is on /metrics" \
   "$(awk -v b="${lua_bytes:-0}" 'BEGIN { print (b > 0 && b < 1073741824) ? "yes" : "no: " b }')" "yes"
 printf 'local P = {\nfunction P:score(\nreturn P\n' > "$D/plugins/prefer.lua.tmp"
 mv "$D/plugins/prefer.lua.tmp" "$D/plugins/prefer.lua"
-sleep 1
+wait_until 60 metric_has 'luasched_reloads_total{result="failure"} 1'
 expect_contains "the broken edit is counted" "$(get /metrics)" 'luasched_reloads_total{result="failure"} 1'
 expect_contains "the broken edit is logged with its file and line" \
   "$(jq -r 'select(.msg == "Reload failed, the running profiles stay") | .err' "$TMP/run.err")" "prefer.lua:2:"

@@ -20,11 +20,11 @@ YAML
 serve_start "$TMP/cluster.yaml"
 run_start -v 2
 condition=""
-for _ in $(seq 1 100); do
+unschedulable() {
   condition=$(api /api/v1/namespaces/default/pods/big | jq -r '.status.conditions[]? | select(.type == "PodScheduled") | .reason')
-  [ "$condition" = "Unschedulable" ] && break
-  sleep 0.1
-done
+  [ "$condition" = "Unschedulable" ]
+}
+wait_until 60 unschedulable
 expect_eq "the pod got PodScheduled=False" "$condition" "Unschedulable"
 # The patch's update arrives right after; a retry would come 1-2 s later (backoff, flush tick).
 sleep 4

@@ -40,17 +40,10 @@ profiles:
 - schedulerName: default-scheduler
 YAML
 
-for _ in 1 2 3 4 5; do
-  PORT=$(shuf -i 20000-60000 -n 1)
-  "$BIN" run --config "$D/config.yaml" --bind-address 127.0.0.1 \
-    --secure-port "$PORT" --logging-format json > "$TMP/run.out" 2> "$TMP/run.err" &
-  RUN_PID=$!
-  sleep 0.5
-  kill -0 "$RUN_PID" 2>/dev/null && break
-done
-get() { curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
-wait_bound 4 30 || echo "FAIL: the second profile's pods were not all bound"
-sleep 1
+run_on_free_port "$D/config.yaml" --logging-format json
+get() { curl -sk --max-time 30 -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
+wait_bound 4 60 || echo "FAIL: the second profile's pods were not all bound"
+sleep 1   # a window for the hog's pod to be (wrongly) bound: a check that nothing happens
 expect_eq "the second profile's pods bound, the hog's not" \
   "$(api /api/v1/pods | jq -r '.items[] | "\(.metadata.name) \(.spec.schedulerName // "default-scheduler") \(if (.spec.nodeName // "") != "" then "bound" else "pending" end)"' | sort)" \
 "pod-000001 hog-scheduler pending
@@ -87,11 +80,8 @@ profiles:
 - schedulerName: default-scheduler
 YAML
 mv "$D/config.yaml.tmp" "$D/config.yaml"
-for _ in $(seq 1 30); do
-  get /metrics > "$TMP/metrics"
-  grep -q 'luasched_reloads_total{result="success"} 1' "$TMP/metrics" && break
-  sleep 0.2
-done
+reloaded() { get /metrics > "$TMP/metrics" && grep -q 'luasched_reloads_total{result="success"} 1' "$TMP/metrics"; }
+wait_until 60 reloaded
 expect_eq "after the reload, one memory series, the remaining profile's" \
   "$(awk '$1 ~ /^luasched_lua_memory_bytes[{]/ { sub(/[}].*/, "}", $1); print $1 }' "$TMP/metrics")" \
   'luasched_lua_memory_bytes{profile="default-scheduler"}'

@@ -22,7 +22,7 @@ start_run() { # FLAGS...: luasched run on a free port, PORT set
     "$BIN" run --kubeconfig "$KUBECONFIG_FILE" --leader-elect=false --bind-address 127.0.0.1 \
       --secure-port "$PORT" "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
     RUN_PID=$!
-    for _ in $(seq 1 50); do
+    for _ in $(seq 1 600); do   # up to 60 s
       curl -sk -o /dev/null "https://127.0.0.1:$PORT/healthz" && return 0
       kill -0 "$RUN_PID" 2>/dev/null || break
       sleep 0.1

@@ -58,14 +58,14 @@ profiles:
     score: {enabled: [{name: ArchAndLoad, weight: 50}]}
 YAML
 run_start --config "$TMP/config.yaml" --plugin-path "$F/plugins" --metrics-poll-interval 200ms
-wait_bound 1 30 || echo "FAIL: p was not bound within 30 s"
+wait_bound 1 60 || echo "FAIL: p was not bound within 60 s"
 expect_eq "p is bound to a2 (right architecture, least loaded)" \
   "$(api /api/v1/namespaces/default/pods/p | jq -r .spec.nodeName)" "a2"
 expect_eq "q waits for its widget" "$(api /api/v1/namespaces/default/pods/q | jq -r '.spec.nodeName // "none"')" "none"
 curl -sS --fail --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
   -X POST "$SERVER_URL/apis/example.com/v1/namespaces/default/widgets" \
   -d '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w-q"},"spec":{"size":1}}' > /dev/null
-wait_bound 2 30 || echo "FAIL: q was not bound within 30 s of its widget"
+wait_bound 2 60 || echo "FAIL: q was not bound within 60 s of its widget"
 run_stop
 expect_eq "luasched run exits 0 on SIGTERM" "$RUN_RC" "0"
 serve_stop

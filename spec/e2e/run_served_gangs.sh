@@ -25,7 +25,7 @@ with_kubeconfig() {
 }
 
 check_one_gang() {   # $1: label for the messages
-  wait_bound 3 30 || echo "FAIL: $1: no gang bound within 30 s"
+  wait_bound 3 60 || echo "FAIL: $1: no gang bound within 60 s"
   sleep 2   # a partial admission or a second gang would show by now
   local got; got=$(bound_by_gang)
   case "$got" in

@@ -46,7 +46,7 @@ expect_eq "the volumes claim their claims" "$(jq '[.items[] | select(.status.pha
 # A provisioner that fails: the claims lose their selected node again, nothing is bound.
 serve_start "$CLUSTER" --fault provision=fail
 run_start --seed 3 -v 2
-for _ in $(seq 1 150); do   # until db-0's PreBind failure is reported (at most 30 s)
+for _ in $(seq 1 300); do   # until db-0's PreBind failure is reported (at most 60 s)
   api /apis/events.k8s.io/v1/namespaces/data/events > "$TMP/events.json"
   grep -q 'provisioning failed for PVC \\"pgdata-db-0' "$TMP/events.json" && break
   sleep 0.2

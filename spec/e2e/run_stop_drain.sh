@@ -12,10 +12,8 @@ record() { api /luasched/v1/record | jq -c .events; }
 luajit "$ROOT/bench/make_cluster.lua" 10 200 > "$TMP/cluster.json"
 serve_start "$TMP/cluster.json"
 run_start --kube-api-qps 1000 --kube-api-burst 1000
-for _ in $(seq 1 300); do
-  [ "$(record | jq .bindings)" -ge 200 ] && break
-  sleep 0.05
-done
+all_bound() { [ "$(record | jq .bindings)" -ge 200 ]; }
+wait_until 60 all_bound
 run_stop
 expect_eq "stop at the last binding: exit 0" "$RUN_RC" "0"
 expect_eq "every pod's Scheduled event was sent before the exit" "$(record | jq .scheduled)" "200"
@@ -25,10 +23,8 @@ serve_stop
 # workers would take about 10 s; the stop must give up after 300 ms
 serve_start "$TMP/cluster.json" --fault latency=400
 run_start --kube-api-qps 1000 --kube-api-burst 1000 --stop-timeout 300ms
-for _ in $(seq 1 100); do
-  [ "$(record | jq .bindings)" -ge 1 ] && break
-  sleep 0.05
-done
+one_bound() { [ "$(record | jq .bindings)" -ge 1 ]; }
+wait_until 60 one_bound
 t0=$(date +%s.%N)
 run_stop
 took=$(echo "$(date +%s.%N) - $t0" | bc)

@@ -11,8 +11,6 @@ require_tool jq jq
 require_tool kubectl kubernetes-client
 
 SERVER_PID=
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
 
 # start_server KUBECONFIG OUT ERR [FLAGS...]: sets SERVER_PID, URL, CA, TOKEN.
 start_server() {
@@ -21,7 +19,7 @@ start_server() {
   rm -f "$err"
   "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$kc" "$@" examples/demo-cluster.yaml >"$out" 2>"$err" &
   SERVER_PID=$!
-  for _ in $(seq 100); do grep -qs '^serving the cluster at' "$err" && break; sleep 0.05; done
+  wait_until 60 grep -qs '^serving the cluster at' "$err" || { echo "FAIL: not serving within 60 s"; cat "$err"; exit 1; }
   URL=$(sed -n 's/^serving the cluster at \(https:[^ ]*\) .*/\1/p' "$err")
   TOKEN=$(sed -n 's/^    token: //p' "$kc")
   CA=$TMP/ca.pem
@@ -78,7 +76,7 @@ expect_eq "unsupported field label: 400" "$(code_of "$r") $(body_of "$r" | jq -r
 
 # --- watch from the list's resourceVersion (unbound pods only), in the background
 curl -sN --cacert "$CA" -H "Authorization: Bearer $TOKEN" \
-  "$URL/api/v1/pods?watch=true&resourceVersion=$LIST_RV&fieldSelector=spec.nodeName%3D&timeoutSeconds=10" >"$TMP/watch" &
+  "$URL/api/v1/pods?watch=true&resourceVersion=$LIST_RV&fieldSelector=spec.nodeName%3D&timeoutSeconds=300" >"$TMP/watch" &
 WATCH_PID=$!
 sleep 0.3
 
@@ -178,8 +176,9 @@ MODIFIED web-1
 ADDED extra
 DELETED extra"
 
-# the watch ends by its timeoutSeconds, or once it has seen the last event
-for _ in $(seq 1 200); do grep -q '"DELETED".*"name":"extra"' "$TMP/watch" && break; sleep 0.05; done
+# the watch is ended once it has seen the last event (its timeoutSeconds is
+# far: the kubectl calls above take seconds each on a loaded machine)
+wait_until 120 grep -q '"DELETED".*"name":"extra"' "$TMP/watch"
 kill "$WATCH_PID" 2>/dev/null
 wait "$WATCH_PID"
 expect_eq "watch: a bound pod leaves the spec.nodeName= selection; create and delete seen" \
@@ -187,7 +186,7 @@ expect_eq "watch: a bound pod leaves the spec.nodeName= selection; create and de
 
 # --- stop: the record, and exit 1 for the refused double binding
 kill -TERM "$SERVER_PID"
-wait "$SERVER_PID"
+wait_exit "$SERVER_PID" 60
 rc=$?
 SERVER_PID=
 expect_eq "exit status after a refused double binding" "$rc" "1"
@@ -210,7 +209,7 @@ expect_eq "--token is written to the kubeconfig" "$TOKEN" "secret"
 r=$(bind checkout node-a1)
 expect_eq "bind checkout: 201" "$(code_of "$r")" "201"
 kill -INT "$SERVER_PID"
-wait "$SERVER_PID"
+wait_exit "$SERVER_PID" 60
 rc=$?
 SERVER_PID=
 expect_eq "clean run exit status" "$rc" "0"

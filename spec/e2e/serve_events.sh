@@ -21,9 +21,9 @@ items:
 YAML
 serve_start "$TMP/cluster.yaml"
 run_start
-wait_bound 1 20 || { echo "FAIL: vip was not bound"; failures=$((failures + 1)); }
+wait_bound 1 60 || { echo "FAIL: vip was not bound"; failures=$((failures + 1)); }
 K=(kubectl --kubeconfig "$KUBECONFIG_FILE")
-for _ in $(seq 1 50); do   # the Scheduled event follows the binding
+for _ in $(seq 1 600); do   # the Scheduled event follows the binding (up to 60 s)
   "${K[@]}" get events --no-headers 2>/dev/null | grep -q Scheduled && break
   sleep 0.1
 done

@@ -11,8 +11,6 @@ require_tool jq jq
 F=spec/e2e/fixtures
 
 SERVER_PID=
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT
 
 run() { "$BIN" simulate "$@" >"$TMP/out" 2>"$TMP/err"; echo $?; }
 
@@ -38,7 +36,7 @@ start() {
   "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$TMP/kc" --token t "$@" examples/demo-cluster.yaml \
     >"$TMP/out" 2>"$TMP/err" &
   SERVER_PID=$!
-  for _ in $(seq 100); do grep -qs '^serving' "$TMP/err" && break; sleep 0.05; done
+  wait_until 60 grep -qs '^serving' "$TMP/err"
   URL=$(sed -n 's/^serving the cluster at \(https:[^ ]*\) .*/\1/p' "$TMP/err")
   sed -n 's/^    certificate-authority-data: //p' "$TMP/kc" | base64 -d >"$TMP/ca.pem"
 }
@@ -53,7 +51,7 @@ rm -f "$TMP/err"
 "$BIN" simulate --serve '[::1]:0' --serve-kubeconfig "$TMP/kc" --token t --tls-cert-file "$TMP/cert.pem" \
   --tls-private-key-file "$TMP/key.pem" examples/demo-cluster.yaml >"$TMP/out" 2>"$TMP/err" &
 SERVER_PID=$!
-for _ in $(seq 100); do grep -qs '^serving' "$TMP/err" && break; sleep 0.05; done
+wait_until 60 grep -qs '^serving' "$TMP/err"
 URL=$(sed -n 's/^serving the cluster at \(https:[^ ]*\) .*/\1/p' "$TMP/err")
 expect_contains "IPv6 URL" "$URL" "https://[::1]:"
 expect_eq "kubeconfig carries the given certificate" \

@@ -3,7 +3,8 @@
 require_tool curl curl
 require_tool jq jq
 
-# serve_start CLUSTER [FLAGS...]: starts the served cluster, waits for its kubeconfig.
+# serve_start CLUSTER [FLAGS...]: starts the served cluster, waits (up to 60 s)
+# for its kubeconfig and its "serving" line.
 serve_start() {
   local cluster=$1; shift
   KUBECONFIG_FILE=$TMP/serve.kubeconfig
@@ -11,18 +12,22 @@ serve_start() {
   "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$KUBECONFIG_FILE" "$@" "$cluster" \
     > "$TMP/serve.out" 2> "$TMP/serve.err" &
   SERVE_PID=$!
-  for _ in $(seq 1 100); do
-    [ -s "$KUBECONFIG_FILE" ] && grep -q 'serving the cluster at' "$TMP/serve.err" && break
-    sleep 0.1
-  done
+  if ! wait_until 60 serving; then
+    echo "FAIL: simulate --serve did not start within 60 s"; cat "$TMP/serve.err"
+    exit 1
+  fi
   SERVER_URL=$(sed -n 's/.*serving the cluster at \(https:[^ ]*\).*/\1/p' "$TMP/serve.err")
   TOKEN=$(awk '/token:/ {print $2; exit}' "$KUBECONFIG_FILE")
   awk '/certificate-authority-data:/ {print $2; exit}' "$KUBECONFIG_FILE" | base64 -d > "$TMP/ca.crt"
 }
 
+serving() {
+  [ -s "$KUBECONFIG_FILE" ] && grep -q 'serving the cluster at' "$TMP/serve.err"
+}
+
 # api PATH: GET on the served API; the test's own reads retry through injected faults.
 api() {
-  curl -sS --fail --retry 20 --retry-all-errors --retry-delay 0 --retry-max-time 30 \
+  curl -sS --fail --retry 20 --retry-all-errors --retry-delay 0 --retry-max-time 30 --max-time 30 \
     --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" "$SERVER_URL$1"
 }
 
@@ -31,6 +36,28 @@ run_start() {
   "$BIN" run --kubeconfig "$KUBECONFIG_FILE" --leader-elect=false --secure-port 0 "$@" \
     > "$TMP/run.out" 2> "$TMP/run.err" &
   RUN_PID=$!
+}
+
+# run_on_free_port CONFIG [FLAGS...]: starts `luasched run --config CONFIG`
+# serving on a random port (0 turns serving off, as upstream's --secure-port
+# 0), a new port when that one was taken; sets RUN_PID and PORT once /healthz
+# answers.
+run_on_free_port() {
+  local config=$1; shift
+  for _ in 1 2 3 4 5; do
+    PORT=$(shuf -i 20000-60000 -n 1)
+    "$BIN" run --config "$config" --bind-address 127.0.0.1 --secure-port "$PORT" "$@" \
+      > "$TMP/run.out" 2> "$TMP/run.err" &
+    RUN_PID=$!
+    wait_until 60 healthz_or_gone
+    kill -0 "$RUN_PID" 2>/dev/null && return 0
+  done
+  echo "FAIL: luasched run did not start on any of 5 ports"; cat "$TMP/run.err"
+  exit 1
+}
+
+healthz_or_gone() {
+  curl -sk --max-time 5 -o /dev/null "https://127.0.0.1:$PORT/healthz" || ! kill -0 "$RUN_PID" 2>/dev/null
 }
 
 # wait_bound N SECONDS: until N pods have spec.nodeName set.
@@ -45,12 +72,14 @@ wait_bound() {
   return 1
 }
 
+# run_stop, serve_stop: TERM, then the exit status (124 when it did not end
+# within 60 s: it is killed).
 run_stop() {
   kill -TERM "$RUN_PID" 2>/dev/null
-  wait "$RUN_PID"; RUN_RC=$?
+  wait_exit "$RUN_PID" 60; RUN_RC=$?
 }
 
 serve_stop() {
   kill -TERM "$SERVE_PID" 2>/dev/null
-  wait "$SERVE_PID"; SERVE_RC=$?
+  wait_exit "$SERVE_PID" 60; SERVE_RC=$?
 }

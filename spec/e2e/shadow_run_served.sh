@@ -21,22 +21,14 @@ serve_start "$F/cluster.yaml"
 { cat "$F/least.yaml"; printf 'clientConnection: {kubeconfig: "%s"}\nleaderElection: {leaderElect: false}\n' \
     "$KUBECONFIG_FILE"; } > "$TMP/live.yaml"
 cp "$F/most.yaml" "$TMP/shadow.yaml"
-for _ in 1 2 3 4 5; do
-  PORT=$(shuf -i 20000-60000 -n 1)
-  "$BIN" run --config "$TMP/live.yaml" --shadow "$TMP/shadow.yaml" --bind-address 127.0.0.1 \
-    --secure-port "$PORT" -v 2 > "$TMP/run.out" 2> "$TMP/run.err" &
-  RUN_PID=$!
-  sleep 0.5
-  kill -0 "$RUN_PID" 2>/dev/null && break
-done
+run_on_free_port "$TMP/live.yaml" --shadow "$TMP/shadow.yaml" -v 2
 # the served admin token: /metrics needs an authorized caller
-get() { curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
-wait_bound 3 30 || echo "FAIL: p1, p2 and p3 were not bound"
-for _ in $(seq 1 50); do
-  get /metrics > "$TMP/metrics"
-  grep -q '^luasched_shadow_evaluations_total{profile="default-scheduler"} 4$' "$TMP/metrics" && break
-  sleep 0.2
-done
+get() { curl -sk --max-time 30 -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
+wait_bound 3 60 || echo "FAIL: p1, p2 and p3 were not bound"
+evaluated_4() {
+  get /metrics > "$TMP/metrics" && grep -q '^luasched_shadow_evaluations_total{profile="default-scheduler"} 4$' "$TMP/metrics"
+}
+wait_until 60 evaluated_4
 M=$(grep '^luasched_shadow_' "$TMP/metrics" | sort)
 expect_eq "shadow counts on /metrics" "$M" \
 'luasched_shadow_disagreements_total{profile="default-scheduler",kind="node"} 2
@@ -55,12 +47,9 @@ expect_contains "p1's disagreement logged with both nodes" "$LOG" \
 expect_contains "p4's disagreement logged" "$LOG" \
   '"Shadow disagrees on schedulability" pod="default/p4" profile="default-scheduler" node="<none>" shadowNode="big"'
 # Hot reload: the shadow's file changes, the shadow is rebuilt from it.
-sleep 1.1
+sleep 1.1   # the edit must carry another modification time (whole seconds) than the file's first version
 sed 's/MostAllocated/LeastAllocated/' "$F/most.yaml" > "$TMP/shadow.yaml"
-for _ in $(seq 1 50); do
-  grep -q "Reloaded profiles and plugins.*shadow.yaml" "$TMP/run.err" && break
-  sleep 0.1
-done
+wait_until 60 grep -q "Reloaded profiles and plugins.*shadow.yaml" "$TMP/run.err"
 expect_contains "the shadow is reloaded on an edit" "$(cat "$TMP/run.err")" "\"Reloaded profiles and plugins\" config=\"$TMP/shadow.yaml\""
 run_stop
 expect_eq "luasched run exits 0" "$RUN_RC" "0"

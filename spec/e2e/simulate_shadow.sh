@@ -43,12 +43,13 @@ expect_contains "named in the error" "$out" "luasched simulate: --shadow spec/e2
 # --realtime: "first" is decided at once, "second" arrives 2 s later.
 "$BIN" simulate "$F/realtime.yaml" --realtime > "$TMP/rt.out" 2>&1 &
 PID=$!
-for _ in $(seq 1 30); do grep -q first "$TMP/rt.out" && break; sleep 0.05; done
+# polled every 0.1 s: "second" comes 2 s after "first", however slow the machine
+wait_until 60 grep -q first "$TMP/rt.out"
 # (the wall clock: "0s" may read 1ms and "2s" 2.003s on a loaded machine;
 # the sub-second part is dropped)
 whole_seconds() { sed -E 's/ at [0-9]+ms$/ at 0s/; s/ at ([0-9]+)\.[0-9]+s$/ at \1s/'; }
 expect_eq "the first line is out while the run goes on" "$(whole_seconds < "$TMP/rt.out")" "default/first: bound to n1 at 0s"
-wait "$PID"
+wait_exit "$PID" 60
 expect_eq "realtime exit code" "$?" "0"
 expect_eq "each pod once, as decided" "$(grep '^default/' "$TMP/rt.out" | whole_seconds)" \
 "default/first: bound to n1 at 0s

@@ -237,6 +237,7 @@ typedef struct ls_pod_queue_state {
     bool known;                   /* the queue holds the pod */
     bool gated;
     const char *gate_message;     /* the PreEnqueue status holding it */
+    const char *pre_enqueue_error;/* PreEnqueue could not run (the runtime's error): it backs off */
     uint32_t attempts;
 } ls_pod_queue_state;
 ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *pod);

@@ -38,11 +38,6 @@ enum { DEFAULT_TIMEOUT_MS = 10000 };
  * a call the watchdog cuts off can still be attributed. */
 static char note[256];
 
-void ls_lua_note(const char *what)
-{
-    snprintf(note, sizeof note, "%s", what ? what : "");
-}
-
 static void block_link(ls_rt *lua, block *b)
 {
     b->prev = &lua->blocks;
@@ -166,6 +161,21 @@ static ls_rt *volatile active_lua;        /* the state of the outermost guarded 
 volatile int ls_rt_active_call = -1;
 volatile uint32_t ls_rt_active_profile;
 static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile);
+
+/* A new note in a load-time call is the next plugin's step (its file, its
+ * args, its init): the step gets the whole time budget again. A state's
+ * build runs every plugin of its profile in one call, and under it the
+ * budget was the sum of them: on a loaded machine the rebuild after a cut-off
+ * call ran past a short budget while each plugin was well within it, and the
+ * state was left unbuilt. A plugin cannot note (the runtime's own FFI), and
+ * its code looping does not change the note. */
+void ls_lua_note(const char *what)
+{
+    snprintf(note, sizeof note, "%s", what ? what : "");
+    ls_rt *lua = active_lua;
+    if (lua && lua->loading && lua->watchdog)
+        ls_watchdog_restart_clock(lua->watchdog);
+}
 
 static void say(const char *text)
 {
@@ -505,10 +515,18 @@ bool ls_rt_cut_off(ls_rt *lua, ls_error *err, const char *doing, const char *nam
                      (unsigned long long)lua->timeout_ms);
 }
 
+int ls_rt_load_pcall(ls_rt *lua, int nargs, int nresults)
+{
+    lua->loading = true;
+    int rc = ls_rt_guarded_pcall(lua, nargs, nresults, true);
+    lua->loading = false;
+    return rc;
+}
+
 bool ls_rt_load_call(ls_rt *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err)
 {
     lua_State *L = lua->L;
-    int rc = ls_rt_guarded_pcall(lua, nargs, nresults, true);
+    int rc = ls_rt_load_pcall(lua, nargs, nresults);
     if (rc < 0)
         return ls_rt_cut_off(lua, err, doing, name);
     if (rc != 0) {
@@ -696,6 +714,7 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
     ls_log_error("Plugin call cut off", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
+    lua->cycle->status_plugin = -1;   /* cut off: the runtime's error, no plugin's status */
     return LS_ERROR;
 }
 
@@ -711,6 +730,7 @@ int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
         n = sizeof buf - 1;
     lua->cycle->status = ls_status_register(LS_ERROR, buf, (size_t)n);
     lua->cycle->status_code = LS_ERROR;
+    lua->cycle->status_plugin = -1;   /* the runtime's error, no plugin's status */
     return LS_ERROR;
 }
 

@@ -34,7 +34,7 @@ bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *pro
     if (!push_dispatch_fn(L, "check", err))
         return false;
     ls_rt_push_profiles(L, profiles, n);
-    int rc = ls_rt_guarded_pcall(lua, 1, 1, true);
+    int rc = ls_rt_load_pcall(lua, 1, 1);
     if (rc < 0) {
         ls_error cut;
         ls_rt_cut_off(lua, &cut, "checking plugins", NULL);

@@ -48,6 +48,7 @@ struct ls_rt {
     int depth;                       /* guarded calls in progress (a hint inside a bind, ...) */
     uint64_t retry_at_ms;            /* no state: when ls_rt_usable() may try to build one again */
     uint32_t call_profile;           /* the profile of the call being made (its budgets) */
+    bool loading;                    /* in a load-time call: each noted plugin step gets the time budget */
 };
 
 enum { NO_PROFILE = 0x7fffffff };   /* a call outside a profile's cycle: the state's budgets */
@@ -70,6 +71,9 @@ int ls_rt_failure(ls_rt *lua, const char *what, const char *msg);
 /* A cycle's call (row ep) was cut off or went past the memory limit: the
  * state rebuilt; LS_ERROR worded as upstream words that point's errors. */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile);
+/* ls_rt_guarded_pcall for a load-time call (loading, checking, building
+ * plugins): each plugin step the runtime notes gets the whole time budget. */
+int ls_rt_load_pcall(ls_rt *lua, int nargs, int nresults);
 /* A load-time call was cut off: false with err naming what was running. */
 bool ls_rt_cut_off(ls_rt *lua, ls_error *err, const char *doing, const char *name);
 /* A load-time call (plugin hooks, build, completed args) of the function and

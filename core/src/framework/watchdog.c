@@ -191,6 +191,15 @@ void ls_watchdog_arm(ls_watchdog *w, lua_State *L, uint64_t timeout_ms, bool may
     atomic_store(&w->call, (atomic_load(&w->call) | 1) + 2);   /* a new odd number: armed */
 }
 
+void ls_watchdog_restart_clock(ls_watchdog *w)
+{
+    uint64_t call = atomic_load(&w->call);
+    if (!(call & 1))
+        return;
+    atomic_store(&w->started_ms, now_ms());
+    atomic_store(&w->call, call + 2);   /* another odd number: the watcher reads the new start */
+}
+
 void ls_watchdog_disarm(ls_watchdog *w)
 {
     atomic_store(&w->call, atomic_load(&w->call) + 1);        /* even: idle */

@@ -24,6 +24,10 @@ void ls_watchdog_free(ls_watchdog *w);
  * where the signal path jumps to; it must stay valid until disarm. */
 void ls_watchdog_arm(ls_watchdog *w, lua_State *L, uint64_t timeout_ms, bool may_interrupt, sigjmp_buf *escape);
 void ls_watchdog_disarm(ls_watchdog *w);
+/* The armed call starts a new step with the whole timeout again (a load-time
+ * call loads plugins one after another: each plugin's code has the budget,
+ * not the sum of them). Nothing when no call is armed. */
+void ls_watchdog_restart_clock(ls_watchdog *w);
 /* The process was asked to stop (SIGTERM, SIGINT): every watchdog cuts the
  * call it watches off now (the hook at once, the signal after the grace
  * period), so a plugin cannot hold the stop back. Async-signal-safe. */

@@ -161,7 +161,7 @@ static void take_out(ls_squeue *q, ls_qpod *qp)
 uint64_t ls_squeue_backoff_ms(const ls_squeue *q, const ls_qpod *qp)
 {
     uint64_t d = q->opt.initial_backoff_ms;
-    for (uint32_t i = 1; i < qp->attempts; i++) {
+    for (uint32_t i = 1; i < qp->attempts + qp->pre_enqueue_errors; i++) {
         if (d > q->opt.max_backoff_ms - d) {
             d = q->opt.max_backoff_ms;
             break;
@@ -228,13 +228,33 @@ static void to_unschedulable(ls_squeue *q, ls_qpod *qp)
     ls_unsched_add(&q->unsched, qp);
 }
 
-/* PreEnqueue, then activeQ; a rejection gates the pod among the unschedulable. */
+/* PreEnqueue could not run: the runtime failed (its Lua state could not be
+ * rebuilt, the call was cut off), no plugin decided. Gating the pod would
+ * file it under no plugin, where nothing but the five-minute flush moves it:
+ * it backs off as after an error instead, and PreEnqueue runs again when the
+ * backoff ends. */
+static void back_off_from_pre_enqueue(ls_squeue *q, ls_qpod *qp, uint32_t status)
+{
+    qp->gated = false;
+    qp->gate_status = status;
+    qp->pre_enqueue_errors++;
+    qp->n_rejectors = qp->n_pending = 0;   /* no plugin: the error heap */
+    qp->timestamp_ms = now(q);
+    to_backoff(q, qp);
+}
+
+/* PreEnqueue, then activeQ; a plugin's rejection gates the pod among the
+ * unschedulable, filed under that plugin (upstream's runPreEnqueuePlugins). */
 static void enqueue_active(ls_squeue *q, ls_qpod *qp)
 {
     ls_str plugin = 0;
     uint32_t status = 0;
     int code = q->cb.pre_enqueue ? q->cb.pre_enqueue(q->cb.ud, qp->pod, qp->profile, &plugin, &status)
                                  : LS_SUCCESS;
+    if (code == LS_ERROR && !plugin) {
+        back_off_from_pre_enqueue(q, qp, status);
+        return;
+    }
     if (code != LS_SUCCESS) {
         qp->gated = true;
         qp->gated_by = plugin;
@@ -246,6 +266,7 @@ static void enqueue_active(ls_squeue *q, ls_qpod *qp)
         return;
     }
     qp->gated = false;
+    qp->pre_enqueue_errors = 0;
     to_active(q, qp);
 }
 
@@ -693,7 +714,9 @@ static bool settled_scan(const ls_squeue *q, uint64_t since_ms)
             return false;
         if (qp->where == LS_Q_IN_FLIGHT || qp->gated)
             continue;
-        if (qp->attempts == 0 || qp->timestamp_ms < since_ms)
+        /* Never attempted: not settled, unless PreEnqueue could not run for it
+         * (it backs off as an error does, and like one waits for a change). */
+        if ((qp->attempts == 0 && !qp->pre_enqueue_errors) || qp->timestamp_ms < since_ms)
             return false;
         /* Backing off because an event during its attempt may have helped
          * (preemption deleting victims, a pod bound meanwhile): the retry may succeed. */

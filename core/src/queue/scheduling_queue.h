@@ -30,7 +30,11 @@ typedef struct ls_qpod {
     ls_str pending[LS_MAX_REJECTORS];     /* PendingPlugins */
     bool gated;
     ls_str gated_by;
-    uint32_t gate_status;           /* the PreEnqueue status that holds the pod */
+    uint32_t gate_status;           /* the PreEnqueue status that holds the pod (gated), or the
+                                       runtime's error it backs off from (pre_enqueue_errors) */
+    uint32_t pre_enqueue_errors;    /* PreEnqueue could not run (the runtime failed, no plugin's
+                                       verdict) since it last passed: it backs off as after an
+                                       error, each failure doubling the wait */
     ls_qwhere where;
     double sort_key;
     uint64_t seq;

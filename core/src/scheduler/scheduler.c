@@ -691,6 +691,7 @@ ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *p
     st.known = true;
     st.gated = qp->gated;
     st.gate_message = qp->gated ? ls_status_get(qp->gate_status)->message : NULL;
+    st.pre_enqueue_error = qp->pre_enqueue_errors ? ls_status_get(qp->gate_status)->message : NULL;
     st.attempts = qp->attempts;
     return st;
 }

@@ -1161,6 +1161,10 @@ void ls_cluster_finish(ls_cluster *c, const ls_scheduler *s)
             sp->outcome = LS_POD_GATED;
             free(sp->message);
             sp->message = ls_xstrdup(st.gate_message ? st.gate_message : "gated");
+        } else if (st.known && st.pre_enqueue_error) {
+            sp->outcome = LS_POD_UNSCHEDULABLE;   /* pending, backing off: PreEnqueue could not run */
+            free(sp->message);
+            sp->message = ls_xstrdup(st.pre_enqueue_error);
         }
     }
 }

@@ -42,12 +42,20 @@ static uint64_t fake_now(void *ud)
     return clock_ms;
 }
 
-/* Gates pods named "gated*" that still have scheduling gates. */
+static bool runtime_broken;   /* PreEnqueue cannot run for pods named "broken*" (no Lua state) */
+
+/* Gates pods named "gated*" that still have scheduling gates; fails without
+ * a plugin (the runtime's error) for "broken*" while runtime_broken. */
 static int fake_pre_enqueue(void *ud, const ls_pod *pod, uint32_t profile, ls_str *plugin, uint32_t *status)
 {
     (void)ud;
     (void)profile;
     pre_enqueue_calls++;
+    if (runtime_broken && strncmp(ls_str_get(pod->name), "broken", 6) == 0) {
+        *plugin = 0;
+        *status = gate_status;
+        return LS_ERROR;
+    }
     if (strncmp(ls_str_get(pod->name), "gated", 5) == 0 && pod->n_scheduling_gates > 0) {
         *plugin = ls_intern_cstr("SchedulingGates");
         *status = gate_status;
@@ -1125,6 +1133,55 @@ static void test_gated(void)
 
 /* ---- Activate (ForceActivate) */
 
+/* PreEnqueue that could not run (the runtime failed: no Lua state, the call
+ * cut off) is no plugin's verdict: the pod is not gated under nothing, it
+ * backs off as after an error and PreEnqueue runs again when the backoff
+ * ends, each failure doubling the wait (1 s, 2 s, ...). */
+static void test_pre_enqueue_runtime_error(void)
+{
+    ls_squeue *q = new_queue_at(0);
+    runtime_broken = true;
+    clock_ms = 300;
+    const ls_pod *p = pod("broken-a", 0);
+    ls_squeue_add(q, p, 0);
+    ls_qpod *qp = ls_squeue_find(q, p);
+    CHECK_INT(pre_enqueue_calls, 1);
+    CHECK(!qp->gated);
+    CHECK_INT(where(q, p), LS_Q_BACKOFF);
+    CHECK(qp->error_backoff);
+    CHECK_INT(qp->pre_enqueue_errors, 1);
+    CHECK_INT(qp->attempts, 0);
+    CHECK_INT(ls_squeue_counts(q).gated, 0);
+    /* 0.3 s + 1 s = 1.3 s, window 1 s: over once the window is after it (2 s) */
+    uint64_t at = 0;
+    CHECK(ls_squeue_next_wakeup(q, &at));
+    CHECK_INT(at, 2000);
+    /* like a pod that failed with an error: settled until the cluster changes */
+    CHECK(ls_squeue_settled(q, 300));
+    CHECK(!ls_squeue_settled(q, 301));
+    clock_ms = 2000;
+    ls_squeue_flush(q);
+    CHECK_INT(pre_enqueue_calls, 2);            /* tried again: still failing */
+    CHECK_INT(where(q, p), LS_Q_BACKOFF);
+    CHECK_INT(qp->pre_enqueue_errors, 2);
+    /* 2 s + 2 s = 4 s: over at the 5 s tick */
+    CHECK(ls_squeue_next_wakeup(q, &at));
+    CHECK_INT(at, 5000);
+    runtime_broken = false;
+    clock_ms = 4000;
+    ls_squeue_flush(q);
+    CHECK_INT(pre_enqueue_calls, 2);
+    clock_ms = 5000;
+    ls_squeue_flush(q);
+    CHECK_INT(pre_enqueue_calls, 3);
+    CHECK_INT(where(q, p), LS_Q_ACTIVE);
+    CHECK_INT(qp->pre_enqueue_errors, 0);
+    CHECK(ls_squeue_pop(q) == qp);
+    CHECK_INT(qp->attempts, 1);
+    ls_squeue_done(q, qp);
+    ls_squeue_free(q);
+}
+
 static void test_activate(void)
 {
     ls_squeue *q = new_queue_at(0);
@@ -1364,6 +1421,7 @@ int main(void)
     test_move_all_matching();
     test_hints();
     test_gated();
+    test_pre_enqueue_runtime_error();
     test_activate();
     test_update_delete();
     test_rekey();
