@@ -264,7 +264,10 @@ ls.merge_args = deep_merge
 --- are merged under the profile's pluginConfig args (given values win) and
 --- give the args their types (luasched.args); `spec.optional` names args
 --- without a default (key -> "string" | "number" | "boolean" | "list" |
---- "object" | "table", or a table for nested optional keys).
+--- "object" | "table", or a table for nested optional keys). A plugin may
+--- also define `P.complete_args(args)`, returning a new table: the defaulting
+--- its declared defaults cannot express (upstream's SetDefaults_<Name>Args),
+--- applied to what --write-config-to writes (never to the shared defaults).
 function ls.plugin(name, spec)
   assert(type(name) == "string" and name ~= "", "ls.plugin: a plugin name is required")
   spec = spec or {}

@@ -36,7 +36,8 @@ local check_value
 local function check_object(given, defaults, optional, prefix, where, problems)
   for k, v in pairs(given) do
     local field = prefix == "" and tostring(k) or prefix .. "." .. tostring(k)
-    local dv = type(defaults) == "table" and defaults[k] or nil
+    local dv = nil
+    if type(defaults) == "table" then dv = defaults[k] end
     local opt = type(optional) == "table" and optional[k] or nil
     if dv ~= nil then
       check_value(v, dv, type(opt) == "table" and opt or nil, field, where, problems)

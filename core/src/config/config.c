@@ -177,7 +177,10 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
         if (set < 0)
             ls_cfg_problem(pc, c, p, "unknown extension point (expected preEnqueue, queueSort, preFilter, "
                                      "filter, postFilter, preScore, score, reserve, permit, preBind, bind, "
-                                     "postBind or multiPoint)");
+                                     "postBind or multiPoint)%s",
+                           strcmp(c->string, "placementFeasible") == 0
+                               ? "; placementFeasible is an extension point from v1.38, v1.37 refuses it"
+                               : "");
         else if (!cJSON_IsNull(c))
             parse_plugin_set(pc, c, p, &rp->sets[set]);
     }
