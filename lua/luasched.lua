@@ -276,6 +276,14 @@ function ls.plugin(name, spec)
   return P
 end
 
+--- Whether the --feature-gates gate `name` is on (upstream v1.37's defaults
+--- unless the command line changed it; false for a name that is no gate).
+--- Gates are set before any plugin loads and never change after.
+function ls.feature_enabled(name)
+  if type(name) ~= "string" then error("ls.feature_enabled: a gate name is required", 2) end
+  return C.ls_feature_enabled_name(name)
+end
+
 -- ---- C helpers, as plain functions so the JIT inlines the FFI call -------
 
 function ls.selector_matches(sel, labels)

@@ -143,7 +143,10 @@ function P:init(args)
   local strategy = args.scoringStrategy or {}
   local stype = strategy.type or "LeastAllocated"
   self.mode = STRATEGIES[stype]
-  if not self.mode then error(string.format("scoring strategy %s is not supported", tostring(stype)), 0) end
+  if not self.mode then   -- validateFitArgs' field.NotSupported
+    error(string.format('scoringStrategy.type: Unsupported value: "%s": supported values: "LeastAllocated", '
+      .. '"MostAllocated", "RequestedToCapacityRatio"', tostring(stype)), 0)
+  end
 
   local resources = strategy.resources
   if resources == nil or #resources == 0 then resources = P.defaults.scoringStrategy.resources end

@@ -408,7 +408,8 @@ describe("NodeResourcesFit", function()
       it("rejects an unknown strategy", function()
         assert.has_error(function()
           T.plugin("NodeResourcesFit", { scoringStrategy = { type = "Balanced" } })
-        end, "scoring strategy Balanced is not supported")
+        end, 'scoringStrategy.type: Unsupported value: "Balanced": supported values: "LeastAllocated", '
+          .. '"MostAllocated", "RequestedToCapacityRatio"')
       end)
 
       it("picks up a resource name first seen after init", function()

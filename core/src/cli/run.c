@@ -94,6 +94,7 @@ static void run_usage(FILE *out)
             "  -v, --v N                      log verbosity (default 0)\n"
             "  --logging-format text|json     log format (default text)\n"
             "  --write-config-to FILE         write the completed configuration and exit\n"
+            "  --feature-gates A=true,B=false upstream's scheduler gates, v1.37 defaults (docs/configuration/feature-gates.md)\n"
             "  --plugin-path DIRS             ':'-separated plugin directories searched before the built-in ones\n"
             "  --plugin-timeout MS            wall-clock limit of one plugin extension point for one pod\n"
             "  --liveness-stall-seconds N     /livez and /healthz fail when pods wait and the scheduling loop\n"
