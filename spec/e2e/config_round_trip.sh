@@ -99,6 +99,14 @@ timeout 60 "$BIN" check "$TMP/bad.yaml" >"$TMP/out" 2>&1
 expect_contains "ignorePreferredTermsOfExistingPods: a string is refused" "$(cat "$TMP/out")" \
   "profiles[0].pluginConfig[0].args.ignorePreferredTermsOfExistingPods: Invalid type: expected boolean, got string \"yes\""
 
+# ---- typed args name their own type, as upstream's decodeNestedObjects wants
+printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args: {kind: NodeAffinityArgs, apiVersion: kubescheduler.config.k8s.io/v1}\n' >"$TMP/kind.yaml"
+timeout 60 "$BIN" check "$TMP/kind.yaml" >"$TMP/out" 2>&1
+expect_eq "args of another type: refused" "$(head -1 "$TMP/out")" \
+  "$TMP/kind.yaml:6: profiles[0].pluginConfig[0].args: args for plugin InterPodAffinity were not of type InterPodAffinityArgs.kubescheduler.config.k8s.io, got NodeAffinityArgs.kubescheduler.config.k8s.io"
+printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args: {kind: InterPodAffinityArgs, apiVersion: kubescheduler.config.k8s.io/v1, hardPodAffinityWeight: 3}\n' >"$TMP/kind.yaml"
+round_trip "args with their own kind and apiVersion" "$TMP/kind.yaml"
+
 # ---- a plugin enabled (multiPoint) but run at no point: its typed args are
 # still written, completed (upstream's pluginsNeeded counts multiPoint)
 cat >"$TMP/noscore.yaml" <<'EOF'
