@@ -66,7 +66,6 @@ refused SchedulerAsyncAPICalls true "the API call dispatcher (merged calls) is n
 refused PodLevelResources false "luasched always reads pod.spec.resources (pod-level resources) when a pod has them"
 refused InPlacePodLevelResourcesVerticalScaling false "luasched always accounts resized pod-level resources as v1.37 does"
 refused MatchLabelKeysInPodTopologySpread false "luasched always merges matchLabelKeys into topology spread selectors"
-refused VolumeLimitScaling false "luasched's NodeVolumeLimits has only the v1.37 behaviour"
 for g in DRAConsumableCapacity DRAPartitionableDevices DRADeviceBindingConditions DRADeviceTaints DRADeviceTaintRules; do
   refused $g false "$DRA"
 done
@@ -173,5 +172,14 @@ expect_eq "DRASchedulerFilterTimeout=false: a filterTimeout is Forbidden" "$(hea
   "$TMP/ft.yaml: profile default-scheduler: initializing plugin \"DynamicResources\": filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled"
 expect_eq "DRASchedulerFilterTimeout=true: the same filterTimeout is fine" \
   "$(timeout 60 "$BIN" check "$TMP/ft.yaml" >/dev/null 2>&1; echo $?)" "0"
+
+# VolumeLimitScaling=false: CSIDriver.spec.preventPodSchedulingIfMissing is not
+# read (v1.36): in spec/scenarios/node_volume_limits-attachments-and-classes.yaml
+# n3, whose CSINode lacks csi.example.com, is rejected for fresh when on and
+# passes NodeVolumeLimits when off (no limit for the driver there).
+NV=spec/scenarios/node_volume_limits-attachments-and-classes.yaml
+n3() { sim_json $NV "$@" | jq -r '.pods[] | select(.name == "fresh") | .attempts[-1].filter.n3.NodeVolumeLimits'; }
+expect_eq "VolumeLimitScaling=true: the missing driver rejects n3" "$(n3)" "csi.example.com CSI driver is not installed on the node"
+expect_eq "VolumeLimitScaling=false: n3 passes" "$(n3 --feature-gates=VolumeLimitScaling=false)" "passed"
 
 [ "$failures" -eq 0 ]

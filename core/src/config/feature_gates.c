@@ -23,6 +23,7 @@ static const char *refusal_of(ls_feature_gate g)
     case LS_FG_NominatedNodeNameForExpectation: /* cycle.c: no nominatedNodeName for the binding */
     case LS_FG_StorageCapacityScoring:          /* volume_binding.lua: no shape, no Score */
     case LS_FG_DRASchedulerFilterTimeout:       /* dynamic_resources.lua: no filterTimeout */
+    case LS_FG_VolumeLimitScaling:              /* node_volume_limits.lua: no preventPodSchedulingIfMissing */
         return "";
     case LS_FG_AllAlpha:
         return "it would turn on every alpha gate, and luasched implements none of them";
@@ -39,8 +40,6 @@ static const char *refusal_of(ls_feature_gate g)
         return "luasched always accounts resized pod-level resources as v1.37 does";
     case LS_FG_MatchLabelKeysInPodTopologySpread:
         return "luasched always merges matchLabelKeys into topology spread selectors";
-    case LS_FG_VolumeLimitScaling:
-        return "luasched's NodeVolumeLimits has only the v1.37 behaviour";
     case LS_FG_DRAConsumableCapacity:
     case LS_FG_DRAPartitionableDevices:
     case LS_FG_DRADeviceBindingConditions:
