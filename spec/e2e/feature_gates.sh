@@ -63,7 +63,6 @@ refused AllAlpha true "it would turn on every alpha gate, and luasched implement
 refused AllBeta true "it would turn on every beta gate, GenericWorkload and others luasched does not implement among them"
 refused SchedulerAsyncPreemption false "luasched has only asynchronous preemption (victims deleted after the cycle, the preemptor waiting), not the synchronous one"
 refused SchedulerAsyncAPICalls true "the API call dispatcher (merged calls) is not implemented; luasched's writer pool sends each call"
-refused PodLevelResources false "luasched always reads pod.spec.resources (pod-level resources) when a pod has them"
 refused InPlacePodLevelResourcesVerticalScaling false "luasched always accounts resized pod-level resources as v1.37 does"
 refused MatchLabelKeysInPodTopologySpread false "luasched always merges matchLabelKeys into topology spread selectors"
 for g in DRAConsumableCapacity DRAPartitionableDevices DRADeviceBindingConditions DRADeviceTaints DRADeviceTaintRules; do
@@ -181,5 +180,25 @@ NV=spec/scenarios/node_volume_limits-attachments-and-classes.yaml
 n3() { sim_json $NV "$@" | jq -r '.pods[] | select(.name == "fresh") | .attempts[-1].filter.n3.NodeVolumeLimits'; }
 expect_eq "VolumeLimitScaling=true: the missing driver rejects n3" "$(n3)" "csi.example.com CSI driver is not installed on the node"
 expect_eq "VolumeLimitScaling=false: n3 passes" "$(n3 --feature-gates=VolumeLimitScaling=false)" "passed"
+
+# PodLevelResources=false: pod.spec.resources is not read (v1.31). p asks
+# cpu 3 at the pod level and 100m in its container; n1 has 2 cpus.
+cat >"$TMP/plr.yaml" <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  resources: {requests: {cpu: "3"}}
+  containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]
+EOF
+expect_eq "PodLevelResources=true: the pod-level cpu 3 does not fit" "$(timeout 60 "$BIN" simulate "$TMP/plr.yaml" | head -1)" \
+  "default/p: pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+expect_eq "PodLevelResources=false: the container's 100m fits" \
+  "$(timeout 60 "$BIN" simulate "$TMP/plr.yaml" --feature-gates=PodLevelResources=false | head -1)" "default/p: bound to n1"
 
 [ "$failures" -eq 0 ]

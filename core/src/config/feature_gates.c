@@ -24,6 +24,7 @@ static const char *refusal_of(ls_feature_gate g)
     case LS_FG_StorageCapacityScoring:          /* volume_binding.lua: no shape, no Score */
     case LS_FG_DRASchedulerFilterTimeout:       /* dynamic_resources.lua: no filterTimeout */
     case LS_FG_VolumeLimitScaling:              /* node_volume_limits.lua: no preventPodSchedulingIfMissing */
+    case LS_FG_PodLevelResources:               /* decode_containers.c: pod-level resources not read */
         return "";
     case LS_FG_AllAlpha:
         return "it would turn on every alpha gate, and luasched implements none of them";
@@ -34,8 +35,6 @@ static const char *refusal_of(ls_feature_gate g)
                "waiting), not the synchronous one";
     case LS_FG_SchedulerAsyncAPICalls:
         return "the API call dispatcher (merged calls) is not implemented; luasched's writer pool sends each call";
-    case LS_FG_PodLevelResources:
-        return "luasched always reads pod.spec.resources (pod-level resources) when a pod has them";
     case LS_FG_InPlacePodLevelResourcesVerticalScaling:
         return "luasched always accounts resized pod-level resources as v1.37 does";
     case LS_FG_MatchLabelKeysInPodTopologySpread:
