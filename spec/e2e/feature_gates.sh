@@ -64,7 +64,6 @@ refused AllBeta true "it would turn on every beta gate, GenericWorkload and othe
 refused SchedulerAsyncPreemption false "luasched has only asynchronous preemption (victims deleted after the cycle, the preemptor waiting), not the synchronous one"
 refused SchedulerAsyncAPICalls true "the API call dispatcher (merged calls) is not implemented; luasched's writer pool sends each call"
 refused InPlacePodLevelResourcesVerticalScaling false "luasched always accounts resized pod-level resources as v1.37 does"
-refused MatchLabelKeysInPodTopologySpread false "luasched always merges matchLabelKeys into topology spread selectors"
 for g in DRAConsumableCapacity DRAPartitionableDevices DRADeviceBindingConditions DRADeviceTaints DRADeviceTaintRules; do
   refused $g false "$DRA"
 done
@@ -200,5 +199,12 @@ expect_eq "PodLevelResources=true: the pod-level cpu 3 does not fit" "$(timeout 
   "default/p: pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 expect_eq "PodLevelResources=false: the container's 100m fits" \
   "$(timeout 60 "$BIN" simulate "$TMP/plr.yaml" --feature-gates=PodLevelResources=false | head -1)" "default/p: bound to n1"
+
+# MatchLabelKeysInPodTopologySpread=false: a spread constraint's matchLabelKeys
+# is not read (fixtures/match-label-keys.yaml works the counts).
+mlk() { sim_json $F/match-label-keys.yaml "$@" | jq -r '.pods[] | select(.name == "new") | .attempts[-1].filter.n2.PodTopologySpread'; }
+expect_eq "MatchLabelKeysInPodTopologySpread=true: n2 passes" "$(mlk)" "passed"
+expect_eq "MatchLabelKeysInPodTopologySpread=false: n2 fails" \
+  "$(mlk --feature-gates=MatchLabelKeysInPodTopologySpread=false)" "node(s) didn't match pod topology spread constraints"
 
 [ "$failures" -eq 0 ]

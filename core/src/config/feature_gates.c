@@ -25,6 +25,7 @@ static const char *refusal_of(ls_feature_gate g)
     case LS_FG_DRASchedulerFilterTimeout:       /* dynamic_resources.lua: no filterTimeout */
     case LS_FG_VolumeLimitScaling:              /* node_volume_limits.lua: no preventPodSchedulingIfMissing */
     case LS_FG_PodLevelResources:               /* decode_containers.c: pod-level resources not read */
+    case LS_FG_MatchLabelKeysInPodTopologySpread: /* decode.c: a spread constraint's matchLabelKeys not read */
         return "";
     case LS_FG_AllAlpha:
         return "it would turn on every alpha gate, and luasched implements none of them";
@@ -37,8 +38,6 @@ static const char *refusal_of(ls_feature_gate g)
         return "the API call dispatcher (merged calls) is not implemented; luasched's writer pool sends each call";
     case LS_FG_InPlacePodLevelResourcesVerticalScaling:
         return "luasched always accounts resized pod-level resources as v1.37 does";
-    case LS_FG_MatchLabelKeysInPodTopologySpread:
-        return "luasched always merges matchLabelKeys into topology spread selectors";
     case LS_FG_DRAConsumableCapacity:
     case LS_FG_DRAPartitionableDevices:
     case LS_FG_DRADeviceBindingConditions:
