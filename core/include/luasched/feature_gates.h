@@ -70,12 +70,12 @@ typedef struct ls_feature_gate_info {
     const char *name;
     ls_feature_stage stage;
     bool default_value, locked;
-    /* Empty when luasched implements the gate's non-default value;
-     * otherwise why it refuses it. */
-    const char *refusal;
 } ls_feature_gate_info;
 
 const ls_feature_gate_info *ls_feature_gate_info_of(ls_feature_gate g);
+/* "" when luasched implements the gate's non-default value; otherwise why it
+ * refuses it. */
+const char *ls_feature_gate_refusal(ls_feature_gate g);
 bool ls_feature_enabled(ls_feature_gate g);
 
 /* Applies a --feature-gates value ("A=true,B=false", as component-base's

@@ -56,45 +56,39 @@ static const char *refusal_of(ls_feature_gate g)
     }
 }
 
-#define LS_FG_INFO(id, st, def, lock) {#id, LS_FG_STAGE_##st, def, lock, NULL},
-static ls_feature_gate_info gates[LS_FG_COUNT] = {LS_FEATURE_GATE_LIST(LS_FG_INFO)};
+#define LS_FG_INFO(id, st, def, lock) {#id, LS_FG_STAGE_##st, def, lock},
+static const ls_feature_gate_info gates[LS_FG_COUNT] = {LS_FEATURE_GATE_LIST(LS_FG_INFO)};
 #undef LS_FG_INFO
 
-static bool enabled[LS_FG_COUNT];
-static bool explicitly_set[LS_FG_COUNT];
-static bool initialized;
+/* The values in effect: written only while the command line is read (one
+ * thread, before anything starts), read by every thread after. */
+#define LS_FG_DEFAULT(id, st, def, lock) def,
+static bool enabled[LS_FG_COUNT] = {LS_FEATURE_GATE_LIST(LS_FG_DEFAULT)};
+#undef LS_FG_DEFAULT
 
 void ls_feature_gates_reset(void)
 {
-    for (int g = 0; g < LS_FG_COUNT; g++) {
-        gates[g].refusal = refusal_of((ls_feature_gate)g);
+    for (int g = 0; g < LS_FG_COUNT; g++)
         enabled[g] = gates[g].default_value;
-        explicitly_set[g] = false;
-    }
-    initialized = true;
-}
-
-static void ensure_initialized(void)
-{
-    if (!initialized)
-        ls_feature_gates_reset();
 }
 
 const ls_feature_gate_info *ls_feature_gate_info_of(ls_feature_gate g)
 {
-    ensure_initialized();
     return g < LS_FG_COUNT ? &gates[g] : NULL;
+}
+
+const char *ls_feature_gate_refusal(ls_feature_gate g)
+{
+    return g < LS_FG_COUNT ? refusal_of(g) : "";
 }
 
 bool ls_feature_enabled(ls_feature_gate g)
 {
-    ensure_initialized();
     return g < LS_FG_COUNT && enabled[g];
 }
 
 bool ls_feature_enabled_name(const char *name)
 {
-    ensure_initialized();
     for (int g = 0; name && g < LS_FG_COUNT; g++)
         if (strcmp(gates[g].name, name) == 0)
             return enabled[g];
@@ -172,7 +166,7 @@ static char *trimmed(char *s)
 }
 
 /* One "key=value" item: checked, then staged in next[]. */
-static bool set_item(char *item, bool *next, bool *set, ls_error *err)
+static bool set_item(char *item, bool *next, ls_error *err)
 {
     char *eq = strchr(item, '=');
     if (eq)
@@ -200,11 +194,10 @@ static bool set_item(char *item, bool *next, bool *set, ls_error *err)
         return ls_errorf(err, "cannot set feature gate %s to %s, feature is locked to %s", key, v ? "true" : "false",
                          info->default_value ? "true" : "false"),
                false;
-    if (v != info->default_value && info->refusal[0])
-        return ls_errorf(err, "%s=%s is not supported by luasched: %s", key, v ? "true" : "false", info->refusal),
-               false;
+    const char *refusal = refusal_of((ls_feature_gate)g);
+    if (v != info->default_value && refusal[0])
+        return ls_errorf(err, "%s=%s is not supported by luasched: %s", key, v ? "true" : "false", refusal), false;
     next[g] = v;
-    set[g] = true;
     if (info->stage == LS_FG_STAGE_GA) {
         char msg[200];
         snprintf(msg, sizeof msg, "Setting GA feature gate %s=%s. It will be removed in a future release.", key,
@@ -216,27 +209,22 @@ static bool set_item(char *item, bool *next, bool *set, ls_error *err)
 
 bool ls_feature_gates_set(const char *value, ls_error *err)
 {
-    ensure_initialized();
-    bool next[LS_FG_COUNT], set[LS_FG_COUNT];
+    bool next[LS_FG_COUNT];
     memcpy(next, enabled, sizeof next);
-    memcpy(set, explicitly_set, sizeof set);
     char *copy = ls_xstrdup(value ? value : "");
     bool ok = true;
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); ok && item; item = strtok_r(NULL, ",", &save))
         if (*item)
-            ok = set_item(item, next, set, err);
+            ok = set_item(item, next, err);
     free(copy);
-    if (ok) {
+    if (ok)
         memcpy(enabled, next, sizeof next);
-        memcpy(explicitly_set, set, sizeof set);
-    }
     return ok;
 }
 
 void ls_feature_gates_format(char *buf, size_t len)
 {
-    ensure_initialized();
     size_t used = 0;
     buf[0] = '\0';
     for (int g = 0; g < LS_FG_COUNT && used < len; g++) {

@@ -21,6 +21,8 @@ static void test_defaults(void)
     CHECK(!ls_feature_enabled_name("NoSuchGate"));
     const ls_feature_gate_info *i = ls_feature_gate_info_of(LS_FG_SchedulerQueueingHints);
     CHECK(i->stage == LS_FG_STAGE_GA && i->locked && i->default_value);
+    CHECK_STR(ls_feature_gate_refusal(LS_FG_OpportunisticBatching), "");   /* implemented off */
+    CHECK(ls_feature_gate_refusal(LS_FG_SchedulerAsyncPreemption)[0] != '\0');
 }
 
 static void test_set(void)
