@@ -395,7 +395,10 @@ ls.merge_args = deep_merge
 --- are merged under the profile's pluginConfig args (given values win) and
 --- give the args their types (luasched.args); `spec.optional` names args
 --- without a default (key -> "string" | "number" | "boolean" | "list" |
---- "object" | "table", or a table for nested optional keys).
+--- "object" | "table", or a table for nested optional keys). A plugin may
+--- also define `P.complete_args(args)`, returning a new table: the defaulting
+--- its declared defaults cannot express (upstream's SetDefaults_<Name>Args),
+--- applied to what --write-config-to writes (never to the shared defaults).
 ---@param name string the registered name (its file is the snake_case name: PreferLabeled -> prefer_labeled.lua)
 ---@param spec? {defaults?: table, optional?: table}
 ---@return ls.Plugin
@@ -405,6 +408,16 @@ function ls.plugin(name, spec)
   local P = { name = name, defaults = spec.defaults or {}, optional = spec.optional }
   P.__index = P
   return P
+end
+
+--- Whether the --feature-gates gate `name` is on (upstream v1.37's defaults
+--- unless the command line changed it; false for a name that is no gate).
+--- Gates are set before any plugin loads and never change after.
+---@param name string a gate's name, e.g. "OpportunisticBatching"
+---@return boolean
+function ls.feature_enabled(name)
+  if type(name) ~= "string" then error("ls.feature_enabled: a gate name is required", 2) end
+  return C.ls_feature_enabled_name(name)
 end
 
 -- ---- C helpers, as plain functions so the JIT inlines the FFI call -------

@@ -110,7 +110,14 @@ local TEMPLATE_CREATED, TEMPLATE_NONE = ls.CLAIM_TEMPLATE_CREATED, ls.CLAIM_TEMP
 
 local fmt = string.format
 
-local P = ls.plugin("DynamicResources", { defaults = { filterTimeout = "10s", bindingTimeout = "10m0s" } })
+-- DRASchedulerFilterTimeout (beta, on in v1.37). With --feature-gates
+-- DRASchedulerFilterTimeout=false, as upstream: no default filterTimeout,
+-- one given is refused (Forbidden), and Filter has no time limit.
+local FILTER_TIMEOUT = ls.feature_enabled("DRASchedulerFilterTimeout")
+local P = ls.plugin("DynamicResources", {
+  defaults = { filterTimeout = FILTER_TIMEOUT and "10s" or nil, bindingTimeout = "10m0s" },
+  optional = not FILTER_TIMEOUT and { filterTimeout = "any" } or nil,
+})
 P.allocator = A   -- its allocator module (the test kit reads results through it)
 
 -- ---- args -------------------------------------------------------------------
@@ -131,17 +138,36 @@ local function parse_duration(s)
   return total
 end
 
+-- A Go duration that may be negative: its seconds, or nil.
+local function signed_duration(s)
+  if type(s) == "string" and s:sub(1, 1) == "-" then
+    local t = parse_duration(s:sub(2))
+    return t and -t
+  end
+  return parse_duration(s)
+end
+
 function P:init(args)
-  local t = parse_duration(args.filterTimeout)
-  if t == nil then
-    error(fmt("filterTimeout: Invalid value: %q: expected a duration such as \"10s\"", tostring(args.filterTimeout)), 0)
+  local t = 0   -- no limit
+  if not FILTER_TIMEOUT then
+    if args.filterTimeout ~= nil then
+      error("filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled", 0)
+    end
+  else
+    t = signed_duration(args.filterTimeout)
+    if t == nil then
+      error(fmt("filterTimeout: Invalid value: %q: expected a duration such as \"10s\"",
+        tostring(args.filterTimeout)), 0)
+    end
+    if t < 0 then error(fmt("filterTimeout: Invalid value: %q: must be zero or positive", args.filterTimeout), 0) end
   end
   self.filter_timeout = t
-  local b = parse_duration(args.bindingTimeout)
-  if b == nil or b <= 0 then
-    error(fmt("bindingTimeout: Invalid value: %q: expected a positive duration such as \"10m0s\"",
+  local b = signed_duration(args.bindingTimeout)
+  if b == nil then
+    error(fmt("bindingTimeout: Invalid value: %q: expected a duration such as \"10m0s\"",
       tostring(args.bindingTimeout)), 0)
   end
+  if b < 1 then error(fmt("bindingTimeout: Invalid value: %q: must be at least 1 second", args.bindingTimeout), 0) end
   self.binding_timeout = b   -- bounds waiting for binding conditions, which are not modelled
   self.in_flight = {}      -- claim uid -> list of device keys (Reserve .. PreBind)
   self.flight_version = 0  -- bumped when in_flight or assumed change (allocated_devices' cache)

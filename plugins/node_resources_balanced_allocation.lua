@@ -36,6 +36,21 @@ local CPU, MEMORY, EPHEMERAL, FIRST_SCALAR = ls.RES_CPU, ls.RES_MEMORY, ls.RES_E
 local MAX_NODE_SCORE = ls.MAX_NODE_SCORE
 local HALF = MAX_NODE_SCORE / 2
 
+-- SetDefaults_NodeResourcesBalancedAllocationArgs: no resources -> cpu and
+-- memory; a weight absent or 0 -> 1.
+function P.complete_args(args)
+  local out = {}
+  for k, v in pairs(args) do out[k] = v end
+  local resources = args.resources
+  if type(resources) ~= "table" or #resources == 0 then resources = P.defaults.resources end
+  out.resources = {}
+  for i, r in ipairs(resources) do
+    local w = type(r) == "table" and r.weight or nil
+    out.resources[i] = type(r) == "table" and { name = r.name, weight = (w == nil or w == 0) and 1 or w } or r
+  end
+  return out
+end
+
 function P:init(args)
   local resources = args.resources
   if resources == nil or (type(resources) == "table" and #resources == 0) then

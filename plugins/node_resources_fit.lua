@@ -113,6 +113,26 @@ local function resolve_slots(self)
   end
 end
 
+-- SetDefaults_NodeResourcesFitArgs: no resources -> cpu and memory; a
+-- weight absent or 0 -> 1.
+function P.complete_args(args)
+  local out = {}
+  for k, v in pairs(args) do out[k] = v end
+  local strategy = args.scoringStrategy
+  if type(strategy) ~= "table" then return out end
+  local s = {}
+  for k, v in pairs(strategy) do s[k] = v end
+  local resources = strategy.resources
+  if type(resources) ~= "table" or #resources == 0 then resources = P.defaults.scoringStrategy.resources end
+  s.resources = {}
+  for i, r in ipairs(resources) do
+    local w = type(r) == "table" and r.weight or nil
+    s.resources[i] = type(r) == "table" and { name = r.name, weight = (w == nil or w == 0) and 1 or w } or r
+  end
+  out.scoringStrategy = s
+  return out
+end
+
 function P:init(args)
   self.ignored = set_of(args.ignoredResources, "ignoredResources")
   self.ignored_groups = set_of(args.ignoredResourceGroups, "ignoredResourceGroups")

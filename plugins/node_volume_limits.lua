@@ -296,8 +296,12 @@ local function driver_listed(csinode, driver)
   return false
 end
 
--- VolumeLimitScaling: a driver that must be on the node and is not.
+-- VolumeLimitScaling: a driver that must be on the node and is not. With
+-- --feature-gates VolumeLimitScaling=false (v1.36), preventPodSchedulingIfMissing
+-- is not read: no node is rejected for it.
+local LIMIT_SCALING = ls.feature_enabled("VolumeLimitScaling")
 function P:missing_driver(drivers, csinode)
+  if not LIMIT_SCALING then return nil end
   for i = 1, #drivers do
     local driver = drivers[i]
     local prevent = self.prevent[driver]

@@ -75,11 +75,16 @@ local ls = require("luasched")
 local signers = require("luasched.signers")
 local unpack = unpack   -- LuaJIT (Lua 5.1)
 
+-- StorageCapacityScoring (beta, on in v1.37). With --feature-gates
+-- StorageCapacityScoring=false, as upstream: `shape` has no default and is
+-- refused when given, and PreScore skips (no scorer: every node scores 0).
+local CAPACITY_SCORING = ls.feature_enabled("StorageCapacityScoring")
 local P = ls.plugin("VolumeBinding", {
   defaults = {
     bindTimeoutSeconds = 600,
-    shape = { { utilization = 0, score = 10 }, { utilization = 100, score = 0 } },
+    shape = CAPACITY_SCORING and { { utilization = 0, score = 10 }, { utilization = 100, score = 0 } } or nil,
   },
+  optional = not CAPACITY_SCORING and { shape = "any" } or nil,
 })
 
 local ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -114,7 +119,20 @@ function P:init(args)
     error(invalid("bindTimeoutSeconds", timeout, "invalid BindTimeoutSeconds, should not be a negative value"), 0)
   end
   local shape = args.shape
-  if type(shape) ~= "table" or #shape == 0 then shape = P.defaults.shape end
+  self.scoring = CAPACITY_SCORING
+  if not CAPACITY_SCORING then
+    if shape ~= nil then   -- the value as JSON, as field.Invalid shows a list
+      local pts = {}
+      for i, pt in ipairs(type(shape) == "table" and shape or {}) do
+        pts[i] = string.format('{"utilization":%s,"score":%s}', tostring(pt.utilization or 0), tostring(pt.score or 0))
+      end
+      error(invalid("shape", "[" .. table.concat(pts, ",") .. "]",
+        "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"), 0)
+    end
+    shape = {}
+  elseif type(shape) ~= "table" or #shape == 0 then
+    shape = P.defaults.shape
+  end
   local errs = {}
   for i = 2, #shape do
     if (shape[i - 1].utilization or 0) >= (shape[i].utilization or 0) then
@@ -643,6 +661,7 @@ function P:shape_score(p)
 end
 
 function P:pre_score(state)
+  if not self.scoring then return ls.skip end
   local s = state[self.name]
   if s == nil or s.claims == nil then return ls.skip end
   return nil

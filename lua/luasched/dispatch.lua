@@ -114,8 +114,8 @@ function M.build(specs)
 end
 
 --- Per profile, plugin name -> its completed args (see profiles.lua).
-function M.completed_args()
-  return assembly.completed_args(profiles)
+function M.completed_args(always)
+  return assembly.completed_args(profiles, always)
 end
 
 M.check = assembly.check

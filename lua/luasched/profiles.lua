@@ -315,8 +315,9 @@ end
 --- Per profile (a list in profile order), plugin name -> its args completed
 --- with the plugin's declared defaults (ls.merge_args), for --write-config-to:
 --- every plugin of the profile, and every plugin its pluginConfig names (as
---- given when the plugin cannot be loaded). `profiles` is what M.build made.
-function M.completed_args(profiles)
+--- given when the plugin cannot be loaded), and the plugins of `always` (a list of
+--- names: upstream's typed-args plugins). `profiles` is what M.build made.
+function M.completed_args(profiles, always)
   local out = {}
   for i, prof in ipairs(profiles) do
     local t, given = {}, prof.given_args
@@ -327,6 +328,23 @@ function M.completed_args(profiles)
       if t[name] == nil then
         local P = loader.load(name)
         t[name] = P and ls.merge_args(P.defaults, args) or args
+      end
+    end
+    -- plugins enabled where no point runs them (a multiPoint plugin disabled
+    -- at each of its points) still have their args written, as upstream's
+    for _, name in ipairs(always or {}) do
+      if t[name] == nil then
+        local P = loader.load(name)
+        if P then t[name] = ls.merge_args(P.defaults, nil) end
+      end
+    end
+    -- a plugin's own defaulting beyond its declared defaults (upstream's
+    -- SetDefaults_<Name>Args: a weight of 0 becomes 1, ...)
+    for name, args in pairs(t) do
+      local P = loader.load(name)
+      if P and type(P.complete_args) == "function" and type(args) == "table" then
+        local ok, completed = pcall(P.complete_args, args)
+        if ok and type(completed) == "table" then t[name] = completed end
       end
     end
     out[i] = t

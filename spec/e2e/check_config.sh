@@ -137,7 +137,6 @@ profiles:
       - name: DefaultBinder
         weight: 0
     permit: {}
-    placementFeasible: {}
     placementGenerate: {}
     placementScore: {}
     podGroupPostFilter: {}

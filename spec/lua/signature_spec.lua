@@ -89,6 +89,16 @@ describe("sign hooks of the default plugins", function()
       frag("InterPodAffinity", pod({ name = "q", labels = { app = "x" } })))
     assert.are_not.equal(frag("InterPodAffinity", pod({ labels = { app = "x" } })),
       frag("InterPodAffinity", pod({ labels = { app = "y" } })))
+    -- upstream's SignPod (KEP-5598, #134916) does not read the plugin's args:
+    -- with ignorePreferredTermsOfExistingPods the labels are still signed
+    -- (existing pods' required anti-affinity still matches them at Filter),
+    -- and pod (anti-)affinity is still unsignable
+    local ignoring = { ignorePreferredTermsOfExistingPods = true }
+    assert.are.equal(frag("InterPodAffinity", pod({ labels = { app = "x" } })),
+      frag("InterPodAffinity", pod({ labels = { app = "x" } }), ignoring))
+    assert.are_not.equal(frag("InterPodAffinity", pod({ labels = { app = "x" } }), ignoring),
+      frag("InterPodAffinity", pod({ labels = { app = "y" } }), ignoring))
+    assert.is_false((frag("InterPodAffinity", pod({ affinity = anti }), ignoring)))
   end)
 
   it("PodTopologySpread: unsignable with constraints or default constraints, else no fragment", function()

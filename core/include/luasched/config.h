@@ -153,6 +153,10 @@ bool ls_config_write(const ls_config *cfg, const char *path, ls_error *err);
 /* The text ls_config_write writes; the caller frees it. */
 char *ls_config_format(const ls_config *cfg, bool json, ls_error *err);
 void ls_config_free(ls_config *cfg);
+/* The plugins with upstream's typed args (v1's <Name>Args kinds): their
+ * pluginConfig entry is written completed whenever they are enabled at some
+ * point, even where no extension point runs them. NULL-terminated. */
+extern const char *const LS_CONFIG_TYPED_ARGS[];
 /* Whether upstream's default plugin `name` is in the built-in default profile. */
 bool ls_config_default_enabled(const char *name);
 /* Plugins the API server cannot serve (config_available.c): expansion leaves

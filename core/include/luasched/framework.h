@@ -174,6 +174,9 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
  * init, events, hints), noted by Lua so that a call the watchdog cuts off can
  * still be attributed. */
 void ls_lua_note(const char *what);
+/* Whether the --feature-gates gate of this name is on (v1.37's defaults;
+ * false for a name that is not a gate). luasched/feature_gates.h. */
+bool ls_feature_enabled_name(const char *name);
 /* The cycle's rules C applies between the points Lua runs (cycle_rules.c),
  * shared by the scheduler and the test kit (lua/luasched/testing.lua). */
 typedef struct ls_plugin_ref {

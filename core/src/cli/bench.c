@@ -62,6 +62,8 @@ static void bench_usage(FILE *out)
             "  --output text|json   a table (text), or one JSON line\n"
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
             "  --config FILE        KubeSchedulerConfiguration (default: the built-in default profile)\n"
+            "  --feature-gates A=true,B=false\n"
+            "                       upstream's scheduler gates, v1.37 defaults (docs/configuration/feature-gates.md)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "  -h, --help           this help\n");
 }

@@ -106,6 +106,8 @@ static void check_usage(FILE *out)
             "\"N problems\" last and exits 2.\n"
             "\n"
             "flags:\n"
+            "  --feature-gates A=true,B=false\n"
+            "                       upstream's scheduler gates, v1.37 defaults (docs/configuration/feature-gates.md)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "                       (instead of the configuration's luasched.pluginPath)\n"
             "  -h, --help           this help\n");

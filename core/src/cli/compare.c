@@ -388,6 +388,8 @@ static void compare_usage(FILE *out)
             "  --output text|json|html\n"
             "                       the report's form (default text); html is one self-contained page\n"
             "  -o, --out FILE       write the report to FILE instead of standard output\n"
+            "  --feature-gates A=true,B=false\n"
+            "                       upstream's scheduler gates, v1.37 defaults (docs/configuration/feature-gates.md)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "  -h, --help           this help\n");
 }

@@ -3,6 +3,7 @@
  * codes (0 done, 1 internal failure, 2 bad input or usage).
  */
 #include "cli/cli.h"
+#include "luasched/feature_gates.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,19 @@ int main(int argc, char **argv)
         return LS_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    /* --feature-gates is process-wide (upstream's DefaultFeatureGate): taken
+     * out of the arguments of every command that builds a scheduler or its
+     * configuration, before the command parses the rest. */
+    static const char *const with_gates[] = {"simulate", "explain", "check", "run", "bench", "compare", NULL};
+    for (int i = 0; with_gates[i]; i++) {
+        if (strcmp(cmd, with_gates[i]) != 0)
+            continue;
+        ls_error err = {{0}};
+        if (!ls_feature_gates_from_args(&argc, argv, &err)) {
+            fprintf(stderr, "luasched %s: %s\n", cmd, err.msg);
+            return LS_EXIT_USAGE;
+        }
+    }
     if (strcmp(cmd, "simulate") == 0)
         return ls_cli_simulate(argc - 1, argv + 1);
     if (strcmp(cmd, "explain") == 0)

@@ -84,6 +84,8 @@ void ls_cli_simulate_usage_flags(FILE *out)
     fprintf(out,
             "  --config FILE        KubeSchedulerConfiguration (default: the built-in default profile)\n"
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
+            "  --feature-gates A=true,B=false\n"
+            "                       upstream's scheduler gates, v1.37 defaults (docs/configuration/feature-gates.md)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "                       (instead of the configuration's luasched.pluginPath)\n"
             "  --strict             the cluster file's warnings (an unknown field, a pod without containers,\n"
@@ -109,6 +111,8 @@ static void simulate_usage(FILE *out)
             "  --config FILE        KubeSchedulerConfiguration (default: the built-in default profile)\n"
             "  --output text|json   one line per pod and a summary (text), or explain records (json)\n"
             "  --seed N             seed for tie-breaking among equally scored nodes (default 0)\n"
+            "  --feature-gates A=true,B=false\n"
+            "                       upstream's scheduler gates, v1.37 defaults (docs/configuration/feature-gates.md)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
             "                       (instead of the configuration's luasched.pluginPath)\n"
             "  --strict             the cluster file's warnings (an unknown field, a pod without containers,\n"

@@ -183,7 +183,10 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
         if (set < 0)
             ls_cfg_problem(pc, c, p, "unknown extension point (expected preEnqueue, queueSort, preFilter, "
                                      "filter, postFilter, preScore, score, reserve, permit, preBind, bind, "
-                                     "postBind or multiPoint)");
+                                     "postBind or multiPoint)%s",
+                           strcmp(c->string, "placementFeasible") == 0
+                               ? "; placementFeasible is an extension point from v1.38, v1.37 refuses it"
+                               : "");
         else if (!cJSON_IsNull(c))
             parse_plugin_set(pc, c, p, &rp->sets[set], &rp->name_lines);
     }
@@ -222,6 +225,40 @@ static void record_args_location(const parse_ctx *pc, const cJSON *args, const c
     cJSON_AddItemToObject(prof->plugin_args_at, name, at);
 }
 
+/* A typed-args plugin's args name their type, if at all, as upstream's
+ * decodeNestedObjects wants: kind <Name>Args of kubescheduler.config.k8s.io/v1
+ * (a kind or group of another type is refused with its message; another
+ * version is not registered). */
+static bool typed_args_kind_ok(const parse_ctx *pc, const cJSON *args, const char *path, const char *name)
+{
+    bool typed = false;
+    for (int i = 0; LS_CONFIG_TYPED_ARGS[i] && !typed; i++)
+        typed = strcmp(LS_CONFIG_TYPED_ARGS[i], name) == 0;
+    if (!typed || !cJSON_IsObject(args))
+        return true;
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(args, "kind");
+    const cJSON *api = cJSON_GetObjectItemCaseSensitive(args, "apiVersion");
+    char want[128], got_kind[128], group[128];
+    snprintf(want, sizeof want, "%sArgs", name);
+    snprintf(got_kind, sizeof got_kind, "%s", cJSON_IsString(kind) ? kind->valuestring : want);
+    const char *version = "v1";
+    snprintf(group, sizeof group, "kubescheduler.config.k8s.io");
+    if (cJSON_IsString(api)) {
+        const char *slash = strchr(api->valuestring, '/');
+        snprintf(group, sizeof group, "%.*s", slash ? (int)(slash - api->valuestring) : 0, api->valuestring);
+        version = slash ? slash + 1 : api->valuestring;
+    }
+    if (strcmp(got_kind, want) != 0 || strcmp(group, "kubescheduler.config.k8s.io") != 0)
+        return ls_cfg_problem(pc, args, path,
+                              "args for plugin %s were not of type %s.kubescheduler.config.k8s.io, got %s%s%s", name,
+                              want, got_kind, *group ? "." : "", group);
+    if (strcmp(version, "v1") != 0)
+        return ls_cfg_problem(pc, args, path,
+                              "decoding args for plugin %s: no kind \"%s\" is registered for version \"%s/%s\"", name,
+                              want, group, version);
+    return true;
+}
+
 static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const char *path, void *ctx)
 {
     static const char *const known[] = {"name", "args", NULL};
@@ -242,6 +279,8 @@ static void parse_plugin_config_entry(const parse_ctx *pc, const cJSON *e, const
         ls_cfg_problem(pc, args, p, "expected an object");
         return;
     }
+    if (!typed_args_kind_ok(pc, args, p, name->valuestring))
+        return;
     cJSON_AddItemToObject(prof->plugin_args, name->valuestring,
                           args && cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateObject());
     if (pc->doc && args && cJSON_IsObject(args))

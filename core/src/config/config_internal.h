@@ -87,9 +87,9 @@ void ls_go_duration_format(int64_t ns, char *buf, size_t len);
  * with the user's multiPoint set: ls_plugin_ref into out. */
 void ls_cfg_merge_default_multi_point(const plugin_set *user, ls_vec *out);
 
-/* The workload scheduling points of v1's Plugins (1.36: placementGenerate,
- * placementScore; 1.37: placementFeasible, podGroupPostFilter), read and
- * written empty only. NULL-terminated. */
+/* The workload scheduling points of v1.37's Plugins (1.36: placementGenerate,
+ * placementScore; 1.37: podGroupPostFilter), read and written empty only.
+ * NULL-terminated. (placementFeasible is v1.38's.) */
 extern const char *const LS_CFG_WORKLOAD_POINTS[];
 bool ls_cfg_is_workload_point(const char *key);
 

@@ -90,8 +90,9 @@ static cJSON *set_json(const ls_vec *enabled, const ls_vec *disabled)
     return o;
 }
 
-const char *const LS_CFG_WORKLOAD_POINTS[] = {"placementGenerate", "placementScore", "placementFeasible",
-                                              "podGroupPostFilter", NULL};
+/* v1.37's: placementFeasible became a configuration extension point only in
+ * v1.38 (kubernetes #141314), and v1.37's strict decoder refuses it. */
+const char *const LS_CFG_WORKLOAD_POINTS[] = {"placementGenerate", "placementScore", "podGroupPostFilter", NULL};
 
 bool ls_cfg_is_workload_point(const char *key)
 {
@@ -122,15 +123,15 @@ static cJSON *plugins_json(const raw_profile *rp, const ls_vec *multi)
  * point (multiPoint included, even if a point disables it) that either has
  * one in the file or takes upstream's typed args, sorted by name. */
 
-static const char *const TYPED_ARGS[] = {
+const char *const LS_CONFIG_TYPED_ARGS[] = {
     "DefaultPreemption", "DynamicResources", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
     "NodeResourcesFit", "PodTopologySpread", "VolumeBinding", NULL,
 };
 
 static bool has_typed_args(const char *name)
 {
-    for (int i = 0; TYPED_ARGS[i]; i++)
-        if (strcmp(TYPED_ARGS[i], name) == 0)
+    for (int i = 0; LS_CONFIG_TYPED_ARGS[i]; i++)
+        if (strcmp(LS_CONFIG_TYPED_ARGS[i], name) == 0)
             return true;
     return false;
 }

@@ -121,7 +121,12 @@ cJSON *ls_rt_completed_args(ls_rt *lua, const ls_profile *profiles, uint32_t n, 
     }
     if (!push_dispatch_fn(L, "completed_args", err))
         return NULL;
-    if (!ls_rt_load_call(lua, 0, 1, "completing plugin args", NULL, err))
+    lua_newtable(L);   /* the typed-args plugins, completed even when no point runs them */
+    for (int i = 0; LS_CONFIG_TYPED_ARGS[i]; i++) {
+        lua_pushstring(L, LS_CONFIG_TYPED_ARGS[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    if (!ls_rt_load_call(lua, 1, 1, "completing plugin args", NULL, err))
         return NULL;
     int all = lua_gettop(L);
     cJSON *out = cJSON_CreateArray();

@@ -14,6 +14,7 @@
  * through decode_internal.h; every list goes through dec_list).
  */
 #include "decode_internal.h"
+#include "luasched/feature_gates.h"
 #include "decode_extra.h"
 #include "labels_internal.h"
 
@@ -276,8 +277,10 @@ static bool decode_spread(dec *d, const cJSON *j, void *out, void *ctx)
         return dec_fail_member(d, j, "maxSkew", "must be greater than zero");
     if (has_min && c->min_domains <= 0)
         return dec_fail_member(d, j, "minDomains", "must be greater than zero");
+    /* --feature-gates MatchLabelKeysInPodTopologySpread=false: matchLabelKeys is not read */
     return dec_selector(d, j, "labelSelector", &c->selector) &&
-           merge_label_keys(d, j, "matchLabelKeys", LS_OP_IN, &pod->labels, &c->selector);
+           (!ls_feature_enabled(LS_FG_MatchLabelKeysInPodTopologySpread) ||
+            merge_label_keys(d, j, "matchLabelKeys", LS_OP_IN, &pod->labels, &c->selector));
 }
 
 static bool decode_gate(dec *d, const cJSON *j, void *out, void *ctx)

@@ -5,6 +5,7 @@
  * node features the pod needs declared.
  */
 #include "decode_internal.h"
+#include "luasched/feature_gates.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -177,6 +178,8 @@ static bool decode_pod_level_list(dec *d, const cJSON *res, const char *name, ls
  * takes the containers' aggregate request of that resource, else the limit. */
 static bool decode_pod_level_resources(dec *d, const cJSON *spec, pod_build *b)
 {
+    if (!ls_feature_enabled(LS_FG_PodLevelResources))   /* --feature-gates: spec.resources is not read */
+        return true;
     const cJSON *res;
     if (!dec_get_object(d, spec, "resources", &res))
         return false;
@@ -309,6 +312,8 @@ static bool decode_resize_condition(dec *d, const cJSON *j, void *out, void *ctx
 /* status.resources.requests and status.allocatedResources (pod level). */
 static bool decode_pod_level_status(dec *d, const cJSON *status, pod_build *b)
 {
+    if (!ls_feature_enabled(LS_FG_PodLevelResources))
+        return true;
     const cJSON *res;
     if (!dec_get_object(d, status, "resources", &res) ||
         !dec_resources(d, status, "allocatedResources", &b->in.status_allocated.v, &b->in.status_allocated.set))

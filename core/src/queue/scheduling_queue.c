@@ -12,6 +12,7 @@
  * event excepted, as upstream).
  */
 #include "queue/scheduling_queue.h"
+#include "luasched/feature_gates.h"
 #include "luasched/map.h"
 #include "queue/in_flight.h"
 #include "queue/queue.h"
@@ -176,17 +177,35 @@ static uint64_t window_of(uint64_t ms)
     return ms - ms % BACKOFF_WINDOW_MS;
 }
 
+/* SchedulerPopFromBackoffQ (on in v1.37) brings the 1 s windows too; with
+ * --feature-gates SchedulerPopFromBackoffQ=false the backoff ends at its
+ * exact time and a pod backing off is never popped early (v1.32). */
+static bool windowed(void)
+{
+    return ls_feature_enabled(LS_FG_SchedulerPopFromBackoffQ);
+}
+
 /* The end of the backoff, truncated to its window (upstream's getBackoffTime). */
 static uint64_t backoff_expiry(const ls_squeue *q, const ls_qpod *qp)
 {
-    return window_of(qp->timestamp_ms + ls_squeue_backoff_ms(q, qp));
+    uint64_t end = qp->timestamp_ms + ls_squeue_backoff_ms(q, qp);
+    return windowed() ? window_of(end) : end;
 }
 
 /* Still backing off while the expiry's window is not before the current one
- * (upstream's isPodBackingoff with PopFromBackoffQ). */
+ * (upstream's isPodBackingoff with PopFromBackoffQ; without it, while the
+ * expiry is after now). */
 static bool backing_off(const ls_squeue *q, const ls_qpod *qp)
 {
-    return !qp->gated && qp->attempts > 0 && backoff_expiry(q, qp) >= window_of(now(q));
+    if (qp->gated || qp->attempts == 0)
+        return false;
+    return windowed() ? backoff_expiry(q, qp) >= window_of(now(q)) : backoff_expiry(q, qp) > now(q);
+}
+
+/* Whether a backoff heap's head with this expiry has completed. */
+static bool backoff_done(const ls_squeue *q, int64_t expiry)
+{
+    return windowed() ? expiry < (int64_t)window_of(now(q)) : expiry <= (int64_t)now(q);
 }
 
 static void count_incoming(ls_squeue *q, ls_qwhere where)
@@ -399,12 +418,14 @@ void ls_squeue_delete(ls_squeue *q, const ls_pod *pod)
 /* ---- the cycle */
 
 /* activeQ's head; when activeQ is empty, the backoff heap's head even if its
- * backoff has not ended (PopFromBackoffQ), never the error heap's. */
+ * backoff has not ended (PopFromBackoffQ), never the error heap's. With
+ * --feature-gates SchedulerPopFromBackoffQ=false, only activeQ's (v1.32):
+ * a backing-off pod waits for the flush. */
 static bool pop_item(ls_squeue *q, ls_queue_item *item)
 {
     if (ls_queue_pop(&q->active, item))
         return true;
-    if (!ls_queue_pop(&q->backoff, item))
+    if (!ls_feature_enabled(LS_FG_SchedulerPopFromBackoffQ) || !ls_queue_pop(&q->backoff, item))
         return false;
     if (q->cb.incoming)
         q->cb.incoming(q->cb.ud, LS_Q_ACTIVE, "PopFromBackoffQ");
@@ -599,7 +620,7 @@ static void flush_heap(ls_squeue *q, ls_queue *heap)
 {
     const ls_queue_item *head;
     ls_queue_item item;
-    while ((head = ls_queue_peek(heap)) && head->first < (int64_t)window_of(now(q))) {
+    while ((head = ls_queue_peek(heap)) && backoff_done(q, head->first)) {
         ls_queue_pop(heap, &item);
         ls_qpod *qp = ls_map_get(&q->by_id, item.pod_id + 1);
         if (qp) {
@@ -673,7 +694,7 @@ bool ls_squeue_next_wakeup(ls_squeue *q, uint64_t *at_ms)
             continue;
         /* Done once the current window is past the expiry's window. */
         uint64_t done = tick_at_or_after(q->next_backoff_flush_ms, BACKOFF_WINDOW_MS,
-                                         (uint64_t)head->first + BACKOFF_WINDOW_MS);
+                                         (uint64_t)head->first + (windowed() ? BACKOFF_WINDOW_MS : 0));
         best = done < best ? done : best;
         any = true;
     }

@@ -45,6 +45,7 @@
  * (scheduler_get_node_hint_duration_seconds and the like) are not kept.
  */
 #include "scheduler/batch.h"
+#include "luasched/feature_gates.h"
 #include "scheduler/scheduler_internal.h"
 #include "luasched/log.h"
 
@@ -276,6 +277,8 @@ static bool refresh(ls_scheduler *s, ls_qpod *qp, batch_state *st)
 
 ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp)
 {
+    if (!ls_feature_enabled(LS_FG_OpportunisticBatching))   /* --feature-gates: no batching at all */
+        return 0;
     batch_state *st = state_of(s, qp->profile);
     ls_batches *b = s->batches;
     free(b->pending_sig);
@@ -323,6 +326,8 @@ static void fill_state(ls_scheduler *s, batch_state *st, ls_str chosen)
 
 void ls_batch_store(ls_scheduler *s, ls_qpod *qp, ls_str hint, ls_str chosen)
 {
+    if (!ls_feature_enabled(LS_FG_OpportunisticBatching))
+        return;
     batch_state *st = state_of(s, qp->profile);
     ls_batches *b = s->batches;
     const char *profile = profile_name(s, qp->profile);

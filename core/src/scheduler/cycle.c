@@ -10,6 +10,7 @@
  * sequence; the extenders, preemption and the FitError message are apart.
  */
 #include "scheduler/scheduler_internal.h"
+#include "luasched/feature_gates.h"
 #include "luasched/log.h"
 #include "framework/fit_error.h"
 #include "scheduler/batch.h"
@@ -376,6 +377,8 @@ static int extenders_bind(ls_scheduler *s, ls_qpod *qp, ls_str node)
 
 static void expect_placement(ls_scheduler *s, ls_qpod *qp, ls_str node)
 {
+    if (!ls_feature_enabled(LS_FG_NominatedNodeNameForExpectation))   /* v1.34: none */
+        return;
     if (s->expected_node == node)
         return;
     s->expected_node = node;
@@ -707,7 +710,8 @@ void ls_scheduler_resolve_waiting(ls_scheduler *s)
         s->permit.wait_ms = s->clock_ms - wp->since_ms;
         s->permit.result = !wp->rejected ? LS_PERMIT_ALLOWED : wp->timed_out ? LS_PERMIT_TIMED_OUT : LS_PERMIT_REJECTED;
         s->permit.plugin = wp->rejected_by;
-        s->expected_node = wp->node;   /* set when it began to wait */
+        if (ls_feature_enabled(LS_FG_NominatedNodeNameForExpectation))
+            s->expected_node = wp->node;   /* set when it began to wait */
         ls_lua_resume(s->lua, wp->profile, wp->pod->id);
         if (wp->rejected && wp->preempted) {
             /* A preemption's victim: an Error, so it backs off (upstream v1.36+). */

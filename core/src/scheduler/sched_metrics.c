@@ -128,11 +128,24 @@ void ls_sched_metrics_attach(ls_sched_metrics *sm, ls_metrics *registry)
     attach_upstream(sm, registry);
     attach_batch(sm, registry);
     attach_luasched(sm, registry);
-    /* Counters that start at zero are shown from the start, as client_golang does. */
+    /* Every metric is registered at start: those without labels have their
+     * one series from registration (scheduler_preemption_victims, ...); the
+     * reload results are known in advance. */
     const char *ok[] = {"success"}, *bad[] = {"failure"};
-    ls_metrics_add(sm->reloads, ok, 0);
-    ls_metrics_add(sm->reloads, bad, 0);
-    ls_metrics_add(sm->preemption_attempts, NULL, 0);
+    ls_metrics_touch(sm->reloads, ok);
+    ls_metrics_touch(sm->reloads, bad);
+}
+
+void ls_sched_metrics_profile(ls_sched_metrics *sm, const char *profile)
+{
+    if (!sm->registry)
+        return;
+    static const char *const results[] = {"scheduled", "unschedulable", "error"};
+    for (int i = 0; i < 3; i++) {
+        const char *labels[] = {results[i], profile};
+        ls_metrics_touch(sm->attempts, labels);
+        ls_metrics_touch(sm->attempt_duration, labels);
+    }
 }
 
 void ls_sched_metrics_attempt(ls_sched_metrics *sm, const char *result, const char *profile, double seconds,

@@ -25,6 +25,8 @@ void ls_sched_metrics_attach(ls_sched_metrics *sm, ls_metrics *registry);
 
 uint64_t ls_sched_metrics_clock_ns(void);
 /* result: "scheduled", "unschedulable" or "error". */
+/* A profile's attempt series (each result) at zero, shown before its first pod. */
+void ls_sched_metrics_profile(ls_sched_metrics *sm, const char *profile);
 void ls_sched_metrics_attempt(ls_sched_metrics *sm, const char *result, const char *profile, double seconds,
                               uint32_t pod_attempts);
 void ls_sched_metrics_extension_point(ls_sched_metrics *sm, const char *point, uint8_t code, const char *profile,

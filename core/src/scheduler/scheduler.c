@@ -590,6 +590,8 @@ void ls_scheduler_publish_metrics(ls_scheduler *s)
                          .budget_overruns = f.budget_overruns, .lua_restarts = f.lua_restarts,
                          .error_attempts = f.error_attempts, .hint_errors = f.hint_errors};
     ls_sched_metrics_publish(&s->metrics, &g);
+    for (uint32_t i = 0; i < s->cfg.n_profiles; i++)   /* at start and after a reload */
+        ls_sched_metrics_profile(&s->metrics, ls_str_get(s->cfg.profiles[i].scheduler_name));
     for (uint32_t i = 0; i < s->cfg.n_profiles && i < ls_lua_state_count(s->lua); i++)
         ls_sched_metrics_lua_memory(&s->metrics, ls_str_get(s->cfg.profiles[i].scheduler_name),
                                     ls_lua_profile_memory(s->lua, i));

@@ -1,6 +1,6 @@
 /*
- * health.c: /healthz, /livez, /readyz, /metrics and /configz of
- * `luasched run` (see health.h).
+ * health.c: /healthz, /livez, /readyz, /metrics, /metrics/slis and /configz
+ * of `luasched run` (see health.h).
  */
 #include "server/health.h"
 
@@ -16,6 +16,10 @@ struct ls_health_server {
     ls_http_server *http;
     ls_metrics *metrics;
     pthread_mutex_t configz_lock;   /* a reload replaces configz while requests read it */
+    /* /metrics/slis: component-base's health-check SLIs, one series per
+     * check and endpoint, updated each time an endpoint runs its checks. */
+    ls_metrics *slis;
+    ls_metric_family *sli_result, *sli_total;
     char *configz;
     ls_health_state *state;
     ls_delegated_auth *auth;
@@ -73,6 +77,48 @@ void ls_health_server_set_configz(ls_health_server *h, const char *configz_json)
     free(old);
 }
 
+/* ---- SLIs (component-base/metrics/prometheus/slis) */
+
+static void slis_register(ls_health_server *h)
+{
+    static const char *const name_type[] = {"name", "type", NULL};
+    static const char *const name_type_status[] = {"name", "type", "status", NULL};
+    h->slis = ls_metrics_new();
+    h->sli_result = ls_metrics_family(h->slis, "kubernetes_healthcheck",
+                                      "[STABLE] This metric records the result of a single healthcheck.",
+                                      LS_METRIC_GAUGE, name_type, NULL, 0);
+    h->sli_total = ls_metrics_family(h->slis, "kubernetes_healthchecks_total",
+                                     "[STABLE] This metric records the results of all healthcheck.",
+                                     LS_METRIC_COUNTER, name_type_status, NULL, 0);
+}
+
+/* ObserveHealthcheck: the check's last result (1 success, 0 error) and its count. */
+static void sli_observe(ls_health_server *h, const char *check, const char *endpoint, bool ok)
+{
+    const char *gauge[] = {check, endpoint};
+    const char *counter[] = {check, endpoint, ok ? "success" : "error"};
+    ls_metrics_set(h->sli_result, gauge, ok ? 1 : 0);
+    ls_metrics_add(h->sli_total, counter, 1);
+}
+
+/* The checks each endpoint runs: ping always passes; leaderElection fails
+ * once leadership was lost (and, for readyz, until the leader is known);
+ * sched-handler-sync (readyz) until every informer synced; luasched's
+ * scheduling-progress (healthz, livez) while the loop is stalled. */
+static void sli_record(ls_health_server *h, const char *endpoint, bool stalled)
+{
+    ls_health_state *st = h->state;
+    bool healthy = atomic_load(&st->healthy);
+    sli_observe(h, "ping", endpoint, true);
+    if (strcmp(endpoint, "readyz") == 0) {
+        sli_observe(h, "leaderElection", endpoint, healthy && atomic_load(&st->leader_known));
+        sli_observe(h, "sched-handler-sync", endpoint, atomic_load(&st->synced));
+    } else {
+        sli_observe(h, "leaderElection", endpoint, healthy);
+        sli_observe(h, "scheduling-progress", endpoint, !stalled);
+    }
+}
+
 static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
 {
     ls_health_server *h = ud;
@@ -87,13 +133,18 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
     if (strcmp(rq->path, "/healthz") == 0 || strcmp(rq->path, "/livez") == 0) {
         bool stalled = ls_health_stalled(st, monotonic_ms());
         bool ok = atomic_load(&st->healthy) && !stalled;
+        sli_record(h, rq->path + 1, stalled);
         respond_checks(rs, rq, rq->path + 1, ok, stalled ? "scheduling-progress" : "leaderElection");
     } else if (strcmp(rq->path, "/readyz") == 0) {
         bool synced = atomic_load(&st->synced), leader = atomic_load(&st->leader_known);
+        sli_record(h, "readyz", false);
         respond_checks(rs, rq, "readyz", synced && leader && atomic_load(&st->healthy),
                        synced ? "leaderElection" : "sched-handler-sync");
     } else if (strcmp(rq->path, "/metrics") == 0 && h->metrics) {
         char *text = ls_metrics_render(h->metrics);
+        ls_http_respond_take(rs, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
+    } else if (strcmp(rq->path, "/metrics/slis") == 0) {
+        char *text = ls_metrics_render(h->slis);
         ls_http_respond_take(rs, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
     } else if (strcmp(rq->path, "/configz") == 0 && (body = configz_copy(h))) {
         ls_http_respond_take(rs, 200, "application/json", body, strlen(body));
@@ -110,6 +161,7 @@ ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *e
     h->auth = o->auth;
     pthread_mutex_init(&h->configz_lock, NULL);
     h->configz = o->configz_json ? ls_xstrdup(o->configz_json) : NULL;
+    slis_register(h);
     char *cert = NULL, *key = NULL;
     if (!o->cert_pem) {
         const char *hosts[] = {"localhost", "127.0.0.1", o->host ? o->host : "0.0.0.0"};
@@ -141,6 +193,7 @@ void ls_health_server_stop(ls_health_server *h)
     if (!h)
         return;
     ls_http_server_stop(h->http);
+    ls_metrics_free(h->slis);
     free(h->configz);
     pthread_mutex_destroy(&h->configz_lock);
     free(h);

@@ -1,7 +1,8 @@
 /*
  * health.h: what `luasched run` serves on --bind-address:--secure-port, as
- * kube-scheduler does: /healthz, /livez, /readyz, /metrics (Prometheus text)
- * and /configz (the completed configuration as JSON). HTTPS with the given
+ * kube-scheduler does: /healthz, /livez, /readyz, /metrics (Prometheus text),
+ * /metrics/slis (the health checks' SLIs: kubernetes_healthcheck and
+ * kubernetes_healthchecks_total, per check and endpoint) and /configz (the completed configuration as JSON). HTTPS with the given
  * certificate, or a self-signed one made at start. Every request is first
  * authenticated and authorized (delegated_auth.h) when an authorizer is given.
  */

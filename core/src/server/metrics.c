@@ -89,6 +89,8 @@ ls_metric_family *ls_metrics_find(ls_metrics *m, const char *name)
     return found;
 }
 
+static metric_series *series_for(ls_metric_family *f, const char *const *values);
+
 ls_metric_family *ls_metrics_family(ls_metrics *m, const char *name, const char *help, ls_metric_type type,
                                     const char *const *label_names, const double *buckets, size_t n_buckets)
 {
@@ -108,6 +110,8 @@ ls_metric_family *ls_metrics_family(ls_metrics *m, const char *name, const char 
         f->n_buckets = n_buckets;
     }
     ls_vec_init(&f->series, sizeof(metric_series));
+    if (!f->n_labels)
+        series_for(f, NULL);   /* a metric without labels exists from registration, as client_golang's */
     pthread_mutex_lock(&m->lock);
     *(ls_metric_family **)ls_vec_push(&m->families) = f;
     pthread_mutex_unlock(&m->lock);
@@ -156,6 +160,13 @@ void ls_metrics_add(ls_metric_family *f, const char *const *label_values, double
 {
     pthread_mutex_lock(&f->owner->lock);
     series_for(f, label_values)->value += delta;
+    pthread_mutex_unlock(&f->owner->lock);
+}
+
+void ls_metrics_touch(ls_metric_family *f, const char *const *label_values)
+{
+    pthread_mutex_lock(&f->owner->lock);
+    series_for(f, label_values);
     pthread_mutex_unlock(&f->owner->lock);
 }
 

@@ -28,6 +28,10 @@ ls_metric_family *ls_metrics_find(ls_metrics *m, const char *name);
 /* Label values in the order of the family's label names (as many as it has). */
 void ls_metrics_add(ls_metric_family *f, const char *const *label_values, double delta);
 void ls_metrics_set(ls_metric_family *f, const char *const *label_values, double value);
+/* The series of these label values, created at zero if it does not exist
+ * (a metric shown from the first scrape). A family without labels has its
+ * one series from registration. */
+void ls_metrics_touch(ls_metric_family *f, const char *const *label_values);
 /* Drops every series of the family (labels that no longer exist, after a reload). */
 void ls_metrics_clear(ls_metric_family *f);
 void ls_metrics_observe(ls_metric_family *f, const char *const *label_values, double value);

@@ -4,6 +4,7 @@
  * client-go expect them.
  */
 #include "sim/api_internal.h"
+#include "sim/api_version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,7 +362,7 @@ cJSON *api_openapi_group(const char *path, int serve_as)
             cJSON_AddStringToObject(o, "openapi", "3.0.0");
             cJSON *info = cJSON_AddObjectToObject(o, "info");
             cJSON_AddStringToObject(info, "title", "Kubernetes");
-            cJSON_AddStringToObject(info, "version", "v1.34.0-luasched");
+            cJSON_AddStringToObject(info, "version", LS_API_SERVER_GIT_VERSION);
             paths = cJSON_AddObjectToObject(o, "paths");
             cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "components"), "schemas");
         }

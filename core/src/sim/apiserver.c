@@ -7,6 +7,7 @@
  */
 #include "sim/api_internal.h"
 #include "sim/api_auth.h"
+#include "sim/api_version.h"
 
 #include <openssl/crypto.h>
 #include <stdlib.h>
@@ -48,9 +49,9 @@ static void respond_text(ls_http_response *rs, int code, const char *text)
 static void respond_version(ls_http_response *rs, int serve_as)
 {
     cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "major", "1");
-    cJSON_AddStringToObject(v, "minor", "34");
-    cJSON_AddStringToObject(v, "gitVersion", "v1.34.0-luasched");
+    cJSON_AddStringToObject(v, "major", LS_API_SERVER_MAJOR);
+    cJSON_AddStringToObject(v, "minor", LS_API_SERVER_MINOR);
+    cJSON_AddStringToObject(v, "gitVersion", LS_API_SERVER_GIT_VERSION);
     cJSON_AddStringToObject(v, "gitCommit", "");
     cJSON_AddStringToObject(v, "gitTreeState", "clean");
     cJSON_AddStringToObject(v, "buildDate", "");

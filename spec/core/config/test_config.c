@@ -1294,7 +1294,6 @@ static void test_write_exact(void)
                     "      - name: DefaultBinder\n"
                     "        weight: 0\n"
                     "    permit: {}\n"
-                    "    placementFeasible: {}\n"
                     "    placementGenerate: {}\n"
                     "    placementScore: {}\n"
                     "    podGroupPostFilter: {}\n"
