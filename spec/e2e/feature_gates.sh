@@ -151,7 +151,7 @@ expect_eq "StorageCapacityScoring=false: no shape written" \
 printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args: {shape: [{utilization: 0, score: 10}]}\n' >"$TMP/shape.yaml"
 timeout 60 "$BIN" check "$TMP/shape.yaml" --feature-gates=StorageCapacityScoring=false >"$TMP/out" 2>&1
 expect_eq "StorageCapacityScoring=false: a shape is refused as upstream" "$(head -1 "$TMP/out")" \
-  "$TMP/shape.yaml: profile default-scheduler: initializing plugin \"VolumeBinding\": shape: Invalid value: [{\"utilization\":0,\"score\":10}]: unexpected field \`shape\`, remove it or turn on the feature gate StorageCapacityScoring"
+  "$TMP/shape.yaml: profile default-scheduler: $TMP/shape.yaml:6: profiles[0].pluginConfig[0].args: initializing plugin \"VolumeBinding\": shape: Invalid value: [{\"utilization\":0,\"score\":10}]: unexpected field \`shape\`, remove it or turn on the feature gate StorageCapacityScoring"
 expect_eq "StorageCapacityScoring=true: the same shape is fine" \
   "$(timeout 60 "$BIN" check "$TMP/shape.yaml" >/dev/null 2>&1; echo $?)" "0"
 
@@ -167,7 +167,7 @@ expect_eq "DRASchedulerFilterTimeout=false: no filterTimeout written" \
 printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: DynamicResources\n    args: {filterTimeout: 5s}\n' >"$TMP/ft.yaml"
 timeout 60 "$BIN" check "$TMP/ft.yaml" --feature-gates=DRASchedulerFilterTimeout=false >"$TMP/out" 2>&1
 expect_eq "DRASchedulerFilterTimeout=false: a filterTimeout is Forbidden" "$(head -1 "$TMP/out")" \
-  "$TMP/ft.yaml: profile default-scheduler: initializing plugin \"DynamicResources\": filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled"
+  "$TMP/ft.yaml: profile default-scheduler: $TMP/ft.yaml:6: profiles[0].pluginConfig[0].args: initializing plugin \"DynamicResources\": filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled"
 expect_eq "DRASchedulerFilterTimeout=true: the same filterTimeout is fine" \
   "$(timeout 60 "$BIN" check "$TMP/ft.yaml" >/dev/null 2>&1; echo $?)" "0"
 
@@ -196,7 +196,7 @@ spec:
   containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]
 EOF
 expect_eq "PodLevelResources=true: the pod-level cpu 3 does not fit" "$(timeout 60 "$BIN" simulate "$TMP/plr.yaml" | head -1)" \
-  "default/p: pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+  "default/p: pending: 0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 expect_eq "PodLevelResources=false: the container's 100m fits" \
   "$(timeout 60 "$BIN" simulate "$TMP/plr.yaml" --feature-gates=PodLevelResources=false | head -1)" "default/p: bound to n1"
 
