@@ -67,7 +67,6 @@ expect_eq "explain --output json: the traceback" "$(jq -c '.attempts[0].tracebac
 } > "$TMP/cluster.yaml"
 serve_start "$TMP/cluster.yaml"
 RUN_PID=""
-trap 'kill $RUN_PID $SERVE_PID 2>/dev/null; rm -rf "$TMP"' EXIT
 write_config() {   # $1: percentageOfNodesToScore
   cat > "$TMP/config.yaml.tmp" <<YAML
 apiVersion: kubescheduler.config.k8s.io/v1

@@ -45,7 +45,7 @@ script=$TMP/tutorial.sh
 
 leader=
 stop() { [ -n "$leader" ] && kill -TERM -- "-$leader" 2>/dev/null; rm -rf "$TMP"; }
-trap stop EXIT
+on_exit stop
 env -u LUA_PATH -u LUA_CPATH -u LUASCHED_LIB -u LUASCHED_SOURCE_DIR \
   PATH="$(dirname "$BIN"):$PATH" LUASCHED_SRC="$src" \
   setsid timeout -k 5 240 bash "$script" > "$TMP/script.out" 2>&1 &

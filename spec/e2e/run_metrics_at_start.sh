@@ -8,7 +8,6 @@
 # and one counter per check and endpoint, counted each time an endpoint runs.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/serve_lib.bash"
-trap 'kill -TERM "${RUN_PID:-}" "${SERVE_PID:-}" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
 for n in 1 2 3; do   # 3 nodes, no pod
   printf -- '---\napiVersion: v1\nkind: Node\nmetadata: {name: n%s}\nstatus:\n  capacity: {cpu: "4", memory: 8Gi, pods: "110"}\n  conditions: [{type: Ready, status: "True"}]\n' "$n"

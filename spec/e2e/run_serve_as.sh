@@ -12,7 +12,6 @@
 . "$(dirname "$0")/serve_lib.bash"
 ROOT=${LUASCHED_SOURCE_DIR:-.}
 RUN_PID='' SERVE_PID=''
-trap 'for p in $RUN_PID $SERVE_PID; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 luajit "$ROOT/bench/make_cluster.lua" 20 100 3 > "$TMP/cluster.json"
 timeout 60 "$BIN" simulate "$TMP/cluster.json" --seed 7 | grep ': bound to ' | sort > "$TMP/expected"
