@@ -36,21 +36,37 @@ local function note(fmt, ...)
 end
 M.note = note
 
--- note() for a hook of an instance, the text made once per instance and hook.
+-- note() for a hook of an instance: 'plugin "X" (hook at file:line)', made
+-- once per instance and hook (when the profile is built: not under a call's
+-- budget).
 local note_texts = setmetatable({}, { __mode = "k" })
-local function note_text(inst, hook)
+local function note_text_of(inst, hook)
   local t = note_texts[inst]
   if t == nil then t = {}; note_texts[inst] = t end
   local text = t[hook]
   if text == nil then
-    text = string.format("plugin %q (%s)", tostring(name_of[inst]), hook)
+    local fn = inst[hook]
+    local info = type(fn) == "function" and debug.getinfo(fn, "S")
+    if info and info.what == "Lua" then
+      text = string.format("plugin %q (%s at %s:%d)", tostring(name_of[inst]), hook, info.short_src, info.linedefined)
+    else
+      text = string.format("plugin %q (%s)", tostring(name_of[inst]), hook)
+    end
     t[hook] = text
   end
+  return text
+end
+
+local function note_text(inst, hook)
+  local text = note_text_of(inst, hook)
   if text ~= last_note then
     last_note = text
     C.ls_lua_note(text)
   end
 end
+
+-- The hooks noted by the runners (queue side and sign).
+local NOTED_HOOKS = { "pre_enqueue", "sort_key", "less", "sign" }
 
 -- The text of an error value a plugin raised: never runs plugin code (a
 -- table's __tostring), whatever was raised.
@@ -240,6 +256,9 @@ function M.build(specs, with)
       prof.points[hook] = list
     end
     compile_loops(prof, i)
+    for _, inst in pairs(prof.instances) do
+      for _, hook in ipairs(NOTED_HOOKS) do note_text_of(inst, hook) end
+    end
     prof.handle = with.new_handle(prof)
     for _, inst in pairs(prof.instances) do inst.handle = prof.handle end
     local ok, err = register_events(prof, i - 1, {})

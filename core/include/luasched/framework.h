@@ -103,11 +103,14 @@ int ls_cycle_bind(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t 
  * with errbuf filled. */
 int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const char *merge_patch, char *errbuf,
                           size_t errlen);
-/* Waiting pods (Permit): a plugin allows or rejects a pod it told to wait. */
-uint32_t ls_cycle_num_waiting(const ls_cycle *cycle);
-const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i);
-bool ls_cycle_allow_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin);
-bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin, const char *msg);
+/* Waiting pods (Permit) of profile `profile` (its schedulerName): a plugin
+ * of that profile allows or rejects a pod it told to wait; the pods of other
+ * profiles are neither counted, listed, allowed nor rejected. */
+uint32_t ls_cycle_num_waiting(const ls_cycle *cycle, ls_str profile);
+const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, ls_str profile, uint32_t i);
+bool ls_cycle_allow_waiting(const ls_cycle *cycle, ls_str profile, uint32_t pod_id, ls_str plugin);
+bool ls_cycle_reject_waiting(const ls_cycle *cycle, ls_str profile, uint32_t pod_id, ls_str plugin,
+                             const char *msg);
 /* Nominated pods (upstream's PodNominator): pods nominated to a node count
  * in Filter as if they ran there (when their priority is not lower). */
 uint32_t ls_cycle_nominated_total(const ls_cycle *cycle);
@@ -162,6 +165,9 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
  * init, events, hints), noted by Lua so that a call the watchdog cuts off can
  * still be attributed. */
 void ls_lua_note(const char *what);
+/* The generation of the plugin call running (framework/view_generation.c):
+ * the views a call hands out carry it and are refused once it changed. */
+const uint32_t *ls_view_generation(void);
 /* ffi:end */
 
 typedef struct ls_status_info {
@@ -171,6 +177,8 @@ typedef struct ls_status_info {
     const char *message;      /* reasons joined with ", " */
 } ls_status_info;
 
+/* What a status keeps of the text it is registered with (status.c). */
+enum { LS_STATUS_MAX_REASONS = 64, LS_STATUS_MAX_TEXT = 8192 };
 const ls_status_info *ls_status_get(uint32_t id);
 void ls_status_reset(void);    /* frees the registry: only at process exit / in tests */
 const char *ls_code_name(uint8_t code);

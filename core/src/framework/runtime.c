@@ -617,6 +617,12 @@ bool ls_rt_build(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *e
         return ls_errorf(err, "building profiles: the Lua state could not be restarted");
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_build);
     ls_rt_push_profiles(L, profiles, n);
+    for (uint32_t i = 0; i < n; i++) {   /* the cap of what the profile's plugins intern: its state's limit */
+        lua_rawgeti(L, -1, (int)i + 1);
+        lua_pushnumber(L, (lua_Number)lua->memory_limit);
+        lua_setfield(L, -2, "memory_limit");
+        lua_pop(L, 1);
+    }
     if (!ls_rt_load_call(lua, 1, 2, "building profiles", NULL, err))
         return false;
     lua_pop(L, 2);
@@ -742,8 +748,13 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
     count_cut_off(lua);
     char who[300];
     int point = ls_ext_point_info_of(ep)->point;
-    /* Worded as upstream words errors of that extension point. */
-    if (point == LS_EP_FILTER)
+    /* Worded as upstream words errors of that extension point; a hook that is
+     * a point of its own to plugin authors (Unreserve, PreBindPreFlight) by its
+     * own name, not its point's. */
+    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT)
+        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name,
+                 running_plugin(lua, ep, profile));
+    else if (point == LS_EP_FILTER)
         snprintf(who, sizeof who, "running \"%s\" filter plugin", running_plugin(lua, ep, profile));
     else
         snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(point), running_plugin(lua, ep, profile));

@@ -62,7 +62,9 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
      * the cut-off waits for the request to finish. Without the signal, a
      * plugin catching the hook's error with pcall, or stuck in C (a pattern
      * that backtracks), held a binding hook - and the scheduler - forever. */
+    uint32_t outer_generation = ls_view_generation_enter();
     int rc = ls_rt_guarded_pcall(lua, 1 + c->nptrs, 1, true);
+    ls_view_generation_leave(outer_generation);
     if (c->in_cycle)
         ls_rt_active_call = -1;
     return rc;

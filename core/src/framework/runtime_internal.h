@@ -50,7 +50,12 @@ struct ls_rt {
     uint32_t call_profile;           /* the profile of the call being made (its budgets) */
 };
 
-enum { NO_PROFILE = 0x7fffffff };   /* a call outside a profile's cycle: the state's budgets */
+enum { NO_PROFILE = 0x7fffffff };
+
+/* view_generation.c: a call into Lua enters a new view generation (the outer
+ * one returned) and leaves it, giving the outer one back. */
+uint32_t ls_view_generation_enter(void);
+void ls_view_generation_leave(uint32_t outer);   /* a call outside a profile's cycle: the state's budgets */
 
 /* The cycle's call running (its LS_EP_* row, -1 outside one) and its
  * profile, for the fatal-signal report. */
