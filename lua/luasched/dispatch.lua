@@ -55,7 +55,7 @@ local restricting_names = {}   -- the PreFilter plugins that restricted the node
 local current        -- plugin instance running, for error attribution
 local current_hook   -- the hook it runs (a key of the plugin table)
 
-function M.init(cycle_ptr, plugin_dirs)
+function M.init(cycle_ptr, plugin_dirs, builtin_dirs)
   -- A JIT trace log for performance work: LUASCHED_JIT_LOG=/tmp/jit.txt
   local jit_log = os.getenv("LUASCHED_JIT_LOG")
   if jit_log and jit_log ~= "" then require("jit.v").start(jit_log) end
@@ -79,7 +79,7 @@ function M.init(cycle_ptr, plugin_dirs)
   handle.attach(cycle, function() return current_hook end)
   ls._attach_running_plugin(M.running_plugin)
   views.attach(M.running_plugin)
-  loader.set_path(plugin_dirs)
+  loader.set_path(plugin_dirs, builtin_dirs)
   sandbox.lock_strings()
 end
 

@@ -189,6 +189,8 @@ typedef struct ls_plugin_ref {
     int32_t weight;       /* Score only; 0 in the config means 1 */
 } ls_plugin_ref;
 
+enum { LS_MAX_OVERRIDE_BUILTINS = 32 };
+
 typedef struct ls_profile {
     ls_str scheduler_name;
     int32_t percentage_of_nodes_to_score;   /* -1 = unset, use the global value */
@@ -204,6 +206,11 @@ typedef struct ls_profile {
     uint64_t plugin_timeout_ms, instruction_budget;
     uint64_t memory_limit_bytes;
     bool memory_limit_set;
+    /* `luasched: {overrideBuiltins: [Name, ...]}`: the built-in plugins a file
+     * on the plugin path may replace in this profile (any other file named as
+     * a built-in is an error naming both files). */
+    uint32_t n_override_builtins;
+    ls_str override_builtins[LS_MAX_OVERRIDE_BUILTINS];
 } ls_profile;
 
 /* For a configured point (0 <= ep < LS_EP_COUNT), "?" otherwise; every row

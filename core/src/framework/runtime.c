@@ -423,7 +423,8 @@ static bool load_dispatch(ls_rt *lua, ls_error *err)
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);
     push_plugin_dirs(L, lua->plugin_path);
-    if (lua_pcall(L, 2, 0, 0) != 0)
+    push_plugin_dirs(L, ls_paths_plugins());   /* the built-in ones (a file elsewhere shadowing them is refused) */
+    if (lua_pcall(L, 3, 0, 0) != 0)
         return ls_errorf(err, "starting the Lua runtime: %s", lua_tostring(L, -1));
     lua_pop(L, 1);
     return true;
@@ -597,6 +598,12 @@ static void push_profile(lua_State *L, const ls_profile *p)
     lua_setfield(L, -2, "args");
     push_json(L, p->plugin_args_at);
     lua_setfield(L, -2, "args_at");
+    lua_newtable(L);   /* overrideBuiltins as a set: name -> true */
+    for (uint32_t i = 0; i < p->n_override_builtins; i++) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, ls_str_get(p->override_builtins[i]));
+    }
+    lua_setfield(L, -2, "override_builtins");
 }
 
 void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n)

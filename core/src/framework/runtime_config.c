@@ -28,13 +28,26 @@ static bool push_dispatch_fn(lua_State *L, const char *name, ls_error *err)
     return true;
 }
 
-bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err)
+/* Appends the strings of the list at the top of the stack to `out` (copies). */
+static void take_strings(lua_State *L, ls_vec *out)
+{
+    size_t count = lua_objlen(L, -1);
+    for (size_t i = 1; i <= count; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        const char *msg = lua_tostring(L, -1);
+        *(char **)ls_vec_push(out) = ls_xstrdup(msg ? msg : "?");
+        lua_pop(L, 1);
+    }
+}
+
+bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_vec *resolved,
+                 ls_error *err)
 {
     lua_State *L = lua->L;
     if (!push_dispatch_fn(L, "check", err))
         return false;
     ls_rt_push_profiles(L, profiles, n);
-    int rc = ls_rt_guarded_pcall(lua, 1, 1, true);
+    int rc = ls_rt_guarded_pcall(lua, 1, 2, true);
     if (rc < 0) {
         ls_error cut;
         ls_rt_cut_off(lua, &cut, "checking plugins", NULL);
@@ -46,13 +59,10 @@ bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *pro
         lua_pop(L, 1);
         return false;
     }
-    size_t count = lua_objlen(L, -1);
-    for (size_t i = 1; i <= count; i++) {
-        lua_rawgeti(L, -1, (int)i);
-        const char *msg = lua_tostring(L, -1);
-        *(char **)ls_vec_push(problems) = ls_xstrdup(msg ? msg : "?");
-        lua_pop(L, 1);
-    }
+    if (resolved && lua_istable(L, -1))
+        take_strings(L, resolved);
+    lua_pop(L, 1);
+    take_strings(L, problems);
     lua_pop(L, 1);
     return true;
 }

@@ -106,7 +106,8 @@ bool ls_rt_less(ls_rt *lua, const ls_pod *a, const ls_pod *b);
 bool ls_rt_registrations(ls_rt *lua, ls_event_registration **out, uint32_t *n, ls_error *err);
 int ls_rt_hint(ls_rt *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev);
 char **ls_rt_plugin_files(ls_rt *lua, uint32_t *n);
-bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err);
+bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_vec *resolved,
+                 ls_error *err);
 struct cJSON *ls_rt_completed_args(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
 void ls_rt_park(ls_rt *lua, uint32_t pod_id);
 void ls_rt_resume(ls_rt *lua, uint32_t pod_id);
