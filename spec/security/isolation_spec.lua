@@ -66,7 +66,6 @@ local KEY, YES = ls.intern("probe"), ls.intern("yes")
 ]]
 local function probe(hooks) write_plugin("probe", HEAD .. hooks .. "\nreturn P\n") end
 
-
 --- Runs `luasched <command>` (simulate by default) with the configuration
 --- text, under a time limit (a hang fails the case instead of the suite).
 --- { rc, out, err, pods = name -> outcome, rss = peak RSS in MiB }.
