@@ -85,6 +85,11 @@ ls.memo, ls.subtable = helpers.memo, helpers.subtable
 
 -- ---- strings ------------------------------------------------------------
 
+-- The plugin whose code is running and its hook (dispatch.lua tells): a plugin
+-- allows or rejects a waiting pod as itself only; errors name it.
+local running_plugin = function() return nil end
+function ls._attach_running_plugin(fn) running_plugin = fn end
+
 -- A profile reads the strings the runtime interned (cluster data, names,
 -- its configuration) and those its own plugins made; a string another
 -- profile's plugins made (ls.intern, a status message) is not readable here,
@@ -239,6 +244,13 @@ function ls.error(msg) return status(C.LS_ERROR, msg) end
 --- The runtime's Error status for a failed plugin: not charged to the
 --- plugins' strings (it must be made even when a plugin used them all up).
 function ls._runtime_error(msg)
+  -- kept for good too (the status registry): charged to the profile; past its
+  -- cap, only the plugin's name and hook are kept (a bounded number of texts)
+  if intern_charged(msg) == 0 then
+    local name, hook = running_plugin()
+    msg = string.format("plugin %s failed%s; its message is not kept: profile %q reached its strings cap",
+      name and string.format("%q", name) or "?", hook and (" in " .. hook) or "", account_name)
+  end
   runtime_made = true
   local ok, st = pcall(status, C.LS_ERROR, msg)
   runtime_made = false
@@ -832,10 +844,6 @@ function ls.queued_pod(id)
   return p[0]
 end
 
--- The plugin whose code is running (dispatch.lua tells): a plugin allows or
--- rejects a waiting pod as itself only.
-local running_plugin = function() return nil end
-function ls._attach_running_plugin(fn) running_plugin = fn end
 
 local function caller(what, plugin_name)
   local me = running_plugin()

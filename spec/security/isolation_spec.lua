@@ -322,6 +322,32 @@ end]])
     assert.matches("^bound to node%-[12]$", r.pods.b)
   end)
 
+  -- Before: each write was queued in C (the writer pool, the cluster's
+  -- events) for as long as the call's budget let the loop run.
+  it("API writes one plugin call asks for are capped at 10000", function()
+    probe([[
+function P.pre_bind(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local last
+  for _ = 1, 10001 do last = ls.patch_object("ConfigMap", "default", "none", "{}") end
+  return ls.error(last)
+end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+      'running PreBind plugin "Probe": more than 10000 API writes and evictions in one plugin call')
+  end)
+
+  it("an error past the profile's strings cap keeps the plugin's name, not its text", function()
+    probe([[
+function P.filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  pcall(function() for i = 1, 1e9 do ls.intern(string.rep("s", 64) .. i) end end)
+  error(string.rep("e", 1000) .. tostring(os.clock()))
+end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}",
+      "  luasched: {memoryLimitBytes: 33554432}\n"))), 'plugin "Probe" failed in filter; its message is not kept: ' ..
+      'profile "default-scheduler" reached its strings cap')
+  end)
+
   it("a status text past 8 KiB is cut at 8192 bytes", function()
     probe([[
 function P.filter(self, state, pod)

@@ -20,11 +20,20 @@ const uint32_t *ls_view_generation(void)
     return &generation_current;
 }
 
+/* A new number, never 0 (a view of generation 0 is one of the plugin's own
+ * memory, which lasts): the counter wraps after 2^32 calls. */
+static uint32_t next_generation(void)
+{
+    if (++generation_next == 0)
+        generation_next = 1;
+    return generation_next;
+}
+
 uint32_t ls_view_generation_enter(void)
 {
     uint32_t outer = generation_current;
     call_depth++;
-    generation_current = ++generation_next;
+    generation_current = next_generation();
     return outer;
 }
 
@@ -33,5 +42,5 @@ void ls_view_generation_leave(uint32_t outer)
     if (call_depth)
         call_depth--;
     /* between calls no view is valid: the next call gets a new number anyway */
-    generation_current = call_depth ? outer : ++generation_next;
+    generation_current = call_depth ? outer : next_generation();
 }

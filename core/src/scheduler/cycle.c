@@ -96,6 +96,21 @@ static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, si
     return 0;
 }
 
+bool ls_scheduler_plugin_write(ls_scheduler *s, char *errbuf, size_t errlen)
+{
+    uint32_t call = *ls_view_generation();
+    if (call != s->writes_generation) {
+        s->writes_generation = call;
+        s->writes_in_call = 0;
+    }
+    if (s->writes_in_call >= LS_MAX_PLUGIN_WRITES) {
+        snprintf(errbuf, errlen, "more than %d API writes and evictions in one plugin call", LS_MAX_PLUGIN_WRITES);
+        return false;
+    }
+    s->writes_in_call++;
+    return true;
+}
+
 int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const char *merge_patch, char *errbuf,
                           size_t errlen)
 {
@@ -105,6 +120,8 @@ int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const cha
                  ls_str_get(obj->name));
         return -1;
     }
+    if (!ls_scheduler_plugin_write(s, errbuf, errlen))
+        return -1;
     ls_critical_enter();
     ls_error err;
     ls_scheduler_begin_deferral(s);
@@ -826,6 +843,8 @@ int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str 
         snprintf(errbuf, errlen, "no cluster is attached to update %s %s", ls_str_get(kind), ls_str_get(name));
         return -1;
     }
+    if (!ls_scheduler_plugin_write(s, errbuf, errlen))
+        return -1;
     ls_error err;
     ls_critical_enter();
     ls_scheduler_begin_deferral(s);
