@@ -115,6 +115,17 @@ M.check = assembly.check
 -- cycle.running_plugin (the loops keep it current).
 local LOOP_HOOKS = { filter = true, score = true }
 
+--- Where plugin `name`'s hook `hook` is defined ("file:line"), nil when it
+--- has none (the runtime's log of a cut-off call names it).
+function M.hook_location(name, hook)
+  local prof = profiles[1]
+  local inst = prof and prof.instances[name]
+  local fn = inst and inst[hook]
+  if type(fn) ~= "function" then return nil end
+  local info = debug.getinfo(fn, "S")
+  return info.short_src .. ":" .. info.linedefined
+end
+
 --- The name of the plugin whose code runs now (nil outside a plugin's hook):
 --- what ls.allow acts as, and what a view used after its call names.
 function M.running_plugin()

@@ -577,26 +577,32 @@ end]])
 
   -- Every extension point a looping plugin can be cut off at names the point
   -- and the plugin (upstream's wording of that point's errors).
+  -- The pod's message in upstream's words; the log line names the plugin, the
+  -- point and its hook's file:line (NormalizeScore runs within Score's call:
+  -- the log shows the score hook, line 4).
   local CUT_OFF = {
-    { "pre_filter", 'running PreFilter plugin "Probe": ' },
-    { "filter", 'running "Probe" filter plugin: ' },
-    { "pre_score", 'running PreScore plugin "Probe": ' },
-    { "score", 'running Score plugin "Probe": ' },
-    { "normalize_score", 'running Score plugin "Probe": ' },
-    { "reserve", 'running Reserve plugin "Probe": ' },
-    { "permit", 'running Permit plugin "Probe": ' },
-    { "pre_bind", 'running PreBind plugin "Probe": ' },
+    { "pre_filter", 'running PreFilter plugin "Probe": ', "PreFilter", 5 },
+    { "filter", 'running "Probe" filter plugin: ', "Filter", 5 },
+    { "pre_score", 'running PreScore plugin "Probe": ', "PreScore", 5 },
+    { "score", 'running Score plugin "Probe": ', "Score", 5 },
+    { "normalize_score", 'running Score plugin "Probe": ', "Score", 4 },
+    { "reserve", 'running Reserve plugin "Probe": ', "Reserve", 5 },
+    { "permit", 'running Permit plugin "Probe": ', "Permit", 5 },
+    { "pre_bind", 'running PreBind plugin "Probe": ', "PreBind", 5 },
   }
   for _, case in ipairs(CUT_OFF) do
-    local hook, head = case[1], case[2]
-    it("a looping " .. hook .. " is cut off and named", function()
+    local hook, head, point, line = case[1], case[2], case[3], case[4]
+    it("a looping " .. hook .. " is cut off and named, in the pod and the log", function()
       probe(([[
 function P.score() return 0 end
 function P.%s(self, state, pod)
   if ls.label(pod.labels, KEY) ~= YES then return %s end
   while true do end
 end]]):format(hook, hook == "score" and "0" or "nil"))
-      expect_error(run(config(profile("default-scheduler", "{name: Probe}", P300))), head .. RESTARTED)
+      local r = run(config(profile("default-scheduler", "{name: Probe}", P300)))
+      expect_error(r, head .. RESTARTED)
+      assert.truthy(r.err:find(('"Plugin call cut off" plugin="Probe" extensionPoint="%s" hook="%s:%d" err='):format(
+        point, file_of("probe"), line), 1, true), r.err)
     end)
   end
 end)

@@ -737,6 +737,27 @@ static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile)
     return i >= 0 && (uint32_t)i < list->len ? ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name) : "?";
 }
 
+/* Where plugin `name`'s hook of row `ep` is defined ("file:line"), asked of
+ * the rebuilt state (dispatch.hook_location); empty when unknown. */
+static void hook_location(ls_rt *lua, int ep, const char *name, char *out, size_t size)
+{
+    out[0] = '\0';
+    lua_State *L = lua->L;
+    if (!L)
+        return;
+    int top = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "luasched.dispatch");
+    if (lua_pcall(L, 1, 1, 0) == 0) {
+        lua_getfield(L, -1, "hook_location");
+        lua_pushstring(L, name);
+        lua_pushstring(L, ls_ext_point_info_of(ep)->hook);
+        if (lua_pcall(L, 2, 1, 0) == 0 && lua_isstring(L, -1))
+            snprintf(out, size, "%s", lua_tostring(L, -1));
+    }
+    lua_settop(L, top);
+}
+
 /* The watchdog cut a cycle's call off: the state is unusable, so it is freed
  * block by block and built again (same plugins, same profiles). */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
@@ -771,6 +792,11 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         snprintf(msg, sizeof msg, "%s: %s; restarting the Lua state failed: %.300s", who, what, err.msg);
     else
         snprintf(msg, sizeof msg, "%s: %s (the Lua state was restarted)", who, what);
+    /* the log names the plugin, its extension point and where its hook is */
+    char where[300];
+    hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
+    ls_log_error("Plugin call cut off", "plugin", running_plugin(lua, ep, profile), "extensionPoint",
+                 ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
     return LS_ERROR;
