@@ -131,12 +131,16 @@ end
 
 local function strings_full()
   return string.format("luasched: the plugins of profile %q have interned %d bytes of distinct strings " ..
-    "(ls.intern, status messages), its cap (the profile's Lua memory limit); they are never freed, no more " ..
-    "are taken", account_name, tonumber(C.ls_intern_plugin_bytes(account)))
+    "(ls.intern, status messages), which with its Lua heap reach the profile's memory limit of %d bytes; they " ..
+    "are never freed, no more are taken", account_name, tonumber(C.ls_intern_plugin_bytes(account)), strings_cap)
 end
 
+-- A new string is taken while the profile's strings and its Lua heap stay
+-- within its memory limit.
+local gc_count = collectgarbage
 local function intern_charged(s)
-  local id = C.ls_intern_plugin(s, #s, account, strings_cap)
+  local room = strings_cap - gc_count("count") * 1024
+  local id = C.ls_intern_plugin(s, #s, account, room > 0 and room or 0)
   if id ~= 0 then made[id] = true end
   return id
 end

@@ -497,7 +497,7 @@ end]])
     assert.are.equal(0, r.rc, r.err)
     assert.matches('^pending: running "Probe" filter plugin: ' .. file_of("probe"):gsub("%p", "%%%0") ..
       ':6: luasched: the plugins of profile "first" have interned %d+ bytes of distinct strings %(ls.intern, ' ..
-      'status messages%), its cap %(the profile\'s Lua memory limit%)', r.pods.a)
+      'status messages%), which with its Lua heap reach the profile\'s memory limit of 33554432 bytes', r.pods.a)
     assert.matches("^bound to node%-[12]$", r.pods.b)
     assert.matches("^bound to node%-[12]$", r.pods.c)
   end)
