@@ -137,9 +137,11 @@ end
 
 -- A new string is taken while the profile's strings and its Lua heap stay
 -- within its memory limit.
+-- `reserve`: bytes past the limit the runtime may still take (the text of an
+-- error that reports the cap).
 local gc_count = collectgarbage
-local function intern_charged(s)
-  local room = strings_cap - gc_count("count") * 1024
+local function intern_charged(s, reserve)
+  local room = strings_cap + (reserve or 0) - gc_count("count") * 1024
   local id = C.ls_intern_plugin(s, #s, account, room > 0 and room or 0)
   if id ~= 0 then made[id] = true end
   return id
@@ -247,10 +249,12 @@ function ls.pending(...) return status(C.LS_PENDING, ...) end
 function ls.error(msg) return status(C.LS_ERROR, msg) end
 --- The runtime's Error status for a failed plugin: not charged to the
 --- plugins' strings (it must be made even when a plugin used them all up).
+local ERROR_RESERVE = 65536
 function ls._runtime_error(msg)
-  -- kept for good too (the status registry): charged to the profile; past its
-  -- cap, only the plugin's name and hook are kept (a bounded number of texts)
-  if intern_charged(msg) == 0 then
+  -- kept for good too (the status registry): charged to the profile, with 64
+  -- KiB of reserve past its cap for the errors that report it; past that, only
+  -- the plugin's name and hook are kept (a bounded number of texts)
+  if intern_charged(msg, ERROR_RESERVE) == 0 then
     local name, hook = running_plugin()
     msg = string.format("plugin %s failed%s; its message is not kept: profile %q reached its strings cap",
       name and string.format("%q", name) or "?", hook and (" in " .. hook) or "", account_name)

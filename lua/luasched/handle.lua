@@ -201,20 +201,39 @@ local prof_of = setmetatable({}, { __mode = "k" })   -- handle -> its profile (n
 local scratch_status = ffi.new("ls_node_status")
 local error_buf = ffi.new("char[512]")
 
+-- The handle's methods that run other plugins' code (Filter, AddPod,
+-- RemovePod) move cycle.running_plugin through those plugins' lists: the
+-- caller's index is given back, also when they raise, so that an error of the
+-- caller's own code afterwards names the caller (found by the fuzzer: a Score
+-- plugin's error named NodeAffinity, the last Filter its handle ran).
+local function as_caller(f, ...)
+  local caller = cycle.running_plugin
+  local ok, a, b = pcall(f, ...)
+  cycle.running_plugin = caller
+  if not ok then error(a, 0) end
+  return a, b
+end
+
+local function filter_nominated(prof, st, pod, ni)
+  local fits = filter_with_nominated(prof, st, pod, ni, scratch_status)
+  if fits then return true end
+  return false, scratch_status.code
+end
+
 --- Filter with nominated pods on any NodeInfo (a clone during preemption).
 --- Returns true, or false and the failing status code and message.
 function Handle:run_filter_with_nominated(st, pod, ni)
-  local fits = filter_with_nominated(prof_of[self], st, pod, ni, scratch_status)
+  local fits, code = as_caller(filter_nominated, prof_of[self], st, pod, ni)
   if fits then return true end
-  return false, scratch_status.code, ls_status_message(scratch_status.status)
+  return false, code, ls_status_message(scratch_status.status)
 end
 
 function Handle:run_add_pod(st, pod, pod_to_add, ni)
-  run_extension(prof_of[self], "add_pod", st, pod, pod_to_add, ni)
+  as_caller(run_extension, prof_of[self], "add_pod", st, pod, pod_to_add, ni)
 end
 
 function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
-  run_extension(prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
+  as_caller(run_extension, prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
 end
 
 function Handle:clone_state(st)

@@ -337,10 +337,14 @@ end]])
   end)
 
   it("an error past the profile's strings cap keeps the plugin's name, not its text", function()
+    -- strings up to the cap, then 200 kB more of Lua heap: past the 64 KiB
+    -- reserve the runtime keeps for the errors that report the cap
     probe([[
+local keep = {}
 function P.filter(self, state, pod)
   if ls.label(pod.labels, KEY) ~= YES then return nil end
   pcall(function() for i = 1, 1e9 do ls.intern(string.rep("s", 64) .. i) end end)
+  keep[#keep + 1] = string.rep("h", 200000) .. tostring(os.clock())
   error(string.rep("e", 1000) .. tostring(os.clock()))
 end]])
     expect_error(run(config(profile("default-scheduler", "{name: Probe}",
@@ -540,6 +544,20 @@ end]])
     expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
       "0/2 nodes are available: 2 no. running PostFilter plugin \"Probe\": post_filter returned a table as the " ..
       "nominated node, expected a node name (a string) or nil (" .. file_of("probe") .. ":8)")
+  end)
+
+  -- Found by the fuzzer: the handle ran the Filter plugins, which moved the
+  -- running plugin's index; the Score plugin's own error then named the
+  -- profile's Score plugin at the last Filter's index (NodeAffinity).
+  it("a plugin's error after its handle ran other plugins names that plugin", function()
+    probe([[
+function P.score(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return 0 end
+  self.handle:run_filter_with_nominated(state, pod, ni)
+  error("after the handle")
+end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+      'running Score plugin "Probe": ' .. file_of("probe") .. ":7: after the handle")
   end)
 
   -- Before: 'running Reserve plugin "?"'.
