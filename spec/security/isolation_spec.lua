@@ -546,6 +546,34 @@ end]])
       "nominated node, expected a node name (a string) or nil (" .. file_of("probe") .. ":8)")
   end)
 
+  it("a looping PostBind is logged naming the plugin, PostBind and its hook; the pod stays bound", function()
+    probe([[
+function P.post_bind(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  while true do end
+end]])
+    local r = run(config(profile("default-scheduler", "{name: Probe}", P300)))
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^bound to node%-[12]$", r.pods.a)
+    assert.truthy(r.err:find('"Plugin call cut off" plugin="Probe" extensionPoint="PostBind" hook="' ..
+      file_of("probe") .. ':4" err="running PostBind plugin \\"Probe\\": ' .. RESTARTED .. '"', 1, true), r.err)
+  end)
+
+  it("a looping queue sort is logged naming the plugin, its hook and file:line", function()
+    probe([[
+function P.less(self, a, b)
+  if ls.label(a.labels, KEY) == YES then while true do end end
+  return a.priority > b.priority
+end]])
+    local r = run(config(profile("default-scheduler", "{name: Probe}", P300 ..
+      '  plugins:\n    queueSort: {enabled: [{name: Probe}], disabled: [{name: "*"}]}\n'):gsub(
+      "  plugins:\n    multiPoint:\n      enabled: %[{name: Probe}%]\n", "")))
+    assert.are.equal(0, r.rc, r.err)
+    assert.truthy(r.err:find('"Plugin call cut off" err="QueueSort: plugin \\"Probe\\" (less at ' .. file_of("probe") ..
+      ":4): exceeded its time budget of 300 ms (the Lua state was restarted)\"", 1, true), r.err)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
+  end)
+
   -- Found by the fuzzer: the handle ran the Filter plugins, which moved the
   -- running plugin's index; the Score plugin's own error then named the
   -- profile's Score plugin at the last Filter's index (NodeAffinity).
