@@ -550,71 +550,6 @@ bool ls_rt_plugin_points(ls_rt *lua, const char *name, uint32_t *points, ls_erro
     return true;
 }
 
-/* Plugin args arrive as cJSON (from the config file) and become Lua tables. */
-static void push_json(lua_State *L, const cJSON *j)
-{
-    if (cJSON_IsObject(j)) {
-        lua_newtable(L);
-        for (const cJSON *c = j->child; c; c = c->next) {
-            push_json(L, c);
-            lua_setfield(L, -2, c->string);
-        }
-    } else if (cJSON_IsArray(j)) {
-        lua_newtable(L);
-        int i = 1;
-        for (const cJSON *c = j->child; c; c = c->next) {
-            push_json(L, c);
-            lua_rawseti(L, -2, i++);
-        }
-    } else if (cJSON_IsString(j)) {
-        lua_pushstring(L, j->valuestring);
-    } else if (cJSON_IsNumber(j)) {
-        lua_pushnumber(L, j->valuedouble);
-    } else if (cJSON_IsBool(j)) {
-        lua_pushboolean(L, cJSON_IsTrue(j));
-    } else {
-        lua_pushnil(L);
-    }
-}
-
-static void push_profile(lua_State *L, const ls_profile *p)
-{
-    lua_newtable(L);
-    lua_pushstring(L, ls_str_get(p->scheduler_name));
-    lua_setfield(L, -2, "name");
-    lua_newtable(L);
-    for (int ep = 0; ep < LS_EP_COUNT; ep++) {
-        if (!p->plugins[ep].len)
-            continue;
-        lua_newtable(L);
-        for (uint32_t i = 0; i < p->plugins[ep].len; i++) {
-            lua_pushstring(L, ls_str_get(LS_VEC_AT(&p->plugins[ep], ls_plugin_ref, i).name));
-            lua_rawseti(L, -2, (int)i + 1);
-        }
-        lua_setfield(L, -2, ls_ext_point_hook(ep));
-    }
-    lua_setfield(L, -2, "points");
-    push_json(L, p->plugin_args);
-    lua_setfield(L, -2, "args");
-    push_json(L, p->plugin_args_at);
-    lua_setfield(L, -2, "args_at");
-    lua_newtable(L);   /* overrideBuiltins as a set: name -> true */
-    for (uint32_t i = 0; i < p->n_override_builtins; i++) {
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, ls_str_get(p->override_builtins[i]));
-    }
-    lua_setfield(L, -2, "override_builtins");
-}
-
-void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n)
-{
-    lua_newtable(L);
-    for (uint32_t i = 0; i < n; i++) {
-        push_profile(L, &profiles[i]);
-        lua_rawseti(L, -2, (int)i + 1);
-    }
-}
-
 bool ls_rt_build(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     lua_State *L = lua->L;
@@ -737,27 +672,6 @@ static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile)
     return i >= 0 && (uint32_t)i < list->len ? ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name) : "?";
 }
 
-/* Where plugin `name`'s hook of row `ep` is defined ("file:line"), asked of
- * the rebuilt state (dispatch.hook_location); empty when unknown. */
-static void hook_location(ls_rt *lua, int ep, const char *name, char *out, size_t size)
-{
-    out[0] = '\0';
-    lua_State *L = lua->L;
-    if (!L)
-        return;
-    int top = lua_gettop(L);
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "luasched.dispatch");
-    if (lua_pcall(L, 1, 1, 0) == 0) {
-        lua_getfield(L, -1, "hook_location");
-        lua_pushstring(L, name);
-        lua_pushstring(L, ls_ext_point_info_of(ep)->hook);
-        if (lua_pcall(L, 2, 1, 0) == 0 && lua_isstring(L, -1))
-            snprintf(out, size, "%s", lua_tostring(L, -1));
-    }
-    lua_settop(L, top);
-}
-
 /* The watchdog cut a cycle's call off: the state is unusable, so it is freed
  * block by block and built again (same plugins, same profiles). */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
@@ -794,7 +708,7 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         snprintf(msg, sizeof msg, "%s: %s (the Lua state was restarted)", who, what);
     /* the log names the plugin, its extension point and where its hook is */
     char where[300];
-    hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
+    ls_rt_hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
     ls_log_error("Plugin call cut off", "plugin", running_plugin(lua, ep, profile), "extensionPoint",
                  ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));

@@ -85,6 +85,9 @@ bool ls_rt_cut_off(ls_rt *lua, ls_error *err, const char *doing, const char *nam
 bool ls_rt_load_call(ls_rt *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err);
 /* Pushes the profiles as dispatch.build and dispatch.check take them. */
 void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n);
+/* Where plugin `name`'s hook of row `ep` is defined ("file:line", asked of
+ * dispatch.lua), empty when unknown (runtime_calls.c). */
+void ls_rt_hook_location(ls_rt *lua, int ep, const char *name, char *out, size_t size);
 
 /* ---- one state: what runtime_set.c routes to (as ls_lua_* in runtime.h;
  * a state is built with one profile, so the calls of a cycle or the queue
