@@ -235,8 +235,8 @@ end
 
 local array_types = {}
 
-local function array_type(elem, deref, writable, checker, scoped)
-  local key = elem .. (deref and "&" or "") .. (writable and "w" or "") .. (scoped and "s" or "")
+local function array_type(elem, deref, writable, checker)
+  local key = elem .. (deref and "&" or "") .. (writable and "w" or "")
   local ct = array_types[key]
   if ct then return ct end
   local name = "ls_arr_" .. key:gsub("[^%w]", "_")
@@ -245,10 +245,9 @@ local function array_type(elem, deref, writable, checker, scoped)
   local ptr = typeof(elem)
   local what = "list"
   -- gen_ 0: a view of memory the plugin owns (ls.new_preferred_terms), for good
-  local function live(v) return v.gen_ == 0 or v.gen_ == generation[0] end
   local mt = {
     __len = function(v)
-      if not live(v) then stale(what) end
+      if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
       return v.n_
     end,
     __tostring = function() return what end,
@@ -293,7 +292,7 @@ local keep = setmetatable({}, { __mode = "k" })   -- view -> what its memory bel
 --- out as references. `checker`: the view is writable and stores checker(x)
 --- (NormalizeScore's scores). Build the maker once: make() only allocates the view.
 function M.maker(elem, deref, checker)
-  local ct = array_type(elem, deref, checker ~= nil, checker, true)
+  local ct = array_type(elem, deref, checker ~= nil, checker)
   local opaque = typeof("const ls_opaque_ *")
   return function(ptr, n, owner)
     local v = ct(cast(opaque, ptr), n, owner ~= nil and 0 or generation[0])
