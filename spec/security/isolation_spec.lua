@@ -588,6 +588,28 @@ end]])
       'running Score plugin "Probe": ' .. file_of("probe") .. ":7: after the handle")
   end)
 
+  -- Found by the fuzzer: cloning a CycleState entry that refers to itself
+  -- overflowed the stack in the runtime (reported as the preempting plugin's
+  -- error); a table met twice is now copied once, and a too deep entry named.
+  it("a CycleState entry that refers to itself is cloned; one nested too deep is named", function()
+    probe([[
+function P.filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local loop = {}
+  loop.self = loop
+  state.loop = loop
+  local copy = self.handle:clone_state(state)
+  if copy.loop.self ~= copy.loop or copy.loop == loop then error("not a copy of the loop") end
+  local deep = {}
+  for _ = 1, 300 do deep = { deep } end
+  state.deep = deep
+  self.handle:clone_state(state)
+end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+      'running "Probe" filter plugin: ' .. file_of("probe") .. ':14: cloning the CycleState: entry "deep" is ' ..
+      "nested deeper than 200 tables")
+  end)
+
   -- Before: 'running Reserve plugin "?"'.
   it("a looping Unreserve is named with Unreserve and its plugin", function()
     probe([[
