@@ -170,7 +170,32 @@ ls.subtable = helpers.subtable
 -- ---- strings ------------------------------------------------------------
 ---@section Strings and labels
 
+-- The plugin whose code is running and its hook (dispatch.lua tells): a plugin
+-- allows or rejects a waiting pod as itself only; errors name it.
+local running_plugin = function() return nil end
+function ls._attach_running_plugin(fn) running_plugin = fn end
+
+-- A profile reads the strings the runtime interned (cluster data, names,
+-- its configuration) and those its own plugins made; a string another
+-- profile's plugins made (ls.intern, a status message) is not readable here,
+-- even by walking ids. One state holds one profile: `made` is per profile.
 local str_cache = {}
+local made = {}   -- id -> true: interned by this state's plugins (charged to its memory)
+
+-- The profile this state runs (its schedulerName) and what its plugins may
+-- intern: C keeps interned strings for good, so they are counted per
+-- profile against the profile's Lua memory limit (1 GiB when unlimited).
+local DEFAULT_STRINGS_CAP = 2 ^ 30
+local account, strings_cap, account_name = 0, DEFAULT_STRINGS_CAP, ""
+
+--- Sets the profile this state's plugins intern for (dispatch.build).
+function ls._set_profile(name, memory_limit)
+  account_name = name or ""
+  account = C.ls_intern(account_name, #account_name)
+  strings_cap = (memory_limit and memory_limit > 0) and memory_limit or DEFAULT_STRINGS_CAP
+end
+--- The running profile's schedulerName id (the waiting pods it may see).
+function ls._profile_id() return account end
 
 --- The Lua string of an interned id ("" for 0). Cached: ids never change.
 ---@param id integer an interned string id (pod.name, a label value, ...)
@@ -181,24 +206,41 @@ function ls.str(id)
   id = n
   local s = str_cache[id]
   if s == nil then
+    if C.ls_str_plugin_made(id) and not made[id] then
+      error(string.format("ls.str: string id %d was made by another profile's plugins: profile %q reads only " ..
+        "the strings it made and those the scheduler gave it", id, account_name), 2)
+    end
     s = ffi.string(C.ls_str_get(id), C.ls_str_len(id))
     str_cache[id] = s
   end
   return s
 end
 
--- Interned strings are never freed: plugins may add 1 GiB of them (C's cap),
--- so a plugin interning without bound cannot take the process's memory.
-local STRINGS_FULL = "luasched: plugins have interned 1 GiB of distinct strings (ls.intern, status " ..
-  "messages), which are never freed; no more are taken"
+local function strings_full()
+  return string.format("luasched: the plugins of profile %q have interned %d bytes of distinct strings " ..
+    "(ls.intern, status messages), which with its Lua heap reach the profile's memory limit of %d bytes; they " ..
+    "are never freed, no more are taken", account_name, tonumber(C.ls_intern_plugin_bytes(account)), strings_cap)
+end
+
+-- A new string is taken while the profile's strings and its Lua heap stay
+-- within its memory limit.
+-- `reserve`: bytes past the limit the runtime may still take (the text of an
+-- error that reports the cap).
+local gc_count = collectgarbage
+local function intern_charged(s, reserve)
+  local room = strings_cap + (reserve or 0) - gc_count("count") * 1024
+  local id = C.ls_intern_plugin(s, #s, account, room > 0 and room or 0)
+  if id ~= 0 then made[id] = true end
+  return id
+end
 
 --- The id of a string, interning it. Do this at load time (init), not per node.
 ---@param s string
 ---@return integer
 function ls.intern(s)
   if type(s) ~= "string" then error("ls.intern: expected a string, got a " .. type(s), 2) end
-  local id = C.ls_intern_plugin(s, #s)
-  if id == 0 then error(STRINGS_FULL, 2) end
+  local id = intern_charged(s)
+  if id == 0 then error(strings_full(), 2) end
   return id
 end
 
@@ -257,7 +299,7 @@ local function make_status(code, reasons, extra)
   local message = table.concat(reasons, ", ")
   local joined = table.concat(reasons, "\n")
   -- charged as the plugin's strings: C keeps every status message for good
-  if not runtime_made and C.ls_intern_plugin(joined, #joined) == 0 then error(STRINGS_FULL, 0) end
+  if not runtime_made and intern_charged(joined) == 0 then error(strings_full(), 0) end
   local fields = setmetatable({
     code = code,
     message = message,
@@ -319,7 +361,16 @@ function ls.pending(...) return status(C.LS_PENDING, ...) end
 function ls.error(msg) return status(C.LS_ERROR, msg) end
 --- The runtime's Error status for a failed plugin: not charged to the
 --- plugins' strings (it must be made even when a plugin used them all up).
+local ERROR_RESERVE = 65536
 function ls._runtime_error(msg)
+  -- kept for good too (the status registry): charged to the profile, with 64
+  -- KiB of reserve past its cap for the errors that report it; past that, only
+  -- the plugin's name and hook are kept (a bounded number of texts)
+  if intern_charged(msg, ERROR_RESERVE) == 0 then
+    local name, hook = running_plugin()
+    msg = string.format("plugin %s failed%s; its message is not kept: profile %q reached its strings cap",
+      name and string.format("%q", name) or "?", hook and (" in " .. hook) or "", account_name)
+  end
   runtime_made = true
   local ok, st = pcall(status, C.LS_ERROR, msg)
   runtime_made = false
@@ -688,6 +739,20 @@ function ls.selector_signature(parts, sel)
   parts[np + 1] = "|"
 end
 
+-- A snapshot's identity for plugins: a small number per snapshot address,
+-- never the address itself (no address reaches plugin code).
+local snapshot_ids, snapshot_count = {}, 0
+local function snapshot_id(s)
+  local addr = tonumber(ffi.cast("uintptr_t", s))
+  local id = snapshot_ids[addr]
+  if id == nil then
+    snapshot_count = snapshot_count + 1
+    id = snapshot_count
+    snapshot_ids[addr] = id
+  end
+  return id
+end
+
 --- For a plugin keeping per-node results between cycles, indexed by position
 --- in ls.all_nodes(): the snapshot's identity (a number), its generation and
 --- its list generation (positions keep their node while it stays the same).
@@ -697,7 +762,7 @@ function ls.snapshot_version()
   if cycle_ref == nil then return nil end
   local s = cycle_ref.snapshot
   if s == nil then return nil end
-  return tonumber(ffi.cast("uintptr_t", s)), tonumber(C.ls_snapshot_generation(s)),
+  return snapshot_id(s), tonumber(C.ls_snapshot_generation(s)),
     tonumber(C.ls_snapshot_list_generation(s))
 end
 
@@ -1052,33 +1117,54 @@ function ls.queued_pod(id)
   return p[0]
 end
 
---- Pods that a Permit plugin made wait: an iterator of Pod views.
+
+local function caller(what, plugin_name)
+  local me = running_plugin()
+  if me == nil then error("luasched: " .. what .. ": only a plugin's hook may (no plugin is running)", 3) end
+  if plugin_name ~= me then
+    error(string.format("luasched: %s: plugin %q can act only as itself (upstream's WaitingPod.Allow(pluginName)), " ..
+      "not as %s", what, me, shown(plugin_name)), 3)
+  end
+  return me
+end
+
+--- Pods that a Permit plugin of this profile made wait: an iterator of Pod views.
 ---@return fun(): ls.Pod
 function ls.waiting_pods()
-  local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref) or 0
+  local i, n = -1, cycle_ref and C.ls_cycle_num_waiting(cycle_ref, account) or 0
   return function()
     i = i + 1
-    if i < n then return C.ls_cycle_waiting_pod(cycle_ref, i)[0] end
+    if i < n then
+      local p = C.ls_cycle_waiting_pod(cycle_ref, account, i)
+      if p ~= nil then return p[0] end
+    end
   end
 end
 
---- Lets a waiting pod go on as far as plugin `plugin_name` is concerned
---- (upstream's WaitingPod.Allow). False if the pod is not waiting.
+--- Lets a waiting pod of this profile go on as far as the calling plugin
+--- `plugin_name` is concerned (upstream's WaitingPod.Allow(pluginName)): the
+--- pod goes on once every plugin that made it wait allowed it. A plugin
+--- allows as itself only. False if the pod does not wait in this profile.
 ---@param pod ls.Pod
----@param plugin_name string
+---@param plugin_name string the calling plugin's own name
 ---@return boolean
 function ls.allow(pod, plugin_name)
-  return cycle_ref ~= nil and C.ls_cycle_allow_waiting(cycle_ref, pod.id, ls.intern(plugin_name))
+  need(pod, "ls.allow: the pod")
+  caller("ls.allow", plugin_name)
+  return cycle_ref ~= nil and C.ls_cycle_allow_waiting(cycle_ref, account, pod.id, ls.intern(plugin_name))
 end
 
---- Rejects a waiting pod; it fails with `msg` (upstream's WaitingPod.Reject).
+--- Rejects a waiting pod of this profile; it fails with `msg` (upstream's
+--- WaitingPod.Reject(pluginName, msg)), as the calling plugin.
 ---@param pod ls.Pod
----@param plugin_name string
+---@param plugin_name string the calling plugin's own name
 ---@param msg string
 ---@return boolean
 function ls.reject(pod, plugin_name, msg)
+  need(pod, "ls.reject: the pod")
   if type(msg) ~= "string" then error("luasched: ls.reject: the message must be a string", 2) end
-  return cycle_ref ~= nil and C.ls_cycle_reject_waiting(cycle_ref, pod.id, ls.intern(plugin_name), msg)
+  caller("ls.reject", plugin_name)
+  return cycle_ref ~= nil and C.ls_cycle_reject_waiting(cycle_ref, account, pod.id, ls.intern(plugin_name), msg)
 end
 
 require("luasched.fields").install(ls)

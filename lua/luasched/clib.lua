@@ -9,8 +9,10 @@ local cdefs = require("luasched.cdefs")
 -- their array pointers (luasched.views).
 if not pcall(ffi.typeof, "ls_pod") then
   local views = require("luasched.views")
-  ffi.cdef(views.rewrite(cdefs.cdef))
+  local cdef = views.rewrite(cdefs.cdef)
+  ffi.cdef(cdef)
   views.install()
+  views.hide_addresses(cdef)
 end
 
 local function load_library()
@@ -24,4 +26,5 @@ if C.ls_abi_version() ~= cdefs.abi then
   error(string.format("luasched: Lua runtime ABI %d does not match libluasched ABI %d",
     cdefs.abi, C.ls_abi_version()))
 end
+require("luasched.views").bind(C)
 return C

@@ -55,7 +55,7 @@ local restricting_names = {}   -- the PreFilter plugins that restricted the node
 local current        -- plugin instance running, for error attribution
 local current_hook   -- the hook it runs (a key of the plugin table)
 
-function M.init(cycle_ptr, plugin_dirs)
+function M.init(cycle_ptr, plugin_dirs, builtin_dirs)
   -- A JIT trace log for performance work: LUASCHED_JIT_LOG=/tmp/jit.txt
   local jit_log = os.getenv("LUASCHED_JIT_LOG")
   if jit_log and jit_log ~= "" then require("jit.v").start(jit_log) end
@@ -75,7 +75,7 @@ function M.init(cycle_ptr, plugin_dirs)
     require("jit.p").start((mode and mode ~= "") and mode or "vl2", jit_prof)
   end
   M.attach(cycle_ptr)
-  loader.set_path(plugin_dirs)
+  loader.set_path(plugin_dirs, builtin_dirs)
   sandbox.lock_strings()
 end
 
@@ -85,6 +85,8 @@ function M.attach(cycle_ptr)
   cycle = ffi.cast("ls_cycle *", cycle_ptr)
   ls._attach(cycle)
   handle.attach(cycle, function() return current_hook end)
+  ls._attach_running_plugin(M.running_plugin)
+  views.attach(M.running_plugin)
 end
 
 --- Starts a cycle's state as PreFilter does, without running PreFilter:
@@ -105,6 +107,8 @@ local node_list, score_list   -- views of PreScore's nodes and NormalizeScore's 
 --- Builds every profile's plugin instances (see profiles.lua's build).
 --- Returns true, or nil and a message.
 function M.build(specs)
+  local first = specs[1] or {}
+  ls._set_profile(first.name, first.memory_limit)
   local built, err = assembly.build(specs, {
     new_handle = handle.new, filter_status = checked_filter_status, to_score = to_score,
   })
@@ -121,6 +125,33 @@ end
 M.check = assembly.check
 
 -- ---- errors -------------------------------------------------------------
+
+-- The hooks the generated loops run: the plugin is the list's entry at
+-- cycle.running_plugin (the loops keep it current).
+local LOOP_HOOKS = { filter = true, score = true }
+
+--- Where plugin `name`'s hook `hook` is defined ("file:line"), nil when it
+--- has none (the runtime's log of a cut-off call names it).
+function M.hook_location(name, hook)
+  local prof = profiles[1]
+  local inst = prof and prof.instances[name]
+  local fn = inst and inst[hook]
+  if type(fn) ~= "function" then return nil end
+  local info = debug.getinfo(fn, "S")
+  return info.short_src .. ":" .. info.linedefined
+end
+
+--- The name of the plugin whose code runs now (nil outside a plugin's hook):
+--- what ls.allow acts as, and what a view used after its call names.
+function M.running_plugin()
+  local inst = current
+  if LOOP_HOOKS[current_hook] then
+    local prof = profiles[1]
+    local list = prof and prof.points[current_hook]
+    inst = list and list[cycle.running_plugin + 1] or nil
+  end
+  return inst and name_of[inst], current_hook
+end
 
 -- A message that does not name the running plugin's file (a value the
 -- runtime rejected after the hook returned) gets the hook's own file:line.
@@ -389,6 +420,7 @@ end
 --- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
 function M.filter(pi)
   clear_status()
+  current_hook = "filter"
   local prof = profiles[pi + 1]
   local ok, err
   if C.ls_cycle_nominated_total(cycle) > 0 then
@@ -406,6 +438,7 @@ end
 --- Filter on one node: the nominated-node fast path (traced for explain).
 function M.filter_one(pi, ni_ptr)
   clear_status()
+  current_hook = "filter"
   local prof = profiles[pi + 1]
   local ni = ffi.cast("const ls_node_info *", ni_ptr)[0]
   local st_out = cycle.node_status[ni.index]
@@ -419,8 +452,16 @@ end
 
 --- The running cycle's pod's signature in profile pi, nil when the pod is
 --- unsignable, false when every pod of the profile is.
+-- A sign hook runs noted (a cut-off names the plugin, "sign" and its file:line)
+-- and as the running plugin.
+local function sign_pcall(f, inst, ...)
+  current, current_hook = inst, "sign"
+  note_text(inst, "sign")
+  return pcall(f, inst, ...)
+end
+
 function M.sign(pi)
-  local sig, _, every_pod = signing.sign(profiles[pi + 1], cycle.pod[0], pcall)
+  local sig, _, every_pod = signing.sign(profiles[pi + 1], cycle.pod[0], sign_pcall)
   if sig == nil and every_pod then return false end
   return sig
 end
@@ -457,7 +498,17 @@ function M.post_filter(pi)
     end
     local code = st and st.code or SUCCESS
     if code == SUCCESS or code == UNRESOLVABLE then
-      if nominated then cycle.nominated_node = ls.intern(nominated) end
+      if nominated ~= nil and type(nominated) ~= "string" then
+        return fail_located("running PostFilter plugin %q: post_filter returned a %s as the nominated node, " ..
+          "expected a node name (a string) or nil", name_of[current], type(nominated))
+      end
+      if nominated then
+        local iok, id = pcall(ls.intern, nominated)
+        if not iok then
+          return fail_located("running PostFilter plugin %q: its nominated node: %s", name_of[current], describe(id))
+        end
+        cycle.nominated_node = id
+      end
       if st then set_status(st, k - 1) end
       return code
     elseif code == ERROR and st.message ~= "" then
@@ -709,9 +760,18 @@ function M.unreserve(pi)
   local list = profiles[pi + 1].points.reserve
   if not list then return SUCCESS end
   local pod, node = cycle.pod[0], node_name()
+  current_hook = "unreserve"
   for k = #list, 1, -1 do
     local inst = list[k]
-    if inst.unreserve then pcall(inst.unreserve, inst, state, pod, node) end
+    if inst.unreserve then
+      current = inst
+      cycle.running_plugin = k - 1   -- a cut-off names it (and Unreserve)
+      local ok, err = pcall(inst.unreserve, inst, state, pod, node)
+      if not ok then
+        io.stderr:write(string.format("luasched: running Unreserve plugin %q: %s\n", name_of[inst],
+          shortened(attributed(describe(err)))))
+      end
+    end
   end
   return SUCCESS
 end
@@ -778,8 +838,11 @@ function M.post_bind(pi)
   if not list then return SUCCESS end
   local pod, node = cycle.pod[0], node_name()
   local sampled = cycle.sample_plugins ~= 0
+  current_hook = "post_bind"
   for k = 1, #list do
     local inst = list[k]
+    current = inst
+    cycle.running_plugin = k - 1
     local t0 = sampled and timing.now()
     pcall(inst.post_bind, inst, state, pod, node)
     if sampled then timing.observe(C.LS_EP_POST_BIND, k - 1, SUCCESS, timing.now() - t0) end
@@ -825,6 +888,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   local h = assembly.hint(id)
   if not h then return ls.QUEUE end
   local fn = h.fn
+  current, current_hook = h.inst, "hint"
   note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)

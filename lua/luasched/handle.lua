@@ -48,22 +48,39 @@ end
 -- ---- nominated pods (RunFilterPluginsWithNominatedPods) ------------------------
 
 -- CycleState.Clone: a plugin may define clone_state(entry); plain tables are
--- copied deeply (cdata inside are shared: they are read-only views).
-local function deep_copy(v)
+-- copied deeply (cdata inside are shared: they are read-only views). A table
+-- met twice is copied once (a plugin's entry that refers to itself overflowed
+-- the stack, reported as the preempting plugin's error: found by the fuzzer,
+-- seed 3721), and an entry nested deeper than MAX_DEPTH is refused naming it.
+local MAX_DEPTH = 200
+local real_metatable = debug.getmetatable
+
+local function deep_copy(v, seen, depth, entry)
   if type(v) ~= "table" or sandbox.is_frozen(v) then return v end
-  local c = {}
-  for k, x in pairs(v) do c[k] = deep_copy(x) end
-  return setmetatable(c, getmetatable(v))
+  local c = seen[v]
+  if c then return c end
+  if depth > MAX_DEPTH then
+    error(string.format("cloning the CycleState: entry %s is nested deeper than %d tables", entry, MAX_DEPTH), 0)
+  end
+  c = {}
+  seen[v] = c
+  for k, x in pairs(v) do c[k] = deep_copy(x, seen, depth + 1, entry) end
+  return setmetatable(c, real_metatable(v))
 end
 
 local function clone_state(prof, st)
-  local c = {}
+  local c, seen = {}, {}
   for k, v in pairs(st) do
     local inst = prof.instances[k]
     if inst and type(inst.clone_state) == "function" then
       c[k] = inst:clone_state(v)
     else
-      c[k] = deep_copy(v)
+      -- raised again from here: the plugin's frame is then near enough for
+      -- its error to carry the plugin's file:line
+      local ok, copy = pcall(deep_copy, v, seen, 1,
+        type(k) == "string" and string.format("%q", k) or "(a " .. type(k) .. " key)")
+      if not ok then error(copy, 0) end
+      c[k] = copy
     end
   end
   return c
@@ -201,20 +218,39 @@ local prof_of = setmetatable({}, { __mode = "k" })   -- handle -> its profile (n
 local scratch_status = ffi.new("ls_node_status")
 local error_buf = ffi.new("char[512]")
 
+-- The handle's methods that run other plugins' code (Filter, AddPod,
+-- RemovePod) move cycle.running_plugin through those plugins' lists: the
+-- caller's index is given back, also when they raise, so that an error of the
+-- caller's own code afterwards names the caller (found by the fuzzer: a Score
+-- plugin's error named NodeAffinity, the last Filter its handle ran).
+local function as_caller(f, ...)
+  local caller = cycle.running_plugin
+  local ok, a, b = pcall(f, ...)
+  cycle.running_plugin = caller
+  if not ok then error(a, 0) end
+  return a, b
+end
+
+local function filter_nominated(prof, st, pod, ni)
+  local fits = filter_with_nominated(prof, st, pod, ni, scratch_status)
+  if fits then return true end
+  return false, scratch_status.code
+end
+
 --- Filter with nominated pods on any NodeInfo (a clone during preemption).
 --- Returns true, or false and the failing status code and message.
 function Handle:run_filter_with_nominated(st, pod, ni)
-  local fits = filter_with_nominated(prof_of[self], st, pod, ni, scratch_status)
+  local fits, code = as_caller(filter_nominated, prof_of[self], st, pod, ni)
   if fits then return true end
-  return false, scratch_status.code, ls_status_message(scratch_status.status)
+  return false, code, ls_status_message(scratch_status.status)
 end
 
 function Handle:run_add_pod(st, pod, pod_to_add, ni)
-  run_extension(prof_of[self], "add_pod", st, pod, pod_to_add, ni)
+  as_caller(run_extension, prof_of[self], "add_pod", st, pod, pod_to_add, ni)
 end
 
 function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
-  run_extension(prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
+  as_caller(run_extension, prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
 end
 
 function Handle:clone_state(st)

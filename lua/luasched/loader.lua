@@ -8,10 +8,15 @@ local M = {}
 local suggestion = ffi.new("char[128]")
 
 local plugin_dirs = {}
+local builtin_dirs = {}   -- directory -> true: where the built-in plugins are
 local loaded = {}        -- registered name -> plugin table
 
-function M.set_path(dirs)
+--- The plugin path (the given directories, then the built-in ones) and the
+--- built-in directories among them.
+function M.set_path(dirs, builtins)
   plugin_dirs = dirs
+  builtin_dirs = {}
+  for _, d in ipairs(builtins or {}) do builtin_dirs[d] = true end
 end
 
 function M.path()
@@ -34,11 +39,15 @@ end
 -- plugins/policies/, is on the built-in path with the upstream plugins).
 local SUBDIRS = { "", "/policies" }
 
-local function find_file(base)
+-- The first file `base`.lua on the path (only in the built-in directories
+-- when `builtin_only`), and whether it is a built-in one.
+local function find_file(base, builtin_only)
   for _, dir in ipairs(plugin_dirs) do
-    for _, sub in ipairs(SUBDIRS) do
-      local path = dir .. sub .. "/" .. base .. ".lua"
-      if readable(path) then return path end
+    if not builtin_only or builtin_dirs[dir] then
+      for _, sub in ipairs(SUBDIRS) do
+        local path = dir .. sub .. "/" .. base .. ".lua"
+        if readable(path) then return path, builtin_dirs[dir] == true end
+      end
     end
   end
   return nil
@@ -84,7 +93,7 @@ end
 -- require inside one plugin: the frozen luasched module, or a module on the
 -- plugin path loaded in its own environment, once per plugin (a module is
 -- never shared writable between two plugins).
-local function make_require(cache)
+local function make_require(cache, builtin_only)
   local req
   req = function(name)
     if type(name) ~= "string" then
@@ -102,7 +111,9 @@ local function make_require(cache)
     if name:find("^luasched") then
       error("require: module '" .. name .. "' is not available to plugins", 2)
     end
-    local path = find_file((name:gsub("%.", "/")))
+    -- a built-in plugin's modules are built-in ones: a file of the same name
+    -- on the given plugin path does not replace what built-ins require
+    local path = find_file((name:gsub("%.", "/")), builtin_only)
     if not path then
       error("require: module '" .. name .. "' not found on the plugin path", 2)
     end
@@ -143,12 +154,22 @@ local function check_plugin(name, path, P)
   return P
 end
 
+-- Whether two files hold the same text (a built-in directory given again on
+-- the plugin path under another spelling is no replacement).
+local function same_text(a, b)
+  local fa, fb = io.open(a, "r"), io.open(b, "r")
+  local ta, tb = fa and fa:read("*a"), fb and fb:read("*a")
+  if fa then fa:close() end
+  if fb then fb:close() end
+  return ta ~= nil and ta == tb
+end
+
 --- Loads (once) the plugin registered as `name`. Returns the plugin table, or
 --- nil and a message naming the file and line.
 function M.load(name)
   if loaded[name] then return loaded[name] end
   local base = M.file_name(name)
-  local path = find_file(base)
+  local path, builtin = find_file(base)
   if not path then
     local dirs = table.concat(plugin_dirs, ":")
     local searched = {}
@@ -162,7 +183,7 @@ function M.load(name)
     return nil, string.format("plugin %q not found: no %s.lua on the plugin path (%s)%s", name, base, dirs, hint)
   end
   local shown = display_path(path)
-  local chunk, err = load_source(path, "@" .. shown)
+  local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin))
   if not chunk then return nil, err end
   local ok, P = pcall(chunk)
   if not ok then return nil, tostring(P) end
@@ -172,6 +193,11 @@ function M.load(name)
   local declared, derr = require("luasched.fields").declare(P)
   if not declared then return nil, derr end
   P.path = path
+  P.builtin = builtin
+  -- a file on the given path named as a built-in: which one it would replace
+  -- (a profile must opt in, profiles.lua)
+  local original = not builtin and find_file(base, true)
+  if original and not same_text(original, path) then P.shadows = display_path(original) end
   loaded[name] = P
   return P
 end
@@ -191,5 +217,11 @@ end
 
 --- The plugin's own file name, as errors show it.
 M.display_path = display_path
+
+--- The file of built-in plugin `name`, or nil when there is no such built-in.
+function M.builtin_file(name)
+  local path = find_file(M.file_name(name), true)
+  return path and display_path(path) or nil
+end
 
 return M

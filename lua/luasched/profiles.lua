@@ -36,21 +36,37 @@ local function note(fmt, ...)
 end
 M.note = note
 
--- note() for a hook of an instance, the text made once per instance and hook.
+-- note() for a hook of an instance: 'plugin "X" (hook at file:line)', made
+-- once per instance and hook (when the profile is built: not under a call's
+-- budget).
 local note_texts = setmetatable({}, { __mode = "k" })
-local function note_text(inst, hook)
+local function note_text_of(inst, hook)
   local t = note_texts[inst]
   if t == nil then t = {}; note_texts[inst] = t end
   local text = t[hook]
   if text == nil then
-    text = string.format("plugin %q (%s)", tostring(name_of[inst]), hook)
+    local fn = inst[hook]
+    local info = type(fn) == "function" and debug.getinfo(fn, "S")
+    if info and info.what == "Lua" then
+      text = string.format("plugin %q (%s at %s:%d)", tostring(name_of[inst]), hook, info.short_src, info.linedefined)
+    else
+      text = string.format("plugin %q (%s)", tostring(name_of[inst]), hook)
+    end
     t[hook] = text
   end
+  return text
+end
+
+local function note_text(inst, hook)
+  local text = note_text_of(inst, hook)
   if text ~= last_note then
     last_note = text
     C.ls_lua_note(text)
   end
 end
+
+-- The hooks noted by the runners (queue side and sign).
+local NOTED_HOOKS = { "pre_enqueue", "sort_key", "less", "sign" }
 
 -- The text of an error value a plugin raised: never runs plugin code (a
 -- table's __tostring), whatever was raised.
@@ -264,6 +280,16 @@ local function register_events(prof, profile_index, seen)
   return true
 end
 
+-- A file on the plugin path named as a built-in replaces it only in a
+-- profile that opts in (luasched: {overrideBuiltins: [Name]}): otherwise a
+-- node_resources_fit.lua left on the path silently replaced NodeResourcesFit.
+local function shadow_problem(spec, name, P)
+  if not P.shadows or (spec.override_builtins or {})[name] then return nil end
+  return string.format("plugin %q: %s on the plugin path has the name of the built-in plugin %s and would " ..
+    "replace it; to replace the built-in, list it in the profile's luasched: {overrideBuiltins: [%s]}, " ..
+    "otherwise rename the plugin (and its file)", name, tostring(P.file), P.shadows, name)
+end
+
 --- Builds every profile's plugin instances. `specs[i]` = { name=, points =
 --- { hook = { plugin names in run order } }, args = { Plugin = {...} },
 --- instances = { Plugin = an instance M.instantiate made } (optional: the
@@ -287,6 +313,8 @@ function M.build(specs, with)
           note("plugin %q (loading its file)", name)
           local P, err = loader.load(name)
           if not P then return nil, err end
+          local shadowed = shadow_problem(spec, name, P)
+          if shadowed then return nil, shadowed end
           inst, err = instantiate(P, name, spec.args and spec.args[name], spec.name,
             spec.args_at and spec.args_at[name])
           if not inst then return nil, err end
@@ -303,6 +331,9 @@ function M.build(specs, with)
       prof.points[hook] = list
     end
     compile_loops(prof, i)
+    for _, inst in pairs(prof.instances) do
+      for _, hook in ipairs(NOTED_HOOKS) do note_text_of(inst, hook) end
+    end
     prof.handle = with.new_handle(prof)
     for _, inst in pairs(prof.instances) do inst.handle = prof.handle end
     local ok, err = register_events(prof, i - 1, {})
@@ -362,6 +393,8 @@ local function check_plugin(spec, label, name, problems)
   note("plugin %q (loading its file)", name)
   local P, err = loader.load(name)
   if not P then return add(err) end
+  local shadowed = shadow_problem(spec, name, P)
+  if shadowed then add(shadowed) end
   local inst, ierr = instantiate(P, name, spec.args and spec.args[name], spec.name, spec.args_at and spec.args_at[name])
   if not inst then add(ierr) end
   local regs, eerr = events.check(P)
@@ -378,22 +411,37 @@ end
 --- `luasched check`: the specs M.build takes, but every plugin of every
 --- profile is checked and the result is the list of problems (strings, each
 --- naming its profile), empty when all is well. Nothing is kept.
+--- The second result: per enabled plugin, the file it resolves to
+--- ("profile P: plugin N: FILE (built-in)", "(plugin path)" or "(plugin
+--- path, replaces the built-in FILE)"), in the order the plugins are enabled.
 function M.check(specs)
-  local problems = {}
+  local problems, resolved = {}, {}
   for i, spec in ipairs(specs) do
     -- a profile without a name (already a problem of the file) goes by its index
     local label = spec.name ~= "" and spec.name or string.format("profiles[%d]", i - 1)
+    for name in pairs(spec.override_builtins or {}) do
+      if not loader.builtin_file(name) then
+        problems[#problems + 1] = string.format("profile %s: luasched.overrideBuiltins: %q is not a built-in " ..
+          "plugin (nothing to replace)", label, name)
+      end
+    end
     local seen = {}
     for _, hook in ipairs(POINT_HOOKS) do
       for _, name in ipairs(spec.points[hook] or {}) do
         if not seen[name] then
           seen[name] = true
           check_plugin(spec, label, name, problems)
+          local P = loader.load(name)
+          if P then
+            local where = P.builtin and "built-in" or (P.shadows and "plugin path, replaces the built-in " ..
+              P.shadows or "plugin path")
+            resolved[#resolved + 1] = string.format("profile %s: plugin %s: %s (%s)", label, name, P.file, where)
+          end
         end
       end
     end
   end
-  return problems
+  return problems, resolved
 end
 
 --- Every profile's event registrations (see dispatch.registrations).

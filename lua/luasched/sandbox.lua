@@ -6,6 +6,9 @@
 --   and with `strict` reading a missing key raises instead of giving nil.
 -- * lock_strings() hides the string metatable (getmetatable("") is false), so
 --   a plugin cannot replace string.format & co. for everybody.
+-- * No address reaches a plugin: its tostring (and print, and string.format's
+--   %s) shows a table, function or coroutine as "table: #12" (a number per
+--   object, not its address), and string.format refuses %p.
 -- * new_env() is one plugin's global table (print goes to stderr, prefixed
 --   with the plugin's file): per-plugin copies of string,
 --   table, math and bit; no io, os.execute, debug, ffi, jit, load, dofile,
@@ -72,6 +75,57 @@ function M.rawset(t, k, v)
   return rawset(t, k, v)
 end
 
+-- ---- no addresses ------------------------------------------------------------
+
+local genuine_format, gsub, find = string.format, string.gsub, string.find
+local object_numbers = setmetatable({}, { __mode = "k" })
+local object_count = 0
+
+local function number_of(v)
+  local n = object_numbers[v]
+  if n == nil then
+    object_count = object_count + 1
+    n = object_count
+    object_numbers[v] = n
+  end
+  return n
+end
+
+local BY_REFERENCE = { table = true, ["function"] = true, thread = true, userdata = true }
+
+--- tostring for plugins: what the genuine one gives, with no address in it.
+local function safe_tostring(v)
+  local s = tostring(v)
+  local t = type(v)
+  if BY_REFERENCE[t] then
+    if find(s, "0x%x+") then return t .. ": #" .. number_of(v) end
+    return s
+  end
+  if t == "cdata" then return (gsub(s, ":? ?0x%x+", "")) end
+  return s
+end
+M.tostring = safe_tostring
+
+--- string.format for plugins: no %p, and %s shows tables and functions as
+--- safe_tostring does.
+local function safe_format(fmt, ...)
+  if type(fmt) == "string" and find(fmt, "p", 1, true) and find((gsub(fmt, "%%%%", "")), "%%[-+ #0-9.]*p") then
+    error("string.format: %p is not available to plugins (it prints an address)", 2)
+  end
+  local n = select("#", ...)
+  for i = 1, n do
+    if BY_REFERENCE[type((select(i, ...)))] then
+      local args = { ... }
+      for k = 1, n do
+        if BY_REFERENCE[type(args[k])] then args[k] = safe_tostring(args[k]) end
+      end
+      return genuine_format(fmt, unpack(args, 1, n))
+    end
+  end
+  return genuine_format(fmt, ...)
+end
+M.format = safe_format
+
 local locked = false
 --- Hides the string metatable from every plugin (once per state).
 function M.lock_strings()
@@ -82,6 +136,9 @@ function M.lock_strings()
   -- ("").dump(f) gave the bytecode of any function (the runtime's too)
   -- although plugins have no string.dump. Nothing in luasched uses it.
   mt.__index.dump = nil
+  -- ("%p"):format(t) reached the genuine format: methods of strings are
+  -- plugins' too (the runtime's modules captured string.format before this)
+  mt.__index.format = safe_format
   locked = true
 end
 
@@ -97,11 +154,11 @@ M.copy = copy
 local base = {
   assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
   pcall = pcall, xpcall = xpcall, select = select, tonumber = tonumber,
-  tostring = tostring, type = type, unpack = unpack, rawequal = rawequal,
+  tostring = safe_tostring, type = type, unpack = unpack, rawequal = rawequal,
   rawget = rawget, rawset = M.rawset, setmetatable = setmetatable,
   getmetatable = getmetatable,
 }
-local stderr, select_, tostring_, concat = io.stderr, select, tostring, table.concat
+local stderr, select_, tostring_, concat = io.stderr, select, safe_tostring, table.concat
 
 -- A plugin's print: to stderr, prefixed with its file. On stdout it could
 -- write lines that look like the scheduler's own report ("default/p: bound
@@ -124,6 +181,7 @@ function M.new_env(require_fn, source)
   env.print = print_for(source)
   for name, lib in pairs(libs) do env[name] = copy(lib) end
   env.string.dump = nil
+  env.string.format = safe_format
   env.os = { time = os_time, clock = os_clock, date = os_date }
   env.require = require_fn
   env._G = env

@@ -12,13 +12,47 @@
 -- moved either. A single pointer to a struct (`ni.node`) becomes a view that
 -- forwards field reads. Everything is const, so nothing can be written.
 --
--- array() makes the same kind of view for arrays the runtime hands out
--- (ls.all_nodes(), PreScore's nodes, NormalizeScore's scores).
+-- maker() makes the same kind of view for arrays the runtime hands out
+-- (ls.all_nodes(), PreScore's nodes, NormalizeScore's scores). Such a view
+-- carries the generation of the call that made it (ls_view_generation, one
+-- number per call from C into Lua): read, written or measured after that
+-- call, it raises an error naming the plugin running, instead of touching
+-- memory the scheduler freed or reused (the score buffer is reallocated when
+-- a profile with more Score plugins runs). One compare per access.
+--
+-- No address reaches plugin code: a view's address field is an opaque
+-- pointer (no number, no arithmetic, no tostring), every struct plugins read
+-- prints as its type only (`tostring(pod)` is "ls_pod"), and the sandbox's
+-- tostring and string.format do not print addresses of tables or functions.
 local ffi = require("ffi")
 local cast, istype, typeof = ffi.cast, ffi.istype, ffi.typeof
 local error, type, tostring, format = error, type, tostring, string.format
 
 local M = {}
+
+-- An address in a view: an opaque pointer. Plugins have no ffi to cast it,
+-- and its metatable refuses everything else (arithmetic, indexing, printing).
+ffi.cdef("typedef struct ls_opaque_ ls_opaque_;")
+do
+  local function refuse() error("a view's address cannot be used", 2) end
+  ffi.metatype("ls_opaque_", {
+    __index = refuse, __newindex = refuse, __add = refuse, __sub = refuse, __len = refuse,
+    __concat = refuse, __call = refuse, __tostring = function() return "address" end,
+  })
+end
+
+-- The generation of the running call (C's, bound once the library is loaded:
+-- clib.lua) and who is running (dispatch.lua).
+local generation = ffi.new("uint32_t[1]", 1)
+local running = function() return nil end
+function M.bind(C) generation = ffi.cast("const uint32_t *", C.ls_view_generation()) end
+function M.attach(running_plugin) running = running_plugin end
+
+local function stale(what)
+  local name, hook = running()
+  error(format("%s was handed to a plugin by an earlier call and is gone: views live only during the call that " ..
+    "made them (used by plugin %s%s)", what, name and format("%q", name) or "?", hook and (" in " .. hook) or ""), 3)
+end
 
 -- The structs plugins read; ls_cycle and the rest stay as declared.
 local PLUGIN_STRUCTS = {
@@ -59,7 +93,7 @@ local function rewrite_field(struct, body, decl)
     elem = double and ("const " .. elem .. " *const *") or ("const " .. elem .. " *"),
     deref = double, what = PLUGIN_STRUCTS[struct] .. "." .. field,
   }
-  return string.format("const %s %s", vt, field), string.format("typedef struct { uintptr_t addr_; } %s;\n", vt)
+  return string.format("const %s %s", vt, field), string.format("typedef struct { const ls_opaque_ *addr_; } %s;\n", vt)
 end
 
 -- Structs the runtime builds or writes itself (ffi.new, dispatch's cycle),
@@ -152,7 +186,7 @@ local function array_mt(spec, delta)
       return out_of_range(what, i, n)
     end
   end
-  return { __index = index, __newindex = read_only, __len = len }
+  return { __index = index, __newindex = read_only, __len = len, __tostring = function() return what end }
 end
 
 local function single_mt(spec)
@@ -164,6 +198,7 @@ local function single_mt(spec)
       return cast(pp, v)[0][k]
     end,
     __newindex = read_only,
+    __tostring = function() return spec.what end,
     __eq = function(a, b)
       return istype(spec.ctype, a) and istype(spec.ctype, b) and cast(pp, a)[0] == cast(pp, b)[0]
     end,
@@ -205,19 +240,29 @@ local function array_type(elem, deref, writable, checker)
   local ct = array_types[key]
   if ct then return ct end
   local name = "ls_arr_" .. key:gsub("[^%w]", "_")
-  ffi.cdef(string.format("typedef struct { const uintptr_t addr_; const uint32_t n_; } %s;", name))
+  ffi.cdef(string.format("typedef struct { const ls_opaque_ *addr_; const uint32_t n_; const uint32_t gen_; } %s;",
+    name))
   local ptr = typeof(elem)
   local what = "list"
-  local mt = { __len = function(v) return v.n_ end }
+  -- gen_ 0: a view of memory the plugin owns (ls.new_preferred_terms), for good
+  local mt = {
+    __len = function(v)
+      if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
+      return v.n_
+    end,
+    __tostring = function() return what end,
+  }
   if deref then
     mt.__index = function(v, i)
       local n = v.n_
+      if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
       if type(i) == "number" and i >= 0 and i < n then return cast(ptr, v.addr_)[i][0] end
       return out_of_range(what, i, n)
     end
   else
     mt.__index = function(v, i)
       local n = v.n_
+      if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
       if type(i) == "number" and i >= 0 and i < n then return cast(ptr, v.addr_)[i] end
       return out_of_range(what, i, n)
     end
@@ -225,6 +270,7 @@ local function array_type(elem, deref, writable, checker)
   if writable then
     mt.__newindex = function(v, i, x)
       local n = v.n_
+      if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
       if not (type(i) == "number" and i >= 0 and i < n) then return out_of_range(what, i, n) end
       cast(ptr, v.addr_)[i] = checker(x)
     end
@@ -239,17 +285,32 @@ end
 local keep = setmetatable({}, { __mode = "k" })   -- view -> what its memory belongs to
 
 --- A maker of bounds-checked views of arrays whose pointer type is `elem`:
---- make(ptr, n [, owner]) gives a view of n elements at ptr (`owner` stays
---- alive as long as the view). `deref`: the elements are pointers, handed out
---- as references. `checker`: the view is writable and stores checker(x)
+--- make(ptr, n [, owner]) gives a view of n elements at ptr. With an `owner`
+--- the memory is the plugin's (owner stays alive as long as the view) and the
+--- view lasts; without, it is the scheduler's and the view is usable only
+--- during the call that made it. `deref`: the elements are pointers, handed
+--- out as references. `checker`: the view is writable and stores checker(x)
 --- (NormalizeScore's scores). Build the maker once: make() only allocates the view.
 function M.maker(elem, deref, checker)
   local ct = array_type(elem, deref, checker ~= nil, checker)
-  local uintptr = typeof("uintptr_t")
+  local opaque = typeof("const ls_opaque_ *")
   return function(ptr, n, owner)
-    local v = ct(cast(uintptr, ptr), n)
+    local v = ct(cast(opaque, ptr), n, owner ~= nil and 0 or generation[0])
     if owner ~= nil then keep[v] = owner end
     return v
+  end
+end
+
+-- Every struct plugins can reach prints as its type, never its address
+-- (tostring(pod) gave "cdata<const struct 123 &>: 0x55d0...").
+function M.hide_addresses(cdef)
+  for name in cdef:gmatch("typedef%s+struct%s+([%w_]+)%s*%b{}") do
+    if not name:find("^ls_view_") and not name:find("^ls_arr_") then
+      pcall(ffi.metatype, name, { __tostring = function() return name end })
+    end
+  end
+  for name in cdef:gmatch("typedef%s+union%s+([%w_]+)%s*%b{}") do
+    pcall(ffi.metatype, name, { __tostring = function() return name end })
   end
 end
 

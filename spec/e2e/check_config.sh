@@ -11,7 +11,15 @@ check() { "$BIN" check "$@" >"$TMP/out" 2>"$TMP/err"; echo $?; }
 
 # ---- a clean configuration
 expect_eq "clean: exit 0" "$(check $F/clean.yaml)" "0"
-expect_eq "clean: output" "$(cat "$TMP/out")" "ok: $F/clean.yaml: 2 profiles, 5 plugins"
+# "ok", then the file each enabled plugin resolves to, profile by profile
+expect_eq "clean: output" "$(cat "$TMP/out")" "ok: $F/clean.yaml: 2 profiles, 5 plugins
+  profile default-scheduler: plugin PrioritySort: plugins/priority_sort.lua (built-in)
+  profile default-scheduler: plugin NodeName: plugins/node_name.lua (built-in)
+  profile default-scheduler: plugin Picky: $F/plugins/picky.lua (plugin path)
+  profile default-scheduler: plugin DefaultBinder: plugins/default_binder.lua (built-in)
+  profile plain: plugin PrioritySort: plugins/priority_sort.lua (built-in)
+  profile plain: plugin NodeUnschedulable: plugins/node_unschedulable.lua (built-in)
+  profile plain: plugin DefaultBinder: plugins/default_binder.lua (built-in)"
 expect_eq "clean: nothing on stderr" "$(cat "$TMP/err")" ""
 
 # ---- the example configurations load unchanged and check clean

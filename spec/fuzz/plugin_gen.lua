@@ -20,6 +20,16 @@
 -- one ("ESCAPED: shared state changed"). Rarely, an endless loop, one that
 -- catches the budget's error, a backtracking pattern or an allocation without
 -- bound (the budgets must stop them).
+--
+-- The isolation classes (issue 24): views kept in a module table and used
+-- from a later call must raise ("ESCAPED: a view outlived its call"); the
+-- text of pods, NodeInfos, views, tables and functions must hold no address
+-- ("ESCAPED: an address reached plugin code"); loops of ls.activate, status
+-- messages of many newlines and interning in bulk (C memory, bounded); the
+-- batch runs two profiles of FuzzGen: a waiting pod of the other profile
+-- seen, an allow as another plugin, or the other profile's secret string read
+-- by walking ids is an escape. fuzz_plugins.c also fails a pod whose message
+-- blames a plugin other than FuzzGen ("WRONG NAME").
 local M = {}
 
 local rng_state = 1
@@ -143,7 +153,48 @@ local ESCAPES = {
   { "selector nested write",
     'ls.new_node_selector({ { exprs = { { key = 1, op = ls.OP_EXISTS } } } }).terms[0].exprs.n = 9' },
   { "cel metatable", 'getmetatable(require("luasched.cel").quantity("1")).__index = 1' },
+  { "format %p", 'local _ = ("%p"):format({})' },
+  { "library format %p", 'local _ = string.format("%8p", pod)' },
+  { "view address arithmetic", 'local _ = ls.all_nodes().addr_ + 1' },
 }
+
+-- The views a program can keep (nil-safe), and what it keeps them in.
+local VIEWS = { "scores", "nodes", "(ls.all_nodes())", "(ls.changed_nodes(0))" }
+-- Things whose text must hold no address.
+local SHOWN = { "pod", "ni", "ni and ni.node", "nodes", "scores", "{}", "print", "pod.tolerations", "pod.labels",
+  "nodes and nodes.addr_", "state", "self.handle", "ls", "function() end" }
+
+-- The isolation statements (see the header).
+local function isolation_statement()
+  local r = rnd(9)
+  if r == 1 then
+    return string.format("kept[#kept %% 8 + 1] = { v = %s, call = calls }", pick(VIEWS))
+  elseif r == 2 then
+    local use = pick({ "local _ = k.v[0]", "k.v[0] = 1", "local _ = #k.v" })
+    return "for _, k in ipairs(kept) do if k.v ~= nil and k.call ~= calls and pcall(function() " .. use ..
+      ' end) then error("ESCAPED: a view outlived its call") end end'
+  elseif r == 3 then
+    local what = pick(SHOWN)
+    return string.format('do local s = tostring(%s) .. ("%%s"):format(%s) if s:find("0x%%x%%x%%x%%x") then ' ..
+      'error("ESCAPED: an address reached plugin code: " .. s) end end', what, what)
+  elseif r == 4 then
+    return "for p in ls.waiting_pods() do if ls.str(p.scheduler_name) ~= self.profile then " ..
+      'error("ESCAPED: another profile\'s waiting pod") end end'
+  elseif r == 5 then
+    return 'for p in ls.waiting_pods() do if pcall(ls.allow, p, "NotFuzzGen") then ' ..
+      'error("ESCAPED: allowed as another plugin") end end'
+  elseif r == 6 then
+    return "secret(self) for id = 1, " .. rnd(20000) .. ' do local ok, t = pcall(ls.str, id) ' ..
+      'if ok and t:find("^secret%-") and not mine[t] then error("ESCAPED: read another profile\'s string") end end'
+  elseif r == 7 and rnd(50) == 1 then
+    return "for _ = 1, 2e5 do ls.activate(pod) end"
+  elseif r == 8 and rnd(50) == 1 then
+    return "local _ = ls.unschedulable(('n\\n'):rep(" .. rnd(200000) .. ") .. 'x')"
+  elseif r == 9 and rnd(50) == 1 then
+    return "for i = 1, " .. rnd(20000) .. " do ls.intern(('z'):rep(256) .. i) end"
+  end
+  return "local _ = #kept"
+end
 
 local INTEGRITY = [[
   if ("x"):upper() ~= "X" or ("%d"):format(7) ~= "7" or ls.UNSCHEDULABLE ~= 2 or ls.skip.code ~= 5
@@ -181,6 +232,8 @@ local function statement(depth)
     return "pcall(function() " .. statement(depth + 1) .. " end)"
   elseif r <= 16 then
     return "state[" .. value() .. "] = " .. value()
+  elseif r <= 17 and rnd(2) == 1 then
+    return isolation_statement()
   elseif r <= 17 then
     local e = pick(ESCAPES)
     return string.format("if pcall(function() %s end) then error(%q) end", e[2], "ESCAPED: " .. e[1])
@@ -248,6 +301,15 @@ local P = ls.plugin("FuzzGen", { defaults = { seed = 0 } })
 P.events = { { resource = "Node", action = { "Add" } } }
 local key = ls.intern("fuzz")
 local programs = {}
+-- views kept between calls, the calls made (hooks that are one call from C
+-- each: filter, score and normalize_score run inside one), this state's secrets
+local kept, calls, mine = {}, 0, {}
+local function secret(self)
+  local s = "secret-" .. tostring(self.profile)
+  if not mine[s] then ls.intern(s); mine[s] = true end
+end
+local ONE_CALL = { pre_enqueue = true, pre_filter = true, post_filter = true, pre_score = true, reserve = true,
+  unreserve = true, permit = true, pre_bind = true, post_bind = true }
 local function program(pod)
   local v = ls.label(pod.labels, key)
   if v == 0 then return nil end
@@ -273,11 +335,12 @@ function M.gen(seed, count)
     local args = h[2]
     out[#out + 1] = string.format([[
 function P.%s(%s)
+  if ONE_CALL.%s then calls = calls + 1 end
   local prog = program(pod)
   local f = prog and prog.%s
   if f then return f(%s) end
   %s
-end]], h[1], args, h[1], args, h[1] == "score" and "return 0" or "return nil")
+end]], h[1], args, h[1], h[1], args, h[1] == "score" and "return 0" or "return nil")
   end
   out[#out + 1] = "return P"
   return table.concat(out, "\n")

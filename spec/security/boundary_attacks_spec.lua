@@ -75,8 +75,8 @@ describe("red team: catching or dodging the budgets", function()
     kit.probe("pre_enqueue", [[  while true do pcall(function() while true do end end) end]])
     local r = kit.simulate({ profile = P300 })
     assert.are.equal(0, r.rc, r.err)
-    assert.are.equal('pending: PreEnqueue: plugin "Probe" (pre_enqueue): exceeded its time budget of 300 ms ' ..
-      "(the Lua state was restarted)", r.pods.a)
+    assert.are.equal('pending: PreEnqueue: plugin "Probe" (pre_enqueue at ' .. FILE .. ':5): exceeded its time ' ..
+      "budget of 300 ms (the Lua state was restarted)", r.pods.a)
     assert.matches("^bound to node%-[12]$", r.pods.b)
   end)
 

@@ -31,10 +31,14 @@ int ls_abi_version(void);
 ls_str ls_intern_lookup(const char *s, size_t len);  /* 0 if never interned */
 ls_str ls_intern(const char *s, size_t len);
 /* ls_intern for plugin code (ls.intern, statuses): interned strings are never
- * freed, so what plugins add is capped (bytes, entry
- * overhead counted: 1 GiB, as the default Lua memory limit); 0 once a new
- * string would pass the cap. */
-ls_str ls_intern_plugin(const char *s, size_t len);
+ * freed, so what plugins add is capped per account (a profile's scheduler
+ * name: bytes, entry overhead counted, against `cap`, the profile's Lua memory
+ * limit); 0 once a new string would pass the account's cap. A string made so
+ * is marked plugin-made until the runtime interns it too (ls_str_plugin_made):
+ * a profile reads such an id only if it made it itself (lua/luasched.lua). */
+ls_str ls_intern_plugin(const char *s, size_t len, ls_str account, uint64_t cap);
+uint64_t ls_intern_plugin_bytes(ls_str account);   /* what the account's plugins interned */
+bool ls_str_plugin_made(ls_str id);
 const char *ls_str_get(ls_str id);                    /* "" for 0 */
 uint32_t ls_str_len(ls_str id);
 
@@ -52,6 +56,11 @@ double ls_monotonic_seconds(void);
  * mean": NULL when none is close. One rule for every misspelling message. */
 const char *ls_did_you_mean(const char *word, const char *const *candidates, size_t n);
 /* ffi:end */
+
+/* ls_intern for the runtime's private keys (the status registry's): marked
+ * plugin-made unless the runtime interned the text already, so no profile's
+ * ls.str reads it. */
+ls_str ls_intern_hidden(const char *s, size_t len);
 
 ls_str ls_intern_cstr(const char *s);
 void ls_intern_reset(void);      /* frees the table: only at process exit / in tests */

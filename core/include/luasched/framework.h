@@ -115,11 +115,14 @@ int ls_cycle_bind(const ls_cycle *cycle, ls_str node_name, char *errbuf, size_t 
  * with errbuf filled. */
 int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const char *merge_patch, char *errbuf,
                           size_t errlen);
-/* Waiting pods (Permit): a plugin allows or rejects a pod it told to wait. */
-uint32_t ls_cycle_num_waiting(const ls_cycle *cycle);
-const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i);
-bool ls_cycle_allow_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin);
-bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin, const char *msg);
+/* Waiting pods (Permit) of profile `profile` (its schedulerName): a plugin
+ * of that profile allows or rejects a pod it told to wait; the pods of other
+ * profiles are neither counted, listed, allowed nor rejected. */
+uint32_t ls_cycle_num_waiting(const ls_cycle *cycle, ls_str profile);
+const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, ls_str profile, uint32_t i);
+bool ls_cycle_allow_waiting(const ls_cycle *cycle, ls_str profile, uint32_t pod_id, ls_str plugin);
+bool ls_cycle_reject_waiting(const ls_cycle *cycle, ls_str profile, uint32_t pod_id, ls_str plugin,
+                             const char *msg);
 /* Nominated pods (upstream's PodNominator): pods nominated to a node count
  * in Filter as if they ran there (when their priority is not lower). */
 uint32_t ls_cycle_nominated_total(const ls_cycle *cycle);
@@ -174,6 +177,11 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
  * init, events, hints), noted by Lua so that a call the watchdog cuts off can
  * still be attributed. */
 void ls_lua_note(const char *what);
+/* The generation of the plugin call running (framework/view_generation.c):
+ * the views a call hands out carry it and are refused once it changed. */
+const uint32_t *ls_view_generation(void);
+/* What a status keeps of the text it is registered with (status.c). */
+enum { LS_STATUS_MAX_REASONS = 64, LS_STATUS_MAX_TEXT = 8192 };
 /* Whether the --feature-gates gate of this name is on (v1.37's defaults;
  * false for a name that is not a gate). luasched/feature_gates.h. */
 bool ls_feature_enabled_name(const char *name);
@@ -228,6 +236,8 @@ const char *ls_code_name(uint8_t code);
 const char *ls_status_error_detail(const char *message);
 bool ls_code_is_rejected(uint8_t code);   /* Unschedulable, UnschedulableAndUnresolvable, Pending */
 
+enum { LS_MAX_OVERRIDE_BUILTINS = 32 };
+
 typedef struct ls_profile {
     ls_str scheduler_name;
     int32_t percentage_of_nodes_to_score;   /* -1 = unset, use the global value */
@@ -243,6 +253,11 @@ typedef struct ls_profile {
     uint64_t plugin_timeout_ms, instruction_budget;
     uint64_t memory_limit_bytes;
     bool memory_limit_set;
+    /* `luasched: {overrideBuiltins: [Name, ...]}`: the built-in plugins a file
+     * on the plugin path may replace in this profile (any other file named as
+     * a built-in is an error naming both files). */
+    uint32_t n_override_builtins;
+    ls_str override_builtins[LS_MAX_OVERRIDE_BUILTINS];
 } ls_profile;
 
 /* For a configured point (0 <= ep < LS_EP_COUNT), "?" otherwise; every row

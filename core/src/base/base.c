@@ -137,6 +137,7 @@ typedef struct intern_entry {
     char *str;
     uint32_t len;
     uint32_t hash;
+    bool plugin_only;   /* made by plugin code and never by the runtime (ls_str_plugin_made) */
 } intern_entry;
 
 static struct {
@@ -206,30 +207,77 @@ ls_str ls_intern(const char *s, size_t len)
     ls_critical_enter();
     pthread_mutex_lock(&intern_lock);
     ls_str id = intern_locked(s, len);
+    intern_entry_at(id)->plugin_only = false;   /* the runtime's now: cluster data every profile reads */
     pthread_mutex_unlock(&intern_lock);
     ls_critical_leave();
     return id;
 }
 
-/* What plugins interned (base.h): 1 GiB, as the default Lua memory limit. */
-#define PLUGIN_STRINGS_MAX ((size_t)1 << 30)
-static size_t plugin_string_bytes;   /* under intern_lock */
+/* What plugins interned (base.h), per account (a profile): a profile that
+ * interns without bound stops at its own cap, never at another's. */
+enum { PLUGIN_ACCOUNTS = 64 };
+static struct {
+    ls_str account;
+    size_t bytes;
+} plugin_accounts[PLUGIN_ACCOUNTS];   /* under intern_lock; past 64 profiles the last slot is shared */
 
-ls_str ls_intern_plugin(const char *s, size_t len)
+static size_t *account_bytes(ls_str account)
+{
+    for (int i = 0; i < PLUGIN_ACCOUNTS - 1; i++) {
+        if (plugin_accounts[i].account == account || !plugin_accounts[i].account) {
+            plugin_accounts[i].account = account;
+            return &plugin_accounts[i].bytes;
+        }
+    }
+    return &plugin_accounts[PLUGIN_ACCOUNTS - 1].bytes;
+}
+
+ls_str ls_intern_plugin(const char *s, size_t len, ls_str account, uint64_t cap)
 {
     ls_critical_enter();
     pthread_mutex_lock(&intern_lock);
     ls_str id = interned.nslots ? *intern_find_slot(s, len, hash_bytes(s, len)) : 0;
     if (!id) {
         size_t cost = len + 1 + sizeof(intern_entry) + 2 * sizeof(uint32_t);
-        if (len == 0 || plugin_string_bytes + cost <= PLUGIN_STRINGS_MAX) {
-            plugin_string_bytes += cost;
+        size_t *bytes = account_bytes(account);
+        if (len == 0 || *bytes + cost <= cap) {
+            *bytes += cost;
             id = intern_locked(s, len);
+            intern_entry_at(id)->plugin_only = len > 0;
         }
     }
     pthread_mutex_unlock(&intern_lock);
     ls_critical_leave();
     return id;
+}
+
+ls_str ls_intern_hidden(const char *s, size_t len)
+{
+    ls_critical_enter();
+    pthread_mutex_lock(&intern_lock);
+    ls_str id = interned.nslots ? *intern_find_slot(s, len, hash_bytes(s, len)) : 0;
+    if (!id) {
+        id = intern_locked(s, len);
+        intern_entry_at(id)->plugin_only = len > 0;
+    }
+    pthread_mutex_unlock(&intern_lock);
+    ls_critical_leave();
+    return id;
+}
+
+uint64_t ls_intern_plugin_bytes(ls_str account)
+{
+    pthread_mutex_lock(&intern_lock);
+    uint64_t n = *account_bytes(account);
+    pthread_mutex_unlock(&intern_lock);
+    return n;
+}
+
+bool ls_str_plugin_made(ls_str id)
+{
+    if (!id || id >= atomic_load_explicit(&interned.count, memory_order_acquire))
+        return false;
+    return intern_entry_at(id)->plugin_only;
 }
 
 static ls_str intern_locked(const char *s, size_t len)
@@ -296,6 +344,7 @@ void ls_intern_reset(void)
         free(interned.chunks[c]);
     free(interned.slots);
     memset(interned.chunks, 0, sizeof interned.chunks);
+    memset(plugin_accounts, 0, sizeof plugin_accounts);
     atomic_store(&interned.count, 0);
     interned.slots = NULL;
     interned.nslots = 0;

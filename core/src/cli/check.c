@@ -122,12 +122,12 @@ static void add_problem(ls_config *cfg, const char *what)
 }
 
 /* Runs the plugin checks of dispatch's M.check and adds their problems. */
-static void check_in_lua(ls_config *cfg, ls_lua *lua)
+static void check_in_lua(ls_config *cfg, ls_lua *lua, ls_vec *resolved)
 {
     ls_vec found;
     ls_vec_init(&found, sizeof(char *));
     ls_error err;
-    if (!ls_lua_check(lua, cfg->profiles, cfg->n_profiles, &found, &err))
+    if (!ls_lua_check(lua, cfg->profiles, cfg->n_profiles, &found, resolved, &err))
         add_problem(cfg, err.msg);
     for (uint32_t i = 0; i < found.len; i++) {
         add_problem(cfg, LS_VEC_AT(&found, char *, i));
@@ -175,7 +175,7 @@ static void group_by_profile(ls_config *cfg, uint32_t from)
  * points, registrations), M.check, and, when all that passed, the build
  * simulate would do, so that "ok" means it builds. Their problems come after
  * the file's, profile by profile. */
-static void check_plugins(ls_config *cfg, const char *plugin_path)
+static void check_plugins(ls_config *cfg, const char *plugin_path, ls_vec *resolved)
 {
     plugin_env env = {0};
     ls_error err;
@@ -186,7 +186,7 @@ static void check_plugins(ls_config *cfg, const char *plugin_path)
         return;
     }
     ls_config_expand_all(cfg, points_of, env.lua);
-    check_in_lua(cfg, env.lua);
+    check_in_lua(cfg, env.lua, resolved);
     if (cfg->problems.len == 0 && !ls_lua_build(env.lua, cfg->profiles, cfg->n_profiles, &err))
         add_problem(cfg, err.msg);
     env_close(&env);
@@ -213,13 +213,17 @@ static uint32_t count_plugins(const ls_config *cfg)
     return n;
 }
 
-static int report(const ls_config *cfg, const char *path)
+/* After "ok": the file each enabled plugin resolves to, profile by profile
+ * ("  profile P: plugin N: FILE (built-in)"). */
+static int report(const ls_config *cfg, const char *path, const ls_vec *resolved)
 {
     uint32_t n = cfg->problems.len;
     if (n == 0) {
         uint32_t plugins = count_plugins(cfg);
         printf("ok: %s: %u profile%s, %u plugin%s\n", path, cfg->n_profiles, cfg->n_profiles == 1 ? "" : "s", plugins,
                plugins == 1 ? "" : "s");
+        for (uint32_t i = 0; i < resolved->len; i++)
+            printf("  %s\n", LS_VEC_AT(resolved, char *, i));
         return LS_EXIT_OK;
     }
     for (uint32_t i = 0; i < n; i++)
@@ -263,9 +267,14 @@ int ls_cli_check(int argc, char **argv)
     ls_config cfg;
     ls_error err;
     ls_config_load(&cfg, path, &err);
+    ls_vec resolved;
+    ls_vec_init(&resolved, sizeof(char *));
     if (cfg.n_profiles > 0)   /* the file could be read: its plugins can be checked */
-        check_plugins(&cfg, plugin_path);
-    rc = report(&cfg, path);
+        check_plugins(&cfg, plugin_path, &resolved);
+    rc = report(&cfg, path, &resolved);
+    for (uint32_t i = 0; i < resolved.len; i++)
+        free(LS_VEC_AT(&resolved, char *, i));
+    ls_vec_free(&resolved);
     ls_config_free(&cfg);
     ls_status_reset();
     ls_intern_reset();

@@ -424,9 +424,40 @@ static void read_positive(const parse_ctx *pc, const cJSON *obj, const char *key
     read_positive_at(pc, obj, "luasched.", key, zero_ok, out);
 }
 
+/* overrideBuiltins: the plugin names (strings) whose built-in a file on the
+ * plugin path may replace in this profile. */
+static void parse_override_builtins(const parse_ctx *pc, const cJSON *obj, const char *prefix, ls_profile *prof)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(obj, "overrideBuiltins");
+    if (!list || cJSON_IsNull(list))
+        return;
+    char path[200];
+    snprintf(path, sizeof path, "%soverrideBuiltins", prefix);
+    if (!cJSON_IsArray(list)) {
+        ls_cfg_problem(pc, list, path, "expected a list of plugin names, e.g. [NodeResourcesFit]");
+        return;
+    }
+    int i = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, list) {
+        char at[220];
+        snprintf(at, sizeof at, "%s[%d]", path, i++);
+        if (!cJSON_IsString(item) || !item->valuestring[0]) {
+            ls_cfg_problem(pc, item, at, "expected a plugin name (a string), e.g. NodeResourcesFit");
+            continue;
+        }
+        if (prof->n_override_builtins == LS_MAX_OVERRIDE_BUILTINS) {
+            ls_cfg_problem(pc, item, at, "at most %d plugins can be listed", LS_MAX_OVERRIDE_BUILTINS);
+            return;
+        }
+        prof->override_builtins[prof->n_override_builtins++] = ls_intern_cstr(item->valuestring);
+    }
+}
+
 void ls_cfg_parse_profile_luasched(const parse_ctx *pc, const cJSON *profile, const char *path, ls_profile *prof)
 {
-    static const char *const known[] = {"pluginTimeoutMilliseconds", "instructionBudget", "memoryLimitBytes", NULL};
+    static const char *const known[] = {"pluginTimeoutMilliseconds", "instructionBudget", "memoryLimitBytes",
+                                        "overrideBuiltins", NULL};
     const cJSON *obj = cJSON_GetObjectItemCaseSensitive(profile, "luasched");
     if (!obj || cJSON_IsNull(obj))
         return;
@@ -445,6 +476,7 @@ void ls_cfg_parse_profile_luasched(const parse_ctx *pc, const cJSON *profile, co
         prof->memory_limit_set = true;
         read_positive_at(pc, obj, prefix, "memoryLimitBytes", true, &prof->memory_limit_bytes);
     }
+    parse_override_builtins(pc, obj, prefix, prof);
 }
 
 void ls_cfg_parse_luasched(ls_config *cfg, const parse_ctx *pc, const cJSON *root)

@@ -433,7 +433,8 @@ static bool load_dispatch(ls_rt *lua, ls_error *err)
     lua_getfield(L, mod, "init");
     lua_pushlightuserdata(L, lua->cycle);
     push_plugin_dirs(L, lua->plugin_path);
-    if (lua_pcall(L, 2, 0, 0) != 0)
+    push_plugin_dirs(L, ls_paths_plugins());   /* the built-in ones (a file elsewhere shadowing them is refused) */
+    if (lua_pcall(L, 3, 0, 0) != 0)
         return ls_errorf(err, "starting the Lua runtime: %s", lua_tostring(L, -1));
     lua_pop(L, 1);
     return true;
@@ -567,65 +568,6 @@ bool ls_rt_plugin_points(ls_rt *lua, const char *name, uint32_t *points, ls_erro
     return true;
 }
 
-/* Plugin args arrive as cJSON (from the config file) and become Lua tables. */
-static void push_json(lua_State *L, const cJSON *j)
-{
-    if (cJSON_IsObject(j)) {
-        lua_newtable(L);
-        for (const cJSON *c = j->child; c; c = c->next) {
-            push_json(L, c);
-            lua_setfield(L, -2, c->string);
-        }
-    } else if (cJSON_IsArray(j)) {
-        lua_newtable(L);
-        int i = 1;
-        for (const cJSON *c = j->child; c; c = c->next) {
-            push_json(L, c);
-            lua_rawseti(L, -2, i++);
-        }
-    } else if (cJSON_IsString(j)) {
-        lua_pushstring(L, j->valuestring);
-    } else if (cJSON_IsNumber(j)) {
-        lua_pushnumber(L, j->valuedouble);
-    } else if (cJSON_IsBool(j)) {
-        lua_pushboolean(L, cJSON_IsTrue(j));
-    } else {
-        lua_pushnil(L);
-    }
-}
-
-static void push_profile(lua_State *L, const ls_profile *p)
-{
-    lua_newtable(L);
-    lua_pushstring(L, ls_str_get(p->scheduler_name));
-    lua_setfield(L, -2, "name");
-    lua_newtable(L);
-    for (int ep = 0; ep < LS_EP_COUNT; ep++) {
-        if (!p->plugins[ep].len)
-            continue;
-        lua_newtable(L);
-        for (uint32_t i = 0; i < p->plugins[ep].len; i++) {
-            lua_pushstring(L, ls_str_get(LS_VEC_AT(&p->plugins[ep], ls_plugin_ref, i).name));
-            lua_rawseti(L, -2, (int)i + 1);
-        }
-        lua_setfield(L, -2, ls_ext_point_hook(ep));
-    }
-    lua_setfield(L, -2, "points");
-    push_json(L, p->plugin_args);
-    lua_setfield(L, -2, "args");
-    push_json(L, p->plugin_args_at);
-    lua_setfield(L, -2, "args_at");
-}
-
-void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n)
-{
-    lua_newtable(L);
-    for (uint32_t i = 0; i < n; i++) {
-        push_profile(L, &profiles[i]);
-        lua_rawseti(L, -2, (int)i + 1);
-    }
-}
-
 bool ls_rt_build(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     lua_State *L = lua->L;
@@ -635,6 +577,12 @@ bool ls_rt_build(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *e
         return ls_errorf(err, "building profiles: the Lua state could not be restarted");
     lua_rawgeti(L, LUA_REGISTRYINDEX, lua->ref_build);
     ls_rt_push_profiles(L, profiles, n);
+    for (uint32_t i = 0; i < n; i++) {   /* the cap of what the profile's plugins intern: its state's limit */
+        lua_rawgeti(L, -1, (int)i + 1);
+        lua_pushnumber(L, (lua_Number)lua->memory_limit);
+        lua_setfield(L, -2, "memory_limit");
+        lua_pop(L, 1);
+    }
     if (!ls_rt_load_call(lua, 1, 2, "building profiles", NULL, err))
         return false;
     lua_pop(L, 2);
@@ -762,8 +710,13 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
     count_cut_off(lua);
     char who[300];
     int point = ls_ext_point_info_of(ep)->point;
-    /* Worded as upstream words errors of that extension point. */
-    if (point == LS_EP_FILTER)
+    /* Worded as upstream words errors of that extension point; a hook that is
+     * a point of its own to plugin authors (Unreserve, PreBindPreFlight) by its
+     * own name, not its point's. */
+    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT)
+        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name,
+                 running_plugin(lua, ep, profile));
+    else if (point == LS_EP_FILTER)
         snprintf(who, sizeof who, "running \"%s\" filter plugin", running_plugin(lua, ep, profile));
     else
         snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(point), running_plugin(lua, ep, profile));
@@ -773,6 +726,11 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         snprintf(msg, sizeof msg, "%s: %s; restarting the Lua state failed: %.300s", who, what, err.msg);
     else
         snprintf(msg, sizeof msg, "%s: %s (the Lua state was restarted)", who, what);
+    /* the log names the plugin, its extension point and where its hook is */
+    char where[300];
+    ls_rt_hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
+    ls_log_error("Plugin call cut off", "plugin", running_plugin(lua, ep, profile), "extensionPoint",
+                 ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
     return LS_ERROR;

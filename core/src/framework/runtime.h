@@ -64,8 +64,11 @@ char **ls_lua_plugin_files(ls_lua *lua, uint32_t *n);
 /* `luasched check`: runs dispatch's M.check on the expanded profiles (every
  * plugin loaded and initialized with its args, its events table and hooks
  * checked); each problem is appended to *problems (char *, "profile NAME:
- * what"). False only when the check itself could not run. */
-bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err);
+ * what"), and the file each enabled plugin resolves to to *resolved (char *,
+ * "profile NAME: plugin P: FILE (built-in)"; NULL: not wanted). False only
+ * when the check itself could not run. */
+bool ls_lua_check(ls_lua *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_vec *resolved,
+                  ls_error *err);
 /* After ls_lua_build: per profile (a cJSON array the caller deletes), an
  * object plugin name -> args completed with the plugin's declared defaults
  * (dispatch's M.completed_args), for --write-config-to. The profiles' given

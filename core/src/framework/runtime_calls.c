@@ -2,7 +2,8 @@
  * runtime_calls.c: the calls C makes into lua/luasched/dispatch.lua once the
  * state is built: one call path (invoke) for a cycle's extension points and
  * hooks, PreEnqueue, the queue sort and the queueing hints, and the plain
- * calls for event registrations, plugin files and parked CycleStates.
+ * calls for event registrations, plugin files, parked CycleStates and where a
+ * plugin's hook is (for the log of a cut-off call).
  */
 #include "framework/runtime_internal.h"
 #include "luasched/log.h"
@@ -62,7 +63,9 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
      * the cut-off waits for the request to finish. Without the signal, a
      * plugin catching the hook's error with pcall, or stuck in C (a pattern
      * that backtracks), held a binding hook - and the scheduler - forever. */
+    uint32_t outer_generation = ls_view_generation_enter();
     int rc = ls_rt_guarded_pcall(lua, 1 + c->nptrs, 1, true);
+    ls_view_generation_leave(outer_generation);
     if (c->in_cycle)
         ls_rt_active_call = -1;
     return rc;
@@ -327,4 +330,25 @@ bool ls_rt_sort_uses_less(ls_rt *lua)
     bool uses = lua_pcall(L, 0, 1, 0) == 0 && lua_toboolean(L, -1);
     lua_pop(L, 1);
     return uses;
+}
+
+/* Where plugin `name`'s hook of row `ep` is defined ("file:line"), asked of
+ * the rebuilt state (dispatch.hook_location); empty when unknown. */
+void ls_rt_hook_location(ls_rt *lua, int ep, const char *name, char *out, size_t size)
+{
+    out[0] = '\0';
+    lua_State *L = lua->L;
+    if (!L)
+        return;
+    int top = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "luasched.dispatch");
+    if (lua_pcall(L, 1, 1, 0) == 0) {
+        lua_getfield(L, -1, "hook_location");
+        lua_pushstring(L, name);
+        lua_pushstring(L, ls_ext_point_info_of(ep)->hook);
+        if (lua_pcall(L, 2, 1, 0) == 0 && lua_isstring(L, -1))
+            snprintf(out, size, "%s", lua_tostring(L, -1));
+    }
+    lua_settop(L, top);
 }

@@ -1,5 +1,6 @@
 /*
- * runtime_config.c: the Lua runtime's configuration tools: `luasched check`
+ * runtime_config.c: the Lua runtime's configuration tools: the profiles as
+ * the Lua tables dispatch.build and dispatch.check take, `luasched check`
  * (dispatch.check over the expanded profiles), the plugin args completed with
  * their declared defaults (--write-config-to) and the runtime options read
  * from the configuration's luasched section.
@@ -10,6 +11,73 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the profiles as Lua tables (dispatch.build and dispatch.check take them) */
+
+/* Plugin args arrive as cJSON (from the config file) and become Lua tables. */
+static void push_json(lua_State *L, const cJSON *j)
+{
+    if (cJSON_IsObject(j)) {
+        lua_newtable(L);
+        for (const cJSON *c = j->child; c; c = c->next) {
+            push_json(L, c);
+            lua_setfield(L, -2, c->string);
+        }
+    } else if (cJSON_IsArray(j)) {
+        lua_newtable(L);
+        int i = 1;
+        for (const cJSON *c = j->child; c; c = c->next) {
+            push_json(L, c);
+            lua_rawseti(L, -2, i++);
+        }
+    } else if (cJSON_IsString(j)) {
+        lua_pushstring(L, j->valuestring);
+    } else if (cJSON_IsNumber(j)) {
+        lua_pushnumber(L, j->valuedouble);
+    } else if (cJSON_IsBool(j)) {
+        lua_pushboolean(L, cJSON_IsTrue(j));
+    } else {
+        lua_pushnil(L);
+    }
+}
+
+static void push_profile(lua_State *L, const ls_profile *p)
+{
+    lua_newtable(L);
+    lua_pushstring(L, ls_str_get(p->scheduler_name));
+    lua_setfield(L, -2, "name");
+    lua_newtable(L);
+    for (int ep = 0; ep < LS_EP_COUNT; ep++) {
+        if (!p->plugins[ep].len)
+            continue;
+        lua_newtable(L);
+        for (uint32_t i = 0; i < p->plugins[ep].len; i++) {
+            lua_pushstring(L, ls_str_get(LS_VEC_AT(&p->plugins[ep], ls_plugin_ref, i).name));
+            lua_rawseti(L, -2, (int)i + 1);
+        }
+        lua_setfield(L, -2, ls_ext_point_hook(ep));
+    }
+    lua_setfield(L, -2, "points");
+    push_json(L, p->plugin_args);
+    lua_setfield(L, -2, "args");
+    push_json(L, p->plugin_args_at);
+    lua_setfield(L, -2, "args_at");
+    lua_newtable(L);   /* overrideBuiltins as a set: name -> true */
+    for (uint32_t i = 0; i < p->n_override_builtins; i++) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, ls_str_get(p->override_builtins[i]));
+    }
+    lua_setfield(L, -2, "override_builtins");
+}
+
+void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n)
+{
+    lua_newtable(L);
+    for (uint32_t i = 0; i < n; i++) {
+        push_profile(L, &profiles[i]);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+}
 
 /* ---- configuration tools: check, completed args, options */
 
@@ -28,13 +96,26 @@ static bool push_dispatch_fn(lua_State *L, const char *name, ls_error *err)
     return true;
 }
 
-bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err)
+/* Appends the strings of the list at the top of the stack to `out` (copies). */
+static void take_strings(lua_State *L, ls_vec *out)
+{
+    size_t count = lua_objlen(L, -1);
+    for (size_t i = 1; i <= count; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        const char *msg = lua_tostring(L, -1);
+        *(char **)ls_vec_push(out) = ls_xstrdup(msg ? msg : "?");
+        lua_pop(L, 1);
+    }
+}
+
+bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_vec *resolved,
+                 ls_error *err)
 {
     lua_State *L = lua->L;
     if (!push_dispatch_fn(L, "check", err))
         return false;
     ls_rt_push_profiles(L, profiles, n);
-    int rc = ls_rt_load_pcall(lua, 1, 1);
+    int rc = ls_rt_load_pcall(lua, 1, 2);
     if (rc < 0) {
         ls_error cut;
         ls_rt_cut_off(lua, &cut, "checking plugins", NULL);
@@ -46,13 +127,10 @@ bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *pro
         lua_pop(L, 1);
         return false;
     }
-    size_t count = lua_objlen(L, -1);
-    for (size_t i = 1; i <= count; i++) {
-        lua_rawgeti(L, -1, (int)i);
-        const char *msg = lua_tostring(L, -1);
-        *(char **)ls_vec_push(problems) = ls_xstrdup(msg ? msg : "?");
-        lua_pop(L, 1);
-    }
+    if (resolved && lua_istable(L, -1))
+        take_strings(L, resolved);
+    lua_pop(L, 1);
+    take_strings(L, problems);
     lua_pop(L, 1);
     return true;
 }

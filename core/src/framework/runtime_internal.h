@@ -51,7 +51,12 @@ struct ls_rt {
     bool loading;                    /* in a load-time call: each noted plugin step gets the time budget */
 };
 
-enum { NO_PROFILE = 0x7fffffff };   /* a call outside a profile's cycle: the state's budgets */
+enum { NO_PROFILE = 0x7fffffff };
+
+/* view_generation.c: a call into Lua enters a new view generation (the outer
+ * one returned) and leaves it, giving the outer one back. */
+uint32_t ls_view_generation_enter(void);
+void ls_view_generation_leave(uint32_t outer);   /* a call outside a profile's cycle: the state's budgets */
 
 /* The cycle's call running (its LS_EP_* row, -1 outside one) and its
  * profile, for the fatal-signal report. */
@@ -84,6 +89,9 @@ bool ls_rt_cut_off(ls_rt *lua, ls_error *err, const char *doing, const char *nam
 bool ls_rt_load_call(ls_rt *lua, int nargs, int nresults, const char *doing, const char *name, ls_error *err);
 /* Pushes the profiles as dispatch.build and dispatch.check take them. */
 void ls_rt_push_profiles(lua_State *L, const ls_profile *profiles, uint32_t n);
+/* Where plugin `name`'s hook of row `ep` is defined ("file:line", asked of
+ * dispatch.lua), empty when unknown (runtime_calls.c). */
+void ls_rt_hook_location(ls_rt *lua, int ep, const char *name, char *out, size_t size);
 
 /* ---- one state: what runtime_set.c routes to (as ls_lua_* in runtime.h;
  * a state is built with one profile, so the calls of a cycle or the queue
@@ -105,7 +113,8 @@ bool ls_rt_less(ls_rt *lua, const ls_pod *a, const ls_pod *b);
 bool ls_rt_registrations(ls_rt *lua, ls_event_registration **out, uint32_t *n, ls_error *err);
 int ls_rt_hint(ls_rt *lua, int hint, const ls_pod *pod, const ls_cluster_event *ev);
 char **ls_rt_plugin_files(ls_rt *lua, uint32_t *n);
-bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err);
+bool ls_rt_check(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_vec *resolved,
+                 ls_error *err);
 struct cJSON *ls_rt_completed_args(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *err);
 void ls_rt_park(ls_rt *lua, uint32_t pod_id);
 void ls_rt_resume(ls_rt *lua, uint32_t pod_id);

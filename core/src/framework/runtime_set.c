@@ -321,12 +321,13 @@ char **ls_lua_plugin_files(ls_lua *set, uint32_t *n)
 }
 
 /* Each profile is checked in a state of its own, under its own memory limit. */
-bool ls_lua_check(ls_lua *set, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_error *err)
+bool ls_lua_check(ls_lua *set, const ls_profile *profiles, uint32_t n, ls_vec *problems, ls_vec *resolved,
+                  ls_error *err)
 {
     for (uint32_t i = 0; i < n; i++) {
         ls_lua_options o = profile_options(set, &profiles[i]);
         ls_rt *rt = ls_rt_new(set->cycle, &o, set->watchdog, err);
-        bool ok = rt && ls_rt_check(rt, &profiles[i], 1, problems, err);
+        bool ok = rt && ls_rt_check(rt, &profiles[i], 1, problems, resolved, err);
         ls_rt_free(rt);
         if (!ok)
             return false;

@@ -70,15 +70,31 @@ uint32_t ls_status_register(uint8_t code, const char *reasons, size_t len)
     return id;
 }
 
+/* Statuses are kept for good: a plugin's message of millions of newlines
+ * became millions of reasons (2 GB). A status keeps its first
+ * LS_STATUS_MAX_REASONS reasons and LS_STATUS_MAX_TEXT bytes of text. */
+static size_t capped_length(const char *reasons, size_t len)
+{
+    if (len > LS_STATUS_MAX_TEXT)
+        len = LS_STATUS_MAX_TEXT;
+    uint32_t lines = 1;
+    for (size_t i = 0; i < len; i++)
+        if (reasons[i] == '\n' && ++lines > LS_STATUS_MAX_REASONS)
+            return i;
+    return len;
+}
+
 static uint32_t register_locked(uint8_t code, const char *reasons, size_t len)
 {
     registry_init();
     if (code == LS_SUCCESS)
         return 0;
+    len = capped_length(reasons, len);
     char *key = ls_xmalloc(len + 2);
     key[0] = (char)('0' + code);
     memcpy(key + 1, reasons, len);
-    ls_str key_id = ls_intern(key, len + 1);
+    /* hidden: no profile reads another's status text by walking string ids */
+    ls_str key_id = ls_intern_hidden(key, len + 1);
     free(key);
     uintptr_t known = (uintptr_t)ls_map_get(&registry.by_key, key_id);
     if (known)

@@ -77,6 +77,7 @@ struct ls_batches {
     uint32_t n;
     char *pending_sig;  /* the running pod's signature, kept for the store */
     size_t pending_len;
+    bool sign_cut_off;  /* the running pod's sign hook was cut off (its Error in cycle->status) */
 };
 
 /* What one profile's state owns: its signature, node list and raw scores. */
@@ -283,8 +284,18 @@ ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp)
     ls_batches *b = s->batches;
     free(b->pending_sig);
     b->pending_sig = NULL;
-    if (!st->never_signable)
+    b->sign_cut_off = false;
+    if (!st->never_signable) {
+        s->cycle.status = 0;
+        s->cycle.status_code = LS_SUCCESS;
         b->pending_sig = ls_lua_sign(s->lua, qp->profile, &b->pending_len, &st->never_signable);
+        /* a sign hook cut off rebuilt the state mid-cycle: the cycle ends as
+         * that plugin's Error (cycle->status), not as the next plugin's */
+        if (!b->pending_sig && s->cycle.status_code == LS_ERROR) {
+            b->sign_cut_off = true;
+            return 0;
+        }
+    }
     /* a signed pod's raw scores are kept for the state it may fill */
     s->cycle.keep_raw_scores = b->pending_sig != NULL;
     ls_str hint = 0;
@@ -293,6 +304,11 @@ ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp)
     if (!hint)
         ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_ATTEMPT, profile_name(s, qp->profile), "no_hint");
     return hint;
+}
+
+bool ls_batch_sign_cut_off(const ls_scheduler *s)
+{
+    return s->batches && s->batches->sign_cut_off;
 }
 
 void ls_batch_forget_signature(ls_scheduler *s)

@@ -45,5 +45,8 @@ void ls_batch_store(ls_scheduler *s, ls_qpod *qp, ls_str hint, ls_str chosen);
 
 /* The cycle ended before a host was chosen: the signature is dropped. */
 void ls_batch_forget_signature(ls_scheduler *s);
+/* Whether the last ls_batch_node_hint ended because a sign hook was cut off
+ * (the state rebuilt mid-cycle; the cycle's status is that plugin's Error). */
+bool ls_batch_sign_cut_off(const ls_scheduler *s);
 
 #endif

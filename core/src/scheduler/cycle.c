@@ -94,6 +94,21 @@ static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, si
     return 0;
 }
 
+bool ls_scheduler_plugin_write(ls_scheduler *s, char *errbuf, size_t errlen)
+{
+    uint32_t call = *ls_view_generation();
+    if (call != s->writes_generation) {
+        s->writes_generation = call;
+        s->writes_in_call = 0;
+    }
+    if (s->writes_in_call >= LS_MAX_PLUGIN_WRITES) {
+        snprintf(errbuf, errlen, "more than %d API writes and evictions in one plugin call", LS_MAX_PLUGIN_WRITES);
+        return false;
+    }
+    s->writes_in_call++;
+    return true;
+}
+
 int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const char *merge_patch, char *errbuf,
                           size_t errlen)
 {
@@ -103,6 +118,8 @@ int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const cha
                  ls_str_get(obj->name));
         return -1;
     }
+    if (!ls_scheduler_plugin_write(s, errbuf, errlen))
+        return -1;
     ls_critical_enter();
     ls_error err;
     ls_scheduler_begin_deferral(s);
@@ -666,6 +683,11 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
         return;
     }
     ls_str hint = ls_batch_node_hint(s, qp);
+    if (ls_batch_sign_cut_off(s)) {
+        ls_batch_forget_signature(s);
+        fail_with_status(s, qp);
+        return;
+    }
     const ls_node_info *nominated = evaluate_nominated_node(s, qp, hint);
     if (nominated) {
         ls_batch_store(s, qp, hint, nominated->node->name);
@@ -750,6 +772,8 @@ int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str 
         snprintf(errbuf, errlen, "no cluster is attached to update %s %s", ls_str_get(kind), ls_str_get(name));
         return -1;
     }
+    if (!ls_scheduler_plugin_write(s, errbuf, errlen))
+        return -1;
     ls_error err;
     ls_critical_enter();
     ls_scheduler_begin_deferral(s);
@@ -761,29 +785,52 @@ int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str 
     return ok ? 0 : -1;
 }
 
-uint32_t ls_cycle_num_waiting(const ls_cycle *cycle)
+/* The waiting pods a plugin sees are its own profile's (profile: its
+ * schedulerName): a plugin of one profile neither lists, allows nor rejects
+ * the pods waiting in another profile's Permit. */
+static bool waits_in_profile(const ls_scheduler *s, const ls_waiting_pod *wp, ls_str profile)
 {
-    const ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s ? ls_waiting_pods_count(&s->waiting) : 0;
+    return wp && wp->profile < s->cfg.n_profiles && s->cfg.profiles[wp->profile].scheduler_name == profile;
 }
 
-const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, uint32_t i)
-{
-    const ls_scheduler *s = cycle ? cycle->owner : NULL;
-    const ls_waiting_pod *wp = s ? ls_waiting_pods_at(&s->waiting, i) : NULL;
-    return wp ? wp->pod : NULL;
-}
-
-bool ls_cycle_allow_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin)
+static ls_waiting_pod *own_waiting_pod(const ls_cycle *cycle, ls_str profile, uint32_t pod_id)
 {
     ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s && ls_waiting_pods_allow(&s->waiting, pod_id, plugin);
+    ls_waiting_pod *wp = s ? ls_waiting_pods_find(&s->waiting, pod_id) : NULL;
+    return waits_in_profile(s, wp, profile) ? wp : NULL;
 }
 
-bool ls_cycle_reject_waiting(const ls_cycle *cycle, uint32_t pod_id, ls_str plugin, const char *msg)
+uint32_t ls_cycle_num_waiting(const ls_cycle *cycle, ls_str profile)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    uint32_t n = 0, total = s ? ls_waiting_pods_count(&s->waiting) : 0;
+    for (uint32_t i = 0; i < total; i++)
+        n += waits_in_profile(s, ls_waiting_pods_at(&s->waiting, i), profile);
+    return n;
+}
+
+const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, ls_str profile, uint32_t i)
+{
+    const ls_scheduler *s = cycle ? cycle->owner : NULL;
+    uint32_t total = s ? ls_waiting_pods_count(&s->waiting) : 0;
+    for (uint32_t k = 0; k < total; k++) {
+        const ls_waiting_pod *wp = ls_waiting_pods_at(&s->waiting, k);
+        if (waits_in_profile(s, wp, profile) && i-- == 0)
+            return wp->pod;
+    }
+    return NULL;
+}
+
+bool ls_cycle_allow_waiting(const ls_cycle *cycle, ls_str profile, uint32_t pod_id, ls_str plugin)
 {
     ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s && ls_waiting_pods_reject(&s->waiting, pod_id, plugin, msg);
+    return own_waiting_pod(cycle, profile, pod_id) && ls_waiting_pods_allow(&s->waiting, pod_id, plugin);
+}
+
+bool ls_cycle_reject_waiting(const ls_cycle *cycle, ls_str profile, uint32_t pod_id, ls_str plugin, const char *msg)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    return own_waiting_pod(cycle, profile, pod_id) && ls_waiting_pods_reject(&s->waiting, pod_id, plugin, msg);
 }
 
 
@@ -856,6 +903,13 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
     const ls_qpod *qp = s ? ls_squeue_find(s->queue, pod) : NULL;
     if (!qp || (qp->where != LS_Q_UNSCHEDULABLE && qp->where != LS_Q_BACKOFF))
         return false;
+    /* once per pod until applied: a plugin activating in a loop grew this
+     * queue without bound (2 GB with a 64 MiB Lua limit) */
+    for (uint32_t i = 0; i < s->deferred.len; i++) {
+        const deferred_event *d = &LS_VEC_AT(&s->deferred, deferred_event, i);
+        if (d->kind == EV_ACTIVATE && d->pod_id == pod->id)
+            return true;
+    }
     deferred_event *e = ls_vec_push(&s->deferred);
     *e = (deferred_event){.kind = EV_ACTIVATE, .pod_id = pod->id};
     return true;

@@ -57,6 +57,8 @@ int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, c
                  ls_str_get(victim->name));
         return -1;
     }
+    if (!ls_scheduler_plugin_write(s, errbuf, errlen))
+        return -1;
     ls_critical_enter();
     if (s->preemptor && (s->preemptor != cycle->pod || s->preempt_node != node)) {
         ls_critical_leave();

@@ -53,6 +53,8 @@ struct ls_scheduler {
     ls_str preempt_plugin;      /* the PostFilter plugin that chose them (names an in-memory preemption) */
     ls_map preempting;          /* pod id + 1 -> 1: preemptors whose deletions are being issued */
     int defer_events;           /* > 0 while a plugin's FFI call (bind, preempt) runs */
+    uint32_t writes_generation; /* the plugin call (ls_view_generation) writes_in_call counts for */
+    uint32_t writes_in_call;    /* API writes and evictions that call asked for (capped: cycle.c) */
     ls_vec deferred;            /* events that arrived meanwhile */
     uint64_t clock_ms;          /* virtual time in a simulation */
     uint64_t last_change_ms;    /* when the cluster last changed (for the end of a simulation) */
@@ -87,6 +89,11 @@ struct ls_scheduler {
 void ls_scheduler_begin_deferral(ls_scheduler *s);
 void ls_scheduler_end_deferral(ls_scheduler *s);
 void ls_scheduler_apply_deferred(ls_scheduler *s);
+/* Whether the running plugin call may ask for one more API write or eviction
+ * (at most LS_MAX_PLUGIN_WRITES per call: each is queued in C); false with
+ * errbuf filled when it may not. */
+enum { LS_MAX_PLUGIN_WRITES = 10000 };
+bool ls_scheduler_plugin_write(ls_scheduler *s, char *errbuf, size_t errlen);
 
 /* scheduler.c: a cluster event for the queue (moves pods whose plugins registered for it). */
 void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
