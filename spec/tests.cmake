@@ -171,5 +171,5 @@ ls_add_test(fuzz/plugin_api fuzz COMMAND fuzz_plugins -n 3000 -p 100)
 # docs/plugins/api.md differs from what it generates now), and every command block
 # marked <!-- runnable --> in docs/ still runs (spec/docs/runnable.sh).
 ls_add_test(docs/api_reference lint COMMAND ${LUAJIT_EXE} ${CMAKE_SOURCE_DIR}/core/gen_docs.lua ${CMAKE_SOURCE_DIR} --check)
-set(docs_env ${LS_TEST_ENV})
+set(docs_env "${LS_TEST_ENV}")
 ls_add_test(docs/runnable e2e COMMAND bash ${CMAKE_SOURCE_DIR}/spec/docs/runnable.sh ${CMAKE_BINARY_DIR} ENV docs_env)

@@ -14,7 +14,9 @@ next: luasched test, then luasched simulate CLUSTER.yaml --config prefer_gold_pr
 expect_contains "the plugin registers its name" "$(cat prefer_gold.lua)" 'ls.plugin("PreferGold"'
 expect_contains "the profile enables it" "$(cat prefer_gold_profile.yaml)" "- name: PreferGold"
 out=$(timeout 20 "$BIN" check prefer_gold_profile.yaml 2>&1); rc=$?
-expect_eq "check finds the plugin beside the profile" "$rc $out" "0 ok: prefer_gold_profile.yaml: 1 profile, 21 plugins"
+expect_eq "check finds the plugin beside the profile" "$rc $(echo "$out" | head -1)" "0 ok: prefer_gold_profile.yaml: 1 profile, 21 plugins"
+expect_contains "check says which file PreferGold resolves to" "$out" \
+  "profile default-scheduler: plugin PreferGold: ./prefer_gold.lua (plugin path)"
 
 echo "-- edited" >> prefer_gold.lua
 out=$(timeout 20 "$BIN" new plugin PreferGold 2>&1); rc=$?

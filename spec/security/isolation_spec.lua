@@ -361,7 +361,8 @@ function P.filter(self, state, pod)
 end]])
     local r = run(config(profile("default-scheduler", "{name: Probe}")))
     assert.are.equal(0, r.rc, r.err)
-    assert.matches("^pending: 0/2 nodes are available: 2 " .. string.rep("y", 8192) .. "%. no new claims to deallocate, preemption: ", r.pods.a)
+    assert.matches("^pending: 0/2 nodes are available: 2 " .. string.rep("y", 8192) ..
+      "%. no new claims to deallocate, preemption: ", r.pods.a)
   end)
 end)
 
@@ -440,7 +441,8 @@ end]])
     assert.are.equal(0, r.rc, r.err)
     assert.are.equal(TIMED_OUT, r.pods.a)
     assert.are.equal("pending: 0/2 nodes are available: 2 luasched: ls.reject: plugin \"Probe\" can act only as " ..
-      "itself (upstream's WaitingPod.Allow(pluginName)), not as \"Waiter\".", r.pods.p:gsub(" no new claims to deallocate, preemption: .*$", ""))
+      "itself (upstream's WaitingPod.Allow(pluginName)), not as \"Waiter\".",
+      (r.pods.p:gsub(" no new claims to deallocate, preemption: .*$", "")))
   end)
 
   -- Before: walking ids 1..N with ls.str read every string any profile made
