@@ -27,6 +27,9 @@ static void usage(FILE *out)
             "                          for replay with simulate or compare\n"
             "  compare TRACE.yaml --config A --config B\n"
             "                          run a trace under two policies and compare them (text, JSON, HTML)\n"
+            "  import openb NODES.csv PODS.csv\n"
+            "                          write a trace from the openb GPU-sharing trace (tasks as pods, GPUs as\n"
+            "                          extended resources), for simulate or compare\n"
             "  test [SPEC...]          run a plugin's busted specs with the plugin kit (luasched.testing)\n"
             "  version                 print the version, the commit and the LuaJIT version\n"
             "\n"
@@ -56,6 +59,8 @@ int main(int argc, char **argv)
         return ls_cli_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "record") == 0)
         return ls_cli_record(argc - 1, argv + 1);
+    if (strcmp(cmd, "import") == 0)
+        return ls_cli_import(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         return ls_cli_version(argc - 1, argv + 1);
     }
