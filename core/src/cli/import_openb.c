@@ -425,6 +425,87 @@ void openb_tune(openb_trace *t, double ratio, uint64_t seed)
         tune_up(t, target, &rng);
 }
 
+/* ---- typical pods (the paper's GetTypicalPods: isInvolvedCpuPods true,
+ * podPopularityThreshold 95, podIncreaseStep 1) */
+
+typedef struct openb_shape {
+    const openb_task *k;   /* the first task of the shape */
+    uint32_t count;
+} openb_shape;
+
+static int spec_cmp(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int shape_cmp(const openb_task *x, const openb_task *y)
+{
+    if (x->milli_cpu != y->milli_cpu)
+        return x->milli_cpu < y->milli_cpu ? -1 : 1;
+    if (x->milli_gpu != y->milli_gpu)
+        return x->milli_gpu < y->milli_gpu ? -1 : 1;
+    if (x->gpus != y->gpus)
+        return x->gpus < y->gpus ? -1 : 1;
+    return spec_cmp(x->spec, y->spec);
+}
+
+static int by_shape(const void *a, const void *b)
+{
+    return shape_cmp(*(const openb_task *const *)a, *(const openb_task *const *)b);
+}
+
+/* More frequent first; at equal counts the larger shape first (the
+ * simulator's sort.Reverse of count, then PodResource.Less). */
+static int by_popularity(const void *a, const void *b)
+{
+    const openb_shape *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return -shape_cmp(x->k, y->k);
+}
+
+/* The shapes of the trace's own tasks (not the sampled ones), most popular
+ * first, cut at the first count reaching 95% of the tasks. */
+static uint32_t typical_shapes(const openb_trace *t, openb_shape **out, uint32_t *covered)
+{
+    uint32_t n = t->n_trace_tasks;
+    const openb_task **v = ls_xcalloc(n + 1, sizeof *v);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < t->n_tasks; i++)
+        if (!t->tasks[i].clone_of)
+            v[m++] = &t->tasks[i];
+    qsort(v, m, sizeof *v, by_shape);
+    openb_shape *s = ls_xcalloc(m + 1, sizeof *s);
+    uint32_t n_s = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        if (n_s == 0 || shape_cmp(s[n_s - 1].k, v[i]) != 0)
+            s[n_s++] = (openb_shape){v[i], 0};
+        s[n_s - 1].count++;
+    }
+    free(v);
+    qsort(s, n_s, sizeof *s, by_popularity);
+    uint32_t keep = 0, cum = 0;
+    while (keep < n_s && (double)cum < 0.95 * m)
+        cum += s[keep++].count;
+    *out = s;
+    *covered = cum;
+    return keep;
+}
+
+static void write_typical_pods(const openb_trace *t, FILE *out)
+{
+    openb_shape *s;
+    uint32_t covered, n = typical_shapes(t, &s, &covered);
+    fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"TypicalPods\",\"metadata\":{"
+                 "\"name\":\"openb\",\"namespace\":\"default\"},\"spec\":{\"pods\":[");
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(out, "%s{\"milliCpu\":%lld,\"milliGpu\":%d,\"gpus\":%d,%s%s%s\"weight\":%.17g}", i ? "," : "",
+                (long long)s[i].k->milli_cpu, s[i].k->milli_gpu, s[i].k->gpus, s[i].k->spec ? "\"model\":\"" : "",
+                s[i].k->spec ? s[i].k->spec : "", s[i].k->spec ? "\"," : "", (double)s[i].count / covered);
+    fprintf(out, "]}},\n");
+    free(s);
+}
+
 /* ---- writing */
 
 static void write_node(const openb_node *n, FILE *out)
@@ -475,6 +556,7 @@ bool openb_write(const openb_trace *t, FILE *out)
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
     for (uint32_t i = 0; i < t->n_nodes; i++)
         write_node(&t->nodes[i], out);
+    write_typical_pods(t, out);
     fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"Timeline\",\"steps\":[\n");
     for (uint32_t i = 0; i < t->n_tasks; i++) {
         write_task(&t->tasks[i], i + 1, out);
