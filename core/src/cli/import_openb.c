@@ -496,7 +496,7 @@ static void write_typical_pods(const openb_trace *t, FILE *out)
 {
     openb_shape *s;
     uint32_t covered, n = typical_shapes(t, &s, &covered);
-    fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"TypicalPods\",\"metadata\":{"
+    fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"TypicalPodSet\",\"metadata\":{"
                  "\"name\":\"openb\",\"namespace\":\"default\"},\"spec\":{\"pods\":[");
     for (uint32_t i = 0; i < n; i++)
         fprintf(out, "%s{\"milliCpu\":%lld,\"milliGpu\":%d,\"gpus\":%d,%s%s%s\"weight\":%.17g}", i ? "," : "",
@@ -533,7 +533,10 @@ static void write_task(const openb_task *k, uint32_t at_ms, FILE *out)
             at_ms, k->name);
     if (k->clone_of)
         fprintf(out, "-tuned-%u", k->clone_no);
-    fprintf(out, "\",\"namespace\":\"default\",\"annotations\":{\"luasched.io/openb-creation-time\":\"%lld\"",
+    fprintf(out, "\",\"namespace\":\"default\",\"uid\":\"%s", k->name);
+    if (k->clone_of)
+        fprintf(out, "-tuned-%u", k->clone_no);
+    fprintf(out, "\",\"annotations\":{\"luasched.io/openb-creation-time\":\"%lld\"",
             (long long)k->creation);
     if (k->qos)
         fprintf(out, ",\"luasched.io/openb-qos\":\"%s\"", k->qos);
