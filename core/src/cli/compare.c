@@ -1,11 +1,13 @@
 /*
- * compare.c: `luasched compare TRACE --config A --config B [--seeds N]`: runs
- * one trace (a cluster file, usually with a Timeline) under two policies and
- * N seeds each on the virtual clock, and reports per policy what a platform
+ * compare.c: `luasched compare TRACE --config A --config B ... [--seeds N]`:
+ * runs one trace (a cluster file, usually with a Timeline) under each policy
+ * and N seeds on the virtual clock, and reports per policy what a platform
  * team weighs: pods bound, pending, preempted; time from creation to binding;
  * per-node cpu and memory allocation over time and at the end; fragmentation;
- * zone balance; and which pods the two policies placed differently. The
- * reports (text, JSON, HTML) are in compare_report.c and compare_html.c.
+ * zone balance; which pods the first two policies placed differently; and,
+ * on a GPU trace, the GPU metrics of compare_gpu.c. A TRACE naming {seed}
+ * is one trace per seed (`luasched import openb --seed`). The reports (text,
+ * JSON, HTML) are in compare_report.c, compare_html.c and compare_gpu.c.
  */
 #include "cli/cli.h"
 #include "cli/compare.h"
@@ -23,9 +25,11 @@
 
 typedef struct cmp_opts {
     const char *trace;
-    const char *config[2];
+    const char *config[CMP_MAX_POLICIES];
+    const char *name[CMP_MAX_POLICIES];
     int n_configs;
     uint32_t seeds;
+    uint64_t first_seed;
     const char *output;        /* text, json, html */
     const char *out_file;      /* -o: where the report goes (default standard output) */
     const char *plugin_path;
@@ -129,6 +133,7 @@ static void take_sample(run_ctx *x, double at_s)
 static void sample_until(void *ud, uint64_t now_ms)
 {
     run_ctx *x = ud;
+    cmp_gpu_advance(&x->out->gpu, x->cluster, x->sched, now_ms);
     double now = (double)now_ms / 1000.0;
     while (x->sample_every_s > 0 && now > x->next_sample_s && x->out->n_samples < CMP_SAMPLES) {
         take_sample(x, x->next_sample_s);
@@ -264,6 +269,7 @@ static void final_state(run_ctx *x, const ls_scheduler *s)
     r->mem = summarize(x->view.mem, x->view.n);
     take_sample(x, (double)ls_scheduler_now_ms(s) / 1000.0);
     record_pods(x->cluster, r);
+    cmp_gpu_finish(&r->gpu, x->cluster, s);
     fragmentation(x->cluster, s, r);
     zone_balance(x->cluster, s, r);
 }
@@ -274,6 +280,16 @@ static int fail_run(const ls_error *err)
     return LS_EXIT_USAGE;
 }
 
+/* The trace of a seed: "{seed}" in the name is replaced by the seed. */
+static void trace_of(const char *trace, uint64_t seed, char *buf, size_t len)
+{
+    const char *at = strstr(trace, "{seed}");
+    if (!at)
+        snprintf(buf, len, "%s", trace);
+    else
+        snprintf(buf, len, "%.*s%llu%s", (int)(at - trace), trace, (unsigned long long)seed, at + 6);
+}
+
 /* Loads the trace afresh, schedules it under one policy and seed. */
 static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_run *out, cmp_report *rep)
 {
@@ -282,7 +298,9 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     ls_config cfg;
     memset(&cfg, 0, sizeof cfg);
     int rc = LS_EXIT_OK;
-    if (!ls_cluster_load_file(c, o->trace, &err) || !ls_cluster_admit(c, &err))
+    char trace[4096];
+    trace_of(o->trace, seed, trace, sizeof trace);
+    if (!ls_cluster_load_file(c, trace, &err) || !ls_cluster_admit(c, &err))
         rc = fail_run(&err);
     else if (!ls_config_load(&cfg, strcmp(config, "default") == 0 ? NULL : config, &err))
         rc = fail_run(&err);
@@ -300,6 +318,7 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
                            .plugin_timeout_ms = cfg.luasched.plugin_timeout_ms};
     ls_sched_source src = ls_cluster_source(c, NULL, NULL);
     ls_cluster_on_advance(c, sample_until, &x);
+    cmp_gpu_start(&out->gpu, c);
     ls_scheduler *s = ls_scheduler_new(&cfg, &so, &src, &err);
     x.sched = s;
     if (!s) {
@@ -371,18 +390,22 @@ static void free_run(cmp_run *r)
 static void compare_usage(FILE *out)
 {
     fprintf(out,
-            "usage: luasched compare TRACE.yaml --config A --config B [flags]\n"
+            "usage: luasched compare TRACE.yaml --config A --config B ... [flags]\n"
             "\n"
-            "Runs the trace (a cluster file, with a Timeline of arrivals and departures) under two policies on\n"
+            "Runs the trace (a cluster file, with a Timeline of arrivals and departures) under each policy on\n"
             "the virtual clock and compares them: pods bound, pending and preempted; time from creation to\n"
             "binding (p50/p90/p99); per-node cpu and memory allocation over time and at the end (imbalance =\n"
-            "stddev / mean); fragmentation; pods per zone; the pods the policies placed differently.\n"
+            "stddev / mean); fragmentation; pods per zone; the pods the first two policies placed differently;\n"
+            "on a GPU trace (luasched import openb), the GPU allocation at each percent of arrived workload\n"
+            "(0..130) and the unscheduled pods by kind. A TRACE containing {seed} names one trace per seed.\n"
             "\n"
             "flags:\n"
-            "  --config FILE        a KubeSchedulerConfiguration, twice (the word 'default' is the built-in\n"
-            "                       default profile)\n"
-            "  --seeds N            runs per policy with seeds 0..N-1 for tie-breaking (default 1); figures\n"
+            "  --config [NAME=]FILE a KubeSchedulerConfiguration, once per policy (1 to 16; the word 'default'\n"
+            "                       is the built-in default profile); NAME names it in the reports (default:\n"
+            "                       the file's base name)\n"
+            "  --seeds N            runs per policy with seeds S..S+N-1 for tie-breaking (default 1); figures\n"
             "                       are means over the seeds\n"
+            "  --first-seed S       the first seed (default 0)\n"
             "  --output text|json|html\n"
             "                       the report's form (default text); html is one self-contained page\n"
             "  -o, --out FILE       write the report to FILE instead of standard output\n"
@@ -390,10 +413,33 @@ static void compare_usage(FILE *out)
             "  -h, --help           this help\n");
 }
 
+/* --config NAME=FILE or FILE (its base name, without .yaml/.yml, names it). */
+static void policy_arg(cmp_opts *o, char *arg)
+{
+    char *eq = strchr(arg, '=');
+    char *slash = strchr(arg, '/');
+    int i = o->n_configs++;
+    if (eq && eq != arg && (!slash || eq < slash)) {
+        *eq = '\0';
+        o->name[i] = arg;
+        o->config[i] = eq + 1;
+        return;
+    }
+    o->config[i] = arg;
+    const char *base = strrchr(arg, '/');
+    static char names[CMP_MAX_POLICIES][128];
+    snprintf(names[i], sizeof names[i], "%s", base ? base + 1 : arg);
+    char *dot = strrchr(names[i], '.');
+    if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 || strcmp(dot, ".json") == 0))
+        *dot = '\0';
+    o->name[i] = names[i];
+}
+
 static int parse_opts(int argc, char **argv, cmp_opts *o)
 {
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},      {"seeds", required_argument, NULL, 's'},
+        {"first-seed", required_argument, NULL, 'F'},
         {"output", required_argument, NULL, 'f'},      {"out", required_argument, NULL, 'o'},
         {"plugin-path", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -407,13 +453,24 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
         char *end;
         switch (ch) {
         case 'c':
-            if (o->n_configs == 2) {
-                fprintf(stderr, "luasched compare: --config: expected exactly two policies, got a third (\"%s\")\n",
+            if (o->n_configs == CMP_MAX_POLICIES) {
+                fprintf(stderr, "luasched compare: --config: at most %d policies, got another (\"%s\")\n",
+                        CMP_MAX_POLICIES, optarg);
+                return LS_EXIT_USAGE;
+            }
+            policy_arg(o, optarg);
+            break;
+        case 'F': {
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || errno || *optarg == '-') {
+                fprintf(stderr, "luasched compare: --first-seed: expected a non-negative integer, got \"%s\"\n",
                         optarg);
                 return LS_EXIT_USAGE;
             }
-            o->config[o->n_configs++] = optarg;
+            o->first_seed = v;
             break;
+        }
         case 's': {
             unsigned long v = strtoul(optarg, &end, 10);
             if (!*optarg || *end || v == 0 || v > 1000) {
@@ -436,9 +493,9 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
         default: compare_usage(stderr); return LS_EXIT_USAGE;
         }
     }
-    if (argc - optind != 1 || o->n_configs != 2) {
-        fprintf(stderr, "luasched compare: expected one trace file and two --config flags, got %d file%s and %d "
-                        "--config\n", argc - optind, argc - optind == 1 ? "" : "s", o->n_configs);
+    if (argc - optind != 1 || o->n_configs < 1) {
+        fprintf(stderr, "luasched compare: expected one trace file and --config flags (one per policy), got %d "
+                        "file%s and %d --config\n", argc - optind, argc - optind == 1 ? "" : "s", o->n_configs);
         compare_usage(stderr);
         return LS_EXIT_USAGE;
     }
@@ -480,26 +537,31 @@ int ls_cli_compare(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc < 0 ? LS_EXIT_OK : rc;
-    cmp_report rep = {.trace = o.trace};
-    for (int p = 0; p < 2 && rc == 0; p++) {
+    cmp_report rep = {.trace = o.trace, .first_seed = o.first_seed};
+    rep.n_policies = (uint32_t)o.n_configs;
+    rep.policy = ls_xcalloc(rep.n_policies, sizeof *rep.policy);
+    for (uint32_t p = 0; p < rep.n_policies && rc == 0; p++) {
         rep.policy[p].config = o.config[p];
+        rep.policy[p].name = o.name[p];
         rep.policy[p].runs = ls_xcalloc(o.seeds, sizeof(cmp_run));
         for (uint32_t s = 0; s < o.seeds && rc == 0; s++) {
-            rc = run_once(&o, o.config[p], s, &rep.policy[p].runs[s], &rep);
+            rc = run_once(&o, o.config[p], o.first_seed + s, &rep.policy[p].runs[s], &rep);
             rep.policy[p].n_runs = s + 1;
         }
     }
     if (rc == 0) {
-        diff_runs(&rep.policy[0].runs[0], &rep.policy[1].runs[0], &rep);
-        for (int p = 0; p < 2; p++)
-            rep.seed_moves[p] = o.seeds > 1 ? count_moves(&rep.policy[p].runs[0], &rep.policy[p].runs[1]) : 0;
+        if (rep.n_policies > 1)
+            diff_runs(&rep.policy[0].runs[0], &rep.policy[1].runs[0], &rep);
+        for (uint32_t p = 0; p < rep.n_policies; p++)
+            rep.policy[p].seed_moves = o.seeds > 1 ? count_moves(&rep.policy[p].runs[0], &rep.policy[p].runs[1]) : 0;
         rc = write_report(&o, &rep);
     }
-    for (int p = 0; p < 2; p++) {
+    for (uint32_t p = 0; p < rep.n_policies; p++) {
         for (uint32_t s = 0; s < rep.policy[p].n_runs; s++)
             free_run(&rep.policy[p].runs[s]);
         free(rep.policy[p].runs);
     }
+    free(rep.policy);
     free(rep.diffs);
     return rc;
 }
