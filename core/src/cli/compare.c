@@ -27,6 +27,7 @@ typedef struct cmp_opts {
     const char *trace;
     const char *config[CMP_MAX_POLICIES];
     const char *name[CMP_MAX_POLICIES];
+    bool named[CMP_MAX_POLICIES];
     int n_configs;
     uint32_t seeds;
     uint64_t first_seed;
@@ -422,6 +423,7 @@ static void policy_arg(cmp_opts *o, char *arg)
     if (eq && eq != arg && (!slash || eq < slash)) {
         *eq = '\0';
         o->name[i] = arg;
+        o->named[i] = true;
         o->config[i] = eq + 1;
         return;
     }
@@ -543,6 +545,7 @@ int ls_cli_compare(int argc, char **argv)
     for (uint32_t p = 0; p < rep.n_policies && rc == 0; p++) {
         rep.policy[p].config = o.config[p];
         rep.policy[p].name = o.name[p];
+        rep.policy[p].named = o.named[p];
         rep.policy[p].runs = ls_xcalloc(o.seeds, sizeof(cmp_run));
         for (uint32_t s = 0; s < o.seeds && rc == 0; s++) {
             rc = run_once(&o, o.config[p], o.first_seed + s, &rep.policy[p].runs[s], &rep);

@@ -85,6 +85,7 @@ typedef struct cmp_run {
 
 typedef struct cmp_policy {
     const char *name;       /* --config NAME=FILE, else the file's base name */
+    bool named;             /* the name was given */
     const char *config;     /* path, or "default" for the built-in profile */
     cmp_run *runs;          /* one per seed */
     uint32_t n_runs;

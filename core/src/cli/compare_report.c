@@ -97,11 +97,17 @@ static void text_row(const cmp_report *r, const cmp_metric *m, FILE *out)
 
 void cmp_report_text(const cmp_report *r, FILE *out)
 {
-    fprintf(out, "trace %s: %u nodes at the end, %.0fs of timeline, %u seed%s per policy (from seed %llu)\n",
-            r->trace, r->n_nodes, r->span_s, r->policy[0].n_runs, r->policy[0].n_runs == 1 ? "" : "s",
-            (unsigned long long)r->first_seed);
-    for (uint32_t p = 0; p < r->n_policies; p++)
-        fprintf(out, "%c = %s (%s)\n", cmp_policy_letter(p), r->policy[p].name, r->policy[p].config);
+    fprintf(out, "trace %s: %u nodes at the end, %.0fs of timeline, %u seed%s per policy", r->trace, r->n_nodes,
+            r->span_s, r->policy[0].n_runs, r->policy[0].n_runs == 1 ? "" : "s");
+    if (r->first_seed)
+        fprintf(out, " (seeds from %llu)", (unsigned long long)r->first_seed);
+    fputc('\n', out);
+    for (uint32_t p = 0; p < r->n_policies; p++) {
+        fprintf(out, "%c = %s", cmp_policy_letter(p), r->policy[p].config);
+        if (r->policy[p].named)
+            fprintf(out, " (%s)", r->policy[p].name);
+        fputc('\n', out);
+    }
     fprintf(out, "\n%-44s", "");
     for (uint32_t p = 0; p < r->n_policies; p++)
         fprintf(out, " %14c", cmp_policy_letter(p));
@@ -112,7 +118,7 @@ void cmp_report_text(const cmp_report *r, FILE *out)
         text_row(r, &AGREEMENT, out);
     for (uint32_t p = 0; p < r->n_policies; p++) {
         const cmp_run *run = &r->policy[p].runs[0];
-        fprintf(out, "\npods per zone, %c (first seed):", cmp_policy_letter(p));
+        fprintf(out, "\npods per zone, %c (seed %llu):", cmp_policy_letter(p), (unsigned long long)r->first_seed);
         for (uint32_t z = 0; z < run->n_zones; z++)
             fprintf(out, " %s=%u", run->zones[z].name, run->zones[z].pods);
     }
@@ -120,7 +126,8 @@ void cmp_report_text(const cmp_report *r, FILE *out)
     if (r->n_policies < 2) {
         fputc('\n', out);
     } else {
-    fprintf(out, "\n\nplaced differently (first seed, A against B): %u pod%s\n", r->n_diffs, r->n_diffs == 1 ? "" : "s");
+    fprintf(out, "\n\nplaced differently (seed %llu): %u pod%s\n", (unsigned long long)r->first_seed, r->n_diffs,
+            r->n_diffs == 1 ? "" : "s");
     for (uint32_t i = 0; i < r->n_diffs && i < 20; i++)
         fprintf(out, "  %s: A %s, B %s\n", r->diffs[i].pod, r->diffs[i].node_a ? r->diffs[i].node_a : "(pending)",
                 r->diffs[i].node_b ? r->diffs[i].node_b : "(pending)");
@@ -128,9 +135,11 @@ void cmp_report_text(const cmp_report *r, FILE *out)
         fprintf(out, "  ... and %u more (--output json lists all)\n", r->n_diffs - 20);
     }
     if (r->policy[0].n_runs > 1) {
-        fprintf(out, "seeds alone (first seed against the second):");
+        fprintf(out, "seeds alone (seed %llu against seed %llu):", (unsigned long long)r->first_seed,
+                (unsigned long long)r->first_seed + 1);
         for (uint32_t p = 0; p < r->n_policies; p++)
-            fprintf(out, "%s %c moves %u pods", p ? "," : "", cmp_policy_letter(p), r->policy[p].seed_moves);
+            fprintf(out, "%s %c moves %u%s", p ? "," : "", cmp_policy_letter(p), r->policy[p].seed_moves,
+                    p ? "" : " pods");
         fputc('\n', out);
     }
 }
