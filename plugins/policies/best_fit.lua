@@ -8,7 +8,8 @@
 --   milli); score = int64((1 - sum_i 0.5 * (free_i - request_i) / max_i) *
 --   100) with max = (128000, 8000) (MaxSpecCpu, MaxSpecGpu);
 -- * a free dimension below the request, or a GPU model the pod does not
---   allow, is an Error (raised: the pod's status names the plugin) (OpenGpuShare and NodeResourcesFit filter those first);
+--   allow, is an Error (raised: the pod's status names the plugin;
+--   OpenGpuShare and NodeResourcesFit filter those first);
 -- * NormalizeScore: (s - lowest) * 100 / (highest - lowest), integer
 --   division; all equal -> 0 (the simulator's NormalizeScore).
 -- * GPU choice at Reserve: OpenGpuShare's "best" (the simulator's default).

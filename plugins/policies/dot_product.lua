@@ -68,6 +68,7 @@ function P:score(_, pod, node)
   return s < 0 and math.ceil(s) or math.floor(s)
 end
 
+P.view = view   -- the GPU view this plugin reads (its specs build states with it)
 view.set_chooser(function(v, req) return P.choose_gpus(v, req) end)
 
 return P

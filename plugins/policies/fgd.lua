@@ -40,7 +40,6 @@ local P = ls.plugin("FGD", {
 })
 
 local exp, floor = math.exp, math.floor
-local MILLI = view.MILLI
 
 -- ---- typical pods -----------------------------------------------------------------
 
@@ -192,6 +191,7 @@ function P:score(_, pod, node)
   return (assess(v, req))
 end
 
+P.view = view   -- the GPU view this plugin reads (its specs build states with it)
 view.set_chooser(function(v, req) return P.choose_gpus(v, req) end)
 
 return P
