@@ -31,6 +31,11 @@ function P.best_fit_score(v, req)
   return trunc((1 - (dcpu / MAX_CPU * 0.5 + dgpu / MAX_GPU * 0.5)) * ls.MAX_NODE_SCORE)
 end
 
+function P:pre_score()
+  view.refresh()   -- the views of the nodes that changed are rebuilt
+  return nil
+end
+
 function P:score(_, pod, node)
   local req = view.request(pod)
   local v = view.node(node)

@@ -61,6 +61,11 @@ function P.choose_gpus(v, req)
   return ids and #ids > 0 and ids or nil
 end
 
+function P:pre_score()
+  view.refresh()   -- the views of the nodes that changed are rebuilt
+  return nil
+end
+
 function P:score(_, pod, node)
   local val = best(view.node(node), view.request(pod))
   if val == nil then return ls.MIN_NODE_SCORE end

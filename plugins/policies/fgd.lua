@@ -181,6 +181,11 @@ function P.choose_gpus(v, req)
   return ids
 end
 
+function P:pre_score()
+  view.refresh()   -- the views of the nodes that changed are rebuilt
+  return nil
+end
+
 function P:score(_, pod, node)
   if pod.requests_nothing ~= 0 then return ls.MAX_NODE_SCORE end
   local req = view.request(pod)

@@ -55,6 +55,11 @@ function P.clustering_score(v, node, req)
   return base + (a.n == 0 and idiv(ls.MAX_NODE_SCORE, 4) or 0)
 end
 
+function P:pre_score()
+  view.refresh()   -- the views of the nodes that changed are rebuilt
+  return nil
+end
+
 function P:score(_, pod, node)
   return P.clustering_score(view.node(node), node, view.request(pod))
 end

@@ -58,6 +58,11 @@ function P.packing_score(v, req)
   return s > cap and s or cap
 end
 
+function P:pre_score()
+  view.refresh()   -- the views of the nodes that changed are rebuilt
+  return nil
+end
+
 function P:score(_, pod, node)
   local req = view.request(pod)
   if req.gpus == 0 then return ls.MIN_NODE_SCORE end

@@ -157,7 +157,7 @@ local chooser            -- the GPU choice the views replay (M.set_chooser)
 --- fit, OpenGpuShare's default gpuSelMethod.
 function M.set_chooser(choose)
   chooser = choose
-  views = {}
+  for k in pairs(views) do views[k] = nil end
 end
 
 local function take(free, ids, milli)
@@ -202,11 +202,34 @@ local function build(ni)
   return new_view(ni, n, free)
 end
 
+-- Per cycle, M.refresh drops the views of the nodes the snapshot reports
+-- changed (ls.refresh_nodes), so M.node is a table lookup: reading a node's
+-- 64-bit generation on every call would box it.
+local tracked = { gen = {}, num = 0 }
+local refreshed = false
+
+local function invalidate(entry, j, _, g)
+  entry.gen[j] = g
+  views[j] = nil
+end
+
+local function drop(entry, j)
+  entry.gen[j] = nil
+  views[j] = nil
+end
+
+--- Brings the views up to date with the cycle's snapshot (call it once per
+--- cycle: OpenGpuShare at PreFilter, a policy at PreScore).
+function M.refresh()
+  local nodes, num = ls.all_nodes()
+  ls.refresh_nodes(tracked, nodes, num, invalidate, drop)
+  refreshed = true
+end
+
 --- The node's GPU view (read-only for callers, but `memo` is theirs).
 function M.node(ni)
   local v = views[ni.index]
-  local gen = tonumber(ni.generation)
-  if v == nil or v.gen ~= gen then
+  if v == nil or (not refreshed and v.gen ~= tonumber(ni.generation)) then
     v = build(ni)
     views[ni.index] = v
   end

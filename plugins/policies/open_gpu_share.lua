@@ -74,6 +74,11 @@ function P:init(args)
   self.no_choice = ls.error("OpenGpuShare: no GPU left on the node for the pod at Reserve")
 end
 
+function P:pre_filter()
+  view.refresh()
+  return nil
+end
+
 function P:filter(_, pod, node)
   local req = view.request(pod)
   if req.gpus == 0 then return nil end
