@@ -11,6 +11,7 @@
  */
 #include "cli/cli.h"
 #include "cli/compare.h"
+#include "cli/import_openb.h"
 #include "luasched/cache.h"
 #include "luasched/config.h"
 #include "luasched/scheduler.h"
@@ -291,6 +292,47 @@ static void trace_of(const char *trace, uint64_t seed, char *buf, size_t len)
         snprintf(buf, len, "%.*s%llu%s", (int)(at - trace), trace, (unsigned long long)seed, at + 6);
 }
 
+/* "openb:DIR" (DIR/openb_node_list_all_node.csv and DIR/openb_pod_list_default.csv)
+ * or "openb:NODES.csv,PODS.csv": the openb trace imported for the seed, as
+ * `luasched import openb --inflate 1.3 --seed SEED` writes it. */
+static bool load_openb(ls_cluster *c, const char *spec, uint64_t seed, ls_error *err)
+{
+    char nodes[2048], pods[2048];
+    const char *comma = strchr(spec, ',');
+    if (comma) {
+        snprintf(nodes, sizeof nodes, "%.*s", (int)(comma - spec), spec);
+        snprintf(pods, sizeof pods, "%s", comma + 1);
+    } else {
+        snprintf(nodes, sizeof nodes, "%s/openb_node_list_all_node.csv", spec);
+        snprintf(pods, sizeof pods, "%s/openb_pod_list_default.csv", spec);
+    }
+    openb_trace t;
+    if (!openb_read(&t, nodes, pods, err))
+        return false;
+    openb_tune(&t, 1.3, seed);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    bool ok = mem && openb_write(&t, mem);
+    if (mem)
+        fclose(mem);
+    openb_free(&t);
+    if (!ok) {
+        free(text);
+        return ls_errorf(err, "openb:%s: cannot write the trace in memory", spec);
+    }
+    char source[64];
+    snprintf(source, sizeof source, "openb (seed %llu)", (unsigned long long)seed);
+    ok = ls_cluster_load_text(c, text, len, source, err);
+    free(text);
+    return ok;
+}
+
+static bool load_trace(ls_cluster *c, const char *trace, ls_error *err)
+{
+    return ls_cluster_load_file(c, trace, err);
+}
+
 /* Loads the trace afresh, schedules it under one policy and seed. */
 static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_run *out, cmp_report *rep)
 {
@@ -301,7 +343,9 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     int rc = LS_EXIT_OK;
     char trace[4096];
     trace_of(o->trace, seed, trace, sizeof trace);
-    if (!ls_cluster_load_file(c, trace, &err) || !ls_cluster_admit(c, &err))
+    bool loaded = strncmp(o->trace, "openb:", 6) == 0 ? load_openb(c, o->trace + 6, seed, &err)
+                                                       : load_trace(c, trace, &err);
+    if (!loaded || !ls_cluster_admit(c, &err))
         rc = fail_run(&err);
     else if (!ls_config_load(&cfg, strcmp(config, "default") == 0 ? NULL : config, &err))
         rc = fail_run(&err);
@@ -398,7 +442,9 @@ static void compare_usage(FILE *out)
             "binding (p50/p90/p99); per-node cpu and memory allocation over time and at the end (imbalance =\n"
             "stddev / mean); fragmentation; pods per zone; the pods the first two policies placed differently;\n"
             "on a GPU trace (luasched import openb), the GPU allocation at each percent of arrived workload\n"
-            "(0..130) and the unscheduled pods by kind. A TRACE containing {seed} names one trace per seed.\n"
+            "(0..130) and the unscheduled pods by kind. A TRACE containing {seed} names one trace per seed;\n"
+            "openb:DIR (or openb:NODES.csv,PODS.csv) imports the openb trace for each seed, inflated to 130%%\n"
+            "of the cluster's GPUs (as luasched import openb --seed SEED).\n"
             "\n"
             "flags:\n"
             "  --config [NAME=]FILE a KubeSchedulerConfiguration, once per policy (1 to 16; the word 'default'\n"
