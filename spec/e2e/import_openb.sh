@@ -95,6 +95,16 @@ expect_eq "unscheduled by kind" "$(jq -c '.policies[0] | [.unscheduled, .pods]' 
   '[{"cpuOnly":0,"shared":0,"wholeGpu":0,"multiGpu":1},{"cpuOnly":1,"shared":2,"wholeGpu":1,"multiGpu":1}]'
 expect_eq "three policies, named" "$(jq -c '[.policies[] | [.name, .seeds]]' <<<"$json")" '[["BestFit",1],["Packing",1],["FGD",1]]'
 
+# --jobs 2 shares the runs between two processes: the same report.
+one=$("$BIN" compare t.json --config "BestFit=$BF" --config "Random=$ROOT/profiles/policy-lab/gpu-random.yaml" --seeds 3 \
+  --output json | jq -S 'del(.policies[].runs[].seconds)')
+two=$("$BIN" compare t.json --config "BestFit=$BF" --config "Random=$ROOT/profiles/policy-lab/gpu-random.yaml" --seeds 3 \
+  --jobs 2 --output json | jq -S 'del(.policies[].runs[].seconds)')
+expect_eq "--jobs 2: the same report as one process" "$two" "$one"
+# openb:NODES,PODS imports in memory per seed, as import --seed does.
+expect_eq "openb: source" "$("$BIN" compare openb:nodes.csv,pods.csv --config "$BF" --first-seed 7 --output json | jq -c '.policies[0].pods')" \
+  "$("$BIN" compare a.json --config "$BF" --output json | jq -c '.policies[0].pods')"
+
 "$BIN" compare t.json --config "BestFit=$BF" --config "FGD=$ROOT/profiles/policy-lab/gpu-fgd.yaml" --seeds 2 \
   --output html -o report.html
 html=$(cat report.html)

@@ -31,6 +31,7 @@ typedef struct cmp_opts {
     bool named[CMP_MAX_POLICIES];
     int n_configs;
     uint32_t seeds;
+    uint32_t jobs;
     uint64_t first_seed;
     const char *output;        /* text, json, html */
     const char *out_file;      /* -o: where the report goes (default standard output) */
@@ -453,6 +454,7 @@ static void compare_usage(FILE *out)
             "  --seeds N            runs per policy with seeds S..S+N-1 for tie-breaking (default 1); figures\n"
             "                       are means over the seeds\n"
             "  --first-seed S       the first seed (default 0)\n"
+            "  --jobs N             share the runs among N processes (default 1)\n"
             "  --output text|json|html\n"
             "                       the report's form (default text); html is one self-contained page\n"
             "  -o, --out FILE       write the report to FILE instead of standard output\n"
@@ -487,13 +489,14 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
 {
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},      {"seeds", required_argument, NULL, 's'},
-        {"first-seed", required_argument, NULL, 'F'},
+        {"first-seed", required_argument, NULL, 'F'}, {"jobs", required_argument, NULL, 'j'},
         {"output", required_argument, NULL, 'f'},      {"out", required_argument, NULL, 'o'},
         {"plugin-path", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
     o->seeds = 1;
+    o->jobs = 1;
     o->output = "text";
     optind = 1;
     int ch;
@@ -508,6 +511,15 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
             }
             policy_arg(o, optarg);
             break;
+        case 'j': {
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (!*optarg || *end || v == 0 || v > 64) {
+                fprintf(stderr, "luasched compare: --jobs: expected a number from 1 to 64, got \"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            o->jobs = (uint32_t)v;
+            break;
+        }
         case 'F': {
             errno = 0;
             unsigned long long v = strtoull(optarg, &end, 10);
@@ -579,6 +591,12 @@ static int write_report(const cmp_opts *o, const cmp_report *rep)
     return LS_EXIT_OK;
 }
 
+static int run_indexed(void *ud, uint32_t p, uint32_t s, cmp_run *out, cmp_report *rep)
+{
+    const cmp_opts *o = ud;
+    return run_once(o, o->config[p], o->first_seed + s, out, rep);
+}
+
 int ls_cli_compare(int argc, char **argv)
 {
     cmp_opts o;
@@ -588,15 +606,22 @@ int ls_cli_compare(int argc, char **argv)
     cmp_report rep = {.trace = o.trace, .first_seed = o.first_seed};
     rep.n_policies = (uint32_t)o.n_configs;
     rep.policy = ls_xcalloc(rep.n_policies, sizeof *rep.policy);
-    for (uint32_t p = 0; p < rep.n_policies && rc == 0; p++) {
+    for (uint32_t p = 0; p < rep.n_policies; p++) {
         rep.policy[p].config = o.config[p];
         rep.policy[p].name = o.name[p];
         rep.policy[p].named = o.named[p];
         rep.policy[p].runs = ls_xcalloc(o.seeds, sizeof(cmp_run));
-        for (uint32_t s = 0; s < o.seeds && rc == 0; s++) {
-            rc = run_once(&o, o.config[p], o.first_seed + s, &rep.policy[p].runs[s], &rep);
-            rep.policy[p].n_runs = s + 1;
-        }
+    }
+    if (o.jobs > 1) {
+        for (uint32_t p = 0; p < rep.n_policies; p++)
+            rep.policy[p].n_runs = o.seeds;
+        rc = cmp_run_jobs(o.jobs, &rep, o.seeds, run_indexed, &o);
+    } else {
+        for (uint32_t p = 0; p < rep.n_policies && rc == 0; p++)
+            for (uint32_t s = 0; s < o.seeds && rc == 0; s++) {
+                rc = run_once(&o, o.config[p], o.first_seed + s, &rep.policy[p].runs[s], &rep);
+                rep.policy[p].n_runs = s + 1;
+            }
     }
     if (rc == 0) {
         if (rep.n_policies > 1)

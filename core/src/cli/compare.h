@@ -138,6 +138,12 @@ struct cJSON *cmp_gpu_json(const cmp_policy *pol);
 void cmp_gpu_text(const cmp_report *r, FILE *out);
 void cmp_gpu_html(const cmp_report *r, FILE *out);
 
+/* One run of policy p with its s-th seed (compare.c), for --jobs. */
+typedef int (*cmp_run_fn)(void *ud, uint32_t p, uint32_t s, cmp_run *out, cmp_report *rep);
+/* --jobs N (compare_jobs.c): the runs shared among N child processes and read
+ * back into rep (every policy's runs array allocated, n_runs set). */
+int cmp_run_jobs(uint32_t jobs, cmp_report *rep, uint32_t seeds, cmp_run_fn run, void *ud);
+
 struct cJSON *cmp_report_json(const cmp_report *r);
 void cmp_report_text(const cmp_report *r, FILE *out);
 /* Writes the HTML page; false (errno set) when the file cannot be written. */
