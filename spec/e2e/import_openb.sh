@@ -101,6 +101,15 @@ one=$("$BIN" compare t.json --config "BestFit=$BF" --config "Random=$ROOT/profil
 two=$("$BIN" compare t.json --config "BestFit=$BF" --config "Random=$ROOT/profiles/policy-lab/gpu-random.yaml" --seeds 3 \
   --jobs 2 --output json | jq -S 'del(.policies[].runs[].seconds)')
 expect_eq "--jobs 2: the same report as one process" "$two" "$one"
+# A run does not depend on the runs before it in the process: compare used to
+# reset the interned strings between runs while the configuration kept the id
+# of "*" in a static, so after RandomScore's run "disabled: [*]" named another
+# string and DotProduct ran with the default scores too.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time\np1,4000,4096,1,1000,,1\np2,2000,2048,0,0,,2\np3,1000,1024,1,500,,3\np4,1000,1024,1,300,T4,4\n' > pods2.csv
+"$BIN" import openb nodes.csv pods2.csv --seed 42 -o s42.json 2>/dev/null
+expect_eq "DotProduct after RandomScore in one process = DotProduct alone" \
+  "$("$BIN" compare s42.json --config "$ROOT/profiles/policy-lab/gpu-random.yaml" --config "$ROOT/profiles/policy-lab/gpu-dot-product.yaml" --output json | jq -c '.policies[1].runs[0].cpuAllocatedMean')" \
+  "$("$BIN" compare s42.json --config "$ROOT/profiles/policy-lab/gpu-dot-product.yaml" --output json | jq -c '.policies[0].runs[0].cpuAllocatedMean')"
 # openb:NODES,PODS imports in memory per seed, as import --seed does.
 expect_eq "openb: source" "$("$BIN" compare openb:nodes.csv,pods.csv --config "$BF" --first-seed 7 --output json | jq -c '.policies[0].pods')" \
   "$("$BIN" compare a.json --config "$BF" --output json | jq -c '.policies[0].pods')"

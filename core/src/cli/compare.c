@@ -32,6 +32,10 @@ typedef struct cmp_opts {
     int n_configs;
     uint32_t seeds;
     uint32_t jobs;
+    uint32_t shard, shards;    /* --shard I/N (shards 0: not a shard) */
+    bool merge;                /* --merge: the positional arguments are shard files */
+    char **merge_files;
+    int n_merge;
     uint64_t first_seed;
     const char *output;        /* text, json, html */
     const char *out_file;      /* -o: where the report goes (default standard output) */
@@ -296,7 +300,7 @@ static void trace_of(const char *trace, uint64_t seed, char *buf, size_t len)
 /* "openb:DIR" (DIR/openb_node_list_all_node.csv and DIR/openb_pod_list_default.csv)
  * or "openb:NODES.csv,PODS.csv": the openb trace imported for the seed, as
  * `luasched import openb --inflate 1.3 --seed SEED` writes it. */
-static bool load_openb(ls_cluster *c, const char *spec, uint64_t seed, ls_error *err)
+static bool load_openb(ls_cluster *c, const char *spec, uint64_t seed, char **kept, ls_error *err)
 {
     char nodes[2048], pods[2048];
     const char *comma = strchr(spec, ',');
@@ -324,9 +328,8 @@ static bool load_openb(ls_cluster *c, const char *spec, uint64_t seed, ls_error 
     }
     char source[64];
     snprintf(source, sizeof source, "openb (seed %llu)", (unsigned long long)seed);
-    ok = ls_cluster_load_text(c, text, len, source, err);
-    free(text);
-    return ok;
+    *kept = text;   /* the cluster reads its documents from the text until it is freed */
+    return ls_cluster_load_text(c, text, len, source, err);
 }
 
 static bool load_trace(ls_cluster *c, const char *trace, ls_error *err)
@@ -344,7 +347,8 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     int rc = LS_EXIT_OK;
     char trace[4096];
     trace_of(o->trace, seed, trace, sizeof trace);
-    bool loaded = strncmp(o->trace, "openb:", 6) == 0 ? load_openb(c, o->trace + 6, seed, &err)
+    char *text = NULL;
+    bool loaded = strncmp(o->trace, "openb:", 6) == 0 ? load_openb(c, o->trace + 6, seed, &text, &err)
                                                        : load_trace(c, trace, &err);
     if (!loaded || !ls_cluster_admit(c, &err))
         rc = fail_run(&err);
@@ -353,6 +357,7 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     if (rc) {
         ls_config_free(&cfg);
         ls_cluster_free(c);
+        free(text);
         return rc;
     }
     uint64_t end_ms = 0;
@@ -390,8 +395,11 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     free(x.view.mem);
     ls_config_free(&cfg);
     ls_cluster_free(c);
+    free(text);
+    /* The interned strings stay: ls_intern_reset is for the process's end
+     * (ids cached in statics, the configuration's "*" among them, would
+     * name other strings in the next run). */
     ls_status_reset();
-    ls_intern_reset();
     return rc;
 }
 
@@ -418,7 +426,7 @@ static uint32_t count_moves(const cmp_run *a, const cmp_run *b)
     return moves;
 }
 
-static void free_run(cmp_run *r)
+void cmp_free_run(cmp_run *r)
 {
     for (uint32_t i = 0; i < r->pods; i++) {
         free(r->keys[i]);
@@ -455,6 +463,9 @@ static void compare_usage(FILE *out)
             "                       are means over the seeds\n"
             "  --first-seed S       the first seed (default 0)\n"
             "  --jobs N             share the runs among N processes (default 1)\n"
+            "  --shard I/N -o FILE  run only the runs of shard I of N (run k is shard k mod N) and write them\n"
+            "                       to FILE, for a sweep over many machines (an Indexed Job's pods)\n"
+            "  --merge SHARD...     read the shard files instead of running, and report them as one run\n"
             "  --output text|json|html\n"
             "                       the report's form (default text); html is one self-contained page\n"
             "  -o, --out FILE       write the report to FILE instead of standard output\n"
@@ -490,6 +501,7 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},      {"seeds", required_argument, NULL, 's'},
         {"first-seed", required_argument, NULL, 'F'}, {"jobs", required_argument, NULL, 'j'},
+        {"shard", required_argument, NULL, 'S'},      {"merge", no_argument, NULL, 'M'},
         {"output", required_argument, NULL, 'f'},      {"out", required_argument, NULL, 'o'},
         {"plugin-path", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -520,6 +532,19 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
             o->jobs = (uint32_t)v;
             break;
         }
+        case 'S': {
+            unsigned long i, n;
+            int used = 0;
+            if (sscanf(optarg, "%lu/%lu%n", &i, &n, &used) != 2 || optarg[used] || n == 0 || n > 100000 || i >= n) {
+                fprintf(stderr, "luasched compare: --shard: expected I/N with 0 <= I < N (an Indexed Job's "
+                                "$(JOB_COMPLETION_INDEX)/N), got \"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            o->shard = (uint32_t)i;
+            o->shards = (uint32_t)n;
+            break;
+        }
+        case 'M': o->merge = true; break;
         case 'F': {
             errno = 0;
             unsigned long long v = strtoull(optarg, &end, 10);
@@ -552,6 +577,20 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
         case 'h': compare_usage(stdout); return -1;
         default: compare_usage(stderr); return LS_EXIT_USAGE;
         }
+    }
+    if (o->merge) {
+        if (argc - optind < 1 || o->n_configs > 0) {
+            fprintf(stderr, "luasched compare: --merge: expected shard files and no --config, got %d file%s and %d "
+                            "--config\n", argc - optind, argc - optind == 1 ? "" : "s", o->n_configs);
+            return LS_EXIT_USAGE;
+        }
+        o->merge_files = argv + optind;
+        o->n_merge = argc - optind;
+        return 0;
+    }
+    if (o->shards && !o->out_file) {
+        fprintf(stderr, "luasched compare: --shard: expected -o FILE for the shard's runs\n");
+        return LS_EXIT_USAGE;
     }
     if (argc - optind != 1 || o->n_configs < 1) {
         fprintf(stderr, "luasched compare: expected one trace file and --config flags (one per policy), got %d "
@@ -591,6 +630,43 @@ static int write_report(const cmp_opts *o, const cmp_report *rep)
     return LS_EXIT_OK;
 }
 
+static void free_report(cmp_report *rep)
+{
+    for (uint32_t p = 0; p < rep->n_policies; p++) {
+        for (uint32_t s = 0; s < rep->policy[p].n_runs; s++)
+            cmp_free_run(&rep->policy[p].runs[s]);
+        free(rep->policy[p].runs);
+    }
+    free(rep->policy);
+    free(rep->diffs);
+}
+
+static int finish_report(const cmp_opts *o, cmp_report *rep)
+{
+    if (rep->n_policies > 1)
+        diff_runs(&rep->policy[0].runs[0], &rep->policy[1].runs[0], rep);
+    for (uint32_t p = 0; p < rep->n_policies; p++) {
+        cmp_policy *pol = &rep->policy[p];
+        pol->seed_moves = pol->n_runs > 1 ? count_moves(&pol->runs[0], &pol->runs[1]) : 0;
+    }
+    return write_report(o, rep);
+}
+
+static int merge_shards(const cmp_opts *o)
+{
+    cmp_report rep = {0};
+    char **strs = NULL;
+    uint32_t n_strs = 0;
+    int rc = cmp_read_shards(o->merge_files, o->n_merge, &rep, &strs, &n_strs);
+    if (rc == 0)
+        rc = finish_report(o, &rep);
+    free_report(&rep);
+    for (uint32_t i = 0; i < n_strs; i++)
+        free(strs[i]);
+    free(strs);
+    return rc;
+}
+
 static int run_indexed(void *ud, uint32_t p, uint32_t s, cmp_run *out, cmp_report *rep)
 {
     const cmp_opts *o = ud;
@@ -603,6 +679,11 @@ int ls_cli_compare(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc < 0 ? LS_EXIT_OK : rc;
+    if (o.merge) {
+        rc = merge_shards(&o);
+        ls_intern_reset();
+        return rc;
+    }
     cmp_report rep = {.trace = o.trace, .first_seed = o.first_seed};
     rep.n_policies = (uint32_t)o.n_configs;
     rep.policy = ls_xcalloc(rep.n_policies, sizeof *rep.policy);
@@ -611,6 +692,20 @@ int ls_cli_compare(int argc, char **argv)
         rep.policy[p].name = o.name[p];
         rep.policy[p].named = o.named[p];
         rep.policy[p].runs = ls_xcalloc(o.seeds, sizeof(cmp_run));
+    }
+    if (o.shards) {
+        FILE *out = fopen(o.out_file, "wb");
+        if (!out) {
+            fprintf(stderr, "luasched compare: -o %s: %s\n", o.out_file, strerror(errno));
+            rc = LS_EXIT_USAGE;
+        } else {
+            rc = cmp_write_shard(out, o.shard, o.shards, &rep, o.seeds, run_indexed, &o);
+            if (fclose(out) != 0 && rc == 0)
+                rc = LS_EXIT_FAILURE;
+        }
+        free_report(&rep);
+        ls_intern_reset();
+        return rc;
     }
     if (o.jobs > 1) {
         for (uint32_t p = 0; p < rep.n_policies; p++)
@@ -623,20 +718,10 @@ int ls_cli_compare(int argc, char **argv)
                 rep.policy[p].n_runs = s + 1;
             }
     }
-    if (rc == 0) {
-        if (rep.n_policies > 1)
-            diff_runs(&rep.policy[0].runs[0], &rep.policy[1].runs[0], &rep);
-        for (uint32_t p = 0; p < rep.n_policies; p++)
-            rep.policy[p].seed_moves = o.seeds > 1 ? count_moves(&rep.policy[p].runs[0], &rep.policy[p].runs[1]) : 0;
-        rc = write_report(&o, &rep);
-    }
-    for (uint32_t p = 0; p < rep.n_policies; p++) {
-        for (uint32_t s = 0; s < rep.policy[p].n_runs; s++)
-            free_run(&rep.policy[p].runs[s]);
-        free(rep.policy[p].runs);
-    }
-    free(rep.policy);
-    free(rep.diffs);
+    if (rc == 0)
+        rc = finish_report(&o, &rep);
+    free_report(&rep);
+    ls_intern_reset();
     return rc;
 }
 

@@ -138,11 +138,20 @@ struct cJSON *cmp_gpu_json(const cmp_policy *pol);
 void cmp_gpu_text(const cmp_report *r, FILE *out);
 void cmp_gpu_html(const cmp_report *r, FILE *out);
 
+/* Frees what a run owns (its zones, pod keys and nodes). */
+void cmp_free_run(cmp_run *r);
 /* One run of policy p with its s-th seed (compare.c), for --jobs. */
 typedef int (*cmp_run_fn)(void *ud, uint32_t p, uint32_t s, cmp_run *out, cmp_report *rep);
 /* --jobs N (compare_jobs.c): the runs shared among N child processes and read
  * back into rep (every policy's runs array allocated, n_runs set). */
 int cmp_run_jobs(uint32_t jobs, cmp_report *rep, uint32_t seeds, cmp_run_fn run, void *ud);
+
+/* --shard I/N: writes shard I's runs, with a header, to out. */
+int cmp_write_shard(FILE *out, uint32_t shard, uint32_t shards, cmp_report *rep, uint32_t seeds, cmp_run_fn run,
+                    void *ud);
+/* --merge: builds rep (policies, runs) from shard files; the strings it
+ * allocates (trace, names, configs) are listed in *strs for the caller to free. */
+int cmp_read_shards(char **paths, int n, cmp_report *rep, char ***strs, uint32_t *n_strs);
 
 struct cJSON *cmp_report_json(const cmp_report *r);
 void cmp_report_text(const cmp_report *r, FILE *out);

@@ -5,6 +5,12 @@
  * then its strings) and the parent reads them back into the report, so the
  * reports are the same as from one process. A child that fails makes the
  * command fail with its exit code.
+ *
+ * Beyond one machine: `--shard I/N -o FILE` runs the runs of index I (as
+ * child I of N would) and writes them to FILE with a header naming the
+ * policies and seeds; `--merge FILE...` reads every shard back into one
+ * report (an Indexed Job's pods each write a shard: deploy/kustomize/
+ * policy-lab-sweep).
  */
 #include "cli/cli.h"
 #include "cli/compare.h"
@@ -87,7 +93,9 @@ static int child(uint32_t job, uint32_t jobs, cmp_report *rep, uint32_t seeds, c
                 return rc;
             run_header h = {.policy = p, .seed_index = s, .n_nodes = rep->n_nodes, .span_s = rep->span_s,
                             .has_reference = rep->has_reference};
-            if (!put_run(out, &h, &r)) {
+            bool ok = put_run(out, &h, &r);
+            cmp_free_run(&r);
+            if (!ok) {
                 fprintf(stderr, "luasched compare: job %u: writing its runs: %s\n", job, strerror(errno));
                 return LS_EXIT_FAILURE;
             }
@@ -153,4 +161,120 @@ int cmp_run_jobs(uint32_t jobs, cmp_report *rep, uint32_t seeds, cmp_run_fn run,
     free(files);
     free(pids);
     return rc;
+}
+
+/* ---- shards */
+
+#define SHARD_MAGIC "luasched-compare-shard-1\n"
+
+int cmp_write_shard(FILE *out, uint32_t shard, uint32_t shards, cmp_report *rep, uint32_t seeds, cmp_run_fn run,
+                    void *ud)
+{
+    bool ok = fputs(SHARD_MAGIC, out) >= 0 && fwrite(&rep->n_policies, sizeof rep->n_policies, 1, out) == 1 &&
+              fwrite(&seeds, sizeof seeds, 1, out) == 1 && fwrite(&shards, sizeof shards, 1, out) == 1 &&
+              fwrite(&rep->first_seed, sizeof rep->first_seed, 1, out) == 1 && put_str(out, rep->trace);
+    for (uint32_t p = 0; ok && p < rep->n_policies; p++)
+        ok = put_str(out, rep->policy[p].name) && put_str(out, rep->policy[p].config) &&
+             fwrite(&rep->policy[p].named, sizeof rep->policy[p].named, 1, out) == 1;
+    if (!ok) {
+        fprintf(stderr, "luasched compare: --shard: writing the header: %s\n", strerror(errno));
+        return LS_EXIT_FAILURE;
+    }
+    return child(shard, shards, rep, seeds, run, ud, out);
+}
+
+/* The header of a shard file: the report's policies (names and configs owned
+ * by the report's strings list) and seeds. */
+static bool read_header(FILE *f, const char *path, cmp_report *rep, uint32_t *seeds, uint32_t *shards, char ***strs,
+                        uint32_t *n_strs)
+{
+    char magic[sizeof SHARD_MAGIC];
+    uint32_t np;
+    uint64_t first;
+    char *trace = NULL;
+    if (fread(magic, 1, sizeof SHARD_MAGIC - 1, f) != sizeof SHARD_MAGIC - 1 ||
+        memcmp(magic, SHARD_MAGIC, sizeof SHARD_MAGIC - 1) != 0) {
+        fprintf(stderr, "luasched compare: --merge: %s is not a shard written by luasched compare --shard\n", path);
+        return false;
+    }
+    if (fread(&np, sizeof np, 1, f) != 1 || fread(seeds, sizeof *seeds, 1, f) != 1 ||
+        fread(shards, sizeof *shards, 1, f) != 1 || fread(&first, sizeof first, 1, f) != 1 || !get_str(f, &trace) ||
+        np == 0 || np > CMP_MAX_POLICIES || *seeds == 0) {
+        fprintf(stderr, "luasched compare: --merge: %s: a truncated or damaged header\n", path);
+        free(trace);
+        return false;
+    }
+    bool first_file = rep->n_policies == 0;
+    if (first_file) {
+        rep->n_policies = np;
+        rep->policy = ls_xcalloc(np, sizeof *rep->policy);
+        rep->first_seed = first;
+        rep->trace = trace;
+        *strs = ls_xrealloc(*strs, (*n_strs + 1) * sizeof **strs);
+        (*strs)[(*n_strs)++] = trace;
+    } else {
+        free(trace);
+        if (np != rep->n_policies || first != rep->first_seed || *seeds != rep->policy[0].n_runs) {
+            fprintf(stderr, "luasched compare: --merge: %s is a shard of another sweep (policies, seeds)\n", path);
+            return false;
+        }
+    }
+    for (uint32_t p = 0; p < np; p++) {
+        char *name = NULL, *config = NULL;
+        bool named;
+        if (!get_str(f, &name) || !get_str(f, &config) || fread(&named, sizeof named, 1, f) != 1) {
+            fprintf(stderr, "luasched compare: --merge: %s: a truncated header\n", path);
+            free(name);
+            free(config);
+            return false;
+        }
+        if (first_file) {
+            rep->policy[p].name = name;
+            rep->policy[p].config = config;
+            rep->policy[p].named = named;
+            rep->policy[p].n_runs = *seeds;
+            rep->policy[p].runs = ls_xcalloc(*seeds, sizeof(cmp_run));
+            *strs = ls_xrealloc(*strs, (*n_strs + 2) * sizeof **strs);
+            (*strs)[(*n_strs)++] = name;
+            (*strs)[(*n_strs)++] = config;
+        } else {
+            bool same = strcmp(name, rep->policy[p].name) == 0 && strcmp(config, rep->policy[p].config) == 0;
+            free(name);
+            free(config);
+            if (!same) {
+                fprintf(stderr, "luasched compare: --merge: %s: policy %u differs from the first shard's\n", path, p);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+int cmp_read_shards(char **paths, int n, cmp_report *rep, char ***strs, uint32_t *n_strs)
+{
+    uint32_t seeds = 0, shards = 0, expected = 0;
+    for (int i = 0; i < n; i++) {
+        FILE *f = fopen(paths[i], "rb");
+        if (!f) {
+            fprintf(stderr, "luasched compare: --merge: %s: %s\n", paths[i], strerror(errno));
+            return LS_EXIT_USAGE;
+        }
+        bool ok = read_header(f, paths[i], rep, &seeds, &shards, strs, n_strs);
+        if (ok && expected == 0)
+            expected = shards;
+        int rc = ok ? read_results(f, rep) : LS_EXIT_USAGE;
+        fclose(f);
+        if (rc)
+            return rc;
+    }
+    if ((uint32_t)n != expected)
+        fprintf(stderr, "luasched compare: --merge: warning: %d shard file%s of %u\n", n, n == 1 ? "" : "s", expected);
+    for (uint32_t p = 0; p < rep->n_policies; p++)
+        for (uint32_t s = 0; s < rep->policy[p].n_runs; s++)
+            if (rep->policy[p].runs[s].keys == NULL) {
+                fprintf(stderr, "luasched compare: --merge: policy %s, seed %llu: no shard holds its run\n",
+                        rep->policy[p].name, (unsigned long long)(rep->first_seed + s));
+                return LS_EXIT_USAGE;
+            }
+    return LS_EXIT_OK;
 }
