@@ -6,6 +6,10 @@
  * share of one GPU, one whole GPU, several GPUs), with their means and
  * spread over seeds in the text, JSON and HTML reports.
  *
+ * Percents are crossed when the arrived workload reaches them (floor), but
+ * the end of the trace counts as its nearest percent (round): a trace tuned
+ * to 130% ends at 129.99..130.1% and has its "130".
+ *
  * GPUs are the extended resource alibabacloud.com/gpu-milli (1000 per GPU)
  * that `luasched import openb` writes; a trace without it has no GPU metrics.
  */
@@ -106,6 +110,17 @@ void cmp_gpu_finish(cmp_gpu *g, const ls_cluster *c, const ls_scheduler *s)
         return;
     arrive(g, c, s, 0, true);
     int slot = gpu_slot();
+    /* The whole trace arrived: its last percent is the nearest one (a trace
+     * tuned to 130% ends a hair below or above 130.0%, by the last task's
+     * size), holding the final allocation. */
+    int last = (int)lround(100.0 * (double)g->arrived_milli / (double)g->capacity_milli);
+    if (last > CMP_ARRIVED_MAX)
+        last = CMP_ARRIVED_MAX;
+    if (g->next_percent <= last) {
+        double ratio = allocated(c, s, slot) / (double)g->capacity_milli;
+        for (; g->next_percent <= last; g->next_percent++)
+            g->alloc[g->next_percent] = ratio;
+    }
     for (uint32_t i = 0; i < ls_cluster_num_pods(c); i++) {
         const ls_sim_pod *sp = ls_cluster_pod(c, i);
         int k = pod_kind(pod_gpu_milli(&sp->obj->pod, slot));
