@@ -57,6 +57,8 @@ void ls_cli_explain_report(const struct cJSON *rec, const char *ns, const char *
 int ls_cli_bench(int argc, char **argv);
 int ls_cli_compare(int argc, char **argv);
 int ls_cli_record(int argc, char **argv);
+/* `luasched import openb NODES.csv PODS.csv` (import.c): a trace from public data. */
+int ls_cli_import(int argc, char **argv);
 int ls_cli_check(int argc, char **argv);
 int ls_cli_version(int argc, char **argv);
 /* `luasched test [SPEC...]` (test.c): busted with the plugin kit on the path. */

@@ -1,14 +1,17 @@
 /*
- * compare.c: `luasched compare TRACE --config A --config B [--seeds N]`: runs
- * one trace (a cluster file, usually with a Timeline) under two policies and
- * N seeds each on the virtual clock, and reports per policy what a platform
+ * compare.c: `luasched compare TRACE --config A --config B ... [--seeds N]`:
+ * runs one trace (a cluster file, usually with a Timeline) under each policy
+ * and N seeds on the virtual clock, and reports per policy what a platform
  * team weighs: pods bound, pending, preempted; time from creation to binding;
  * per-node cpu and memory allocation over time and at the end; fragmentation;
- * zone balance; and which pods the two policies placed differently. The
- * reports (text, JSON, HTML) are in compare_report.c and compare_html.c.
+ * zone balance; which pods the first two policies placed differently; and,
+ * on a GPU trace, the GPU metrics of compare_gpu.c. A TRACE naming {seed}
+ * is one trace per seed (`luasched import openb --seed`). The reports (text,
+ * JSON, HTML) are in compare_report.c, compare_html.c and compare_gpu.c.
  */
 #include "cli/cli.h"
 #include "cli/compare.h"
+#include "cli/import_openb.h"
 #include "luasched/cache.h"
 #include "luasched/config.h"
 #include "luasched/scheduler.h"
@@ -23,9 +26,17 @@
 
 typedef struct cmp_opts {
     const char *trace;
-    const char *config[2];
+    const char *config[CMP_MAX_POLICIES];
+    const char *name[CMP_MAX_POLICIES];
+    bool named[CMP_MAX_POLICIES];
     int n_configs;
     uint32_t seeds;
+    uint32_t jobs;
+    uint32_t shard, shards;    /* --shard I/N (shards 0: not a shard) */
+    bool merge;                /* --merge: the positional arguments are shard files */
+    char **merge_files;
+    int n_merge;
+    uint64_t first_seed;
     const char *output;        /* text, json, html */
     const char *out_file;      /* -o: where the report goes (default standard output) */
     const char *plugin_path;
@@ -129,6 +140,7 @@ static void take_sample(run_ctx *x, double at_s)
 static void sample_until(void *ud, uint64_t now_ms)
 {
     run_ctx *x = ud;
+    cmp_gpu_advance(&x->out->gpu, x->cluster, x->sched, now_ms);
     double now = (double)now_ms / 1000.0;
     while (x->sample_every_s > 0 && now > x->next_sample_s && x->out->n_samples < CMP_SAMPLES) {
         take_sample(x, x->next_sample_s);
@@ -264,6 +276,7 @@ static void final_state(run_ctx *x, const ls_scheduler *s)
     r->mem = summarize(x->view.mem, x->view.n);
     take_sample(x, (double)ls_scheduler_now_ms(s) / 1000.0);
     record_pods(x->cluster, r);
+    cmp_gpu_finish(&r->gpu, x->cluster, s);
     fragmentation(x->cluster, s, r);
     zone_balance(x->cluster, s, r);
 }
@@ -274,6 +287,56 @@ static int fail_run(const ls_error *err)
     return LS_EXIT_USAGE;
 }
 
+/* The trace of a seed: "{seed}" in the name is replaced by the seed. */
+static void trace_of(const char *trace, uint64_t seed, char *buf, size_t len)
+{
+    const char *at = strstr(trace, "{seed}");
+    if (!at)
+        snprintf(buf, len, "%s", trace);
+    else
+        snprintf(buf, len, "%.*s%llu%s", (int)(at - trace), trace, (unsigned long long)seed, at + 6);
+}
+
+/* "openb:DIR" (DIR/openb_node_list_all_node.csv and DIR/openb_pod_list_default.csv)
+ * or "openb:NODES.csv,PODS.csv": the openb trace imported for the seed, as
+ * `luasched import openb --inflate 1.3 --seed SEED` writes it. */
+static bool load_openb(ls_cluster *c, const char *spec, uint64_t seed, char **kept, ls_error *err)
+{
+    char nodes[2048], pods[2048];
+    const char *comma = strchr(spec, ',');
+    if (comma) {
+        snprintf(nodes, sizeof nodes, "%.*s", (int)(comma - spec), spec);
+        snprintf(pods, sizeof pods, "%s", comma + 1);
+    } else {
+        snprintf(nodes, sizeof nodes, "%s/openb_node_list_all_node.csv", spec);
+        snprintf(pods, sizeof pods, "%s/openb_pod_list_default.csv", spec);
+    }
+    openb_trace t;
+    if (!openb_read(&t, nodes, pods, err))
+        return false;
+    openb_tune(&t, 1.3, seed);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    bool ok = mem && openb_write(&t, mem);
+    if (mem)
+        fclose(mem);
+    openb_free(&t);
+    if (!ok) {
+        free(text);
+        return ls_errorf(err, "openb:%s: cannot write the trace in memory", spec);
+    }
+    char source[64];
+    snprintf(source, sizeof source, "openb (seed %llu)", (unsigned long long)seed);
+    *kept = text;   /* the cluster reads its documents from the text until it is freed */
+    return ls_cluster_load_text(c, text, len, source, err);
+}
+
+static bool load_trace(ls_cluster *c, const char *trace, ls_error *err)
+{
+    return ls_cluster_load_file(c, trace, err);
+}
+
 /* Loads the trace afresh, schedules it under one policy and seed. */
 static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_run *out, cmp_report *rep)
 {
@@ -282,13 +345,19 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     ls_config cfg;
     memset(&cfg, 0, sizeof cfg);
     int rc = LS_EXIT_OK;
-    if (!ls_cluster_load_file(c, o->trace, &err) || !ls_cluster_admit(c, &err))
+    char trace[4096];
+    trace_of(o->trace, seed, trace, sizeof trace);
+    char *text = NULL;
+    bool loaded = strncmp(o->trace, "openb:", 6) == 0 ? load_openb(c, o->trace + 6, seed, &text, &err)
+                                                       : load_trace(c, trace, &err);
+    if (!loaded || !ls_cluster_admit(c, &err))
         rc = fail_run(&err);
     else if (!ls_config_load(&cfg, strcmp(config, "default") == 0 ? NULL : config, &err))
         rc = fail_run(&err);
     if (rc) {
         ls_config_free(&cfg);
         ls_cluster_free(c);
+        free(text);
         return rc;
     }
     uint64_t end_ms = 0;
@@ -300,6 +369,7 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
                            .plugin_timeout_ms = cfg.luasched.plugin_timeout_ms};
     ls_sched_source src = ls_cluster_source(c, NULL, NULL);
     ls_cluster_on_advance(c, sample_until, &x);
+    cmp_gpu_start(&out->gpu, c);
     ls_scheduler *s = ls_scheduler_new(&cfg, &so, &src, &err);
     x.sched = s;
     if (!s) {
@@ -327,8 +397,11 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     free(x.view.mem);
     ls_config_free(&cfg);
     ls_cluster_free(c);
+    free(text);
+    /* The interned strings stay: ls_intern_reset is for the process's end
+     * (ids cached in statics, the configuration's "*" among them, would
+     * name other strings in the next run). */
     ls_status_reset();
-    ls_intern_reset();
     return rc;
 }
 
@@ -355,7 +428,7 @@ static uint32_t count_moves(const cmp_run *a, const cmp_run *b)
     return moves;
 }
 
-static void free_run(cmp_run *r)
+void cmp_free_run(cmp_run *r)
 {
     for (uint32_t i = 0; i < r->pods; i++) {
         free(r->keys[i]);
@@ -373,18 +446,28 @@ static void free_run(cmp_run *r)
 static void compare_usage(FILE *out)
 {
     fprintf(out,
-            "usage: luasched compare TRACE.yaml --config A --config B [flags]\n"
+            "usage: luasched compare TRACE.yaml --config A --config B ... [flags]\n"
             "\n"
-            "Runs the trace (a cluster file, with a Timeline of arrivals and departures) under two policies on\n"
+            "Runs the trace (a cluster file, with a Timeline of arrivals and departures) under each policy on\n"
             "the virtual clock and compares them: pods bound, pending and preempted; time from creation to\n"
             "binding (p50/p90/p99); per-node cpu and memory allocation over time and at the end (imbalance =\n"
-            "stddev / mean); fragmentation; pods per zone; the pods the policies placed differently.\n"
+            "stddev / mean); fragmentation; pods per zone; the pods the first two policies placed differently;\n"
+            "on a GPU trace (luasched import openb), the GPU allocation at each percent of arrived workload\n"
+            "(0..130) and the unscheduled pods by kind. A TRACE containing {seed} names one trace per seed;\n"
+            "openb:DIR (or openb:NODES.csv,PODS.csv) imports the openb trace for each seed, inflated to 130%%\n"
+            "of the cluster's GPUs (as luasched import openb --seed SEED).\n"
             "\n"
             "flags:\n"
-            "  --config FILE        a KubeSchedulerConfiguration, twice (the word 'default' is the built-in\n"
-            "                       default profile)\n"
-            "  --seeds N            runs per policy with seeds 0..N-1 for tie-breaking (default 1); figures\n"
+            "  --config [NAME=]FILE a KubeSchedulerConfiguration, once per policy (1 to 16; the word 'default'\n"
+            "                       is the built-in default profile); NAME names it in the reports (default:\n"
+            "                       the file's base name)\n"
+            "  --seeds N            runs per policy with seeds S..S+N-1 for tie-breaking (default 1); figures\n"
             "                       are means over the seeds\n"
+            "  --first-seed S       the first seed (default 0)\n"
+            "  --jobs N             share the runs among N processes (default 1)\n"
+            "  --shard I/N -o FILE  run only the runs of shard I of N (run k is shard k mod N) and write them\n"
+            "                       to FILE, for a sweep over many machines (an Indexed Job's pods)\n"
+            "  --merge SHARD...     read the shard files instead of running, and report them as one run\n"
             "  --output text|json|html\n"
             "                       the report's form (default text); html is one self-contained page\n"
             "  -o, --out FILE       write the report to FILE instead of standard output\n"
@@ -394,16 +477,42 @@ static void compare_usage(FILE *out)
             "  -h, --help           this help\n");
 }
 
+/* --config NAME=FILE or FILE (its base name, without .yaml/.yml, names it). */
+static void policy_arg(cmp_opts *o, char *arg)
+{
+    char *eq = strchr(arg, '=');
+    char *slash = strchr(arg, '/');
+    int i = o->n_configs++;
+    if (eq && eq != arg && (!slash || eq < slash)) {
+        *eq = '\0';
+        o->name[i] = arg;
+        o->named[i] = true;
+        o->config[i] = eq + 1;
+        return;
+    }
+    o->config[i] = arg;
+    const char *base = strrchr(arg, '/');
+    static char names[CMP_MAX_POLICIES][128];
+    snprintf(names[i], sizeof names[i], "%s", base ? base + 1 : arg);
+    char *dot = strrchr(names[i], '.');
+    if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 || strcmp(dot, ".json") == 0))
+        *dot = '\0';
+    o->name[i] = names[i];
+}
+
 static int parse_opts(int argc, char **argv, cmp_opts *o)
 {
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},      {"seeds", required_argument, NULL, 's'},
+        {"first-seed", required_argument, NULL, 'F'}, {"jobs", required_argument, NULL, 'j'},
+        {"shard", required_argument, NULL, 'S'},      {"merge", no_argument, NULL, 'M'},
         {"output", required_argument, NULL, 'f'},      {"out", required_argument, NULL, 'o'},
         {"plugin-path", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
     o->seeds = 1;
+    o->jobs = 1;
     o->output = "text";
     optind = 1;
     int ch;
@@ -411,13 +520,46 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
         char *end;
         switch (ch) {
         case 'c':
-            if (o->n_configs == 2) {
-                fprintf(stderr, "luasched compare: --config: expected exactly two policies, got a third (\"%s\")\n",
+            if (o->n_configs == CMP_MAX_POLICIES) {
+                fprintf(stderr, "luasched compare: --config: at most %d policies, got another (\"%s\")\n",
+                        CMP_MAX_POLICIES, optarg);
+                return LS_EXIT_USAGE;
+            }
+            policy_arg(o, optarg);
+            break;
+        case 'j': {
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (!*optarg || *end || v == 0 || v > 64) {
+                fprintf(stderr, "luasched compare: --jobs: expected a number from 1 to 64, got \"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            o->jobs = (uint32_t)v;
+            break;
+        }
+        case 'S': {
+            unsigned long i, n;
+            int used = 0;
+            if (sscanf(optarg, "%lu/%lu%n", &i, &n, &used) != 2 || optarg[used] || n == 0 || n > 100000 || i >= n) {
+                fprintf(stderr, "luasched compare: --shard: expected I/N with 0 <= I < N (an Indexed Job's "
+                                "$(JOB_COMPLETION_INDEX)/N), got \"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            o->shard = (uint32_t)i;
+            o->shards = (uint32_t)n;
+            break;
+        }
+        case 'M': o->merge = true; break;
+        case 'F': {
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || errno || *optarg == '-') {
+                fprintf(stderr, "luasched compare: --first-seed: expected a non-negative integer, got \"%s\"\n",
                         optarg);
                 return LS_EXIT_USAGE;
             }
-            o->config[o->n_configs++] = optarg;
+            o->first_seed = v;
             break;
+        }
         case 's': {
             unsigned long v = strtoul(optarg, &end, 10);
             if (!*optarg || *end || v == 0 || v > 1000) {
@@ -440,9 +582,23 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
         default: compare_usage(stderr); return LS_EXIT_USAGE;
         }
     }
-    if (argc - optind != 1 || o->n_configs != 2) {
-        fprintf(stderr, "luasched compare: expected one trace file and two --config flags, got %d file%s and %d "
-                        "--config\n", argc - optind, argc - optind == 1 ? "" : "s", o->n_configs);
+    if (o->merge) {
+        if (argc - optind < 1 || o->n_configs > 0) {
+            fprintf(stderr, "luasched compare: --merge: expected shard files and no --config, got %d file%s and %d "
+                            "--config\n", argc - optind, argc - optind == 1 ? "" : "s", o->n_configs);
+            return LS_EXIT_USAGE;
+        }
+        o->merge_files = argv + optind;
+        o->n_merge = argc - optind;
+        return 0;
+    }
+    if (o->shards && !o->out_file) {
+        fprintf(stderr, "luasched compare: --shard: expected -o FILE for the shard's runs\n");
+        return LS_EXIT_USAGE;
+    }
+    if (argc - optind != 1 || o->n_configs < 1) {
+        fprintf(stderr, "luasched compare: expected one trace file and --config flags (one per policy), got %d "
+                        "file%s and %d --config\n", argc - optind, argc - optind == 1 ? "" : "s", o->n_configs);
         compare_usage(stderr);
         return LS_EXIT_USAGE;
     }
@@ -478,34 +634,99 @@ static int write_report(const cmp_opts *o, const cmp_report *rep)
     return LS_EXIT_OK;
 }
 
+static void free_report(cmp_report *rep)
+{
+    for (uint32_t p = 0; p < rep->n_policies; p++) {
+        for (uint32_t s = 0; s < rep->policy[p].n_runs; s++)
+            cmp_free_run(&rep->policy[p].runs[s]);
+        free(rep->policy[p].runs);
+    }
+    free(rep->policy);
+    free(rep->diffs);
+    free(rep->not_recorded);
+}
+
+static int finish_report(const cmp_opts *o, cmp_report *rep)
+{
+    if (rep->n_policies > 1)
+        diff_runs(&rep->policy[0].runs[0], &rep->policy[1].runs[0], rep);
+    for (uint32_t p = 0; p < rep->n_policies; p++) {
+        cmp_policy *pol = &rep->policy[p];
+        pol->seed_moves = pol->n_runs > 1 ? count_moves(&pol->runs[0], &pol->runs[1]) : 0;
+    }
+    return write_report(o, rep);
+}
+
+static int merge_shards(const cmp_opts *o)
+{
+    cmp_report rep = {0};
+    char **strs = NULL;
+    uint32_t n_strs = 0;
+    int rc = cmp_read_shards(o->merge_files, o->n_merge, &rep, &strs, &n_strs);
+    if (rc == 0)
+        rc = finish_report(o, &rep);
+    free_report(&rep);
+    for (uint32_t i = 0; i < n_strs; i++)
+        free(strs[i]);
+    free(strs);
+    return rc;
+}
+
+static int run_indexed(void *ud, uint32_t p, uint32_t s, cmp_run *out, cmp_report *rep)
+{
+    const cmp_opts *o = ud;
+    return run_once(o, o->config[p], o->first_seed + s, out, rep);
+}
+
 int ls_cli_compare(int argc, char **argv)
 {
     cmp_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc < 0 ? LS_EXIT_OK : rc;
-    cmp_report rep = {.trace = o.trace};
-    for (int p = 0; p < 2 && rc == 0; p++) {
+    if (o.merge) {
+        rc = merge_shards(&o);
+        ls_intern_reset();
+        return rc;
+    }
+    cmp_report rep = {.trace = o.trace, .first_seed = o.first_seed};
+    rep.n_policies = (uint32_t)o.n_configs;
+    rep.policy = ls_xcalloc(rep.n_policies, sizeof *rep.policy);
+    for (uint32_t p = 0; p < rep.n_policies; p++) {
         rep.policy[p].config = o.config[p];
+        rep.policy[p].name = o.name[p];
+        rep.policy[p].named = o.named[p];
         rep.policy[p].runs = ls_xcalloc(o.seeds, sizeof(cmp_run));
-        for (uint32_t s = 0; s < o.seeds && rc == 0; s++) {
-            rc = run_once(&o, o.config[p], s, &rep.policy[p].runs[s], &rep);
-            rep.policy[p].n_runs = s + 1;
+    }
+    if (o.shards) {
+        FILE *out = fopen(o.out_file, "wb");
+        if (!out) {
+            fprintf(stderr, "luasched compare: -o %s: %s\n", o.out_file, strerror(errno));
+            rc = LS_EXIT_USAGE;
+        } else {
+            rc = cmp_write_shard(out, o.shard, o.shards, &rep, o.seeds, run_indexed, &o);
+            if (fclose(out) != 0 && rc == 0)
+                rc = LS_EXIT_FAILURE;
         }
+        free_report(&rep);
+        ls_intern_reset();
+        return rc;
     }
-    if (rc == 0) {
-        diff_runs(&rep.policy[0].runs[0], &rep.policy[1].runs[0], &rep);
-        for (int p = 0; p < 2; p++)
-            rep.seed_moves[p] = o.seeds > 1 ? count_moves(&rep.policy[p].runs[0], &rep.policy[p].runs[1]) : 0;
-        rc = write_report(&o, &rep);
+    if (o.jobs > 1) {
+        for (uint32_t p = 0; p < rep.n_policies; p++)
+            rep.policy[p].n_runs = o.seeds;
+        rc = cmp_run_jobs(o.jobs, &rep, o.seeds, run_indexed, &o);
+    } else {
+        for (uint32_t p = 0; p < rep.n_policies && rc == 0; p++)
+            for (uint32_t s = 0; s < o.seeds && rc == 0; s++) {
+                rc = run_once(&o, o.config[p], o.first_seed + s, &rep.policy[p].runs[s], &rep);
+                rep.policy[p].n_runs = s + 1;
+            }
     }
-    for (int p = 0; p < 2; p++) {
-        for (uint32_t s = 0; s < rep.policy[p].n_runs; s++)
-            free_run(&rep.policy[p].runs[s]);
-        free(rep.policy[p].runs);
-    }
-    free(rep.diffs);
-    free(rep.not_recorded);
+    if (rc == 0)
+        rc = finish_report(&o, &rep);
+    free_report(&rep);
+    ls_intern_reset();
     return rc;
 }
 

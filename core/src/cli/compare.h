@@ -15,6 +15,8 @@
 struct cJSON;
 
 #define CMP_SAMPLES 60      /* allocation samples over the trace's span */
+#define CMP_MAX_POLICIES 16
+#define CMP_ARRIVED_MAX 130 /* GPU metrics at each arrived-workload percent 0..130 */
 #define CMP_BINS 10         /* histogram bins of the final per-node utilization */
 
 /* One distribution summary (fractions 0..1 for allocation, seconds for latency). */
@@ -33,6 +35,28 @@ typedef struct cmp_zone {
     char *name;             /* topology.kubernetes.io/zone, or "(none)" */
     uint32_t pods;          /* pods on the zone's nodes at the end */
 } cmp_zone;
+
+/* Kinds of pods by GPU request (the FGD paper's breakdown of failed tasks). */
+enum { CMP_KIND_CPU, CMP_KIND_SHARED, CMP_KIND_WHOLE, CMP_KIND_MULTI, CMP_KINDS };
+
+/* GPU metrics of one run (compare_gpu.c), when the trace has GPU nodes
+ * (allocatable alibabacloud.com/gpu-milli). At each percent p of arrived
+ * workload (the GPU milli requested by the pods created so far, bound or not,
+ * over the cluster's GPU milli), the cluster's allocated GPU milli over its
+ * GPU milli, and the fragmented GPU milli (the FGD measure over the trace's
+ * typical pods) and its share of the free GPU milli. NaN where not reached. */
+typedef struct cmp_gpu {
+    bool present;
+    int64_t capacity_milli;
+    double alloc[CMP_ARRIVED_MAX + 1];
+    double frag_milli[CMP_ARRIVED_MAX + 1];
+    double frag_ratio[CMP_ARRIVED_MAX + 1];
+    uint32_t pods[CMP_KINDS], unscheduled[CMP_KINDS];
+    /* while running */
+    uint32_t seen;              /* pods of the cluster looked at */
+    int64_t arrived_milli;
+    int next_percent;
+} cmp_gpu;
 
 typedef struct cmp_run {
     uint64_t seed;
@@ -56,12 +80,16 @@ typedef struct cmp_run {
     uint32_t agree_same, agree_recorded;   /* against the trace's Bindings (luasched record) */
     char **keys;            /* "namespace/name" per pod, in file order */
     char **nodes;           /* the node each pod ended on, NULL when none */
+    cmp_gpu gpu;
 } cmp_run;
 
 typedef struct cmp_policy {
+    const char *name;       /* --config NAME=FILE, else the file's base name */
+    bool named;             /* the name was given */
     const char *config;     /* path, or "default" for the built-in profile */
     cmp_run *runs;          /* one per seed */
     uint32_t n_runs;
+    uint32_t seed_moves;    /* pods placed differently between its first two seeds */
 } cmp_policy;
 
 typedef struct cmp_diff {
@@ -70,12 +98,13 @@ typedef struct cmp_diff {
 
 typedef struct cmp_report {
     const char *trace;
-    cmp_policy policy[2];
+    cmp_policy *policy;
+    uint32_t n_policies;
     uint32_t n_nodes;
     double span_s;          /* the trace's timeline span */
-    cmp_diff *diffs;        /* seed 0 of A against seed 0 of B */
+    cmp_diff *diffs;        /* the first seed of the first policy against that of the second */
     uint32_t n_diffs;
-    uint32_t seed_moves[2]; /* pods each policy places differently between its seeds 0 and 1 */
+    uint64_t first_seed;
     bool has_reference;     /* the trace holds a recording's Bindings */
     char *not_recorded;     /* what the recording names as not recorded, "KIND: reason; ..."; NULL: none */
 } cmp_report;
@@ -94,6 +123,36 @@ void cmp_format_metric(char *buf, size_t len, const cmp_metric *m, double v);
 
 /* The mean of one metric over a policy's seeds. */
 double cmp_mean_over_seeds(const cmp_policy *p, double (*metric)(const cmp_run *));
+
+/* A policy's letter in the text and HTML reports: A, B, C, ... */
+char cmp_policy_letter(uint32_t p);
+/* The GPU metrics (compare_gpu.c): before the run, at each clock advance,
+ * at the end. */
+struct ls_cluster;
+struct ls_scheduler;
+void cmp_gpu_start(cmp_gpu *g, const struct ls_cluster *c);
+void cmp_gpu_advance(cmp_gpu *g, const struct ls_cluster *c, const struct ls_scheduler *s, uint64_t now_ms);
+void cmp_gpu_finish(cmp_gpu *g, const struct ls_cluster *c, const struct ls_scheduler *s);
+/* Mean and population stddev over a policy's runs of a GPU series at percent p (NaN-free runs only). */
+void cmp_gpu_mean(const cmp_policy *pol, size_t offset, int p, double *mean, double *sd);
+struct cJSON *cmp_gpu_json(const cmp_policy *pol);
+void cmp_gpu_text(const cmp_report *r, FILE *out);
+void cmp_gpu_html(const cmp_report *r, FILE *out);
+
+/* Frees what a run owns (its zones, pod keys and nodes). */
+void cmp_free_run(cmp_run *r);
+/* One run of policy p with its s-th seed (compare.c), for --jobs. */
+typedef int (*cmp_run_fn)(void *ud, uint32_t p, uint32_t s, cmp_run *out, cmp_report *rep);
+/* --jobs N (compare_jobs.c): the runs shared among N child processes and read
+ * back into rep (every policy's runs array allocated, n_runs set). */
+int cmp_run_jobs(uint32_t jobs, cmp_report *rep, uint32_t seeds, cmp_run_fn run, void *ud);
+
+/* --shard I/N: writes shard I's runs, with a header, to out. */
+int cmp_write_shard(FILE *out, uint32_t shard, uint32_t shards, cmp_report *rep, uint32_t seeds, cmp_run_fn run,
+                    void *ud);
+/* --merge: builds rep (policies, runs) from shard files; the strings it
+ * allocates (trace, names, configs) are listed in *strs for the caller to free. */
+int cmp_read_shards(char **paths, int n, cmp_report *rep, char ***strs, uint32_t *n_strs);
 
 struct cJSON *cmp_report_json(const cmp_report *r);
 void cmp_report_text(const cmp_report *r, FILE *out);

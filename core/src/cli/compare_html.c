@@ -9,6 +9,7 @@
  */
 #include "cli/compare.h"
 
+#include <math.h>
 #include <string.h>
 
 #define MAX_DIFF_ROWS 200
@@ -18,7 +19,10 @@
 #define PAD_B 28
 #define PAD_T 16
 
-static const char *const COLOR[2] = {"#1f77b4", "#ff7f0e"};
+static const char *const COLOR[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                                    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+#define N_COLORS (sizeof COLOR / sizeof COLOR[0])
+#define COLOR_OF(p) COLOR[(p) % N_COLORS]
 
 static void esc(FILE *out, const char *s)
 {
@@ -57,10 +61,15 @@ static void chart_open(FILE *out, const char *id, const char *title)
             CHART_H - PAD_B);
 }
 
+/* Ticks at quarters; a count (unit "") below 4 gets whole-number ticks only. */
 static void y_ticks(FILE *out, double max, const char *unit)
 {
-    for (int i = 0; i <= 4; i++) {
-        double v = max * i / 4;
+    bool count = unit[0] == '\0';
+    int steps = count && max < 4 ? (int)ceil(max) : 4;
+    if (count && max >= 4)
+        max = ceil(max / 4) * 4;   /* quarters of a multiple of 4 are whole */
+    for (int i = 0; i <= steps; i++) {
+        double v = max * i / (steps > 0 ? steps : 1);
         double y = plot_y(v, max);
         fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>", PAD_L, y, CHART_W - 10, y);
         if (strcmp(unit, "%") == 0)
@@ -72,11 +81,12 @@ static void y_ticks(FILE *out, double max, const char *unit)
     }
 }
 
-static void legend(FILE *out)
+static void legend(FILE *out, uint32_t n)
 {
-    for (int p = 0; p < 2; p++)
-        fprintf(out, "<rect x=\"%d\" y=\"2\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"11\" "
-                     "font-size=\"11\">%c</text>", CHART_W - 70 + p * 30, COLOR[p], CHART_W - 57 + p * 30, "AB"[p]);
+    for (uint32_t p = 0; p < n; p++)
+        fprintf(out, "<rect x=\"%u\" y=\"2\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%u\" y=\"11\" "
+                     "font-size=\"11\">%c</text>", CHART_W - 10 - (n - p) * 30, COLOR_OF(p), CHART_W + 3 - (n - p) * 30,
+                cmp_policy_letter(p));
     fputs("\n", out);
 }
 
@@ -109,7 +119,7 @@ static void time_chart(FILE *out, const cmp_report *r, const char *id, const cha
                        sample_value get_sd)
 {
     double max_t = r->span_s, max_v = 0;
-    for (int p = 0; p < 2; p++) {
+    for (uint32_t p = 0; p < r->n_policies; p++) {
         const cmp_run *run = &r->policy[p].runs[0];
         for (uint32_t i = 0; i < run->n_samples; i++) {
             if (run->samples[i].at_s > max_t)
@@ -125,44 +135,42 @@ static void time_chart(FILE *out, const cmp_report *r, const char *id, const cha
     y_ticks(out, max_v, "%");
     fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%.0fs</text>\n", CHART_W - 10,
             CHART_H - 8, max_t);
-    for (int p = 0; p < 2; p++) {
-        series(out, &r->policy[p].runs[0], get, max_t, max_v, COLOR[p], "");
-        series(out, &r->policy[p].runs[0], get_sd, max_t, max_v, COLOR[p], " stroke-dasharray=\"5,4\"");
+    for (uint32_t p = 0; p < r->n_policies; p++) {
+        series(out, &r->policy[p].runs[0], get, max_t, max_v, COLOR_OF(p), "");
+        series(out, &r->policy[p].runs[0], get_sd, max_t, max_v, COLOR_OF(p), " stroke-dasharray=\"5,4\"");
     }
-    legend(out);
+    legend(out, r->n_policies);
     chart_close(out);
 }
 
-/* Grouped bars: n groups of two values (A, B). */
-static void bar_chart(FILE *out, const char *id, const char *title, const char *const *labels, const double *a,
-                      const double *b, int n, const char *unit)
+/* Grouped bars: n groups of one value per policy (v[p * n + i]). */
+static void bar_chart(FILE *out, const char *id, const char *title, const char *const *labels, const double *v,
+                      uint32_t np, int n, const char *unit)
 {
     double max_v = 0;
-    for (int i = 0; i < n; i++) {
-        if (a[i] > max_v)
-            max_v = a[i];
-        if (b[i] > max_v)
-            max_v = b[i];
-    }
+    for (int i = 0; i < n * (int)np; i++)
+        if (v[i] > max_v)
+            max_v = v[i];
     max_v = max_v > 0 ? max_v * 1.1 : 1;
     chart_open(out, id, title);
     y_ticks(out, max_v, unit);
     double group = (double)(CHART_W - PAD_L - 10) / (n > 0 ? n : 1);
-    double bar = group * 0.38;
+    double bar = group * 0.76 / (np ? np : 1);
     for (int i = 0; i < n; i++) {
         double x0 = PAD_L + group * i + group * 0.12;
-        const double v[2] = {a[i], b[i]};
-        for (int p = 0; p < 2; p++) {
-            double y = plot_y(v[p], max_v);
+        for (uint32_t p = 0; p < np; p++) {
+            double val = v[p * (uint32_t)n + (uint32_t)i];
+            double y = plot_y(val, max_v);
             fprintf(out, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
-                         "<title>%c: %g</title></rect>", x0 + p * bar, y, bar, CHART_H - PAD_B - y, COLOR[p],
-                    "AB"[p], v[p]);
+                         "<title>%c: %g</title></rect>", x0 + p * bar, y, bar, CHART_H - PAD_B - y, COLOR_OF(p),
+                    cmp_policy_letter(p), val);
         }
-        fprintf(out, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">", x0 + bar, CHART_H - 12);
+        fprintf(out, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">", x0 + bar * np / 2,
+                CHART_H - 12);
         esc(out, labels[i]);
         fputs("</text>\n", out);
     }
-    legend(out);
+    legend(out, np);
     chart_close(out);
 }
 
@@ -170,20 +178,25 @@ static void histogram_chart(FILE *out, const cmp_report *r)
 {
     static const char *const labels[CMP_BINS] = {"0-10%", "10-20", "20-30", "30-40", "40-50",
                                                  "50-60", "60-70", "70-80", "80-90", "90-100"};
-    double a[CMP_BINS], b[CMP_BINS];
-    for (int i = 0; i < CMP_BINS; i++) {
-        a[i] = r->policy[0].runs[0].cpu_hist[i];
-        b[i] = r->policy[1].runs[0].cpu_hist[i];
-    }
-    bar_chart(out, "cpu-histogram", "Nodes by cpu allocated at the end (seed 0)", labels, a, b, CMP_BINS, "");
+    double v[CMP_MAX_POLICIES * CMP_BINS];
+    for (uint32_t p = 0; p < r->n_policies; p++)
+        for (int i = 0; i < CMP_BINS; i++)
+            v[p * CMP_BINS + (uint32_t)i] = r->policy[p].runs[0].cpu_hist[i];
+    bar_chart(out, "cpu-histogram", "Nodes by cpu allocated at the end (first seed)", labels, v, r->n_policies,
+              CMP_BINS, "");
 }
 
 static void latency_chart(FILE *out, const cmp_report *r)
 {
     static const char *const labels[3] = {"p50", "p90", "p99"};
-    const cmp_dist *la = &r->policy[0].runs[0].latency, *lb = &r->policy[1].runs[0].latency;
-    const double a[3] = {la->p50, la->p90, la->p99}, b[3] = {lb->p50, lb->p90, lb->p99};
-    bar_chart(out, "latency", "Creation to binding, seconds (seed 0)", labels, a, b, 3, "s");
+    double v[CMP_MAX_POLICIES * 3];
+    for (uint32_t p = 0; p < r->n_policies; p++) {
+        const cmp_dist *l = &r->policy[p].runs[0].latency;
+        v[p * 3] = l->p50;
+        v[p * 3 + 1] = l->p90;
+        v[p * 3 + 2] = l->p99;
+    }
+    bar_chart(out, "latency", "Creation to binding, seconds (first seed)", labels, v, r->n_policies, 3, "s");
 }
 
 /* Pods per zone, over the union of both policies' zones (at most 24 shown). */
@@ -191,9 +204,9 @@ static void zone_chart(FILE *out, const cmp_report *r)
 {
     enum { MAX_ZONES = 24 };
     const char *labels[MAX_ZONES];
-    double a[MAX_ZONES] = {0}, b[MAX_ZONES] = {0};
+    double v[CMP_MAX_POLICIES * MAX_ZONES] = {0};
     int n = 0;
-    for (int p = 0; p < 2; p++) {
+    for (uint32_t p = 0; p < r->n_policies; p++) {
         const cmp_run *run = &r->policy[p].runs[0];
         for (uint32_t z = 0; z < run->n_zones; z++) {
             int i = 0;
@@ -204,29 +217,39 @@ static void zone_chart(FILE *out, const cmp_report *r)
                     continue;
                 labels[n++] = run->zones[z].name;
             }
-            (p == 0 ? a : b)[i] = run->zones[z].pods;
+            v[p * MAX_ZONES + (uint32_t)i] = run->zones[z].pods;
         }
     }
-    bar_chart(out, "zones", "Pods per zone at the end (seed 0)", labels, a, b, n, "");
+    /* rows of MAX_ZONES: repack to rows of n */
+    for (uint32_t p = 1; p < r->n_policies; p++)
+        for (int i = 0; i < n; i++)
+            v[p * (uint32_t)n + (uint32_t)i] = v[p * MAX_ZONES + (uint32_t)i];
+    bar_chart(out, "zones", "Pods per zone at the end (first seed)", labels, v, r->n_policies, n, "");
 }
 
 /* ---- tables */
 
 static void summary_row(FILE *out, const cmp_report *r, const cmp_metric *m)
 {
-    char a[32], b[32];
-    cmp_format_metric(a, sizeof a, m, cmp_mean_over_seeds(&r->policy[0], m->get));
-    cmp_format_metric(b, sizeof b, m, cmp_mean_over_seeds(&r->policy[1], m->get));
     fputs("<tr><td>", out);
     esc(out, m->label);
-    fprintf(out, "</td><td>%s</td><td>%s</td></tr>\n", a, b);
+    fputs("</td>", out);
+    for (uint32_t p = 0; p < r->n_policies; p++) {
+        char v[32];
+        cmp_format_metric(v, sizeof v, m, cmp_mean_over_seeds(&r->policy[p], m->get));
+        fprintf(out, "<td>%s</td>", v);
+    }
+    fputs("</tr>\n", out);
 }
 
 static void summary_table(FILE *out, const cmp_report *r)
 {
     size_t n;
     const cmp_metric *m = cmp_metrics(&n);
-    fputs("<table id=\"summary\"><thead><tr><th></th><th>A</th><th>B</th></tr></thead><tbody>\n", out);
+    fputs("<table id=\"summary\"><thead><tr><th></th>", out);
+    for (uint32_t p = 0; p < r->n_policies; p++)
+        fprintf(out, "<th>%c</th>", cmp_policy_letter(p));
+    fputs("</tr></thead><tbody>\n", out);
     for (size_t i = 0; i < n; i++)
         summary_row(out, r, &m[i]);
     if (r->has_reference)
@@ -239,9 +262,29 @@ static void summary_table(FILE *out, const cmp_report *r)
     }
 }
 
+/* "Seeds alone move N pods": what the tie-breaking (and, with one trace per
+ * seed, the sampling) changes by itself, so a smaller difference is noise. */
+static void seed_noise(FILE *out, const cmp_report *r)
+{
+    if (r->policy[0].n_runs < 2) {
+        fputs("<p id=\"seed-noise\">One seed per policy: run with <code>--seeds 2</code> or more to see how many "
+              "pods the seeds alone move.</p>\n", out);
+        return;
+    }
+    fputs("<p id=\"seed-noise\">Seeds alone (first seed against the second):", out);
+    for (uint32_t p = 0; p < r->n_policies; p++)
+        fprintf(out, "%s <b>%c</b> moves %u pod%s", p ? "," : "", cmp_policy_letter(p), r->policy[p].seed_moves,
+                r->policy[p].seed_moves == 1 ? "" : "s");
+    fputs(". A difference between policies smaller than this is within seed noise.</p>\n", out);
+}
+
 static void diff_table(FILE *out, const cmp_report *r)
 {
-    fprintf(out, "<h2>Placed differently (seed 0): %u pod%s</h2>\n", r->n_diffs, r->n_diffs == 1 ? "" : "s");
+    seed_noise(out, r);
+    if (r->n_policies < 2)
+        return;
+    fprintf(out, "<h2>Placed differently (first seed, A against B): %u pod%s</h2>\n", r->n_diffs,
+            r->n_diffs == 1 ? "" : "s");
     if (r->n_diffs == 0)
         return;
     fputs("<table id=\"diffs\"><thead><tr><th>pod</th><th>A</th><th>B</th></tr></thead><tbody>\n", out);
@@ -269,13 +312,18 @@ bool cmp_report_html(const cmp_report *r, FILE *out)
           ".a{color:#1f77b4}.b{color:#ff7f0e}</style></head><body>\n", out);
     fputs("<h1>luasched compare</h1>\n<p>Trace <code>", out);
     esc(out, r->trace);
-    fprintf(out, "</code>: %u nodes at the end, %.0f s of timeline, %u seed%s per policy.</p>\n<p><b class=\"a\">A"
-                 "</b> = <code>", r->n_nodes, r->span_s, r->policy[0].n_runs, r->policy[0].n_runs == 1 ? "" : "s");
-    esc(out, r->policy[0].config);
-    fputs("</code><br><b class=\"b\">B</b> = <code>", out);
-    esc(out, r->policy[1].config);
-    fputs("</code></p>\n<h2>Summary (means over seeds)</h2>\n", out);
+    fprintf(out, "</code>: %u nodes at the end, %.0f s of timeline, %u seed%s per policy.</p>\n<p>", r->n_nodes,
+            r->span_s, r->policy[0].n_runs, r->policy[0].n_runs == 1 ? "" : "s");
+    for (uint32_t p = 0; p < r->n_policies; p++) {
+        fprintf(out, "%s<b style=\"color:%s\">%c</b> = ", p ? "<br>" : "", COLOR_OF(p), cmp_policy_letter(p));
+        esc(out, r->policy[p].name);
+        fputs(" (<code>", out);
+        esc(out, r->policy[p].config);
+        fputs("</code>)", out);
+    }
+    fputs("</p>\n<h2>Summary (means over seeds)</h2>\n", out);
     summary_table(out, r);
+    cmp_gpu_html(r, out);
     fputs("<h2>Charts</h2>\n", out);
     time_chart(out, r, "cpu-over-time", "Cpu allocated per node over time: mean (solid), stddev (dashed), seed 0",
                cpu_mean, cpu_sd);

@@ -79,41 +79,71 @@ void cmp_format_metric(char *buf, size_t len, const cmp_metric *row, double v)
         snprintf(buf, len, "%.3f", v);
 }
 
+char cmp_policy_letter(uint32_t p)
+{
+    return (char)('A' + p % 26);
+}
+
+static void text_row(const cmp_report *r, const cmp_metric *m, FILE *out)
+{
+    fprintf(out, "%-44s", m->label);
+    for (uint32_t p = 0; p < r->n_policies; p++) {
+        char v[32];
+        cmp_format_metric(v, sizeof v, m, cmp_mean_over_seeds(&r->policy[p], m->get));
+        fprintf(out, " %14s", v);
+    }
+    fputc('\n', out);
+}
+
 void cmp_report_text(const cmp_report *r, FILE *out)
 {
-    fprintf(out, "trace %s: %u nodes at the end, %.0fs of timeline, %u seed%s per policy\n", r->trace, r->n_nodes,
+    fprintf(out, "trace %s: %u nodes at the end, %.0fs of timeline, %u seed%s per policy", r->trace, r->n_nodes,
             r->span_s, r->policy[0].n_runs, r->policy[0].n_runs == 1 ? "" : "s");
-    fprintf(out, "A = %s\nB = %s\n\n", r->policy[0].config, r->policy[1].config);
-    fprintf(out, "%-44s %14s %14s\n", "", "A", "B");
-    for (size_t i = 0; i < N_ROWS; i++) {
-        char a[32], b[32];
-        cmp_format_metric(a, sizeof a, &ROWS[i], cmp_mean_over_seeds(&r->policy[0], ROWS[i].get));
-        cmp_format_metric(b, sizeof b, &ROWS[i], cmp_mean_over_seeds(&r->policy[1], ROWS[i].get));
-        fprintf(out, "%-44s %14s %14s\n", ROWS[i].label, a, b);
+    if (r->first_seed)
+        fprintf(out, " (seeds from %llu)", (unsigned long long)r->first_seed);
+    fputc('\n', out);
+    for (uint32_t p = 0; p < r->n_policies; p++) {
+        fprintf(out, "%c = %s", cmp_policy_letter(p), r->policy[p].config);
+        if (r->policy[p].named)
+            fprintf(out, " (%s)", r->policy[p].name);
+        fputc('\n', out);
     }
-    if (r->has_reference) {
-        char a[32], b[32];
-        cmp_format_metric(a, sizeof a, &AGREEMENT, cmp_mean_over_seeds(&r->policy[0], AGREEMENT.get));
-        cmp_format_metric(b, sizeof b, &AGREEMENT, cmp_mean_over_seeds(&r->policy[1], AGREEMENT.get));
-        fprintf(out, "%-44s %14s %14s\n", AGREEMENT.label, a, b);
-    }
+    fprintf(out, "\n%-44s", "");
+    for (uint32_t p = 0; p < r->n_policies; p++)
+        fprintf(out, " %14c", cmp_policy_letter(p));
+    fputc('\n', out);
+    for (size_t i = 0; i < N_ROWS; i++)
+        text_row(r, &ROWS[i], out);
+    if (r->has_reference)
+        text_row(r, &AGREEMENT, out);
     if (r->not_recorded)
         fprintf(out, "not recorded (the live scheduler read them, the replays did not): %s\n", r->not_recorded);
-    for (int p = 0; p < 2; p++) {
+    for (uint32_t p = 0; p < r->n_policies; p++) {
         const cmp_run *run = &r->policy[p].runs[0];
-        fprintf(out, "\npods per zone, %c (seed 0):", "AB"[p]);
+        fprintf(out, "\npods per zone, %c (seed %llu):", cmp_policy_letter(p), (unsigned long long)r->first_seed);
         for (uint32_t z = 0; z < run->n_zones; z++)
             fprintf(out, " %s=%u", run->zones[z].name, run->zones[z].pods);
     }
-    fprintf(out, "\n\nplaced differently (seed 0): %u pod%s\n", r->n_diffs, r->n_diffs == 1 ? "" : "s");
+    cmp_gpu_text(r, out);
+    if (r->n_policies < 2) {
+        fputc('\n', out);
+    } else {
+    fprintf(out, "\n\nplaced differently (seed %llu): %u pod%s\n", (unsigned long long)r->first_seed, r->n_diffs,
+            r->n_diffs == 1 ? "" : "s");
     for (uint32_t i = 0; i < r->n_diffs && i < 20; i++)
         fprintf(out, "  %s: A %s, B %s\n", r->diffs[i].pod, r->diffs[i].node_a ? r->diffs[i].node_a : "(pending)",
                 r->diffs[i].node_b ? r->diffs[i].node_b : "(pending)");
     if (r->n_diffs > 20)
         fprintf(out, "  ... and %u more (--output json lists all)\n", r->n_diffs - 20);
-    if (r->policy[0].n_runs > 1)
-        fprintf(out, "seeds alone (seed 0 against seed 1): A moves %u pods, B moves %u\n", r->seed_moves[0],
-                r->seed_moves[1]);
+    }
+    if (r->policy[0].n_runs > 1) {
+        fprintf(out, "seeds alone (seed %llu against seed %llu):", (unsigned long long)r->first_seed,
+                (unsigned long long)r->first_seed + 1);
+        for (uint32_t p = 0; p < r->n_policies; p++)
+            fprintf(out, "%s %c moves %u%s", p ? "," : "", cmp_policy_letter(p), r->policy[p].seed_moves,
+                    p ? "" : " pods");
+        fputc('\n', out);
+    }
 }
 
 /* ---- JSON */
@@ -163,6 +193,20 @@ static cJSON *run_json(const cmp_run *run)
         cJSON_AddNumberToObject(s, "memoryStddev", run->samples[i].mem.stddev);
         cJSON_AddItemToArray(samples, s);
     }
+    if (run->gpu.present) {
+        cJSON *g = cJSON_AddObjectToObject(j, "gpuAllocation");
+        for (int p = 0; p <= CMP_ARRIVED_MAX; p++) {
+            if (run->gpu.alloc[p] != run->gpu.alloc[p])   /* NaN: not reached */
+                continue;
+            char k[8];
+            snprintf(k, sizeof k, "%d", p);
+            cJSON_AddNumberToObject(g, k, run->gpu.alloc[p] * 100);
+        }
+        static const char *const KIND[CMP_KINDS] = {"cpuOnly", "shared", "wholeGpu", "multiGpu"};
+        cJSON *u = cJSON_AddObjectToObject(j, "unscheduled");
+        for (int k = 0; k < CMP_KINDS; k++)
+            cJSON_AddNumberToObject(u, KIND[k], run->gpu.unscheduled[k]);
+    }
     cJSON *zones = cJSON_AddObjectToObject(j, "podsPerZone");
     for (uint32_t z = 0; z < run->n_zones; z++)
         cJSON_AddNumberToObject(zones, run->zones[z].name, run->zones[z].pods);
@@ -178,9 +222,22 @@ cJSON *cmp_report_json(const cmp_report *r)
     if (r->not_recorded)
         cJSON_AddStringToObject(root, "notRecorded", r->not_recorded);
     cJSON *pols = cJSON_AddArrayToObject(root, "policies");
-    for (int p = 0; p < 2; p++) {
+    cJSON_AddNumberToObject(root, "firstSeed", (double)r->first_seed);
+    for (uint32_t p = 0; p < r->n_policies; p++) {
         cJSON *pj = cJSON_CreateObject();
+        cJSON_AddStringToObject(pj, "name", r->policy[p].name);
         cJSON_AddStringToObject(pj, "config", r->policy[p].config);
+        cJSON_AddNumberToObject(pj, "seeds", r->policy[p].n_runs);
+        cJSON *gpu = cmp_gpu_json(&r->policy[p]);
+        if (gpu) {   /* the GPU figures at the policy's top level */
+            cJSON *item = gpu->child;
+            while (item) {
+                cJSON *next = item->next;
+                cJSON_AddItemToObject(pj, item->string, cJSON_DetachItemViaPointer(gpu, item));
+                item = next;
+            }
+            cJSON_Delete(gpu);
+        }
         cJSON *mean = cJSON_AddObjectToObject(pj, "mean");
         for (size_t i = 0; i < N_ROWS; i++)
             cJSON_AddNumberToObject(mean, ROWS[i].key, cmp_mean_over_seeds(&r->policy[p], ROWS[i].get));
@@ -190,7 +247,7 @@ cJSON *cmp_report_json(const cmp_report *r)
         for (uint32_t s = 0; s < r->policy[p].n_runs; s++)
             cJSON_AddItemToArray(runs, run_json(&r->policy[p].runs[s]));
         if (r->policy[p].n_runs > 1)
-            cJSON_AddNumberToObject(pj, "seedMoves", r->seed_moves[p]);
+            cJSON_AddNumberToObject(pj, "seedMoves", r->policy[p].seed_moves);
         cJSON_AddItemToArray(pols, pj);
     }
     cJSON *diffs = cJSON_AddArrayToObject(root, "placedDifferently");

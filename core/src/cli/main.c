@@ -26,8 +26,11 @@ static void usage(FILE *out)
             "  bench WORKLOAD.yaml     run a scheduler_perf workload (bench/*.yaml) and report pods/s\n"
             "  record -o TRACE.yaml    record a live cluster (objects, a timeline of changes, the bindings made)\n"
             "                          for replay with simulate or compare\n"
-            "  compare TRACE.yaml --config A --config B\n"
-            "                          run a trace under two policies and compare them (text, JSON, HTML)\n"
+            "  compare TRACE.yaml --config A --config B ...\n"
+            "                          run a trace under several policies and compare them (text, JSON, HTML)\n"
+            "  import openb NODES.csv PODS.csv\n"
+            "                          write a trace from the openb GPU-sharing trace (tasks as pods, GPUs as\n"
+            "                          extended resources), for simulate or compare\n"
             "  test [SPEC...]          run a plugin's busted specs with the plugin kit (luasched.testing)\n"
             "  new plugin NAME         write a plugin, its spec and a profile into the current folder\n"
             "  version                 print the version, the commit and the LuaJIT version\n"
@@ -73,6 +76,8 @@ int main(int argc, char **argv)
         return ls_cli_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "record") == 0)
         return ls_cli_record(argc - 1, argv + 1);
+    if (strcmp(cmd, "import") == 0)
+        return ls_cli_import(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         return ls_cli_version(argc - 1, argv + 1);
     }

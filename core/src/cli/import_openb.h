@@ -1,0 +1,61 @@
+/*
+ * import_openb.h: the openb trace in memory (import_openb.c): nodes and tasks
+ * read from the CSV files, the FGD paper's workload tuning, and the luasched
+ * trace they become.
+ *
+ * The form a GPU node and a GPU pod take (the names open-gpu-share and the
+ * paper's simulator use, so a device plugin of that family reads them too):
+ * - node: allocatable `alibabacloud.com/gpu-milli` (1000 per GPU) and
+ *   `alibabacloud.com/gpu-count`; labels `alibabacloud.com/gpu-card-model`
+ *   (the model) and `alibabacloud.com/gpu-count`;
+ * - pod: requests (and limits) `alibabacloud.com/gpu-milli` = GPUs x milli per
+ *   GPU, so NodeResourcesFit checks the node's total; annotations
+ *   `alibabacloud.com/gpu-count` (GPUs), `alibabacloud.com/gpu-milli` (milli
+ *   per GPU: below 1000 is a share of one GPU) and, when the task is
+ *   constrained, `alibabacloud.com/gpu-card-model` ("V100M16|V100M32").
+ */
+#ifndef LS_CLI_IMPORT_OPENB_H
+#define LS_CLI_IMPORT_OPENB_H
+
+#include "luasched/base.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define OPENB_MILLI 1000
+
+typedef struct openb_node {
+    char *name, *model;          /* model NULL when the node has no GPU model */
+    int64_t milli_cpu, memory_mib;
+    int32_t gpus;
+} openb_node;
+
+typedef struct openb_task {
+    char *name, *spec, *qos;     /* spec NULL when unconstrained; qos may be NULL */
+    int64_t milli_cpu, memory_mib, creation;
+    int32_t gpus, milli_gpu;     /* milli_gpu: per GPU, 0..1000 */
+    uint32_t clone_of;           /* index + 1 of the trace task this one was sampled from; 0 for a trace task */
+    uint32_t clone_no;
+} openb_task;
+
+typedef struct openb_trace {
+    openb_node *nodes;
+    uint32_t n_nodes;
+    openb_task *tasks;           /* in scheduling order */
+    uint32_t n_tasks, cap_tasks;
+    uint32_t n_trace_tasks;      /* before tuning */
+    int64_t node_gpu_milli, task_gpu_milli;
+} openb_trace;
+
+/* Reads both files; errors name FILE:LINE, the column, what was expected. */
+bool openb_read(openb_trace *t, const char *nodes_csv, const char *pods_csv, ls_error *err);
+/* The paper's workload tuning to ratio x the cluster's GPU milli (0: none). */
+void openb_tune(openb_trace *t, double ratio, uint64_t seed);
+bool openb_write(const openb_trace *t, FILE *out);
+void openb_free(openb_trace *t);
+
+/* The seeded generator the tuning samples with (splitmix64): uniform in [0, n). */
+uint64_t openb_rand_below(uint64_t *state, uint64_t n);
+
+#endif

@@ -1,0 +1,202 @@
+-- FGD: fragmentation gradient descent (Weng et al., "Beware of
+-- Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
+-- Gradient Descent", USENIX ATC '23): the node where placing the pod grows
+-- the cluster's GPU fragmentation the least, fragmentation measured against
+-- the "typical pods" of the workload. A Score plugin that also chooses the
+-- GPU (`choose_gpus`, for OpenGpuShare's gpuSelMethod: FGD, as the paper's
+-- simulator does when FGD is the policy).
+--
+-- Mirrors fgd_score.go and utils/frag.go (NodeGpuShareFragAmountScore) of
+-- hkust-adsl/kubernetes-scheduler-simulator (facts, not code):
+-- * a node's fragmentation F = sum over the typical pods t (weight w_t, the
+--   share of the workload's pods of that shape) of w_t x
+--   - the node's free GPU milli, when t asks for no GPU, when the node's
+--     model is not one t allows, or when the node cannot host t (its free
+--     GPUs or its free cpu are short);
+--   - else the free milli of the GPUs each too small for t's milli per GPU;
+-- * score = int64(sigmoid((F before - F after) / 1000) x 100), sigmoid(x) =
+--   1 / (1 + e^-x); for a share of one GPU "after" is tried on every GPU
+--   that holds it and the best one (first on ties) is both the score and the
+--   GPU chosen; otherwise the pod takes its cpu and, for whole GPUs, the
+--   GPUs with the least free milli that hold it (NodeResource.Sub), the
+--   GPUs chosen being the first fully free ones by index
+--   (AllocateExclusiveGpuId);
+-- * a pod without requests scores 100; a node of a model the pod does not
+--   allow is an Error (OpenGpuShare filters it first).
+-- Typical pods: args.typicalPods ([{milliCpu, milliGpu, gpus, model,
+-- weight}]), or else the TypicalPodSet object args.typicalPodsObject
+-- ("namespace/name", default "default/openb") that `luasched import openb`
+-- writes into the trace (the shapes of the trace's tasks covering 95% of
+-- them, renormalized: the simulator's GetTypicalPods with
+-- podPopularityThreshold 95, isInvolvedCpuPods true).
+-- Deviations: none known in the measure. Scores are kept per node state and
+-- pod shape (recomputed when the node changes), which changes no result.
+local ls = require("luasched")
+local view = require("gpu_share_view")
+
+local P = ls.plugin("FGD", {
+  defaults = { typicalPodsObject = "default/openb" },
+  optional = { typicalPods = "table", dimExtMethod = "string", normMethod = "string" },
+})
+
+local exp, floor = math.exp, math.floor
+
+-- ---- typical pods -----------------------------------------------------------------
+
+local T = { n = 0 }   -- arrays: cpu, milli, gpus, models (set or false), w
+
+local function set_typical(list, where)
+  local t = { n = 0, cpu = {}, milli = {}, gpus = {}, models = {}, w = {} }
+  for i, p in ipairs(list) do
+    if type(p) ~= "table" or type(p.weight) ~= "number" then
+      error(where .. ": typical pod " .. i .. ": expected {milliCpu, milliGpu, gpus, model, weight}", 0)
+    end
+    t.n = i
+    t.cpu[i], t.milli[i], t.gpus[i], t.w[i] = p.milliCpu or 0, p.milliGpu or 0, p.gpus or 0, p.weight
+    local ms = false
+    if type(p.model) == "string" and p.model ~= "" then
+      ms = {}
+      for name in p.model:gmatch("[^|]+") do ms[ls.intern(name)] = true end
+    end
+    t.models[i] = ms
+  end
+  return t
+end
+
+local loaded = false
+local object_ref = "default/openb"   -- args.typicalPodsObject; OpenGpuShare's copy keeps the default
+
+--- The typical pods (read once: from the args, or the trace's object).
+function P.typical_pods()
+  if loaded then return T end
+  local ns, name = object_ref:match("^([^/]+)/(.+)$")
+  local o = ns and ls.find_object("typicalpodsets.v1alpha1.luasched.io", ls.intern(ns), ls.intern(name))
+  if o == nil then
+    error("FGD: no typical pods: set args.typicalPods, or load a trace with the TypicalPodSet object "
+      .. object_ref .. " (luasched import openb writes it)", 0)
+  end
+  local d = ls.object_data(o)
+  T = set_typical(d.spec and d.spec.pods or {}, "TypicalPodSet " .. object_ref)
+  loaded = true
+  return T
+end
+
+function P:init(args)
+  object_ref = args.typicalPodsObject
+  if args.typicalPods then
+    T = set_typical(args.typicalPods, "FGD args.typicalPods")
+    loaded = true
+  end
+end
+
+-- ---- the fragmentation measure ---------------------------------------------------
+
+--- F of a node state: free milli per GPU (1..n), cpu left, model id.
+function P.fragmentation(free, n, cpu_left, model)
+  local t = P.typical_pods()
+  local total = 0
+  for i = 1, n do total = total + free[i] end
+  if total == 0 then return 0 end
+  local f = 0
+  for k = 1, t.n do
+    local tm, w = t.milli[k], t.w[k]
+    local ms = t.models[k]
+    if tm == 0 or (ms and not (model ~= 0 and ms[model])) then
+      f = f + w * total
+    else
+      local want, small = t.gpus[k], 0
+      for i = 1, n do
+        local x = free[i]
+        if x >= tm then want = want - 1 else small = small + x end
+      end
+      if want <= 0 and cpu_left >= t.cpu[k] then f = f + w * small else f = f + w * total end
+    end
+  end
+  return f
+end
+
+local function sigmoid_score(before, after)
+  local s = 1 / (1 + exp(-((before - after) / 1000))) * ls.MAX_NODE_SCORE
+  return floor(s)
+end
+
+local scratch = {}
+
+local function before_of(v)
+  local b = v.memo.fgd_before
+  if b == nil then
+    b = P.fragmentation(v.free, v.n, v.cpu_left, v.model)
+    v.memo.fgd_before = b
+  end
+  return b
+end
+
+-- NodeResource.Sub for a pod that is not a share: the cpu, and its GPUs
+-- from the least free milli up (stable), each holding the milli per GPU.
+local function after_sub(v, req)
+  local n, free = v.n, v.free
+  for i = 1, n do scratch[i] = free[i] end
+  local want = req.gpus
+  while want > 0 do
+    local pick
+    for i = 1, n do
+      local x = scratch[i]
+      if x >= req.milli and x == free[i] and (pick == nil or x < scratch[pick]) then pick = i end
+    end
+    if pick == nil then break end
+    scratch[pick] = scratch[pick] - req.milli
+    want = want - 1
+  end
+  return P.fragmentation(scratch, n, v.cpu_left - req.cpu, v.model)
+end
+
+--- Score and GPU ids of the pod on the node's view, kept per pod shape.
+local function assess(v, req)
+  local m = v.memo[req.shape]
+  if m then return m[1], m[2] end
+  local before = before_of(v)
+  local score, ids
+  if req.share then
+    local n, free = v.n, v.free
+    for i = 1, n do scratch[i] = free[i] end
+    for i = 1, n do
+      if free[i] >= req.milli then
+        scratch[i] = free[i] - req.milli
+        local s = sigmoid_score(before, P.fragmentation(scratch, n, v.cpu_left - req.cpu, v.model))
+        scratch[i] = free[i]
+        if ids == nil or s > score then score, ids = s, { i } end
+      end
+    end
+    score = score or 0
+  else
+    score = sigmoid_score(before, after_sub(v, req))
+    ids = req.gpus > 0 and view.exclusive_ids(v.free, v.n, req) or nil
+  end
+  v.memo[req.shape] = { score, ids }
+  return score, ids
+end
+
+function P.choose_gpus(v, req)
+  local _, ids = assess(v, req)
+  return ids
+end
+
+function P:pre_score()
+  view.refresh()   -- the views of the nodes that changed are rebuilt
+  return nil
+end
+
+function P:score(_, pod, node)
+  if pod.requests_nothing ~= 0 then return ls.MAX_NODE_SCORE end
+  local req = view.request(pod)
+  local v = view.node(node)
+  if req.gpus > 0 and not view.accessible(v, req) then
+    error("FGD: node " .. ls.str(node.node.name) .. ": its GPU model is not one the pod allows", 0)
+  end
+  return (assess(v, req))
+end
+
+P.view = view   -- the GPU view this plugin reads (its specs build states with it)
+view.set_chooser(function(v, req) return P.choose_gpus(v, req) end)
+
+return P

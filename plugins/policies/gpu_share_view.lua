@@ -1,0 +1,265 @@
+-- gpu_share_view: the GPU-sharing view that OpenGpuShare and the GPU policies
+-- (Random, DotProduct, GpuClustering, GpuPacking, BestFit, FGD) read, as a
+-- module on the plugin path (`require("gpu_share_view")`; each plugin gets
+-- its own copy). It mirrors the accounting of the FGD paper's simulator
+-- (hkust-adsl/kubernetes-scheduler-simulator, open_gpu_share.go and
+-- pkg/type/resource.go; facts, not code).
+--
+-- The form (written by `luasched import openb`, readable by a device plugin
+-- of the open-gpu-share family):
+-- * node: label `alibabacloud.com/gpu-count` (GPUs), label
+--   `alibabacloud.com/gpu-card-model` (the model); allocatable
+--   `alibabacloud.com/gpu-milli` (1000 per GPU, for NodeResourcesFit);
+-- * pod: annotations `alibabacloud.com/gpu-count` (GPUs), `alibabacloud.com/
+--   gpu-milli` (milli per GPU: below 1000 a share of one GPU),
+--   `alibabacloud.com/gpu-card-model` (allowed models, "V100M16|V100M32");
+--   once placed, `alibabacloud.com/gpu-index` ("3", or "0-1-2-3" for whole
+--   GPUs), written by OpenGpuShare at PreBind.
+--
+-- A node's view (free milli per GPU, GPU model, cpu left) is rebuilt only
+-- when its NodeInfo changed (its generation, unique process-wide), by
+-- replaying the pods on it in their order: a pod's gpu-index annotation says
+-- which GPUs it holds; a GPU pod without one takes them by the plugin's GPU
+-- choice (M.set_chooser: the policy's own, as OpenGpuShare's gpuSelMethod
+-- names it; best fit by default) on the state the pods before it left. The
+-- choices depend only on that state, so the replay gives every plugin the
+-- GPUs OpenGpuShare chose at Reserve. Pod requests are read once per pod
+-- (by uid).
+local ls = require("luasched")
+
+local M = {}
+
+local tonumber, floor = tonumber, math.floor
+local MILLI = 1000
+M.MILLI = MILLI
+
+local K_COUNT = ls.intern("alibabacloud.com/gpu-count")
+local K_MILLI = ls.intern("alibabacloud.com/gpu-milli")
+local K_MODEL = ls.intern("alibabacloud.com/gpu-card-model")
+local K_INDEX = ls.intern("alibabacloud.com/gpu-index")
+M.INDEX_KEY = "alibabacloud.com/gpu-index"
+
+local function number_of(labels, key)
+  local v = ls.label(labels, key)
+  if v == 0 then return 0 end
+  return tonumber(ls.str(v)) or 0
+end
+
+-- ---- pod requests -------------------------------------------------------------------
+
+local models_of = {}     -- spec id -> { [model id] = true }
+local shape_ids = {}     -- "cpu/milli/gpus/spec" -> small integer
+local n_shapes = 0
+
+local function models(spec)
+  local m = models_of[spec]
+  if m == nil then
+    m = {}
+    for name in ls.str(spec):gmatch("[^|]+") do m[ls.intern(name)] = true end
+    models_of[spec] = m
+  end
+  return m
+end
+
+--- A pod's GPU request: { cpu, gpus, milli (per GPU), models (set of model
+--- ids, nil when unconstrained), share (a fraction of one GPU), shape (an id
+--- shared by pods with the same cpu and GPU request) }. Cached by uid.
+local requests = {}
+function M.request(pod)
+  local r = requests[pod.uid]
+  if r then return r end
+  local gpus = number_of(pod.annotations, K_COUNT)
+  local milli = gpus > 0 and number_of(pod.annotations, K_MILLI) or 0
+  if milli <= 0 then gpus, milli = 0, 0 end
+  local spec = ls.label(pod.annotations, K_MODEL)
+  local cpu = tonumber(pod.requests.milli_cpu)
+  local key = cpu .. "/" .. milli .. "/" .. gpus .. "/" .. spec
+  local shape = shape_ids[key]
+  if not shape then
+    n_shapes = n_shapes + 1
+    shape = n_shapes
+    shape_ids[key] = shape
+  end
+  r = { cpu = cpu, gpus = gpus, milli = milli, models = spec ~= 0 and models(spec) or nil,
+        share = gpus == 1 and milli < MILLI, shape = shape }
+  requests[pod.uid] = r
+  return r
+end
+
+-- ---- GPU indices --------------------------------------------------------------------
+
+--- "0-2-3" -> { 1, 3, 4 } (Lua indices); nil when malformed or out of range.
+function M.parse_ids(text, n)
+  local ids = {}
+  for d in text:gmatch("[^-]+") do
+    local i = tonumber(d)
+    if not i or i < 0 or i >= n or i ~= floor(i) then return nil end
+    ids[#ids + 1] = i + 1
+  end
+  return #ids > 0 and ids or nil
+end
+
+--- { 1, 3, 4 } -> "0-2-3" (the annotation's form).
+function M.format_ids(ids)
+  local parts = {}
+  for k, i in ipairs(ids) do parts[k] = tostring(i - 1) end
+  return table.concat(parts, "-")
+end
+
+--- Best fit for a share (the GPU with the least free milli that holds it,
+--- lowest index first), open_gpu_share.go's allocateGpuIdBasedOnBestFit;
+--- whole GPUs: the first free ones by index (AllocateExclusiveGpuId).
+function M.best_fit_ids(free, n, req)
+  if req.share then
+    local best
+    for i = 1, n do
+      local f = free[i]
+      if f >= req.milli and (best == nil or f < free[best]) then best = i end
+    end
+    return best and { best } or nil
+  end
+  return M.exclusive_ids(free, n, req)
+end
+
+--- Worst fit for a share (the most free milli); whole GPUs as best fit.
+function M.worst_fit_ids(free, n, req)
+  if req.share then
+    local best
+    for i = 1, n do
+      local f = free[i]
+      if f >= req.milli and (best == nil or f > free[best]) then best = i end
+    end
+    return best and { best } or nil
+  end
+  return M.exclusive_ids(free, n, req)
+end
+
+function M.exclusive_ids(free, n, req)
+  local ids, want = {}, req.gpus
+  for i = 1, n do
+    if want == 0 then break end
+    if free[i] == MILLI then
+      ids[#ids + 1] = i
+      want = want - 1
+    end
+  end
+  return want == 0 and ids or nil
+end
+
+-- ---- node views ---------------------------------------------------------------------
+
+local views = {}         -- snapshot position -> view
+local chooser            -- the GPU choice the views replay (M.set_chooser)
+
+--- Sets how GPU pods without a gpu-index annotation take their GPUs when a
+--- view is rebuilt: `choose(view, req)` -> ids, called on the node as it was
+--- when the pod was placed (the pods before it on the node). Default: best
+--- fit, OpenGpuShare's default gpuSelMethod.
+function M.set_chooser(choose)
+  chooser = choose
+  for k in pairs(views) do views[k] = nil end
+end
+
+local function take(free, ids, milli)
+  for _, i in ipairs(ids) do free[i] = free[i] - milli end
+end
+
+local function new_view(ni, n, free)
+  local total = 0
+  for i = 1, n do total = total + free[i] end
+  return {
+    gen = tonumber(ni.generation), n = n, free = free, free_total = total,
+    model = ls.label(ni.node.labels, K_MODEL),
+    cpu_left = tonumber(ni.allocatable.milli_cpu - ni.requested.milli_cpu),
+    cpu_capacity = tonumber(ni.allocatable.milli_cpu),
+    memo = {},   -- per pod shape: what a policy computed for this state
+  }
+end
+
+-- Replays the node's pods in their order: a pod's gpu-index annotation says
+-- which GPUs it holds; one without it takes them by the chooser, on the
+-- state the pods before it left (free milli and cpu).
+local function build(ni)
+  local n = number_of(ni.node.labels, K_COUNT)
+  local free = {}
+  for i = 1, n do free[i] = MILLI end
+  local step = new_view(ni, n, free)
+  step.cpu_left = step.cpu_capacity
+  for k = 0, ni.num_pods - 1 do
+    local p = ni.pods[k]
+    local r = M.request(p)
+    if r.gpus > 0 then
+      local idx = ls.label(p.annotations, K_INDEX)
+      local ids = idx ~= 0 and M.parse_ids(ls.str(idx), n)
+      if not ids then
+        step.memo = {}
+        ids = chooser and chooser(step, r) or M.best_fit_ids(free, n, r)
+      end
+      if ids then take(free, ids, r.milli) end
+    end
+    step.cpu_left = step.cpu_left - r.cpu
+  end
+  return new_view(ni, n, free)
+end
+
+-- Per cycle, M.refresh drops the views of the nodes the snapshot reports
+-- changed (ls.refresh_nodes), so M.node is a table lookup: reading a node's
+-- 64-bit generation on every call would box it.
+local tracked = { gen = {}, num = 0 }
+local refreshed = false
+
+local function invalidate(entry, j, _, g)
+  entry.gen[j] = g
+  views[j] = nil
+end
+
+local function drop(entry, j)
+  entry.gen[j] = nil
+  views[j] = nil
+end
+
+--- Brings the views up to date with the cycle's snapshot (call it once per
+--- cycle: OpenGpuShare at PreFilter, a policy at PreScore).
+function M.refresh()
+  local nodes, num = ls.all_nodes()
+  ls.refresh_nodes(tracked, nodes, num, invalidate, drop)
+  refreshed = true
+end
+
+--- The node's GPU view (read-only for callers, but `memo` is theirs).
+function M.node(ni)
+  local v = views[ni.index]
+  if v == nil or (not refreshed and v.gen ~= tonumber(ni.generation)) then
+    v = build(ni)
+    views[ni.index] = v
+  end
+  return v
+end
+
+--- The pod may use the node's GPU model (no constraint, or the model listed).
+function M.accessible(v, req)
+  return req.models == nil or (v.model ~= 0 and req.models[v.model] == true)
+end
+
+--- The node's GPUs can hold the request (CanNodeHostPodOnGpuMemory).
+function M.fits(v, req)
+  local want = req.gpus
+  if want == 0 then return true end
+  local free = v.free
+  for i = 1, v.n do
+    if free[i] >= req.milli then
+      want = want - 1
+      if want == 0 then return true end
+    end
+  end
+  return false
+end
+
+--- GPUs fully free on the node.
+function M.fully_free(v)
+  local c = 0
+  for i = 1, v.n do if v.free[i] == MILLI then c = c + 1 end end
+  return c
+end
+
+return M

@@ -1,0 +1,164 @@
+-- OpenGpuShare and the FGD paper's six policies (hkust-adsl/kubernetes-
+-- scheduler-simulator: open_gpu_share.go, *_score.go, utils/frag.go), worked
+-- by hand on one state:
+--   n1: 32 cpu, 2 x V100M16; on it a pod of 2 cpu holding 600 milli of GPU 0
+--       ("alibabacloud.com/gpu-index": "0") -> free milli [400, 1000], 1400 in
+--       all, cpu left 30000.
+--   n2: 16 cpu, no GPU.   n3: 16 cpu, 2 x V100M16, empty.
+-- Each expectation says how it follows from the formula in the plugin's header.
+local T = require("luasched.testing")
+local ls = require("luasched")
+
+local GPU_MILLI, COUNT, MILLI, MODEL, INDEX = "alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count",
+  "alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-card-model", "alibabacloud.com/gpu-index"
+
+local function gpu_node(name, cpu, gpus, model)
+  local labels, alloc = {}, { cpu = cpu, memory = "64Gi" }
+  if gpus > 0 then
+    labels[COUNT] = tostring(gpus)
+    labels[MODEL] = model
+    alloc[GPU_MILLI] = tostring(gpus * 1000)
+  end
+  return { name = name, labels = labels, allocatable = alloc }
+end
+
+local function gpu_pod(name, cpu, gpus, milli, extra)
+  extra = extra or {}
+  local ann, req = {}, { cpu = cpu }
+  if gpus > 0 then
+    ann[COUNT], ann[MILLI] = tostring(gpus), tostring(milli)
+    req[GPU_MILLI] = tostring(gpus * milli)
+  end
+  if extra.model then ann[MODEL] = extra.model end
+  if extra.index then ann[INDEX] = extra.index end
+  return T.pod { name = name, requests = req, annotations = ann, node_name = extra.node }
+end
+
+local cluster
+before_each(function()
+  cluster = T.cluster {
+    nodes = { gpu_node("n1", "32", 2, "V100M16"), gpu_node("n2", "16", 0), gpu_node("n3", "16", 2, "V100M16") },
+    pods = { gpu_pod("held", "2", 1, 600, { node = "n1", index = "0" }) },
+  }
+end)
+after_each(function() cluster:close() end)
+
+describe("OpenGpuShare", function()
+  it("filters by GPUs, model and free milli per GPU", function()
+    local p = T.plugin("OpenGpuShare")
+    -- GPU 1 has 1000
+    assert.are.equal(ls.SUCCESS, T.filter(p, cluster, gpu_pod("share", "1", 1, 500), "n1").code)
+    assert.are.equal("node(s) had no GPU", T.filter(p, cluster, gpu_pod("share", "1", 1, 500), "n2").message)
+    assert.are.equal("node(s) didn't have enough free GPU memory",                    -- one GPU fully free
+      T.filter(p, cluster, gpu_pod("two", "1", 2, 1000), "n1").message)
+    assert.are.equal(ls.SUCCESS, T.filter(p, cluster, gpu_pod("two", "1", 2, 1000), "n3").code)
+    assert.are.equal("node(s) didn't have the GPU model the pod asks for",
+      T.filter(p, cluster, gpu_pod("t4", "1", 1, 300, { model = "T4" }), "n1").message)
+    local v100 = gpu_pod("v100", "1", 1, 300, { model = "V100M32|V100M16" })
+    assert.are.equal(ls.SUCCESS, T.filter(p, cluster, v100, "n1").code)
+    assert.are.equal(ls.SUCCESS, T.filter(p, cluster, gpu_pod("cpu", "1", 0, 0), "n2").code)
+  end)
+
+  it("reserves the GPU best fit (least free milli that holds the share) or worst fit picks", function()
+    local best = T.plugin("OpenGpuShare")
+    local small, half, whole = gpu_pod("small", "1", 1, 300), gpu_pod("half", "1", 1, 500), gpu_pod("w", "1", 1, 1000)
+    T.node_hook(best, "reserve", cluster, small, "n1")
+    assert.are.same({ 1 }, best.assigned[small.uid])        -- GPU 0: 400 >= 300 and least
+    T.node_hook(best, "reserve", cluster, half, "n1")
+    assert.are.same({ 2 }, best.assigned[half.uid])         -- GPU 0 has 400 < 500
+    T.node_hook(best, "reserve", cluster, whole, "n3")
+    assert.are.same({ 1 }, best.assigned[whole.uid])        -- the first fully free GPU
+    T.node_hook(best, "unreserve", cluster, small, "n1")
+    assert.is_nil(best.assigned[small.uid])
+    local worst = T.plugin("OpenGpuShare", { gpuSelMethod = "worst" })
+    T.node_hook(worst, "reserve", cluster, small, "n1")
+    assert.are.same({ 2 }, worst.assigned[small.uid])       -- GPU 1: 1000 free
+  end)
+end)
+
+describe("GpuPacking", function()
+  it("prefers GPUs in use, then used nodes, then idle ones", function()
+    local p = T.plugin("GpuPacking")
+    -- share 300 on n1: GPU 0 (400) takes it: 100 - (400 * 100 / 1000) / 10 = 96
+    assert.are.equal(96, T.score(p, cluster, gpu_pod("a", "1", 1, 300), "n1"))
+    -- share 500 on n1: only GPU 1, fully free: 50 - 1 = 49
+    assert.are.equal(49, T.score(p, cluster, gpu_pod("b", "1", 1, 500), "n1"))
+    -- n3 all free: 100 / 3 - 2 = 31 (above the floor of 2)
+    assert.are.equal(31, T.score(p, cluster, gpu_pod("c", "1", 1, 500), "n3"))
+    assert.are.equal(0, T.score(p, cluster, gpu_pod("d", "1", 0, 0), "n1"))
+  end)
+end)
+
+describe("GpuClustering", function()
+  it("groups pods of the same GPU kind", function()
+    local p = T.plugin("GpuClustering")
+    -- n1: base 25 * (8000 - 1400) / 8000 = 20 (integer); its only kind is share-gpu
+    assert.are.equal(95, T.score(p, cluster, gpu_pod("a", "1", 1, 300), "n1"))   -- + 75
+    assert.are.equal(20, T.score(p, cluster, gpu_pod("b", "1", 1, 1000), "n1"))  -- 1-gpu: others only
+    -- n3: base 25 * 6000 / 8000 = 18; no GPU pod: + 25
+    assert.are.equal(43, T.score(p, cluster, gpu_pod("c", "1", 1, 1000), "n3"))
+    assert.are.equal(0, T.score(p, cluster, gpu_pod("d", "1", 0, 0), "n3"))
+  end)
+end)
+
+describe("BestFit", function()
+  it("scores the cpu and GPU left after the pod", function()
+    -- n1: 1 - (0.5 x 29000 / 128000 + 0.5 x 900 / 8000) = 0.83046875 -> 83
+    assert.are.equal(83, T.score(T.plugin("BestFit"), cluster, gpu_pod("a", "1", 1, 500), "n1"))
+    -- n3: 1 - (0.5 x 15000 / 128000 + 0.5 x 1500 / 8000) = 0.84765625 -> 84
+    assert.are.equal(84, T.score(T.plugin("BestFit"), cluster, gpu_pod("a", "1", 1, 500), "n3"))
+  end)
+end)
+
+describe("DotProduct", function()
+  it("takes the candidate with the smallest dot product and its GPU", function()
+    local p = T.plugin("DotProduct")
+    -- GPU 0: 1 - ((30000/128000)(1000/128000) + (400/8000)(300/8000)) / 2 = 0.99814697...
+    -- idle GPUs: 1 - ((30000/128000)(1000/128000) + (1000/8000)(300/8000)) / 2 = 0.99674...
+    local pod = gpu_pod("a", "1", 1, 300)
+    assert.are.equal(99, T.score(p, cluster, pod, "n1"))
+    local view = p.view
+    assert.are.same({ 1 }, p.choose_gpus(view.node(cluster:node_info("n1")), view.request(pod)))
+  end)
+end)
+
+describe("FGD", function()
+  -- Typical pods: half are 1 cpu + 500 milli of a GPU, half 1 cpu without GPU.
+  -- n1 before: t1 can use GPU 1 (>= 500) and cpu -> its fragment is GPU 0's 400:
+  -- 0.5 x 400; t2 asks for no GPU -> all 1400: 0.5 x 1400. F = 900.
+  local TYPICAL = { { milliCpu = 1000, milliGpu = 500, gpus = 1, weight = 0.5 },
+                    { milliCpu = 1000, milliGpu = 0, gpus = 0, weight = 0.5 } }
+  local function fgd() return T.plugin("FGD", { typicalPods = TYPICAL }) end
+
+  it("measures fragmentation over the typical pods", function()
+    local p = fgd()
+    assert.are.equal(900, p.fragmentation({ 400, 1000 }, 2, 30000, ls.intern("V100M16")))
+    -- t1 cannot be hosted (no GPU >= 500): all 400 counts for both
+    assert.are.equal(400, p.fragmentation({ 400, 0 }, 2, 29000, ls.intern("V100M16")))
+  end)
+
+  it("scores sigmoid((F before - F after) / 1000) x 100 and picks the share's GPU", function()
+    local p = fgd()
+    -- share 300: GPU 0 -> [100, 1000]: 0.5 x 100 + 0.5 x 1100 = 600, delta 300,
+    -- sigmoid(0.3) = 0.5744 -> 57; GPU 1 -> [400, 700]: 200 + 550 = 750, delta 150 -> 53.
+    local share = gpu_pod("a", "1", 1, 300)
+    assert.are.equal(57, T.score(p, cluster, share, "n1"))
+    local view = p.view
+    assert.are.same({ 1 }, p.choose_gpus(view.node(cluster:node_info("n1")), view.request(share)))
+    -- one whole GPU: takes GPU 1 -> [400, 0]: 200 + 200 = 400, delta 500, sigmoid(0.5) = 0.6225 -> 62
+    assert.are.equal(62, T.score(p, cluster, gpu_pod("b", "1", 1, 1000), "n1"))
+    -- a cpu pod leaving 500 cpu: t1 lacks cpu -> all 1400 for both: delta -500 -> 37
+    assert.are.equal(37, T.score(p, cluster, gpu_pod("c", "29500m", 0, 0), "n1"))
+  end)
+end)
+
+describe("RandomScore", function()
+  it("gives 100 to the node PreScore drew, 0 to the others", function()
+    local p = T.plugin("RandomScore")
+    local drawn
+    p.handle = { random = function(_, n) drawn = n return 1 end }   -- the scheduler's generator draws index 1
+    local r = T.cycle(p, cluster, gpu_pod("a", "1", 0, 0))
+    assert.are.equal(3, drawn)                                      -- among the three feasible nodes
+    assert.are.same({ n1 = 0, n2 = 100, n3 = 0 }, r.scores)
+  end)
+end)
