@@ -558,6 +558,15 @@ cJSON *ls_informer_get(ls_informer *inf, const char *ns, const char *name)
     return copy;
 }
 
+void ls_informer_each(ls_informer *inf, void (*fn)(void *ud, const cJSON *obj), void *ud)
+{
+    pthread_mutex_lock(&inf->lock);
+    for (uint32_t i = 0; i < inf->st.cap; i++)
+        for (ls_kmap_entry *e = inf->st.buckets[i]; e; e = e->next)
+            fn(ud, e->value);
+    pthread_mutex_unlock(&inf->lock);
+}
+
 uint32_t ls_informer_size(ls_informer *inf)
 {
     pthread_mutex_lock(&inf->lock);

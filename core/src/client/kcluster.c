@@ -15,6 +15,7 @@
 #include "client/kcluster.h"
 
 #include "client/informer.h"
+#include "client/kcluster_link.h"
 #include "client/kutil.h"
 #include "client/writer.h"
 #include "luasched/cache.h"
@@ -73,6 +74,7 @@ struct ls_kcluster {
     ls_vec retired;                /* kc_retired */
     ls_map last_failure;           /* pod uid -> hash of the last condition patched (uintptr_t) */
     ls_map deleted_binding;        /* pod uid -> ls_pod_obj deleted while assumed, until its binding's outcome */
+    kc_link *link;                 /* in a worker: the supervisor's channel, instead of informers and writer */
     uint32_t next_pod_id, next_node_id;
 };
 
@@ -184,9 +186,7 @@ static void on_delete(void *ud, const cJSON *obj)
 
 /* ---- informers */
 
-typedef struct kind_spec {
-    const char *group, *version, *resource, *kind;
-} kind_spec;
+typedef ls_kind_spec kind_spec;
 
 static const kind_spec OBJECT_KINDS[] = {
     {"", "v1", "namespaces", "Namespace"},
@@ -204,6 +204,12 @@ static const kind_spec OBJECT_KINDS[] = {
     {"storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"},
     {"storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment"},
 };
+
+const ls_kind_spec *ls_kcluster_object_kinds(size_t *n)
+{
+    *n = sizeof OBJECT_KINDS / sizeof *OBJECT_KINDS;
+    return OBJECT_KINDS;
+}
 
 static bool add_feed(ls_kcluster *kc, kc_kind kind, const char *object_kind, const ls_informer_options *io,
                      ls_error *err)
@@ -277,6 +283,76 @@ ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt,
         return NULL;
     }
     return kc;
+}
+
+/* ---- in a worker: the supervisor's messages instead of informers */
+
+static kc_kind feed_kind(const char *feed)
+{
+    return strcmp(feed, "pod") == 0 ? KC_POD : strcmp(feed, "node") == 0 ? KC_NODE : KC_OBJECT;
+}
+
+static void link_object(void *ud, char verb, const char *feed, const char *kind, const cJSON *json)
+{
+    kc_feed f = {.kc = ud, .kind = feed_kind(feed), .object_kind = kind};
+    if (verb == 'd')
+        on_delete(&f, json);
+    else
+        push_decoded(&f, verb == 'a' ? KC_ADD : KC_UPDATE, json);
+}
+
+static void link_bind_result(void *ud, const char *uid, bool ok, const char *message)
+{
+    push(ud, KC_POD, (kc_event){.type = ok ? KC_BIND_OK : KC_BIND_FAILED, .key = ls_intern_cstr(uid),
+                                .message = ok ? NULL : ls_xstrdup(message)});
+}
+
+static void link_preempt_failed(void *ud, const char *uid, const char *message)
+{
+    push(ud, KC_POD, (kc_event){.type = KC_PREEMPT_FAILED, .key = ls_intern_cstr(uid),
+                                .message = ls_xstrdup(message)});
+}
+
+ls_kcluster *ls_kcluster_new_linked(int fd, ls_error *err)
+{
+    ls_kcluster *kc = ls_xcalloc(1, sizeof *kc);
+    pthread_mutex_init(&kc->lock, NULL);
+    pthread_cond_init(&kc->wake, NULL);
+    for (int k = 0; k < KC_KINDS; k++) {
+        ls_vec_init(&kc->incoming[k], sizeof(kc_event));
+        ls_map_init(&kc->stores[k]);
+    }
+    ls_vec_init(&kc->retired, sizeof(kc_retired));
+    ls_vec_init(&kc->custom, sizeof(char *));
+    ls_map_init(&kc->last_failure);
+    ls_map_init(&kc->deleted_binding);
+    kc_link_sink sink = {.ud = kc, .object = link_object, .bind_result = link_bind_result,
+                         .preempt_failed = link_preempt_failed};
+    kc->link = kc_link_new(fd, &sink);
+    if (!kc->link) {
+        ls_errorf(err, "cannot start the channel's reader");
+        ls_kcluster_free(kc);
+        return NULL;
+    }
+    return kc;
+}
+
+bool ls_kcluster_hello(ls_kcluster *kc, const char *configz, bool node_metrics, bool pod_metrics,
+                       const char *const *custom, uint32_t n)
+{
+    const char *wants = node_metrics && pod_metrics ? "nodes,pods" : node_metrics ? "nodes" : pod_metrics ? "pods" : "";
+    return kc_link_hello(kc->link, configz, wants, custom, n);
+}
+
+bool ls_kcluster_wait_fed(ls_kcluster *kc, volatile sig_atomic_t *stop)
+{
+    kc_link_on_gone(kc->link, stop);
+    return kc_link_wait_synced(kc->link, stop);
+}
+
+void ls_kcluster_serve_metrics(ls_kcluster *kc, ls_metrics *m)
+{
+    kc_link_set_metrics(kc->link, m);
 }
 
 bool ls_kcluster_watch_custom(ls_kcluster *kc, const char *resource, ls_error *err)
@@ -490,6 +566,23 @@ typedef struct bind_job {
     char node[254];
 } bind_job;
 
+/* An event, a pod status patch: through the writer, or the supervisor's channel in a worker. */
+static void out_event(ls_kcluster *kc, const ls_event_spec *ev)
+{
+    if (kc->link)
+        kc_link_event(kc->link, ev);
+    else
+        ls_writer_record_event(kc->writer, ev, NULL, NULL);
+}
+
+static void out_pod_status(ls_kcluster *kc, const char *ns, const char *name, const ls_pod_status_patch *p)
+{
+    if (kc->link)
+        kc_link_pod_status(kc->link, ns, name, p);
+    else
+        ls_writer_patch_pod_status(kc->writer, ns, name, p, NULL, NULL);
+}
+
 static void bind_done(void *ud, const ls_write_result *r)
 {
     bind_job *job = ud;
@@ -521,6 +614,13 @@ static void bind_done(void *ud, const ls_write_result *r)
 static bool source_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err)
 {
     ls_kcluster *kc = ud;
+    if (kc->link) {   /* the supervisor binds, records Scheduled and answers */
+        if (!kc_link_bind(kc->link, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(pod->uid),
+                          ls_str_get(node), ls_str_get(pod->scheduler_name)))
+            return ls_errorf(err, "binding pod %s/%s: the supervisor is gone", ls_str_get(pod->ns),
+                             ls_str_get(pod->name));
+        return true;
+    }
     bind_job *job = ls_xcalloc(1, sizeof *job);
     job->kc = kc;
     job->uid = pod->uid;
@@ -547,6 +647,9 @@ static bool source_patch_status(void *ud, const ls_object *obj, const char *merg
     if (!g)
         return ls_errorf(err, "cannot write the status of %s %s: not a plural.version.group resource", kind,
                          ls_str_get(obj->name));
+    if (kc->link)
+        return kc_link_patch_status(kc->link, kind, obj->ns ? ls_str_get(obj->ns) : "", ls_str_get(obj->name),
+                                    merge_patch, err);
     char path[1024];
     if (obj->ns)
         snprintf(path, sizeof path, "/apis/%s/%.*s/namespaces/%s/%.*s/%s/status", g + 1, (int)(g - v - 1), v + 1,
@@ -581,6 +684,11 @@ static bool source_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, c
 {
     ls_kcluster *kc = ud;
     const char *k = ls_str_get(kind);
+    if (kc->link) {
+        if (!kc_link_patch_object(kc->link, k, ns ? ls_str_get(ns) : "", ls_str_get(name), patch))
+            return ls_errorf(err, "updating %s %s: the supervisor is gone", k, ls_str_get(name));
+        return true;
+    }
     char path[1200];
     if (strcmp(k, "PersistentVolume") == 0)
         snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", ls_str_get(name));
@@ -615,7 +723,7 @@ static void record_failure(ls_kcluster *kc, const ls_attempt *a)
     ls_event_spec ev = {.ns = ns, .name = name, .uid = ls_str_get(pod->uid), .type = "Warning",
                         .reason = "FailedScheduling", .action = "Scheduling", .note = message,
                         .reporting_controller = ls_str_get(pod->scheduler_name)};
-    ls_writer_record_event(kc->writer, &ev, NULL, NULL);
+    out_event(kc, &ev);
     /* As upstream, the status is patched only when the condition or the
      * nomination changes, so lastTransitionTime keeps its meaning. */
     uintptr_t h = (uintptr_t)failure_hash(a->reason, message, a->nominated_node);
@@ -627,7 +735,7 @@ static void record_failure(ls_kcluster *kc, const ls_attempt *a)
                                  .condition_message = message,
                                  .nominate = a->nominated_node ? LS_NOMINATE_SET : LS_NOMINATE_KEEP,
                                  .node = a->nominated_node ? ls_str_get(a->nominated_node) : NULL};
-    ls_writer_patch_pod_status(kc->writer, ns, name, &patch, NULL, NULL);
+    out_pod_status(kc, ns, name, &patch);
     char ref[600];
     ls_log_info(2, "Unable to schedule pod; no fit; waiting", "pod", ls_log_kobj(ref, sizeof ref, ns, name), "err",
                 message);
@@ -673,12 +781,18 @@ static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preempt
 {
     ls_kcluster *kc = ud;
     const char *ns = ls_str_get(victim->ns), *name = ls_str_get(victim->name);
-    preempt_job *job = ls_xcalloc(1, sizeof *job);
-    job->kc = kc;
-    job->preemptor_uid = preemptor->uid;
-    if (!ls_writer_preempt_victim(kc->writer, ns, name, ls_str_get(victim->uid), message, preempt_done, job)) {
-        free(job);
-        return ls_errorf(err, "preempting pod %s/%s: the writer is stopping", ns, name);
+    if (kc->link) {
+        if (!kc_link_preempt(kc->link, ns, name, ls_str_get(victim->uid), message ? message : "",
+                             ls_str_get(preemptor->uid)))
+            return ls_errorf(err, "preempting pod %s/%s: the supervisor is gone", ns, name);
+    } else {
+        preempt_job *job = ls_xcalloc(1, sizeof *job);
+        job->kc = kc;
+        job->preemptor_uid = preemptor->uid;
+        if (!ls_writer_preempt_victim(kc->writer, ns, name, ls_str_get(victim->uid), message, preempt_done, job)) {
+            free(job);
+            return ls_errorf(err, "preempting pod %s/%s: the writer is stopping", ns, name);
+        }
     }
     char note[600];
     snprintf(note, sizeof note, "Preempted by pod %s on node %s", ls_str_get(preemptor->uid), ls_str_get(node));
@@ -688,22 +802,21 @@ static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preempt
                         .reporting_controller = ls_str_get(preemptor->scheduler_name),
                         .related_ns = ls_str_get(preemptor->ns), .related_name = ls_str_get(preemptor->name),
                         .related_uid = ls_str_get(preemptor->uid)};
-    ls_writer_record_event(kc->writer, &ev, NULL, NULL);
+    out_event(kc, &ev);
     return true;
 }
 
 static void source_clear_nomination(void *ud, const ls_pod *pod)
 {
-    ls_kcluster *kc = ud;
-    ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), NULL, NULL, NULL);
+    ls_pod_status_patch p = {.nominate = LS_NOMINATE_CLEAR};
+    out_pod_status(ud, ls_str_get(pod->ns), ls_str_get(pod->name), &p);
 }
 
 /* NominatedNodeNameForExpectation: where the pod is going while Permit or PreBind runs. */
 static void source_nominate(void *ud, const ls_pod *pod, ls_str node)
 {
-    ls_kcluster *kc = ud;
-    ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(node), NULL,
-                                 NULL);
+    ls_pod_status_patch p = {.nominate = LS_NOMINATE_SET, .node = ls_str_get(node)};
+    out_pod_status(ud, ls_str_get(pod->ns), ls_str_get(pod->name), &p);
 }
 
 static void source_advance_to(void *ud, uint64_t now_ms)
@@ -788,6 +901,7 @@ void ls_kcluster_free(ls_kcluster *kc)
     if (!kc)
         return;
     ls_kcluster_stop(kc, 0);
+    kc_link_free(kc->link);
     for (uint32_t i = 0; i < kc->n_feeds; i++)
         ls_informer_free(kc->feeds[i].informer);
     ls_writer_free(kc->writer);

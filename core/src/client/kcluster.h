@@ -18,7 +18,15 @@
 
 #include <signal.h>
 
+typedef struct ls_metrics ls_metrics;
+
 typedef struct ls_kcluster ls_kcluster;
+
+/* A kind watched besides pods and nodes (namespaces, services, the volume kinds...). */
+typedef struct ls_kind_spec {
+    const char *group, *version, *resource, *kind;
+} ls_kind_spec;
+const ls_kind_spec *ls_kcluster_object_kinds(size_t *n);
 
 typedef struct ls_kcluster_options {
     const char *reporting_controller;   /* events' reportingController ("default-scheduler") */
@@ -54,5 +62,18 @@ void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s);
  * freeing the scheduler. */
 bool ls_kcluster_stop(ls_kcluster *kc, long timeout_ms);
 void ls_kcluster_free(ls_kcluster *kc);
+
+/* In a worker (docs/plugins/worker.md): the cluster as the supervisor sends
+ * it over the channel fd (taken): objects decoded here as an informer's
+ * would be, writes sent back as messages. No client, informers nor writer. */
+ls_kcluster *ls_kcluster_new_linked(int fd, ls_error *err);
+/* Tells the supervisor the completed configuration and what to watch. */
+bool ls_kcluster_hello(ls_kcluster *kc, const char *configz, bool node_metrics, bool pod_metrics,
+                       const char *const *custom, uint32_t n);
+/* Until the supervisor has sent the whole state; false when it is gone or
+ * *stop was set (which is also set when the supervisor goes later). */
+bool ls_kcluster_wait_fed(ls_kcluster *kc, volatile sig_atomic_t *stop);
+/* The metrics the supervisor's /metrics asks for. */
+void ls_kcluster_serve_metrics(ls_kcluster *kc, ls_metrics *m);
 
 #endif

@@ -14,6 +14,8 @@
 struct ls_health_server {
     ls_http_server *http;
     ls_metrics *metrics;
+    char *(*metrics_text)(void *ud);
+    void *metrics_ud;
     char *configz;
     ls_health_state *state;
     ls_delegated_auth *auth;
@@ -70,8 +72,8 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
         bool synced = atomic_load(&st->synced), leader = atomic_load(&st->leader_known);
         respond_checks(rs, rq, "readyz", synced && leader && atomic_load(&st->healthy),
                        synced ? "leaderElection" : "sched-handler-sync");
-    } else if (strcmp(rq->path, "/metrics") == 0 && h->metrics) {
-        char *text = ls_metrics_render(h->metrics);
+    } else if (strcmp(rq->path, "/metrics") == 0 && (h->metrics || h->metrics_text)) {
+        char *text = h->metrics_text ? h->metrics_text(h->metrics_ud) : ls_metrics_render(h->metrics);
         ls_http_respond_take(rs, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
     } else if (strcmp(rq->path, "/configz") == 0 && h->configz) {
         ls_http_respond(rs, 200, "application/json", h->configz, strlen(h->configz));
@@ -84,6 +86,8 @@ ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *e
 {
     ls_health_server *h = ls_xcalloc(1, sizeof *h);
     h->metrics = o->metrics;
+    h->metrics_text = o->metrics_text;
+    h->metrics_ud = o->metrics_ud;
     h->state = o->state;
     h->auth = o->auth;
     h->configz = o->configz_json ? ls_xstrdup(o->configz_json) : NULL;
