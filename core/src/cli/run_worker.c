@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/run_internal.h"
 #include "client/kcluster.h"
+#include "framework/watchdog.h"
 #include "luasched/log.h"
 #include "luasched/scheduler.h"
 #include "server/metrics.h"
@@ -122,6 +123,7 @@ int ls_run_worker(const run_opts *o)
         ls_log_error("Cannot confine the worker", "err", err.msg);
         return LS_EXIT_FAILURE;
     }
+    ls_watchdog_supervised();
     static worker_state w;
     memset(&w, 0, sizeof w);
     ls_cli_trap_signals(&w.stop, &w.reload);
