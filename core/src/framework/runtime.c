@@ -224,16 +224,14 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     static volatile sig_atomic_t reporting;
     ls_rt *lua = active_lua;
     bool recover = recoverable_fault(sig, info);
-    if (ls_worker_page_self && !recover) {
-        /* A worker: the supervisor reports the call from the shared page and
-         * starts another worker; nothing here may wait on a lock the fault
-         * left held (a traceback allocates). */
+    if (ls_worker_page_self && !recover && !reporting) {
+        /* A worker: the call goes into the shared page first, with stores
+         * only; should the report below wait on a lock the fault left held
+         * (a traceback allocates), the supervisor ends the worker and says
+         * what ran from the page. */
         ls_rt_describe_running();
         ls_worker_page_say_why(sig == SIGSEGV ? "fatal signal SIGSEGV" : sig == SIGBUS ? "fatal signal SIGBUS"
                                : sig == SIGFPE ? "fatal signal SIGFPE" : "fatal signal SIGILL");
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
     }
     if (reporting) {
         /* a fault while reading the state for the report (a trace's frames

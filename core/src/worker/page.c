@@ -94,14 +94,20 @@ void ls_worker_page_describe(const char *profile, const char *plugin, const char
 
 void ls_worker_page_say_why(const char *why)
 {
-    if (ls_worker_page_self)
-        copy(ls_worker_page_self->why, sizeof ls_worker_page_self->why, why);
+    if (!ls_worker_page_self)
+        return;
+    copy(ls_worker_page_self->why, sizeof ls_worker_page_self->why, why);
+    atomic_store(&ls_worker_page_self->why_ms, ls_worker_now_ms());
 }
 
 void ls_worker_page_call(const ls_worker_page *p, char *out, size_t cap)
 {
     if (!p->plugin[0] && !p->pod[0]) {
         out[0] = 0;
+        return;
+    }
+    if (!p->profile[0] && !p->pod[0]) {   /* outside a cycle: what the runtime was doing */
+        snprintf(out, cap, "%s", p->plugin);
         return;
     }
     snprintf(out, cap, "%s/%s/%s/%s", p->profile[0] ? p->profile : "-", p->plugin[0] ? p->plugin : "-",

@@ -24,7 +24,8 @@ typedef struct ls_worker_page {
     atomic_uint_fast64_t call_budget_ms;
     atomic_uint_fast32_t described;        /* odd while the fields below are written */
     char profile[128], plugin[128], point[64], pod[320];
-    char why[256];                         /* a fatal signal, "out of memory" */
+    char why[256];                         /* a fatal signal */
+    atomic_uint_fast64_t why_ms;           /* when why was written */
 } ls_worker_page;
 
 /* The supervisor's side: a new page and the fd the worker maps it from

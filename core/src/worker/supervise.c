@@ -127,6 +127,8 @@ void ls_child_call(const ls_child *c, char *out, size_t cap)
     ls_worker_page_call(c->page, out, cap);
 }
 
+/* True when a plugin call runs past its budget plus grace_ms, or a worker
+ * that noted a fatal signal has not ended grace_ms later. */
 bool ls_child_overdue(const ls_child *c, uint64_t grace_ms, char *why, size_t cap)
 {
     if (c->pid <= 0)
@@ -134,6 +136,11 @@ bool ls_child_overdue(const ls_child *c, uint64_t grace_ms, char *why, size_t ca
     uint64_t started = atomic_load(&c->page->call_started_ms);
     uint64_t budget = atomic_load(&c->page->call_budget_ms);
     uint64_t now = ls_worker_now_ms();
+    uint64_t fatal = atomic_load(&c->page->why_ms);
+    if (fatal && now >= fatal + grace_ms) {   /* its report of a fatal signal hangs */
+        snprintf(why, cap, "it did not end within %llu ms of a %s", (unsigned long long)grace_ms, c->page->why);
+        return true;
+    }
     if (!started || now < started + budget + grace_ms)
         return false;
     char call[800];
