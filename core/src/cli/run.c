@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/run_internal.h"
 #include "client/relay.h"
+#include "scheduler/extender.h"
 #include "client/kubeconfig.h"
 #include "client/leader.h"
 #include "config/config_internal.h"
@@ -406,6 +407,7 @@ typedef struct run_state {
     ls_health_state health;
     ls_kclient *client, *events_client;   /* events have their own client, as kube-scheduler's */
     ls_relay *relay;
+    ls_extenders *extenders;              /* the configuration's, called for the worker */
     ls_child worker;
     long stop_timeout_ms;
     ls_leader *leader;
@@ -646,6 +648,20 @@ static void replace_worker(const run_opts *o, run_state *r, const char *how)
     (void)o;
 }
 
+/* An extender call the worker asks for: only a configured extender and one
+ * of its verbs (ls_extenders_send_to checks both). */
+static void call_extender(run_state *r, const ls_chan_msg *m)
+{
+    char *msg = NULL;
+    cJSON *result = ls_extenders_send_to(r->extenders, m->f[1], m->f[2], m->f[3], &msg);
+    char *text = result ? cJSON_PrintUnformatted(result) : NULL;
+    const char *f[] = {m->f[0], result ? "ok" : "failed", result ? text : msg};
+    ls_chan_send(r->worker.chan, NULL, LS_CH_REPLY, f, 3);
+    cJSON_Delete(result);
+    free(text);
+    free(msg);
+}
+
 /* One message of the worker; a message it may not send ends it. */
 static void take_message(run_state *r, const ls_chan_msg *m)
 {
@@ -656,6 +672,10 @@ static void take_message(run_state *r, const ls_chan_msg *m)
             ls_relay_attach(r->relay, r->worker.chan);
         else
             ls_child_kill(&r->worker, err.msg);
+        return;
+    }
+    if (m->type == LS_CH_EXTENDER && m->n == 4) {
+        call_extender(r, m);
         return;
     }
     if (!ls_relay_handle(r->relay, m, why, sizeof why)) {
@@ -729,6 +749,7 @@ static void stop_all(run_state *r)
         ls_leader_stop(r->leader);
     ls_health_server_stop(r->server);
     ls_relay_free(r->relay);
+    ls_extenders_free(r->extenders);
     ls_leader_free(r->leader);
     ls_delegated_auth_free(r->auth);
     ls_kclient_free(r->authn_client);
@@ -750,6 +771,8 @@ static bool start_relay(const run_opts *o, const ls_config *cfg, run_state *r, i
     ls_relay_options ro = {.client = r->client, .events_client = r->events_client,
                            .backoff_ms = (long)(o->worker_backoff_ns / 1000000),
                            .metrics_poll_ms = (long)(o->metrics_poll_ns / 1000000)};
+    if (connected && cfg->n_extenders && !(r->extenders = ls_extenders_new(cfg, &err)))
+        connected = false;
     if (!connected || !(r->relay = ls_relay_new(&ro, &err)) ||
         !ls_child_init(&r->worker, &err) || !spawn_worker(r, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);

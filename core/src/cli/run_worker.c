@@ -12,6 +12,7 @@
 #include "cli/run_internal.h"
 #include "client/kcluster.h"
 #include "framework/watchdog.h"
+#include "scheduler/extender.h"
 #include "luasched/log.h"
 #include "luasched/scheduler.h"
 #include "server/metrics.h"
@@ -44,11 +45,6 @@ static void beat(void *ud, uint64_t now_ms, uint64_t queued)
 
 static bool build_scheduler(const run_opts *o, ls_config *cfg, worker_state *w, ls_error *err)
 {
-    w->kc = ls_kcluster_new_linked(LS_WORKER_CHAN_FD, err);
-    if (!w->kc) {
-        ls_config_free(cfg);
-        return false;
-    }
     /* The scheduler keeps its options across reloads, which free the
      * configuration: the path lives as long as the run. */
     char *dirs = !o->plugin_path && cfg->luasched.plugin_dirs ? ls_xstrdup(cfg->luasched.plugin_dirs) : NULL;
@@ -131,8 +127,11 @@ int ls_run_worker(const run_opts *o)
     if (!ls_run_load_config(o, &cfg))
         return LS_EXIT_USAGE;
     cfg.client_connection.kubeconfig = NULL;   /* the worker never connects: no path to credentials kept */
-    w.configz = ls_run_completed_config(o, true, &err);
     int rc = LS_EXIT_USAGE;
+    w.kc = ls_kcluster_new_linked(LS_WORKER_CHAN_FD, &err);
+    if (w.kc)
+        ls_extender_set_transport(ls_kcluster_extender_call, w.kc);   /* no network here */
+    w.configz = w.kc ? ls_run_completed_config(o, true, &err) : NULL;
     if (!w.configz || !build_scheduler(o, &cfg, &w, &err) || !attach_shadow(o, &w, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);
         fprintf(stderr, "luasched run: %s\n", err.msg);

@@ -561,9 +561,10 @@ cJSON *ls_informer_get(ls_informer *inf, const char *ns, const char *name)
 void ls_informer_each(ls_informer *inf, void (*fn)(void *ud, const cJSON *obj), void *ud)
 {
     pthread_mutex_lock(&inf->lock);
-    for (uint32_t i = 0; i < inf->st.cap; i++)
-        for (ls_kmap_entry *e = inf->st.buckets[i]; e; e = e->next)
-            fn(ud, e->value);
+    ls_kmap_entry **in_order = ls_kmap_in_order(&inf->st);
+    for (uint32_t i = 0; i < inf->st.len; i++)
+        fn(ud, in_order[i]->value);
+    free(in_order);
     pthread_mutex_unlock(&inf->lock);
 }
 

@@ -84,7 +84,8 @@ bool ls_informer_wait_synced(ls_informer *inf, long timeout_ms);
 /* A copy of the stored object "ns/name" (ns NULL for cluster-scoped), or
  * NULL. The caller cJSON_Deletes it. Safe from any thread. */
 cJSON *ls_informer_get(ls_informer *inf, const char *ns, const char *name);
-/* Calls fn on every stored object, under the store's lock (so no handler
+/* Calls fn on every stored object in the order they were stored (a list's
+ * order), under the store's lock (so no handler
  * runs meanwhile; fn must not call back into the informer). */
 void ls_informer_each(ls_informer *inf, void (*fn)(void *ud, const cJSON *obj), void *ud);
 /* Number of stored objects. Safe from any thread. */

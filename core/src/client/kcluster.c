@@ -350,6 +350,11 @@ bool ls_kcluster_wait_fed(ls_kcluster *kc, volatile sig_atomic_t *stop)
     return kc_link_wait_synced(kc->link, stop);
 }
 
+cJSON *ls_kcluster_extender_call(void *kc, const char *url, const char *verb, const char *body, char **msg)
+{
+    return kc_link_extender(((ls_kcluster *)kc)->link, url, verb, body, msg);
+}
+
 void ls_kcluster_serve_metrics(ls_kcluster *kc, ls_metrics *m)
 {
     kc_link_set_metrics(kc->link, m);

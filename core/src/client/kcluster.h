@@ -19,6 +19,7 @@
 #include <signal.h>
 
 typedef struct ls_metrics ls_metrics;
+typedef struct cJSON cJSON;
 
 typedef struct ls_kcluster ls_kcluster;
 
@@ -73,6 +74,8 @@ bool ls_kcluster_hello(ls_kcluster *kc, const char *configz, bool node_metrics, 
 /* Until the supervisor has sent the whole state; false when it is gone or
  * *stop was set (which is also set when the supervisor goes later). */
 bool ls_kcluster_wait_fed(ls_kcluster *kc, volatile sig_atomic_t *stop);
+/* An extender call through the supervisor (ls_extender_set_transport's fn; ud: the kcluster). */
+cJSON *ls_kcluster_extender_call(void *kc, const char *url, const char *verb, const char *body, char **msg);
 /* The metrics the supervisor's /metrics asks for. */
 void ls_kcluster_serve_metrics(ls_kcluster *kc, ls_metrics *m);
 

@@ -33,7 +33,7 @@ struct kc_link {
     uint32_t next_request;
     uint32_t reply_id;            /* the last reply */
     bool reply_ok;
-    char reply_message[1024];
+    char *reply_text;             /* malloc'd */
 };
 
 static void on_object(kc_link *l, const ls_chan_msg *m)
@@ -66,7 +66,8 @@ static void on_reply(kc_link *l, const ls_chan_msg *m)
     pthread_mutex_lock(&l->mu);
     l->reply_id = (uint32_t)strtoul(m->f[0], NULL, 10);
     l->reply_ok = strcmp(m->f[1], "ok") == 0;
-    snprintf(l->reply_message, sizeof l->reply_message, "%s", m->f[2]);
+    free(l->reply_text);
+    l->reply_text = ls_xstrdup(m->f[2]);
     pthread_cond_broadcast(&l->changed);
     pthread_mutex_unlock(&l->mu);
 }
@@ -137,6 +138,7 @@ void kc_link_free(kc_link *l)
     shutdown(l->fd, SHUT_RDWR);
     pthread_join(l->reader, NULL);
     close(l->fd);
+    free(l->reply_text);
     pthread_cond_destroy(&l->changed);
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->send_mu);
@@ -235,17 +237,20 @@ bool kc_link_patch_object(kc_link *l, const char *kind, const char *ns, const ch
 /* A synchronous write waits this long for the supervisor's answer. */
 enum { REPLY_TIMEOUT_MS = 30000 };
 
-bool kc_link_patch_status(kc_link *l, const char *kind, const char *ns, const char *name, const char *patch,
-                          ls_error *err)
+/* A request the supervisor answers: sends fields (the id first, filled in
+ * here), waits for the reply; its text (malloc'd) in *text. */
+static bool ask(kc_link *l, uint8_t type, const char **f, uint32_t n, char **text)
 {
     pthread_mutex_lock(&l->mu);
     uint32_t id = ++l->next_request;
     pthread_mutex_unlock(&l->mu);
     char id_text[16];
     snprintf(id_text, sizeof id_text, "%u", id);
-    const char *f[] = {id_text, kind, ns, name, patch};
-    if (!send_fields(l, LS_CH_STATUS_PATCH, f, 5))
-        return ls_errorf(err, "patching the status of %s %s: the supervisor is gone", kind, name);
+    f[0] = id_text;
+    if (!send_fields(l, type, f, n)) {
+        *text = ls_xstrdup("the supervisor is gone");
+        return false;
+    }
     struct timespec until;
     deadline_in(&until, REPLY_TIMEOUT_MS);
     pthread_mutex_lock(&l->mu);
@@ -254,8 +259,34 @@ bool kc_link_patch_status(kc_link *l, const char *kind, const char *ns, const ch
         rc = pthread_cond_timedwait(&l->changed, &l->mu, &until);
     bool answered = l->reply_id == id;
     bool ok = answered && l->reply_ok;
-    if (!ok)
-        ls_errorf(err, "%s", answered ? l->reply_message : "the supervisor did not answer");
+    *text = ls_xstrdup(answered && l->reply_text ? l->reply_text : "the supervisor did not answer");
     pthread_mutex_unlock(&l->mu);
     return ok;
+}
+
+bool kc_link_patch_status(kc_link *l, const char *kind, const char *ns, const char *name, const char *patch,
+                          ls_error *err)
+{
+    const char *f[] = {NULL, kind, ns, name, patch};
+    char *text;
+    bool ok = ask(l, LS_CH_STATUS_PATCH, f, 5, &text);
+    if (!ok)
+        ls_errorf(err, "%s", text);
+    free(text);
+    return ok;
+}
+
+cJSON *kc_link_extender(kc_link *l, const char *url, const char *verb, const char *body, char **msg)
+{
+    const char *f[] = {NULL, url, verb, body};
+    char *text;
+    if (!ask(l, LS_CH_EXTENDER, f, 4, &text)) {
+        *msg = text;
+        return NULL;
+    }
+    cJSON *result = cJSON_Parse(text);
+    if (!result)
+        *msg = ls_xstrdup("the supervisor's answer of the extender is not JSON");
+    free(text);
+    return result;
 }

@@ -49,4 +49,7 @@ bool kc_link_patch_object(kc_link *l, const char *kind, const char *ns, const ch
 bool kc_link_patch_status(kc_link *l, const char *kind, const char *ns, const char *name, const char *patch,
                           ls_error *err);
 
+/* An extender call made by the supervisor (scheduler/extender.h's transport). */
+cJSON *kc_link_extender(kc_link *l, const char *url, const char *verb, const char *body, char **msg);
+
 #endif

@@ -107,10 +107,10 @@ const char *ls_chan_type_name(uint8_t type)
 {
     static const char *const down[] = {"?", "object", "bind result", "preempt failed", "reply", "metrics ask", "synced"};
     static const char *const up[] = {"hello", "bind", "event", "pod status", "preempt", "object patch",
-                                     "status patch", "metrics"};
+                                     "status patch", "metrics", "extender"};
     if (type >= LS_CH_OBJECT && type <= LS_CH_SYNCED)
         return down[type];
-    if (type >= LS_CH_HELLO && type <= LS_CH_METRICS)
+    if (type >= LS_CH_HELLO && type <= LS_CH_EXTENDER)
         return up[type - LS_CH_HELLO];
     return "unknown";
 }

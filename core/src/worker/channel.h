@@ -34,6 +34,8 @@ typedef enum ls_chan_type {
     LS_CH_OBJECT_PATCH,      /* kind ("PersistentVolume" | "PersistentVolumeClaim"), namespace, name, merge patch */
     LS_CH_STATUS_PATCH,      /* request id, kind (plural.version.group), namespace, name, merge patch */
     LS_CH_METRICS,           /* request id, Prometheus text */
+    LS_CH_EXTENDER,          /* request id, extender urlPrefix, verb, JSON body: answered by a reply whose
+                                message is the extender's JSON answer, or the error */
 } ls_chan_type;
 
 enum { LS_CHAN_MAX_FIELDS = 16 };
