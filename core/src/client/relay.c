@@ -9,7 +9,6 @@
 #include "client/relay.h"
 
 #include "client/informer.h"
-#include "client/kcluster.h"
 #include "client/kutil.h"
 #include "client/writer.h"
 #include "luasched/log.h"
@@ -134,6 +133,28 @@ static relay_feed *add_feed(ls_relay *r, const char *label, const char *kind, co
     return f;
 }
 
+/* The kinds watched besides pods and nodes, as kube-scheduler's informers. */
+typedef struct kind_spec {
+    const char *group, *version, *resource, *kind;
+} kind_spec;
+
+static const kind_spec OBJECT_KINDS[] = {
+    {"", "v1", "namespaces", "Namespace"},
+    {"", "v1", "services", "Service"},
+    {"", "v1", "replicationcontrollers", "ReplicationController"},
+    {"apps", "v1", "replicasets", "ReplicaSet"},
+    {"apps", "v1", "statefulsets", "StatefulSet"},
+    {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"},
+    /* the volume plugins' kinds */
+    {"", "v1", "persistentvolumes", "PersistentVolume"},
+    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"},
+    {"storage.k8s.io", "v1", "storageclasses", "StorageClass"},
+    {"storage.k8s.io", "v1", "csinodes", "CSINode"},
+    {"storage.k8s.io", "v1", "csidrivers", "CSIDriver"},
+    {"storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"},
+    {"storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment"},
+};
+
 ls_relay *ls_relay_new(const ls_relay_options *o, ls_error *err)
 {
     ls_relay *r = ls_xcalloc(1, sizeof *r);
@@ -150,11 +171,10 @@ ls_relay *ls_relay_new(const ls_relay_options *o, ls_error *err)
                                 .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
     ls_informer_options nodes = {.version = "v1", .resource = "nodes"};
     bool ok = r->writer && add_feed(r, "pod", "Pod", &pods, err) && add_feed(r, "node", "Node", &nodes, err);
-    size_t n;
-    const ls_kind_spec *kinds = ls_kcluster_object_kinds(&n);
-    for (size_t i = 0; ok && i < n; i++) {
-        ls_informer_options io = {.group = kinds[i].group, .version = kinds[i].version, .resource = kinds[i].resource};
-        ok = add_feed(r, "object", kinds[i].kind, &io, err) != NULL;
+    for (size_t i = 0; ok && i < sizeof OBJECT_KINDS / sizeof *OBJECT_KINDS; i++) {
+        const kind_spec *k = &OBJECT_KINDS[i];
+        ls_informer_options io = {.group = k->group, .version = k->version, .resource = k->resource};
+        ok = add_feed(r, "object", k->kind, &io, err) != NULL;
     }
     if (!ok) {
         ls_relay_free(r);
