@@ -730,7 +730,7 @@ static void supervise(const run_opts *o, run_state *r)
     /* a graceful stop: the worker ends its loop; its last writes still come */
     if (r->worker.pid > 0)
         kill(r->worker.pid, SIGTERM);
-    uint64_t until = ls_worker_now_ms() + 1000;   /* then it is killed: a stop within 2 s */
+    uint64_t until = ls_worker_now_ms() + 500;   /* then it is killed: a stop within 2 s */
     char how[1200];
     while (r->worker.pid > 0 && ls_worker_now_ms() < until) {
         drain_channel(r);
