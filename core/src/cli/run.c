@@ -837,6 +837,33 @@ static int schedule(const run_opts *o, run_state *r)
     return lost ? LS_EXIT_FAILURE : LS_EXIT_OK;
 }
 
+/* --write-config-to: the completed configuration, written by the worker. */
+static int write_config(int argc, char **argv)
+{
+    run_opts o;
+    ls_error err;
+    if (parse_run_opts(argc, argv, &o) != 0)
+        return LS_EXIT_USAGE;
+    size_t len = strlen(o.write_config);
+    bool json = len > 5 && strcmp(o.write_config + len - 5, ".json") == 0;
+    char *text = ls_run_completed_config(&o, json, &err);
+    if (!text) {
+        fprintf(stderr, "luasched run: %s\n", err.msg);
+        return LS_EXIT_USAGE;
+    }
+    FILE *f = strcmp(o.write_config, "-") == 0 ? stdout : fopen(o.write_config, "w");
+    bool ok = f && fputs(text, f) >= 0;
+    if (f && f != stdout)
+        ok = fclose(f) == 0 && ok;
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "luasched run: --write-config-to %s: cannot write the file\n", o.write_config);
+        return LS_EXIT_FAILURE;
+    }
+    ls_log_info(0, "Wrote configuration", "file", o.write_config);
+    return LS_EXIT_OK;
+}
+
 int ls_cli_run(int argc, char **argv)
 {
     run_opts o;
@@ -846,27 +873,8 @@ int ls_cli_run(int argc, char **argv)
     ls_log_setup(o.verbosity, o.log_format, stderr);
     if (o.worker)
         return ls_run_worker(&o);
-    ls_error err;
-    if (o.write_config) {
-        size_t len = strlen(o.write_config);
-        bool json = len > 5 && strcmp(o.write_config + len - 5, ".json") == 0;
-        char *text = ls_run_completed_config(&o, json, &err);
-        if (!text) {
-            fprintf(stderr, "luasched run: %s\n", err.msg);
-            return LS_EXIT_USAGE;
-        }
-        FILE *f = strcmp(o.write_config, "-") == 0 ? stdout : fopen(o.write_config, "w");
-        bool ok = f && fputs(text, f) >= 0;
-        if (f && f != stdout)
-            ok = fclose(f) == 0 && ok;
-        free(text);
-        if (!ok) {
-            fprintf(stderr, "luasched run: --write-config-to %s: cannot write the file\n", o.write_config);
-            return LS_EXIT_FAILURE;
-        }
-        ls_log_info(0, "Wrote configuration", "file", o.write_config);
-        return LS_EXIT_OK;
-    }
+    if (o.write_config)   /* completing the configuration loads the plugins: in a worker process */
+        return ls_cli_supervised("run", write_config, argc, argv);
     static run_state r;
     memset(&r, 0, sizeof r);
     r.worker.page_fd = -1;
