@@ -7,8 +7,16 @@
 #ifndef LS_CLI_RUN_INTERNAL_H
 #define LS_CLI_RUN_INTERNAL_H
 
+#include "client/kubeconfig.h"
+#include "client/leader.h"
+#include "client/relay.h"
 #include "config/config_internal.h"
 #include "luasched/log.h"
+#include "scheduler/extender.h"
+#include "server/health.h"
+#include "worker/supervise.h"
+
+#include <signal.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,6 +54,35 @@ typedef struct run_opts {
     int64_t worker_grace_ns;          /* --worker-hang-grace */
     int64_t worker_backoff_ns;        /* --worker-kill-backoff */
 } run_opts;
+
+/* The supervisor's state. */
+typedef struct run_state {
+    volatile sig_atomic_t stop, reload;
+    volatile sig_atomic_t lost_lease;
+    ls_health_state health;
+    ls_kclient *client, *events_client;   /* events have their own client, as kube-scheduler's */
+    ls_relay *relay;
+    ls_extenders *extenders;              /* the configuration's, called for the worker */
+    ls_child worker;
+    long stop_timeout_ms;
+    ls_leader *leader;
+    ls_health_server *server;
+    ls_kclient *authn_client, *authz_client;   /* from --authentication/--authorization-kubeconfig */
+    ls_delegated_auth *auth;
+    ls_kubeconfig kubeconfig;
+    char *configz;
+    char **worker_argv;
+    unsigned restarts;
+} run_state;
+
+/* Starts a worker (luasched run --worker) on r->worker. */
+bool ls_run_spawn_worker(run_state *r, ls_error *err);
+/* Waits for the first worker's hello; false (with the exit status in *rc)
+ * when it ended first, having said why. */
+bool ls_run_await_hello(run_state *r, int *rc);
+/* Until r->stop: the worker's messages, its page, its replacement; then
+ * the worker's stop. */
+void ls_run_supervise(const run_opts *o, run_state *r);
 
 /* Defaults, the configuration file, the flags that still apply, validation. */
 bool ls_run_load_config(const run_opts *o, ls_config *cfg);

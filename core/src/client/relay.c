@@ -5,6 +5,10 @@
  * the socket); the supervisor's main thread handles the worker's messages;
  * writer threads send write outcomes back. Lock order: send_mu, then an
  * informer's store, then mu; mu is never held while taking send_mu.
+ *
+ * Over 800 lines: the forwarding, the checks of each message and the writes
+ * all work on the relay's private state under that lock order; kept in one
+ * file, the state and the order stay private to it.
  */
 #include "client/relay.h"
 
