@@ -154,16 +154,20 @@ static void watch_worker(const run_opts *o, run_state *r)
     ls_worker_page *pg = r->worker.page;
     atomic_store(&r->health.progress_ms, atomic_load(&pg->heartbeat_ms));
     atomic_store(&r->health.waiting, atomic_load(&pg->waiting));
+    char how[1200];
+    if (ls_child_ended(&r->worker, false, how, sizeof how)) {   /* first: how it ended is the news */
+        replace_worker(o, r, how);
+        return;
+    }
     char why[1024];
     if (ls_child_overdue(&r->worker, (uint64_t)(o->worker_grace_ns / 1000000), why, sizeof why))
         ls_child_kill(&r->worker, why);
-    if (r->reload) {
+    else if (ls_relay_send_failed(r->relay))
+        ls_child_kill(&r->worker, "it did not read its channel for 5 s: its state is behind");
+    if (r->reload && r->worker.pid > 0) {
         r->reload = 0;
         kill(r->worker.pid, SIGHUP);
     }
-    char how[1200];
-    if (ls_child_ended(&r->worker, false, how, sizeof how))
-        replace_worker(o, r, how);
     ls_relay_tick(r->relay);
 }
 

@@ -19,6 +19,7 @@
 #include "worker/page.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ struct ls_relay {
     bool running;
     pthread_mutex_t send_mu;      /* the socket and fd */
     int fd;                       /* the worker's channel; -1: none */
+    atomic_bool send_failed;      /* a message could not be sent whole: the worker's state is behind */
     pthread_mutex_t mu;           /* what follows */
     pthread_cond_t answered;
     ls_kmap guarded;              /* pod uid -> non-NULL: bound or being bound through us */
@@ -80,7 +82,8 @@ static void send_object_locked(ls_relay *r, const relay_feed *f, const char *ver
         return;
     char *json = cJSON_PrintUnformatted(obj);
     const char *fields[] = {verb, f->label, f->kind, json ? json : "{}"};
-    ls_chan_send(r->fd, NULL, LS_CH_OBJECT, fields, 4);
+    if (!ls_chan_send(r->fd, NULL, LS_CH_OBJECT, fields, 4))
+        atomic_store(&r->send_failed, true);
     free(json);
 }
 
@@ -283,6 +286,7 @@ void ls_relay_attach(ls_relay *r, int fd)
 {
     pthread_mutex_lock(&r->send_mu);
     r->fd = fd;
+    atomic_store(&r->send_failed, false);
     /* objects, then nodes, then pods: as kcluster drains, a pod after its node */
     for (uint32_t i = FEED_NODE + 1; i < r->n_feeds; i++)
         ls_informer_each(r->feeds[i].inf, dump_one, &(dump_ctx){r, &r->feeds[i]});
@@ -305,8 +309,8 @@ void ls_relay_detach(ls_relay *r)
 static void send_to_worker(ls_relay *r, uint8_t type, const char *const *f, uint32_t n)
 {
     pthread_mutex_lock(&r->send_mu);
-    if (r->fd >= 0)
-        ls_chan_send(r->fd, NULL, type, f, n);
+    if (r->fd >= 0 && !ls_chan_send(r->fd, NULL, type, f, n))
+        atomic_store(&r->send_failed, true);
     pthread_mutex_unlock(&r->send_mu);
 }
 
@@ -659,8 +663,18 @@ bool ls_relay_handle(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap)
     }
 }
 
+bool ls_relay_send_failed(ls_relay *r)
+{
+    return atomic_load(&r->send_failed);
+}
+
 char *ls_relay_metrics(ls_relay *r, long timeout_ms)
 {
+    pthread_mutex_lock(&r->send_mu);
+    bool attached = r->fd >= 0;
+    pthread_mutex_unlock(&r->send_mu);
+    if (!attached)   /* between two workers: nothing to ask */
+        return ls_xstrdup("");
     pthread_mutex_lock(&r->mu);
     uint32_t id = ++r->metrics_id;
     pthread_mutex_unlock(&r->mu);

@@ -51,6 +51,9 @@ bool ls_relay_handle(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap);
 void ls_relay_worker_ended(ls_relay *r, const char *pod, const char *plugin, const char *point, const char *how);
 /* Gives back to the worker the pods whose back-off is over. */
 void ls_relay_tick(ls_relay *r);
+/* A message to the worker could not be sent whole (the channel's 5 s send
+ * timeout, or the worker gone): its state is behind, it must be replaced. */
+bool ls_relay_send_failed(ls_relay *r);
 /* The worker's metrics (malloc'd), asked over the channel; "" after timeout. */
 char *ls_relay_metrics(ls_relay *r, long timeout_ms);
 /* Stops the informers and lets the writes finish (as ls_kcluster_stop). */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +61,9 @@ static bool make_socket(ls_child *c, int *theirs, ls_error *err)
         return ls_errorf(err, "socketpair: %s", strerror(errno));
     c->chan = sv[0];
     *theirs = sv[1];
+    /* a worker that stops reading must not block the supervisor's threads for long */
+    struct timeval send_timeout = {.tv_sec = LS_CHILD_SEND_TIMEOUT_S};
+    setsockopt(c->chan, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
     ls_worker_page_reset(c->page);
     c->killed_for[0] = 0;
     c->started_ms = ls_worker_now_ms();

@@ -16,6 +16,8 @@
 
 /* The descriptors an exec'd worker finds its channel and its page on. */
 enum { LS_WORKER_CHAN_FD = 3, LS_WORKER_PAGE_FD = 4 };
+/* A write to the worker that blocks this long fails (the worker does not read). */
+enum { LS_CHILD_SEND_TIMEOUT_S = 5 };
 
 typedef struct ls_child {
     pid_t pid;                 /* 0: none */
