@@ -624,7 +624,7 @@ static int schedule(const run_opts *o, run_state *r)
     /* delayCacheUntilActive: a standby does not fill its cache until it leads. */
     bool delay_cache = leader_elect && cfg.delay_cache_until_active;
     if (!start_server(o, r, &err) || (delay_cache && !elect(&cfg, r, &err)) ||
-        (!r->stop && !ls_relay_start(r->relay, &err))) {
+        (!r->stop && (ls_relay_attach(r->relay, r->worker.chan, false), !ls_relay_start(r->relay, &err)))) {
         ls_log_error("Error starting the scheduler", "err", err.msg);
         ls_config_free(&cfg);
         stop_all(r);
@@ -644,7 +644,7 @@ static int schedule(const run_opts *o, run_state *r)
     if (!leader_elect)
         atomic_store(&r->health.leader_known, true);
     if (!r->stop) {
-        ls_relay_attach(r->relay, r->worker.chan);
+        ls_relay_send_synced(r->relay);   /* the worker has the informers' lists: it may schedule */
         ls_run_supervise(o, r);
     }
     bool lost = r->lost_lease;

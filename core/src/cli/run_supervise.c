@@ -115,7 +115,7 @@ static void take_message(run_state *r, const ls_chan_msg *m)
     ls_error err;
     if (m->type == LS_CH_HELLO) {   /* a restarted worker is built: feed it */
         if (take_hello(r, m, &err))
-            ls_relay_attach(r->relay, r->worker.chan);
+            ls_relay_attach(r->relay, r->worker.chan, true);
         else
             ls_child_kill(&r->worker, err.msg);
         return;

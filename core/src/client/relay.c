@@ -268,6 +268,8 @@ bool ls_relay_wait_synced(ls_relay *r, volatile sig_atomic_t *stop)
 
 /* ---- a worker's state */
 
+static void send_to_worker(ls_relay *r, uint8_t type, const char *const *f, uint32_t n);
+
 typedef struct dump_ctx {
     ls_relay *r;
     relay_feed *f;
@@ -282,7 +284,7 @@ static void dump_one(void *ud, const cJSON *obj)
     send_object_locked(d->r, d->f, "add", obj);
 }
 
-void ls_relay_attach(ls_relay *r, int fd)
+void ls_relay_attach(ls_relay *r, int fd, bool synced)
 {
     pthread_mutex_lock(&r->send_mu);
     r->fd = fd;
@@ -292,8 +294,14 @@ void ls_relay_attach(ls_relay *r, int fd)
         ls_informer_each(r->feeds[i].inf, dump_one, &(dump_ctx){r, &r->feeds[i]});
     ls_informer_each(r->feeds[FEED_NODE].inf, dump_one, &(dump_ctx){r, &r->feeds[FEED_NODE]});
     ls_informer_each(r->feeds[FEED_POD].inf, dump_one, &(dump_ctx){r, &r->feeds[FEED_POD]});
-    ls_chan_send(fd, NULL, LS_CH_SYNCED, NULL, 0);
+    if (synced && !ls_chan_send(fd, NULL, LS_CH_SYNCED, NULL, 0))
+        atomic_store(&r->send_failed, true);
     pthread_mutex_unlock(&r->send_mu);
+}
+
+void ls_relay_send_synced(ls_relay *r)
+{
+    send_to_worker(r, LS_CH_SYNCED, NULL, 0);
 }
 
 void ls_relay_detach(ls_relay *r)
@@ -348,32 +356,43 @@ static bool good_word(const char *s, size_t max)
     return true;
 }
 
-/* The stored pod ns/name, checked against uid when given (a copy, or NULL). */
-static cJSON *known_pod(ls_relay *r, const char *ns, const char *name, const char *uid)
+/* What the checks read of a stored pod (without copying it). */
+typedef struct pod_facts {
+    bool known;                   /* stored, and of the uid asked for when one was given */
+    bool on_node;                 /* spec.nodeName set */
+    char node[254];
+    char uid[128], scheduler_name[254];
+} pod_facts;
+
+static void read_pod(void *ud, const cJSON *pod)
 {
+    pod_facts *p = ud;
+    const char *uid = ls_kutil_meta_str(pod, "uid");
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    const char *node = ls_kutil_json_str(spec, "nodeName");
+    const char *sched = ls_kutil_json_str(spec, "schedulerName");
+    p->known = !p->uid[0] || (uid && strcmp(uid, p->uid) == 0);
+    p->on_node = node && *node;
+    snprintf(p->node, sizeof p->node, "%s", node ? node : "");
+    snprintf(p->uid, sizeof p->uid, "%s", uid ? uid : "");
+    snprintf(p->scheduler_name, sizeof p->scheduler_name, "%s", sched ? sched : "");
+}
+
+/* The stored pod ns/name, checked against uid when given. */
+static pod_facts known_pod(ls_relay *r, const char *ns, const char *name, const char *uid)
+{
+    pod_facts p = {0};
     if (!good_name(ns, 63) || !good_name(name, 253))
-        return NULL;
-    cJSON *pod = ls_informer_get(r->feeds[FEED_POD].inf, ns, name);
-    const char *have = pod ? ls_kutil_meta_str(pod, "uid") : NULL;
-    if (pod && uid && *uid && (!have || strcmp(have, uid) != 0)) {
-        cJSON_Delete(pod);
-        return NULL;
-    }
-    return pod;
+        return p;
+    snprintf(p.uid, sizeof p.uid, "%s", uid ? uid : "");
+    if (!ls_informer_peek(r->feeds[FEED_POD].inf, ns, name, read_pod, &p))
+        p.known = false;
+    return p;
 }
 
 static bool known_node(ls_relay *r, const char *name)
 {
-    if (!good_name(name, 253))
-        return false;
-    cJSON *node = ls_informer_get(r->feeds[FEED_NODE].inf, NULL, name);
-    cJSON_Delete(node);
-    return node != NULL;
-}
-
-static const char *pod_node(const cJSON *pod)
-{
-    return ls_kutil_json_str(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName");
+    return good_name(name, 253) && ls_informer_peek(r->feeds[FEED_NODE].inf, NULL, name, NULL, NULL);
 }
 
 /* ---- bindings */
@@ -422,15 +441,14 @@ static bool handle_bind(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap
     if (!*uid || strlen(uid) > 127 || strlen(sched) > 253)
         return refuse(why, cap, "a binding of %s/%s without a valid uid or scheduler name", ns, name);
     char reason[1000] = "";
-    cJSON *pod = known_pod(r, ns, name, uid);
-    if (!pod)
+    pod_facts pod = known_pod(r, ns, name, uid);
+    if (!pod.known)
         snprintf(reason, sizeof reason, "pod %.253s/%.253s of uid %.127s is not known", ns, name, uid);
-    else if (pod_node(pod) && *pod_node(pod))
+    else if (pod.on_node)
         snprintf(reason, sizeof reason, "pod %.253s/%.253s is already assigned to node \"%.253s\"", ns, name,
-                 pod_node(pod));
+                 pod.node);
     else if (!known_node(r, node))
         snprintf(reason, sizeof reason, "node \"%.253s\" is not known", node);
-    cJSON_Delete(pod);
     if (!reason[0]) {
         pthread_mutex_lock(&r->mu);
         if (ls_kmap_get(&r->guarded, uid))
@@ -473,10 +491,8 @@ static bool handle_event(ls_relay *r, const ls_chan_msg *m, char *why, size_t ca
     if (!good_word(f[4], 128) || !good_word(f[5], 128) || strlen(f[6]) > MAX_NOTE || strlen(f[7]) > 253 ||
         strlen(f[8]) > 64)
         return refuse(why, cap, "an event with a bad reason, action or size (%.64s)%s", f[4], "");
-    cJSON *pod = known_pod(r, f[0], f[1], f[2]);
-    if (!pod)
+    if (!known_pod(r, f[0], f[1], f[2]).known)
         return true;   /* the pod is gone: its event is not worth sending */
-    cJSON_Delete(pod);
     ls_event_spec ev = {.ns = f[0], .name = f[1], .uid = f[2], .type = f[3], .reason = f[4], .action = f[5],
                         .note = f[6], .reporting_controller = *f[7] ? f[7] : NULL,
                         .resource_version = *f[8] ? f[8] : NULL, .related_ns = *f[9] ? f[9] : NULL,
@@ -500,10 +516,8 @@ static bool handle_pod_status(ls_relay *r, const ls_chan_msg *m, char *why, size
     if ((*f[2] && !good_word(f[2], 128)) || strlen(f[3]) > MAX_CONDITION_MESSAGE ||
         (p.nominate == LS_NOMINATE_SET && !known_node(r, f[5])))
         return refuse(why, cap, "a pod status with a bad reason, message or node (%.64s)%s", f[2], "");
-    cJSON *pod = known_pod(r, f[0], f[1], NULL);
-    if (!pod)
+    if (!known_pod(r, f[0], f[1], NULL).known)
         return true;
-    cJSON_Delete(pod);
     ls_writer_patch_pod_status(r->writer, f[0], f[1], &p, NULL, NULL);
     return true;
 }
@@ -528,9 +542,8 @@ static bool handle_preempt(ls_relay *r, const ls_chan_msg *m, char *why, size_t 
     const char *const *f = m->f;
     if (!*f[2] || strlen(f[3]) > MAX_NOTE || !*f[4] || strlen(f[4]) > 127)
         return refuse(why, cap, "a preemption of %.253s/%.253s without uids or with a long message", f[0], f[1]);
-    cJSON *victim = known_pod(r, f[0], f[1], f[2]);
-    bool running = victim && pod_node(victim) && *pod_node(victim);
-    cJSON_Delete(victim);
+    pod_facts victim = known_pod(r, f[0], f[1], f[2]);
+    bool running = victim.known && victim.on_node;
     if (!running) {
         const char *g[] = {f[4], "the victim is not a known pod on a node"};
         send_to_worker(r, LS_CH_PREEMPT_FAILED, g, 2);
@@ -561,10 +574,8 @@ static bool handle_object_patch(ls_relay *r, const ls_chan_msg *m, char *why, si
     if ((!pv && !pvc) || !good_name(name, 253) || (pvc && !good_name(ns, 63)) || !json_object_text(patch, MAX_PATCH))
         return refuse(why, cap, "a patch of %.64s %.253s: only PersistentVolumes and claims, by name, with a JSON "
                       "object", kind, name);
-    cJSON *obj = ls_informer_get(feed_of_kind(r, kind)->inf, pv ? NULL : ns, name);
-    if (!obj)
+    if (!ls_informer_peek(feed_of_kind(r, kind)->inf, pv ? NULL : ns, name, NULL, NULL))
         return true;   /* gone: PreBind waits on the informer and times out as upstream's would */
-    cJSON_Delete(obj);
     char path[700];
     if (pv)
         snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", name);
@@ -589,12 +600,10 @@ static bool handle_status_patch(ls_relay *r, const ls_chan_msg *m, char *why, si
     if (!feed || !g || !good_name(name, 253) || (*ns && !good_name(ns, 63)) || !json_object_text(patch, MAX_PATCH))
         return refuse(why, cap, "a status patch of %.200s %.253s: not a watched custom resource, or not a JSON object",
                       kind, name);
-    cJSON *obj = ls_informer_get(feed->inf, *ns ? ns : NULL, name);
-    if (!obj) {
+    if (!ls_informer_peek(feed->inf, *ns ? ns : NULL, name, NULL, NULL)) {
         reply(r, id, false, "the object is not known");
         return true;
     }
-    cJSON_Delete(obj);
     char path[1024];
     if (*ns)
         snprintf(path, sizeof path, "/apis/%s/%.*s/namespaces/%s/%.*s/%s/status", g + 1, (int)(g - v - 1), v + 1, ns,
@@ -710,22 +719,20 @@ static void mark_pod(ls_relay *r, const char *pod, const char *plugin, const cha
         return;
     snprintf(ns, sizeof ns, "%.*s", (int)(slash - pod), pod);
     snprintf(name, sizeof name, "%s", slash + 1);
-    cJSON *obj = known_pod(r, ns, name, NULL);
-    if (!obj)
+    pod_facts pod_known = known_pod(r, ns, name, NULL);
+    if (!pod_known.known)
         return;
     char msg[1400];
     snprintf(msg, sizeof msg, "running %s plugin \"%s\": the worker process ended %d times while this plugin ran "
              "for this pod (last: %.600s); the pod is retried in %ld s",
              point && *point ? point : "?", plugin && *plugin ? plugin : "?", kills, how, backoff_ms / 1000);
-    const char *uid = ls_kutil_meta_str(obj, "uid");
-    const char *sched = ls_kutil_json_str(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "schedulerName");
-    ls_event_spec ev = {.ns = ns, .name = name, .uid = uid, .type = "Warning", .reason = "FailedScheduling",
-                        .action = "Scheduling", .note = msg, .reporting_controller = sched};
+    ls_event_spec ev = {.ns = ns, .name = name, .uid = pod_known.uid, .type = "Warning",
+                        .reason = "FailedScheduling", .action = "Scheduling", .note = msg,
+                        .reporting_controller = pod_known.scheduler_name[0] ? pod_known.scheduler_name : NULL};
     ls_writer_record_event(r->writer, &ev, NULL, NULL);
     ls_pod_status_patch p = {.condition_reason = "SchedulerError", .condition_message = msg};
     ls_writer_patch_pod_status(r->writer, ns, name, &p, NULL, NULL);
     ls_log_error("Backing off a pod whose plugin calls ended the worker", "pod", pod, "err", msg);
-    cJSON_Delete(obj);
 }
 
 void ls_relay_worker_ended(ls_relay *r, const char *pod, const char *plugin, const char *point, const char *how)

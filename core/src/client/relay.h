@@ -37,9 +37,13 @@ ls_relay *ls_relay_new(const ls_relay_options *o, ls_error *err);
 bool ls_relay_want(ls_relay *r, const char *metrics, const char *const *custom, uint32_t n, ls_error *err);
 bool ls_relay_start(ls_relay *r, ls_error *err);
 bool ls_relay_wait_synced(ls_relay *r, volatile sig_atomic_t *stop);
-/* A worker on fd: the whole state (objects, nodes, pods), then the synced
- * message; live events follow. */
-void ls_relay_attach(ls_relay *r, int fd);
+/* A worker on fd: the whole state the informers have (objects, nodes,
+ * pods), then live events; with synced, the synced message after the state
+ * (a worker schedules once it has it). The first worker is attached before
+ * the informers start, so that their first lists reach it as they arrive,
+ * and told synced once they synced and leadership was won. */
+void ls_relay_attach(ls_relay *r, int fd, bool synced);
+void ls_relay_send_synced(ls_relay *r);
 /* The worker is gone: nothing is sent until the next attach; a binding in
  * flight stays guarded until its outcome. */
 void ls_relay_detach(ls_relay *r);
