@@ -63,6 +63,7 @@ static bool set_limits(uint64_t memory_limit, ls_error *err)
     }
 #else
     (void)memory_limit;
+    (void)err;
 #endif
     return true;
 }
