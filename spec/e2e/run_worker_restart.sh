@@ -83,13 +83,14 @@ for _ in $(seq 1 300); do
 done
 expect_contains "after 3 kills the pod is marked as an Error naming the plugin" "$marked" \
   'SchedulerError: running Filter plugin "Wreck": the worker process ended 3 times while this plugin ran for this pod'
-expect_contains "the mark says how the worker ended" "$marked" "a plugin call made no progress for"
+expect_contains "the mark says how the worker ended" "$marked" \
+  "killed by the supervisor: a plugin call ran past its budget of 3000 ms and the 1000 ms grace"
 expect_contains "the mark says the pod is backed off" "$marked" "the pod is retried in 60 s"
 expect_contains "a FailedScheduling event says it too" \
   "$(api /apis/events.k8s.io/v1/namespaces/default/events | jq -r '.items[] | select(.regarding.name == "pod-000012") | .reason + " " + .note')" \
   'FailedScheduling running Filter plugin "Wreck": the worker process ended 3 times'
 expect_contains "the supervisor logged the kill naming the call" "$(cat "$TMP/run.err")" \
-  'killed by the supervisor: a plugin call made no progress for'
+  'killed by the supervisor: a plugin call ran past its budget of 3000 ms and the 1000 ms grace: default-scheduler/Wreck/Filter/default/pod-000012'
 expect_contains "the log names the profile, plugin, extension point and pod" "$(cat "$TMP/run.err")" \
   'default-scheduler/Wreck/Filter/default/pod-000012'
 expect_eq "three workers were ended for it" "$(grep -c 'The worker process ended; starting another' "$TMP/run.err")" "3"

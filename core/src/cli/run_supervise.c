@@ -71,7 +71,7 @@ bool ls_run_await_hello(run_state *r, int *rc)
 
 /* The worker ended: say why (naming the call), count it against the pod,
  * and start another one fed from the informers' state. */
-static void replace_worker(const run_opts *o, run_state *r, const char *how)
+static void replace_worker(run_state *r, const char *how)
 {
     ls_worker_page *pg = r->worker.page;
     char pod[sizeof pg->pod], plugin[sizeof pg->plugin], point[sizeof pg->point];
@@ -91,7 +91,6 @@ static void replace_worker(const run_opts *o, run_state *r, const char *how)
         ls_log_error("Cannot start the worker process", "err", err.msg);
         r->stop = 1;
     }
-    (void)o;
 }
 
 /* An extender call the worker asks for: only a configured extender and one
@@ -101,8 +100,7 @@ static void call_extender(run_state *r, const ls_chan_msg *m)
     char *msg = NULL;
     cJSON *result = ls_extenders_send_to(r->extenders, m->f[1], m->f[2], m->f[3], &msg);
     char *text = result ? cJSON_PrintUnformatted(result) : NULL;
-    const char *f[] = {m->f[0], result ? "ok" : "failed", result ? text : msg};
-    ls_chan_send(r->worker.chan, NULL, LS_CH_REPLY, f, 3);
+    ls_relay_reply(r->relay, m->f[0], result != NULL, result ? text : msg);   /* under the channel's lock */
     cJSON_Delete(result);
     free(text);
     free(msg);
@@ -156,7 +154,7 @@ static void watch_worker(const run_opts *o, run_state *r)
     atomic_store(&r->health.waiting, atomic_load(&pg->waiting));
     char how[1200];
     if (ls_child_ended(&r->worker, false, how, sizeof how)) {   /* first: how it ended is the news */
-        replace_worker(o, r, how);
+        replace_worker(r, how);
         return;
     }
     char why[1024];

@@ -7,7 +7,9 @@
  * worker dies during a plugin call for a pod (a crash, or ended for a hang),
  * the command is run again with that pod marked, so that the new worker
  * fails it at once as an Error of that plugin and the run completes with its
- * report. A signal sent to this process (SIGINT, SIGTERM, SIGHUP, or any
+ * report; ended outside any pod's call (a plugin file that hangs at load),
+ * the command says why and exits with status 2, as for any plugin that does
+ * not load. A signal sent to this process (SIGINT, SIGTERM, SIGHUP, or any
  * other one sent with kill) is passed to the worker, and the worker's end is
  * this process's: its exit status, or the same signal.
  */
@@ -148,7 +150,7 @@ int ls_cli_supervised(const char *cmd, int (*fn)(int argc, char **argv), int arg
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (ended_by_us && !forwarded)
-        return LS_EXIT_FAILURE;   /* said above: a hang is a failure of the command, not a signal of ours */
+        return LS_EXIT_USAGE;   /* said above: a plugin that hangs outside any pod's call (loading) is bad input */
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
     signal(sig, SIG_DFL);
     raise(sig);

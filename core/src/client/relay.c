@@ -585,7 +585,7 @@ static bool handle_object_patch(ls_relay *r, const ls_chan_msg *m, char *why, si
     return true;
 }
 
-static void reply(ls_relay *r, const char *id, bool ok, const char *message)
+void ls_relay_reply(ls_relay *r, const char *id, bool ok, const char *message)
 {
     const char *f[] = {id, ok ? "ok" : "failed", message};
     send_to_worker(r, LS_CH_REPLY, f, 3);
@@ -601,7 +601,7 @@ static bool handle_status_patch(ls_relay *r, const ls_chan_msg *m, char *why, si
         return refuse(why, cap, "a status patch of %.200s %.253s: not a watched custom resource, or not a JSON object",
                       kind, name);
     if (!ls_informer_peek(feed->inf, *ns ? ns : NULL, name, NULL, NULL)) {
-        reply(r, id, false, "the object is not known");
+        ls_relay_reply(r, id, false, "the object is not known");
         return true;
     }
     char path[1024];
@@ -622,7 +622,7 @@ static bool handle_status_patch(ls_relay *r, const ls_chan_msg *m, char *why, si
     else if (!ok)
         snprintf(msg, sizeof msg, "PATCH %.200s: %ld: %.300s", path, resp.status, resp.body ? resp.body : "");
     ls_kresponse_free(&resp);
-    reply(r, id, ok, msg);
+    ls_relay_reply(r, id, ok, msg);
     return true;
 }
 

@@ -50,6 +50,9 @@ void ls_relay_detach(ls_relay *r);
 /* One message of the worker: validated, then done. False when it is not a
  * message a worker may send (the caller ends that worker). */
 bool ls_relay_handle(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap);
+/* The answer to a request of the worker (its id), sent under the channel's
+ * lock as every message to the worker is. */
+void ls_relay_reply(ls_relay *r, const char *id, bool ok, const char *message);
 /* A worker ended during a plugin call for pod "ns/name" (may be ""): counted;
  * at the limit the pod is marked and backed off. */
 void ls_relay_worker_ended(ls_relay *r, const char *pod, const char *plugin, const char *point, const char *how);

@@ -149,9 +149,8 @@ bool ls_child_overdue(const ls_child *c, uint64_t grace_ms, char *why, size_t ca
         return false;
     char call[800];
     ls_child_call(c, call, sizeof call);
-    snprintf(why, cap, "a plugin call made no progress for %llu ms (its budget %llu ms + %llu ms grace)%s%s",
-             (unsigned long long)(now - started), (unsigned long long)budget, (unsigned long long)grace_ms,
-             call[0] ? ": " : "", call);
+    snprintf(why, cap, "a plugin call ran past its budget of %llu ms and the %llu ms grace%s%s",
+             (unsigned long long)budget, (unsigned long long)grace_ms, call[0] ? ": " : "", call);
     return true;
 }
 
