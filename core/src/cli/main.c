@@ -34,6 +34,8 @@ static void usage(FILE *out)
             "Run 'luasched <command> --help' for a command's flags.\n");
 }
 
+const char *ls_cli_argv0;
+
 static bool serves(int argc, char **argv)
 {
     for (int i = 2; i < argc; i++)
@@ -48,6 +50,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return LS_EXIT_USAGE;
     }
+    ls_cli_argv0 = argv[0];
     const char *cmd = argv[1];
     /* Commands that run plugin code do so in a supervised worker process
      * (supervised.c); `simulate --serve` runs none, `run` has its own. */

@@ -26,7 +26,7 @@ enum { MAX_WORKER_MESSAGE = 16 * 1024 * 1024, POLL_MS = 20 };
 
 bool ls_run_spawn_worker(run_state *r, ls_error *err)
 {
-    if (!ls_child_spawn_exec(&r->worker, r->worker_argv, err))
+    if (!ls_child_spawn_exec(&r->worker, ls_cli_argv0, r->worker_argv, err))
         return false;
     char pid[16];
     snprintf(pid, sizeof pid, "%d", (int)r->worker.pid);

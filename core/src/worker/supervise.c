@@ -70,9 +70,9 @@ static bool make_socket(ls_child *c, int *theirs, ls_error *err)
     return true;
 }
 
-bool ls_child_spawn_exec(ls_child *c, char *const argv[], ls_error *err)
+bool ls_child_spawn_exec(ls_child *c, const char *self, char *const argv[], ls_error *err)
 {
-    int theirs;
+    int theirs = -1;
     if (!make_socket(c, &theirs, err))
         return false;
     size_t n = 0;
@@ -91,6 +91,8 @@ bool ls_child_spawn_exec(ls_child *c, char *const argv[], ls_error *err)
         if (chan < 0 || page < 0 || dup2(chan, LS_WORKER_CHAN_FD) < 0 || dup2(page, LS_WORKER_PAGE_FD) < 0)
             _exit(127);
         execve("/proc/self/exe", argv, env);
+        if (self)   /* no /proc (a chroot): the path the command was started by, searched in PATH */
+            execvpe(self, argv, env);
         _exit(127);
     }
     free(env);
@@ -106,7 +108,7 @@ bool ls_child_spawn_exec(ls_child *c, char *const argv[], ls_error *err)
 
 bool ls_child_spawn_fork(ls_child *c, int (*fn)(void *ud, int chan), void *ud, ls_error *err)
 {
-    int theirs;
+    int theirs = -1;
     if (!make_socket(c, &theirs, err))
         return false;
     fflush(NULL);

@@ -31,10 +31,11 @@ typedef struct ls_child {
 bool ls_child_init(ls_child *c, ls_error *err);
 void ls_child_free(ls_child *c);   /* kills a worker still running */
 
-/* Starts `argv` (argv[0] is run from /proc/self/exe) with the channel on fd 3,
- * the page on fd 4 and only the environment variables that configure the
- * runtime (locale, time zone, sanitizers), never the caller's others. */
-bool ls_child_spawn_exec(ls_child *c, char *const argv[], ls_error *err);
+/* Starts this executable again (/proc/self/exe, else `self`, the command's
+ * argv[0], searched in PATH) with `argv`, the channel on fd 3, the page on
+ * fd 4 and only the environment variables that configure the runtime
+ * (locale, time zone, sanitizers), never the caller's others. */
+bool ls_child_spawn_exec(ls_child *c, const char *self, char *const argv[], ls_error *err);
 /* Forks a worker running fn(ud, channel fd) and exiting with its result. */
 bool ls_child_spawn_fork(ls_child *c, int (*fn)(void *ud, int chan), void *ud, ls_error *err);
 
