@@ -70,6 +70,8 @@ static bool set_limits(uint64_t memory_limit, ls_error *err)
 
 static const int ALLOWED[] = {
     SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64), SCMP_SYS(close),
+    /* the channel's end, so its reader thread returns when a worker that failed to build ends */
+    SCMP_SYS(shutdown),
     SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(statx), SCMP_SYS(lseek),
     SCMP_SYS(getdents64), SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(access), SCMP_SYS(faccessat),
     SCMP_SYS(faccessat2), SCMP_SYS(getcwd), SCMP_SYS(fcntl), SCMP_SYS(dup), SCMP_SYS(dup3),
