@@ -2,7 +2,7 @@
 # Installs what luasched needs on Debian 12, only what is missing.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config luajit libluajit-5.1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev
-      libmicrohttpd-dev libgnutls28-dev libssl-dev openssl lua-busted lua-check clang libclang-rt-14-dev python3-yaml
+      libmicrohttpd-dev libgnutls28-dev libseccomp-dev libssl-dev openssl lua-busted lua-check clang libclang-rt-14-dev python3-yaml
       buildah debootstrap curl jq chromium python3 procps util-linux)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -4,7 +4,7 @@
 # `luasched run` schedules them with the default profile: list+watch, one
 # binding and one Scheduled event per pod. Prints the time from the start of
 # `luasched run` until the last binding was accepted, the pods/s that makes,
-# and the scheduler's peak RSS.
+# and the scheduler's peak RSS (supervisor and worker together).
 #
 # usage: bench/http_throughput.sh [NODES] [PODS]   (default 1000 5000)
 # LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched).
@@ -31,6 +31,10 @@ RUN_PID=$!
 until [ "$(grep -c 'Successfully bound' "$TMP/run.err")" -ge "$PODS" ]; do sleep 0.02; done
 end=$(date +%s.%N)
 rss=$(awk '/VmHWM/ {print $2}' "/proc/$RUN_PID/status")
+# run is two processes (docs/plugins/worker.md): the worker's peak counts too
+for w in $(pgrep -P "$RUN_PID" 2>/dev/null || true); do
+  rss=$((rss + $(awk '/VmHWM/ {print $2}' "/proc/$w/status" 2>/dev/null || echo 0)))
+done
 kill -TERM "$RUN_PID"; wait "$RUN_PID" || true; RUN_PID=
 kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=
 seconds=$(echo "$end - $start" | bc)

@@ -35,6 +35,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 # Runtime libraries of Debian 12 (dpkg-shlibdeps would need the -dev packages' symbols
 # files; these are the sonames the binary links, checked by spec/package/deb_chroot.sh).
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libluajit-5.1-2, libcjson1, libyaml-0-2, libcurl4, libmicrohttpd12, libgnutls30, libssl3")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libluajit-5.1-2, libcjson1, libyaml-0-2, libcurl4, libmicrohttpd12, libgnutls30, libssl3, libseccomp2")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "lua-busted")
 include(CPack)

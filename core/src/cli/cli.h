@@ -48,6 +48,10 @@ typedef struct ls_sim_opts {
 void ls_cli_trap_signals(volatile sig_atomic_t *stop, volatile sig_atomic_t *reload);
 
 int ls_cli_simulate(int argc, char **argv);
+/* The command's argv[0] (set by main): how a worker is started again without /proc. */
+extern const char *ls_cli_argv0;
+/* Runs fn in a supervised worker process (supervised.c, docs/plugins/worker.md). */
+int ls_cli_supervised(const char *cmd, int (*fn)(int argc, char **argv), int argc, char **argv);
 int ls_cli_explain(int argc, char **argv);
 /* `luasched explain --kubeconfig ...` (explain_live.c). */
 int ls_cli_explain_live(int argc, char **argv);

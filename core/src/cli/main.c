@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "luasched/feature_gates.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,12 +39,23 @@ static void usage(FILE *out)
             "Run 'luasched <command> --help' for a command's flags.\n");
 }
 
+const char *ls_cli_argv0;
+
+static bool serves(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (strncmp(argv[i], "--serve", 7) == 0 && (argv[i][7] == 0 || argv[i][7] == '='))
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return LS_EXIT_USAGE;
     }
+    ls_cli_argv0 = argv[0];
     const char *cmd = argv[1];
     /* --feature-gates is process-wide (upstream's DefaultFeatureGate): taken
      * out of the arguments of every command that builds a scheduler or its
@@ -58,12 +70,15 @@ int main(int argc, char **argv)
             return LS_EXIT_USAGE;
         }
     }
+    /* Commands that run plugin code do so in a supervised worker process
+     * (supervised.c); `simulate --serve` runs none, `run` has its own. */
     if (strcmp(cmd, "simulate") == 0)
-        return ls_cli_simulate(argc - 1, argv + 1);
+        return serves(argc, argv) ? ls_cli_simulate(argc - 1, argv + 1)
+                                  : ls_cli_supervised(cmd, ls_cli_simulate, argc - 1, argv + 1);
     if (strcmp(cmd, "explain") == 0)
-        return ls_cli_explain(argc - 1, argv + 1);
+        return ls_cli_supervised(cmd, ls_cli_explain, argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
-        return ls_cli_check(argc - 1, argv + 1);
+        return ls_cli_supervised(cmd, ls_cli_check, argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return ls_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "test") == 0)
@@ -73,7 +88,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "bench") == 0)
         return ls_cli_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
-        return ls_cli_compare(argc - 1, argv + 1);
+        return ls_cli_supervised(cmd, ls_cli_compare, argc - 1, argv + 1);
     if (strcmp(cmd, "record") == 0)
         return ls_cli_record(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0)

@@ -8,8 +8,10 @@
  * stopped, in-flight writes finished or failed, every Lua state closed.
  */
 #include "cli/cli.h"
+#include "cli/run_internal.h"
+#include "client/relay.h"
+#include "scheduler/extender.h"
 #include "client/api_needs.h"
-#include "client/kcluster.h"
 #include "client/kubeconfig.h"
 #include "client/leader.h"
 #include "config/config_internal.h"
@@ -17,43 +19,18 @@
 #include "luasched/scheduler.h"
 #include "server/health.h"
 #include "server/tls.h"
+#include "worker/page.h"
+#include "worker/supervise.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-typedef struct run_opts {
-    const char *config, *kubeconfig, *master, *context;
-    const char *bind_address;
-    long secure_port;
-    const char *tls_cert_file, *tls_key_file;
-    const char *authn_kubeconfig, *authz_kubeconfig;   /* delegated auth of the secure port */
-    const char *always_allow_paths;
-    const char *client_ca_file;
-    int verbosity;
-    ls_log_format log_format;
-    const char *write_config;
-    const char *plugin_path;
-    const char *shadow;               /* --shadow: a candidate configuration evaluated, never binding */
-    uint64_t plugin_timeout_ms;
-    uint64_t stall_seconds;           /* --liveness-stall-seconds */
-    uint64_t seed;
-    int64_t stop_timeout_ns;          /* how long a graceful stop waits for queued writes */
-    int64_t metrics_poll_ns;          /* --metrics-poll-interval: metrics.k8s.io list period */
-    /* leader election flags, applied only when given */
-    int leader_elect;                 /* -1 unset */
-    int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;   /* 0 unset */
-    const char *resource_lock, *resource_name, *resource_namespace;
-    /* deprecated flags, ignored with --config as upstream */
-    double qps;
-    long burst;
-    const char *content_type;
-    bool deprecated_given;
-} run_opts;
 
 static void run_usage(FILE *out)
 {
@@ -112,6 +89,12 @@ static void run_usage(FILE *out)
             "  --stop-timeout D               on SIGINT/SIGTERM or a hand-over, how long the queued bindings, events\n"
             "                                 and status patches may take to be sent (default 5s; the rest is dropped\n"
             "                                 and logged)\n"
+            "  --worker-memory-limit SIZE     address space of the worker process that runs the scheduler and the\n"
+            "                                 plugins (default 8Gi; 0: none); past it the worker is restarted\n"
+            "  --worker-hang-grace D          a plugin call running this long past its time budget ends the worker,\n"
+            "                                 which is restarted (default 2s)\n"
+            "  --worker-kill-backoff D        a pod whose plugin calls ended the worker 3 times is marked and withheld\n"
+            "                                 this long, doubled at each mark up to 10m (default 1m)\n"
             "  -h, --help                     this help\n");
 }
 
@@ -121,13 +104,16 @@ static void run_usage(FILE *out)
  * pods wait: longer than the default plugin time budget (10 s) so that one
  * slow call that the watchdog cuts off is not a failure. */
 enum { DEFAULT_STALL_SECONDS = 60 };
+/* The worker's address space: LuaJIT, the cache and the Lua states' own
+ * limits fit well within it on clusters of thousands of nodes. */
+#define DEFAULT_WORKER_MEMORY (8ull << 30)
 
 enum {
     OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
     OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL, OPT_SHADOW,
-    OPT_METRICS_POLL,
+    OPT_METRICS_POLL, OPT_WORKER, OPT_SERVED_APIS, OPT_WORKER_MEMORY, OPT_WORKER_GRACE, OPT_WORKER_BACKOFF,
 };
 
 static const struct option RUN_OPTIONS[] = {
@@ -163,6 +149,11 @@ static const struct option RUN_OPTIONS[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT},
     {"shadow", required_argument, NULL, OPT_SHADOW},
+    {"worker", no_argument, NULL, OPT_WORKER},
+    {"served-apis", required_argument, NULL, OPT_SERVED_APIS},
+    {"worker-memory-limit", required_argument, NULL, OPT_WORKER_MEMORY},
+    {"worker-hang-grace", required_argument, NULL, OPT_WORKER_GRACE},
+    {"worker-kill-backoff", required_argument, NULL, OPT_WORKER_BACKOFF},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -202,6 +193,20 @@ static int parse_duration_flag(const char *flag, const char *s, int64_t *out)
     if (!ls_go_duration_parse(s, out) || *out <= 0)
         return flag_error(flag, "a positive Go duration such as 15s", s);
     return 0;
+}
+
+/* "4Gi", "512Mi", "1000000": bytes. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    static const struct { const char *suffix; unsigned shift; } UNITS[] = {{"", 0}, {"Ki", 10}, {"Mi", 20}, {"Gi", 30}};
+    for (size_t i = 0; *s >= '0' && *s <= '9' && i < sizeof UNITS / sizeof *UNITS; i++)
+        if (strcmp(end, UNITS[i].suffix) == 0 && v <= (UINT64_MAX >> UNITS[i].shift)) {
+            *out = (uint64_t)v << UNITS[i].shift;
+            return true;
+        }
+    return false;
 }
 
 static int parse_option(run_opts *o, int ch, const char *arg)
@@ -265,6 +270,13 @@ static int parse_option(run_opts *o, int ch, const char *arg)
         return *arg && !*end ? 0 : flag_error("seed", "a non-negative integer", arg);
     case OPT_STOP_TIMEOUT: return parse_duration_flag("stop-timeout", arg, &o->stop_timeout_ns);
     case OPT_SHADOW: o->shadow = arg; return 0;
+    case OPT_WORKER: o->worker = true; return 0;
+    case OPT_SERVED_APIS: o->served_apis = arg; return 0;   /* checked by the worker (ls_discovery_from_list) */
+    case OPT_WORKER_MEMORY:
+        return parse_size(arg, &o->worker_memory) ? 0
+               : flag_error("worker-memory-limit", "bytes, with an optional Ki, Mi or Gi suffix (0: none)", arg);
+    case OPT_WORKER_GRACE: return parse_duration_flag("worker-hang-grace", arg, &o->worker_grace_ns);
+    case OPT_WORKER_BACKOFF: return parse_duration_flag("worker-kill-backoff", arg, &o->worker_backoff_ns);
     case OPT_METRICS_POLL:
         if (parse_duration_flag("metrics-poll-interval", arg, &o->metrics_poll_ns) != 0)
             return LS_EXIT_USAGE;
@@ -287,7 +299,8 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){.bind_address = "0.0.0.0", .secure_port = 10259, .leader_elect = -1, .burst = -1, .qps = -1,
                     .stop_timeout_ns = 5000000000LL, .stall_seconds = DEFAULT_STALL_SECONDS,
-                    .metrics_poll_ns = 15000000000LL};
+                    .metrics_poll_ns = 15000000000LL, .worker_memory = DEFAULT_WORKER_MEMORY,
+                    .worker_grace_ns = 2000000000LL, .worker_backoff_ns = 60000000000LL};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "hv:", RUN_OPTIONS, NULL)) != -1) {
@@ -369,7 +382,7 @@ static bool validate_leader_election(const ls_leader_election_config *le)
     return problem == NULL;
 }
 
-static bool load_config(const run_opts *o, ls_config *cfg)
+bool ls_run_load_config(const run_opts *o, ls_config *cfg)
 {
     ls_error err;
     if (!ls_config_load(cfg, o->config, &err)) {
@@ -389,10 +402,10 @@ static bool load_config(const run_opts *o, ls_config *cfg)
 }
 
 /* The completed configuration as text; with json, wrapped as /configz serves it. */
-static char *completed_config(const run_opts *o, bool json, ls_error *err)
+char *ls_run_completed_config(const run_opts *o, bool json, ls_error *err)
 {
     ls_config cfg;
-    if (!load_config(o, &cfg))
+    if (!ls_run_load_config(o, &cfg))
         return ls_errorf(err, "the configuration could not be loaded"), NULL;
     char *text = ls_cli_completed_config(&cfg, o->plugin_path, json, err);
     ls_config_free(&cfg);
@@ -405,61 +418,13 @@ static char *completed_config(const run_opts *o, bool json, ls_error *err)
     return wrapped;
 }
 
-/* ---- the run */
+/* ---- the run: the supervisor (run_supervise.c watches the worker) */
 
-typedef struct run_state {
-    volatile sig_atomic_t stop, reload;
-    volatile sig_atomic_t lost_lease;
-    ls_health_state health;
-    ls_kclient *client, *events_client;   /* events have their own client, as kube-scheduler's */
-    ls_kcluster *kc;
-    ls_discovery *discovery;                /* what the server serves (client/api_needs.h) */
-    long stop_timeout_ms;
-    ls_leader *leader;
-    ls_health_server *server;
-    ls_kclient *authn_client, *authz_client;   /* from --authentication/--authorization-kubeconfig */
-    ls_delegated_auth *auth;
-    ls_metrics *metrics;
-    ls_scheduler *sched;
-    ls_kubeconfig kubeconfig;
-    char *configz;
-    uint64_t configz_reloads;   /* the successful reloads configz reflects */
-    const run_opts *opts;
-    char *plugin_dirs;
-} run_state;
 
 static void on_started_leading(void *ud)
 {
     (void)ud;
     ls_log_info(0, "Successfully acquired lease");
-}
-
-/* After a successful hot reload, /configz shows the configuration now in
- * force (before: the one of the start, for the process's life). */
-static void refresh_configz(run_state *r)
-{
-    uint64_t reloads = ls_scheduler_reloads(r->sched, true);
-    if (reloads == r->configz_reloads)
-        return;
-    r->configz_reloads = reloads;
-    ls_error err;
-    char *text = completed_config(r->opts, true, &err);
-    if (!text) {
-        ls_log_error("Could not refresh /configz after the reload", "err", err.msg);
-        return;
-    }
-    free(r->configz);
-    r->configz = text;
-    if (r->server)
-        ls_health_server_set_configz(r->server, r->configz);
-}
-
-static void note_progress(void *ud, uint64_t now_ms, uint64_t queued)
-{
-    run_state *r = ud;
-    atomic_store(&r->health.progress_ms, now_ms);
-    atomic_store(&r->health.waiting, queued);
-    refresh_configz(r);
 }
 
 /* As kube-scheduler's OnStoppedLeading: asked to stop, it says so and exits
@@ -515,6 +480,12 @@ static bool start_auth(const run_opts *o, run_state *r, ls_error *err)
     return true;
 }
 
+static char *worker_metrics(void *ud)
+{
+    run_state *r = ud;
+    return ls_relay_metrics(r->relay, 2000);
+}
+
 static bool start_server(const run_opts *o, run_state *r, ls_error *err)
 {
     if (o->secure_port == 0)
@@ -540,8 +511,9 @@ static bool start_server(const run_opts *o, run_state *r, ls_error *err)
         }
     }
     ls_health_options ho = {.host = o->bind_address, .port = (uint16_t)o->secure_port, .cert_pem = cert,
-                            .key_pem = key, .metrics = r->metrics, .configz_json = r->configz,
-                            .state = &r->health, .auth = r->auth, .client_ca_pem = client_ca};
+                            .key_pem = key, .metrics_text = worker_metrics, .metrics_ud = r,
+                            .configz_json = r->configz, .state = &r->health, .auth = r->auth,
+                            .client_ca_pem = client_ca};
     r->server = ls_health_server_start(&ho, err);
     free(cert);
     free(key);
@@ -564,70 +536,6 @@ static bool connect_client(const run_opts *o, const ls_config *cfg, run_state *r
     co.share_credentials_with = r->client;
     r->events_client = r->client ? ls_kclient_new(&r->kubeconfig, &co, err) : NULL;
     return r->events_client != NULL;
-}
-
-static bool build_scheduler(const run_opts *o, ls_config *cfg, run_state *r, ls_error *err)
-{
-    r->discovery = ls_discovery_fetch(r->client, err);
-    if (r->discovery)
-        ls_api_needs_apply(r->discovery);
-    ls_kcluster_options ko = {.events_client = r->events_client, .discovery = r->discovery};
-    r->kc = r->discovery ? ls_kcluster_new(r->client, &ko, err) : NULL;
-    if (!r->kc) {
-        ls_config_free(cfg);
-        return false;
-    }
-    /* The scheduler keeps its options across reloads, which free the
-     * configuration: the path lives as long as the run. */
-    char *dirs = !o->plugin_path && cfg->luasched.plugin_dirs ? ls_xstrdup(cfg->luasched.plugin_dirs) : NULL;
-    r->plugin_dirs = dirs;
-    ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path ? o->plugin_path : dirs,
-                           .plugin_timeout_ms = o->plugin_timeout_ms ? o->plugin_timeout_ms
-                                                                     : cfg->luasched.plugin_timeout_ms};
-    ls_sched_source src = ls_kcluster_source(r->kc);
-    r->sched = ls_scheduler_new(cfg, &so, &src, err);   /* takes cfg */
-    if (!r->sched)
-        return false;
-    r->metrics = ls_metrics_new();
-    ls_scheduler_set_metrics(r->sched, r->metrics);
-    if (!ls_api_needs_check(r->discovery, r->sched, err))
-        return false;
-    const char *custom[16];
-    uint32_t n = ls_scheduler_custom_resources(r->sched, custom, 16);
-    for (uint32_t i = 0; i < n; i++)
-        if (!ls_kcluster_watch_custom(r->kc, custom[i], err))
-            return false;
-    uint32_t wanted = ls_model_wanted();
-    if (!ls_kcluster_poll_metrics(r->kc, (wanted & LS_WANT_NODE_METRICS) != 0, (wanted & LS_WANT_POD_METRICS) != 0,
-                                  o->metrics_poll_ns / 1000000, err))
-        return false;
-    ls_discovery_warn(r->discovery);
-    return true;
-}
-
-/* --shadow: the candidate's own scheduler (its plugins and luasched section,
- * the same flags), watched and reloaded like the configuration. */
-static bool attach_shadow(const run_opts *o, run_state *r, ls_error *err)
-{
-    if (!o->shadow)
-        return true;
-    ls_config cfg;
-    if (!ls_config_load(&cfg, o->shadow, err)) {
-        ls_error why = *err;
-        ls_config_free(&cfg);
-        return ls_errorf(err, "--shadow %s: %s", o->shadow, why.msg);
-    }
-    ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path, .plugin_timeout_ms = o->plugin_timeout_ms};
-    ls_sched_source none = {0};
-    ls_scheduler *shadow = ls_scheduler_new(&cfg, &so, &none, err);
-    if (shadow)
-        ls_scheduler_watch(shadow, o->shadow);
-    if (!shadow || !ls_scheduler_set_shadow(r->sched, shadow, err)) {
-        ls_error why = *err;
-        return ls_errorf(err, "--shadow %s: %s", o->shadow, why.msg);
-    }
-    ls_log_info(0, "Evaluating a shadow configuration", "config", o->shadow);
-    return true;
 }
 
 static bool elect(const ls_config *cfg, run_state *r, ls_error *err)
@@ -663,13 +571,14 @@ static bool elect(const ls_config *cfg, run_state *r, ls_error *err)
 static void stop_all(run_state *r)
 {
     ls_log_info(0, "Stopping the scheduler");
-    if (r->kc)
-        ls_kcluster_stop(r->kc, r->stop_timeout_ms);   /* informers first, then the queued writes */
+    ls_child_free(&r->worker);   /* kills a worker that did not stop in time */
+    if (r->relay)
+        ls_relay_stop(r->relay, r->stop_timeout_ms);   /* informers first, then the queued writes */
     if (r->leader)
         ls_leader_stop(r->leader);
     ls_health_server_stop(r->server);
-    ls_scheduler_free(r->sched);          /* closes every Lua state */
-    ls_kcluster_free(r->kc);
+    ls_relay_free(r->relay);
+    ls_extenders_free(r->extenders);
     ls_discovery_free(r->discovery);
     ls_leader_free(r->leader);
     ls_delegated_auth_free(r->auth);
@@ -678,20 +587,64 @@ static void stop_all(run_state *r)
     ls_kclient_free(r->client);
     ls_kclient_free(r->events_client);
     ls_kubeconfig_free(&r->kubeconfig);
-    ls_metrics_free(r->metrics);
     free(r->configz);
-    free(r->plugin_dirs);
+    ls_run_worker_argv_free(r->worker_argv);
+}
+
+/* What the server serves (the supervisor has the network): what needs an
+ * API it does not serve is turned off here for the warning, and in the
+ * worker, which is told the served group versions on its command line. */
+static bool discover(const run_opts *o, run_state *r, ls_error *err)
+{
+    r->discovery = ls_discovery_fetch(r->client, err);
+    if (!r->discovery)
+        return false;
+    ls_api_needs_apply(r->discovery);
+    char *served = ls_discovery_served_list(r->discovery);
+    r->worker_argv = ls_run_worker_argv(o, served);
+    free(served);
+    return true;
+}
+
+/* The informers, the writer and the first worker (which builds the
+ * scheduler: a configuration or plugin error ends the run here). */
+static bool start_relay(const run_opts *o, const ls_config *cfg, run_state *r, int *rc)
+{
+    ls_error err;
+    *rc = LS_EXIT_USAGE;
+    bool connected = connect_client(o, cfg, r, &err) && discover(o, r, &err);
+    ls_relay_options ro = {.client = r->client, .events_client = r->events_client,
+                           .backoff_ms = (long)(o->worker_backoff_ns / 1000000),
+                           .metrics_poll_ms = (long)(o->metrics_poll_ns / 1000000), .discovery = r->discovery};
+    if (connected && cfg->n_extenders && !(r->extenders = ls_extenders_new(cfg, &err)))
+        connected = false;
+    if (!connected || !(r->relay = ls_relay_new(&ro, &err)) ||
+        !ls_child_init(&r->worker, &err) || !ls_run_spawn_worker(r, &err)) {
+        ls_log_error("Error creating the scheduler", "err", err.msg);
+        fprintf(stderr, "luasched run: %s\n", err.msg);
+        return false;
+    }
+    if (!ls_run_await_hello(r, rc))
+        return false;
+    /* the one warning: what the relay did not watch, the plugins the worker
+     * left out, and the metrics and custom resources of its hello not served */
+    ls_discovery_warn(r->discovery);
+    return true;
 }
 
 static int schedule(const run_opts *o, run_state *r)
 {
     ls_error err;
     ls_config cfg;
-    if (!load_config(o, &cfg))
+    if (!ls_run_load_config(o, &cfg))
         return LS_EXIT_USAGE;
-    ls_leader_election_config le = cfg.leader_election;   /* the scheduler takes cfg; strings stay in it */
-    bool leader_elect = le.leader_elect;
     ls_log_info(0, "Starting Kubernetes Scheduler", "version", "v" LS_VERSION "-luasched");
+    int rc;
+    if (!start_relay(o, &cfg, r, &rc)) {
+        ls_config_free(&cfg);
+        stop_all(r);
+        return rc;
+    }
     if (ls_log_enabled(2)) {
         cJSON *parsed = cJSON_Parse(r->configz);
         char *compact = parsed ? cJSON_PrintUnformatted(parsed) : NULL;
@@ -699,51 +652,65 @@ static int schedule(const run_opts *o, run_state *r)
         free(compact);
         cJSON_Delete(parsed);
     }
-    if (!connect_client(o, &cfg, r, &err) || !build_scheduler(o, &cfg, r, &err) || !attach_shadow(o, r, &err)) {
-        ls_log_error("Error creating the scheduler", "err", err.msg);
-        fprintf(stderr, "luasched run: %s\n", err.msg);
-        stop_all(r);
-        return LS_EXIT_USAGE;
-    }
-    if (ls_discovery_off_count(r->discovery)) {   /* /configz shows the plugins that run, as upstream with a gate off */
-        char *configz = completed_config(o, true, &err);
-        if (configz) {
-            free(r->configz);
-            r->configz = configz;
-        }
-    }
     atomic_store(&r->health.healthy, true);
-    ls_scheduler_watch(r->sched, o->config);
-    const ls_config *running = ls_scheduler_config(r->sched);
+    bool leader_elect = cfg.leader_election.leader_elect;
     /* delayCacheUntilActive: a standby does not fill its cache until it leads. */
-    bool delay_cache = leader_elect && running->delay_cache_until_active;
-    if (!start_server(o, r, &err) || (delay_cache && !elect(running, r, &err)) ||
-        (!r->stop && !ls_kcluster_start(r->kc, &err))) {
+    bool delay_cache = leader_elect && cfg.delay_cache_until_active;
+    if (!start_server(o, r, &err) || (delay_cache && !elect(&cfg, r, &err)) ||
+        (!r->stop && (ls_relay_attach(r->relay, r->worker.chan, false), !ls_relay_start(r->relay, &err)))) {
         ls_log_error("Error starting the scheduler", "err", err.msg);
+        ls_config_free(&cfg);
         stop_all(r);
         return LS_EXIT_FAILURE;
     }
     ls_log_info(0, "Waiting for caches to sync");
-    if (!r->stop && ls_kcluster_wait_synced(r->kc, &r->stop)) {
+    if (!r->stop && ls_relay_wait_synced(r->relay, &r->stop)) {
         atomic_store(&r->health.synced, true);
         ls_log_info(0, "Caches are synced");
     }
-    if (!r->stop && leader_elect && !delay_cache && !elect(running, r, &err)) {
+    if (!r->stop && leader_elect && !delay_cache && !elect(&cfg, r, &err)) {
         ls_log_error("Error starting leader election", "err", err.msg);
+        ls_config_free(&cfg);
         stop_all(r);
         return LS_EXIT_FAILURE;
     }
     if (!leader_elect)
         atomic_store(&r->health.leader_known, true);
     if (!r->stop) {
-        ls_kcluster_attach(r->kc, r->sched);
-        ls_run_control ctl = {.stop = &r->stop, .reload = &r->reload, .hold = true, .progress = note_progress,
-                              .progress_ud = r};
-        ls_scheduler_run_realtime(r->sched, &ctl);
+        ls_relay_send_synced(r->relay);   /* the worker has the informers' lists: it may schedule */
+        ls_run_supervise(o, r);
     }
     bool lost = r->lost_lease;
+    ls_config_free(&cfg);
     stop_all(r);
     return lost ? LS_EXIT_FAILURE : LS_EXIT_OK;
+}
+
+/* --write-config-to: the completed configuration, written by the worker. */
+static int write_config(int argc, char **argv)
+{
+    run_opts o;
+    ls_error err;
+    if (parse_run_opts(argc, argv, &o) != 0)
+        return LS_EXIT_USAGE;
+    size_t len = strlen(o.write_config);
+    bool json = len > 5 && strcmp(o.write_config + len - 5, ".json") == 0;
+    char *text = ls_run_completed_config(&o, json, &err);
+    if (!text) {
+        fprintf(stderr, "luasched run: %s\n", err.msg);
+        return LS_EXIT_USAGE;
+    }
+    FILE *f = strcmp(o.write_config, "-") == 0 ? stdout : fopen(o.write_config, "w");
+    bool ok = f && fputs(text, f) >= 0;
+    if (f && f != stdout)
+        ok = fclose(f) == 0 && ok;
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "luasched run: --write-config-to %s: cannot write the file\n", o.write_config);
+        return LS_EXIT_FAILURE;
+    }
+    ls_log_info(0, "Wrote configuration", "file", o.write_config);
+    return LS_EXIT_OK;
 }
 
 int ls_cli_run(int argc, char **argv)
@@ -753,37 +720,17 @@ int ls_cli_run(int argc, char **argv)
     if (rc)
         return rc < 0 ? LS_EXIT_OK : rc;
     ls_log_setup(o.verbosity, o.log_format, stderr);
-    ls_error err;
-    if (o.write_config) {
-        size_t len = strlen(o.write_config);
-        bool json = len > 5 && strcmp(o.write_config + len - 5, ".json") == 0;
-        char *text = completed_config(&o, json, &err);
-        if (!text) {
-            fprintf(stderr, "luasched run: %s\n", err.msg);
-            return LS_EXIT_USAGE;
-        }
-        FILE *f = strcmp(o.write_config, "-") == 0 ? stdout : fopen(o.write_config, "w");
-        bool ok = f && fputs(text, f) >= 0;
-        if (f && f != stdout)
-            ok = fclose(f) == 0 && ok;
-        free(text);
-        if (!ok) {
-            fprintf(stderr, "luasched run: --write-config-to %s: cannot write the file\n", o.write_config);
-            return LS_EXIT_FAILURE;
-        }
-        ls_log_info(0, "Wrote configuration", "file", o.write_config);
-        return LS_EXIT_OK;
-    }
+    if (o.worker)
+        return ls_run_worker(&o);
+    if (o.write_config)   /* completing the configuration loads the plugins: in a worker process */
+        return ls_cli_supervised("run", write_config, argc, argv);
     static run_state r;
     memset(&r, 0, sizeof r);
+    r.worker.page_fd = -1;
+    r.worker.chan = -1;
     r.stop_timeout_ms = (long)(o.stop_timeout_ns / 1000000);
     r.health.stall_ms = o.stall_seconds * 1000;
-    r.opts = &o;
-    r.configz = completed_config(&o, true, &err);
-    if (!r.configz) {
-        fprintf(stderr, "luasched run: %s\n", err.msg);
-        return LS_EXIT_USAGE;
-    }
+    signal(SIGPIPE, SIG_IGN);   /* a worker gone is its channel's error */
     ls_cli_trap_signals(&r.stop, &r.reload);
     rc = schedule(&o, &r);
     ls_status_reset();

@@ -141,6 +141,131 @@ static const gv_resources *fetch_resources(ls_discovery *d, const char *group, c
     return g;
 }
 
+/* ---- the list the worker gets */
+
+enum { SERVED_LIST_MAX = 64 * 1024, SERVED_LIST_MAX_ENTRIES = 512 };
+
+static void append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        *buf = ls_xrealloc(*buf, *cap);
+    }
+    memcpy(*buf + *len, s, n + 1);
+    *len += n;
+}
+
+char *ls_discovery_served_list(const ls_discovery *d)
+{
+    size_t len = 0, cap = 256;
+    char *buf = ls_xmalloc(cap);
+    buf[0] = '\0';
+    append(&buf, &len, &cap, d->version);
+    append(&buf, &len, &cap, "|");
+    bool first = true;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(d->core, "versions")) {
+        if (cJSON_IsString(v)) {
+            append(&buf, &len, &cap, first ? "" : ",");
+            append(&buf, &len, &cap, v->valuestring);
+            first = false;
+        }
+    }
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(d->groups, "groups")) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(g, "name");
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(g, "versions")) {
+            const cJSON *ver = cJSON_GetObjectItemCaseSensitive(v, "version");
+            if (!cJSON_IsString(name) || !cJSON_IsString(ver))
+                continue;
+            append(&buf, &len, &cap, first ? "" : ",");
+            append(&buf, &len, &cap, name->valuestring);
+            append(&buf, &len, &cap, "/");
+            append(&buf, &len, &cap, ver->valuestring);
+            first = false;
+        }
+    }
+    return buf;
+}
+
+static bool name_chars(const char *s, size_t n, bool version)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+                  (version && ((c >= 'A' && c <= 'Z') || c == '+' || c == '_'));
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* One "GROUP/VERSION" or "VERSION" entry into the core list or the groups. */
+static bool add_entry(ls_discovery *d, const char *e, size_t n)
+{
+    const char *slash = memchr(e, '/', n);
+    size_t glen = slash ? (size_t)(slash - e) : 0, vlen = slash ? n - glen - 1 : n;
+    const char *ver = slash ? slash + 1 : e;
+    if (!vlen || vlen > 63 || glen > 253 || (slash && !glen) || !name_chars(e, glen, false) ||
+        !name_chars(ver, vlen, false))
+        return false;
+    char group[256], version[64];
+    snprintf(group, sizeof group, "%.*s", (int)glen, e);
+    snprintf(version, sizeof version, "%.*s", (int)vlen, ver);
+    if (!slash) {
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(d->core, "versions"), cJSON_CreateString(version));
+        return true;
+    }
+    cJSON *groups = cJSON_GetObjectItemCaseSensitive(d->groups, "groups"), *g;
+    cJSON_ArrayForEach(g, groups) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(g, "name");
+        if (strcmp(name->valuestring, group) == 0)
+            break;
+    }
+    if (!g) {
+        g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "name", group);
+        cJSON_AddArrayToObject(g, "versions");
+        cJSON_AddItemToArray(groups, g);
+    }
+    cJSON *entry = cJSON_CreateObject();
+    cJSON_AddStringToObject(entry, "version", version);
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(g, "versions"), entry);
+    return true;
+}
+
+ls_discovery *ls_discovery_from_list(const char *text, ls_error *err)
+{
+    const char *bar = strchr(text, '|');
+    size_t len = strlen(text);
+    if (!bar || len > SERVED_LIST_MAX || (size_t)(bar - text) >= 128 || !name_chars(text, (size_t)(bar - text), true)) {
+        ls_errorf(err, "--served-apis: expected VERSION|GROUP/VERSION,... (at most %d bytes)", SERVED_LIST_MAX);
+        return NULL;
+    }
+    ls_discovery *d = ls_xcalloc(1, sizeof *d);
+    ls_vec_init(&d->fetched, sizeof(gv_resources));
+    ls_vec_init(&d->off, sizeof(char *));
+    snprintf(d->version, sizeof d->version, "%.*s", (int)(bar - text), text);
+    d->core = cJSON_CreateObject();
+    cJSON_AddArrayToObject(d->core, "versions");
+    d->groups = cJSON_CreateObject();
+    cJSON_AddArrayToObject(d->groups, "groups");
+    unsigned entries = 0;
+    for (const char *e = bar + 1; *e;) {
+        const char *comma = strchr(e, ',');
+        size_t n = comma ? (size_t)(comma - e) : strlen(e);
+        if (++entries > SERVED_LIST_MAX_ENTRIES || !add_entry(d, e, n)) {
+            ls_errorf(err, "--served-apis: entry %u \"%.*s\": expected GROUP/VERSION or VERSION of [a-z0-9.-], at "
+                      "most %d entries", entries, (int)(n > 80 ? 80 : n), e, SERVED_LIST_MAX_ENTRIES);
+            ls_discovery_free(d);
+            return NULL;
+        }
+        e = comma ? comma + 1 : e + n;
+    }
+    return d;
+}
+
 static const cJSON *resources_of(ls_discovery *d, const char *group, const char *version)
 {
     return fetch_resources(d, group, version)->list;
@@ -151,7 +276,7 @@ static const cJSON *resource_entry(ls_discovery *d, const char *group, const cha
 {
     if (!group)
         group = "";
-    if (!ls_discovery_serves_group_version(d, group, version))
+    if (!d->client || !ls_discovery_serves_group_version(d, group, version))
         return NULL;
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(resources_of(d, group, version), "resources")) {
@@ -164,6 +289,8 @@ static const cJSON *resource_entry(ls_discovery *d, const char *group, const cha
 
 bool ls_discovery_serves(ls_discovery *d, const char *group, const char *version, const char *resource)
 {
+    if (!d->client)   /* read from a list: by group version */
+        return ls_discovery_serves_group_version(d, group ? group : "", version);
     return resource_entry(d, group, version, resource) != NULL;
 }
 
@@ -197,8 +324,8 @@ void ls_discovery_note_off(ls_discovery *d, const char *what, const char *group,
         snprintf(api, sizeof api, "%s.%s%s%s", resource, version, *group ? "." : "", group);
     else
         snprintf(api, sizeof api, "%s%s%s", group, *group ? "/" : "", version);
-    const gv_resources *g =
-        ls_discovery_serves_group_version(d, group, version) ? fetch_resources(d, group, version) : NULL;
+    const gv_resources *g = d->client && ls_discovery_serves_group_version(d, group, version)
+                                ? fetch_resources(d, group, version) : NULL;
     if (g && g->error)
         snprintf(entry, sizeof entry, "%s (%s: %s)", what, api, g->error);
     else

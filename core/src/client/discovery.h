@@ -22,6 +22,17 @@ typedef struct ls_discovery ls_discovery;
 ls_discovery *ls_discovery_fetch(ls_kclient *c, ls_error *err);
 void ls_discovery_free(ls_discovery *d);
 
+/* What the server serves, small enough for a command line, for `run`'s
+ * worker (which has no network): "VERSION|GV,GV,..." of the server's
+ * gitVersion and every group version listed by /api and /apis ("v1",
+ * "apps/v1"). The caller frees it. */
+char *ls_discovery_served_list(const ls_discovery *d);
+/* A discovery read back from that text: NULL (err says what is wrong) when it
+ * is not of that form (at most 64 KiB and 512 group versions, names of
+ * [a-z0-9.-]). It answers by group version only: a resource of a served group
+ * version counts as served. Nothing is fetched. */
+ls_discovery *ls_discovery_from_list(const char *text, ls_error *err);
+
 /* The server's gitVersion ("v1.28.15"), or "" when /version was not readable. */
 const char *ls_discovery_server_version(const ls_discovery *d);
 /* Whether GROUP/VERSION ("" for the core group) is listed by /api or /apis. */

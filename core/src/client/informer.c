@@ -558,6 +558,32 @@ cJSON *ls_informer_get(ls_informer *inf, const char *ns, const char *name)
     return copy;
 }
 
+bool ls_informer_peek(ls_informer *inf, const char *ns, const char *name, void (*fn)(void *ud, const cJSON *obj),
+                      void *ud)
+{
+    char key[512];
+    if (ns && *ns)
+        snprintf(key, sizeof key, "%s/%s", ns, name);
+    else
+        snprintf(key, sizeof key, "%s", name);
+    pthread_mutex_lock(&inf->lock);
+    const cJSON *obj = ls_kmap_get(&inf->st, key);
+    if (obj && fn)
+        fn(ud, obj);
+    pthread_mutex_unlock(&inf->lock);
+    return obj != NULL;
+}
+
+void ls_informer_each(ls_informer *inf, void (*fn)(void *ud, const cJSON *obj), void *ud)
+{
+    pthread_mutex_lock(&inf->lock);
+    ls_kmap_entry **in_order = ls_kmap_in_order(&inf->st);
+    for (uint32_t i = 0; i < inf->st.len; i++)
+        fn(ud, in_order[i]->value);
+    free(in_order);
+    pthread_mutex_unlock(&inf->lock);
+}
+
 uint32_t ls_informer_size(ls_informer *inf)
 {
     pthread_mutex_lock(&inf->lock);

@@ -84,6 +84,14 @@ bool ls_informer_wait_synced(ls_informer *inf, long timeout_ms);
 /* A copy of the stored object "ns/name" (ns NULL for cluster-scoped), or
  * NULL. The caller cJSON_Deletes it. Safe from any thread. */
 cJSON *ls_informer_get(ls_informer *inf, const char *ns, const char *name);
+/* Whether "ns/name" is stored; when it is and fn is given, fn reads it under
+ * the store's lock (no copy; fn must not keep it nor call the informer). */
+bool ls_informer_peek(ls_informer *inf, const char *ns, const char *name, void (*fn)(void *ud, const cJSON *obj),
+                      void *ud);
+/* Calls fn on every stored object in the order they were stored (a list's
+ * order), under the store's lock (so no handler
+ * runs meanwhile; fn must not call back into the informer). */
+void ls_informer_each(ls_informer *inf, void (*fn)(void *ud, const cJSON *obj), void *ud);
 /* Number of stored objects. Safe from any thread. */
 uint32_t ls_informer_size(ls_informer *inf);
 

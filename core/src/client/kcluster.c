@@ -1,23 +1,19 @@
 /*
- * kcluster.c: a real cluster as the scheduler's source (see kcluster.h).
+ * kcluster.c: a real cluster as the scheduler's source, in `run`'s worker
+ * process (see kcluster.h, docs/plugins/worker.md).
  *
- * Threads: informer threads decode and push onto per-kind queues under one
- * lock; writer threads push refused bindings the same way; the scheduling
- * thread drains (objects, then nodes, then pods, so a pod never arrives
- * before the node it is bound to within one drain) and is the only one that
- * touches the scheduler and the stores.
- *
- * Over 800 lines: the producer side, the application of events and the
- * writes' completions all work on one private struct and its lock (the
- * queues, the stores, the bindings in flight); kept in one file, that state
- * stays private to it.
+ * Threads: the channel's reader thread decodes the supervisor's objects and
+ * pushes them, and the write outcomes it answers, onto per-kind queues under
+ * one lock; the scheduling thread drains (objects, then nodes, then pods, so
+ * a pod never arrives before the node it is bound to within one drain) and is
+ * the only one that touches the scheduler and the stores. Writes leave as
+ * messages (kcluster_link.c) that the supervisor checks and performs.
  */
 #include "client/kcluster.h"
 #include "base/log_limit.h"
 
-#include "client/informer.h"
+#include "client/kcluster_link.h"
 #include "client/kutil.h"
-#include "client/writer.h"
 #include "luasched/cache.h"
 #include "luasched/log.h"
 #include "luasched/map.h"
@@ -46,29 +42,17 @@ typedef struct kc_retired {
     uint64_t epoch;   /* ls_scheduler_snapshot_epoch when it was replaced */
 } kc_retired;
 
-/* What one informer feeds. */
+/* What one message of objects is for. */
 typedef struct kc_feed {
     ls_kcluster *kc;
     kc_kind kind;
     const char *object_kind;   /* "Service", ..., or "plural.version.group" for KC_OBJECT */
-    ls_informer *informer;
-    bool optional;             /* metrics: a cluster without metrics-server must not hold up the sync */
 } kc_feed;
-
-enum { MAX_FEEDS = 32 };
-/* How often the informers that have not synced are reported while waiting. */
-enum { LS_KCLUSTER_SYNC_REPORT_MS = 30000 };
 
 /* An erroring plugin's "Error scheduling pod; retrying" lines: one per window. */
 #define ERROR_LOG_WINDOW_SECONDS 10.0
 
 struct ls_kcluster {
-    ls_kclient *client;
-    ls_writer *writer;
-    ls_kcluster_options opt;
-    kc_feed feeds[MAX_FEEDS];
-    uint32_t n_feeds;
-    ls_vec custom;                 /* char *: owned copies of the custom resource names */
     /* producer side */
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -80,6 +64,7 @@ struct ls_kcluster {
     ls_map last_failure;           /* pod uid -> hash of the last condition patched (uintptr_t) */
     ls_log_limiter *error_lines;   /* "Error scheduling pod; retrying": one per plugin per window */
     ls_map deleted_binding;        /* pod uid -> ls_pod_obj deleted while assumed, until its binding's outcome */
+    kc_link *link;                 /* the supervisor's channel */
     uint32_t next_pod_id, next_node_id;
 };
 
@@ -147,7 +132,7 @@ static void *decode(const kc_feed *f, const cJSON *json, ls_error *err)
     return obj;
 }
 
-/* ---- producer side (informer and writer threads) */
+/* ---- producer side (the channel's reader thread) */
 
 static void push(ls_kcluster *kc, kc_kind kind, kc_event ev)
 {
@@ -170,17 +155,6 @@ static void push_decoded(kc_feed *f, kc_type type, const cJSON *json)
     push(f->kc, f->kind, (kc_event){.type = (uint8_t)type, .obj = obj, .key = obj_key(f->kind, obj)});
 }
 
-static void on_add(void *ud, const cJSON *obj)
-{
-    push_decoded(ud, KC_ADD, obj);
-}
-
-static void on_update(void *ud, const cJSON *old_obj, const cJSON *new_obj)
-{
-    (void)old_obj;   /* the scheduling thread holds the old object it knows */
-    push_decoded(ud, KC_UPDATE, new_obj);
-}
-
 static void on_delete(void *ud, const cJSON *obj)
 {
     kc_feed *f = ud;
@@ -189,85 +163,37 @@ static void on_delete(void *ud, const cJSON *obj)
         push(f->kc, f->kind, (kc_event){.type = KC_DELETE, .key = key});
 }
 
-/* ---- informers */
+/* ---- the supervisor's messages */
 
-typedef struct kind_spec {
-    const char *group, *version, *resource, *kind;
-} kind_spec;
-
-static const kind_spec OBJECT_KINDS[] = {
-    {"", "v1", "namespaces", "Namespace"},
-    {"", "v1", "services", "Service"},
-    {"", "v1", "replicationcontrollers", "ReplicationController"},
-    {"apps", "v1", "replicasets", "ReplicaSet"},
-    {"apps", "v1", "statefulsets", "StatefulSet"},
-    {"policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"},
-    /* the volume plugins' kinds, as kube-scheduler's informers watch them */
-    {"", "v1", "persistentvolumes", "PersistentVolume"},
-    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"},
-    {"storage.k8s.io", "v1", "storageclasses", "StorageClass"},
-    {"storage.k8s.io", "v1", "csinodes", "CSINode"},
-    {"storage.k8s.io", "v1", "csidrivers", "CSIDriver"},
-    {"storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"},
-    {"storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment"},
-};
-
-/* A kind the server does not serve is not watched: noted for the warning. */
-static bool served(ls_kcluster *kc, const ls_informer_options *io)
+static kc_kind feed_kind(const char *feed)
 {
-    ls_discovery *d = kc->opt.discovery;
-    if (!d || ls_discovery_serves(d, io->group ? io->group : "", io->version, io->resource))
-        return true;
-    char what[400];
-    snprintf(what, sizeof what, "%s of %s", io->poll_ms ? "polling" : "watch", io->name ? io->name : io->resource);
-    ls_discovery_note_off(d, what, io->group, io->version, io->resource);
-    return false;
+    return strcmp(feed, "pod") == 0 ? KC_POD : strcmp(feed, "node") == 0 ? KC_NODE : KC_OBJECT;
 }
 
-static bool add_feed(ls_kcluster *kc, kc_kind kind, const char *object_kind, const ls_informer_options *io,
-                     ls_error *err)
+static void link_object(void *ud, char verb, const char *feed, const char *kind, const cJSON *json)
 {
-    if (!served(kc, io))
-        return true;
-    if (kc->n_feeds == MAX_FEEDS)
-        return ls_errorf(err, "too many kinds to watch (at most %d)", MAX_FEEDS);
-    kc_feed *f = &kc->feeds[kc->n_feeds];
-    *f = (kc_feed){.kc = kc, .kind = kind, .object_kind = object_kind};
-    ls_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .ud = f};
-    f->informer = ls_informer_new(kc->client, io, &h, err);
-    if (!f->informer)
-        return false;
-    kc->n_feeds++;
-    return true;
+    kc_feed f = {.kc = ud, .kind = feed_kind(feed), .object_kind = kind};
+    if (verb == 'd')
+        on_delete(&f, json);
+    else
+        push_decoded(&f, verb == 'a' ? KC_ADD : KC_UPDATE, json);
 }
 
-/* "plural.version.group" (the form plugins' events tables use) into its parts. */
-static bool add_custom_feed(ls_kcluster *kc, char *name, ls_error *err)
+static void link_bind_result(void *ud, const char *uid, bool ok, const char *message)
 {
-    char *version = strchr(name, '.');
-    char *group = version ? strchr(version + 1, '.') : NULL;
-    if (!group)
-        return ls_errorf(err, "custom resource \"%s\": expected plural.version.group", name);
-    size_t plural_len = (size_t)(version - name), version_len = (size_t)(group - version - 1);
-    char *parts = ls_xmalloc(strlen(name) + 3);
-    memcpy(parts, name, plural_len);
-    parts[plural_len] = '\0';
-    char *ver = parts + plural_len + 1;
-    memcpy(ver, version + 1, version_len);
-    ver[version_len] = '\0';
-    char *grp = ver + version_len + 1;
-    strcpy(grp, group + 1);
-    ls_informer_options io = {.group = grp, .version = ver, .resource = parts, .name = name};
-    bool ok = add_feed(kc, KC_OBJECT, name, &io, err);
-    free(parts);
-    return ok;
+    push(ud, KC_POD, (kc_event){.type = ok ? KC_BIND_OK : KC_BIND_FAILED, .key = ls_intern_cstr(uid),
+                                .message = ok ? NULL : ls_xstrdup(message)});
 }
 
-ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt, ls_error *err)
+static void link_preempt_failed(void *ud, const char *uid, const char *message)
+{
+    push(ud, KC_POD, (kc_event){.type = KC_PREEMPT_FAILED, .key = ls_intern_cstr(uid),
+                                .message = ls_xstrdup(message)});
+}
+
+ls_kcluster *ls_kcluster_new_linked(int fd, ls_error *err)
 {
     ls_kcluster *kc = ls_xcalloc(1, sizeof *kc);
-    kc->client = client;
-    kc->opt = *opt;
     pthread_mutex_init(&kc->lock, NULL);
     pthread_cond_init(&kc->wake, NULL);
     for (int k = 0; k < KC_KINDS; k++) {
@@ -275,100 +201,46 @@ ls_kcluster *ls_kcluster_new(ls_kclient *client, const ls_kcluster_options *opt,
         ls_map_init(&kc->stores[k]);
     }
     ls_vec_init(&kc->retired, sizeof(kc_retired));
-    ls_vec_init(&kc->custom, sizeof(char *));
     ls_map_init(&kc->last_failure);
     kc->error_lines = ls_log_limiter_new(ERROR_LOG_WINDOW_SECONDS);
     ls_map_init(&kc->deleted_binding);
-    ls_writer_options wo = {.workers = opt->writer_threads ? opt->writer_threads : 8,
-                            .reporting_controller = opt->reporting_controller,
-                            .reporting_instance = opt->reporting_instance,
-                            .events_client = opt->events_client};
-    kc->writer = ls_writer_new(client, &wo, err);
-    bool ok = kc->writer != NULL;
-    ls_informer_options pods = {.version = "v1", .resource = "pods",
-                                .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
-    ls_informer_options nodes = {.version = "v1", .resource = "nodes"};
-    ok = ok && add_feed(kc, KC_POD, "Pod", &pods, err) && add_feed(kc, KC_NODE, "Node", &nodes, err);
-    for (size_t i = 0; ok && i < sizeof OBJECT_KINDS / sizeof *OBJECT_KINDS; i++) {
-        const kind_spec *k = &OBJECT_KINDS[i];
-        ls_informer_options io = {.group = k->group, .version = k->version, .resource = k->resource};
-        ok = add_feed(kc, KC_OBJECT, k->kind, &io, err);
-    }
-    if (!ok) {
+    kc_link_sink sink = {.ud = kc, .object = link_object, .bind_result = link_bind_result,
+                         .preempt_failed = link_preempt_failed};
+    kc->link = kc_link_new(fd, &sink);
+    if (!kc->link) {
+        ls_errorf(err, "cannot start the channel's reader");
         ls_kcluster_free(kc);
         return NULL;
     }
     return kc;
 }
 
-bool ls_kcluster_watch_custom(ls_kcluster *kc, const char *resource, ls_error *err)
+bool ls_kcluster_hello(ls_kcluster *kc, const char *configz, bool node_metrics, bool pod_metrics,
+                       const char *const *custom, uint32_t n)
 {
-    char *name = ls_xstrdup(resource);
-    *(char **)ls_vec_push(&kc->custom) = name;
-    return add_custom_feed(kc, name, err);
+    const char *wants = node_metrics && pod_metrics ? "nodes,pods" : node_metrics ? "nodes" : pod_metrics ? "pods" : "";
+    return kc_link_hello(kc->link, configz, wants, custom, n);
 }
 
-bool ls_kcluster_poll_metrics(ls_kcluster *kc, bool nodes, bool pods, long interval_ms, ls_error *err)
+bool ls_kcluster_send_configz(ls_kcluster *kc, const char *configz)
 {
-    ls_informer_options n = {.group = "metrics.k8s.io", .version = "v1beta1", .resource = "nodes",
-                             .name = "NodeMetrics", .poll_ms = interval_ms};
-    ls_informer_options p = n;
-    p.resource = "pods";
-    p.name = "PodMetrics";
-    uint32_t before = kc->n_feeds;
-    if (nodes && !add_feed(kc, KC_OBJECT, "NodeMetrics", &n, err))
-        return false;
-    if (pods && !add_feed(kc, KC_OBJECT, "PodMetrics", &p, err))
-        return false;
-    for (uint32_t i = before; i < kc->n_feeds; i++)
-        kc->feeds[i].optional = true;
-    return true;
+    return kc_link_configz(kc->link, configz);
 }
 
-bool ls_kcluster_start(ls_kcluster *kc, ls_error *err)
+bool ls_kcluster_wait_fed(ls_kcluster *kc, volatile sig_atomic_t *stop)
 {
-    for (uint32_t i = 0; i < kc->n_feeds; i++)
-        if (!ls_informer_start(kc->feeds[i].informer, err))
-            return false;
-    return true;
+    kc_link_on_gone(kc->link, stop);
+    return kc_link_wait_synced(kc->link, stop);
 }
 
-bool ls_kcluster_synced(ls_kcluster *kc)
+cJSON *ls_kcluster_extender_call(void *kc, const char *url, const char *verb, const char *body, char **msg)
 {
-    for (uint32_t i = 0; i < kc->n_feeds; i++)
-        if (!kc->feeds[i].optional && !ls_informer_has_synced(kc->feeds[i].informer))
-            return false;
-    return true;
+    return kc_link_extender(((ls_kcluster *)kc)->link, url, verb, body, msg);
 }
 
-/* Every informer still without its first list, by name with its last error:
- * a cache that cannot sync is said, never waited on silently. */
-static void report_unsynced(ls_kcluster *kc, long waited_s)
+void ls_kcluster_serve_metrics(ls_kcluster *kc, ls_metrics *m)
 {
-    char waited[32];
-    snprintf(waited, sizeof waited, "%lds", waited_s);
-    for (uint32_t i = 0; i < kc->n_feeds; i++) {
-        if (kc->feeds[i].optional || ls_informer_has_synced(kc->feeds[i].informer))
-            continue;
-        ls_informer_stats st;
-        ls_informer_get_stats(kc->feeds[i].informer, &st);
-        ls_log_error("Cache has not synced", "resource", kc->feeds[i].object_kind, "waited", waited, "err",
-                     st.last_error[0] ? st.last_error : "no answer yet");
-    }
-}
-
-bool ls_kcluster_wait_synced(ls_kcluster *kc, volatile sig_atomic_t *stop)
-{
-    long waited_ms = 0;
-    for (uint32_t i = 0; i < kc->n_feeds; i++)
-        while (!kc->feeds[i].optional && !ls_informer_wait_synced(kc->feeds[i].informer, 100)) {
-            if (stop && *stop)
-                return false;
-            waited_ms += 100;
-            if (waited_ms % LS_KCLUSTER_SYNC_REPORT_MS == 0)
-                report_unsynced(kc, waited_ms / 1000);
-        }
-    return true;
+    kc_link_set_metrics(kc->link, m);
 }
 
 /* ---- the scheduling thread: applying events */
@@ -526,54 +398,23 @@ static void drain(ls_kcluster *kc)
 
 /* ---- writes */
 
-typedef struct bind_job {
-    ls_kcluster *kc;
-    ls_str uid, scheduler_name;
-    char node[254];
-} bind_job;
-
-static void bind_done(void *ud, const ls_write_result *r)
+static void out_event(ls_kcluster *kc, const ls_event_spec *ev)
 {
-    bind_job *job = ud;
-    ls_kcluster *kc = job->kc;
-    bool ok = r->outcome == LS_WRITE_OK;
-    if (ok) {
-        char note[1024];
-        ls_writer_scheduled_note(r->ns, r->name, job->node, note, sizeof note);
-        ls_event_spec ev = {.ns = r->ns, .name = r->name, .uid = ls_str_get(job->uid), .type = "Normal",
-                            .reason = "Scheduled", .action = "Binding", .note = note,
-                            .reporting_controller = ls_str_get(job->scheduler_name)};
-        ls_writer_record_event(kc->writer, &ev, NULL, NULL);
-        char ref[600];
-        ls_log_info(2, "Successfully bound pod to node", "pod", ls_log_kobj(ref, sizeof ref, r->ns, r->name), "node",
-                    job->node);
-        push(kc, KC_POD, (kc_event){.type = KC_BIND_OK, .key = job->uid});
-    } else {
-        char status_text[32];
-        snprintf(status_text, sizeof status_text, "%ld", r->status);
-        char ref[600];
-        ls_log_error("Failed to bind pod", "pod", ls_log_kobj(ref, sizeof ref, r->ns, r->name), "node", job->node,
-                     "status", status_text, "err",
-                     r->message);
-        push(kc, KC_POD, (kc_event){.type = KC_BIND_FAILED, .key = job->uid, .message = ls_xstrdup(r->message)});
-    }
-    free(job);
+    kc_link_event(kc->link, ev);
 }
 
+static void out_pod_status(ls_kcluster *kc, const char *ns, const char *name, const ls_pod_status_patch *p)
+{
+    kc_link_pod_status(kc->link, ns, name, p);
+}
+
+/* The supervisor binds, records Scheduled and answers (link_bind_result). */
 static bool source_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err)
 {
     ls_kcluster *kc = ud;
-    bind_job *job = ls_xcalloc(1, sizeof *job);
-    job->kc = kc;
-    job->uid = pod->uid;
-    job->scheduler_name = pod->scheduler_name;
-    snprintf(job->node, sizeof job->node, "%s", ls_str_get(node));
-    if (!ls_writer_bind(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(pod->uid), job->node,
-                        bind_done, job)) {
-        free(job);
-        return ls_errorf(err, "binding pod %s/%s: the writer is stopping", ls_str_get(pod->ns),
-                         ls_str_get(pod->name));
-    }
+    if (!kc_link_bind(kc->link, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(pod->uid), ls_str_get(node),
+                      ls_str_get(pod->scheduler_name)))
+        return ls_errorf(err, "binding pod %s/%s: the supervisor is gone", ls_str_get(pod->ns), ls_str_get(pod->name));
     return true;
 }
 
@@ -585,55 +426,24 @@ static bool source_patch_status(void *ud, const ls_object *obj, const char *merg
     ls_kcluster *kc = ud;
     const char *kind = ls_str_get(obj->kind);
     const char *v = strchr(kind, '.');
-    const char *g = v ? strchr(v + 1, '.') : NULL;
-    if (!g)
+    if (!v || !strchr(v + 1, '.'))
         return ls_errorf(err, "cannot write the status of %s %s: not a plural.version.group resource", kind,
                          ls_str_get(obj->name));
-    char path[1024];
-    if (obj->ns)
-        snprintf(path, sizeof path, "/apis/%s/%.*s/namespaces/%s/%.*s/%s/status", g + 1, (int)(g - v - 1), v + 1,
-                 ls_str_get(obj->ns), (int)(v - kind), kind, ls_str_get(obj->name));
-    else
-        snprintf(path, sizeof path, "/apis/%s/%.*s/%.*s/%s/status", g + 1, (int)(g - v - 1), v + 1, (int)(v - kind),
-                 kind, ls_str_get(obj->name));
-    ls_kresponse resp;
-    bool sent = ls_kclient_request(kc->client, "PATCH", path, "application/merge-patch+json", merge_patch,
-                                   strlen(merge_patch), &resp, err);
-    bool ok = sent && resp.status >= 200 && resp.status < 300;
-    if (sent && !ok)
-        ls_errorf(err, "PATCH %s: %ld: %.300s", path, resp.status, resp.body ? resp.body : "");
-    ls_kresponse_free(&resp);
-    return ok;
+    return kc_link_patch_status(kc->link, kind, obj->ns ? ls_str_get(obj->ns) : "", ls_str_get(obj->name), merge_patch,
+                                err);
 }
 
-static void patch_done(void *ud, const ls_write_result *r)
-{
-    (void)ud;
-    if (r->outcome == LS_WRITE_OK)
-        return;
-    char status_text[32];
-    snprintf(status_text, sizeof status_text, "%ld", r->status);
-    ls_log_error("Failed to update a volume object for binding", "namespace", r->ns ? r->ns : "", "name", r->name,
-                 "status", status_text, "err", r->message);
-}
-
-/* VolumeBinding's API writes: a merge patch on a PersistentVolume or a claim.
- * The result comes back through the informers, which PreBind waits on. */
+/* VolumeBinding's API writes: a merge patch on a PersistentVolume or a claim
+ * (the supervisor builds the path and allows only these kinds). The result
+ * comes back through the informers, which PreBind waits on. */
 static bool source_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
 {
     ls_kcluster *kc = ud;
     const char *k = ls_str_get(kind);
-    char path[1200];
-    if (strcmp(k, "PersistentVolume") == 0)
-        snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", ls_str_get(name));
-    else if (strcmp(k, "PersistentVolumeClaim") == 0)
-        snprintf(path, sizeof path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ls_str_get(ns),
-                 ls_str_get(name));
-    else
+    if (strcmp(k, "PersistentVolume") != 0 && strcmp(k, "PersistentVolumeClaim") != 0)
         return ls_errorf(err, "updating %s %s: only PersistentVolumes and claims are written", k, ls_str_get(name));
-    if (!ls_writer_patch_object(kc->writer, path, ns ? ls_str_get(ns) : NULL, ls_str_get(name), patch, patch_done,
-                                NULL))
-        return ls_errorf(err, "updating %s %s: the writer is stopping", k, ls_str_get(name));
+    if (!kc_link_patch_object(kc->link, k, ns ? ls_str_get(ns) : "", ls_str_get(name), patch))
+        return ls_errorf(err, "updating %s %s: the supervisor is gone", k, ls_str_get(name));
     return true;
 }
 
@@ -692,7 +502,7 @@ static void record_failure(ls_kcluster *kc, const ls_attempt *a)
     ls_event_spec ev = {.ns = ns, .name = name, .uid = ls_str_get(pod->uid), .type = "Warning",
                         .reason = "FailedScheduling", .action = "Scheduling", .note = message,
                         .reporting_controller = ls_str_get(pod->scheduler_name)};
-    ls_writer_record_event(kc->writer, &ev, NULL, NULL);
+    out_event(kc, &ev);
     /* As upstream, the status is patched only when the condition or the
      * nomination changes, so lastTransitionTime keeps its meaning. */
     uintptr_t h = (uintptr_t)failure_hash(a->reason, message, a->nominated_node);
@@ -704,7 +514,7 @@ static void record_failure(ls_kcluster *kc, const ls_attempt *a)
                                  .condition_message = message,
                                  .nominate = a->nominated_node ? LS_NOMINATE_SET : LS_NOMINATE_KEEP,
                                  .node = a->nominated_node ? ls_str_get(a->nominated_node) : NULL};
-    ls_writer_patch_pod_status(kc->writer, ns, name, &patch, NULL, NULL);
+    out_pod_status(kc, ns, name, &patch);
     char ref[600];
     if (a->code == LS_ERROR) {
         log_error_attempt(kc, ls_log_kobj(ref, sizeof ref, ns, name), message);
@@ -732,35 +542,15 @@ static void source_on_attempt(void *ud, const ls_attempt *a, const ls_cycle *cyc
     }
 }
 
-typedef struct preempt_job {
-    ls_kcluster *kc;
-    ls_str preemptor_uid;
-} preempt_job;
-
-/* A victim's deletion the API server refused (async preemption): the
- * preemptor's nomination goes, on the scheduling thread. A victim already
- * gone (404) is what the deletion wanted. */
-static void preempt_done(void *ud, const ls_write_result *r)
-{
-    preempt_job *job = ud;
-    if (r->outcome != LS_WRITE_OK && r->status != 404)
-        push(job->kc, KC_POD, (kc_event){.type = KC_PREEMPT_FAILED, .key = job->preemptor_uid,
-                                         .message = ls_xstrdup(r->message)});
-    free(job);
-}
-
+/* A victim's deletion the API server refuses comes back as link_preempt_failed. */
 static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node,
                            const char *message, ls_error *err)
 {
     ls_kcluster *kc = ud;
     const char *ns = ls_str_get(victim->ns), *name = ls_str_get(victim->name);
-    preempt_job *job = ls_xcalloc(1, sizeof *job);
-    job->kc = kc;
-    job->preemptor_uid = preemptor->uid;
-    if (!ls_writer_preempt_victim(kc->writer, ns, name, ls_str_get(victim->uid), message, preempt_done, job)) {
-        free(job);
-        return ls_errorf(err, "preempting pod %s/%s: the writer is stopping", ns, name);
-    }
+    if (!kc_link_preempt(kc->link, ns, name, ls_str_get(victim->uid), message ? message : "",
+                         ls_str_get(preemptor->uid)))
+        return ls_errorf(err, "preempting pod %s/%s: the supervisor is gone", ns, name);
     char note[600];
     snprintf(note, sizeof note, "Preempted by pod %s on node %s", ls_str_get(preemptor->uid), ls_str_get(node));
     /* As upstream, the event regards the victim and relates to the preemptor. */
@@ -769,22 +559,21 @@ static bool source_preempt(void *ud, const ls_pod *victim, const ls_pod *preempt
                         .reporting_controller = ls_str_get(preemptor->scheduler_name),
                         .related_ns = ls_str_get(preemptor->ns), .related_name = ls_str_get(preemptor->name),
                         .related_uid = ls_str_get(preemptor->uid)};
-    ls_writer_record_event(kc->writer, &ev, NULL, NULL);
+    out_event(kc, &ev);
     return true;
 }
 
 static void source_clear_nomination(void *ud, const ls_pod *pod)
 {
-    ls_kcluster *kc = ud;
-    ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), NULL, NULL, NULL);
+    ls_pod_status_patch p = {.nominate = LS_NOMINATE_CLEAR};
+    out_pod_status(ud, ls_str_get(pod->ns), ls_str_get(pod->name), &p);
 }
 
 /* NominatedNodeNameForExpectation: where the pod is going while Permit or PreBind runs. */
 static void source_nominate(void *ud, const ls_pod *pod, ls_str node)
 {
-    ls_kcluster *kc = ud;
-    ls_writer_set_nominated_node(kc->writer, ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(node), NULL,
-                                 NULL);
+    ls_pod_status_patch p = {.nominate = LS_NOMINATE_SET, .node = ls_str_get(node)};
+    out_pod_status(ud, ls_str_get(pod->ns), ls_str_get(pod->name), &p);
 }
 
 static void source_advance_to(void *ud, uint64_t now_ms)
@@ -827,34 +616,7 @@ void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s)
     drain(kc);
 }
 
-/* ---- stop */
-
-bool ls_kcluster_stop(ls_kcluster *kc, long timeout_ms)
-{
-    for (uint32_t i = 0; i < kc->n_feeds; i++)
-        ls_informer_stop(kc->feeds[i].informer);
-    if (!kc->writer)
-        return true;
-    ls_writer_stats before;
-    ls_writer_get_stats(kc->writer, &before);
-    int64_t t0 = ls_kutil_now_ms();
-    bool clean = ls_writer_drain(kc->writer, timeout_ms);
-    ls_writer_stats after;
-    ls_writer_get_stats(kc->writer, &after);
-    if (!clean) {
-        char dropped[32], timeout[32];
-        snprintf(dropped, sizeof dropped, "%lu", after.cut_at_stop);
-        snprintf(timeout, sizeof timeout, "%ldms", timeout_ms);
-        ls_log_error("Stopped before every write was sent: the rest is dropped", "dropped", dropped,
-                     "timeout", timeout);
-    } else if (after.done > before.done) {
-        char sent[32], took[32];
-        snprintf(sent, sizeof sent, "%lu", after.done - before.done);
-        snprintf(took, sizeof took, "%lldms", (long long)(ls_kutil_now_ms() - t0));
-        ls_log_info(2, "Sent the queued writes before stopping", "writes", sent, "duration", took);
-    }
-    return clean;
-}
+/* ---- free */
 
 static void free_store(ls_map *m, kc_kind kind)
 {
@@ -868,10 +630,7 @@ void ls_kcluster_free(ls_kcluster *kc)
 {
     if (!kc)
         return;
-    ls_kcluster_stop(kc, 0);
-    for (uint32_t i = 0; i < kc->n_feeds; i++)
-        ls_informer_free(kc->feeds[i].informer);
-    ls_writer_free(kc->writer);
+    kc_link_free(kc->link);   /* the reader thread ends first: nothing is pushed after */
     for (int k = 0; k < KC_KINDS; k++) {
         for (uint32_t i = 0; i < kc->incoming[k].len; i++) {
             kc_event *ev = &LS_VEC_AT(&kc->incoming[k], kc_event, i);
@@ -890,9 +649,6 @@ void ls_kcluster_free(ls_kcluster *kc)
     ls_map_free(&kc->last_failure);
     ls_log_limiter_free(kc->error_lines);
     free_store(&kc->deleted_binding, KC_POD);
-    for (uint32_t i = 0; i < kc->custom.len; i++)
-        free(LS_VEC_AT(&kc->custom, char *, i));
-    ls_vec_free(&kc->custom);
     pthread_cond_destroy(&kc->wake);
     pthread_mutex_destroy(&kc->lock);
     free(kc);

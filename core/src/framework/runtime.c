@@ -13,6 +13,7 @@
  * runtime_config.c; runtime_internal.h is what they share.
  */
 #include "framework/runtime_internal.h"
+#include "worker/page.h"
 #include "framework/paths.h"
 #include "luasched/log.h"
 #include "framework/watchdog.h"
@@ -233,6 +234,15 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     static volatile sig_atomic_t reporting;
     ls_rt *lua = active_lua;
     bool recover = recoverable_fault(sig, info);
+    if (ls_worker_page_self && !recover && !reporting) {
+        /* A worker: the call goes into the shared page first, with stores
+         * only; should the report below wait on a lock the fault left held
+         * (a traceback allocates), the supervisor ends the worker and says
+         * what ran from the page. */
+        ls_rt_describe_running();
+        ls_worker_page_say_why(sig == SIGSEGV ? "fatal signal SIGSEGV" : sig == SIGBUS ? "fatal signal SIGBUS"
+                               : sig == SIGFPE ? "fatal signal SIGFPE" : "fatal signal SIGILL");
+    }
     if (reporting) {
         /* a fault while reading the state for the report (a trace's frames
          * are not written back): leave without it */
@@ -288,6 +298,24 @@ static void install_fatal_handlers(void)
     int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaction(sigs[i], &sa, NULL);
+}
+
+/* The call running now, into the worker's shared page (from the watchdog's
+ * thread when the call overruns its budget, from the fatal signal handler):
+ * reads of the state and stores, nothing that allocates or locks. */
+void ls_rt_describe_running(void)
+{
+    ls_rt *lua = active_lua;
+    if (!lua || !ls_worker_page_self)
+        return;
+    int call = ls_rt_active_call;
+    uint32_t profile = ls_rt_active_profile;
+    const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
+    const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
+                                                                   : "";
+    ls_worker_page_describe(name, call >= 0 ? running_plugin(lua, call, profile) : note,
+                            call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
+                            pod ? ls_str_get(pod->ns) : NULL, pod ? ls_str_get(pod->name) : NULL);
 }
 
 /* lua_pcall under the instruction budget and the wall-clock watchdog. The

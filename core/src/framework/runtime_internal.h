@@ -66,6 +66,8 @@ extern volatile uint32_t ls_rt_active_profile;
 /* lua_pcall under the instruction budget and the wall-clock watchdog; -1 when
  * the watchdog cut the call off (the state abandoned, lua->L NULL). */
 int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt);
+/* The call running now into the worker's shared page (worker/page.h); async-signal-safe. */
+void ls_rt_describe_running(void);
 /* Whether there is a state to call into, restarting one when it is time. */
 bool ls_rt_usable(ls_rt *lua);
 /* A queue-side call was cut off: the state rebuilt, the failure logged;

@@ -7,17 +7,31 @@
  * handler jumps back to the call site unless the thread is inside a critical
  * section (then it jumps when the section ends). Both stages check that the
  * call they aim at is still the one running.
+ *
+ * In a worker process (docs/plugins/worker.md) the jump is taken only when
+ * the signal interrupted code the JIT compiled (an anonymous executable
+ * mapping: a trace, which holds no lock of libc or of the allocator); when it
+ * lands in any file's code (libc, the allocator, LuaJIT's C functions, ours)
+ * the handler returns and the next signal tries again. A call that does not
+ * come back within the supervisor's grace period ends the worker, which the
+ * supervisor restarts. Arming and disarming also publish the call's start
+ * and budget in the shared page, and the first stage describes the call
+ * there (profile, plugin, extension point, pod).
  */
 #include "framework/watchdog.h"
+#include "framework/runtime_internal.h"
 #include "luasched/base.h"
+#include "worker/page.h"
 
 #include <lauxlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 
 enum { POLL_MS = 5, GRACE_MS = 250 };
 
@@ -71,9 +85,69 @@ static void jump_out(void)
     siglongjmp(*current->escape, 1);
 }
 
-static void on_signal(int sig)
+/* In a worker: the executable mappings of files, recorded once (the
+ * seccomp filter forbids mapping a file as code afterwards). */
+enum { MAX_CODE_RANGES = 128 };
+static struct { uintptr_t lo, hi; } file_code[MAX_CODE_RANGES];
+static int n_file_code;
+static bool supervised;
+
+static void note_code_line(const char *line)
+{
+    unsigned long lo, hi, offset, inode;
+    char perms[8], dev[16];
+    if (n_file_code < MAX_CODE_RANGES && sscanf(line, "%lx-%lx %7s %lx %15s %lu", &lo, &hi, perms, &offset, dev,
+                                                &inode) == 6 && perms[2] == 'x' && (inode != 0 || strchr(line, '['))) {
+        file_code[n_file_code].lo = lo;
+        file_code[n_file_code].hi = hi;
+        n_file_code++;
+    }
+}
+
+bool ls_watchdog_supervised(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return false;
+    char line[1024];
+    while (fgets(line, sizeof line, f))
+        note_code_line(line);
+    fclose(f);
+    supervised = true;
+    return true;
+}
+
+static uintptr_t interrupted_pc(const void *uctx)
+{
+    const ucontext_t *uc = uctx;
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+/* Whether the signal landed in JIT-compiled code (no file's code). */
+static bool in_compiled_code(const void *uctx)
+{
+    uintptr_t pc = interrupted_pc(uctx);
+    if (!pc)
+        return false;
+    for (int i = 0; i < n_file_code; i++)
+        if (pc >= file_code[i].lo && pc < file_code[i].hi)
+            return false;
+    return true;
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
     (void)sig;
+    (void)info;
+    if (supervised && !in_compiled_code(uctx))
+        return;   /* inside libc, the allocator or C code: never jumped out of */
     if (!ls_critical_defer(jump_out))
         jump_out();
 }
@@ -82,10 +156,10 @@ static void install(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_sigaction = on_signal;
     /* NODEFER: the handler leaves by siglongjmp to a sigsetjmp(.., 0) point,
      * which does not restore the mask, so the signal must not stay blocked. */
-    sa.sa_flags = SA_NODEFER;
+    sa.sa_flags = SA_NODEFER | SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR2, &sa, NULL);
 }
@@ -110,6 +184,8 @@ static void expire(ls_watchdog *w, uint64_t call, bool *hooked)
     atomic_store(&kill_call, call);
     if (!*hooked) {
         *hooked = true;
+        if (ls_worker_page_self && atomic_load(&w->call) == call)
+            ls_rt_describe_running();
         lua_sethook(w->L, ls_watchdog_hook, LUA_MASKCOUNT, 1);
         return;
     }
@@ -187,8 +263,14 @@ void ls_watchdog_arm(ls_watchdog *w, lua_State *L, uint64_t timeout_ms, bool may
     atomic_store(&w->may_interrupt, may_interrupt);
     atomic_store(&w->expire_now, false);   /* meant for a call that has ended */
     atomic_store(&w->timeout_ms, timeout_ms);
-    atomic_store(&w->started_ms, now_ms());
+    uint64_t started = now_ms();
+    atomic_store(&w->started_ms, started);
     atomic_store(&w->call, (atomic_load(&w->call) | 1) + 2);   /* a new odd number: armed */
+    ls_worker_page *page = ls_worker_page_self;
+    if (page && may_interrupt) {   /* a call waiting on the cluster is not the supervisor's to end */
+        atomic_store(&page->call_budget_ms, timeout_ms);
+        atomic_store(&page->call_started_ms, started);
+    }
 }
 
 void ls_watchdog_restart_clock(ls_watchdog *w)
@@ -203,4 +285,6 @@ void ls_watchdog_restart_clock(ls_watchdog *w)
 void ls_watchdog_disarm(ls_watchdog *w)
 {
     atomic_store(&w->call, atomic_load(&w->call) + 1);        /* even: idle */
+    if (ls_worker_page_self)
+        atomic_store(&ls_worker_page_self->call_started_ms, 0);
 }

@@ -35,6 +35,11 @@ void ls_watchdog_request_stop(void);
 /* Cuts the watched call off now (the Lua state ran past its memory limit):
  * the signal comes after the grace period if the hook did not stop it. */
 void ls_watchdog_expire_now(ls_watchdog *w);
+/* This process is a supervised worker (docs/plugins/worker.md): the signal
+ * stage jumps out only of JIT-compiled code, never out of a file's code
+ * (libc, the allocator); the supervisor ends a call that does not return.
+ * Records the executable mappings of files now. False when they cannot be read. */
+bool ls_watchdog_supervised(void);
 /* The hook the watchdog sets: raises "plugin exceeded its time budget". */
 void ls_watchdog_hook(lua_State *L, lua_Debug *ar);
 

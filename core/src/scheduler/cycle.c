@@ -11,6 +11,7 @@
  */
 #include "scheduler/scheduler_internal.h"
 #include "luasched/feature_gates.h"
+#include "worker/marks.h"
 #include "luasched/log.h"
 #include "framework/fit_error.h"
 #include "scheduler/batch.h"
@@ -667,6 +668,11 @@ void ls_scheduler_schedule_pod(ls_scheduler *s, ls_qpod *qp)
 {
     ls_cycle *c = &s->cycle;
     begin_cycle(s, qp);
+    const char *ended = ls_worker_marked(ls_str_get(qp->pod->ns), ls_str_get(qp->pod->name));
+    if (ended) {   /* an earlier worker of this command died on it (worker/marks.h) */
+        fail(s, qp, LS_ERROR, ended);
+        return;
+    }
     if (c->num_all_nodes == 0) {
         fail(s, qp, LS_UNRESOLVABLE, "no nodes available to schedule pods");
         return;

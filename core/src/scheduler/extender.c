@@ -48,6 +48,16 @@ static bool kubeconfig_of(const ls_extender_config *e, const char *server, ls_ku
     return ok;
 }
 
+/* In a worker process: calls go through the supervisor (docs/plugins/worker.md). */
+static ls_extender_transport_fn transport;
+static void *transport_ud;
+
+void ls_extender_set_transport(ls_extender_transport_fn fn, void *ud)
+{
+    transport = fn;
+    transport_ud = ud;
+}
+
 static bool build_one(const ls_extender_config *e, ls_extender *out, ls_error *err)
 {
     out->cfg = e;
@@ -57,6 +67,8 @@ static bool build_one(const ls_extender_config *e, ls_extender *out, ls_error *e
     out->url = ls_xstrndup(e->url_prefix, n);
     out->timeout_ms = e->http_timeout_ns > 0 ? (long)((e->http_timeout_ns + 999999) / 1000000)
                                              : LS_DEFAULT_EXTENDER_TIMEOUT_MS;
+    if (transport)   /* the supervisor holds the client and its TLS files */
+        return true;
     ls_kubeconfig kc;
     bool ok = kubeconfig_of(e, out->url, &kc, err);
     if (ok) {
@@ -98,6 +110,22 @@ ls_extenders *ls_extenders_new(const ls_config *cfg, ls_error *err)
             x->n++;
         }
     return x;
+}
+
+cJSON *ls_extenders_send_to(const ls_extenders *x, const char *url, const char *verb, const char *body, char **msg)
+{
+    for (uint32_t i = 0; x && i < x->n; i++) {
+        const ls_extender *e = &x->items[i];
+        const ls_extender_config *c = e->cfg;
+        const char *verbs[] = {c->filter_verb, c->prioritize_verb, c->bind_verb, c->preempt_verb};
+        if (strcmp(e->url, url) != 0)
+            continue;
+        for (size_t v = 0; v < 4; v++)
+            if (verbs[v] && *verbs[v] && strcmp(verbs[v], verb) == 0)
+                return ls_extender_send(e, verb, body, msg);
+    }
+    *msg = ls_extender_format("no extender at URL %s with verb %s is configured", url, verb);
+    return NULL;
 }
 
 void ls_extenders_free(ls_extenders *x)
@@ -362,6 +390,8 @@ static char *transport_error(const char *url, const char *client_msg)
 
 cJSON *ls_extender_send(const ls_extender *e, const char *verb, const char *body, char **msg)
 {
+    if (transport)
+        return transport(transport_ud, e->url, verb, body, msg);
     char path[512];
     snprintf(path, sizeof path, "/%s", verb);
     char *url = ls_extender_format("%s/%s", e->url, verb);

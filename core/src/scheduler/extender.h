@@ -28,6 +28,17 @@ enum { LS_MAX_EXTENDER_PRIORITY = 10, LS_DEFAULT_EXTENDER_TIMEOUT_MS = 5000 };
 ls_extenders *ls_extenders_new(const ls_config *cfg, ls_error *err);
 void ls_extenders_free(ls_extenders *x);
 
+/* In a worker (docs/plugins/worker.md): every extender call goes through fn
+ * (url: the extender's urlPrefix without its trailing '/'; the result as
+ * ls_extender_send's), and no client or TLS file is read here. Set before
+ * any ls_extenders_new. */
+typedef struct cJSON cJSON;
+typedef cJSON *(*ls_extender_transport_fn)(void *ud, const char *url, const char *verb, const char *body, char **msg);
+void ls_extender_set_transport(ls_extender_transport_fn fn, void *ud);
+/* The supervisor's side: the call of one configured extender (by urlPrefix)
+ * with one of its configured verbs, else NULL and *msg. */
+cJSON *ls_extenders_send_to(const ls_extenders *x, const char *url, const char *verb, const char *body, char **msg);
+
 bool ls_extenders_have_filter(const ls_extenders *x);
 bool ls_extenders_have_prioritizer(const ls_extenders *x);
 

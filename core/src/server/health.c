@@ -20,6 +20,8 @@ struct ls_health_server {
      * check and endpoint, updated each time an endpoint runs its checks. */
     ls_metrics *slis;
     ls_metric_family *sli_result, *sli_total;
+    char *(*metrics_text)(void *ud);
+    void *metrics_ud;
     char *configz;
     ls_health_state *state;
     ls_delegated_auth *auth;
@@ -140,8 +142,8 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
         sli_record(h, "readyz", false);
         respond_checks(rs, rq, "readyz", synced && leader && atomic_load(&st->healthy),
                        synced ? "leaderElection" : "sched-handler-sync");
-    } else if (strcmp(rq->path, "/metrics") == 0 && h->metrics) {
-        char *text = ls_metrics_render(h->metrics);
+    } else if (strcmp(rq->path, "/metrics") == 0 && (h->metrics || h->metrics_text)) {
+        char *text = h->metrics_text ? h->metrics_text(h->metrics_ud) : ls_metrics_render(h->metrics);
         ls_http_respond_take(rs, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
     } else if (strcmp(rq->path, "/metrics/slis") == 0) {
         char *text = ls_metrics_render(h->slis);
@@ -157,6 +159,8 @@ ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *e
 {
     ls_health_server *h = ls_xcalloc(1, sizeof *h);
     h->metrics = o->metrics;
+    h->metrics_text = o->metrics_text;
+    h->metrics_ud = o->metrics_ud;
     h->state = o->state;
     h->auth = o->auth;
     pthread_mutex_init(&h->configz_lock, NULL);

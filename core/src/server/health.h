@@ -40,6 +40,10 @@ typedef struct ls_health_options {
     const char *cert_pem, *key_pem;   /* NULL: self-signed for localhost and the host */
     const char *client_ca_pem;        /* --client-ca-file: client certificates are asked for and checked */
     ls_metrics *metrics;
+    /* Instead of metrics: the text of /metrics made by a call (malloc'd; the
+     * supervisor asks its worker), on the server's thread. */
+    char *(*metrics_text)(void *ud);
+    void *metrics_ud;
     const char *configz_json;   /* {"componentconfig": {...}} body; copied */
     ls_health_state *state;
     ls_delegated_auth *auth;    /* who may call what (not owned); NULL: every path is open */

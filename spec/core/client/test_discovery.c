@@ -11,6 +11,7 @@
 #include "sim/apiserver.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "test.h"
 
@@ -108,6 +109,50 @@ static void test_v1_28(void)
     done(d, api, srv, c);
 }
 
+/* What run's worker gets on its command line (--served-apis): the v1.28
+ * server's version and group versions, read back with the same answers by
+ * group version; a malformed list is refused. */
+static void test_served_list(void)
+{
+    ls_api *api;
+    ls_api_server *srv;
+    ls_kclient *c;
+    ls_discovery *d = discover(28, &api, &srv, &c);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    char *list = ls_discovery_served_list(d);
+    CHECK(strncmp(list, "v1.28.0-luasched|v1,", 20) == 0);
+    CHECK(strstr(list, ",storage.k8s.io/v1") != NULL);
+    CHECK(strstr(list, "resource.k8s.io") == NULL);
+    ls_error err = {{0}};
+    ls_discovery *w = ls_discovery_from_list(list, &err);
+    CHECK(w != NULL);
+    if (w) {
+        CHECK_STR(ls_discovery_server_version(w), "v1.28.0-luasched");
+        CHECK(ls_discovery_serves(w, "", "v1", "pods"));
+        CHECK(ls_discovery_serves(w, "storage.k8s.io", "v1", "csistoragecapacities"));
+        CHECK(!ls_discovery_serves(w, "resource.k8s.io", "v1", "resourceclaims"));
+        CHECK(!ls_discovery_serves_name(w, "podgroups.v1beta1.scheduling.k8s.io"));
+        ls_config_clear_unavailable();
+        ls_api_needs_apply(w);
+        CHECK_STR(ls_config_unavailable_api(ls_intern_cstr("DynamicResources")), "resource.k8s.io/v1");
+        char *off = ls_discovery_off_text(w);
+        CHECK_STR(off, "plugin DynamicResources and its watches (resource.k8s.io/v1 not served)");
+        free(off);
+        ls_discovery_free(w);
+    }
+    free(list);
+    CHECK(ls_discovery_from_list("v1.28.0", &err) == NULL);
+    CHECK_CONTAINS(err.msg, "--served-apis: expected VERSION|GROUP/VERSION,...");
+    CHECK(ls_discovery_from_list("v1.28.0|v1,apps/v1,/v1", &err) == NULL);
+    CHECK_STR(err.msg, "--served-apis: entry 3 \"/v1\": expected GROUP/VERSION or VERSION of [a-z0-9.-], at "
+                       "most 512 entries");
+    CHECK(ls_discovery_from_list("v1.28.0|v1,Apps/v1", &err) == NULL);
+    done(d, api, srv, c);
+    ls_config_clear_unavailable();
+}
+
 /* ---- the configuration with DynamicResources unavailable */
 
 static bool fake_points(void *ud, const char *name, uint32_t *points, ls_error *err)
@@ -185,6 +230,7 @@ int main(void)
 {
     test_current_release();
     test_v1_28();
+    test_served_list();
     test_config_unavailable();
     test_parse_release();
     TEST_MAIN_END();

@@ -1,0 +1,62 @@
+/*
+ * channel.h: the messages between `luasched run`'s supervisor and its worker
+ * (docs/plugins/worker.md). A message is a frame on a stream socket: a
+ * 4-byte length (of what follows), a 1-byte type, then its fields, each a
+ * NUL-terminated string (JSON text has no NUL, nor have Kubernetes names).
+ * The receiver checks the length against its own limit before reading, and
+ * the field count against what the type expects.
+ */
+#ifndef LS_WORKER_CHANNEL_H
+#define LS_WORKER_CHANNEL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ls_chan_type {
+    /* supervisor -> worker */
+    LS_CH_OBJECT = 1,        /* verb ("add" | "update" | "delete"), feed ("pod" | "node" | "object"), kind, JSON */
+    LS_CH_BIND_RESULT,       /* pod uid, "ok" | "failed", message */
+    LS_CH_PREEMPT_FAILED,    /* preemptor uid, message */
+    LS_CH_REPLY,             /* request id, "ok" | "failed", message */
+    LS_CH_METRICS_ASK,       /* request id */
+    LS_CH_SYNCED,            /* the whole state has been sent: the worker may schedule */
+    /* worker -> supervisor */
+    LS_CH_HELLO = 32,        /* completed configuration (JSON), metrics wanted ("", "nodes", "pods",
+                                "nodes,pods"), then the custom resources (plural.version.group) */
+    LS_CH_BIND,              /* namespace, name, uid, node, schedulerName */
+    LS_CH_EVENT,             /* namespace, name, uid, type, reason, action, note, reportingController,
+                                resourceVersion, related namespace, related name, related uid */
+    LS_CH_POD_STATUS,        /* namespace, name, condition reason ("" none), message, nominate
+                                ("keep" | "set" | "clear"), node */
+    LS_CH_PREEMPT,           /* namespace, name, uid of the victim, message, preemptor uid */
+    LS_CH_OBJECT_PATCH,      /* kind ("PersistentVolume" | "PersistentVolumeClaim"), namespace, name, merge patch */
+    LS_CH_STATUS_PATCH,      /* request id, kind (plural.version.group), namespace, name, merge patch */
+    LS_CH_METRICS,           /* request id, Prometheus text */
+    LS_CH_EXTENDER,          /* request id, extender urlPrefix, verb, JSON body: answered by a reply whose
+                                message is the extender's JSON answer, or the error */
+    LS_CH_CONFIGZ,           /* the completed configuration (JSON) after a successful hot reload: /configz */
+} ls_chan_type;
+
+enum { LS_CHAN_MAX_FIELDS = 16 };
+
+typedef struct ls_chan_msg {
+    uint8_t type;
+    uint32_t n;                              /* fields */
+    const char *f[LS_CHAN_MAX_FIELDS];       /* into buf */
+    char *buf;
+} ls_chan_msg;
+
+/* Sends one message; `mu` (may be NULL) serializes writers of the same
+ * socket. False when the peer is gone. */
+bool ls_chan_send(int fd, pthread_mutex_t *mu, uint8_t type, const char *const *fields, uint32_t n);
+/* Reads one message of at most max_len bytes. 1: read; 0: the peer closed;
+ * -1: an error, or a frame over the limit or malformed (fields not
+ * NUL-terminated, too many): the channel cannot be trusted any more. */
+int ls_chan_recv(int fd, ls_chan_msg *m, size_t max_len);
+void ls_chan_msg_free(ls_chan_msg *m);
+/* The name of a type, for logs. */
+const char *ls_chan_type_name(uint8_t type);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * confine.c: closes, limits and filters a worker process (see confine.h).
+ */
+
+#include "worker/confine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LS_SANITIZED 1
+#endif
+#endif
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every descriptor from 3 up but the kept ones. */
+static void close_others(const int *keep, int n)
+{
+    int sorted[16];
+    if (n > 16)
+        n = 16;
+    memcpy(sorted, keep, (size_t)n * sizeof *keep);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_int);
+    unsigned from = 3;
+    for (int i = 0; i < n; i++) {
+        if (sorted[i] < (int)from)
+            continue;
+        if ((unsigned)sorted[i] > from)
+            syscall(SYS_close_range, from, (unsigned)sorted[i] - 1, 0);
+        from = (unsigned)sorted[i] + 1;
+    }
+    syscall(SYS_close_range, from, ~0u, 0);
+}
+
+static bool set_limits(uint64_t memory_limit, ls_error *err)
+{
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+#ifndef LS_SANITIZED   /* the sanitizers reserve terabytes of address space */
+    if (memory_limit) {
+        struct rlimit as = {memory_limit, memory_limit};
+        if (setrlimit(RLIMIT_AS, &as) != 0)
+            return ls_errorf(err, "setting the worker's memory limit: %s", strerror(errno));
+    }
+#else
+    (void)memory_limit;
+    (void)err;
+#endif
+    return true;
+}
+
+static const int ALLOWED[] = {
+    SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64), SCMP_SYS(close),
+    /* the channel's end, so its reader thread returns when a worker that failed to build ends */
+    SCMP_SYS(shutdown),
+    SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(statx), SCMP_SYS(lseek),
+    SCMP_SYS(getdents64), SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(access), SCMP_SYS(faccessat),
+    SCMP_SYS(faccessat2), SCMP_SYS(getcwd), SCMP_SYS(fcntl), SCMP_SYS(dup), SCMP_SYS(dup3),
+    SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap), SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(mincore),
+    SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
+    SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(get_robust_list), SCMP_SYS(rseq), SCMP_SYS(set_tid_address),
+    SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid),
+    SCMP_SYS(getegid), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
+    SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday), SCMP_SYS(time), SCMP_SYS(poll),
+    SCMP_SYS(ppoll), SCMP_SYS(select), SCMP_SYS(pselect6), SCMP_SYS(inotify_init1), SCMP_SYS(inotify_add_watch),
+    SCMP_SYS(inotify_rm_watch), SCMP_SYS(getrandom), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+    SCMP_SYS(getrlimit), SCMP_SYS(uname), SCMP_SYS(times), SCMP_SYS(getrusage), SCMP_SYS(sysinfo),
+    SCMP_SYS(restart_syscall), SCMP_SYS(membarrier), SCMP_SYS(timer_create), SCMP_SYS(timer_settime),
+    SCMP_SYS(timer_delete), SCMP_SYS(pipe2), SCMP_SYS(eventfd2),
+#ifdef LS_SANITIZED   /* LeakSanitizer stops the world with ptrace from a clone at exit */
+    SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(prctl), SCMP_SYS(sched_getparam), SCMP_SYS(sched_getscheduler),
+#endif
+};
+
+static bool add_rules(scmp_filter_ctx ctx)
+{
+    bool ok = true;
+    for (size_t i = 0; i < sizeof ALLOWED / sizeof *ALLOWED; i++)
+        ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, ALLOWED[i], 0) == 0;
+    const scmp_datum_t writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_TMPFILE;
+    /* files: read-only (the runtime, the plugins, the configuration on reload) */
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, writing, 0)) == 0;
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, writing, 0)) == 0;
+    /* memory: anonymous mappings (the JIT's code among them), files only as data */
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+                                SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)) == 0;
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+                                SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS)) == 0;
+    /* threads, not processes (glibc falls back from clone3, whose flags a filter cannot read) */
+#ifdef LS_SANITIZED
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 0) == 0;
+#else
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)) == 0;
+#endif
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) == 0;
+    /* signals to itself only (the watchdog's, raise) */
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+                                SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid())) == 0;
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
+                                SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid())) == 0;
+    /* a terminal's mode (isatty on the log), reading a limit, never raising one */
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS)) == 0;
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0)) == 0;
+    return ok;
+}
+
+static bool load_filter(ls_error *err)
+{
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+    if (!ctx)
+        return ls_errorf(err, "seccomp_init failed");
+    bool ok = add_rules(ctx);
+    int rc = ok ? seccomp_load(ctx) : -1;
+    seccomp_release(ctx);
+    if (!ok)
+        return ls_errorf(err, "building the worker's seccomp filter failed");
+    if (rc != 0)
+        return ls_errorf(err, "loading the worker's seccomp filter: %s", strerror(-rc));
+    return true;
+}
+
+bool ls_worker_confine(const ls_confine_options *o, ls_error *err)
+{
+    close_others(o->keep_fds, o->n_keep);
+    signal(SIGPIPE, SIG_IGN);   /* a supervisor gone is the channel's error */
+    if (!set_limits(o->memory_limit, err))
+        return false;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return ls_errorf(err, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+    return load_filter(err);
+}

@@ -1,0 +1,26 @@
+/*
+ * confine.h: what a worker process gives up before any plugin code runs
+ * (docs/plugins/worker.md "Limits"): every file descriptor but the ones it
+ * keeps, its memory beyond a limit of its own (RLIMIT_AS), core dumps, new
+ * privileges (PR_SET_NO_NEW_PRIVS), and every system call outside an allow
+ * list (a seccomp filter: no execve, no socket, connect or bind, no open for
+ * writing or creating, no ptrace or process_vm_*, no mapping of a file as
+ * code). What is not allowed fails with EPERM.
+ */
+#ifndef LS_WORKER_CONFINE_H
+#define LS_WORKER_CONFINE_H
+
+#include "luasched/base.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ls_confine_options {
+    const int *keep_fds;          /* besides 0, 1 and 2 */
+    int n_keep;
+    uint64_t memory_limit;        /* bytes of address space; 0: none */
+} ls_confine_options;
+
+bool ls_worker_confine(const ls_confine_options *o, ls_error *err);
+
+#endif
