@@ -41,9 +41,16 @@ YAML
 "$BIN" simulate "$TMP/cluster.yaml" --config "$TMP/config.yaml" --plugin-path "$TMP/plugins" \
   > "$TMP/out" 2> "$TMP/err" &
 PID=$!
-# In the loop once the process has run 0.5 s of CPU (starting takes a tenth
-# of that): a condition, where a fixed sleep was too short on a loaded machine.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat" 2>/dev/null || echo 0; }
+# In the loop once the process and its worker (the plugin code runs in a
+# child process, docs/plugins/worker.md) have run 0.5 s of CPU (starting takes
+# a tenth of that): a condition, where a fixed sleep was too short on a loaded machine.
+cpu_ticks() {
+  local p t=0
+  for p in "$PID" $(pgrep -P "$PID"); do
+    t=$(( t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0) ))
+  done
+  echo "$t"
+}
 looping() { [ "$(cpu_ticks)" -ge $(( $(getconf CLK_TCK) / 2 )) ]; }
 wait_until 120 looping || echo "FAIL: the plugin did not start looping within 120 s"
 kill -SEGV "$PID"
