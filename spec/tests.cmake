@@ -134,6 +134,9 @@ else()
   ls_add_test(lint/luacheck lint COMMAND sh -c "echo 'luacheck is not installed (Debian package lua-check; .ci/deps.sh installs it)'; exit 1")
 endif()
 
+# The e2e and deploy scripts leave their clean-up to lib.bash (spec/lint/e2e_cleanup.sh).
+ls_add_test(lint/e2e_cleanup lint COMMAND bash ${CMAKE_SOURCE_DIR}/spec/lint/e2e_cleanup.sh)
+
 # The scheduler extender the extender specs talk to (spec/extender/).
 add_executable(luasched_test_extender ${CMAKE_SOURCE_DIR}/spec/extender/test_extender.c)
 target_include_directories(luasched_test_extender PRIVATE ${CMAKE_SOURCE_DIR}/core/src)

@@ -19,7 +19,6 @@
 . "$(dirname "$0")/serve_lib.bash"
 ROOT=${LUASCHED_SOURCE_DIR:-.}
 RUN_PID=; SERVE_PID=
-trap '[ -n "$RUN_PID" ] && kill -9 "$RUN_PID" 2>/dev/null; [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 mkdir -p "$TMP/plugins"
 cat > "$TMP/plugins/wreck.lua" <<'LUA'
 local ls = require("luasched")
