@@ -41,9 +41,12 @@ add_library(ls_fuzz_model STATIC
   ${CMAKE_SOURCE_DIR}/core/src/model/parse_text.c
   ${CMAKE_SOURCE_DIR}/core/src/model/pod_resources.c
   ${CMAKE_SOURCE_DIR}/core/src/model/quantity.c
-  ${CMAKE_SOURCE_DIR}/core/src/model/resources.c)
+  ${CMAKE_SOURCE_DIR}/core/src/model/resources.c
+  ${CMAKE_SOURCE_DIR}/core/src/config/feature_gates.c   # the decoder reads gates (PodLevelResources, ...)
+  ${CMAKE_SOURCE_DIR}/core/src/base/log.c)
 target_link_libraries(ls_fuzz_model PUBLIC PkgConfig::CJSON PkgConfig::YAML m)
 file(GLOB LS_FUZZ_CONFIG_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/core/src/config/*.c)
+list(FILTER LS_FUZZ_CONFIG_SOURCES EXCLUDE REGEX "feature_gates\\.c$")   # in ls_fuzz_model
 add_library(ls_fuzz_config STATIC
   ${LS_FUZZ_CONFIG_SOURCES}
   ${CMAKE_SOURCE_DIR}/core/src/framework/extension_points.c

@@ -91,6 +91,13 @@ static const int ALLOWED[] = {
 #endif
 };
 
+/* An argument equal to v (clang's -Wmissing-field-initializers refuses
+ * libseccomp's SCMP_A<n> macros with one datum). */
+static struct scmp_arg_cmp cmp_eq(unsigned int arg, scmp_datum_t v)
+{
+    return (struct scmp_arg_cmp){.arg = arg, .op = SCMP_CMP_EQ, .datum_a = v, .datum_b = 0};
+}
+
 static bool add_rules(scmp_filter_ctx ctx)
 {
     bool ok = true;
@@ -115,12 +122,12 @@ static bool add_rules(scmp_filter_ctx ctx)
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) == 0;
     /* signals to itself only (the watchdog's, raise) */
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-                                SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid())) == 0;
+                                cmp_eq(0, (scmp_datum_t)getpid())) == 0;
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
-                                SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid())) == 0;
+                                cmp_eq(0, (scmp_datum_t)getpid())) == 0;
     /* a terminal's mode (isatty on the log), reading a limit, never raising one */
-    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS)) == 0;
-    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0)) == 0;
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, cmp_eq(1, TCGETS)) == 0;
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, cmp_eq(2, 0)) == 0;
     return ok;
 }
 
