@@ -12,25 +12,8 @@ local bit = require("bit")
 
 local out_dir = assert(arg[1], "usage: gen_cdefs.lua OUT_DIR HEADER...")
 
-local function read(path)
-  local f = assert(io.open(path, "r"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
-
-local function write_if_changed(path, text)
-  local f = io.open(path, "r")
-  if f then
-    local old = f:read("*a")
-    f:close()
-    if old == text then return end
-  end
-  os.execute("mkdir -p '" .. path:match("^(.*)/[^/]+$") .. "'")
-  f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
+local files = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "gen_files.lua")
+local read, write_if_changed = files.read, files.write_if_changed
 
 -- 31-bit FNV-1a of the text (an int on both sides).
 local function abi_hash(text)

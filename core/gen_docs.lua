@@ -22,12 +22,8 @@
 --        luajit gen_docs.lua SOURCE_DIR --check   (exit 1 when undocumented or stale)
 local M = {}
 
-local function read(path)
-  local f = assert(io.open(path, "r"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
+local files = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "gen_files.lua")
+local read = files.read
 
 local function lines_of(text)
   local out = {}
@@ -571,18 +567,7 @@ end
 -- ---- main -----------------------------------------------------------------------
 
 -- Written only when the content changes (the committed api.md keeps its time).
-local function write(path, text)
-  local f = io.open(path, "r")
-  if f then
-    local old = f:read("*a")
-    f:close()
-    if old == text then return end
-  end
-  os.execute("mkdir -p '" .. path:match("^(.*)/[^/]+$") .. "'")
-  f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
+local write = files.write_if_changed
 
 local function main(args)
   local root = assert(args[1], "usage: gen_docs.lua SOURCE_DIR (OUT_API_MD OUT_META_LUA | --check)")
