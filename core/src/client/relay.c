@@ -372,28 +372,26 @@ static bool refuse(char *why, size_t cap, const char *fmt, const char *a, const 
     return false;
 }
 
-/* A DNS-subdomain-like name: what namespaces, pods and nodes are called. */
-static bool good_name(const char *s, size_t max)
+/* s is 1..max characters, each one accepted by ok. */
+static bool text_of(const char *s, size_t max, bool (*ok)(unsigned char))
 {
     size_t n = strlen(s);
     if (n == 0 || n > max)
         return false;
-    for (const char *p = s; *p; p++)
-        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-' || *p == '.'))
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (!ok(*p))
             return false;
     return true;
 }
 
-static bool good_word(const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > max)
-        return false;
-    for (const char *p = s; *p; p++)
-        if (!isalnum((unsigned char)*p))
-            return false;
-    return true;
-}
+static bool name_char(unsigned char c) { return islower(c) || isdigit(c) || c == '-' || c == '.'; }
+static bool word_char(unsigned char c) { return isalnum(c) != 0; }
+
+/* A DNS-subdomain-like name: what namespaces, pods and nodes are called. */
+static bool good_name(const char *s, size_t max) { return text_of(s, max, name_char); }
+
+/* An event's reason or type, a condition's reason: letters and digits. */
+static bool good_word(const char *s, size_t max) { return text_of(s, max, word_char); }
 
 /* What the checks read of a stored pod (without copying it). */
 typedef struct pod_facts {
