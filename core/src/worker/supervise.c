@@ -133,9 +133,55 @@ void ls_child_call(const ls_child *c, char *out, size_t cap)
     ls_worker_page_call(c->page, out, cap);
 }
 
+/* The worker's scheduling state ('R' runnable, 'S' asleep, 'D', 'T'...) and the
+ * CPU time its threads have used, from /proc/<pid>/stat. */
+static bool read_cpu(pid_t pid, char *state, uint64_t *cpu_ms)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');   /* the command name may hold spaces */
+    unsigned long long utime, stime;
+    if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", state, &utime, &stime) != 3)
+        return false;
+    long hz = sysconf(_SC_CLK_TCK);
+    *cpu_ms = (utime + stime) * 1000 / (unsigned long long)(hz > 0 ? hz : 100);
+    return true;
+}
+
+/* Starved, not hung: past its wall-clock deadline (from + allowed) but
+ * runnable, with less than `allowed` of CPU used since from, and within the
+ * starved factor. The CPU is counted from the first poll that sees the call
+ * older than COUNT_FROM_MS (most calls end sooner and cost no read of /proc). */
+enum { COUNT_FROM_MS = 100 };
+
+static bool starved(ls_child *c, uint64_t from, uint64_t allowed, uint64_t now)
+{
+    if (now < from + COUNT_FROM_MS && now < from + allowed)
+        return true;
+    char state = 0;
+    uint64_t cpu = 0;
+    if (!read_cpu(c->pid, &state, &cpu))
+        return false;
+    if (c->deadline_from_ms != from) {
+        c->deadline_from_ms = from;
+        c->cpu_at_from_ms = cpu;
+    }
+    if (now < from + allowed)
+        return true;
+    return state == 'R' && now < from + LS_CHILD_STARVED_FACTOR * allowed && cpu - c->cpu_at_from_ms < allowed;
+}
+
 /* True when a plugin call runs past its budget plus grace_ms, or a worker
- * that noted a fatal signal has not ended grace_ms later. */
-bool ls_child_overdue(const ls_child *c, uint64_t grace_ms, char *why, size_t cap)
+ * that noted a fatal signal has not ended grace_ms later (see supervise.h). */
+bool ls_child_overdue(ls_child *c, uint64_t grace_ms, char *why, size_t cap)
 {
     if (c->pid <= 0)
         return false;
@@ -143,11 +189,13 @@ bool ls_child_overdue(const ls_child *c, uint64_t grace_ms, char *why, size_t ca
     uint64_t budget = atomic_load(&c->page->call_budget_ms);
     uint64_t now = ls_worker_now_ms();
     uint64_t fatal = atomic_load(&c->page->why_ms);
-    if (fatal && now >= fatal + grace_ms) {   /* its report of a fatal signal hangs */
+    if (fatal) {   /* its report of a fatal signal hangs */
+        if (starved(c, fatal, grace_ms, now))
+            return false;
         snprintf(why, cap, "it did not end within %llu ms of a %s", (unsigned long long)grace_ms, c->page->why);
         return true;
     }
-    if (!started || now < started + budget + grace_ms)
+    if (!started || starved(c, started, budget + grace_ms, now))
         return false;
     char call[800];
     ls_child_call(c, call, sizeof call);

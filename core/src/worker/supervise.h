@@ -26,6 +26,8 @@ typedef struct ls_child {
     int page_fd;
     uint64_t started_ms;
     char killed_for[512];      /* why the supervisor killed it ("" when it did not) */
+    uint64_t deadline_from_ms; /* the page's call (or fatal-signal) time last seen */
+    uint64_t cpu_at_from_ms;   /* the worker's CPU time when the supervisor saw it */
 } ls_child;
 
 bool ls_child_init(ls_child *c, ls_error *err);
@@ -40,8 +42,12 @@ bool ls_child_spawn_exec(ls_child *c, const char *self, char *const argv[], ls_e
 bool ls_child_spawn_fork(ls_child *c, int (*fn)(void *ud, int chan), void *ud, ls_error *err);
 
 /* True when a plugin call runs past its budget plus grace_ms: why names the
- * call when the worker described it. */
-bool ls_child_overdue(const ls_child *c, uint64_t grace_ms, char *why, size_t cap);
+ * call when the worker described it. A worker that is runnable and has used
+ * less CPU than that since the call began is starved by a busy machine, not
+ * hung: it gets up to LS_CHILD_STARVED_FACTOR times the time before it is
+ * ended. A worker blocked (a lock left held) or spinning is ended on time. */
+bool ls_child_overdue(ls_child *c, uint64_t grace_ms, char *why, size_t cap);
+enum { LS_CHILD_STARVED_FACTOR = 10 };
 /* SIGKILL, remembering why. */
 void ls_child_kill(ls_child *c, const char *why);
 /* Whether the worker has ended (waiting for it when `block`); how it ended
