@@ -755,22 +755,33 @@ end
 local bind_results = { [SKIP] = true }
 function M.bind(pi) return run_simple(pi, "bind", "Bind", bind_results) end
 
+-- One plugin's Unreserve. Its hook is looked up inside the protected call:
+-- the lookup may run the plugin's own code (an __index on its plugin table),
+-- which is then named as that plugin's (attacker round 3).
+local function call_unreserve(inst, st, pod, node)
+  local fn = inst.unreserve
+  if fn then return fn(inst, st, pod, node) end
+end
+
 --- Unreserve runs on every Reserve plugin, in reverse order, errors logged only.
 function M.unreserve(pi)
   local list = profiles[pi + 1].points.reserve
   if not list then return SUCCESS end
+  -- No CycleState: the Lua state was rebuilt during this cycle (a cut-off).
+  -- The rebuilt instances reserved nothing, so there is nothing to undo; run,
+  -- they were handed nil and raised (VolumeBinding's Unreserve was logged as
+  -- failing after another plugin's PreBind was cut off: attacker round 3).
+  if state == nil then return SUCCESS end
   local pod, node = cycle.pod[0], node_name()
   current_hook = "unreserve"
   for k = #list, 1, -1 do
     local inst = list[k]
-    if inst.unreserve then
-      current = inst
-      cycle.running_plugin = k - 1   -- a cut-off names it (and Unreserve)
-      local ok, err = pcall(inst.unreserve, inst, state, pod, node)
-      if not ok then
-        io.stderr:write(string.format("luasched: running Unreserve plugin %q: %s\n", name_of[inst],
-          shortened(attributed(describe(err)))))
-      end
+    current = inst
+    cycle.running_plugin = k - 1   -- a cut-off names it (and Unreserve)
+    local ok, err = pcall(call_unreserve, inst, state, pod, node)
+    if not ok then
+      io.stderr:write(string.format("luasched: running Unreserve plugin %q: %s\n", name_of[inst],
+        shortened(attributed(describe(err)))))
     end
   end
   return SUCCESS
