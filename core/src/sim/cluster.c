@@ -799,6 +799,32 @@ void ls_cluster_set_provision_fault(ls_cluster *c, ls_provision_fault fault)
     c->provision_fault = fault;
 }
 
+/* The API server's limits on a stored object: its annotations together at
+ * most 256 KiB (upstream's TotalAnnotationSizeLimitB, key and value bytes),
+ * the whole object at most etcd's request limit of 1.5 MiB. A plugin
+ * patching one object again and again grew it, and the process, without
+ * bound (1.3 GB in 20 s with a 64 MiB Lua limit: attacker round 3). */
+enum { API_ANNOTATIONS_MAX = 256 * 1024, API_OBJECT_MAX = 3 * 512 * 1024 };
+
+static bool within_api_limits(const cJSON *json, ls_str kind, ls_str name, ls_error *err)
+{
+    const cJSON *annotations = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(json, "metadata"),
+                                                                "annotations");
+    size_t total = 0;
+    const cJSON *a;
+    cJSON_ArrayForEach(a, annotations)
+        total += strlen(a->string) + (cJSON_IsString(a) ? strlen(a->valuestring) : 0);
+    if (total > API_ANNOTATIONS_MAX)
+        return ls_errorf(err, "%s \"%s\" is invalid: metadata.annotations: Too long: must have at most %d bytes",
+                         ls_str_get(kind), ls_str_get(name), API_ANNOTATIONS_MAX);
+    char *text = cJSON_PrintUnformatted(json);
+    size_t len = text ? strlen(text) : 0;
+    free(text);
+    if (len > API_OBJECT_MAX)
+        return ls_errorf(err, "etcdserver: request is too large");
+    return true;
+}
+
 /* A plugin's API write (VolumeBinding's PreBind): the merge patch, then the
  * PV controller's answer, as the API server and kube-controller-manager would. */
 static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
@@ -813,7 +839,7 @@ static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, 
     const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
     cJSON *json = cJSON_ParseWithLength(o->json, o->json_len);
     ls_json_merge_patch(json, body);
-    bool ok = replace_object(c, i, json, "<api>", err);
+    bool ok = within_api_limits(json, kind, name, err) && replace_object(c, i, json, "<api>", err);
     cJSON_Delete(json);
     cJSON_Delete(body);
     if (ok)
