@@ -830,6 +830,11 @@ static bool within_api_limits(const cJSON *json, ls_str kind, ls_str name, ls_er
 static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
 {
     ls_cluster *c = ud;
+    /* run's rule (kcluster.c): a plugin's Namespace patch changed every
+     * profile's namespaceSelector answers in simulate (attacker round 3) */
+    const char *k = ls_str_get(kind);
+    if (strcmp(k, "PersistentVolume") != 0 && strcmp(k, "PersistentVolumeClaim") != 0)
+        return ls_errorf(err, "updating %s %s: only PersistentVolumes and claims are written", k, ls_str_get(name));
     int i = find_object(c, kind, ns, name);
     if (i < 0)
         return ls_errorf(err, "%s \"%s\" not found", ls_str_get(kind), ls_str_get(name));
