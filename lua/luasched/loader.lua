@@ -168,6 +168,11 @@ end
 --- nil and a message naming the file and line.
 function M.load(name)
   if loaded[name] then return loaded[name] end
+  -- the name becomes a file name: "../outside/Sneaky" loaded
+  -- plugins/../outside/sneaky.lua, a file off the plugin path (attacker round 3)
+  if name:find("[/\\%z]") or name:find("..", 1, true) then
+    return nil, string.format("plugin %q not found: a plugin name is no path (it may not hold \"/\" or \"..\")", name)
+  end
   local base = M.file_name(name)
   local path, builtin = find_file(base)
   if not path then
