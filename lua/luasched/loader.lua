@@ -136,8 +136,10 @@ end
 load_source = function(path, chunkname, require_fn)
   local f, err = io.open(path, "r")
   if not f then return nil, err end
-  local text = f:read("*a")
+  local text, rerr = f:read("*a")
   f:close()
+  -- a directory opens but does not read: its error named loader.lua (attacker round 3)
+  if not text then return nil, chunkname:sub(2) .. ": cannot be read: " .. tostring(rerr) end
   if text:byte(1) == 27 then return nil, chunkname:sub(2) .. ": bytecode is not accepted, only Lua source" end
   plugin_sources[chunkname] = true
   return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({}), chunkname))
