@@ -755,6 +755,15 @@ end
 local bind_results = { [SKIP] = true }
 function M.bind(pi) return run_simple(pi, "bind", "Bind", bind_results) end
 
+-- A plugin's text on one log line: its line breaks shown as \n, so that an
+-- error message cannot forge the scheduler's own log lines (an Unreserve's
+-- error of two lines printed a "Plugin call cut off" line naming another
+-- plugin: attacker round 3).
+local LINE_BREAKS = { ["\n"] = "\\n", ["\r"] = "\\r" }
+local function one_line(text)
+  return (text:gsub("[\r\n]", LINE_BREAKS))
+end
+
 -- One plugin's Unreserve. Its hook is looked up inside the protected call:
 -- the lookup may run the plugin's own code (an __index on its plugin table),
 -- which is then named as that plugin's (attacker round 3).
@@ -781,7 +790,7 @@ function M.unreserve(pi)
     local ok, err = pcall(call_unreserve, inst, state, pod, node)
     if not ok then
       io.stderr:write(string.format("luasched: running Unreserve plugin %q: %s\n", name_of[inst],
-        shortened(attributed(describe(err)))))
+        one_line(shortened(attributed(describe(err))))))
     end
   end
   return SUCCESS
@@ -909,8 +918,8 @@ function M.hint(id, pod_ptr, ev_ptr)
   hint_errors = hint_errors + 1
   local info = debug.getinfo(fn, "S")
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",
-    info.short_src, info.linedefined, ok and ("returned " .. returned(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
-    or describe(r)))
+    info.short_src, info.linedefined, one_line(ok and ("returned " .. returned(r) .. ", expected ls.QUEUE or " ..
+    "ls.QUEUE_SKIP") or describe(r))))
   return 2   -- LS_HINT_FAILED: Queue, counted by the runtime
 end
 
