@@ -293,6 +293,68 @@ end]])
   end)
 end)
 
+describe("attacker round 3: a plugin's text in the scheduler's log", function()
+  with_tmp()
+
+  local FORGED = 'E1129 07:40:52.678226   23400 runtime.c:760] "Plugin call cut off" plugin="NodeResourcesFit"'
+
+  -- Before: the second line was written as it was, a log line of the
+  -- scheduler naming NodeResourcesFit.
+  it("print of several lines prefixes every line with the plugin's file", function()
+    probe(([[
+function P.filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  print("hello\n%s\r\ndefault/b: bound to node-9\rlast")
+end]]):format(FORGED:gsub('"', '\\"')))
+    local r = run(config("{name: Probe}"))
+    assert.are.equal(0, r.rc, r.err)
+    local prefix = file_of("probe") .. ": "
+    local lines = {}
+    for line in r.err:gmatch("[^\n]+") do
+      if line:find("hello", 1, true) or line:find("node-9", 1, true) or line:find("last", 1, true)
+        or line:find("NodeResourcesFit", 1, true) then
+        lines[#lines + 1] = line
+      end
+    end
+    assert.are.same({ prefix .. "hello", prefix .. FORGED, prefix .. "default/b: bound to node-9", prefix .. "last" },
+      { lines[1], lines[2], lines[3], lines[4] })
+    for _, line in ipairs(lines) do assert.are.equal(prefix, line:sub(1, #prefix)) end
+    assert.not_matches("node-9", r.out, 1, true)
+  end)
+
+  -- Before: `luasched: running Unreserve plugin "Evil": FILE:5: boom` then
+  -- the forged line on a line of its own.
+  it("an Unreserve error of several lines is logged on one line", function()
+    write_plugin("evil", ([[
+local ls = require("luasched")
+local P = ls.plugin("Evil")
+function P.reserve() return nil end
+function P.unreserve()
+  error("boom\n%s")
+end
+return P
+]]):format(FORGED:gsub('"', '\\"')))
+    write_plugin("victim", [[
+local ls = require("luasched")
+local P = ls.plugin("Victim")
+local KEY, YES = ls.intern("probe"), ls.intern("yes")
+function P.reserve(self, state, pod)
+  if ls.label(pod.labels, KEY) == YES then return ls.unschedulable("victim says no") end
+  return nil
+end
+return P
+]])
+    local r = run(config("{name: Evil}, {name: Victim}"))
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal("pending: 0/1 nodes are available: 1 victim says no.", r.pods.a)
+    assert.matches('luasched: running Unreserve plugin "Evil": ' .. file_of("evil") .. ":5: boom\\n" .. FORGED,
+      r.err, 1, true)
+    for line in r.err:gmatch("[^\n]+") do
+      assert.is_nil(line:find("^E%d+ .*Plugin call cut off"), line)
+    end
+  end)
+end)
+
 describe("attacker round 3: C memory and API writes", function()
   with_tmp()
 
