@@ -268,6 +268,32 @@ return P
       file_of("evil") .. ':5"', r.err, 1, true)
   end)
 
+  -- PENDING: a plugin's clone_state hook (CycleState.Clone of its entry) is
+  -- run by the plugin that clones the state (DefaultPreemption's dry run):
+  -- looping there, it is cut off as `running PostFilter plugin
+  -- "DefaultPreemption"`. Naming it needs a point for the hook
+  -- (LS_EXTENSION_HOOKS has none; the plugin may be in no PreFilter list),
+  -- which cycle.handle_ep (handle.lua's as_caller) would then carry.
+  pending("a clone_state hook looping in DefaultPreemption's dry run is named as its own plugin's", function()
+    write_plugin("evil", [[
+local ls = require("luasched")
+local P = ls.plugin("Evil")
+local KEY, YES = ls.intern("probe"), ls.intern("yes")
+function P.pre_filter(self, state, pod)
+  if ls.label(pod.labels, KEY) == YES then state.Evil = { n = 1 } end
+  return nil
+end
+function P.clone_state(self, entry)
+  local x = 0 while true do x = x + 1 end
+end
+return P
+]])
+    local r = run(config("{name: Evil}"), { cluster = PREEMPTING })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches('"Plugin call cut off" plugin="Evil"', r.err, 1, true)
+    assert.not_matches("DefaultPreemption", r.pods.a, 1, true)
+  end)
+
   it("an error value whose __index, __tostring and __concat loop is named by its type, none of them run", function()
     probe([[
 function P.filter(self, state, pod)
