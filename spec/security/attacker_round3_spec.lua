@@ -123,6 +123,7 @@ local function run(cfg, opts)
   args[#args + 1] = cfg_path
   args[#args + 1] = "--plugin-path"
   args[#args + 1] = opts.plugin_path or (tmp .. "/plugins")
+  for _, a in ipairs(opts.args or {}) do args[#args + 1] = a end
   local cmd = {}
   for i, a in ipairs(args) do cmd[i] = sim.quote(a) end
   local p = assert(io.popen(table.concat(cmd, " ") .. " 2>" .. sim.quote(dir .. "/err") .. "; echo \"rc=$?\""))
@@ -378,6 +379,36 @@ return P
     for line in r.err:gmatch("[^\n]+") do
       assert.is_nil(line:find("^E%d+ .*Plugin call cut off"), line)
     end
+  end)
+end)
+
+describe("attacker round 3: a plugin's text in the report", function()
+  with_tmp()
+
+  -- Before: ls.reject's message kept its line breaks, and the report printed
+  -- them: `default/b: bound to node-9` and `summary: forged` were lines of
+  -- simulate's own report.
+  it("a waiting pod rejected with a message of several lines is one line of the report", function()
+    probe([[
+function P.permit(self, state, pod)
+  if ls.label(pod.labels, KEY) == YES then return ls.wait(1) end
+  return nil
+end
+function P.filter(self, state, pod)
+  if ls.label(pod.labels, KEY) == YES then return nil end
+  for wp in ls.waiting_pods() do ls.reject(wp, "Probe", "no\ndefault/b: bound to node-9\rsummary: forged") end
+  return nil
+end]])
+    local cluster = CLUSTER .. "---\napiVersion: v1\nkind: Pod\nmetadata: {name: c, namespace: default}\n" ..
+      "spec: {containers: [{name: c, image: app}]}\n"
+    local r = run(config("{name: Probe}", "pluginTimeoutMilliseconds: 3000"),
+      { cluster = cluster, args = { "--realtime" } })
+    assert.are.equal(0, r.rc, r.err .. r.out)
+    assert.matches("\ndefault/a: pending: no\\ndefault/b: bound to node-9\\rsummary: forged (attempt 1 at ", r.out,
+      1, true)
+    assert.not_matches("\ndefault/b: bound to node%-9", r.out)
+    assert.not_matches("\nsummary: forged", r.out)
+    assert.matches("\ndefault/b: bound to node%-[12] at ", r.out)
   end)
 end)
 
