@@ -75,10 +75,13 @@ wait $pid
 expect_eq "exit code" "$?" "0"
 expect_contains "all pods bound" "$(cat "$D/out")" "summary: 2 nodes, 60 pods: 60 bound, 0 unschedulable"
 expect_eq "every pod bound where the running (good) plugin wants" "$(grep -cE "^default/p[0-9]+: bound to node-a" "$D/out")" "60"
-# the last edit (a removal, then the new file) may be seen as one change or two
-expect_eq "reloads counted" "$(grep -cE '^reloads: 1 succeeded, [34] failed$' "$D/out")" "1"
+# an edit of two steps (a removal, then the new file) may be seen as one change or two
+failed=$(sed -n 's/^reloads: 1 succeeded, \([0-9]*\) failed$/\1/p' "$D/out")
+expect_eq "reloads counted: the good one, and the three bad ones (each once or twice)" \
+  "$([ -n "$failed" ] && [ "$failed" -ge 3 ] && [ "$failed" -le 6 ] && echo yes)" "yes"
 expect_contains "the directory named with why" "$(cat "$D/err")" "plugins/prefer.lua: cannot be read: Is a directory"
-expect_eq "the symlink's text a syntax error at the plugin's file" "$(grep -cE "Reload failed.*plugins/prefer.lua:[0-9]+: " "$D/err")" "1"
+expect_eq "the symlink's text a syntax error at the plugin's file" \
+  "$(grep -qE "Reload failed.*plugins/prefer.lua:[0-9]+: '=' expected" "$D/err" && echo yes)" "yes"
 expect_contains "the loop at load cut off, naming the plugin" "$(cat "$D/err")" \
   '(loading its file): exceeded its time budget of 10000 ms'
 expect_contains "and the plugin" "$(cat "$D/err")" 'profile default-scheduler: loading plugin Prefer: plugin'
