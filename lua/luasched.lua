@@ -1058,8 +1058,9 @@ function ls.now_ms()
   return cycle_ref ~= nil and tonumber(C.ls_cycle_now_ms(cycle_ref)) or 0
 end
 
---- An API write (VolumeBinding's PreBind): a JSON merge patch on one object
---- (kind, namespace or nil for cluster-scoped kinds, name). nil, or an error message.
+--- An API write (VolumeBinding's PreBind): a JSON merge patch on one PersistentVolume
+--- or PersistentVolumeClaim (kind, namespace or nil for cluster-scoped kinds, name);
+--- other kinds are refused, in simulate as in run. nil, or an error message.
 ---@param kind string
 ---@param ns string|nil
 ---@param name string

@@ -113,6 +113,16 @@ foreach(spec ${LS_SECURITY_SPECS})
   ls_add_test(security/${name} security COMMAND ${LUAJIT_EXE} ${BUSTED_EXE}
               --helper=${CMAKE_SOURCE_DIR}/spec/lua/helper.lua ${spec} ENV LS_SPEC_ENV)
 endforeach()
+# ... and end-to-end scripts of the red team (spec/security/*.sh, on spec/e2e/lib.bash).
+file(GLOB LS_SECURITY_SCRIPTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/security/*.sh)
+foreach(script ${LS_SECURITY_SCRIPTS})
+  get_filename_component(name ${script} NAME_WE)
+  set(env "${LS_TEST_ENV}")
+  if(LS_SANITIZE)
+    list(APPEND env "LUASCHED_SANITIZED=1")
+  endif()
+  ls_add_test(security/${name} security COMMAND bash ${script} ENV env)
+endforeach()
 
 file(GLOB LS_E2E_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/spec/e2e/*.sh)
 foreach(script ${LS_E2E_TESTS})

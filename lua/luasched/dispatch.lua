@@ -755,22 +755,42 @@ end
 local bind_results = { [SKIP] = true }
 function M.bind(pi) return run_simple(pi, "bind", "Bind", bind_results) end
 
+-- A plugin's text on one log line: its line breaks shown as \n, so that an
+-- error message cannot forge the scheduler's own log lines (an Unreserve's
+-- error of two lines printed a "Plugin call cut off" line naming another
+-- plugin: attacker round 3).
+local LINE_BREAKS = { ["\n"] = "\\n", ["\r"] = "\\r" }
+local function one_line(text)
+  return (text:gsub("[\r\n]", LINE_BREAKS))
+end
+
+-- One plugin's Unreserve. Its hook is looked up inside the protected call:
+-- the lookup may run the plugin's own code (an __index on its plugin table),
+-- which is then named as that plugin's (attacker round 3).
+local function call_unreserve(inst, st, pod, node)
+  local fn = inst.unreserve
+  if fn then return fn(inst, st, pod, node) end
+end
+
 --- Unreserve runs on every Reserve plugin, in reverse order, errors logged only.
 function M.unreserve(pi)
   local list = profiles[pi + 1].points.reserve
   if not list then return SUCCESS end
+  -- No CycleState: the Lua state was rebuilt during this cycle (a cut-off).
+  -- The rebuilt instances reserved nothing, so there is nothing to undo; run,
+  -- they were handed nil and raised (VolumeBinding's Unreserve was logged as
+  -- failing after another plugin's PreBind was cut off: attacker round 3).
+  if state == nil then return SUCCESS end
   local pod, node = cycle.pod[0], node_name()
   current_hook = "unreserve"
   for k = #list, 1, -1 do
     local inst = list[k]
-    if inst.unreserve then
-      current = inst
-      cycle.running_plugin = k - 1   -- a cut-off names it (and Unreserve)
-      local ok, err = pcall(inst.unreserve, inst, state, pod, node)
-      if not ok then
-        io.stderr:write(string.format("luasched: running Unreserve plugin %q: %s\n", name_of[inst],
-          shortened(attributed(describe(err)))))
-      end
+    current = inst
+    cycle.running_plugin = k - 1   -- a cut-off names it (and Unreserve)
+    local ok, err = pcall(call_unreserve, inst, state, pod, node)
+    if not ok then
+      io.stderr:write(string.format("luasched: running Unreserve plugin %q: %s\n", name_of[inst],
+        one_line(shortened(attributed(describe(err))))))
     end
   end
   return SUCCESS
@@ -898,8 +918,8 @@ function M.hint(id, pod_ptr, ev_ptr)
   hint_errors = hint_errors + 1
   local info = debug.getinfo(fn, "S")
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",
-    info.short_src, info.linedefined, ok and ("returned " .. returned(r) .. ", expected ls.QUEUE or ls.QUEUE_SKIP")
-    or describe(r)))
+    info.short_src, info.linedefined, one_line(ok and ("returned " .. returned(r) .. ", expected ls.QUEUE or " ..
+    "ls.QUEUE_SKIP") or describe(r))))
   return 2   -- LS_HINT_FAILED: Queue, counted by the runtime
 end
 

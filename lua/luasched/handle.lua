@@ -88,8 +88,9 @@ end
 
 -- PreFilterExtensions: AddPod / RemovePod of every PreFilter plugin not skipped.
 local function run_extension(prof, hook, st, pod, other, ni)
-  for _, inst in ipairs(prof.points.pre_filter or {}) do
+  for k, inst in ipairs(prof.points.pre_filter or {}) do
     local fk = prof.filter_index[name_of[inst]]
+    cycle.running_plugin = k - 1   -- a cut-off names it (as_caller)
     if type(inst[hook]) == "function" and not (fk and prof.skip[fk]) then
       local r = inst[hook](inst, st, pod, other, ni)
       if r ~= nil and is_status(r) and r.code ~= SUCCESS then
@@ -223,10 +224,14 @@ local error_buf = ffi.new("char[512]")
 -- caller's index is given back, also when they raise, so that an error of the
 -- caller's own code afterwards names the caller (found by the fuzzer: a Score
 -- plugin's error named NodeAffinity, the last Filter its handle ran).
-local function as_caller(f, ...)
-  local caller = cycle.running_plugin
+-- `ep` (LS_EP_*) is the point whose plugins f runs: a cut-off while one of
+-- them runs names it, not the caller (a Filter plugin looping in
+-- DefaultPreemption's dry run was `running PostFilter plugin "?"`).
+local function as_caller(ep, f, ...)
+  local caller, caller_ep = cycle.running_plugin, cycle.handle_ep
+  cycle.handle_ep = ep + 1
   local ok, a, b = pcall(f, ...)
-  cycle.running_plugin = caller
+  cycle.running_plugin, cycle.handle_ep = caller, caller_ep
   if not ok then error(a, 0) end
   return a, b
 end
@@ -240,17 +245,17 @@ end
 --- Filter with nominated pods on any NodeInfo (a clone during preemption).
 --- Returns true, or false and the failing status code and message.
 function Handle:run_filter_with_nominated(st, pod, ni)
-  local fits, code = as_caller(filter_nominated, prof_of[self], st, pod, ni)
+  local fits, code = as_caller(C.LS_EP_FILTER, filter_nominated, prof_of[self], st, pod, ni)
   if fits then return true end
   return false, code, ls_status_message(scratch_status.status)
 end
 
 function Handle:run_add_pod(st, pod, pod_to_add, ni)
-  as_caller(run_extension, prof_of[self], "add_pod", st, pod, pod_to_add, ni)
+  as_caller(C.LS_EP_ADD_POD, run_extension, prof_of[self], "add_pod", st, pod, pod_to_add, ni)
 end
 
 function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
-  as_caller(run_extension, prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
+  as_caller(C.LS_EP_REMOVE_POD, run_extension, prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
 end
 
 function Handle:clone_state(st)

@@ -136,8 +136,10 @@ end
 load_source = function(path, chunkname, require_fn)
   local f, err = io.open(path, "r")
   if not f then return nil, err end
-  local text = f:read("*a")
+  local text, rerr = f:read("*a")
   f:close()
+  -- a directory opens but does not read: its error named loader.lua (attacker round 3)
+  if not text then return nil, chunkname:sub(2) .. ": cannot be read: " .. tostring(rerr) end
   if text:byte(1) == 27 then return nil, chunkname:sub(2) .. ": bytecode is not accepted, only Lua source" end
   plugin_sources[chunkname] = true
   return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({}), chunkname))
@@ -168,6 +170,11 @@ end
 --- nil and a message naming the file and line.
 function M.load(name)
   if loaded[name] then return loaded[name] end
+  -- the name becomes a file name: "../outside/Sneaky" loaded
+  -- plugins/../outside/sneaky.lua, a file off the plugin path (attacker round 3)
+  if name:find("[/\\%z]") or name:find("..", 1, true) then
+    return nil, string.format("plugin %q not found: a plugin name is no path (it may not hold \"/\" or \"..\")", name)
+  end
   local base = M.file_name(name)
   local path, builtin = find_file(base)
   if not path then

@@ -162,13 +162,18 @@ local stderr, select_, tostring_, concat = io.stderr, select, safe_tostring, tab
 
 -- A plugin's print: to stderr, prefixed with its file. On stdout it could
 -- write lines that look like the scheduler's own report ("default/p: bound
--- to node-9") into `simulate`'s output.
+-- to node-9") into `simulate`'s output. Every line it prints carries the
+-- prefix: a text of several lines forged the scheduler's own log lines
+-- ("Plugin call cut off" plugin="NodeResourcesFit": attacker round 3).
 local function print_for(source)
   local prefix = (source or "plugin"):gsub("^@", "") .. ": "
+  local next_line = "\n" .. prefix
   return function(...)
     local parts = {}
     for i = 1, select_("#", ...) do parts[i] = tostring_((select_(i, ...))) end
-    stderr:write(prefix, concat(parts, "\t"), "\n")
+    local text = concat(parts, "\t")
+    if find(text, "[\r\n]") then text = gsub(gsub(text, "\r\n?", "\n"), "\n", next_line) end
+    stderr:write(prefix, text, "\n")
   end
 end
 local libs = { string = string, table = table, math = math, bit = require("bit") }

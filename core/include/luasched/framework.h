@@ -94,6 +94,9 @@ typedef struct ls_cycle {
     ls_str waiting_plugins[8];
     int64_t waiting_timeout_ms[8];
     int16_t running_plugin;               /* index in the running extension point's list, for error reports */
+    uint8_t handle_ep;                    /* 1 + LS_EP_* of the plugins a handle runs inside this call (preemption's
+                                           * dry runs: Filter, AddPod, RemovePod), whose list running_plugin then
+                                           * indexes; 0 when none */
     uint8_t sample_plugins;               /* time every plugin call of this cycle (metrics; ~10% of cycles) */
     uint8_t keep_raw_scores;              /* raw_scores kept without tracing (OpportunisticBatching) */
 } ls_cycle;

@@ -258,6 +258,26 @@ static tally count_outcomes(const ls_cluster *c)
 }
 
 /* "60s", "1m30s" for the virtual times of a timeline run. */
+/* A pod's message on its report line: its line breaks shown as \n and \r, so
+ * that a plugin's text (ls.reject's message keeps them) cannot add lines to
+ * the report ("default/b: bound to node-9": attacker round 3). */
+static const char *one_line(const char *msg, char *buf, size_t len)
+{
+    if (!msg || !strpbrk(msg, "\r\n"))
+        return msg ? msg : "";
+    size_t n = 0;
+    for (const char *c = msg; *c && n + 3 < len; c++) {
+        if (*c == '\n' || *c == '\r') {
+            buf[n++] = '\\';
+            buf[n++] = *c == '\n' ? 'n' : 'r';
+        } else {
+            buf[n++] = *c;
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 static const char *virtual_time(uint64_t ms, char *buf, size_t len)
 {
     ls_format_duration(ms, buf, len);
@@ -314,7 +334,7 @@ static void add_shadow_json(cJSON *sum, const ls_scheduler *s)
 static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t attempts, double seconds, bool live)
 {
     bool timed = ls_cluster_has_timeline(c);
-    char t[64];
+    char t[64], line[20000];   /* a status text (8 KiB) with every byte a line break */
     for (uint32_t i = 0; i < ls_cluster_num_pods(c); i++) {
         const ls_sim_pod *sp = ls_cluster_pod(c, i);
         const ls_pod *pod = &sp->obj->pod;
@@ -326,13 +346,16 @@ static void print_text(const ls_cluster *c, const ls_scheduler *s, uint64_t atte
         else if (sp->outcome == LS_POD_BOUND)
             printf("%s/%s: bound to %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), ls_str_get(sp->node));
         else if (sp->outcome == LS_POD_GATED)
-            printf("%s/%s: gated: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), sp->message);
+            printf("%s/%s: gated: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name),
+                   one_line(sp->message, line, sizeof line));
         else if (sp->outcome == LS_POD_DELETED)
             printf("%s/%s: deleted\n", ls_str_get(pod->ns), ls_str_get(pod->name));
         else if (sp->outcome == LS_POD_PREEMPTED)
-            printf("%s/%s: preempted: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), sp->message);
+            printf("%s/%s: preempted: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name),
+                   one_line(sp->message, line, sizeof line));
         else if (sp->outcome == LS_POD_UNSCHEDULABLE)
-            printf("%s/%s: pending: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name), sp->message);
+            printf("%s/%s: pending: %s\n", ls_str_get(pod->ns), ls_str_get(pod->name),
+                   one_line(sp->message, line, sizeof line));
         else if (sp->outcome == LS_POD_NOT_OURS)
             printf("%s/%s: left alone: no profile for schedulerName \"%s\"\n", ls_str_get(pod->ns),
                    ls_str_get(pod->name), ls_str_get(pod->scheduler_name));
@@ -479,15 +502,15 @@ static void print_live(void *ud, const ls_attempt *a, const ls_cycle *cycle, con
     (void)ud;
     (void)cycle;
     (void)s;
-    char t[64];
+    char t[64], line[20000];   /* a status text (8 KiB) with every byte a line break */
     const char *ns = ls_str_get(a->pod->ns), *name = ls_str_get(a->pod->name);
     if (a->permit == LS_PERMIT_WAITING)
         printf("%s/%s: waiting at Permit at %s\n", ns, name, virtual_time(a->time_ms, t, sizeof t));
     else if (a->node)
         printf("%s/%s: bound to %s at %s\n", ns, name, ls_str_get(a->node), virtual_time(a->time_ms, t, sizeof t));
     else
-        printf("%s/%s: pending: %s (attempt %u at %s)\n", ns, name, a->message ? a->message : "", a->attempt,
-               virtual_time(a->time_ms, t, sizeof t));
+        printf("%s/%s: pending: %s (attempt %u at %s)\n", ns, name, one_line(a->message, line, sizeof line),
+               a->attempt, virtual_time(a->time_ms, t, sizeof t));
     fflush(stdout);
 }
 

@@ -162,6 +162,7 @@ static ls_rt *volatile active_lua;        /* the state of the outermost guarded 
 volatile int ls_rt_active_call = -1;
 volatile uint32_t ls_rt_active_profile;
 static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile);
+static int running_ep(const ls_rt *lua, int ep);
 
 /* A new note in a load-time call is the next plugin's step (its file, its
  * args, its init): the step gets the whole time budget again. A state's
@@ -259,7 +260,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     reporting = 1;
     if (lua && lua->L) {
         char buf[1024];
-        int call = ls_rt_active_call;
+        int call = ls_rt_active_call >= 0 ? running_ep(lua, ls_rt_active_call) : -1;
         const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
         snprintf(buf, sizeof buf, "luasched: %s signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
                  recover ? "recovered from" : "fatal", sig, strsignal(sig),
@@ -308,7 +309,7 @@ void ls_rt_describe_running(void)
     ls_rt *lua = active_lua;
     if (!lua || !ls_worker_page_self)
         return;
-    int call = ls_rt_active_call;
+    int call = ls_rt_active_call >= 0 ? running_ep(lua, ls_rt_active_call) : -1;
     uint32_t profile = ls_rt_active_profile;
     const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
     const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
@@ -710,6 +711,16 @@ int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
     return LS_ERROR;
 }
 
+/* The point whose plugin runs inside call `ep`: a handle's (a PostFilter's
+ * dry run running the Filter or RemovePod plugins) when one runs, else `ep`
+ * (a Filter plugin looping in DefaultPreemption's dry run was reported as
+ * `running PostFilter plugin "?"`: attacker round 3). */
+static int running_ep(const ls_rt *lua, int ep)
+{
+    int nested = lua->cycle ? lua->cycle->handle_ep : 0;
+    return nested > 0 && nested <= LS_EP_HOOK_COUNT ? nested - 1 : ep;
+}
+
 /* The plugin the dispatcher said was running when the call was cut off. */
 static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile)
 {
@@ -736,12 +747,14 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
     }
     count_cut_off(lua);
+    ep = running_ep(lua, ep);
+    lua->cycle->handle_ep = 0;
     char who[300];
     int point = ls_ext_point_info_of(ep)->point;
     /* Worded as upstream words errors of that extension point; a hook that is
      * a point of its own to plugin authors (Unreserve, PreBindPreFlight) by its
      * own name, not its point's. */
-    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT)
+    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT || ep == LS_EP_ADD_POD || ep == LS_EP_REMOVE_POD)
         snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name,
                  running_plugin(lua, ep, profile));
     else if (point == LS_EP_FILTER)

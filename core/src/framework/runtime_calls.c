@@ -53,6 +53,7 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
         push_pointer(L, c->ptrs[i]);
     if (c->in_cycle) {
         lua->cycle->running_plugin = -1;
+        lua->cycle->handle_ep = 0;
         lua->over_memory = false;
         ls_rt_active_call = c->ep;
         ls_rt_active_profile = (uint32_t)c->first;

@@ -530,6 +530,11 @@ static int commit_update(ls_api *a, const ls_api_resource *r, api_obj *o, cJSON 
         else
             cJSON_DeleteItemFromObjectCaseSensitive(next, "status");
     }
+    char too_long[400];
+    if (!ls_api_annotations_fit(next, r->kind, name, too_long, sizeof too_long)) {
+        cJSON_Delete(next);
+        return api_fail_named(out, 422, "Invalid", r, name, too_long);
+    }
     int invalid;
     if (strcmp(r->kind, "Pod") == 0 && !status_only && (invalid = api_validate_pod(next, name, out))) {
         cJSON_Delete(next);

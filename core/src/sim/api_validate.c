@@ -213,3 +213,18 @@ int api_validate_pod(const cJSON *pod, const char *name, cJSON **out)
     cJSON_AddItemToObject(d, "causes", p.causes);
     return 422;
 }
+
+bool ls_api_annotations_fit(const cJSON *obj, const char *kind, const char *name, char *msg, size_t size)
+{
+    const cJSON *annotations = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                                                "annotations");
+    size_t total = 0;
+    const cJSON *a;
+    cJSON_ArrayForEach(a, annotations)
+        total += strlen(a->string) + (cJSON_IsString(a) ? strlen(a->valuestring) : 0);
+    if (total <= LS_API_ANNOTATIONS_MAX)
+        return true;
+    snprintf(msg, size, "%s \"%s\" is invalid: metadata.annotations: Too long: must have at most %d bytes", kind,
+             name, LS_API_ANNOTATIONS_MAX);
+    return false;
+}

@@ -97,6 +97,13 @@ int ls_api_bind(ls_api *a, const char *ns, const char *name, const cJSON *bindin
 /* A kind Status object for an error (code 404 -> NotFound, ...). */
 cJSON *ls_api_status(int code, const char *reason, const char *message);
 
+/* Upstream's ValidateObjectMeta on annotations, for every kind: their keys and
+ * values together at most LS_API_ANNOTATIONS_MAX bytes (TotalAnnotationSizeLimitB).
+ * False, with the 422 message in msg ("<Kind> \"<name>\" is invalid:
+ * metadata.annotations: Too long: ..."), when `obj` holds more. */
+enum { LS_API_ANNOTATIONS_MAX = 256 * 1024 };
+bool ls_api_annotations_fit(const cJSON *obj, const char *kind, const char *name, char *msg, size_t size);
+
 /* ---- watch */
 typedef struct ls_api_watch ls_api_watch;
 /* NULL with *out a Status (and the code returned in *code) for a bad request. */

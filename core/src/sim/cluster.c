@@ -16,6 +16,7 @@
  * replace/add paths, so that its writes are events like a timeline's.
  */
 #include "sim/cluster.h"
+#include "sim/apiserver.h"
 #include "luasched/map.h"
 #include "sim/cluster_input.h"
 #include "model/doc.h"
@@ -799,11 +800,36 @@ void ls_cluster_set_provision_fault(ls_cluster *c, ls_provision_fault fault)
     c->provision_fault = fault;
 }
 
+/* The API server's limits on a stored object: its annotations (the served
+ * API's rule, api_validate.c), the whole object at most etcd's request limit
+ * of 1.5 MiB. A plugin patching one object again and again grew it, and the
+ * process, without bound (1.3 GB in 20 s with a 64 MiB Lua limit: attacker
+ * round 3). */
+enum { API_OBJECT_MAX = 3 * 512 * 1024 };
+
+static bool within_api_limits(const cJSON *json, ls_str kind, ls_str name, ls_error *err)
+{
+    char msg[400];
+    if (!ls_api_annotations_fit(json, ls_str_get(kind), ls_str_get(name), msg, sizeof msg))
+        return ls_errorf(err, "%s", msg);
+    char *text = cJSON_PrintUnformatted(json);
+    size_t len = text ? strlen(text) : 0;
+    free(text);
+    if (len > API_OBJECT_MAX)
+        return ls_errorf(err, "etcdserver: request is too large");
+    return true;
+}
+
 /* A plugin's API write (VolumeBinding's PreBind): the merge patch, then the
  * PV controller's answer, as the API server and kube-controller-manager would. */
 static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
 {
     ls_cluster *c = ud;
+    /* run's rule (kcluster.c): a plugin's Namespace patch changed every
+     * profile's namespaceSelector answers in simulate (attacker round 3) */
+    const char *k = ls_str_get(kind);
+    if (strcmp(k, "PersistentVolume") != 0 && strcmp(k, "PersistentVolumeClaim") != 0)
+        return ls_errorf(err, "updating %s %s: only PersistentVolumes and claims are written", k, ls_str_get(name));
     int i = find_object(c, kind, ns, name);
     if (i < 0)
         return ls_errorf(err, "%s \"%s\" not found", ls_str_get(kind), ls_str_get(name));
@@ -813,7 +839,7 @@ static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, 
     const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
     cJSON *json = cJSON_ParseWithLength(o->json, o->json_len);
     ls_json_merge_patch(json, body);
-    bool ok = replace_object(c, i, json, "<api>", err);
+    bool ok = within_api_limits(json, kind, name, err) && replace_object(c, i, json, "<api>", err);
     cJSON_Delete(json);
     cJSON_Delete(body);
     if (ok)
