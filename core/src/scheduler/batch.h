@@ -13,7 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct ls_scheduler ls_scheduler;
+typedef struct ls_sched_env ls_sched_env;
+typedef struct ls_attempt_state ls_attempt_state;
 typedef struct ls_batches ls_batches;
 
 /* Upstream's maxBatchAge. */
@@ -36,17 +37,17 @@ void ls_batches_free(ls_batches *b);
 /* GetNodeHint, after PreFilter passed: signs the running pod (kept for the
  * store), checks the profile's cached state, re-scores the last chosen node
  * when it still fits, and returns the hinted node's name (0: no hint). */
-ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp);
+ls_str ls_batch_node_hint(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp);
 
 /* StoreScheduleResults, once the host is chosen: `hint` the hint given (0:
  * none), the cycle's feasible nodes and totals give the sorted list of the
  * others (the host left out). Frees the pod's signature. */
-void ls_batch_store(ls_scheduler *s, ls_qpod *qp, ls_str hint, ls_str chosen);
+void ls_batch_store(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str hint, ls_str chosen);
 
 /* The cycle ended before a host was chosen: the signature is dropped. */
-void ls_batch_forget_signature(ls_scheduler *s);
+void ls_batch_forget_signature(ls_sched_env *e);
 /* Whether the last ls_batch_node_hint ended because a sign hook was cut off
  * (the state rebuilt mid-cycle; the cycle's status is that plugin's Error). */
-bool ls_batch_sign_cut_off(const ls_scheduler *s);
+bool ls_batch_sign_cut_off(const ls_sched_env *e);
 
 #endif
