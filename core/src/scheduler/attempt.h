@@ -109,9 +109,29 @@ typedef struct ls_attempt_state {
     uint32_t scores_cap, trace_cap;
 } ls_attempt_state;
 
-/* An attempt bound to its environment, and its buffers freed. */
+/* attempt.c: an attempt bound to its environment, and its buffers freed. */
 void ls_attempt_init(ls_attempt_state *a, ls_sched_env *env);
 void ls_attempt_free(ls_attempt_state *a);
+
+/* attempt.c: the stages the cycle, the batch and the shadow share. */
+/* ls_lua_run of one extension point or hook (LS_EP_*), timed into the metrics. */
+int ls_attempt_run_point(ls_sched_env *e, ls_attempt_state *a, int ep, uint32_t profile);
+/* The cycle's setup for qp on `snapshot` (no snapshot update, no metrics
+ * sampling): the main cycle after its snapshot update, a shadow's on the live one. */
+void ls_attempt_prepare(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_snapshot *snapshot);
+/* Filter over the sampled window; PreScore, Score and the totals, then the
+ * seeded choice among the best; false (status set) on a plugin's error. */
+bool ls_attempt_run_filters(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp);
+bool ls_attempt_prioritize(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, const ls_node_info **host);
+/* The weighted totals of the cycle's scores and the extenders' priorities;
+ * false (status set) on a score out of range. */
+bool ls_attempt_total_scores(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp);
+const ls_node_info *ls_attempt_select_host(ls_sched_env *e, ls_attempt_state *a);
+
+static inline const ls_profile *ls_env_profile(const ls_sched_env *e, uint32_t profile)
+{
+    return &e->cfg->profiles[profile];
+}
 
 static inline void ls_env_begin_deferral(ls_sched_env *e)
 {

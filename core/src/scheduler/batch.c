@@ -46,7 +46,7 @@
  */
 #include "scheduler/batch.h"
 #include "luasched/feature_gates.h"
-#include "scheduler/cycle.h"
+#include "scheduler/attempt.h"
 #include "luasched/log.h"
 
 #include <stdlib.h>
@@ -77,7 +77,6 @@ struct ls_batches {
     uint32_t n;
     char *pending_sig;  /* the running pod's signature, kept for the store */
     size_t pending_len;
-    bool sign_cut_off;  /* the running pod's sign hook was cut off (its Error in cycle->status) */
 };
 
 /* What one profile's state owns: its signature, node list and raw scores. */
@@ -276,15 +275,23 @@ static bool refresh(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, batch_sta
     return true;
 }
 
-ls_str ls_batch_node_hint(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp)
+static void forget_signature(ls_sched_env *e)
 {
+    if (e->batches) {
+        free(e->batches->pending_sig);
+        e->batches->pending_sig = NULL;
+    }
+}
+
+bool ls_batch_enter(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str *hint_out)
+{
+    *hint_out = 0;
     if (!ls_feature_enabled(LS_FG_OpportunisticBatching))   /* --feature-gates: no batching at all */
-        return 0;
+        return true;
     batch_state *st = state_of(e, qp->profile);
     ls_batches *b = e->batches;
     free(b->pending_sig);
     b->pending_sig = NULL;
-    b->sign_cut_off = false;
     if (!st->never_signable) {
         a->cycle.status = 0;
         a->cycle.status_code = LS_SUCCESS;
@@ -292,8 +299,8 @@ ls_str ls_batch_node_hint(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp)
         /* a sign hook cut off rebuilt the state mid-cycle: the cycle ends as
          * that plugin's Error (cycle->status), not as the next plugin's */
         if (!b->pending_sig && a->cycle.status_code == LS_ERROR) {
-            b->sign_cut_off = true;
-            return 0;
+            forget_signature(e);
+            return false;
         }
     }
     /* a signed pod's raw scores are kept for the state it may fill */
@@ -303,20 +310,8 @@ ls_str ls_batch_node_hint(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp)
         hint = pop_best(st);
     if (!hint)
         ls_sched_metrics_batch(e->metrics, LS_BATCH_METRIC_ATTEMPT, profile_name(e, qp->profile), "no_hint");
-    return hint;
-}
-
-bool ls_batch_sign_cut_off(const ls_sched_env *e)
-{
-    return e->batches && e->batches->sign_cut_off;
-}
-
-void ls_batch_forget_signature(ls_sched_env *e)
-{
-    if (e->batches) {
-        free(e->batches->pending_sig);
-        e->batches->pending_sig = NULL;
-    }
+    *hint_out = hint;
+    return true;
 }
 
 /* The feasible nodes but the host, with their totals and raw scores: the
@@ -340,8 +335,12 @@ static void fill_state(ls_sched_env *e, ls_attempt_state *a, batch_state *st, ls
     st->created_ms = e->clock_ms;
 }
 
-void ls_batch_store(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str hint, ls_str chosen)
+void ls_batch_exit(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str hint, ls_str chosen)
 {
+    if (!chosen) {
+        forget_signature(e);
+        return;
+    }
     if (!ls_feature_enabled(LS_FG_OpportunisticBatching))
         return;
     batch_state *st = state_of(e, qp->profile);
@@ -352,7 +351,7 @@ void ls_batch_store(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str hi
     st->last_succeeded = true;
     if (hint && hint == chosen) {
         ls_sched_metrics_batch(e->metrics, LS_BATCH_METRIC_ATTEMPT, profile, "hint_used");
-        ls_batch_forget_signature(e);
+        forget_signature(e);
         return;
     }
     if (hint)
@@ -367,5 +366,5 @@ void ls_batch_store(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str hi
     }
     flushed(e, qp->profile, a->cycle.num_feasible > 1 ? LS_BATCH_FLUSH_POD_NOT_BATCHABLE : LS_BATCH_FLUSH_EMPTY_LIST);
     drop_state(st);
-    ls_batch_forget_signature(e);
+    forget_signature(e);
 }

@@ -11,7 +11,7 @@
  * overrun) is counted and never reaches the live decision.
  */
 #include "scheduler/shadow.h"
-#include "scheduler/cycle.h"
+#include "scheduler/attempt.h"
 #include "luasched/log.h"
 
 #include <stdlib.h>
