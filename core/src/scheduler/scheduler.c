@@ -569,7 +569,8 @@ uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl)
         if (forced)
             *ctl->reload = 0;
         ls_scheduler_reload_if_changed(s, forced);
-        if (ls_shadow_scheduler(s->shadow)->watch)   /* a shadow without a file is never reloaded */
+        ls_scheduler *shadow = ls_shadow_scheduler(s->shadow);
+        if (shadow && shadow->watch)   /* a shadow without a file is never reloaded */
             ls_shadow_reload_if_changed(s->shadow, forced);
         advance_clock(s, wall_ms() - start);
         if (ls_scheduler_schedule_one(s)) {
