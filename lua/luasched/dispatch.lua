@@ -6,14 +6,17 @@
 -- reached through it.
 --
 -- Every entry point returns an upstream status code. A plugin error (raise,
--- wrong return type, budget overrun) becomes an Error status whose message
--- names the plugin and, through Lua's error position, its file:line.
+-- wrong return type, budget overrun) becomes an Error status in the one idiom
+-- `running <Point> plugin "<name>": <file:line>: <message>` (Filter's, as
+-- upstream words it, `running "<name>" filter plugin: ...`).
 -- The sandbox (sandbox.lua), the views (views.lua), args (args.lua), the
 -- loops (loops.lua), profile assembly (profiles.lua) and the handle
 -- (handle.lua) are apart.
--- Over 800 lines: one runner per extension point, all sharing this module's
--- cycle, state, current plugin and status helpers as upvalues the JIT keeps;
--- split apart, each would take them through every call.
+-- Over 800 lines: the one plugin-chain runner (run_chain, driven by the
+-- extension-point table) and the points whose plugins return a result of
+-- their own share this module's cycle, state, current plugin and status
+-- helpers as upvalues the JIT keeps; split apart, each would take them
+-- through every call.
 local bit = require("bit")
 local ffi = require("ffi")
 local C = require("luasched.clib")

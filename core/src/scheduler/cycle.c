@@ -1,13 +1,12 @@
 /*
- * cycle.c: one pod's scheduling and binding cycles. Snapshot, PreFilter,
- * Filter (over a rotating window of the node list, as many nodes as
- * upstream's sampling rule asks), PostFilter on failure, PreScore / Score /
- * NormalizeScore, host selection, assume, Reserve, Permit, and the binding
- * cycle. Failures get upstream's FitError message and go back to the queue
- * with the plugins that rejected the pod.
- * Over 800 lines: the scheduling and binding cycles share the cycle state,
- * the waiting pods and the expectation (nominatedNodeName) bookkeeping in one
- * sequence; the extenders, preemption and the FitError message are apart.
+ * cycle.c: one pod's attempt from end to end, on the attempt and its
+ * environment (attempt.h): snapshot, PreFilter, OpportunisticBatching's entry,
+ * the nominated node or Filter / PreScore / Score and the host (attempt.c's
+ * stages), the batch's exit, PostFilter on failure, assume, Reserve, Permit,
+ * and the binding cycle with the expectation (nominatedNodeName). Failures
+ * get upstream's FitError message and go back to the queue with the plugins
+ * that rejected the pod. The plugin services are plugin_services.c's; the
+ * extenders, preemption and the FitError message are apart.
  */
 #include "scheduler/cycle.h"
 #include "scheduler/extender_cycle.h"
