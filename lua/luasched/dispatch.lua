@@ -669,9 +669,9 @@ end
 -- Bind: the cluster decides. A pod the plugin bound is bound, whatever it did
 -- next (before, an error after ls.bind requeued a bound pod); a success
 -- without a binding would leave the pod assumed and never bound.
-local function call_bind(fn, inst, ...)
+local function call_bind(fn, inst, a1, a2, a3)
   ls._allow_bind(true)
-  local ok, st = pcall(fn, inst, ...)
+  local ok, st = pcall(fn, inst, a1, a2, a3)
   ls._allow_bind(false)
   if ls._bound() then return true, nil end
   if ok and (st == nil or (is_status(st) and st.code == SUCCESS)) then
@@ -716,7 +716,7 @@ local function chain_status(row, on_status, inst, k, st)
   return nil
 end
 
-run_chain = function(row, on_status, ...)
+run_chain = function(row, on_status, a1, a2, a3)
   local quiet = row.logs_errors or row.ignores_errors
   if not quiet then clear_status() end
   current_hook = row.hook
@@ -738,7 +738,7 @@ run_chain = function(row, on_status, ...)
       cycle.running_plugin = k - 1   -- a cut-off names it
       if row.queue_side then note_text(inst, hook) end   -- outside a cycle: a cut-off is attributed by the note
       local t0 = timed and timing.now()
-      local ok, st = call(fn, inst, ...)
+      local ok, st = call(fn, inst, a1, a2, a3)
       if timed then   -- a quiet row's durations are filed as Success (PostBind has no status)
         local observed = quiet and SUCCESS or not ok and ERROR or is_status(st) and st.code or SUCCESS
         timing.observe(row.ep, k - 1, observed, timing.now() - t0)
@@ -767,15 +767,10 @@ local function run_point(row, on_status)
   return run_chain(row, on_status, state, cycle.pod[0], node_name())
 end
 
-function M.reserve() return run_point(ROW.reserve) end
--- PreBind may also Wait (VolumeBinding waiting for its claims to be bound):
--- the binding cycle resumes at PreBind on the next object change or poll.
-function M.pre_bind() return run_point(ROW.pre_bind) end
-function M.bind() return run_point(ROW.bind) end
---- Unreserve runs on every Reserve plugin that has it, in reverse order, errors logged only.
-function M.unreserve() return run_point(ROW.unreserve) end
---- PostBind is informational: its plugins' failures are ignored.
-function M.post_bind() return run_point(ROW.post_bind) end
+-- Every chain point without a function of its own below (Reserve, PreBind,
+-- which may also Wait, Bind, Unreserve, PostBind, and a row added to the
+-- table) is served by run_chain under its hook's name: generated at the end
+-- of this module from the table.
 
 --- PreBindPreFlight (upstream v1.35+): SUCCESS when some PreBind plugin has
 --- work for this pod (then status.nominatedNodeName is set for the binding),
@@ -886,6 +881,14 @@ end
 --- The files of the loaded plugins, for the hot-reload watcher.
 function M.plugin_files()
   return loader.files()
+end
+
+-- The chain points' entry points, from the table: a row that is neither a
+-- result point nor per node, and has no function of its own, is run_chain.
+for hook, row in pairs(ROW) do
+  if M[hook] == nil and not row.result and not row.per_node and not row.queue_side then
+    M[hook] = function() return run_point(row) end
+  end
 end
 
 return M
