@@ -72,7 +72,7 @@ typedef struct ls_sched_env {
     ls_vec deferred;            /* deferred_event: source events and activations waiting for the hook's end */
     uint64_t clock_ms;          /* virtual time in a simulation */
     uint64_t rng;
-    uint64_t cycles_started;
+    uint64_t cycles_started;    /* attempts begun (plugin durations are sampled in one in ten) */
     uint64_t error_attempts;    /* attempts that ended in an Error status (plugin faults among them) */
     uint32_t next_start_index;
     uint32_t writes_generation; /* the plugin call (ls_view_generation) writes_in_call counts for */
