@@ -147,6 +147,9 @@ endif()
 # The e2e and deploy scripts leave their clean-up to lib.bash (spec/lint/e2e_cleanup.sh).
 ls_add_test(lint/e2e_cleanup lint COMMAND bash ${CMAKE_SOURCE_DIR}/spec/lint/e2e_cleanup.sh)
 
+# No include circle in core/src/scheduler/, its lifetime header kept inside (spec/lint/include_graph.sh).
+ls_add_test(lint/include_graph lint COMMAND bash ${CMAKE_SOURCE_DIR}/spec/lint/include_graph.sh ${CMAKE_SOURCE_DIR})
+
 # The scheduler extender the extender specs talk to (spec/extender/).
 add_executable(luasched_test_extender ${CMAKE_SOURCE_DIR}/spec/extender/test_extender.c)
 target_include_directories(luasched_test_extender PRIVATE ${CMAKE_SOURCE_DIR}/core/src)

@@ -53,8 +53,10 @@ uint32_t ls_action_from_name(const char *name);
 /* Resource names a plugin may register: the built-in kinds, "*", or a custom
  * resource "plural.version.group" (at least two dots). */
 bool ls_resource_name_valid(const char *name);
-/* A queueing hint's answer (upstream's QueueingHint): Queue or QueueSkip. */
-enum { LS_HINT_QUEUE = 1, LS_HINT_SKIP = 0 };
+/* A queueing hint's answer (upstream's QueueingHint): Queue or QueueSkip;
+ * LS_HINT_FAILED is dispatch.hint's answer for a hint that raised or returned
+ * something else (it counts as Queue, and the runtime counts it). */
+enum { LS_HINT_QUEUE = 1, LS_HINT_SKIP = 0, LS_HINT_FAILED = 2 };
 /* Does a registered (resource, actions) match the incoming event? (The test
  * kit's T.hint asks it too.) */
 bool ls_event_matches(ls_str reg_resource, uint32_t reg_actions, const ls_cluster_event *ev);

@@ -3,9 +3,9 @@
  * hooks a plugin defines. C reads it through LS_EP_* and ls_ext_point_info_of
  * (config keys, metrics labels, the dispatch functions it calls, the plugin
  * list each call runs); Lua reads the same rows at load through the FFI
- * (lua/luasched/points.lua). Adding an extension point is one row here plus
- * its runner (a function of that hook's name in lua/luasched/dispatch.lua and
- * the call in the scheduling cycle).
+ * (lua/luasched/points.lua). Adding an extension point is one row here (its
+ * codes and chain flags drive dispatch.lua's one runner, which serves it under
+ * the row's hook name) plus the call in the scheduling cycle.
  *
  * core/gen_cdefs.lua expands the function-like macros of the public headers in
  * the ffi blocks, so the enum below is the same text for C and for LuaJIT.
@@ -292,36 +292,46 @@
  * @return a list of kinds: the decoder keeps those objects' JSON.
  */
 
+/* How the one plugin-chain runner (lua/luasched/dispatch.lua's run_chain)
+ * runs a row: `allowed`, the status codes a plugin may return besides
+ * Success and Error (bits LS_ALLOW_*; any other is an Error "returned <code>"),
+ * and `chain`, flags (LS_CHAIN_*). The rows with their own runner (a result
+ * beside the status, or per node in the generated loops) say so. */
+#define LS_REJECTIONS (LS_ALLOW_UNSCHEDULABLE | LS_ALLOW_UNRESOLVABLE | LS_ALLOW_PENDING)
+
 /* The points a profile configures, in upstream's order (the run order):
  * X(ID, name as upstream's metrics and messages spell it, the plugin's Lua
  *   hook and dispatch.lua's function, the config key, 1 when the point's
- *   plugins can reject a pod so their cluster events matter). */
+ *   plugins can reject a pod so their cluster events matter, the codes its
+ *   plugins may return, its chain flags). */
 #define LS_EXTENSION_POINTS(X) \
-    X(PRE_ENQUEUE, "PreEnqueue", "pre_enqueue", "preEnqueue", 1) \
-    X(QUEUE_SORT, "QueueSort", "sort_key", "queueSort", 0) \
-    X(PRE_FILTER, "PreFilter", "pre_filter", "preFilter", 1) \
-    X(FILTER, "Filter", "filter", "filter", 1) \
-    X(POST_FILTER, "PostFilter", "post_filter", "postFilter", 0) \
-    X(PRE_SCORE, "PreScore", "pre_score", "preScore", 0) \
-    X(SCORE, "Score", "score", "score", 0) \
-    X(RESERVE, "Reserve", "reserve", "reserve", 1) \
-    X(PERMIT, "Permit", "permit", "permit", 1) \
-    X(PRE_BIND, "PreBind", "pre_bind", "preBind", 0) \
-    X(BIND, "Bind", "bind", "bind", 0) \
-    X(POST_BIND, "PostBind", "post_bind", "postBind", 0)
+    X(PRE_ENQUEUE, "PreEnqueue", "pre_enqueue", "preEnqueue", 1, LS_REJECTIONS, LS_CHAIN_STOPS | LS_CHAIN_QUEUE_SIDE) \
+    X(QUEUE_SORT, "QueueSort", "sort_key", "queueSort", 0, 0, LS_CHAIN_RESULT | LS_CHAIN_QUEUE_SIDE) \
+    X(PRE_FILTER, "PreFilter", "pre_filter", "preFilter", 1, LS_ALLOW_SKIP | LS_REJECTIONS, LS_CHAIN_RESULT) \
+    X(FILTER, "Filter", "filter", "filter", 1, LS_REJECTIONS, LS_CHAIN_PER_NODE) \
+    X(POST_FILTER, "PostFilter", "post_filter", "postFilter", 0, LS_REJECTIONS, LS_CHAIN_RESULT) \
+    X(PRE_SCORE, "PreScore", "pre_score", "preScore", 0, LS_ALLOW_SKIP, LS_CHAIN_RESULT) \
+    X(SCORE, "Score", "score", "score", 0, 0, LS_CHAIN_PER_NODE | LS_CHAIN_RESULT) \
+    X(RESERVE, "Reserve", "reserve", "reserve", 1, LS_REJECTIONS, LS_CHAIN_STOPS) \
+    X(PERMIT, "Permit", "permit", "permit", 1, LS_REJECTIONS | LS_ALLOW_WAIT, LS_CHAIN_STOPS) \
+    X(PRE_BIND, "PreBind", "pre_bind", "preBind", 0, LS_REJECTIONS | LS_ALLOW_WAIT, LS_CHAIN_STOPS) \
+    X(BIND, "Bind", "bind", "bind", 0, LS_ALLOW_SKIP, LS_CHAIN_STOPS | LS_CHAIN_FIRST_SUCCESS) \
+    X(POST_BIND, "PostBind", "post_bind", "postBind", 0, 0, LS_CHAIN_IGNORES_ERRORS)
 
-/* The other hooks, each run over the plugin list of a point:
+/* The other hooks, each run over the plugin list of a point (a plugin of the
+ * list without the hook is passed over):
  * X(ID, name (metrics label), the Lua hook, that point's ID, 1 when defining
- *   this hook alone puts a plugin at the point (multiPoint expansion)).
+ *   this hook alone puts a plugin at the point (multiPoint expansion), the
+ *   codes its plugins may return, its chain flags).
  * NORMALIZE_SCORE comes first: LS_EP_NORMALIZE_SCORE == LS_EP_COUNT, the
  * index the sampled plugin durations have used for it. */
 #define LS_EXTENSION_HOOKS(X) \
-    X(NORMALIZE_SCORE, "ScoreExtensionNormalize", "normalize_score", SCORE, 0) \
-    X(UNRESERVE, "Unreserve", "unreserve", RESERVE, 0) \
-    X(PRE_BIND_PRE_FLIGHT, "PreBindPreFlight", "pre_bind_pre_flight", PRE_BIND, 0) \
-    X(LESS, "QueueSort", "less", QUEUE_SORT, 1) \
-    X(ADD_POD, "AddPod", "add_pod", PRE_FILTER, 0) \
-    X(REMOVE_POD, "RemovePod", "remove_pod", PRE_FILTER, 0)
+    X(NORMALIZE_SCORE, "ScoreExtensionNormalize", "normalize_score", SCORE, 0, 0, LS_CHAIN_PER_NODE) \
+    X(UNRESERVE, "Unreserve", "unreserve", RESERVE, 0, 0, LS_CHAIN_REVERSE | LS_CHAIN_LOGS_ERRORS) \
+    X(PRE_BIND_PRE_FLIGHT, "PreBindPreFlight", "pre_bind_pre_flight", PRE_BIND, 0, LS_ALLOW_SKIP, LS_CHAIN_RESULT) \
+    X(LESS, "QueueSort", "less", QUEUE_SORT, 1, 0, LS_CHAIN_RESULT | LS_CHAIN_QUEUE_SIDE) \
+    X(ADD_POD, "AddPod", "add_pod", PRE_FILTER, 0, 0, LS_CHAIN_RESULT) \
+    X(REMOVE_POD, "RemovePod", "remove_pod", PRE_FILTER, 0, 0, LS_CHAIN_RESULT)
 
 /* ffi:begin */
 #define LS_EP_ENUMERATOR(id, ...) LS_EP_##id,
@@ -334,6 +344,23 @@ enum {
 /* The configured points are LS_EP_* below LS_EP_COUNT (profile plugin lists). */
 enum { LS_EP_COUNT = 0 LS_EXTENSION_POINTS(LS_EP_PLUS_ONE) };
 
+/* A row's status codes besides Success and Error (bit 1 << LS_<code>). */
+enum {
+    LS_ALLOW_UNSCHEDULABLE = 1 << 2, LS_ALLOW_UNRESOLVABLE = 1 << 3, LS_ALLOW_WAIT = 1 << 4,
+    LS_ALLOW_SKIP = 1 << 5, LS_ALLOW_PENDING = 1 << 6
+};
+/* A row's chain: how run_chain goes through the plugin list. */
+enum {
+    LS_CHAIN_STOPS = 1,            /* an allowed code other than Success ends the chain as the point's status */
+    LS_CHAIN_FIRST_SUCCESS = 2,    /* the first Success ends it (Bind: one plugin binds; Skip passes on) */
+    LS_CHAIN_REVERSE = 4,          /* the list runs from last to first (Unreserve) */
+    LS_CHAIN_RESULT = 8,           /* a plugin returns a value beside or instead of a status: the row's own runner */
+    LS_CHAIN_PER_NODE = 16,        /* per node, in the generated loops (loops.lua) */
+    LS_CHAIN_LOGS_ERRORS = 32,     /* a plugin's failure is logged and the chain goes on (Unreserve) */
+    LS_CHAIN_IGNORES_ERRORS = 64,  /* a plugin's failure is ignored (PostBind: informational) */
+    LS_CHAIN_QUEUE_SIDE = 128      /* outside a cycle: no plugin durations; a cut-off is named by the note */
+};
+
 typedef struct ls_ext_point_info {
     const char *name;         /* "PreFilter", "Unreserve", ... */
     const char *hook;         /* "pre_filter", "unreserve", ... */
@@ -341,6 +368,8 @@ typedef struct ls_ext_point_info {
     int32_t point;            /* LS_EP_* whose plugin list runs the hook (itself for a point) */
     uint8_t implements;       /* defining the hook alone puts a plugin at `point` */
     uint8_t rejects;          /* the point's plugins can reject a pod (their events matter) */
+    uint8_t allowed;          /* LS_ALLOW_*: codes a plugin may return besides Success and Error */
+    uint8_t chain;            /* LS_CHAIN_*: how the runner goes through the list */
 } ls_ext_point_info;
 
 /* Row `ep` of the table, 0 <= ep < LS_EP_HOOK_COUNT; NULL otherwise. */

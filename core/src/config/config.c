@@ -21,44 +21,35 @@
  * upstream's applyDynamicResources give it, not verified in upstream's code)
  * and NodeDeclaredFeatures (GA and locked on in v1.37;
  * appended at the end as applyFeatureGates appends gated plugins: the v1.37
- * position could not be verified in upstream's code).
- * `implemented` marks what luasched ships today; the others are left out of
- * the built-in default until their plugins exist, and naming them in a file is
- * an error (from validation for the plugins listed below, otherwise from the
- * plugin loader). */
+ * position could not be verified in upstream's code). luasched ships them all. */
 static const struct {
     const char *name;
     int32_t weight;
-    bool implemented;
 } default_plugins[] = {
-    {"SchedulingGates", 0, true},
-    {"PrioritySort", 0, true},
-    {"NodeUnschedulable", 0, true},
-    {"NodeName", 0, true},
-    {"TaintToleration", 3, true},
-    {"NodeAffinity", 2, true},
-    {"NodePorts", 0, true},
-    {"NodeResourcesFit", 1, true},
-    {"VolumeRestrictions", 0, true},
-    {"NodeVolumeLimits", 0, true},
-    {"VolumeBinding", 0, true},
-    {"VolumeZone", 0, true},
-    {"PodTopologySpread", 2, true},
-    {"InterPodAffinity", 2, true},
-    {"DynamicResources", 2, true},
-    {"DefaultPreemption", 0, true},
-    {"NodeResourcesBalancedAllocation", 1, true},
-    {"ImageLocality", 1, true},
-    {"DefaultBinder", 0, true},
-    {"NodeDeclaredFeatures", 0, true},
+    {"SchedulingGates", 0},
+    {"PrioritySort", 0},
+    {"NodeUnschedulable", 0},
+    {"NodeName", 0},
+    {"TaintToleration", 3},
+    {"NodeAffinity", 2},
+    {"NodePorts", 0},
+    {"NodeResourcesFit", 1},
+    {"VolumeRestrictions", 0},
+    {"NodeVolumeLimits", 0},
+    {"VolumeBinding", 0},
+    {"VolumeZone", 0},
+    {"PodTopologySpread", 2},
+    {"InterPodAffinity", 2},
+    {"DynamicResources", 2},
+    {"DefaultPreemption", 0},
+    {"NodeResourcesBalancedAllocation", 1},
+    {"ImageLocality", 1},
+    {"DefaultBinder", 0},
+    {"NodeDeclaredFeatures", 0},
 };
 
 /* Plugins removed from upstream (rejected by validation since 1.32). */
 static const char *const removed_plugins[] = {"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", NULL};
-
-/* upstream plugins luasched does not ship yet (those the table above marks
- * implemented are allowed): none left. */
-static const char *const volume_plugins[] = {NULL};
 
 static bool listed(const char *const *list, const char *name)
 {
@@ -68,8 +59,8 @@ static bool listed(const char *const *list, const char *name)
     return false;
 }
 
-/* Rejects a removed or not yet implemented plugin named at `path` (an
- * enabled entry, or a pluginConfig entry). */
+/* Rejects a plugin removed from upstream named at `path` (an enabled entry,
+ * or a pluginConfig entry). */
 static bool plugin_allowed(const parse_ctx *pc, const cJSON *at, const char *path, const char *name)
 {
     if (listed(removed_plugins, name))
@@ -77,12 +68,20 @@ static bool plugin_allowed(const parse_ctx *pc, const cJSON *at, const char *pat
                               "Invalid value: \"%s\": was invalid in version \"%s\" (KubeSchedulerConfiguration is "
                               "version \"%s\")",
                               name, LS_API_VERSION, LS_API_VERSION);
-    if (listed(volume_plugins, name) && !ls_config_default_enabled(name))
-        return ls_cfg_problem(pc, at, path, "plugin \"%s\" is not implemented yet by luasched", name);
     return true;
 }
 
 /* ---- profiles */
+
+/* The config keys of the extension points, from the table, as a message
+ * lists them ("preEnqueue, queueSort, ..., postBind"). */
+static const char *point_keys(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int ep = 0; ep < LS_EP_COUNT; ep++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", ep ? ", " : "", ls_ext_point_info_of(ep)->config_key);
+    return buf;
+}
 
 /* The name member of a plugins or pluginConfig entry: NULL (a problem) when it
  * is not a non-empty string. */
@@ -180,10 +179,10 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
                                          "TopologyAwareWorkloadScheduling) are not implemented");
             continue;
         }
+        char keys[400];
         if (set < 0)
-            ls_cfg_problem(pc, c, p, "unknown extension point (expected preEnqueue, queueSort, preFilter, "
-                                     "filter, postFilter, preScore, score, reserve, permit, preBind, bind, "
-                                     "postBind or multiPoint)%s",
+            ls_cfg_problem(pc, c, p, "unknown extension point (expected %s or multiPoint)%s",
+                           point_keys(keys, sizeof keys),
                            strcmp(c->string, "placementFeasible") == 0
                                ? "; placementFeasible is an extension point from v1.38, v1.37 refuses it"
                                : "");
@@ -639,8 +638,6 @@ void ls_cfg_merge_default_multi_point(const plugin_set *user, ls_vec *out)
     bool *replaced = ls_xcalloc(user->enabled.len + 1, sizeof *replaced);
     if (!name_in(&user->disabled, star)) {
         for (size_t i = 0; i < sizeof default_plugins / sizeof default_plugins[0]; i++) {
-            if (!default_plugins[i].implemented)
-                continue;
             ls_str name = ls_intern_cstr(default_plugins[i].name);
             if (name_in(&user->disabled, name) || ls_config_unavailable_api(name))
                 continue;
@@ -927,7 +924,7 @@ bool ls_config_default_enabled(const char *name)
 {
     for (size_t i = 0; i < sizeof default_plugins / sizeof default_plugins[0]; i++)
         if (strcmp(default_plugins[i].name, name) == 0)
-            return default_plugins[i].implemented;
+            return true;
     return false;
 }
 

@@ -8,8 +8,10 @@
 
 #include <string.h>
 
-#define POINT_ROW(id, name, hook, key, rejects) [LS_EP_##id] = {name, hook, key, LS_EP_##id, 1, rejects},
-#define HOOK_ROW(id, name, hook, point, implements) [LS_EP_##id] = {name, hook, NULL, LS_EP_##point, implements, 0},
+#define POINT_ROW(id, name, hook, key, rejects, allowed, chain) \
+    [LS_EP_##id] = {name, hook, key, LS_EP_##id, 1, rejects, allowed, chain},
+#define HOOK_ROW(id, name, hook, point, implements, allowed, chain) \
+    [LS_EP_##id] = {name, hook, NULL, LS_EP_##point, implements, 0, allowed, chain},
 static const ls_ext_point_info rows[LS_EP_HOOK_COUNT] = {
     LS_EXTENSION_POINTS(POINT_ROW)
     LS_EXTENSION_HOOKS(HOOK_ROW)
@@ -60,3 +62,7 @@ uint32_t ls_num_feasible_nodes_to_find(int32_t percentage, uint32_t num_all_node
         return min_feasible_nodes_to_find;
     return (uint32_t)n;
 }
+
+_Static_assert(LS_ALLOW_UNSCHEDULABLE == 1 << LS_UNSCHEDULABLE && LS_ALLOW_UNRESOLVABLE == 1 << LS_UNRESOLVABLE &&
+                   LS_ALLOW_WAIT == 1 << LS_WAIT && LS_ALLOW_SKIP == 1 << LS_SKIP && LS_ALLOW_PENDING == 1 << LS_PENDING,
+               "a row's allowed codes are bits 1 << LS_<code>");

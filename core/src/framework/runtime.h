@@ -95,6 +95,5 @@ uint64_t ls_lua_budget_overruns(const ls_lua *lua);
 uint64_t ls_lua_restarts(const ls_lua *lua);
 /* Queueing hints that raised or returned something else than Queue/Skip. */
 uint64_t ls_lua_hint_errors(const ls_lua *lua);
-enum { LS_HINT_FAILED = 2 };   /* dispatch.hint's answer for such a hint (counts as Queue) */
 
 #endif

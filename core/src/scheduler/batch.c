@@ -46,7 +46,7 @@
  */
 #include "scheduler/batch.h"
 #include "luasched/feature_gates.h"
-#include "scheduler/scheduler_internal.h"
+#include "scheduler/attempt.h"
 #include "luasched/log.h"
 
 #include <stdlib.h>
@@ -77,7 +77,6 @@ struct ls_batches {
     uint32_t n;
     char *pending_sig;  /* the running pod's signature, kept for the store */
     size_t pending_len;
-    bool sign_cut_off;  /* the running pod's sign hook was cut off (its Error in cycle->status) */
 };
 
 /* What one profile's state owns: its signature, node list and raw scores. */
@@ -99,11 +98,11 @@ void ls_batches_free(ls_batches *b)
     free(b);
 }
 
-static batch_state *state_of(ls_scheduler *s, uint32_t profile)
+static batch_state *state_of(ls_sched_env *e, uint32_t profile)
 {
-    if (!s->batches)
-        s->batches = ls_xcalloc(1, sizeof *s->batches);
-    ls_batches *b = s->batches;
+    if (!e->batches)
+        e->batches = ls_xcalloc(1, sizeof *e->batches);
+    ls_batches *b = e->batches;
     if (profile >= b->n) {
         b->profiles = ls_xrealloc(b->profiles, (profile + 1) * sizeof *b->profiles);
         memset(b->profiles + b->n, 0, (profile + 1 - b->n) * sizeof *b->profiles);
@@ -112,14 +111,14 @@ static batch_state *state_of(ls_scheduler *s, uint32_t profile)
     return &b->profiles[profile];
 }
 
-static const char *profile_name(const ls_scheduler *s, uint32_t profile)
+static const char *profile_name(const ls_sched_env *e, uint32_t profile)
 {
-    return ls_str_get(s->cfg.profiles[profile].scheduler_name);
+    return ls_str_get(e->cfg->profiles[profile].scheduler_name);
 }
 
-static void flushed(ls_scheduler *s, uint32_t profile, const char *reason)
+static void flushed(ls_sched_env *e, uint32_t profile, const char *reason)
 {
-    ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_FLUSH, profile_name(s, profile), reason);
+    ls_sched_metrics_batch(e->metrics, LS_BATCH_METRIC_FLUSH, profile_name(e, profile), reason);
 }
 
 static void drop_state(batch_state *st)
@@ -170,14 +169,14 @@ static void reserve_nodes(batch_state *st, uint32_t n, uint32_t n_plugins)
     }
 }
 
-static uint64_t random_key(ls_scheduler *s)
+static uint64_t random_key(ls_attempt_state *a)
 {
     /* rand.Int() is non-negative: 0 stays below every cached key */
-    return (ls_cycle_random(&s->cycle) >> 1) | 1;
+    return (ls_cycle_random(&a->cycle) >> 1) | 1;
 }
 
 /* batchStateCompatible. */
-static bool compatible(ls_scheduler *s, ls_qpod *qp, batch_state *st, const char *sig, size_t sig_len)
+static bool compatible(ls_sched_env *e, ls_qpod *qp, batch_state *st, const char *sig, size_t sig_len)
 {
     if (state_empty(st))
         return false;
@@ -186,25 +185,25 @@ static bool compatible(ls_scheduler *s, ls_qpod *qp, batch_state *st, const char
         reason = LS_BATCH_FLUSH_POD_SKIPPED;
     else if (!st->last_succeeded)
         reason = LS_BATCH_FLUSH_POD_FAILED;
-    else if (ls_nominator_node_of(&s->nominator, qp->pod) || qp->pod->nominated_node_name)
+    else if (ls_nominator_node_of(e->nominator, qp->pod) || qp->pod->nominated_node_name)
         reason = LS_BATCH_FLUSH_POD_NOMINATED;
     else if (!sig || sig_len != st->sig_len || memcmp(sig, st->signature, sig_len) != 0)
         reason = LS_BATCH_FLUSH_POD_INCOMPATIBLE;
-    else if (s->clock_ms > st->created_ms + LS_BATCH_MAX_AGE_MS)
+    else if (e->clock_ms > st->created_ms + LS_BATCH_MAX_AGE_MS)
         reason = LS_BATCH_FLUSH_EXPIRED;
     if (reason)
-        flushed(s, qp->profile, reason);
+        flushed(e, qp->profile, reason);
     return reason == NULL;
 }
 
 /* The Filter run on the last chosen node leaves no trace in the cycle's
  * diagnosis: its status slot and the status are put back. */
-static int filter_quietly(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ni)
+static int filter_quietly(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, const ls_node_info *ni)
 {
-    ls_cycle *c = &s->cycle;
+    ls_cycle *c = &a->cycle;
     uint32_t status = c->status;
     uint8_t status_code = c->status_code;
-    int code = ls_lua_filter_one(s->lua, qp->profile, ni);
+    int code = ls_lua_filter_one(e->lua, qp->profile, ni);
     c->node_status[ni->index] = (ls_node_status){.status = 0, .plugin = -1, .code = 0};
     if (c->trace && c->filter_trace && c->num_filter_plugins)
         memset(c->filter_trace + (size_t)ni->index * c->num_filter_plugins, 0,
@@ -218,18 +217,18 @@ static int filter_quietly(ls_scheduler *s, ls_qpod *qp, const ls_node_info *ni)
  * NormalizeScore over it and the cached nodes (their raw scores as stored),
  * the totals and raw scores replaced; the node joins the list with random
  * key 0. */
-static bool rescore(ls_scheduler *s, ls_qpod *qp, batch_state *st, const ls_node_info *last)
+static bool rescore(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, batch_state *st, const ls_node_info *last)
 {
-    ls_cycle *c = &s->cycle;
-    ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_RESCORE, profile_name(s, qp->profile), NULL);
+    ls_cycle *c = &a->cycle;
+    ls_sched_metrics_batch(e->metrics, LS_BATCH_METRIC_RESCORE, profile_name(e, qp->profile), NULL);
     uint32_t np = st->n_plugins;
     if (np != c->num_score_plugins) {   /* a profile whose plugins changed (not after a reload) */
-        flushed(s, qp->profile, LS_BATCH_FLUSH_RESCORE_ERROR);
+        flushed(e, qp->profile, LS_BATCH_FLUSH_RESCORE_ERROR);
         return false;
     }
     uint32_t n = 0;
     for (uint32_t i = st->head; i < st->len; i++) {
-        const ls_node_info *ni = ls_snapshot_find(s->snapshot, st->nodes[i].name);
+        const ls_node_info *ni = ls_snapshot_find(e->snapshot, st->nodes[i].name);
         if (ni && ni != last) {
             move_node(st, n, i);
             c->feasible[n++] = ni;
@@ -245,17 +244,17 @@ static bool rescore(ls_scheduler *s, ls_qpod *qp, batch_state *st, const ls_node
     st->head = 0;
     st->len = n;
     c->keep_raw_scores = 1;
-    int code = ls_lua_rescore_last(s->lua, qp->profile);
-    bool ok = code == LS_SUCCESS && ls_scheduler_total_scores(s, qp);
+    int code = ls_lua_rescore_last(e->lua, qp->profile);
+    bool ok = code == LS_SUCCESS && ls_attempt_total_scores(e, a, qp);
     c->num_feasible = 0;
     if (!ok) {
-        flushed(s, qp->profile, code == LS_PENDING ? LS_BATCH_FLUSH_PRESCORE_ERROR : LS_BATCH_FLUSH_RESCORE_ERROR);
+        flushed(e, qp->profile, code == LS_PENDING ? LS_BATCH_FLUSH_PRESCORE_ERROR : LS_BATCH_FLUSH_RESCORE_ERROR);
         c->status = 0;
         c->status_code = LS_SUCCESS;
         return false;
     }
     for (uint32_t i = 0; i < n; i++) {
-        st->nodes[i].total = s->totals[i];
+        st->nodes[i].total = a->totals[i];
         for (uint32_t p = 0; p < np; p++)
             st->raw[(size_t)i * np + p] = c->raw_scores[p * n + i];
     }
@@ -263,109 +262,109 @@ static bool rescore(ls_scheduler *s, ls_qpod *qp, batch_state *st, const ls_node
 }
 
 /* refreshHintCandidates. */
-static bool refresh(ls_scheduler *s, ls_qpod *qp, batch_state *st)
+static bool refresh(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, batch_state *st)
 {
-    const ls_node_info *last = st->last_chosen ? ls_snapshot_find(s->snapshot, st->last_chosen) : NULL;
+    const ls_node_info *last = st->last_chosen ? ls_snapshot_find(e->snapshot, st->last_chosen) : NULL;
     if (!last) {
-        flushed(s, qp->profile, LS_BATCH_FLUSH_NODE_MISSING);
+        flushed(e, qp->profile, LS_BATCH_FLUSH_NODE_MISSING);
         return false;
     }
-    int code = filter_quietly(s, qp, last);
+    int code = filter_quietly(e, a, qp, last);
     if (code != LS_UNSCHEDULABLE && code != LS_UNRESOLVABLE)
-        return rescore(s, qp, st, last);
+        return rescore(e, a, qp, st, last);
     return true;
 }
 
-ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp)
+static void forget_signature(ls_sched_env *e)
 {
+    if (e->batches) {
+        free(e->batches->pending_sig);
+        e->batches->pending_sig = NULL;
+    }
+}
+
+bool ls_batch_enter(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str *hint_out)
+{
+    *hint_out = 0;
     if (!ls_feature_enabled(LS_FG_OpportunisticBatching))   /* --feature-gates: no batching at all */
-        return 0;
-    batch_state *st = state_of(s, qp->profile);
-    ls_batches *b = s->batches;
+        return true;
+    batch_state *st = state_of(e, qp->profile);
+    ls_batches *b = e->batches;
     free(b->pending_sig);
     b->pending_sig = NULL;
-    b->sign_cut_off = false;
     if (!st->never_signable) {
-        s->cycle.status = 0;
-        s->cycle.status_code = LS_SUCCESS;
-        b->pending_sig = ls_lua_sign(s->lua, qp->profile, &b->pending_len, &st->never_signable);
+        a->cycle.status = 0;
+        a->cycle.status_code = LS_SUCCESS;
+        b->pending_sig = ls_lua_sign(e->lua, qp->profile, &b->pending_len, &st->never_signable);
         /* a sign hook cut off rebuilt the state mid-cycle: the cycle ends as
          * that plugin's Error (cycle->status), not as the next plugin's */
-        if (!b->pending_sig && s->cycle.status_code == LS_ERROR) {
-            b->sign_cut_off = true;
-            return 0;
+        if (!b->pending_sig && a->cycle.status_code == LS_ERROR) {
+            forget_signature(e);
+            return false;
         }
     }
     /* a signed pod's raw scores are kept for the state it may fill */
-    s->cycle.keep_raw_scores = b->pending_sig != NULL;
+    a->cycle.keep_raw_scores = b->pending_sig != NULL;
     ls_str hint = 0;
-    if (compatible(s, qp, st, b->pending_sig, b->pending_len) && refresh(s, qp, st) && !state_empty(st))
+    if (compatible(e, qp, st, b->pending_sig, b->pending_len) && refresh(e, a, qp, st) && !state_empty(st))
         hint = pop_best(st);
     if (!hint)
-        ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_ATTEMPT, profile_name(s, qp->profile), "no_hint");
-    return hint;
-}
-
-bool ls_batch_sign_cut_off(const ls_scheduler *s)
-{
-    return s->batches && s->batches->sign_cut_off;
-}
-
-void ls_batch_forget_signature(ls_scheduler *s)
-{
-    if (s->batches) {
-        free(s->batches->pending_sig);
-        s->batches->pending_sig = NULL;
-    }
+        ls_sched_metrics_batch(e->metrics, LS_BATCH_METRIC_ATTEMPT, profile_name(e, qp->profile), "no_hint");
+    *hint_out = hint;
+    return true;
 }
 
 /* The feasible nodes but the host, with their totals and raw scores: the
  * state for the next pod. */
-static void fill_state(ls_scheduler *s, batch_state *st, ls_str chosen)
+static void fill_state(ls_sched_env *e, ls_attempt_state *a, batch_state *st, ls_str chosen)
 {
-    const ls_cycle *c = &s->cycle;
+    const ls_cycle *c = &a->cycle;
     uint32_t nf = c->num_feasible, np = c->num_score_plugins;
     reserve_nodes(st, nf, np);
     uint32_t n = 0;
     for (uint32_t i = 0; i < nf; i++) {
         if (c->feasible[i]->node->name == chosen)
             continue;
-        st->nodes[n] = (batch_node){.name = c->feasible[i]->node->name, .total = s->totals[i], .key = random_key(s)};
+        st->nodes[n] = (batch_node){.name = c->feasible[i]->node->name, .total = a->totals[i], .key = random_key(a)};
         for (uint32_t p = 0; p < np; p++)
             st->raw[(size_t)n * np + p] = c->raw_scores[p * nf + i];
         n++;
     }
     st->head = 0;
     st->len = n;
-    st->created_ms = s->clock_ms;
+    st->created_ms = e->clock_ms;
 }
 
-void ls_batch_store(ls_scheduler *s, ls_qpod *qp, ls_str hint, ls_str chosen)
+void ls_batch_exit(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str hint, ls_str chosen)
 {
+    if (!chosen) {
+        forget_signature(e);
+        return;
+    }
     if (!ls_feature_enabled(LS_FG_OpportunisticBatching))
         return;
-    batch_state *st = state_of(s, qp->profile);
-    ls_batches *b = s->batches;
-    const char *profile = profile_name(s, qp->profile);
+    batch_state *st = state_of(e, qp->profile);
+    ls_batches *b = e->batches;
+    const char *profile = profile_name(e, qp->profile);
     st->last_cycle = qp->scheduling_cycle;
     st->last_chosen = chosen;
     st->last_succeeded = true;
     if (hint && hint == chosen) {
-        ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_ATTEMPT, profile, "hint_used");
-        ls_batch_forget_signature(s);
+        ls_sched_metrics_batch(e->metrics, LS_BATCH_METRIC_ATTEMPT, profile, "hint_used");
+        forget_signature(e);
         return;
     }
     if (hint)
-        ls_sched_metrics_batch(&s->metrics, LS_BATCH_METRIC_ATTEMPT, profile, "hint_not_used");
-    if (b->pending_sig && s->cycle.num_feasible > 1) {
+        ls_sched_metrics_batch(e->metrics, LS_BATCH_METRIC_ATTEMPT, profile, "hint_not_used");
+    if (b->pending_sig && a->cycle.num_feasible > 1) {
         free(st->signature);
         st->signature = b->pending_sig;
         st->sig_len = b->pending_len;
         b->pending_sig = NULL;
-        fill_state(s, st, chosen);
+        fill_state(e, a, st, chosen);
         return;
     }
-    flushed(s, qp->profile, s->cycle.num_feasible > 1 ? LS_BATCH_FLUSH_POD_NOT_BATCHABLE : LS_BATCH_FLUSH_EMPTY_LIST);
+    flushed(e, qp->profile, a->cycle.num_feasible > 1 ? LS_BATCH_FLUSH_POD_NOT_BATCHABLE : LS_BATCH_FLUSH_EMPTY_LIST);
     drop_state(st);
-    ls_batch_forget_signature(s);
+    forget_signature(e);
 }

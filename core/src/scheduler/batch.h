@@ -13,7 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct ls_scheduler ls_scheduler;
+typedef struct ls_sched_env ls_sched_env;
+typedef struct ls_attempt_state ls_attempt_state;
 typedef struct ls_batches ls_batches;
 
 /* Upstream's maxBatchAge. */
@@ -33,20 +34,20 @@ enum { LS_BATCH_MAX_AGE_MS = 500 };
 
 void ls_batches_free(ls_batches *b);
 
-/* GetNodeHint, after PreFilter passed: signs the running pod (kept for the
- * store), checks the profile's cached state, re-scores the last chosen node
- * when it still fits, and returns the hinted node's name (0: no hint). */
-ls_str ls_batch_node_hint(ls_scheduler *s, ls_qpod *qp);
+/* OpportunisticBatching is one stage of the scheduling cycle, entered once
+ * after PreFilter and left once when the cycle has its host or has failed.
+ *
+ * Entry (GetNodeHint): signs the running pod (kept for the exit), checks the
+ * profile's cached state, re-scores the last chosen node when it still fits,
+ * and sets *hint to the hinted node's name (0: no hint). False when the sign
+ * hook was cut off (the state rebuilt mid-cycle): the cycle ends with that
+ * plugin's Error in the cycle's status. */
+bool ls_batch_enter(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str *hint);
 
-/* StoreScheduleResults, once the host is chosen: `hint` the hint given (0:
- * none), the cycle's feasible nodes and totals give the sorted list of the
- * others (the host left out). Frees the pod's signature. */
-void ls_batch_store(ls_scheduler *s, ls_qpod *qp, ls_str hint, ls_str chosen);
-
-/* The cycle ended before a host was chosen: the signature is dropped. */
-void ls_batch_forget_signature(ls_scheduler *s);
-/* Whether the last ls_batch_node_hint ended because a sign hook was cut off
- * (the state rebuilt mid-cycle; the cycle's status is that plugin's Error). */
-bool ls_batch_sign_cut_off(const ls_scheduler *s);
+/* Exit: `chosen` the host (StoreScheduleResults: `hint` the hint given, the
+ * cycle's feasible nodes and totals give the sorted list of the others, the
+ * host left out), or 0 when the cycle ended without one (the signature is
+ * dropped). */
+void ls_batch_exit(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str hint, ls_str chosen);
 
 #endif

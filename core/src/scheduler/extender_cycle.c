@@ -6,15 +6,14 @@
  * DefaultPreemption calls through the FFI for preemption's extender step.
  */
 #include "scheduler/extender_internal.h"
-#include "scheduler/scheduler_internal.h"
+#include "scheduler/extender_cycle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-bool ls_scheduler_build_extenders(ls_scheduler *s, ls_config *cfg, ls_extenders **out, ls_error *err)
+bool ls_extenders_build(ls_config *cfg, ls_extenders **out, ls_error *err)
 {
-    (void)s;
     err->msg[0] = '\0';
     *out = ls_extenders_new(cfg, err);
     if (!*out && err->msg[0])
@@ -23,12 +22,12 @@ bool ls_scheduler_build_extenders(ls_scheduler *s, ls_config *cfg, ls_extenders 
     return true;
 }
 
-bool ls_scheduler_filter_extenders(ls_scheduler *s, ls_qpod *qp)
+bool ls_attempt_filter_extenders(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp)
 {
-    ls_cycle *c = &s->cycle;
+    ls_cycle *c = &a->cycle;
     bool rejected = false;
     char *msg = NULL;
-    if (!ls_extenders_filter(s->extenders, c, &rejected, &msg)) {
+    if (!ls_extenders_filter(e->extenders, c, &rejected, &msg)) {
         c->status = ls_status_register(LS_ERROR, msg, strlen(msg));
         c->status_code = LS_ERROR;
         free(msg);
@@ -50,8 +49,9 @@ bool ls_scheduler_filter_extenders(ls_scheduler *s, ls_qpod *qp)
 
 static ls_extenders *extenders_of(const ls_cycle *cycle)
 {
-    const ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s ? s->extenders : NULL;
+    const ls_attempt_state *a = cycle ? cycle->owner : NULL;
+    ls_sched_env *e = a ? a->env : NULL;
+    return e ? e->extenders : NULL;
 }
 
 uint32_t ls_cycle_preempt_extenders(const ls_cycle *cycle)
@@ -109,24 +109,7 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
     return x ? ls_extenders_victim(x, i, k) : NULL;
 }
 
-/* ---- for output */
-
-uint32_t ls_scheduler_num_extenders(const ls_scheduler *s)
+uint32_t ls_extenders_count(const ls_extenders *x)
 {
-    return s->extenders ? s->extenders->n : 0;
-}
-
-const char *ls_scheduler_extender_name(const ls_scheduler *s, uint32_t e)
-{
-    return ls_extenders_name(s->extenders, e);
-}
-
-const char *ls_scheduler_extender_verdict(const ls_scheduler *s, uint32_t node_index)
-{
-    return ls_extenders_verdict(s->extenders, node_index);
-}
-
-bool ls_scheduler_extender_score(const ls_scheduler *s, uint32_t e, uint32_t i, int64_t *raw, int64_t *final)
-{
-    return ls_extenders_score(s->extenders, e, i, raw, final);
+    return x ? x->n : 0;
 }

@@ -22,115 +22,119 @@
  * unschedulablePods. No deletion event follows such a victim, so the
  * preemptor is activated once it is gone (upstream's explicit Activate).
  */
-#include "scheduler/scheduler_internal.h"
+#include "scheduler/preemption.h"
+#include "scheduler/cycle.h"
+#include "scheduler/plugin_services.h"
 #include "luasched/log.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static bool is_preempting(const ls_scheduler *s, const ls_pod *pod)
+static bool is_preempting(const ls_sched_env *e, const ls_pod *pod)
 {
-    return ls_map_get(&s->preempting, pod->id + 1) != NULL;
+    return ls_map_get(&e->preempting, pod->id + 1) != NULL;
 }
 
 bool ls_cycle_preempting(const ls_cycle *cycle, const ls_pod *pod)
 {
-    const ls_scheduler *s = cycle ? cycle->owner : NULL;
-    return s && pod && s->preempting.len && is_preempting(s, pod);
+    const ls_attempt_state *a = cycle ? cycle->owner : NULL;
+    ls_sched_env *e = a ? a->env : NULL;
+    return e && pod && e->preempting.len && is_preempting(e, pod);
 }
 
-static void stop_preempting(ls_scheduler *s, const ls_pod *pod)
+static void stop_preempting(ls_sched_env *e, const ls_pod *pod)
 {
-    if (!ls_map_remove(&s->preempting, pod->id + 1))
+    if (!ls_map_remove(&e->preempting, pod->id + 1))
         return;
     /* Rejected by PreEnqueue meanwhile: PreEnqueue decides again now. */
-    ls_qpod *qp = ls_squeue_find(s->queue, pod);
+    ls_qpod *qp = ls_squeue_find(e->queue, pod);
     if (qp && qp->gated)
-        ls_squeue_activate(s->queue, pod);
+        ls_squeue_activate(e->queue, pod);
 }
 
 int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen)
 {
-    ls_scheduler *s = cycle ? cycle->owner : NULL;
-    if (!s || !s->src.preempt) {
+    ls_attempt_state *a = cycle ? cycle->owner : NULL;
+    ls_sched_env *e = a ? a->env : NULL;
+    if (!e || !e->src->preempt) {
         snprintf(errbuf, errlen, "no cluster is attached to evict pod %s/%s", ls_str_get(victim->ns),
                  ls_str_get(victim->name));
         return -1;
     }
-    if (!ls_scheduler_plugin_write(s, errbuf, errlen))
+    if (!ls_env_plugin_write(e, errbuf, errlen))
         return -1;
     ls_critical_enter();
-    if (s->preemptor && (s->preemptor != cycle->pod || s->preempt_node != node)) {
+    if (a->preemptor && (a->preemptor != cycle->pod || a->preempt_node != node)) {
         ls_critical_leave();
         snprintf(errbuf, errlen, "pod %s/%s: victims on another node were already chosen in this cycle",
                  ls_str_get(cycle->pod->name), ls_str_get(victim->name));
         return -1;
     }
-    s->preemptor = cycle->pod;
-    s->preempt_node = node;
-    const ls_vec *post = &s->cfg.profiles[cycle->profile].plugins[LS_EP_POST_FILTER];
-    s->preempt_plugin = cycle->running_plugin >= 0 && (uint32_t)cycle->running_plugin < post->len
+    a->preemptor = cycle->pod;
+    a->preempt_node = node;
+    const ls_vec *post = &e->cfg->profiles[cycle->profile].plugins[LS_EP_POST_FILTER];
+    a->preempt_plugin = cycle->running_plugin >= 0 && (uint32_t)cycle->running_plugin < post->len
                             ? LS_VEC_AT(post, ls_plugin_ref, cycle->running_plugin).name
                             : ls_intern_cstr("DefaultPreemption");
-    ls_map_put(&s->preempting, cycle->pod->id + 1, (void *)1);
-    *(const ls_pod **)ls_vec_push(&s->victims) = victim;
+    ls_map_put(&e->preempting, cycle->pod->id + 1, (void *)1);
+    *(const ls_pod **)ls_vec_push(&a->victims) = victim;
     ls_critical_leave();
     return 0;
 }
 
 /* The victim's DisruptionTarget condition and delete, through the source. */
-static bool issue_deletion(ls_scheduler *s, const ls_pod *preemptor, const ls_pod *victim, ls_str node,
+static bool issue_deletion(ls_sched_env *e, const ls_pod *preemptor, const ls_pod *victim, ls_str node,
                            ls_error *err)
 {
-    int32_t profile = ls_config_profile_index(&s->cfg, preemptor->scheduler_name);
-    const char *who = profile >= 0 ? ls_str_get(s->cfg.profiles[profile].scheduler_name) : "default-scheduler";
+    int32_t profile = ls_config_profile_index(e->cfg, preemptor->scheduler_name);
+    const char *who = profile >= 0 ? ls_str_get(e->cfg->profiles[profile].scheduler_name) : "default-scheduler";
     char message[300];
     snprintf(message, sizeof message, "%s: preempting to accommodate a higher priority pod", who);
-    return s->src.preempt(s->src.ud, victim, preemptor, node, message, err);
+    return e->src->preempt(e->src->ud, victim, preemptor, node, message, err);
 }
 
-void ls_scheduler_preemption_failed(ls_scheduler *s, const ls_pod *preemptor, const char *message)
+void ls_attempt_preemption_failed(ls_sched_env *e, const ls_pod *preemptor, const char *message)
 {
     char who[600];
     snprintf(who, sizeof who, "%s/%s", ls_str_get(preemptor->ns), ls_str_get(preemptor->name));
     ls_log_error("Error occurred during async preemption", "pod", who, "err", message);
-    stop_preempting(s, preemptor);
-    bool nominated = ls_nominator_node_of(&s->nominator, preemptor) || preemptor->nominated_node_name;
-    ls_nominator_delete(&s->nominator, preemptor);
-    if (nominated && s->src.clear_nomination)
-        s->src.clear_nomination(s->src.ud, preemptor);
-    ls_squeue_activate(s->queue, preemptor);
+    stop_preempting(e, preemptor);
+    bool nominated = ls_nominator_node_of(e->nominator, preemptor) || preemptor->nominated_node_name;
+    ls_nominator_delete(e->nominator, preemptor);
+    if (nominated && e->src->clear_nomination)
+        e->src->clear_nomination(e->src->ud, preemptor);
+    ls_squeue_activate(e->queue, preemptor);
 }
 
-void ls_scheduler_issue_preemptions(ls_scheduler *s)
+void ls_attempt_issue_preemptions(ls_sched_env *e, ls_attempt_state *a)
 {
-    const ls_pod *preemptor = s->preemptor;
+    const ls_pod *preemptor = a->preemptor;
     if (!preemptor)
         return;
-    ls_str node = s->preempt_node;
-    uint32_t n = s->victims.len;
+    ls_str node = a->preempt_node;
+    uint32_t n = a->victims.len;
     /* The list is the attempt's record too: copied, since the deletions'
      * events may start nothing that reuses it, but keep it intact anyway. */
-    const ls_pod *const *victims = s->victims.data;
-    s->preemptor = NULL;
-    s->preempt_node = 0;
+    const ls_pod *const *victims = a->victims.data;
+    a->preemptor = NULL;
+    a->preempt_node = 0;
     bool in_memory = false;
     for (uint32_t i = 0; i < n; i++) {
         if (i == n - 1)
-            stop_preempting(s, preemptor);
-        if (ls_waiting_pods_preempt(&s->waiting, victims[i], s->preempt_plugin)) {
+            stop_preempting(e, preemptor);
+        if (ls_waiting_pods_preempt(e->waiting, victims[i], a->preempt_plugin)) {
             in_memory = true;
             continue;
         }
         ls_error err;
-        if (!issue_deletion(s, preemptor, victims[i], node, &err)) {
-            ls_scheduler_preemption_failed(s, preemptor, err.msg);
+        if (!issue_deletion(e, preemptor, victims[i], node, &err)) {
+            ls_attempt_preemption_failed(e, preemptor, err.msg);
             return;
         }
     }
-    stop_preempting(s, preemptor);
+    stop_preempting(e, preemptor);
     if (!in_memory)
         return;
-    ls_scheduler_resolve_waiting(s);   /* the rejected victims give their room back */
-    ls_squeue_activate(s->queue, preemptor);
+    ls_attempt_resolve_waiting(e, a);   /* the rejected victims give their room back */
+    ls_squeue_activate(e->queue, preemptor);
 }

@@ -6,6 +6,7 @@
  * anything fails the running set stays and the failure is counted.
  */
 #include "scheduler/scheduler_internal.h"
+#include "scheduler/extender_cycle.h"
 #include "scheduler/batch.h"
 #include "luasched/log.h"
 
@@ -32,11 +33,11 @@ static bool profile_has_plugin(const ls_profile *p, ls_str plugin)
  * gone gets another try at once. */
 static void carry_queue_over(ls_scheduler *s, const ls_config *old_cfg)
 {
-    for (uint32_t i = 0; i < ls_squeue_size(s->queue);) {
-        ls_qpod *qp = ls_squeue_at(s->queue, i);
+    for (uint32_t i = 0; i < ls_squeue_size(s->env.queue);) {
+        ls_qpod *qp = ls_squeue_at(s->env.queue, i);
         int32_t np = ls_config_profile_index(&s->cfg, old_cfg->profiles[qp->profile].scheduler_name);
         if (np < 0 && qp->where != LS_Q_IN_FLIGHT) {
-            ls_squeue_delete(s->queue, qp->pod);   /* swaps the last pod into slot i */
+            ls_squeue_delete(s->env.queue, qp->pod);   /* swaps the last pod into slot i */
             continue;
         }
         qp->profile = np < 0 ? qp->profile : (uint32_t)np;
@@ -44,7 +45,7 @@ static void carry_queue_over(ls_scheduler *s, const ls_config *old_cfg)
         for (uint32_t k = 0; k < qp->n_rejectors; k++)
             vanished = vanished || !profile_has_plugin(&s->cfg.profiles[qp->profile], qp->rejectors[k]);
         if (vanished && !qp->gated)
-            ls_squeue_activate(s->queue, qp->pod);
+            ls_squeue_activate(s->env.queue, qp->pod);
         i++;
     }
     for (uint32_t i = 0; i < ls_waiting_pods_count(&s->waiting); i++) {
@@ -53,7 +54,7 @@ static void carry_queue_over(ls_scheduler *s, const ls_config *old_cfg)
         if (np >= 0)
             wp->profile = (uint32_t)np;
     }
-    ls_squeue_rekey(s->queue);
+    ls_squeue_rekey(s->env.queue);
 }
 
 static void watch_files(ls_scheduler *s)
@@ -61,7 +62,7 @@ static void watch_files(ls_scheduler *s)
     if (!s->watch)
         return;
     uint32_t n = 0;
-    char **files = ls_lua_plugin_files(s->lua, &n);
+    char **files = ls_lua_plugin_files(s->env.lua, &n);
     const char **all = ls_xcalloc(n + 2, sizeof *all);
     uint32_t k = 0;
     if (s->config_path)
@@ -86,9 +87,9 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     bool ok = ls_config_load(&cfg, s->config_path, err);
     if (ok) {
         ls_lua_options_from_config(&lo, &cfg);
-        lua = ls_lua_new(&s->cycle, &lo, err);
+        lua = ls_lua_new(&s->attempt.cycle, &lo, err);
         ok = lua && ls_config_expand(&cfg, points_of, lua, err) &&
-             ls_scheduler_build_extenders(s, &cfg, &extenders, err) &&
+             ls_extenders_build(&cfg, &extenders, err) &&
              ls_lua_build(lua, cfg.profiles, cfg.n_profiles, err) && ls_lua_registrations(lua, &regs, &n_regs, err);
         if (ok)
             ls_extenders_registrations(extenders, cfg.n_profiles, &regs, &n_regs);
@@ -103,17 +104,17 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
         return false;
     }
     ls_config old_cfg = s->cfg;
-    s->budget_overruns_before += ls_lua_budget_overruns(s->lua);
-    s->restarts_before += ls_lua_restarts(s->lua);
-    s->hint_errors_before += ls_lua_hint_errors(s->lua);
-    ls_lua_free(s->lua);
-    s->lua = lua;
-    ls_extenders_free(s->extenders);
-    s->extenders = extenders;
+    s->budget_overruns_before += ls_lua_budget_overruns(s->env.lua);
+    s->restarts_before += ls_lua_restarts(s->env.lua);
+    s->hint_errors_before += ls_lua_hint_errors(s->env.lua);
+    ls_lua_free(s->env.lua);
+    s->env.lua = lua;
+    ls_extenders_free(s->env.extenders);
+    s->env.extenders = extenders;
     s->cfg = cfg;
-    ls_batches_free(s->batches);   /* the batch states belong to the old profiles */
-    s->batches = NULL;
-    ls_squeue_set_registrations(s->queue, regs, n_regs);
+    ls_batches_free(s->env.batches);   /* the batch states belong to the old profiles */
+    s->env.batches = NULL;
+    ls_squeue_set_registrations(s->env.queue, regs, n_regs);
     free(regs);
     carry_queue_over(s, &old_cfg);
     ls_config_free(&old_cfg);
@@ -121,7 +122,7 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     ls_sched_metrics_reload(&s->metrics, true);
     ls_sched_metrics_forget_lua_memory(&s->metrics);   /* one series per state: the new ones */
     ls_scheduler_publish_metrics(s);
-    s->last_change_ms = s->clock_ms;
+    s->last_change_ms = s->env.clock_ms;
     watch_files(s);
     return true;
 }

@@ -1,12 +1,17 @@
 /*
- * scheduler.c: the scheduler's life and its event handlers. Cluster events
- * update the cache and the object store and become ClusterEvents that move
- * unschedulable pods; the run loop pops pods, runs their cycles (cycle.c),
- * and in a simulation moves the virtual clock to the next backoff expiry,
- * flush, Permit deadline or timeline change when there is nothing to do.
+ * scheduler.c: the scheduler's lifetime. It builds and frees the environment
+ * its attempts run in (attempt.h) and the running attempt; the run loop pops
+ * pods, runs their attempts (cycle.c), lets the shadow evaluate beside them
+ * (shadow.c), issues the preemptions they chose (preemption.c), and in a
+ * simulation moves the virtual clock to the next backoff expiry, flush,
+ * Permit deadline or timeline change when there is nothing to do. The
+ * cluster's events are scheduler_events.c's; the reload, reload.c's.
  */
 #include "scheduler/scheduler_internal.h"
 #include "scheduler/batch.h"
+#include "scheduler/cycle.h"
+#include "scheduler/extender_cycle.h"
+#include "scheduler/preemption.h"
 #include "luasched/log.h"
 
 #include <stdio.h>
@@ -18,7 +23,7 @@
 
 static uint64_t virtual_now(void *ud)
 {
-    return ((ls_scheduler *)ud)->clock_ms;
+    return ((ls_scheduler *)ud)->env.clock_ms;
 }
 
 static int queue_pre_enqueue(void *ud, const ls_pod *pod, uint32_t profile, ls_str *plugin, uint32_t *status)
@@ -26,12 +31,12 @@ static int queue_pre_enqueue(void *ud, const ls_pod *pod, uint32_t profile, ls_s
     ls_scheduler *s = ud;
     if (!s->cfg.profiles[profile].plugins[LS_EP_PRE_ENQUEUE].len)
         return LS_SUCCESS;
-    int code = ls_lua_pre_enqueue(s->lua, profile, pod);
+    int code = ls_lua_pre_enqueue(s->env.lua, profile, pod);
     if (code != LS_SUCCESS) {
         const ls_vec *list = &s->cfg.profiles[profile].plugins[LS_EP_PRE_ENQUEUE];
-        int16_t i = s->cycle.status_plugin;
+        int16_t i = s->attempt.cycle.status_plugin;
         *plugin = i >= 0 && (uint32_t)i < list->len ? LS_VEC_AT(list, ls_plugin_ref, i).name : 0;
-        *status = s->cycle.status;
+        *status = s->attempt.cycle.status;
     }
     return code;
 }
@@ -39,17 +44,17 @@ static int queue_pre_enqueue(void *ud, const ls_pod *pod, uint32_t profile, ls_s
 static double queue_sort_key(void *ud, const ls_pod *pod, uint32_t profile)
 {
     ls_scheduler *s = ud;
-    return ls_lua_sort_key(s->lua, profile, pod);
+    return ls_lua_sort_key(s->env.lua, profile, pod);
 }
 
 static bool queue_less(void *ud, const ls_pod *a, const ls_pod *b, uint32_t profile)
 {
-    return ls_lua_less(((ls_scheduler *)ud)->lua, profile, a, b);
+    return ls_lua_less(((ls_scheduler *)ud)->env.lua, profile, a, b);
 }
 
 static int queue_hint(void *ud, int hint, const ls_pod *pod, const ls_cluster_event *ev)
 {
-    return ls_lua_hint(((ls_scheduler *)ud)->lua, hint, pod, ev);
+    return ls_lua_hint(((ls_scheduler *)ud)->env.lua, hint, pod, ev);
 }
 
 /* ---- construction */
@@ -68,16 +73,69 @@ static bool build_queue(ls_scheduler *s, ls_error *err)
     };
     ls_queue_callbacks cb = {.ud = s, .now_ms = virtual_now, .pre_enqueue = queue_pre_enqueue,
                              .sort_key = queue_sort_key, .hint = queue_hint,
-                             .less = ls_lua_sort_uses_less(s->lua) ? queue_less : NULL};
-    s->queue = ls_squeue_new(&qo, &cb);
+                             .less = ls_lua_sort_uses_less(s->env.lua) ? queue_less : NULL};
+    s->env.queue = ls_squeue_new(&qo, &cb);
     ls_event_registration *regs = NULL;
     uint32_t n = 0;
-    if (!ls_lua_registrations(s->lua, &regs, &n, err))
+    if (!ls_lua_registrations(s->env.lua, &regs, &n, err))
         return false;
-    ls_extenders_registrations(s->extenders, s->cfg.n_profiles, &regs, &n);
-    ls_squeue_set_registrations(s->queue, regs, n);
+    ls_extenders_registrations(s->env.extenders, s->cfg.n_profiles, &regs, &n);
+    ls_squeue_set_registrations(s->env.queue, regs, n);
     free(regs);
     return true;
+}
+
+/* ---- the environment the attempts run in: the stages' effects that cannot
+ * wait for the end of the stage come back here through fx */
+
+static void fx_begin_deferral(void *ud)
+{
+    ((ls_scheduler *)ud)->defer_events++;
+}
+
+static void fx_end_deferral(void *ud)
+{
+    ((ls_scheduler *)ud)->defer_events--;
+}
+
+static void fx_apply_deferred(void *ud)
+{
+    ls_scheduler_apply_deferred(ud);
+}
+
+static void fx_cluster_event(void *ud, const char *resource, uint32_t actions, const char *label, uint8_t type,
+                             const void *old_obj, const void *new_obj)
+{
+    ls_scheduler_cluster_event(ud, resource, actions, label, type, old_obj, new_obj);
+}
+
+static void fx_refresh_snapshot(void *ud)
+{
+    ls_scheduler_refresh_snapshot(ud);
+}
+
+static void init_env(ls_scheduler *s)
+{
+    ls_sched_env *e = &s->env;
+    e->cfg = &s->cfg;
+    e->src = &s->src;
+    e->opt = &s->opt;
+    e->owner = s;
+    e->waiting = &s->waiting;
+    e->nominator = &s->nominator;
+    e->metrics = &s->metrics;
+    e->rng = s->opt.seed;
+    ls_map_init(&e->preempting);
+    ls_vec_init(&e->deferred, sizeof(deferred_event));
+    e->cache = ls_cache_new();
+    e->snapshot = ls_snapshot_new();
+    e->objects = ls_object_store_new();
+    e->fx = (ls_sched_effects){.ud = s,
+                               .begin_deferral = fx_begin_deferral,
+                               .end_deferral = fx_end_deferral,
+                               .apply_deferred = fx_apply_deferred,
+                               .cluster_event = fx_cluster_event,
+                               .refresh_snapshot = fx_refresh_snapshot};
 }
 
 ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, const ls_sched_source *src,
@@ -89,22 +147,16 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
     s->src = *src;
     if (opt)
         s->opt = *opt;
-    s->rng = s->opt.seed;
-    s->cycle.owner = s;
     ls_waiting_pods_init(&s->waiting);
     ls_nominator_init(&s->nominator);
-    ls_map_init(&s->preempting);
-    ls_vec_init(&s->victims, sizeof(const ls_pod *));
-    ls_vec_init(&s->deferred, sizeof(deferred_event));
-    s->cache = ls_cache_new();
-    s->snapshot = ls_snapshot_new();
-    s->objects = ls_object_store_new();
-    s->cycle.objects = s->objects;
+    init_env(s);
+    ls_attempt_init(&s->attempt, &s->env);
+    s->attempt.cycle.objects = s->env.objects;
     ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
     ls_lua_options_from_config(&lo, &s->cfg);   /* the file's luasched: section, below the flags */
-    s->lua = ls_lua_new(&s->cycle, &lo, err);
-    if (!s->lua || !ls_config_expand(&s->cfg, points_of, s->lua, err) ||
-        !ls_scheduler_build_extenders(s, &s->cfg, &s->extenders, err) || !ls_lua_build(s->lua, s->cfg.profiles, s->cfg.n_profiles, err) || !build_queue(s, err)) {
+    s->env.lua = ls_lua_new(&s->attempt.cycle, &lo, err);
+    if (!s->env.lua || !ls_config_expand(&s->cfg, points_of, s->env.lua, err) ||
+        !ls_extenders_build(&s->cfg, &s->env.extenders, err) || !ls_lua_build(s->env.lua, s->cfg.profiles, s->cfg.n_profiles, err) || !build_queue(s, err)) {
         ls_scheduler_free(s);
         return NULL;
     }
@@ -116,337 +168,44 @@ void ls_scheduler_free(ls_scheduler *s)
     if (!s)
         return;
     ls_shadow_free(s->shadow);
-    ls_batches_free(s->batches);
-    ls_lua_free(s->lua);
-    ls_extenders_free(s->extenders);
-    ls_cache_free(s->cache);
-    ls_snapshot_free(s->snapshot);
-    ls_object_store_free(s->objects);
-    ls_squeue_free(s->queue);
+    ls_batches_free(s->env.batches);
+    ls_lua_free(s->env.lua);
+    ls_extenders_free(s->env.extenders);
+    ls_cache_free(s->env.cache);
+    ls_snapshot_free(s->env.snapshot);
+    ls_object_store_free(s->env.objects);
+    ls_squeue_free(s->env.queue);
     ls_waiting_pods_free(&s->waiting);
     ls_nominator_free(&s->nominator);
-    ls_map_free(&s->preempting);
+    ls_map_free(&s->env.preempting);
     ls_file_watch_free(s->watch);
     free(s->config_path);
-    ls_vec_free(&s->victims);
-    ls_vec_free(&s->deferred);
+    ls_vec_free(&s->env.deferred);
     ls_config_free(&s->cfg);
-    free(s->candidates);
-    free(s->feasible);
-    free(s->node_status);
-    free(s->filter_trace);
-    free(s->scores);
-    free(s->raw_scores);
-    free(s->totals);
-    free(s->score_skipped);
-    free(s->cycle.prefilter_nodes);
+    ls_attempt_free(&s->attempt);
     free(s);
-}
-
-/* ---- events */
-
-void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
-                                uint8_t type, const void *old_obj, const void *new_obj)
-{
-    s->last_change_ms = s->clock_ms;
-    if (!actions) {
-        ls_squeue_note_event(s->queue, label);   /* nothing a plugin can register changed */
-        return;
-    }
-    ls_cluster_event ev = {.resource = ls_intern_cstr(resource), .actions = actions, .label = label,
-                           .object_type = type, .old_obj = old_obj, .new_obj = new_obj};
-    ls_squeue_move_all(s->queue, &ev);
-}
-
-static void apply_node_add(ls_scheduler *s, const ls_node *node)
-{
-    ls_cache_add_node(s->cache, node);
-    ls_scheduler_cluster_event(s, "Node", LS_ACT_ADD, "NodeAdd", LS_OBJ_NODE, NULL, node);
-}
-
-static void apply_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node)
-{
-    ls_cache_update_node(s->cache, old_node, new_node);
-    ls_scheduler_cluster_event(s, "Node", ls_node_update_actions(old_node, new_node), "NodeUpdate", LS_OBJ_NODE, old_node,
-                  new_node);
-}
-
-static void apply_node_delete(ls_scheduler *s, const ls_node *node)
-{
-    ls_cache_remove_node(s->cache, node);
-    ls_scheduler_cluster_event(s, "Node", LS_ACT_DELETE, "NodeDelete", LS_OBJ_NODE, node, NULL);
-}
-
-static void log_cache_error(const ls_error *err)
-{
-    ls_log_error("Scheduler cache", "err", err->msg);
-}
-
-static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
-{
-    ls_error err;
-    if (pod->node_name) {
-        if (!ls_cache_add_pod(s->cache, pod, &err))
-            log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
-        return;
-    }
-    int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
-    if (profile < 0) {
-        /* Not ours: another scheduler's pod, left alone. */
-        if (ls_log_enabled(5)) {
-            char who[600];
-            ls_log_kobj(who, sizeof who, ls_str_get(pod->ns), ls_str_get(pod->name));
-            ls_log_info(5, "Pod is not for this scheduler: no profile for its schedulerName", "pod", who,
-                        "schedulerName", ls_str_get(pod->scheduler_name));
-        }
-        return;
-    }
-    s->last_change_ms = s->clock_ms;
-    /* status.nominatedNodeName counts for Filter from the pod's arrival, gated
-     * or not: v1.37 stores a pod's nomination before PreEnqueue runs (#139057),
-     * so a gated pod holds its room against lower-priority pods. */
-    if (pod->nominated_node_name)
-        ls_nominator_add(&s->nominator, pod, pod->nominated_node_name);
-    ls_squeue_add(s->queue, pod, (uint32_t)profile);
-}
-
-/* An assigned pod appeared or changed: the cache follows (an assumed pod is
- * confirmed), and pods waiting on other pods may now fit. */
-static void assigned_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
-{
-    ls_error err;
-    bool known = ls_cache_pod_node(s->cache, new_pod) && !ls_cache_is_assumed(s->cache, new_pod);
-    if (known && old_pod != new_pod) {
-        if (!ls_cache_update_pod(s->cache, old_pod, new_pod, &err))
-            log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "AssignedPod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-                      "AssignedPodUpdate", LS_OBJ_POD, old_pod, new_pod);
-        return;
-    }
-    if (!known && !ls_cache_add_pod(s->cache, new_pod, &err))
-        log_cache_error(&err);
-    ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
-}
-
-static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
-{
-    if (new_pod->node_name) {
-        ls_qpod *qp = ls_squeue_find(s->queue, old_pod);
-        /* Bound by someone else while queued: no longer ours to schedule. Our own
-         * binding's pod is in flight and leaves the queue when its cycle ends. */
-        if (qp && qp->where != LS_Q_IN_FLIGHT)
-            ls_squeue_delete(s->queue, old_pod);
-        ls_nominator_delete(&s->nominator, old_pod);
-        assigned_pod_update(s, old_pod, new_pod);
-        return;
-    }
-    s->last_change_ms = s->clock_ms;
-    if (ls_squeue_find(s->queue, old_pod))   /* only our pods are nominated */
-        ls_nominator_update(&s->nominator, old_pod, new_pod);
-    ls_squeue_update(s->queue, old_pod, new_pod);
-    /* Its nomination moved or went: the room it held on the old node is free,
-     * as if a pod there was deleted (upstream's AssignedPodDelete for oldPod). */
-    if (old_pod->nominated_node_name && old_pod->nominated_node_name != new_pod->nominated_node_name)
-        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, old_pod, NULL);
-    /* A pod being bound (assumed, or waiting on Permit) may be updated before
-     * its binding shows (a status patch): whoever holds it takes the new object,
-     * so the source can free the old one. */
-    ls_cache_replace_assumed(s->cache, old_pod, new_pod);
-    ls_waiting_pods_replace(&s->waiting, old_pod, new_pod);
-}
-
-static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
-{
-    ls_error err;
-    if (ls_cache_pod_node(s->cache, pod) && !ls_cache_is_assumed(s->cache, pod)) {
-        if (!ls_cache_remove_pod(s->cache, pod, &err))
-            log_cache_error(&err);
-        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
-        return;
-    }
-    ls_waiting_pods_reject(&s->waiting, pod->id, 0, "pod was deleted while waiting at Permit");
-    /* A nominated pod held room on its node for lower-priority pods: its
-     * deletion frees it, as upstream's AssignedPodDelete for such a pod. */
-    bool held_room = pod->nominated_node_name || ls_nominator_node_of(&s->nominator, pod);
-    ls_nominator_delete(&s->nominator, pod);
-    ls_qpod *qp = ls_squeue_find(s->queue, pod);
-    if (qp && qp->where != LS_Q_IN_FLIGHT)
-        ls_squeue_delete(s->queue, pod);
-    s->last_change_ms = s->clock_ms;
-    if (held_room)
-        ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
-}
-
-static void apply_object_add(ls_scheduler *s, const ls_object *obj)
-{
-    ls_waiting_pods_poke_pre_bind(&s->waiting);
-    ls_object_store_put(s->objects, obj);
-    ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
-}
-
-static void apply_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
-{
-    ls_waiting_pods_poke_pre_bind(&s->waiting);
-    ls_object_store_put(s->objects, new_obj);
-    ls_scheduler_cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
-}
-
-static void apply_object_delete(ls_scheduler *s, const ls_object *obj)
-{
-    ls_waiting_pods_poke_pre_bind(&s->waiting);
-    ls_object_store_remove(s->objects, obj);
-    ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_DELETE, "ObjectDelete", LS_OBJ_OTHER, obj, NULL);
-}
-
-/* ---- deferred events
- *
- * A binding or a preemption is asked for by a plugin from Lua (through the
- * FFI); the source answers with events (the pod's update, the victim's
- * delete) that run queueing hints and PreEnqueue, i.e. Lua again. LuaJIT does
- * not allow re-entering the state from a C function called by compiled code,
- * so events that arrive during such a call are kept and applied when it
- * returns. */
-
-static bool defer(ls_scheduler *s, event_kind kind, const void *old_obj, const void *new_obj)
-{
-    if (!s->defer_events)
-        return false;
-    deferred_event *e = ls_vec_push(&s->deferred);
-    e->kind = kind;
-    e->old_obj = old_obj;
-    e->new_obj = new_obj;
-    return true;
-}
-
-/* Activation found again by id: the pod may have left the queue meanwhile. */
-static void apply_activate(ls_scheduler *s, uint32_t pod_id)
-{
-    const ls_pod probe = {.id = pod_id};
-    const ls_qpod *qp = ls_squeue_find(s->queue, &probe);
-    if (qp)
-        ls_squeue_activate(s->queue, qp->pod);
-}
-
-static void apply(ls_scheduler *s, const deferred_event *e)
-{
-    switch (e->kind) {
-    case EV_ACTIVATE: apply_activate(s, e->pod_id); break;
-    case EV_NODE_ADD: apply_node_add(s, e->new_obj); break;
-    case EV_NODE_UPDATE: apply_node_update(s, e->old_obj, e->new_obj); break;
-    case EV_NODE_DELETE: apply_node_delete(s, e->old_obj); break;
-    case EV_POD_ADD: apply_pod_add(s, e->new_obj); break;
-    case EV_POD_UPDATE: apply_pod_update(s, e->old_obj, e->new_obj); break;
-    case EV_POD_DELETE: apply_pod_delete(s, e->old_obj); break;
-    case EV_OBJECT_ADD: apply_object_add(s, e->new_obj); break;
-    case EV_OBJECT_UPDATE: apply_object_update(s, e->old_obj, e->new_obj); break;
-    case EV_OBJECT_DELETE: apply_object_delete(s, e->old_obj); break;
-    }
-}
-
-void ls_scheduler_begin_deferral(ls_scheduler *s)
-{
-    s->defer_events++;
-}
-
-void ls_scheduler_end_deferral(ls_scheduler *s)
-{
-    s->defer_events--;
-}
-
-void ls_scheduler_apply_deferred(ls_scheduler *s)
-{
-    for (uint32_t i = 0; i < s->deferred.len; i++) {
-        deferred_event e = LS_VEC_AT(&s->deferred, deferred_event, i);
-        apply(s, &e);
-    }
-    s->deferred.len = 0;
-}
-
-void ls_scheduler_on_node_add(ls_scheduler *s, const ls_node *node)
-{
-    if (!defer(s, EV_NODE_ADD, NULL, node))
-        apply_node_add(s, node);
-}
-
-void ls_scheduler_on_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node)
-{
-    if (!defer(s, EV_NODE_UPDATE, old_node, new_node))
-        apply_node_update(s, old_node, new_node);
-}
-
-void ls_scheduler_on_node_delete(ls_scheduler *s, const ls_node *node)
-{
-    if (!defer(s, EV_NODE_DELETE, node, NULL))
-        apply_node_delete(s, node);
-}
-
-void ls_scheduler_on_pod_add(ls_scheduler *s, const ls_pod *pod)
-{
-    if (!defer(s, EV_POD_ADD, NULL, pod))
-        apply_pod_add(s, pod);
-}
-
-void ls_scheduler_on_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
-{
-    if (!defer(s, EV_POD_UPDATE, old_pod, new_pod))
-        apply_pod_update(s, old_pod, new_pod);
-}
-
-void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
-{
-    if (!defer(s, EV_POD_DELETE, pod, NULL))
-        apply_pod_delete(s, pod);
-}
-
-/* A deferred object event still updates the store at once: a plugin that
- * wrote through the API (VolumeBinding's PreBind) reads the answer of the
- * embedded cluster's controllers in the same call; the queue hears of it when
- * the deferred event is applied (putting the same object again is a no-op). */
-void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj)
-{
-    if (defer(s, EV_OBJECT_ADD, NULL, obj))
-        ls_object_store_put(s->objects, obj);
-    else
-        apply_object_add(s, obj);
-}
-
-void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
-{
-    if (defer(s, EV_OBJECT_UPDATE, old_obj, new_obj))
-        ls_object_store_put(s->objects, new_obj);
-    else
-        apply_object_update(s, old_obj, new_obj);
-}
-
-void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj)
-{
-    if (defer(s, EV_OBJECT_DELETE, obj, NULL))
-        ls_object_store_remove(s->objects, obj);
-    else
-        apply_object_delete(s, obj);
 }
 
 /* ---- the loop */
 
 bool ls_scheduler_schedule_one(ls_scheduler *s)
 {
-    ls_qpod *qp = ls_squeue_pop(s->queue);
+    ls_qpod *qp = ls_squeue_pop(s->env.queue);
     if (!qp)
         return false;
     if (qp->pod->deletion_ns) {
-        ls_scheduler_skip_deleting(s, qp);
+        ls_attempt_skip_deleting(&s->env, &s->attempt, qp);
         return true;
     }
     if (s->metrics.registry)
-        s->attempt_start_ns = ls_sched_metrics_clock_ns();
-    s->cycles_started++;
+        s->attempt.attempt_start_ns = ls_sched_metrics_clock_ns();
+    s->env.cycles_started++;
     const ls_pod *pod = qp->pod;   /* qp may be gone after its cycle; the pod object is not */
-    ls_scheduler_schedule_pod(s, qp);
+    ls_attempt_schedule_pod(&s->env, &s->attempt, qp);
     if (s->shadow)
-        ls_shadow_after_attempt(s, pod);
+        ls_shadow_after_attempt(s->shadow, &s->env, &s->attempt, pod);
     ls_scheduler_apply_deferred(s);
-    ls_scheduler_issue_preemptions(s);
+    ls_attempt_issue_preemptions(&s->env, &s->attempt);
     return true;
 }
 
@@ -466,7 +225,7 @@ static bool next_wakeup(ls_scheduler *s, uint64_t *at)
     }
     /* Retries only matter while the cluster changed since the pods last tried
      * (or a timeline or waiting pod will change it): otherwise the run is done. */
-    if ((any || !ls_squeue_settled(s->queue, s->last_change_ms)) && ls_squeue_next_wakeup(s->queue, &t) &&
+    if ((any || !ls_squeue_settled(s->env.queue, s->last_change_ms)) && ls_squeue_next_wakeup(s->env.queue, &t) &&
         t < *at) {
         *at = t;
         any = true;
@@ -480,18 +239,18 @@ uint64_t ls_scheduler_run(ls_scheduler *s)
     for (;;) {
         while (ls_scheduler_schedule_one(s)) {
             n++;
-            ls_scheduler_resolve_waiting(s);
+            ls_attempt_resolve_waiting(&s->env, &s->attempt);
         }
         uint64_t at;
         if (!next_wakeup(s, &at))
             break;
-        if (at > s->clock_ms)
-            s->clock_ms = at;
+        if (at > s->env.clock_ms)
+            s->env.clock_ms = at;
         if (s->src.advance_to)
-            s->src.advance_to(s->src.ud, s->clock_ms);
-        ls_squeue_flush(s->queue);
-        ls_waiting_pods_expire(&s->waiting, s->clock_ms);
-        ls_scheduler_resolve_waiting(s);
+            s->src.advance_to(s->src.ud, s->env.clock_ms);
+        ls_squeue_flush(s->env.queue);
+        ls_waiting_pods_expire(&s->waiting, s->env.clock_ms);
+        ls_attempt_resolve_waiting(&s->env, &s->attempt);
     }
     return n;
 }
@@ -511,13 +270,13 @@ static void advance_clock(ls_scheduler *s, uint64_t now)
         s->metrics.published_ms = now;
         ls_scheduler_publish_metrics(s);
     }
-    if (now > s->clock_ms)
-        s->clock_ms = now;
+    if (now > s->env.clock_ms)
+        s->env.clock_ms = now;
     if (s->src.advance_to)
-        s->src.advance_to(s->src.ud, s->clock_ms);
-    ls_squeue_flush(s->queue);
-    ls_waiting_pods_expire(&s->waiting, s->clock_ms);
-    ls_scheduler_resolve_waiting(s);
+        s->src.advance_to(s->src.ud, s->env.clock_ms);
+    ls_squeue_flush(s->env.queue);
+    ls_waiting_pods_expire(&s->waiting, s->env.clock_ms);
+    ls_attempt_resolve_waiting(&s->env, &s->attempt);
 }
 
 static uint64_t monotonic_ms(void)
@@ -530,19 +289,21 @@ static uint64_t monotonic_ms(void)
 uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl)
 {
     enum { IDLE_POLL_MS = 20 };
-    uint64_t n = 0, start = wall_ms() - s->clock_ms;
+    uint64_t n = 0, start = wall_ms() - s->env.clock_ms;
     while (!(ctl->stop && *ctl->stop)) {
         if (ctl->progress)
-            ctl->progress(ctl->progress_ud, monotonic_ms(), ls_squeue_size(s->queue));
+            ctl->progress(ctl->progress_ud, monotonic_ms(), ls_squeue_size(s->env.queue));
         bool forced = ctl->reload && *ctl->reload;
         if (forced)
             *ctl->reload = 0;
         ls_scheduler_reload_if_changed(s, forced);
-        ls_shadow_reload_if_changed(s->shadow, forced);
+        ls_scheduler *shadow = ls_shadow_scheduler(s->shadow);
+        if (shadow && shadow->watch)   /* a shadow without a file is never reloaded */
+            ls_shadow_reload_if_changed(s->shadow, forced);
         advance_clock(s, wall_ms() - start);
         if (ls_scheduler_schedule_one(s)) {
             n++;
-            ls_scheduler_resolve_waiting(s);
+            ls_attempt_resolve_waiting(&s->env, &s->attempt);
             continue;
         }
         uint64_t at;
@@ -574,7 +335,7 @@ void ls_scheduler_set_metrics(ls_scheduler *s, struct ls_metrics *registry)
     ls_sched_metrics_attach(&s->metrics, registry);
     if (s->shadow)
         ls_shadow_attach_metrics(s->shadow, registry);
-    ls_squeue_set_incoming(s->queue, registry ? queue_incoming : NULL);
+    ls_squeue_set_incoming(s->env.queue, registry ? queue_incoming : NULL);
     ls_scheduler_publish_metrics(s);
 }
 
@@ -585,16 +346,16 @@ void ls_scheduler_publish_metrics(ls_scheduler *s)
     ls_queue_gauges q = ls_scheduler_queue_gauges(s);
     ls_fault_counts f = ls_scheduler_faults(s);
     ls_sched_gauges g = {.active = q.active, .backoff = q.backoff, .unschedulable = q.unschedulable,
-                         .gated = q.gated, .nodes = ls_cache_node_count(s->cache),
-                         .pods = ls_cache_pod_count(s->cache), .assumed_pods = ls_cache_assumed_count(s->cache),
+                         .gated = q.gated, .nodes = ls_cache_node_count(s->env.cache),
+                         .pods = ls_cache_pod_count(s->env.cache), .assumed_pods = ls_cache_assumed_count(s->env.cache),
                          .budget_overruns = f.budget_overruns, .lua_restarts = f.lua_restarts,
                          .error_attempts = f.error_attempts, .hint_errors = f.hint_errors};
     ls_sched_metrics_publish(&s->metrics, &g);
     for (uint32_t i = 0; i < s->cfg.n_profiles; i++)   /* at start and after a reload */
         ls_sched_metrics_profile(&s->metrics, ls_str_get(s->cfg.profiles[i].scheduler_name));
-    for (uint32_t i = 0; i < s->cfg.n_profiles && i < ls_lua_state_count(s->lua); i++)
+    for (uint32_t i = 0; i < s->cfg.n_profiles && i < ls_lua_state_count(s->env.lua); i++)
         ls_sched_metrics_lua_memory(&s->metrics, ls_str_get(s->cfg.profiles[i].scheduler_name),
-                                    ls_lua_profile_memory(s->lua, i));
+                                    ls_lua_profile_memory(s->env.lua, i));
 }
 
 /* ---- introspection */
@@ -611,13 +372,13 @@ const ls_profile *ls_scheduler_profile(const ls_scheduler *s, uint32_t i)
 
 const ls_cache *ls_scheduler_cache(const ls_scheduler *s)
 {
-    return s->cache;
+    return s->env.cache;
 }
 
 uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, uint32_t cap)
 {
     uint32_t n_regs, n = 0;
-    const ls_event_registration *regs = ls_squeue_registrations(s->queue, &n_regs);
+    const ls_event_registration *regs = ls_squeue_registrations(s->env.queue, &n_regs);
     for (uint32_t i = 0; i < n_regs; i++) {
         const char *name = ls_str_get(regs[i].resource);
         if (!strchr(name, '.'))
@@ -634,7 +395,7 @@ uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, 
 uint32_t ls_scheduler_custom_uses(const ls_scheduler *s, ls_custom_use *out, uint32_t cap)
 {
     uint32_t n_regs, n = 0;
-    const ls_event_registration *regs = ls_squeue_registrations(s->queue, &n_regs);
+    const ls_event_registration *regs = ls_squeue_registrations(s->env.queue, &n_regs);
     for (uint32_t i = 0; i < n_regs; i++) {
         const char *resource = ls_str_get(regs[i].resource), *plugin = ls_str_get(regs[i].plugin);
         if (!strchr(resource, '.'))
@@ -650,7 +411,7 @@ uint32_t ls_scheduler_custom_uses(const ls_scheduler *s, ls_custom_use *out, uin
 
 uint64_t ls_scheduler_cycles(const ls_scheduler *s)
 {
-    return s->cycles_started;
+    return s->env.cycles_started;
 }
 
 uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s)
@@ -660,34 +421,34 @@ uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s)
 
 void ls_scheduler_refresh_snapshot(ls_scheduler *s)
 {
-    ls_cache_update_snapshot(s->cache, s->snapshot);
+    ls_cache_update_snapshot(s->env.cache, s->env.snapshot);
     s->snapshot_epoch++;
 }
 
 bool ls_scheduler_holds_event_objects(const ls_scheduler *s)
 {
-    return ls_squeue_in_flight_events(s->queue) > 0;
+    return ls_squeue_in_flight_events(s->env.queue) > 0;
 }
 
 uint32_t ls_scheduler_pending(const ls_scheduler *s)
 {
-    return ls_squeue_size(s->queue);
+    return ls_squeue_size(s->env.queue);
 }
 
 uint64_t ls_scheduler_now_ms(const ls_scheduler *s)
 {
-    return s->clock_ms;
+    return s->env.clock_ms;
 }
 
 size_t ls_scheduler_lua_memory(const ls_scheduler *s)
 {
-    return ls_lua_memory(s->lua);
+    return ls_lua_memory(s->env.lua);
 }
 
 ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *pod)
 {
     ls_pod_queue_state st = {0};
-    const ls_qpod *qp = ls_squeue_find(s->queue, pod);
+    const ls_qpod *qp = ls_squeue_find(s->env.queue, pod);
     if (!qp)
         return st;
     st.known = true;
@@ -700,24 +461,87 @@ ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *p
 
 ls_fault_counts ls_scheduler_faults(const ls_scheduler *s)
 {
-    return (ls_fault_counts){s->error_attempts, s->budget_overruns_before + ls_lua_budget_overruns(s->lua),
-                             s->restarts_before + ls_lua_restarts(s->lua),
-                             s->hint_errors_before + ls_lua_hint_errors(s->lua)};
+    return (ls_fault_counts){s->env.error_attempts, s->budget_overruns_before + ls_lua_budget_overruns(s->env.lua),
+                             s->restarts_before + ls_lua_restarts(s->env.lua),
+                             s->hint_errors_before + ls_lua_hint_errors(s->env.lua)};
 }
 
 ls_event_stats ls_scheduler_event_stats(const ls_scheduler *s)
 {
-    return ls_squeue_event_counts(s->queue);
+    return ls_squeue_event_counts(s->env.queue);
 }
 
 uint32_t ls_scheduler_event_stats_by_label(const ls_scheduler *s, ls_event_label_stats *out, uint32_t cap)
 {
-    uint32_t n = ls_squeue_event_counts_by_label(s->queue, out, cap);
+    uint32_t n = ls_squeue_event_counts_by_label(s->env.queue, out, cap);
     return n < cap ? n : cap;
 }
 
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s)
 {
-    ls_queue_counts c = ls_squeue_counts(s->queue);
+    ls_queue_counts c = ls_squeue_counts(s->env.queue);
     return (ls_queue_gauges){c.active, c.backoff, c.unschedulable, c.gated};
+}
+/* ---- the extenders, for output */
+
+uint32_t ls_scheduler_num_extenders(const ls_scheduler *s)
+{
+    return ls_extenders_count(s->env.extenders);
+}
+
+const char *ls_scheduler_extender_name(const ls_scheduler *s, uint32_t e)
+{
+    return ls_extenders_name(s->env.extenders, e);
+}
+
+const char *ls_scheduler_extender_verdict(const ls_scheduler *s, uint32_t node_index)
+{
+    return ls_extenders_verdict(s->env.extenders, node_index);
+}
+
+bool ls_scheduler_extender_score(const ls_scheduler *s, uint32_t e, uint32_t i, int64_t *raw, int64_t *final)
+{
+    return ls_extenders_score(s->env.extenders, e, i, raw, final);
+}
+
+/* ---- the wrappers of the public API around the stages */
+
+void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
+{
+    ls_attempt_bind_failed(&s->env, &s->attempt, pod, message);
+}
+
+void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
+{
+    ls_attempt_forget_assumed(&s->env, pod);
+}
+
+void ls_scheduler_preemption_failed(ls_scheduler *s, const ls_pod *preemptor, const char *message)
+{
+    ls_attempt_preemption_failed(&s->env, preemptor, message);
+}
+
+/* ---- shadow policies: the candidate's scheduler keeps the lifetime of the
+ * shadow's environment and attempt (shadow.c evaluates with them) */
+
+bool ls_scheduler_set_shadow(ls_scheduler *s, ls_scheduler *shadow, ls_error *err)
+{
+    if (shadow->env.extenders) {
+        ls_scheduler_free(shadow);
+        return ls_errorf(err, "the shadow configuration has extenders: a shadow evaluates Lua plugins only "
+                              "(extenders would be sent every pod twice)");
+    }
+    ls_shadow_free(s->shadow);
+    s->shadow = ls_shadow_new(shadow, &shadow->env, &shadow->attempt, s->metrics.registry);
+    return true;
+}
+
+ls_scheduler *ls_scheduler_shadow(ls_scheduler *s)
+{
+    return ls_shadow_scheduler(s->shadow);
+}
+
+uint32_t ls_scheduler_shadow_stats(const ls_scheduler *s, ls_shadow_stats *out, uint32_t cap)
+{
+    return ls_shadow_stats_of(s->shadow, out, cap);
 }

@@ -10,7 +10,8 @@
  * shadow profile; a failure of the shadow (a plugin's error, a budget
  * overrun) is counted and never reaches the live decision.
  */
-#include "scheduler/scheduler_internal.h"
+#include "scheduler/shadow.h"
+#include "scheduler/attempt.h"
 #include "luasched/log.h"
 
 #include <stdlib.h>
@@ -23,7 +24,9 @@ typedef struct shadow_stat {
 
 typedef struct ls_shadow ls_shadow;
 struct ls_shadow {
-    ls_scheduler *sched;
+    ls_scheduler *sched;            /* the candidate's lifetime: its configuration, Lua runtime, reload */
+    ls_sched_env *env;              /* sched's environment and the attempt its runtime is bound to: */
+    ls_attempt_state *attempt;      /* the shadow evaluates with them, beside the live attempt */
     ls_vec stats;   /* shadow_stat, one per shadow profile seen, in order of first use */
     ls_metric_family *evaluations, *disagreements, *failures;
 };
@@ -73,7 +76,7 @@ void ls_shadow_attach_metrics(ls_shadow *sh, ls_metrics *registry)
     sh->failures = ls_metrics_family(registry, "luasched_shadow_failures_total",
                                      "Shadow evaluations that ended in an error (a plugin's error, a budget overrun).",
                                      LS_METRIC_COUNTER, profile, NULL, 0);
-    const ls_config *cfg = &sh->sched->cfg;
+    const ls_config *cfg = ls_scheduler_config(sh->sched);
     for (uint32_t i = 0; i < cfg->n_profiles; i++)
         publish_zero(sh, ls_str_get(cfg->profiles[i].scheduler_name));
 }
@@ -117,41 +120,43 @@ static void count_node_disagreement(ls_shadow *sh, ls_str profile)
 /* ---- evaluation */
 
 /* The shadow profile for a pod: the one with its schedulerName, else the first. */
-static uint32_t shadow_profile(const ls_scheduler *sh, const ls_pod *pod)
+static uint32_t shadow_profile(const ls_sched_env *e, const ls_pod *pod)
 {
-    int32_t i = ls_config_profile_index(&sh->cfg, pod->scheduler_name);
+    int32_t i = ls_config_profile_index(e->cfg, pod->scheduler_name);
     return i < 0 ? 0 : (uint32_t)i;
 }
 
-static int run_cycle(ls_scheduler *sh, ls_qpod *qp, ls_str *node)
+static int run_cycle(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str *node)
 {
-    ls_cycle *c = &sh->cycle;
+    ls_cycle *c = &a->cycle;
     if (c->num_all_nodes == 0)
         return VERDICT_UNSCHEDULABLE;
-    int code = ls_scheduler_run_point(sh, LS_EP_PRE_FILTER, qp->profile);
+    int code = ls_attempt_run_point(e, a, LS_EP_PRE_FILTER, qp->profile);
     if (code != LS_SUCCESS)
         return code == LS_ERROR ? VERDICT_ERROR : VERDICT_UNSCHEDULABLE;
-    if (!ls_scheduler_run_filters(sh, qp))
+    if (!ls_attempt_run_filters(e, a, qp))
         return VERDICT_ERROR;
     if (c->num_feasible == 0)
         return VERDICT_UNSCHEDULABLE;
     const ls_node_info *host = NULL;
-    if (!ls_scheduler_prioritize(sh, qp, &host))
+    if (!ls_attempt_prioritize(e, a, qp, &host))
         return VERDICT_ERROR;
     *node = host->node->name;
     return VERDICT_NODE;
 }
 
-/* The shadow's cycle sees the live nominations for as long as it runs (it
- * only reads them: no PostFilter, no Reserve). */
-static int evaluate(ls_scheduler *sh, ls_scheduler *live, ls_qpod *qp, ls_str *node)
+/* The shadow's cycle sees the live snapshot, objects and nominations for as
+ * long as it runs (it only reads them: no PostFilter, no Reserve). */
+static int evaluate(ls_shadow *sh, const ls_sched_env *live, ls_qpod *qp, ls_str *node)
 {
-    ls_nominator own = sh->nominator;
-    sh->nominator = live->nominator;
-    sh->cycle.objects = live->objects;
-    ls_scheduler_prepare_cycle(sh, qp, live->snapshot);
-    int verdict = run_cycle(sh, qp, node);
-    sh->nominator = own;
+    ls_sched_env *e = sh->env;
+    ls_attempt_state *a = sh->attempt;
+    ls_nominator *own = e->nominator;
+    e->nominator = live->nominator;
+    a->cycle.objects = live->objects;
+    ls_attempt_prepare(e, a, qp, live->snapshot);
+    int verdict = run_cycle(e, a, qp, node);
+    e->nominator = own;
     return verdict;
 }
 
@@ -170,22 +175,23 @@ static void log_outcome(const ls_pod *pod, const char *profile, const char *what
                 "shadowNode", node ? ls_str_get(node) : "<none>");
 }
 
-void ls_shadow_after_attempt(ls_scheduler *s, const ls_pod *pod)
+void ls_shadow_after_attempt(ls_shadow *sh, const ls_sched_env *live_env, const ls_attempt_state *live_attempt,
+                             const ls_pod *pod)
 {
-    ls_shadow *sh = s->shadow;
-    ls_str live_node = s->cycle.selected_node;
-    int live = live_node ? VERDICT_NODE : ls_code_is_rejected(s->verdict_code) ? VERDICT_UNSCHEDULABLE : VERDICT_ERROR;
+    ls_str live_node = live_attempt->cycle.selected_node;
+    int live = live_node ? VERDICT_NODE
+               : ls_code_is_rejected(live_attempt->verdict_code) ? VERDICT_UNSCHEDULABLE : VERDICT_ERROR;
     if (live == VERDICT_ERROR)
         return;   /* no live verdict to compare with */
-    ls_scheduler *shadow = sh->sched;
-    ls_qpod qp = {.pod = pod, .profile = shadow_profile(shadow, pod)};
-    ls_str profile = shadow->cfg.profiles[qp.profile].scheduler_name;
+    ls_qpod qp = {.pod = pod, .profile = shadow_profile(sh->env, pod)};
+    ls_str profile = sh->env->cfg->profiles[qp.profile].scheduler_name;
     ls_str node = 0;
-    int verdict = evaluate(shadow, s, &qp, &node);
+    int verdict = evaluate(sh, live_env, &qp, &node);
     count(sh, profile, live, verdict);
     const char *name = ls_str_get(profile);
     if (verdict == VERDICT_ERROR) {
-        const char *msg = shadow->cycle.status ? ls_status_get(shadow->cycle.status)->message : "plugin error";
+        const ls_cycle *c = &sh->attempt->cycle;
+        const char *msg = c->status ? ls_status_get(c->status)->message : "plugin error";
         log_outcome(pod, name, "Shadow evaluation failed", 0, 0, msg);
     } else if (verdict != live) {
         log_outcome(pod, name, "Shadow disagrees on schedulability", live_node, node, NULL);
@@ -197,22 +203,18 @@ void ls_shadow_after_attempt(ls_scheduler *s, const ls_pod *pod)
 
 /* ---- life */
 
-bool ls_scheduler_set_shadow(ls_scheduler *s, ls_scheduler *shadow, ls_error *err)
+ls_shadow *ls_shadow_new(ls_scheduler *shadow, ls_sched_env *env, ls_attempt_state *attempt,
+                         struct ls_metrics *registry)
 {
-    if (shadow->extenders) {
-        ls_scheduler_free(shadow);
-        return ls_errorf(err, "the shadow configuration has extenders: a shadow evaluates Lua plugins only "
-                              "(extenders would be sent every pod twice)");
-    }
-    ls_shadow_free(s->shadow);
     ls_shadow *sh = ls_xcalloc(1, sizeof *sh);
     sh->sched = shadow;
+    sh->env = env;
+    sh->attempt = attempt;
     ls_vec_init(&sh->stats, sizeof(shadow_stat));
-    for (uint32_t i = 0; i < shadow->cfg.n_profiles; i++)
-        stat_of(sh, shadow->cfg.profiles[i].scheduler_name);
-    s->shadow = sh;
-    ls_shadow_attach_metrics(sh, s->metrics.registry);
-    return true;
+    for (uint32_t i = 0; i < env->cfg->n_profiles; i++)
+        stat_of(sh, env->cfg->profiles[i].scheduler_name);
+    ls_shadow_attach_metrics(sh, registry);
+    return sh;
 }
 
 void ls_shadow_free(ls_shadow *sh)
@@ -226,28 +228,26 @@ void ls_shadow_free(ls_shadow *sh)
 
 void ls_shadow_reload_if_changed(ls_shadow *sh, bool forced)
 {
-    if (!sh || !sh->sched->watch)
+    if (!sh || !ls_scheduler_reload_if_changed(sh->sched, forced))
         return;
-    if (!ls_scheduler_reload_if_changed(sh->sched, forced))
-        return;
-    const ls_config *cfg = &sh->sched->cfg;
+    const ls_config *cfg = ls_scheduler_config(sh->sched);
     for (uint32_t i = 0; i < cfg->n_profiles; i++) {
         stat_of(sh, cfg->profiles[i].scheduler_name);
         publish_zero(sh, ls_str_get(cfg->profiles[i].scheduler_name));
     }
 }
 
-ls_scheduler *ls_scheduler_shadow(ls_scheduler *s)
+ls_scheduler *ls_shadow_scheduler(const ls_shadow *sh)
 {
-    return s->shadow ? s->shadow->sched : NULL;
+    return sh ? sh->sched : NULL;
 }
 
-uint32_t ls_scheduler_shadow_stats(const ls_scheduler *s, ls_shadow_stats *out, uint32_t cap)
+uint32_t ls_shadow_stats_of(const ls_shadow *sh, ls_shadow_stats *out, uint32_t cap)
 {
-    if (!s->shadow)
+    if (!sh)
         return 0;
-    uint32_t n = s->shadow->stats.len;
+    uint32_t n = sh->stats.len;
     for (uint32_t i = 0; i < n && i < cap; i++)
-        out[i] = LS_VEC_AT(&s->shadow->stats, shadow_stat, i).counts;
+        out[i] = LS_VEC_AT(&sh->stats, shadow_stat, i).counts;
     return n < cap ? n : cap;
 }
