@@ -55,7 +55,7 @@ expect_eq "the process survives (exit 3: an attempt ended in a plugin error)" "$
 expect_contains "the pod that met the fault gets an Error naming the plugin" "$(grep '^default/late-0:' "$TMP/out")" \
   'default/late-0: pending: running "Keeper" filter plugin: '
 expect_contains "and the signal" "$(grep '^default/late-0:' "$TMP/out")" \
-  "plugin code raised signal 11 (Segmentation fault): a view used after its call, or memory it cannot read (the Lua state was restarted)"
+  "plugin code raised signal 11 (Segmentation fault): a view used after its call, or memory it cannot read in filter at $TMP/plugins/keeper.lua:4 (the Lua state was restarted)"
 expect_contains "the report names the plugin, the point and the pod" "$(cat "$TMP/err")" \
   "luasched: recovered from signal 11 (Segmentation fault) in plugin code: plugin Keeper, extension point Filter, pod default/late-0"
 expect_eq "the other pods are bound" "$(grep -c ': bound to m' "$TMP/out")" "2"

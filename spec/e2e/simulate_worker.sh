@@ -59,7 +59,7 @@ expect_eq "the report: the hanging pod is an Error of the plugin, the spin is cu
   "$(grep '^default/' "$TMP/out")" \
   'default/a: bound to node-1
 default/hang: pending: running "Wreck" filter plugin: the simulate worker process was ended by its supervisor: a plugin call ran past its budget of 1000 ms and the 2000 ms grace: default-scheduler/Wreck/Filter/default/hang
-default/spin: pending: running "Wreck" filter plugin: plugin exceeded its time budget of 1000 ms (the Lua state was restarted)
+default/spin: pending: running "Wreck" filter plugin: plugin exceeded its time budget of 1000 ms in filter at '"$TMP/plugins/wreck.lua"':4 (the Lua state was restarted)
 default/b: bound to node-1'
 expect_contains "stderr says the run was repeated without the pod" "$(cat "$TMP/err")" \
   "running again with pod default/hang failed as an Error of plugin Wreck"

@@ -507,7 +507,8 @@ return P
   it("a looping Filter is cut off: an Error for that pod, the others scheduled", function()
     probe("filter", [[  local x = 0 while true do x = x + 1 end]])
     expect_error(simulate({ luasched = LUASCHED_300MS }),
-      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms (the Lua state was restarted)')
+      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms in filter at ' .. FILE ..
+      ":5 (the Lua state was restarted)")
   end)
 
   it("the time budget is each plugin's: a profile slower to load than it, plugin by plugin within it, " ..
@@ -534,7 +535,8 @@ return P
     end
     probe("filter", [[  local x = 0 while true do x = x + 1 end]])
     expect_error(simulate({ luasched = LUASCHED_300MS, extra = extra }),
-      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms (the Lua state was restarted)')
+      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms in filter at ' .. FILE ..
+      ":5 (the Lua state was restarted)")
   end)
 
   it("a looping queueing hint is cut off and the pod queued", function()
@@ -548,8 +550,8 @@ return P
   it("a plugin allocating without bound hits the memory limit: an Error, the others scheduled", function()
     probe("filter", [[  local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(64) .. i end]])
     expect_error(simulate({ luasched = "luasched: {memoryLimitBytes: 67108864}" }),
-      'running "Probe" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes ' ..
-      "(the Lua state was restarted)")
+      'running "Probe" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes in filter at ' ..
+      FILE .. ":5 (the Lua state was restarted)")
   end)
 
   it("the default memory limit is 1 GiB", function()
@@ -669,8 +671,8 @@ return P
   it("a profile's own time budget applies to its plugins", function()
     probe("filter", [[  local x = 0 while true do x = x + 1 end]])
     local r = simulate({ plugin_config = "  luasched: {pluginTimeoutMilliseconds: 300}\n" })
-    expect_error(r, 'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms ' ..
-      "(the Lua state was restarted)")
+    expect_error(r, 'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms in filter at ' ..
+      FILE .. ":5 (the Lua state was restarted)")
   end)
 
   it("a profile's own instruction budget applies to its plugins", function()

@@ -699,7 +699,8 @@ int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
     char buf[1024];
     if (msg && strstr(msg, "instruction budget"))
         lua->overruns++;
-    int n = snprintf(buf, sizeof buf, "%s: %s", what, msg ? msg : "unknown error");
+    int n = what ? snprintf(buf, sizeof buf, "%s: %s", what, msg ? msg : "unknown error")
+                 : snprintf(buf, sizeof buf, "%s", msg ? msg : "unknown error");
     if (n < 0)
         n = 0;
     if ((size_t)n >= sizeof buf)
@@ -720,6 +721,45 @@ static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile)
     return i >= 0 && (uint32_t)i < list->len ? ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name) : "?";
 }
 
+/* "running <point> plugin \"<name>\"", worded as upstream words errors of
+ * that extension point; a hook that is a point of its own to plugin authors
+ * (Unreserve, PreBindPreFlight) by its own name, not its point's. */
+static void running_who(const ls_rt *lua, int ep, uint32_t profile, char *who, size_t cap)
+{
+    int point = ls_ext_point_info_of(ep)->point;
+    const char *name = running_plugin(lua, ep, profile);
+    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT)
+        snprintf(who, cap, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name, name);
+    else if (point == LS_EP_FILTER)
+        snprintf(who, cap, "running \"%s\" filter plugin", name);
+    else
+        snprintf(who, cap, "running %s plugin \"%s\"", ls_ext_point_name(point), name);
+}
+
+/* " in <hook> at file:line" of the plugin running (asked of the state as it
+ * is now: after a rebuild, the new one), or "" when unknown. */
+static void running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap)
+{
+    char where[300];
+    ls_rt_hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
+    at[0] = '\0';
+    if (where[0])
+        snprintf(at, cap, " in %s at %s", ls_ext_point_info_of(ep)->hook, where);
+}
+
+/* An error that escaped the dispatcher's own protection during a cycle's
+ * call (raised between or around the plugin's calls: a C stack overflow in a
+ * callback, the budget's hook firing in the dispatcher): an Error of the
+ * plugin that was running, with its point and hook's file:line. */
+int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg)
+{
+    char who[300], at[340], text[1024];
+    running_who(lua, ep, profile, who, sizeof who);
+    running_at(lua, ep, profile, at, sizeof at);
+    snprintf(text, sizeof text, "%s: %s%s", who, msg ? msg : "unknown error", at);
+    return ls_rt_failure(lua, NULL, text);
+}
+
 /* The watchdog cut a cycle's call off: the state is unusable, so it is freed
  * block by block and built again (same plugins, same profiles). */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
@@ -737,26 +777,19 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
     }
     count_cut_off(lua);
     char who[300];
-    int point = ls_ext_point_info_of(ep)->point;
-    /* Worded as upstream words errors of that extension point; a hook that is
-     * a point of its own to plugin authors (Unreserve, PreBindPreFlight) by its
-     * own name, not its point's. */
-    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT)
-        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name,
-                 running_plugin(lua, ep, profile));
-    else if (point == LS_EP_FILTER)
-        snprintf(who, sizeof who, "running \"%s\" filter plugin", running_plugin(lua, ep, profile));
-    else
-        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(point), running_plugin(lua, ep, profile));
+    running_who(lua, ep, profile, who, sizeof who);
     ls_error err;
-    char msg[1100];
-    if (!restart(lua, &err))
-        snprintf(msg, sizeof msg, "%s: %s; restarting the Lua state failed: %.300s", who, what, err.msg);
-    else
-        snprintf(msg, sizeof msg, "%s: %s (the Lua state was restarted)", who, what);
-    /* the log names the plugin, its extension point and where its hook is */
-    char where[300];
+    char msg[1500];
+    bool restarted = restart(lua, &err);
+    /* the pod's message and the log name the plugin, its extension point and
+     * where its hook is (asked of the rebuilt state: the old one is gone) */
+    char where[300], at[340];
     ls_rt_hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
+    running_at(lua, ep, profile, at, sizeof at);
+    if (!restarted)
+        snprintf(msg, sizeof msg, "%s: %s%s; restarting the Lua state failed: %.300s", who, what, at, err.msg);
+    else
+        snprintf(msg, sizeof msg, "%s: %s%s (the Lua state was restarted)", who, what, at);
     ls_log_error("Plugin call cut off", "plugin", running_plugin(lua, ep, profile), "extensionPoint",
                  ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));

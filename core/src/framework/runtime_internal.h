@@ -78,6 +78,9 @@ int ls_rt_failure(ls_rt *lua, const char *what, const char *msg);
 /* A cycle's call (row ep) was cut off or went past the memory limit: the
  * state rebuilt; LS_ERROR worded as upstream words that point's errors. */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile);
+/* An error that escaped the dispatcher during a cycle's call: an Error naming
+ * the plugin running, its point and its hook's file:line. */
+int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg);
 /* ls_rt_guarded_pcall for a load-time call (loading, checking, building
  * plugins): each plugin step the runtime notes gets the whole time budget. */
 int ls_rt_load_pcall(ls_rt *lua, int nargs, int nresults);
