@@ -146,13 +146,41 @@ static bool load_filter(ls_error *err)
     return true;
 }
 
+static bool confined;
+
 bool ls_worker_confine(const ls_confine_options *o, ls_error *err)
 {
-    close_others(o->keep_fds, o->n_keep);
+    if (!o->keep_open)
+        close_others(o->keep_fds, o->n_keep);
     signal(SIGPIPE, SIG_IGN);   /* a supervisor gone is the channel's error */
     if (!set_limits(o->memory_limit, err))
         return false;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return ls_errorf(err, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-    return load_filter(err);
+    if (!load_filter(err))
+        return false;
+    confined = true;
+    return true;
+}
+
+bool ls_worker_confined(void)
+{
+    return confined;
+}
+
+static bool pending;
+static ls_confine_options pending_options;
+
+void ls_worker_confine_later(const ls_confine_options *o)
+{
+    pending_options = *o;
+    pending = true;
+}
+
+bool ls_worker_confine_due(ls_error *err)
+{
+    if (!pending)
+        return true;
+    pending = false;
+    return ls_worker_confine(&pending_options, err);
 }
