@@ -101,9 +101,12 @@ static int watch(ls_child *c, char *how, size_t cap)
     ls_child_call(c, call, sizeof call);
     if (c->killed_for[0])
         snprintf(how, cap, "was ended by its supervisor: %s", c->killed_for);
-    else if (WIFSIGNALED(status))
-        snprintf(how, cap, "died of signal %d (%s)%s%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
-                 call[0] ? " in plugin call " : "", call);
+    else if (WIFSIGNALED(status)) {
+        /* what the worker said of its end (out of memory), unless it only names the signal */
+        const char *why = strncmp(c->page->why, "fatal signal", 12) ? c->page->why : "";
+        snprintf(how, cap, "died of signal %d (%s)%s%s%s%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
+                 why[0] ? ", " : "", why, call[0] ? " in plugin call " : "", call);
+    }
     else
         snprintf(how, cap, "exited with status %d", WEXITSTATUS(status));
     c->pid = 0;

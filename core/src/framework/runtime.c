@@ -13,6 +13,7 @@
  * runtime_config.c; runtime_internal.h is what they share.
  */
 #include "framework/runtime_internal.h"
+#include "worker/confine.h"
 #include "worker/page.h"
 #include "framework/paths.h"
 #include "luasched/log.h"
@@ -116,6 +117,8 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
             p = tracked_realloc(lua, ptr, nsize);
             if (p)
                 lua->memory = after;
+            else if (ls_worker_page_self)
+                ls_out_of_memory(nsize);   /* the worker's own limit: it ends, its supervisor says why */
         }
     }
     ls_critical_leave();
@@ -488,8 +491,25 @@ static bool open_state(ls_rt *lua, ls_error *err)
     return true;
 }
 
+/* A worker that runs out of memory (its address-space limit, RLIMIT_AS)
+ * ends: first the call running and the reason go into the shared page. */
+static void worker_out_of_memory(size_t bytes)
+{
+    char why[200];
+    uint64_t limit = ls_worker_memory_limit();
+    if (limit)
+        snprintf(why, sizeof why, "out of memory: the worker reached its memory limit of %llu bytes (asking for %zu more)",
+                 (unsigned long long)limit, bytes);
+    else
+        snprintf(why, sizeof why, "out of memory (asking for %zu more bytes)", bytes);
+    ls_rt_describe_running();
+    ls_worker_page_say_why(why);
+}
+
 ls_rt *ls_rt_new(ls_cycle *cycle, const ls_lua_options *opt, ls_watchdog *watchdog, ls_error *err)
 {
+    if (ls_worker_page_self)
+        ls_out_of_memory_hook = worker_out_of_memory;
     ls_rt *lua = ls_xcalloc(1, sizeof *lua);
     lua->cycle = cycle;
     lua->blocks.next = lua->blocks.prev = &lua->blocks;

@@ -147,6 +147,12 @@ static bool load_filter(ls_error *err)
 }
 
 static bool confined;
+static uint64_t limit_of_memory;
+
+uint64_t ls_worker_memory_limit(void)
+{
+    return limit_of_memory;
+}
 
 bool ls_worker_confine(const ls_confine_options *o, ls_error *err)
 {
@@ -160,6 +166,7 @@ bool ls_worker_confine(const ls_confine_options *o, ls_error *err)
     if (!load_filter(err))
         return false;
     confined = true;
+    limit_of_memory = o->memory_limit;
     return true;
 }
 

@@ -33,5 +33,7 @@ bool ls_worker_confine(const ls_confine_options *o, ls_error *err);
 void ls_worker_confine_later(const ls_confine_options *o);
 bool ls_worker_confine_due(ls_error *err);
 bool ls_worker_confined(void);
+/* The address-space limit the process confined itself to (0: none). */
+uint64_t ls_worker_memory_limit(void);
 
 #endif
