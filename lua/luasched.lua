@@ -488,7 +488,7 @@ end
 ---@return boolean
 function ls.pod_matches_node_affinity(pod, node)
   if pod == nil or node == nil then need(nil, "ls.pod_matches_node_affinity: the pod or the node") end
-  return C.ls_pod_matches_node_affinity(pod, unwrap(node))
+  return C.ls_pod_matches_node_affinity(unwrap(pod), unwrap(node))
 end
 --- Whether a compiled NodeSelectorTerm (e.g. pod.preferred_node_affinity[i].term)
 --- matches a node (`const ls_node *`); a term with nothing in it matches no node.
@@ -826,7 +826,7 @@ local size_out, count_out = ffi.new("int64_t[1]"), ffi.new("uint32_t[1]")
 function ls.image_state(ni, image)
   need(ni, "ls.image_state: the node info")
   if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
-  if C.ls_snapshot_image_state(cycle_ref.snapshot, ni, image, size_out, count_out) then
+  if C.ls_snapshot_image_state(cycle_ref.snapshot, unwrap(ni), image, size_out, count_out) then
     return size_out[0], count_out[0]
   end
   return nil
@@ -1101,7 +1101,7 @@ end
 ---@return boolean
 function ls.activate(pod)
   need(pod, "ls.activate: the pod")
-  return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, pod)
+  return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, unwrap(pod))
 end
 
 --- The pending pod the scheduling queue holds under pod id `id` (active,

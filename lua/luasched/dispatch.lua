@@ -136,6 +136,7 @@ function M.hook_location(name, hook)
   local prof = profiles[1]
   local inst = prof and prof.instances[name]
   local fn = inst and inst[hook]
+  fn = assembly.hook_source[fn] or fn
   if type(fn) ~= "function" then return nil end
   local info = debug.getinfo(fn, "S")
   return info.short_src .. ":" .. info.linedefined
@@ -891,6 +892,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   current, current_hook = h.inst, "hint"
   note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
+  if not h.inst.builtin then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
   local ok, r = pcall(fn, pod, old, new, h.inst)

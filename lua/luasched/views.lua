@@ -48,10 +48,11 @@ local running = function() return nil end
 function M.bind(C) generation = ffi.cast("const uint32_t *", C.ls_view_generation()) end
 function M.attach(running_plugin) running = running_plugin end
 
-local function stale(what)
+local function stale(what, level)
   local name, hook = running()
   error(format("%s was handed to a plugin by an earlier call and is gone: views live only during the call that " ..
-    "made them (used by plugin %s%s)", what, name and format("%q", name) or "?", hook and (" in " .. hook) or ""), 3)
+    "made them (used by plugin %s%s)", what, name and format("%q", name) or "?", hook and (" in " .. hook) or ""),
+    level or 3)
 end
 
 -- The structs plugins read; ls_cycle and the rest stay as declared.
@@ -207,8 +208,12 @@ end
 
 local single_types = {}   -- ctype of a single view -> pointer-to-pointer ctype
 
---- Declares the metatypes of the rewritten fields (after ffi.cdef).
+local install_refs
+
+--- Declares the metatypes of the rewritten fields and of the references to
+--- pods and NodeInfos (after ffi.cdef).
 function M.install()
+  install_refs()
   for _, spec in ipairs(specs) do
     spec.ctype = typeof(spec.type)
     if spec.count then
@@ -221,9 +226,21 @@ function M.install()
   end
 end
 
---- The struct pointer behind a single view (ni.node), for C calls; anything
---- else is returned as it is (the FFI checks its type).
-function M.unwrap(v)
+-- { ctype, function(v) giving the struct behind it, checking its generation }
+-- of the references to pods and NodeInfos (below).
+local ref_structs = {}
+
+--- The struct behind a single view (ni.node) or a reference to a pod or a
+--- NodeInfo (its generation checked), for C calls; anything else is returned
+--- as it is (the FFI checks its type). A stale reference raises, blaming the
+--- code `up` frames above unwrap's caller (default 1: the plugin that called
+--- the ls.* function calling unwrap).
+function M.unwrap(v, up)
+  if type(v) ~= "cdata" then return v end
+  for i = 1, #ref_structs do
+    local r = ref_structs[i]
+    if istype(r[1], v) then return r[2](v, up or 1) end   -- a tail call: unwrap's frame is gone
+  end
   for i = 1, #single_types do
     local s = single_types[i]
     if istype(s[1], v) then return cast(s[2], v)[0] end
@@ -299,6 +316,64 @@ function M.maker(elem, deref, checker)
     if owner ~= nil then keep[v] = owner end
     return v
   end
+end
+
+-- ---- pods and NodeInfos handed to plugins ---------------------------------------
+
+-- A reference to a pod or a NodeInfo that carries the generation of the call
+-- that made it, as the arrays' views do: read after that call (a plugin kept
+-- it in a module table), it raises an error naming the plugin instead of
+-- reading memory the cache freed or reused. Fields read through it are the
+-- struct's own (`pod.labels`, `ni.requested`). The runtime hands these to the
+-- plugins that are not built-in (profiles.lua wraps their hooks' arguments);
+-- built-in plugins get the struct itself.
+local function ref_type(struct, what)
+  local name = struct .. "_ref"
+  ffi.cdef(format("typedef struct %s { const ls_opaque_ *addr_; const uint32_t gen_; } %s;", name, name))
+  local pp, voidp = typeof("const " .. struct .. " *"), typeof("const void *")
+  -- the struct; a stale reference raises, blaming the code `up` frames above
+  -- struct_of's caller
+  local function struct_of(v, up)
+    if v.gen_ ~= generation[0] then stale(what, 3 + up) end
+    return cast(pp, v.addr_)[0]
+  end
+  local ct
+  -- what == compares: the address (no memory is read, so a stale reference
+  -- compares too: `kept == nil` is false, never an error)
+  local function address(x)
+    if istype(ct, x) then return cast(voidp, x.addr_) end
+    return type(x) == "cdata" and cast(voidp, x) or nil
+  end
+  ct = ffi.metatype(name, {
+    __index = function(v, k)
+      if type(k) ~= "string" then error(format("'struct %s' cannot be indexed with '%s'", struct, type(k)), 2) end
+      return struct_of(v, 1)[k]
+    end,
+    __newindex = function(v, k)
+      struct_of(v, 1)
+      error(format("cannot assign %s: data from the scheduler is read-only", tostring(k)), 2)
+    end,
+    __eq = function(a, b)
+      local x, y = address(a), address(b)
+      return x ~= nil and y ~= nil and x == y
+    end,
+    __tostring = function() return struct end,
+  })
+  ref_structs[#ref_structs + 1] = { ct, struct_of }
+  local opaque = typeof("const ls_opaque_ *")
+  --- A reference to `p` (the struct or a pointer to it; nil stays nil) for the
+  --- running call.
+  return function(p)
+    if p == nil or istype(ct, p) then return p end
+    return ct(cast(opaque, p), generation[0])
+  end
+end
+
+--- Declares the references' types (after ffi.cdef, from M.install):
+--- M.pod_ref(p) and M.node_info_ref(p).
+install_refs = function()
+  M.pod_ref = ref_type("ls_pod", "pod")
+  M.node_info_ref = ref_type("ls_node_info", "node info")
 end
 
 -- Every struct plugins can reach prints as its type, never its address

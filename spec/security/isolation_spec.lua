@@ -198,6 +198,114 @@ end]])
     assert.matches("^bound to node%-[12]$", r.pods.m)
   end)
 
+  -- Pods and NodeInfos handed to a plugin that is not built-in carry their
+  -- call's generation too. Before: a NodeInfo kept past its call read memory
+  -- the cache had freed once its node was deleted (e2e/plugin_stale_view).
+  local function stale(what, hook)
+    return ("%s was handed to a plugin by an earlier call and is gone: views live only during the call that made " ..
+      "them (used by plugin \"Probe\" in %s)"):format(what, hook)
+  end
+
+  it("a pod kept from PreFilter and read in Reserve raises, naming the plugin and its hook", function()
+    probe([[
+local kept
+function P.pre_filter(self, state, pod) kept = pod end
+function P.reserve(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local _ = kept.namespace
+end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+      'running Reserve plugin "Probe": ' .. file_of("probe") .. ":8: " .. stale("pod", "reserve"))
+  end)
+
+  it("a pod kept and written in a later call raises the same error (writes too)", function()
+    probe([[
+local kept
+function P.pre_filter(self, state, pod) kept = pod end
+function P.permit(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  kept.priority = 5
+end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+      'running Permit plugin "Probe": ' .. file_of("probe") .. ":8: " .. stale("pod", "permit"))
+  end)
+
+  it("a NodeInfo kept from Filter and read in Score raises", function()
+    probe([[
+local kept
+function P.filter(self, state, pod, ni) kept = ni end
+function P.score(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return 0 end
+  return #kept.pods
+end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+      'running Score plugin "Probe": ' .. file_of("probe") .. ":8: " .. stale("node info", "score"))
+  end)
+
+  it("a kept pod handed to an ls function raises at the plugin's line", function()
+    probe([[
+local kept
+function P.pre_filter(self, state, pod) kept = pod end
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  if ls.pod_matches_node_affinity(pod, ni.node) then kept = kept or pod end
+  if not ls.pod_matches_node_affinity(kept, ni.node) then return ls.unschedulable("no") end
+end
+function P.post_filter() return nil end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+      'running "Probe" filter plugin: ' .. file_of("probe") .. ":9: " .. stale("pod", "filter"))
+  end)
+
+  it("a pod kept from a queueing hint and read in Filter raises", function()
+    probe([[
+local kept
+P.events = { { resource = "Node", action = { "Add" }, hint = function(pod) kept = pod return ls.QUEUE end } }
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  if kept == nil then
+    if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end
+    return nil
+  end
+  local _ = kept.name
+end]])
+    local r = run(config(profile("default-scheduler", "{name: Probe}")), { cluster = [[
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default, labels: {probe: "yes"}}
+spec: {containers: [{name: c, image: app}]}
+---
+apiVersion: luasched.io/v1alpha1
+kind: Timeline
+steps:
+- at: 10s
+  create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "4", pods: "110"}}}
+]] })
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal('pending: running "Probe" filter plugin: ' .. file_of("probe") .. ":12: " ..
+      stale("pod", "filter"), r.pods.a)
+  end)
+
+  it("a pod and a NodeInfo used during their own call work, equal to themselves", function()
+    probe([[
+local seen
+function P.pre_filter(self, state, pod) seen = nil end
+function P.filter(self, state, pod, ni)
+  if pod ~= pod or ni ~= ni or tostring(pod) ~= "ls_pod" or tostring(ni) ~= "ls_node_info" then
+    return ls.unschedulable("not itself")
+  end
+  seen = ni
+  if ls.str(seen.node.name) ~= "node-2" then return ls.unschedulable("not node-2") end
+end]])
+    local r = run(config(profile("default-scheduler", "{name: Probe}")))
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal("bound to node-2", r.pods.a)
+  end)
+
   it("a view used during its own call works (NormalizeScore writes its scores)", function()
     probe([[
 function P.score(self, state, pod, ni) return ls.str(ni.node.name) == "node-2" and 10 or 0 end

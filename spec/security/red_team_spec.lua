@@ -291,10 +291,11 @@ return P
       ":7: index -1 out of range for labels.items (1 elements: 0..0)")
   end)
 
+  -- a plugin's pod is a reference that carries its call's generation (issue 24)
   it("pointer arithmetic on a pod is refused", function()
     probe("filter", [[  local _ = (pod + 1).name]])
     expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
-      ":7: attempt to perform arithmetic on 'struct ls_pod' and 'number'")
+      ":7: attempt to perform arithmetic on 'struct ls_pod_ref' and 'number'")
   end)
 
   it("indexing a pod with a number is refused", function()
@@ -320,7 +321,8 @@ return P
 
   it("the data is read-only", function()
     probe("filter", [[  pod.priority = 1000]])
-    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE .. ":7: attempt to write to constant location")
+    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
+      ":7: cannot assign priority: data from the scheduler is read-only")
   end)
 
   it("a NormalizeScore write out of range is refused", function()
@@ -615,7 +617,7 @@ return P
       "self.handle is read-only (rawset of preempt)" },
     { "setmetatable on self.handle", "setmetatable(self.handle, {})", "cannot change a protected metatable" },
     { "arithmetic on a NodeInfo", "local _ = ni + 1",
-      "attempt to perform arithmetic on 'struct ls_node_info' and 'number'" },
+      "attempt to perform arithmetic on 'struct ls_node_info_ref' and 'number'" },
   }
   for _, case in ipairs(read_only) do
     it(case[1] .. " raises", function()
