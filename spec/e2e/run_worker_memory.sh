@@ -7,7 +7,8 @@
 #   memory, the limit) naming the plugin and the pod, starts another worker,
 #   the pod is retried, and after 3 such ends it is marked (a PodScheduled
 #   condition naming the plugin and the kill); the other pods are bound, none
-#   twice.
+#   twice; run's /metrics counts the ends by plugin and reason
+#   (luasched_worker_restarts_total).
 # - `luasched simulate` with LUASCHED_WORKER_MEMORY_LIMIT=768Mi: the run is
 #   repeated with the pod failed as an Error naming the plugin, the limit and
 #   the call; the other pods are bound.
@@ -48,9 +49,8 @@ YAML
 config "clientConnection: {kubeconfig: \"$KUBECONFIG_FILE\"}
 leaderElection: {leaderElect: false}
 luasched: {pluginPath: [\"$TMP/plugins\"]}" > "$TMP/config.yaml"
-"$BIN" run --config "$TMP/config.yaml" --secure-port 0 --worker-memory-limit 768Mi \
-  --worker-kill-backoff 60s > "$TMP/run.out" 2> "$TMP/run.err" &
-RUN_PID=$!
+run_on_free_port "$TMP/config.yaml" --worker-memory-limit 768Mi --worker-kill-backoff 60s
+get() { curl -sk --max-time 30 -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$1"; }
 wait_bound 7 90 || echo "FAIL: the other pods were not bound while a plugin exhausted the worker's memory"
 marked=
 for _ in $(seq 1 600); do
@@ -71,6 +71,9 @@ expect_contains "the log names the profile, plugin, extension point and pod" \
 expect_contains "and the plugin and pod as fields" \
   "$(grep 'The worker process ended; starting another' "$TMP/run.err" | head -1)" 'plugin="Grow" pod="default/pod-000008"'
 expect_eq "three workers were ended for it" "$(grep -c 'The worker process ended; starting another' "$TMP/run.err")" "3"
+expect_eq "the supervisor's /metrics counts the ends by plugin and reason" \
+  "$(get /metrics | grep '^luasched_worker_restarts_total')" \
+  'luasched_worker_restarts_total{plugin="Grow",reason="out_of_memory"} 3'
 expect_eq "the pod was not bound" "$(api /api/v1/namespaces/default/pods/pod-000008 | jq -r '.spec.nodeName // ""')" ""
 kill -TERM "$RUN_PID"; wait "$RUN_PID"; RUN_RC=$?; RUN_PID=
 expect_eq "run stops cleanly" "$RUN_RC" "0"

@@ -480,10 +480,16 @@ static bool start_auth(const run_opts *o, run_state *r, ls_error *err)
     return true;
 }
 
+/* The worker's metrics, then the supervisor's own (the workers it replaced). */
 static char *worker_metrics(void *ud)
 {
     run_state *r = ud;
-    return ls_relay_metrics(r->relay, 2000);
+    char *worker = ls_relay_metrics(r->relay, 2000);
+    ls_buf b = {0};
+    ls_buf_adds(&b, worker);
+    free(worker);
+    ls_run_worker_ends_text(&b);
+    return b.data;
 }
 
 static bool start_server(const run_opts *o, run_state *r, ls_error *err)
