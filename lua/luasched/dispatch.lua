@@ -255,12 +255,26 @@ function M.sort_uses_less()
   return inst ~= nil and type(inst.sort_key) ~= "function" and type(inst.less) == "function"
 end
 
+-- A queue sort's error orders the pods as "not less" (0 for a key): logged
+-- with the plugin and file:line, once while the same text repeats (the queue
+-- compares often).
+local last_sort_error
+local function sort_error(inst, hook, err)
+  local text = string.format("luasched: running QueueSort plugin %q (%s): %s\n", name_of[inst], hook,
+    shortened(attributed(describe(err))))
+  if text ~= last_sort_error then
+    last_sort_error = text
+    io.stderr:write(text)
+  end
+end
+
 --- The queue-sort plugin's less(a, b).
 function M.less(pi, a_ptr, b_ptr)
   local inst = profiles[pi + 1].points.sort_key[1]
   current, current_hook = inst, "less"
   note_text(inst, "less")
   local ok, r = pcall(inst.less, inst, ffi.cast("const ls_pod *", a_ptr)[0], ffi.cast("const ls_pod *", b_ptr)[0])
+  if not ok then sort_error(inst, "less", r) end
   return ok and r == true
 end
 
@@ -271,7 +285,9 @@ function M.sort_key(pi, pod_ptr)
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   if type(list[1].sort_key) ~= "function" then return 0 end
   note_text(list[1], "sort_key")
+  current, current_hook = list[1], "sort_key"
   local ok, v = pcall(list[1].sort_key, list[1], pod)
+  if not ok then sort_error(list[1], "sort_key", v) end
   v = ok and tonumber(v) or 0
   if v ~= v or v == math.huge or v == -math.huge then return 0 end
   return v
@@ -458,7 +474,12 @@ end
 local function sign_pcall(f, inst, ...)
   current, current_hook = inst, "sign"
   note_text(inst, "sign")
-  return pcall(f, inst, ...)
+  local ok, frag, why, every_pod = pcall(f, inst, ...)
+  if not ok then   -- the pod is scheduled unbatched; the error is logged with the plugin and file:line
+    io.stderr:write(string.format("luasched: running Sign plugin %q: %s (the pod is not batched)\n", name_of[inst],
+      shortened(attributed(describe(frag)))))
+  end
+  return ok, frag, why, every_pod
 end
 
 function M.sign(pi)
@@ -749,6 +770,10 @@ function M.pre_bind_pre_flight(pi)
     if type(fn) ~= "function" then return SUCCESS end
     cycle.running_plugin = k - 1
     local ok, st = pcall(fn, current, state, pod, node)
+    if not ok then   -- the binding goes on; the error is logged with the plugin and file:line
+      io.stderr:write(string.format("luasched: running PreBindPreFlight plugin %q: %s\n", name_of[current],
+        shortened(attributed(describe(st)))))
+    end
     if not ok or not (is_status(st) and st.code == SKIP) then return SUCCESS end
   end
   return SKIP
@@ -845,7 +870,11 @@ function M.post_bind(pi)
     current = inst
     cycle.running_plugin = k - 1
     local t0 = sampled and timing.now()
-    pcall(inst.post_bind, inst, state, pod, node)
+    local ok, err = pcall(inst.post_bind, inst, state, pod, node)
+    if not ok then   -- PostBind has no status (upstream): logged with the plugin and file:line, the pod stays bound
+      io.stderr:write(string.format("luasched: running PostBind plugin %q: %s\n", name_of[inst],
+        shortened(attributed(describe(err)))))
+    end
     if sampled then timing.observe(C.LS_EP_POST_BIND, k - 1, SUCCESS, timing.now() - t0) end
   end
   if sampled then timing.flush(cycle) end
