@@ -164,7 +164,6 @@ static void arm_budget(ls_rt *lua)
 static ls_rt *volatile active_lua;        /* the state of the outermost guarded call */
 volatile int ls_rt_active_call = -1;
 volatile uint32_t ls_rt_active_profile;
-static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile);
 
 /* A new note in a load-time call is the next plugin's step (its file, its
  * args, its init): the step gets the whole time budget again. A state's
@@ -266,7 +265,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
         const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
         snprintf(buf, sizeof buf, "luasched: %s signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
                  recover ? "recovered from" : "fatal", sig, strsignal(sig),
-                 call >= 0 ? running_plugin(lua, call, ls_rt_active_profile) : note,
+                 call >= 0 ? ls_rt_running_plugin(lua, call, ls_rt_active_profile) : note,
                  call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
                  pod ? ls_str_get(pod->ns) : "-", pod ? ls_str_get(pod->name) : "-");
         say(buf);
@@ -316,7 +315,7 @@ void ls_rt_describe_running(void)
     const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
     const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
                                                                    : "";
-    ls_worker_page_describe(name, call >= 0 ? running_plugin(lua, call, profile) : note,
+    ls_worker_page_describe(name, call >= 0 ? ls_rt_running_plugin(lua, call, profile) : note,
                             call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
                             pod ? ls_str_get(pod->ns) : NULL, pod ? ls_str_get(pod->name) : NULL);
 }
@@ -714,72 +713,6 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
     return LS_ERROR;
 }
 
-int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
-{
-    char buf[1024];
-    if (msg && strstr(msg, "instruction budget"))
-        lua->overruns++;
-    int n = what ? snprintf(buf, sizeof buf, "%s: %s", what, msg ? msg : "unknown error")
-                 : snprintf(buf, sizeof buf, "%s", msg ? msg : "unknown error");
-    if (n < 0)
-        n = 0;
-    if ((size_t)n >= sizeof buf)
-        n = sizeof buf - 1;
-    lua->cycle->status = ls_status_register(LS_ERROR, buf, (size_t)n);
-    lua->cycle->status_code = LS_ERROR;
-    lua->cycle->status_plugin = -1;   /* the runtime's error, no plugin's status */
-    return LS_ERROR;
-}
-
-/* The plugin the dispatcher said was running when the call was cut off. */
-static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile)
-{
-    if (!lua->profiles || profile >= lua->n_profiles)
-        return "?";
-    const ls_vec *list = &lua->profiles[profile].plugins[ls_ext_point_info_of(ep)->point];
-    int16_t i = lua->cycle->running_plugin;
-    return i >= 0 && (uint32_t)i < list->len ? ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name) : "?";
-}
-
-/* "running <point> plugin \"<name>\"", worded as upstream words errors of
- * that extension point; a hook that is a point of its own to plugin authors
- * (Unreserve, PreBindPreFlight) by its own name, not its point's. */
-static void running_who(const ls_rt *lua, int ep, uint32_t profile, char *who, size_t cap)
-{
-    int point = ls_ext_point_info_of(ep)->point;
-    const char *name = running_plugin(lua, ep, profile);
-    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT)
-        snprintf(who, cap, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name, name);
-    else if (point == LS_EP_FILTER)
-        snprintf(who, cap, "running \"%s\" filter plugin", name);
-    else
-        snprintf(who, cap, "running %s plugin \"%s\"", ls_ext_point_name(point), name);
-}
-
-/* " in <hook> at file:line" of the plugin running (asked of the state as it
- * is now: after a rebuild, the new one), or "" when unknown. */
-static void running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap)
-{
-    char where[300];
-    ls_rt_hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
-    at[0] = '\0';
-    if (where[0])
-        snprintf(at, cap, " in %s at %s", ls_ext_point_info_of(ep)->hook, where);
-}
-
-/* An error that escaped the dispatcher's own protection during a cycle's
- * call (raised between or around the plugin's calls: a C stack overflow in a
- * callback, the budget's hook firing in the dispatcher): an Error of the
- * plugin that was running, with its point and hook's file:line. */
-int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg)
-{
-    char who[300], at[340], text[1024];
-    running_who(lua, ep, profile, who, sizeof who);
-    running_at(lua, ep, profile, at, sizeof at);
-    snprintf(text, sizeof text, "%s: %s%s", who, msg ? msg : "unknown error", at);
-    return ls_rt_failure(lua, NULL, text);
-}
-
 /* The watchdog cut a cycle's call off: the state is unusable, so it is freed
  * block by block and built again (same plugins, same profiles). */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
@@ -797,20 +730,20 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
     }
     count_cut_off(lua);
     char who[300];
-    running_who(lua, ep, profile, who, sizeof who);
+    ls_rt_running_who(lua, ep, profile, who, sizeof who);
     ls_error err;
     char msg[1500];
     bool restarted = restart(lua, &err);
     /* the pod's message and the log name the plugin, its extension point and
      * where its hook is (asked of the rebuilt state: the old one is gone) */
     char where[300], at[340];
-    ls_rt_hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
-    running_at(lua, ep, profile, at, sizeof at);
+    ls_rt_hook_location(lua, ep, ls_rt_running_plugin(lua, ep, profile), where, sizeof where);
+    ls_rt_running_at(lua, ep, profile, at, sizeof at);
     if (!restarted)
         snprintf(msg, sizeof msg, "%s: %s%s; restarting the Lua state failed: %.300s", who, what, at, err.msg);
     else
         snprintf(msg, sizeof msg, "%s: %s%s (the Lua state was restarted)", who, what, at);
-    ls_log_error("Plugin call cut off", "plugin", running_plugin(lua, ep, profile), "extensionPoint",
+    ls_log_error("Plugin call cut off", "plugin", ls_rt_running_plugin(lua, ep, profile), "extensionPoint",
                  ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
