@@ -86,7 +86,7 @@ function M.attach(cycle_ptr)
   ls._attach(cycle)
   handle.attach(cycle, function() return current_hook end)
   ls._attach_running_plugin(M.running_plugin)
-  views.attach(M.running_plugin)
+  views.attach(M.running_plugin, M.running_instance)
 end
 
 --- Starts a cycle's state as PreFilter does, without running PreFilter:
@@ -144,13 +144,19 @@ end
 
 --- The name of the plugin whose code runs now (nil outside a plugin's hook):
 --- what ls.allow acts as, and what a view used after its call names.
-function M.running_plugin()
+--- The instance whose code runs now (nil outside a plugin's hook).
+function M.running_instance()
   local inst = current
   if LOOP_HOOKS[current_hook] then
     local prof = profiles[1]
     local list = prof and prof.points[current_hook]
     inst = list and list[cycle.running_plugin + 1] or nil
   end
+  return inst
+end
+
+function M.running_plugin()
+  local inst = M.running_instance()
   return inst and name_of[inst], current_hook
 end
 

@@ -175,22 +175,22 @@ local function where_of(where, why)
   return string.format("%s: %s: ", where.source, where.path)
 end
 
--- The pods (p) and NodeInfos (n) among each hook's arguments after self, by
--- position ("-": another value; add_pod's NodeInfo is a clone the handle
+-- The pods (p), NodeInfos (n) and lists of NodeInfos (N) among each hook's
+-- arguments after self, by position ("-": another value; add_pod's NodeInfo is a clone the handle
 -- keeps alive while the plugin holds it, and finds again by identity). A plugin that is not built-in gets them as
 -- references that carry the generation of the call (views.lua): one kept past
 -- its call raises an error naming the plugin when read, instead of reading
 -- memory the cache freed or reused. Built-in plugins get the structs.
 local REF_ARGS = {
   pre_enqueue = "p", sort_key = "p", less = "pp", sign = "p", pre_filter = "-p", filter = "-pn", post_filter = "-p",
-  pre_score = "-p", score = "-pn", normalize_score = "-p", add_pod = "-pp", remove_pod = "-pp", reserve = "-p",
+  pre_score = "-pN", score = "-pn", normalize_score = "-p-N", add_pod = "-pp", remove_pod = "-pp", reserve = "-p",
   unreserve = "-p", permit = "-p", pre_bind_pre_flight = "-p", pre_bind = "-p", bind = "-p", post_bind = "-p",
 }
 
 -- A hook of P that hands its pods and NodeInfos on as references (a tail
 -- call: the plugin's frames are the only ones its errors show).
 local function guarded_hook(P, hook, kinds)
-  local maker = { p = views.pod_ref, n = views.node_info_ref }
+  local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }
   local w1, w2, w3, w4 = maker[kinds:sub(1, 1)], maker[kinds:sub(2, 2)], maker[kinds:sub(3, 3)], maker[kinds:sub(4, 4)]
   return function(self, a1, a2, a3, a4, a5, a6)
     if w1 then a1 = w1(a1) end

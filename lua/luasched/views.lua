@@ -45,8 +45,12 @@ end
 -- clib.lua) and who is running (dispatch.lua).
 local generation = ffi.new("uint32_t[1]", 1)
 local running = function() return nil end
+local running_instance = function() return nil end
 function M.bind(C) generation = ffi.cast("const uint32_t *", C.ls_view_generation()) end
-function M.attach(running_plugin) running = running_plugin end
+function M.attach(running_plugin, running_inst)
+  running = running_plugin
+  running_instance = running_inst or running_instance
+end
 
 local function stale(what, level)
   local name, hook = running()
@@ -252,8 +256,8 @@ end
 
 local array_types = {}
 
-local function array_type(elem, deref, writable, checker)
-  local key = elem .. (deref and "&" or "") .. (writable and "w" or "")
+local function array_type(elem, deref, writable, checker, wrap)
+  local key = elem .. (deref and "&" or "") .. (writable and "w" or "") .. (wrap and "r" or "")
   local ct = array_types[key]
   if ct then return ct end
   local name = "ls_arr_" .. key:gsub("[^%w]", "_")
@@ -269,7 +273,14 @@ local function array_type(elem, deref, writable, checker)
     end,
     __tostring = function() return what end,
   }
-  if deref then
+  if deref and wrap then   -- elements handed out as references (M.refs below)
+    mt.__index = function(v, i)
+      local n = v.n_
+      if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
+      if type(i) == "number" and i >= 0 and i < n then return wrap(cast(ptr, v.addr_)[i]) end
+      return out_of_range(what, i, n)
+    end
+  elseif deref then
     mt.__index = function(v, i)
       local n = v.n_
       if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
@@ -308,11 +319,11 @@ local keep = setmetatable({}, { __mode = "k" })   -- view -> what its memory bel
 --- during the call that made it. `deref`: the elements are pointers, handed
 --- out as references. `checker`: the view is writable and stores checker(x)
 --- (NormalizeScore's scores). Build the maker once: make() only allocates the view.
-function M.maker(elem, deref, checker)
-  local ct = array_type(elem, deref, checker ~= nil, checker)
+function M.maker(elem, deref, checker, wrap)
+  local ct = array_type(elem, deref, checker ~= nil, checker, wrap)
   local opaque = typeof("const ls_opaque_ *")
-  return function(ptr, n, owner)
-    local v = ct(cast(opaque, ptr), n, owner ~= nil and 0 or generation[0])
+  return function(ptr, n, owner, gen)
+    local v = ct(cast(opaque, ptr), n, owner ~= nil and 0 or gen or generation[0])
     if owner ~= nil then keep[v] = owner end
     return v
   end
@@ -369,11 +380,42 @@ local function ref_type(struct, what)
   end
 end
 
+local plain_nodes, ref_nodes
+
 --- Declares the references' types (after ffi.cdef, from M.install):
---- M.pod_ref(p) and M.node_info_ref(p).
+--- M.pod_ref(p), M.node_info_ref(p), and the list of NodeInfos whose
+--- elements are references.
 install_refs = function()
   M.pod_ref = ref_type("ls_pod", "pod")
   M.node_info_ref = ref_type("ls_node_info", "node info")
+  plain_nodes = M.maker("const ls_node_info *const *", true)
+  ref_nodes = M.maker("const ls_node_info *const *", true, nil, M.node_info_ref)
+end
+
+-- Whether the plugin whose code runs is one that gets references (not a
+-- built-in; the runtime's own code gets the structs).
+local function wants_refs()
+  local inst = running_instance()
+  return inst ~= nil and not inst.builtin
+end
+
+--- For the ls.* functions that hand out a pod or a NodeInfo (ls.find_node,
+--- ls.waiting_pods, ls.queued_pod): a reference when the running plugin is
+--- not built-in, else `p` itself.
+function M.pod_for_plugin(p) if p ~= nil and wants_refs() then return M.pod_ref(p) end return p end
+function M.node_info_for_plugin(p) if p ~= nil and wants_refs() then return M.node_info_ref(p) end return p end
+
+--- A list of n NodeInfos at `ptr` (ls.all_nodes()) whose elements are
+--- references when the running plugin is not built-in.
+function M.nodes_for_plugin(ptr, n)
+  return (wants_refs() and ref_nodes or plain_nodes)(ptr, n)
+end
+
+--- The same list as `nodes` (PreScore's, NormalizeScore's) with references for
+--- elements (profiles.lua's guard of a plugin that is not built-in).
+function M.ref_node_list(nodes)
+  if nodes == nil then return nil end
+  return ref_nodes(nodes.addr_, nodes.n_, nil, nodes.gen_)
 end
 
 -- Every struct plugins can reach prints as its type, never its address

@@ -290,6 +290,33 @@ steps:
       stale("pod", "filter"), r.pods.a)
   end)
 
+  it("a NodeInfo from PreScore's nodes, kept and read in Score, raises", function()
+    probe([[
+local kept
+function P.pre_score(self, state, pod, nodes) kept = nodes[0] end
+function P.score(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return 0 end
+  return #kept.pods
+end]])
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+      'running Score plugin "Probe": ' .. file_of("probe") .. ":8: " .. stale("node info", "score"))
+  end)
+
+  it("NodeInfos from ls.all_nodes() and ls.find_node, kept past their call, raise", function()
+    probe([[
+local kept
+function P.pre_filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then kept = { ls.all_nodes()[0], ls.find_node("node-1") } end
+end
+function P.filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES or kept == nil then return nil end
+  local _ = kept[2].node
+end]])
+    local cluster = NODES .. pod("b") .. pod("a", { probe = true })
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}")), { cluster = cluster }),
+      'running "Probe" filter plugin: ' .. file_of("probe") .. ":10: " .. stale("node info", "filter"))
+  end)
+
   it("a pod and a NodeInfo used during their own call work, equal to themselves", function()
     probe([[
 local seen
