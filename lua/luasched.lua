@@ -18,7 +18,6 @@ local unwrap = views.unwrap
 -- C helpers take pointers, and the FFI passes nil as NULL: every helper
 -- checks its arguments first, so a plugin gets an error, never a crash.
 local preferred_list = views.maker("const ls_preferred_term *")
-local node_list = views.maker("const ls_node_info *const *", true)
 local position_list = views.maker("const uint32_t *")
 
 local function need(v, what, level)
@@ -488,7 +487,7 @@ end
 ---@return boolean
 function ls.pod_matches_node_affinity(pod, node)
   if pod == nil or node == nil then need(nil, "ls.pod_matches_node_affinity: the pod or the node") end
-  return C.ls_pod_matches_node_affinity(pod, unwrap(node))
+  return C.ls_pod_matches_node_affinity(unwrap(pod), unwrap(node))
 end
 --- Whether a compiled NodeSelectorTerm (e.g. pod.preferred_node_affinity[i].term)
 --- matches a node (`const ls_node *`); a term with nothing in it matches no node.
@@ -685,7 +684,7 @@ function ls._bound() return bound_to ~= 0 end
 ---@return ls.NodeInfo[], integer
 function ls.all_nodes()
   local n = cycle_ref.num_all_nodes
-  return node_list(cycle_ref.all_nodes, n), n
+  return views.nodes_for_plugin(cycle_ref.all_nodes, n), n
 end
 
 -- ---- results kept between cycles ---------------------------------------------
@@ -826,7 +825,7 @@ local size_out, count_out = ffi.new("int64_t[1]"), ffi.new("uint32_t[1]")
 function ls.image_state(ni, image)
   need(ni, "ls.image_state: the node info")
   if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
-  if C.ls_snapshot_image_state(cycle_ref.snapshot, ni, image, size_out, count_out) then
+  if C.ls_snapshot_image_state(cycle_ref.snapshot, unwrap(ni), image, size_out, count_out) then
     return size_out[0], count_out[0]
   end
   return nil
@@ -908,7 +907,7 @@ function ls.find_node(name)
   if cycle_ref == nil or cycle_ref.snapshot == nil then return nil end
   local ni = C.ls_snapshot_find(cycle_ref.snapshot, type(name) == "string" and ls.intern(name) or name)
   if ni == nil then return nil end
-  return ni[0]
+  return views.node_info_for_plugin(ni[0])
 end
 
 local function id_of(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
@@ -1102,7 +1101,7 @@ end
 ---@return boolean
 function ls.activate(pod)
   need(pod, "ls.activate: the pod")
-  return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, pod)
+  return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, unwrap(pod))
 end
 
 --- The pending pod the scheduling queue holds under pod id `id` (active,
@@ -1115,7 +1114,7 @@ function ls.queued_pod(id)
   if cycle_ref == nil then return nil end
   local p = C.ls_cycle_queued_pod(cycle_ref, need_number(id, "ls.queued_pod: the pod id"))
   if p == nil then return nil end
-  return p[0]
+  return views.pod_for_plugin(p[0])
 end
 
 
@@ -1137,7 +1136,7 @@ function ls.waiting_pods()
     i = i + 1
     if i < n then
       local p = C.ls_cycle_waiting_pod(cycle_ref, account, i)
-      if p ~= nil then return p[0] end
+      if p ~= nil then return views.pod_for_plugin(p[0]) end
     end
   end
 end

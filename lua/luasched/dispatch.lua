@@ -91,7 +91,7 @@ function M.attach(cycle_ptr)
   ls._attach(cycle)
   handle.attach(cycle, function() return current_hook end)
   ls._attach_running_plugin(M.running_plugin)
-  views.attach(M.running_plugin)
+  views.attach(M.running_plugin, M.running_instance)
 end
 
 --- Starts a cycle's state as PreFilter does, without running PreFilter:
@@ -141,6 +141,7 @@ function M.hook_location(name, hook)
   local prof = profiles[1]
   local inst = prof and prof.instances[name]
   local fn = inst and inst[hook]
+  fn = assembly.hook_source[fn] or fn
   if type(fn) ~= "function" then return nil end
   local info = debug.getinfo(fn, "S")
   return info.short_src .. ":" .. info.linedefined
@@ -148,13 +149,19 @@ end
 
 --- The name of the plugin whose code runs now (nil outside a plugin's hook):
 --- what ls.allow acts as, and what a view used after its call names.
-function M.running_plugin()
+--- The instance whose code runs now (nil outside a plugin's hook).
+function M.running_instance()
   local inst = current
   if LOOP_HOOKS[current_hook] then
     local prof = profiles[1]
     local list = prof and prof.points[current_hook]
     inst = list and list[cycle.running_plugin + 1] or nil
   end
+  return inst
+end
+
+function M.running_plugin()
+  local inst = M.running_instance()
   return inst and name_of[inst], current_hook
 end
 
@@ -236,12 +243,35 @@ function M.sort_uses_less()
   return inst ~= nil and type(inst.sort_key) ~= "function" and type(inst.less) == "function"
 end
 
+-- A plugin's text on one log line: its line breaks shown as \n, so that an
+-- error message cannot forge the scheduler's own log lines (an Unreserve's
+-- error of two lines printed a "Plugin call cut off" line naming another
+-- plugin: attacker round 3).
+local LINE_BREAKS = { ["\n"] = "\\n", ["\r"] = "\\r" }
+local function one_line(text)
+  return (text:gsub("[\r\n]", LINE_BREAKS))
+end
+
+-- A queue sort's error orders the pods as "not less" (0 for a key): logged
+-- with the plugin and file:line, once while the same text repeats (the queue
+-- compares often).
+local last_sort_error
+local function sort_error(inst, hook, err)
+  local text = string.format("luasched: running QueueSort plugin %q (%s): %s\n", name_of[inst], hook,
+    one_line(shortened(attributed(describe(err)))))
+  if text ~= last_sort_error then
+    last_sort_error = text
+    io.stderr:write(text)
+  end
+end
+
 --- The queue-sort plugin's less(a, b).
 function M.less(pi, a_ptr, b_ptr)
   local inst = profiles[pi + 1].points.sort_key[1]
   current, current_hook = inst, "less"
   note_text(inst, "less")
   local ok, r = pcall(inst.less, inst, ffi.cast("const ls_pod *", a_ptr)[0], ffi.cast("const ls_pod *", b_ptr)[0])
+  if not ok then sort_error(inst, "less", r) end
   return ok and r == true
 end
 
@@ -252,7 +282,9 @@ function M.sort_key(pi, pod_ptr)
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   if type(list[1].sort_key) ~= "function" then return 0 end
   note_text(list[1], "sort_key")
+  current, current_hook = list[1], "sort_key"
   local ok, v = pcall(list[1].sort_key, list[1], pod)
+  if not ok then sort_error(list[1], "sort_key", v) end
   v = ok and tonumber(v) or 0
   if v ~= v or v == math.huge or v == -math.huge then return 0 end
   return v
@@ -439,7 +471,12 @@ end
 local function sign_pcall(f, inst, ...)
   current, current_hook = inst, "sign"
   note_text(inst, "sign")
-  return pcall(f, inst, ...)
+  local ok, frag, why, every_pod = pcall(f, inst, ...)
+  if not ok then   -- the pod is scheduled unbatched; the error is logged with the plugin and file:line
+    io.stderr:write(string.format("luasched: running Sign plugin %q: %s (the pod is not batched)\n", name_of[inst],
+      one_line(shortened(attributed(describe(frag))))))
+  end
+  return ok, frag, why, every_pod
 end
 
 function M.sign(pi)
@@ -681,15 +718,6 @@ local function call_bind(fn, inst, a1, a2, a3)
 end
 local CALLS = { bind = call_bind }
 
--- A plugin's text on one log line: its line breaks shown as \n, so that an
--- error message cannot forge the scheduler's own log lines (an Unreserve's
--- error of two lines printed a "Plugin call cut off" line naming another
--- plugin: attacker round 3).
-local LINE_BREAKS = { ["\n"] = "\\n", ["\r"] = "\\r" }
-local function one_line(text)
-  return (text:gsub("[\r\n]", LINE_BREAKS))
-end
-
 -- A hook's lookup may run the plugin's own code (an __index on its plugin
 -- table): it runs protected, once the plugin is the one named (attacker round 3).
 local function hook_of(inst, hook)
@@ -700,7 +728,6 @@ end
 -- code, or nil when the row goes on.
 local function chain_failure(row, inst, k, ok, st)
   local msg = ok and string.format("%s returned a %s, expected a status or nil", row.hook, type(st)) or describe(st)
-  if row.ignores_errors then return nil end
   if row.logs_errors then
     io.stderr:write(string.format("luasched: running %s plugin %q: %s\n", row.name, name_of[inst],
       one_line(shortened(attributed(msg)))))
@@ -732,13 +759,13 @@ local function chain_status(row, on_status, inst, k, st)
 end
 
 run_chain = function(row, on_status, a1, a2, a3)
-  local quiet = row.logs_errors or row.ignores_errors
+  local quiet = row.logs_errors
   if not quiet then clear_status() end
   current_hook = row.hook
   local list = profiles[1].points[row.list]
   if not list then return SUCCESS end
   local timed = false
-  if not row.queue_side and not row.logs_errors then
+  if not row.queue_side and not row.untimed then
     sampling = cycle.sample_plugins ~= 0
     timed = sampling
   end
@@ -806,6 +833,10 @@ function M.pre_bind_pre_flight()
     if type(fn) ~= "function" then return SUCCESS end
     cycle.running_plugin = k - 1
     local ok, st = pcall(fn, current, state, pod, node)
+    if not ok then   -- the binding goes on; the error is logged with the plugin and file:line
+      io.stderr:write(string.format("luasched: running PreBindPreFlight plugin %q: %s\n", name_of[current],
+        one_line(shortened(attributed(describe(st))))))
+    end
     if not ok or not (is_status(st) and st.code == SKIP) then return SUCCESS end
   end
   return SKIP
@@ -885,6 +916,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   current, current_hook = h.inst, "hint"
   note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
+  if not h.inst.builtin then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
   local ok, r = pcall(fn, pod, old, new, h.inst)

@@ -11,6 +11,7 @@ local ls = require("luasched")
 local sandbox = require("luasched.sandbox")
 local locate = require("luasched.profiles").locate_error
 local name_of = require("luasched.profiles").name_of
+local unwrap = require("luasched.views").unwrap
 
 local SUCCESS, UNRESOLVABLE = 0, 3
 local is_status = ls.is_status
@@ -268,7 +269,7 @@ local clones = setmetatable({}, { __mode = "k" })
 
 local function need(v, what)
   if v == nil then error("self.handle: " .. what .. " is nil", 3) end
-  return v
+  return unwrap(v)   -- a plugin's reference to a pod or NodeInfo: the struct, for C (a tail call)
 end
 
 function Handle:clone_node_info(ni)
@@ -306,13 +307,13 @@ end
 
 --- True while `pod`'s victims' deletions are being issued (async preemption).
 function Handle:preempting(pod)
-  return C.ls_cycle_preempting(cycle, pod)
+  return C.ls_cycle_preempting(cycle, unwrap(pod))
 end
 
 --- Evicts `victim` to make room on `node_name` for the cycle's pod: its
 --- deletion is issued after the scheduling cycle (async preemption).
 function Handle:preempt(victim, node_name)
-  need(victim, "preempt: the victim")
+  victim = need(victim, "preempt: the victim")
   if type(node_name) ~= "string" then error("self.handle: preempt: the node name must be a string", 2) end
   if running_hook() ~= "post_filter" then error("self.handle: preempt is only allowed in PostFilter", 2) end
   if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
@@ -385,7 +386,7 @@ function Handle:preempt_extenders(candidates)
   C.ls_cycle_extender_candidates_reset(cycle)
   for _, c in ipairs(candidates) do
     C.ls_cycle_extender_candidate_add(cycle, c.node, c.violations)
-    for _, p in ipairs(c.pods) do C.ls_cycle_extender_victim_add(cycle, p) end
+    for _, p in ipairs(c.pods) do C.ls_cycle_extender_victim_add(cycle, unwrap(p)) end
   end
   local n = C.ls_cycle_extenders_process_preemption(cycle, error_buf, 512)
   if n < 0 then return nil, ffi.string(error_buf) end

@@ -42,7 +42,7 @@ local function runner_row(ep, row, hook)
     result = has(row.chain, C.LS_CHAIN_RESULT),
     per_node = has(row.chain, C.LS_CHAIN_PER_NODE),
     logs_errors = has(row.chain, C.LS_CHAIN_LOGS_ERRORS),
-    ignores_errors = has(row.chain, C.LS_CHAIN_IGNORES_ERRORS),
+    untimed = has(row.chain, C.LS_CHAIN_UNTIMED),
     queue_side = has(row.chain, C.LS_CHAIN_QUEUE_SIDE),
   }
 end

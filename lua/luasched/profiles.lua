@@ -14,8 +14,13 @@ local timing = require("luasched.timing")
 local events = require("luasched.events")
 local args_check = require("luasched.args")
 local points = require("luasched.points")   -- the extension-point table, from C
+local views = require("luasched.views")
 
 local M = {}
+
+--- A stand-in's or a guard's hook -> the plugin's own hook it calls (errors
+--- and logs name the latter).
+M.hook_source = setmetatable({}, { __mode = "k" })
 
 -- instance -> the name it was registered under (the configuration's): errors
 -- and the runtime's tables use it, so a plugin that changes its own `name`
@@ -46,6 +51,7 @@ local function note_text_of(inst, hook)
   local text = t[hook]
   if text == nil then
     local fn = inst[hook]
+    fn = M.hook_source[fn] or fn   -- the plugin's own hook behind a guard or the test kit's recorder
     local info = type(fn) == "function" and debug.getinfo(fn, "S")
     if info and info.what == "Lua" then
       text = string.format("plugin %q (%s at %s:%d)", tostring(name_of[inst]), hook, info.short_src, info.linedefined)
@@ -169,6 +175,44 @@ local function where_of(where, why)
   return string.format("%s: %s: ", where.source, where.path)
 end
 
+-- The pods (p), NodeInfos (n) and lists of NodeInfos (N) among each hook's
+-- arguments after self, by position ("-": another value; add_pod's NodeInfo is a clone the handle
+-- keeps alive while the plugin holds it, and finds again by identity). A plugin that is not built-in gets them as
+-- references that carry the generation of the call (views.lua): one kept past
+-- its call raises an error naming the plugin when read, instead of reading
+-- memory the cache freed or reused. Built-in plugins get the structs.
+local REF_ARGS = {
+  pre_enqueue = "p", sort_key = "p", less = "pp", sign = "p", pre_filter = "-p", filter = "-pn", post_filter = "-p",
+  pre_score = "-pN", score = "-pn", normalize_score = "-p-N", add_pod = "-pp", remove_pod = "-pp", reserve = "-p",
+  unreserve = "-p", permit = "-p", pre_bind_pre_flight = "-p", pre_bind = "-p", bind = "-p", post_bind = "-p",
+}
+
+-- A hook of P that hands its pods and NodeInfos on as references (a tail
+-- call: the plugin's frames are the only ones its errors show).
+local function guarded_hook(P, hook, kinds)
+  local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }
+  local w1, w2, w3, w4 = maker[kinds:sub(1, 1)], maker[kinds:sub(2, 2)], maker[kinds:sub(3, 3)], maker[kinds:sub(4, 4)]
+  return function(self, a1, a2, a3, a4, a5, a6)
+    if w1 then a1 = w1(a1) end
+    if w2 then a2 = w2(a2) end
+    if w3 then a3 = w3(a3) end
+    if w4 then a4 = w4(a4) end
+    return P[hook](self, a1, a2, a3, a4, a5, a6)
+  end
+end
+
+local function guard_hooks(inst, P)
+  if P.builtin then return end
+  for hook, kinds in pairs(REF_ARGS) do
+    local fn = P[hook]
+    if type(fn) == "function" then
+      local g = guarded_hook(P, hook, kinds)
+      M.hook_source[g] = fn   -- errors and logs name the plugin's own hook
+      rawset(inst, hook, g)
+    end
+  end
+end
+
 -- `where` (optional) is the config's file:line of the plugin's args.
 local function instantiate(P, name, args, profile_name, where)
   note("plugin %q (%s: checking its args)", P.name, tostring(P.file))
@@ -181,6 +225,7 @@ local function instantiate(P, name, args, profile_name, where)
   }, P)
   plugin_of[inst] = P
   name_of[inst] = name
+  guard_hooks(inst, P)
   if type(P.validate) == "function" then
     local vok, verr = plain_pcall(P.validate, inst.args)
     if not vok or (verr ~= nil and verr ~= true) then
@@ -239,8 +284,6 @@ end
 --- Returns it, or nil, a message naming the plugin and the plugin's own text.
 M.instantiate = instantiate
 
---- A stand-in's hook -> the plugin's own hook it calls (errors name the latter).
-M.hook_source = setmetatable({}, { __mode = "k" })
 
 --- `stand_in` runs in a profile for `inst` (the test kit's recorder around an
 --- instance): it is named, and its events read, as `inst`.

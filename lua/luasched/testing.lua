@@ -528,7 +528,8 @@ end
 --- the built-in plugins/ and plugins/policies/; T.plugin also looks in the
 --- spec's own folder and its parent when a name is not found there.
 function T.set_plugin_path(dirs)
-  loader.set_path(dirs or { ".", source_dir() .. "/plugins", source_dir() .. "/plugins/policies" })
+  local builtins = { source_dir() .. "/plugins", source_dir() .. "/plugins/policies" }
+  loader.set_path(dirs or { ".", builtins[1], builtins[2] }, builtins)
 end
 if #loader.path() == 0 then T.set_plugin_path() end
 

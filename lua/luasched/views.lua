@@ -45,13 +45,18 @@ end
 -- clib.lua) and who is running (dispatch.lua).
 local generation = ffi.new("uint32_t[1]", 1)
 local running = function() return nil end
+local running_instance = function() return nil end
 function M.bind(C) generation = ffi.cast("const uint32_t *", C.ls_view_generation()) end
-function M.attach(running_plugin) running = running_plugin end
+function M.attach(running_plugin, running_inst)
+  running = running_plugin
+  running_instance = running_inst or running_instance
+end
 
-local function stale(what)
+local function stale(what, level)
   local name, hook = running()
   error(format("%s was handed to a plugin by an earlier call and is gone: views live only during the call that " ..
-    "made them (used by plugin %s%s)", what, name and format("%q", name) or "?", hook and (" in " .. hook) or ""), 3)
+    "made them (used by plugin %s%s)", what, name and format("%q", name) or "?", hook and (" in " .. hook) or ""),
+    level or 3)
 end
 
 -- The structs plugins read; ls_cycle and the rest stay as declared.
@@ -207,8 +212,12 @@ end
 
 local single_types = {}   -- ctype of a single view -> pointer-to-pointer ctype
 
---- Declares the metatypes of the rewritten fields (after ffi.cdef).
+local install_refs
+
+--- Declares the metatypes of the rewritten fields and of the references to
+--- pods and NodeInfos (after ffi.cdef).
 function M.install()
+  install_refs()
   for _, spec in ipairs(specs) do
     spec.ctype = typeof(spec.type)
     if spec.count then
@@ -221,9 +230,21 @@ function M.install()
   end
 end
 
---- The struct pointer behind a single view (ni.node), for C calls; anything
---- else is returned as it is (the FFI checks its type).
-function M.unwrap(v)
+-- { ctype, function(v) giving the struct behind it, checking its generation }
+-- of the references to pods and NodeInfos (below).
+local ref_structs = {}
+
+--- The struct behind a single view (ni.node) or a reference to a pod or a
+--- NodeInfo (its generation checked), for C calls; anything else is returned
+--- as it is (the FFI checks its type). A stale reference raises, blaming the
+--- code `up` frames above unwrap's caller (default 1: the plugin that called
+--- the ls.* function calling unwrap).
+function M.unwrap(v, up)
+  if type(v) ~= "cdata" then return v end
+  for i = 1, #ref_structs do
+    local r = ref_structs[i]
+    if istype(r[1], v) then return r[2](v, up or 1) end   -- a tail call: unwrap's frame is gone
+  end
   for i = 1, #single_types do
     local s = single_types[i]
     if istype(s[1], v) then return cast(s[2], v)[0] end
@@ -235,8 +256,8 @@ end
 
 local array_types = {}
 
-local function array_type(elem, deref, writable, checker)
-  local key = elem .. (deref and "&" or "") .. (writable and "w" or "")
+local function array_type(elem, deref, writable, checker, wrap)
+  local key = elem .. (deref and "&" or "") .. (writable and "w" or "") .. (wrap and "r" or "")
   local ct = array_types[key]
   if ct then return ct end
   local name = "ls_arr_" .. key:gsub("[^%w]", "_")
@@ -252,7 +273,14 @@ local function array_type(elem, deref, writable, checker)
     end,
     __tostring = function() return what end,
   }
-  if deref then
+  if deref and wrap then   -- elements handed out as references (M.refs below)
+    mt.__index = function(v, i)
+      local n = v.n_
+      if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
+      if type(i) == "number" and i >= 0 and i < n then return wrap(cast(ptr, v.addr_)[i]) end
+      return out_of_range(what, i, n)
+    end
+  elseif deref then
     mt.__index = function(v, i)
       local n = v.n_
       if v.gen_ ~= 0 and v.gen_ ~= generation[0] then stale(what) end
@@ -291,14 +319,103 @@ local keep = setmetatable({}, { __mode = "k" })   -- view -> what its memory bel
 --- during the call that made it. `deref`: the elements are pointers, handed
 --- out as references. `checker`: the view is writable and stores checker(x)
 --- (NormalizeScore's scores). Build the maker once: make() only allocates the view.
-function M.maker(elem, deref, checker)
-  local ct = array_type(elem, deref, checker ~= nil, checker)
+function M.maker(elem, deref, checker, wrap)
+  local ct = array_type(elem, deref, checker ~= nil, checker, wrap)
   local opaque = typeof("const ls_opaque_ *")
-  return function(ptr, n, owner)
-    local v = ct(cast(opaque, ptr), n, owner ~= nil and 0 or generation[0])
+  return function(ptr, n, owner, gen)
+    local v = ct(cast(opaque, ptr), n, owner ~= nil and 0 or gen or generation[0])
     if owner ~= nil then keep[v] = owner end
     return v
   end
+end
+
+-- ---- pods and NodeInfos handed to plugins ---------------------------------------
+
+-- A reference to a pod or a NodeInfo that carries the generation of the call
+-- that made it, as the arrays' views do: read after that call (a plugin kept
+-- it in a module table), it raises an error naming the plugin instead of
+-- reading memory the cache freed or reused. Fields read through it are the
+-- struct's own (`pod.labels`, `ni.requested`). The runtime hands these to the
+-- plugins that are not built-in (profiles.lua wraps their hooks' arguments);
+-- built-in plugins get the struct itself.
+local function ref_type(struct, what)
+  local name = struct .. "_ref"
+  ffi.cdef(format("typedef struct %s { const ls_opaque_ *addr_; const uint32_t gen_; } %s;", name, name))
+  local pp, voidp = typeof("const " .. struct .. " *"), typeof("const void *")
+  -- the struct; a stale reference raises, blaming the code `up` frames above
+  -- struct_of's caller
+  local function struct_of(v, up)
+    if v.gen_ ~= generation[0] then stale(what, 3 + up) end
+    return cast(pp, v.addr_)[0]
+  end
+  local ct
+  -- what == compares: the address (no memory is read, so a stale reference
+  -- compares too: `kept == nil` is false, never an error)
+  local function address(x)
+    if istype(ct, x) then return cast(voidp, x.addr_) end
+    return type(x) == "cdata" and cast(voidp, x) or nil
+  end
+  ct = ffi.metatype(name, {
+    __index = function(v, k)
+      if type(k) ~= "string" then error(format("'struct %s' cannot be indexed with '%s'", struct, type(k)), 2) end
+      return struct_of(v, 1)[k]
+    end,
+    __newindex = function(v, k)
+      struct_of(v, 1)
+      error(format("cannot assign %s: data from the scheduler is read-only", tostring(k)), 2)
+    end,
+    __eq = function(a, b)
+      local x, y = address(a), address(b)
+      return x ~= nil and y ~= nil and x == y
+    end,
+    __tostring = function() return struct end,
+  })
+  ref_structs[#ref_structs + 1] = { ct, struct_of }
+  local opaque = typeof("const ls_opaque_ *")
+  --- A reference to `p` (the struct or a pointer to it; nil stays nil) for the
+  --- running call.
+  return function(p)
+    if p == nil or istype(ct, p) then return p end
+    return ct(cast(opaque, p), generation[0])
+  end
+end
+
+local plain_nodes, ref_nodes
+
+--- Declares the references' types (after ffi.cdef, from M.install):
+--- M.pod_ref(p), M.node_info_ref(p), and the list of NodeInfos whose
+--- elements are references.
+install_refs = function()
+  M.pod_ref = ref_type("ls_pod", "pod")
+  M.node_info_ref = ref_type("ls_node_info", "node info")
+  plain_nodes = M.maker("const ls_node_info *const *", true)
+  ref_nodes = M.maker("const ls_node_info *const *", true, nil, M.node_info_ref)
+end
+
+-- Whether the plugin whose code runs is one that gets references (not a
+-- built-in; the runtime's own code gets the structs).
+local function wants_refs()
+  local inst = running_instance()
+  return inst ~= nil and not inst.builtin
+end
+
+--- For the ls.* functions that hand out a pod or a NodeInfo (ls.find_node,
+--- ls.waiting_pods, ls.queued_pod): a reference when the running plugin is
+--- not built-in, else `p` itself.
+function M.pod_for_plugin(p) if p ~= nil and wants_refs() then return M.pod_ref(p) end return p end
+function M.node_info_for_plugin(p) if p ~= nil and wants_refs() then return M.node_info_ref(p) end return p end
+
+--- A list of n NodeInfos at `ptr` (ls.all_nodes()) whose elements are
+--- references when the running plugin is not built-in.
+function M.nodes_for_plugin(ptr, n)
+  return (wants_refs() and ref_nodes or plain_nodes)(ptr, n)
+end
+
+--- The same list as `nodes` (PreScore's, NormalizeScore's) with references for
+--- elements (profiles.lua's guard of a plugin that is not built-in).
+function M.ref_node_list(nodes)
+  if nodes == nil then return nil end
+  return ref_nodes(nodes.addr_, nodes.n_, nil, nodes.gen_)
 end
 
 -- Every struct plugins can reach prints as its type, never its address

@@ -55,7 +55,7 @@ pod-000006 default-scheduler bound"
 for p in pod-000001 pod-000002; do
   expect_eq "$p failed on its profile's own limit" \
     "$(api /api/v1/namespaces/default/pods/$p | jq -r '.status.conditions[]? | select(.type == "PodScheduled") | "\(.reason): \(.message)"')" \
-    'SchedulerError: running "Hog" filter plugin: plugin exceeded the Lua memory limit of 33554432 bytes (the Lua state was restarted)'
+    'SchedulerError: running "Hog" filter plugin: plugin exceeded the Lua memory limit of 33554432 bytes in filter at '"$D/plugins/hog.lua"':4 (the Lua state was restarted)'
 done
 get /metrics > "$TMP/metrics"
 mem() { awk -v k="luasched_lua_memory_bytes{profile=\"$1\"}" '$1 == k {print $2}' "$TMP/metrics"; }

@@ -88,7 +88,7 @@ expect_contains "require outside: refused" "$(cat "$TMP/out")" \
 expect_eq "memory limit: exit 3 (an attempt ended in a plugin error)" "$(run $F/two-nodes.yaml --config $F/with-hogs-memory.yaml $P)" "3"
 expect_eq "memory limit: outcome" "$(grep '^default/' "$TMP/out")" \
 'default/a: bound to node-1
-default/b: pending: running "HogsMemory" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes (the Lua state was restarted)
+default/b: pending: running "HogsMemory" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes in filter at spec/e2e/fixtures/plugins/hogs_memory.lua:7 (the Lua state was restarted)
 default/c: bound to node-2'
 expect_contains "memory limit: counters" "$(cat "$TMP/out")" \
   "plugin faults: 1 attempts ended in Error, 1 calls over budget, 1 Lua state restarts"

@@ -11,6 +11,8 @@
 # - With a 30 s budget, the worker killed by SIGSEGV while the plugin hangs
 #   on "hang", then the next one while it spins on "spin": the simulation
 #   completes, and spin's Error names the signal, the plugin and the pod.
+# - The worker runs its plugin code under the seccomp filter (no exec, no
+#   socket, no open for writing) with its address space limited.
 # - `check` of a plugin whose file hangs at load ends with status 2 naming it.
 . "$(dirname "$0")/lib.bash"
 PID=
@@ -59,7 +61,7 @@ expect_eq "the report: the hanging pod is an Error of the plugin, the spin is cu
   "$(grep '^default/' "$TMP/out")" \
   'default/a: bound to node-1
 default/hang: pending: running "Wreck" filter plugin: the simulate worker process was ended by its supervisor: a plugin call ran past its budget of 1000 ms and the 2000 ms grace: default-scheduler/Wreck/Filter/default/hang
-default/spin: pending: running "Wreck" filter plugin: plugin exceeded its time budget of 1000 ms (the Lua state was restarted)
+default/spin: pending: running "Wreck" filter plugin: plugin exceeded its time budget of 1000 ms in filter at '"$TMP/plugins/wreck.lua"':4 (the Lua state was restarted)
 default/b: bound to node-1'
 expect_contains "stderr says the run was repeated without the pod" "$(cat "$TMP/err")" \
   "running again with pod default/hang failed as an Error of plugin Wreck"
@@ -69,6 +71,13 @@ expect_contains "stderr says the run was repeated without the pod" "$(cat "$TMP/
 PID=$!
 sleep 1.5
 W=$(pgrep -P "$PID" | head -1)
+# the worker runs its plugin code confined as run's worker is (8Gi: the default limit)
+expect_eq "the simulate worker runs under a seccomp filter" \
+  "$(grep -E '^(Seccomp|NoNewPrivs):' "/proc/$W/status" | tr -s '\t' ' ')" "NoNewPrivs: 1
+Seccomp: 2"
+expect_eq "with its address space limited" "$(awk '/^Max address space/ {print $4, $5}' "/proc/$W/limits")" \
+  "8589934592 8589934592"
+expect_eq "its supervisor is not confined" "$(awk '/^Seccomp:/ {print $2}' "/proc/$PID/status")" "0"
 kill -SEGV "$W"
 # the first signal lands in hang's call: the next worker fails it at once
 for _ in $(seq 1 100); do grep -q 'running again with pod default/hang' "$TMP/err2" && break; sleep 0.1; done

@@ -145,6 +145,11 @@ end
 local function plain(s) return (s:gsub("%p", "%%%0")) end
 
 local RESTARTED = "plugin exceeded its time budget of 300 ms (the Lua state was restarted)"
+-- A cut-off in a cycle's call names the hook and its file:line too.
+local function cut_off_at(hook, file, line)
+  return string.format("plugin exceeded its time budget of 300 ms in %s at %s:%d (the Lua state was restarted)",
+    hook, file, line)
+end
 
 local function with_tmp()
   setup(function()
@@ -222,7 +227,7 @@ function P.pre_bind(self, state, pod)
   local x = 0 while true do x = x + 1 end
 end]])
     local r = run(config("{name: Probe}"))
-    expect_error(r, 'running PreBind plugin "Probe": ' .. RESTARTED)
+    expect_error(r, 'running PreBind plugin "Probe": ' .. cut_off_at("pre_bind", file_of("probe"), 4))
     assert.not_matches("Unreserve", r.err, 1, true)
     assert.not_matches("VolumeBinding", r.err, 1, true)
   end)
@@ -243,7 +248,7 @@ return P
     assert.are.equal(0, r.rc, r.err)
     -- NodeResourcesFit rejects the pod before Evil runs; Evil loops in the dry run
     assert.are.equal('pending: 0/1 nodes are available: 1 Insufficient cpu. running "Evil" filter plugin: ' ..
-      RESTARTED, r.pods.a)
+      cut_off_at("filter", file_of("evil"), 4), r.pods.a)
     assert.matches('"Plugin call cut off" plugin="Evil" extensionPoint="Filter" hook="' .. file_of("evil") .. ':4"',
       r.err, 1, true)
   end)
@@ -264,7 +269,7 @@ return P
     local r = run(config("{name: Evil}"), { cluster = PREEMPTING })
     assert.are.equal(0, r.rc, r.err)
     assert.are.equal('pending: 0/1 nodes are available: 1 Insufficient cpu. running RemovePod plugin "Evil": ' ..
-      RESTARTED, r.pods.a)
+      cut_off_at("remove_pod", file_of("evil"), 5), r.pods.a)
     assert.matches('"Plugin call cut off" plugin="Evil" extensionPoint="RemovePod" hook="' ..
       file_of("evil") .. ':5"', r.err, 1, true)
   end)

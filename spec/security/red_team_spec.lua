@@ -291,10 +291,11 @@ return P
       ":7: index -1 out of range for labels.items (1 elements: 0..0)")
   end)
 
+  -- a plugin's pod is a reference that carries its call's generation (issue 24)
   it("pointer arithmetic on a pod is refused", function()
     probe("filter", [[  local _ = (pod + 1).name]])
     expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
-      ":7: attempt to perform arithmetic on 'struct ls_pod' and 'number'")
+      ":7: attempt to perform arithmetic on 'struct ls_pod_ref' and 'number'")
   end)
 
   it("indexing a pod with a number is refused", function()
@@ -320,7 +321,8 @@ return P
 
   it("the data is read-only", function()
     probe("filter", [[  pod.priority = 1000]])
-    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE .. ":7: attempt to write to constant location")
+    expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
+      ":7: cannot assign priority: data from the scheduler is read-only")
   end)
 
   it("a NormalizeScore write out of range is refused", function()
@@ -507,7 +509,8 @@ return P
   it("a looping Filter is cut off: an Error for that pod, the others scheduled", function()
     probe("filter", [[  local x = 0 while true do x = x + 1 end]])
     expect_error(simulate({ luasched = LUASCHED_300MS }),
-      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms (the Lua state was restarted)')
+      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms in filter at ' .. FILE ..
+      ":5 (the Lua state was restarted)")
   end)
 
   it("the time budget is each plugin's: a profile slower to load than it, plugin by plugin within it, " ..
@@ -534,7 +537,8 @@ return P
     end
     probe("filter", [[  local x = 0 while true do x = x + 1 end]])
     expect_error(simulate({ luasched = LUASCHED_300MS, extra = extra }),
-      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms (the Lua state was restarted)')
+      'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms in filter at ' .. FILE ..
+      ":5 (the Lua state was restarted)")
   end)
 
   it("a looping queueing hint is cut off and the pod queued", function()
@@ -548,8 +552,8 @@ return P
   it("a plugin allocating without bound hits the memory limit: an Error, the others scheduled", function()
     probe("filter", [[  local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(64) .. i end]])
     expect_error(simulate({ luasched = "luasched: {memoryLimitBytes: 67108864}" }),
-      'running "Probe" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes ' ..
-      "(the Lua state was restarted)")
+      'running "Probe" filter plugin: plugin exceeded the Lua memory limit of 67108864 bytes in filter at ' ..
+      FILE .. ":5 (the Lua state was restarted)")
   end)
 
   it("the default memory limit is 1 GiB", function()
@@ -613,7 +617,7 @@ return P
       "self.handle is read-only (rawset of preempt)" },
     { "setmetatable on self.handle", "setmetatable(self.handle, {})", "cannot change a protected metatable" },
     { "arithmetic on a NodeInfo", "local _ = ni + 1",
-      "attempt to perform arithmetic on 'struct ls_node_info' and 'number'" },
+      "attempt to perform arithmetic on 'struct ls_node_info_ref' and 'number'" },
   }
   for _, case in ipairs(read_only) do
     it(case[1] .. " raises", function()
@@ -669,8 +673,8 @@ return P
   it("a profile's own time budget applies to its plugins", function()
     probe("filter", [[  local x = 0 while true do x = x + 1 end]])
     local r = simulate({ plugin_config = "  luasched: {pluginTimeoutMilliseconds: 300}\n" })
-    expect_error(r, 'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms ' ..
-      "(the Lua state was restarted)")
+    expect_error(r, 'running "Probe" filter plugin: plugin exceeded its time budget of 300 ms in filter at ' ..
+      FILE .. ":5 (the Lua state was restarted)")
   end)
 
   it("a profile's own instruction budget applies to its plugins", function()
@@ -679,7 +683,13 @@ return P
     probe("filter", [[  for _ = 1, 1e7 do end]])
     local r = simulate({ plugin_config = "  luasched: {instructionBudget: 300}\n" })
     assert.are.equal(0, r.rc, r.err)
-    assert.matches("^pending: running .*plugin exceeded its instruction budget", r.pods.a)
-    assert.matches("^pending: running .*plugin exceeded its instruction budget", r.pods.b)
+    -- the first call over it may be a cycle's (pending) or PreEnqueue's (gated
+    -- under that plugin, as upstream files a PreEnqueue error): the dispatcher's
+    -- own instructions count in the call's budget too
+    for _, pod in ipairs({ "a", "b" }) do
+      local m = r.pods[pod]
+      assert.is_truthy(m:match("^pending: running .*plugin exceeded its instruction budget") or
+        m:match('^gated: running PreEnqueue plugin "[%w]+": .*plugin exceeded its instruction budget'), m)
+    end
   end)
 end)

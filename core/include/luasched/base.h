@@ -113,6 +113,12 @@ bool ls_critical_defer(void (*f)(void));
 /* True while this thread is inside a critical section. */
 bool ls_critical_active(void);
 
+/* Called before the process ends for want of memory (ls_x* below, the Lua
+ * allocator in a worker): a worker process describes the plugin call running
+ * in its shared page, so that its supervisor can say why it ended. */
+extern void (*ls_out_of_memory_hook)(size_t bytes);
+/* Says "out of memory (N bytes)" on stderr, calls the hook, and aborts. */
+_Noreturn void ls_out_of_memory(size_t bytes);
 void *ls_xmalloc(size_t n);
 void *ls_xcalloc(size_t n, size_t size);
 void *ls_xrealloc(void *p, size_t n);

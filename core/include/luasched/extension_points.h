@@ -316,7 +316,7 @@
     X(PERMIT, "Permit", "permit", "permit", 1, LS_REJECTIONS | LS_ALLOW_WAIT, LS_CHAIN_STOPS) \
     X(PRE_BIND, "PreBind", "pre_bind", "preBind", 0, LS_REJECTIONS | LS_ALLOW_WAIT, LS_CHAIN_STOPS) \
     X(BIND, "Bind", "bind", "bind", 0, LS_ALLOW_SKIP, LS_CHAIN_STOPS | LS_CHAIN_FIRST_SUCCESS) \
-    X(POST_BIND, "PostBind", "post_bind", "postBind", 0, 0, LS_CHAIN_IGNORES_ERRORS)
+    X(POST_BIND, "PostBind", "post_bind", "postBind", 0, 0, LS_CHAIN_LOGS_ERRORS)
 
 /* The other hooks, each run over the plugin list of a point (a plugin of the
  * list without the hook is passed over):
@@ -327,7 +327,7 @@
  * index the sampled plugin durations have used for it. */
 #define LS_EXTENSION_HOOKS(X) \
     X(NORMALIZE_SCORE, "ScoreExtensionNormalize", "normalize_score", SCORE, 0, 0, LS_CHAIN_PER_NODE) \
-    X(UNRESERVE, "Unreserve", "unreserve", RESERVE, 0, 0, LS_CHAIN_REVERSE | LS_CHAIN_LOGS_ERRORS) \
+    X(UNRESERVE, "Unreserve", "unreserve", RESERVE, 0, 0, LS_CHAIN_REVERSE | LS_CHAIN_LOGS_ERRORS | LS_CHAIN_UNTIMED) \
     X(PRE_BIND_PRE_FLIGHT, "PreBindPreFlight", "pre_bind_pre_flight", PRE_BIND, 0, LS_ALLOW_SKIP, LS_CHAIN_RESULT) \
     X(LESS, "QueueSort", "less", QUEUE_SORT, 1, 0, LS_CHAIN_RESULT | LS_CHAIN_QUEUE_SIDE) \
     X(ADD_POD, "AddPod", "add_pod", PRE_FILTER, 0, 0, LS_CHAIN_RESULT) \
@@ -356,8 +356,9 @@ enum {
     LS_CHAIN_REVERSE = 4,          /* the list runs from last to first (Unreserve) */
     LS_CHAIN_RESULT = 8,           /* a plugin returns a value beside or instead of a status: the row's own runner */
     LS_CHAIN_PER_NODE = 16,        /* per node, in the generated loops (loops.lua) */
-    LS_CHAIN_LOGS_ERRORS = 32,     /* a plugin's failure is logged and the chain goes on (Unreserve) */
-    LS_CHAIN_IGNORES_ERRORS = 64,  /* a plugin's failure is ignored (PostBind: informational) */
+    LS_CHAIN_LOGS_ERRORS = 32,     /* a plugin's failure is logged with its file:line and the chain goes on
+                                      (Unreserve; PostBind, informational: the pod stays bound) */
+    LS_CHAIN_UNTIMED = 64,         /* no plugin durations are observed (Unreserve) */
     LS_CHAIN_QUEUE_SIDE = 128      /* outside a cycle: no plugin durations; a cut-off is named by the note */
 };
 

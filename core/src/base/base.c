@@ -15,33 +15,37 @@
 #include <string.h>
 #include <time.h>
 
+void (*ls_out_of_memory_hook)(size_t bytes);
+
+_Noreturn void ls_out_of_memory(size_t bytes)
+{
+    if (ls_out_of_memory_hook)
+        ls_out_of_memory_hook(bytes);
+    fprintf(stderr, "luasched: out of memory (%zu bytes)\n", bytes);
+    abort();
+}
+
 void *ls_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "luasched: out of memory (%zu bytes)\n", n);
-        abort();
-    }
+    if (!p)
+        ls_out_of_memory(n);
     return p;
 }
 
 void *ls_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "luasched: out of memory (%zu x %zu bytes)\n", n, size);
-        abort();
-    }
+    if (!p)
+        ls_out_of_memory(n * size);
     return p;
 }
 
 void *ls_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "luasched: out of memory (%zu bytes)\n", n);
-        abort();
-    }
+    if (!q)
+        ls_out_of_memory(n);
     return q;
 }
 

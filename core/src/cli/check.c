@@ -60,14 +60,29 @@ char *ls_cli_completed_config(ls_config *cfg, const char *plugin_path, bool json
 
 static bool build_and_write(ls_config *cfg, const ls_sim_opts *o, ls_error *err)
 {
+    const char *path = o->write_config;
+    size_t len = strlen(path);
+    bool json = strcmp(path, "-") != 0 && len > 5 && strcmp(path + len - 5, ".json") == 0;
+    FILE *out = ls_cli_output_open(path, "w", err);   /* before any plugin code runs */
+    if (!out)
+        return false;
     plugin_env env = {0};
+    char *text = NULL;
     bool ok = env_open(&env, cfg, o->plugin_path, err) && ls_config_expand(cfg, points_of, env.lua, err) &&
               ls_lua_build(env.lua, cfg->profiles, cfg->n_profiles, err);
     if (ok) {
         cfg->completed_args = ls_lua_completed_args(env.lua, cfg->profiles, cfg->n_profiles, err);
-        ok = cfg->completed_args && ls_config_write(cfg, o->write_config, err);
+        text = cfg->completed_args ? ls_config_format(cfg, json, err) : NULL;
+        ok = text != NULL;
     }
     env_close(&env);
+    ls_error werr;
+    bool written = ls_cli_output_finish(out, path, text, &werr);
+    if (ok && !written) {
+        *err = werr;
+        ok = false;
+    }
+    free(text);
     return ok;
 }
 

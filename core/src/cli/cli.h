@@ -52,6 +52,9 @@ int ls_cli_simulate(int argc, char **argv);
 extern const char *ls_cli_argv0;
 /* Runs fn in a supervised worker process (supervised.c, docs/plugins/worker.md). */
 int ls_cli_supervised(const char *cmd, int (*fn)(int argc, char **argv), int argc, char **argv);
+/* "4Gi", "512Mi", "1000000": bytes (run's --worker-memory-limit, the
+ * supervised commands' LUASCHED_WORKER_MEMORY_LIMIT). */
+bool ls_cli_parse_size(const char *s, uint64_t *out);
 int ls_cli_explain(int argc, char **argv);
 /* `luasched explain --kubeconfig ...` (explain_live.c). */
 int ls_cli_explain_live(int argc, char **argv);
@@ -79,6 +82,11 @@ int ls_cli_write_config(const char *cmd, const ls_sim_opts *o);
  * as text (JSON or YAML), or NULL with err set. Expands cfg. */
 struct ls_config;
 char *ls_cli_completed_config(struct ls_config *cfg, const char *plugin_path, bool json, ls_error *err);
+/* A file the command writes, opened before its plugin code runs (the worker
+ * then confines itself: cli/output_file.c); "-" is standard output. finish
+ * writes text (NULL: nothing more) and closes it (flushes standard output). */
+FILE *ls_cli_output_open(const char *path, const char *mode, ls_error *err);
+bool ls_cli_output_finish(FILE *f, const char *path, const char *text, ls_error *err);
 int ls_cli_run(int argc, char **argv);
 /* The flags simulate and explain share; `positional` arguments expected
  * (the second one, if any, goes to *extra; with --write-config-to they may

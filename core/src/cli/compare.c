@@ -606,13 +606,19 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
     return 0;
 }
 
-static int write_report(const cmp_opts *o, const cmp_report *rep)
+/* The report's file (standard output without -o), opened before any run:
+ * the runs' plugin code confines the process (cli/output_file.c). */
+static FILE *open_report(const cmp_opts *o)
 {
     FILE *out = o->out_file ? fopen(o->out_file, "w") : stdout;
-    if (!out) {
+    if (!out)
         fprintf(stderr, "luasched compare: -o %s: %s\n", o->out_file, strerror(errno));
-        return LS_EXIT_USAGE;
-    }
+    return out;
+}
+
+/* Writes the report to out (open_report's) and closes it. */
+static int write_report(const cmp_opts *o, const cmp_report *rep, FILE *out)
+{
     bool ok = true;
     if (strcmp(o->output, "json") == 0) {
         cJSON *j = cmp_report_json(rep);
@@ -646,7 +652,7 @@ static void free_report(cmp_report *rep)
     free(rep->not_recorded);
 }
 
-static int finish_report(const cmp_opts *o, cmp_report *rep)
+static int finish_report(const cmp_opts *o, cmp_report *rep, FILE *out)
 {
     if (rep->n_policies > 1)
         diff_runs(&rep->policy[0].runs[0], &rep->policy[1].runs[0], rep);
@@ -654,7 +660,7 @@ static int finish_report(const cmp_opts *o, cmp_report *rep)
         cmp_policy *pol = &rep->policy[p];
         pol->seed_moves = pol->n_runs > 1 ? count_moves(&pol->runs[0], &pol->runs[1]) : 0;
     }
-    return write_report(o, rep);
+    return write_report(o, rep, out);
 }
 
 static int merge_shards(const cmp_opts *o)
@@ -663,8 +669,9 @@ static int merge_shards(const cmp_opts *o)
     char **strs = NULL;
     uint32_t n_strs = 0;
     int rc = cmp_read_shards(o->merge_files, o->n_merge, &rep, &strs, &n_strs);
+    FILE *out = rc == 0 ? open_report(o) : NULL;
     if (rc == 0)
-        rc = finish_report(o, &rep);
+        rc = out ? finish_report(o, &rep, out) : LS_EXIT_USAGE;
     free_report(&rep);
     for (uint32_t i = 0; i < n_strs; i++)
         free(strs[i]);
@@ -712,6 +719,12 @@ int ls_cli_compare(int argc, char **argv)
         ls_intern_reset();
         return rc;
     }
+    FILE *out = open_report(&o);
+    if (!out) {
+        free_report(&rep);
+        ls_intern_reset();
+        return LS_EXIT_USAGE;
+    }
     if (o.jobs > 1) {
         for (uint32_t p = 0; p < rep.n_policies; p++)
             rep.policy[p].n_runs = o.seeds;
@@ -724,7 +737,9 @@ int ls_cli_compare(int argc, char **argv)
             }
     }
     if (rc == 0)
-        rc = finish_report(&o, &rep);
+        rc = finish_report(&o, &rep, out);
+    else if (out != stdout)
+        fclose(out);
     free_report(&rep);
     ls_intern_reset();
     return rc;

@@ -195,8 +195,8 @@ static int parse_duration_flag(const char *flag, const char *s, int64_t *out)
     return 0;
 }
 
-/* "4Gi", "512Mi", "1000000": bytes. */
-static bool parse_size(const char *s, uint64_t *out)
+/* "4Gi", "512Mi", "1000000": bytes (cli.h). */
+bool ls_cli_parse_size(const char *s, uint64_t *out)
 {
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
@@ -273,7 +273,7 @@ static int parse_option(run_opts *o, int ch, const char *arg)
     case OPT_WORKER: o->worker = true; return 0;
     case OPT_SERVED_APIS: o->served_apis = arg; return 0;   /* checked by the worker (ls_discovery_from_list) */
     case OPT_WORKER_MEMORY:
-        return parse_size(arg, &o->worker_memory) ? 0
+        return ls_cli_parse_size(arg, &o->worker_memory) ? 0
                : flag_error("worker-memory-limit", "bytes, with an optional Ki, Mi or Gi suffix (0: none)", arg);
     case OPT_WORKER_GRACE: return parse_duration_flag("worker-hang-grace", arg, &o->worker_grace_ns);
     case OPT_WORKER_BACKOFF: return parse_duration_flag("worker-kill-backoff", arg, &o->worker_backoff_ns);
@@ -480,10 +480,16 @@ static bool start_auth(const run_opts *o, run_state *r, ls_error *err)
     return true;
 }
 
+/* The worker's metrics, then the supervisor's own (the workers it replaced). */
 static char *worker_metrics(void *ud)
 {
     run_state *r = ud;
-    return ls_relay_metrics(r->relay, 2000);
+    char *worker = ls_relay_metrics(r->relay, 2000);
+    ls_buf b = {0};
+    ls_buf_adds(&b, worker);
+    free(worker);
+    ls_run_worker_ends_text(&b);
+    return b.data;
 }
 
 static bool start_server(const run_opts *o, run_state *r, ls_error *err)
@@ -695,15 +701,15 @@ static int write_config(int argc, char **argv)
         return LS_EXIT_USAGE;
     size_t len = strlen(o.write_config);
     bool json = len > 5 && strcmp(o.write_config + len - 5, ".json") == 0;
-    char *text = ls_run_completed_config(&o, json, &err);
+    FILE *f = ls_cli_output_open(o.write_config, "w", &err);   /* before any plugin code runs */
+    char *text = f ? ls_run_completed_config(&o, json, &err) : NULL;
     if (!text) {
+        if (f)
+            ls_cli_output_finish(f, o.write_config, NULL, &(ls_error){0});
         fprintf(stderr, "luasched run: %s\n", err.msg);
-        return LS_EXIT_USAGE;
+        return f ? LS_EXIT_USAGE : LS_EXIT_FAILURE;
     }
-    FILE *f = strcmp(o.write_config, "-") == 0 ? stdout : fopen(o.write_config, "w");
-    bool ok = f && fputs(text, f) >= 0;
-    if (f && f != stdout)
-        ok = fclose(f) == 0 && ok;
+    bool ok = ls_cli_output_finish(f, o.write_config, text, &err);
     free(text);
     if (!ok) {
         fprintf(stderr, "luasched run: --write-config-to %s: cannot write the file\n", o.write_config);

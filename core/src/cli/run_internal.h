@@ -78,6 +78,12 @@ typedef struct run_state {
     unsigned restarts;
 } run_state;
 
+/* run_worker_ends.c: counts a worker the supervisor replaced (the plugin in
+ * whose call it ended, "" when none; how: supervise.c's words), and adds
+ * luasched_worker_restarts_total to a /metrics text. */
+void ls_run_count_worker_end(const char *plugin, const char *how);
+void ls_run_worker_ends_text(ls_buf *b);
+
 /* Starts a worker (luasched run --worker) on r->worker. */
 bool ls_run_spawn_worker(run_state *r, ls_error *err);
 /* Waits for the first worker's hello; false (with the exit status in *rc)

@@ -104,6 +104,7 @@ static void replace_worker(run_state *r, const char *how)
     ls_log_error("The worker process ended; starting another", "reason", how, "plugin", plugin[0] ? plugin : "-",
                  "pod", pod[0] ? pod : "-");
     ls_relay_worker_ended(r->relay, pod, plugin, point, how);
+    ls_run_count_worker_end(plugin, how);
     r->restarts++;
     /* a worker that dies at once again and again is not restarted in a busy loop */
     if (ls_worker_now_ms() - r->worker.started_ms < 1000)

@@ -5,6 +5,7 @@
  * the JSON explain record of every pod).
  */
 #include "cli/attempt_record.h"
+#include "worker/confine.h"
 #include "cli/cli.h"
 #include "framework/waiting_pods.h"
 #include "framework/runtime.h"
@@ -474,6 +475,8 @@ static int load(const sim_opts *o, const char *command, ls_cluster *c, ls_config
         fprintf(stderr, "luasched %s: %s\n", command, err.msg);
         return LS_EXIT_USAGE;
     }
+    if (cfg->n_extenders)   /* their HTTP calls are made by this process: its worker keeps the network */
+        ls_worker_confine_allow_network();
     ls_cluster_set_strict(c, o->strict);
     bool loaded = o->cluster_text ? ls_cluster_load_text(c, o->cluster_text, o->cluster_len, o->cluster, &err)
                                   : ls_cluster_load_file(c, o->cluster, &err);

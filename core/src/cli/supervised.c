@@ -12,9 +12,17 @@
  * not load. A signal sent to this process (SIGINT, SIGTERM, SIGHUP, or any
  * other one sent with kill) is passed to the worker, and the worker's end is
  * this process's: its exit status, or the same signal.
+ *
+ * The worker confines itself as run's does (worker/confine.h), when its
+ * first plugin code is about to run: by then the command has read its input
+ * and opened the files it writes, and from then on it opens nothing for
+ * writing, makes no socket and runs no program. Its address space is limited
+ * to LUASCHED_WORKER_MEMORY_LIMIT (default 8Gi, as run's
+ * --worker-memory-limit; 0: none).
  */
 #include "cli/cli.h"
 #include "framework/watchdog.h"
+#include "worker/confine.h"
 #include "worker/marks.h"
 #include "worker/supervise.h"
 
@@ -27,11 +35,13 @@
 #include <unistd.h>
 
 enum { GRACE_MS = 2000, MAX_RESTARTS = 16, POLL_US = 20000 };
+#define DEFAULT_WORKER_MEMORY (8ull << 30)
 
 typedef struct command {
     int (*fn)(int argc, char **argv);
     int argc;
     char **argv;
+    uint64_t memory_limit;
 } command;
 
 static volatile pid_t worker_pid;
@@ -42,6 +52,7 @@ static int worker_main(void *ud, int chan)
     close(chan);   /* these commands need no channel: the page is enough */
     const command *c = ud;
     ls_watchdog_supervised();
+    ls_worker_confine_later(&(ls_confine_options){.keep_open = true, .memory_limit = c->memory_limit});
     int rc = c->fn(c->argc, c->argv);
     fflush(NULL);
     return rc;
@@ -90,9 +101,12 @@ static int watch(ls_child *c, char *how, size_t cap)
     ls_child_call(c, call, sizeof call);
     if (c->killed_for[0])
         snprintf(how, cap, "was ended by its supervisor: %s", c->killed_for);
-    else if (WIFSIGNALED(status))
-        snprintf(how, cap, "died of signal %d (%s)%s%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
-                 call[0] ? " in plugin call " : "", call);
+    else if (WIFSIGNALED(status)) {
+        /* what the worker said of its end (out of memory), unless it only names the signal */
+        const char *why = strncmp(c->page->why, "fatal signal", 12) ? c->page->why : "";
+        snprintf(how, cap, "died of signal %d (%s)%s%s%s%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
+                 why[0] ? ", " : "", why, call[0] ? " in plugin call " : "", call);
+    }
     else
         snprintf(how, cap, "exited with status %d", WEXITSTATUS(status));
     c->pid = 0;
@@ -122,8 +136,15 @@ int ls_cli_supervised(const char *cmd, int (*fn)(int argc, char **argv), int arg
         fprintf(stderr, "luasched %s: %s; running without a worker process\n", cmd, err.msg);
         return fn(argc, argv);
     }
+    command c = {fn, argc, argv, DEFAULT_WORKER_MEMORY};
+    const char *limit = getenv("LUASCHED_WORKER_MEMORY_LIMIT");
+    if (limit && !ls_cli_parse_size(limit, &c.memory_limit)) {
+        fprintf(stderr, "luasched %s: LUASCHED_WORKER_MEMORY_LIMIT: expected bytes with an optional Ki, Mi or Gi "
+                        "suffix (0: none), got \"%s\"\n", cmd, limit);
+        ls_child_free(&child);
+        return LS_EXIT_USAGE;
+    }
     trap_signals();
-    command c = {fn, argc, argv};
     int status = 0;
     for (int restarts = 0;; restarts++) {
         fflush(NULL);

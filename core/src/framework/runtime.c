@@ -13,6 +13,7 @@
  * runtime_config.c; runtime_internal.h is what they share.
  */
 #include "framework/runtime_internal.h"
+#include "worker/confine.h"
 #include "worker/page.h"
 #include "framework/paths.h"
 #include "luasched/log.h"
@@ -116,6 +117,8 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
             p = tracked_realloc(lua, ptr, nsize);
             if (p)
                 lua->memory = after;
+            else if (ls_worker_page_self)
+                ls_out_of_memory(nsize);   /* the worker's own limit: it ends, its supervisor says why */
         }
     }
     ls_critical_leave();
@@ -161,8 +164,6 @@ static void arm_budget(ls_rt *lua)
 static ls_rt *volatile active_lua;        /* the state of the outermost guarded call */
 volatile int ls_rt_active_call = -1;
 volatile uint32_t ls_rt_active_profile;
-static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile);
-static int running_ep(const ls_rt *lua, int ep);
 
 /* A new note in a load-time call is the next plugin's step (its file, its
  * args, its init): the step gets the whole time budget again. A state's
@@ -260,11 +261,11 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     reporting = 1;
     if (lua && lua->L) {
         char buf[1024];
-        int call = ls_rt_active_call >= 0 ? running_ep(lua, ls_rt_active_call) : -1;
+        int call = ls_rt_active_call >= 0 ? ls_rt_running_ep(lua, ls_rt_active_call) : -1;
         const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
         snprintf(buf, sizeof buf, "luasched: %s signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
                  recover ? "recovered from" : "fatal", sig, strsignal(sig),
-                 call >= 0 ? running_plugin(lua, call, ls_rt_active_profile) : note,
+                 call >= 0 ? ls_rt_running_plugin(lua, call, ls_rt_active_profile) : note,
                  call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
                  pod ? ls_str_get(pod->ns) : "-", pod ? ls_str_get(pod->name) : "-");
         say(buf);
@@ -309,12 +310,12 @@ void ls_rt_describe_running(void)
     ls_rt *lua = active_lua;
     if (!lua || !ls_worker_page_self)
         return;
-    int call = ls_rt_active_call >= 0 ? running_ep(lua, ls_rt_active_call) : -1;
+    int call = ls_rt_active_call >= 0 ? ls_rt_running_ep(lua, ls_rt_active_call) : -1;
     uint32_t profile = ls_rt_active_profile;
     const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
     const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
                                                                    : "";
-    ls_worker_page_describe(name, call >= 0 ? running_plugin(lua, call, profile) : note,
+    ls_worker_page_describe(name, call >= 0 ? ls_rt_running_plugin(lua, call, profile) : note,
                             call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
                             pod ? ls_str_get(pod->ns) : NULL, pod ? ls_str_get(pod->name) : NULL);
 }
@@ -489,8 +490,25 @@ static bool open_state(ls_rt *lua, ls_error *err)
     return true;
 }
 
+/* A worker that runs out of memory (its address-space limit, RLIMIT_AS)
+ * ends: first the call running and the reason go into the shared page. */
+static void worker_out_of_memory(size_t bytes)
+{
+    char why[200];
+    uint64_t limit = ls_worker_memory_limit();
+    if (limit)
+        snprintf(why, sizeof why, "out of memory: the worker reached its memory limit of %llu bytes (asking for %zu more)",
+                 (unsigned long long)limit, bytes);
+    else
+        snprintf(why, sizeof why, "out of memory (asking for %zu more bytes)", bytes);
+    ls_rt_describe_running();
+    ls_worker_page_say_why(why);
+}
+
 ls_rt *ls_rt_new(ls_cycle *cycle, const ls_lua_options *opt, ls_watchdog *watchdog, ls_error *err)
 {
+    if (ls_worker_page_self)
+        ls_out_of_memory_hook = worker_out_of_memory;
     ls_rt *lua = ls_xcalloc(1, sizeof *lua);
     lua->cycle = cycle;
     lua->blocks.next = lua->blocks.prev = &lua->blocks;
@@ -695,42 +713,6 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
     return LS_ERROR;
 }
 
-int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
-{
-    char buf[1024];
-    if (msg && strstr(msg, "instruction budget"))
-        lua->overruns++;
-    int n = snprintf(buf, sizeof buf, "%s: %s", what, msg ? msg : "unknown error");
-    if (n < 0)
-        n = 0;
-    if ((size_t)n >= sizeof buf)
-        n = sizeof buf - 1;
-    lua->cycle->status = ls_status_register(LS_ERROR, buf, (size_t)n);
-    lua->cycle->status_code = LS_ERROR;
-    lua->cycle->status_plugin = -1;   /* the runtime's error, no plugin's status */
-    return LS_ERROR;
-}
-
-/* The point whose plugin runs inside call `ep`: a handle's (a PostFilter's
- * dry run running the Filter or RemovePod plugins) when one runs, else `ep`
- * (a Filter plugin looping in DefaultPreemption's dry run was reported as
- * `running PostFilter plugin "?"`: attacker round 3). */
-static int running_ep(const ls_rt *lua, int ep)
-{
-    int nested = lua->cycle ? lua->cycle->handle_ep : 0;
-    return nested > 0 && nested <= LS_EP_HOOK_COUNT ? nested - 1 : ep;
-}
-
-/* The plugin the dispatcher said was running when the call was cut off. */
-static const char *running_plugin(const ls_rt *lua, int ep, uint32_t profile)
-{
-    if (!lua->profiles || profile >= lua->n_profiles)
-        return "?";
-    const ls_vec *list = &lua->profiles[profile].plugins[ls_ext_point_info_of(ep)->point];
-    int16_t i = lua->cycle->running_plugin;
-    return i >= 0 && (uint32_t)i < list->len ? ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name) : "?";
-}
-
 /* The watchdog cut a cycle's call off: the state is unusable, so it is freed
  * block by block and built again (same plugins, same profiles). */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
@@ -747,30 +729,23 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
     }
     count_cut_off(lua);
-    ep = running_ep(lua, ep);
+    ep = ls_rt_running_ep(lua, ep);
     lua->cycle->handle_ep = 0;
     char who[300];
-    int point = ls_ext_point_info_of(ep)->point;
-    /* Worded as upstream words errors of that extension point; a hook that is
-     * a point of its own to plugin authors (Unreserve, PreBindPreFlight) by its
-     * own name, not its point's. */
-    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT || ep == LS_EP_ADD_POD || ep == LS_EP_REMOVE_POD)
-        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name,
-                 running_plugin(lua, ep, profile));
-    else if (point == LS_EP_FILTER)
-        snprintf(who, sizeof who, "running \"%s\" filter plugin", running_plugin(lua, ep, profile));
-    else
-        snprintf(who, sizeof who, "running %s plugin \"%s\"", ls_ext_point_name(point), running_plugin(lua, ep, profile));
+    ls_rt_running_who(lua, ep, profile, who, sizeof who);
     ls_error err;
-    char msg[1100];
-    if (!restart(lua, &err))
-        snprintf(msg, sizeof msg, "%s: %s; restarting the Lua state failed: %.300s", who, what, err.msg);
+    char msg[1500];
+    bool restarted = restart(lua, &err);
+    /* the pod's message and the log name the plugin, its extension point and
+     * where its hook is (asked of the rebuilt state: the old one is gone) */
+    char where[300], at[340];
+    ls_rt_hook_location(lua, ep, ls_rt_running_plugin(lua, ep, profile), where, sizeof where);
+    ls_rt_running_at(lua, ep, profile, at, sizeof at);
+    if (!restarted)
+        snprintf(msg, sizeof msg, "%s: %s%s; restarting the Lua state failed: %.300s", who, what, at, err.msg);
     else
-        snprintf(msg, sizeof msg, "%s: %s (the Lua state was restarted)", who, what);
-    /* the log names the plugin, its extension point and where its hook is */
-    char where[300];
-    ls_rt_hook_location(lua, ep, running_plugin(lua, ep, profile), where, sizeof where);
-    ls_log_error("Plugin call cut off", "plugin", running_plugin(lua, ep, profile), "extensionPoint",
+        snprintf(msg, sizeof msg, "%s: %s%s (the Lua state was restarted)", who, what, at);
+    ls_log_error("Plugin call cut off", "plugin", ls_rt_running_plugin(lua, ep, profile), "extensionPoint",
                  ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;

@@ -86,7 +86,8 @@ static int invoke_for_status(ls_rt *lua, const dispatch_call *c)
         return c->in_cycle ? ls_rt_recover(lua, c->ep, (uint32_t)c->first) : ls_rt_rebuild_after(lua, row->name);
     lua_State *L = lua->L;
     if (rc != 0) {
-        int code = ls_rt_failure(lua, row->hook, lua_tostring(L, -1));
+        int code = c->in_cycle ? ls_rt_failure_in_call(lua, c->ep, (uint32_t)c->first, lua_tostring(L, -1))
+                               : ls_rt_failure(lua, row->hook, lua_tostring(L, -1));
         lua_pop(L, 1);
         return code;
     }

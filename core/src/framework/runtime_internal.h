@@ -78,6 +78,16 @@ int ls_rt_failure(ls_rt *lua, const char *what, const char *msg);
 /* A cycle's call (row ep) was cut off or went past the memory limit: the
  * state rebuilt; LS_ERROR worded as upstream words that point's errors. */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile);
+/* runtime_blame.c: an error that escaped the dispatcher during a cycle's
+ * call (an Error naming the plugin running, its point and its hook's
+ * file:line); the plugin running at row ep of a profile ("?" when unknown);
+ * "running <point> plugin \"<name>\"" in upstream's words; " in <hook> at
+ * file:line" of its hook, asked of the state as it is now ("" when unknown). */
+int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg);
+int ls_rt_running_ep(const ls_rt *lua, int ep);
+const char *ls_rt_running_plugin(const ls_rt *lua, int ep, uint32_t profile);
+void ls_rt_running_who(const ls_rt *lua, int ep, uint32_t profile, char *who, size_t cap);
+void ls_rt_running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap);
 /* ls_rt_guarded_pcall for a load-time call (loading, checking, building
  * plugins): each plugin step the runtime notes gets the whole time budget. */
 int ls_rt_load_pcall(ls_rt *lua, int nargs, int nresults);

@@ -16,6 +16,7 @@
  * (h - 1) * n + i + 1, 0 stays "no hint".
  */
 #include "framework/runtime_internal.h"
+#include "worker/confine.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -41,6 +42,10 @@ static char *dup_or_null(const char *s)
 
 ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
 {
+    /* a forked command's worker gives up writing files, sockets and exec
+     * before any plugin code runs (worker/confine.h) */
+    if (!ls_worker_confine_due(err))
+        return NULL;
     ls_lua *set = ls_xcalloc(1, sizeof *set);
     set->cycle = cycle;
     if (opt)

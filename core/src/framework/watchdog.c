@@ -278,8 +278,15 @@ void ls_watchdog_restart_clock(ls_watchdog *w)
     uint64_t call = atomic_load(&w->call);
     if (!(call & 1))
         return;
-    atomic_store(&w->started_ms, now_ms());
+    uint64_t started = now_ms();
+    atomic_store(&w->started_ms, started);
     atomic_store(&w->call, call + 2);   /* another odd number: the watcher reads the new start */
+    /* the supervisor's clock of the call restarts too: a state's build (70
+     * plugins, each within its budget) was ended by the supervisor as one call
+     * past the budget and the grace on a loaded machine */
+    ls_worker_page *page = ls_worker_page_self;
+    if (page && atomic_load(&page->call_started_ms) != 0)
+        atomic_store(&page->call_started_ms, started);
 }
 
 void ls_watchdog_disarm(ls_watchdog *w)

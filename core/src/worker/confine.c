@@ -98,12 +98,24 @@ static struct scmp_arg_cmp cmp_eq(unsigned int arg, scmp_datum_t v)
     return (struct scmp_arg_cmp){.arg = arg, .op = SCMP_CMP_EQ, .datum_a = v, .datum_b = 0};
 }
 
-static bool add_rules(scmp_filter_ctx ctx)
+/* What an HTTP client needs (libcurl: a resolver, a connection, TLS). */
+static const int NETWORK[] = {
+    SCMP_SYS(socket), SCMP_SYS(connect), SCMP_SYS(getsockopt), SCMP_SYS(setsockopt), SCMP_SYS(getsockname),
+    SCMP_SYS(getpeername), SCMP_SYS(sendto), SCMP_SYS(recvfrom), SCMP_SYS(sendmsg), SCMP_SYS(recvmsg),
+    SCMP_SYS(sendmmsg), SCMP_SYS(recvmmsg), SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait),
+    SCMP_SYS(epoll_pwait), SCMP_SYS(socketpair), SCMP_SYS(bind),
+};
+
+static bool add_rules(scmp_filter_ctx ctx, bool network)
 {
     bool ok = true;
+    for (size_t i = 0; network && i < sizeof NETWORK / sizeof *NETWORK; i++)
+        ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, NETWORK[i], 0) == 0;
     for (size_t i = 0; i < sizeof ALLOWED / sizeof *ALLOWED; i++)
         ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, ALLOWED[i], 0) == 0;
-    const scmp_datum_t writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_TMPFILE;
+    /* O_TMPFILE is __O_TMPFILE | O_DIRECTORY: its own bit only, so that
+     * opendir (O_DIRECTORY) still reads a directory (the plugin a misspelt name meant) */
+    const scmp_datum_t writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY);
     /* files: read-only (the runtime, the plugins, the configuration on reload) */
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, writing, 0)) == 0;
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, writing, 0)) == 0;
@@ -131,12 +143,12 @@ static bool add_rules(scmp_filter_ctx ctx)
     return ok;
 }
 
-static bool load_filter(ls_error *err)
+static bool load_filter(bool network, ls_error *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
     if (!ctx)
         return ls_errorf(err, "seccomp_init failed");
-    bool ok = add_rules(ctx);
+    bool ok = add_rules(ctx, network);
     int rc = ok ? seccomp_load(ctx) : -1;
     seccomp_release(ctx);
     if (!ok)
@@ -146,13 +158,54 @@ static bool load_filter(ls_error *err)
     return true;
 }
 
+static bool confined;
+static uint64_t limit_of_memory;
+
+uint64_t ls_worker_memory_limit(void)
+{
+    return limit_of_memory;
+}
+
 bool ls_worker_confine(const ls_confine_options *o, ls_error *err)
 {
-    close_others(o->keep_fds, o->n_keep);
+    if (!o->keep_open)
+        close_others(o->keep_fds, o->n_keep);
     signal(SIGPIPE, SIG_IGN);   /* a supervisor gone is the channel's error */
     if (!set_limits(o->memory_limit, err))
         return false;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return ls_errorf(err, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-    return load_filter(err);
+    if (!load_filter(o->allow_network, err))
+        return false;
+    confined = true;
+    limit_of_memory = o->memory_limit;
+    return true;
+}
+
+bool ls_worker_confined(void)
+{
+    return confined;
+}
+
+static bool pending;
+static ls_confine_options pending_options;
+
+void ls_worker_confine_later(const ls_confine_options *o)
+{
+    pending_options = *o;
+    pending = true;
+}
+
+void ls_worker_confine_allow_network(void)
+{
+    if (pending)
+        pending_options.allow_network = true;
+}
+
+bool ls_worker_confine_due(ls_error *err)
+{
+    if (!pending)
+        return true;
+    pending = false;
+    return ls_worker_confine(&pending_options, err);
 }

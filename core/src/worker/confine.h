@@ -18,9 +18,27 @@
 typedef struct ls_confine_options {
     const int *keep_fds;          /* besides 0, 1 and 2 */
     int n_keep;
+    bool keep_open;               /* close nothing: the command's own files (its outputs among them) stay */
+    bool allow_network;           /* sockets and connect stay allowed (HTTP extenders) */
     uint64_t memory_limit;        /* bytes of address space; 0: none */
 } ls_confine_options;
 
 bool ls_worker_confine(const ls_confine_options *o, ls_error *err);
+
+/* A forked worker of `simulate`, `check`, `explain` or `compare`
+ * (cli/supervised.c) confines itself when its first plugin code is about to
+ * run, after the command has read its inputs and opened its output files
+ * (the filter refuses any open for writing from then on):
+ * ls_worker_confine_later() records the options, ls_worker_confine_due()
+ * (the runtime calls it before it loads any plugin) applies them once. */
+void ls_worker_confine_later(const ls_confine_options *o);
+/* The confinement recorded keeps the network (sockets, connect, send and
+ * receive): a configuration with HTTP extenders, which the command calls
+ * itself. Nothing when no confinement is pending. */
+void ls_worker_confine_allow_network(void);
+bool ls_worker_confine_due(ls_error *err);
+bool ls_worker_confined(void);
+/* The address-space limit the process confined itself to (0: none). */
+uint64_t ls_worker_memory_limit(void);
 
 #endif

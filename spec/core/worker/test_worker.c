@@ -153,6 +153,52 @@ static void test_confine(void)
     CHECK(access("/tmp/luasched-confine-probe", F_OK) != 0);
 }
 
+/* The forked commands' mode (cli/supervised.c): the confinement is recorded,
+ * applied when plugin code is first due, and closes nothing, so the file the
+ * command opened for its output before that is still written; opening one
+ * for writing afterwards, a socket and exec are refused. */
+static void test_confine_later(void)
+{
+    char out_path[] = "/tmp/ls_test_confine_out_XXXXXX";
+    int out = mkstemp(out_path);
+    CHECK(out >= 0);
+    int pipefd[2];
+    CHECK_INT(pipe(pipefd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        ls_confine_options o = {.keep_open = true, .memory_limit = 4ull << 30};
+        ls_worker_confine_later(&o);
+        int got = ls_worker_confined() ? -2 : 0;   /* nothing applied yet */
+        ls_error err;
+        if (got == 0 && ls_worker_confine_due(&err) && ls_worker_confined() && ls_worker_confine_due(&err)) {
+            got = probe(out) & ~CLOSED_OTHERS;
+            if (write(out, "report\n", 7) == 7)
+                got |= CAN_KEEP_FD;
+        }
+        ssize_t n = write(pipefd[1], &got, sizeof got);
+        _exit(n == sizeof got ? 0 : 1);
+    }
+    close(pipefd[1]);
+    int got = -1;
+    CHECK_INT(read(pipefd[0], &got, sizeof got), (long long)sizeof got);
+    close(pipefd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(got >= 0);
+    CHECK_INT(got & CAN_SOCKET, 0);
+    CHECK_INT(got & CAN_WRITE_FILE, 0);
+    CHECK_INT(got & CAN_EXEC, 0);
+    CHECK_INT(got & SECCOMP_2, SECCOMP_2);
+    CHECK_INT(got & CAN_READ_FILE, CAN_READ_FILE);
+    CHECK_INT(got & CAN_KEEP_FD, CAN_KEEP_FD);
+    char buf[16] = {0};
+    CHECK_INT(pread(out, buf, sizeof buf - 1, 0), 7);
+    CHECK_STR(buf, "report\n");
+    close(out);
+    unlink(out_path);
+    CHECK(access("/tmp/luasched-confine-probe", F_OK) != 0);
+}
+
 static int hangs_in_a_call(void *ud, int chan)
 {
     (void)ud;
@@ -204,6 +250,7 @@ int main(void)
 {
     test_channel();
     test_confine();
+    test_confine_later();
     test_supervision();
     TEST_MAIN_END();
 }

@@ -1,0 +1,89 @@
+/*
+ * runtime_blame.c: who ran, for the message of a failed or cut-off call: the
+ * plugin the dispatcher said was running, its extension point in upstream's
+ * words, and where its hook is (file:line). The pod's Error and the log line
+ * of a cut-off (runtime.c's ls_rt_recover) and of an error that escaped the
+ * dispatcher are worded here.
+ */
+#include "framework/runtime_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
+{
+    char buf[1024];
+    if (msg && strstr(msg, "instruction budget"))
+        lua->overruns++;
+    int n = what ? snprintf(buf, sizeof buf, "%s: %s", what, msg ? msg : "unknown error")
+                 : snprintf(buf, sizeof buf, "%s", msg ? msg : "unknown error");
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof buf)
+        n = sizeof buf - 1;
+    lua->cycle->status = ls_status_register(LS_ERROR, buf, (size_t)n);
+    lua->cycle->status_code = LS_ERROR;
+    lua->cycle->status_plugin = -1;   /* the runtime's error, no plugin's status */
+    return LS_ERROR;
+}
+
+/* The point whose plugin runs inside call `ep`: a handle's (a PostFilter's
+ * dry run running the Filter or RemovePod plugins) when one runs, else `ep`
+ * (a Filter plugin looping in DefaultPreemption's dry run was reported as
+ * `running PostFilter plugin "?"`: attacker round 3). */
+int ls_rt_running_ep(const ls_rt *lua, int ep)
+{
+    int nested = lua->cycle ? lua->cycle->handle_ep : 0;
+    return nested > 0 && nested <= LS_EP_HOOK_COUNT ? nested - 1 : ep;
+}
+
+/* The plugin the dispatcher said was running when the call was cut off. */
+const char *ls_rt_running_plugin(const ls_rt *lua, int ep, uint32_t profile)
+{
+    if (!lua->profiles || profile >= lua->n_profiles)
+        return "?";
+    const ls_vec *list = &lua->profiles[profile].plugins[ls_ext_point_info_of(ep)->point];
+    int16_t i = lua->cycle->running_plugin;
+    return i >= 0 && (uint32_t)i < list->len ? ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name) : "?";
+}
+
+/* "running <point> plugin \"<name>\"", worded as upstream words errors of
+ * that extension point; a hook that is a point of its own to plugin authors
+ * (Unreserve, PreBindPreFlight, a dry run's AddPod/RemovePod) by its own name,
+ * not its point's. */
+void ls_rt_running_who(const ls_rt *lua, int ep, uint32_t profile, char *who, size_t cap)
+{
+    int point = ls_ext_point_info_of(ep)->point;
+    const char *name = ls_rt_running_plugin(lua, ep, profile);
+    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT || ep == LS_EP_ADD_POD || ep == LS_EP_REMOVE_POD)
+        snprintf(who, cap, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name, name);
+    else if (point == LS_EP_FILTER)
+        snprintf(who, cap, "running \"%s\" filter plugin", name);
+    else
+        snprintf(who, cap, "running %s plugin \"%s\"", ls_ext_point_name(point), name);
+}
+
+/* " in <hook> at file:line" of the plugin running (asked of the state as it
+ * is now: after a rebuild, the new one), or "" when unknown. */
+void ls_rt_running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap)
+{
+    char where[300];
+    ls_rt_hook_location(lua, ep, ls_rt_running_plugin(lua, ep, profile), where, sizeof where);
+    at[0] = '\0';
+    if (where[0])
+        snprintf(at, cap, " in %s at %s", ls_ext_point_info_of(ep)->hook, where);
+}
+
+/* An error that escaped the dispatcher's own protection during a cycle's
+ * call (raised between or around the plugin's calls: a C stack overflow in a
+ * callback, the budget's hook firing in the dispatcher): an Error of the
+ * plugin that was running, with its point and hook's file:line. */
+int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg)
+{
+    ep = ls_rt_running_ep(lua, ep);
+    char who[300], at[340], text[1024];
+    ls_rt_running_who(lua, ep, profile, who, sizeof who);
+    ls_rt_running_at(lua, ep, profile, at, sizeof at);
+    snprintf(text, sizeof text, "%s: %s%s", who, msg ? msg : "unknown error", at);
+    return ls_rt_failure(lua, NULL, text);
+}
