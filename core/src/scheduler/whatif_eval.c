@@ -1,0 +1,200 @@
+/*
+ * whatif_eval.c: one pod's cycle for the what-if API (see whatif_eval.h).
+ *
+ * It runs the steps of cycle.c's ls_scheduler_schedule_pod that decide the
+ * node (PreFilter, Filter over the sampled window, PreScore, Score, the
+ * seeded choice among the best) on the evaluator `w`, a scheduler of its own
+ * with the live configuration, reading the live scheduler's state: its
+ * snapshot (or a changed copy the caller built), object store, nominations
+ * and waiting pods. The random state, the round-robin start and the clock are
+ * copied from the live scheduler, never written back: the live scheduler's
+ * next cycle starts where it would have. Nothing is assumed, reserved,
+ * permitted or bound here; PostFilter (preemption) runs on request, with a
+ * copy of the nominations and no waiting pods, and its victims are only
+ * reported.
+ */
+#include "scheduler/whatif_eval.h"
+#include "scheduler/scheduler_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const ls_cycle *ls_whatif_cycle(const ls_scheduler *w)
+{
+    return &w->cycle;
+}
+
+ls_cache *ls_whatif_live_cache(ls_scheduler *live)
+{
+    return live->cache;
+}
+
+ls_snapshot *ls_whatif_live_snapshot(ls_scheduler *live)
+{
+    ls_scheduler_refresh_snapshot(live);
+    return live->snapshot;
+}
+
+int32_t ls_whatif_profile_of(const ls_scheduler *w, const ls_pod *pod)
+{
+    return ls_config_profile_index(&w->cfg, pod->scheduler_name);
+}
+
+void ls_whatif_result_free(ls_whatif_result *r)
+{
+    free(r->tied);
+    free(r->message);
+    free(r->victims);
+    memset(r, 0, sizeof *r);
+}
+
+static void set_message(ls_whatif_result *out, char *msg)
+{
+    free(out->message);
+    out->message = msg;
+}
+
+static void plugin_error(ls_scheduler *w, ls_whatif_result *out)
+{
+    const ls_cycle *c = &w->cycle;
+    out->verdict = LS_WHATIF_ERROR;
+    set_message(out, ls_xstrdup(c->status ? ls_status_get(c->status)->message : "plugin error"));
+}
+
+/* The feasible nodes whose total is the best one (the host is among them). */
+static void collect_tied(ls_scheduler *w, ls_whatif_result *out)
+{
+    const ls_cycle *c = &w->cycle;
+    uint32_t n = ls_cycle_wants_scores(c) ? c->num_feasible : 1;
+    int64_t best = w->totals[0];
+    for (uint32_t i = 1; i < n; i++)
+        best = w->totals[i] > best ? w->totals[i] : best;
+    out->tied = ls_xmalloc((size_t)n * sizeof *out->tied);
+    out->n_tied = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (w->totals[i] == best)
+            out->tied[out->n_tied++] = c->feasible[i]->node->name;
+}
+
+static void run_cycle(ls_scheduler *w, ls_qpod *qp, ls_whatif_result *out)
+{
+    ls_cycle *c = &w->cycle;
+    if (c->num_all_nodes == 0) {
+        out->verdict = LS_WHATIF_UNSCHEDULABLE;
+        set_message(out, ls_xstrdup("no nodes available to schedule pods"));
+        return;
+    }
+    int code = ls_scheduler_run_point(w, LS_EP_PRE_FILTER, qp->profile);
+    if (code == LS_ERROR)
+        return plugin_error(w, out);
+    if (code != LS_SUCCESS) {
+        out->verdict = LS_WHATIF_UNSCHEDULABLE;
+        set_message(out, ls_fit_error_prefilter(c, ls_status_get(c->status)->message));
+        return;
+    }
+    if (!ls_scheduler_run_filters(w, qp) || !ls_scheduler_filter_extenders(w, qp))
+        return plugin_error(w, out);
+    if (c->num_feasible == 0) {
+        out->verdict = LS_WHATIF_UNSCHEDULABLE;
+        set_message(out, ls_fit_error_filter(c));
+        return;
+    }
+    const ls_node_info *host = NULL;
+    if (!ls_scheduler_prioritize(w, qp, &host))
+        return plugin_error(w, out);
+    out->verdict = LS_WHATIF_NODE;
+    out->node = host->node->name;
+    c->selected_node = out->node;
+    collect_tied(w, out);
+}
+
+static void fill_attempt(ls_scheduler *w, ls_qpod *qp, ls_whatif_result *out)
+{
+    const ls_cycle *c = &w->cycle;
+    uint8_t code = out->verdict == LS_WHATIF_NODE ? LS_SUCCESS
+                   : out->verdict == LS_WHATIF_ERROR ? LS_ERROR
+                   : c->status_code && c->status_code != LS_ERROR ? c->status_code : LS_UNSCHEDULABLE;
+    out->attempt = (ls_attempt){.pod = qp->pod, .profile = qp->profile, .node = out->node, .code = code,
+                                .message = out->verdict == LS_WHATIF_NODE ? NULL : out->message,
+                                .reason = out->verdict == LS_WHATIF_NODE ? NULL
+                                          : out->verdict == LS_WHATIF_ERROR ? "SchedulerError" : "Unschedulable",
+                                .num_all_nodes = c->num_all_nodes, .num_feasible = c->num_feasible,
+                                .total_scores = w->scored ? w->totals : NULL, .time_ms = w->clock_ms,
+                                .attempt = 1};
+}
+
+void ls_whatif_evaluate(ls_scheduler *w, ls_scheduler *live, ls_snapshot *snap, const ls_pod *pod,
+                        ls_whatif_start start, ls_whatif_result *out)
+{
+    ls_whatif_result_free(out);
+    if (!snap) {
+        ls_scheduler_refresh_snapshot(live);
+        snap = live->snapshot;
+    }
+    if (start == LS_WHATIF_FROM_LIVE) {
+        w->rng = live->rng;
+        w->next_start_index = live->next_start_index;
+    }
+    w->clock_ms = live->clock_ms;
+    int32_t profile = ls_whatif_profile_of(w, pod);
+    ls_qpod qp = {.pod = pod, .profile = profile < 0 ? 0 : (uint32_t)profile};
+    /* read-only for Filter and Score: the live nominations and waiting pods */
+    ls_nominator own_nominator = w->nominator;
+    ls_waiting_pods own_waiting = w->waiting;
+    w->nominator = live->nominator;
+    w->waiting = live->waiting;
+    w->cycle.objects = live->objects;
+    w->victims.len = 0;
+    w->scored = false;
+    ls_scheduler_prepare_cycle(w, &qp, snap);
+    run_cycle(w, &qp, out);
+    w->nominator = own_nominator;
+    w->waiting = own_waiting;
+    fill_attempt(w, &qp, out);
+}
+
+/* The live nominations, copied: PostFilter may clear some. */
+static void copy_nominations(ls_nominator *to, const ls_nominator *from, const ls_cycle *c)
+{
+    for (uint32_t i = 0; i < c->num_all_nodes; i++) {
+        ls_str node = c->all_nodes[i]->node->name;
+        uint32_t n = ls_nominator_count(from, node);
+        for (uint32_t k = 0; k < n; k++)
+            ls_nominator_add(to, ls_nominator_at(from, node, k), node);
+    }
+}
+
+void ls_whatif_preempt(ls_scheduler *w, ls_scheduler *live, ls_whatif_result *out)
+{
+    ls_cycle *c = &w->cycle;
+    uint32_t profile = c->profile;
+    if (out->verdict != LS_WHATIF_UNSCHEDULABLE || !w->cfg.profiles[profile].plugins[LS_EP_POST_FILTER].len)
+        return;
+    ls_nominator_free(&w->nominator);
+    ls_nominator_init(&w->nominator);
+    copy_nominations(&w->nominator, &live->nominator, c);
+    c->nominated_node = 0;
+    w->victims.len = 0;
+    int code = ls_scheduler_run_point(w, LS_EP_POST_FILTER, profile);
+    const char *post = c->status ? ls_status_get(c->status)->message : "";
+    if (*post) {
+        size_t n = strlen(out->message ? out->message : "") + strlen(post) + 2;
+        char *joined = ls_xmalloc(n);
+        snprintf(joined, n, "%s %s", out->message ? out->message : "", post);
+        set_message(out, joined);
+        out->attempt.message = out->message;
+    }
+    if (code != LS_ERROR) {
+        out->nominated_node = c->nominated_node;
+        out->n_victims = w->victims.len;
+        out->victims = ls_xmalloc((size_t)(out->n_victims + 1) * sizeof *out->victims);
+        memcpy(out->victims, w->victims.data, (size_t)out->n_victims * sizeof *out->victims);
+        out->attempt.nominated_node = out->nominated_node;
+        out->attempt.n_victims = out->n_victims;
+        out->attempt.victims = out->victims;
+    }
+    w->victims.len = 0;
+    ls_nominator_free(&w->nominator);
+    ls_nominator_init(&w->nominator);
+}
