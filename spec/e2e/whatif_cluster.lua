@@ -5,11 +5,16 @@
 -- about, one JSON object per line on standard error (requests, node
 -- selectors, tolerations, required anti-affinity, topology spreading).
 --
--- usage: luajit spec/e2e/whatif_cluster.lua SEED NODES BOUND_PODS [QUESTIONS] > cluster.json 2> pods.jsonl
+-- With PENDING > 0, the cluster also holds that many pending pods shaped like
+-- scheduler_perf's basic pod (requests cpu 100m, memory 500Mi) for a
+-- throughput measurement (bench/whatif.sh).
+--
+-- usage: luajit spec/e2e/whatif_cluster.lua SEED NODES BOUND_PODS [QUESTIONS] [PENDING] > cluster.json 2> pods.jsonl
 local seed = tonumber(arg[1]) or 1
 local n_nodes = tonumber(arg[2]) or 40
 local n_bound = tonumber(arg[3]) or 200
 local n_questions = tonumber(arg[4]) or 0
+local n_pending = tonumber(arg[5]) or 0
 
 local state = seed * 2654435761 % 4294967296
 local function rand(n)
@@ -63,6 +68,11 @@ for i = 1, n_bound do
   items[#items + 1] = string.format('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s-%05d",'
     .. '"namespace":"default","labels":{"app":"%s"}},"spec":{%s},"status":{"phase":"Running"}}',
     app, i, app, table.concat(spec, ","))
+end
+for i = 1, n_pending do
+  items[#items + 1] = string.format('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pending-%05d",'
+    .. '"namespace":"default"},"spec":{"containers":[{"name":"c","image":"pause","resources":{"requests":'
+    .. '{"cpu":"100m","memory":"500Mi"}}}]}}', i)
 end
 io.write('{"apiVersion":"v1","kind":"List","items":[\n', table.concat(items, ",\n"), "\n]}\n")
 

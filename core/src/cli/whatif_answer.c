@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { MAX_PODS = 10000, FIRST_ID = 0x70000000u };
 
@@ -376,7 +377,14 @@ static void undo(answer_state *st)
     st->assumed.len = 0;
 }
 
-static cJSON *answer_json(answer_state *st, const question *q)
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static cJSON *answer_json(answer_state *st, const question *q, double began_ms)
 {
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "apiVersion", "luasched.io/v1alpha1");
@@ -394,6 +402,7 @@ static cJSON *answer_json(answer_state *st, const question *q)
     if (st->failed)
         cJSON_AddItemToObject(a, "failed", st->failed);
     cJSON_AddItemToObject(a, "placements", st->placements);
+    cJSON_AddNumberToObject(a, "elapsedMs", (double)(int64_t)((now_ms() - began_ms) * 1000) / 1000);
     return a;
 }
 
@@ -422,6 +431,7 @@ static bool check_profiles(ls_whatif *wi, const question *q, ls_error *err)
 char *ls_whatif_answer(ls_whatif *wi, ls_scheduler *live, const char *body, size_t len, int *status)
 {
     wi->questions++;
+    double began = now_ms();
     cJSON *root = cJSON_ParseWithLength(body, len);
     question q = {0};
     ls_vec_init(&q.pods, sizeof(ls_pod_obj *));
@@ -443,7 +453,7 @@ char *ls_whatif_answer(ls_whatif *wi, ls_scheduler *live, const char *body, size
         st.placements = cJSON_CreateArray();
         evaluate_all(&st, &q);
         undo(&st);
-        cJSON *a = answer_json(&st, &q);
+        cJSON *a = answer_json(&st, &q, began);
         text = cJSON_PrintUnformatted(a);
         cJSON_Delete(a);
         *status = 200;
