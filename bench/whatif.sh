@@ -27,7 +27,7 @@ BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
 TMP=$(mktemp -d)
 SERVE_PID= RUN_PID= ASK_PID=
-trap 'kill $SERVE_PID $RUN_PID $ASK_PID 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill $SERVE_PID $RUN_PID $ASK_PID 2>/dev/null; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 
 luajit "$ROOT/spec/e2e/whatif_cluster.lua" 11 "$NODES" "$BOUND" "$QUESTIONS" "$PENDING" \
   > "$TMP/cluster.json" 2> "$TMP/pods.jsonl"
@@ -35,15 +35,15 @@ luajit "$ROOT/spec/e2e/whatif_cluster.lua" 11 "$NODES" "$BOUND" "$QUESTIONS" "$P
 # curl_config N [discard]: a curl config of N questions (the pods of pods.jsonl,
 # round robin) to /whatif; with "discard", the answers go to /dev/null.
 curl_config() {
-  local out=""
-  [ "${2:-}" != discard ] || out=$'\noutput = "/dev/null"'
+  local out=$'\ninsecure\nwrite-out = "\\n%{time_total}\\n"'
+  [ "${2:-}" != discard ] || out=$'\ninsecure\noutput = "/dev/null"\nwrite-out = "%{stderr}%{http_code}\\n"'
   jq -r --arg url "https://127.0.0.1:$PORT/whatif" --arg auth "Authorization: Bearer $TOKEN" --arg out "$out" \
-    '"url = \($url | tojson)\ndata = \({pod: ., explain: false} | tojson | tojson)\nheader = \($auth | tojson)\($out)"' \
+    '"next\nurl = \($url | tojson)\ndata = \({pod: ., explain: false} | tojson | tojson)\nheader = \($auth | tojson)\($out)"' \
     "$TMP/pods.jsonl" > "$TMP/one.conf"
   : > "$TMP/ask.conf"
   local per lines; per=$(wc -l < "$TMP/pods.jsonl"); lines=$(( $(wc -l < "$TMP/one.conf") / per ))
   for _ in $(seq 1 $(( ($1 + per - 1) / per ))); do cat "$TMP/one.conf" >> "$TMP/ask.conf"; done
-  head -n $(( $1 * lines )) "$TMP/ask.conf" > "$TMP/ask.tmp" && mv "$TMP/ask.tmp" "$TMP/ask.conf"
+  head -n $(( $1 * lines )) "$TMP/ask.conf" | tail -n +2 > "$TMP/ask.tmp" && mv "$TMP/ask.tmp" "$TMP/ask.conf"
 }
 
 TOKEN=bench-$RANDOM$RANDOM
@@ -77,7 +77,7 @@ measure() {
   start
   if [ "$1" -gt 0 ]; then
     until curl -sk -o /dev/null "https://127.0.0.1:$PORT/healthz"; do sleep 0.05; done
-    curl -sk --rate "$1/s" -K "$TMP/ask.conf" -w '%{stderr}%{http_code}\n' 2> "$TMP/asked" &
+    curl -s --rate "$1/s" -K "$TMP/ask.conf" 2> "$TMP/asked" &
     ASK_PID=$!
   fi
   wait_bound
@@ -97,8 +97,10 @@ pct() { # P: the P-th percentile of the numbers on stdin (nearest rank)
 PORT=$(shuf -i 20000-60000 -n 1)
 start
 wait_bound
+until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.2; done
 curl_config "$QUESTIONS"
-curl -sk -K "$TMP/ask.conf" -w '\n%{time_total}\n' > "$TMP/answers"
+curl -sk -o /dev/null -H "Authorization: Bearer $TOKEN" --data '{"pod":{}}' "https://127.0.0.1:$PORT/whatif"   # warm-up
+curl -s -K "$TMP/ask.conf" > "$TMP/answers"
 grep -o '"elapsedMs":[0-9.e-]*' "$TMP/answers" | cut -d: -f2 > "$TMP/worker_ms"
 grep -E '^[0-9.]+$' "$TMP/answers" | awk '{print $1 * 1000}' > "$TMP/http_ms"
 answered=$(wc -l < "$TMP/worker_ms")

@@ -432,7 +432,14 @@ char *ls_whatif_answer(ls_whatif *wi, ls_scheduler *live, const char *body, size
 {
     wi->questions++;
     double began = now_ms();
-    cJSON *root = cJSON_ParseWithLength(body, len);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
+    for (; root && end && end < body + len && (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'); end++) {
+    }
+    if (root && end && end < body + len && *end) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
     question q = {0};
     ls_vec_init(&q.pods, sizeof(ls_pod_obj *));
     ls_error err = {0};
@@ -440,7 +447,7 @@ char *ls_whatif_answer(ls_whatif *wi, ls_scheduler *live, const char *body, size
     ls_vec_init(&st.assumed, sizeof(const ls_pod *));
     bool ok = root ? read_question(wi, &q, root, &err) && check_profiles(wi, &q, &err)
                    : ls_errorf(&err, "the request is not JSON (near byte %zu)",
-                               (size_t)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - body : 0));
+                               (size_t)(end ? end - body : cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - body : 0));
     const cJSON *changes = ok ? cJSON_GetObjectItemCaseSensitive(root, "changes") : NULL;
     if (changes && !(st.view = ls_whatif_view_new(live, changes, FIRST_ID, &err)))
         ok = false;
