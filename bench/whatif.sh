@@ -3,7 +3,8 @@
 # --serve` serving NODES nodes with BOUND pods already on them and PENDING
 # pending pods, `luasched run` scheduling them over HTTPS with its secure port
 # on.
-# - Throughput: pods/s from the start of `luasched run` to its last binding,
+# - Throughput: pods/s from `luasched run`'s readiness (its caches synced) to
+#   its last binding,
 #   ROUNDS times without and with QPS single-pod questions per second sent
 #   to /whatif meanwhile (alternating), and the medians.
 # - Latency: once everything is bound, QUESTIONS single-pod questions (random
@@ -75,8 +76,9 @@ measure() {
   PORT=$(shuf -i 20000-60000 -n 1)
   [ "$1" -eq 0 ] || curl_config 30000 discard
   start
+  until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
+  START=$(date +%s.%N)   # synced: scheduling starts
   if [ "$1" -gt 0 ]; then
-    until curl -sk -o /dev/null "https://127.0.0.1:$PORT/healthz"; do sleep 0.05; done
     curl -s --rate "$1/s" -K "$TMP/ask.conf" 2> "$TMP/asked" &
     ASK_PID=$!
   fi

@@ -122,7 +122,18 @@ expect_eq "the members before it had a node" "$(jq -c '[.placements[].result]' <
   '["scheduled","scheduled","unschedulable"]'
 a=$(answer <<<'{"allOrNothing":true,"pods":['$(small_pod gang-1 500m)','$(small_pod gang-2 500m)']}')
 expect_eq "a gang that fits" "$(jq .fits <<<"$a")" "true"
+"$BIN" whatif --server "https://127.0.0.1:$PORT" --kubeconfig "$KUBECONFIG_FILE" --insecure-skip-tls-verify - \
+  <<<"$gang" > "$TMP/cli.out" 2>&1
+expect_eq "luasched whatif: a gang that does not fit exits 1" "$?" "1"
+expect_contains "and names the member that fails" "$(cat "$TMP/cli.out")" "first failing: default/gang-3: 0/"
 expect_eq "nothing was created" "$(pod_count)" "$before"
+
+# ---- preemption: a pod of high priority that fits nowhere as things are
+a=$(answer <<<'{"pod":{"metadata":{"name":"vip"},"spec":{"priority":100000,"containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"15"}}}]}}}')
+expect_eq "the high-priority pod finds no node" "$(jq -r '.placements[0].result' <<<"$a")" "unschedulable"
+expect_contains "preemption would nominate a 16-cpu node" "$(jq -r '.placements[0].preemption.nominatedNode' <<<"$a")" "node-"
+expect_eq "and name its victims" "$(jq '.placements[0].preemption.victims | length > 0' <<<"$a")" "true"
+expect_eq "nothing was evicted" "$(pod_count)" "$before"
 
 # ---- a plugin that fails or times out
 a=$(answer <<<'{"pod":'$(small_pod t-raise 100m '{"tripwire":"raise"}')'}')

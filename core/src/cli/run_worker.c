@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/run_internal.h"
 #include "cli/whatif_worker.h"
+#include "scheduler/whatif_eval.h"
 #include "client/api_needs.h"
 #include "client/kcluster.h"
 #include "framework/watchdog.h"
@@ -83,7 +84,7 @@ static bool start_whatif(const run_opts *o, worker_state *w, ls_error *err)
     ls_sched_options so = {.seed = o->seed, .trace = true, .plugin_path = o->plugin_path ? o->plugin_path : w->plugin_dirs,
                            .plugin_timeout_ms = o->plugin_timeout_ms ? o->plugin_timeout_ms
                                                                      : cfg.luasched.plugin_timeout_ms};
-    ls_sched_source none = {0};
+    ls_sched_source none = ls_whatif_source();
     ls_scheduler *evaluator = ls_scheduler_new(&cfg, &so, &none, err);   /* takes cfg */
     if (!evaluator) {
         ls_error why = *err;

@@ -85,7 +85,7 @@ static bool flag(const cJSON *root, const char *key, bool dflt, bool *out, ls_er
 }
 
 /* A question's pod: pending (spec.nodeName dropped), with its own uid and id. */
-static bool add_pod(ls_whatif *wi, question *q, const cJSON *obj, const char *source, const char *name,
+static bool add_pod(question *q, const cJSON *obj, const char *source, const char *name,
                     ls_error *err)
 {
     if (!cJSON_IsObject(obj))
@@ -107,8 +107,9 @@ static bool add_pod(ls_whatif *wi, question *q, const cJSON *obj, const char *so
     cJSON_Delete(copy);
     if (!p)
         return false;
+    /* one question at a time: the same uids again (interned strings are never freed) */
     char uid[80];
-    snprintf(uid, sizeof uid, "whatif-%llu-%u", (unsigned long long)wi->questions, q->pods.len);
+    snprintf(uid, sizeof uid, "luasched-whatif-%u", q->pods.len);
     p->pod.uid = ls_intern(uid, strlen(uid));
     p->pod.id = FIRST_ID + q->pods.len;
     p->pod.node_name = 0;
@@ -130,7 +131,7 @@ static bool read_count(const cJSON *root, uint32_t *n, ls_error *err)
 }
 
 /* Replicas NAME-1 .. NAME-N, NAME the template's metadata.name or generateName. */
-static bool read_template(ls_whatif *wi, question *q, const cJSON *tmpl, ls_error *err)
+static bool read_template(question *q, const cJSON *tmpl, ls_error *err)
 {
     uint32_t n = 0;
     if (!read_count(q->root, &n, err))
@@ -147,13 +148,13 @@ static bool read_template(ls_whatif *wi, question *q, const cJSON *tmpl, ls_erro
     for (uint32_t i = 1; i <= n; i++) {
         char replica[300];
         snprintf(replica, sizeof replica, "%s-%u", base, i);
-        if (!add_pod(wi, q, tmpl, "template", replica, err))
+        if (!add_pod(q, tmpl, "template", replica, err))
             return false;
     }
     return true;
 }
 
-static bool read_pods(ls_whatif *wi, question *q, const cJSON *list, ls_error *err)
+static bool read_pods(question *q, const cJSON *list, ls_error *err)
 {
     if (!cJSON_IsArray(list) || !list->child)
         return ls_errorf(err, "pods: expected a non-empty list of Pod objects");
@@ -163,7 +164,7 @@ static bool read_pods(ls_whatif *wi, question *q, const cJSON *list, ls_error *e
     for (const cJSON *item = list->child; item; item = item->next, i++) {
         char source[32];
         snprintf(source, sizeof source, "pods[%u]", i);
-        if (!add_pod(wi, q, item, source, NULL, err))
+        if (!add_pod(q, item, source, NULL, err))
             return false;
     }
     return true;
@@ -184,7 +185,7 @@ static bool check_keys(const cJSON *root, ls_error *err)
     return true;
 }
 
-static bool read_question(ls_whatif *wi, question *q, const cJSON *root, ls_error *err)
+static bool read_question(question *q, const cJSON *root, ls_error *err)
 {
     q->root = root;
     if (!cJSON_IsObject(root))
@@ -206,12 +207,12 @@ static bool read_question(ls_whatif *wi, question *q, const cJSON *root, ls_erro
         return ls_errorf(err, "count: only for \"template\"");
     q->stop_at_first = q->all_or_nothing || tmpl != NULL;
     if (pod)
-        return add_pod(wi, q, pod, "pod", NULL, err);
+        return add_pod(q, pod, "pod", NULL, err);
     if (pods)
-        return read_pods(wi, q, pods, err);
+        return read_pods(q, pods, err);
     if (!cJSON_IsObject(tmpl))
         return ls_errorf(err, "template: expected a Pod object");
-    return read_template(wi, q, tmpl, err);
+    return read_template(q, tmpl, err);
 }
 
 static void free_question(question *q)
@@ -445,7 +446,7 @@ char *ls_whatif_answer(ls_whatif *wi, ls_scheduler *live, const char *body, size
     ls_error err = {0};
     answer_state st = {.wi = wi, .live = live};
     ls_vec_init(&st.assumed, sizeof(const ls_pod *));
-    bool ok = root ? read_question(wi, &q, root, &err) && check_profiles(wi, &q, &err)
+    bool ok = root ? read_question(&q, root, &err) && check_profiles(wi, &q, &err)
                    : ls_errorf(&err, "the request is not JSON (near byte %zu)",
                                (size_t)(end ? end - body : cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - body : 0));
     const cJSON *changes = ok ? cJSON_GetObjectItemCaseSensitive(root, "changes") : NULL;

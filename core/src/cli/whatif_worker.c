@@ -12,10 +12,13 @@
 #include "luasched/log.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_FILED = 256 };
+/* Past 16 MiB a worker's message ends it (run_supervise.c): a larger answer
+ * (explain tables of many pods on many nodes) is refused instead. */
+enum { MAX_FILED = 256, MAX_ANSWER = 15 * 1024 * 1024 };
 
 typedef struct filed {
     char *id, *question;
@@ -70,6 +73,16 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live)
         filed *f = &LS_VEC_AT(&taken, filed, i);
         int status = 500;
         char *answer = ls_whatif_answer(ww->wi, live, f->question, strlen(f->question), &status);
+        size_t len = strlen(answer);
+        if (len > MAX_ANSWER) {
+            free(answer);
+            answer = ls_xmalloc(300);
+            snprintf(answer, 300,
+                     "{\"kind\":\"WhatIfAnswer\",\"error\":\"the answer is %zu bytes, over the %d a worker may "
+                     "send: ask with \\\"explain\\\": false or about fewer pods\"}",
+                     len, MAX_ANSWER);
+            status = 400;
+        }
         ls_kcluster_whatif_answer(ww->kc, f->id, status, answer);
         free(answer);
         free(f->id);

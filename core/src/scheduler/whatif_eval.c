@@ -20,6 +20,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* PostFilter records victims only where a source could evict them; the
+ * evaluator's never does (its preemptions are never issued). */
+static bool never_evict(void *ud, const ls_pod *victim, const ls_pod *preemptor, ls_str node, const char *message,
+                        ls_error *err)
+{
+    (void)ud, (void)preemptor, (void)node, (void)message;
+    return ls_errorf(err, "a what-if question evicts nothing (pod %s/%s)", ls_str_get(victim->ns),
+                     ls_str_get(victim->name));
+}
+
+ls_sched_source ls_whatif_source(void)
+{
+    return (ls_sched_source){.preempt = never_evict};
+}
+
 const ls_cycle *ls_whatif_cycle(const ls_scheduler *w)
 {
     return &w->cycle;
@@ -195,6 +210,9 @@ void ls_whatif_preempt(ls_scheduler *w, ls_scheduler *live, ls_whatif_result *ou
         out->attempt.victims = out->victims;
     }
     w->victims.len = 0;
+    w->preemptor = NULL;   /* the next question chooses afresh */
+    w->preempt_node = 0;
+    ls_map_remove(&w->preempting, c->pod->id + 1);
     ls_nominator_free(&w->nominator);
     ls_nominator_init(&w->nominator);
 }

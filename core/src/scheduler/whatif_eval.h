@@ -33,6 +33,10 @@ typedef struct ls_whatif_result {
  * left them (the next pods of the same transaction). */
 typedef enum { LS_WHATIF_FROM_LIVE, LS_WHATIF_CONTINUE } ls_whatif_start;
 
+/* The evaluator's source: it binds, patches and evicts nothing (PostFilter
+ * may still choose victims, which are only reported). */
+ls_sched_source ls_whatif_source(void);
+
 /* PreFilter, Filter, PreScore, Score and the seeded choice for `pod` on
  * `snap` (NULL: the live snapshot, brought up to date first). The cycle stays
  * in the evaluator for the explain record and hints until the next call. */
