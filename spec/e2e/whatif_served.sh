@@ -157,12 +157,31 @@ echo "  the template: $k replicas fit"
 expect_eq "the template stops at the first that does not fit" "$(jq '.placements | length' <<<"$a")" "$((k + 1))"
 more=$(answer <<<'{"template":'"$tmpl"',"count":500,"changes":{"addNodes":[{"template":{"metadata":{"name":"extra","labels":{"topology.kubernetes.io/zone":"zone-d"}},"status":{"allocatable":{"cpu":"16","memory":"64Gi","pods":"110"}}},"count":2}]}}' | jq .placed)
 expect_eq "two 16-cpu nodes more fit 10 more" "$more" "$((k + 10))"
-for r in $(seq 1 $((k + 2))); do
-  jq -c --arg n "big-$r" '.metadata.name = $n' <<<"$tmpl" | create
+# check_template NAME CPU MEMORY: the replicas the what-if says fit, then that
+# many and two more created: as many bind, the two stay unschedulable.
+check_template() {
+  local t='{"metadata":{"name":"'$1'"},"spec":{"containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"'$2'","memory":"'$3'"}}}]}}'
+  local n r
+  n=$(answer <<<'{"template":'"$t"',"count":2000,"explain":false,"hints":false,"preemption":false}' | jq .placed)
+  for r in $(seq 1 $((n + 2))); do
+    jq -c --arg n "$1-$r" '.metadata.name = $n' <<<"$t" | create
+  done
+  for r in $(seq 1 $((n + 2))); do decided "$1-$r"; done > "$TMP/$1.out"
+  echo "$n $(grep -vc '^[-?]$' "$TMP/$1.out") $(grep -c '^-$' "$TMP/$1.out")"
+}
+read -r want bound unsched <<<"$(check_template big 3 2Gi)"
+expect_eq "the template: as many bind as the what-if said" "$bound" "$want"
+expect_eq "the two more are unschedulable" "$unsched" "2"
+# WHATIF_TEMPLATES > 1 (by hand): more templates, each on what the ones before left
+shapes=(2 1Gi 1500m 3Gi 1 512Mi 700m 6Gi 2500m 1Gi 500m 2Gi 1200m 256Mi 900m 4Gi 300m 1Gi 4 8Gi)
+same=1
+for i in $(seq 2 "${WHATIF_TEMPLATES:-1}"); do
+  j=$(( (i - 2) % 10 * 2 ))
+  read -r want bound unsched <<<"$(check_template "t$i" "${shapes[$j]}" "${shapes[$((j + 1))]}")"
+  echo "  template t$i (${shapes[$j]} cpu, ${shapes[$((j + 1))]}): what-if $want, bound $bound, unschedulable $unsched"
+  [ "$want" = "$bound" ] && [ "$unsched" = 2 ] && same=$((same + 1))
 done
-for r in $(seq 1 $((k + 2))); do decided "big-$r"; done > "$TMP/big.out"
-expect_eq "as many bind as the what-if said" "$(grep -vc '^[-?]$' "$TMP/big.out")" "$k"
-expect_eq "the others are unschedulable" "$(grep -c '^-$' "$TMP/big.out")" "2"
+expect_eq "every template's count is the count bound" "$same" "${WHATIF_TEMPLATES:-1}"
 
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
