@@ -68,6 +68,7 @@ int ls_cli_record(int argc, char **argv);
 int ls_cli_import(int argc, char **argv);
 int ls_cli_check(int argc, char **argv);
 int ls_cli_version(int argc, char **argv);
+int ls_cli_whatif(int argc, char **argv);   /* whatif_cli.c */
 /* `luasched test [SPEC...]` (test.c): busted with the plugin kit on the path. */
 int ls_cli_test(int argc, char **argv);
 /* `luasched new plugin NAME` (new.c): a plugin, its spec and a profile in the current folder. */

@@ -32,6 +32,8 @@ static void usage(FILE *out)
             "  import openb NODES.csv PODS.csv\n"
             "                          write a trace from the openb GPU-sharing trace (tasks as pods, GPUs as\n"
             "                          extended resources), for simulate or compare\n"
+            "  whatif QUESTION.json    ask a running scheduler where pods would go (one pod, a gang, a\n"
+            "                          template's replicas; on a changed cluster), without creating them\n"
             "  test [SPEC...]          run a plugin's busted specs with the plugin kit (luasched.testing)\n"
             "  new plugin NAME         write a plugin, its spec and a profile into the current folder\n"
             "  version                 print the version, the commit and the LuaJIT version\n"
@@ -91,6 +93,8 @@ int main(int argc, char **argv)
         return ls_cli_supervised(cmd, ls_cli_compare, argc - 1, argv + 1);
     if (strcmp(cmd, "record") == 0)
         return ls_cli_record(argc - 1, argv + 1);
+    if (strcmp(cmd, "whatif") == 0)
+        return ls_cli_whatif(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0)
         return ls_cli_import(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -9,6 +9,7 @@
  */
 #include "cli/cli.h"
 #include "cli/run_internal.h"
+#include "cli/whatif_relay.h"
 #include "client/relay.h"
 #include "scheduler/extender.h"
 #include "client/api_needs.h"
@@ -39,7 +40,8 @@ static void run_usage(FILE *out)
             "\n"
             "Schedules the pods of a real cluster, as kube-scheduler does: informers over the API server,\n"
             "bindings, events and status through it, optional Lease leader election, and /healthz, /livez,\n"
-            "/readyz, /metrics, /metrics/slis and /configz served over HTTPS. SIGHUP (or an edit of the\n"
+            "/readyz, /metrics, /metrics/slis, /configz and POST /whatif (where pods would go:\n"
+            "docs/operations/what-if.md) served over HTTPS. SIGHUP (or an edit of the\n"
             "configuration or a plugin file) reloads the profiles and plugins without a restart.\n"
             "\n"
             "flags:\n"
@@ -492,6 +494,16 @@ static char *worker_metrics(void *ud)
     return b.data;
 }
 
+static char *worker_whatif(void *ud, const char *question, int *status)
+{
+    run_state *r = ud;
+    if (!r->whatif) {
+        *status = 503;
+        return ls_xstrdup("{\"kind\":\"WhatIfAnswer\",\"error\":\"the scheduler is starting\"}");
+    }
+    return ls_whatif_relay_ask(r->whatif, question, 30000, status);
+}
+
 static bool start_server(const run_opts *o, run_state *r, ls_error *err)
 {
     if (o->secure_port == 0)
@@ -518,6 +530,7 @@ static bool start_server(const run_opts *o, run_state *r, ls_error *err)
     }
     ls_health_options ho = {.host = o->bind_address, .port = (uint16_t)o->secure_port, .cert_pem = cert,
                             .key_pem = key, .metrics_text = worker_metrics, .metrics_ud = r,
+                            .whatif = worker_whatif, .whatif_ud = r,
                             .configz_json = r->configz, .state = &r->health, .auth = r->auth,
                             .client_ca_pem = client_ca};
     r->server = ls_health_server_start(&ho, err);
@@ -584,6 +597,7 @@ static void stop_all(run_state *r)
         ls_leader_stop(r->leader);
     ls_health_server_stop(r->server);
     ls_relay_free(r->relay);
+    ls_whatif_relay_free(r->whatif);
     ls_extenders_free(r->extenders);
     ls_discovery_free(r->discovery);
     ls_leader_free(r->leader);
@@ -624,7 +638,9 @@ static bool start_relay(const run_opts *o, const ls_config *cfg, run_state *r, i
                            .metrics_poll_ms = (long)(o->metrics_poll_ns / 1000000), .discovery = r->discovery};
     if (connected && cfg->n_extenders && !(r->extenders = ls_extenders_new(cfg, &err)))
         connected = false;
-    if (!connected || !(r->relay = ls_relay_new(&ro, &err)) ||
+    if (connected && (r->relay = ls_relay_new(&ro, &err)))
+        r->whatif = ls_whatif_relay_new(r->relay);
+    if (!connected || !r->relay ||
         !ls_child_init(&r->worker, &err) || !ls_run_spawn_worker(r, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);
         fprintf(stderr, "luasched run: %s\n", err.msg);

@@ -64,6 +64,7 @@ typedef struct run_state {
     ls_health_state health;
     ls_kclient *client, *events_client;   /* events have their own client, as kube-scheduler's */
     ls_relay *relay;
+    struct ls_whatif_relay *whatif;       /* /whatif's questions on their way to the worker */
     ls_discovery *discovery;              /* what the server serves (client/api_needs.h) */
     ls_extenders *extenders;              /* the configuration's, called for the worker */
     ls_child worker;

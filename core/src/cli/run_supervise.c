@@ -8,6 +8,7 @@
  */
 #include "cli/cli.h"
 #include "cli/run_internal.h"
+#include "cli/whatif_relay.h"
 #include "luasched/log.h"
 #include "scheduler/extender.h"
 
@@ -139,6 +140,10 @@ static void take_message(run_state *r, const ls_chan_msg *m)
             ls_relay_attach(r->relay, r->worker.chan, true);
         else
             ls_child_kill(&r->worker, err.msg);
+        return;
+    }
+    if (m->type == LS_CH_WHATIF && m->n == 3) {
+        ls_whatif_relay_answered(r->whatif, m->f[0], m->f[1], m->f[2]);
         return;
     }
     if (m->type == LS_CH_EXTENDER && m->n == 4) {

@@ -11,6 +11,8 @@
 #include "luasched/feature_gates.h"
 #include "cli/cli.h"
 #include "cli/run_internal.h"
+#include "cli/whatif_worker.h"
+#include "scheduler/whatif_eval.h"
 #include "client/api_needs.h"
 #include "client/kcluster.h"
 #include "framework/watchdog.h"
@@ -35,6 +37,7 @@ typedef struct worker_state {
     uint64_t configz_reloads;      /* the successful reloads configz reflects */
     ls_kcluster *kc;
     ls_scheduler *sched;
+    ls_whatif_worker *whatif;      /* /whatif's questions, answered between cycles */
     ls_metrics *metrics;
     char *plugin_dirs;
     char *configz;
@@ -66,6 +69,30 @@ static void beat(void *ud, uint64_t now_ms, uint64_t queued)
     atomic_store(&p->waiting, queued);
     atomic_store(&p->heartbeat_ms, now_ms);
     refresh_configz(w);
+    ls_whatif_worker_serve(w->whatif, w->sched);
+}
+
+/* The what-if evaluator (docs/operations/what-if.md): a second scheduler of
+ * the same configuration, with Lua states of its own under the same budgets,
+ * tracing, and a source that writes nothing; watched and reloaded as --config. */
+static bool start_whatif(const run_opts *o, worker_state *w, ls_error *err)
+{
+    ls_config cfg;
+    if (!ls_run_load_config(o, &cfg))
+        return ls_errorf(err, "the what-if evaluator: the configuration could not be loaded again");
+    cfg.client_connection.kubeconfig = NULL;
+    ls_sched_options so = {.seed = o->seed, .trace = true, .plugin_path = o->plugin_path ? o->plugin_path : w->plugin_dirs,
+                           .plugin_timeout_ms = o->plugin_timeout_ms ? o->plugin_timeout_ms
+                                                                     : cfg.luasched.plugin_timeout_ms};
+    ls_sched_source none = ls_whatif_source();
+    ls_scheduler *evaluator = ls_scheduler_new(&cfg, &so, &none, err);   /* takes cfg */
+    if (!evaluator) {
+        ls_error why = *err;
+        return ls_errorf(err, "the what-if evaluator: %s", why.msg);
+    }
+    ls_scheduler_watch(evaluator, o->config);
+    w->whatif = ls_whatif_worker_new(w->kc, evaluator);
+    return true;
 }
 
 /* What the server serves, as the supervisor's discovery read it: what needs
@@ -137,6 +164,7 @@ static bool say_hello(worker_state *w)
 
 static void free_worker(worker_state *w)
 {
+    ls_whatif_worker_free(w->whatif);
     ls_scheduler_free(w->sched);   /* closes every Lua state */
     ls_kcluster_free(w->kc);
     ls_discovery_free(w->discovery);
@@ -179,7 +207,8 @@ int ls_run_worker(const run_opts *o)
     if (w.kc)
         ls_extender_set_transport(ls_kcluster_extender_call, w.kc);   /* no network here */
     w.configz = w.kc ? ls_run_completed_config(o, true, &err) : NULL;
-    if (!w.configz || !build_scheduler(o, &cfg, &w, &err) || !attach_shadow(o, &w, &err)) {
+    if (!w.configz || !build_scheduler(o, &cfg, &w, &err) || !attach_shadow(o, &w, &err) ||
+        !start_whatif(o, &w, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);
         fprintf(stderr, "luasched run: %s\n", err.msg);
     } else if (say_hello(&w)) {

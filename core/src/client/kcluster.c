@@ -56,6 +56,7 @@ struct ls_kcluster {
     /* producer side */
     pthread_mutex_t lock;
     pthread_cond_t wake;
+    uint32_t wake_requests;     /* ls_kcluster_wake since the last wait: the next wait returns at once */
     ls_vec incoming[KC_KINDS];     /* kc_event */
     /* scheduling thread side */
     ls_scheduler *sched;
@@ -241,6 +242,24 @@ cJSON *ls_kcluster_extender_call(void *kc, const char *url, const char *verb, co
 void ls_kcluster_serve_metrics(ls_kcluster *kc, ls_metrics *m)
 {
     kc_link_set_metrics(kc->link, m);
+}
+
+void ls_kcluster_serve_whatif(ls_kcluster *kc, void (*fn)(void *ud, const char *id, const char *question), void *ud)
+{
+    kc_link_set_whatif(kc->link, fn, ud);
+}
+
+bool ls_kcluster_whatif_answer(ls_kcluster *kc, const char *id, int status, const char *answer)
+{
+    return kc_link_whatif_answer(kc->link, id, status, answer);
+}
+
+void ls_kcluster_wake(ls_kcluster *kc)
+{
+    pthread_mutex_lock(&kc->lock);
+    kc->wake_requests++;
+    pthread_cond_signal(&kc->wake);
+    pthread_mutex_unlock(&kc->lock);
 }
 
 /* ---- the scheduling thread: applying events */
@@ -597,7 +616,9 @@ static void source_wait(void *ud, uint64_t ms)
     bool empty = true;
     for (int k = 0; k < KC_KINDS; k++)
         empty = empty && kc->incoming[k].len == 0;
-    if (empty)
+    if (kc->wake_requests)
+        kc->wake_requests = 0;
+    else if (empty)
         pthread_cond_timedwait(&kc->wake, &kc->lock, &until);
     pthread_mutex_unlock(&kc->lock);
 }

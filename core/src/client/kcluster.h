@@ -37,6 +37,12 @@ bool ls_kcluster_wait_fed(ls_kcluster *kc, volatile sig_atomic_t *stop);
 cJSON *ls_kcluster_extender_call(void *kc, const char *url, const char *verb, const char *body, char **msg);
 /* The metrics the supervisor's /metrics asks for. */
 void ls_kcluster_serve_metrics(ls_kcluster *kc, ls_metrics *m);
+/* What-if questions (the supervisor's /whatif): fn is called on the channel's
+ * reader thread; the scheduling thread answers with ls_kcluster_whatif_answer
+ * between two cycles. ls_kcluster_wake ends the scheduling loop's idle wait. */
+void ls_kcluster_serve_whatif(ls_kcluster *kc, void (*fn)(void *ud, const char *id, const char *question), void *ud);
+bool ls_kcluster_whatif_answer(ls_kcluster *kc, const char *id, int status, const char *answer);
+void ls_kcluster_wake(ls_kcluster *kc);
 /* The source to build the scheduler with; events reach the scheduler once
  * attached, nodes before pods. */
 ls_sched_source ls_kcluster_source(ls_kcluster *kc);

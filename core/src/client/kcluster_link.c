@@ -30,11 +30,15 @@ struct kc_link {
     bool synced, gone;
     volatile sig_atomic_t *stop_on_gone;
     ls_metrics *metrics;
+    kc_link_whatif_fn whatif;     /* what-if questions (called on the reader thread); NULL: refused */
+    void *whatif_ud;
     uint32_t next_request;
     uint32_t reply_id;            /* the last reply */
     bool reply_ok;
     char *reply_text;             /* malloc'd */
 };
+
+static bool send_fields(kc_link *l, uint8_t type, const char *const *f, uint32_t n);
 
 static void on_object(kc_link *l, const ls_chan_msg *m)
 {
@@ -57,6 +61,22 @@ static void answer_metrics(kc_link *l, const ls_chan_msg *m)
     const char *f[] = {m->n ? m->f[0] : "0", text ? text : ""};
     ls_chan_send(l->fd, &l->send_mu, LS_CH_METRICS, f, 2);
     free(text);
+}
+
+static void on_whatif(kc_link *l, const ls_chan_msg *m)
+{
+    if (m->n != 2)
+        return;
+    pthread_mutex_lock(&l->mu);
+    kc_link_whatif_fn fn = l->whatif;
+    void *ud = l->whatif_ud;
+    pthread_mutex_unlock(&l->mu);
+    if (fn) {
+        fn(ud, m->f[0], m->f[1]);
+        return;
+    }
+    const char *f[] = {m->f[0], "503", "{\"error\":\"the scheduler is not answering what-if questions yet\"}"};
+    ls_chan_send(l->fd, &l->send_mu, LS_CH_WHATIF, f, 3);
 }
 
 static void on_reply(kc_link *l, const ls_chan_msg *m)
@@ -86,6 +106,7 @@ static void dispatch(kc_link *l, const ls_chan_msg *m)
         break;
     case LS_CH_REPLY: on_reply(l, m); break;
     case LS_CH_METRICS_ASK: answer_metrics(l, m); break;
+    case LS_CH_WHATIF_ASK: on_whatif(l, m); break;
     case LS_CH_SYNCED:
         pthread_mutex_lock(&l->mu);
         l->synced = true;
@@ -150,6 +171,22 @@ void kc_link_set_metrics(kc_link *l, ls_metrics *m)
     pthread_mutex_lock(&l->mu);
     l->metrics = m;
     pthread_mutex_unlock(&l->mu);
+}
+
+void kc_link_set_whatif(kc_link *l, kc_link_whatif_fn fn, void *ud)
+{
+    pthread_mutex_lock(&l->mu);
+    l->whatif = fn;
+    l->whatif_ud = ud;
+    pthread_mutex_unlock(&l->mu);
+}
+
+bool kc_link_whatif_answer(kc_link *l, const char *id, int status, const char *answer)
+{
+    char code[16];
+    snprintf(code, sizeof code, "%d", status);
+    const char *f[] = {id, code, answer};
+    return send_fields(l, LS_CH_WHATIF, f, 3);
 }
 
 void kc_link_on_gone(kc_link *l, volatile sig_atomic_t *stop)

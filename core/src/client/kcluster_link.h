@@ -32,6 +32,12 @@ kc_link *kc_link_new(int fd, const kc_link_sink *sink);
 void kc_link_free(kc_link *l);
 /* Metrics rendered for the supervisor's /metrics (may be NULL). */
 void kc_link_set_metrics(kc_link *l, ls_metrics *m);
+/* What-if questions from the supervisor's /whatif (called on the reader
+ * thread with the request id and the question; the answer goes back with
+ * kc_link_whatif_answer). Without one, questions are answered 503. */
+typedef void (*kc_link_whatif_fn)(void *ud, const char *id, const char *question);
+void kc_link_set_whatif(kc_link *l, kc_link_whatif_fn fn, void *ud);
+bool kc_link_whatif_answer(kc_link *l, const char *id, int status, const char *answer);
 /* Waits until the supervisor has sent the whole state (true), the channel
  * closed, or *stop (false). */
 bool kc_link_wait_synced(kc_link *l, volatile sig_atomic_t *stop);

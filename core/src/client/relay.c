@@ -880,3 +880,13 @@ void ls_relay_free(ls_relay *r)
     pthread_mutex_destroy(&r->send_mu);
     free(r);
 }
+
+/* ---- what-if questions (cli/whatif_relay.c): sent as they come */
+
+bool ls_relay_send_to_worker(ls_relay *r, uint8_t type, const char *const *f, uint32_t n)
+{
+    pthread_mutex_lock(&r->send_mu);
+    bool sent = r->fd >= 0 && ls_chan_send(r->fd, NULL, type, f, n);
+    pthread_mutex_unlock(&r->send_mu);
+    return sent;
+}

@@ -76,4 +76,8 @@ char *ls_relay_metrics(ls_relay *r, long timeout_ms);
 bool ls_relay_stop(ls_relay *r, long timeout_ms);
 void ls_relay_free(ls_relay *r);
 
+/* One message to the attached worker (what-if questions); false when none is
+ * attached or the send failed. */
+bool ls_relay_send_to_worker(ls_relay *r, uint8_t type, const char *const *f, uint32_t n);
+
 #endif

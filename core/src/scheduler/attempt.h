@@ -109,6 +109,12 @@ typedef struct ls_attempt_state {
     uint32_t scores_cap, trace_cap;
 } ls_attempt_state;
 
+/* scheduler.c: a scheduler's environment and running attempt, for a second
+ * scheduler driven as the stages drive theirs (the what-if evaluator,
+ * whatif_eval.c). */
+ls_sched_env *ls_scheduler_env(ls_scheduler *s);
+ls_attempt_state *ls_scheduler_attempt(ls_scheduler *s);
+
 /* attempt.c: an attempt bound to its environment, and its buffers freed. */
 void ls_attempt_init(ls_attempt_state *a, ls_sched_env *env);
 void ls_attempt_free(ls_attempt_state *a);

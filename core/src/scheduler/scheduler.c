@@ -419,6 +419,16 @@ uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s)
     return s->snapshot_epoch;
 }
 
+ls_sched_env *ls_scheduler_env(ls_scheduler *s)
+{
+    return &s->env;
+}
+
+ls_attempt_state *ls_scheduler_attempt(ls_scheduler *s)
+{
+    return &s->attempt;
+}
+
 void ls_scheduler_refresh_snapshot(ls_scheduler *s)
 {
     ls_cache_update_snapshot(s->env.cache, s->env.snapshot);

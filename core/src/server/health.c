@@ -22,6 +22,8 @@ struct ls_health_server {
     ls_metric_family *sli_result, *sli_total;
     char *(*metrics_text)(void *ud);
     void *metrics_ud;
+    char *(*whatif)(void *ud, const char *question, int *status);
+    void *whatif_ud;
     char *configz;
     ls_health_state *state;
     ls_delegated_auth *auth;
@@ -126,13 +128,23 @@ static void handle(void *ud, const ls_http_request *rq, ls_http_response *rs)
     ls_health_server *h = ud;
     ls_health_state *st = h->state;
     char *body;
-    if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
+    bool whatif = strcmp(rq->path, "/whatif") == 0 && h->whatif;
+    if (whatif && strcmp(rq->method, "POST") != 0) {
+        ls_http_add_header(rs, "Allow", "POST");
+        respond_text(rs, 405, "method not allowed: /whatif takes a POST with the question (JSON)\n");
+        return;
+    }
+    if (!whatif && strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
         respond_text(rs, 405, "method not allowed\n");
         return;
     }
     if (h->auth && !ls_delegated_auth_check(h->auth, rq, rs))
         return;
-    if (strcmp(rq->path, "/healthz") == 0 || strcmp(rq->path, "/livez") == 0) {
+    if (whatif) {
+        int status = 500;
+        char *answer = h->whatif(h->whatif_ud, rq->body, &status);
+        ls_http_respond_take(rs, status, "application/json", answer, strlen(answer));
+    } else if (strcmp(rq->path, "/healthz") == 0 || strcmp(rq->path, "/livez") == 0) {
         bool stalled = ls_health_stalled(st, monotonic_ms());
         bool ok = atomic_load(&st->healthy) && !stalled;
         sli_record(h, rq->path + 1, stalled);
@@ -161,6 +173,8 @@ ls_health_server *ls_health_server_start(const ls_health_options *o, ls_error *e
     h->metrics = o->metrics;
     h->metrics_text = o->metrics_text;
     h->metrics_ud = o->metrics_ud;
+    h->whatif = o->whatif;
+    h->whatif_ud = o->whatif_ud;
     h->state = o->state;
     h->auth = o->auth;
     pthread_mutex_init(&h->configz_lock, NULL);

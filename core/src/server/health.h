@@ -44,6 +44,10 @@ typedef struct ls_health_options {
      * supervisor asks its worker), on the server's thread. */
     char *(*metrics_text)(void *ud);
     void *metrics_ud;
+    /* POST /whatif (docs/operations/what-if.md): the answer (JSON, malloc'd)
+     * to the question in the body, and its HTTP status; NULL: not served. */
+    char *(*whatif)(void *ud, const char *question, int *status);
+    void *whatif_ud;
     const char *configz_json;   /* {"componentconfig": {...}} body; copied */
     ls_health_state *state;
     ls_delegated_auth *auth;    /* who may call what (not owned); NULL: every path is open */

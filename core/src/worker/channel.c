@@ -105,12 +105,13 @@ void ls_chan_msg_free(ls_chan_msg *m)
 
 const char *ls_chan_type_name(uint8_t type)
 {
-    static const char *const down[] = {"?", "object", "bind result", "preempt failed", "reply", "metrics ask", "synced"};
+    static const char *const down[] = {"?", "object", "bind result", "preempt failed", "reply", "metrics ask", "synced",
+                                       "whatif ask"};
     static const char *const up[] = {"hello", "bind", "event", "pod status", "preempt", "object patch",
-                                     "status patch", "metrics", "extender", "configz"};
-    if (type >= LS_CH_OBJECT && type <= LS_CH_SYNCED)
+                                     "status patch", "metrics", "extender", "configz", "whatif"};
+    if (type >= LS_CH_OBJECT && type <= LS_CH_WHATIF_ASK)
         return down[type];
-    if (type >= LS_CH_HELLO && type <= LS_CH_CONFIGZ)
+    if (type >= LS_CH_HELLO && type <= LS_CH_WHATIF)
         return up[type - LS_CH_HELLO];
     return "unknown";
 }

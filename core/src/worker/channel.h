@@ -22,6 +22,7 @@ typedef enum ls_chan_type {
     LS_CH_REPLY,             /* request id, "ok" | "failed", message */
     LS_CH_METRICS_ASK,       /* request id */
     LS_CH_SYNCED,            /* the whole state has been sent: the worker may schedule */
+    LS_CH_WHATIF_ASK,        /* request id, a what-if question (JSON): answered by LS_CH_WHATIF */
     /* worker -> supervisor */
     LS_CH_HELLO = 32,        /* completed configuration (JSON), metrics wanted ("", "nodes", "pods",
                                 "nodes,pods"), then the custom resources (plural.version.group) */
@@ -37,6 +38,7 @@ typedef enum ls_chan_type {
     LS_CH_EXTENDER,          /* request id, extender urlPrefix, verb, JSON body: answered by a reply whose
                                 message is the extender's JSON answer, or the error */
     LS_CH_CONFIGZ,           /* the completed configuration (JSON) after a successful hot reload: /configz */
+    LS_CH_WHATIF,            /* request id, HTTP status, the what-if answer (JSON) */
 } ls_chan_type;
 
 enum { LS_CHAN_MAX_FIELDS = 16 };

@@ -1,0 +1,20 @@
+/*
+ * whatif_worker.h: what-if questions answered in `luasched run`'s worker
+ * (see whatif_worker.c).
+ */
+#ifndef LS_CLI_WHATIF_WORKER_H
+#define LS_CLI_WHATIF_WORKER_H
+
+#include "luasched/scheduler.h"
+
+typedef struct ls_kcluster ls_kcluster;
+typedef struct ls_whatif_worker ls_whatif_worker;
+
+/* Takes the evaluator (a scheduler of the live configuration, tracing, with
+ * a source that writes nothing) and serves the channel's questions. */
+ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator);
+/* Answers the questions filed so far (the scheduling thread, between cycles). */
+void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live);
+void ls_whatif_worker_free(ls_whatif_worker *ww);
+
+#endif
