@@ -100,6 +100,8 @@ local ls = require("luasched")
 local json = require("luasched.json")
 local cel = require("luasched.cel")
 local A = require("dynamic_resources_allocator")
+local CAP = require("dynamic_resources_capacity")
+local B = require("dynamic_resources_binding")
 
 local CLAIMS = "resourceclaims.v1.resource.k8s.io"
 local SLICES = "resourceslices.v1.resource.k8s.io"
@@ -311,38 +313,50 @@ end
 
 -- ---- allocated devices ------------------------------------------------------
 
--- A claim version's allocated device keys (not admin access), built once.
+-- A claim version's allocated device keys (not admin access) and its shares
+-- of devices allowing multiple allocations, built once.
 local claim_devices = setmetatable({}, { __mode = "k" })
-local NONE = {}
+local NONE = { keys = {} }
 
 local function devices_of(t)
-  local keys = claim_devices[t]
-  if keys == nil then
-    keys = NONE
+  local d = claim_devices[t]
+  if d == nil then
+    d = NONE
     if allocated(t) then
-      local set = {}
-      A.add_allocated(set, t.status.allocation)
-      keys = {}
-      for k in pairs(set) do keys[#keys + 1] = k end
+      local set, shared = {}, {}
+      A.add_allocated(set, t.status.allocation, shared)
+      d = { keys = {}, shared = next(shared) and shared or nil }
+      for k in pairs(set) do d.keys[#d.keys + 1] = k end
     end
-    claim_devices[t] = keys
+    claim_devices[t] = d
   end
-  return keys
+  return d
 end
 
+local function add_shares(shared, from)
+  for key, usage in pairs(from) do
+    local u = shared[key] or {}
+    shared[key] = u
+    for q, m in pairs(usage) do u[q] = (u[q] or 0) + m end
+  end
+end
+
+--- The devices allocated to claims or in flight (key -> true), and the
+--- capacity consumed on devices allowing multiple allocations (key -> name
+--- -> milli): upstream's AllocatedState.
 function P:allocated_devices()
   local gen = ls.objects_generation(CLAIMS)
   local cached = self.allocated_cache
-  if cached and cached.gen == gen and cached.flight == self.flight_version then return cached.set end
-  local set = {}
+  if cached and cached.gen == gen and cached.flight == self.flight_version then return cached.set, cached.shared end
+  local set, shared = {}, {}
   for o in ls.objects(CLAIMS) do
-    for _, k in ipairs(devices_of(self:claim_table(o))) do set[k] = true end
+    local d = devices_of(self:claim_table(o))
+    for _, k in ipairs(d.keys) do set[k] = true end
+    if d.shared then add_shares(shared, d.shared) end
   end
-  for _, keys in pairs(self.in_flight) do
-    for _, k in ipairs(keys) do set[k] = true end
-  end
-  self.allocated_cache = { gen = gen, flight = self.flight_version, set = set }
-  return set
+  for _, allocation in pairs(self.in_flight) do A.add_allocated(set, allocation, shared) end
+  self.allocated_cache = { gen = gen, flight = self.flight_version, set = set, shared = shared }
+  return set, shared
 end
 
 -- ---- requests and selectors -------------------------------------------------
@@ -378,7 +392,7 @@ function P:selector_list(list, prefix, field)
 end
 
 -- One request (or subrequest) in allocator form, or nil and an Error text.
-function P:request_spec(claim_label, name, r, where)
+function P:request_spec(claim_label, name, r, where, base, full)
   local class_name = r.deviceClassName
   if class_name == nil or class_name == "" then
     return nil, fmt("request %s: unsupported request type", name), true
@@ -386,9 +400,6 @@ function P:request_spec(claim_label, name, r, where)
   local class_obj = ls.find_object(CLASSES, 0, class_name)
   if class_obj == nil then
     return nil, fmt("request %s: device class %s does not exist", name, class_name)
-  end
-  if r.capacity ~= nil and r.capacity ~= json.null then
-    return nil, fmt("%s: %s.capacity: consumable capacity is not supported by luasched", claim_label, where), true
   end
   local class = ls.object_table(class_obj)
   local class_sel, err = self:selector_list((class.spec or {}).selectors, "class " .. class_name, "spec.selectors")
@@ -410,9 +421,11 @@ function P:request_spec(claim_label, name, r, where)
   local memo = ls.cache_get(self.match_memos, table.concat(sig, "\1"), function()
     return setmetatable({}, { __mode = "k" })
   end)
-  return { name = name, class = class, class_name = class_name, selectors = { class_sel, req_sel },
-           mode = mode, count = r.count or 1, admin = r.adminAccess == true, tolerations = r.tolerations or {},
-           memo = memo }
+  local capacity = r.capacity ~= nil and r.capacity ~= json.null and r.capacity.requests or nil
+  if capacity == json.null or (capacity ~= nil and next(capacity) == nil) then capacity = nil end
+  return { name = name, base = base, full = full, class = class, class_name = class_name,
+           selectors = { class_sel, req_sel }, mode = mode, count = r.count or 1, admin = r.adminAccess == true,
+           tolerations = r.tolerations or {}, capacity = capacity, memo = memo }
 end
 
 --- The claims to allocate in allocator form: per claim a list of requests,
@@ -420,30 +433,31 @@ end
 function P:prepare(claim)
   local label = fmt("claim %s/%s", claim.ns, claim.name)
   local spec = (claim.claim.spec or {}).devices or {}
-  local cons = spec.constraints
-  if cons ~= nil and cons ~= json.null and #cons > 0 then
-    return nil, ls.error(label .. ": spec.devices.constraints is not supported by luasched")
-  end
+  local constraints, cerr = CAP.constraints(spec.constraints ~= json.null and spec.constraints or nil,
+    claim.ns .. "/" .. claim.name)
+  if not constraints then return nil, ls.error(cerr) end
   local requests = {}
   for i, r in ipairs(spec.requests or {}) do
     local where = fmt("spec.devices.requests[%d]", i - 1)
     local alts = {}
     if r.firstAvailable ~= nil and r.firstAvailable ~= json.null and #r.firstAvailable > 0 then
       for k, sub in ipairs(r.firstAvailable) do
-        local a, err, is_error = self:request_spec(label, r.name .. "/" .. (sub.name or ""), sub,
-          fmt("%s.firstAvailable[%d]", where, k - 1))
+        local full = r.name .. "/" .. (sub.name or "")
+        local a, err, is_error = self:request_spec(label, full, sub,
+          fmt("%s.firstAvailable[%d]", where, k - 1), r.name, full)
         if not a then return nil, is_error and ls.error(err) or ls.unresolvable(err) end
         a.rank = k - 1   -- its place in firstAvailable, for Score
         alts[#alts + 1] = a
       end
     else
-      local a, err, is_error = self:request_spec(label, r.name, r.exactly or {}, where .. ".exactly")
+      local a, err, is_error = self:request_spec(label, r.name, r.exactly or {}, where .. ".exactly", r.name, nil)
       if not a then return nil, is_error and ls.error(err) or ls.unresolvable(err) end
       alts[1] = a
     end
     requests[#requests + 1] = { name = r.name, alts = alts }
   end
-  return { claim = claim, requests = requests, configs = spec.config }
+  return { claim = claim, requests = requests, configs = spec.config,
+           constraints = #constraints > 0 and constraints or nil }
 end
 
 local FIRST_AVAILABLE_MAX = 8   -- resourceapi.FirstAvailableDeviceRequestMaxSize
@@ -466,6 +480,35 @@ local function allocated_claims_score(claims)
   return score
 end
 
+-- ---- binding conditions (DRADeviceBindingConditions, DRAResourceClaimDeviceStatus) --
+
+local BINDING_POLL_S = 5   -- upstream polls the claims every 5 s while it waits
+local has_binding_conditions, ready_for_binding = B.has_binding_conditions, B.ready_for_binding
+
+--- upstream's isClaimTimeout: allocated at allocationTimestamp, a device with
+--- binding conditions, and bindingTimeout gone by.
+function P:binding_timed_out(t, now)
+  if not has_binding_conditions(t) then return false end
+  local at = B.time_ms(t.status.allocation.allocationTimestamp)
+  return at ~= nil and at + self.binding_timeout * 1000 < now
+end
+
+-- isPodReadyForBinding over the pod's claims as the store has them now.
+function P:pod_ready_for_binding(s, pod, now)
+  for _, c in ipairs(s.claims) do
+    local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
+    local t = o and self:claim_table(o)
+    if t == nil then return nil, fmt('could not find ResourceClaim "%s/%s"', c.ns, c.name) end
+    local ready, err = ready_for_binding(t, c.name)
+    if ready == nil then return nil, err end
+    if not ready then
+      if self:binding_timed_out(t, now) then return nil, fmt("claim %s binding timeout", c.name) end
+      return false
+    end
+  end
+  return true
+end
+
 -- ---- PreFilter --------------------------------------------------------------
 
 function P:pre_filter(state, pod)
@@ -477,14 +520,19 @@ function P:pre_filter(state, pod)
   local claims, err = self:pod_claims(pod)
   if claims == nil then return ls.unresolvable(err) end
   if #claims == 0 then return ls.skip end
-  local s = { claims = claims, selectors = {}, to_allocate = {}, node_allocations = {}, unavailable = {} }
+  local s = { claims = claims, selectors = {}, to_allocate = {}, node_allocations = {}, unavailable = {},
+              binding_stuck = {} }
   for i, c in ipairs(claims) do
     if allocated(c.claim) then
       if #reserved_for(c.claim) >= RESERVED_FOR_MAX and not reserved_for_pod(c.claim, pod) then
         return self.msg_in_use
       end
       local sel = c.claim.status.allocation.nodeSelector
-      s.selectors[i] = A.compile_node_selector(sel, "status.allocation.nodeSelector")
+      s.selectors[i] = A.compile_node_selector(sel, "status.allocation.nodeSelector") or false
+      if has_binding_conditions(c.claim) then
+        local ready, failed = ready_for_binding(c.claim, c.name)
+        if failed or (not ready and self:binding_timed_out(c.claim, ls.now_ms())) then s.binding_stuck[i] = true end
+      end
     else
       if self.in_flight[c.uid] then
         return ls.unresolvable(fmt("resource claim %s/%s is in the process of being allocated", c.ns, c.name))
@@ -496,8 +544,9 @@ function P:pre_filter(state, pod)
     end
   end
   if #s.to_allocate > 0 then
-    s.in_use = self:allocated_devices()
+    s.in_use, s.shared_use = self:allocated_devices()
     s.slices = A.gather_slices()
+    if next(s.slices.counters) ~= nil then s.counters_avail = A.available_counters(s.slices, s.in_use, s.shared_use) end
   end
   s.allocated_score = allocated_claims_score(claims)
   state.dynamic_resources = s
@@ -514,7 +563,12 @@ function P:filter(state, _, node)
   local n = node.node
   local unavailable = false
   for i in pairs(s.selectors) do
-    if not ls.node_selector_matches(s.selectors[i], n) then
+    local sel = s.selectors[i]
+    if sel and not ls.node_selector_matches(sel, n) then
+      s.unavailable[i] = true
+      unavailable = true
+    elseif s.binding_stuck[i] then
+      -- binding failed or timed out: PostFilter may deallocate it
       s.unavailable[i] = true
       unavailable = true
     end
@@ -545,7 +599,7 @@ function P:post_filter(state, pod)
     local c = s.claims[i]
     if only_for(c.claim, pod) then
       local patch = { metadata = { resourceVersion = meta(c.claim).resourceVersion },
-                      status = { allocation = json.null, reservedFor = json.null } }
+                      status = { allocation = json.null, reservedFor = json.null, devices = json.null } }
       local err = ls.patch_status(c.obj, json.encode(patch))
       if err then return ls.error(err) end
       return self.msg_deallocated
@@ -592,11 +646,7 @@ function P:reserve(state, _, node_name)
   s.allocations = {}
   for i, prep in ipairs(s.to_allocate) do
     local a = A.result(prep, allocations[i], node_name)
-    local keys = {}
-    for _, r in ipairs(a.devices.results) do
-      if not r.adminAccess then keys[#keys + 1] = A.device_key(r.driver, r.pool, r.device) end
-    end
-    self.in_flight[prep.claim.uid] = keys
+    self.in_flight[prep.claim.uid] = a
     self.flight_version = self.flight_version + 1
     s.allocations[prep.index] = a
   end
@@ -647,6 +697,15 @@ function P:bind_claim(s, i, pod)
     if allocated(t) then return fmt("claim %s/%s got allocated elsewhere in the meantime", c.ns, c.name) end
     status.allocation = allocation
   end
+  local alloc_now = status.allocation or (allocated(t) and t.status.allocation)
+  if alloc_now and (alloc_now.allocationTimestamp == nil or alloc_now.allocationTimestamp == json.null) then
+    -- DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (on): the
+    -- time the allocation was recorded, from which bindingTimeout runs
+    local copy = {}
+    for k, v in pairs(alloc_now) do copy[k] = v end
+    copy.allocationTimestamp = B.time_text(ls.now_ms())
+    status.allocation = copy
+  end
   local reserved = json.array()
   for _, r in ipairs(reserved_for(t)) do reserved[#reserved + 1] = r end
   reserved[#reserved + 1] = { resource = "pods", name = ls.str(pod.name), uid = ls.str(pod.uid) }
@@ -677,15 +736,36 @@ end
 function P:pre_bind(state, pod)
   local s = state.dynamic_resources
   if s == nil then return nil end
-  for i, c in ipairs(s.claims) do
-    if not reserved_for_pod(c.claim, pod) then
-      local err = self:bind_claim(s, i, pod)
-      self.in_flight[c.uid] = nil
-      self.flight_version = self.flight_version + 1
-      if err then return ls.error(err) end
+  local now = ls.now_ms()
+  if s.bound_at == nil then
+    for i, c in ipairs(s.claims) do
+      if not reserved_for_pod(c.claim, pod) then
+        local err = self:bind_claim(s, i, pod)
+        self.in_flight[c.uid] = nil
+        self.flight_version = self.flight_version + 1
+        if err then return ls.error(err) end
+      end
     end
+    s.bound_at = now
+    local wait = false
+    for _, c in ipairs(s.claims) do
+      local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
+      local t = o and self:claim_table(o)
+      if t and has_binding_conditions(t) then wait = true end
+    end
+    if not wait then return nil end
+    s.next_poll = now
   end
-  return nil
+  if s.next_poll == nil then return nil end
+  -- wait.PollUntilContextTimeout(5 s, bindingTimeout, immediate): the claims
+  -- are checked when the pod gets here and every 5 s after, not in between
+  if now < s.next_poll then return ls.wait((s.next_poll - now) / 1000) end
+  if now >= s.bound_at + self.binding_timeout * 1000 then return ls.error("device binding timeout") end
+  local ready, err = self:pod_ready_for_binding(s, pod, now)
+  if ready == nil then return ls.error(err) end
+  if ready then return nil end
+  s.next_poll = now + BINDING_POLL_S * 1000
+  return ls.wait(BINDING_POLL_S)
 end
 
 -- ---- signature (OpportunisticBatching) ----------------------------------------
