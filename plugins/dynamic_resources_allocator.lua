@@ -16,6 +16,7 @@ local MAX_COUNT = 128            -- AllocationResultsMaxSize
 local fmt = string.format
 
 local M = {}
+M.capacity = CAP   -- its capacity, counter and constraint checks (the test kit reads them)
 local NO_TAINTS = {}
 
 local function meta(t) return t.metadata or {} end
