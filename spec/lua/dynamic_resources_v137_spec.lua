@@ -22,8 +22,8 @@ local function class()
 end
 
 local function slice(devices, extra)
-  local spec = { driver = DRIVER, nodeName = "node-a", pool = { name = "node-a", generation = 1, resourceSliceCount = 1 },
-                 devices = T.array(devices) }
+  local spec = { driver = DRIVER, nodeName = "node-a", devices = T.array(devices),
+                 pool = { name = "node-a", generation = 1, resourceSliceCount = 1 } }
   for k, v in pairs(extra or {}) do spec[k] = v end
   return { kind = SLICE, metadata = { name = "node-a-slice" }, spec = spec }
 end
@@ -65,7 +65,8 @@ describe("DynamicResources v1.37", function()
 
   it("rounds capacity requests by the request policy and records consumedCapacity and a shareID", function()
     local shared = { name = "gpu-0", allowMultipleAllocations = true, capacity = {
-      memory = { value = "16Gi", requestPolicy = { default = "4Gi", validRange = { min = "2Gi", step = "2Gi", max = "8Gi" } } },
+      memory = { value = "16Gi",
+                 requestPolicy = { default = "4Gi", validRange = { min = "2Gi", step = "2Gi", max = "8Gi" } } },
       cores = { value = "8", requestPolicy = { validValues = T.array { "1", "2", "4" } } } } }
     local cluster = T.cluster { nodes = { { name = "node-a" } }, objects = {
       class(), slice { shared },
