@@ -5,6 +5,10 @@
 -- selectors (CEL), and writes the claim's status.allocation and reservedFor
 -- in PreBind.
 --
+-- (Over 800 lines because of this header, the list of what is and is not
+-- modelled, kept beside the code; the allocator, capacity and binding
+-- checks are in dynamic_resources_{allocator,capacity,binding}.lua.)
+--
 -- Mirrors upstream pkg/scheduler/framework/plugins/dynamicresources/
 -- dynamicresources.go and staging/src/k8s.io/dynamic-resource-allocation/
 -- structured/ (v1.37 where stated; the messages below were read in upstream's
@@ -26,20 +30,52 @@
 --   all be allocatable there ("cannot allocate all claims"); both
 --   UnschedulableAndUnresolvable. A CEL error is an Error status (the pod
 --   backs off), as upstream's allocator errors are.
--- * Allocation (structured allocator): per request, exactly (deviceClassName,
---   selectors, allocationMode ExactCount with count, default 1, or All,
---   adminAccess, tolerations) or firstAvailable (subrequests tried in order;
+-- * Allocation (structured allocator, dynamic_resources_allocator.lua and
+--   dynamic_resources_capacity.lua; upstream structured/internal/incubating):
+--   per request, exactly (deviceClassName, selectors, allocationMode
+--   ExactCount with count, default 1, or All, adminAccess, tolerations,
+--   capacity.requests) or firstAvailable (subrequests tried in order;
 --   results name "request/subrequest"); devices of complete pools only
---   (slices of the pool's highest generation, as many as
---   resourceSliceCount) on slices for the node (nodeName, nodeSelector,
---   allNodes), not allocated to any claim nor in flight (adminAccess
---   requests may share); device taints NoSchedule/NoExecute block unless
---   the request tolerates them, effect None never blocks (DRADeviceTaints,
---   GA in 1.37). A backtracking search, so a later request can still get
---   what an earlier one could have taken. The result's nodeSelector is the
---   node (matchFields metadata.name) for node-local slices, else the slice's
+--   (slices of the pool's highest generation, as many as resourceSliceCount)
+--   on slices for the node (nodeName, nodeSelector, allNodes), not allocated
+--   to any claim nor in flight (adminAccess requests may share); device
+--   taints NoSchedule/NoExecute block unless the request tolerates them,
+--   effect None never blocks (DRADeviceTaints, GA in 1.37). A backtracking
+--   search, so a later request can still get what an earlier one could have
+--   taken. The result's nodeSelector is the node (matchFields metadata.name)
+--   for node-local slices or a bindsToNode device, else the slice's
 --   nodeSelector, else none; class and claim configs are copied into
 --   status.allocation.devices.config (FromClass before FromClaim).
+-- * Partitionable devices (DRAPartitionableDevices, beta, on): a device's
+--   consumesCounters take from its pool's counter sets (sharedCounters, in
+--   any slice of the pool, 1.35+); a device is allocated only while the
+--   counters of the pool's allocated and being-allocated devices stay within
+--   the sets (checkAvailableCounters).
+-- * Consumable capacity (DRAConsumableCapacity, beta, on): a device with
+--   allowMultipleAllocations is shared by claims; each result consumes, per
+--   capacity of the device, the request's capacity.requests rounded by the
+--   capacity's requestPolicy (validRange: up to min, then to min + k*step;
+--   validValues: the first value >= the request), or the policy's default,
+--   or the whole value when nothing is asked; a request above validRange.max
+--   or off validValues, for a capacity the device lacks, or beyond what the
+--   other shares left, does not fit. The result records consumedCapacity and
+--   a shareID; allocated shares are summed from the claims' results.
+-- * Constraints: matchAttribute (all devices of the named requests, or of
+--   all, share the attribute's value) and distinctAttribute (no two equal);
+--   an attribute is "domain/name", the driver's own domain optional in the
+--   slice.
+-- * Binding conditions (DRADeviceBindingConditions with
+--   DRAResourceClaimDeviceStatus, on): a device's bindingConditions and
+--   bindingFailureConditions are copied into its result; PreBind sets
+--   status.allocation.allocationTimestamp, then (when a result has binding
+--   conditions) checks the claims at once and every 5 s: done when every
+--   binding condition is True in the claim's status.devices entry for the
+--   device; a True failure condition is the Error `claim <name> binding
+--   failed: reason=<r>, message="<m>"`, a claim allocated longer than
+--   bindingTimeout ago `claim <name> binding timeout`, the end of the wait
+--   (bindingTimeout) "device binding timeout". In a later cycle Filter
+--   marks such a claim unavailable ("resourceclaim not available on the
+--   node") and PostFilter deallocates it, status.devices with it.
 -- * Reserve keeps the allocation in flight (no other pod takes its devices);
 --   Unreserve drops it and removes the pod from reservedFor of claims it was
 --   reserved in. PreBind writes status.allocation and reservedFor
@@ -66,8 +102,8 @@
 -- * Args: filterTimeout (default 10s; 0 turns it off): a node's allocation
 --   search running longer is an Error (v1.36, #137607). bindingTimeout
 --   (default 10m0s, as when DRADeviceBindingConditions and
---   DRAResourceClaimDeviceStatus are on, both on in v1.37) is validated and
---   written but unused: binding conditions are not modelled.
+--   DRAResourceClaimDeviceStatus are on, both on in v1.37) bounds PreBind's
+--   wait for binding conditions.
 --
 -- Deviations (said, not hidden):
 -- * CEL: the subset of luasched.cel (device.driver, attributes, capacity,
@@ -77,12 +113,18 @@
 --   expression): CEL compile error: ... (supported: ...)"); upstream compiles
 --   in its allocator and would evaluate what is outside the subset. CEL
 --   runtime errors (a missing attribute) are Filter Errors, as upstream's.
--- * Not modelled: spec.devices.constraints (matchAttribute) and per-request
---   capacity (consumable capacity) are an Error naming the field; devices
---   that consume counters (partitionable devices) and slices with
---   perDeviceNodeSelection are never allocated; binding conditions, the
---   extended-resource claims (DRAExtendedResource) and the PreQueueingHint
---   (1.37 alpha) are not implemented.
+-- * Not modelled: extended resources backed by DRA (DRAExtendedResource, GA
+--   in 1.37: a pod's `example.com/gpu: 1` served through a DeviceClass's
+--   extendedResourceName by a claim the scheduler creates; luasched's
+--   plugins have no way to create an object); slices with
+--   perDeviceNodeSelection are never allocated; DeviceTaintRules are not
+--   read; the PreQueueingHint (1.37 alpha) is not implemented. The
+--   DRAPartitionableDevices, DRAConsumableCapacity and
+--   DRADeviceBindingConditions gates cannot be turned off (--feature-gates
+--   refuses it): only their v1.37 behaviour is built. A shareID is derived
+--   from the claim, the device and the result's index (upstream draws a
+--   random one), so a replay writes the same; the CEL view of a device has
+--   no allowMultipleAllocations field.
 -- * Score (the prioritized-list score, 1.35+): see Score below; 0 for a pod
 --   without claims, as upstream's Score plugin gives.
 -- * The missing-claim message is the assume cache's `could not find
