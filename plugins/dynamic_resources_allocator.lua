@@ -270,6 +270,7 @@ end
 
 local Timeout = {}
 local EMPTY = {}
+local PLAIN = {}   -- what take records for a device without counters or capacity (read-only)
 
 -- Tries to take the device for the slot (upstream's allocateDevice): not in
 -- use (unless admin access or the device allows multiple allocations), the
@@ -309,6 +310,7 @@ local function take(ctx, slot, dev)
   elseif not alt.admin then
     ctx.taken[dev.key] = true
   end
+  if not counted and consumed == nil then return PLAIN end
   return { counted = counted, consumed = consumed }
 end
 
@@ -468,8 +470,10 @@ local function allocate_single(s, node)
   local in_use = s.in_use
   prep.single_slots = prep.single_slots or { { alt = alt, admin = alt.admin } }
   local slot = prep.single_slots[1]
-  local ctx = new_context(s)
-  start_claim(ctx, prep)
+  -- one device for one request: a plain device (no counters, no capacity,
+  -- not shared) with no constraint to keep needs no search state
+  local simple = prep.constraints == nil and alt.capacity == nil
+  local ctx
   local function scan(slices, check_node)
     for _, slice in ipairs(slices) do
       if not check_node or slice_on_node(slice, node) then
@@ -478,6 +482,8 @@ local function allocate_single(s, node)
             local ok, err = matches(alt, dev)
             if ok == nil then return nil, err end
             if ok then
+              if simple and not dev.consumes and not dev.capacity and not dev.multi then return dev, PLAIN end
+              if ctx == nil then ctx = new_context(s); start_claim(ctx, prep) end
               local info = take(ctx, slot, dev)
               if info then return dev, info end
             end
