@@ -118,10 +118,9 @@
 --   extendedResourceName by a claim the scheduler creates; luasched's
 --   plugins have no way to create an object); slices with
 --   perDeviceNodeSelection are never allocated; DeviceTaintRules are not
---   read; the PreQueueingHint (1.37 alpha) is not implemented. The
---   DRAPartitionableDevices, DRAConsumableCapacity and
---   DRADeviceBindingConditions gates cannot be turned off (--feature-gates
---   refuses it): only their v1.37 behaviour is built. A shareID is derived
+--   read; the PreQueueingHint (1.37 alpha) is not implemented. With
+--   DRAConsumableCapacity off, the capacity-request Error comes at PreFilter
+--   (upstream: the allocator, at Filter). A shareID is derived
 --   from the claim, the device and the result's index (upstream draws a
 --   random one), so a replay writes the same; the CEL view of a device has
 --   no allowMultipleAllocations field.
@@ -465,6 +464,11 @@ function P:request_spec(claim_label, name, r, where, base, full)
   end)
   local capacity = r.capacity ~= nil and r.capacity ~= json.null and r.capacity.requests or nil
   if capacity == json.null or (capacity ~= nil and next(capacity) == nil) then capacity = nil end
+  if r.capacity ~= nil and r.capacity ~= json.null and not A.consumable_capacity then
+    -- upstream's allocator (an Error; see the deviations: PreFilter here, Filter there)
+    return nil, fmt("claim %s, %s %s: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+      claim_label:sub(7), full and "subrequest" or "request", full and full:match("/(.*)$") or name), true
+  end
   return { name = name, base = base, full = full, class = class, class_name = class_name,
            selectors = { class_sel, req_sel }, mode = mode, count = r.count or 1, admin = r.adminAccess == true,
            tolerations = r.tolerations or {}, capacity = capacity, memo = memo }
@@ -571,7 +575,7 @@ function P:pre_filter(state, pod)
       end
       local sel = c.claim.status.allocation.nodeSelector
       s.selectors[i] = A.compile_node_selector(sel, "status.allocation.nodeSelector") or false
-      if has_binding_conditions(c.claim) then
+      if A.binding_conditions and has_binding_conditions(c.claim) then
         local ready, failed = ready_for_binding(c.claim, c.name)
         if failed or (not ready and self:binding_timed_out(c.claim, ls.now_ms())) then s.binding_stuck[i] = true end
       end
@@ -740,7 +744,8 @@ function P:bind_claim(s, i, pod)
     status.allocation = allocation
   end
   local alloc_now = status.allocation or (allocated(t) and t.status.allocation)
-  if alloc_now and (alloc_now.allocationTimestamp == nil or alloc_now.allocationTimestamp == json.null) then
+  local stamped = alloc_now and alloc_now.allocationTimestamp ~= nil and alloc_now.allocationTimestamp ~= json.null
+  if alloc_now and A.binding_conditions and not stamped then
     -- DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (on): the
     -- time the allocation was recorded, from which bindingTimeout runs
     local copy = {}
@@ -789,6 +794,7 @@ function P:pre_bind(state, pod)
       end
     end
     s.bound_at = now
+    if not A.binding_conditions then return nil end
     local wait = false
     for _, c in ipairs(s.claims) do
       local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))

@@ -13,9 +13,18 @@ local CAP = require("dynamic_resources_capacity")
 
 local SLICES = "resourceslices.v1.resource.k8s.io"
 local MAX_COUNT = 128            -- AllocationResultsMaxSize
+
+-- The beta gates of v1.37 (on by default); --feature-gates may turn them off:
+-- then, as upstream's allocator, devices consuming counters are never
+-- allocated, devices with binding conditions never selected, and
+-- allowMultipleAllocations and device capacity are not looked at.
+local PARTITIONABLE = ls.feature_enabled("DRAPartitionableDevices")
+local CONSUMABLE = ls.feature_enabled("DRAConsumableCapacity")
+local BINDING = ls.feature_enabled("DRADeviceBindingConditions")
 local fmt = string.format
 
 local M = {}
+M.consumable_capacity, M.binding_conditions = CONSUMABLE, BINDING
 M.capacity = CAP   -- its capacity, counter and constraint checks (the test kit reads them)
 local NO_TAINTS = {}
 
@@ -75,14 +84,17 @@ local function slice_entry(t, name)
   if spec.perDeviceNodeSelection ~= true then
     for _, d in ipairs(spec.devices or {}) do
       local cap = d.capacity
-      if cap == json.null or (cap ~= nil and next(cap) == nil) then cap = nil end
+      if cap == json.null or (cap ~= nil and next(cap) == nil) or not CONSUMABLE then cap = nil end
       local bc, bfc = d.bindingConditions, d.bindingFailureConditions
-      entry.devices[#entry.devices + 1] = { name = d.name, raw = d, taints = d.taints or NO_TAINTS,
-        key = M.device_key(entry.driver, entry.pool, d.name), slice = entry,
-        multi = d.allowMultipleAllocations == true, capacity = cap, consumes = CAP.counter_consumption(d),
-        binding = (bc ~= nil and bc ~= json.null and #bc > 0) and bc or nil,
-        binding_failure = (bfc ~= nil and bfc ~= json.null and #bfc > 0) and bfc or nil,
-        binds_to_node = d.bindsToNode == true }
+      bc = (bc ~= nil and bc ~= json.null and #bc > 0) and bc or nil
+      local consumes = CAP.counter_consumption(d)
+      if (PARTITIONABLE or consumes == nil) and (BINDING or bc == nil) then
+        entry.devices[#entry.devices + 1] = { name = d.name, raw = d, taints = d.taints or NO_TAINTS,
+          key = M.device_key(entry.driver, entry.pool, d.name), slice = entry,
+          multi = CONSUMABLE and d.allowMultipleAllocations == true, capacity = cap, consumes = consumes,
+          binding = bc, binding_failure = (bfc ~= nil and bfc ~= json.null and #bfc > 0) and bfc or nil,
+          binds_to_node = d.bindsToNode == true }
+      end
     end
   end
   slice_entries[t] = entry
