@@ -211,7 +211,10 @@ function P:init(args)
       tostring(args.bindingTimeout)), 0)
   end
   if b < 1 then error(fmt("bindingTimeout: Invalid value: %q: must be at least 1 second", args.bindingTimeout), 0) end
-  self.binding_timeout = b   -- bounds waiting for binding conditions, which are not modelled
+  self.binding_timeout = b   -- bounds PreBind's wait for binding conditions
+  -- allocationTimestamp is wall-clock time (upstream's time.Now()): the
+  -- scheduler's clock (ms since the start, virtual in a simulation) from now
+  self.wall_anchor_ms = os.time() * 1000
   self.in_flight = {}      -- claim uid -> list of device keys (Reserve .. PreBind)
   self.flight_version = 0  -- bumped when in_flight or assumed change (allocated_devices' cache)
   self.assumed = {}        -- claim uid -> { claim = table, old_rv = text } after PreBind
@@ -536,7 +539,7 @@ local has_binding_conditions, ready_for_binding = B.has_binding_conditions, B.re
 function P:binding_timed_out(t, now)
   if not has_binding_conditions(t) then return false end
   local at = B.time_ms(t.status.allocation.allocationTimestamp)
-  return at ~= nil and at + self.binding_timeout * 1000 < now
+  return at ~= nil and at + self.binding_timeout * 1000 < self.wall_anchor_ms + now
 end
 
 -- isPodReadyForBinding over the pod's claims as the store has them now.
@@ -750,7 +753,7 @@ function P:bind_claim(s, i, pod)
     -- time the allocation was recorded, from which bindingTimeout runs
     local copy = {}
     for k, v in pairs(alloc_now) do copy[k] = v end
-    copy.allocationTimestamp = B.time_text(ls.now_ms())
+    copy.allocationTimestamp = B.time_text(self.wall_anchor_ms + ls.now_ms())
     status.allocation = copy
   end
   local reserved = json.array()
