@@ -791,6 +791,27 @@ int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str 
     return ok ? 0 : -1;
 }
 
+int ls_cycle_create_object(const ls_cycle *cycle, const char *json, char *name_out, size_t name_cap, char *errbuf,
+                           size_t errlen)
+{
+    ls_scheduler *s = cycle ? cycle->owner : NULL;
+    if (!s || !s->src.create_object) {
+        snprintf(errbuf, errlen, "no cluster is attached to create objects in");
+        return -1;
+    }
+    if (!ls_scheduler_plugin_write(s, errbuf, errlen))
+        return -1;
+    ls_error err;
+    ls_critical_enter();
+    ls_scheduler_begin_deferral(s);
+    bool ok = s->src.create_object(s->src.ud, json, name_out, name_cap, &err);
+    ls_scheduler_end_deferral(s);
+    ls_critical_leave();
+    if (!ok)
+        snprintf(errbuf, errlen, "%s", err.msg);
+    return ok ? 0 : -1;
+}
+
 /* The waiting pods a plugin sees are its own profile's (profile: its
  * schedulerName): a plugin of one profile neither lists, allows nor rejects
  * the pods waiting in another profile's Permit. */
