@@ -143,6 +143,7 @@ local cel = require("luasched.cel")
 local A = require("dynamic_resources_allocator")
 local CAP = require("dynamic_resources_capacity")
 local B = require("dynamic_resources_binding")
+local E = require("dynamic_resources_extended")
 
 local CLAIMS = "resourceclaims.v1.resource.k8s.io"
 local SLICES = "resourceslices.v1.resource.k8s.io"
@@ -228,6 +229,7 @@ function P:init(args)
   self.msg_still = ls.unschedulable("still not schedulable")
   self.msg_no_claims = ls.unschedulable("no new claims to deallocate")
   self.msg_deallocated = ls.unschedulable("deallocation of ResourceClaim completed")
+  self.msg_ext_existing = ls.unresolvable("cannot schedule extended resource claim")
 end
 
 -- ---- claims -----------------------------------------------------------------
@@ -558,6 +560,50 @@ function P:pod_ready_for_binding(s, pod, now)
   return true
 end
 
+-- ---- extended resources backed by DRA (DRAExtendedResource) -------------------
+
+-- preFilterExtendedResources: the pod's resources a DeviceClass maps, and a
+-- claim made for them in an earlier cycle; nil when there are none.
+function P:extended_resources(pod)
+  local map = E.class_mapping()
+  if next(map) == nil then return nil end
+  local wanted = E.pod_resources(pod, map)
+  if wanted == nil then return nil end
+  return { wanted = wanted, existing = E.find_claim(pod, CLAIMS), preps = {} }
+end
+
+-- The special claim's allocator form for the requests a node needs
+-- (filterExtendedResources), one per set of requests; nil and a status on error.
+function P:extended_prep(s, pod, requests, mappings, sig)
+  local prep = s.ext.preps[sig]
+  if prep then return prep end
+  local name = ls.str(pod.name) .. "-extended-resources"
+  local c = { claim = { spec = { devices = { requests = requests } } }, ns = ls.str(pod.ns), name = name,
+              uid = "extended-resources/" .. ls.str(pod.uid) }
+  local st
+  prep, st = self:prepare(c)
+  if not prep then return nil, st end
+  prep.requests_api, prep.mappings = requests, mappings
+  s.ext.preps[sig] = prep
+  return prep
+end
+
+-- Filter's part: the claims to allocate on this node (the pod's, and the
+-- special claim when the node does not advertise a mapped resource); nil
+-- and a status when the special claim cannot be.
+function P:node_claims(s, pod, ni)
+  if s.ext == nil then return s.to_allocate end
+  if s.ext.existing then return nil, self.msg_ext_existing end
+  local requests, mappings, sig = E.node_requests(pod, s.ext.wanted, ni.allocatable)
+  if requests == nil then return s.to_allocate end
+  local prep, st = self:extended_prep(s, pod, requests, mappings, sig)
+  if not prep then return nil, st end
+  local list = {}
+  for i, p in ipairs(s.to_allocate) do list[i] = p end
+  list[#list + 1] = prep
+  return list
+end
+
 -- ---- PreFilter --------------------------------------------------------------
 
 function P:pre_filter(state, pod)
@@ -565,12 +611,17 @@ function P:pre_filter(state, pod)
   -- upstream writes its (empty) state before anything else: PostFilter
   -- tells "no claims" from "PreFilter never ran" by it
   state.dynamic_resources_prefiltered = true
-  if pod.n_resource_claims == 0 then return ls.skip end
-  local claims, err = self:pod_claims(pod)
-  if claims == nil then return ls.unresolvable(err) end
-  if #claims == 0 then return ls.skip end
+  local ext = self:extended_resources(pod)
+  if pod.n_resource_claims == 0 and ext == nil then return ls.skip end
+  local claims = {}
+  if pod.n_resource_claims > 0 then
+    local err
+    claims, err = self:pod_claims(pod)
+    if claims == nil then return ls.unresolvable(err) end
+  end
+  if #claims == 0 and ext == nil then return ls.skip end
   local s = { claims = claims, selectors = {}, to_allocate = {}, node_allocations = {}, unavailable = {},
-              binding_stuck = {} }
+              binding_stuck = {}, ext = ext, node_lists = {} }
   for i, c in ipairs(claims) do
     if allocated(c.claim) then
       if #reserved_for(c.claim) >= RESERVED_FOR_MAX and not reserved_for_pod(c.claim, pod) then
@@ -592,7 +643,7 @@ function P:pre_filter(state, pod)
       s.to_allocate[#s.to_allocate + 1] = prepared
     end
   end
-  if #s.to_allocate > 0 then
+  if #s.to_allocate > 0 or ext then
     s.in_use, s.shared_use = self:allocated_devices()
     s.slices = A.gather_slices()
     if next(s.slices.counters) ~= nil then s.counters_avail = A.available_counters(s.slices, s.in_use, s.shared_use) end
@@ -606,10 +657,12 @@ function P.clone_state(entry) return entry end
 
 -- ---- Filter -----------------------------------------------------------------
 
-function P:filter(state, _, node)
+function P:filter(state, pod, node)
   local s = state.dynamic_resources
   if s == nil then return nil end
   local n = node.node
+  local to_allocate, ext_status = self:node_claims(s, pod, node)
+  if to_allocate == nil then return ext_status end
   local unavailable = false
   for i in pairs(s.selectors) do
     local sel = s.selectors[i]
@@ -622,11 +675,13 @@ function P:filter(state, _, node)
       unavailable = true
     end
   end
-  if #s.to_allocate > 0 then
-    local allocations, err = A.allocate(s, n, self.filter_timeout)
+  if #to_allocate > 0 then
+    local view = to_allocate == s.to_allocate and s or setmetatable({ to_allocate = to_allocate }, { __index = s })
+    local allocations, err = A.allocate(view, n, self.filter_timeout)
     if allocations == nil then return ls.error(err) end
     if allocations == false then return self.msg_cannot end
     s.node_allocations[n.name] = allocations
+    if to_allocate ~= s.to_allocate then s.node_lists[n.name] = to_allocate end
   end
   if unavailable then return self.msg_unavailable end
   return nil
@@ -643,7 +698,7 @@ function P:post_filter(state, pod)
   if not state.dynamic_resources_prefiltered then return self.msg_no_state end
   local s = state.dynamic_resources
   -- no claims, or PreFilter stopped before recording them
-  if s == nil or pod.n_resource_claims == 0 then return self.msg_no_claims end
+  if s == nil or (#s.claims == 0 and s.ext == nil) then return self.msg_no_claims end
   for i in pairs(s.unavailable) do
     local c = s.claims[i]
     if only_for(c.claim, pod) then
@@ -689,15 +744,18 @@ end
 
 function P:reserve(state, _, node_name)
   local s = state.dynamic_resources
-  if s == nil or #s.to_allocate == 0 then return nil end
-  local allocations = s.node_allocations[ls.intern(node_name)]
+  if s == nil then return nil end
+  local node = ls.intern(node_name)
+  local list = s.node_lists[node] or s.to_allocate
+  if #list == 0 then return nil end
+  local allocations = s.node_allocations[node]
   if allocations == nil then return ls.error("claim allocation not found for node") end
   s.allocations = {}
-  for i, prep in ipairs(s.to_allocate) do
+  for i, prep in ipairs(list) do
     local a = A.result(prep, allocations[i], node_name)
     self.in_flight[prep.claim.uid] = a
     self.flight_version = self.flight_version + 1
-    s.allocations[prep.index] = a
+    if prep.index then s.allocations[prep.index] = a else s.ext_prep, s.ext_allocation = prep, a end
   end
   return nil
 end
@@ -707,6 +765,7 @@ function P:unreserve(state, pod)
   if s == nil then return end
   local uid = ls.str(pod.uid)
   self.flight_version = self.flight_version + 1
+  if s.ext_prep then self.in_flight[s.ext_prep.claim.uid] = nil end
   for _, c in ipairs(s.claims) do
     self.in_flight[c.uid] = nil
     local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
@@ -772,11 +831,37 @@ function P:bind_claim(s, i, pod)
   return nil
 end
 
+-- bindClaim for the special claim: created (generateName), then its
+-- allocation and reservation written, then the pod's
+-- status.extendedResourceClaimStatus (the request mappings and its name).
+function P:bind_extended_claim(s, pod)
+  local prep, allocation = s.ext_prep, s.ext_allocation
+  self.in_flight[prep.claim.uid] = nil
+  self.flight_version = self.flight_version + 1
+  local ns, pname = ls.str(pod.ns), ls.str(pod.name)
+  local name, err = ls.create_object(json.encode(E.claim_object(pod, prep.requests_api)))
+  if not name then return fmt("create claim for extended resources %s/: %s", ns, err) end
+  local o = ls.find_object(CLAIMS, pod.ns, ls.intern(name))
+  if o == nil then return fmt("create claim for extended resources %s/%s: not found after its creation", ns, name) end
+  local a = {}
+  for k, v in pairs(allocation) do a[k] = v end
+  if A.binding_conditions then a.allocationTimestamp = B.time_text(self.wall_anchor_ms + ls.now_ms()) end
+  local reserved = json.array { { resource = "pods", name = pname, uid = ls.str(pod.uid) } }
+  local status = { allocation = a, reservedFor = reserved }
+  err = ls.patch_status(o, json.encode({ status = status }))
+  if err then return fmt("add allocation and reservation to claim %s/%s: %s", ns, name, err) end
+  err = ls.patch_object("Pod", pod.ns, pod.name, json.encode({ status = { extendedResourceClaimStatus = {
+    requestMappings = prep.mappings, resourceClaimName = name } } }))
+  if err then return fmt("update pod %s/%s ExtendedResourceClaimStatus: %s", ns, pname, err) end
+  return nil
+end
+
 -- PreBindPreFlight: Skip when the pod has no claim to allocate or reserve
 -- (upstream: no claims, or every one already reserved for the pod).
 function P:pre_bind_pre_flight(state, pod)
   local s = state.dynamic_resources
   if s == nil then return ls.skip end
+  if s.ext_allocation then return nil end
   for _, c in ipairs(s.claims) do
     if not reserved_for_pod(c.claim, pod) then return nil end
   end
@@ -795,6 +880,10 @@ function P:pre_bind(state, pod)
         self.flight_version = self.flight_version + 1
         if err then return ls.error(err) end
       end
+    end
+    if s.ext_allocation then
+      local err = self:bind_extended_claim(s, pod)
+      if err then return ls.error(err) end
     end
     s.bound_at = now
     if not A.binding_conditions then return nil end
