@@ -7,7 +7,8 @@
 --
 -- (Over 800 lines because of this header, the list of what is and is not
 -- modelled, kept beside the code; the allocator, capacity and binding
--- checks are in dynamic_resources_{allocator,capacity,binding}.lua.)
+-- checks and the extended-resource claim are in
+-- dynamic_resources_{allocator,capacity,binding,extended}.lua.)
 --
 -- Mirrors upstream pkg/scheduler/framework/plugins/dynamicresources/
 -- dynamicresources.go and staging/src/k8s.io/dynamic-resource-allocation/
@@ -113,10 +114,25 @@
 --   expression): CEL compile error: ... (supported: ...)"); upstream compiles
 --   in its allocator and would evaluate what is outside the subset. CEL
 --   runtime errors (a missing attribute) are Filter Errors, as upstream's.
--- * Not modelled: extended resources backed by DRA (DRAExtendedResource, GA
---   in 1.37: a pod's `example.com/gpu: 1` served through a DeviceClass's
---   extendedResourceName by a claim the scheduler creates; luasched's
---   plugins have no way to create an object); slices with
+-- * Extended resources backed by DRA (DRAExtendedResource, GA, locked): a
+--   pod's request of a resource a DeviceClass maps (spec.extendedResourceName,
+--   or deviceclass.resource.kubernetes.io/<class>) is, on a node that does
+--   not advertise it, allocated through a special claim: one request per
+--   container asking for it, container-<i>-request-<j>, ExactCount of the
+--   quantity (NodeResourcesFit leaves such a resource to this plugin on
+--   those nodes). PreBind creates the claim (generateName
+--   <pod>-extended-resources-, the pod as controller, annotation
+--   resource.kubernetes.io/extended-resource-claim: "true"), writes its
+--   allocation and reservation, then the pod's
+--   status.extendedResourceClaimStatus; errors "create claim for extended
+--   resources <ns>/: ...", "update pod <ns>/<name>
+--   ExtendedResourceClaimStatus: ...". A claim of an earlier cycle makes
+--   Filter "cannot schedule extended resource claim".
+-- * Not modelled: deleting the special claim (upstream's PostFilter
+--   "deletion of ResourceClaim completed" and Unreserve: plugins cannot
+--   delete objects) and creating it against an API server (`run`:
+--   ls.create_object is carried only by simulate's embedded cluster); the
+--   special claim's binding conditions are not waited for; slices with
 --   perDeviceNodeSelection are never allocated; DeviceTaintRules are not
 --   read; the PreQueueingHint (1.37 alpha) is not implemented. With
 --   DRAConsumableCapacity off, the capacity-request Error comes at PreFilter
@@ -560,50 +576,6 @@ function P:pod_ready_for_binding(s, pod, now)
   return true
 end
 
--- ---- extended resources backed by DRA (DRAExtendedResource) -------------------
-
--- preFilterExtendedResources: the pod's resources a DeviceClass maps, and a
--- claim made for them in an earlier cycle; nil when there are none.
-function P:extended_resources(pod)
-  local map = E.class_mapping()
-  if next(map) == nil then return nil end
-  local wanted = E.pod_resources(pod, map)
-  if wanted == nil then return nil end
-  return { wanted = wanted, existing = E.find_claim(pod, CLAIMS), preps = {} }
-end
-
--- The special claim's allocator form for the requests a node needs
--- (filterExtendedResources), one per set of requests; nil and a status on error.
-function P:extended_prep(s, pod, requests, mappings, sig)
-  local prep = s.ext.preps[sig]
-  if prep then return prep end
-  local name = ls.str(pod.name) .. "-extended-resources"
-  local c = { claim = { spec = { devices = { requests = requests } } }, ns = ls.str(pod.ns), name = name,
-              uid = "extended-resources/" .. ls.str(pod.uid) }
-  local st
-  prep, st = self:prepare(c)
-  if not prep then return nil, st end
-  prep.requests_api, prep.mappings = requests, mappings
-  s.ext.preps[sig] = prep
-  return prep
-end
-
--- Filter's part: the claims to allocate on this node (the pod's, and the
--- special claim when the node does not advertise a mapped resource); nil
--- and a status when the special claim cannot be.
-function P:node_claims(s, pod, ni)
-  if s.ext == nil then return s.to_allocate end
-  if s.ext.existing then return nil, self.msg_ext_existing end
-  local requests, mappings, sig = E.node_requests(pod, s.ext.wanted, ni.allocatable)
-  if requests == nil then return s.to_allocate end
-  local prep, st = self:extended_prep(s, pod, requests, mappings, sig)
-  if not prep then return nil, st end
-  local list = {}
-  for i, p in ipairs(s.to_allocate) do list[i] = p end
-  list[#list + 1] = prep
-  return list
-end
-
 -- ---- PreFilter --------------------------------------------------------------
 
 function P:pre_filter(state, pod)
@@ -611,7 +583,7 @@ function P:pre_filter(state, pod)
   -- upstream writes its (empty) state before anything else: PostFilter
   -- tells "no claims" from "PreFilter never ran" by it
   state.dynamic_resources_prefiltered = true
-  local ext = self:extended_resources(pod)
+  local ext = E.pre_filter(pod)
   if pod.n_resource_claims == 0 and ext == nil then return ls.skip end
   local claims = {}
   if pod.n_resource_claims > 0 then
@@ -661,7 +633,7 @@ function P:filter(state, pod, node)
   local s = state.dynamic_resources
   if s == nil then return nil end
   local n = node.node
-  local to_allocate, ext_status = self:node_claims(s, pod, node)
+  local to_allocate, ext_status = E.node_claims(self, s, pod, node)
   if to_allocate == nil then return ext_status end
   local unavailable = false
   for i in pairs(s.selectors) do
@@ -831,31 +803,6 @@ function P:bind_claim(s, i, pod)
   return nil
 end
 
--- bindClaim for the special claim: created (generateName), then its
--- allocation and reservation written, then the pod's
--- status.extendedResourceClaimStatus (the request mappings and its name).
-function P:bind_extended_claim(s, pod)
-  local prep, allocation = s.ext_prep, s.ext_allocation
-  self.in_flight[prep.claim.uid] = nil
-  self.flight_version = self.flight_version + 1
-  local ns, pname = ls.str(pod.ns), ls.str(pod.name)
-  local name, err = ls.create_object(json.encode(E.claim_object(pod, prep.requests_api)))
-  if not name then return fmt("create claim for extended resources %s/: %s", ns, err) end
-  local o = ls.find_object(CLAIMS, pod.ns, ls.intern(name))
-  if o == nil then return fmt("create claim for extended resources %s/%s: not found after its creation", ns, name) end
-  local a = {}
-  for k, v in pairs(allocation) do a[k] = v end
-  if A.binding_conditions then a.allocationTimestamp = B.time_text(self.wall_anchor_ms + ls.now_ms()) end
-  local reserved = json.array { { resource = "pods", name = pname, uid = ls.str(pod.uid) } }
-  local status = { allocation = a, reservedFor = reserved }
-  err = ls.patch_status(o, json.encode({ status = status }))
-  if err then return fmt("add allocation and reservation to claim %s/%s: %s", ns, name, err) end
-  err = ls.patch_object("Pod", pod.ns, pod.name, json.encode({ status = { extendedResourceClaimStatus = {
-    requestMappings = prep.mappings, resourceClaimName = name } } }))
-  if err then return fmt("update pod %s/%s ExtendedResourceClaimStatus: %s", ns, pname, err) end
-  return nil
-end
-
 -- PreBindPreFlight: Skip when the pod has no claim to allocate or reserve
 -- (upstream: no claims, or every one already reserved for the pod).
 function P:pre_bind_pre_flight(state, pod)
@@ -882,7 +829,7 @@ function P:pre_bind(state, pod)
       end
     end
     if s.ext_allocation then
-      local err = self:bind_extended_claim(s, pod)
+      local err = E.bind(self, s, pod)
       if err then return ls.error(err) end
     end
     s.bound_at = now

@@ -13,6 +13,10 @@
 -- bindClaim) and extended/util.go (DeviceClassMapping).
 local ls = require("luasched")
 local json = require("luasched.json")
+local B = require("dynamic_resources_binding")
+
+local fmt = string.format
+local CLAIMS = "resourceclaims.v1.resource.k8s.io"
 
 local M = {}
 
@@ -130,6 +134,75 @@ function M.find_claim(pod, claims_kind)
       end
     end
   end
+  return nil
+end
+
+-- ---- the plugin's steps ------------------------------------------------------
+
+-- preFilterExtendedResources: the pod's resources a DeviceClass maps, and a
+-- claim made for them in an earlier cycle; nil when there are none.
+function M.pre_filter(pod)
+  local map = M.class_mapping()
+  if next(map) == nil then return nil end
+  local wanted = M.pod_resources(pod, map)
+  if wanted == nil then return nil end
+  return { wanted = wanted, existing = M.find_claim(pod, CLAIMS), preps = {} }
+end
+
+-- The special claim's allocator form for the requests a node needs
+-- (filterExtendedResources), one per set of requests; nil and a status on error.
+local function extended_prep(self, s, pod, requests, mappings, sig)
+  local prep = s.ext.preps[sig]
+  if prep then return prep end
+  local name = ls.str(pod.name) .. "-extended-resources"
+  local c = { claim = { spec = { devices = { requests = requests } } }, ns = ls.str(pod.ns), name = name,
+              uid = "extended-resources/" .. ls.str(pod.uid) }
+  local st
+  prep, st = self:prepare(c)
+  if not prep then return nil, st end
+  prep.requests_api, prep.mappings = requests, mappings
+  s.ext.preps[sig] = prep
+  return prep
+end
+
+-- Filter's part: the claims to allocate on this node (the pod's, and the
+-- special claim when the node does not advertise a mapped resource); nil
+-- and a status when the special claim cannot be.
+function M.node_claims(self, s, pod, ni)
+  if s.ext == nil then return s.to_allocate end
+  if s.ext.existing then return nil, self.msg_ext_existing end
+  local requests, mappings, sig = M.node_requests(pod, s.ext.wanted, ni.allocatable)
+  if requests == nil then return s.to_allocate end
+  local prep, st = extended_prep(self, s, pod, requests, mappings, sig)
+  if not prep then return nil, st end
+  local list = {}
+  for i, p in ipairs(s.to_allocate) do list[i] = p end
+  list[#list + 1] = prep
+  return list
+end
+
+-- bindClaim for the special claim: created (generateName), then its
+-- allocation and reservation written, then the pod's
+-- status.extendedResourceClaimStatus (the request mappings and its name).
+function M.bind(self, s, pod)
+  local prep, allocation = s.ext_prep, s.ext_allocation
+  self.in_flight[prep.claim.uid] = nil
+  self.flight_version = self.flight_version + 1
+  local ns, pname = ls.str(pod.ns), ls.str(pod.name)
+  local name, err = ls.create_object(json.encode(M.claim_object(pod, prep.requests_api)))
+  if not name then return fmt("create claim for extended resources %s/: %s", ns, err) end
+  local o = ls.find_object(CLAIMS, pod.ns, ls.intern(name))
+  if o == nil then return fmt("create claim for extended resources %s/%s: not found after its creation", ns, name) end
+  local a = {}
+  for k, v in pairs(allocation) do a[k] = v end
+  if self.allocator.binding_conditions then a.allocationTimestamp = B.time_text(self.wall_anchor_ms + ls.now_ms()) end
+  local reserved = json.array { { resource = "pods", name = pname, uid = ls.str(pod.uid) } }
+  local status = { allocation = a, reservedFor = reserved }
+  err = ls.patch_status(o, json.encode({ status = status }))
+  if err then return fmt("add allocation and reservation to claim %s/%s: %s", ns, name, err) end
+  err = ls.patch_object("Pod", pod.ns, pod.name, json.encode({ status = { extendedResourceClaimStatus = {
+    requestMappings = prep.mappings, resourceClaimName = name } } }))
+  if err then return fmt("update pod %s/%s ExtendedResourceClaimStatus: %s", ns, pname, err) end
   return nil
 end
 
