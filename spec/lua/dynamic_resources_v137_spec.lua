@@ -157,4 +157,34 @@ describe("DynamicResources v1.37", function()
     assert.are.equal("1k", CAP.format(CAP.milli("1000"), false))
     assert.are.equal("500m", CAP.format(CAP.milli("0.5"), false))
   end)
+
+  it("makes the special claim of DRA-backed extended resources only on nodes that do not advertise them", function()
+    local cl = { kind = CLASS, metadata = { name = DRIVER }, spec = { extendedResourceName = "example.com/gpu",
+      selectors = T.array { { cel = { expression = 'device.driver == "gpu.example.com"' } } } } }
+    local cluster = T.cluster { nodes = { { name = "node-a" }, { name = "plugin", allocatable = {
+      cpu = "4", memory = "8Gi", ["example.com/gpu"] = "2" } } },
+      objects = { cl, slice { { name = "gpu-0" }, { name = "gpu-1" } } } }
+    -- init container 0 asks 1 GPU; app container 1 asks cpu, example.com/gpu 2 and memory
+    local pod = T.pod(T.pod_object { name = "x", init_containers = { { ["example.com/gpu"] = "1" } },
+      containers = { { cpu = "100m", ["example.com/gpu"] = "2", memory = "1Gi" } } })
+    local r = T.cycle(p, cluster, pod)
+    local s = r.state.dynamic_resources
+    -- node "plugin" advertises example.com/gpu: no claim there, nothing allocated
+    assert.is_nil(s.node_lists[ls.intern("plugin")])
+    local sig, prep = next(s.ext.preps)   -- one set of requests: node-a's
+    assert.is_nil(next(s.ext.preps, sig))
+    local names = {}
+    for _, req in ipairs(prep.requests_api) do
+      names[#names + 1] = req.name .. ":" .. req.exactly.deviceClassName .. "x" .. req.exactly.count
+    end
+    -- container 0's names: example.com/gpu (index 0); container 1's sorted: cpu, example.com/gpu, memory -> 1
+    assert.are.equal("container-0-request-0:gpu.example.comx1,container-1-request-1:gpu.example.comx2",
+      table.concat(names, ","))
+    -- the test kit names the app containers c0, c1, ...
+    assert.are.equal("c0", prep.mappings[2].containerName)
+    assert.are.equal("example.com/gpu", prep.mappings[2].resourceName)
+    -- the search runs the init container's request and the app container's on distinct devices:
+    -- three devices asked, two on node-a
+    assert.are.equal("cannot allocate all claims", r.filter["node-a"].message)
+  end)
 end)
