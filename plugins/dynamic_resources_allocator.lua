@@ -466,6 +466,18 @@ local function new_context(s)
            taken = {}, sharing = {}, share_n = {}, taking = {}, cons = EMPTY }
 end
 
+-- The one-device path's search state, reused (emptied) from call to call:
+-- it tries devices until one fits, so it never undoes more than one take.
+local scratch = { taken = {}, sharing = {}, share_n = {}, taking = {}, cons = EMPTY }
+
+local function clear(t) for k in pairs(t) do t[k] = nil end end
+
+local function scratch_context(s)
+  scratch.in_use, scratch.shared_use, scratch.avail = s.in_use, s.shared_use or EMPTY, s.counters_avail or EMPTY
+  clear(scratch.taken); clear(scratch.sharing); clear(scratch.share_n); clear(scratch.taking)
+  return scratch
+end
+
 local function start_claim(ctx, prep)
   ctx.cons = prep.constraints or EMPTY
   for _, c in ipairs(ctx.cons) do c.values = {} end
@@ -495,7 +507,7 @@ local function allocate_single(s, node)
             if ok == nil then return nil, err end
             if ok then
               if simple and not dev.consumes and not dev.capacity and not dev.multi then return dev, PLAIN end
-              if ctx == nil then ctx = new_context(s); start_claim(ctx, prep) end
+              if ctx == nil then ctx = scratch_context(s); start_claim(ctx, prep) end
               local info = take(ctx, slot, dev)
               if info then return dev, info end
             end

@@ -14,11 +14,21 @@ local floor = math.floor
 
 -- ---- quantities ----------------------------------------------------------------
 
+local milli_of = {}   -- quantity text -> milli (the texts of slices and claims: few distinct)
+local N_MILLI_MAX = 4096
+local n_milli = 0
+
 --- A quantity's text as integer milli units, or nil.
 function M.milli(text)
+  local m = milli_of[text]
+  if m ~= nil then return m end
   local v = cel.parse_quantity(text)
   if v == nil then return nil end
-  return floor(v * 1000 + 0.5)
+  m = floor(v * 1000 + 0.5)
+  if n_milli < N_MILLI_MAX and type(text) == "string" then
+    milli_of[text], n_milli = m, n_milli + 1
+  end
+  return m
 end
 
 local function binary_text(text) return type(text) == "string" and text:match("i$") ~= nil end
@@ -130,29 +140,40 @@ end
 --- and by this allocation so far; false for a device allocated whole), or
 --- nil when the device cannot serve the request (a requested capacity it
 --- does not have, a policy violation, not enough left).
+local EMPTY = {}
+local wanted_text = {}      -- scratch: qualified capacity name -> the request's text
+local amounts, binaries = {}, {}   -- scratch: qualified name -> milli, binary format
+
 function M.consume(dev, requests, used, using)
   local capacity = dev.capacity
   if capacity == nil then
     if requests ~= nil and next(requests) ~= nil then return nil end
-    return {}
+    return EMPTY
   end
   local driver = dev.slice.driver
-  local wanted = {}
-  for name, text in pairs(requests or {}) do
+  local rcap = dev.resolved_capacity
+  if rcap == nil then
+    rcap = resolved_capacity(driver, capacity)
+    dev.resolved_capacity = rcap
+  end
+  for q in pairs(wanted_text) do wanted_text[q] = nil end
+  for name, text in pairs(requests or EMPTY) do
     local q = request_target(name, driver, capacity)
     if q == nil then return nil end
-    wanted[q] = { M.milli(text), text }
+    wanted_text[q] = text
   end
-  local out = {}
-  for q, e in pairs(resolved_capacity(driver, capacity)) do
-    local w = wanted[q]
-    local amount, binary = consumed_of(w and w[1], w and w[2], e.c)
+  -- check every capacity before building the result (nothing made for a device that does not fit)
+  for q, e in pairs(rcap) do
+    local text = wanted_text[q]
+    local amount, binary = consumed_of(text and M.milli(text), text, e.c)
     if amount == nil or amount < 0 then return nil end
     if violates(amount, e.c) then return nil end
     local before = (used and used[q] or 0) + (using and using[q] or 0)
     if before + amount > (M.milli(e.c.value) or 0) then return nil end
-    out[q] = { milli = amount, binary = binary, key = e.key }
+    amounts[q], binaries[q] = amount, binary
   end
+  local out = {}
+  for q, e in pairs(rcap) do out[q] = { milli = amounts[q], binary = binaries[q], key = e.key } end
   return out
 end
 

@@ -142,6 +142,12 @@ end
 -- preFilterExtendedResources: the pod's resources a DeviceClass maps, and a
 -- claim made for them in an earlier cycle; nil when there are none.
 function M.pre_filter(pod)
+  -- most pods ask for no extended resource: nothing to look up for them
+  local req, any = pod.requests, false
+  for slot = FIRST_SCALAR, ls.resource_count() - 1 do
+    if tonumber(req.v[slot]) > 0 then any = true break end
+  end
+  if not any then return nil end
   local map = M.class_mapping()
   if next(map) == nil then return nil end
   local wanted = M.pod_resources(pod, map)

@@ -48,7 +48,6 @@
 -- Not registered: DeviceClass (DRA extended resources, not implemented) and
 -- UpdatePodScaleUp (the alpha in-place resize preemption).
 local ls = require("luasched")
-local DRA_EXTENDED = require("dynamic_resources_extended")
 local signers = require("luasched.signers")
 
 local P = ls.plugin("NodeResourcesFit", {
@@ -234,7 +233,8 @@ local function prefilter_state(self, pod)
       s.slots[s.n], s.reqs[s.n] = slot, r
       -- DRAExtendedResource (GA, locked): a resource a DeviceClass maps is
       -- DynamicResources' to check on a node that does not advertise it
-      classes = classes or DRA_EXTENDED.class_mapping()
+      -- (loaded on the first pod that asks for an extended resource)
+      classes = classes or require("dynamic_resources_extended").class_mapping()
       if classes[ls.resource_name(slot)] then
         s.dra = s.dra or {}
         s.dra[s.n] = true
