@@ -2,7 +2,9 @@
 # End to end: `luasched import openb --as-dra` (GPUs as DRA devices with consumable capacity, one
 # ResourceClaim per GPU task) places the openb tasks as the OpenGpuShare path does under the same
 # policy (BestFit, whose score reads the node's free GPU milli in total, the same whichever GPU a
-# share went to).
+# share went to) on these traces, where the DRA allocator's first-fit GPU choice and OpenGpuShare's
+# best-fit one leave the nodes' GPUs equally able to take the later tasks (not so on every trace:
+# docs/policy-lab/gpu-sharing.md, "GPU sharing through DRA").
 # The small trace of import_openb.sh first, worked by hand there for BestFit:
 #   p1 -> node-a, p2 -> node-c, p3 -> node-b, p4 -> node-b, p5 (2 GPUs) pending. On the DRA path p5's
 #   claim asks two devices each consuming 1000 milli: on node-a p1's claim consumed all of gpu-0
