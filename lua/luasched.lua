@@ -1077,6 +1077,24 @@ function ls.patch_object(kind, ns, name, patch)
   return nil
 end
 
+local created_name = ffi.new("char[256]")
+--- An API create (DynamicResources' PreBind: the claim of a pod's extended
+--- resources): the object as JSON text, its metadata giving a name or a
+--- generateName. Returns the created object's name, or nil and an error
+--- message.
+---@param json_text string
+---@return string?, string?
+function ls.create_object(json_text)
+  if type(json_text) ~= "string" then
+    error("luasched: ls.create_object: the object must be JSON text, got a " .. type(json_text), 2)
+  end
+  if cycle_ref == nil then return nil, "no scheduling cycle is running" end
+  if C.ls_cycle_create_object(cycle_ref, json_text, created_name, 256, patch_err, 512) ~= 0 then
+    return nil, ffi.string(patch_err)
+  end
+  return ffi.string(created_name)
+end
+
 -- read-only: a count written into it would send every later reader past NULL
 -- (the reference does not keep its memory alive: selector_memory does)
 local no_labels_memory = ffi.new("ls_labels")

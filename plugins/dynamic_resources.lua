@@ -5,6 +5,11 @@
 -- selectors (CEL), and writes the claim's status.allocation and reservedFor
 -- in PreBind.
 --
+-- (Over 800 lines because of this header, the list of what is and is not
+-- modelled, kept beside the code; the allocator, capacity and binding
+-- checks and the extended-resource claim are in
+-- dynamic_resources_{allocator,capacity,binding,extended}.lua.)
+--
 -- Mirrors upstream pkg/scheduler/framework/plugins/dynamicresources/
 -- dynamicresources.go and staging/src/k8s.io/dynamic-resource-allocation/
 -- structured/ (v1.37 where stated; the messages below were read in upstream's
@@ -26,20 +31,52 @@
 --   all be allocatable there ("cannot allocate all claims"); both
 --   UnschedulableAndUnresolvable. A CEL error is an Error status (the pod
 --   backs off), as upstream's allocator errors are.
--- * Allocation (structured allocator): per request, exactly (deviceClassName,
---   selectors, allocationMode ExactCount with count, default 1, or All,
---   adminAccess, tolerations) or firstAvailable (subrequests tried in order;
+-- * Allocation (structured allocator, dynamic_resources_allocator.lua and
+--   dynamic_resources_capacity.lua; upstream structured/internal/incubating):
+--   per request, exactly (deviceClassName, selectors, allocationMode
+--   ExactCount with count, default 1, or All, adminAccess, tolerations,
+--   capacity.requests) or firstAvailable (subrequests tried in order;
 --   results name "request/subrequest"); devices of complete pools only
---   (slices of the pool's highest generation, as many as
---   resourceSliceCount) on slices for the node (nodeName, nodeSelector,
---   allNodes), not allocated to any claim nor in flight (adminAccess
---   requests may share); device taints NoSchedule/NoExecute block unless
---   the request tolerates them, effect None never blocks (DRADeviceTaints,
---   GA in 1.37). A backtracking search, so a later request can still get
---   what an earlier one could have taken. The result's nodeSelector is the
---   node (matchFields metadata.name) for node-local slices, else the slice's
+--   (slices of the pool's highest generation, as many as resourceSliceCount)
+--   on slices for the node (nodeName, nodeSelector, allNodes), not allocated
+--   to any claim nor in flight (adminAccess requests may share); device
+--   taints NoSchedule/NoExecute block unless the request tolerates them,
+--   effect None never blocks (DRADeviceTaints, GA in 1.37). A backtracking
+--   search, so a later request can still get what an earlier one could have
+--   taken. The result's nodeSelector is the node (matchFields metadata.name)
+--   for node-local slices or a bindsToNode device, else the slice's
 --   nodeSelector, else none; class and claim configs are copied into
 --   status.allocation.devices.config (FromClass before FromClaim).
+-- * Partitionable devices (DRAPartitionableDevices, beta, on): a device's
+--   consumesCounters take from its pool's counter sets (sharedCounters, in
+--   any slice of the pool, 1.35+); a device is allocated only while the
+--   counters of the pool's allocated and being-allocated devices stay within
+--   the sets (checkAvailableCounters).
+-- * Consumable capacity (DRAConsumableCapacity, beta, on): a device with
+--   allowMultipleAllocations is shared by claims; each result consumes, per
+--   capacity of the device, the request's capacity.requests rounded by the
+--   capacity's requestPolicy (validRange: up to min, then to min + k*step;
+--   validValues: the first value >= the request), or the policy's default,
+--   or the whole value when nothing is asked; a request above validRange.max
+--   or off validValues, for a capacity the device lacks, or beyond what the
+--   other shares left, does not fit. The result records consumedCapacity and
+--   a shareID; allocated shares are summed from the claims' results.
+-- * Constraints: matchAttribute (all devices of the named requests, or of
+--   all, share the attribute's value) and distinctAttribute (no two equal);
+--   an attribute is "domain/name", the driver's own domain optional in the
+--   slice.
+-- * Binding conditions (DRADeviceBindingConditions with
+--   DRAResourceClaimDeviceStatus, on): a device's bindingConditions and
+--   bindingFailureConditions are copied into its result; PreBind sets
+--   status.allocation.allocationTimestamp, then (when a result has binding
+--   conditions) checks the claims at once and every 5 s: done when every
+--   binding condition is True in the claim's status.devices entry for the
+--   device; a True failure condition is the Error `claim <name> binding
+--   failed: reason=<r>, message="<m>"`, a claim allocated longer than
+--   bindingTimeout ago `claim <name> binding timeout`, the end of the wait
+--   (bindingTimeout) "device binding timeout". In a later cycle Filter
+--   marks such a claim unavailable ("resourceclaim not available on the
+--   node") and PostFilter deallocates it, status.devices with it.
 -- * Reserve keeps the allocation in flight (no other pod takes its devices);
 --   Unreserve drops it and removes the pod from reservedFor of claims it was
 --   reserved in. PreBind writes status.allocation and reservedFor
@@ -66,8 +103,8 @@
 -- * Args: filterTimeout (default 10s; 0 turns it off): a node's allocation
 --   search running longer is an Error (v1.36, #137607). bindingTimeout
 --   (default 10m0s, as when DRADeviceBindingConditions and
---   DRAResourceClaimDeviceStatus are on, both on in v1.37) is validated and
---   written but unused: binding conditions are not modelled.
+--   DRAResourceClaimDeviceStatus are on, both on in v1.37) bounds PreBind's
+--   wait for binding conditions.
 --
 -- Deviations (said, not hidden):
 -- * CEL: the subset of luasched.cel (device.driver, attributes, capacity,
@@ -77,12 +114,32 @@
 --   expression): CEL compile error: ... (supported: ...)"); upstream compiles
 --   in its allocator and would evaluate what is outside the subset. CEL
 --   runtime errors (a missing attribute) are Filter Errors, as upstream's.
--- * Not modelled: spec.devices.constraints (matchAttribute) and per-request
---   capacity (consumable capacity) are an Error naming the field; devices
---   that consume counters (partitionable devices) and slices with
---   perDeviceNodeSelection are never allocated; binding conditions, the
---   extended-resource claims (DRAExtendedResource) and the PreQueueingHint
---   (1.37 alpha) are not implemented.
+-- * Extended resources backed by DRA (DRAExtendedResource, GA, locked): a
+--   pod's request of a resource a DeviceClass maps (spec.extendedResourceName,
+--   or deviceclass.resource.kubernetes.io/<class>) is, on a node that does
+--   not advertise it, allocated through a special claim: one request per
+--   container asking for it, container-<i>-request-<j>, ExactCount of the
+--   quantity (NodeResourcesFit leaves such a resource to this plugin on
+--   those nodes). PreBind creates the claim (generateName
+--   <pod>-extended-resources-, the pod as controller, annotation
+--   resource.kubernetes.io/extended-resource-claim: "true"), writes its
+--   allocation and reservation, then the pod's
+--   status.extendedResourceClaimStatus; errors "create claim for extended
+--   resources <ns>/: ...", "update pod <ns>/<name>
+--   ExtendedResourceClaimStatus: ...". A claim of an earlier cycle makes
+--   Filter "cannot schedule extended resource claim".
+-- * Not modelled: deleting the special claim (upstream's PostFilter
+--   "deletion of ResourceClaim completed" and Unreserve: plugins cannot
+--   delete objects) and creating it against an API server (`run`:
+--   ls.create_object is carried only by simulate's embedded cluster); the
+--   special claim's binding conditions are not waited for; slices with
+--   perDeviceNodeSelection are never allocated; DeviceTaintRules are not
+--   read; the PreQueueingHint (1.37 alpha) is not implemented. With
+--   DRAConsumableCapacity off, the capacity-request Error comes at PreFilter
+--   (upstream: the allocator, at Filter). A shareID is derived
+--   from the claim, the device and the result's index (upstream draws a
+--   random one), so a replay writes the same; the CEL view of a device has
+--   no allowMultipleAllocations field.
 -- * Score (the prioritized-list score, 1.35+): see Score below; 0 for a pod
 --   without claims, as upstream's Score plugin gives.
 -- * The missing-claim message is the assume cache's `could not find
@@ -100,6 +157,9 @@ local ls = require("luasched")
 local json = require("luasched.json")
 local cel = require("luasched.cel")
 local A = require("dynamic_resources_allocator")
+local CAP = require("dynamic_resources_capacity")
+local B = require("dynamic_resources_binding")
+local E = require("dynamic_resources_extended")
 
 local CLAIMS = "resourceclaims.v1.resource.k8s.io"
 local SLICES = "resourceslices.v1.resource.k8s.io"
@@ -168,7 +228,10 @@ function P:init(args)
       tostring(args.bindingTimeout)), 0)
   end
   if b < 1 then error(fmt("bindingTimeout: Invalid value: %q: must be at least 1 second", args.bindingTimeout), 0) end
-  self.binding_timeout = b   -- bounds waiting for binding conditions, which are not modelled
+  self.binding_timeout = b   -- bounds PreBind's wait for binding conditions
+  -- allocationTimestamp is wall-clock time (upstream's time.Now()): the
+  -- scheduler's clock (ms since the start, virtual in a simulation) from now
+  self.wall_anchor_ms = os.time() * 1000
   self.in_flight = {}      -- claim uid -> list of device keys (Reserve .. PreBind)
   self.flight_version = 0  -- bumped when in_flight or assumed change (allocated_devices' cache)
   self.assumed = {}        -- claim uid -> { claim = table, old_rv = text } after PreBind
@@ -182,6 +245,7 @@ function P:init(args)
   self.msg_still = ls.unschedulable("still not schedulable")
   self.msg_no_claims = ls.unschedulable("no new claims to deallocate")
   self.msg_deallocated = ls.unschedulable("deallocation of ResourceClaim completed")
+  self.msg_ext_existing = ls.unresolvable("cannot schedule extended resource claim")
 end
 
 -- ---- claims -----------------------------------------------------------------
@@ -311,38 +375,50 @@ end
 
 -- ---- allocated devices ------------------------------------------------------
 
--- A claim version's allocated device keys (not admin access), built once.
+-- A claim version's allocated device keys (not admin access) and its shares
+-- of devices allowing multiple allocations, built once.
 local claim_devices = setmetatable({}, { __mode = "k" })
-local NONE = {}
+local NONE = { keys = {} }
 
 local function devices_of(t)
-  local keys = claim_devices[t]
-  if keys == nil then
-    keys = NONE
+  local d = claim_devices[t]
+  if d == nil then
+    d = NONE
     if allocated(t) then
-      local set = {}
-      A.add_allocated(set, t.status.allocation)
-      keys = {}
-      for k in pairs(set) do keys[#keys + 1] = k end
+      local set, shared = {}, {}
+      A.add_allocated(set, t.status.allocation, shared)
+      d = { keys = {}, shared = next(shared) and shared or nil }
+      for k in pairs(set) do d.keys[#d.keys + 1] = k end
     end
-    claim_devices[t] = keys
+    claim_devices[t] = d
   end
-  return keys
+  return d
 end
 
+local function add_shares(shared, from)
+  for key, usage in pairs(from) do
+    local u = shared[key] or {}
+    shared[key] = u
+    for q, m in pairs(usage) do u[q] = (u[q] or 0) + m end
+  end
+end
+
+--- The devices allocated to claims or in flight (key -> true), and the
+--- capacity consumed on devices allowing multiple allocations (key -> name
+--- -> milli): upstream's AllocatedState.
 function P:allocated_devices()
   local gen = ls.objects_generation(CLAIMS)
   local cached = self.allocated_cache
-  if cached and cached.gen == gen and cached.flight == self.flight_version then return cached.set end
-  local set = {}
+  if cached and cached.gen == gen and cached.flight == self.flight_version then return cached.set, cached.shared end
+  local set, shared = {}, {}
   for o in ls.objects(CLAIMS) do
-    for _, k in ipairs(devices_of(self:claim_table(o))) do set[k] = true end
+    local d = devices_of(self:claim_table(o))
+    for _, k in ipairs(d.keys) do set[k] = true end
+    if d.shared then add_shares(shared, d.shared) end
   end
-  for _, keys in pairs(self.in_flight) do
-    for _, k in ipairs(keys) do set[k] = true end
-  end
-  self.allocated_cache = { gen = gen, flight = self.flight_version, set = set }
-  return set
+  for _, allocation in pairs(self.in_flight) do A.add_allocated(set, allocation, shared) end
+  self.allocated_cache = { gen = gen, flight = self.flight_version, set = set, shared = shared }
+  return set, shared
 end
 
 -- ---- requests and selectors -------------------------------------------------
@@ -378,7 +454,7 @@ function P:selector_list(list, prefix, field)
 end
 
 -- One request (or subrequest) in allocator form, or nil and an Error text.
-function P:request_spec(claim_label, name, r, where)
+function P:request_spec(claim_label, name, r, where, base, full)
   local class_name = r.deviceClassName
   if class_name == nil or class_name == "" then
     return nil, fmt("request %s: unsupported request type", name), true
@@ -386,9 +462,6 @@ function P:request_spec(claim_label, name, r, where)
   local class_obj = ls.find_object(CLASSES, 0, class_name)
   if class_obj == nil then
     return nil, fmt("request %s: device class %s does not exist", name, class_name)
-  end
-  if r.capacity ~= nil and r.capacity ~= json.null then
-    return nil, fmt("%s: %s.capacity: consumable capacity is not supported by luasched", claim_label, where), true
   end
   local class = ls.object_table(class_obj)
   local class_sel, err = self:selector_list((class.spec or {}).selectors, "class " .. class_name, "spec.selectors")
@@ -410,9 +483,16 @@ function P:request_spec(claim_label, name, r, where)
   local memo = ls.cache_get(self.match_memos, table.concat(sig, "\1"), function()
     return setmetatable({}, { __mode = "k" })
   end)
-  return { name = name, class = class, class_name = class_name, selectors = { class_sel, req_sel },
-           mode = mode, count = r.count or 1, admin = r.adminAccess == true, tolerations = r.tolerations or {},
-           memo = memo }
+  local capacity = r.capacity ~= nil and r.capacity ~= json.null and r.capacity.requests or nil
+  if capacity == json.null or (capacity ~= nil and next(capacity) == nil) then capacity = nil end
+  if r.capacity ~= nil and r.capacity ~= json.null and not A.consumable_capacity then
+    -- upstream's allocator (an Error; see the deviations: PreFilter here, Filter there)
+    return nil, fmt("claim %s, %s %s: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+      claim_label:sub(7), full and "subrequest" or "request", full and full:match("/(.*)$") or name), true
+  end
+  return { name = name, base = base, full = full, class = class, class_name = class_name,
+           selectors = { class_sel, req_sel }, mode = mode, count = r.count or 1, admin = r.adminAccess == true,
+           tolerations = r.tolerations or {}, capacity = capacity, memo = memo }
 end
 
 --- The claims to allocate in allocator form: per claim a list of requests,
@@ -420,30 +500,31 @@ end
 function P:prepare(claim)
   local label = fmt("claim %s/%s", claim.ns, claim.name)
   local spec = (claim.claim.spec or {}).devices or {}
-  local cons = spec.constraints
-  if cons ~= nil and cons ~= json.null and #cons > 0 then
-    return nil, ls.error(label .. ": spec.devices.constraints is not supported by luasched")
-  end
+  local constraints, cerr = CAP.constraints(spec.constraints ~= json.null and spec.constraints or nil,
+    claim.ns .. "/" .. claim.name)
+  if not constraints then return nil, ls.error(cerr) end
   local requests = {}
   for i, r in ipairs(spec.requests or {}) do
     local where = fmt("spec.devices.requests[%d]", i - 1)
     local alts = {}
     if r.firstAvailable ~= nil and r.firstAvailable ~= json.null and #r.firstAvailable > 0 then
       for k, sub in ipairs(r.firstAvailable) do
-        local a, err, is_error = self:request_spec(label, r.name .. "/" .. (sub.name or ""), sub,
-          fmt("%s.firstAvailable[%d]", where, k - 1))
+        local full = r.name .. "/" .. (sub.name or "")
+        local a, err, is_error = self:request_spec(label, full, sub,
+          fmt("%s.firstAvailable[%d]", where, k - 1), r.name, full)
         if not a then return nil, is_error and ls.error(err) or ls.unresolvable(err) end
         a.rank = k - 1   -- its place in firstAvailable, for Score
         alts[#alts + 1] = a
       end
     else
-      local a, err, is_error = self:request_spec(label, r.name, r.exactly or {}, where .. ".exactly")
+      local a, err, is_error = self:request_spec(label, r.name, r.exactly or {}, where .. ".exactly", r.name, nil)
       if not a then return nil, is_error and ls.error(err) or ls.unresolvable(err) end
       alts[1] = a
     end
     requests[#requests + 1] = { name = r.name, alts = alts }
   end
-  return { claim = claim, requests = requests, configs = spec.config }
+  return { claim = claim, requests = requests, configs = spec.config,
+           constraints = #constraints > 0 and constraints or nil }
 end
 
 local FIRST_AVAILABLE_MAX = 8   -- resourceapi.FirstAvailableDeviceRequestMaxSize
@@ -466,6 +547,35 @@ local function allocated_claims_score(claims)
   return score
 end
 
+-- ---- binding conditions (DRADeviceBindingConditions, DRAResourceClaimDeviceStatus) --
+
+local BINDING_POLL_S = 5   -- upstream polls the claims every 5 s while it waits
+local has_binding_conditions, ready_for_binding = B.has_binding_conditions, B.ready_for_binding
+
+--- upstream's isClaimTimeout: allocated at allocationTimestamp, a device with
+--- binding conditions, and bindingTimeout gone by.
+function P:binding_timed_out(t, now)
+  if not has_binding_conditions(t) then return false end
+  local at = B.time_ms(t.status.allocation.allocationTimestamp)
+  return at ~= nil and at + self.binding_timeout * 1000 < self.wall_anchor_ms + now
+end
+
+-- isPodReadyForBinding over the pod's claims as the store has them now.
+function P:pod_ready_for_binding(s, pod, now)
+  for _, c in ipairs(s.claims) do
+    local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
+    local t = o and self:claim_table(o)
+    if t == nil then return nil, fmt('could not find ResourceClaim "%s/%s"', c.ns, c.name) end
+    local ready, err = ready_for_binding(t, c.name)
+    if ready == nil then return nil, err end
+    if not ready then
+      if self:binding_timed_out(t, now) then return nil, fmt("claim %s binding timeout", c.name) end
+      return false
+    end
+  end
+  return true
+end
+
 -- ---- PreFilter --------------------------------------------------------------
 
 function P:pre_filter(state, pod)
@@ -473,18 +583,28 @@ function P:pre_filter(state, pod)
   -- upstream writes its (empty) state before anything else: PostFilter
   -- tells "no claims" from "PreFilter never ran" by it
   state.dynamic_resources_prefiltered = true
-  if pod.n_resource_claims == 0 then return ls.skip end
-  local claims, err = self:pod_claims(pod)
-  if claims == nil then return ls.unresolvable(err) end
-  if #claims == 0 then return ls.skip end
-  local s = { claims = claims, selectors = {}, to_allocate = {}, node_allocations = {}, unavailable = {} }
+  local ext = E.pre_filter(pod)
+  if pod.n_resource_claims == 0 and ext == nil then return ls.skip end
+  local claims = {}
+  if pod.n_resource_claims > 0 then
+    local err
+    claims, err = self:pod_claims(pod)
+    if claims == nil then return ls.unresolvable(err) end
+  end
+  if #claims == 0 and ext == nil then return ls.skip end
+  local s = { claims = claims, selectors = {}, to_allocate = {}, node_allocations = {}, unavailable = {},
+              binding_stuck = {}, ext = ext, node_lists = {} }
   for i, c in ipairs(claims) do
     if allocated(c.claim) then
       if #reserved_for(c.claim) >= RESERVED_FOR_MAX and not reserved_for_pod(c.claim, pod) then
         return self.msg_in_use
       end
       local sel = c.claim.status.allocation.nodeSelector
-      s.selectors[i] = A.compile_node_selector(sel, "status.allocation.nodeSelector")
+      s.selectors[i] = A.compile_node_selector(sel, "status.allocation.nodeSelector") or false
+      if A.binding_conditions and has_binding_conditions(c.claim) then
+        local ready, failed = ready_for_binding(c.claim, c.name)
+        if failed or (not ready and self:binding_timed_out(c.claim, ls.now_ms())) then s.binding_stuck[i] = true end
+      end
     else
       if self.in_flight[c.uid] then
         return ls.unresolvable(fmt("resource claim %s/%s is in the process of being allocated", c.ns, c.name))
@@ -495,9 +615,10 @@ function P:pre_filter(state, pod)
       s.to_allocate[#s.to_allocate + 1] = prepared
     end
   end
-  if #s.to_allocate > 0 then
-    s.in_use = self:allocated_devices()
+  if #s.to_allocate > 0 or ext then
+    s.in_use, s.shared_use = self:allocated_devices()
     s.slices = A.gather_slices()
+    if next(s.slices.counters) ~= nil then s.counters_avail = A.available_counters(s.slices, s.in_use, s.shared_use) end
   end
   s.allocated_score = allocated_claims_score(claims)
   state.dynamic_resources = s
@@ -508,22 +629,31 @@ function P.clone_state(entry) return entry end
 
 -- ---- Filter -----------------------------------------------------------------
 
-function P:filter(state, _, node)
+function P:filter(state, pod, node)
   local s = state.dynamic_resources
   if s == nil then return nil end
   local n = node.node
+  local to_allocate, ext_status = E.node_claims(self, s, pod, node)
+  if to_allocate == nil then return ext_status end
   local unavailable = false
   for i in pairs(s.selectors) do
-    if not ls.node_selector_matches(s.selectors[i], n) then
+    local sel = s.selectors[i]
+    if sel and not ls.node_selector_matches(sel, n) then
+      s.unavailable[i] = true
+      unavailable = true
+    elseif s.binding_stuck[i] then
+      -- binding failed or timed out: PostFilter may deallocate it
       s.unavailable[i] = true
       unavailable = true
     end
   end
-  if #s.to_allocate > 0 then
-    local allocations, err = A.allocate(s, n, self.filter_timeout)
+  if #to_allocate > 0 then
+    local view = to_allocate == s.to_allocate and s or setmetatable({ to_allocate = to_allocate }, { __index = s })
+    local allocations, err = A.allocate(view, n, self.filter_timeout)
     if allocations == nil then return ls.error(err) end
     if allocations == false then return self.msg_cannot end
     s.node_allocations[n.name] = allocations
+    if to_allocate ~= s.to_allocate then s.node_lists[n.name] = to_allocate end
   end
   if unavailable then return self.msg_unavailable end
   return nil
@@ -540,12 +670,12 @@ function P:post_filter(state, pod)
   if not state.dynamic_resources_prefiltered then return self.msg_no_state end
   local s = state.dynamic_resources
   -- no claims, or PreFilter stopped before recording them
-  if s == nil or pod.n_resource_claims == 0 then return self.msg_no_claims end
+  if s == nil or (#s.claims == 0 and s.ext == nil) then return self.msg_no_claims end
   for i in pairs(s.unavailable) do
     local c = s.claims[i]
     if only_for(c.claim, pod) then
       local patch = { metadata = { resourceVersion = meta(c.claim).resourceVersion },
-                      status = { allocation = json.null, reservedFor = json.null } }
+                      status = { allocation = json.null, reservedFor = json.null, devices = json.null } }
       local err = ls.patch_status(c.obj, json.encode(patch))
       if err then return ls.error(err) end
       return self.msg_deallocated
@@ -586,19 +716,18 @@ end
 
 function P:reserve(state, _, node_name)
   local s = state.dynamic_resources
-  if s == nil or #s.to_allocate == 0 then return nil end
-  local allocations = s.node_allocations[ls.intern(node_name)]
+  if s == nil then return nil end
+  local node = ls.intern(node_name)
+  local list = s.node_lists[node] or s.to_allocate
+  if #list == 0 then return nil end
+  local allocations = s.node_allocations[node]
   if allocations == nil then return ls.error("claim allocation not found for node") end
   s.allocations = {}
-  for i, prep in ipairs(s.to_allocate) do
+  for i, prep in ipairs(list) do
     local a = A.result(prep, allocations[i], node_name)
-    local keys = {}
-    for _, r in ipairs(a.devices.results) do
-      if not r.adminAccess then keys[#keys + 1] = A.device_key(r.driver, r.pool, r.device) end
-    end
-    self.in_flight[prep.claim.uid] = keys
+    self.in_flight[prep.claim.uid] = a
     self.flight_version = self.flight_version + 1
-    s.allocations[prep.index] = a
+    if prep.index then s.allocations[prep.index] = a else s.ext_prep, s.ext_allocation = prep, a end
   end
   return nil
 end
@@ -608,6 +737,7 @@ function P:unreserve(state, pod)
   if s == nil then return end
   local uid = ls.str(pod.uid)
   self.flight_version = self.flight_version + 1
+  if s.ext_prep then self.in_flight[s.ext_prep.claim.uid] = nil end
   for _, c in ipairs(s.claims) do
     self.in_flight[c.uid] = nil
     local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
@@ -647,6 +777,16 @@ function P:bind_claim(s, i, pod)
     if allocated(t) then return fmt("claim %s/%s got allocated elsewhere in the meantime", c.ns, c.name) end
     status.allocation = allocation
   end
+  local alloc_now = status.allocation or (allocated(t) and t.status.allocation)
+  local stamped = alloc_now and alloc_now.allocationTimestamp ~= nil and alloc_now.allocationTimestamp ~= json.null
+  if alloc_now and A.binding_conditions and not stamped then
+    -- DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (on): the
+    -- time the allocation was recorded, from which bindingTimeout runs
+    local copy = {}
+    for k, v in pairs(alloc_now) do copy[k] = v end
+    copy.allocationTimestamp = B.time_text(self.wall_anchor_ms + ls.now_ms())
+    status.allocation = copy
+  end
   local reserved = json.array()
   for _, r in ipairs(reserved_for(t)) do reserved[#reserved + 1] = r end
   reserved[#reserved + 1] = { resource = "pods", name = ls.str(pod.name), uid = ls.str(pod.uid) }
@@ -668,6 +808,7 @@ end
 function P:pre_bind_pre_flight(state, pod)
   local s = state.dynamic_resources
   if s == nil then return ls.skip end
+  if s.ext_allocation then return nil end
   for _, c in ipairs(s.claims) do
     if not reserved_for_pod(c.claim, pod) then return nil end
   end
@@ -677,15 +818,41 @@ end
 function P:pre_bind(state, pod)
   local s = state.dynamic_resources
   if s == nil then return nil end
-  for i, c in ipairs(s.claims) do
-    if not reserved_for_pod(c.claim, pod) then
-      local err = self:bind_claim(s, i, pod)
-      self.in_flight[c.uid] = nil
-      self.flight_version = self.flight_version + 1
+  local now = ls.now_ms()
+  if s.bound_at == nil then
+    for i, c in ipairs(s.claims) do
+      if not reserved_for_pod(c.claim, pod) then
+        local err = self:bind_claim(s, i, pod)
+        self.in_flight[c.uid] = nil
+        self.flight_version = self.flight_version + 1
+        if err then return ls.error(err) end
+      end
+    end
+    if s.ext_allocation then
+      local err = E.bind(self, s, pod)
       if err then return ls.error(err) end
     end
+    s.bound_at = now
+    if not A.binding_conditions then return nil end
+    local wait = false
+    for _, c in ipairs(s.claims) do
+      local o = ls.find_object(CLAIMS, pod.ns, ls.intern(c.name))
+      local t = o and self:claim_table(o)
+      if t and has_binding_conditions(t) then wait = true end
+    end
+    if not wait then return nil end
+    s.next_poll = now
   end
-  return nil
+  if s.next_poll == nil then return nil end
+  -- wait.PollUntilContextTimeout(5 s, bindingTimeout, immediate): the claims
+  -- are checked when the pod gets here and every 5 s after, not in between
+  if now < s.next_poll then return ls.wait((s.next_poll - now) / 1000) end
+  if now >= s.bound_at + self.binding_timeout * 1000 then return ls.error("device binding timeout") end
+  local ready, err = self:pod_ready_for_binding(s, pod, now)
+  if ready == nil then return ls.error(err) end
+  if ready then return nil end
+  s.next_poll = now + BINDING_POLL_S * 1000
+  return ls.wait(BINDING_POLL_S)
 end
 
 -- ---- signature (OpportunisticBatching) ----------------------------------------

@@ -9,12 +9,23 @@
 local ls = require("luasched")
 local json = require("luasched.json")
 local cel = require("luasched.cel")
+local CAP = require("dynamic_resources_capacity")
 
 local SLICES = "resourceslices.v1.resource.k8s.io"
 local MAX_COUNT = 128            -- AllocationResultsMaxSize
+
+-- The beta gates of v1.37 (on by default); --feature-gates may turn them off:
+-- then, as upstream's allocator, devices consuming counters are never
+-- allocated, devices with binding conditions never selected, and
+-- allowMultipleAllocations and device capacity are not looked at.
+local PARTITIONABLE = ls.feature_enabled("DRAPartitionableDevices")
+local CONSUMABLE = ls.feature_enabled("DRAConsumableCapacity")
+local BINDING = ls.feature_enabled("DRADeviceBindingConditions")
 local fmt = string.format
 
 local M = {}
+M.consumable_capacity, M.binding_conditions = CONSUMABLE, BINDING
+M.capacity = CAP   -- its capacity, counter and constraint checks (the test kit reads them)
 local NO_TAINTS = {}
 
 local function meta(t) return t.metadata or {} end
@@ -72,10 +83,17 @@ local function slice_entry(t, name)
   end
   if spec.perDeviceNodeSelection ~= true then
     for _, d in ipairs(spec.devices or {}) do
-      local cc = d.consumesCounters
-      if cc == nil or cc == json.null or #cc == 0 then
+      local cap = d.capacity
+      if cap == json.null or (cap ~= nil and next(cap) == nil) or not CONSUMABLE then cap = nil end
+      local bc, bfc = d.bindingConditions, d.bindingFailureConditions
+      bc = (bc ~= nil and bc ~= json.null and #bc > 0) and bc or nil
+      local consumes = CAP.counter_consumption(d)
+      if (PARTITIONABLE or consumes == nil) and (BINDING or bc == nil) then
         entry.devices[#entry.devices + 1] = { name = d.name, raw = d, taints = d.taints or NO_TAINTS,
-          key = M.device_key(entry.driver, entry.pool, d.name), slice = entry }
+          key = M.device_key(entry.driver, entry.pool, d.name), slice = entry,
+          multi = CONSUMABLE and d.allowMultipleAllocations == true, capacity = cap, consumes = consumes,
+          binding = bc, binding_failure = (bfc ~= nil and bfc ~= json.null and #bfc > 0) and bfc or nil,
+          binds_to_node = d.bindsToNode == true }
       end
     end
   end
@@ -100,18 +118,26 @@ function M.gather_slices()
     if gen > p.gen then p.gen, p.slices, p.count = gen, {}, pool.resourceSliceCount or 1 end
     if gen == p.gen then p.slices[#p.slices + 1] = { t = t, name = meta(t).name or "" } end
   end
-  local slices = {}
-  for _, p in pairs(pools) do
+  local slices, counters = {}, {}
+  for key, p in pairs(pools) do
     if #p.slices >= p.count then
-      for _, s in ipairs(p.slices) do slices[#slices + 1] = s end
+      local sets = {}
+      for _, s in ipairs(p.slices) do
+        slices[#slices + 1] = s
+        -- 1.35+: a pool's counter sets may sit in any of its slices
+        CAP.add_counter_sets(sets, s.t.spec.sharedCounters)
+      end
+      counters[key] = sets
     end
   end
   -- 1.36: slices in name order, so allocation priority follows names.
   table.sort(slices, function(a, b) return a.name < b.name end)
-  local out = { by_node = {}, shared = {} }
+  local out = { by_node = {}, shared = {}, by_key = {}, counters = counters }
   for _, s in ipairs(slices) do
     local entry = slice_entry(s.t, s.name)
     out[#out + 1] = entry
+    entry.pool_key = entry.driver .. "/" .. entry.pool
+    for _, d in ipairs(entry.devices) do out.by_key[d.key] = d end
     local node_name = entry.node_name
     if node_name ~= nil and node_name ~= json.null then
       local list = out.by_node[node_name]
@@ -125,11 +151,50 @@ function M.gather_slices()
   return out
 end
 
-function M.add_allocated(set, allocation)
+--- Adds an allocation's devices to `set` (key -> true: allocated to this
+--- claim alone) and its shares of devices that allow multiple allocations
+--- to `shared` (key -> capacity name -> milli consumed): upstream's
+--- AllocatedDevices and AggregatedCapacity. Admin access takes nothing.
+function M.add_allocated(set, allocation, shared)
   local results = ((allocation or {}).devices or {}).results or {}
   for _, r in ipairs(results) do
-    if r.adminAccess ~= true then set[M.device_key(r.driver, r.pool, r.device)] = true end
+    local key = M.device_key(r.driver, r.pool, r.device)
+    if r.shareID ~= nil and r.shareID ~= json.null then
+      if shared then
+        local u = shared[key] or {}
+        shared[key] = u
+        CAP.usage_of_result(r.driver, r.consumedCapacity, u)
+      end
+    elseif r.adminAccess ~= true then
+      set[key] = true
+    end
   end
+end
+
+--- The counters left in each pool once the allocated devices took theirs
+--- (checkAvailableCounters' first part): pool key -> set -> counter -> milli.
+function M.available_counters(slices, in_use, shared_use)
+  local avail = {}
+  for key, sets in pairs(slices.counters) do
+    local a = {}
+    for set, counters in pairs(sets) do
+      a[set] = {}
+      for name, v in pairs(counters) do a[set][name] = v end
+    end
+    avail[key] = a
+  end
+  local function subtract(k)
+    local dev = slices.by_key[k]
+    if dev and dev.consumes then
+      local a = avail[dev.slice.pool_key]
+      for _, c in ipairs(dev.consumes) do
+        if a[c.set] and a[c.set][c.counter] then a[c.set][c.counter] = a[c.set][c.counter] - c.milli end
+      end
+    end
+  end
+  for k in pairs(in_use) do subtract(k) end
+  for k in pairs(shared_use) do if not in_use[k] then subtract(k) end end
+  return avail
 end
 
 
@@ -199,7 +264,10 @@ local function matches(req, dev)
   return m[1]
 end
 
--- Candidates of one request alternative on the node, or nil and an error.
+-- Candidates of one request alternative on the node, or nil and an error:
+-- the devices its selectors match that no taint keeps from it and that are
+-- not allocated to another claim (what may still change during the search,
+-- counters, capacity and constraints, is checked by `take`).
 local function candidates(alt, devices, in_use)
   local out = {}
   for _, dev in ipairs(devices) do
@@ -213,11 +281,67 @@ local function candidates(alt, devices, in_use)
 end
 
 local Timeout = {}
+local EMPTY = {}
+local PLAIN = {}   -- what take records for a device without counters or capacity (read-only)
+
+-- Tries to take the device for the slot (upstream's allocateDevice): not in
+-- use (unless admin access or the device allows multiple allocations), the
+-- pool's shared counters not exceeded, the claim's constraints kept, the
+-- requested capacity within what is left. Returns what `give` needs to undo
+-- it, or nil.
+local function take(ctx, slot, dev)
+  local alt = slot.alt
+  if not alt.admin and not dev.multi and ctx.taken[dev.key] then return nil end
+  local counted = false
+  if dev.consumes and not (dev.multi and (ctx.shared_use[dev.key] or (ctx.share_n[dev.key] or 0) > 0)) then
+    local pool = dev.slice.pool_key
+    local taking = ctx.taking[pool]
+    if taking == nil then taking = {}; ctx.taking[pool] = taking end
+    if not CAP.take_counters(dev.consumes, ctx.avail[pool] or EMPTY, taking) then return nil end
+    counted = true
+  end
+  local cons = ctx.cons
+  if #cons > 0 and not CAP.constraints_add(cons, alt.base, alt.full, dev) then
+    if counted then CAP.give_counters(dev.consumes, ctx.taking[dev.slice.pool_key]) end
+    return nil
+  end
+  local consumed
+  if dev.capacity or alt.capacity then
+    consumed = CAP.consume(dev, alt.capacity, dev.multi and ctx.shared_use[dev.key], dev.multi and ctx.sharing[dev.key])
+    if consumed == nil then
+      if #cons > 0 then CAP.constraints_remove(cons, alt.base, alt.full) end
+      if counted then CAP.give_counters(dev.consumes, ctx.taking[dev.slice.pool_key]) end
+      return nil
+    end
+  end
+  if dev.multi then
+    local u = ctx.sharing[dev.key]
+    if u == nil then u = {}; ctx.sharing[dev.key] = u end
+    CAP.add_usage(u, consumed or EMPTY, 1)
+    ctx.share_n[dev.key] = (ctx.share_n[dev.key] or 0) + 1
+  elseif not alt.admin then
+    ctx.taken[dev.key] = true
+  end
+  if not counted and consumed == nil then return PLAIN end
+  return { counted = counted, consumed = consumed }
+end
+
+local function give(ctx, slot, dev, info)
+  local alt = slot.alt
+  if dev.multi then
+    CAP.add_usage(ctx.sharing[dev.key], info.consumed or EMPTY, -1)
+    ctx.share_n[dev.key] = ctx.share_n[dev.key] - 1
+  elseif not alt.admin then
+    ctx.taken[dev.key] = nil
+  end
+  if #ctx.cons > 0 then CAP.constraints_remove(ctx.cons, alt.base, alt.full) end
+  if info.counted then CAP.give_counters(dev.consumes, ctx.taking[dev.slice.pool_key]) end
+end
 
 -- Backtracking over the slots (one per device to pick). Returns true when
--- every slot got a distinct free device: devs[k] (its position in the
--- slot's candidates in pos[k]).
-local function search(slots, k, taken, devs, pos, budget)
+-- every slot got a device: devs[k] (its position in the slot's candidates in
+-- pos[k], what take recorded in infos[k]).
+local function search(ctx, slots, k, devs, pos, infos, budget)
   if k > #slots then return true end
   budget.steps = budget.steps + 1
   if budget.steps % 256 == 0 and budget.deadline and os.clock() > budget.deadline then error(Timeout) end
@@ -227,14 +351,14 @@ local function search(slots, k, taken, devs, pos, budget)
   local first = slot.prev_same and pos[k - 1] + 1 or 1
   for i = first, #cands do
     local dev = cands[i]
-    if slot.admin or not taken[dev.key] then
-      if not slot.admin then taken[dev.key] = true end
-      devs[k], pos[k] = dev, i
-      if search(slots, k + 1, taken, devs, pos, budget) then return true end
-      if not slot.admin then taken[dev.key] = nil end
+    local info = take(ctx, slot, dev)
+    if info then
+      devs[k], pos[k], infos[k] = dev, i, info
+      if search(ctx, slots, k + 1, devs, pos, infos, budget) then return true end
+      give(ctx, slot, dev, info)
     end
   end
-  devs[k], pos[k] = nil, nil
+  devs[k], pos[k], infos[k] = nil, nil, nil
   return false
 end
 
@@ -255,26 +379,26 @@ end
 
 -- Tries the alternatives of requests r.. in order (firstAvailable), the
 -- earlier ones fixed in `choice`.
-local function try_alternatives(requests, r, choice, cands_of, taken, budget)
+local function try_alternatives(ctx, requests, r, choice, cands_of, budget)
   if r > #requests then
     local slots = slots_for(choice, cands_of)
     if not slots then return nil end
-    local devs, pos = {}, {}
-    if search(slots, 1, taken, devs, pos, budget) then return slots, devs end
+    local devs, pos, infos = {}, {}, {}
+    if search(ctx, slots, 1, devs, pos, infos, budget) then return slots, devs, infos end
     return nil
   end
   for _, alt in ipairs(requests[r].alts) do
     choice[r] = alt
-    local slots, devs = try_alternatives(requests, r + 1, choice, cands_of, taken, budget)
-    if slots then return slots, devs end
+    local slots, devs, infos = try_alternatives(ctx, requests, r + 1, choice, cands_of, budget)
+    if slots then return slots, devs, infos end
   end
   choice[r] = nil
   return nil
 end
 
-local function node_selector_for(node_name, used_slices)
+local function node_selector_for(node_name, used_slices, pinned)
   for _, slice in ipairs(used_slices) do
-    if slice.node_name ~= nil and slice.node_name ~= json.null then
+    if pinned or (slice.node_name ~= nil and slice.node_name ~= json.null) then
       return { nodeSelectorTerms = json.array { { matchFields = json.array {
         { key = "metadata.name", operator = "In", values = json.array { node_name } } } } } }
     end
@@ -285,18 +409,40 @@ local function node_selector_for(node_name, used_slices)
   return nil
 end
 
+-- A share's ID (upstream GenerateNewShareID draws a random one): derived
+-- from the claim, the device and the result's index, so a replay writes the
+-- same IDs.
+local function share_id(claim_uid, key, k)
+  local h = 5381
+  for _, s in ipairs({ claim_uid, key, tostring(k) }) do
+    for i = 1, #s do h = (h * 33 + s:byte(i)) % 2147483647 end
+  end
+  return string.format("%08x", h)
+end
+
 --- The allocation result in API form of one claim's search (M.allocate's
---- entry for the claim) on the node: devices.results, devices.config and the
---- nodeSelector.
+--- entry for the claim) on the node: devices.results (with the consumed
+--- capacity and share ID of a device allowing multiple allocations, and the
+--- device's binding conditions), devices.config and the nodeSelector.
 function M.result(prep, found, node_name)
-  local slots, devs = found.slots, found.devs
-  local results, used, used_classes = json.array(), {}, {}
+  local slots, devs, infos = found.slots, found.devs, found.infos or EMPTY
+  local results, used, used_classes, pinned = json.array(), {}, {}, false
   for k, slot in ipairs(slots) do
     local dev = devs[k]
     local r = { request = slot.alt.name, driver = dev.slice.driver, pool = dev.slice.pool, device = dev.name }
     if slot.alt.admin then r.adminAccess = true end
     local tols = slot.alt.tolerations
     if #tols > 0 then r.tolerations = tols end
+    if dev.multi then
+      r.shareID = share_id(prep.claim.uid, dev.key, k)
+      local consumed = infos[k] and infos[k].consumed
+      if consumed and next(consumed) ~= nil then r.consumedCapacity = CAP.consumed_result(consumed) end
+    end
+    if dev.binding then
+      r.bindingConditions = dev.binding
+      if dev.binding_failure then r.bindingFailureConditions = dev.binding_failure end
+    end
+    pinned = pinned or dev.binds_to_node
     results[#results + 1] = r
     used[#used + 1] = dev.slice
     used_classes[slot.alt.class_name] = used_classes[slot.alt.class_name] or { slot.alt, {} }
@@ -312,14 +458,31 @@ function M.result(prep, found, node_name)
   for _, c in ipairs(configs_of(prep.configs, "FromClaim", nil)) do config[#config + 1] = c end
   local devices = { results = results }
   if #config > 0 then devices.config = config end
-  return { devices = devices, nodeSelector = node_selector_for(node_name, used) }
+  return { devices = devices, nodeSelector = node_selector_for(node_name, used, pinned) }
 end
 
--- Allocates every claim of the pod on the node: a list of allocations (in
--- to_allocate order), false when impossible, or nil and an error text.
--- Allocates every claim of the pod on the node, one claim after the other:
--- per claim { slots, devs } (M.result makes the API form), false when
--- impossible, or nil and an error text.
+local function new_context(s)
+  return { in_use = s.in_use, shared_use = s.shared_use or EMPTY, avail = s.counters_avail or EMPTY,
+           taken = {}, sharing = {}, share_n = {}, taking = {}, cons = EMPTY }
+end
+
+-- The one-device path's search state, reused (emptied) from call to call:
+-- it tries devices until one fits, so it never undoes more than one take.
+local scratch = { taken = {}, sharing = {}, share_n = {}, taking = {}, cons = EMPTY }
+
+local function clear(t) for k in pairs(t) do t[k] = nil end end
+
+local function scratch_context(s)
+  scratch.in_use, scratch.shared_use, scratch.avail = s.in_use, s.shared_use or EMPTY, s.counters_avail or EMPTY
+  clear(scratch.taken); clear(scratch.sharing); clear(scratch.share_n); clear(scratch.taking)
+  return scratch
+end
+
+local function start_claim(ctx, prep)
+  ctx.cons = prep.constraints or EMPTY
+  for _, c in ipairs(ctx.cons) do c.values = {} end
+end
+
 -- The usual claim: one request for one device. Returns the allocator's
 -- entry list, false when no device fits, nil and an error, or nil, nil when
 -- the claims are not of that shape.
@@ -329,6 +492,12 @@ local function allocate_single(s, node)
   local alt = prep.requests[1].alts[1]
   if alt.mode ~= "ExactCount" or alt.count ~= 1 then return nil end
   local in_use = s.in_use
+  prep.single_slots = prep.single_slots or { { alt = alt, admin = alt.admin } }
+  local slot = prep.single_slots[1]
+  -- one device for one request: a plain device (no counters, no capacity,
+  -- not shared) with no constraint to keep needs no search state
+  local simple = prep.constraints == nil and alt.capacity == nil
+  local ctx
   local function scan(slices, check_node)
     for _, slice in ipairs(slices) do
       if not check_node or slice_on_node(slice, node) then
@@ -336,21 +505,28 @@ local function allocate_single(s, node)
           if (alt.admin or not in_use[dev.key]) and not blocked_by_taint(dev, alt.tolerations) then
             local ok, err = matches(alt, dev)
             if ok == nil then return nil, err end
-            if ok then return dev end
+            if ok then
+              if simple and not dev.consumes and not dev.capacity and not dev.multi then return dev, PLAIN end
+              if ctx == nil then ctx = scratch_context(s); start_claim(ctx, prep) end
+              local info = take(ctx, slot, dev)
+              if info then return dev, info end
+            end
           end
         end
       end
     end
     return false
   end
-  local dev, err = scan(s.slices.by_node[ls.str(node.name)] or NO_TAINTS, false)
-  if dev == false then dev, err = scan(s.slices.shared, true) end
-  if dev == nil then return nil, err end
+  local dev, info = scan(s.slices.by_node[ls.str(node.name)] or NO_TAINTS, false)
+  if dev == false then dev, info = scan(s.slices.shared, true) end
+  if dev == nil then return nil, info end
   if dev == false then return false end
-  prep.single_slots = prep.single_slots or { { alt = alt, admin = alt.admin } }
-  return { { slots = prep.single_slots, devs = { dev } } }
+  return { { slots = prep.single_slots, devs = { dev }, infos = { info } } }
 end
 
+--- Allocates every claim of the pod on the node, one claim after the other:
+--- per claim { slots, devs, infos } (M.result makes the API form), false
+--- when impossible, or nil and an error text.
 function M.allocate(s, node, filter_timeout)
   local single, single_err = allocate_single(s, node)
   if single ~= nil then return single end
@@ -364,7 +540,7 @@ function M.allocate(s, node, filter_timeout)
       for _, d in ipairs(slice.devices) do devices[#devices + 1] = d end
     end
   end
-  local taken = {}
+  local ctx = new_context(s)
   local budget = { steps = 0, deadline = filter_timeout > 0 and os.clock() + filter_timeout or nil }
   local out = {}
   for i, prep in ipairs(s.to_allocate) do
@@ -377,13 +553,14 @@ function M.allocate(s, node, filter_timeout)
         cands_of[r][alt] = c
       end
     end
-    local ok, slots, devs = pcall(try_alternatives, prep.requests, 1, {}, cands_of, taken, budget)
+    start_claim(ctx, prep)
+    local ok, slots, devs, infos = pcall(try_alternatives, ctx, prep.requests, 1, {}, cands_of, budget)
     if not ok then
       if slots == Timeout then return nil, "timed out trying to allocate devices" end
       error(slots, 0)
     end
     if not slots then return false end
-    out[i] = { slots = slots, devs = devs }
+    out[i] = { slots = slots, devs = devs, infos = infos }
   end
   return out
 end

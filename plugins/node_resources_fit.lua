@@ -225,11 +225,20 @@ local function prefilter_state(self, pod)
     ephemeral = tonumber(req.ephemeral_storage),
     n = 0, slots = {}, reqs = {},
   }
+  local classes
   for slot = FIRST_SCALAR, ls.resource_count() - 1 do
     local r = tonumber(req.v[slot])
     if r ~= 0 and not ignored_slot(self, slot) then
       s.n = s.n + 1
       s.slots[s.n], s.reqs[s.n] = slot, r
+      -- DRAExtendedResource (GA, locked): a resource a DeviceClass maps is
+      -- DynamicResources' to check on a node that does not advertise it
+      -- (loaded on the first pod that asks for an extended resource)
+      classes = classes or require("dynamic_resources_extended").class_mapping()
+      if classes[ls.resource_name(slot)] then
+        s.dra = s.dra or {}
+        s.dra[s.n] = true
+      end
     end
   end
   return s
@@ -299,12 +308,12 @@ function P:filter(state, pod, ni)
         if r > a then unresolvable = 1 end
       end
     end
-    local slots, reqs = s.slots, s.reqs
+    local slots, reqs, dra = s.slots, s.reqs, s.dra
     for k = 1, s.n do
       local slot = slots[k]
       r = reqs[k]
       local a = tonumber(alloc.v[slot])
-      if r > a - tonumber(used.v[slot]) then
+      if r > a - tonumber(used.v[slot]) and not (dra and dra[k] and a == 0) then
         mask = mask + POW2[slot]
         if r > a then unresolvable = 1 end
       end

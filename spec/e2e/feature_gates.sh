@@ -64,7 +64,7 @@ refused AllBeta true "it would turn on every beta gate, GenericWorkload and othe
 refused SchedulerAsyncPreemption false "luasched has only asynchronous preemption (victims deleted after the cycle, the preemptor waiting), not the synchronous one"
 refused SchedulerAsyncAPICalls true "the API call dispatcher (merged calls) is not implemented; luasched's writer pool sends each call"
 refused InPlacePodLevelResourcesVerticalScaling false "luasched always accounts resized pod-level resources as v1.37 does"
-for g in DRAConsumableCapacity DRAPartitionableDevices DRADeviceBindingConditions DRADeviceTaints DRADeviceTaintRules; do
+for g in DRADeviceTaints DRADeviceTaintRules; do
   refused $g false "$DRA"
 done
 for g in GenericWorkload TopologyAwareWorkloadScheduling CompositePodGroup PodGroupPreemptionPolicy DRAWorkloadResourceClaims; do
@@ -78,6 +78,21 @@ done
 
 # ---- gates whose earlier behaviour luasched implements
 sim_json() { timeout 60 "$BIN" simulate "$@" --output json 2>/dev/null; }
+
+# The DRA beta gates off (upstream's allocator without them): spec/scenarios' DRA scenarios.
+outcomes() { sim_json "spec/scenarios/dynamic_resources-$1.yaml" --feature-gates="$2=false" |
+  jq -r '.pods[] | "\(.name) \(.node // .attempts[0].message)"'; }
+# DRAConsumableCapacity=false: a request with capacity is an Error; gpu-0 is an ordinary device,
+# which p2 (no capacity asked) takes whole.
+expect_eq "DRAConsumableCapacity=false" "$(outcomes consumable-capacity DRAConsumableCapacity | sed 's/ (plugins.*//' | sed -n '1,2p')" \
+  'p1 running PreFilter plugin "DynamicResources": claim default/c1, request gpu: has capacity requests, but the DRAConsumableCapacity feature is disabled
+p2 node-a'
+# DRAPartitionableDevices=false: the partitions consume counters, so none is ever allocated.
+expect_eq "DRAPartitionableDevices=false" "$(outcomes partitionable-counters DRAPartitionableDevices | cut -d' ' -f2- | sort -u)" \
+  "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+# DRADeviceBindingConditions=false: devices with binding conditions are never selected.
+expect_eq "DRADeviceBindingConditions=false" "$(outcomes binding-conditions DRADeviceBindingConditions | cut -d' ' -f2- | sort -u)" \
+  "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 
 # OpportunisticBatching=false: no hint ever (bench/batching_profile.yaml is the
 # default profile without PodTopologySpread's system defaults, so identical

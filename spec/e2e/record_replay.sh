@@ -143,6 +143,18 @@ expect_eq "the provisioned volumes are timeline steps" \
   "$(sed -n '/^kind: Timeline/,/^---/p' "$T" | grep '"create"' | grep -c '"kind":"PersistentVolume"')" "2"
 expect_eq "the claims' allocations are timeline steps" \
   "$(sed -n '/^kind: Timeline/,/^---/p' "$T" | grep '"update"' | grep -c '"kind":"ResourceClaim"')" "2"
+# v1.37 DRA fields survive the served API, the watch and the recording: the shared device
+# (allowMultipleAllocations, capacity) and gpu-a's share of it (8Gi of gpu-0's 16Gi, a shareID);
+# gpu-b asks no capacity, so it would consume all 16Gi of gpu-0 and gets gpu-1.
+expect_contains "the recording holds the shared device" "$(grep -o '"allowMultipleAllocations":true' "$T" | head -1)" \
+  '"allowMultipleAllocations":true'
+expect_contains "the recording holds gpu-a's share" \
+  "$(sed -n '/^kind: Timeline/,/^---/p' "$T" | grep '"update"' | grep '"name":"gpu-a"' | grep -o '"consumedCapacity":{"memory":"8Gi"},"device":"gpu-0"' | head -1)" \
+  '"consumedCapacity":{"memory":"8Gi"},"device":"gpu-0"'
+expect_contains "gpu-b gets the other GPU" \
+  "$(sed -n '/^kind: Timeline/,/^---/p' "$T" | grep '"update"' | grep '"name":"gpu-b"' | grep -o '"device":"gpu-[01]"' | head -1)" \
+  '"device":"gpu-1"'
+
 out=$(timeout 120 "$BIN" simulate "$T" --config profiles/examples/gang-scheduling.yaml --seed 7 2>&1)
 expect_eq "replay (mixed): exit 0" "$?" "0"
 expect_contains "replay (mixed): agreement on every binding" "$out" \

@@ -161,6 +161,11 @@ uint64_t ls_cycle_now_ms(const ls_cycle *cycle);
  * change comes back as the object's update event. 0, or -1 with errbuf filled. */
 int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str name, const char *patch,
                           char *errbuf, size_t errlen);
+/* An API create of a PreBind plugin (DynamicResources' claim for a pod's
+ * extended resources): the object's JSON (metadata.generateName allowed); its
+ * name in name_out. 0, or -1 with errbuf filled. */
+int ls_cycle_create_object(const ls_cycle *cycle, const char *json, char *name_out, size_t name_cap, char *errbuf,
+                           size_t errlen);
 /* Makes room for n PreFilter node names in cycle->prefilter_nodes. */
 void ls_cycle_prefilter_reserve(ls_cycle *cycle, uint32_t n);
 /* Preemption's extender step (upstream's callExtenders): how many HTTP

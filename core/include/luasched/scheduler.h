@@ -89,6 +89,11 @@ typedef struct ls_sched_source {
      * patch on one object of `kind` (ns 0 when cluster-scoped). The change
      * comes back as the object's update event, possibly synchronously. */
     bool (*patch_object)(void *ud, ls_str kind, ls_str ns, ls_str name, const char *merge_patch, ls_error *err);
+    /* Optional: a plugin's API create (DynamicResources' PreBind creating the
+     * claim of a pod's extended resources): the object's JSON, whose
+     * metadata may give generateName instead of a name; the created name in
+     * name_out. The object comes back as an add event, possibly synchronously. */
+    bool (*create_object)(void *ud, const char *json, char *name_out, size_t name_cap, ls_error *err);
 } ls_sched_source;
 
 typedef struct ls_sched_options {

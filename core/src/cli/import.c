@@ -6,7 +6,8 @@
  * the order the FGD paper's simulator schedules them (creation time, then
  * name). The CSV reading and the inflation rule are in import_openb.c; the
  * form of a GPU node and a GPU pod (extended resources, annotations, the
- * model label) in import_openb.h, documented in docs/policy-lab/gpu-sharing.md.
+ * model label) in import_openb.h, documented in docs/policy-lab/gpu-sharing.md;
+ * with --as-dra the GPUs are DRA devices and claims (import_openb_dra.c).
  */
 #include "cli/cli.h"
 #include "cli/import_openb.h"
@@ -19,7 +20,7 @@
 static void import_usage(FILE *out)
 {
     fprintf(out,
-            "usage: luasched import openb NODES.csv PODS.csv [--inflate R] [--seed N] [-o OUT]\n"
+            "usage: luasched import openb NODES.csv PODS.csv [--inflate R] [--seed N] [--as-dra] [-o OUT]\n"
             "\n"
             "Writes a luasched trace (a JSON List: the nodes, then a Timeline creating one pod per task,\n"
             "1 ms apart, in creation-time order) from the openb GPU-sharing trace (alibaba/clusterdata,\n"
@@ -30,6 +31,9 @@ static void import_usage(FILE *out)
             "                GPUs, sampling extra tasks from the trace (the FGD paper's workload tuning;\n"
             "                default 1.3; 0 keeps the trace as it is)\n"
             "  --seed N      the sampling seed (default 42, the paper's first seed)\n"
+            "  --as-dra      GPUs as DRA devices with consumable capacity (a DeviceClass, a ResourceSlice\n"
+            "                per GPU node, a ResourceClaim per GPU task) instead of open-gpu-share's\n"
+            "                extended resources\n"
             "  -o, --out F   write to F instead of standard output\n"
             "  -h, --help    this help\n");
 }
@@ -38,6 +42,7 @@ typedef struct import_opts {
     const char *nodes, *pods, *out;
     double inflate;
     uint64_t seed;
+    bool as_dra;
 } import_opts;
 
 static int parse_import(int argc, char **argv, import_opts *o)
@@ -45,6 +50,7 @@ static int parse_import(int argc, char **argv, import_opts *o)
     static const struct option longopts[] = {
         {"inflate", required_argument, NULL, 'i'}, {"seed", required_argument, NULL, 's'},
         {"out", required_argument, NULL, 'o'},     {"help", no_argument, NULL, 'h'},
+        {"as-dra", no_argument, NULL, 'd'},
         {NULL, 0, NULL, 0},
     };
     *o = (import_opts){.inflate = 1.3, .seed = 42};
@@ -69,6 +75,7 @@ static int parse_import(int argc, char **argv, import_opts *o)
             }
             break;
         case 'o': o->out = optarg; break;
+        case 'd': o->as_dra = true; break;
         case 'h': import_usage(stdout); return -1;
         default: import_usage(stderr); return LS_EXIT_USAGE;
         }
@@ -110,7 +117,7 @@ int ls_cli_import(int argc, char **argv)
         openb_free(&t);
         return LS_EXIT_USAGE;
     }
-    bool ok = openb_write(&t, out);
+    bool ok = o.as_dra ? openb_write_dra(&t, out) : openb_write(&t, out);
     if (o.out && fclose(out) != 0)
         ok = false;
     if (!ok) {

@@ -492,7 +492,7 @@ static uint32_t typical_shapes(const openb_trace *t, openb_shape **out, uint32_t
     return keep;
 }
 
-static void write_typical_pods(const openb_trace *t, FILE *out)
+void openb_write_typical_pods(const openb_trace *t, FILE *out)
 {
     openb_shape *s;
     uint32_t covered, n = typical_shapes(t, &s, &covered);
@@ -559,7 +559,7 @@ bool openb_write(const openb_trace *t, FILE *out)
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
     for (uint32_t i = 0; i < t->n_nodes; i++)
         write_node(&t->nodes[i], out);
-    write_typical_pods(t, out);
+    openb_write_typical_pods(t, out);
     fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"Timeline\",\"steps\":[\n");
     for (uint32_t i = 0; i < t->n_tasks; i++) {
         write_task(&t->tasks[i], i + 1, out);

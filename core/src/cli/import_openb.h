@@ -53,6 +53,10 @@ bool openb_read(openb_trace *t, const char *nodes_csv, const char *pods_csv, ls_
 /* The paper's workload tuning to ratio x the cluster's GPU milli (0: none). */
 void openb_tune(openb_trace *t, double ratio, uint64_t seed);
 bool openb_write(const openb_trace *t, FILE *out);
+/* The same trace with the GPUs as DRA devices (import_openb_dra.c, --as-dra). */
+bool openb_write_dra(const openb_trace *t, FILE *out);
+/* The TypicalPodSet item (FGD's typical pods), shared by both writers. */
+void openb_write_typical_pods(const openb_trace *t, FILE *out);
 void openb_free(openb_trace *t);
 
 /* The seeded generator the tuning samples with (splitmix64): uniform in [0, n). */

@@ -466,6 +466,18 @@ static bool source_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, c
     return true;
 }
 
+/* A plugin's create (DynamicResources' claim for a pod's extended resources):
+ * not carried from the worker to the API server yet. */
+static bool source_create_object(void *ud, const char *json, char *name_out, size_t name_cap, ls_error *err)
+{
+    (void)ud;
+    (void)json;
+    (void)name_out;
+    (void)name_cap;
+    return ls_errorf(err, "creating objects from a plugin is not implemented against an API server "
+                          "(luasched simulate's embedded cluster does it)");
+}
+
 static uint64_t failure_hash(const char *reason, const char *message, ls_str nominated)
 {
     uint64_t h = 1469598103934665603ull ^ nominated;
@@ -627,6 +639,7 @@ ls_sched_source ls_kcluster_source(ls_kcluster *kc)
 {
     return (ls_sched_source){.ud = kc, .bind = source_bind, .on_attempt = source_on_attempt,
                              .patch_status = source_patch_status, .patch_object = source_patch_object,
+                             .create_object = source_create_object,
                              .advance_to = source_advance_to, .preempt = source_preempt, .wait = source_wait,
                              .clear_nomination = source_clear_nomination, .nominate = source_nominate};
 }

@@ -25,6 +25,9 @@ static const char *refusal_of(ls_feature_gate g)
     case LS_FG_DRASchedulerFilterTimeout:       /* dynamic_resources.lua: no filterTimeout */
     case LS_FG_VolumeLimitScaling:              /* node_volume_limits.lua: no preventPodSchedulingIfMissing */
     case LS_FG_PodLevelResources:               /* decode_containers.c: pod-level resources not read */
+    case LS_FG_DRAConsumableCapacity:           /* dynamic_resources_allocator.lua: no shared devices, */
+    case LS_FG_DRAPartitionableDevices:         /*  no counter-consuming devices, no devices with */
+    case LS_FG_DRADeviceBindingConditions:      /*  binding conditions, no PreBind wait */
     case LS_FG_MatchLabelKeysInPodTopologySpread: /* decode.c: a spread constraint's matchLabelKeys not read */
         return "";
     case LS_FG_AllAlpha:
@@ -38,9 +41,6 @@ static const char *refusal_of(ls_feature_gate g)
         return "the API call dispatcher (merged calls) is not implemented; luasched's writer pool sends each call";
     case LS_FG_InPlacePodLevelResourcesVerticalScaling:
         return "luasched always accounts resized pod-level resources as v1.37 does";
-    case LS_FG_DRAConsumableCapacity:
-    case LS_FG_DRAPartitionableDevices:
-    case LS_FG_DRADeviceBindingConditions:
     case LS_FG_DRADeviceTaints:
     case LS_FG_DRADeviceTaintRules:
         return "luasched's DynamicResources allocator has only the v1.37 behaviour";

@@ -144,6 +144,28 @@ int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str 
     return ok ? 0 : -1;
 }
 
+int ls_cycle_create_object(const ls_cycle *cycle, const char *json, char *name_out, size_t name_cap, char *errbuf,
+                           size_t errlen)
+{
+    ls_attempt_state *a = cycle ? cycle->owner : NULL;
+    ls_sched_env *e = a ? a->env : NULL;
+    if (!e || !e->src->create_object) {
+        snprintf(errbuf, errlen, "no cluster is attached to create objects in");
+        return -1;
+    }
+    if (!ls_env_plugin_write(e, errbuf, errlen))
+        return -1;
+    ls_error err;
+    ls_critical_enter();
+    ls_env_begin_deferral(e);
+    bool ok = e->src->create_object(e->src->ud, json, name_out, name_cap, &err);
+    ls_env_end_deferral(e);
+    ls_critical_leave();
+    if (!ok)
+        snprintf(errbuf, errlen, "%s", err.msg);
+    return ok ? 0 : -1;
+}
+
 /* The waiting pods a plugin sees are its own profile's (profile: its
  * schedulerName): a plugin of one profile neither lists, allows nor rejects
  * the pods waiting in another profile's Permit. */

@@ -70,6 +70,7 @@ struct ls_cluster {
     void *observer_ud;
     bool admitted;
     char *warning;             /* the first timeline step that could not be applied */
+    uint32_t generated;        /* names made from generateName by a plugin's create */
     ls_vec input_warnings;     /* char *: what the files' Pods and Nodes say wrong (cluster_input.c) */
     ls_vec load_errors;        /* char *: every error of the last load, up to MAX_LOAD_ERRORS */
     bool strict;               /* input warnings are errors */
@@ -822,10 +823,38 @@ static bool within_api_limits(const cJSON *json, ls_str kind, ls_str name, ls_er
 
 /* A plugin's API write (VolumeBinding's PreBind): the merge patch, then the
  * PV controller's answer, as the API server and kube-controller-manager would. */
+static bool keep_version(cJSON **kept, cJSON *json, bool applied);
+
+/* A plugin's patch of a pod (DynamicResources' status.extendedResourceClaimStatus). */
+static bool patch_pod(ls_cluster *c, ls_str ns, ls_str name, const char *patch, ls_error *err)
+{
+    ls_sim_pod *sp = find_pod(c, ns, name);
+    if (!sp || sp->outcome == LS_POD_DELETED)
+        return ls_errorf(err, "pods \"%s\" not found", ls_str_get(name));
+    cJSON *body = cJSON_Parse(patch);
+    if (!body)
+        return ls_errorf(err, "the patch of pod %s is not valid JSON", ls_str_get(name));
+    if (!sp->json) {
+        /* Without a Timeline the cluster keeps no pod JSON (nothing could
+         * change it), only the decoded pod, which holds none of the status a
+         * plugin writes (status.extendedResourceClaimStatus): the write is
+         * accepted and nothing the scheduler reads changes. */
+        cJSON_Delete(body);
+        return true;
+    }
+    cJSON *json = cJSON_Duplicate(sp->json, 1);
+    ls_json_merge_patch(json, body);
+    cJSON_Delete(body);
+    return keep_version(&sp->json, json, replace_pod(c, sp, json, "<api>", err));
+}
+
 static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
 {
     ls_cluster *c = ud;
-    /* run's rule (kcluster.c): a plugin's Namespace patch changed every
+    if (strcmp(ls_str_get(kind), "Pod") == 0)
+        return patch_pod(c, ns, name, patch, err);
+    /* run's rule (kcluster.c): besides a pod's status (DynamicResources),
+     * only volumes are written; a plugin's Namespace patch changed every
      * profile's namespaceSelector answers in simulate (attacker round 3) */
     const char *k = ls_str_get(kind);
     if (strcmp(k, "PersistentVolume") != 0 && strcmp(k, "PersistentVolumeClaim") != 0)
@@ -1002,6 +1031,44 @@ static bool cluster_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err
     return true;
 }
 
+/* A plugin's create (DynamicResources' claim for extended resources): a
+ * name from generateName gets a suffix of 5 characters, as the API server's
+ * (here a counter, so that a simulation is repeatable). */
+static bool cluster_create_object(void *ud, const char *json, char *name_out, size_t name_cap, ls_error *err)
+{
+    ls_cluster *c = ud;
+    cJSON *obj = cJSON_Parse(json);
+    if (!obj)
+        return ls_errorf(err, "the object to create is not valid JSON");
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generateName");
+    if (!cJSON_IsString(name) && cJSON_IsString(gen) && cJSON_IsObject(meta)) {
+        static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";   /* the API server's */
+        char made[300];
+        uint32_t n = ++c->generated;
+        char suffix[6];
+        for (int i = 4; i >= 0; i--) {
+            suffix[i] = alphabet[n % 27];
+            n /= 27;
+        }
+        suffix[5] = '\0';
+        snprintf(made, sizeof made, "%s%s", gen->valuestring, suffix);
+        cJSON_AddStringToObject(meta, "name", made);
+        name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+    }
+    if (!cJSON_IsString(name)) {
+        cJSON_Delete(obj);
+        return ls_errorf(err, "the object to create has no metadata.name or generateName");
+    }
+    snprintf(name_out, name_cap, "%s", name->valuestring);
+    bool ok = add_any(c, obj, NULL, "<api>", err);
+    cJSON_Delete(obj);
+    if (ok)
+        sync_volumes(c);
+    return ok;
+}
+
 /* Fault hook for tests of failed preemption: the first deletion of a pod
  * labelled luasched.io/fault=refuse-delete-once is refused, as an API server
  * refuses a DELETE it cannot honour (a webhook, a 500). */
@@ -1126,7 +1193,8 @@ ls_sched_source ls_cluster_source(ls_cluster *c, ls_attempt_observer observer, v
                              .on_permit_wait = cluster_on_permit_wait,
                              .next_change_ms = cluster_next_change, .advance_to = cluster_advance,
                              .preempt = cluster_preempt, .extender_bound = cluster_extender_bound,
-                             .patch_status = cluster_patch_status, .patch_object = cluster_patch_object};
+                             .patch_status = cluster_patch_status, .patch_object = cluster_patch_object,
+                             .create_object = cluster_create_object};
 }
 
 static int by_creation(const void *a, const void *b)
