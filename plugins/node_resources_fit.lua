@@ -265,6 +265,18 @@ function P:clone_state(s)
   return s
 end
 
+-- One extended resource of the pod against the node's free amount: the mask
+-- gets the resource's bit when it does not fit, unresolvable 1 when it does
+-- not fit even an empty node.
+local function extended_fit(alloc, used, slot, r, mask, unresolvable)
+  local a = tonumber(alloc.v[slot])
+  if r > a - tonumber(used.v[slot]) then
+    mask = mask + POW2[slot]
+    if r > a then unresolvable = 1 end
+  end
+  return mask, unresolvable
+end
+
 function P:filter(state, pod, ni)
   local s = state[self.name]
   if s == nil then
@@ -299,14 +311,19 @@ function P:filter(state, pod, ni)
         if r > a then unresolvable = 1 end
       end
     end
-    local slots, reqs = s.slots, s.reqs
-    for k = 1, s.n do
-      local slot = slots[k]
-      r = reqs[k]
-      local a = tonumber(alloc.v[slot])
-      if r > a - tonumber(used.v[slot]) then
-        mask = mask + POW2[slot]
-        if r > a then unresolvable = 1 end
+    -- The first two extended resources outside a loop: a loop here, inside
+    -- the generated per-node loop, made LuaJIT's side traces abort ("register
+    -- coalescing too complex") and the filter run interpreted, allocating a
+    -- box per node (a GPU trace: 1,500 nodes x 10,000 pods).
+    local n = s.n
+    if n > 0 then
+      local slots, reqs = s.slots, s.reqs
+      mask, unresolvable = extended_fit(alloc, used, slots[1], reqs[1], mask, unresolvable)
+      if n > 1 then
+        mask, unresolvable = extended_fit(alloc, used, slots[2], reqs[2], mask, unresolvable)
+        for k = 3, n do
+          mask, unresolvable = extended_fit(alloc, used, slots[k], reqs[k], mask, unresolvable)
+        end
       end
     end
   end
