@@ -232,6 +232,13 @@ local function build(ni, old)
   end
   local v = new_view(ni, n, free)
   v.uids, v.replayed, v.replay_cpu = uids, ni.num_pods, step.cpu_left
+  local most, whole = 0, 0
+  for i = 1, n do
+    local f = free[i]
+    if f > most then most = f end
+    if f >= MILLI then whole = whole + 1 end
+  end
+  v.max_free, v.whole_free = most, whole   -- M.fits without a loop per node
   return v
 end
 
@@ -282,6 +289,11 @@ end
 function M.fits(v, req)
   local want = req.gpus
   if want == 0 then return true end
+  -- A share or one GPU: the roomiest GPU; whole GPUs: the fully free ones
+  -- (a loop over the GPUs here, inside the per-node filter loop, made LuaJIT
+  -- box the node per call).
+  if want == 1 then return v.max_free >= req.milli end
+  if req.milli == MILLI then return v.whole_free >= want end
   local free = v.free
   for i = 1, v.n do
     if free[i] >= req.milli then
