@@ -13,6 +13,30 @@
 
 enum { SLAB_BYTES = 64 * 1024 };
 
+/* Under AddressSanitizer every block is malloc's own, so ASan keeps finding
+ * what it finds in the Lua runtime's memory (a pooled block is not poisoned
+ * when freed). */
+#if defined(__SANITIZE_ADDRESS__)
+#define POOLED false
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOLED false
+#endif
+#endif
+#ifndef POOLED
+#define POOLED true
+#endif
+
+static bool is_small(size_t size)
+{
+    return POOLED && size <= LS_HEAP_SMALL_MAX;
+}
+
+bool ls_lua_heap_pools(void)
+{
+    return POOLED;
+}
+
 typedef struct small_header {
     size_t cls;                      /* size class: the block holds (cls + 1) * 16 bytes */
     size_t size;
@@ -109,7 +133,7 @@ void ls_lua_heap_free(ls_lua_heap *h, void *ptr)
 {
     if (!ptr)
         return;
-    if (ls_lua_heap_size(ptr) <= LS_HEAP_SMALL_MAX) {
+    if (is_small(ls_lua_heap_size(ptr))) {
         small_free(h, ptr);
         return;
     }
@@ -121,7 +145,7 @@ void ls_lua_heap_free(ls_lua_heap *h, void *ptr)
 void *ls_lua_heap_realloc(ls_lua_heap *h, void *ptr, size_t nsize)
 {
     size_t old = ptr ? ls_lua_heap_size(ptr) : 0;
-    bool old_small = ptr && old <= LS_HEAP_SMALL_MAX, new_small = nsize <= LS_HEAP_SMALL_MAX;
+    bool old_small = ptr && is_small(old), new_small = is_small(nsize);
     if (ptr && !old_small && !new_small)
         return large_realloc(h, ptr, nsize);
     if (old_small && new_small && class_of(old) == class_of(nsize)) {

@@ -12,6 +12,7 @@
 #ifndef LS_FRAMEWORK_LUA_HEAP_H
 #define LS_FRAMEWORK_LUA_HEAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define LS_HEAP_SMALL_MAX 512
@@ -40,6 +41,9 @@ size_t ls_lua_heap_size(const void *ptr);
  * (the old block is then kept). */
 void *ls_lua_heap_realloc(ls_lua_heap *h, void *ptr, size_t nsize);
 void ls_lua_heap_free(ls_lua_heap *h, void *ptr);
+/* Whether small blocks are pooled (not under AddressSanitizer: there every
+ * block is malloc's, so ASan sees each one). */
+bool ls_lua_heap_pools(void);
 /* Frees every block and slab; the heap is empty (and usable) after. */
 void ls_lua_heap_release(ls_lua_heap *h);
 
