@@ -181,17 +181,19 @@ end
 
 -- The replay of a node's pods, kept in its view so that the next view of the
 -- node continues it: `uids` the pods replayed (their uid ids, in order),
--- `replay_cpu` the cpu the last of them left. A node that gained pods at the
+-- `marks` their gpu-index annotations (the one input of the replay not
+-- cached by uid), `replay_cpu` the cpu the last of them left. A node that gained pods at the
 -- end of its list (a binding) replays only those; any other change (a pod
 -- gone, another model or size) replays from the start. The result is the
 -- same either way: a choice depends only on the state the pods before it
 -- left.
 local function continues(old, ni, n, model, cpu_capacity)
   if old == nil or old.n ~= n or old.model ~= model or old.cpu_capacity ~= cpu_capacity then return false end
-  local uids, k = old.uids, old.replayed
+  local uids, marks, k = old.uids, old.marks, old.replayed
   if k > ni.num_pods then return false end
   for i = 1, k do
-    if ni.pods[i - 1].uid ~= uids[i] then return false end
+    local p = ni.pods[i - 1]
+    if p.uid ~= uids[i] or ls.label(p.annotations, K_INDEX) ~= marks[i] then return false end
   end
   return true
 end
@@ -204,10 +206,10 @@ local function build(ni, old)
   local n = number_of(ni.node.labels, K_COUNT)
   local model = ls.label(ni.node.labels, K_MODEL)
   local cpu_capacity = tonumber(ni.allocatable.milli_cpu)
-  local free, uids, first, cpu_left = {}, {}, 0, cpu_capacity
+  local free, uids, marks, first, cpu_left = {}, {}, {}, 0, cpu_capacity
   if continues(old, ni, n, model, cpu_capacity) then
     for i = 1, n do free[i] = old.free[i] end
-    for i = 1, old.replayed do uids[i] = old.uids[i] end
+    for i = 1, old.replayed do uids[i], marks[i] = old.uids[i], old.marks[i] end
     first, cpu_left = old.replayed, old.replay_cpu
   else
     for i = 1, n do free[i] = MILLI end
@@ -218,8 +220,8 @@ local function build(ni, old)
   for k = first, ni.num_pods - 1 do
     local p = ni.pods[k]
     local r = M.request(p)
+    local idx = ls.label(p.annotations, K_INDEX)
     if r.gpus > 0 then
-      local idx = ls.label(p.annotations, K_INDEX)
       local ids = idx ~= 0 and M.parse_ids(ls.str(idx), n)
       if not ids then
         step.memo = {}
@@ -228,10 +230,10 @@ local function build(ni, old)
       if ids then take(free, ids, r.milli) end
     end
     step.cpu_left = step.cpu_left - r.cpu
-    uids[k + 1] = p.uid
+    uids[k + 1], marks[k + 1] = p.uid, idx
   end
   local v = new_view(ni, n, free)
-  v.uids, v.replayed, v.replay_cpu = uids, ni.num_pods, step.cpu_left
+  v.uids, v.marks, v.replayed, v.replay_cpu = uids, marks, ni.num_pods, step.cpu_left
   local most, whole = 0, 0
   for i = 1, n do
     local f = free[i]
