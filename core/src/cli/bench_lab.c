@@ -250,12 +250,14 @@ static const char *verdict(const lab_time *t, double target)
 
 static int run_lab(const lab_opts *o)
 {
-    char dir[] = "/tmp/luasched-bench-lab-XXXXXX";
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/luasched-bench-lab-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         fprintf(stderr, "luasched bench policy-lab: a temporary directory: %s\n", strerror(errno));
         return LS_EXIT_FAILURE;
     }
-    char out_file[sizeof dir + 32];
+    char out_file[PATH_MAX + 32];
     snprintf(out_file, sizeof out_file, "%s/report.json", dir);
     cJSON *root = cJSON_CreateObject(), *exps = cJSON_AddArrayToObject(root, "experiments");
     cJSON_AddStringToObject(root, "trace", o->trace);
