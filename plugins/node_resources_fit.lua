@@ -274,6 +274,22 @@ function P:clone_state(s)
   return s
 end
 
+-- One extended resource of the pod against the node's free amount: the mask
+-- gets the resource's bit when it does not fit, unresolvable 1 when it does
+-- not fit even an empty node.
+-- One extended resource of the pod against the node. One backed by DRA
+-- (DRAExtendedResource) that the node does not advertise is DynamicResources'
+-- to serve, not a misfit here.
+local NO_DRA = {}
+local function extended_fit(alloc, used, slot, r, dra_backed, mask, unresolvable)
+  local a = tonumber(alloc.v[slot])
+  if r > a - tonumber(used.v[slot]) and not (dra_backed and a == 0) then
+    mask = mask + POW2[slot]
+    if r > a then unresolvable = 1 end
+  end
+  return mask, unresolvable
+end
+
 function P:filter(state, pod, ni)
   local s = state[self.name]
   if s == nil then
@@ -308,14 +324,19 @@ function P:filter(state, pod, ni)
         if r > a then unresolvable = 1 end
       end
     end
-    local slots, reqs, dra = s.slots, s.reqs, s.dra
-    for k = 1, s.n do
-      local slot = slots[k]
-      r = reqs[k]
-      local a = tonumber(alloc.v[slot])
-      if r > a - tonumber(used.v[slot]) and not (dra and dra[k] and a == 0) then
-        mask = mask + POW2[slot]
-        if r > a then unresolvable = 1 end
+    -- The first two extended resources outside a loop: a loop here, inside
+    -- the generated per-node loop, made LuaJIT's side traces abort ("register
+    -- coalescing too complex") and the filter run interpreted, allocating a
+    -- box per node (a GPU trace: 1,500 nodes x 10,000 pods).
+    local n = s.n
+    if n > 0 then
+      local slots, reqs, dra = s.slots, s.reqs, s.dra or NO_DRA
+      mask, unresolvable = extended_fit(alloc, used, slots[1], reqs[1], dra[1], mask, unresolvable)
+      if n > 1 then
+        mask, unresolvable = extended_fit(alloc, used, slots[2], reqs[2], dra[2], mask, unresolvable)
+        for k = 3, n do
+          mask, unresolvable = extended_fit(alloc, used, slots[k], reqs[k], dra[k], mask, unresolvable)
+        end
       end
     end
   end

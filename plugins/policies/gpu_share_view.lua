@@ -18,7 +18,8 @@
 --
 -- A node's view (free milli per GPU, GPU model, cpu left) is rebuilt only
 -- when its NodeInfo changed (its generation, unique process-wide), by
--- replaying the pods on it in their order: a pod's gpu-index annotation says
+-- replaying the pods on it in their order (only the pods added at the end of
+-- its list since the last view, when the others are unchanged): a pod's gpu-index annotation says
 -- which GPUs it holds; a GPU pod without one takes them by the plugin's GPU
 -- choice (M.set_chooser: the policy's own, as OpenGpuShare's gpuSelMethod
 -- names it; best fit by default) on the state the pods before it left. The
@@ -149,6 +150,7 @@ end
 -- ---- node views ---------------------------------------------------------------------
 
 local views = {}         -- snapshot position -> view
+local stale = {}         -- snapshot position -> the view before its node changed (build continues it)
 local chooser            -- the GPU choice the views replay (M.set_chooser)
 
 --- Sets how GPU pods without a gpu-index annotation take their GPUs when a
@@ -158,6 +160,7 @@ local chooser            -- the GPU choice the views replay (M.set_chooser)
 function M.set_chooser(choose)
   chooser = choose
   for k in pairs(views) do views[k] = nil end
+  for k in pairs(stale) do stale[k] = nil end
 end
 
 local function take(free, ids, milli)
@@ -176,20 +179,49 @@ local function new_view(ni, n, free)
   }
 end
 
+-- The replay of a node's pods, kept in its view so that the next view of the
+-- node continues it: `uids` the pods replayed (their uid ids, in order),
+-- `marks` their gpu-index annotations (the one input of the replay not
+-- cached by uid), `replay_cpu` the cpu the last of them left. A node that gained pods at the
+-- end of its list (a binding) replays only those; any other change (a pod
+-- gone, another model or size) replays from the start. The result is the
+-- same either way: a choice depends only on the state the pods before it
+-- left.
+local function continues(old, ni, n, model, cpu_capacity)
+  if old == nil or old.n ~= n or old.model ~= model or old.cpu_capacity ~= cpu_capacity then return false end
+  local uids, marks, k = old.uids, old.marks, old.replayed
+  if k > ni.num_pods then return false end
+  for i = 1, k do
+    local p = ni.pods[i - 1]
+    if p.uid ~= uids[i] or ls.label(p.annotations, K_INDEX) ~= marks[i] then return false end
+  end
+  return true
+end
+
 -- Replays the node's pods in their order: a pod's gpu-index annotation says
 -- which GPUs it holds; one without it takes them by the chooser, on the
--- state the pods before it left (free milli and cpu).
-local function build(ni)
+-- state the pods before it left (free milli and cpu). `old`, the node's
+-- previous view, when its replay can be continued.
+local function build(ni, old)
   local n = number_of(ni.node.labels, K_COUNT)
-  local free = {}
-  for i = 1, n do free[i] = MILLI end
+  local model = ls.label(ni.node.labels, K_MODEL)
+  local cpu_capacity = tonumber(ni.allocatable.milli_cpu)
+  local free, uids, marks, first, cpu_left = {}, {}, {}, 0, cpu_capacity
+  if continues(old, ni, n, model, cpu_capacity) then
+    for i = 1, n do free[i] = old.free[i] end
+    for i = 1, old.replayed do uids[i], marks[i] = old.uids[i], old.marks[i] end
+    first, cpu_left = old.replayed, old.replay_cpu
+  else
+    for i = 1, n do free[i] = MILLI end
+  end
   local step = new_view(ni, n, free)
-  step.cpu_left = step.cpu_capacity
-  for k = 0, ni.num_pods - 1 do
+  step.free_total = n * MILLI   -- as the replay from the start had it: its total is never updated
+  step.cpu_left = cpu_left
+  for k = first, ni.num_pods - 1 do
     local p = ni.pods[k]
     local r = M.request(p)
+    local idx = ls.label(p.annotations, K_INDEX)
     if r.gpus > 0 then
-      local idx = ls.label(p.annotations, K_INDEX)
       local ids = idx ~= 0 and M.parse_ids(ls.str(idx), n)
       if not ids then
         step.memo = {}
@@ -198,8 +230,18 @@ local function build(ni)
       if ids then take(free, ids, r.milli) end
     end
     step.cpu_left = step.cpu_left - r.cpu
+    uids[k + 1], marks[k + 1] = p.uid, idx
   end
-  return new_view(ni, n, free)
+  local v = new_view(ni, n, free)
+  v.uids, v.marks, v.replayed, v.replay_cpu = uids, marks, ni.num_pods, step.cpu_left
+  local most, whole = 0, 0
+  for i = 1, n do
+    local f = free[i]
+    if f > most then most = f end
+    if f >= MILLI then whole = whole + 1 end
+  end
+  v.max_free, v.whole_free = most, whole   -- M.fits without a loop per node
+  return v
 end
 
 -- Per cycle, M.refresh drops the views of the nodes the snapshot reports
@@ -210,12 +252,14 @@ local refreshed = false
 
 local function invalidate(entry, j, _, g)
   entry.gen[j] = g
+  if views[j] ~= nil then stale[j] = views[j] end
   views[j] = nil
 end
 
 local function drop(entry, j)
   entry.gen[j] = nil
   views[j] = nil
+  stale[j] = nil
 end
 
 --- Brings the views up to date with the cycle's snapshot (call it once per
@@ -230,8 +274,10 @@ end
 function M.node(ni)
   local v = views[ni.index]
   if v == nil or (not refreshed and v.gen ~= tonumber(ni.generation)) then
-    v = build(ni)
-    views[ni.index] = v
+    local j = ni.index
+    v = build(ni, v or stale[j])
+    views[j] = v
+    stale[j] = nil
   end
   return v
 end
@@ -245,6 +291,11 @@ end
 function M.fits(v, req)
   local want = req.gpus
   if want == 0 then return true end
+  -- A share or one GPU: the roomiest GPU; whole GPUs: the fully free ones
+  -- (a loop over the GPUs here, inside the per-node filter loop, made LuaJIT
+  -- box the node per call).
+  if want == 1 then return v.max_free >= req.milli end
+  if req.milli == MILLI then return v.whole_free >= want end
   local free = v.free
   for i = 1, v.n do
     if free[i] >= req.milli then

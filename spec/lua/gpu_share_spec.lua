@@ -163,3 +163,41 @@ describe("RandomScore", function()
     assert.are.same({ 1, 2 }, { hundreds, zeros })
   end)
 end)
+
+describe("gpu_share_view", function()
+  -- n3: 16 cpu, 2 x V100M16, empty. Pods bound to it one at a time, without a
+  -- gpu-index annotation, so the view's GPU choice (here best fit, counted)
+  -- places them: a (1 cpu, 300 milli): both GPUs have 1000 -> GPU 0 (lowest
+  -- index on ties) -> [700, 1000]; b (2 cpu, 500): GPU 0's 700 holds it and is
+  -- the least -> [200, 1000], cpu left 16000 - 1000 - 2000 = 13000.
+  it("continues a node's replay when it only gained pods, and gives what a replay from the start gives", function()
+    local view = T.plugin("FGD", { typicalPods = { { milliCpu = 0, milliGpu = 0, gpus = 0, weight = 1 } } }).view
+    local calls = 0
+    local function choose(v, req)
+      calls = calls + 1
+      return view.best_fit_ids(v.free, v.n, req)
+    end
+    view.set_chooser(choose)
+    local function current()
+      cluster:attach(gpu_pod("probe", "1", 0, 0))
+      view.refresh()
+      return view.node(cluster:node_info("n3"))
+    end
+    assert.are.same({ 1000, 1000 }, current().free)
+    cluster:add_pod(gpu_pod("a", "1", 1, 300, { node = "n3" }))
+    assert.are.same({ 700, 1000 }, current().free)
+    assert.are.equal(1, calls)
+    cluster:add_pod(gpu_pod("b", "2", 1, 500, { node = "n3" }))
+    local continued = current()
+    assert.are.equal(2, calls)                   -- b alone was replayed
+    assert.are.same({ 200, 1000 }, continued.free)
+    assert.are.equal(13000, continued.replay_cpu)
+    assert.are.equal(1000, continued.max_free)   -- fits: a share up to 1000, one whole GPU
+    assert.are.equal(1, continued.whole_free)
+    view.set_chooser(choose)                     -- forgets every view: a replay from the start
+    local fresh = current()
+    assert.are.equal(4, calls)                   -- a and b
+    assert.are.same(continued.free, fresh.free)
+    assert.are.equal(continued.replay_cpu, fresh.replay_cpu)
+  end)
+end)

@@ -48,6 +48,7 @@ static void bench_usage(FILE *out)
 {
     fprintf(out,
             "usage: luasched bench WORKLOAD.yaml [flags]\n"
+            "       luasched bench policy-lab [TRACE] [flags]   (the policy lab's GPU experiments: bench policy-lab -h)\n"
             "\n"
             "Runs a scheduler_perf workload (bench/*.yaml; the format is in bench/README.md) in an embedded\n"
             "cluster with the built-in default profile: creates the nodes, schedules the init pods (not\n"
@@ -324,13 +325,6 @@ static bool run_init(const bench_workload *w, bench_cluster *c, ls_scheduler *s,
     return true;
 }
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The measured pods, decoded first (the API server's side), then created
  * and scheduled on the wall clock. */
 static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler *s, bench_result *r, ls_error *err)
@@ -340,14 +334,14 @@ static bool run_measured(const bench_workload *w, bench_cluster *c, ls_scheduler
     ls_event_stats e0 = ls_scheduler_event_stats(s);
     ls_event_label_stats l0[BENCH_EVENT_LABELS], l1[BENCH_EVENT_LABELS];
     uint32_t n0 = ls_scheduler_event_stats_by_label(s, l0, BENCH_EVENT_LABELS);
-    double c0 = cpu_now();
+    double c0 = ls_cli_cpu_now();
     double t0 = ls_cli_now();
     bench_cluster_start_measuring(c, t0);
     bench_cluster_add_pods(c, BENCH_ROLE_MEASURED);
     ls_run_control ctl = {.stop = bench_cluster_stop_flag(c), .reload = NULL, .hold = true};
     ls_scheduler_run_realtime(s, &ctl);
     r->seconds = bench_cluster_stop_measuring(c, ls_cli_now()) - t0;
-    r->cpu_seconds = cpu_now() - c0;
+    r->cpu_seconds = ls_cli_cpu_now() - c0;
     r->counts = bench_cluster_counts(c);
     r->average = r->seconds > 0 ? r->counts.measured_bound / r->seconds : 0;
     r->nodes = bench_group_total(&w->nodes);
@@ -404,6 +398,8 @@ static int run_workload(const bench_opts *o, const bench_workload *w, ls_config 
 
 int ls_cli_bench(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "policy-lab") == 0)
+        return ls_cli_bench_lab(argc - 1, argv + 1);
     bench_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc)

@@ -62,6 +62,8 @@ int ls_cli_explain_live(int argc, char **argv);
 struct cJSON *ls_cli_explain_find(struct cJSON *root, const char *ns, const char *name);
 void ls_cli_explain_report(const struct cJSON *rec, const char *ns, const char *name);
 int ls_cli_bench(int argc, char **argv);
+/* `bench policy-lab`: times the policy lab's GPU experiments (bench_lab.c). */
+int ls_cli_bench_lab(int argc, char **argv);
 int ls_cli_compare(int argc, char **argv);
 int ls_cli_record(int argc, char **argv);
 /* `luasched import openb NODES.csv PODS.csv` (import.c): a trace from public data. */
@@ -102,5 +104,7 @@ int ls_cli_run_simulation(const ls_sim_opts *o, const char *command, struct cJSO
 /* Peak resident set size of this process, in bytes. */
 uint64_t ls_cli_peak_rss(void);
 double ls_cli_now(void);
+/* The process's CPU time in seconds (user and system, every thread). */
+double ls_cli_cpu_now(void);
 
 #endif

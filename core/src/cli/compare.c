@@ -376,10 +376,11 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
         rc = fail_run(&err);
     } else {
         ls_cluster_start(c, s);
-        double t0 = ls_cli_now();
+        double t0 = ls_cli_now(), cpu0 = ls_cli_cpu_now();
         out->seed = seed;
         out->attempts = ls_scheduler_run(s);
         out->seconds = ls_cli_now() - t0;
+        out->cpu_seconds = ls_cli_cpu_now() - cpu0;
         ls_cluster_finish(c, s);
         if (!ls_cluster_check(c, &err)) {
             fprintf(stderr, "luasched compare: invariant violated: %s\n", err.msg);

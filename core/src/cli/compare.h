@@ -63,6 +63,7 @@ typedef struct cmp_run {
     uint32_t pods, bound, unschedulable, preempted, gated, deleted, running;
     uint64_t attempts;
     double seconds;         /* wall clock of the scheduling run */
+    double cpu_seconds;     /* the process's CPU time over the scheduling run */
     cmp_dist latency;       /* creation to binding, virtual seconds, bound pods */
     cmp_sample samples[CMP_SAMPLES + 1];
     uint32_t n_samples;

@@ -40,36 +40,6 @@ enum { DEFAULT_TIMEOUT_MS = 10000 };
  * a call the watchdog cuts off can still be attributed. */
 static char note[256];
 
-static void block_link(ls_rt *lua, block *b)
-{
-    b->prev = &lua->blocks;
-    b->next = lua->blocks.next;
-    lua->blocks.next->prev = b;
-    lua->blocks.next = b;
-}
-
-static void block_unlink(block *b)
-{
-    b->prev->next = b->next;
-    b->next->prev = b->prev;
-}
-
-static void *tracked_realloc(ls_rt *lua, void *ptr, size_t nsize)
-{
-    block *old = ptr ? (block *)ptr - 1 : NULL;
-    if (old)
-        block_unlink(old);
-    block *b = realloc(old, sizeof *b + nsize);
-    if (!b) {
-        if (old)
-            block_link(lua, old);
-        return NULL;
-    }
-    b->size = nsize;
-    block_link(lua, b);
-    return b + 1;
-}
-
 static void memory_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
@@ -94,13 +64,11 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     ls_critical_enter();
     if (nsize == 0) {
         if (ptr) {
-            block *b = (block *)ptr - 1;
-            block_unlink(b);
-            lua->memory -= b->size;
-            free(b);
+            lua->memory -= ls_lua_heap_size(ptr);
+            ls_lua_heap_free(&lua->heap, ptr);
         }
     } else {
-        size_t old = ptr ? ((block *)ptr - 1)->size : 0;
+        size_t old = ptr ? ls_lua_heap_size(ptr) : 0;
         (void)osize;
         size_t after = lua->memory - old + nsize;
         bool over = lua->memory_limit && nsize > old && after > lua->memory_limit;
@@ -114,7 +82,7 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
                 cut_off_for_memory(lua);
         }
         if (!over || (lua->depth > 0 && after <= 2 * lua->memory_limit)) {
-            p = tracked_realloc(lua, ptr, nsize);
+            p = ls_lua_heap_realloc(&lua->heap, ptr, nsize);
             if (p)
                 lua->memory = after;
             else if (ls_worker_page_self)
@@ -128,13 +96,7 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 /* Frees every block of a state that cannot be closed normally. */
 static void abandon_state(ls_rt *lua)
 {
-    block *b = lua->blocks.next;
-    while (b != &lua->blocks) {
-        block *next = b->next;
-        free(b);
-        b = next;
-    }
-    lua->blocks.next = lua->blocks.prev = &lua->blocks;
+    ls_lua_heap_release(&lua->heap);
     lua->memory = 0;
     lua->L = NULL;
 }
@@ -511,7 +473,7 @@ ls_rt *ls_rt_new(ls_cycle *cycle, const ls_lua_options *opt, ls_watchdog *watchd
         ls_out_of_memory_hook = worker_out_of_memory;
     ls_rt *lua = ls_xcalloc(1, sizeof *lua);
     lua->cycle = cycle;
-    lua->blocks.next = lua->blocks.prev = &lua->blocks;
+    ls_lua_heap_init(&lua->heap);
     lua->call_profile = NO_PROFILE;
     lua->memory_limit = opt ? opt->memory_limit : 0;
     lua->budget = opt && opt->instruction_budget ? opt->instruction_budget : DEFAULT_INSTRUCTION_BUDGET;

@@ -11,18 +11,11 @@
 #define LS_FRAMEWORK_RUNTIME_INTERNAL_H
 
 #include "framework/runtime.h"
+#include "framework/lua_heap.h"
 #include "framework/watchdog.h"
 
 #include <lua.h>
 
-/* Every block the state allocates is on a list, so a state abandoned by the
- * watchdog (cut off in the middle of JIT code, no longer safe to lua_close)
- * can still be freed block by block. */
-typedef struct block {
-    struct block *prev, *next;
-    size_t size;
-    size_t pad;                      /* keeps the payload 16-byte aligned */
-} block;
 
 typedef struct ls_rt ls_rt;
 
@@ -33,7 +26,8 @@ struct ls_rt {
     int ref_hooks, ref_build, ref_park, ref_resume;
     int ref_registrations, ref_hint, ref_filter_one, ref_sort_uses_less;
     int ref_sign, ref_rescore_last;  /* dispatch.sign, dispatch.rescore_last (OpportunisticBatching) */
-    block blocks;                    /* sentinel of the block list */
+    ls_lua_heap heap;                /* every block of the state, so a state abandoned by the watchdog (cut
+                                      * off in JIT code, no longer safe to lua_close) is still freed */
     size_t memory, memory_limit;
     int fault_signal;                /* a recovered fault ended the last call (its signal), 0 otherwise */
     char fault_where[256];           /* the innermost plugin frame's file:line at the fault, or empty */
