@@ -1112,25 +1112,26 @@ function ls.namespace_labels(ns)
 end
 
 ---@section The queue and waiting pods
---- Moves a pending pod straight to activeQ (upstream's pods-to-activate):
---- e.g. a gang plugin activating the rest of a group. False if the pod is not
---- waiting in a queue.
+--- Moves a pending pod of this plugin's profile straight to activeQ
+--- (upstream's pods-to-activate): e.g. a gang plugin activating the rest of
+--- a group. False if the pod is not waiting in a queue or is another profile's.
 ---@param pod ls.Pod
 ---@return boolean
 function ls.activate(pod)
   need(pod, "ls.activate: the pod")
-  return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, unwrap(pod))
+  return cycle_ref ~= nil and C.ls_cycle_activate(cycle_ref, account, unwrap(pod))
 end
 
---- The pending pod the scheduling queue holds under pod id `id` (active,
---- backoff, unschedulable, gated or in flight), or nil. Ids are reused once a
+--- The pending pod of this plugin's profile the scheduling queue holds under
+--- pod id `id` (active, backoff, unschedulable, gated or in flight), or nil
+--- (another profile's pending pods are not a plugin's to read). Ids are reused once a
 --- pod is gone: a plugin that noted `pod.id` at PreEnqueue compares the name
 --- and namespace of what it gets back (the gang policies count members so).
 ---@param id integer
 ---@return ls.Pod?
 function ls.queued_pod(id)
   if cycle_ref == nil then return nil end
-  local p = C.ls_cycle_queued_pod(cycle_ref, need_number(id, "ls.queued_pod: the pod id"))
+  local p = C.ls_cycle_queued_pod(cycle_ref, account, need_number(id, "ls.queued_pod: the pod id"))
   if p == nil then return nil end
   return views.pod_for_plugin(p[0])
 end

@@ -539,6 +539,40 @@ return P
     assert.matches("^bound to node%-[12]$", r.pods.b)
   end)
 
+  -- Before: profile second's Filter read profile first's unschedulable pod
+  -- with ls.queued_pod and could move it with ls.activate (attacker round 3).
+  it("a plugin neither reads nor activates another profile's pending pods", function()
+    write_plugin("blocker", [[
+local ls = require("luasched")
+local P = ls.plugin("Blocker")
+function P.filter() return ls.unschedulable("blocked") end
+return P
+]])
+    write_plugin("peeker", [[
+local ls = require("luasched")
+local P = ls.plugin("Peeker")
+function P.filter(self, state, pod)
+  local mine = 0
+  for id = 0, 64 do
+    local p = ls.queued_pod(id)
+    if p ~= nil then
+      if ls.str(p.name) ~= "b" then error("read " .. ls.str(p.name)) end
+      mine = mine + 1
+    end
+  end
+  if mine ~= 1 then error("its own pending pod not found") end
+end
+return P
+]])
+    -- pods go in name order: a (first) is unschedulable, then b (second) is filtered
+    local cluster = NODES .. pod("a", { scheduler = "first" }) .. pod("b", { scheduler = "second" })
+    local r = run(config(profile("first", "{name: Blocker}") .. profile("second", "{name: Peeker}")),
+      { cluster = cluster })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^pending: 0/2 nodes are available: 2 blocked%.", r.pods.a)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
+  end)
+
   -- upstream's WaitingPod.Allow(pluginName): a pod waits for every plugin
   -- that returned Wait; another plugin's allow does not release it.
   it("a plugin allows only as itself: its own allow does not release another plugin's wait", function()

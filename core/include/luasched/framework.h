@@ -143,15 +143,17 @@ void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod);
 int ls_cycle_preempt(const ls_cycle *cycle, const ls_pod *victim, ls_str node, char *errbuf, size_t errlen);
 /* True while the pod's victims' deletions are being issued. */
 bool ls_cycle_preempting(const ls_cycle *cycle, const ls_pod *pod);
-/* Activate: moves a pending pod straight to activeQ (upstream's
- * pods-to-activate / ForceActivate) once the running cycle's hook returned.
- * False if it is not waiting in a queue (unschedulable or backoff). */
-bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod);
-/* The pod the scheduling queue holds under a pod id (active, backoff,
- * unschedulable, gated or in flight), or NULL: a plugin that noted a pending
- * pod's id at PreEnqueue checks it is still pending (compare its name: ids
- * are reused once a pod is gone). */
-const ls_pod *ls_cycle_queued_pod(const ls_cycle *cycle, uint32_t pod_id);
+/* Activate: moves a pending pod of the caller's profile (`profile`: its
+ * schedulerName) straight to activeQ (upstream's pods-to-activate /
+ * ForceActivate) once the running cycle's hook returned. False if it is not
+ * waiting in a queue (unschedulable or backoff) or is another profile's. */
+bool ls_cycle_activate(const ls_cycle *cycle, ls_str profile, const ls_pod *pod);
+/* The pod of the caller's profile the scheduling queue holds under a pod id
+ * (active, backoff, unschedulable, gated or in flight), or NULL: a plugin
+ * that noted a pending pod's id at PreEnqueue checks it is still pending
+ * (compare its name: ids are reused once a pod is gone). Another profile's
+ * pending pods are not its to read. */
+const ls_pod *ls_cycle_queued_pod(const ls_cycle *cycle, ls_str profile, uint32_t pod_id);
 /* The scheduler's seeded random generator (preemption's candidate offset). */
 uint64_t ls_cycle_random(const ls_cycle *cycle);
 /* The scheduler's clock in milliseconds (virtual in a simulation). */

@@ -290,12 +290,20 @@ uint64_t ls_cycle_random(const ls_cycle *cycle)
 /* Deferred to the end of the running hook's cycle (upstream applies its
  * pods-to-activate after the scheduling cycle): activating runs PreEnqueue,
  * Lua, which must not be entered from inside a plugin's FFI call. */
-bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
+/* A pending pod a plugin may read or move: its own profile's (profile: the
+ * caller's schedulerName), as waiting pods are (a plugin of one profile read
+ * and activated another's pending pods: attacker round 3). */
+static bool queued_in_profile(const ls_sched_env *e, const ls_qpod *qp, ls_str profile)
+{
+    return qp && qp->profile < e->cfg->n_profiles && e->cfg->profiles[qp->profile].scheduler_name == profile;
+}
+
+bool ls_cycle_activate(const ls_cycle *cycle, ls_str profile, const ls_pod *pod)
 {
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
     const ls_qpod *qp = e ? ls_squeue_find(e->queue, pod) : NULL;
-    if (!qp || (qp->where != LS_Q_UNSCHEDULABLE && qp->where != LS_Q_BACKOFF))
+    if (!queued_in_profile(e, qp, profile) || (qp->where != LS_Q_UNSCHEDULABLE && qp->where != LS_Q_BACKOFF))
         return false;
     /* once per pod until applied: a plugin activating in a loop grew this
      * queue without bound (2 GB with a 64 MiB Lua limit) */
@@ -309,12 +317,12 @@ bool ls_cycle_activate(const ls_cycle *cycle, const ls_pod *pod)
     return true;
 }
 
-const ls_pod *ls_cycle_queued_pod(const ls_cycle *cycle, uint32_t pod_id)
+const ls_pod *ls_cycle_queued_pod(const ls_cycle *cycle, ls_str profile, uint32_t pod_id)
 {
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
     const ls_pod probe = {.id = pod_id};   /* the queue finds a pod by its id */
     const ls_qpod *qp = e ? ls_squeue_find(e->queue, &probe) : NULL;
-    return qp ? qp->pod : NULL;
+    return queued_in_profile(e, qp, profile) ? qp->pod : NULL;
 }
 
