@@ -85,9 +85,10 @@ static int invoke_for_status(ls_rt *lua, const dispatch_call *c)
     if (rc < 0 || (c->in_cycle && lua->over_memory))
         return c->in_cycle ? ls_rt_recover(lua, c->ep, (uint32_t)c->first) : ls_rt_rebuild_after(lua, row->name);
     lua_State *L = lua->L;
-    if (rc != 0) {
-        int code = c->in_cycle ? ls_rt_failure_in_call(lua, c->ep, (uint32_t)c->first, lua_tostring(L, -1))
-                               : ls_rt_failure(lua, row->hook, lua_tostring(L, -1));
+    if (rc != 0) {   /* escaped the dispatcher's protection: the plugin it was running is named */
+        bool named = c->in_cycle || strcmp(ls_rt_running_plugin(lua, c->ep, (uint32_t)c->first), "?") != 0;
+        int code = named ? ls_rt_failure_in_call(lua, c->ep, (uint32_t)c->first, lua_tostring(L, -1))
+                         : ls_rt_failure(lua, row->hook, lua_tostring(L, -1));
         lua_pop(L, 1);
         return code;
     }
