@@ -61,9 +61,19 @@ local function models(spec)
   return m
 end
 
+-- A number in [0, 2^31 - 1) fixed by the pod's uid (a polynomial string hash
+-- modulo the prime 2^31 - 1, exact in doubles): the "random" GPU choice draws
+-- with it, so that replaying a node's pods repeats the choice.
+local function uid_draw(uid)
+  local h = 0
+  for i = 1, #uid do h = (h * 131 + uid:byte(i)) % 2147483647 end
+  return h
+end
+
 --- A pod's GPU request: { cpu, gpus, milli (per GPU), models (set of model
 --- ids, nil when unconstrained), share (a fraction of one GPU), shape (an id
---- shared by pods with the same cpu and GPU request) }. Cached by uid.
+--- shared by pods with the same cpu and GPU request), draw (a number fixed by
+--- the uid, for the random GPU choice) }. Cached by uid.
 local requests = {}
 function M.request(pod)
   local r = requests[pod.uid]
@@ -81,7 +91,7 @@ function M.request(pod)
     shape_ids[key] = shape
   end
   r = { cpu = cpu, gpus = gpus, milli = milli, models = spec ~= 0 and models(spec) or nil,
-        share = gpus == 1 and milli < MILLI, shape = shape }
+        share = gpus == 1 and milli < MILLI, shape = shape, draw = gpus > 0 and uid_draw(ls.str(pod.uid)) or 0 }
   requests[pod.uid] = r
   return r
 end
@@ -130,6 +140,25 @@ function M.worst_fit_ids(free, n, req)
       if f >= req.milli and (best == nil or f > free[best]) then best = i end
     end
     return best and { best } or nil
+  end
+  return M.exclusive_ids(free, n, req)
+end
+
+--- Random fit for a share: one of the GPUs that hold it, each as likely
+--- (allocateGpuIdBasedOnRandomFit), drawn with the pod's `draw` so that a
+--- replay repeats it; whole GPUs as best fit.
+function M.random_fit_ids(free, n, req)
+  if req.share then
+    local count = 0
+    for i = 1, n do if free[i] >= req.milli then count = count + 1 end end
+    if count == 0 then return nil end
+    local pick = req.draw % count
+    for i = 1, n do
+      if free[i] >= req.milli then
+        if pick == 0 then return { i } end
+        pick = pick - 1
+      end
+    end
   end
   return M.exclusive_ids(free, n, req)
 end

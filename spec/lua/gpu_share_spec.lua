@@ -74,6 +74,29 @@ describe("OpenGpuShare", function()
     T.node_hook(worst, "reserve", cluster, small, "n1")
     assert.are.same({ 2 }, worst.assigned[small.uid])       -- GPU 1: 1000 free
   end)
+
+  it("reserves a random GPU among those that hold the share, the same one on every replay", function()
+    local rnd = T.plugin("OpenGpuShare", { gpuSelMethod = "random" })
+    -- n3: both GPUs hold 300; the pick is the pod's uid draw (a hash of the uid) modulo 2
+    local seen = {}
+    for i = 1, 16 do
+      local pod = gpu_pod("r" .. i, "1", 1, 300)
+      T.node_hook(rnd, "reserve", cluster, pod, "n3")
+      local first = rnd.assigned[pod.uid][1]
+      T.node_hook(rnd, "reserve", cluster, pod, "n3")
+      assert.are.equal(first, rnd.assigned[pod.uid][1])      -- the same pod draws the same GPU
+      seen[first] = true
+    end
+    assert.is_true(seen[1] and seen[2])                       -- both GPUs are drawn over 16 pods
+    -- n1: only GPU 1 holds 500 (GPU 0 has 400): no choice to draw
+    local half = gpu_pod("half", "1", 1, 500)
+    T.node_hook(rnd, "reserve", cluster, half, "n1")
+    assert.are.same({ 2 }, rnd.assigned[half.uid])
+    -- whole GPUs: the first fully free ones, as best fit
+    local two = gpu_pod("two", "1", 2, 1000)
+    T.node_hook(rnd, "reserve", cluster, two, "n3")
+    assert.are.same({ 1, 2 }, rnd.assigned[two.uid])
+  end)
 end)
 
 describe("GpuPacking", function()
@@ -111,14 +134,28 @@ describe("BestFit", function()
 end)
 
 describe("DotProduct", function()
-  it("takes the candidate with the smallest dot product and its GPU", function()
+  it("merges the GPUs into one dimension by default (the paper's DotProd)", function()
     local p = T.plugin("DotProduct")
+    -- n1: free (30000 cpu, 1400 milli); pod (30000, 500):
+    -- 1 - ((30000/128000)^2 + (1400/8000)(500/8000)) / 2 = 1 - 0.065869140625 / 2 = 0.96706... -> 96
+    local big = gpu_pod("big", "30", 1, 500)
+    assert.are.equal(96, T.score(p, cluster, big, "n1"))
+    -- n3: 16000 cpu left < 30000: no candidate -> 0
+    assert.are.equal(0, T.score(p, cluster, big, "n3"))
+  end)
+
+  it("with dimExtMethod share, takes the candidate with the smallest dot product and its GPU", function()
+    local p = T.plugin("DotProduct", { dimExtMethod = "share" })
     -- GPU 0: 1 - ((30000/128000)(1000/128000) + (400/8000)(300/8000)) / 2 = 0.99814697...
     -- idle GPUs: 1 - ((30000/128000)(1000/128000) + (1000/8000)(300/8000)) / 2 = 0.99674...
     local pod = gpu_pod("a", "1", 1, 300)
     assert.are.equal(99, T.score(p, cluster, pod, "n1"))
     local view = p.view
     assert.are.same({ 1 }, p.choose_gpus(view.node(cluster:node_info("n1")), view.request(pod)))
+  end)
+
+  it("refuses a dimExtMethod it does not build", function()
+    assert.has_error(function() T.plugin("DotProduct", { dimExtMethod = "extend" }) end)
   end)
 end)
 

@@ -3,6 +3,13 @@
  * names, so extra columns and another order are fine), applies the FGD
  * paper's workload tuning and writes the luasched trace (see import_openb.h).
  *
+ * Order (the paper's simulator, SortClusterPods): the paper's grid runs with
+ * shufflePod true, so the tasks, sorted by name, are shuffled with the seed
+ * (OPENB_ORDER_SHUFFLE); OPENB_ORDER_CREATION keeps creation time, then name
+ * (the simulator with shufflePod false: its pod YAML carries no creation
+ * time, so that order is the file's). The shuffle draws first, the tuning
+ * after, from one generator, as the simulator's math/rand calls go.
+ *
  * Tuning (the paper's simulator, TunePodsByNodeTotalResource): with T the
  * ratio times the cluster's GPU milli and S the tasks' total GPU milli,
  * - S > T: remove a task drawn uniformly from the list until S <= T;
@@ -10,6 +17,7 @@
  *   simulator keeps its workload) and append a copy named NAME-tuned-I,
  *   until the drawn task's milli per GPU would take S beyond T (the
  *   simulator's test, kept as it is: a multi-GPU task counts one GPU there).
+ *   The copies come after the trace's tasks, in the order they were drawn.
  * Deviation: the draws come from splitmix64, not Go's math/rand, so seed 42
  * samples other tasks than the paper's seed 42 (the same distribution).
  */
@@ -346,6 +354,12 @@ static int by_creation(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+static int by_name_value(const void *a, const void *b)
+{
+    const openb_task *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
 static int by_name(const void *a, const void *b)
 {
     const openb_task *const *x = a, *const *y = b;
@@ -413,12 +427,28 @@ static void tune_up(openb_trace *t, double target, uint64_t *rng)
     free(draw);
 }
 
-void openb_tune(openb_trace *t, double ratio, uint64_t seed)
+/* Go's rand.Shuffle order (i from the last down to 1, j drawn in [0, i]) over
+ * the tasks sorted by name, as the simulator's SortClusterPods does with
+ * shufflePod. */
+static void shuffle_tasks(openb_trace *t, uint64_t *rng)
 {
+    qsort(t->tasks, t->n_tasks, sizeof *t->tasks, by_name_value);
+    for (uint32_t i = t->n_tasks; i > 1; i--) {
+        uint32_t j = (uint32_t)openb_rand_below(rng, i);
+        openb_task k = t->tasks[i - 1];
+        t->tasks[i - 1] = t->tasks[j];
+        t->tasks[j] = k;
+    }
+}
+
+void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order)
+{
+    uint64_t rng = seed;
+    if (order == OPENB_ORDER_SHUFFLE)
+        shuffle_tasks(t, &rng);
     if (ratio <= 0 || t->node_gpu_milli <= 0)
         return;
     double target = ratio * (double)t->node_gpu_milli;
-    uint64_t rng = seed;
     if ((double)t->task_gpu_milli > target)
         tune_down(t, target, &rng);
     else if ((double)t->task_gpu_milli < target)

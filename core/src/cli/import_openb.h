@@ -42,7 +42,7 @@ typedef struct openb_task {
 typedef struct openb_trace {
     openb_node *nodes;
     uint32_t n_nodes;
-    openb_task *tasks;           /* in scheduling order */
+    openb_task *tasks;           /* in scheduling order (creation order until openb_sample) */
     uint32_t n_tasks, cap_tasks;
     uint32_t n_trace_tasks;      /* before tuning */
     int64_t node_gpu_milli, task_gpu_milli;
@@ -50,8 +50,14 @@ typedef struct openb_trace {
 
 /* Reads both files; errors name FILE:LINE, the column, what was expected. */
 bool openb_read(openb_trace *t, const char *nodes_csv, const char *pods_csv, ls_error *err);
-/* The paper's workload tuning to ratio x the cluster's GPU milli (0: none). */
-void openb_tune(openb_trace *t, double ratio, uint64_t seed);
+typedef enum openb_order {
+    OPENB_ORDER_SHUFFLE,    /* the paper's grid (shufflePod: true): name order shuffled with the seed */
+    OPENB_ORDER_CREATION,   /* creation time, then name */
+} openb_order;
+
+/* The arrival order, then the paper's workload tuning to ratio x the
+ * cluster's GPU milli (0: none), drawing from one generator seeded with seed. */
+void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order);
 bool openb_write(const openb_trace *t, FILE *out);
 void openb_free(openb_trace *t);
 
