@@ -18,7 +18,8 @@
 --
 -- A node's view (free milli per GPU, GPU model, cpu left) is rebuilt only
 -- when its NodeInfo changed (its generation, unique process-wide), by
--- replaying the pods on it in their order: a pod's gpu-index annotation says
+-- replaying the pods on it in the order they were placed (their arrival
+-- order, `seq`; NodeInfo's list moves an updated pod to its end): a pod's gpu-index annotation says
 -- which GPUs it holds; a GPU pod without one takes them by the plugin's GPU
 -- choice (M.set_chooser: the policy's own, as OpenGpuShare's gpuSelMethod
 -- names it; best fit by default) on the state the pods before it left. The
@@ -205,17 +206,38 @@ local function new_view(ni, n, free)
   }
 end
 
--- Replays the node's pods in their order: a pod's gpu-index annotation says
--- which GPUs it holds; one without it takes them by the chooser, on the
--- state the pods before it left (free milli and cpu).
+-- The node's pods in the order they were placed: their arrival order (the
+-- pod's `seq`, kept across updates). NodeInfo's list is not that order once
+-- a bound pod is updated (the cache removes it and adds it at the end), and
+-- a replay in another order may give other GPUs than Reserve chose.
+local order, order_seq = {}, {}
+local function by_seq(a, b) return order_seq[a] < order_seq[b] end
+
+local function placed_order(ni)
+  local n, sorted, last = ni.num_pods, true, -1
+  for k = 0, n - 1 do
+    local s = tonumber(ni.pods[k].seq)
+    order[k + 1], order_seq[k] = k, s
+    if s < last then sorted = false end
+    last = s
+  end
+  for k = n + 1, #order do order[k] = nil end
+  if not sorted then table.sort(order, by_seq) end
+  return order, n
+end
+
+-- Replays the node's pods in the order they were placed: a pod's gpu-index
+-- annotation says which GPUs it holds; one without it takes them by the
+-- chooser, on the state the pods before it left (free milli and cpu).
 local function build(ni)
   local n = number_of(ni.node.labels, K_COUNT)
   local free = {}
   for i = 1, n do free[i] = MILLI end
   local step = new_view(ni, n, free)
   step.cpu_left = step.cpu_capacity
-  for k = 0, ni.num_pods - 1 do
-    local p = ni.pods[k]
+  local seq_order, num = placed_order(ni)
+  for j = 1, num do
+    local p = ni.pods[seq_order[j]]
     local r = M.request(p)
     if r.gpus > 0 then
       local idx = ls.label(p.annotations, K_INDEX)

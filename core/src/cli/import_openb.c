@@ -538,6 +538,8 @@ static void write_typical_pods(const openb_trace *t, FILE *out)
 
 /* ---- writing */
 
+/* A node's pods capacity is 1001, as in the paper's node list
+ * (data/node_yaml): the task count never limits a node there. */
 static void write_node(const openb_node *n, FILE *out)
 {
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
@@ -547,7 +549,7 @@ static void write_node(const openb_node *n, FILE *out)
     if (n->model)
         fprintf(out, ",\"alibabacloud.com/gpu-card-model\":\"%s\"", n->model);
     char res[256];
-    int len = snprintf(res, sizeof res, "\"cpu\":\"%lldm\",\"memory\":\"%lldMi\",\"pods\":\"110\"",
+    int len = snprintf(res, sizeof res, "\"cpu\":\"%lldm\",\"memory\":\"%lldMi\",\"pods\":\"1001\"",
                        (long long)n->milli_cpu, (long long)n->memory_mib);
     if (n->gpus > 0)
         snprintf(res + len, sizeof res - (size_t)len,
