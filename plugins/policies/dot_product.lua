@@ -23,12 +23,15 @@
 --   profile leaves it to OpenGpuShare's "best" (as the paper's
 --   generate_config_and_run.py does for merge); `choose_gpus` then answers
 --   as "share" would.
+-- * args.tieBreak "name": the best node with the smallest name in the
+--   simulator's order wins (its vendored selectHost; gpu_share_view's
+--   break_ties); "random" (default): kube-scheduler's random pick.
 -- Deviations: none known.
 local ls = require("luasched")
 local view = require("gpu_share_view")
 
 local P = ls.plugin("DotProduct", {
-  defaults = { dimExtMethod = "merge" },
+  defaults = { dimExtMethod = "merge", tieBreak = "random" },
   optional = { normMethod = "string" },
 })
 
@@ -41,13 +44,14 @@ function P.validate(args)
   if args.normMethod ~= nil and args.normMethod ~= "max" then
     return "normMethod: only max is built, got " .. tostring(args.normMethod)
   end
-  return nil
+  return view.check_tie_break(args.tieBreak)
 end
 
 local merge = true   -- args.dimExtMethod == "merge" (set at init)
 
 function P:init(args)
   merge = args.dimExtMethod == "merge"
+  self.tie_break = args.tieBreak == "name"
   -- with "share" the GPUs are this plugin's choice: its view replays them
   view.set_chooser(not merge and function(v, req) return P.choose_gpus(v, req) end or nil)
 end
@@ -107,6 +111,11 @@ function P:score(_, pod, node)
   if val == nil then return ls.MIN_NODE_SCORE end
   local s = ls.MAX_NODE_SCORE * val
   return s < 0 and math.ceil(s) or math.floor(s)
+end
+
+function P:normalize_score(_, _, scores, nodes, n)
+  if self.tie_break then view.break_ties(scores, nodes, n) end
+  return nil
 end
 
 P.view = view   -- the GPU view this plugin reads (its specs build states with it)

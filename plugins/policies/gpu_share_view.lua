@@ -306,6 +306,61 @@ function M.fits(v, req)
   return false
 end
 
+-- ---- the simulator's tie-break ----------------------------------------------------
+
+local K_RANK = ls.intern("luasched.io/openb-rank")
+local rank_of = {}       -- node name id -> rank (the label's number, else false)
+
+local function rank(ni)
+  local name = ni.node.name
+  local r = rank_of[name]
+  if r == nil then
+    local v = ls.label(ni.node.labels, K_RANK)
+    r = v ~= 0 and tonumber(ls.str(v)) or false
+    rank_of[name] = r
+  end
+  return r
+end
+
+-- a before b in the simulator's order: its node names are "%04d-" + name, the
+-- number the node's rank (luasched import openb writes it as the label
+-- luasched.io/openb-rank); a node without the label comes after, by name.
+local function before(a, b)
+  local ra, rb = rank(a), rank(b)
+  if ra and rb then return ra < rb end
+  if ra or rb then return ra ~= false end
+  return ls.str(a.node.name) < ls.str(b.node.name)
+end
+
+--- The FGD paper's simulator breaks ties among the best-scored nodes by the
+--- smallest node name, not at random (its vendored selectHost, "for
+--- reproducibility"). For a policy that is the profile's only score, this
+--- makes the winner its only best node: +1 for it when below 100, else the
+--- other 100s become 99 (the rest keep their scores). Call it last in
+--- normalize_score; nodes[i] is the NodeInfo of scores[i].
+function M.break_ties(scores, nodes, n)
+  if n < 2 then return end
+  local best, top = nil, -math.huge
+  for i = 0, n - 1 do
+    local s = tonumber(scores[i])
+    if s > top then best, top = i, s
+    elseif s == top and before(nodes[i], nodes[best]) then best = i end
+  end
+  if top < ls.MAX_NODE_SCORE then
+    scores[best] = top + 1
+    return
+  end
+  for i = 0, n - 1 do
+    if i ~= best and tonumber(scores[i]) == top then scores[i] = top - 1 end
+  end
+end
+
+--- Checks a policy's tieBreak argument.
+function M.check_tie_break(v)
+  if v ~= "random" and v ~= "name" then return "tieBreak: expected random or name, got " .. tostring(v) end
+  return nil
+end
+
 --- GPUs fully free on the node.
 function M.fully_free(v)
   local c = 0

@@ -43,8 +43,11 @@ expect_eq "a GPU pod's form" "$(jq -c '.items[-1].steps[2].create | [.metadata.a
   '[{"luasched.io/openb-creation-time":"30","luasched.io/openb-qos":"LS","alibabacloud.com/gpu-count":"1","alibabacloud.com/gpu-milli":"500"},{"requests":{"cpu":"1000m","memory":"1024Mi","alibabacloud.com/gpu-milli":"500"},"limits":{"alibabacloud.com/gpu-milli":"500"}}]'
 expect_eq "the model constraint" "$(jq -r '.items[-1].steps[0].create.metadata.annotations["alibabacloud.com/gpu-card-model"]' t.json)" \
   "V100M16|V100M32"
-expect_eq "a GPU node's form" "$(jq -c '.items[0] | [.metadata.labels, .status.allocatable]' t.json)" \
+expect_eq "a GPU node's form" "$(jq -c '.items[0] | [(.metadata.labels | del(.["luasched.io/openb-rank"])), .status.allocatable]' t.json)" \
   '[{"kubernetes.io/hostname":"node-a","alibabacloud.com/gpu-count":"2","alibabacloud.com/gpu-card-model":"V100M16"},{"cpu":"32000m","memory":"131072Mi","pods":"1001","alibabacloud.com/gpu-milli":"2000","alibabacloud.com/gpu-count":"2"}]'
+# The simulator's tie-break order: every node gets a seeded rank, a permutation of 0..n-1.
+expect_eq "node ranks: a permutation of the three" \
+  "$(jq -c '[.items[] | select(.kind == "Node") | .metadata.labels["luasched.io/openb-rank"]] | sort' t.json)" '["0000","0001","0002"]'
 # Typical pods: five shapes of one task each; 95% of 5 tasks needs all five (4 cover 80%).
 # Equal counts: the larger shape first (cpu, then milli, gpus, model), weight 1/5.
 expect_eq "typical pods" "$(jq -c '.items[3].spec.pods | map([.milliCpu, .milliGpu, .gpus, .weight])' t.json)" \

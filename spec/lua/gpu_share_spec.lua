@@ -200,3 +200,41 @@ describe("RandomScore", function()
     assert.are.same({ 1, 2 }, { hundreds, zeros })
   end)
 end)
+
+describe("tieBreak: name (the simulator's selectHost: the smallest node name)", function()
+  -- m1 (rank 2, 16 cpu), m2 (rank 0, 32 cpu), m3 (rank 1, 16 cpu), no GPU; the simulator's
+  -- names are "0002-m1", "0000-m2", "0001-m3".
+  local tied
+  before_each(function()
+    local function ranked(name, cpu, rank)
+      local n = gpu_node(name, cpu, 0)
+      n.labels["luasched.io/openb-rank"] = rank
+      return n
+    end
+    tied = T.cluster { nodes = { ranked("m1", "16", "0002"), ranked("m2", "32", "0000"), ranked("m3", "16", "0001") } }
+  end)
+  after_each(function() tied:close() end)
+
+  it("GpuPacking: a CPU-only pod scores 0 everywhere; the first in rank gets 1", function()
+    local r = T.cycle(T.plugin("GpuPacking", { tieBreak = "name" }), tied, gpu_pod("cpu", "1", 0, 0))
+    assert.are.same({ m1 = 0, m2 = 1, m3 = 0 }, r.scores)
+    assert.are.equal("m2", r.node)
+  end)
+
+  it("BestFit: after min-max, the 100s but the first in rank become 99", function()
+    -- raw: m1, m3: trunc((1 - 0.5 x 15000 / 128000) x 100) = 94; m2: trunc((1 - 0.5 x 31000 / 128000) x 100) = 87
+    -- normalized: m1, m3 (94 - 87) x 100 / 7 = 100, m2 0; m3 (rank 1) before m1 (rank 2)
+    local r = T.cycle(T.plugin("BestFit", { tieBreak = "name" }), tied, gpu_pod("cpu", "1", 0, 0))
+    assert.are.same({ m1 = 99, m2 = 0, m3 = 100 }, r.scores)
+    assert.are.equal("m3", r.node)
+  end)
+
+  it("random (the default) leaves the scores as they are", function()
+    local r = T.cycle(T.plugin("GpuPacking"), tied, gpu_pod("cpu", "1", 0, 0))
+    assert.are.same({ m1 = 0, m2 = 0, m3 = 0 }, r.scores)
+  end)
+
+  it("refuses another tieBreak", function()
+    assert.has_error(function() T.plugin("FGD", { tieBreak = "first" }) end)
+  end)
+end)

@@ -441,18 +441,41 @@ static void shuffle_tasks(openb_trace *t, uint64_t *rng)
     }
 }
 
+/* The simulator names every node "%04d-" + its name, the numbers a rand.Perm
+ * over the nodes sorted by name, and its scheduler breaks score ties by the
+ * smallest name: the rank is that number (Go's Perm, inside-out). */
+static int node_by_name(const void *a, const void *b)
+{
+    return strcmp((*(openb_node *const *)a)->name, (*(openb_node *const *)b)->name);
+}
+
+static void rank_nodes(openb_trace *t, uint64_t *rng)
+{
+    openb_node **by_name = ls_xcalloc(t->n_nodes ? t->n_nodes : 1, sizeof *by_name);
+    for (uint32_t i = 0; i < t->n_nodes; i++)
+        by_name[i] = &t->nodes[i];
+    qsort(by_name, t->n_nodes, sizeof *by_name, node_by_name);
+    for (uint32_t i = 0; i < t->n_nodes; i++) {
+        uint32_t j = (uint32_t)openb_rand_below(rng, (uint64_t)i + 1);
+        by_name[i]->rank = by_name[j]->rank;
+        by_name[j]->rank = i;
+    }
+    free(by_name);
+}
+
 void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order)
 {
     uint64_t rng = seed;
     if (order == OPENB_ORDER_SHUFFLE)
         shuffle_tasks(t, &rng);
-    if (ratio <= 0 || t->node_gpu_milli <= 0)
-        return;
-    double target = ratio * (double)t->node_gpu_milli;
-    if ((double)t->task_gpu_milli > target)
-        tune_down(t, target, &rng);
-    else if ((double)t->task_gpu_milli < target)
-        tune_up(t, target, &rng);
+    if (ratio > 0 && t->node_gpu_milli > 0) {
+        double target = ratio * (double)t->node_gpu_milli;
+        if ((double)t->task_gpu_milli > target)
+            tune_down(t, target, &rng);
+        else if ((double)t->task_gpu_milli < target)
+            tune_up(t, target, &rng);
+    }
+    rank_nodes(t, &rng);
 }
 
 /* ---- typical pods (the paper's GetTypicalPods: isInvolvedCpuPods true,
@@ -548,6 +571,7 @@ static void write_node(const openb_node *n, FILE *out)
         fprintf(out, ",\"alibabacloud.com/gpu-count\":\"%d\"", n->gpus);
     if (n->model)
         fprintf(out, ",\"alibabacloud.com/gpu-card-model\":\"%s\"", n->model);
+    fprintf(out, ",\"luasched.io/openb-rank\":\"%04u\"", n->rank);
     char res[256];
     int len = snprintf(res, sizeof res, "\"cpu\":\"%lldm\",\"memory\":\"%lldMi\",\"pods\":\"1001\"",
                        (long long)n->milli_cpu, (long long)n->memory_mib);

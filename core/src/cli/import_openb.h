@@ -29,6 +29,7 @@ typedef struct openb_node {
     char *name, *model;          /* model NULL when the node has no GPU model */
     int64_t milli_cpu, memory_mib;
     int32_t gpus;
+    uint32_t rank;               /* the seeded tie-break rank (label luasched.io/openb-rank) */
 } openb_node;
 
 typedef struct openb_task {
@@ -56,7 +57,9 @@ typedef enum openb_order {
 } openb_order;
 
 /* The arrival order, then the paper's workload tuning to ratio x the
- * cluster's GPU milli (0: none), drawing from one generator seeded with seed. */
+ * cluster's GPU milli (0: none), then the nodes' tie-break ranks (a
+ * permutation of 0..n-1 over the nodes in name order), drawing from one
+ * generator seeded with seed, in the order the simulator draws them. */
 void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order);
 bool openb_write(const openb_trace *t, FILE *out);
 void openb_free(openb_trace *t);
