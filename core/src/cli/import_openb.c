@@ -562,8 +562,10 @@ void openb_write_typical_pods(const openb_trace *t, FILE *out)
 /* ---- writing */
 
 /* A node's pods capacity is 1001, as in the paper's node list
- * (data/node_yaml): the task count never limits a node there. */
-static void write_node(const openb_node *n, FILE *out)
+ * (data/node_yaml): the task count never limits a node there. Its GPUs are
+ * open-gpu-share's extended resources when gpu_resources, else left to DRA
+ * devices (import_openb_dra.c); the labels are the same either way. */
+void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out)
 {
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
                  "\"kubernetes.io/hostname\":\"%s\"", n->name, n->name);
@@ -575,7 +577,7 @@ static void write_node(const openb_node *n, FILE *out)
     char res[256];
     int len = snprintf(res, sizeof res, "\"cpu\":\"%lldm\",\"memory\":\"%lldMi\",\"pods\":\"1001\"",
                        (long long)n->milli_cpu, (long long)n->memory_mib);
-    if (n->gpus > 0)
+    if (gpu_resources && n->gpus > 0)
         snprintf(res + len, sizeof res - (size_t)len,
                  ",\"alibabacloud.com/gpu-milli\":\"%d\",\"alibabacloud.com/gpu-count\":\"%d\"",
                  n->gpus * OPENB_MILLI, n->gpus);
@@ -614,7 +616,7 @@ bool openb_write(const openb_trace *t, FILE *out)
 {
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
     for (uint32_t i = 0; i < t->n_nodes; i++)
-        write_node(&t->nodes[i], out);
+        openb_write_node(&t->nodes[i], true, out);
     openb_write_typical_pods(t, out);
     fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"Timeline\",\"steps\":[\n");
     for (uint32_t i = 0; i < t->n_tasks; i++) {

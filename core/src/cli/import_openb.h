@@ -62,6 +62,8 @@ typedef enum openb_order {
  * generator seeded with seed, in the order the simulator draws them. */
 void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order);
 bool openb_write(const openb_trace *t, FILE *out);
+/* One node of the trace: GPUs as extended resources when gpu_resources. */
+void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out);
 /* The same trace with the GPUs as DRA devices (import_openb_dra.c, --as-dra). */
 bool openb_write_dra(const openb_trace *t, FILE *out);
 /* The TypicalPodSet item (FGD's typical pods), shared by both writers. */
