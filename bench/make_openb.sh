@@ -3,8 +3,10 @@
 # cluster-trace-gpu-v2023: a node list and a pod list) for the policy lab's
 # tests and benches, without the real data:
 #   bench/make_openb.sh DIR [NODES] [TASKS] [SEED]
-# DIR gets openb_node_list_all_node.csv and openb_pod_list_default.csv, so
-# `luasched compare openb:DIR` and `luasched bench policy-lab openb:DIR` read it.
+# DIR gets openb_node_list_all_node.csv, openb_node_list_gpu_node.csv (its GPU
+# nodes, the list the paper's grid and `luasched compare openb:DIR` read) and
+# openb_pod_list_default.csv, so `luasched compare openb:DIR` and
+# `luasched bench policy-lab openb:DIR` read it.
 # The mix is openb's in kind: a fifth of the nodes without GPUs, the rest with
 # 1, 2, 4 or 8 GPUs of four models; tasks CPU-only (about 1 in 8), a share of
 # one GPU (about half, some constrained to a model), one whole GPU, or 2, 4 or
@@ -23,12 +25,16 @@ BEGIN {
   split("V100M16 V100M32 T4 G2", model, " ")
   split("1 2 4 8 8", gcount, " ")
   nf = dir "/openb_node_list_all_node.csv"
+  gf = dir "/openb_node_list_gpu_node.csv"
   print "sn,cpu_milli,memory_mib,gpu,model" > nf
+  print "sn,cpu_milli,memory_mib,gpu,model" > gf
   gpus = 0
   for (i = 0; i < nodes; i++) {
     if (i % 5 == 0) { printf "openb-node-%04d,32000,262144,0,\n", i > nf; continue }
     g = gcount[rnd(5) + 1]; gpus += g
-    printf "openb-node-%04d,%d,%d,%d,%s\n", i, g * 12000, g * 65536, g, model[rnd(4) + 1] > nf
+    line = sprintf("openb-node-%04d,%d,%d,%d,%s", i, g * 12000, g * 65536, g, model[rnd(4) + 1])
+    print line > nf
+    print line > gf
   }
   pf = dir "/openb_pod_list_default.csv"
   print "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time" > pf

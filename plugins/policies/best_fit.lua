@@ -13,11 +13,17 @@
 -- * NormalizeScore: (s - lowest) * 100 / (highest - lowest), integer
 --   division; all equal -> 0 (the simulator's NormalizeScore).
 -- * GPU choice at Reserve: OpenGpuShare's "best" (the simulator's default).
+-- * args.tieBreak "name": after NormalizeScore, the best node with the
+--   smallest name in the simulator's order wins (its vendored selectHost;
+--   gpu_share_view's break_ties); "random" (default): kube-scheduler's pick.
 -- Deviations: none known.
 local ls = require("luasched")
 local view = require("gpu_share_view")
 
-local P = ls.plugin("BestFit")
+local P = ls.plugin("BestFit", { defaults = { tieBreak = "random" } })
+
+function P.validate(args) return view.check_tie_break(args.tieBreak) end
+function P:init(args) self.tie_break = args.tieBreak == "name" end
 
 local MAX_CPU, MAX_GPU = 128000, 8000
 
@@ -49,7 +55,7 @@ function P:score(_, pod, node)
   return s
 end
 
-function P:normalize_score(_, _, scores, _, n)
+function P:normalize_score(_, _, scores, nodes, n)
   local lo, hi = math.huge, -math.huge
   for i = 0, n - 1 do
     local s = tonumber(scores[i])
@@ -60,6 +66,7 @@ function P:normalize_score(_, _, scores, _, n)
   for i = 0, n - 1 do
     scores[i] = range == 0 and 0 or math.floor((tonumber(scores[i]) - lo) * ls.MAX_NODE_SCORE / range)
   end
+  if self.tie_break then view.break_ties(scores, nodes, n) end
   return nil
 end
 

@@ -29,13 +29,16 @@
 -- writes into the trace (the shapes of the trace's tasks covering 95% of
 -- them, renormalized: the simulator's GetTypicalPods with
 -- podPopularityThreshold 95, isInvolvedCpuPods true).
+-- args.tieBreak "name": the best node with the smallest name in the
+-- simulator's order wins (its vendored selectHost; gpu_share_view's
+-- break_ties); "random" (default): kube-scheduler's random pick.
 -- Deviations: none known in the measure. Scores are kept per node state and
 -- pod shape (recomputed when the node changes), which changes no result.
 local ls = require("luasched")
 local view = require("gpu_share_view")
 
 local P = ls.plugin("FGD", {
-  defaults = { typicalPodsObject = "default/openb" },
+  defaults = { typicalPodsObject = "default/openb", tieBreak = "random" },
   optional = { typicalPods = "table", dimExtMethod = "string", normMethod = "string" },
 })
 
@@ -81,7 +84,10 @@ function P.typical_pods()
   return T
 end
 
+function P.validate(args) return view.check_tie_break(args.tieBreak) end
+
 function P:init(args)
+  self.tie_break = args.tieBreak == "name"
   object_ref = args.typicalPodsObject
   if args.typicalPods then
     T = set_typical(args.typicalPods, "FGD args.typicalPods")
@@ -194,6 +200,11 @@ function P:score(_, pod, node)
     error("FGD: node " .. ls.str(node.node.name) .. ": its GPU model is not one the pod allows", 0)
   end
   return (assess(v, req))
+end
+
+function P:normalize_score(_, _, scores, nodes, n)
+  if self.tie_break then view.break_ties(scores, nodes, n) end
+  return nil
 end
 
 P.view = view   -- the GPU view this plugin reads (its specs build states with it)

@@ -12,11 +12,17 @@
 -- * 25 when the node has no GPU pod,
 -- * 0 when it has only others.
 -- * GPU choice at Reserve: OpenGpuShare's "best" (the simulator's default).
+-- * args.tieBreak "name": the best node with the smallest name in the
+--   simulator's order wins (its vendored selectHost; gpu_share_view's
+--   break_ties); "random" (default): kube-scheduler's random pick.
 -- Deviations: none known.
 local ls = require("luasched")
 local view = require("gpu_share_view")
 
-local P = ls.plugin("GpuClustering")
+local P = ls.plugin("GpuClustering", { defaults = { tieBreak = "random" } })
+
+function P.validate(args) return view.check_tie_break(args.tieBreak) end
+function P:init(args) self.tie_break = args.tieBreak == "name" end
 
 local MAX_SPEC_GPU = 8000
 local idiv = ls.idiv
@@ -62,6 +68,11 @@ end
 
 function P:score(_, pod, node)
   return P.clustering_score(view.node(node), node, view.request(pod))
+end
+
+function P:normalize_score(_, _, scores, nodes, n)
+  if self.tie_break then view.break_ties(scores, nodes, n) end
+  return nil
 end
 
 return P

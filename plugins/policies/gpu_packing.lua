@@ -14,11 +14,17 @@
 -- * GPUs that cannot hold the pod, or a model it does not allow: an Error
 --   (OpenGpuShare filters those first).
 -- * GPU choice at Reserve: OpenGpuShare's "best" (the simulator's default).
+-- * args.tieBreak "name": the best node with the smallest name in the
+--   simulator's order wins (its vendored selectHost; gpu_share_view's
+--   break_ties); "random" (default): kube-scheduler's random pick.
 -- Deviations: none known.
 local ls = require("luasched")
 local view = require("gpu_share_view")
 
-local P = ls.plugin("GpuPacking")
+local P = ls.plugin("GpuPacking", { defaults = { tieBreak = "random" } })
+
+function P.validate(args) return view.check_tie_break(args.tieBreak) end
+function P:init(args) self.tie_break = args.tieBreak == "name" end
 
 local MILLI = view.MILLI
 local idiv = ls.idiv
@@ -72,6 +78,11 @@ function P:score(_, pod, node)
     error("GpuPacking: node " .. ls.str(node.node.name) .. " cannot hold the pod's GPUs", 0)
   end
   return s
+end
+
+function P:normalize_score(_, _, scores, nodes, n)
+  if self.tie_break then view.break_ties(scores, nodes, n) end
+  return nil
 end
 
 return P

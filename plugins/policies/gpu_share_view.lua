@@ -18,8 +18,9 @@
 --
 -- A node's view (free milli per GPU, GPU model, cpu left) is rebuilt only
 -- when its NodeInfo changed (its generation, unique process-wide), by
--- replaying the pods on it in their order (only the pods added at the end of
--- its list since the last view, when the others are unchanged): a pod's gpu-index annotation says
+-- replaying the pods on it in the order they were placed (their arrival
+-- order, `seq`; NodeInfo's list moves an updated pod to its end; only the
+-- pods placed since the last view, when the others are unchanged): a pod's gpu-index annotation says
 -- which GPUs it holds; a GPU pod without one takes them by the plugin's GPU
 -- choice (M.set_chooser: the policy's own, as OpenGpuShare's gpuSelMethod
 -- names it; best fit by default) on the state the pods before it left. The
@@ -62,9 +63,19 @@ local function models(spec)
   return m
 end
 
+-- A number in [0, 2^31 - 1) fixed by the pod's uid (a polynomial string hash
+-- modulo the prime 2^31 - 1, exact in doubles): the "random" GPU choice draws
+-- with it, so that replaying a node's pods repeats the choice.
+local function uid_draw(uid)
+  local h = 0
+  for i = 1, #uid do h = (h * 131 + uid:byte(i)) % 2147483647 end
+  return h
+end
+
 --- A pod's GPU request: { cpu, gpus, milli (per GPU), models (set of model
 --- ids, nil when unconstrained), share (a fraction of one GPU), shape (an id
---- shared by pods with the same cpu and GPU request) }. Cached by uid.
+--- shared by pods with the same cpu and GPU request), draw (a number fixed by
+--- the uid, for the random GPU choice) }. Cached by uid.
 local requests = {}
 function M.request(pod)
   local r = requests[pod.uid]
@@ -82,7 +93,7 @@ function M.request(pod)
     shape_ids[key] = shape
   end
   r = { cpu = cpu, gpus = gpus, milli = milli, models = spec ~= 0 and models(spec) or nil,
-        share = gpus == 1 and milli < MILLI, shape = shape }
+        share = gpus == 1 and milli < MILLI, shape = shape, draw = gpus > 0 and uid_draw(ls.str(pod.uid)) or 0 }
   requests[pod.uid] = r
   return r
 end
@@ -135,6 +146,25 @@ function M.worst_fit_ids(free, n, req)
   return M.exclusive_ids(free, n, req)
 end
 
+--- Random fit for a share: one of the GPUs that hold it, each as likely
+--- (allocateGpuIdBasedOnRandomFit), drawn with the pod's `draw` so that a
+--- replay repeats it; whole GPUs as best fit.
+function M.random_fit_ids(free, n, req)
+  if req.share then
+    local count = 0
+    for i = 1, n do if free[i] >= req.milli then count = count + 1 end end
+    if count == 0 then return nil end
+    local pick = req.draw % count
+    for i = 1, n do
+      if free[i] >= req.milli then
+        if pick == 0 then return { i } end
+        pick = pick - 1
+      end
+    end
+  end
+  return M.exclusive_ids(free, n, req)
+end
+
 function M.exclusive_ids(free, n, req)
   local ids, want = {}, req.gpus
   for i = 1, n do
@@ -179,26 +209,46 @@ local function new_view(ni, n, free)
   }
 end
 
+-- The node's pods in the order they were placed: their arrival order (the
+-- pod's `seq`, kept across updates). NodeInfo's list is not that order once
+-- a bound pod is updated (the cache removes it and adds it at the end), and
+-- a replay in another order may give other GPUs than Reserve chose.
+local order, order_seq = {}, {}
+local function by_seq(a, b) return order_seq[a] < order_seq[b] end
+
+local function placed_order(ni)
+  local n, sorted, last = ni.num_pods, true, -1
+  for k = 0, n - 1 do
+    local s = tonumber(ni.pods[k].seq)
+    order[k + 1], order_seq[k] = k, s
+    if s < last then sorted = false end
+    last = s
+  end
+  for k = n + 1, #order do order[k] = nil end
+  if not sorted then table.sort(order, by_seq) end
+  return order, n
+end
+
 -- The replay of a node's pods, kept in its view so that the next view of the
 -- node continues it: `uids` the pods replayed (their uid ids, in order),
 -- `marks` their gpu-index annotations (the one input of the replay not
 -- cached by uid), `replay_cpu` the cpu the last of them left. A node that gained pods at the
--- end of its list (a binding) replays only those; any other change (a pod
+-- end of its placed order (a binding) replays only those; any other change (a pod
 -- gone, another model or size) replays from the start. The result is the
 -- same either way: a choice depends only on the state the pods before it
 -- left.
-local function continues(old, ni, n, model, cpu_capacity)
+local function continues(old, ni, seq_order, num, n, model, cpu_capacity)
   if old == nil or old.n ~= n or old.model ~= model or old.cpu_capacity ~= cpu_capacity then return false end
   local uids, marks, k = old.uids, old.marks, old.replayed
-  if k > ni.num_pods then return false end
+  if k > num then return false end
   for i = 1, k do
-    local p = ni.pods[i - 1]
+    local p = ni.pods[seq_order[i]]
     if p.uid ~= uids[i] or ls.label(p.annotations, K_INDEX) ~= marks[i] then return false end
   end
   return true
 end
 
--- Replays the node's pods in their order: a pod's gpu-index annotation says
+-- Replays the node's pods in the order they were placed: a pod's gpu-index annotation says
 -- which GPUs it holds; one without it takes them by the chooser, on the
 -- state the pods before it left (free milli and cpu). `old`, the node's
 -- previous view, when its replay can be continued.
@@ -207,7 +257,8 @@ local function build(ni, old)
   local model = ls.label(ni.node.labels, K_MODEL)
   local cpu_capacity = tonumber(ni.allocatable.milli_cpu)
   local free, uids, marks, first, cpu_left = {}, {}, {}, 0, cpu_capacity
-  if continues(old, ni, n, model, cpu_capacity) then
+  local seq_order, num = placed_order(ni)
+  if continues(old, ni, seq_order, num, n, model, cpu_capacity) then
     for i = 1, n do free[i] = old.free[i] end
     for i = 1, old.replayed do uids[i], marks[i] = old.uids[i], old.marks[i] end
     first, cpu_left = old.replayed, old.replay_cpu
@@ -217,8 +268,8 @@ local function build(ni, old)
   local step = new_view(ni, n, free)
   step.free_total = n * MILLI   -- as the replay from the start had it: its total is never updated
   step.cpu_left = cpu_left
-  for k = first, ni.num_pods - 1 do
-    local p = ni.pods[k]
+  for j = first + 1, num do
+    local p = ni.pods[seq_order[j]]
     local r = M.request(p)
     local idx = ls.label(p.annotations, K_INDEX)
     if r.gpus > 0 then
@@ -230,10 +281,10 @@ local function build(ni, old)
       if ids then take(free, ids, r.milli) end
     end
     step.cpu_left = step.cpu_left - r.cpu
-    uids[k + 1], marks[k + 1] = p.uid, idx
+    uids[j], marks[j] = p.uid, idx
   end
   local v = new_view(ni, n, free)
-  v.uids, v.marks, v.replayed, v.replay_cpu = uids, marks, ni.num_pods, step.cpu_left
+  v.uids, v.marks, v.replayed, v.replay_cpu = uids, marks, num, step.cpu_left
   local most, whole = 0, 0
   for i = 1, n do
     local f = free[i]
@@ -304,6 +355,68 @@ function M.fits(v, req)
     end
   end
   return false
+end
+
+--- GPUs fully free on the node.
+function M.fully_free(v)
+  local c = 0
+  for i = 1, v.n do if v.free[i] == MILLI then c = c + 1 end end
+  return c
+end
+
+-- ---- the simulator's tie-break ----------------------------------------------------
+
+local K_RANK = ls.intern("luasched.io/openb-rank")
+local rank_of = {}       -- node name id -> rank (the label's number, else false)
+
+local function rank(ni)
+  local name = ni.node.name
+  local r = rank_of[name]
+  if r == nil then
+    local v = ls.label(ni.node.labels, K_RANK)
+    r = v ~= 0 and tonumber(ls.str(v)) or false
+    rank_of[name] = r
+  end
+  return r
+end
+
+-- a before b in the simulator's order: its node names are "%04d-" + name, the
+-- number the node's rank (luasched import openb writes it as the label
+-- luasched.io/openb-rank); a node without the label comes after, by name.
+local function before(a, b)
+  local ra, rb = rank(a), rank(b)
+  if ra and rb then return ra < rb end
+  if ra or rb then return ra ~= false end
+  return ls.str(a.node.name) < ls.str(b.node.name)
+end
+
+--- The FGD paper's simulator breaks ties among the best-scored nodes by the
+--- smallest node name, not at random (its vendored selectHost, "for
+--- reproducibility"). For a policy that is the profile's only score, this
+--- makes the winner its only best node: +1 for it when below 100, else the
+--- other 100s become 99 (the rest keep their scores). Call it last in
+--- normalize_score; nodes[i] is the NodeInfo of scores[i].
+function M.break_ties(scores, nodes, n)
+  if n < 2 then return end
+  local best, top = nil, -math.huge
+  for i = 0, n - 1 do
+    local s = tonumber(scores[i])
+    if s > top then best, top = i, s
+    elseif s == top and before(nodes[i], nodes[best]) then best = i end
+  end
+  if top < ls.MAX_NODE_SCORE then
+    scores[best] = top + 1
+    return
+  end
+  for i = 0, n - 1 do
+    if i ~= best and tonumber(scores[i]) == top then scores[i] = top - 1 end
+  end
+end
+
+--- Checks a policy's tieBreak argument.
+function M.check_tie_break(v)
+  if v ~= "random" and v ~= "name" then return "tieBreak: expected random or name, got " .. tostring(v) end
+  return nil
 end
 
 --- GPUs fully free on the node.

@@ -14,13 +14,16 @@
 -- * Reserve: the GPU choice (allocateGpuIdFunc) by args.gpuSelMethod:
 --   "best" (default: the share goes to the GPU with the least free milli
 --   that holds it; whole GPUs to the first fully free ones by index),
---   "worst" (the most free milli), or the name of a policy plugin that
+--   "worst" (the most free milli), "random" (one of the GPUs that hold the
+--   share, each as likely; the paper's setting for Random), or the name of a
+--   policy plugin that
 --   exports `choose_gpus(view, req)` (FGD, DotProduct: the simulator hands
 --   the choice to the score plugin of the highest weight).
 -- * Unreserve forgets the choice.
 -- Deviations:
--- * "random" GPU selection is not offered (the scheduler's seeded generator
---   is not exposed to Reserve).
+-- * "random" draws with a number fixed by the pod's uid (gpu_share_view's
+--   `draw`), not Go's math/rand: a view rebuilt by replay must repeat the
+--   choice. Uniform over the GPUs that hold the share, as the simulator's.
 -- * The simulator keeps its own GPU cache updated from informer events and
 --   patches the pod at Reserve. Here every plugin's view of a node is rebuilt
 --   from the pods on it when the node changes, replaying the GPU choice (see
@@ -47,7 +50,9 @@ local SNAKE = function(name) return (name:gsub("(%l)(%u)", "%1_%2"):gsub("(%u)(%
 
 function P.validate(args)
   local m = args.gpuSelMethod
-  if type(m) ~= "string" or m == "" then return "gpuSelMethod: expected best, worst or a policy plugin's name" end
+  if type(m) ~= "string" or m == "" then
+    return "gpuSelMethod: expected best, worst, random or a policy plugin's name"
+  end
   if type(args.annotate) ~= "boolean" then return "annotate: expected true or false" end
   return nil
 end
@@ -60,6 +65,8 @@ function P:init(args)
     self.choose = function(v, req) return view.best_fit_ids(v.free, v.n, req) end
   elseif m == "worst" then
     self.choose = function(v, req) return view.worst_fit_ids(v.free, v.n, req) end
+  elseif m == "random" then
+    self.choose = function(v, req) return view.random_fit_ids(v.free, v.n, req) end
   else
     local policy = require(SNAKE(m))
     if type(policy) ~= "table" or type(policy.choose_gpus) ~= "function" then

@@ -4,7 +4,9 @@
 -- Mirrors random_score.go of hkust-adsl/kubernetes-scheduler-simulator
 -- (facts, not code): PreScore draws an index in [0, number of feasible
 -- nodes) and keeps that node's name; Score gives it MaxNodeScore.
--- * GPU choice at Reserve: OpenGpuShare's "best" (the simulator's default).
+-- * GPU choice at Reserve: the paper's grid runs Random with OpenGpuShare's
+--   "random" (profiles/policy-lab/gpu-random.yaml).
+-- * No tie-break argument: one node scores 100, so there is no tie at the top.
 -- Deviations: the draw is the scheduler's seeded generator
 -- (self.handle:random), not Go's global math/rand, so a seed picks other
 -- nodes than the paper's run with that seed.

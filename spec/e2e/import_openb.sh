@@ -32,7 +32,7 @@ CSV
 ROOT=$OLDPWD
 BF="$ROOT/profiles/policy-lab/gpu-best-fit.yaml"
 
-err=$("$BIN" import openb nodes.csv pods.csv --inflate 0 -o t.json 2>&1)
+err=$("$BIN" import openb nodes.csv pods.csv --inflate 0 --order creation -o t.json 2>&1)
 expect_eq "import: exit 0" "$?" "0"
 expect_eq "import: summary" "$err" \
   "luasched import: 3 nodes (3 GPUs), 5 tasks from the trace + 0 sampled = 5 pods, GPU requests 126.7% of the cluster's GPUs"
@@ -43,8 +43,11 @@ expect_eq "a GPU pod's form" "$(jq -c '.items[-1].steps[2].create | [.metadata.a
   '[{"luasched.io/openb-creation-time":"30","luasched.io/openb-qos":"LS","alibabacloud.com/gpu-count":"1","alibabacloud.com/gpu-milli":"500"},{"requests":{"cpu":"1000m","memory":"1024Mi","alibabacloud.com/gpu-milli":"500"},"limits":{"alibabacloud.com/gpu-milli":"500"}}]'
 expect_eq "the model constraint" "$(jq -r '.items[-1].steps[0].create.metadata.annotations["alibabacloud.com/gpu-card-model"]' t.json)" \
   "V100M16|V100M32"
-expect_eq "a GPU node's form" "$(jq -c '.items[0] | [.metadata.labels, .status.allocatable]' t.json)" \
-  '[{"kubernetes.io/hostname":"node-a","alibabacloud.com/gpu-count":"2","alibabacloud.com/gpu-card-model":"V100M16"},{"cpu":"32000m","memory":"131072Mi","pods":"110","alibabacloud.com/gpu-milli":"2000","alibabacloud.com/gpu-count":"2"}]'
+expect_eq "a GPU node's form" "$(jq -c '.items[0] | [(.metadata.labels | del(.["luasched.io/openb-rank"])), .status.allocatable]' t.json)" \
+  '[{"kubernetes.io/hostname":"node-a","alibabacloud.com/gpu-count":"2","alibabacloud.com/gpu-card-model":"V100M16"},{"cpu":"32000m","memory":"131072Mi","pods":"1001","alibabacloud.com/gpu-milli":"2000","alibabacloud.com/gpu-count":"2"}]'
+# The simulator's tie-break order: every node gets a seeded rank, a permutation of 0..n-1.
+expect_eq "node ranks: a permutation of the three" \
+  "$(jq -c '[.items[] | select(.kind == "Node") | .metadata.labels["luasched.io/openb-rank"]] | sort' t.json)" '["0000","0001","0002"]'
 # Typical pods: five shapes of one task each; 95% of 5 tasks needs all five (4 cover 80%).
 # Equal counts: the larger shape first (cpu, then milli, gpus, model), weight 1/5.
 expect_eq "typical pods" "$(jq -c '.items[3].spec.pods | map([.milliCpu, .milliGpu, .gpus, .weight])' t.json)" \
@@ -56,8 +59,20 @@ expect_eq "typical pods" "$(jq -c '.items[3].spec.pods | map([.milliCpu, .milliG
 "$BIN" import openb nodes.csv pods.csv --seed 7 -o b.json 2>/dev/null
 expect_eq "same seed, same trace" "$(cmp -s a.json b.json && echo same)" "same"
 total=$(jq '[.items[-1].steps[].create.spec.containers[0].resources.requests["alibabacloud.com/gpu-milli"] // "0" | tonumber] | add' a.json)
-expect_eq "tuned: the trace's five first, then copies named NAME-tuned-I" \
-  "$(jq -c '[.items[-1].steps[].create.metadata.name] | (.[0:5] == ["p1","p2","p3","p4","p5"]) and (.[5:] | all(test("^p[1-5]-tuned-[0-9]+$")))' a.json)" "true"
+expect_eq "tuned: the trace's five first (shuffled), then copies named NAME-tuned-I" \
+  "$(jq -c '[.items[-1].steps[].create.metadata.name] | ((.[0:5] | sort) == ["p1","p2","p3","p4","p5"]) and (.[5:] | all(test("^p[1-5]-tuned-[0-9]+$")))' a.json)" "true"
+# The paper's grid shuffles the tasks with the seed (shufflePod: true): another seed, another order
+# of the same five; --order creation keeps creation time, then name, whatever the seed.
+"$BIN" import openb nodes.csv pods.csv --inflate 0 --seed 8 -o c.json 2>/dev/null
+"$BIN" import openb nodes.csv pods.csv --inflate 0 --seed 7 -o d.json 2>/dev/null
+expect_eq "shuffled: seeds 7 and 8 order the five differently" \
+  "$(jq -c '[.items[-1].steps[].create.metadata.name]' c.json | cmp -s - <(jq -c '[.items[-1].steps[].create.metadata.name]' d.json) && echo same || echo differ)" "differ"
+"$BIN" import openb nodes.csv pods.csv --inflate 0 --seed 8 --order creation -o e.json 2>/dev/null
+expect_eq "--order creation: creation time whatever the seed" \
+  "$(jq -c '[.items[-1].steps[].create.metadata.name]' e.json)" '["p1","p2","p3","p4","p5"]'
+expect_eq "--order: a bad value" "$("$BIN" import openb nodes.csv pods.csv --order time 2>&1; echo "exit $?")" \
+  "luasched import: --order: expected shuffle or creation, got \"time\"
+exit 2"
 expect_eq "tuned: the next copy would pass 3900 milli, so the total is above 3900 - 1000" \
   "$(( total > 2900 && total <= 3900 + 1000 ))" "1"
 

@@ -29,13 +29,13 @@ p2,2000,2048,0,0,,BE,Running,20,100,20
 p4,1000,1024,1,300,T4,LS,Running,40,100,40
 p5,1000,1024,2,1000,,LS,Running,50,100,50
 CSV
-"$BIN" import openb nodes.csv pods.csv --inflate 0 --as-dra -o d.json 2>/dev/null
+"$BIN" import openb nodes.csv pods.csv --inflate 0 --order creation --as-dra -o d.json 2>/dev/null
 expect_eq "import --as-dra: exit 0" "$?" "0"
 expect_eq "the device class" "$(jq -c '.items[0] | [.kind, .metadata.name, .spec.selectors[0].cel.expression]' d.json)" \
   '["DeviceClass","gpu.openb.luasched.io","device.driver == \"gpu.openb.luasched.io\""]'
 expect_eq "a GPU node: no GPU allocatable, its slice: one device per GPU with 1000 milli to share" \
   "$(jq -c '[.items[1].status.allocatable, (.items[2] | [.metadata.name, .spec.nodeName, [.spec.devices[] | [.name, .attributes.model.string, .attributes.index.int, .allowMultipleAllocations, .capacity.milli.value]]])]' d.json)" \
-  '[{"cpu":"32000m","memory":"131072Mi","pods":"110"},["node-a-gpus","node-a",[["gpu-0","V100M16",0,true,"1000"],["gpu-1","V100M16",1,true,"1000"]]]]'
+  '[{"cpu":"32000m","memory":"131072Mi","pods":"1001"},["node-a-gpus","node-a",[["gpu-0","V100M16",0,true,"1000"],["gpu-1","V100M16",1,true,"1000"]]]]'
 expect_eq "a node without GPUs has no slice" "$(jq -c '[.items[] | select(.kind == "ResourceSlice") | .metadata.name]' d.json)" \
   '["node-a-gpus","node-b-gpus"]'
 expect_eq "a constrained task's claim, created with its pod" \

@@ -74,6 +74,29 @@ describe("OpenGpuShare", function()
     T.node_hook(worst, "reserve", cluster, small, "n1")
     assert.are.same({ 2 }, worst.assigned[small.uid])       -- GPU 1: 1000 free
   end)
+
+  it("reserves a random GPU among those that hold the share, the same one on every replay", function()
+    local rnd = T.plugin("OpenGpuShare", { gpuSelMethod = "random" })
+    -- n3: both GPUs hold 300; the pick is the pod's uid draw (a hash of the uid) modulo 2
+    local seen = {}
+    for i = 1, 16 do
+      local pod = gpu_pod("r" .. i, "1", 1, 300)
+      T.node_hook(rnd, "reserve", cluster, pod, "n3")
+      local first = rnd.assigned[pod.uid][1]
+      T.node_hook(rnd, "reserve", cluster, pod, "n3")
+      assert.are.equal(first, rnd.assigned[pod.uid][1])      -- the same pod draws the same GPU
+      seen[first] = true
+    end
+    assert.is_true(seen[1] and seen[2])                       -- both GPUs are drawn over 16 pods
+    -- n1: only GPU 1 holds 500 (GPU 0 has 400): no choice to draw
+    local half = gpu_pod("half", "1", 1, 500)
+    T.node_hook(rnd, "reserve", cluster, half, "n1")
+    assert.are.same({ 2 }, rnd.assigned[half.uid])
+    -- whole GPUs: the first fully free ones, as best fit
+    local two = gpu_pod("two", "1", 2, 1000)
+    T.node_hook(rnd, "reserve", cluster, two, "n3")
+    assert.are.same({ 1, 2 }, rnd.assigned[two.uid])
+  end)
 end)
 
 describe("GpuPacking", function()
@@ -111,14 +134,28 @@ describe("BestFit", function()
 end)
 
 describe("DotProduct", function()
-  it("takes the candidate with the smallest dot product and its GPU", function()
+  it("merges the GPUs into one dimension by default (the paper's DotProd)", function()
     local p = T.plugin("DotProduct")
+    -- n1: free (30000 cpu, 1400 milli); pod (30000, 500):
+    -- 1 - ((30000/128000)^2 + (1400/8000)(500/8000)) / 2 = 1 - 0.065869140625 / 2 = 0.96706... -> 96
+    local big = gpu_pod("big", "30", 1, 500)
+    assert.are.equal(96, T.score(p, cluster, big, "n1"))
+    -- n3: 16000 cpu left < 30000: no candidate -> 0
+    assert.are.equal(0, T.score(p, cluster, big, "n3"))
+  end)
+
+  it("with dimExtMethod share, takes the candidate with the smallest dot product and its GPU", function()
+    local p = T.plugin("DotProduct", { dimExtMethod = "share" })
     -- GPU 0: 1 - ((30000/128000)(1000/128000) + (400/8000)(300/8000)) / 2 = 0.99814697...
     -- idle GPUs: 1 - ((30000/128000)(1000/128000) + (1000/8000)(300/8000)) / 2 = 0.99674...
     local pod = gpu_pod("a", "1", 1, 300)
     assert.are.equal(99, T.score(p, cluster, pod, "n1"))
     local view = p.view
     assert.are.same({ 1 }, p.choose_gpus(view.node(cluster:node_info("n1")), view.request(pod)))
+  end)
+
+  it("refuses a dimExtMethod it does not build", function()
+    assert.has_error(function() T.plugin("DotProduct", { dimExtMethod = "extend" }) end)
   end)
 end)
 
@@ -199,5 +236,43 @@ describe("gpu_share_view", function()
     assert.are.equal(4, calls)                   -- a and b
     assert.are.same(continued.free, fresh.free)
     assert.are.equal(continued.replay_cpu, fresh.replay_cpu)
+  end)
+end)
+
+describe("tieBreak: name (the simulator's selectHost: the smallest node name)", function()
+  -- m1 (rank 2, 16 cpu), m2 (rank 0, 32 cpu), m3 (rank 1, 16 cpu), no GPU; the simulator's
+  -- names are "0002-m1", "0000-m2", "0001-m3".
+  local tied
+  before_each(function()
+    local function ranked(name, cpu, rank)
+      local n = gpu_node(name, cpu, 0)
+      n.labels["luasched.io/openb-rank"] = rank
+      return n
+    end
+    tied = T.cluster { nodes = { ranked("m1", "16", "0002"), ranked("m2", "32", "0000"), ranked("m3", "16", "0001") } }
+  end)
+  after_each(function() tied:close() end)
+
+  it("GpuPacking: a CPU-only pod scores 0 everywhere; the first in rank gets 1", function()
+    local r = T.cycle(T.plugin("GpuPacking", { tieBreak = "name" }), tied, gpu_pod("cpu", "1", 0, 0))
+    assert.are.same({ m1 = 0, m2 = 1, m3 = 0 }, r.scores)
+    assert.are.equal("m2", r.node)
+  end)
+
+  it("BestFit: after min-max, the 100s but the first in rank become 99", function()
+    -- raw: m1, m3: trunc((1 - 0.5 x 15000 / 128000) x 100) = 94; m2: trunc((1 - 0.5 x 31000 / 128000) x 100) = 87
+    -- normalized: m1, m3 (94 - 87) x 100 / 7 = 100, m2 0; m3 (rank 1) before m1 (rank 2)
+    local r = T.cycle(T.plugin("BestFit", { tieBreak = "name" }), tied, gpu_pod("cpu", "1", 0, 0))
+    assert.are.same({ m1 = 99, m2 = 0, m3 = 100 }, r.scores)
+    assert.are.equal("m3", r.node)
+  end)
+
+  it("random (the default) leaves the scores as they are", function()
+    local r = T.cycle(T.plugin("GpuPacking"), tied, gpu_pod("cpu", "1", 0, 0))
+    assert.are.same({ m1 = 0, m2 = 0, m3 = 0 }, r.scores)
+  end)
+
+  it("refuses another tieBreak", function()
+    assert.has_error(function() T.plugin("FGD", { tieBreak = "first" }) end)
   end)
 end)

@@ -297,9 +297,10 @@ static void trace_of(const char *trace, uint64_t seed, char *buf, size_t len)
         snprintf(buf, len, "%.*s%llu%s", (int)(at - trace), trace, (unsigned long long)seed, at + 6);
 }
 
-/* "openb:DIR" (DIR/openb_node_list_all_node.csv and DIR/openb_pod_list_default.csv)
+/* "openb:DIR" (DIR/openb_node_list_gpu_node.csv, the GPU nodes the paper's
+ * data/prepare_input.sh gives every workload, and DIR/openb_pod_list_default.csv)
  * or "openb:NODES.csv,PODS.csv": the openb trace imported for the seed, as
- * `luasched import openb --inflate 1.3 --seed SEED` writes it. */
+ * `luasched import openb --inflate 1.3 --seed SEED` writes it (shuffled). */
 static bool load_openb(ls_cluster *c, const char *spec, uint64_t seed, char **kept, ls_error *err)
 {
     char nodes[2048], pods[2048];
@@ -308,13 +309,13 @@ static bool load_openb(ls_cluster *c, const char *spec, uint64_t seed, char **ke
         snprintf(nodes, sizeof nodes, "%.*s", (int)(comma - spec), spec);
         snprintf(pods, sizeof pods, "%s", comma + 1);
     } else {
-        snprintf(nodes, sizeof nodes, "%s/openb_node_list_all_node.csv", spec);
+        snprintf(nodes, sizeof nodes, "%s/openb_node_list_gpu_node.csv", spec);
         snprintf(pods, sizeof pods, "%s/openb_pod_list_default.csv", spec);
     }
     openb_trace t;
     if (!openb_read(&t, nodes, pods, err))
         return false;
-    openb_tune(&t, 1.3, seed);
+    openb_sample(&t, 1.3, seed, OPENB_ORDER_SHUFFLE);
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
@@ -456,7 +457,7 @@ static void compare_usage(FILE *out)
             "on a GPU trace (luasched import openb), the GPU allocation at each percent of arrived workload\n"
             "(0..130) and the unscheduled pods by kind. A TRACE containing {seed} names one trace per seed;\n"
             "openb:DIR (or openb:NODES.csv,PODS.csv) imports the openb trace for each seed, inflated to 130%%\n"
-            "of the cluster's GPUs (as luasched import openb --seed SEED).\n"
+            "of the cluster's GPUs (as luasched import openb --seed SEED; DIR: its GPU nodes and default pods).\n"
             "\n"
             "flags:\n"
             "  --config [NAME=]FILE a KubeSchedulerConfiguration, once per policy (1 to 16; the word 'default'\n"

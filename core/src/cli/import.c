@@ -3,7 +3,8 @@
  * [-o OUT]`: turns Alibaba's GPU-sharing trace "openb" (alibaba/clusterdata,
  * cluster-trace-gpu-v2023/csv) into a luasched trace: one JSON List with the
  * nodes and a Timeline that creates the tasks as pods, one per millisecond, in
- * the order the FGD paper's simulator schedules them (creation time, then
+ * the order the FGD paper's grid schedules them (the tasks shuffled with the
+ * seed, then the sampled copies; --order creation keeps creation time, then
  * name). The CSV reading and the inflation rule are in import_openb.c; the
  * form of a GPU node and a GPU pod (extended resources, annotations, the
  * model label) in import_openb.h, documented in docs/policy-lab/gpu-sharing.md;
@@ -20,17 +21,20 @@
 static void import_usage(FILE *out)
 {
     fprintf(out,
-            "usage: luasched import openb NODES.csv PODS.csv [--inflate R] [--seed N] [--as-dra] [-o OUT]\n"
+            "usage: luasched import openb NODES.csv PODS.csv [--inflate R] [--seed N] [--order O] [--as-dra]\n"
+            "       [-o OUT]\n"
             "\n"
             "Writes a luasched trace (a JSON List: the nodes, then a Timeline creating one pod per task,\n"
-            "1 ms apart, in creation-time order) from the openb GPU-sharing trace (alibaba/clusterdata,\n"
+            "1 ms apart) from the openb GPU-sharing trace (alibaba/clusterdata,\n"
             "cluster-trace-gpu-v2023/csv: openb_node_list_*.csv and openb_pod_list_*.csv).\n"
             "\n"
             "flags:\n"
             "  --inflate R   grow (or prune) the tasks until their GPU requests are R times the cluster's\n"
             "                GPUs, sampling extra tasks from the trace (the FGD paper's workload tuning;\n"
             "                default 1.3; 0 keeps the trace as it is)\n"
-            "  --seed N      the sampling seed (default 42, the paper's first seed)\n"
+            "  --seed N      the seed of the order and the sampling (default 42, the paper's first seed)\n"
+            "  --order O     shuffle (default: the tasks shuffled with the seed, then the sampled copies,\n"
+            "                as the paper's grid runs) or creation (creation time, then name)\n"
             "  --as-dra      GPUs as DRA devices with consumable capacity (a DeviceClass, a ResourceSlice\n"
             "                per GPU node, a ResourceClaim per GPU task) instead of open-gpu-share's\n"
             "                extended resources\n"
@@ -43,6 +47,7 @@ typedef struct import_opts {
     double inflate;
     uint64_t seed;
     bool as_dra;
+    openb_order order;
 } import_opts;
 
 static int parse_import(int argc, char **argv, import_opts *o)
@@ -51,9 +56,10 @@ static int parse_import(int argc, char **argv, import_opts *o)
         {"inflate", required_argument, NULL, 'i'}, {"seed", required_argument, NULL, 's'},
         {"out", required_argument, NULL, 'o'},     {"help", no_argument, NULL, 'h'},
         {"as-dra", no_argument, NULL, 'd'},
+        {"order", required_argument, NULL, 'r'},
         {NULL, 0, NULL, 0},
     };
-    *o = (import_opts){.inflate = 1.3, .seed = 42};
+    *o = (import_opts){.inflate = 1.3, .seed = 42, .order = OPENB_ORDER_SHUFFLE};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
@@ -71,6 +77,16 @@ static int parse_import(int argc, char **argv, import_opts *o)
             o->seed = strtoull(optarg, &end, 10);
             if (!*optarg || *end || errno || *optarg == '-') {
                 fprintf(stderr, "luasched import: --seed: expected a non-negative integer, got \"%s\"\n", optarg);
+                return LS_EXIT_USAGE;
+            }
+            break;
+        case 'r':
+            if (strcmp(optarg, "shuffle") == 0)
+                o->order = OPENB_ORDER_SHUFFLE;
+            else if (strcmp(optarg, "creation") == 0)
+                o->order = OPENB_ORDER_CREATION;
+            else {
+                fprintf(stderr, "luasched import: --order: expected shuffle or creation, got \"%s\"\n", optarg);
                 return LS_EXIT_USAGE;
             }
             break;
@@ -110,7 +126,7 @@ int ls_cli_import(int argc, char **argv)
         fprintf(stderr, "luasched import: %s\n", err.msg);
         return LS_EXIT_USAGE;
     }
-    openb_tune(&t, o.inflate, o.seed);
+    openb_sample(&t, o.inflate, o.seed, o.order);
     FILE *out = o.out ? fopen(o.out, "w") : stdout;
     if (!out) {
         fprintf(stderr, "luasched import: -o %s: %s\n", o.out, strerror(errno));

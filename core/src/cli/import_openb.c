@@ -3,6 +3,13 @@
  * names, so extra columns and another order are fine), applies the FGD
  * paper's workload tuning and writes the luasched trace (see import_openb.h).
  *
+ * Order (the paper's simulator, SortClusterPods): the paper's grid runs with
+ * shufflePod true, so the tasks, sorted by name, are shuffled with the seed
+ * (OPENB_ORDER_SHUFFLE); OPENB_ORDER_CREATION keeps creation time, then name
+ * (the simulator with shufflePod false: its pod YAML carries no creation
+ * time, so that order is the file's). The shuffle draws first, the tuning
+ * after, from one generator, as the simulator's math/rand calls go.
+ *
  * Tuning (the paper's simulator, TunePodsByNodeTotalResource): with T the
  * ratio times the cluster's GPU milli and S the tasks' total GPU milli,
  * - S > T: remove a task drawn uniformly from the list until S <= T;
@@ -10,6 +17,7 @@
  *   simulator keeps its workload) and append a copy named NAME-tuned-I,
  *   until the drawn task's milli per GPU would take S beyond T (the
  *   simulator's test, kept as it is: a multi-GPU task counts one GPU there).
+ *   The copies come after the trace's tasks, in the order they were drawn.
  * Deviation: the draws come from splitmix64, not Go's math/rand, so seed 42
  * samples other tasks than the paper's seed 42 (the same distribution).
  */
@@ -346,6 +354,12 @@ static int by_creation(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+static int by_name_value(const void *a, const void *b)
+{
+    const openb_task *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
 static int by_name(const void *a, const void *b)
 {
     const openb_task *const *x = a, *const *y = b;
@@ -413,16 +427,55 @@ static void tune_up(openb_trace *t, double target, uint64_t *rng)
     free(draw);
 }
 
-void openb_tune(openb_trace *t, double ratio, uint64_t seed)
+/* Go's rand.Shuffle order (i from the last down to 1, j drawn in [0, i]) over
+ * the tasks sorted by name, as the simulator's SortClusterPods does with
+ * shufflePod. */
+static void shuffle_tasks(openb_trace *t, uint64_t *rng)
 {
-    if (ratio <= 0 || t->node_gpu_milli <= 0)
-        return;
-    double target = ratio * (double)t->node_gpu_milli;
+    qsort(t->tasks, t->n_tasks, sizeof *t->tasks, by_name_value);
+    for (uint32_t i = t->n_tasks; i > 1; i--) {
+        uint32_t j = (uint32_t)openb_rand_below(rng, i);
+        openb_task k = t->tasks[i - 1];
+        t->tasks[i - 1] = t->tasks[j];
+        t->tasks[j] = k;
+    }
+}
+
+/* The simulator names every node "%04d-" + its name, the numbers a rand.Perm
+ * over the nodes sorted by name, and its scheduler breaks score ties by the
+ * smallest name: the rank is that number (Go's Perm, inside-out). */
+static int node_by_name(const void *a, const void *b)
+{
+    return strcmp((*(openb_node *const *)a)->name, (*(openb_node *const *)b)->name);
+}
+
+static void rank_nodes(openb_trace *t, uint64_t *rng)
+{
+    openb_node **by_name = ls_xcalloc(t->n_nodes ? t->n_nodes : 1, sizeof *by_name);
+    for (uint32_t i = 0; i < t->n_nodes; i++)
+        by_name[i] = &t->nodes[i];
+    qsort(by_name, t->n_nodes, sizeof *by_name, node_by_name);
+    for (uint32_t i = 0; i < t->n_nodes; i++) {
+        uint32_t j = (uint32_t)openb_rand_below(rng, (uint64_t)i + 1);
+        by_name[i]->rank = by_name[j]->rank;
+        by_name[j]->rank = i;
+    }
+    free(by_name);
+}
+
+void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order)
+{
     uint64_t rng = seed;
-    if ((double)t->task_gpu_milli > target)
-        tune_down(t, target, &rng);
-    else if ((double)t->task_gpu_milli < target)
-        tune_up(t, target, &rng);
+    if (order == OPENB_ORDER_SHUFFLE)
+        shuffle_tasks(t, &rng);
+    if (ratio > 0 && t->node_gpu_milli > 0) {
+        double target = ratio * (double)t->node_gpu_milli;
+        if ((double)t->task_gpu_milli > target)
+            tune_down(t, target, &rng);
+        else if ((double)t->task_gpu_milli < target)
+            tune_up(t, target, &rng);
+    }
+    rank_nodes(t, &rng);
 }
 
 /* ---- typical pods (the paper's GetTypicalPods: isInvolvedCpuPods true,
@@ -508,7 +561,11 @@ void openb_write_typical_pods(const openb_trace *t, FILE *out)
 
 /* ---- writing */
 
-static void write_node(const openb_node *n, FILE *out)
+/* A node's pods capacity is 1001, as in the paper's node list
+ * (data/node_yaml): the task count never limits a node there. Its GPUs are
+ * open-gpu-share's extended resources when gpu_resources, else left to DRA
+ * devices (import_openb_dra.c); the labels are the same either way. */
+void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out)
 {
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
                  "\"kubernetes.io/hostname\":\"%s\"", n->name, n->name);
@@ -516,10 +573,11 @@ static void write_node(const openb_node *n, FILE *out)
         fprintf(out, ",\"alibabacloud.com/gpu-count\":\"%d\"", n->gpus);
     if (n->model)
         fprintf(out, ",\"alibabacloud.com/gpu-card-model\":\"%s\"", n->model);
+    fprintf(out, ",\"luasched.io/openb-rank\":\"%04u\"", n->rank);
     char res[256];
-    int len = snprintf(res, sizeof res, "\"cpu\":\"%lldm\",\"memory\":\"%lldMi\",\"pods\":\"110\"",
+    int len = snprintf(res, sizeof res, "\"cpu\":\"%lldm\",\"memory\":\"%lldMi\",\"pods\":\"1001\"",
                        (long long)n->milli_cpu, (long long)n->memory_mib);
-    if (n->gpus > 0)
+    if (gpu_resources && n->gpus > 0)
         snprintf(res + len, sizeof res - (size_t)len,
                  ",\"alibabacloud.com/gpu-milli\":\"%d\",\"alibabacloud.com/gpu-count\":\"%d\"",
                  n->gpus * OPENB_MILLI, n->gpus);
@@ -558,7 +616,7 @@ bool openb_write(const openb_trace *t, FILE *out)
 {
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
     for (uint32_t i = 0; i < t->n_nodes; i++)
-        write_node(&t->nodes[i], out);
+        openb_write_node(&t->nodes[i], true, out);
     openb_write_typical_pods(t, out);
     fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"Timeline\",\"steps\":[\n");
     for (uint32_t i = 0; i < t->n_tasks; i++) {

@@ -29,6 +29,7 @@ typedef struct openb_node {
     char *name, *model;          /* model NULL when the node has no GPU model */
     int64_t milli_cpu, memory_mib;
     int32_t gpus;
+    uint32_t rank;               /* the seeded tie-break rank (label luasched.io/openb-rank) */
 } openb_node;
 
 typedef struct openb_task {
@@ -42,7 +43,7 @@ typedef struct openb_task {
 typedef struct openb_trace {
     openb_node *nodes;
     uint32_t n_nodes;
-    openb_task *tasks;           /* in scheduling order */
+    openb_task *tasks;           /* in scheduling order (creation order until openb_sample) */
     uint32_t n_tasks, cap_tasks;
     uint32_t n_trace_tasks;      /* before tuning */
     int64_t node_gpu_milli, task_gpu_milli;
@@ -50,9 +51,19 @@ typedef struct openb_trace {
 
 /* Reads both files; errors name FILE:LINE, the column, what was expected. */
 bool openb_read(openb_trace *t, const char *nodes_csv, const char *pods_csv, ls_error *err);
-/* The paper's workload tuning to ratio x the cluster's GPU milli (0: none). */
-void openb_tune(openb_trace *t, double ratio, uint64_t seed);
+typedef enum openb_order {
+    OPENB_ORDER_SHUFFLE,    /* the paper's grid (shufflePod: true): name order shuffled with the seed */
+    OPENB_ORDER_CREATION,   /* creation time, then name */
+} openb_order;
+
+/* The arrival order, then the paper's workload tuning to ratio x the
+ * cluster's GPU milli (0: none), then the nodes' tie-break ranks (a
+ * permutation of 0..n-1 over the nodes in name order), drawing from one
+ * generator seeded with seed, in the order the simulator draws them. */
+void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order);
 bool openb_write(const openb_trace *t, FILE *out);
+/* One node of the trace: GPUs as extended resources when gpu_resources. */
+void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out);
 /* The same trace with the GPUs as DRA devices (import_openb_dra.c, --as-dra). */
 bool openb_write_dra(const openb_trace *t, FILE *out);
 /* The TypicalPodSet item (FGD's typical pods), shared by both writers. */
