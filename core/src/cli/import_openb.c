@@ -508,7 +508,7 @@ void openb_write_typical_pods(const openb_trace *t, FILE *out)
 
 /* ---- writing */
 
-static void write_node(const openb_node *n, FILE *out)
+void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out)
 {
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
                  "\"kubernetes.io/hostname\":\"%s\"", n->name, n->name);
@@ -519,7 +519,7 @@ static void write_node(const openb_node *n, FILE *out)
     char res[256];
     int len = snprintf(res, sizeof res, "\"cpu\":\"%lldm\",\"memory\":\"%lldMi\",\"pods\":\"110\"",
                        (long long)n->milli_cpu, (long long)n->memory_mib);
-    if (n->gpus > 0)
+    if (gpu_resources && n->gpus > 0)
         snprintf(res + len, sizeof res - (size_t)len,
                  ",\"alibabacloud.com/gpu-milli\":\"%d\",\"alibabacloud.com/gpu-count\":\"%d\"",
                  n->gpus * OPENB_MILLI, n->gpus);
@@ -558,7 +558,7 @@ bool openb_write(const openb_trace *t, FILE *out)
 {
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
     for (uint32_t i = 0; i < t->n_nodes; i++)
-        write_node(&t->nodes[i], out);
+        openb_write_node(&t->nodes[i], true, out);
     openb_write_typical_pods(t, out);
     fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"Timeline\",\"steps\":[\n");
     for (uint32_t i = 0; i < t->n_tasks; i++) {

@@ -55,6 +55,10 @@ void openb_tune(openb_trace *t, double ratio, uint64_t seed);
 bool openb_write(const openb_trace *t, FILE *out);
 /* The same trace with the GPUs as DRA devices (import_openb_dra.c, --as-dra). */
 bool openb_write_dra(const openb_trace *t, FILE *out);
+/* A Node item: hostname, GPU count and model labels, CPU, memory and pods;
+ * with `gpu_resources` the open-gpu-share gpu-milli / gpu-count allocatable
+ * too (--as-dra leaves them to the ResourceSlices). Shared by both writers. */
+void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out);
 /* The TypicalPodSet item (FGD's typical pods), shared by both writers. */
 void openb_write_typical_pods(const openb_trace *t, FILE *out);
 void openb_free(openb_trace *t);

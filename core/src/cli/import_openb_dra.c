@@ -30,21 +30,6 @@ static void write_class(FILE *out)
             DRA_DRIVER, DRA_DRIVER);
 }
 
-static void write_node(const openb_node *n, FILE *out)
-{
-    fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":{"
-                 "\"kubernetes.io/hostname\":\"%s\"", n->name, n->name);
-    if (n->gpus > 0)
-        fprintf(out, ",\"alibabacloud.com/gpu-count\":\"%d\"", n->gpus);
-    if (n->model)
-        fprintf(out, ",\"alibabacloud.com/gpu-card-model\":\"%s\"", n->model);
-    char res[160];
-    snprintf(res, sizeof res, "\"cpu\":\"%lldm\",\"memory\":\"%lldMi\",\"pods\":\"110\"", (long long)n->milli_cpu,
-             (long long)n->memory_mib);
-    fprintf(out, "}},\"status\":{\"capacity\":{%s},\"allocatable\":{%s},"
-                 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}},\n", res, res);
-}
-
 static void write_slice(const openb_node *n, FILE *out)
 {
     fprintf(out, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"%s-gpus\"},"
@@ -118,7 +103,7 @@ bool openb_write_dra(const openb_trace *t, FILE *out)
     fprintf(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
     write_class(out);
     for (uint32_t i = 0; i < t->n_nodes; i++) {
-        write_node(&t->nodes[i], out);
+        openb_write_node(&t->nodes[i], false, out);
         if (t->nodes[i].gpus > 0)
             write_slice(&t->nodes[i], out);
     }
