@@ -59,6 +59,12 @@ bool openb_write_dra(const openb_trace *t, FILE *out);
  * with `gpu_resources` the open-gpu-share gpu-milli / gpu-count allocatable
  * too (--as-dra leaves them to the ResourceSlices). Shared by both writers. */
 void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out);
+/* The task's pod name: NAME, or NAME-tuned-I for a sampled copy. */
+void openb_pod_name(const openb_task *k, char *buf, size_t cap);
+/* A task's Timeline step up to its container's requests (the pod `name`, its
+ * open-gpu-share annotations, cpu and memory); the writer adds what the GPUs
+ * ask and closes the step. Shared by both writers. */
+void openb_write_pod_start(const openb_task *k, const char *name, uint32_t at_ms, FILE *out);
 /* The TypicalPodSet item (FGD's typical pods), shared by both writers. */
 void openb_write_typical_pods(const openb_trace *t, FILE *out);
 void openb_free(openb_trace *t);
