@@ -37,12 +37,8 @@ metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}
 status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
 ]]
 
-M.CLUSTER = M.NODES .. [[
----
-apiVersion: v1
-kind: Pod
-metadata: {name: running, namespace: default}
-spec: {nodeName: node-1, containers: [{name: c, image: app}]}
+--- The probe pod a (labelled probe=yes) and the plain pod b, 100m of CPU each.
+M.PROBE_PODS = [[
 ---
 apiVersion: v1
 kind: Pod
@@ -54,6 +50,15 @@ kind: Pod
 metadata: {name: b, namespace: default}
 spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}
 ]]
+
+--- NODES, a pod running on node-1, then PROBE_PODS.
+M.CLUSTER = M.NODES .. [[
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: running, namespace: default}
+spec: {nodeName: node-1, containers: [{name: c, image: app}]}
+]] .. M.PROBE_PODS
 
 --- The first lines of plugin "Probe" (probe.lua): the require, the
 --- declaration and the probe label's ids (lines 1-3).

@@ -16,22 +16,7 @@
 local sim = require("sim_helper")
 local probe_kit = require("probe_kit")
 
-local NODES = probe_kit.NODES
-
-local PODS = [[
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: b, namespace: default}
-spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}
-]]
-
-local CLUSTER = NODES .. PODS
+local CLUSTER = probe_kit.NODES .. probe_kit.PROBE_PODS
 
 -- One node full of a low-priority pod: the probe pod (priority 100) preempts,
 -- so DefaultPreemption's dry run runs the other plugins (Filter, RemovePod).
