@@ -60,6 +60,28 @@ metadata: {name: running, namespace: default}
 spec: {nodeName: node-1, containers: [{name: c, image: app}]}
 ]] .. M.PROBE_PODS
 
+--- node-1 with `cpu` CPUs and the probe pod a; a Timeline creates node-2
+--- (`cpu` CPUs too) at 10s, the event a queueing hint hears.
+function M.node2_at_10s(cpu)
+  return ([[
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {allocatable: {cpu: "%s", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default, labels: {probe: "yes"}}
+spec: {containers: [{name: c, image: app}]}
+---
+apiVersion: luasched.io/v1alpha1
+kind: Timeline
+steps:
+- at: 10s
+  create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "%s", pods: "110"}}}
+]]):format(cpu, cpu)
+end
+
 --- The first lines of plugin "Probe" (probe.lua): the require, the
 --- declaration and the probe label's ids (lines 1-3).
 M.HEAD = [[

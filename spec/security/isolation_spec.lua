@@ -201,23 +201,7 @@ function P.filter(self, state, pod, ni)
   end
   local _ = kept.name
 end]])
-    local r = run(config(profile("default-scheduler", "{name: Probe}")), { cluster = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {containers: [{name: c, image: app}]}
----
-apiVersion: luasched.io/v1alpha1
-kind: Timeline
-steps:
-- at: 10s
-  create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "4", pods: "110"}}}
-]] })
+    local r = run(config(profile("default-scheduler", "{name: Probe}")), { cluster = probe_kit.node2_at_10s("4") })
     assert.are.equal(0, r.rc, r.err)
     assert.are.equal('pending: running "Probe" filter plugin: ' .. file_of("probe") .. ":12: " ..
       stale("pod", "filter"), r.pods.a)
