@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End to end: `luasched import openb` on small CSV files in the openb format
-# (written here; the real trace is alibaba/clusterdata cluster-trace-gpu-v2023),
+# (spec/e2e/fixtures/openb/, import_openb_dra.sh's too; the real trace is
+# alibaba/clusterdata cluster-trace-gpu-v2023),
 # then the GPU policy lab on the trace: simulate under BestFit and compare.
 # Worked by hand (docs/policy-lab/gpu-sharing.md, BestFit):
 #   nodes: node-a 32 cpu, 2 x V100M16; node-b 16 cpu, 1 x T4; node-c 8 cpu, no GPU
@@ -20,16 +21,8 @@
 . "$(dirname "$0")/lib.bash"
 require_tool jq jq
 cd "$TMP" || exit 1
-printf 'sn,cpu_milli,memory_mib,gpu,model\nnode-a,32000,131072,2,V100M16\nnode-b,16000,65536,1,T4\nnode-c,8000,32768,0,\n' > nodes.csv
-cat > pods.csv <<'CSV'
-name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
-p3,1000,1024,1,500,,LS,Running,30,100,30
-p1,4000,4096,1,1000,V100M16|V100M32,LS,Running,10,100,10
-p2,2000,2048,0,0,,BE,Running,20,100,20
-p4,1000,1024,1,300,T4,LS,Running,40,100,40
-p5,1000,1024,2,1000,,LS,Running,50,100,50
-CSV
 ROOT=$OLDPWD
+cp "$ROOT"/spec/e2e/fixtures/openb/nodes.csv "$ROOT"/spec/e2e/fixtures/openb/pods.csv .
 BF="$ROOT/profiles/policy-lab/gpu-best-fit.yaml"
 
 err=$("$BIN" import openb nodes.csv pods.csv --inflate 0 --order creation -o t.json 2>&1)

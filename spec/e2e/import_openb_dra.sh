@@ -5,7 +5,7 @@
 # share went to) on these traces, where the DRA allocator's first-fit GPU choice and OpenGpuShare's
 # best-fit one leave the nodes' GPUs equally able to take the later tasks (not so on every trace:
 # docs/policy-lab/gpu-sharing.md, "GPU sharing through DRA").
-# The small trace of import_openb.sh first, worked by hand there for BestFit:
+# The small trace of import_openb.sh (spec/e2e/fixtures/openb/) first, worked by hand there for BestFit:
 #   p1 -> node-a, p2 -> node-c, p3 -> node-b, p4 -> node-b, p5 (2 GPUs) pending. On the DRA path p5's
 #   claim asks two devices each consuming 1000 milli: on node-a p1's claim consumed all of gpu-0
 #   (the first device that fits) and only gpu-1 is free, one device short; node-b's only GPU holds
@@ -20,15 +20,7 @@ ROOT=$OLDPWD
 BF="$ROOT/profiles/policy-lab/gpu-best-fit.yaml"
 DBF="$ROOT/profiles/policy-lab/gpu-dra-best-fit.yaml"
 
-printf 'sn,cpu_milli,memory_mib,gpu,model\nnode-a,32000,131072,2,V100M16\nnode-b,16000,65536,1,T4\nnode-c,8000,32768,0,\n' > nodes.csv
-cat > pods.csv <<'CSV'
-name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
-p3,1000,1024,1,500,,LS,Running,30,100,30
-p1,4000,4096,1,1000,V100M16|V100M32,LS,Running,10,100,10
-p2,2000,2048,0,0,,BE,Running,20,100,20
-p4,1000,1024,1,300,T4,LS,Running,40,100,40
-p5,1000,1024,2,1000,,LS,Running,50,100,50
-CSV
+cp "$ROOT"/spec/e2e/fixtures/openb/nodes.csv "$ROOT"/spec/e2e/fixtures/openb/pods.csv .
 "$BIN" import openb nodes.csv pods.csv --inflate 0 --order creation --as-dra -o d.json 2>/dev/null
 expect_eq "import --as-dra: exit 0" "$?" "0"
 expect_eq "the device class" "$(jq -c '.items[0] | [.kind, .metadata.name, .spec.selectors[0].cel.expression]' d.json)" \

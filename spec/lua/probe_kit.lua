@@ -1,7 +1,18 @@
--- A kit for the red-team specs (spec/security/): a two-node cluster with a
+-- The red-team specs' harness (spec/security/). Two levels:
+--
+-- A bench: a scratch plugin folder and runs of the real `luasched simulate`
+-- (or `check`) under a time limit, over configuration text the spec writes.
+--
+--   local bench = require("probe_kit").bench(CLUSTER)
+--   setup(bench.open); teardown(bench.close)     -- in a describe (busted's globals are the spec's)
+--   bench.probe("function P.filter(...) ... end")  -- Probe's hooks from line 4 (after HEAD)
+--   local r = bench.run(config_text, { limit = 60 })
+--   kit.expect_error(r, 'running "Probe" filter plugin: ' .. bench.file_of("probe") .. ":5: x")
+--
+-- A kit (a bench of its own): a two-node cluster with a
 -- probe pod "a" (labelled probe=yes) and a plain pod "b", a plugin "Probe"
--- whose hook acts on the probe pod only, and a run of the real
--- `luasched simulate` (or `check`) over them.
+-- whose hook acts on the probe pod only, and a run over a configuration it
+-- writes.
 --
 --   local kit = require("probe_kit").new()      -- in setup()
 --   kit.probe("filter", [[  error("x")]])       -- the hook's body: line 7 of the file
@@ -13,7 +24,8 @@ local assert = require("luassert")
 
 local M = {}
 
-M.CLUSTER = [[
+--- Two nodes of 4 CPUs, labelled with their hostname.
+M.NODES = [[
 apiVersion: v1
 kind: Node
 metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
@@ -23,11 +35,10 @@ apiVersion: v1
 kind: Node
 metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}
 status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: running, namespace: default}
-spec: {nodeName: node-1, containers: [{name: c, image: app}]}
+]]
+
+--- The probe pod a (labelled probe=yes) and the plain pod b, 100m of CPU each.
+M.PROBE_PODS = [[
 ---
 apiVersion: v1
 kind: Pod
@@ -39,6 +50,118 @@ kind: Pod
 metadata: {name: b, namespace: default}
 spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}
 ]]
+
+--- NODES, a pod running on node-1, then PROBE_PODS.
+M.CLUSTER = M.NODES .. [[
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: running, namespace: default}
+spec: {nodeName: node-1, containers: [{name: c, image: app}]}
+]] .. M.PROBE_PODS
+
+--- node-1 with `cpu` CPUs and the probe pod a; a Timeline creates node-2
+--- (`cpu` CPUs too) at 10s, the event a queueing hint hears.
+function M.node2_at_10s(cpu)
+  return ([[
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {allocatable: {cpu: "%s", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default, labels: {probe: "yes"}}
+spec: {containers: [{name: c, image: app}]}
+---
+apiVersion: luasched.io/v1alpha1
+kind: Timeline
+steps:
+- at: 10s
+  create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "%s", pods: "110"}}}
+]]):format(cpu, cpu)
+end
+
+--- The first lines of plugin "Probe" (probe.lua): the require, the
+--- declaration and the probe label's ids (lines 1-3).
+M.HEAD = [[
+local ls = require("luasched")
+local P = ls.plugin("Probe")
+local KEY, YES = ls.intern("probe"), ls.intern("yes")
+]]
+
+--- `s` as a Lua pattern that matches it to the letter.
+function M.plain(s) return (s:gsub("%p", "%%%0")) end
+
+--- The run went on: status 0, the plain pod b bound, the probe pod a pending
+--- with exactly `message`.
+function M.expect_error(r, message)
+  assert.are.equal(0, r.rc, r.err .. r.out)
+  assert.matches("^bound to node%-[12]$", r.pods.b)
+  assert.are.equal("pending: " .. message, r.pods.a)
+end
+
+--- A bench over `cluster` (YAML text): its scratch folder is made by open()
+--- and removed by close(); b.dir is that folder.
+function M.bench(cluster)
+  local b = { runs = 0 }
+
+  function b.open()
+    sim.bin()
+    b.dir = sim.scratch("plugins")
+    return b.dir
+  end
+
+  function b.close() sim.remove(b.dir) end
+
+  --- The path of plugin `name` (snake_case) in the plugin folder.
+  function b.file_of(name) return b.dir .. "/plugins/" .. name .. ".lua" end
+
+  --- Writes plugin `name` with `source`; returns its path.
+  function b.write_plugin(name, source) return sim.write(b.file_of(name), source) end
+
+  --- Plugin "Probe": M.HEAD, then `hooks` from line 4.
+  function b.probe(hooks) return b.write_plugin("probe", M.HEAD .. hooks .. "\nreturn P\n") end
+
+  --- Runs `luasched <opts.command>` (simulate by default) with the
+  --- configuration text `cfg`, killed after opts.limit seconds (120) so that a
+  --- hang fails the case, not the suite. simulate runs over opts.cluster (the
+  --- bench's cluster by default) with --allow-plugin-errors (the probes end in
+  --- plugin errors on purpose). opts.plugin_path replaces the plugin folder;
+  --- opts.args are added last. Returns { rc, out, err, config = its path,
+  --- pods = name -> outcome, rss = peak RSS in MiB }.
+  function b.run(cfg, opts)
+    opts = opts or {}
+    b.runs = b.runs + 1
+    local dir = b.dir .. "/run" .. b.runs
+    assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
+    local cfg_path = sim.write(dir .. "/config.yaml", cfg)
+    local args = { "timeout", "-s", "KILL", tostring(opts.limit or 120), sim.bin() }
+    if (opts.command or "simulate") == "simulate" then
+      args[#args + 1] = "simulate"
+      args[#args + 1] = sim.write(dir .. "/cluster.yaml", opts.cluster or cluster)
+      args[#args + 1] = "--allow-plugin-errors"
+      args[#args + 1] = "--config"
+    else
+      args[#args + 1] = opts.command
+    end
+    args[#args + 1] = cfg_path
+    args[#args + 1] = "--plugin-path"
+    args[#args + 1] = opts.plugin_path or (b.dir .. "/plugins")
+    for _, a in ipairs(opts.args or {}) do args[#args + 1] = a end
+    local cmd = {}
+    for i, a in ipairs(args) do cmd[i] = sim.quote(a) end
+    local p = assert(io.popen(table.concat(cmd, " ") .. " 2>" .. sim.quote(dir .. "/err") .. "; echo \"rc=$?\""))
+    local out = p:read("*a")
+    p:close()
+    local rc
+    out = out:gsub("rc=(%d+)\n$", function(c) rc = tonumber(c); return "" end)
+    return { rc = rc, out = out, err = sim.read(dir .. "/err"), config = cfg_path, pods = sim.pods(out),
+      rss = tonumber(out:match("peak RSS ([%d.]+) MiB")) }
+  end
+
+  return b
+end
 
 local CONFIG = [[
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -65,27 +188,20 @@ local FALLBACK = { score = "0", bind = "ls.skip" }
 --- A profile's lines that run Probe's bind before DefaultBinder.
 M.BIND_FIRST = '    bind: {enabled: [{name: Probe}, {name: DefaultBinder}], disabled: [{name: "*"}]}\n'
 
---- A fresh kit with its own scratch directory.
+--- A fresh kit with its own scratch directory: a bench over M.CLUSTER, opened.
 function M.new()
-  sim.bin()
-  local kit = { runs = 0 }
-  local tmp = sim.scratch("plugins")
-  kit.dir = tmp
-  kit.FILE = tmp .. "/plugins/probe.lua"
-
-  --- Writes plugin `file` (snake_case name) with `source`.
-  function kit.plugin(file, source)
-    return sim.write(tmp .. "/plugins/" .. file .. ".lua", source)
-  end
+  local kit = M.bench(M.CLUSTER)
+  kit.open()
+  kit.FILE = kit.file_of("probe")
+  kit.plugin = kit.write_plugin
+  kit.remove = kit.close
+  kit.expect_error = M.expect_error
 
   --- Plugin "Probe": hook `hook` runs `body` (from line 7) for the probe pod
   --- only; `top` is top-level code (line 4). Its other pods get nil (0 for score,
   --- ls.skip for bind).
   function kit.probe(hook, body, top)
-    kit.plugin("probe", ([[
-local ls = require("luasched")
-local P = ls.plugin("Probe")
-local KEY, YES = ls.intern("probe"), ls.intern("yes")
+    kit.plugin("probe", M.HEAD .. ([[
 %s
 function P.%s(%s)
   if ls.label(pod.labels, KEY) ~= YES then return %s end
@@ -99,38 +215,13 @@ return P
   --- opts.extra plugin names enabled; opts.global and opts.profile are YAML
   --- lines of the configuration and of the profile (each ending in a newline,
   --- the profile's indented by two); opts.cluster
-  --- replaces the cluster. Returns { rc, out, err, config = its path,
-  --- pods = name -> outcome }.
+  --- replaces the cluster. Returns bench.run's { rc, out, err, config, pods }.
   function kit.simulate(opts)
     opts = opts or {}
-    kit.runs = kit.runs + 1
-    local dir = tmp .. "/run" .. kit.runs
-    assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
     local enabled = { "{name: Probe}" }
     for _, n in ipairs(opts.extra or {}) do enabled[#enabled + 1] = "{name: " .. n .. "}" end
-    local cfg = sim.write(dir .. "/config.yaml",
-      CONFIG:format(opts.global or "", table.concat(enabled, ", "), opts.profile or ""))
-    local args = { opts.command or "simulate" }
-    if args[1] == "simulate" then
-      args[2] = sim.write(dir .. "/cluster.yaml", opts.cluster or M.CLUSTER)
-      args[3] = "--allow-plugin-errors"   -- the probes end in plugin errors on purpose
-      args[4] = "--config"
-    end
-    args[#args + 1] = cfg
-    args[#args + 1] = "--plugin-path"
-    args[#args + 1] = tmp .. "/plugins"
-    local r = sim.run(args, { err = dir .. "/err" })
-    r.pods = sim.pods(r.out)
-    r.config = cfg
-    return r
-  end
-
-  --- The run went on: status 0, the plain pod bound, the probe pod pending
-  --- with exactly `message`.
-  function kit.expect_error(r, message)
-    assert.are.equal(0, r.rc, r.err .. r.out)
-    assert.matches("^bound to node%-[12]$", r.pods.b)
-    assert.are.equal("pending: " .. message, r.pods.a)
+    return kit.run(CONFIG:format(opts.global or "", table.concat(enabled, ", "), opts.profile or ""),
+      { command = opts.command, cluster = opts.cluster })
   end
 
   --- Both pods bound, status 0.
@@ -138,10 +229,6 @@ return P
     assert.are.equal(0, r.rc, r.err .. r.out)
     assert.matches("^bound to node%-[12]$", r.pods.a)
     assert.matches("^bound to node%-[12]$", r.pods.b)
-  end
-
-  function kit.remove()
-    sim.remove(tmp)
   end
 
   return kit

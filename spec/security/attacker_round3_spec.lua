@@ -14,36 +14,9 @@
 -- are no files); escapes and time in error handlers, metamethods and C
 -- callbacks. Two cases are pending (see each one's comment).
 local sim = require("sim_helper")
+local probe_kit = require("probe_kit")
 
-local tmp
-local runs = 0
-
-local NODES = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
-]]
-
-local PODS = [[
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: b, namespace: default}
-spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}
-]]
-
-local CLUSTER = NODES .. PODS
+local CLUSTER = probe_kit.NODES .. probe_kit.PROBE_PODS
 
 -- One node full of a low-priority pod: the probe pod (priority 100) preempts,
 -- so DefaultPreemption's dry run runs the other plugins (Filter, RemovePod).
@@ -91,72 +64,16 @@ profiles:
 ]]):format(luasched or "pluginTimeoutMilliseconds: 300", enabled)
 end
 
-local function file_of(name) return tmp .. "/plugins/" .. name .. ".lua" end
-local function write_plugin(name, source) sim.write(file_of(name), source) end
-
--- The plugin "Probe" (probe.lua): lines 1-3 are the require, the declaration
--- and the probe label's ids; `hooks` starts at line 4.
-local HEAD = [[
-local ls = require("luasched")
-local P = ls.plugin("Probe")
-local KEY, YES = ls.intern("probe"), ls.intern("yes")
-]]
-local function probe(hooks) write_plugin("probe", HEAD .. hooks .. "\nreturn P\n") end
-
---- Runs `luasched <command>` (simulate by default) under a time limit.
---- { rc, out, err, pods = name -> outcome, rss = peak RSS in MiB }.
-local function run(cfg, opts)
-  opts = opts or {}
-  runs = runs + 1
-  local dir = tmp .. "/run" .. runs
-  assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
-  local cfg_path = sim.write(dir .. "/config.yaml", cfg)
-  local args = { "timeout", "-s", "KILL", tostring(opts.limit or 120), sim.bin() }
-  if (opts.command or "simulate") == "simulate" then
-    args[#args + 1] = "simulate"
-    args[#args + 1] = sim.write(dir .. "/cluster.yaml", opts.cluster or CLUSTER)
-    args[#args + 1] = "--allow-plugin-errors"   -- the attacks end in plugin errors on purpose
-    args[#args + 1] = "--config"
-  else
-    args[#args + 1] = opts.command
-  end
-  args[#args + 1] = cfg_path
-  args[#args + 1] = "--plugin-path"
-  args[#args + 1] = opts.plugin_path or (tmp .. "/plugins")
-  for _, a in ipairs(opts.args or {}) do args[#args + 1] = a end
-  local cmd = {}
-  for i, a in ipairs(args) do cmd[i] = sim.quote(a) end
-  local p = assert(io.popen(table.concat(cmd, " ") .. " 2>" .. sim.quote(dir .. "/err") .. "; echo \"rc=$?\""))
-  local out = p:read("*a")
-  p:close()
-  local rc
-  out = out:gsub("rc=(%d+)\n$", function(c) rc = tonumber(c); return "" end)
-  return { rc = rc, out = out, err = sim.read(dir .. "/err"), pods = sim.pods(out),
-    rss = tonumber(out:match("peak RSS ([%d.]+) MiB")) }
-end
-
---- The run went on: status 0, pod b bound, pod a failed with exactly `message`.
-local function expect_error(r, message)
-  assert.are.equal(0, r.rc, r.err .. r.out)
-  assert.matches("^bound to node%-[12]$", r.pods.b)
-  assert.are.equal("pending: " .. message, r.pods.a)
-end
-
-local function plain(s) return (s:gsub("%p", "%%%0")) end
+local bench = probe_kit.bench(CLUSTER)
+local file_of, write_plugin, probe, run = bench.file_of, bench.write_plugin, bench.probe, bench.run
+local expect_error, plain = probe_kit.expect_error, probe_kit.plain
+local function with_tmp() setup(bench.open); teardown(bench.close) end
 
 local RESTARTED = "plugin exceeded its time budget of 300 ms (the Lua state was restarted)"
 -- A cut-off in a cycle's call names the hook and its file:line too.
 local function cut_off_at(hook, file, line)
   return string.format("plugin exceeded its time budget of 300 ms in %s at %s:%d (the Lua state was restarted)",
     hook, file, line)
-end
-
-local function with_tmp()
-  setup(function()
-    sim.bin()
-    tmp = sim.scratch("plugins")
-  end)
-  teardown(function() sim.remove(tmp) end)
 end
 
 describe("attacker round 3: the runtime runs a plugin's code for it", function()
@@ -524,14 +441,14 @@ describe("attacker round 3: plugin files and names", function()
 
   -- Before: check said ok and loaded plugins/../outside/sneaky.lua.
   it("a plugin name holding a path is refused, at its line, in check and simulate", function()
-    assert(sim.sh_ok("mkdir -p " .. sim.quote(tmp .. "/outside")))
-    sim.write(tmp .. "/outside/sneaky.lua", [[
+    assert(sim.sh_ok("mkdir -p " .. sim.quote(bench.dir .. "/outside")))
+    sim.write(bench.dir .. "/outside/sneaky.lua", [[
 local ls = require("luasched")
 local P = ls.plugin("../outside/Sneaky")
 function P.filter() return ls.unschedulable("sneaky ran") end
 return P
 ]])
-    assert(sim.sh_ok("mkdir -p " .. sim.quote(tmp .. "/plugins")))
+    assert(sim.sh_ok("mkdir -p " .. sim.quote(bench.dir .. "/plugins")))
     local cfg = config("{name: ../outside/Sneaky}")
     local want = ':8: profile default-scheduler: plugin "../outside/Sneaky" not found: a plugin name is no path ' ..
       '(it may not hold "/" or "..")'
@@ -546,20 +463,20 @@ return P
   -- Before: `loading plugin DirPlug: .../lua/luasched/loader.lua:141:
   -- attempt to index local 'text' (a nil value)`.
   it("a plugin file that is a directory is named with why it cannot be read", function()
-    assert(sim.sh_ok("mkdir -p " .. sim.quote(tmp .. "/plugins/dir_plug.lua")))
+    assert(sim.sh_ok("mkdir -p " .. sim.quote(bench.dir .. "/plugins/dir_plug.lua")))
     local r = run(config("{name: DirPlug}"), { command = "check" })
     assert.are.equal(2, r.rc, r.err .. r.out)
     assert.matches("plugins/dir_plug.lua: cannot be read: Is a directory", r.err .. r.out, 1, true)
     assert.not_matches("loader.lua", r.err .. r.out, 1, true)
-    assert(sim.sh_ok("rmdir " .. sim.quote(tmp .. "/plugins/dir_plug.lua")))
+    assert(sim.sh_ok("rmdir " .. sim.quote(bench.dir .. "/plugins/dir_plug.lua")))
   end)
 
   it("a plugin file that is a symlink to a file that is no Lua is a syntax error naming the plugin's file", function()
-    assert(sim.sh_ok("ln -sf /etc/hostname " .. sim.quote(tmp .. "/plugins/link_plug.lua")))
+    assert(sim.sh_ok("ln -sf /etc/hostname " .. sim.quote(bench.dir .. "/plugins/link_plug.lua")))
     local r = run(config("{name: LinkPlug}"), { command = "check" })
     assert.are.equal(2, r.rc, r.err .. r.out)
     assert.matches("plugins/link_plug.lua:%d+: ", r.err .. r.out)
-    assert(sim.sh_ok("rm -f " .. sim.quote(tmp .. "/plugins/link_plug.lua")))
+    assert(sim.sh_ok("rm -f " .. sim.quote(bench.dir .. "/plugins/link_plug.lua")))
   end)
 end)
 

@@ -9,10 +9,9 @@
 -- hook's cut-off (a state rebuilt mid-cycle ends the pod's cycle as the sign
 -- plugin's Error), PostBind's, Unreserve's and the queue sort's cut-offs are
 -- isolation_spec's "names are never wrong".
-local sim = require("sim_helper")
+local probe_kit = require("probe_kit")
 
-local tmp, FILE
-local runs = 0
+local FILE
 
 local CLUSTER = [[
 apiVersion: v1
@@ -35,14 +34,12 @@ kind: Pod
 metadata: {name: b, namespace: default}
 spec: {containers: [{name: c, image: app}]}
 ]]
+local bench = probe_kit.bench(CLUSTER)
 
 -- Probe: `hook(args)` at line 4, returning `fallback` for pod b (line 5),
 -- running `body` for pod a (line 6); `more` after it (other hooks).
 local function write_probe(hook, args, guard, fallback, body, more)
-  sim.write(FILE, ([[
-local ls = require("luasched")
-local P = ls.plugin("Probe")
-local KEY, YES = ls.intern("probe"), ls.intern("yes")
+  bench.write_plugin("probe", probe_kit.HEAD .. ([[
 function P.%s(%s)
   if ls.label(%s.labels, KEY) ~= YES then return %s end
   %s
@@ -56,21 +53,7 @@ local BASE = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerCon
   "- schedulerName: default-scheduler\n  luasched: {pluginTimeoutMilliseconds: 300}\n  plugins:\n"
 local MULTI = "    multiPoint:\n      enabled: [{name: Probe}]\n"
 
-local function simulate(plugins)
-  runs = runs + 1
-  local dir = tmp .. "/run" .. runs
-  assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
-  local cfg = sim.write(dir .. "/config.yaml", BASE .. (plugins or MULTI))
-  local cluster = sim.write(dir .. "/cluster.yaml", CLUSTER)
-  local cmd = table.concat({ "timeout", "-s", "KILL", "120", sim.quote(sim.bin()), "simulate", sim.quote(cluster),
-    "--allow-plugin-errors", "--config", sim.quote(cfg), "--plugin-path", sim.quote(tmp .. "/plugins") }, " ")
-  local p = assert(io.popen(cmd .. " 2>" .. sim.quote(dir .. "/err") .. "; echo \"rc=$?\""))
-  local out = p:read("*a")
-  p:close()
-  local rc
-  out = out:gsub("rc=(%d+)\n$", function(c) rc = tonumber(c); return "" end)
-  return { rc = rc, out = out, err = sim.read(dir .. "/err"), pods = sim.pods(out) }
-end
+local function simulate(plugins) return bench.run(BASE .. (plugins or MULTI)) end
 
 local RESTARTED = "(the Lua state was restarted)"
 local function cut_in_cycle(hook) return ("plugin exceeded its time budget of 300 ms in %s at %s:4 %s"):format(hook,
@@ -105,11 +88,10 @@ local IN_POD = {
 
 describe("attribution: every extension point and runtime hook names the plugin, its point and file:line", function()
   setup(function()
-    sim.bin()
-    tmp = sim.scratch("plugins")
-    FILE = tmp .. "/plugins/probe.lua"
+    bench.open()
+    FILE = bench.file_of("probe")
   end)
-  teardown(function() sim.sh_ok("rm -rf " .. sim.quote(tmp)) end)
+  teardown(bench.close)
 
   for _, case in ipairs(IN_POD) do
     local hook, args, head, more, plugins, fallback = case[1], case[2], case[3], case[4], case[5], case[6]

@@ -97,23 +97,7 @@ describe("red team: catching or dodging the budgets", function()
     kit.probe("filter", [[  if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end]],
       [[P.events = { { resource = "Node", action = { "Add" }, hint = function()
   ]] .. hint .. [[ end } }]])
-    opts.cluster = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1}
-status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {containers: [{name: c, image: app}]}
----
-apiVersion: luasched.io/v1alpha1
-kind: Timeline
-steps:
-- at: 10s
-  create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "1", pods: "110"}}}
-]]
+    opts.cluster = kit_of.node2_at_10s("1")
     local r = kit.simulate(opts)
     assert.are.equal(0, r.rc, r.err)
     assert.are.equal("bound to node-2 at 10s", r.pods.a)

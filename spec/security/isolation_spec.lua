@@ -9,22 +9,9 @@
 -- memory a plugin grows; one profile reaching another; wrong attribution; a
 -- built-in shadowed by a file; locks a cut-off leaves held (held by the
 -- worker process: issue 24 point 1).
-local sim = require("sim_helper")
+local probe_kit = require("probe_kit")
 
-local tmp
-local runs = 0
-
-local NODES = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
-]]
+local NODES = probe_kit.NODES
 
 local function pod(name, extra)
   return ([[
@@ -52,70 +39,16 @@ end
 
 local P300 = "  luasched: {pluginTimeoutMilliseconds: 300}\n"
 
-local function file_of(name) return tmp .. "/plugins/" .. name .. ".lua" end
+local bench = probe_kit.bench(CLUSTER)
+local file_of, write_plugin, probe, run = bench.file_of, bench.write_plugin, bench.probe, bench.run
+local expect_error = probe_kit.expect_error
+local function with_tmp() setup(bench.open); teardown(bench.close) end
 
 -- The message of a call cut off in plugin code: it names the hook and where
 -- it is defined in probe.lua (issue 24 point 2).
 local function restarted(hook, line)
   return ("plugin exceeded its time budget of 300 ms in %s at %s:%d (the Lua state was restarted)"):format(hook,
     file_of("probe"), line)
-end
-
-local function write_plugin(name, source) sim.write(file_of(name), source) end
-
--- The plugin "Probe" (probe.lua): `hooks` is its source after line 3;
--- lines 1-3 are the require, the declaration and the probe label's ids.
-local HEAD = [[
-local ls = require("luasched")
-local P = ls.plugin("Probe")
-local KEY, YES = ls.intern("probe"), ls.intern("yes")
-]]
-local function probe(hooks) write_plugin("probe", HEAD .. hooks .. "\nreturn P\n") end
-
---- Runs `luasched <command>` (simulate by default) with the configuration
---- text, under a time limit (a hang fails the case instead of the suite).
---- { rc, out, err, pods = name -> outcome, rss = peak RSS in MiB }.
-local function run(cfg, opts)
-  opts = opts or {}
-  runs = runs + 1
-  local dir = tmp .. "/run" .. runs
-  assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
-  local cfg_path = sim.write(dir .. "/config.yaml", cfg)
-  local args = { "timeout", "-s", "KILL", tostring(opts.limit or 120), sim.bin() }
-  if (opts.command or "simulate") == "simulate" then
-    args[#args + 1] = "simulate"
-    args[#args + 1] = sim.write(dir .. "/cluster.yaml", opts.cluster or CLUSTER)
-    args[#args + 1] = "--allow-plugin-errors"   -- the attacks end in plugin errors on purpose
-    args[#args + 1] = "--config"
-  else
-    args[#args + 1] = opts.command
-  end
-  args[#args + 1] = cfg_path
-  args[#args + 1] = "--plugin-path"
-  args[#args + 1] = tmp .. "/plugins"
-  local cmd = {}
-  for i, a in ipairs(args) do cmd[i] = sim.quote(a) end
-  local p = assert(io.popen(table.concat(cmd, " ") .. " 2>" .. sim.quote(dir .. "/err") .. "; echo \"rc=$?\""))
-  local out = p:read("*a")
-  p:close()
-  local rc
-  out = out:gsub("rc=(%d+)\n$", function(c) rc = tonumber(c); return "" end)
-  return { rc = rc, out = out, err = sim.read(dir .. "/err"), pods = sim.pods(out),
-    rss = tonumber(out:match("peak RSS ([%d.]+) MiB")) }
-end
-
-local function expect_error(r, message)
-  assert.are.equal(0, r.rc, r.err .. r.out)
-  assert.matches("^bound to node%-[12]$", r.pods.b)
-  assert.are.equal("pending: " .. message, r.pods.a)
-end
-
-local function with_tmp()
-  setup(function()
-    sim.bin()
-    tmp = sim.scratch("plugins")
-  end)
-  teardown(function() sim.remove(tmp) end)
 end
 
 local STALE = "list was handed to a plugin by an earlier call and is gone: views live only during the call that " ..
@@ -268,23 +201,7 @@ function P.filter(self, state, pod, ni)
   end
   local _ = kept.name
 end]])
-    local r = run(config(profile("default-scheduler", "{name: Probe}")), { cluster = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {containers: [{name: c, image: app}]}
----
-apiVersion: luasched.io/v1alpha1
-kind: Timeline
-steps:
-- at: 10s
-  create: {apiVersion: v1, kind: Node, metadata: {name: node-2}, status: {allocatable: {cpu: "4", pods: "110"}}}
-]] })
+    local r = run(config(profile("default-scheduler", "{name: Probe}")), { cluster = probe_kit.node2_at_10s("4") })
     assert.are.equal(0, r.rc, r.err)
     assert.are.equal('pending: running "Probe" filter plugin: ' .. file_of("probe") .. ":12: " ..
       stale("pod", "filter"), r.pods.a)

@@ -2,9 +2,7 @@
 -- plain function over a table, so that the JIT compiles loops over objects).
 -- A plugin that changes the state can only end the loop or get an error: the
 -- C lookup checks the kind and the index, and the store must be a store.
-local sim = require("sim_helper")
-
-local tmp
+local probe_kit = require("probe_kit")
 
 local CLUSTER = [[
 apiVersion: v1
@@ -26,6 +24,7 @@ kind: Pod
 metadata: {name: b, namespace: default}
 spec: {containers: [{name: c, image: app}]}
 ]]
+local bench = probe_kit.bench(CLUSTER)
 
 local CONFIG = [[
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -48,34 +47,17 @@ end
 
 -- A Filter plugin that runs `body` for the probe pod; `body` returns its status.
 local function run(body)
-  sim.write(tmp .. "/plugins/probe.lua", ([[
-local ls = require("luasched")
-local P = ls.plugin("Probe")
-local KEY, YES = ls.intern("probe"), ls.intern("yes")
+  bench.probe(([[
 function P.filter(self, state, pod, ni)
   if ls.label(pod.labels, KEY) ~= YES then return nil end
 %s
-end
-return P
-]]):format(body))
-  local cfg = sim.write(tmp .. "/config.yaml", CONFIG)
-  local cluster = sim.write(tmp .. "/cluster.yaml", CLUSTER)
-  local r = sim.run({ "simulate", cluster, "--config", cfg, "--plugin-path", tmp .. "/plugins",
-    "--allow-plugin-errors" },
-    { err = tmp .. "/err" })
-  r.pods = sim.pods(r.out)
-  return r
+end]]):format(body))
+  return bench.run(CONFIG)
 end
 
 describe("ls.objects: the iterator's state", function()
-  setup(function()
-    sim.bin()
-    tmp = sim.scratch("plugins")
-  end)
-
-  teardown(function()
-    sim.remove(tmp)
-  end)
+  setup(bench.open)
+  teardown(bench.close)
 
   it("iterates the objects of a kind", function()
     local r = run([[
@@ -111,7 +93,7 @@ describe("ls.objects: the iterator's state", function()
   st.store = pod
   for _ in f, st do end]])
     assert.are.equal(0, r.rc, r.err .. r.out)
-    assert.matches("^pending: running \"Probe\" filter plugin: " .. (tmp .. "/plugins/probe.lua"):gsub("%p", "%%%0")
+    assert.matches("^pending: running \"Probe\" filter plugin: " .. probe_kit.plain(bench.file_of("probe"))
       .. ":8: .*cannot convert", r.pods.a)
     assert.are.equal("bound to node-1", r.pods.b)
   end)

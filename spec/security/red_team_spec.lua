@@ -5,36 +5,10 @@
 -- and the run must end with status 0, whatever the plugin did. The expected
 -- messages are the runtime's own wording, written here by hand.
 local sim = require("sim_helper")
+local probe_kit = require("probe_kit")
 
-local tmp
-local runs = 0
-
-local CLUSTER = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: running, namespace: default}
-spec: {nodeName: node-1, containers: [{name: c, image: app}]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: b, namespace: default}
-spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}
-]]
+local bench = probe_kit.bench(probe_kit.CLUSTER)
+local plugin, expect_error = bench.write_plugin, probe_kit.expect_error
 
 local CONFIG = [[
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -47,11 +21,6 @@ profiles:
       enabled: [%s]
 %s]]
 
---- Writes plugin `file` (snake_case) with `source`.
-local function plugin(file, source)
-  return sim.write(tmp .. "/plugins/" .. file .. ".lua", source)
-end
-
 --- A plugin "Probe" whose hook `hook` runs `body` for the probe pod only.
 --- `body` sees self, state, pod and (Filter/Score) ni; `init` is top-level code.
 local function probe(hook, body, init)
@@ -59,10 +28,7 @@ local function probe(hook, body, init)
                   pre_filter = "self, state, pod", permit = "self, state, pod, node",
                   reserve = "self, state, pod, node", normalize_score = "self, state, pod, scores, nodes, n" })[hook]
   local fallback = hook == "score" and "return 0" or "return nil"
-  local src = ([[
-local ls = require("luasched")
-local P = ls.plugin("Probe")
-local KEY, YES = ls.intern("probe"), ls.intern("yes")
+  local src = probe_kit.HEAD .. ([[
 %s
 function P.%s(%s)
   if ls.label(pod.labels, KEY) ~= YES then %s end
@@ -79,50 +45,22 @@ end
 --- Runs simulate with the Probe plugin (and `extra` plugin names) enabled.
 local function simulate(opts)
   opts = opts or {}
-  runs = runs + 1
-  local dir = tmp .. "/run" .. runs
-  assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
   local enabled = { "{name: Probe}" }
   for _, n in ipairs(opts.extra or {}) do enabled[#enabled + 1] = "{name: " .. n .. "}" end
   local config = CONFIG:format(opts.luasched or "", table.concat(enabled, ", "), opts.plugin_config or "")
   if opts.plugins then config = config:gsub("    multiPoint:\n      enabled: %[[^\n]*%]\n", opts.plugins) end
-  local args = { opts.command or "simulate" }
-  if args[1] == "simulate" then args[2] = sim.write(dir .. "/cluster.yaml", CLUSTER) end
-  local cfg = sim.write(dir .. "/config.yaml", config)
-  if args[1] == "simulate" then
-    args[#args + 1] = "--allow-plugin-errors"   -- the attacks end in plugin errors on purpose
-    args[#args + 1] = "--config"
-  end
-  args[#args + 1] = cfg
-  args[#args + 1] = "--plugin-path"
-  args[#args + 1] = tmp .. "/plugins"
-  for _, a in ipairs(opts.args or {}) do args[#args + 1] = a end
-  local r = sim.run(args, { err = dir .. "/err" })
-  r.pods = sim.pods(r.out)
-  r.config = cfg
-  return r
+  return bench.run(config, { command = opts.command, args = opts.args })
 end
 
 local FILE   -- the probe plugin's file as messages show it
 
---- The run went on: status 0, the plain pod bound, and the probe pod failed
---- with exactly `message` (the plugin's error status, as the text output shows it).
-local function expect_error(r, message)
-  assert.are.equal(0, r.rc, r.err .. r.out)
-  assert.matches("^bound to node%-[12]$", r.pods.b)
-  assert.are.equal("pending: " .. message, r.pods.a)
-end
-
 describe("red team: the plugin boundary", function()
   setup(function()
-    sim.bin()
-    tmp = sim.scratch("plugins")
-    FILE = tmp .. "/plugins/probe.lua"
+    bench.open()
+    FILE = bench.file_of("probe")
   end)
 
-  teardown(function()
-    sim.remove(tmp)
-  end)
+  teardown(bench.close)
 
   -- ---- isolation: shared tables --------------------------------------------------
 
@@ -557,7 +495,7 @@ return P
   end)
 
   it("the default memory limit is 1 GiB", function()
-    local dir = tmp .. "/defaults"
+    local dir = bench.dir .. "/defaults"
     assert(sim.sh_ok("mkdir -p " .. sim.quote(dir)))
     local cfg = sim.write(dir .. "/config.yaml", CONFIG:format("luasched: {pluginTimeoutMilliseconds: 10000}",
       "", ""))
@@ -594,7 +532,7 @@ return P
   end)
 
   it("a module on the plugin path is loaded once per plugin: a change by one is not seen by another", function()
-    sim.write(tmp .. "/plugins/shared_table.lua", "return { value = 'original' }\n")
+    sim.write(bench.dir .. "/plugins/shared_table.lua", "return { value = 'original' }\n")
     plugin("hijacker", [[
 local ls = require("luasched")
 local P = ls.plugin("Hijacker")

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 /* LS_ABI_VERSION: a hash of the FFI-visible text of the public headers,
  * generated at build time by core/gen_cdefs.lua, so it changes whenever a
@@ -50,6 +51,10 @@ typedef struct ls_error {
 
 /* CLOCK_MONOTONIC in seconds (the sampled plugin durations time with it). */
 double ls_monotonic_seconds(void);
+
+/* The CLOCK_REALTIME instant `ms` milliseconds from now: the deadline
+ * pthread_cond_timedwait takes (its condition uses the default clock). */
+struct timespec ls_realtime_after_ms(long ms);
 
 /* The candidate closest to `word` (another case, a prefix of three letters or
  * more, or an edit distance within a third of its length), for "did you

@@ -585,17 +585,19 @@ void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out)
                  "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}},\n", res, res);
 }
 
-static void write_task(const openb_task *k, uint32_t at_ms, FILE *out)
+void openb_pod_name(const openb_task *k, char *buf, size_t cap)
 {
-    fprintf(out, "{\"at\":\"%ums\",\"create\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s",
-            at_ms, k->name);
     if (k->clone_of)
-        fprintf(out, "-tuned-%u", k->clone_no);
-    fprintf(out, "\",\"namespace\":\"default\",\"uid\":\"%s", k->name);
-    if (k->clone_of)
-        fprintf(out, "-tuned-%u", k->clone_no);
-    fprintf(out, "\",\"annotations\":{\"luasched.io/openb-creation-time\":\"%lld\"",
-            (long long)k->creation);
+        snprintf(buf, cap, "%s-tuned-%u", k->name, k->clone_no);
+    else
+        snprintf(buf, cap, "%s", k->name);
+}
+
+void openb_write_pod_start(const openb_task *k, const char *name, uint32_t at_ms, FILE *out)
+{
+    fprintf(out, "{\"at\":\"%ums\",\"create\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+                 "\"namespace\":\"default\",\"uid\":\"%s\",\"annotations\":{\"luasched.io/openb-creation-time\":\"%lld\"",
+            at_ms, name, name, (long long)k->creation);
     if (k->qos)
         fprintf(out, ",\"luasched.io/openb-qos\":\"%s\"", k->qos);
     if (k->gpus > 0)
@@ -604,8 +606,14 @@ static void write_task(const openb_task *k, uint32_t at_ms, FILE *out)
     if (k->spec)
         fprintf(out, ",\"alibabacloud.com/gpu-card-model\":\"%s\"", k->spec);
     fprintf(out, "}},\"spec\":{\"containers\":[{\"name\":\"task\",\"image\":\"openb/task\",\"resources\":{"
-                 "\"requests\":{\"cpu\":\"%lldm\",\"memory\":\"%lldMi\"", (long long)k->milli_cpu,
-            (long long)k->memory_mib);
+                 "\"requests\":{\"cpu\":\"%lldm\",\"memory\":\"%lldMi\"",
+            (long long)k->milli_cpu, (long long)k->memory_mib);
+}
+
+/* The pod asks its GPU milli as the open-gpu-share extended resource. */
+static void write_task(const openb_task *k, const char *name, uint32_t at_ms, FILE *out)
+{
+    openb_write_pod_start(k, name, at_ms, out);
     if (k->gpus > 0)
         fprintf(out, ",\"alibabacloud.com/gpu-milli\":\"%lld\"},\"limits\":{\"alibabacloud.com/gpu-milli\":\"%lld\"",
                 (long long)task_milli(k), (long long)task_milli(k));
@@ -619,8 +627,10 @@ bool openb_write(const openb_trace *t, FILE *out)
         openb_write_node(&t->nodes[i], true, out);
     openb_write_typical_pods(t, out);
     fprintf(out, "{\"apiVersion\":\"luasched.io/v1alpha1\",\"kind\":\"Timeline\",\"steps\":[\n");
+    char name[512];
     for (uint32_t i = 0; i < t->n_tasks; i++) {
-        write_task(&t->tasks[i], i + 1, out);
+        openb_pod_name(&t->tasks[i], name, sizeof name);
+        write_task(&t->tasks[i], name, i + 1, out);
         fputs(i + 1 < t->n_tasks ? ",\n" : "\n", out);
     }
     fprintf(out, "]}]}\n");

@@ -62,10 +62,18 @@ typedef enum openb_order {
  * generator seeded with seed, in the order the simulator draws them. */
 void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order);
 bool openb_write(const openb_trace *t, FILE *out);
-/* One node of the trace: GPUs as extended resources when gpu_resources. */
-void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out);
 /* The same trace with the GPUs as DRA devices (import_openb_dra.c, --as-dra). */
 bool openb_write_dra(const openb_trace *t, FILE *out);
+/* A Node item: hostname, GPU count and model labels, CPU, memory and pods;
+ * with `gpu_resources` the open-gpu-share gpu-milli / gpu-count allocatable
+ * too (--as-dra leaves them to the ResourceSlices). Shared by both writers. */
+void openb_write_node(const openb_node *n, bool gpu_resources, FILE *out);
+/* The task's pod name: NAME, or NAME-tuned-I for a sampled copy. */
+void openb_pod_name(const openb_task *k, char *buf, size_t cap);
+/* A task's Timeline step up to its container's requests (the pod `name`, its
+ * open-gpu-share annotations, cpu and memory); the writer adds what the GPUs
+ * ask and closes the step. Shared by both writers. */
+void openb_write_pod_start(const openb_task *k, const char *name, uint32_t at_ms, FILE *out);
 /* The TypicalPodSet item (FGD's typical pods), shared by both writers. */
 void openb_write_typical_pods(const openb_trace *t, FILE *out);
 void openb_free(openb_trace *t);

@@ -42,15 +42,6 @@ static void write_slice(const openb_node *n, FILE *out)
     fprintf(out, "]}},\n");
 }
 
-/* The pod's name: NAME, or NAME-tuned-I for a sampled copy. */
-static void pod_name(const openb_task *k, char *buf, size_t cap)
-{
-    if (k->clone_of)
-        snprintf(buf, cap, "%s-tuned-%u", k->name, k->clone_no);
-    else
-        snprintf(buf, cap, "%s", k->name);
-}
-
 /* The CEL selector of a model constraint "A|B": model in ["A", "B"]. */
 static void write_model_selector(const char *spec, FILE *out)
 {
@@ -78,21 +69,11 @@ static void write_claim(const openb_task *k, const char *name, uint32_t at_ms, F
     fprintf(out, "}}]}}}},\n");
 }
 
+/* The pod names its claim instead of asking an extended resource. */
 static void write_task(const openb_task *k, const char *name, uint32_t at_ms, FILE *out)
 {
-    fprintf(out, "{\"at\":\"%ums\",\"create\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
-                 "\"namespace\":\"default\",\"uid\":\"%s\",\"annotations\":{\"luasched.io/openb-creation-time\":\"%lld\"",
-            at_ms, name, name, (long long)k->creation);
-    if (k->qos)
-        fprintf(out, ",\"luasched.io/openb-qos\":\"%s\"", k->qos);
-    if (k->gpus > 0)
-        fprintf(out, ",\"alibabacloud.com/gpu-count\":\"%d\",\"alibabacloud.com/gpu-milli\":\"%d\"", k->gpus,
-                k->milli_gpu);
-    if (k->spec)
-        fprintf(out, ",\"alibabacloud.com/gpu-card-model\":\"%s\"", k->spec);
-    fprintf(out, "}},\"spec\":{\"containers\":[{\"name\":\"task\",\"image\":\"openb/task\",\"resources\":{"
-                 "\"requests\":{\"cpu\":\"%lldm\",\"memory\":\"%lldMi\"}}}]",
-            (long long)k->milli_cpu, (long long)k->memory_mib);
+    openb_write_pod_start(k, name, at_ms, out);
+    fprintf(out, "}}}]");
     if (k->gpus > 0)
         fprintf(out, ",\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"%s-gpu\"}]", name);
     fprintf(out, "}}}");
@@ -112,7 +93,7 @@ bool openb_write_dra(const openb_trace *t, FILE *out)
     char name[512];
     for (uint32_t i = 0; i < t->n_tasks; i++) {
         const openb_task *k = &t->tasks[i];
-        pod_name(k, name, sizeof name);
+        openb_pod_name(k, name, sizeof name);
         if (k->gpus > 0)
             write_claim(k, name, i + 1, out);
         write_task(k, name, i + 1, out);

@@ -46,19 +46,6 @@ void ls_whatif_relay_free(ls_whatif_relay *wr)
     free(wr);
 }
 
-static struct timespec deadline(long timeout_ms)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    return until;
-}
-
 static void forget(ls_whatif_relay *wr, waiter *w)
 {
     for (uint32_t i = 0; i < wr->waiting.len; i++)
@@ -89,7 +76,7 @@ char *ls_whatif_relay_ask(ls_whatif_relay *wr, const char *question, long timeou
     snprintf(id, sizeof id, "%u", w.id);
     const char *f[] = {id, question};
     bool sent = ls_relay_send_to_worker(wr->relay, LS_CH_WHATIF_ASK, f, 2);
-    struct timespec until = deadline(timeout_ms);
+    struct timespec until = ls_realtime_after_ms(timeout_ms);
     pthread_mutex_lock(&wr->mu);
     int rc = 0;
     while (sent && !w.done && rc == 0)

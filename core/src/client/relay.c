@@ -742,14 +742,7 @@ char *ls_relay_metrics(ls_relay *r, long timeout_ms)
     snprintf(id_text, sizeof id_text, "%u", id);
     const char *f[] = {id_text};
     send_to_worker(r, LS_CH_METRICS_ASK, f, 1);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = ls_realtime_after_ms(timeout_ms);
     pthread_mutex_lock(&r->mu);
     int rc = 0;
     while (r->metrics_done != id && rc == 0)

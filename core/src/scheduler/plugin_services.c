@@ -75,6 +75,31 @@ bool ls_env_plugin_write(ls_sched_env *e, char *errbuf, size_t errlen)
     return true;
 }
 
+/* Starts an API write of a plugin: counts it against the call's cap
+ * (ls_env_plugin_write), then enters the critical section with the source's
+ * events deferred. false: over the cap, errbuf says so. */
+static bool write_begin(ls_sched_env *e, char *errbuf, size_t errlen)
+{
+    if (!ls_env_plugin_write(e, errbuf, errlen))
+        return false;
+    ls_critical_enter();
+    ls_env_begin_deferral(e);
+    return true;
+}
+
+/* Ends the write write_begin started: 0 when the source's call succeeded,
+ * else -1 with its error in errbuf. */
+static int write_end(ls_sched_env *e, bool ok, const ls_error *err, char *errbuf, size_t errlen)
+{
+    ls_env_end_deferral(e);
+    ls_critical_leave();
+    if (!ok) {
+        snprintf(errbuf, errlen, "%s", err->msg);
+        return -1;
+    }
+    return 0;
+}
+
 int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const char *merge_patch, char *errbuf,
                           size_t errlen)
 {
@@ -85,19 +110,11 @@ int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const cha
                  ls_str_get(obj->name));
         return -1;
     }
-    if (!ls_env_plugin_write(e, errbuf, errlen))
+    if (!write_begin(e, errbuf, errlen))
         return -1;
-    ls_critical_enter();
     ls_error err;
-    ls_env_begin_deferral(e);
     bool ok = e->src->patch_status(e->src->ud, obj, merge_patch, &err);
-    ls_env_end_deferral(e);
-    ls_critical_leave();
-    if (!ok) {
-        snprintf(errbuf, errlen, "%s", err.msg);
-        return -1;
-    }
-    return 0;
+    return write_end(e, ok, &err, errbuf, errlen);
 }
 
 void ls_cycle_plugin_durations(const ls_cycle *cycle, int ep, uint32_t index, uint8_t code, uint64_t count,
@@ -131,17 +148,11 @@ int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str 
         snprintf(errbuf, errlen, "no cluster is attached to update %s %s", ls_str_get(kind), ls_str_get(name));
         return -1;
     }
-    if (!ls_env_plugin_write(e, errbuf, errlen))
+    if (!write_begin(e, errbuf, errlen))
         return -1;
     ls_error err;
-    ls_critical_enter();
-    ls_env_begin_deferral(e);
     bool ok = e->src->patch_object(e->src->ud, kind, ns, name, patch, &err);
-    ls_env_end_deferral(e);
-    ls_critical_leave();
-    if (!ok)
-        snprintf(errbuf, errlen, "%s", err.msg);
-    return ok ? 0 : -1;
+    return write_end(e, ok, &err, errbuf, errlen);
 }
 
 int ls_cycle_create_object(const ls_cycle *cycle, const char *json, char *name_out, size_t name_cap, char *errbuf,
@@ -153,17 +164,11 @@ int ls_cycle_create_object(const ls_cycle *cycle, const char *json, char *name_o
         snprintf(errbuf, errlen, "no cluster is attached to create objects in");
         return -1;
     }
-    if (!ls_env_plugin_write(e, errbuf, errlen))
+    if (!write_begin(e, errbuf, errlen))
         return -1;
     ls_error err;
-    ls_critical_enter();
-    ls_env_begin_deferral(e);
     bool ok = e->src->create_object(e->src->ud, json, name_out, name_cap, &err);
-    ls_env_end_deferral(e);
-    ls_critical_leave();
-    if (!ok)
-        snprintf(errbuf, errlen, "%s", err.msg);
-    return ok ? 0 : -1;
+    return write_end(e, ok, &err, errbuf, errlen);
 }
 
 /* The waiting pods a plugin sees are its own profile's (profile: its
