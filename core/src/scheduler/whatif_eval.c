@@ -214,7 +214,8 @@ void ls_whatif_preempt(ls_scheduler *w, ls_scheduler *live, ls_whatif_result *ou
         out->nominated_node = c->nominated_node;
         out->n_victims = a->victims.len;
         out->victims = ls_xmalloc((size_t)(out->n_victims + 1) * sizeof *out->victims);
-        memcpy(out->victims, a->victims.data, (size_t)out->n_victims * sizeof *out->victims);
+        if (out->n_victims)   /* no victims: the vector may hold no array at all */
+            memcpy(out->victims, a->victims.data, (size_t)out->n_victims * sizeof *out->victims);
         out->attempt.nominated_node = out->nominated_node;
         out->attempt.n_victims = out->n_victims;
         out->attempt.victims = out->victims;
