@@ -4,6 +4,7 @@
  */
 #include "client/kcluster_link.h"
 
+#include "luasched/base.h"
 #include "luasched/log.h"
 #include "server/metrics.h"
 #include "worker/channel.h"
@@ -198,23 +199,11 @@ void kc_link_on_gone(kc_link *l, volatile sig_atomic_t *stop)
     pthread_mutex_unlock(&l->mu);
 }
 
-static void deadline_in(struct timespec *ts, long ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 bool kc_link_wait_synced(kc_link *l, volatile sig_atomic_t *stop)
 {
     pthread_mutex_lock(&l->mu);
     while (!l->synced && !l->gone && !(stop && *stop)) {
-        struct timespec ts;
-        deadline_in(&ts, 100);
+        struct timespec ts = ls_realtime_after_ms(100);
         pthread_cond_timedwait(&l->changed, &l->mu, &ts);
     }
     bool ok = l->synced;
@@ -294,8 +283,7 @@ static bool ask(kc_link *l, uint8_t type, const char **f, uint32_t n, char **tex
         *text = ls_xstrdup("the supervisor is gone");
         return false;
     }
-    struct timespec until;
-    deadline_in(&until, REPLY_TIMEOUT_MS);
+    struct timespec until = ls_realtime_after_ms(REPLY_TIMEOUT_MS);
     pthread_mutex_lock(&l->mu);
     int rc = 0;
     while (l->reply_id != id && !l->gone && rc != ETIMEDOUT)

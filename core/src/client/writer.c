@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "client/kutil.h"
+#include "luasched/base.h"
 
 #define LS_NOTE_LIMIT 1024   /* events.k8s.io note limit (NoteLengthLimit) */
 #define LS_SERIES_WINDOW_MS (6 * 60 * 1000)      /* client-go finishTime */
@@ -308,17 +309,6 @@ static bool submit(ls_writer *w, job *j)
     return true;
 }
 
-static void deadline_after(long ms, struct timespec *until)
-{
-    clock_gettime(CLOCK_REALTIME, until);
-    until->tv_sec += ms / 1000;
-    until->tv_nsec += (ms % 1000) * 1000000L;
-    if (until->tv_nsec >= 1000000000L) {
-        until->tv_sec++;
-        until->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Under the lock: every queued job, in one list (the lanes emptied). */
 static job *take_all_queued(ls_writer *w)
 {
@@ -350,8 +340,7 @@ bool ls_writer_drain(ls_writer *w, long timeout_ms)
     }
     w->draining = true;
     pthread_cond_broadcast(&w->wake);
-    struct timespec until;
-    deadline_after(timeout_ms, &until);
+    struct timespec until = ls_realtime_after_ms(timeout_ms);
     bool timed_out = false;
     while ((anything_queued(w) || w->in_flight > 0) && !timed_out)
         timed_out = pthread_cond_timedwait(&w->idle, &w->lock, &until) != 0;
