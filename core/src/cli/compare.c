@@ -42,6 +42,7 @@ typedef struct cmp_opts {
     const char *plugin_path;
     const char *metric[CMP_MAX_METRICS];   /* --metric NAME=FILE.lua */
     int n_metrics;
+    bool no_builtin_metrics;               /* --no-builtin-metrics */
 } cmp_opts;
 
 /* ---- distributions */
@@ -386,7 +387,8 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     ls_scheduler *s = ls_scheduler_new(&cfg, &so, &src, &err);
     x.sched = s;
     if (s && rep->n_metrics) {
-        x.metrics = cmp_lua_open(rep, out->gpu.present, plugin_args, so.plugin_path, &x.metric_err);
+        x.metrics = cmp_lua_open(rep, out->gpu.present, plugin_args, so.plugin_path, so.plugin_timeout_ms,
+                                 &x.metric_err);
         x.metric_failed = x.metrics == NULL;
     }
     if (!s) {
@@ -507,6 +509,7 @@ static void compare_usage(FILE *out)
             "                       returning a number, called at each percent of arrived workload; reported\n"
             "                       as mean and spread over seeds (docs/policy-lab/metrics.md). On a GPU trace\n"
             "                       the built-in gpuFragmentedMilli and gpuFragmentationRatio are measured too\n"
+            "  --no-builtin-metrics leave out the built-in metrics (the GPU fragmentation)\n"
             "  -h, --help           this help\n");
 }
 
@@ -541,7 +544,7 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
         {"shard", required_argument, NULL, 'S'},      {"merge", no_argument, NULL, 'M'},
         {"output", required_argument, NULL, 'f'},      {"out", required_argument, NULL, 'o'},
         {"plugin-path", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
-        {"metric", required_argument, NULL, 'm'},
+        {"metric", required_argument, NULL, 'm'},      {"no-builtin-metrics", no_argument, NULL, 'B'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -612,6 +615,7 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
             break;
         case 'o': o->out_file = optarg; break;
         case 'p': o->plugin_path = optarg; break;
+        case 'B': o->no_builtin_metrics = true; break;
         case 'm':
             if (o->n_metrics == CMP_MAX_METRICS - CMP_BUILTIN_METRICS) {
                 fprintf(stderr, "luasched compare: --metric: at most %d metrics of your own, got another (\"%s\")\n",
@@ -739,7 +743,8 @@ int ls_cli_compare(int argc, char **argv)
         return rc;
     }
     cmp_report rep = {.trace = o.trace, .first_seed = o.first_seed};
-    cmp_lua_add_builtin(&rep);
+    if (!o.no_builtin_metrics)
+        cmp_lua_add_builtin(&rep);
     for (int i = 0; i < o.n_metrics; i++)
         if (!cmp_lua_add(&rep, (char *)o.metric[i])) {
             ls_intern_reset();

@@ -165,9 +165,10 @@ bool cmp_lua_add(cmp_report *rep, char *arg);
 /* Per run: the state with the metrics that apply (the GPU ones on a GPU
  * trace), the policy's plugin args (its first profile's, plugin name -> args;
  * may be NULL) and the plugin path (':'-separated, may be NULL) searched by
- * require. */
+ * require, and the wall-clock limit of a call (0: 10 s; compare passes the
+ * configuration's pluginTimeoutMilliseconds). */
 cmp_lua *cmp_lua_open(const cmp_report *rep, bool gpu_trace, const struct cJSON *plugin_args, const char *plugin_path,
-                      ls_error *err);
+                      uint64_t timeout_ms, ls_error *err);
 void cmp_lua_close(cmp_lua *m);
 /* Samples the metrics at each arrived percent the pods created before now_ms
  * reach (all pods when `all`); false with err (the metric, its file:line)

@@ -41,7 +41,7 @@
 
 enum {
     METRIC_BUDGET = 200000000,                  /* instructions per call, the plugins' default */
-    METRIC_TIMEOUT_MS = 60000,                  /* wall clock per call */
+    METRIC_TIMEOUT_MS = 10000,                  /* wall clock per call, unless the policy's configuration says */
 };
 #define METRIC_MEMORY ((size_t)512 << 20)       /* bytes of the state */
 
@@ -62,11 +62,21 @@ struct cmp_lua {
     double arrived, total;      /* GPU milli (GPU trace) or pods */
     bool by_gpu;
     const cJSON *plugin_args;   /* the policy's first profile's: plugin name -> args */
+    uint64_t timeout_ms;        /* wall clock per call */
     int next_percent;
     uint32_t sample;
 };
 
 /* ---- the metric list */
+
+/* Metric k is a built-in one (its file is a base name under plugins/metrics/). */
+static bool is_builtin(const cmp_report *rep, uint32_t k)
+{
+    for (uint32_t i = 0; i < CMP_BUILTIN_METRICS; i++)
+        if (rep->metric_name[k] == BUILTIN_NAME[i] || strcmp(rep->metric_name[k], BUILTIN_NAME[i]) == 0)
+            return true;
+    return false;
+}
 
 static bool valid_name(const char *s, size_t len)
 {
@@ -96,10 +106,14 @@ bool cmp_lua_add(cmp_report *rep, char *arg)
         return false;
     }
     size_t len = (size_t)(eq - arg);
+    for (uint32_t i = 0; i < CMP_BUILTIN_METRICS; i++)
+        if (strlen(BUILTIN_NAME[i]) == len && strncmp(BUILTIN_NAME[i], arg, len) == 0) {
+            fprintf(stderr, "luasched compare: --metric: the name %.*s is a built-in metric's\n", (int)len, arg);
+            return false;
+        }
     for (uint32_t i = 0; i < rep->n_metrics; i++)
         if (strlen(rep->metric_name[i]) == len && strncmp(rep->metric_name[i], arg, len) == 0) {
-            fprintf(stderr, "luasched compare: --metric: the name %.*s is taken%s\n", (int)len, arg,
-                    i < CMP_BUILTIN_METRICS ? " (a built-in metric)" : "");
+            fprintf(stderr, "luasched compare: --metric: the name %.*s is given twice\n", (int)len, arg);
             return false;
         }
     if (rep->n_metrics == CMP_MAX_METRICS) {
@@ -143,7 +157,7 @@ static const char BOOT[] =
     "package.path = lua_path\n"
     "local sandbox = require('luasched.sandbox')\n"
     "sandbox.lock_strings()\n"
-    "local modules = {}\n"
+    "local modules, loading = {}, {}\n"
     "local function find(name)\n"
     "  for _, d in ipairs(dirs) do\n"
     "    local path = d .. '/' .. name .. '.lua'\n"
@@ -157,9 +171,11 @@ static const char BOOT[] =
     "    error('require: expected a module name (letters, digits, _), got ' .. tostring(name), 2)\n"
     "  end\n"
     "  local v = modules[name]\n"
+    "  if v == loading then error('require: ' .. name .. ' requires itself (through the modules it requires)', 2) end\n"
     "  if v ~= nil then return v end\n"
     "  local path = find(name)\n"
     "  if not path then error('require: no module ' .. name .. '.lua in ' .. table.concat(dirs, ':'), 2) end\n"
+    "  modules[name] = loading\n"
     "  v = load_in(path)(name)\n"
     "  if v == nil then v = true end\n"
     "  modules[name] = v\n"
@@ -201,7 +217,7 @@ static int guarded_pcall(cmp_lua *m, int nargs, int nresults)
         return -1;
     }
     lua_sethook(m->L, budget_hook, LUA_MASKCOUNT, METRIC_BUDGET);
-    ls_watchdog_arm(m->watchdog, m->L, METRIC_TIMEOUT_MS, true, &escape);
+    ls_watchdog_arm(m->watchdog, m->L, m->timeout_ms, true, &escape);
     int rc = lua_pcall(m->L, nargs, nresults, 0);
     ls_watchdog_disarm(m->watchdog);
     lua_sethook(m->L, NULL, 0, 0);
@@ -260,10 +276,11 @@ static bool load_one(cmp_lua *m, uint32_t k, ls_error *err)
 }
 
 cmp_lua *cmp_lua_open(const cmp_report *rep, bool gpu_trace, const struct cJSON *plugin_args, const char *plugin_path,
-                      ls_error *err)
+                      uint64_t timeout_ms, ls_error *err)
 {
     cmp_lua *m = ls_xcalloc(1, sizeof *m);
     m->plugin_args = plugin_args;
+    m->timeout_ms = timeout_ms ? timeout_ms : METRIC_TIMEOUT_MS;
     ls_lua_heap_init(&m->heap);
     m->n = rep->n_metrics;
     m->next_percent = 0;
@@ -273,7 +290,7 @@ cmp_lua *cmp_lua_open(const cmp_report *rep, bool gpu_trace, const struct cJSON 
     for (uint32_t k = 0; k < m->n; k++) {
         m->name[k] = rep->metric_name[k];
         m->file[k] = rep->metric_file[k];
-        if (k < CMP_BUILTIN_METRICS) {
+        if (is_builtin(rep, k)) {
             builtin_path(rep->metric_file[k], builtin[k], sizeof builtin[k]);
             m->file[k] = builtin[k];
         }
@@ -293,14 +310,14 @@ cmp_lua *cmp_lua_open(const cmp_report *rep, bool gpu_trace, const struct cJSON 
         return NULL;
     }
     lua_pushstring(L, ls_paths_lua());
-    push_dirs(L, m->n > CMP_BUILTIN_METRICS ? m->file[CMP_BUILTIN_METRICS] : ".", plugin_path);
+    push_dirs(L, m->n && !is_builtin(rep, m->n - 1) ? m->file[m->n - 1] : ".", plugin_path);
     if (lua_pcall(L, 2, 1, 0) != 0) {
         ls_errorf(err, "the metrics' loader: %s", lua_tostring(L, -1));
         cmp_lua_close(m);
         return NULL;
     }
     for (uint32_t k = 0; k < m->n; k++) {
-        if (k < CMP_BUILTIN_METRICS && !gpu_trace)
+        if (is_builtin(rep, k) && !gpu_trace)
             continue;
         if (!load_one(m, k, err)) {
             cmp_lua_close(m);
@@ -374,6 +391,8 @@ static void push_node(lua_State *L, const ls_node_info *ni, const ls_pod **order
     lua_createtable(L, 0, 5);
     lua_pushstring(L, ls_str_get(ni->node->name));
     lua_setfield(L, -2, "name");
+    lua_pushnumber(L, (lua_Number)ni->generation);
+    lua_setfield(L, -2, "generation");
     push_labels(L, &ni->node->labels);
     lua_setfield(L, -2, "labels");
     push_resources(L, &ni->allocatable);
@@ -649,7 +668,7 @@ static const int AT[] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130}
 
 static const char *file_label(const cmp_report *r, uint32_t k)
 {
-    return k < CMP_BUILTIN_METRICS ? "built in" : r->metric_file[k];
+    return is_builtin(r, k) ? "built in" : r->metric_file[k];
 }
 
 void cmp_lua_text(const cmp_report *r, FILE *out)
