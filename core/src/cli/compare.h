@@ -46,14 +46,12 @@ enum { CMP_KIND_CPU, CMP_KIND_SHARED, CMP_KIND_WHOLE, CMP_KIND_MULTI, CMP_KINDS 
  * (allocatable alibabacloud.com/gpu-milli). At each percent p of arrived
  * workload (the GPU milli requested by the pods created so far, bound or not,
  * over the cluster's GPU milli), the cluster's allocated GPU milli over its
- * GPU milli, and the fragmented GPU milli (the FGD measure over the trace's
- * typical pods) and its share of the free GPU milli. NaN where not reached. */
+ * GPU milli; NaN where not reached. (The fragmentation is a Lua metric,
+ * compare_lua.c.) */
 typedef struct cmp_gpu {
     bool present;
     int64_t capacity_milli;
     double alloc[CMP_ARRIVED_MAX + 1];
-    double frag_milli[CMP_ARRIVED_MAX + 1];
-    double frag_ratio[CMP_ARRIVED_MAX + 1];
     uint32_t pods[CMP_KINDS], unscheduled[CMP_KINDS];
     /* while running */
     uint32_t seen;              /* pods of the cluster looked at */
@@ -67,6 +65,7 @@ typedef struct cmp_run {
     uint64_t attempts;
     double seconds;         /* wall clock of the scheduling run */
     double cpu_seconds;     /* the process's CPU time over the scheduling run */
+    double metric_cpu_seconds;   /* the part of it (and of the end) spent on the Lua metrics */
     cmp_dist latency;       /* creation to binding, virtual seconds, bound pods */
     cmp_sample samples[CMP_SAMPLES + 1];
     uint32_t n_samples;

@@ -51,7 +51,7 @@ void cmp_gpu_start(cmp_gpu *g, const ls_cluster *c)
 {
     memset(g, 0, sizeof *g);
     for (int p = 0; p <= CMP_ARRIVED_MAX; p++)
-        g->alloc[p] = g->frag_milli[p] = g->frag_ratio[p] = NAN;
+        g->alloc[p] = NAN;
     int slot = gpu_slot();
     if (slot < 0)
         return;

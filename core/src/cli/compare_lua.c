@@ -19,6 +19,7 @@
  * The built-in metrics, first in every report: gpuFragmentedMilli and
  * gpuFragmentationRatio (plugins/metrics/), loaded on a GPU trace only.
  */
+#include "cli/cli.h"
 #include "cli/compare.h"
 #include "framework/lua_heap.h"
 #include "framework/paths.h"
@@ -65,6 +66,7 @@ struct cmp_lua {
     uint64_t timeout_ms;        /* wall clock per call */
     int next_percent;
     uint32_t sample;
+    int pod_cache;              /* registry ref: pod address -> {seq, the pod's table} */
 };
 
 /* ---- the metric list */
@@ -325,6 +327,8 @@ cmp_lua *cmp_lua_open(const cmp_report *rep, bool gpu_trace, const struct cJSON 
         }
     }
     lua_settop(L, 0);   /* the loader: every metric is loaded */
+    lua_newtable(L);
+    m->pod_cache = luaL_ref(L, LUA_REGISTRYINDEX);
     return m;
 }
 
@@ -386,7 +390,35 @@ static void push_pod(lua_State *L, const ls_pod *pod)
     lua_setfield(L, -2, "requests");
 }
 
-static void push_node(lua_State *L, const ls_node_info *ni, const ls_pod **order)
+/* The pod's table, made once per pod (by address, checked by its arrival
+ * number: an address a deleted pod freed may hold another pod). `cache` is
+ * the stack index of the cache. */
+static void push_pod_cached(lua_State *L, int cache, const ls_pod *pod)
+{
+    lua_pushlightuserdata(L, (void *)pod);
+    lua_rawget(L, cache);
+    if (lua_istable(L, -1)) {
+        lua_rawgeti(L, -1, 1);
+        bool same = (uint64_t)lua_tonumber(L, -1) == pod->seq;
+        lua_pop(L, 1);
+        if (same) {
+            lua_rawgeti(L, -1, 2);
+            lua_remove(L, -2);
+            return;
+        }
+    }
+    lua_pop(L, 1);
+    push_pod(L, pod);
+    lua_pushlightuserdata(L, (void *)pod);
+    lua_createtable(L, 2, 0);
+    lua_pushnumber(L, (lua_Number)pod->seq);
+    lua_rawseti(L, -2, 1);
+    lua_pushvalue(L, -3);
+    lua_rawseti(L, -2, 2);
+    lua_rawset(L, cache);
+}
+
+static void push_node(lua_State *L, int cache, const ls_node_info *ni, const ls_pod **order)
 {
     lua_createtable(L, 0, 5);
     lua_pushstring(L, ls_str_get(ni->node->name));
@@ -404,7 +436,7 @@ static void push_node(lua_State *L, const ls_node_info *ni, const ls_pod **order
     qsort(order, ni->num_pods, sizeof *order, by_seq);
     lua_createtable(L, (int)ni->num_pods, 0);
     for (uint32_t i = 0; i < ni->num_pods; i++) {
-        push_pod(L, order[i]);
+        push_pod_cached(L, cache, order[i]);
         lua_rawseti(L, -2, (int)i + 1);
     }
     lua_setfield(L, -2, "pods");
@@ -491,6 +523,8 @@ static void push_cluster(cmp_lua *m, const ls_cluster *c, const ls_scheduler *s,
             max_pods = ni->num_pods;
     }
     const ls_pod **order = ls_xcalloc(max_pods + 1, sizeof *order);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, m->pod_cache);
+    int pods_at = lua_gettop(L);
     lua_createtable(L, (int)slots, 0);
     int k = 1;
     for (uint32_t i = 0; i < slots; i++) {
@@ -498,9 +532,10 @@ static void push_cluster(cmp_lua *m, const ls_cluster *c, const ls_scheduler *s,
         const ls_node_info *ni = n ? ls_cache_node_info(cache, n->name) : NULL;
         if (!ni)
             continue;
-        push_node(L, ni, order);
+        push_node(L, pods_at, ni, order);
         lua_rawseti(L, -2, k++);
     }
+    lua_remove(L, pods_at);
     lua_setfield(L, -2, "nodes");
     free(order);
 }
@@ -598,7 +633,9 @@ bool cmp_lua_advance(cmp_lua *m, const ls_cluster *c, const ls_scheduler *s, uin
         reached = CMP_ARRIVED_MAX;
     if (m->next_percent > reached)
         return true;
+    double cpu0 = ls_cli_cpu_now();
     bool ok = sample(m, c, s, m->next_percent, reached, run, err);
+    run->metric_cpu_seconds += ls_cli_cpu_now() - cpu0;
     m->next_percent = reached + 1;
     return ok;
 }

@@ -180,6 +180,7 @@ static cJSON *run_json(const cmp_run *run)
     cJSON_AddNumberToObject(j, "attempts", (double)run->attempts);
     cJSON_AddNumberToObject(j, "seconds", run->seconds);
     cJSON_AddNumberToObject(j, "cpuSeconds", run->cpu_seconds);
+    cJSON_AddNumberToObject(j, "metricCpuSeconds", run->metric_cpu_seconds);
     cJSON_AddItemToObject(j, "latencySeconds", dist_json(&run->latency));
     cJSON_AddItemToObject(j, "cpuAllocated", dist_json(&run->cpu));
     cJSON_AddItemToObject(j, "memoryAllocated", dist_json(&run->mem));
