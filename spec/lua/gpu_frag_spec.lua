@@ -68,7 +68,10 @@ describe("the fragmentation metric", function()
   local function cluster(sample, method)
     return {
       sample = sample,
-      nodes = { NODE, { name = "cpu", generation = 1, labels = {}, allocatable = { cpu = 1000 }, requested = {}, pods = {} } },
+      nodes = {
+        NODE,
+        { name = "cpu", generation = 1, labels = {}, allocatable = { cpu = 1000 }, requested = {}, pods = {} },
+      },
       object = function(kind, ns, name)
         assert.are.same({ "typicalpodsets.v1alpha1.luasched.io", "default", "openb" }, { kind, ns, name })
         return { spec = { pods = TYPICAL } }
@@ -88,8 +91,8 @@ describe("the fragmentation metric", function()
   end)
 
   it("replays a share with worst fit under gpuSelMethod worst", function()
-    -- p1 600: all 1000 -> the first most free: GPU 0 -> [400, ...]; p2 300: the most free, GPU 1 -> [400, 700, 1000, 1000];
-    -- p3 whole: GPU 2 -> [400, 700, 0, 1000]
+    -- p1 600: all 1000 -> the first most free: GPU 0 -> [400, ...];
+    -- p2 300: the most free, GPU 1 -> [400, 700, 1000, 1000]; p3 whole: GPU 2 -> [400, 700, 0, 1000]
     assert.are.same({ 400, 700, 0, 1000 }, (metric.node_gpus(NODE, "worst")))
   end)
 
