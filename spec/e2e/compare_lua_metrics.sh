@@ -114,7 +114,7 @@ sed 's/pluginTimeoutMilliseconds: 600000/pluginTimeoutMilliseconds: 1000/' "$BF"
 printf 'return function(cluster)\n  local i = 0\n  while true do i = i + 1 end\nend\n' > loop.lua
 err=$(timeout 120 "$BIN" compare t.json --config "BestFit=bf-1s.yaml" --metric loop=loop.lua 2>&1 >/dev/null)
 expect_eq "a metric that loops: exit 3" "$?" "3"
-expect_contains "cut off" "$err" "luasched compare: metric loop (loop.lua) at 0% arrived: "
+expect_contains "cut off" "$err" "luasched compare: metric loop (loop.lua) at 0% arrived: cut off after its time budget (1000 ms a call)"
 # --metric's own errors
 err=$("$BIN" compare t.json --config "BestFit=$BF" --metric nofile 2>&1)
 expect_eq "NAME=FILE expected: exit 2" "$?" "2"

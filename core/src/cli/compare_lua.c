@@ -560,7 +560,10 @@ static bool sample(cmp_lua *m, const ls_cluster *c, const ls_scheduler *s, int f
         lua_pushvalue(L, view);
         int rc = guarded_pcall(m, 1, 1);
         if (rc != 0) {
-            const char *msg = rc < 0 ? "cut off after its time budget" : lua_tostring(L, -1);
+            char cut[96];
+            snprintf(cut, sizeof cut, "cut off after its time budget (%llu ms a call)",
+                     (unsigned long long)m->timeout_ms);
+            const char *msg = rc < 0 ? cut : lua_tostring(L, -1);
             ls_errorf(err, "metric %s (%s) at %d%% arrived: %s", m->name[k], m->file[k], to,
                       msg ? msg : "(an error that is not a string)");
             if (rc > 0)
