@@ -135,6 +135,9 @@ function M.node_gpus(node, method)
 end
 
 local last_sample, last_frag, last_free
+-- Per node name: its fragmentation and free milli at its generation (a
+-- node's generation changes whenever its pods or resources do).
+local cache = {}
 
 --- The cluster's fragmented GPU milli and free GPU milli at this sample.
 function M.measure(cluster)
@@ -151,12 +154,17 @@ function M.measure(cluster)
   local method = share and share.gpuSelMethod or "best"
   local total, free_total = 0, 0
   for _, node in ipairs(cluster.nodes) do
-    local free, n, cpu_left = M.node_gpus(node, method)
-    if n > 0 then
-      total = total + frag.fragmentation(typical, free, n, cpu_left,
-        node.labels["alibabacloud.com/gpu-card-model"] or false)
-      for i = 1, n do free_total = free_total + free[i] end
+    local c = cache[node.name]
+    if c == nil or c.generation ~= node.generation or c.method ~= method then
+      local free, n, cpu_left = M.node_gpus(node, method)
+      c = { generation = node.generation, method = method, frag = 0, free = 0 }
+      if n > 0 then
+        c.frag = frag.fragmentation(typical, free, n, cpu_left, node.labels["alibabacloud.com/gpu-card-model"] or false)
+        for i = 1, n do c.free = c.free + free[i] end
+      end
+      cache[node.name] = c
     end
+    total, free_total = total + c.frag, free_total + c.free
   end
   last_sample, last_frag, last_free = cluster.sample, total, free_total
   return total, free_total

@@ -66,7 +66,8 @@ struct cmp_lua {
     uint64_t timeout_ms;        /* wall clock per call */
     int next_percent;
     uint32_t sample;
-    int pod_cache;              /* registry ref: pod address -> {seq, the pod's table} */
+    int pod_cache;              /* registry ref: pod address -> {seq, the pod's table}; Node address ->
+                                 * {name id, name, labels, allocatable} */
 };
 
 /* ---- the metric list */
@@ -418,17 +419,48 @@ static void push_pod_cached(lua_State *L, int cache, const ls_pod *pod)
     lua_rawset(L, cache);
 }
 
+/* Sets the node's name, labels and allocatable on the table at the top: made
+ * once per Node object (by address, checked by its name) in the cache at
+ * `cache`, as a pod's table is. */
+static void set_node_fixed(lua_State *L, int cache, const ls_node_info *ni)
+{
+    lua_pushlightuserdata(L, (void *)ni->node);
+    lua_rawget(L, cache);
+    bool hit = false;
+    if (lua_istable(L, -1)) {
+        lua_rawgeti(L, -1, 1);
+        hit = (ls_str)lua_tonumber(L, -1) == ni->node->name;
+        lua_pop(L, 1);
+    }
+    if (!hit) {
+        lua_pop(L, 1);
+        lua_createtable(L, 4, 0);
+        lua_pushnumber(L, (lua_Number)ni->node->name);
+        lua_rawseti(L, -2, 1);
+        lua_pushstring(L, ls_str_get(ni->node->name));
+        lua_rawseti(L, -2, 2);
+        push_labels(L, &ni->node->labels);
+        lua_rawseti(L, -2, 3);
+        push_resources(L, &ni->allocatable);
+        lua_rawseti(L, -2, 4);
+        lua_pushlightuserdata(L, (void *)ni->node);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, cache);
+    }
+    static const char *const FIELD[] = {"name", "labels", "allocatable"};
+    for (int i = 0; i < 3; i++) {
+        lua_rawgeti(L, -1, i + 2);
+        lua_setfield(L, -3, FIELD[i]);
+    }
+    lua_pop(L, 1);
+}
+
 static void push_node(lua_State *L, int cache, const ls_node_info *ni, const ls_pod **order)
 {
-    lua_createtable(L, 0, 5);
-    lua_pushstring(L, ls_str_get(ni->node->name));
-    lua_setfield(L, -2, "name");
+    lua_createtable(L, 0, 6);
+    set_node_fixed(L, cache, ni);
     lua_pushnumber(L, (lua_Number)ni->generation);
     lua_setfield(L, -2, "generation");
-    push_labels(L, &ni->node->labels);
-    lua_setfield(L, -2, "labels");
-    push_resources(L, &ni->allocatable);
-    lua_setfield(L, -2, "allocatable");
     push_resources(L, &ni->requested);
     lua_setfield(L, -2, "requested");
     for (uint32_t i = 0; i < ni->num_pods; i++)
