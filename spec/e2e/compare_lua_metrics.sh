@@ -67,6 +67,19 @@ expect_eq "a metric is called as percents are crossed" \
 # 0%: none placed; 33%: p1 (GPU); 50%: p1, p2, p3 (2 GPU pods); 127%: p1..p4 (3 GPU pods).
 expect_eq "the copy of the cluster: pods with their annotations" \
   "$(jq -c '.policies[0].metrics.placed.mean | [.["0"], .["33"], .["50"], .["127"]]' <<<"$json")" '[0,11,32,43]'
+# cluster.object and cluster.pluginArgs: the trace's TypicalPodSet (five shapes of 0.2 each), an
+# unknown object (nil), and the policy's OpenGpuShare args (gpuSelMethod best).
+cat > reads.lua <<'EOF'
+return function(cluster)
+  local set = cluster.object("typicalpodsets.v1alpha1.luasched.io", "default", "openb")
+  local none = cluster.object("typicalpodsets.v1alpha1.luasched.io", "default", "no-such-set")
+  local args = cluster.pluginArgs("OpenGpuShare")
+  return #set.spec.pods * 100 + set.spec.pods[1].weight * 10 + (none == nil and 1 or 0)
+    + (args.gpuSelMethod == "best" and 1000 or 0) + (cluster.pluginArgs("NoSuchPlugin") == nil and 10000 or 0)
+end
+EOF
+expect_eq "cluster.object and cluster.pluginArgs" "$(timeout 60 "$BIN" compare t.json --config "BestFit=$BF" \
+  --metric reads=reads.lua --no-builtin-metrics --output json | jq -c '.policies[0].metrics.reads.mean["0"]')" "11503"
 text=$(timeout 60 "$BIN" compare t.json --config "BestFit=$BF" --metric arrived=arrived.lua --no-builtin-metrics)
 expect_contains "text report" "$text" "metric arrived (arrived.lua) at arrived workload (%), mean +- stddev over seeds"
 timeout 60 "$BIN" compare t.json --config "BestFit=$BF" --seeds 2 --output html -o report.html

@@ -729,7 +729,13 @@ static bool replace_object(ls_cluster *c, int i, const cJSON *json, const char *
 
 const ls_object *ls_cluster_find_object(const ls_cluster *c, const char *kind, const char *ns, const char *name)
 {
-    int i = find_object(c, ls_intern_cstr(kind), ns && *ns ? ls_intern_cstr(ns) : 0, ls_intern_cstr(name));
+    /* Looked up, not interned: a string never interned names no object (and a
+     * metric's lookups do not grow the table). */
+    ls_str k = ls_intern_lookup(kind, strlen(kind)), n = ls_intern_lookup(name, strlen(name));
+    ls_str space = ns && *ns ? ls_intern_lookup(ns, strlen(ns)) : 0;
+    if (!k || !n || (ns && *ns && !space))
+        return NULL;
+    int i = find_object(c, k, space, n);
     return i < 0 ? NULL : &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
 }
 
