@@ -160,6 +160,8 @@ typedef struct cmp_lua cmp_lua;
 /* The report's metric list: the built-in ones, then --metric's (names and
  * files). False with a message on stderr when a name is bad or repeated. */
 void cmp_lua_add_builtin(cmp_report *rep);
+/* Metric k is a built-in one (its file a base name under plugins/metrics/). */
+bool cmp_lua_is_builtin(const cmp_report *rep, uint32_t k);
 bool cmp_lua_add(cmp_report *rep, char *arg);
 /* Per run: the state with the metrics that apply (the GPU ones on a GPU
  * trace), the policy's plugin args (its first profile's, plugin name -> args;
@@ -174,7 +176,8 @@ void cmp_lua_close(cmp_lua *m);
  * when a metric failed. */
 bool cmp_lua_advance(cmp_lua *m, const struct ls_cluster *c, const struct ls_scheduler *s, uint64_t now_ms, bool all,
                      cmp_run *run, ls_error *err);
-/* Mean and population stddev of metric k at percent p over a policy's runs. */
+/* The reports (compare_lua_report.c). Mean and population stddev of metric k
+ * at percent p over a policy's runs. */
 void cmp_lua_mean(const cmp_policy *pol, uint32_t k, int p, double *mean, double *sd);
 bool cmp_lua_has_values(const cmp_report *r, uint32_t k);
 struct cJSON *cmp_lua_json(const cmp_report *r, const cmp_policy *pol);

@@ -17,7 +17,8 @@
  * and the file and line.
  *
  * The built-in metrics, first in every report: gpuFragmentedMilli and
- * gpuFragmentationRatio (plugins/metrics/), loaded on a GPU trace only.
+ * gpuFragmentationRatio (plugins/metrics/), loaded on a GPU trace only. The
+ * reports of the metrics are in compare_lua_report.c.
  */
 #include "cli/cli.h"
 #include "cli/compare.h"
@@ -72,8 +73,7 @@ struct cmp_lua {
 
 /* ---- the metric list */
 
-/* Metric k is a built-in one (its file is a base name under plugins/metrics/). */
-static bool is_builtin(const cmp_report *rep, uint32_t k)
+bool cmp_lua_is_builtin(const cmp_report *rep, uint32_t k)
 {
     for (uint32_t i = 0; i < CMP_BUILTIN_METRICS; i++)
         if (rep->metric_name[k] == BUILTIN_NAME[i] || strcmp(rep->metric_name[k], BUILTIN_NAME[i]) == 0)
@@ -227,15 +227,19 @@ static int guarded_pcall(cmp_lua *m, int nargs, int nresults)
     return rc;
 }
 
-static void push_dirs(lua_State *L, const char *file, const char *plugin_path)
+/* require's folders: each metric file's own, then each plugin directory's
+ * metrics/ and the directory itself (--plugin-path's, then the built-in ones). */
+static void push_dirs(lua_State *L, const cmp_lua *m, const char *plugin_path)
 {
     lua_newtable(L);
     int i = 1;
     char buf[4096];
-    const char *slash = strrchr(file, '/');
-    snprintf(buf, sizeof buf, "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
-    lua_pushstring(L, buf);
-    lua_rawseti(L, -2, i++);
+    for (uint32_t k = 0; k < m->n; k++) {
+        const char *slash = strrchr(m->file[k], '/');
+        snprintf(buf, sizeof buf, "%.*s", slash ? (int)(slash - m->file[k]) : 1, slash ? m->file[k] : ".");
+        lua_pushstring(L, buf);
+        lua_rawseti(L, -2, i++);
+    }
     const char *lists[2] = {plugin_path, ls_paths_plugins()};
     for (int l = 0; l < 2; l++) {
         for (const char *p = lists[l]; p && *p;) {
@@ -293,7 +297,7 @@ cmp_lua *cmp_lua_open(const cmp_report *rep, bool gpu_trace, const struct cJSON 
     for (uint32_t k = 0; k < m->n; k++) {
         m->name[k] = rep->metric_name[k];
         m->file[k] = rep->metric_file[k];
-        if (is_builtin(rep, k)) {
+        if (cmp_lua_is_builtin(rep, k)) {
             builtin_path(rep->metric_file[k], builtin[k], sizeof builtin[k]);
             m->file[k] = builtin[k];
         }
@@ -313,14 +317,14 @@ cmp_lua *cmp_lua_open(const cmp_report *rep, bool gpu_trace, const struct cJSON 
         return NULL;
     }
     lua_pushstring(L, ls_paths_lua());
-    push_dirs(L, m->n && !is_builtin(rep, m->n - 1) ? m->file[m->n - 1] : ".", plugin_path);
+    push_dirs(L, m, plugin_path);
     if (lua_pcall(L, 2, 1, 0) != 0) {
         ls_errorf(err, "the metrics' loader: %s", lua_tostring(L, -1));
         cmp_lua_close(m);
         return NULL;
     }
     for (uint32_t k = 0; k < m->n; k++) {
-        if (is_builtin(rep, k) && !gpu_trace)
+        if (cmp_lua_is_builtin(rep, k) && !gpu_trace)
             continue;
         if (!load_one(m, k, err)) {
             cmp_lua_close(m);
@@ -673,156 +677,4 @@ bool cmp_lua_advance(cmp_lua *m, const ls_cluster *c, const ls_scheduler *s, uin
     run->metric_cpu_seconds += ls_cli_cpu_now() - cpu0;
     m->next_percent = reached + 1;
     return ok;
-}
-
-/* ---- over seeds */
-
-void cmp_lua_mean(const cmp_policy *pol, uint32_t k, int p, double *mean, double *sd)
-{
-    double sum = 0, sq = 0;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < pol->n_runs; i++) {
-        double v = pol->runs[i].metric[k][p];
-        if (!isnan(v)) {
-            sum += v;
-            n++;
-        }
-    }
-    *mean = n ? sum / n : NAN;
-    for (uint32_t i = 0; i < pol->n_runs; i++) {
-        double v = pol->runs[i].metric[k][p];
-        if (!isnan(v))
-            sq += (v - *mean) * (v - *mean);
-    }
-    *sd = n ? sqrt(sq / n) : NAN;
-}
-
-bool cmp_lua_has_values(const cmp_report *r, uint32_t k)
-{
-    for (uint32_t p = 0; p < r->n_policies; p++)
-        for (uint32_t s = 0; s < r->policy[p].n_runs; s++)
-            for (int a = 0; a <= CMP_ARRIVED_MAX; a++)
-                if (!isnan(r->policy[p].runs[s].metric[k][a]))
-                    return true;
-    return false;
-}
-
-/* ---- reports */
-
-static double round2(double v) { return round(v * 100) / 100; }
-
-cJSON *cmp_lua_json(const cmp_report *r, const cmp_policy *pol)
-{
-    cJSON *all = NULL;
-    for (uint32_t k = 0; k < r->n_metrics; k++) {
-        if (!cmp_lua_has_values(r, k))
-            continue;
-        if (!all)
-            all = cJSON_CreateObject();
-        cJSON *mj = cJSON_AddObjectToObject(all, r->metric_name[k]);
-        cJSON *mean_j = cJSON_AddObjectToObject(mj, "mean");
-        cJSON *sd_j = cJSON_AddObjectToObject(mj, "stddev");
-        for (int p = 0; p <= CMP_ARRIVED_MAX; p++) {
-            double mean, sd;
-            cmp_lua_mean(pol, k, p, &mean, &sd);
-            if (isnan(mean))
-                continue;
-            char key[8];
-            snprintf(key, sizeof key, "%d", p);
-            cJSON_AddNumberToObject(mean_j, key, round2(mean));
-            cJSON_AddNumberToObject(sd_j, key, round2(sd));
-        }
-    }
-    return all;
-}
-
-static const int AT[] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130};
-
-static const char *file_label(const cmp_report *r, uint32_t k)
-{
-    return is_builtin(r, k) ? "built in" : r->metric_file[k];
-}
-
-void cmp_lua_text(const cmp_report *r, FILE *out)
-{
-    for (uint32_t k = 0; k < r->n_metrics; k++) {
-        if (!cmp_lua_has_values(r, k))
-            continue;
-        fprintf(out, "\nmetric %s (%s) at arrived workload (%%), mean +- stddev over seeds\n", r->metric_name[k],
-                file_label(r, k));
-        fprintf(out, "%-10s", "arrived");
-        for (uint32_t p = 0; p < r->n_policies; p++)
-            fprintf(out, " %20.20s", r->policy[p].name);
-        fputc('\n', out);
-        for (size_t i = 0; i < sizeof AT / sizeof AT[0]; i++) {
-            bool any = false;
-            for (uint32_t p = 0; p < r->n_policies; p++) {
-                double mean, sd;
-                cmp_lua_mean(&r->policy[p], k, AT[i], &mean, &sd);
-                any = any || !isnan(mean);
-            }
-            if (!any)
-                continue;
-            fprintf(out, "%-10d", AT[i]);
-            for (uint32_t p = 0; p < r->n_policies; p++) {
-                double mean, sd;
-                cmp_lua_mean(&r->policy[p], k, AT[i], &mean, &sd);
-                if (isnan(mean))
-                    fprintf(out, " %20s", "-");
-                else
-                    fprintf(out, " %11.2f +- %5.2f", mean, sd);
-            }
-            fputc('\n', out);
-        }
-    }
-}
-
-static void esc(FILE *out, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", out);
-        else if (*s == '>')
-            fputs("&gt;", out);
-        else if (*s == '&')
-            fputs("&amp;", out);
-        else if (*s == '"')
-            fputs("&quot;", out);
-        else
-            fputc(*s, out);
-    }
-}
-
-void cmp_lua_html(const cmp_report *r, FILE *out)
-{
-    for (uint32_t k = 0; k < r->n_metrics; k++) {
-        if (!cmp_lua_has_values(r, k))
-            continue;
-        fputs("<h2>Metric ", out);
-        esc(out, r->metric_name[k]);
-        fputs(" (", out);
-        esc(out, file_label(r, k));
-        fputs(")</h2>\n<table class=\"lua-metric\" id=\"metric-", out);
-        esc(out, r->metric_name[k]);
-        fputs("\"><thead><tr><th>arrived (%) / mean &plusmn; stddev over seeds</th>", out);
-        for (uint32_t p = 0; p < r->n_policies; p++) {
-            fputs("<th>", out);
-            esc(out, r->policy[p].name);
-            fputs("</th>", out);
-        }
-        fputs("</tr></thead><tbody>\n", out);
-        for (size_t i = 0; i < sizeof AT / sizeof AT[0]; i++) {
-            fprintf(out, "<tr><td>%d</td>", AT[i]);
-            for (uint32_t p = 0; p < r->n_policies; p++) {
-                double mean, sd;
-                cmp_lua_mean(&r->policy[p], k, AT[i], &mean, &sd);
-                if (isnan(mean))
-                    fputs("<td>-</td>", out);
-                else
-                    fprintf(out, "<td>%.2f &plusmn; %.2f</td>", mean, sd);
-            }
-            fputs("</tr>\n", out);
-        }
-        fputs("</tbody></table>\n", out);
-    }
 }
