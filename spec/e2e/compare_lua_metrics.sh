@@ -84,6 +84,8 @@ text=$(timeout 60 "$BIN" compare t.json --config "BestFit=$BF" --metric arrived=
 expect_contains "text report" "$text" "metric arrived (arrived.lua) at arrived workload (%), mean +- stddev over seeds"
 timeout 60 "$BIN" compare t.json --config "BestFit=$BF" --seeds 2 --output html -o report.html
 expect_contains "html report: the built-in metrics' tables" "$(cat report.html)" 'id="metric-gpuFragmentedMilli"'
+expect_eq "html report: a chart per metric, a curve per policy" \
+  "$(grep -o 'class="chart lua-metric-chart"' report.html | wc -l) $(grep -o 'class="metric-curve"' report.html | wc -l)" "2 2"
 
 # --jobs 2 and shards carry the metrics: the same report as one process.
 one=$(timeout 60 "$BIN" compare t.json --config "BestFit=$BF" --config "FGD=$ROOT/profiles/policy-lab/gpu-fgd.yaml" \

@@ -147,6 +147,8 @@ void cmp_gpu_mean(const cmp_policy *pol, size_t offset, int p, double *mean, dou
 struct cJSON *cmp_gpu_json(const cmp_policy *pol);
 void cmp_gpu_text(const cmp_report *r, FILE *out);
 void cmp_gpu_html(const cmp_report *r, FILE *out);
+/* The colour of policy p's curve on the GPU and metric charts. */
+const char *cmp_chart_color(uint32_t p);
 
 /* Metrics written in Lua (compare_lua.c): `--metric NAME=FILE.lua`. A file
  * returns a function of a read-only copy of the cluster (its nodes with their
