@@ -2,10 +2,11 @@
  * compare_lua.c: metrics written in Lua for `luasched compare`
  * (`--metric NAME=FILE.lua`; docs/policy-lab/metrics.md). A metric is a
  * function of the cluster at a point of the replay: the file returns a
- * function that receives a copy of the cluster made for the sample (its nodes
- * with labels, allocatable and requested resources, and their pods with
- * annotations, labels and requests, in arrival order) and returns a number,
- * or nil for "no value here". It is called at each percent of arrived
+ * function that receives the metric state's own copy of the cluster (its
+ * nodes with labels, allocatable and requested resources, and their pods with
+ * annotations, labels and requests, in arrival order; a pod's table and a
+ * node's labels and allocatable are made once and shared by the calls) and
+ * returns a number, or nil for "no value here". It is called at each percent of arrived
  * workload (GPU milli on a GPU trace, else pods created), as the GPU
  * allocation is, and reported as mean and spread over seeds.
  *
@@ -17,8 +18,8 @@
  * and the file and line.
  *
  * The built-in metrics, first in every report: gpuFragmentedMilli and
- * gpuFragmentationRatio (plugins/metrics/), loaded on a GPU trace only. The
- * reports of the metrics are in compare_lua_report.c.
+ * gpuFragmentationRatio (plugins/metrics/), loaded on a GPU trace only
+ * (--no-builtin-metrics leaves them out). The reports of the metrics are in compare_lua_report.c.
  */
 #include "cli/cli.h"
 #include "cli/compare.h"
@@ -66,6 +67,7 @@ struct cmp_lua {
     const cJSON *plugin_args;   /* the policy's first profile's: plugin name -> args */
     uint64_t timeout_ms;        /* wall clock per call */
     int next_percent;
+    bool started;               /* the run's series are initialized */
     uint32_t sample;
     int pod_cache;              /* registry ref: pod address -> {seq, the pod's table}; Node address ->
                                  * {name id, name, labels, allocatable} */
@@ -653,6 +655,7 @@ static void start(cmp_lua *m, const ls_cluster *c, cmp_run *run)
     m->by_gpu = gpu > 0;
     m->total = m->by_gpu ? gpu : (double)ls_cluster_num_pods(c);
     m->next_percent = 0;
+    m->started = true;
 }
 
 bool cmp_lua_advance(cmp_lua *m, const ls_cluster *c, const ls_scheduler *s, uint64_t now_ms, bool all, cmp_run *run,
@@ -660,7 +663,7 @@ bool cmp_lua_advance(cmp_lua *m, const ls_cluster *c, const ls_scheduler *s, uin
 {
     if (!m)
         return true;
-    if (m->seen == 0 && m->next_percent == 0 && m->sample == 0)
+    if (!m->started)
         start(m, c, run);
     if (m->total <= 0)
         return true;
