@@ -8,7 +8,8 @@
 --
 -- Mirrors fgd_score.go and utils/frag.go (NodeGpuShareFragAmountScore) of
 -- hkust-adsl/kubernetes-scheduler-simulator (facts, not code):
--- * a node's fragmentation F = sum over the typical pods t (weight w_t, the
+-- * a node's fragmentation F (gpu_frag.lua, shared with the lab's metric)
+--   = sum over the typical pods t (weight w_t, the
 --   share of the workload's pods of that shape) of w_t x
 --   - the node's free GPU milli, when t asks for no GPU, when the node's
 --     model is not one t allows, or when the node cannot host t (its free
@@ -36,6 +37,7 @@
 -- pod shape (recomputed when the node changes), which changes no result.
 local ls = require("luasched")
 local view = require("gpu_share_view")
+local frag = require("gpu_frag")
 
 local P = ls.plugin("FGD", {
   defaults = { typicalPodsObject = "default/openb", tieBreak = "random" },
@@ -46,25 +48,9 @@ local exp, floor = math.exp, math.floor
 
 -- ---- typical pods -----------------------------------------------------------------
 
-local T = { n = 0 }   -- arrays: cpu, milli, gpus, models (set or false), w
+local T = { n = 0 }   -- gpu_frag.typical's arrays: cpu, milli, gpus, models (set or false), w
 
-local function set_typical(list, where)
-  local t = { n = 0, cpu = {}, milli = {}, gpus = {}, models = {}, w = {} }
-  for i, p in ipairs(list) do
-    if type(p) ~= "table" or type(p.weight) ~= "number" then
-      error(where .. ": typical pod " .. i .. ": expected {milliCpu, milliGpu, gpus, model, weight}", 0)
-    end
-    t.n = i
-    t.cpu[i], t.milli[i], t.gpus[i], t.w[i] = p.milliCpu or 0, p.milliGpu or 0, p.gpus or 0, p.weight
-    local ms = false
-    if type(p.model) == "string" and p.model ~= "" then
-      ms = {}
-      for name in p.model:gmatch("[^|]+") do ms[ls.intern(name)] = true end
-    end
-    t.models[i] = ms
-  end
-  return t
-end
+local function set_typical(list, where) return frag.typical(list, where, ls.intern) end
 
 local loaded = false
 local object_ref = "default/openb"   -- args.typicalPodsObject; OpenGpuShare's copy keeps the default
@@ -97,28 +83,10 @@ end
 
 -- ---- the fragmentation measure ---------------------------------------------------
 
---- F of a node state: free milli per GPU (1..n), cpu left, model id.
+--- F of a node state: free milli per GPU (1..n), cpu left, model id
+--- (the measure is gpu_frag's, over the typical pods).
 function P.fragmentation(free, n, cpu_left, model)
-  local t = P.typical_pods()
-  local total = 0
-  for i = 1, n do total = total + free[i] end
-  if total == 0 then return 0 end
-  local f = 0
-  for k = 1, t.n do
-    local tm, w = t.milli[k], t.w[k]
-    local ms = t.models[k]
-    if tm == 0 or (ms and not (model ~= 0 and ms[model])) then
-      f = f + w * total
-    else
-      local want, small = t.gpus[k], 0
-      for i = 1, n do
-        local x = free[i]
-        if x >= tm then want = want - 1 else small = small + x end
-      end
-      if want <= 0 and cpu_left >= t.cpu[k] then f = f + w * small else f = f + w * total end
-    end
-  end
-  return f
+  return frag.fragmentation(P.typical_pods(), free, n, cpu_left, model)
 end
 
 local function sigmoid_score(before, after)

@@ -40,6 +40,9 @@ typedef struct cmp_opts {
     const char *output;        /* text, json, html */
     const char *out_file;      /* -o: where the report goes (default standard output) */
     const char *plugin_path;
+    const char *metric[CMP_MAX_METRICS];   /* --metric NAME=FILE.lua */
+    int n_metrics;
+    bool no_builtin_metrics;               /* --no-builtin-metrics */
 } cmp_opts;
 
 /* ---- distributions */
@@ -119,6 +122,9 @@ typedef struct run_ctx {
     ls_cluster *cluster;
     const ls_scheduler *sched;
     cmp_run *out;
+    cmp_lua *metrics;          /* the Lua metrics (compare_lua.c) */
+    bool metric_failed;
+    ls_error metric_err;
     alloc_view view;
     double sample_every_s;
     double next_sample_s;
@@ -141,6 +147,8 @@ static void sample_until(void *ud, uint64_t now_ms)
 {
     run_ctx *x = ud;
     cmp_gpu_advance(&x->out->gpu, x->cluster, x->sched, now_ms);
+    if (!x->metric_failed)
+        x->metric_failed = !cmp_lua_advance(x->metrics, x->cluster, x->sched, now_ms, false, x->out, &x->metric_err);
     double now = (double)now_ms / 1000.0;
     while (x->sample_every_s > 0 && now > x->next_sample_s && x->out->n_samples < CMP_SAMPLES) {
         take_sample(x, x->next_sample_s);
@@ -277,6 +285,8 @@ static void final_state(run_ctx *x, const ls_scheduler *s)
     take_sample(x, (double)ls_scheduler_now_ms(s) / 1000.0);
     record_pods(x->cluster, r);
     cmp_gpu_finish(&r->gpu, x->cluster, s);
+    if (!x->metric_failed)
+        x->metric_failed = !cmp_lua_advance(x->metrics, x->cluster, s, 0, true, r, &x->metric_err);
     fragmentation(x->cluster, s, r);
     zone_balance(x->cluster, s, r);
 }
@@ -371,10 +381,21 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
     ls_sched_source src = ls_cluster_source(c, NULL, NULL);
     ls_cluster_on_advance(c, sample_until, &x);
     cmp_gpu_start(&out->gpu, c);
+    /* The policy's plugin args for the metrics, as written (the scheduler takes the configuration's). */
+    cJSON *plugin_args = cfg.n_profiles && cfg.profiles[0].plugin_args ? cJSON_Duplicate(cfg.profiles[0].plugin_args, 1)
+                                                                       : NULL;
     ls_scheduler *s = ls_scheduler_new(&cfg, &so, &src, &err);
     x.sched = s;
+    if (s && rep->n_metrics) {
+        x.metrics = cmp_lua_open(rep, out->gpu.present, plugin_args, so.plugin_path, so.plugin_timeout_ms,
+                                 &x.metric_err);
+        x.metric_failed = x.metrics == NULL;
+    }
     if (!s) {
         rc = fail_run(&err);
+    } else if (x.metric_failed) {
+        fprintf(stderr, "luasched compare: %s\n", x.metric_err.msg);
+        rc = LS_EXIT_PLUGIN_ERROR;
     } else {
         ls_cluster_start(c, s);
         double t0 = ls_cli_now(), cpu0 = ls_cli_cpu_now();
@@ -392,8 +413,15 @@ static int run_once(const cmp_opts *o, const char *config, uint64_t seed, cmp_ru
         if (!rep->not_recorded && ls_cluster_not_recorded(c))
             rep->not_recorded = ls_xstrdup(ls_cluster_not_recorded(c));
         final_state(&x, s);
-        ls_scheduler_free(s);
+        if (x.metric_failed) {
+            fprintf(stderr, "luasched compare: %s\n", x.metric_err.msg);
+            rc = LS_EXIT_PLUGIN_ERROR;
+        }
     }
+    cmp_lua_close(x.metrics);
+    cJSON_Delete(plugin_args);
+    if (s)
+        ls_scheduler_free(s);
     free(dirs);
     free(x.view.cpu);
     free(x.view.mem);
@@ -476,6 +504,12 @@ static void compare_usage(FILE *out)
             "  --feature-gates A=true,B=false\n"
             "                       upstream's scheduler gates, v1.37 defaults (docs/configuration/feature-gates.md)\n"
             "  --plugin-path DIRS   ':'-separated plugin directories searched before the built-in ones\n"
+            "  --metric NAME=FILE.lua\n"
+            "                       a metric written in Lua (up to 6): FILE returns a function of the cluster\n"
+            "                       returning a number, called at each percent of arrived workload; reported\n"
+            "                       as mean and spread over seeds (docs/policy-lab/metrics.md). On a GPU trace\n"
+            "                       the built-in gpuFragmentedMilli and gpuFragmentationRatio are measured too\n"
+            "  --no-builtin-metrics leave out the built-in metrics (the GPU fragmentation)\n"
             "  -h, --help           this help\n");
 }
 
@@ -510,6 +544,7 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
         {"shard", required_argument, NULL, 'S'},      {"merge", no_argument, NULL, 'M'},
         {"output", required_argument, NULL, 'f'},      {"out", required_argument, NULL, 'o'},
         {"plugin-path", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"metric", required_argument, NULL, 'm'},      {"no-builtin-metrics", no_argument, NULL, 'B'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -580,6 +615,15 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
             break;
         case 'o': o->out_file = optarg; break;
         case 'p': o->plugin_path = optarg; break;
+        case 'B': o->no_builtin_metrics = true; break;
+        case 'm':
+            if (o->n_metrics == CMP_MAX_METRICS - CMP_BUILTIN_METRICS) {
+                fprintf(stderr, "luasched compare: --metric: at most %d metrics of your own, got another (\"%s\")\n",
+                        CMP_MAX_METRICS - CMP_BUILTIN_METRICS, optarg);
+                return LS_EXIT_USAGE;
+            }
+            o->metric[o->n_metrics++] = optarg;
+            break;
         case 'h': compare_usage(stdout); return -1;
         default: compare_usage(stderr); return LS_EXIT_USAGE;
         }
@@ -699,6 +743,13 @@ int ls_cli_compare(int argc, char **argv)
         return rc;
     }
     cmp_report rep = {.trace = o.trace, .first_seed = o.first_seed};
+    if (!o.no_builtin_metrics)
+        cmp_lua_add_builtin(&rep);
+    for (int i = 0; i < o.n_metrics; i++)
+        if (!cmp_lua_add(&rep, (char *)o.metric[i])) {
+            ls_intern_reset();
+            return LS_EXIT_USAGE;
+        }
     rep.n_policies = (uint32_t)o.n_configs;
     rep.policy = ls_xcalloc(rep.n_policies, sizeof *rep.policy);
     for (uint32_t p = 0; p < rep.n_policies; p++) {

@@ -7,6 +7,8 @@
 #ifndef LS_CLI_COMPARE_H
 #define LS_CLI_COMPARE_H
 
+#include "luasched/base.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +20,7 @@ struct cJSON;
 #define CMP_MAX_POLICIES 16
 #define CMP_ARRIVED_MAX 130 /* GPU metrics at each arrived-workload percent 0..130 */
 #define CMP_BINS 10         /* histogram bins of the final per-node utilization */
+#define CMP_MAX_METRICS 8   /* metrics written in Lua (--metric), the built-in GPU ones included */
 
 /* One distribution summary (fractions 0..1 for allocation, seconds for latency). */
 typedef struct cmp_dist {
@@ -43,14 +46,12 @@ enum { CMP_KIND_CPU, CMP_KIND_SHARED, CMP_KIND_WHOLE, CMP_KIND_MULTI, CMP_KINDS 
  * (allocatable alibabacloud.com/gpu-milli). At each percent p of arrived
  * workload (the GPU milli requested by the pods created so far, bound or not,
  * over the cluster's GPU milli), the cluster's allocated GPU milli over its
- * GPU milli, and the fragmented GPU milli (the FGD measure over the trace's
- * typical pods) and its share of the free GPU milli. NaN where not reached. */
+ * GPU milli; NaN where not reached. (The fragmentation is a Lua metric,
+ * compare_lua.c.) */
 typedef struct cmp_gpu {
     bool present;
     int64_t capacity_milli;
     double alloc[CMP_ARRIVED_MAX + 1];
-    double frag_milli[CMP_ARRIVED_MAX + 1];
-    double frag_ratio[CMP_ARRIVED_MAX + 1];
     uint32_t pods[CMP_KINDS], unscheduled[CMP_KINDS];
     /* while running */
     uint32_t seen;              /* pods of the cluster looked at */
@@ -64,6 +65,7 @@ typedef struct cmp_run {
     uint64_t attempts;
     double seconds;         /* wall clock of the scheduling run */
     double cpu_seconds;     /* the process's CPU time over the scheduling run */
+    double metric_cpu_seconds;   /* the part of it (and of the end) spent on the Lua metrics */
     cmp_dist latency;       /* creation to binding, virtual seconds, bound pods */
     cmp_sample samples[CMP_SAMPLES + 1];
     uint32_t n_samples;
@@ -82,6 +84,9 @@ typedef struct cmp_run {
     char **keys;            /* "namespace/name" per pod, in file order */
     char **nodes;           /* the node each pod ended on, NULL when none */
     cmp_gpu gpu;
+    /* The Lua metrics (compare_lua.c) at each arrived percent, in the
+     * report's metric order; NaN where not reached or without a value. */
+    double metric[CMP_MAX_METRICS][CMP_ARRIVED_MAX + 1];
 } cmp_run;
 
 typedef struct cmp_policy {
@@ -108,6 +113,9 @@ typedef struct cmp_report {
     uint64_t first_seed;
     bool has_reference;     /* the trace holds a recording's Bindings */
     char *not_recorded;     /* what the recording names as not recorded, "KIND: reason; ..."; NULL: none */
+    const char *metric_name[CMP_MAX_METRICS];   /* the Lua metrics, built-in ones first */
+    const char *metric_file[CMP_MAX_METRICS];
+    uint32_t n_metrics;
 } cmp_report;
 
 /* One line of the report: its JSON key, its label, its unit ("", "s", or "%"
@@ -139,6 +147,44 @@ void cmp_gpu_mean(const cmp_policy *pol, size_t offset, int p, double *mean, dou
 struct cJSON *cmp_gpu_json(const cmp_policy *pol);
 void cmp_gpu_text(const cmp_report *r, FILE *out);
 void cmp_gpu_html(const cmp_report *r, FILE *out);
+/* The colour of policy p's curve on the GPU and metric charts. */
+const char *cmp_chart_color(uint32_t p);
+
+/* Metrics written in Lua (compare_lua.c): `--metric NAME=FILE.lua`. A file
+ * returns a function of a read-only copy of the cluster (its nodes with their
+ * resources and pods) returning a number, called at each arrived percent in a
+ * Lua state of its own: the plugin sandbox's environment, an instruction
+ * budget per call, a memory limit. The built-in GPU fragmentation metrics
+ * (plugins/metrics/) are the report's first metrics; they have values on a
+ * GPU trace only. */
+#define CMP_BUILTIN_METRICS 2
+typedef struct cmp_lua cmp_lua;
+/* The report's metric list: the built-in ones, then --metric's (names and
+ * files). False with a message on stderr when a name is bad or repeated. */
+void cmp_lua_add_builtin(cmp_report *rep);
+/* Metric k is a built-in one (its file a base name under plugins/metrics/). */
+bool cmp_lua_is_builtin(const cmp_report *rep, uint32_t k);
+bool cmp_lua_add(cmp_report *rep, char *arg);
+/* Per run: the state with the metrics that apply (the GPU ones on a GPU
+ * trace), the policy's plugin args (its first profile's, plugin name -> args;
+ * may be NULL) and the plugin path (':'-separated, may be NULL) searched by
+ * require, and the wall-clock limit of a call (0: 10 s; compare passes the
+ * configuration's pluginTimeoutMilliseconds). */
+cmp_lua *cmp_lua_open(const cmp_report *rep, bool gpu_trace, const struct cJSON *plugin_args, const char *plugin_path,
+                      uint64_t timeout_ms, ls_error *err);
+void cmp_lua_close(cmp_lua *m);
+/* Samples the metrics at each arrived percent the pods created before now_ms
+ * reach (all pods when `all`); false with err (the metric, its file:line)
+ * when a metric failed. */
+bool cmp_lua_advance(cmp_lua *m, const struct ls_cluster *c, const struct ls_scheduler *s, uint64_t now_ms, bool all,
+                     cmp_run *run, ls_error *err);
+/* The reports (compare_lua_report.c). Mean and population stddev of metric k
+ * at percent p over a policy's runs. */
+void cmp_lua_mean(const cmp_policy *pol, uint32_t k, int p, double *mean, double *sd);
+bool cmp_lua_has_values(const cmp_report *r, uint32_t k);
+struct cJSON *cmp_lua_json(const cmp_report *r, const cmp_policy *pol);
+void cmp_lua_text(const cmp_report *r, FILE *out);
+void cmp_lua_html(const cmp_report *r, FILE *out);
 
 /* Frees what a run owns (its zones, pod keys and nodes). */
 void cmp_free_run(cmp_run *r);

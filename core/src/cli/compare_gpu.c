@@ -51,7 +51,7 @@ void cmp_gpu_start(cmp_gpu *g, const ls_cluster *c)
 {
     memset(g, 0, sizeof *g);
     for (int p = 0; p <= CMP_ARRIVED_MAX; p++)
-        g->alloc[p] = g->frag_milli[p] = g->frag_ratio[p] = NAN;
+        g->alloc[p] = NAN;
     int slot = gpu_slot();
     if (slot < 0)
         return;
@@ -258,6 +258,11 @@ void cmp_gpu_text(const cmp_report *r, FILE *out)
 static const char *const GCOLOR[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                                      "#7f7f7f", "#bcbd22", "#17becf"};
 
+const char *cmp_chart_color(uint32_t p)
+{
+    return GCOLOR[p % (sizeof GCOLOR / sizeof GCOLOR[0])];
+}
+
 static double gx(double arrived) { return GL + arrived / CMP_ARRIVED_MAX * (GW - GL - GR); }
 static double gy(double pct, double lo) { return GH - GB - (pct - lo) / (100 - lo) * (GH - GB - GT); }
 
@@ -312,7 +317,7 @@ void cmp_gpu_html(const cmp_report *r, FILE *out)
     fprintf(out, "<text class=\"axis-title\" x=\"12\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" "
                  "transform=\"rotate(-90 12 %.1f)\">GPU allocation (%%)</text>\n", gy(50, lo), gy(50, lo));
     for (uint32_t p = 0; p < r->n_policies; p++) {
-        const char *color = GCOLOR[p % (sizeof GCOLOR / sizeof GCOLOR[0])];
+        const char *color = cmp_chart_color(p);
         curve(out, &r->policy[p], color, lo);
         fprintf(out, "<rect x=\"%d\" y=\"%u\" width=\"10\" height=\"10\" fill=\"%s\"/><text class=\"legend\" x=\"%d\" "
                      "y=\"%u\" font-size=\"11\">", GW - GR + 10, GT + p * 16, color, GW - GR + 24, GT + p * 16 + 9);

@@ -324,6 +324,7 @@ bool cmp_report_html(const cmp_report *r, FILE *out)
     fputs("</p>\n<h2>Summary (means over seeds)</h2>\n", out);
     summary_table(out, r);
     cmp_gpu_html(r, out);
+    cmp_lua_html(r, out);
     fputs("<h2>Charts</h2>\n", out);
     time_chart(out, r, "cpu-over-time", "Cpu allocated per node over time: mean (solid), stddev (dashed), seed 0",
                cpu_mean, cpu_sd);

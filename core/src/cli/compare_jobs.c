@@ -165,7 +165,7 @@ int cmp_run_jobs(uint32_t jobs, cmp_report *rep, uint32_t seeds, cmp_run_fn run,
 
 /* ---- shards */
 
-#define SHARD_MAGIC "luasched-compare-shard-1\n"
+#define SHARD_MAGIC "luasched-compare-shard-2\n"
 
 int cmp_write_shard(FILE *out, uint32_t shard, uint32_t shards, cmp_report *rep, uint32_t seeds, cmp_run_fn run,
                     void *ud)
@@ -176,11 +176,48 @@ int cmp_write_shard(FILE *out, uint32_t shard, uint32_t shards, cmp_report *rep,
     for (uint32_t p = 0; ok && p < rep->n_policies; p++)
         ok = put_str(out, rep->policy[p].name) && put_str(out, rep->policy[p].config) &&
              fwrite(&rep->policy[p].named, sizeof rep->policy[p].named, 1, out) == 1;
+    ok = ok && fwrite(&rep->n_metrics, sizeof rep->n_metrics, 1, out) == 1;
+    for (uint32_t k = 0; ok && k < rep->n_metrics; k++)
+        ok = put_str(out, rep->metric_name[k]) && put_str(out, rep->metric_file[k]);
     if (!ok) {
         fprintf(stderr, "luasched compare: --shard: writing the header: %s\n", strerror(errno));
         return LS_EXIT_FAILURE;
     }
     return child(shard, shards, rep, seeds, run, ud, out);
+}
+
+/* The header's metric names and files (the Lua metrics, compare_lua.c). */
+static bool read_metric_names(FILE *f, const char *path, cmp_report *rep, bool first_file, char ***strs,
+                              uint32_t *n_strs)
+{
+    uint32_t n;
+    if (fread(&n, sizeof n, 1, f) != 1 || n > CMP_MAX_METRICS || (!first_file && n != rep->n_metrics)) {
+        fprintf(stderr, "luasched compare: --merge: %s: a damaged header, or a shard of a sweep with other metrics\n",
+                path);
+        return false;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        char *name = NULL, *file = NULL;
+        if (!get_str(f, &name) || !get_str(f, &file) || !name || !file ||
+            (!first_file && strcmp(name, rep->metric_name[k]) != 0)) {
+            fprintf(stderr, "luasched compare: --merge: %s: a truncated header, or other metrics\n", path);
+            free(name);
+            free(file);
+            return false;
+        }
+        if (!first_file) {
+            free(name);
+            free(file);
+            continue;
+        }
+        rep->metric_name[k] = name;
+        rep->metric_file[k] = file;
+        *strs = ls_xrealloc(*strs, (*n_strs + 2) * sizeof **strs);
+        (*strs)[(*n_strs)++] = name;
+        (*strs)[(*n_strs)++] = file;
+    }
+    rep->n_metrics = n;
+    return true;
 }
 
 /* The header of a shard file: the report's policies (names and configs owned
@@ -247,7 +284,7 @@ static bool read_header(FILE *f, const char *path, cmp_report *rep, uint32_t *se
             }
         }
     }
-    return true;
+    return read_metric_names(f, path, rep, first_file, strs, n_strs);
 }
 
 int cmp_read_shards(char **paths, int n, cmp_report *rep, char ***strs, uint32_t *n_strs)

@@ -125,6 +125,7 @@ void cmp_report_text(const cmp_report *r, FILE *out)
             fprintf(out, " %s=%u", run->zones[z].name, run->zones[z].pods);
     }
     cmp_gpu_text(r, out);
+    cmp_lua_text(r, out);
     if (r->n_policies < 2) {
         fputc('\n', out);
     } else {
@@ -179,6 +180,7 @@ static cJSON *run_json(const cmp_run *run)
     cJSON_AddNumberToObject(j, "attempts", (double)run->attempts);
     cJSON_AddNumberToObject(j, "seconds", run->seconds);
     cJSON_AddNumberToObject(j, "cpuSeconds", run->cpu_seconds);
+    cJSON_AddNumberToObject(j, "metricCpuSeconds", run->metric_cpu_seconds);
     cJSON_AddItemToObject(j, "latencySeconds", dist_json(&run->latency));
     cJSON_AddItemToObject(j, "cpuAllocated", dist_json(&run->cpu));
     cJSON_AddItemToObject(j, "memoryAllocated", dist_json(&run->mem));
@@ -239,6 +241,9 @@ cJSON *cmp_report_json(const cmp_report *r)
             }
             cJSON_Delete(gpu);
         }
+        cJSON *metrics = cmp_lua_json(r, &r->policy[p]);
+        if (metrics)   /* the Lua metrics: {"NAME": {"mean": {"0": ..}, "stddev": {..}}} */
+            cJSON_AddItemToObject(pj, "metrics", metrics);
         cJSON *mean = cJSON_AddObjectToObject(pj, "mean");
         for (size_t i = 0; i < N_ROWS; i++)
             cJSON_AddNumberToObject(mean, ROWS[i].key, cmp_mean_over_seeds(&r->policy[p], ROWS[i].get));

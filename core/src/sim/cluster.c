@@ -240,7 +240,7 @@ static sim_node *find_node(ls_cluster *c, ls_str name)
     return i ? &LS_VEC_AT(&c->nodes, sim_node, i - 1) : NULL;
 }
 
-static int find_object(ls_cluster *c, ls_str kind, ls_str ns, ls_str name)
+static int find_object(const ls_cluster *c, ls_str kind, ls_str ns, ls_str name)
 {
     for (uint32_t i = 0; i < c->objects.len; i++) {
         const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
@@ -725,6 +725,18 @@ static bool replace_object(ls_cluster *c, int i, const cJSON *json, const char *
     if (c->sched)
         ls_scheduler_on_object_update(c->sched, &old->obj, &o->obj);
     return true;
+}
+
+const ls_object *ls_cluster_find_object(const ls_cluster *c, const char *kind, const char *ns, const char *name)
+{
+    /* Looked up, not interned: a string never interned names no object (and a
+     * metric's lookups do not grow the table). */
+    ls_str k = ls_intern_lookup(kind, strlen(kind)), n = ls_intern_lookup(name, strlen(name));
+    ls_str space = ns && *ns ? ls_intern_lookup(ns, strlen(ns)) : 0;
+    if (!k || !n || (ns && *ns && !space))
+        return NULL;
+    int i = find_object(c, k, space, n);
+    return i < 0 ? NULL : &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
 }
 
 /* ---- the PV controller's view of the cluster (pv_controller.h) */

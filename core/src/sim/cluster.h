@@ -110,6 +110,11 @@ const char *ls_cluster_not_recorded(const ls_cluster *c);
 bool ls_cluster_timeline_end(const ls_cluster *c, uint64_t *at_ms);
 uint32_t ls_cluster_num_nodes(const ls_cluster *c);
 const ls_sim_pod *ls_cluster_pod(const ls_cluster *c, uint32_t i);
+/* An object of another kind ("Namespace", ..., "plural.version.group" for a
+ * custom resource) by namespace (NULL or "" when cluster-scoped) and name;
+ * NULL when the cluster has none. */
+const struct ls_object *ls_cluster_find_object(const ls_cluster *c, const char *kind, const char *ns,
+                                               const char *name);
 /* The no-lost-pod invariant: every pod bound at most once, to an existing node,
  * and every pod running, bound, pending with a reason, gated or not ours. */
 bool ls_cluster_check(const ls_cluster *c, ls_error *err);
