@@ -13,10 +13,10 @@
 -- loops (loops.lua), profile assembly (profiles.lua) and the handle
 -- (handle.lua) are apart.
 -- Over 800 lines: the one plugin-chain runner (run_chain, driven by the
--- extension-point table) and the points whose plugins return a result of
--- their own share this module's cycle, state, current plugin and status
--- helpers as upvalues the JIT keeps; split apart, each would take them
--- through every call.
+-- extension-point table), the handlers of the points whose plugins return a
+-- result, and the per-node loops' entry points share this module's cycle,
+-- state, current plugin and status helpers as upvalues the JIT keeps; split
+-- apart, each would take them through every call.
 local bit = require("bit")
 local ffi = require("ffi")
 local C = require("luasched.clib")
