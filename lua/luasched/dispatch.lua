@@ -186,19 +186,16 @@ local function shortened(msg)
   return msg:sub(1, MAX_ERROR) .. "... (" .. #msg .. " characters)"
 end
 
-local function fail_with(msg)
+-- A plugin raised, returned a wrong value, or broke a rule: the message
+-- names its file and line (and the traceback of a raise is the status' detail).
+local function fail_located(fmt, ...)
+  local msg = attributed(string.format(fmt, ...))
   local st = ls._runtime_error(shortened(msg))
   local trace = assembly.traceback_for(msg)
   if trace then C.ls_status_set_detail(st.id, trace) end
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR
-end
-
--- A plugin raised, returned a wrong value, or broke a rule: the message
--- names its file and line.
-local function fail_located(fmt, ...)
-  return fail_with(attributed(string.format(fmt, ...)))
 end
 
 -- A plugin returned an Error status: its own message, as upstream words it.
@@ -208,11 +205,6 @@ local function fail(fmt, ...)
   cycle.status = st.id
   cycle.status_code = ERROR
   return ERROR
-end
-
-local function bad_return(hook, got)
-  error(string.format("%s returned a %s, expected a status (ls.unschedulable(...), ...) or nil",
-    hook, type(got)), 0)
 end
 
 local function set_status(st, plugin_index)
@@ -594,10 +586,15 @@ end
 
 -- ---- Filter -----------------------------------------------------------------
 
+-- A Filter plugin's status as the generated loops check it (per node: they
+-- raise, and M.filter names the plugin).
+local FILTER_ALLOWED = ROW.filter.allowed
 checked_filter_status = function(st)
-  if not is_status(st) then bad_return("filter", st) end
+  if not is_status(st) then
+    error("filter returned a " .. type(st) .. ", expected a status (ls.unschedulable(...), ...) or nil", 0)
+  end
   local code = st.code
-  if code ~= SUCCESS and code ~= UNSCHED and code ~= UNRESOLVABLE and code ~= PENDING then
+  if code ~= SUCCESS and not FILTER_ALLOWED[code] then
     error("filter returned status " .. ls.code_names[code] .. ": " .. st.message, 0)
   end
   return code
