@@ -44,6 +44,7 @@ local function runner_row(ep, row, hook)
     logs_errors = has(row.chain, C.LS_CHAIN_LOGS_ERRORS),
     untimed = has(row.chain, C.LS_CHAIN_UNTIMED),
     queue_side = has(row.chain, C.LS_CHAIN_QUEUE_SIDE),
+    error_located = has(row.chain, C.LS_CHAIN_ERROR_LOCATED),
   }
 end
 

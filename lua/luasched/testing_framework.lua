@@ -211,7 +211,7 @@ return function(T)
   function T.pre_filter(inst, cluster, pod, state)
     use_profile({ inst })
     begin(cluster, pod, 0)
-    dispatch.pre_filter(0, state or {})
+    dispatch.pre_filter(state or {})
     -- an Error status the plugin returned is its result (as for T.filter)
     local got = returned.pre_filter
     if kit.cycle.status_code == ls.ERROR and not (got and ls.is_status(got[1])) then raise_error() end
@@ -226,7 +226,7 @@ return function(T)
     begin(cluster, pod, 0)
     dispatch.begin_cycle(state or {})
     local ni = ni_of(cluster, node)
-    dispatch.filter_one(0, ni)
+    dispatch.filter_one(ni)
     -- an Error status the plugin returned is its result; what it raised or
     -- returned that is no status raises the framework's Error
     local got = returned.filter
@@ -244,7 +244,7 @@ return function(T)
     dispatch.begin_cycle(state or {})
     c.feasible[0] = ni_of(cluster, node)
     c.num_feasible = 1
-    dispatch.score(0)
+    dispatch.score()
     raise_error()
     return tonumber(c.raw_scores[0])
   end
@@ -333,7 +333,7 @@ return function(T)
     local c = begin(cluster, pod, np)
     local state = {}
     r.state = state
-    local code = dispatch.pre_filter(0, state)
+    local code = dispatch.pre_filter(state)
     r.pre_filter, r.pre_filter_nodes = plugin_result("pre_filter")
     if ended_in_error(r, "pre_filter") then return r end
     if code ~= ls.SUCCESS then
@@ -350,7 +350,7 @@ return function(T)
     local scoring = np > 0 or opts.scoring ~= false
     local start = opts.start or 0
     C.ls_cycle_prepare_filter(c, kit.candidates, opts.percentage or 0, scoring, start)
-    if c.num_candidates > 0 then dispatch.filter(0) end
+    if c.num_candidates > 0 then dispatch.filter() end
     if ended_in_error(r, "filter") then return r end
     r.next_start = C.ls_cycle_advance_start(c, start)
     filter_results(r, cluster, c)
@@ -367,10 +367,10 @@ return function(T)
       return r
     end
     r.scored = true
-    dispatch.pre_score(0)
+    dispatch.pre_score()
     r.pre_score = plugin_result("pre_score")
     if ended_in_error(r, "pre_score") then return r end
-    dispatch.score(0)
+    dispatch.score()
     if ended_in_error(r, returned.normalize_score and "normalize_score" or "score") then return r end
     if not C.ls_cycle_total_scores(c, refs, np, false, kit.totals) then raise_error() end
     score_results(r, c, np)

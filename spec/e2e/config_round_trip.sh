@@ -83,7 +83,7 @@ expect_eq "default: the written file checks clean" "$?" "0"
 printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    placementFeasible: {}\n' >"$TMP/pf.yaml"
 timeout 60 "$BIN" check "$TMP/pf.yaml" >"$TMP/out" 2>&1
 expect_eq "placementFeasible: refused" "$(head -1 "$TMP/out")" \
-  "$TMP/pf.yaml:5: profiles[0].plugins.placementFeasible: unknown extension point (expected preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit, preBind, bind, postBind or multiPoint); placementFeasible is an extension point from v1.38, v1.37 refuses it"
+  "$TMP/pf.yaml:5: profiles[0].plugins.placementFeasible: unknown extension point (expected $(ls_point_keys_offered)); placementFeasible is an extension point from v1.38, v1.37 refuses it"
 
 # ---- ignorePreferredTermsOfExistingPods: true is accepted, kept and written
 cat >"$TMP/ipa.yaml" <<'EOF'

@@ -155,3 +155,41 @@ expect_contains() {
        failures=$((failures + 1)) ;;
   esac
 }
+
+# The configured extension points' config keys, in run order, from the one
+# table (core/include/luasched/extension_points.h; the scripts run from the
+# source root).
+ls_point_keys() {
+  sed -n '/^#define LS_EXTENSION_POINTS(X)/,/^$/s/^ *X([A-Z_]*, "[^"]*", "[^"]*", "\([A-Za-z]*\)".*/\1/p' \
+    core/include/luasched/extension_points.h
+}
+
+# v1.37's configured extension points (the ones the exact texts of the
+# scripts name).
+LS_UPSTREAM_POINT_KEYS="preEnqueue queueSort preFilter filter postFilter preScore score reserve permit preBind bind postBind"
+
+# A written configuration (stdin) without the "    KEY: {}" line of each point
+# of the table beyond v1.37's, so that the script's exact text holds with a
+# point added to the table; a point of the table not written is left as a
+# "MISSING KEY" line the exact comparison shows.
+upstream_points_only() {
+  local text key
+  text=$(cat)
+  for key in $(ls_point_keys); do
+    case " $LS_UPSTREAM_POINT_KEYS " in *" $key "*) continue ;; esac
+    if grep -qx "    $key: {}" <<< "$text"; then
+      text=$(grep -vx "    $key: {}" <<< "$text")
+    else
+      text="$text"$'\n'"MISSING $key"
+    fi
+  done
+  printf '%s\n' "$text"
+}
+
+# The list of config keys an unknown extension point's error offers:
+# "preEnqueue, queueSort, ..., postBind or multiPoint".
+ls_point_keys_offered() {
+  local keys
+  keys=$(ls_point_keys | paste -sd, - | sed 's/,/, /g')
+  printf '%s or multiPoint' "$keys"
+}

@@ -295,8 +295,10 @@
 /* How the one plugin-chain runner (lua/luasched/dispatch.lua's run_chain)
  * runs a row: `allowed`, the status codes a plugin may return besides
  * Success and Error (bits LS_ALLOW_*; any other is an Error "returned <code>"),
- * and `chain`, flags (LS_CHAIN_*). The rows with their own runner (a result
- * beside the status, or per node in the generated loops) say so. */
+ * and `chain`, flags (LS_CHAIN_*). A row whose plugins return a result
+ * (LS_CHAIN_RESULT) is run by the same runner with its point's handler; the
+ * per-node rows (Filter, Score) run in the loops loops.lua generates, and the
+ * queue sort asks its one plugin. */
 #define LS_REJECTIONS (LS_ALLOW_UNSCHEDULABLE | LS_ALLOW_UNRESOLVABLE | LS_ALLOW_PENDING)
 
 /* The points a profile configures, in upstream's order (the run order):
@@ -307,10 +309,10 @@
 #define LS_EXTENSION_POINTS(X) \
     X(PRE_ENQUEUE, "PreEnqueue", "pre_enqueue", "preEnqueue", 1, LS_REJECTIONS, LS_CHAIN_STOPS | LS_CHAIN_QUEUE_SIDE) \
     X(QUEUE_SORT, "QueueSort", "sort_key", "queueSort", 0, 0, LS_CHAIN_RESULT | LS_CHAIN_QUEUE_SIDE) \
-    X(PRE_FILTER, "PreFilter", "pre_filter", "preFilter", 1, LS_ALLOW_SKIP | LS_REJECTIONS, LS_CHAIN_RESULT) \
+    X(PRE_FILTER, "PreFilter", "pre_filter", "preFilter", 1, LS_ALLOW_SKIP | LS_REJECTIONS, LS_CHAIN_STOPS | LS_CHAIN_RESULT | LS_CHAIN_ERROR_LOCATED) \
     X(FILTER, "Filter", "filter", "filter", 1, LS_REJECTIONS, LS_CHAIN_PER_NODE) \
-    X(POST_FILTER, "PostFilter", "post_filter", "postFilter", 0, LS_REJECTIONS, LS_CHAIN_RESULT) \
-    X(PRE_SCORE, "PreScore", "pre_score", "preScore", 0, LS_ALLOW_SKIP, LS_CHAIN_RESULT) \
+    X(POST_FILTER, "PostFilter", "post_filter", "postFilter", 0, LS_ALLOW_UNSCHEDULABLE | LS_ALLOW_UNRESOLVABLE, LS_CHAIN_RESULT) \
+    X(PRE_SCORE, "PreScore", "pre_score", "preScore", 0, LS_ALLOW_SKIP, LS_CHAIN_RESULT | LS_CHAIN_ERROR_LOCATED) \
     X(SCORE, "Score", "score", "score", 0, 0, LS_CHAIN_PER_NODE | LS_CHAIN_RESULT) \
     X(RESERVE, "Reserve", "reserve", "reserve", 1, LS_REJECTIONS, LS_CHAIN_STOPS) \
     X(PERMIT, "Permit", "permit", "permit", 1, LS_REJECTIONS | LS_ALLOW_WAIT, LS_CHAIN_STOPS) \
@@ -326,9 +328,9 @@
  * NORMALIZE_SCORE comes first: LS_EP_NORMALIZE_SCORE == LS_EP_COUNT, the
  * index the sampled plugin durations have used for it. */
 #define LS_EXTENSION_HOOKS(X) \
-    X(NORMALIZE_SCORE, "ScoreExtensionNormalize", "normalize_score", SCORE, 0, 0, LS_CHAIN_PER_NODE) \
+    X(NORMALIZE_SCORE, "ScoreExtensionNormalize", "normalize_score", SCORE, 0, 0, LS_CHAIN_RESULT | LS_CHAIN_ERROR_LOCATED) \
     X(UNRESERVE, "Unreserve", "unreserve", RESERVE, 0, 0, LS_CHAIN_REVERSE | LS_CHAIN_LOGS_ERRORS | LS_CHAIN_UNTIMED) \
-    X(PRE_BIND_PRE_FLIGHT, "PreBindPreFlight", "pre_bind_pre_flight", PRE_BIND, 0, LS_ALLOW_SKIP, LS_CHAIN_RESULT) \
+    X(PRE_BIND_PRE_FLIGHT, "PreBindPreFlight", "pre_bind_pre_flight", PRE_BIND, 0, LS_ALLOW_SKIP, LS_CHAIN_RESULT | LS_CHAIN_UNTIMED) \
     X(LESS, "QueueSort", "less", QUEUE_SORT, 1, 0, LS_CHAIN_RESULT | LS_CHAIN_QUEUE_SIDE) \
     X(ADD_POD, "AddPod", "add_pod", PRE_FILTER, 0, 0, LS_CHAIN_RESULT) \
     X(REMOVE_POD, "RemovePod", "remove_pod", PRE_FILTER, 0, 0, LS_CHAIN_RESULT)
@@ -354,12 +356,15 @@ enum {
     LS_CHAIN_STOPS = 1,            /* an allowed code other than Success ends the chain as the point's status */
     LS_CHAIN_FIRST_SUCCESS = 2,    /* the first Success ends it (Bind: one plugin binds; Skip passes on) */
     LS_CHAIN_REVERSE = 4,          /* the list runs from last to first (Unreserve) */
-    LS_CHAIN_RESULT = 8,           /* a plugin returns a value beside or instead of a status: the row's own runner */
+    LS_CHAIN_RESULT = 8,           /* a plugin returns a value beside or instead of a status: the point's
+                                      handler in dispatch.lua takes it (run_chain's spec) */
     LS_CHAIN_PER_NODE = 16,        /* per node, in the generated loops (loops.lua) */
     LS_CHAIN_LOGS_ERRORS = 32,     /* a plugin's failure is logged with its file:line and the chain goes on
                                       (Unreserve; PostBind, informational: the pod stays bound) */
     LS_CHAIN_UNTIMED = 64,         /* no plugin durations are observed (Unreserve) */
-    LS_CHAIN_QUEUE_SIDE = 128      /* outside a cycle: no plugin durations; a cut-off is named by the note */
+    LS_CHAIN_QUEUE_SIDE = 128,     /* outside a cycle: no plugin durations; a cut-off is named by the note */
+    LS_CHAIN_ERROR_LOCATED = 256   /* an Error status's message gets the hook's file:line too (PreFilter,
+                                      PreScore, NormalizeScore); elsewhere it is the plugin's own */
 };
 
 typedef struct ls_ext_point_info {
@@ -370,7 +375,7 @@ typedef struct ls_ext_point_info {
     uint8_t implements;       /* defining the hook alone puts a plugin at `point` */
     uint8_t rejects;          /* the point's plugins can reject a pod (their events matter) */
     uint8_t allowed;          /* LS_ALLOW_*: codes a plugin may return besides Success and Error */
-    uint8_t chain;            /* LS_CHAIN_*: how the runner goes through the list */
+    uint16_t chain;           /* LS_CHAIN_*: how the runner goes through the list */
 } ls_ext_point_info;
 
 /* Row `ep` of the table, 0 <= ep < LS_EP_HOOK_COUNT; NULL otherwise. */

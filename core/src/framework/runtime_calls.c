@@ -14,15 +14,19 @@
 
 /* ---- the calls into dispatch.lua's entry points */
 
-/* One call of a dispatch.lua function with one result: an integer (the
- * profile; the hint's id for a hint) and up to two pointers. A cycle's call
- * (in_cycle) is attributed to its point for the watchdog's and the
- * fatal-signal reports; a queue-side one (PreEnqueue, QueueSort, a hint) is
- * not. */
+/* A state holds one profile (runtime_set.c): its index there is 0. */
+enum { STATE_PROFILE = 0 };
+
+/* One call of a dispatch.lua function with one result: up to two pointers,
+ * after the hint's id for a hint (a state holds one profile: no call names
+ * one). A cycle's call (in_cycle) is attributed to its point for the
+ * watchdog's and the fatal-signal reports; a queue-side one (PreEnqueue,
+ * QueueSort, a hint) is not. */
 typedef struct dispatch_call {
     int ep;                   /* LS_EP_* row: the function (its hook's name) and the report's label */
     int ref;                  /* the registry reference of the function */
-    lua_Integer first;
+    bool with_id;             /* the hint's id comes first */
+    lua_Integer id;
     const void *ptrs[2];
     int nptrs;
     uint32_t budgets;         /* the profile whose budgets apply; NO_PROFILE: the state's */
@@ -48,7 +52,8 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
 {
     lua_State *L = lua->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref);
-    lua_pushinteger(L, c->first);
+    if (c->with_id)
+        lua_pushinteger(L, c->id);
     for (int i = 0; i < c->nptrs; i++)
         push_pointer(L, c->ptrs[i]);
     if (c->in_cycle) {
@@ -56,7 +61,7 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
         lua->cycle->handle_ep = 0;
         lua->over_memory = false;
         ls_rt_active_call = c->ep;
-        ls_rt_active_profile = (uint32_t)c->first;
+        ls_rt_active_profile = STATE_PROFILE;
     }
     lua->call_profile = c->budgets;
     /* Every call may be interrupted, PreBind/Bind/PostBind too: their calls to
@@ -65,7 +70,7 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
      * plugin catching the hook's error with pcall, or stuck in C (a pattern
      * that backtracks), held a binding hook - and the scheduler - forever. */
     uint32_t outer_generation = ls_view_generation_enter();
-    int rc = ls_rt_guarded_pcall(lua, 1 + c->nptrs, 1, true);
+    int rc = ls_rt_guarded_pcall(lua, (c->with_id ? 1 : 0) + c->nptrs, 1, true);
     ls_view_generation_leave(outer_generation);
     if (c->in_cycle)
         ls_rt_active_call = -1;
@@ -83,11 +88,11 @@ static int invoke_for_status(ls_rt *lua, const dispatch_call *c)
         return ls_rt_failure(lua, row->hook, "the Lua state could not be restarted");
     int rc = invoke(lua, c);
     if (rc < 0 || (c->in_cycle && lua->over_memory))
-        return c->in_cycle ? ls_rt_recover(lua, c->ep, (uint32_t)c->first) : ls_rt_rebuild_after(lua, row->name);
+        return c->in_cycle ? ls_rt_recover(lua, c->ep, STATE_PROFILE) : ls_rt_rebuild_after(lua, row->name);
     lua_State *L = lua->L;
     if (rc != 0) {   /* escaped the dispatcher's protection: the plugin it was running is named */
-        bool named = c->in_cycle || strcmp(ls_rt_running_plugin(lua, c->ep, (uint32_t)c->first), "?") != 0;
-        int code = named ? ls_rt_failure_in_call(lua, c->ep, (uint32_t)c->first, lua_tostring(L, -1))
+        bool named = c->in_cycle || strcmp(ls_rt_running_plugin(lua, c->ep, STATE_PROFILE), "?") != 0;
+        int code = named ? ls_rt_failure_in_call(lua, c->ep, STATE_PROFILE, lua_tostring(L, -1))
                          : ls_rt_failure(lua, row->hook, lua_tostring(L, -1));
         lua_pop(L, 1);
         return code;
@@ -118,18 +123,15 @@ static double invoke_for_value(ls_rt *lua, const dispatch_call *c, double fallba
     return v;
 }
 
-/* A state holds one profile (runtime_set.c): its index there is 0. */
-enum { STATE_PROFILE = 0 };
-
 int ls_rt_run(ls_rt *lua, int ep)
 {
-    dispatch_call c = {.ep = ep, .ref = lua->refs[ep], .first = STATE_PROFILE, .budgets = STATE_PROFILE, .in_cycle = true};
+    dispatch_call c = {.ep = ep, .ref = lua->refs[ep], .budgets = STATE_PROFILE, .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
 
 int ls_rt_filter_one(ls_rt *lua, const ls_node_info *ni)
 {
-    dispatch_call c = {.ep = LS_EP_FILTER, .ref = lua->ref_filter_one, .first = STATE_PROFILE, .ptrs = {ni}, .nptrs = 1,
+    dispatch_call c = {.ep = LS_EP_FILTER, .ref = lua->ref_filter_one, .ptrs = {ni}, .nptrs = 1,
                        .budgets = STATE_PROFILE, .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
@@ -140,7 +142,7 @@ char *ls_rt_sign(ls_rt *lua, size_t *len, bool *every_pod)
     *every_pod = false;
     if (!lua->L || lua->ref_sign == LUA_NOREF || !ls_rt_usable(lua))
         return NULL;
-    dispatch_call c = {.ep = LS_EP_PRE_FILTER, .ref = lua->ref_sign, .first = STATE_PROFILE, .budgets = STATE_PROFILE,
+    dispatch_call c = {.ep = LS_EP_PRE_FILTER, .ref = lua->ref_sign, .budgets = STATE_PROFILE,
                        .in_cycle = true};
     int rc = invoke(lua, &c);
     if (rc < 0) {
@@ -161,21 +163,21 @@ char *ls_rt_sign(ls_rt *lua, size_t *len, bool *every_pod)
 
 int ls_rt_rescore_last(ls_rt *lua)
 {
-    dispatch_call c = {.ep = LS_EP_SCORE, .ref = lua->ref_rescore_last, .first = STATE_PROFILE, .budgets = STATE_PROFILE,
+    dispatch_call c = {.ep = LS_EP_SCORE, .ref = lua->ref_rescore_last, .budgets = STATE_PROFILE,
                        .in_cycle = true};
     return invoke_for_status(lua, &c);
 }
 
 int ls_rt_pre_enqueue(ls_rt *lua, const ls_pod *pod)
 {
-    dispatch_call c = {.ep = LS_EP_PRE_ENQUEUE, .ref = lua->refs[LS_EP_PRE_ENQUEUE], .first = STATE_PROFILE,
+    dispatch_call c = {.ep = LS_EP_PRE_ENQUEUE, .ref = lua->refs[LS_EP_PRE_ENQUEUE], 
                        .ptrs = {pod}, .nptrs = 1, .budgets = STATE_PROFILE};
     return invoke_for_status(lua, &c);
 }
 
 double ls_rt_sort_key(ls_rt *lua, const ls_pod *pod)
 {
-    dispatch_call c = {.ep = LS_EP_QUEUE_SORT, .ref = lua->refs[LS_EP_QUEUE_SORT], .first = STATE_PROFILE,
+    dispatch_call c = {.ep = LS_EP_QUEUE_SORT, .ref = lua->refs[LS_EP_QUEUE_SORT], 
                        .ptrs = {pod}, .nptrs = 1, .budgets = STATE_PROFILE};
     double key = invoke_for_value(lua, &c, 0);
     return key == key ? key : 0;   /* NaN orders nothing */
@@ -183,7 +185,7 @@ double ls_rt_sort_key(ls_rt *lua, const ls_pod *pod)
 
 bool ls_rt_less(ls_rt *lua, const ls_pod *a, const ls_pod *b)
 {
-    dispatch_call c = {.ep = LS_EP_LESS, .ref = lua->refs[LS_EP_LESS], .first = STATE_PROFILE, .ptrs = {a, b},
+    dispatch_call c = {.ep = LS_EP_LESS, .ref = lua->refs[LS_EP_LESS], .ptrs = {a, b},
                        .nptrs = 2, .budgets = STATE_PROFILE};
     return invoke_for_value(lua, &c, 0) != 0;
 }
@@ -251,7 +253,7 @@ int ls_rt_hint(ls_rt *lua, int hint, const ls_pod *pod, const ls_cluster_event *
 {
     if (!lua->L)
         return LS_HINT_QUEUE;
-    dispatch_call c = {.ep = -1, .ref = lua->ref_hint, .first = hint, .ptrs = {pod, ev}, .nptrs = 2,
+    dispatch_call c = {.ep = -1, .ref = lua->ref_hint, .with_id = true, .id = hint, .ptrs = {pod, ev}, .nptrs = 2,
                        .budgets = STATE_PROFILE};   /* the hint's plugin is of the state's profile */
     int rc = invoke(lua, &c);
     lua_State *L = lua->L;

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -1237,6 +1238,36 @@ static void test_write_round_trip(void)
     }
 }
 
+/* v1.37's configured extension points: the ones the exact texts below name. */
+static bool is_v137_point(const char *key)
+{
+    static const char *const keys[] = {"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+                                       "score",      "reserve",   "permit",    "preBind", "bind",       "postBind"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(keys[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* A written configuration without the "    <key>: {}" line of each point of
+ * the extension-point table beyond v1.37's (each checked written), so that
+ * the exact text holds with a point added to the table. Edits `text`. */
+static char *v137_points_only(char *text)
+{
+    for (int ep = 0; ep < LS_EP_COUNT; ep++) {
+        const char *key = ls_ext_point_info_of(ep)->config_key;
+        if (is_v137_point(key))
+            continue;
+        char line[96];
+        snprintf(line, sizeof line, "\n    %s: {}\n", key);
+        char *at = strstr(text, line);
+        CHECK(at != NULL);
+        if (at)
+            memmove(at + 1, at + strlen(line), strlen(at + strlen(line)) + 1);
+    }
+    return text;
+}
+
 /* The exact YAML of a small configuration, as kube-scheduler writes it (no
  * plugins built: pluginConfig holds the given args). */
 static void test_write_exact(void)
@@ -1248,7 +1279,7 @@ static void test_write_exact(void)
                                  "    filter:\n      disabled:\n      - name: NodeName\n"
                                  "  pluginConfig:\n  - name: NodeName\n    args: {strict: yes, value: '0x1F'}\n");
     char *text = format_file(src, true, false);
-    CHECK_STR(text, "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    CHECK_STR(v137_points_only(text), "apiVersion: kubescheduler.config.k8s.io/v1\n"
                     "clientConnection:\n"
                     "  acceptContentTypes: \"\"\n"
                     "  burst: 100\n"

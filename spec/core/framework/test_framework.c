@@ -137,15 +137,32 @@ static void test_codes(void)
 
 static void test_ext_points(void)
 {
-    static const char *keys[LS_EP_COUNT] = {"preEnqueue", "queueSort", "preFilter", "filter",
-                                            "postFilter", "preScore", "score", "reserve",
-                                            "permit", "preBind", "bind", "postBind"};
-    static const char *names[LS_EP_COUNT] = {"PreEnqueue", "QueueSort", "PreFilter", "Filter",
-                                             "PostFilter", "PreScore", "Score", "Reserve",
-                                             "Permit", "PreBind", "Bind", "PostBind"};
+    /* upstream's points in its run order, with their KubeSchedulerConfiguration
+     * keys and names (a point added to the table is checked by the loop below) */
+    static const struct {
+        int ep;
+        const char *key, *name;
+    } upstream[] = {
+        {LS_EP_PRE_ENQUEUE, "preEnqueue", "PreEnqueue"}, {LS_EP_QUEUE_SORT, "queueSort", "QueueSort"},
+        {LS_EP_PRE_FILTER, "preFilter", "PreFilter"},    {LS_EP_FILTER, "filter", "Filter"},
+        {LS_EP_POST_FILTER, "postFilter", "PostFilter"}, {LS_EP_PRE_SCORE, "preScore", "PreScore"},
+        {LS_EP_SCORE, "score", "Score"},                 {LS_EP_RESERVE, "reserve", "Reserve"},
+        {LS_EP_PERMIT, "permit", "Permit"},              {LS_EP_PRE_BIND, "preBind", "PreBind"},
+        {LS_EP_BIND, "bind", "Bind"},                    {LS_EP_POST_BIND, "postBind", "PostBind"},
+    };
+    enum { N_UPSTREAM = sizeof upstream / sizeof upstream[0] };
+    for (int i = 0; i < N_UPSTREAM; i++) {
+        CHECK_INT(ls_ext_point_from_config_key(upstream[i].key), upstream[i].ep);
+        CHECK_STR(ls_ext_point_name(upstream[i].ep), upstream[i].name);
+        if (i > 0)
+            CHECK(upstream[i - 1].ep < upstream[i].ep);   /* the table keeps upstream's order */
+    }
+    /* every configured point of the table: its key finds its row */
     for (int ep = 0; ep < LS_EP_COUNT; ep++) {
-        CHECK_INT(ls_ext_point_from_config_key(keys[ep]), ep);
-        CHECK_STR(ls_ext_point_name(ep), names[ep]);
+        const ls_ext_point_info *row = ls_ext_point_info_of(ep);
+        CHECK(row->config_key != NULL);
+        CHECK_INT(ls_ext_point_from_config_key(row->config_key), ep);
+        CHECK_STR(ls_ext_point_name(ep), row->name);
     }
     CHECK_INT(ls_ext_point_from_config_key("preFilter"), LS_EP_PRE_FILTER);
     CHECK_INT(ls_ext_point_from_config_key("score"), LS_EP_SCORE);
