@@ -916,7 +916,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   current, current_hook = h.inst, "hint"
   note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
-  if not h.inst.builtin then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
+  if not loader.is_builtin(h.inst) then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
   local ok, r = pcall(fn, pod, old, new, h.inst)

@@ -12,6 +12,9 @@ local sandbox = require("luasched.sandbox")
 local locate = require("luasched.profiles").locate_error
 local name_of = require("luasched.profiles").name_of
 local unwrap = require("luasched.views").unwrap
+local state_guard = require("luasched.state_guard")
+local loader = require("luasched.loader")
+local unwrap_state = state_guard.unwrap
 
 local SUCCESS, UNRESOLVABLE = 0, 3
 local is_status = ls.is_status
@@ -69,10 +72,20 @@ local function deep_copy(v, seen, depth, entry)
   return setmetatable(c, real_metatable(v))
 end
 
+-- A plugin's own clone_state hook copies its entry; an entry of a plugin
+-- that is not built-in is under its state_guard key.
+local function instance_of(prof, k)
+  local inst = prof.instances[k]
+  if inst then return inst end
+  inst = prof.instances[state_guard.plugin_key(k) or false]
+  if inst and not loader.is_builtin(inst) then return inst end
+  return nil
+end
+
 local function clone_state(prof, st)
   local c, seen = {}, {}
   for k, v in pairs(st) do
-    local inst = prof.instances[k]
+    local inst = instance_of(prof, k)
     if inst and type(inst.clone_state) == "function" then
       c[k] = inst:clone_state(v)
     else
@@ -245,22 +258,23 @@ end
 
 --- Filter with nominated pods on any NodeInfo (a clone during preemption).
 --- Returns true, or false and the failing status code and message.
+-- A CycleState a plugin passes is taken back from its proxy (state_guard).
 function Handle:run_filter_with_nominated(st, pod, ni)
-  local fits, code = as_caller(C.LS_EP_FILTER, filter_nominated, prof_of[self], st, pod, ni)
+  local fits, code = as_caller(C.LS_EP_FILTER, filter_nominated, prof_of[self], unwrap_state(st), pod, ni)
   if fits then return true end
   return false, code, ls_status_message(scratch_status.status)
 end
 
 function Handle:run_add_pod(st, pod, pod_to_add, ni)
-  as_caller(C.LS_EP_ADD_POD, run_extension, prof_of[self], "add_pod", st, pod, pod_to_add, ni)
+  as_caller(C.LS_EP_ADD_POD, run_extension, prof_of[self], "add_pod", unwrap_state(st), pod, pod_to_add, ni)
 end
 
 function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
-  as_caller(C.LS_EP_REMOVE_POD, run_extension, prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
+  as_caller(C.LS_EP_REMOVE_POD, run_extension, prof_of[self], "remove_pod", unwrap_state(st), pod, pod_to_remove, ni)
 end
 
 function Handle:clone_state(st)
-  return clone_state(prof_of[self], st)
+  return state_guard.as_seen_by(st, clone_state(prof_of[self], unwrap_state(st)))
 end
 
 --- A changeable copy of a NodeInfo (freed by the garbage collector).

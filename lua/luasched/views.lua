@@ -396,7 +396,7 @@ end
 -- built-in; the runtime's own code gets the structs).
 local function wants_refs()
   local inst = running_instance()
-  return inst ~= nil and not inst.builtin
+  return inst ~= nil and not require("luasched.loader").is_builtin(inst)   -- never inst.builtin: the plugin's
 end
 
 --- For the ls.* functions that hand out a pod or a NodeInfo (ls.find_node,
