@@ -92,7 +92,7 @@ local function clone_state(prof, st)
       -- raised again from here: the plugin's frame is then near enough for
       -- its error to carry the plugin's file:line
       local ok, copy = pcall(deep_copy, v, seen, 1,
-        type(k) == "string" and string.format("%q", k) or "(a " .. type(k) .. " key)")
+        type(k) == "string" and string.format("%q", state_guard.plugin_key(k) or k) or "(a " .. type(k) .. " key)")
       if not ok then error(copy, 0) end
       c[k] = copy
     end
