@@ -72,32 +72,32 @@ local function deep_copy(v, seen, depth, entry)
   return setmetatable(c, real_metatable(v))
 end
 
--- A plugin's own clone_state hook copies its entry; an entry of a plugin
--- that is not built-in is under its state_guard key.
-local function instance_of(prof, k)
-  local inst = prof.instances[k]
-  if inst then return inst end
-  inst = prof.instances[state_guard.plugin_key(k) or false]
-  if inst and not loader.is_builtin(inst) then return inst end
-  return nil
-end
-
-local function clone_state(prof, st)
-  local c, seen = {}, {}
-  for k, v in pairs(st) do
-    local inst = instance_of(prof, k)
-    if inst and type(inst.clone_state) == "function" then
+-- The entries of `t` copied into `c`: a plugin's own clone_state hook copies
+-- its entry (keyed by its name), a built-in's in the state itself, another
+-- plugin's in the plugins' side (state_guard.lua): a plugin's hook never
+-- sees a built-in's entry.
+local function clone_entries(prof, t, c, seen, on_side)
+  for k, v in pairs(t) do
+    local inst = prof.instances[k]
+    if inst and loader.is_builtin(inst) == on_side then inst = nil end
+    if k == state_guard.SIDE then
+      if not on_side then state_guard.adopt(c, clone_entries(prof, v, {}, seen, true)) end
+    elseif inst and type(inst.clone_state) == "function" then
       c[k] = inst:clone_state(v)
     else
       -- raised again from here: the plugin's frame is then near enough for
       -- its error to carry the plugin's file:line
       local ok, copy = pcall(deep_copy, v, seen, 1,
-        type(k) == "string" and string.format("%q", state_guard.plugin_key(k) or k) or "(a " .. type(k) .. " key)")
+        type(k) == "string" and string.format("%q", k) or "(a " .. type(k) .. " key)")
       if not ok then error(copy, 0) end
       c[k] = copy
     end
   end
   return c
+end
+
+local function clone_state(prof, st)
+  return clone_entries(prof, st, {}, {}, false)
 end
 
 -- PreFilterExtensions: AddPod / RemovePod of every PreFilter plugin not skipped.
@@ -258,7 +258,7 @@ end
 
 --- Filter with nominated pods on any NodeInfo (a clone during preemption).
 --- Returns true, or false and the failing status code and message.
--- A CycleState a plugin passes is taken back from its proxy (state_guard).
+-- A CycleState a plugin passes is taken back from its side (state_guard).
 function Handle:run_filter_with_nominated(st, pod, ni)
   local fits, code = as_caller(C.LS_EP_FILTER, filter_nominated, prof_of[self], unwrap_state(st), pod, ni)
   if fits then return true end

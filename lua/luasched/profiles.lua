@@ -195,9 +195,9 @@ local REF_ARGS = {
 local function guarded_hook(P, hook, kinds)
   local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }
   local w1, w2, w3, w4 = maker[kinds:sub(1, 1)], maker[kinds:sub(2, 2)], maker[kinds:sub(3, 3)], maker[kinds:sub(4, 4)]
-  local with_state, for_plugin, name = kinds:sub(1, 1) == "-", state_guard.for_plugin, P.name
+  local with_state, for_plugin = kinds:sub(1, 1) == "-", state_guard.for_plugin
   return function(self, a1, a2, a3, a4, a5, a6)
-    if with_state then a1 = for_plugin(a1, name) end
+    if with_state then a1 = for_plugin(a1) end
     if w1 then a1 = w1(a1) end
     if w2 then a2 = w2(a2) end
     if w3 then a3 = w3(a3) end
