@@ -11,7 +11,8 @@ local ls = require("luasched")
 local sandbox = require("luasched.sandbox")
 local locate = require("luasched.profiles").locate_error
 local name_of = require("luasched.profiles").name_of
-local unwrap = require("luasched.views").unwrap
+local views = require("luasched.views")
+local unwrap = views.unwrap
 local state_guard = require("luasched.state_guard")
 local loader = require("luasched.loader")
 local unwrap_state = state_guard.unwrap
@@ -330,6 +331,21 @@ function Handle:preempt(victim, node_name)
   victim = need(victim, "preempt: the victim")
   if type(node_name) ~= "string" then error("self.handle: preempt: the node name must be a string", 2) end
   if running_hook() ~= "post_filter" then error("self.handle: preempt is only allowed in PostFilter", 2) end
+  -- A plugin that is not built-in evicts as DefaultPreemption does: a pod on
+  -- the node it names, of lower priority than the pod it makes room for (a
+  -- priority-0 pod's PostFilter evicted a system-critical pod on another
+  -- node, "to accommodate a higher priority pod": attacker round 4).
+  if views.plugin_not_builtin() then
+    local p = cycle.pod
+    if victim.node_name ~= ls.intern(node_name) then
+      return string.format("self.handle: preempt: pod %s/%s is not on node %s", ls.str(victim.ns),
+        ls.str(victim.name), node_name)
+    end
+    if victim.priority >= p.priority then
+      return string.format("self.handle: preempt: pod %s/%s has priority %d, not lower than %d of pod %s/%s",
+        ls.str(victim.ns), ls.str(victim.name), victim.priority, p.priority, ls.str(p.ns), ls.str(p.name))
+    end
+  end
   if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
     return ffi.string(error_buf)
   end

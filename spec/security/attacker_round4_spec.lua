@@ -176,6 +176,57 @@ end]])
     expect_unschedulable(run(config("{name: Probe}")), "keys mine")
   end)
 
+  -- Before: a priority-100 pod's PostFilter evicted a system-critical pod,
+  -- and one on another node, each "to accommodate a higher priority pod".
+  it("a plugin's PostFilter evicts only pods of lower priority on the node it names", function()
+    probe([[
+function P.post_filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local all, n = ls.all_nodes()
+  local errs = {}
+  for i = 0, n - 1 do
+    for j = 0, #all[i].pods - 1 do
+      errs[#errs + 1] = tostring(self.handle:preempt(all[i].pods[j], "node-1"))
+    end
+  end
+  table.sort(errs)
+  return ls.unschedulable(table.concat(errs, "; "))
+end]])
+    local cluster = [[
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
+status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}
+status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: vip, namespace: kube-system}
+spec: {nodeName: node-1, priority: 2000000000, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, namespace: default}
+spec: {nodeName: node-2, priority: 0, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default, labels: {probe: "yes"}}
+spec: {priority: 100, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
+]]
+    local r = run(config("{name: Probe}") .. "    postFilter: {enabled: [{name: Probe}], disabled: [{name: '*'}]}\n",
+      { cluster = cluster })
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal("pending: 0/2 nodes are available: 2 Insufficient cpu. self.handle: preempt: pod " ..
+      "default/low is not on node node-1; self.handle: preempt: pod kube-system/vip has priority 2000000000, not " ..
+      "lower than 100 of pod default/a", r.pods.a)
+    assert.not_matches("preempted", r.out, 1, true)
+  end)
+
   -- Before: both were created: pod b was bound to node "evil", which no
   -- cluster has, and the hog took node-1's CPU.
   it("ls.create_object of a Node or a Pod is refused; pods go only where the cluster allows", function()
