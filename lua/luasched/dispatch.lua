@@ -22,6 +22,7 @@ local ffi = require("ffi")
 local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
+local state_guard = require("luasched.state_guard")
 local timing = require("luasched.timing")
 -- true while an extension point of a sampled cycle runs (plugin durations, metrics)
 local sampling = false
@@ -385,7 +386,7 @@ end
 function M.pre_filter(pi, given_state)
   clear_status()
   current_hook = "pre_filter"
-  state = given_state or {}
+  state = given_state or state_guard.new_state()   -- plugins not built-in get a side of it
   table_clear(skip_score)   -- the runtime's own: kept, not made anew per pod
   local prof = profiles[pi + 1]
   local sk = prof.skip

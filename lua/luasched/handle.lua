@@ -98,7 +98,7 @@ local function clone_entries(prof, t, c, seen, on_side)
 end
 
 local function clone_state(prof, st)
-  return clone_entries(prof, st, {}, {}, false)
+  return state_guard.clone_of(st, clone_entries(prof, st, {}, {}, false))
 end
 
 -- PreFilterExtensions: AddPod / RemovePod of every PreFilter plugin not skipped.

@@ -15,7 +15,26 @@
 -- allocation per node). The handle's functions take a side back to its
 -- state (unwrap); a clone of the state carries a clone of its side, and a
 -- clone a plugin asks for is handed to it as the clone's side.
+--
+-- Only the states the runtime makes for a cycle (new_state) and their
+-- clones are split: a table a test hands a hook (luasched.testing, a hook
+-- called directly) is the plugin's as it is.
 local M = {}
+
+local runtime_states = setmetatable({}, { __mode = "k" })   -- state -> true: made by the runtime
+
+--- A cycle's new CycleState (dispatch.lua's PreFilter).
+function M.new_state()
+  local st = {}
+  runtime_states[st] = true
+  return st
+end
+
+--- Marks `c`, a clone of state `st`, as the runtime's when `st` is.
+function M.clone_of(st, c)
+  if runtime_states[st] then runtime_states[c] = true end
+  return c
+end
 
 --- The key of the side in the state: a table no plugin can reach.
 local SIDE = setmetatable({}, { __tostring = function() return "the plugins' side of the CycleState" end })
@@ -26,7 +45,7 @@ local state_of = setmetatable({}, { __mode = "k" })   -- side -> its state
 --- The side of state `st` (made when absent): what a plugin that is not
 --- built-in gets as its `state`. A side passed again is itself.
 function M.for_plugin(st)
-  if type(st) ~= "table" or state_of[st] then return st end
+  if not runtime_states[st] then return st end
   local side = rawget(st, SIDE)
   if side == nil then
     side = {}
@@ -36,7 +55,7 @@ function M.for_plugin(st)
   return side
 end
 
---- Takes `side` as the side of state `st` (a clone's, or a test's own table).
+--- Takes `side` as the side of state `st` (a clone's).
 function M.adopt(st, side)
   rawset(st, SIDE, side)
   state_of[side] = st

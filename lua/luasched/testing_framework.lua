@@ -15,8 +15,6 @@ local points = require("luasched.points")
 local table_clear = require("table.clear")
 local bit = require("bit")
 local events = require("luasched.events")
-local loader = require("luasched.loader")
-local state_guard = require("luasched.state_guard")
 
 local SUCCESS = { code = ls.SUCCESS, code_name = "Success", message = "", reasons = {} }
 local NODE_HOOKS = { reserve = true, unreserve = true, permit = true, pre_bind = true, bind = true, post_bind = true }
@@ -207,27 +205,13 @@ return function(T)
     return c
   end
 
-  -- The cycle's state for `insts` and what the test passes and reads as
-  -- its state: the state itself when they are all built-in, else the side
-  -- of it the plugins that are not built-in get (state_guard.lua).
-  local function cycle_state(insts, given)
-    for _, i in ipairs(insts) do
-      if not loader.is_builtin(i) then
-        local side = given or {}
-        return state_guard.adopt({}, side), side
-      end
-    end
-    local st = given or {}
-    return st, st
-  end
-
   --- PreFilter (the runtime's runner, with `state` as the cycle's state):
   --- the plugin's own result and node names (or nil). An Error status (the
   --- plugin raised or returned something PreFilter may not) is raised.
   function T.pre_filter(inst, cluster, pod, state)
     use_profile({ inst })
     begin(cluster, pod, 0)
-    dispatch.pre_filter(0, (cycle_state({ inst }, state)))
+    dispatch.pre_filter(0, state or {})
     -- an Error status the plugin returned is its result (as for T.filter)
     local got = returned.pre_filter
     if kit.cycle.status_code == ls.ERROR and not (got and ls.is_status(got[1])) then raise_error() end
@@ -240,7 +224,7 @@ return function(T)
   function T.filter(inst, cluster, pod, node, state)
     use_profile({ inst })
     begin(cluster, pod, 0)
-    dispatch.begin_cycle((cycle_state({ inst }, state)))
+    dispatch.begin_cycle(state or {})
     local ni = ni_of(cluster, node)
     dispatch.filter_one(0, ni)
     -- an Error status the plugin returned is its result; what it raised or
@@ -257,7 +241,7 @@ return function(T)
   function T.score(inst, cluster, pod, node, state)
     use_profile({ inst })
     local c = begin(cluster, pod, 1)
-    dispatch.begin_cycle((cycle_state({ inst }, state)))
+    dispatch.begin_cycle(state or {})
     c.feasible[0] = ni_of(cluster, node)
     c.num_feasible = 1
     dispatch.score(0)
@@ -279,7 +263,7 @@ return function(T)
       table_clear(returned)
     end
     kit.cycle.selected_node = ls.intern(node_name)
-    dispatch.begin_cycle((cycle_state({ inst }, state)))
+    dispatch.begin_cycle(state or {})
     kit.cycle.status, kit.cycle.status_code = 0, ls.SUCCESS
     dispatch[hook](0)
     -- the plugin's own status (an Error it returned too); the framework's
@@ -347,8 +331,8 @@ return function(T)
     local insts = insts_of(inst)
     local refs, np = use_profile(insts, opts.weights)
     local c = begin(cluster, pod, np)
-    local state
-    state, r.state = cycle_state(insts)
+    local state = {}
+    r.state = state
     local code = dispatch.pre_filter(0, state)
     r.pre_filter, r.pre_filter_nodes = plugin_result("pre_filter")
     if ended_in_error(r, "pre_filter") then return r end
