@@ -267,6 +267,25 @@ end)
 describe("attacker round 4: memory", function()
   with_tmp()
 
+  -- Before: four million entries took the profiles' build past its 10 s
+  -- budget ("building profiles: plugin exceeded its time budget", no plugin
+  -- named) and 800 MB.
+  it("a plugin registering millions of events is refused at load, named, in check and simulate", function()
+    probe([[
+P.events = {}
+local e = { resource = "Node", action = { "Add" } }
+for i = 1, 4000000 do P.events[i] = e end
+function P.filter() return nil end]])
+    local want = 'plugin "Probe" (' .. file_of("probe") .. "): events: more than 1024 entries"
+    local c = run(config("{name: Probe}", "pluginTimeoutMilliseconds: 10000"), { command = "check" })
+    assert.are_not.equal(0, c.rc)
+    assert.matches(want, c.out .. c.err, 1, true)
+    local s = run(config("{name: Probe}", "pluginTimeoutMilliseconds: 10000"))
+    assert.are.equal(2, s.rc, s.err)
+    assert.matches(want, s.err, 1, true)
+    assert.is_true(s.rss == nil or s.rss < 400, tostring(s.rss))
+  end)
+
   -- Before: each profile had the whole 1 GiB: two profiles of a plugin
   -- hoarding strings and tables reached 2.5 GB peak RSS together.
   it("profiles without a limit of their own split the configuration's: two hoarders stay within it", function()
