@@ -197,7 +197,14 @@ function M.load(name)
   local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin))
   if not chunk then return nil, err end
   local ok, P = pcall(chunk)
-  if not ok then return nil, tostring(P) end
+  if not ok then
+    -- cut off in C (a table or a string grown in its top-level code), the
+    -- error has no position: "plugin exceeded its time budget", naming no
+    -- plugin (attacker round 4)
+    local msg = tostring(P)
+    if not msg:find(shown, 1, true) then msg = string.format("plugin %q (%s, top-level code): %s", name, shown, msg) end
+    return nil, msg
+  end
   local checked, cerr = check_plugin(name, shown, P)
   if not checked then return nil, cerr end
   rawset(P, "file", shown)

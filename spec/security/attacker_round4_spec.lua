@@ -331,6 +331,26 @@ end)
 describe("attacker round 4: values a plugin makes and modules it reaches", function()
   with_tmp()
 
+  -- Before: "config.yaml:8: profile default-scheduler: plugin exceeded its
+  -- time budget of 500 ms", naming no plugin: top-level code cut off inside
+  -- C (growing a table of string keys) has no position.
+  it("top-level code cut off inside C is named by its plugin and file", function()
+    probe([[
+local d = {}
+for r = 1, 1000 do for i = 1, 1000000 do d["k" .. r .. ":" .. i] = i end end
+function P.filter() return nil end]])
+    for _, command in ipairs({ "check", "simulate" }) do
+      local r = run("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" ..
+        "luasched: {pluginTimeoutMilliseconds: 500}\nprofiles:\n- schedulerName: default-scheduler\n" ..
+        "  plugins: {multiPoint: {enabled: [{name: Probe}]}}\n", { command = command })
+      assert.are_not.equal(0, r.rc, r.err)
+      local text = r.out .. r.err
+      assert.matches("exceeded its time budget of 500 ms", text, 1, true)
+      assert.is_true(text:find('plugin "Probe" (' .. file_of("probe") .. ", top-level code)", 1, true) ~= nil
+        or text:find(file_of("probe") .. ":5", 1, true) ~= nil, text)
+    end
+  end)
+
   it("error(nil) is named with the plugin, its point and line", function()
     probe([[
 function P.filter(self, state, pod, ni)
