@@ -246,6 +246,24 @@ end]])
     assert.not_matches("hog", r.out, 1, true)
   end)
 
+  it("a ResourceClaim created with a status is created without it", function()
+    probe([[
+function P.pre_bind(self, state, pod, node)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local name, err = ls.create_object('{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":' ..
+    '{"name":"forged","namespace":"default"},"spec":{"devices":{"requests":[]}},"status":{"allocation":' ..
+    '{"devices":{"results":[{"request":"r","driver":"d","pool":"p","device":"gpu-0"}]}}}}')
+  local o = ls.find_object("ResourceClaim", "default", "forged")
+  print("created " .. tostring(name) .. " " .. tostring(err) .. ", status kept: " ..
+    tostring(o ~= nil and ls.object_data(o).status ~= nil))
+  return nil
+end]])
+    local r = run(config("{name: Probe}"))
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^bound to node%-[12]$", r.pods.a)
+    assert.matches(file_of("probe") .. ": created forged nil, status kept: false", r.err, 1, true)
+  end)
+
   -- Before: each call created 1 MiB objects until its budget ran out, kept
   -- for the whole simulation.
   it("ls.create_object past the API server's 3 MiB is refused before it is parsed", function()
@@ -454,6 +472,32 @@ spec: {schedulerName: second, containers: [{name: c, image: app}]}
     assert.are.equal(0, r.rc, r.err)
     assert.matches("^pending: 0/2 nodes are available: 2 saw a%.", r.pods.a)
     assert.matches("^pending: 0/2 nodes are available: 2 saw a2%.", r.pods.a2)
+  end)
+end)
+
+describe("attacker round 4: a plugin's writes and its own pod's retries", function()
+  with_tmp()
+
+  -- PENDING: simulate retries a pod for as long as the cluster changed since
+  -- its last try (scheduler.c's next_wakeup); a Filter that creates an object
+  -- in every call changes it in every attempt, so the pod is retried without
+  -- end in virtual time: 20203 attempts in 34 s of wall time until the
+  -- plugin's own budget cut it off (30 s and more with a forged claim read
+  -- back). Changes a plugin's own call made should not count as news for the
+  -- pod that made them; that is the queue's rule, not changed in this round.
+  pending("a Filter creating an object in every call does not keep its pod retried for ever", function()
+    probe([[
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  ls.create_object('{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":' ..
+    '{"generateName":"c-","namespace":"default"},"spec":{"devices":{"requests":[]}}}')
+  return ls.unschedulable("no")
+end]])
+    local r = run(config("{name: Probe}", "pluginTimeoutMilliseconds: 10000"), { limit = 60 })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("^bound to node%-[12]$", r.pods.b)
+    local attempts = tonumber(r.out:match("throughput: (%d+) attempts"))
+    assert.is_true(attempts ~= nil and attempts < 100, tostring(attempts))
   end)
 end)
 
