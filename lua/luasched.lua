@@ -202,6 +202,11 @@ function ls._profile_id() return account end
 function ls.str(id)
   local n = tonumber(id)
   if n == nil then error("ls.str: expected an interned string id (a number), got a " .. type(id), 2) end
+  -- NaN raised "table index is NaN" at this file's line, not the plugin's
+  -- (attacker round 4); a fraction or a number past 32 bits is no id either
+  if n ~= n or n % 1 ~= 0 or n < 0 or n >= 2 ^ 32 then
+    error("ls.str: expected an interned string id (a whole number from 0), got " .. tostring(n), 2)
+  end
   id = n
   local s = str_cache[id]
   if s == nil then
@@ -1081,7 +1086,8 @@ local created_name = ffi.new("char[256]")
 --- An API create (DynamicResources' PreBind: the claim of a pod's extended
 --- resources): the object as JSON text, its metadata giving a name or a
 --- generateName. Returns the created object's name, or nil and an error
---- message.
+--- message. Plugins create ResourceClaims only, each within 3 MiB, 256 MiB
+--- in all per simulation (simulate's embedded cluster; `run` creates none).
 ---@param json_text string
 ---@return string?, string?
 function ls.create_object(json_text)

@@ -22,6 +22,7 @@ local ffi = require("ffi")
 local C = require("luasched.clib")
 local ls = require("luasched")
 local loader = require("luasched.loader")
+local state_guard = require("luasched.state_guard")
 local timing = require("luasched.timing")
 -- true while an extension point of a sampled cycle runs (plugin durations, metrics)
 local sampling = false
@@ -561,7 +562,7 @@ local PRE_FILTER = {
 --- and runs PreFilter. The node-name restriction is left in
 --- cycle.prefilter_*; an empty intersection is Unresolvable.
 function M.pre_filter(given_state)
-  state = given_state or {}
+  state = given_state or state_guard.new_state()   -- plugins not built-in get a side of it
   table_clear(skip_score)   -- the runtime's own: kept, not made anew per pod
   local prof = profiles[1]
   table_clear(prof.skip)
@@ -917,7 +918,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   current, current_hook = h.inst, "hint"
   note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
-  if not h.inst.builtin then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
+  if not loader.is_builtin(h.inst) then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
   local old, new = events.objects(ev)
   local ok, r = pcall(fn, pod, old, new, h.inst)

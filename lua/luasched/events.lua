@@ -40,6 +40,11 @@ local function entry_error(plugin, i, field, what)
   return string.format("plugin %q (%s): events[%d].%s: %s", plugin.name, tostring(plugin.file), i, field, what)
 end
 
+-- A plugin registers a handful of events (upstream's EventsToRegister); four
+-- million entries took the profiles' build past its budget, naming no plugin,
+-- and 800 MB (attacker round 4).
+local MAX_EVENTS, MAX_ACTIONS = 1024, 64
+
 local function actions_of(plugin, i, action)
   local list = type(action) == "table" and action or { action }
   if type(action) ~= "string" and type(action) ~= "table" then
@@ -47,6 +52,9 @@ local function actions_of(plugin, i, action)
   end
   local names = {}
   for k, a in ipairs(list) do
+    if k > MAX_ACTIONS then
+      return nil, entry_error(plugin, i, "action", string.format("more than %d actions", MAX_ACTIONS))
+    end
     if type(a) ~= "string" or C.ls_action_from_name(a) == 0 then
       return nil, entry_error(plugin, i, "action" .. (type(action) == "table" and "[" .. k .. "]" or ""),
         string.format("unknown action %s (expected %s)", shown(a), ACTIONS))
@@ -73,6 +81,10 @@ function M.check(plugin)
   end
   local out = {}
   for i, e in ipairs(events) do
+    if i > MAX_EVENTS then
+      return nil, string.format("plugin %q (%s): events: more than %d entries", plugin.name, tostring(plugin.file),
+        MAX_EVENTS)
+    end
     if type(e) ~= "table" then
       return nil, entry_error(plugin, i, "", "expected a table {resource, action, hint}"):gsub("%.: ", ": ")
     end

@@ -11,7 +11,11 @@ local ls = require("luasched")
 local sandbox = require("luasched.sandbox")
 local locate = require("luasched.profiles").locate_error
 local name_of = require("luasched.profiles").name_of
-local unwrap = require("luasched.views").unwrap
+local views = require("luasched.views")
+local unwrap = views.unwrap
+local state_guard = require("luasched.state_guard")
+local loader = require("luasched.loader")
+local unwrap_state = state_guard.unwrap
 
 local SUCCESS, UNRESOLVABLE = 0, 3
 local is_status = ls.is_status
@@ -69,11 +73,17 @@ local function deep_copy(v, seen, depth, entry)
   return setmetatable(c, real_metatable(v))
 end
 
-local function clone_state(prof, st)
-  local c, seen = {}, {}
-  for k, v in pairs(st) do
+-- The entries of `t` copied into `c`: a plugin's own clone_state hook copies
+-- its entry (keyed by its name), a built-in's in the state itself, another
+-- plugin's in the plugins' side (state_guard.lua): a plugin's hook never
+-- sees a built-in's entry.
+local function clone_entries(prof, t, c, seen, on_side)
+  for k, v in pairs(t) do
     local inst = prof.instances[k]
-    if inst and type(inst.clone_state) == "function" then
+    if inst and loader.is_builtin(inst) == on_side then inst = nil end
+    if k == state_guard.SIDE then
+      if not on_side then state_guard.adopt(c, clone_entries(prof, v, {}, seen, true)) end
+    elseif inst and type(inst.clone_state) == "function" then
       c[k] = inst:clone_state(v)
     else
       -- raised again from here: the plugin's frame is then near enough for
@@ -85,6 +95,10 @@ local function clone_state(prof, st)
     end
   end
   return c
+end
+
+local function clone_state(prof, st)
+  return state_guard.clone_of(st, clone_entries(prof, st, {}, {}, false))
 end
 
 -- PreFilterExtensions: AddPod / RemovePod of every PreFilter plugin not skipped.
@@ -245,22 +259,23 @@ end
 
 --- Filter with nominated pods on any NodeInfo (a clone during preemption).
 --- Returns true, or false and the failing status code and message.
+-- A CycleState a plugin passes is taken back from its side (state_guard).
 function Handle:run_filter_with_nominated(st, pod, ni)
-  local fits, code = as_caller(C.LS_EP_FILTER, filter_nominated, prof_of[self], st, pod, ni)
+  local fits, code = as_caller(C.LS_EP_FILTER, filter_nominated, prof_of[self], unwrap_state(st), pod, ni)
   if fits then return true end
   return false, code, ls_status_message(scratch_status.status)
 end
 
 function Handle:run_add_pod(st, pod, pod_to_add, ni)
-  as_caller(C.LS_EP_ADD_POD, run_extension, prof_of[self], "add_pod", st, pod, pod_to_add, ni)
+  as_caller(C.LS_EP_ADD_POD, run_extension, prof_of[self], "add_pod", unwrap_state(st), pod, pod_to_add, ni)
 end
 
 function Handle:run_remove_pod(st, pod, pod_to_remove, ni)
-  as_caller(C.LS_EP_REMOVE_POD, run_extension, prof_of[self], "remove_pod", st, pod, pod_to_remove, ni)
+  as_caller(C.LS_EP_REMOVE_POD, run_extension, prof_of[self], "remove_pod", unwrap_state(st), pod, pod_to_remove, ni)
 end
 
 function Handle:clone_state(st)
-  return clone_state(prof_of[self], st)
+  return state_guard.as_seen_by(st, clone_state(prof_of[self], unwrap_state(st)))
 end
 
 --- A changeable copy of a NodeInfo (freed by the garbage collector).
@@ -316,6 +331,21 @@ function Handle:preempt(victim, node_name)
   victim = need(victim, "preempt: the victim")
   if type(node_name) ~= "string" then error("self.handle: preempt: the node name must be a string", 2) end
   if running_hook() ~= "post_filter" then error("self.handle: preempt is only allowed in PostFilter", 2) end
+  -- A plugin that is not built-in evicts as DefaultPreemption does: a pod on
+  -- the node it names, of lower priority than the pod it makes room for (a
+  -- priority-0 pod's PostFilter evicted a system-critical pod on another
+  -- node, "to accommodate a higher priority pod": attacker round 4).
+  if views.plugin_not_builtin() then
+    local p = cycle.pod
+    if victim.node_name ~= ls.intern(node_name) then
+      return string.format("self.handle: preempt: pod %s/%s is not on node %s", ls.str(victim.ns),
+        ls.str(victim.name), node_name)
+    end
+    if victim.priority >= p.priority then
+      return string.format("self.handle: preempt: pod %s/%s has priority %d, not lower than %d of pod %s/%s",
+        ls.str(victim.ns), ls.str(victim.name), victim.priority, p.priority, ls.str(p.ns), ls.str(p.name))
+    end
+  end
   if C.ls_cycle_preempt(cycle, victim, ls.intern(node_name), error_buf, 512) ~= 0 then
     return ffi.string(error_buf)
   end

@@ -168,6 +168,10 @@ end
 
 --- Loads (once) the plugin registered as `name`. Returns the plugin table, or
 --- nil and a message naming the file and line.
+-- What the loader knows of each plugin table, out of the plugin's reach.
+local builtin_tables = setmetatable({}, { __mode = "k" })   -- plugin table or instance -> true
+local shadowing = setmetatable({}, { __mode = "k" })        -- plugin table -> the built-in file it replaces
+
 function M.load(name)
   if loaded[name] then return loaded[name] end
   -- the name becomes a file name: "../outside/Sneaky" loaded
@@ -193,20 +197,46 @@ function M.load(name)
   local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin))
   if not chunk then return nil, err end
   local ok, P = pcall(chunk)
-  if not ok then return nil, tostring(P) end
+  if not ok then
+    -- cut off in C (a table or a string grown in its top-level code), the
+    -- error has no position: "plugin exceeded its time budget", naming no
+    -- plugin (attacker round 4)
+    local msg = tostring(P)
+    if not msg:find(shown, 1, true) then msg = string.format("plugin %q (%s, top-level code): %s", name, shown, msg) end
+    return nil, msg
+  end
   local checked, cerr = check_plugin(name, shown, P)
   if not checked then return nil, cerr end
-  P.file = shown
+  rawset(P, "file", shown)
   local declared, derr = require("luasched.fields").declare(P)
   if not declared then return nil, derr end
-  P.path = path
-  P.builtin = builtin
+  rawset(P, "path", path)
+  rawset(P, "builtin", builtin)
   -- a file on the given path named as a built-in: which one it would replace
   -- (a profile must opt in, profiles.lua)
   local original = not builtin and find_file(base, true)
-  if original and not same_text(original, path) then P.shadows = display_path(original) end
+  if original and not same_text(original, path) then
+    shadowing[P] = display_path(original)
+    rawset(P, "shadows", shadowing[P])
+  end
+  if builtin then builtin_tables[P] = true end
   loaded[name] = P
   return P
+end
+
+--- Whether plugin table P (or an instance of it, M.adopt) was loaded from a
+--- built-in directory. The runtime asks this, never P.builtin: a plugin
+--- that set a metatable on its table swallowing assignments (or answering
+--- P.builtin with true) passed as built-in, its hooks unguarded, and a file
+--- named as a built-in replaced it with no error (attacker round 4).
+function M.is_builtin(t) return builtin_tables[t] == true end
+
+--- The built-in file plugin table P would replace (nil when none).
+function M.shadows(P) return shadowing[P] end
+
+--- Records `inst`, an instance of plugin table P, as built-in when P is.
+function M.adopt(inst, P)
+  if builtin_tables[P] then builtin_tables[inst] = true end
 end
 
 --- The files of every loaded plugin (what hot reload watches).

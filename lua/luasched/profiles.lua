@@ -15,6 +15,7 @@ local events = require("luasched.events")
 local args_check = require("luasched.args")
 local points = require("luasched.points")   -- the extension-point table, from C
 local views = require("luasched.views")
+local state_guard = require("luasched.state_guard")
 
 local M = {}
 
@@ -189,10 +190,14 @@ local REF_ARGS = {
 
 -- A hook of P that hands its pods and NodeInfos on as references (a tail
 -- call: the plugin's frames are the only ones its errors show).
+-- A "-" first is the CycleState: the plugin gets its own side of it
+-- (state_guard.lua), never a built-in's entries.
 local function guarded_hook(P, hook, kinds)
   local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }
   local w1, w2, w3, w4 = maker[kinds:sub(1, 1)], maker[kinds:sub(2, 2)], maker[kinds:sub(3, 3)], maker[kinds:sub(4, 4)]
+  local with_state, for_plugin = kinds:sub(1, 1) == "-", state_guard.for_plugin
   return function(self, a1, a2, a3, a4, a5, a6)
+    if with_state then a1 = for_plugin(a1) end
     if w1 then a1 = w1(a1) end
     if w2 then a2 = w2(a2) end
     if w3 then a3 = w3(a3) end
@@ -202,7 +207,7 @@ local function guarded_hook(P, hook, kinds)
 end
 
 local function guard_hooks(inst, P)
-  if P.builtin then return end
+  if loader.is_builtin(P) then return end
   for hook, kinds in pairs(REF_ARGS) do
     local fn = P[hook]
     if type(fn) == "function" then
@@ -225,6 +230,7 @@ local function instantiate(P, name, args, profile_name, where)
   }, P)
   plugin_of[inst] = P
   name_of[inst] = name
+  loader.adopt(inst, P)
   guard_hooks(inst, P)
   if type(P.validate) == "function" then
     local vok, verr = plain_pcall(P.validate, inst.args)
@@ -327,10 +333,10 @@ end
 -- profile that opts in (luasched: {overrideBuiltins: [Name]}): otherwise a
 -- node_resources_fit.lua left on the path silently replaced NodeResourcesFit.
 local function shadow_problem(spec, name, P)
-  if not P.shadows or (spec.override_builtins or {})[name] then return nil end
+  if not loader.shadows(P) or (spec.override_builtins or {})[name] then return nil end
   return string.format("plugin %q: %s on the plugin path has the name of the built-in plugin %s and would " ..
     "replace it; to replace the built-in, list it in the profile's luasched: {overrideBuiltins: [%s]}, " ..
-    "otherwise rename the plugin (and its file)", name, tostring(P.file), P.shadows, name)
+    "otherwise rename the plugin (and its file)", name, tostring(P.file), loader.shadows(P), name)
 end
 
 --- Builds every profile's plugin instances. `specs[i]` = { name=, points =
@@ -476,8 +482,8 @@ function M.check(specs)
           check_plugin(spec, label, name, problems)
           local P = loader.load(name)
           if P then
-            local where = P.builtin and "built-in" or (P.shadows and "plugin path, replaces the built-in " ..
-              P.shadows or "plugin path")
+            local where = loader.is_builtin(P) and "built-in" or (loader.shadows(P) and
+              "plugin path, replaces the built-in " .. loader.shadows(P) or "plugin path")
             resolved[#resolved + 1] = string.format("profile %s: plugin %s: %s (%s)", label, name, P.file, where)
           end
         end

@@ -396,8 +396,11 @@ end
 -- built-in; the runtime's own code gets the structs).
 local function wants_refs()
   local inst = running_instance()
-  return inst ~= nil and not inst.builtin
+  return inst ~= nil and not require("luasched.loader").is_builtin(inst)   -- never inst.builtin: the plugin's
 end
+
+--- Whether the plugin whose code runs is not built-in.
+M.plugin_not_builtin = wants_refs
 
 --- For the ls.* functions that hand out a pod or a NodeInfo (ls.find_node,
 --- ls.waiting_pods, ls.queued_pod): a reference when the running plugin is

@@ -28,8 +28,11 @@
 -- messages of many newlines and interning in bulk (C memory, bounded); the
 -- batch runs two profiles of FuzzGen: a waiting pod of the other profile
 -- seen, an allow as another plugin, or the other profile's secret string read
--- by walking ids is an escape. fuzz_plugins.c also fails a pod whose message
--- blames a plugin other than FuzzGen ("WRONG NAME").
+-- by walking ids is an escape. Attacker round 4's classes: a built-in's
+-- CycleState entry seen, a pod kept past its call readable after the plugin
+-- claimed to be built-in (rawset or a metatable on its table), a Node, Pod,
+-- Namespace or PriorityClass created. fuzz_plugins.c also fails a pod whose
+-- message blames a plugin other than FuzzGen ("WRONG NAME").
 local M = {}
 
 local rng_state = 1
@@ -166,7 +169,7 @@ local SHOWN = { "pod", "ni", "ni and ni.node", "nodes", "scores", "{}", "print",
 
 -- The isolation statements (see the header).
 local function isolation_statement()
-  local r = rnd(9)
+  local r = rnd(14)
   if r == 1 then
     return string.format("kept[#kept %% 8 + 1] = { v = %s, call = calls }", pick(VIEWS))
   elseif r == 2 then
@@ -192,6 +195,24 @@ local function isolation_statement()
     return "local _ = ls.unschedulable(('n\\n'):rep(" .. rnd(200000) .. ") .. 'x')"
   elseif r == 9 and rnd(50) == 1 then
     return "for i = 1, " .. rnd(20000) .. " do ls.intern(('z'):rep(256) .. i) end"
+  elseif r == 10 then
+    -- attacker round 4: a built-in's CycleState entry is not the plugin's to see
+    return 'if state ~= nil and (type(state.NodeResourcesFit) == "table" or state.VolumeBinding ~= nil ' ..
+      'or state.dynamic_resources_prefiltered ~= nil) then error("ESCAPED: a built-in\'s CycleState entry") end'
+  elseif r == 11 then
+    -- passing as built-in: the runtime must not believe the plugin's table
+    return pick({ 'pcall(rawset, P, "builtin", true)', 'pcall(rawset, P, "shadows", nil)',
+      'pcall(setmetatable, P, { __index = function(_, k) if k == "builtin" then return true end end })' })
+  elseif r == 12 then
+    return "kept_pods[#kept_pods % 8 + 1] = { v = pod, call = calls }"
+  elseif r == 13 then
+    return "for _, k in ipairs(kept_pods) do if k.call ~= calls and pcall(function() return k.v.name end) then " ..
+      'error("ESCAPED: a pod outlived its call") end end'
+  elseif r == 14 then
+    local kind = pick({ "Node", "Pod", "Namespace", "PriorityClass" })
+    return string.format("if ls.create_object('{\"apiVersion\":\"v1\",\"kind\":\"%s\",\"metadata\":" ..
+      "{\"generateName\":\"fz\",\"namespace\":\"default\"}}') then error(\"ESCAPED: a plugin created a %s\") end",
+      kind, kind)
   end
   return "local _ = #kept"
 end
@@ -246,7 +267,7 @@ local function statement(depth)
     -- the budget's error caught and the loop going on; a pattern that
     -- backtracks for ever in C (only the watchdog's signal stops them)
     if n == 3 and rnd(4000) == 1 then return "while true do pcall(function() while true do end end) end" end
-    if n == 4 and rnd(4000) == 1 then return "('a'):rep(40):find(('a*'):rep(40) .. 'b')" end
+    if n == 4 and rnd(4000) == 1 then return "local _ = ('a'):rep(40):find(('a*'):rep(40) .. 'b')" end
     if n == 5 and rnd(4000) == 1 then
       return "error(setmetatable({}, { __tostring = function() while true do end end }))"
     end
@@ -303,7 +324,7 @@ local key = ls.intern("fuzz")
 local programs = {}
 -- views kept between calls, the calls made (hooks that are one call from C
 -- each: filter, score and normalize_score run inside one), this state's secrets
-local kept, calls, mine = {}, 0, {}
+local kept, calls, mine, kept_pods = {}, 0, {}, {}
 local function secret(self)
   local s = "secret-" .. tostring(self.profile)
   if not mine[s] then ls.intern(s); mine[s] = true end

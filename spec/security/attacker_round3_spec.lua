@@ -522,7 +522,10 @@ end]])
     local a = r.pods.a
     assert.is_true(a == "pending: " .. 'running "Probe" filter plugin: ' .. file_of("probe") ..
       ":6: plugin exceeded its time budget of 300 ms"
-      or a == 'pending: running "Probe" filter plugin: ' .. RESTARTED, a)
+      or a == 'pending: running "Probe" filter plugin: ' .. RESTARTED
+      -- under load the signal may land in the hook's own frame (seen in a
+      -- loaded ctest run): the cut-off then names the hook's line
+      or a == 'pending: running "Probe" filter plugin: ' .. cut_off_at("filter", file_of("probe"), 4), a)
   end)
 
   it("string.format('%s') of every struct and list a plugin reaches shows no address", function()

@@ -62,6 +62,7 @@ struct ls_relay {
     ls_kmap marks;                /* "ns/name" -> relay_mark */
     uint32_t metrics_id, metrics_done;
     char *metrics_text;
+    atomic_size_t patch_bytes;    /* plugins' object patches queued or in flight (handle_object_patch) */
 };
 
 /* ---- forwarding */
@@ -518,7 +519,8 @@ static bool handle_bind(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap
 
 /* ---- other writes */
 
-enum { MAX_NOTE = 4096, MAX_CONDITION_MESSAGE = 32768, MAX_PATCH = 1024 * 1024 };
+enum { MAX_NOTE = 4096, MAX_CONDITION_MESSAGE = 32768, MAX_PATCH = 1024 * 1024,
+       MAX_QUEUED_PATCHES = 64 * 1024 * 1024 };
 
 static bool handle_event(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap)
 {
@@ -607,9 +609,17 @@ static bool json_object_text(const char *s, size_t max)
 /* A plugin's patch the API server refused is logged with its message: it
  * was dropped without a word (a PreBind's annotations past 256 KiB: attacker
  * round 3). The plugin's PreBind waits on the informer, as before. */
+/* A plugin's object patch on the writer: its size, given back when done. */
+typedef struct queued_patch {
+    ls_relay *r;
+    size_t bytes;
+} queued_patch;
+
 static void object_patch_done(void *ud, const ls_write_result *res)
 {
-    (void)ud;
+    queued_patch *q = ud;
+    atomic_fetch_sub(&q->r->patch_bytes, q->bytes);
+    free(q);
     if (res->outcome == LS_WRITE_OK)
         return;
     char ref[600];
@@ -632,7 +642,26 @@ static bool handle_object_patch(ls_relay *r, const ls_chan_msg *m, char *why, si
         snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", name);
     else
         snprintf(path, sizeof path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name);
-    ls_writer_patch_object(r->writer, path, pv ? NULL : ns, name, patch, object_patch_done, NULL);
+    /* The worker may ask for 10000 writes of 1 MiB per plugin call, and the
+     * writer queues them all: a PreBind in a loop grew this process by GBs
+     * (attacker round 4). Past MAX_QUEUED_PATCHES bytes a patch is dropped,
+     * logged as a write that failed; PreBind then waits as for a slow
+     * server. */
+    size_t bytes = strlen(patch) + strlen(path);
+    if (atomic_fetch_add(&r->patch_bytes, bytes) + bytes > MAX_QUEUED_PATCHES) {
+        atomic_fetch_sub(&r->patch_bytes, bytes);
+        char ref[600];
+        ls_log_kobj(ref, sizeof ref, pv ? NULL : ns, name);
+        ls_log_error("A plugin's API write failed", "object", ref, "err",
+                     "more than 64 MiB of plugins' patches wait for the API server");
+        return true;
+    }
+    queued_patch *q = ls_xmalloc(sizeof *q);
+    *q = (queued_patch){r, bytes};
+    if (!ls_writer_patch_object(r->writer, path, pv ? NULL : ns, name, patch, object_patch_done, q)) {
+        atomic_fetch_sub(&r->patch_bytes, bytes);   /* the writer stopped: not queued, no callback */
+        free(q);
+    }
     return true;
 }
 

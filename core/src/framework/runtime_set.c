@@ -5,7 +5,10 @@
  * built with that one profile, whose index inside it is 0): a plugin of one
  * profile cannot reach another profile's plugins or tables, each state has
  * its own memory limit (the profile's `luasched: {memoryLimitBytes}`, else
- * the configuration's), and a state cut off (time budget, memory limit) is
+ * its share of the configuration's: the profiles without a limit of their
+ * own split it evenly, so that plugins of N profiles do not hold N times
+ * the limit: two profiles of a hoarding plugin reached 2.5 GB, attacker
+ * round 4), and a state cut off (time budget, memory limit) is
  * rebuilt alone while the other profiles keep scheduling. Before the
  * profiles are built (plugin hooks while the configuration is expanded,
  * `luasched check`) calls go to a loader state, freed once they are built
@@ -30,6 +33,7 @@ struct ls_lua {
     ls_rt *loader;                   /* NULL once the profiles are built (made again when needed) */
     ls_rt **states;                  /* profile i's state */
     uint32_t n;
+    uint32_t sharing;                /* profiles being built that share the configuration's limit (0: none yet) */
     const ls_profile *profiles;
     /* faults counted by states a later build replaced */
     uint64_t overruns_before, restarts_before, hint_errors_before;
@@ -103,12 +107,15 @@ static ls_rt *loader(ls_lua *set, ls_error *err)
     return set->loader;
 }
 
-/* Profile p's memory limit: its own when set, else the configuration's. */
+/* Profile p's memory limit: its own when set, else its share of the
+ * configuration's (split evenly among the profiles without one). */
 static ls_lua_options profile_options(const ls_lua *set, const ls_profile *p)
 {
     ls_lua_options o = set->opt;
     if (p->memory_limit_set)
         o.memory_limit = (size_t)p->memory_limit_bytes;
+    else if (set->sharing > 1)
+        o.memory_limit /= set->sharing;
     return o;
 }
 
@@ -150,6 +157,9 @@ static ls_rt *reuse_loader(ls_lua *set, const ls_profile *p, ls_error *err)
 bool ls_lua_build(ls_lua *set, const ls_profile *profiles, uint32_t n, ls_error *err)
 {
     ls_rt **states = ls_xcalloc(n ? n : 1, sizeof *states);
+    set->sharing = 0;
+    for (uint32_t i = 0; i < n; i++)
+        set->sharing += !profiles[i].memory_limit_set;
     for (uint32_t i = 0; i < n; i++) {
         states[i] = n == 1 && loader_fits(set, &profiles[0]) ? reuse_loader(set, &profiles[i], err)
                                                               : profile_state(set, &profiles[i], err);

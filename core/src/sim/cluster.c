@@ -71,6 +71,7 @@ struct ls_cluster {
     bool admitted;
     char *warning;             /* the first timeline step that could not be applied */
     uint32_t generated;        /* names made from generateName by a plugin's create */
+    uint64_t plugin_created;   /* bytes of JSON plugins created (capped: cluster_create_object) */
     ls_vec input_warnings;     /* char *: what the files' Pods and Nodes say wrong (cluster_input.c) */
     ls_vec load_errors;        /* char *: every error of the last load, up to MAX_LOAD_ERRORS */
     bool strict;               /* input warnings are errors */
@@ -1046,12 +1047,44 @@ static bool cluster_bind(void *ud, const ls_pod *pod, ls_str node, ls_error *err
 /* A plugin's create (DynamicResources' claim for extended resources): a
  * name from generateName gets a suffix of 5 characters, as the API server's
  * (here a counter, so that a simulation is repeatable). */
+/* What plugins may create in the embedded cluster: ResourceClaims (what
+ * DynamicResources makes for a pod's extended resources), each within the
+ * API server's request limit, and PLUGIN_CREATED_CAP bytes in all. A plugin
+ * created Pods and Nodes (a 64-CPU node no real cluster has, a pod taking a
+ * node's CPU) and grew the cluster by 1 MiB per call without bound
+ * (attacker round 4). */
+enum { PLUGIN_OBJECT_MAX = 3 * 1024 * 1024 };
+#define PLUGIN_CREATED_CAP (256ull * 1024 * 1024)
+
+static bool plugin_may_create(const ls_cluster *c, const cJSON *obj, size_t len, ls_error *err)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    const char *k = cJSON_IsString(kind) ? kind->valuestring : "(no kind)";
+    if (strcmp(k, "ResourceClaim") != 0)
+        return ls_errorf(err, "creating a %.64s: plugins create ResourceClaims only", k);
+    if (len > PLUGIN_OBJECT_MAX)
+        return ls_errorf(err, "creating a ResourceClaim of %zu bytes: the API server takes at most %d", len,
+                         PLUGIN_OBJECT_MAX);
+    if (c->plugin_created + len > PLUGIN_CREATED_CAP)
+        return ls_errorf(err, "creating a ResourceClaim: plugins created %llu MiB of objects already, the "
+                         "embedded cluster's cap", (unsigned long long)(PLUGIN_CREATED_CAP >> 20));
+    return true;
+}
+
 static bool cluster_create_object(void *ud, const char *json, char *name_out, size_t name_cap, ls_error *err)
 {
     ls_cluster *c = ud;
+    size_t len = strlen(json);
+    if (len > PLUGIN_OBJECT_MAX)   /* before parsing it */
+        return ls_errorf(err, "creating an object of %zu bytes: the API server takes at most %d", len,
+                         PLUGIN_OBJECT_MAX);
     cJSON *obj = cJSON_Parse(json);
     if (!obj)
         return ls_errorf(err, "the object to create is not valid JSON");
+    if (!plugin_may_create(c, obj, len, err)) {
+        cJSON_Delete(obj);
+        return false;
+    }
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generateName");
@@ -1076,8 +1109,10 @@ static bool cluster_create_object(void *ud, const char *json, char *name_out, si
     snprintf(name_out, name_cap, "%s", name->valuestring);
     bool ok = add_any(c, obj, NULL, "<api>", err);
     cJSON_Delete(obj);
-    if (ok)
+    if (ok) {
+        c->plugin_created += len;
         sync_volumes(c);
+    }
     return ok;
 }
 
