@@ -249,7 +249,7 @@ end
 ---@return integer
 function ls.label(labels, key_id)
   if labels == nil then need(labels, "ls.label: the label set") end
-  return C.ls_labels_get(labels, key_id)
+  return C.ls_labels_get(unwrap(labels), key_id)
 end
 
 --- Whether a label set has label `key_id` (whatever its value).
@@ -258,7 +258,7 @@ end
 ---@return boolean
 function ls.has_label(labels, key_id)
   if labels == nil then need(labels, "ls.has_label: the label set") end
-  return C.ls_labels_has(labels, key_id)
+  return C.ls_labels_has(unwrap(labels), key_id)
 end
 
 -- ---- statuses -----------------------------------------------------------
@@ -479,7 +479,7 @@ end
 ---@return boolean
 function ls.selector_matches(sel, labels)
   if sel == nil or labels == nil then need(nil, "ls.selector_matches: the selector or the label set") end
-  return C.ls_selector_matches(sel, labels)
+  return C.ls_selector_matches(unwrap(sel), unwrap(labels))
 end
 --- Whether the node satisfies the pod's nodeSelector and required node affinity (NodeAffinity's filter).
 ---@param pod ls.Pod
@@ -496,7 +496,7 @@ end
 ---@return boolean
 function ls.node_selector_term_matches(term, node)
   if term == nil or node == nil then need(nil, "ls.node_selector_term_matches: the term or the node") end
-  return C.ls_node_selector_term_matches(term, unwrap(node))
+  return C.ls_node_selector_term_matches(unwrap(term), unwrap(node))
 end
 
 local tolerations_of, taints_of = views.accessor("ls_pod", "tolerations"), views.accessor("ls_node", "taints")
@@ -628,7 +628,7 @@ end
 ---@return boolean
 function ls.node_selector_matches(sel, node)
   if sel == nil or node == nil then need(nil, "ls.node_selector_matches: the selector or the node") end
-  return C.ls_node_selector_matches(sel, unwrap(node))
+  return C.ls_node_selector_matches(unwrap(sel), unwrap(node))
 end
 
 --- Preferred terms ({ weight = n, term = <as for ls.new_node_selector> })
@@ -1033,6 +1033,7 @@ local patch_err = ffi.new("char[512]")
 ---@param merge_patch string JSON text
 ---@return string?
 function ls.patch_status(o, merge_patch)
+  o = unwrap(o)
   if not ffi.istype(object_ct, o) then
     error("luasched: ls.patch_status: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
   end

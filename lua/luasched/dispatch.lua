@@ -918,7 +918,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   if not h.inst.builtin then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
-  local old, new = events.objects(ev)
+  local old, new = events.objects(ev, not h.inst.builtin)
   local ok, r = pcall(fn, pod, old, new, h.inst)
   if ok and (r == ls.QUEUE or r == ls.QUEUE_SKIP) then return r end
   local info = debug.getinfo(fn, "S")

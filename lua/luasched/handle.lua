@@ -11,7 +11,8 @@ local ls = require("luasched")
 local sandbox = require("luasched.sandbox")
 local locate = require("luasched.profiles").locate_error
 local name_of = require("luasched.profiles").name_of
-local unwrap = require("luasched.views").unwrap
+local views = require("luasched.views")
+local unwrap = views.unwrap
 
 local SUCCESS, UNRESOLVABLE = 0, 3
 local is_status = ls.is_status
@@ -272,9 +273,21 @@ local function need(v, what)
   return unwrap(v)   -- a plugin's reference to a pod or NodeInfo: the struct, for C (a tail call)
 end
 
+-- The clones a plugin that is not built-in made in the running call: kept
+-- until its call ends (the next clone of a later call drops them), so that
+-- what it reads through them (clone.pods, a reference of the call) never
+-- reads a clone the collector freed; after the call those references raise.
+local call_clones, call_clones_gen = {}, nil
+
 function Handle:clone_node_info(ni)
   local copy = ffi.gc(C.ls_node_info_clone(need(ni, "clone_node_info: the node info")), C.ls_node_info_free)
   local view = copy[0]
+  if views.wants_refs() then
+    local gen = views.generation()
+    if call_clones_gen ~= gen then call_clones, call_clones_gen = {}, gen end
+    call_clones[#call_clones + 1] = copy
+    view = views.node_info_ref(copy)
+  end
   clones[view] = copy
   return view
 end
@@ -327,7 +340,7 @@ function Handle:nominated_pods(node_name)
   local i, n = -1, C.ls_cycle_nominated_count(cycle, id)
   return function()
     i = i + 1
-    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i)[0] end
+    if i < n then return views.pod_for_plugin(C.ls_cycle_nominated_pod(cycle, id, i)[0]) end
   end
 end
 
@@ -349,7 +362,7 @@ function Handle:all_nominated_pods()
     if not seen[id] then
       seen[id] = true
       for k = 0, C.ls_cycle_nominated_count(cycle, id) - 1 do
-        out[#out + 1] = C.ls_cycle_nominated_pod(cycle, id, k)[0]
+        out[#out + 1] = views.pod_for_plugin(C.ls_cycle_nominated_pod(cycle, id, k)[0])
       end
     end
   end
@@ -394,7 +407,9 @@ function Handle:preempt_extenders(candidates)
   for i = 0, n - 1 do
     local node = C.ls_cycle_extender_candidate(cycle, i, extender_violations, extender_victims)
     local pods = {}
-    for k = 0, extender_victims[0] - 1 do pods[k + 1] = C.ls_cycle_extender_victim(cycle, i, k) end
+    for k = 0, extender_victims[0] - 1 do
+      pods[k + 1] = views.pod_for_plugin(C.ls_cycle_extender_victim(cycle, i, k))
+    end
     out[i + 1] = { node = node, violations = tonumber(extender_violations[0]), pods = pods }
   end
   return out
