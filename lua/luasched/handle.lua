@@ -70,12 +70,26 @@ local function deep_copy(v, seen, depth, entry)
   return setmetatable(c, real_metatable(v))
 end
 
+-- A plugin's clone_state hook, run as its own (a cut-off or an error names
+-- the plugin and its clone_state's file:line, not the plugin cloning the
+-- state: DefaultPreemption's dry run). It is run over the PreFilter list.
+local function plugin_clone(prof, inst, v)
+  local k = 0
+  for i, x in ipairs(prof.points.pre_filter or {}) do if x == inst then k = i break end end
+  local caller, caller_ep = cycle.running_plugin, cycle.handle_ep
+  cycle.running_plugin, cycle.handle_ep = k - 1, C.LS_EP_CLONE_STATE + 1
+  local ok, copy = pcall(inst.clone_state, inst, v)
+  cycle.running_plugin, cycle.handle_ep = caller, caller_ep
+  if not ok then error(copy, 0) end
+  return copy
+end
+
 local function clone_state(prof, st)
   local c, seen = {}, {}
   for k, v in pairs(st) do
     local inst = prof.instances[k]
     if inst and type(inst.clone_state) == "function" then
-      c[k] = inst:clone_state(v)
+      c[k] = plugin_clone(prof, inst, v)
     else
       -- raised again from here: the plugin's frame is then near enough for
       -- its error to carry the plugin's file:line

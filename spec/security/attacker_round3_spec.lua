@@ -12,7 +12,7 @@
 -- memory a plugin grows through ls.* writes; reach beyond the plugin's own
 -- scope (API writes of other kinds, plugin names that are paths, files that
 -- are no files); escapes and time in error handlers, metamethods and C
--- callbacks. Two cases are pending (see each one's comment).
+-- callbacks. One case is pending (see its comment).
 local sim = require("sim_helper")
 local probe_kit = require("probe_kit")
 
@@ -194,13 +194,11 @@ return P
       file_of("evil") .. ':5"', r.err, 1, true)
   end)
 
-  -- PENDING: a plugin's clone_state hook (CycleState.Clone of its entry) is
-  -- run by the plugin that clones the state (DefaultPreemption's dry run):
-  -- looping there, it is cut off as `running PostFilter plugin
-  -- "DefaultPreemption"`. Naming it needs a point for the hook
-  -- (LS_EXTENSION_HOOKS has none; the plugin may be in no PreFilter list),
-  -- which cycle.handle_ep (handle.lua's as_caller) would then carry.
-  pending("a clone_state hook looping in DefaultPreemption's dry run is named as its own plugin's", function()
+  -- Before: a plugin's clone_state hook (CycleState.Clone of its entry), run
+  -- by the plugin that clones the state (DefaultPreemption's dry run), was
+  -- cut off as `running PostFilter plugin "DefaultPreemption"`. It is a hook
+  -- row of its own now (CloneState, over the PreFilter list).
+  it("a clone_state hook looping in DefaultPreemption's dry run is named as its own plugin's", function()
     write_plugin("evil", [[
 local ls = require("luasched")
 local P = ls.plugin("Evil")
@@ -216,7 +214,10 @@ return P
 ]])
     local r = run(config("{name: Evil}"), { cluster = PREEMPTING })
     assert.are.equal(0, r.rc, r.err)
-    assert.matches('"Plugin call cut off" plugin="Evil"', r.err, 1, true)
+    assert.matches('"Plugin call cut off" plugin="Evil" extensionPoint="CloneState" hook="' .. file_of("evil") ..
+      ':8"', r.err, 1, true)
+    assert.matches('running CloneState plugin "Evil": ', r.pods.a, 1, true)
+    assert.matches(" in clone_state at " .. file_of("evil") .. ":8", r.pods.a, 1, true)
     assert.not_matches("DefaultPreemption", r.pods.a, 1, true)
   end)
 
@@ -412,19 +413,18 @@ end]])
     assert.is_true(r.rss < RSS_BOUND, "peak RSS " .. tostring(r.rss) .. " MiB")
   end)
 
-  -- PENDING: a NodeInfo clone (self.handle:clone_node_info) is freed by the
-  -- garbage collector once its reference is dropped, while the views taken
-  -- from it (clone.pods) still point into it: after a collection the plugin
-  -- read the freed clone's count (0 instead of 1) in the same call, and could
-  -- read reused memory. The views of a clone must keep it alive (or carry a
-  -- generation the free ends); the fix touches the hot path of every array
-  -- field (views.lua), so it is left to the views' owner.
-  pending("a view taken from a NodeInfo clone keeps the clone alive (pending: read after the clone is freed)",
-    function()
+  -- Before: a NodeInfo clone (self.handle:clone_node_info) was freed by the
+  -- garbage collector once its reference was dropped, while the views taken
+  -- from it (clone.pods) still pointed into it: after a collection the plugin
+  -- read the freed clone's count (0 instead of 1) in the same call. Now a
+  -- plugin's clones live until its call ends, and what it reads through them
+  -- is a reference of that call (views.lua).
+  it("a view taken from a NodeInfo clone keeps reading the clone during its call", function()
     probe([[
 function P.filter(self, state, pod, ni)
   if ls.label(pod.labels, KEY) ~= YES then return nil end
   local c = self.handle:clone_node_info(ni)
+  self.handle:add_pod_to(c, pod)   -- the dry run removed the victim: the clone holds the probe pod only
   local pods = c.pods
   local before = #pods
   c = nil

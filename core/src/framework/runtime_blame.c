@@ -49,13 +49,14 @@ const char *ls_rt_running_plugin(const ls_rt *lua, int ep, uint32_t profile)
 
 /* "running <point> plugin \"<name>\"", worded as upstream words errors of
  * that extension point; a hook that is a point of its own to plugin authors
- * (Unreserve, PreBindPreFlight, a dry run's AddPod/RemovePod) by its own name,
+ * (Unreserve, PreBindPreFlight, a dry run's AddPod/RemovePod, CloneState) by its own name,
  * not its point's. */
 void ls_rt_running_who(const ls_rt *lua, int ep, uint32_t profile, char *who, size_t cap)
 {
     int point = ls_ext_point_info_of(ep)->point;
     const char *name = ls_rt_running_plugin(lua, ep, profile);
-    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT || ep == LS_EP_ADD_POD || ep == LS_EP_REMOVE_POD)
+    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT || ep == LS_EP_ADD_POD || ep == LS_EP_REMOVE_POD ||
+        ep == LS_EP_CLONE_STATE)
         snprintf(who, cap, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name, name);
     else if (point == LS_EP_FILTER)
         snprintf(who, cap, "running \"%s\" filter plugin", name);
