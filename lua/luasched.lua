@@ -870,7 +870,7 @@ local function next_object(st)
   local i = st.i + 1
   st.i = i
   local o = C.ls_objects_at(st.store, st.kind, i)
-  if o ~= nil then return o[0] end
+  if o ~= nil then return views.object_for_plugin(o[0]) end
 end
 
 --- The objects of a kind ("Namespace", "Service", "ReplicaSet", "StatefulSet",
@@ -939,7 +939,7 @@ function ls.find_object(kind, ns, name)
   local id = id_of
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
-  return o[0]
+  return views.object_for_plugin(o[0])
 end
 
 local json = require("luasched.json")
@@ -960,6 +960,7 @@ end
 local function decoded_objects(max, plain)
   local items, n = {}, 0
   return function(o)
+    o = unwrap(o)   -- a plugin's reference to an object: the struct, its generation checked
     if not ffi.istype(object_ct, o) then
       error("luasched: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
     end

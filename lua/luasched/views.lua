@@ -533,6 +533,7 @@ install_refs = function()
   parse_fields()
   M.pod_ref = M.ref("ls_pod")
   M.node_info_ref = M.ref("ls_node_info")
+  M.object_ref = M.ref("ls_object")
   plain_nodes = M.maker("const ls_node_info *const *", true)
   ref_nodes = M.maker("const ls_node_info *const *", true, nil, M.node_info_ref)
 end
@@ -544,12 +545,13 @@ local function wants_refs()
   return inst ~= nil and not inst.builtin
 end
 
---- For the ls.* functions that hand out a pod or a NodeInfo (ls.find_node,
---- ls.waiting_pods, ls.queued_pod): a reference when the running plugin is
---- not built-in, else `p` itself.
+--- For the ls.* functions that hand out a pod, a NodeInfo or an object
+--- (ls.find_node, ls.waiting_pods, ls.queued_pod, ls.objects, ls.find_object):
+--- a reference when the running plugin is not built-in, else `p` itself.
 M.wants_refs = wants_refs
 function M.generation() return generation[0] end
 function M.pod_for_plugin(p) if p ~= nil and wants_refs() then return M.pod_ref(p) end return p end
+function M.object_for_plugin(p) if p ~= nil and wants_refs() then return M.object_ref(p) end return p end
 function M.node_info_for_plugin(p) if p ~= nil and wants_refs() then return M.node_info_ref(p) end return p end
 
 --- A list of n NodeInfos at `ptr` (ls.all_nodes()) whose elements are

@@ -318,6 +318,24 @@ end]])
       true)
   end)
 
+  it("an object from ls.find_object or ls.objects works in its call and raises kept past it", function()
+    probe([[
+local kept
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local o = ls.find_object("Namespace", nil, "default")
+  if o == nil or ls.str(o.name) ~= "default" or tostring(o) ~= "ls_object" then return ls.unschedulable("no") end
+  for x in ls.objects("Namespace") do kept = kept or x end
+end
+function P.reserve(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local _ = kept.labels
+end]])
+    local cluster = CLUSTER .. "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: default, labels: {team: a}}\n"
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}")), { cluster = cluster }),
+      'running Reserve plugin "Probe": ' .. file_of("probe") .. ":13: " .. stale("object", "reserve"))
+  end)
+
   it("a pod and a NodeInfo used during their own call work, equal to themselves", function()
     probe([[
 local seen
