@@ -294,9 +294,10 @@ end
 local call_clones, call_clones_gen = {}, nil
 
 function Handle:clone_node_info(ni)
+  local as_ref = views.is_ref(ni) or views.wants_refs()   -- asked by a plugin that is not built-in
   local copy = ffi.gc(C.ls_node_info_clone(need(ni, "clone_node_info: the node info")), C.ls_node_info_free)
   local view = copy[0]
-  if views.wants_refs() then
+  if as_ref then
     local gen = views.generation()
     if call_clones_gen ~= gen then call_clones, call_clones_gen = {}, gen end
     call_clones[#call_clones + 1] = copy

@@ -549,6 +549,8 @@ end
 --- (ls.find_node, ls.waiting_pods, ls.queued_pod, ls.objects, ls.find_object):
 --- a reference when the running plugin is not built-in, else `p` itself.
 M.wants_refs = wants_refs
+--- Whether v is a reference (what plugins that are not built-in hold).
+function M.is_ref(v) return type(v) == "cdata" and ref_by_id[tonumber(typeof(v))] ~= nil end
 function M.generation() return generation[0] end
 function M.pod_for_plugin(p) if p ~= nil and wants_refs() then return M.pod_ref(p) end return p end
 function M.object_for_plugin(p) if p ~= nil and wants_refs() then return M.object_ref(p) end return p end
