@@ -14,6 +14,7 @@ local C = require("luasched.clib")
 local sandbox = require("luasched.sandbox")
 local views = require("luasched.views")
 local unwrap = views.unwrap
+local labels_of, selector_of = views.unwrap_as("ls_labels"), views.unwrap_as("ls_selector")
 
 -- C helpers take pointers, and the FFI passes nil as NULL: every helper
 -- checks its arguments first, so a plugin gets an error, never a crash.
@@ -249,7 +250,7 @@ end
 ---@return integer
 function ls.label(labels, key_id)
   if labels == nil then need(labels, "ls.label: the label set") end
-  return C.ls_labels_get(unwrap(labels), key_id)
+  return C.ls_labels_get(labels_of(labels), key_id)
 end
 
 --- Whether a label set has label `key_id` (whatever its value).
@@ -258,7 +259,7 @@ end
 ---@return boolean
 function ls.has_label(labels, key_id)
   if labels == nil then need(labels, "ls.has_label: the label set") end
-  return C.ls_labels_has(unwrap(labels), key_id)
+  return C.ls_labels_has(labels_of(labels), key_id)
 end
 
 -- ---- statuses -----------------------------------------------------------
@@ -479,7 +480,7 @@ end
 ---@return boolean
 function ls.selector_matches(sel, labels)
   if sel == nil or labels == nil then need(nil, "ls.selector_matches: the selector or the label set") end
-  return C.ls_selector_matches(unwrap(sel), unwrap(labels))
+  return C.ls_selector_matches(selector_of(sel), labels_of(labels))
 end
 --- Whether the node satisfies the pod's nodeSelector and required node affinity (NodeAffinity's filter).
 ---@param pod ls.Pod

@@ -419,7 +419,15 @@ struct_ref = function(struct)
   if made then return made end
   local name, pp = struct .. "_ref", typeof("const " .. struct .. " *")
   local what = PLUGIN_STRUCTS[struct] or struct:gsub("^ls_", ""):gsub("_", " ")
-  local readers = {}
+  -- field -> its reader, or false for a number: made on first use (a state
+  -- declares only the references its plugins read through)
+  local fields = fields_of[struct] or {}
+  local readers = setmetatable({}, { __index = function(t, k)
+    local f = fields[k]
+    local r = f ~= nil and field_reader(f)
+    t[k] = r
+    return r
+  end })
   local ct
   ct = ref_ctype(name, {
     __index = function(v, k)
@@ -438,7 +446,6 @@ struct_ref = function(struct)
   }, what, function(v) return cast(pp, v.addr_)[0] end)
   made = function(p, gen) return (ct(cast(opaque_t, p), gen or generation[0])) end
   struct_refs[struct] = made
-  for field, f in pairs(fields_of[struct] or {}) do readers[field] = field_reader(f) end
   return made
 end
 
@@ -510,6 +517,19 @@ function M.unwrap(v, up)
     if istype(s[1], v) then return cast(s[2], v)[0] end
   end
   return v
+end
+
+--- unwrap for arguments of one struct type (`struct`): one type check for
+--- the structs built-in plugins pass (ls.label's labels on a hot path).
+function M.unwrap_as(struct)
+  if not fields_of then parse_fields() end
+  struct_ref(struct)
+  local ct = typeof(struct .. "_ref")
+  local behind = ref_by_id[tonumber(ct)]
+  return function(v)
+    if istype(ct, v) then return behind(v, 1) end   -- a tail call, as unwrap's
+    return v
+  end
 end
 
 --- A reference to `p` (a struct of type `struct`, or a pointer to one; nil
