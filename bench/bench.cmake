@@ -10,7 +10,3 @@ if(TEST e2e/bench_smoke)
   set_property(TEST e2e/bench_smoke APPEND PROPERTY ENVIRONMENT "LUASCHED_LUA_VS_C=$<TARGET_FILE:luasched_lua_vs_c>")
 endif()
 
-# What one message across run's supervisor/worker channel costs (docs/plugins/worker.md).
-add_executable(luasched_channel_cost ${CMAKE_SOURCE_DIR}/bench/channel_cost.c)
-target_include_directories(luasched_channel_cost PRIVATE ${CMAKE_SOURCE_DIR}/core/src)
-target_link_libraries(luasched_channel_cost PRIVATE luasched Threads::Threads)

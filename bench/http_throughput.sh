@@ -37,6 +37,6 @@ for w in $(pgrep -P "$RUN_PID" 2>/dev/null || true); do
 done
 kill -TERM "$RUN_PID"; wait "$RUN_PID" || true; RUN_PID=
 kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=
-seconds=$(echo "$end - $start" | bc)
+seconds=$(printf "%.3f" "$(echo "$end - $start" | bc)")
 echo "nodes $NODES, pods $PODS: ${seconds}s from start to last binding, $(echo "$PODS / $seconds" | bc) pods/s, peak RSS $((rss / 1024)) MiB"
 tail -1 "$TMP/serve.out"

@@ -14,6 +14,7 @@ local C = require("luasched.clib")
 local sandbox = require("luasched.sandbox")
 local views = require("luasched.views")
 local unwrap = views.unwrap
+local labels_of, selector_of = views.unwrap_as("ls_labels"), views.unwrap_as("ls_selector")
 
 -- C helpers take pointers, and the FFI passes nil as NULL: every helper
 -- checks its arguments first, so a plugin gets an error, never a crash.
@@ -254,7 +255,7 @@ end
 ---@return integer
 function ls.label(labels, key_id)
   if labels == nil then need(labels, "ls.label: the label set") end
-  return C.ls_labels_get(labels, key_id)
+  return C.ls_labels_get(labels_of(labels), key_id)
 end
 
 --- Whether a label set has label `key_id` (whatever its value).
@@ -263,7 +264,7 @@ end
 ---@return boolean
 function ls.has_label(labels, key_id)
   if labels == nil then need(labels, "ls.has_label: the label set") end
-  return C.ls_labels_has(labels, key_id)
+  return C.ls_labels_has(labels_of(labels), key_id)
 end
 
 -- ---- statuses -----------------------------------------------------------
@@ -484,7 +485,7 @@ end
 ---@return boolean
 function ls.selector_matches(sel, labels)
   if sel == nil or labels == nil then need(nil, "ls.selector_matches: the selector or the label set") end
-  return C.ls_selector_matches(sel, labels)
+  return C.ls_selector_matches(selector_of(sel), labels_of(labels))
 end
 --- Whether the node satisfies the pod's nodeSelector and required node affinity (NodeAffinity's filter).
 ---@param pod ls.Pod
@@ -501,7 +502,7 @@ end
 ---@return boolean
 function ls.node_selector_term_matches(term, node)
   if term == nil or node == nil then need(nil, "ls.node_selector_term_matches: the term or the node") end
-  return C.ls_node_selector_term_matches(term, unwrap(node))
+  return C.ls_node_selector_term_matches(unwrap(term), unwrap(node))
 end
 
 local tolerations_of, taints_of = views.accessor("ls_pod", "tolerations"), views.accessor("ls_node", "taints")
@@ -633,7 +634,7 @@ end
 ---@return boolean
 function ls.node_selector_matches(sel, node)
   if sel == nil or node == nil then need(nil, "ls.node_selector_matches: the selector or the node") end
-  return C.ls_node_selector_matches(sel, unwrap(node))
+  return C.ls_node_selector_matches(unwrap(sel), unwrap(node))
 end
 
 --- Preferred terms ({ weight = n, term = <as for ls.new_node_selector> })
@@ -875,7 +876,7 @@ local function next_object(st)
   local i = st.i + 1
   st.i = i
   local o = C.ls_objects_at(st.store, st.kind, i)
-  if o ~= nil then return o[0] end
+  if o ~= nil then return views.object_for_plugin(o[0]) end
 end
 
 --- The objects of a kind ("Namespace", "Service", "ReplicaSet", "StatefulSet",
@@ -944,7 +945,7 @@ function ls.find_object(kind, ns, name)
   local id = id_of
   local o = C.ls_objects_find(store, id(kind), id(ns), id(name))
   if o == nil then return nil end
-  return o[0]
+  return views.object_for_plugin(o[0])
 end
 
 local json = require("luasched.json")
@@ -965,6 +966,7 @@ end
 local function decoded_objects(max, plain)
   local items, n = {}, 0
   return function(o)
+    o = unwrap(o)   -- a plugin's reference to an object: the struct, its generation checked
     if not ffi.istype(object_ct, o) then
       error("luasched: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
     end
@@ -1038,6 +1040,7 @@ local patch_err = ffi.new("char[512]")
 ---@param merge_patch string JSON text
 ---@return string?
 function ls.patch_status(o, merge_patch)
+  o = unwrap(o)
   if not ffi.istype(object_ct, o) then
     error("luasched: ls.patch_status: expected an object (from ls.objects or ls.find_object), got a " .. type(o), 2)
   end

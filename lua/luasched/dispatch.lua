@@ -152,8 +152,18 @@ end
 --- The name of the plugin whose code runs now (nil outside a plugin's hook):
 --- what ls.allow acts as, and what a view used after its call names.
 --- The instance whose code runs now (nil outside a plugin's hook).
+-- LS_EP_* -> the hook whose plugin list that row runs over (a handle's dry run).
+local list_of_ep = {}
+for _, row in pairs(points.rows) do list_of_ep[row.ep] = row.list end
+
 function M.running_instance()
   local inst = current
+  local nested = cycle ~= nil and cycle.handle_ep or 0
+  if nested > 0 then   -- a handle runs another plugin (handle.lua's as_caller): that one runs
+    local prof = profiles[1]
+    local list = prof and prof.points[list_of_ep[nested - 1]]
+    return list and list[cycle.running_plugin + 1] or nil
+  end
   if LOOP_HOOKS[current_hook] then
     local prof = profiles[1]
     local list = prof and prof.points[current_hook]
@@ -920,7 +930,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
   if not loader.is_builtin(h.inst) then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
-  local old, new = events.objects(ev)
+  local old, new = events.objects(ev, not h.inst.builtin)
   local ok, r = pcall(fn, pod, old, new, h.inst)
   if ok and (r == ls.QUEUE or r == ls.QUEUE_SKIP) then return r end
   local info = debug.getinfo(fn, "S")

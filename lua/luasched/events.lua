@@ -108,12 +108,28 @@ local casts = {
   [C.LS_OBJ_OTHER] = "const ls_object *",
 }
 
---- The old and new objects of an event as typed cdata (nil when absent).
-function M.objects(ev)
+local refs   -- object type -> a maker of references (views.lua), made on first use
+local function ref_of(object_type)
+  if not refs then
+    local views = require("luasched.views")
+    refs = { [C.LS_OBJ_POD] = views.ref("ls_pod"), [C.LS_OBJ_NODE] = views.ref("ls_node"),
+      [C.LS_OBJ_OTHER] = views.ref("ls_object") }
+  end
+  return refs[object_type]
+end
+
+--- The old and new objects of an event as typed cdata (nil when absent);
+--- with `as_refs` (a plugin that is not built-in), as references that live
+--- for the running call only (views.lua).
+function M.objects(ev, as_refs)
   local ct = casts[ev.object_type]
   if not ct then return nil, nil end
   local old = ev.old_obj ~= nil and ffi.cast(ct, ev.old_obj)[0] or nil
   local new = ev.new_obj ~= nil and ffi.cast(ct, ev.new_obj)[0] or nil
+  if as_refs then
+    local ref = ref_of(ev.object_type)
+    return ref(old), ref(new)
+  end
   return old, new
 end
 

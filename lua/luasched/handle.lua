@@ -73,6 +73,20 @@ local function deep_copy(v, seen, depth, entry)
   return setmetatable(c, real_metatable(v))
 end
 
+-- A plugin's clone_state hook, run as its own (a cut-off or an error names
+-- the plugin and its clone_state's file:line, not the plugin cloning the
+-- state: DefaultPreemption's dry run). It is run over the PreFilter list.
+local function plugin_clone(prof, inst, v)
+  local k = 0
+  for i, x in ipairs(prof.points.pre_filter or {}) do if x == inst then k = i break end end
+  local caller, caller_ep = cycle.running_plugin, cycle.handle_ep
+  cycle.running_plugin, cycle.handle_ep = k - 1, C.LS_EP_CLONE_STATE + 1
+  local ok, copy = pcall(inst.clone_state, inst, v)
+  cycle.running_plugin, cycle.handle_ep = caller, caller_ep
+  if not ok then error(copy, 0) end
+  return copy
+end
+
 -- The entries of `t` copied into `c`: a plugin's own clone_state hook copies
 -- its entry (keyed by its name), a built-in's in the state itself, another
 -- plugin's in the plugins' side (state_guard.lua): a plugin's hook never
@@ -84,7 +98,7 @@ local function clone_entries(prof, t, c, seen, on_side)
     if k == state_guard.SIDE then
       if not on_side then state_guard.adopt(c, clone_entries(prof, v, {}, seen, true)) end
     elseif inst and type(inst.clone_state) == "function" then
-      c[k] = inst:clone_state(v)
+      c[k] = plugin_clone(prof, inst, v)
     else
       -- raised again from here: the plugin's frame is then near enough for
       -- its error to carry the plugin's file:line
@@ -287,9 +301,22 @@ local function need(v, what)
   return unwrap(v)   -- a plugin's reference to a pod or NodeInfo: the struct, for C (a tail call)
 end
 
+-- The clones a plugin that is not built-in made in the running call: kept
+-- until its call ends (the next clone of a later call drops them), so that
+-- what it reads through them (clone.pods, a reference of the call) never
+-- reads a clone the collector freed; after the call those references raise.
+local call_clones, call_clones_gen = {}, nil
+
 function Handle:clone_node_info(ni)
+  local as_ref = views.is_ref(ni) or views.wants_refs()   -- asked by a plugin that is not built-in
   local copy = ffi.gc(C.ls_node_info_clone(need(ni, "clone_node_info: the node info")), C.ls_node_info_free)
   local view = copy[0]
+  if as_ref then
+    local gen = views.generation()
+    if call_clones_gen ~= gen then call_clones, call_clones_gen = {}, gen end
+    call_clones[#call_clones + 1] = copy
+    view = views.node_info_ref(copy)
+  end
   clones[view] = copy
   return view
 end
@@ -335,7 +362,7 @@ function Handle:preempt(victim, node_name)
   -- the node it names, of lower priority than the pod it makes room for (a
   -- priority-0 pod's PostFilter evicted a system-critical pod on another
   -- node, "to accommodate a higher priority pod": attacker round 4).
-  if views.plugin_not_builtin() then
+  if views.wants_refs() then
     local p = cycle.pod
     if victim.node_name ~= ls.intern(node_name) then
       return string.format("self.handle: preempt: pod %s/%s is not on node %s", ls.str(victim.ns),
@@ -357,7 +384,7 @@ function Handle:nominated_pods(node_name)
   local i, n = -1, C.ls_cycle_nominated_count(cycle, id)
   return function()
     i = i + 1
-    if i < n then return C.ls_cycle_nominated_pod(cycle, id, i)[0] end
+    if i < n then return views.pod_for_plugin(C.ls_cycle_nominated_pod(cycle, id, i)[0]) end
   end
 end
 
@@ -379,7 +406,7 @@ function Handle:all_nominated_pods()
     if not seen[id] then
       seen[id] = true
       for k = 0, C.ls_cycle_nominated_count(cycle, id) - 1 do
-        out[#out + 1] = C.ls_cycle_nominated_pod(cycle, id, k)[0]
+        out[#out + 1] = views.pod_for_plugin(C.ls_cycle_nominated_pod(cycle, id, k)[0])
       end
     end
   end
@@ -424,7 +451,9 @@ function Handle:preempt_extenders(candidates)
   for i = 0, n - 1 do
     local node = C.ls_cycle_extender_candidate(cycle, i, extender_violations, extender_victims)
     local pods = {}
-    for k = 0, extender_victims[0] - 1 do pods[k + 1] = C.ls_cycle_extender_victim(cycle, i, k) end
+    for k = 0, extender_victims[0] - 1 do
+      pods[k + 1] = views.pod_for_plugin(C.ls_cycle_extender_victim(cycle, i, k))
+    end
     out[i + 1] = { node = node, violations = tonumber(extender_violations[0]), pods = pods }
   end
   return out

@@ -70,6 +70,7 @@ local PLUGIN_STRUCTS = {
 local COUNT_OF = { items = "n", reqs = "n", json = "json_len" }
 
 local specs = {}   -- one per rewritten field
+local rewritten = ""   -- the cdef as declared (M.rewrite), for the references' fields
 
 local function count_field(body, field)
   if COUNT_OF[field] then return COUNT_OF[field] end
@@ -142,7 +143,7 @@ end
 --- nested data of C's structs const.
 function M.rewrite(cdef)
   cdef = const_nested(cdef:gsub("/%*.-%*/", ""))
-  return (cdef:gsub("(typedef%s+struct%s+([%w_]+)%s*)(%b{})", function(head, struct, braces)
+  rewritten = cdef:gsub("(typedef%s+struct%s+([%w_]+)%s*)(%b{})", function(head, struct, braces)
     if not PLUGIN_STRUCTS[struct] then return nil end
     local body = braces:sub(2, -2)
     local pre, decls = {}, {}
@@ -152,7 +153,8 @@ function M.rewrite(cdef)
       decls[#decls + 1] = new or decl
     end
     return table.concat(pre) .. head .. "{" .. table.concat(decls, ";") .. "}"
-  end))
+  end)
+  return rewritten
 end
 
 -- ---- errors -------------------------------------------------------------------
@@ -228,28 +230,6 @@ function M.install()
       single_types[#single_types + 1] = { spec.ctype, typeof(spec.elem .. "*") }
     end
   end
-end
-
--- { ctype, function(v) giving the struct behind it, checking its generation }
--- of the references to pods and NodeInfos (below).
-local ref_structs = {}
-
---- The struct behind a single view (ni.node) or a reference to a pod or a
---- NodeInfo (its generation checked), for C calls; anything else is returned
---- as it is (the FFI checks its type). A stale reference raises, blaming the
---- code `up` frames above unwrap's caller (default 1: the plugin that called
---- the ls.* function calling unwrap).
-function M.unwrap(v, up)
-  if type(v) ~= "cdata" then return v end
-  for i = 1, #ref_structs do
-    local r = ref_structs[i]
-    if istype(r[1], v) then return r[2](v, up or 1) end   -- a tail call: unwrap's frame is gone
-  end
-  for i = 1, #single_types do
-    local s = single_types[i]
-    if istype(s[1], v) then return cast(s[2], v)[0] end
-  end
-  return v
 end
 
 -- ---- arrays the runtime hands out -----------------------------------------------
@@ -329,54 +309,238 @@ function M.maker(elem, deref, checker, wrap)
   end
 end
 
--- ---- pods and NodeInfos handed to plugins ---------------------------------------
+-- ---- references: pods, NodeInfos and everything read through them ---------------
 
--- A reference to a pod or a NodeInfo that carries the generation of the call
--- that made it, as the arrays' views do: read after that call (a plugin kept
--- it in a module table), it raises an error naming the plugin instead of
--- reading memory the cache freed or reused. Fields read through it are the
--- struct's own (`pod.labels`, `ni.requested`). The runtime hands these to the
--- plugins that are not built-in (profiles.lua wraps their hooks' arguments);
--- built-in plugins get the struct itself.
-local function ref_type(struct, what)
-  local name = struct .. "_ref"
+-- A reference to a pod or a NodeInfo carries the generation of the call that
+-- made it, as the arrays' views do: read after that call (a plugin kept it in
+-- a module table), it raises an error naming the plugin instead of reading
+-- memory the cache freed or reused. Everything read through a reference that
+-- is not a number is a reference of the same generation: a nested struct
+-- (`pod.labels`, `ni.requested`), a list field (`pod.tolerations`, and its
+-- elements), the NodeInfo's node (`ni.node`) and pods (`ni.pods[i]`), a
+-- resource vector's slots (`ni.requested.v`). So no part of a pod kept past
+-- its call can be read or passed to the runtime. The runtime hands these to
+-- the plugins that are not built-in (profiles.lua wraps their hooks'
+-- arguments, dispatch.lua a hint's, handle.lua the nominated pods and clones);
+-- built-in plugins get the structs themselves. Once the JIT compiled a loop,
+-- the references read through are not allocated (allocation sinking).
+
+local bytep_t, voidp = typeof("const uint8_t *"), typeof("const void *")
+local opaque_t = typeof("const ls_opaque_ *")
+local fields_of                -- struct or union -> { field -> { off, type, n } } (parsed once)
+local aggregate = {}           -- names of the structs and unions
+local struct_ref, view_ref     -- (below) constructors of references, by struct and by view spec
+local ref_by_id = {}           -- ctype id of a reference type -> function(v, up) giving what is behind it
+
+-- The fields of every struct and union that are not numbers: nested structs,
+-- views and inline arrays (a nested anonymous struct's fields are numbers).
+local function parse_fields()
+  fields_of = {}
+  for _, spec in ipairs(specs) do aggregate[spec.type] = true end
+  for kind, name in rewritten:gmatch("typedef%s+(%a+)%s+([%w_]+)%s*%b{}") do
+    if kind == "struct" or kind == "union" then aggregate[name] = true end
+  end
+  for _, name, braces in rewritten:gmatch("typedef%s+(%a+)%s+([%w_]+)%s*(%b{})") do
+    local fields, body = {}, braces:sub(2, -2):gsub("struct%s*%b{}%s*;", "")
+    for decl in body:gmatch("[^;]+") do
+      decl = decl:gsub("const%s+", "")
+      local ty, field, n = decl:match("^%s*([%w_]+)%s+([%w_]+)%s*%[%s*(%d+)%s*%]%s*$")
+      if not ty then ty, field = decl:match("^%s*([%w_]+)%s+([%w_]+)%s*$") end
+      if ty and (n or aggregate[ty]) then
+        fields[field] = { off = ffi.offsetof(name, field), type = ty, n = n and tonumber(n) }
+      end
+    end
+    fields_of[name] = fields
+  end
+end
+
+-- The reference type `name` ({ opaque address, generation }) with metatable
+-- `mt`; `behind(v)` gives what the reference stands for (for C calls).
+local function ref_ctype(name, mt, what, behind)
   ffi.cdef(format("typedef struct %s { const ls_opaque_ *addr_; const uint32_t gen_; } %s;", name, name))
-  local pp, voidp = typeof("const " .. struct .. " *"), typeof("const void *")
-  -- the struct; a stale reference raises, blaming the code `up` frames above
-  -- struct_of's caller
-  local function struct_of(v, up)
+  local ct = ffi.metatype(name, mt)
+  ref_by_id[tonumber(ct)] = function(v, up)
     if v.gen_ ~= generation[0] then stale(what, 3 + up) end
-    return cast(pp, v.addr_)[0]
+    return behind(v)
   end
+  return ct
+end
+
+-- Two references (or a reference and a struct) are equal when they stand for
+-- the same memory; no memory is read, so a stale reference compares too
+-- (`kept == nil` is false, never an error).
+local function address(x)
+  if type(x) ~= "cdata" then return nil end
+  if ref_by_id[tonumber(typeof(x))] then return cast(voidp, x.addr_) end
+  return cast(voidp, x)
+end
+local function same(a, b)
+  local x, y = address(a), address(b)
+  return x ~= nil and y ~= nil and x == y
+end
+
+local function refused(v, k)
+  local _ = v
+  error(format("cannot assign %s: data from the scheduler is read-only", tostring(k)), 2)
+end
+
+-- function(base, gen) reading field `f` (of fields_of) at `base` as a reference.
+local function field_reader(f)
+  local off = f.off
+  if f.n then   -- an inline array of numbers (ls_resources.v)
+    local make = view_ref({ inline = f.n, elem = "const " .. f.type .. " *", what = "resources.v" })
+    return function(base, gen) return (make(base + off, gen)) end
+  end
+  for _, spec in ipairs(specs) do
+    if spec.type == f.type then
+      if spec.count then
+        local make = view_ref(spec)
+        return function(base, gen) return (make(base + off, gen)) end
+      end
+      -- a single pointer (ni.node): the reference is to the struct it points to
+      local make, pp = struct_ref(spec.elem:match("([%w_]+)%s*%*$")), typeof(spec.elem .. "*")
+      return function(base, gen)
+        local p = cast(pp, base + off)[0]
+        if p == nil then return nil end
+        return (make(p, gen))
+      end
+    end
+  end
+  local make = struct_ref(f.type)
+  return function(base, gen) return (make(base + off, gen)) end
+end
+
+local struct_refs = {}
+
+--- A constructor make(p, gen) of references to struct (or union) `struct` at
+--- pointer p, of generation gen (default: the running call's).
+struct_ref = function(struct)
+  local made = struct_refs[struct]
+  if made then return made end
+  local name, pp = struct .. "_ref", typeof("const " .. struct .. " *")
+  local what = PLUGIN_STRUCTS[struct] or struct:gsub("^ls_", ""):gsub("_", " ")
+  -- field -> its reader, or false for a number: made on first use (a state
+  -- declares only the references its plugins read through)
+  local fields = fields_of[struct] or {}
+  local readers = setmetatable({}, { __index = function(t, k)
+    local f = fields[k]
+    local r = f ~= nil and field_reader(f)
+    t[k] = r
+    return r
+  end })
   local ct
-  -- what == compares: the address (no memory is read, so a stale reference
-  -- compares too: `kept == nil` is false, never an error)
-  local function address(x)
-    if istype(ct, x) then return cast(voidp, x.addr_) end
-    return type(x) == "cdata" and cast(voidp, x) or nil
-  end
-  ct = ffi.metatype(name, {
+  ct = ref_ctype(name, {
     __index = function(v, k)
+      if v.gen_ ~= generation[0] then stale(what) end
+      local r = readers[k]
+      if r then return (r(cast(bytep_t, v.addr_), v.gen_)) end
       if type(k) ~= "string" then error(format("'struct %s' cannot be indexed with '%s'", struct, type(k)), 2) end
-      return struct_of(v, 1)[k]
+      return cast(pp, v.addr_)[0][k]
     end,
     __newindex = function(v, k)
-      struct_of(v, 1)
-      error(format("cannot assign %s: data from the scheduler is read-only", tostring(k)), 2)
+      if v.gen_ ~= generation[0] then stale(what) end
+      return refused(v, k)   -- a tail call: the error names the plugin's line
     end,
-    __eq = function(a, b)
-      local x, y = address(a), address(b)
-      return x ~= nil and y ~= nil and x == y
-    end,
+    __eq = same,
     __tostring = function() return struct end,
-  })
-  ref_structs[#ref_structs + 1] = { ct, struct_of }
-  local opaque = typeof("const ls_opaque_ *")
-  --- A reference to `p` (the struct or a pointer to it; nil stays nil) for the
-  --- running call.
+  }, what, function(v) return cast(pp, v.addr_)[0] end)
+  made = function(p, gen) return (ct(cast(opaque_t, p), gen or generation[0])) end
+  struct_refs[struct] = made
+  return made
+end
+
+local view_refs = {}
+
+--- A constructor make(p, gen) of references to the view field at p (a list
+--- field of a struct: `spec` of specs) or to an inline array of `spec.inline`
+--- numbers at p. Their elements are numbers or references.
+view_ref = function(spec)
+  local key = spec.type or spec.elem .. spec.inline
+  local made = view_refs[key]
+  if made then return made end
+  local what, inline = spec.what, spec.inline
+  local elem = spec.elem:match("^const%s+([%w_]+)")
+  local elem_ref = aggregate[elem] and struct_ref(elem)
+  local elems_pp = typeof(spec.elem .. "*")   -- the view's address read as a pointer to the elements
+  local elem_p = typeof(spec.elem)
+  local delta = spec.count and ffi.offsetof(spec.struct, spec.count) - ffi.offsetof(spec.struct, spec.field)
+  local function len(v)
+    if inline then return inline end
+    return cast(u32p, cast(bytep_t, v.addr_) + delta)[0]
+  end
+  local function elements(v)
+    if inline then return cast(elem_p, v.addr_) end
+    return cast(elems_pp, v.addr_)[0]
+  end
+  local ct = ref_ctype((spec.type or ("ls_inline_" .. elem)) .. "_ref", {
+    __len = function(v)
+      if v.gen_ ~= generation[0] then stale(what) end
+      return len(v)
+    end,
+    __index = function(v, i)
+      if v.gen_ ~= generation[0] then stale(what) end
+      local n = len(v)
+      if type(i) == "number" and i >= 0 and i < n then
+        local p = elements(v)
+        if spec.deref then return (elem_ref(p[i], v.gen_)) end
+        if elem_ref then return (elem_ref(p + i, v.gen_)) end
+        return p[i]
+      end
+      if type(i) == "string" then error(format("%s has no field %q (it is a list: index it 0..n-1)", what, i), 2) end
+      return out_of_range(what, i, n)
+    end,
+    __newindex = function(v, k)
+      if v.gen_ ~= generation[0] then stale(what) end
+      return refused(v, k)   -- a tail call: the error names the plugin's line
+    end,
+    __eq = same,
+    __tostring = function() return what end,
+  }, what, function(v)
+    if inline then return cast(elem_p, v.addr_) end
+    return cast(typeof("const " .. spec.type .. " *"), v.addr_)[0]
+  end)
+  made = function(p, gen) return (ct(cast(opaque_t, p), gen or generation[0])) end
+  view_refs[key] = made
+  return made
+end
+
+--- The struct (or view) behind a reference, its generation checked, for C
+--- calls; anything else is returned as it is (the FFI checks its type). A
+--- stale reference raises, blaming the code `up` frames above unwrap's caller
+--- (default 1: the plugin that called the ls.* function calling unwrap).
+function M.unwrap(v, up)
+  if type(v) ~= "cdata" then return v end
+  local behind = ref_by_id[tonumber(typeof(v))]
+  if behind then return behind(v, up or 1) end   -- a tail call: unwrap's frame is gone
+  for i = 1, #single_types do
+    local s = single_types[i]
+    if istype(s[1], v) then return cast(s[2], v)[0] end
+  end
+  return v
+end
+
+--- unwrap for arguments of one struct type (`struct`): one type check for
+--- the structs built-in plugins pass (ls.label's labels on a hot path).
+function M.unwrap_as(struct)
+  if not fields_of then parse_fields() end
+  struct_ref(struct)
+  local ct = typeof(struct .. "_ref")
+  local behind = ref_by_id[tonumber(ct)]
+  return function(v)
+    if istype(ct, v) then return behind(v, 1) end   -- a tail call, as unwrap's
+    return v
+  end
+end
+
+--- A reference to `p` (a struct of type `struct`, or a pointer to one; nil
+--- stays nil) for the running call: views.ref("ls_node")(p).
+function M.ref(struct)
+  if not fields_of then parse_fields() end
+  local make = struct_ref(struct)
+  local ct = typeof(struct .. "_ref")
   return function(p)
     if p == nil or istype(ct, p) then return p end
-    return ct(cast(opaque, p), generation[0])
+    return (make(p))
   end
 end
 
@@ -386,8 +550,10 @@ local plain_nodes, ref_nodes
 --- M.pod_ref(p), M.node_info_ref(p), and the list of NodeInfos whose
 --- elements are references.
 install_refs = function()
-  M.pod_ref = ref_type("ls_pod", "pod")
-  M.node_info_ref = ref_type("ls_node_info", "node info")
+  parse_fields()
+  M.pod_ref = M.ref("ls_pod")
+  M.node_info_ref = M.ref("ls_node_info")
+  M.object_ref = M.ref("ls_object")
   plain_nodes = M.maker("const ls_node_info *const *", true)
   ref_nodes = M.maker("const ls_node_info *const *", true, nil, M.node_info_ref)
 end
@@ -399,13 +565,15 @@ local function wants_refs()
   return inst ~= nil and not require("luasched.loader").is_builtin(inst)   -- never inst.builtin: the plugin's
 end
 
---- Whether the plugin whose code runs is not built-in.
-M.plugin_not_builtin = wants_refs
-
---- For the ls.* functions that hand out a pod or a NodeInfo (ls.find_node,
---- ls.waiting_pods, ls.queued_pod): a reference when the running plugin is
---- not built-in, else `p` itself.
+--- For the ls.* functions that hand out a pod, a NodeInfo or an object
+--- (ls.find_node, ls.waiting_pods, ls.queued_pod, ls.objects, ls.find_object):
+--- a reference when the running plugin is not built-in, else `p` itself.
+M.wants_refs = wants_refs
+--- Whether v is a reference (what plugins that are not built-in hold).
+function M.is_ref(v) return type(v) == "cdata" and ref_by_id[tonumber(typeof(v))] ~= nil end
+function M.generation() return generation[0] end
 function M.pod_for_plugin(p) if p ~= nil and wants_refs() then return M.pod_ref(p) end return p end
+function M.object_for_plugin(p) if p ~= nil and wants_refs() then return M.object_ref(p) end return p end
 function M.node_info_for_plugin(p) if p ~= nil and wants_refs() then return M.node_info_ref(p) end return p end
 
 --- A list of n NodeInfos at `ptr` (ls.all_nodes()) whose elements are
@@ -441,7 +609,8 @@ function M.accessor(struct, field)
     if spec.struct == struct and spec.field == field then
       local ct, pp = spec.ctype, typeof(spec.elem .. "*")
       local delta = ffi.offsetof(spec.struct, spec.count) - ffi.offsetof(spec.struct, spec.field)
-      return function(v)
+      return function(v, up)
+        v = M.unwrap(v, (up or 1) + 1)   -- a reference's view (pod.tolerations of a pod reference)
         if istype(ct, v) then return cast(pp, v)[0], cast(u32p, cast(bytep, v) + delta)[0] end
         return nil
       end

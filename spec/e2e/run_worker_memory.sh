@@ -73,7 +73,7 @@ expect_contains "the supervisor logged why, naming the call" "$(cat "$TMP/run.er
   'out of memory: the worker reached its memory limit of 805306368 bytes'
 expect_contains "the log names the profile, plugin, extension point and pod" \
   "$(grep 'The worker process ended; starting another' "$TMP/run.err" | head -1)" \
-  'in plugin call default-scheduler/Grow/Filter/default/pod-000008'
+  'in plugin call default-scheduler/Grow/Filter/default/pod-000008 in filter at '"$TMP/plugins/grow.lua"':5'
 expect_contains "and the plugin and pod as fields" \
   "$(grep 'The worker process ended; starting another' "$TMP/run.err" | head -1)" 'plugin="Grow" pod="default/pod-000008"'
 expect_eq "three workers were ended for it" "$(grep -c 'The worker process ended; starting another' "$TMP/run.err")" "3"

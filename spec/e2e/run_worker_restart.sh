@@ -93,7 +93,7 @@ expect_contains "a FailedScheduling event says it too" \
   "$(api /apis/events.k8s.io/v1/namespaces/default/events | jq -r '.items[] | select(.regarding.name == "pod-000012") | .reason + " " + .note')" \
   'FailedScheduling running Filter plugin "Wreck": the worker process ended 3 times'
 expect_contains "the supervisor logged the kill naming the call" "$(cat "$TMP/run.err")" \
-  'killed by the supervisor: a plugin call ran past its budget of 3000 ms and the 1000 ms grace: default-scheduler/Wreck/Filter/default/pod-000012'
+  'killed by the supervisor: a plugin call ran past its budget of 3000 ms and the 1000 ms grace: default-scheduler/Wreck/Filter/default/pod-000012 in filter at '"$TMP/plugins/wreck.lua"':4'
 expect_contains "the log names the profile, plugin, extension point and pod" "$(cat "$TMP/run.err")" \
   'default-scheduler/Wreck/Filter/default/pod-000012'
 expect_eq "three workers were ended for it" "$(grep -c 'The worker process ended; starting another' "$TMP/run.err")" "3"
@@ -110,7 +110,7 @@ for _ in $(seq 1 50); do [ -n "$(worker_pid)" ] && [ "$(worker_pid)" != "$W" ] &
 W2=$(worker_pid)
 expect_eq "a new worker replaces the crashed one" "$([ -n "$W2" ] && [ "$W2" != "$W" ] && echo yes)" "yes"
 expect_contains "the log names the signal, the plugin and the pod" "$(cat "$TMP/run.err")" \
-  'died of signal 11 (Segmentation fault), fatal signal SIGSEGV in plugin call default-scheduler/Wreck/Filter/default/spinner'
+  'died of signal 11 (Segmentation fault), fatal signal SIGSEGV in plugin call default-scheduler/Wreck/Filter/default/spinner in filter at '"$TMP/plugins/wreck.lua"':4'
 # in the new worker the spin is cut off at its 3 s budget, the worker stays
 spun=
 for _ in $(seq 1 100); do

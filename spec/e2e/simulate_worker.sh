@@ -60,7 +60,7 @@ expect_eq "simulate completes (exit 3: attempts ended in plugin errors)" "$?" "3
 expect_eq "the report: the hanging pod is an Error of the plugin, the spin is cut off, the others bound" \
   "$(grep '^default/' "$TMP/out")" \
   'default/a: bound to node-1
-default/hang: pending: running "Wreck" filter plugin: the simulate worker process was ended by its supervisor: a plugin call ran past its budget of 1000 ms and the 2000 ms grace: default-scheduler/Wreck/Filter/default/hang
+default/hang: pending: running "Wreck" filter plugin: the simulate worker process was ended by its supervisor: a plugin call ran past its budget of 1000 ms and the 2000 ms grace: default-scheduler/Wreck/Filter/default/hang in filter at '"$TMP/plugins/wreck.lua"':4
 default/spin: pending: running "Wreck" filter plugin: plugin exceeded its time budget of 1000 ms in filter at '"$TMP/plugins/wreck.lua"':4 (the Lua state was restarted)
 default/b: bound to node-1'
 expect_contains "stderr says the run was repeated without the pod" "$(cat "$TMP/err")" \
@@ -90,7 +90,7 @@ W=$(pgrep -P "$PID" | head -1)
 wait "$PID"; RC=$?; PID=
 expect_eq "simulate completes after its workers crashed (exit 3: plugin errors)" "$RC" "3"
 expect_contains "spin's Error names the signal, the plugin and the pod" "$(grep '^default/spin' "$TMP/out2")" \
-  'default/spin: pending: running "Wreck" filter plugin: the simulate worker process died of signal 11 (Segmentation fault) in plugin call default-scheduler/Wreck/Filter/default/spin'
+  'default/spin: pending: running "Wreck" filter plugin: the simulate worker process died of signal 11 (Segmentation fault) in plugin call default-scheduler/Wreck/Filter/default/spin in filter at '"$TMP/plugins/wreck.lua"':4'
 expect_eq "the other pods are bound" "$(grep -c ': bound to node-1' "$TMP/out2")" "2"
 
 cat > "$TMP/slow/slow_load.lua" <<'LUA'

@@ -22,6 +22,16 @@ function P:pre_filter(state, pod)
   state.same = pod == pod and tostring(pod) == "ls_pod"
   state.affine = ls.pod_matches_node_affinity(pod, state.ni.node)
 end
+function P:reserve(state, pod)
+  local ni = state.ni
+  state.nested = {
+    node = tostring(ni.node), same_node = ni.node == ni.node, name = ls.str(ni.node.name),
+    labels = tostring(pod.labels), app = ls.str(ls.label(pod.labels, ls.intern("app"))),
+    n_tolerations = #pod.tolerations, tolerated = ls.pod_tolerates(pod, ls.new_taint("k", "v", ls.EFFECT_NO_SCHEDULE)),
+    container = ls.str(pod.containers[0].name), cpu = tonumber(pod.requests.v[0]),
+    pods = #ni.pods,
+  }
+end
 return P
 ]]
 
@@ -60,6 +70,17 @@ describe("references to pods and NodeInfos (plugins not built in)", function()
     assert.is_true(state.affine)
     assert.is_nil(plugin:filter(state, p, cluster.list[3]))
     assert.are.equal(4, plugin:score(state, p, cluster.list[3]))   -- 4000m allocatable, nothing requested
+  end)
+
+  it("what is read through them (nested structs, lists, ni.node) reads and hands on like the structs", function()
+    local state = { ni = require("luasched.views").node_info_ref(cluster.list[0]) }   -- as a hook's argument
+    local q = T.pod { name = "q", labels = { app = "web" }, requests = { cpu = "250m" },
+      tolerations = { { key = "k", operator = "Equal", value = "v", effect = "NoSchedule" } } }
+    assert.is_nil(plugin:reserve(state, q))
+    assert.are.same({
+      node = "ls_node", same_node = true, name = "n1", labels = "ls_labels", app = "web", n_tolerations = 1,
+      tolerated = true, container = "c0", cpu = 250, pods = 0,
+    }, state.nested)
   end)
 
   it("filter and score allocate nothing per node once compiled", function()

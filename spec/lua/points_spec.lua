@@ -33,7 +33,7 @@ describe("luasched.points", function()
     local set = {}
     for _, h in ipairs(points.hooks) do set[h] = true end
     for _, h in ipairs({ "less", "add_pod", "remove_pod", "normalize_score", "unreserve",
-                         "pre_bind_pre_flight", "filter", "post_bind" }) do
+                         "pre_bind_pre_flight", "clone_state", "filter", "post_bind" }) do
       assert.is_true(set[h], h)
     end
     assert.are.equal(C.LS_EP_HOOK_COUNT, #points.hooks)

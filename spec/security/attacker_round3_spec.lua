@@ -12,7 +12,7 @@
 -- memory a plugin grows through ls.* writes; reach beyond the plugin's own
 -- scope (API writes of other kinds, plugin names that are paths, files that
 -- are no files); escapes and time in error handlers, metamethods and C
--- callbacks. Two cases are pending (see each one's comment).
+-- callbacks.
 local sim = require("sim_helper")
 local probe_kit = require("probe_kit")
 
@@ -194,13 +194,11 @@ return P
       file_of("evil") .. ':5"', r.err, 1, true)
   end)
 
-  -- PENDING: a plugin's clone_state hook (CycleState.Clone of its entry) is
-  -- run by the plugin that clones the state (DefaultPreemption's dry run):
-  -- looping there, it is cut off as `running PostFilter plugin
-  -- "DefaultPreemption"`. Naming it needs a point for the hook
-  -- (LS_EXTENSION_HOOKS has none; the plugin may be in no PreFilter list),
-  -- which cycle.handle_ep (handle.lua's as_caller) would then carry.
-  pending("a clone_state hook looping in DefaultPreemption's dry run is named as its own plugin's", function()
+  -- Before: a plugin's clone_state hook (CycleState.Clone of its entry), run
+  -- by the plugin that clones the state (DefaultPreemption's dry run), was
+  -- cut off as `running PostFilter plugin "DefaultPreemption"`. It is a hook
+  -- row of its own now (CloneState, over the PreFilter list).
+  it("a clone_state hook looping in DefaultPreemption's dry run is named as its own plugin's", function()
     write_plugin("evil", [[
 local ls = require("luasched")
 local P = ls.plugin("Evil")
@@ -216,7 +214,10 @@ return P
 ]])
     local r = run(config("{name: Evil}"), { cluster = PREEMPTING })
     assert.are.equal(0, r.rc, r.err)
-    assert.matches('"Plugin call cut off" plugin="Evil"', r.err, 1, true)
+    assert.matches('"Plugin call cut off" plugin="Evil" extensionPoint="CloneState" hook="' .. file_of("evil") ..
+      ':8"', r.err, 1, true)
+    assert.matches('running CloneState plugin "Evil": ', r.pods.a, 1, true)
+    assert.matches(" in clone_state at " .. file_of("evil") .. ":8", r.pods.a, 1, true)
     assert.not_matches("DefaultPreemption", r.pods.a, 1, true)
   end)
 
@@ -387,44 +388,46 @@ end]])
       'running "Probe" filter plugin: not enough memory (' .. file_of("probe") .. ":4)")
   end)
 
-  -- PENDING: every patch the embedded cluster accepts keeps the replaced
+  -- Before: every patch the embedded cluster accepts keeps the replaced
   -- version until the cluster is freed (core/src/sim/cluster.c: the
   -- scheduler's snapshot may still point at it). 2000 small patches of one
-  -- 200 KiB PersistentVolume in one call reach 400 MiB of C memory with a
-  -- 64 MiB Lua limit, 10000 (the per-call cap) 2 GB, and every later attempt
-  -- adds as much. The fix: free a replaced version once no snapshot refers to
-  -- it (the snapshot's generation), or charge the versions a plugin's writes
-  -- keep to its profile.
-  pending("repeated patches of one object keep C memory bounded (pending: replaced versions kept for ever)", function()
+  -- 200 KiB PersistentVolume in one call reached 400 MiB of C memory with a
+  -- 64 MiB Lua limit, 10000 (the per-call cap) 2 GB. Now the versions one
+  -- plugin call's writes make the cluster keep are capped (16 MiB): past it,
+  -- the write fails with a message saying so.
+  it("repeated patches of one object keep C memory bounded", function()
     probe([[
 function P.pre_bind(self, state, pod)
   if ls.label(pod.labels, KEY) ~= YES then return nil end
   ls.patch_object("PersistentVolume", nil, "pv1",
     '{"metadata":{"annotations":{"big":"' .. string.rep("x", 200 * 1024) .. '"}}}')
+  local err
   for i = 1, 2000 do
-    ls.patch_object("PersistentVolume", nil, "pv1", '{"metadata":{"annotations":{"n":"' .. i .. '"}}}')
+    err = ls.patch_object("PersistentVolume", nil, "pv1", '{"metadata":{"annotations":{"n":"' .. i .. '"}}}') or err
   end
-  return ls.unschedulable("patched")
+  return ls.unschedulable("patched: " .. tostring(err))
 end]])
     local r = run(config("{name: Probe}", "pluginTimeoutMilliseconds: 20000, memoryLimitBytes: 67108864"),
       { cluster = CLUSTER .. STORAGE })
-    expect_error(r, "patched")
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches("patched: updating PersistentVolume pv1: this plugin call's writes replaced %d+ bytes of " ..
+      "objects, which the cluster keeps until the simulation ends %(at most 16 MiB per call%); write each object " ..
+      "once per call", r.pods.a)
     assert.is_true(r.rss < RSS_BOUND, "peak RSS " .. tostring(r.rss) .. " MiB")
   end)
 
-  -- PENDING: a NodeInfo clone (self.handle:clone_node_info) is freed by the
-  -- garbage collector once its reference is dropped, while the views taken
-  -- from it (clone.pods) still point into it: after a collection the plugin
-  -- read the freed clone's count (0 instead of 1) in the same call, and could
-  -- read reused memory. The views of a clone must keep it alive (or carry a
-  -- generation the free ends); the fix touches the hot path of every array
-  -- field (views.lua), so it is left to the views' owner.
-  pending("a view taken from a NodeInfo clone keeps the clone alive (pending: read after the clone is freed)",
-    function()
+  -- Before: a NodeInfo clone (self.handle:clone_node_info) was freed by the
+  -- garbage collector once its reference was dropped, while the views taken
+  -- from it (clone.pods) still pointed into it: after a collection the plugin
+  -- read the freed clone's count (0 instead of 1) in the same call. Now a
+  -- plugin's clones live until its call ends, and what it reads through them
+  -- is a reference of that call (views.lua).
+  it("a view taken from a NodeInfo clone keeps reading the clone during its call", function()
     probe([[
 function P.filter(self, state, pod, ni)
   if ls.label(pod.labels, KEY) ~= YES then return nil end
   local c = self.handle:clone_node_info(ni)
+  self.handle:add_pod_to(c, pod)   -- the dry run removed the victim: the clone holds the probe pod only
   local pods = c.pods
   local before = #pods
   c = nil

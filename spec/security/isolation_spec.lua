@@ -234,6 +234,108 @@ end]])
       'running "Probe" filter plugin: ' .. file_of("probe") .. ":10: " .. stale("node info", "filter"))
   end)
 
+  -- What is read through a pod or a NodeInfo is a reference of the same
+  -- call (views.lua's struct_ref and view_ref). Before: `pod.labels`,
+  -- `ni.node`, `ni.pods` and the rest were plain views of the cache's memory,
+  -- readable after the call with no check.
+  for _, c in ipairs({
+    { "pod.labels, read", "kept = pod.labels", "local _ = kept.n", "labels" },
+    { "pod.labels, handed to ls.label", "kept = pod.labels", "local _ = ls.label(kept, KEY)", "labels" },
+    { "pod.annotations, written", "kept = pod.annotations", "kept.n = 0", "labels" },
+    { "pod.tolerations, measured", "kept = pod.tolerations", "local _ = #kept", "pod.tolerations" },
+    { "pod.containers[0].requests, read", "kept = pod.containers[0].requests", "local _ = kept.n",
+      "resource list" },
+    { "pod.requests, read", "kept = pod.requests", "local _ = kept.milli_cpu", "resources" },
+    { "ni.requested.v, indexed", "kept = ni.requested.v", "local _ = kept[0]", "resources.v" },
+    { "ni.node, read", "kept = ni.node", "local _ = kept.name", "node" },
+    { "ni.node, handed to ls.pod_matches_node_affinity", "kept = ni.node",
+      "local _ = ls.pod_matches_node_affinity(pod, kept)", "node" },
+    { "ni.node.labels, read", "kept = ni.node.labels", "local _ = kept.n", "labels" },
+    { "ni.pods, measured", "kept = ni.pods", "local _ = #kept", "node info.pods" },
+  }) do
+    it(c[1] .. " past its call raises, naming the plugin, its hook and line", function()
+      probe(([[
+local kept
+function P.filter(self, state, pod, ni) if kept == nil then %s end end
+function P.reserve(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  %s
+end]]):format(c[2], c[3]))
+      expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
+        'running Reserve plugin "Probe": ' .. file_of("probe") .. ":8: " .. stale(c[4], "reserve"))
+    end)
+  end
+
+  it("a pod of a NodeInfo (ni.pods[i]) kept past its call raises", function()
+    probe([[
+local kept
+function P.filter(self, state, pod, ni) if #ni.pods > 0 then kept = ni.pods[0] end end
+function P.reserve(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES or kept == nil then return nil end
+  local _ = kept.name
+end]])
+    local cluster = NODES .. pod("b") .. pod("a", { probe = true })
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}")), { cluster = cluster }),
+      'running Reserve plugin "Probe": ' .. file_of("probe") .. ":8: " .. stale("pod", "reserve"))
+  end)
+
+  it("a queueing hint's new object kept and read in Filter raises", function()
+    probe([[
+local kept
+P.events = { { resource = "Node", action = { "Add" }, hint = function(pod, old, new) kept = new return ls.QUEUE end } }
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  if kept == nil then
+    if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end
+    return nil
+  end
+  local _ = kept.labels
+end]])
+    local r = run(config(profile("default-scheduler", "{name: Probe}")), { cluster = probe_kit.node2_at_10s("4") })
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal('pending: running "Probe" filter plugin: ' .. file_of("probe") .. ":12: " ..
+      stale("node", "filter"), r.pods.a)
+  end)
+
+  it("a NodeInfo clone's nested views, used in their call, read the clone; kept, they raise", function()
+    probe([[
+local kept
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  if kept then local _ = kept.n end
+  local c = self.handle:clone_node_info(ni)
+  self.handle:add_pod_to(c, pod)
+  local pods, labels = c.pods, c.node.labels
+  c = nil
+  for _ = 1, 30 do local t = {} for j = 1, 10000 do t[j] = { j } end end
+  for _ = 1, 20 do self.handle:clone_node_info(ni) end
+  kept = labels
+  return ls.unschedulable(#pods .. " " .. pods[0].name .. " " .. labels.n)
+end]])
+    local r = run(config(profile("default-scheduler", "{name: Probe}")))
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches('"Probe" filter plugin: ' .. file_of("probe") .. ":7: " .. stale("labels", "filter"), r.pods.a, 1,
+      true)
+  end)
+
+  it("an object from ls.find_object or ls.objects works in its call and raises kept past it", function()
+    probe([[
+local kept
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local o = ls.find_object("Namespace", nil, "default")
+  if o == nil or ls.str(o.name) ~= "default" or tostring(o) ~= "ls_object" then return ls.unschedulable("no") end
+  for x in ls.objects("Namespace") do kept = kept or x end
+end
+function P.reserve(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  local _ = kept.labels
+end]])
+    local cluster = CLUSTER .. "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: default, labels: {team: a}}\n"
+    expect_error(run(config(profile("default-scheduler", "{name: Probe}")), { cluster = cluster }),
+      'running Reserve plugin "Probe": ' .. file_of("probe") .. ":13: " .. stale("object", "reserve"))
+  end)
+
   it("a pod and a NodeInfo used during their own call work, equal to themselves", function()
     probe([[
 local seen
@@ -273,11 +375,12 @@ function P.filter(self, state, pod, ni)
   if ls.label(pod.labels, KEY) ~= YES then return nil end
   local nodes = ls.all_nodes()
   error(table.concat({ tostring(pod), tostring(ni), tostring(ni.node), tostring(pod.tolerations), tostring(nodes),
-    tostring(pod.labels), tostring(pod.tolerations.addr_), tostring(nodes.addr_) }, " "), 0)
+    tostring(pod.labels), tostring(pod.tolerations.addr_), tostring(nodes.addr_), tostring(ni.node.addr_),
+    tostring(ni.pods), tostring(pod.requests.v), tostring(ni.node.labels.addr_) }, " "), 0)
 end]])
     expect_error(run(config(profile("default-scheduler", "{name: Probe}"))),
-      'running "Probe" filter plugin: ' .. file_of("probe") .. ":7: ls_pod ls_node_info node info.node " ..
-      "pod.tolerations list ls_labels address address")
+      'running "Probe" filter plugin: ' .. file_of("probe") .. ":7: ls_pod ls_node_info ls_node " ..
+      "pod.tolerations list ls_labels address address address node info.pods resources.v address")
   end)
 
   it("a table's or a function's text is a number, not an address, in tostring, %s and print", function()

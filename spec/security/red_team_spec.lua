@@ -247,14 +247,14 @@ return P
     local r = simulate()
     assert.are.equal(0, r.rc, r.err)
     assert.matches("^pending: running \"Probe\" filter plugin: " .. FILE:gsub("%p", "%%%0") ..
-      ":7: attempt to perform arithmetic on 'struct %d+' and 'number'$", r.pods.a)
+      ":7: attempt to perform arithmetic on 'struct ls_view_ls_node_info_pods_ref' and 'number'$", r.pods.a)
   end)
 
   it("pointer arithmetic on ni.node is refused", function()
     probe("filter", [[  local _ = ni.node + 1]])
     local r = simulate()
     assert.are.equal(0, r.rc, r.err)
-    assert.matches("attempt to perform arithmetic on 'struct %d+' and 'number'$", r.pods.a)
+    assert.matches("attempt to perform arithmetic on 'struct ls_node_ref' and 'number'$", r.pods.a)
   end)
 
   it("the data is read-only", function()

@@ -333,7 +333,8 @@
     X(PRE_BIND_PRE_FLIGHT, "PreBindPreFlight", "pre_bind_pre_flight", PRE_BIND, 0, LS_ALLOW_SKIP, LS_CHAIN_RESULT | LS_CHAIN_UNTIMED) \
     X(LESS, "QueueSort", "less", QUEUE_SORT, 1, 0, LS_CHAIN_RESULT | LS_CHAIN_QUEUE_SIDE) \
     X(ADD_POD, "AddPod", "add_pod", PRE_FILTER, 0, 0, LS_CHAIN_RESULT) \
-    X(REMOVE_POD, "RemovePod", "remove_pod", PRE_FILTER, 0, 0, LS_CHAIN_RESULT)
+    X(REMOVE_POD, "RemovePod", "remove_pod", PRE_FILTER, 0, 0, LS_CHAIN_RESULT) \
+    X(CLONE_STATE, "CloneState", "clone_state", PRE_FILTER, 0, 0, LS_CHAIN_RESULT)
 
 /* ffi:begin */
 #define LS_EP_ENUMERATOR(id, ...) LS_EP_##id,

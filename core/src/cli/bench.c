@@ -49,6 +49,7 @@ static void bench_usage(FILE *out)
     fprintf(out,
             "usage: luasched bench WORKLOAD.yaml [flags]\n"
             "       luasched bench policy-lab [TRACE] [flags]   (the policy lab's GPU experiments: bench policy-lab -h)\n"
+            "       luasched bench boundary [MESSAGES]   (what one message across run's worker channel costs)\n"
             "\n"
             "Runs a scheduler_perf workload (bench/*.yaml; the format is in bench/README.md) in an embedded\n"
             "cluster with the built-in default profile: creates the nodes, schedules the init pods (not\n"
@@ -400,6 +401,8 @@ int ls_cli_bench(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "policy-lab") == 0)
         return ls_cli_bench_lab(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "boundary") == 0)
+        return ls_cli_bench_boundary(argc - 1, argv + 1);
     bench_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc)

@@ -64,6 +64,7 @@ void ls_cli_explain_report(const struct cJSON *rec, const char *ns, const char *
 int ls_cli_bench(int argc, char **argv);
 /* `bench policy-lab`: times the policy lab's GPU experiments (bench_lab.c). */
 int ls_cli_bench_lab(int argc, char **argv);
+int ls_cli_bench_boundary(int argc, char **argv);   /* bench_boundary.c */
 int ls_cli_compare(int argc, char **argv);
 int ls_cli_record(int argc, char **argv);
 /* `luasched import openb NODES.csv PODS.csv` (import.c): a trace from public data. */

@@ -279,7 +279,8 @@ void ls_rt_describe_running(void)
                                                                    : "";
     ls_worker_page_describe(name, call >= 0 ? ls_rt_running_plugin(lua, call, profile) : note,
                             call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
-                            pod ? ls_str_get(pod->ns) : NULL, pod ? ls_str_get(pod->name) : NULL);
+                            pod ? ls_str_get(pod->ns) : NULL, pod ? ls_str_get(pod->name) : NULL,
+                            call >= 0 ? ls_rt_running_place(lua, call, profile) : NULL);
 }
 
 /* lua_pcall under the instruction budget and the wall-clock watchdog. The
@@ -504,6 +505,7 @@ void ls_rt_free(ls_rt *lua)
     abandon_state(lua);   /* nothing is left after lua_close; this only covers a half-built state */
     free(lua->lua_path);
     free(lua->plugin_path);
+    ls_rt_free_places(lua);
     free(lua);
 }
 
@@ -595,6 +597,7 @@ bool ls_rt_build(ls_rt *lua, const ls_profile *profiles, uint32_t n, ls_error *e
     if (!ls_rt_load_call(lua, 1, 2, "building profiles", NULL, err))
         return false;
     lua_pop(L, 2);
+    ls_rt_cache_places(lua);
     return true;
 }
 

@@ -8,6 +8,7 @@
 #include "framework/runtime_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
@@ -49,13 +50,14 @@ const char *ls_rt_running_plugin(const ls_rt *lua, int ep, uint32_t profile)
 
 /* "running <point> plugin \"<name>\"", worded as upstream words errors of
  * that extension point; a hook that is a point of its own to plugin authors
- * (Unreserve, PreBindPreFlight, a dry run's AddPod/RemovePod) by its own name,
+ * (Unreserve, PreBindPreFlight, a dry run's AddPod/RemovePod, CloneState) by its own name,
  * not its point's. */
 void ls_rt_running_who(const ls_rt *lua, int ep, uint32_t profile, char *who, size_t cap)
 {
     int point = ls_ext_point_info_of(ep)->point;
     const char *name = ls_rt_running_plugin(lua, ep, profile);
-    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT || ep == LS_EP_ADD_POD || ep == LS_EP_REMOVE_POD)
+    if (ep == LS_EP_UNRESERVE || ep == LS_EP_PRE_BIND_PRE_FLIGHT || ep == LS_EP_ADD_POD || ep == LS_EP_REMOVE_POD ||
+        ep == LS_EP_CLONE_STATE)
         snprintf(who, cap, "running %s plugin \"%s\"", ls_ext_point_info_of(ep)->name, name);
     else if (point == LS_EP_FILTER)
         snprintf(who, cap, "running \"%s\" filter plugin", name);
@@ -86,4 +88,61 @@ int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg)
     ls_rt_running_at(lua, ep, profile, at, sizeof at);
     snprintf(text, sizeof text, "%s: %s%s", who, msg ? msg : "unknown error", at);
     return ls_rt_failure(lua, NULL, text);
+}
+
+/* One plugin's hook of one row of one profile, and where it is. */
+struct ls_rt_place {
+    uint32_t profile;
+    int16_t ep, index;
+    char at[240];   /* "filter at /path/plugin.lua:4" */
+};
+
+void ls_rt_free_places(ls_rt *lua)
+{
+    free(lua->places);
+    lua->places = NULL;
+    lua->n_places = 0;
+}
+
+void ls_rt_cache_places(ls_rt *lua)
+{
+    size_t n = 0;
+    for (uint32_t p = 0; p < lua->n_profiles; p++)
+        for (int ep = 0; ep < LS_EP_HOOK_COUNT; ep++)
+            n += lua->profiles[p].plugins[ls_ext_point_info_of(ep)->point].len;
+    struct ls_rt_place *places = n ? calloc(n, sizeof *places) : NULL;
+    size_t k = 0;
+    for (uint32_t p = 0; places && p < lua->n_profiles; p++) {
+        for (int ep = 0; ep < LS_EP_HOOK_COUNT; ep++) {
+            const ls_vec *list = &lua->profiles[p].plugins[ls_ext_point_info_of(ep)->point];
+            for (uint32_t i = 0; i < list->len && i < INT16_MAX; i++) {
+                char where[200];
+                ls_rt_hook_location(lua, ep, ls_str_get(LS_VEC_AT(list, ls_plugin_ref, i).name), where, sizeof where);
+                if (!where[0])
+                    continue;
+                struct ls_rt_place *pl = &places[k++];
+                pl->profile = p;
+                pl->ep = (int16_t)ep;
+                pl->index = (int16_t)i;
+                snprintf(pl->at, sizeof pl->at, "%s at %s", ls_ext_point_info_of(ep)->hook, where);
+            }
+        }
+    }
+    /* the new table first: a reader (the watchdog's thread) never sees a freed one */
+    struct ls_rt_place *old = lua->places;
+    lua->places = places;
+    lua->n_places = k;
+    free(old);
+}
+
+/* Reads and compares only (the watchdog's thread, a fatal signal handler). */
+const char *ls_rt_running_place(const ls_rt *lua, int ep, uint32_t profile)
+{
+    int16_t i = lua->cycle ? lua->cycle->running_plugin : -1;
+    for (size_t k = 0; k < lua->n_places; k++) {
+        const struct ls_rt_place *pl = &lua->places[k];
+        if (pl->profile == profile && pl->ep == ep && pl->index == i)
+            return pl->at;
+    }
+    return "";
 }

@@ -43,9 +43,19 @@ struct ls_rt {
     uint64_t retry_at_ms;            /* no state: when ls_rt_usable() may try to build one again */
     uint32_t call_profile;           /* the profile of the call being made (its budgets) */
     bool loading;                    /* in a load-time call: each noted plugin step gets the time budget */
+    struct ls_rt_place *places;      /* "hook at file:line" of every plugin of every row, made at build
+                                      * (runtime_blame.c): the watchdog and a fatal signal read them, never Lua */
+    size_t n_places;
 };
 
 enum { NO_PROFILE = 0x7fffffff };
+
+/* runtime_blame.c: the places of the built profiles' hooks, kept for the
+ * worker's page (made with Lua at build, read without it), and the place of
+ * the plugin running call `ep` of `profile` ("" when unknown). */
+void ls_rt_cache_places(ls_rt *lua);
+void ls_rt_free_places(ls_rt *lua);
+const char *ls_rt_running_place(const ls_rt *lua, int ep, uint32_t profile);
 
 /* view_generation.c: a call into Lua enters a new view generation (the outer
  * one returned) and leaves it, giving the outer one back. */

@@ -72,6 +72,8 @@ struct ls_cluster {
     char *warning;             /* the first timeline step that could not be applied */
     uint32_t generated;        /* names made from generateName by a plugin's create */
     uint64_t plugin_created;   /* bytes of JSON plugins created (capped: cluster_create_object) */
+    uint32_t kept_call;        /* the plugin call (view generation) kept_in_call counts */
+    uint64_t kept_in_call;     /* bytes of the versions that call's writes replaced (plugin_keeps) */
     ls_vec input_warnings;     /* char *: what the files' Pods and Nodes say wrong (cluster_input.c) */
     ls_vec load_errors;        /* char *: every error of the last load, up to MAX_LOAD_ERRORS */
     bool strict;               /* input warnings are errors */
@@ -860,6 +862,30 @@ static bool patch_pod(ls_cluster *c, ls_str ns, ls_str name, const char *patch, 
     cJSON_Delete(body);
     return keep_version(&sp->json, json, replace_pod(c, sp, json, "<api>", err));
 }
+/* A plugin's write keeps the version it replaces until the cluster is freed
+ * (the scheduler's snapshot may still point at it): the bytes one plugin call
+ * makes the cluster keep so are capped, so that repeated patches of one large
+ * object cannot grow C memory without bound (attacker round 3: 2000 patches
+ * of a 200 KiB PersistentVolume in one PreBind kept 400 MiB). */
+enum { PLUGIN_KEPT_PER_CALL = 16 << 20 };
+
+static bool plugin_keeps(ls_cluster *c, const ls_object *replaced, ls_error *err)
+{
+    uint32_t call = *ls_view_generation();
+    if (call != c->kept_call) {
+        c->kept_call = call;
+        c->kept_in_call = 0;
+    }
+    uint64_t bytes = (uint64_t)replaced->json_len + sizeof(ls_object_obj);
+    if (c->kept_in_call + bytes > PLUGIN_KEPT_PER_CALL)
+        return ls_errorf(err, "updating %s %s: this plugin call's writes replaced %llu bytes of objects, which the "
+                              "cluster keeps until the simulation ends (at most %d MiB per call); write each object "
+                              "once per call",
+                         ls_str_get(replaced->kind), ls_str_get(replaced->name),
+                         (unsigned long long)c->kept_in_call, PLUGIN_KEPT_PER_CALL >> 20);
+    c->kept_in_call += bytes;
+    return true;
+}
 
 static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
 {
@@ -879,6 +905,10 @@ static bool cluster_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, 
     if (!body)
         return ls_errorf(err, "the patch of %s %s is not valid JSON", ls_str_get(kind), ls_str_get(name));
     const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+    if (!plugin_keeps(c, o, err)) {
+        cJSON_Delete(body);
+        return false;
+    }
     cJSON *json = cJSON_ParseWithLength(o->json, o->json_len);
     ls_json_merge_patch(json, body);
     bool ok = within_api_limits(json, kind, name, err) && replace_object(c, i, json, "<api>", err);
@@ -1201,6 +1231,8 @@ static bool cluster_patch_status(void *ud, const ls_object *obj, const char *mer
     if (i < 0)
         return ls_errorf(err, "%s \"%s\" not found", ls_str_get(obj->kind), ls_str_get(obj->name));
     const ls_object *cur = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+    if (!plugin_keeps(c, cur, err))
+        return false;
     cJSON *patch = cJSON_Parse(merge_patch);
     if (!cJSON_IsObject(patch)) {
         cJSON_Delete(patch);

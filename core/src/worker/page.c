@@ -70,7 +70,7 @@ static void copy(char *dst, size_t cap, const char *src)
 }
 
 void ls_worker_page_describe(const char *profile, const char *plugin, const char *point, const char *pod_ns,
-                             const char *pod_name)
+                             const char *pod_name, const char *where)
 {
     ls_worker_page *p = ls_worker_page_self;
     if (!p)
@@ -79,6 +79,7 @@ void ls_worker_page_describe(const char *profile, const char *plugin, const char
     copy(p->profile, sizeof p->profile, profile);
     copy(p->plugin, sizeof p->plugin, plugin);
     copy(p->point, sizeof p->point, point);
+    copy(p->where, sizeof p->where, where);
     size_t n = 0;
     if (pod_name && *pod_name) {
         copy(p->pod, sizeof p->pod, pod_ns && *pod_ns ? pod_ns : "");
@@ -110,6 +111,6 @@ void ls_worker_page_call(const ls_worker_page *p, char *out, size_t cap)
         snprintf(out, cap, "%s", p->plugin);
         return;
     }
-    snprintf(out, cap, "%s/%s/%s/%s", p->profile[0] ? p->profile : "-", p->plugin[0] ? p->plugin : "-",
-             p->point[0] ? p->point : "-", p->pod[0] ? p->pod : "-");
+    snprintf(out, cap, "%s/%s/%s/%s%s%s", p->profile[0] ? p->profile : "-", p->plugin[0] ? p->plugin : "-",
+             p->point[0] ? p->point : "-", p->pod[0] ? p->pod : "-", p->where[0] ? " in " : "", p->where);
 }

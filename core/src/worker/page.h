@@ -24,6 +24,7 @@ typedef struct ls_worker_page {
     atomic_uint_fast64_t call_budget_ms;
     atomic_uint_fast32_t described;        /* odd while the fields below are written */
     char profile[128], plugin[128], point[64], pod[320];
+    char where[240];                       /* the plugin's hook and its file:line ("filter at f.lua:4"), or "" */
     char why[256];                         /* a fatal signal */
     atomic_uint_fast64_t why_ms;           /* when why was written */
 } ls_worker_page;
@@ -45,9 +46,10 @@ extern ls_worker_page *ls_worker_page_self;
 uint64_t ls_worker_now_ms(void);
 /* Writes the description of the call (async-signal-safe: stores only). */
 void ls_worker_page_describe(const char *profile, const char *plugin, const char *point, const char *pod_ns,
-                             const char *pod_name);
+                             const char *pod_name, const char *where);
 void ls_worker_page_say_why(const char *why);
-/* "profile/plugin/point/pod" of the last description, "" when none. */
+/* "profile/plugin/point/pod" of the last description, then " in <hook at
+ * file:line>" when known; "" when none. */
 void ls_worker_page_call(const ls_worker_page *p, char *out, size_t cap);
 
 #endif

@@ -203,7 +203,7 @@ static int hangs_in_a_call(void *ud, int chan)
 {
     (void)ud;
     (void)chan;
-    ls_worker_page_describe("default-scheduler", "Wreck", "Filter", "default", "p");
+    ls_worker_page_describe("default-scheduler", "Wreck", "Filter", "default", "p", NULL);
     atomic_store(&ls_worker_page_self->call_budget_ms, 50);
     atomic_store(&ls_worker_page_self->call_started_ms, ls_worker_now_ms());
     for (;;)
@@ -215,7 +215,7 @@ static int crashes_in_a_call(void *ud, int chan)
 {
     (void)ud;
     (void)chan;
-    ls_worker_page_describe("default-scheduler", "Wreck", "Score", "ns", "p");
+    ls_worker_page_describe("default-scheduler", "Wreck", "Score", "ns", "p", "score at /p/wreck.lua:9");
     signal(SIGSEGV, SIG_DFL);
     raise(SIGSEGV);
     return 0;
@@ -242,7 +242,7 @@ static void test_supervision(void)
 
     CHECK(ls_child_spawn_fork(&c, crashes_in_a_call, NULL, &err));
     CHECK(ls_child_ended(&c, true, how, sizeof how));
-    CHECK_STR(how, "died of signal 11 (Segmentation fault) in plugin call default-scheduler/Wreck/Score/ns/p");
+    CHECK_STR(how, "died of signal 11 (Segmentation fault) in plugin call default-scheduler/Wreck/Score/ns/p in score at /p/wreck.lua:9");
     ls_child_free(&c);
 }
 

@@ -1,7 +1,7 @@
 /*
- * channel_cost.c: what one message across the supervisor/worker channel of
- * `luasched run` costs (docs/plugins/worker.md). Measures, over a socketpair
- * as run uses it:
+ * bench_boundary.c: `luasched bench boundary`: what one message across the
+ * supervisor/worker channel of `luasched run` costs (docs/plugins/worker.md).
+ * Measures, over a socketpair as run uses it:
  *  - a watch event: the supervisor prints the informer's object as JSON and
  *    sends it; the worker receives and parses it (decoding into the scheduler
  *    is not counted: run decoded every object before the worker existed too);
@@ -10,8 +10,10 @@
  *  - a binding's round trip: the worker sends a bind message and waits for
  *    the supervisor's answer (the HTTP request between is not counted).
  *
- * usage: luasched_channel_cost [MESSAGES]   (default 200000)
+ * It reports the messages that crossed and the nanoseconds per message, of
+ * the wall clock and of this process's CPU (both sides run here).
  */
+#include "cli/cli.h"
 #include "worker/channel.h"
 
 #include <cjson/cJSON.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +43,14 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* This process's CPU seconds (user + system, every thread). */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 typedef struct side {
@@ -75,17 +86,48 @@ static void *answer_binds(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
+static void usage(FILE *out)
 {
-    long n = argc > 1 ? atol(argv[1]) : 200000;
+    fprintf(out, "usage: luasched bench boundary [MESSAGES]   (default 200000)\n"
+                 "\n"
+                 "What one message across run's supervisor/worker channel costs, over a socketpair as run uses it:\n"
+                 "a watch event (the supervisor prints a pod's JSON and sends it, the worker receives and parses it;\n"
+                 "pipelined, as a watch stream delivers them), the same JSON work alone on one thread, and a\n"
+                 "binding's round trip (bind message and answer; MESSAGES / 4 of them). Each line gives the messages\n"
+                 "that crossed and ns per message, of the wall clock and of this process's CPU. Run it on a quiet\n"
+                 "machine: both sides share its cores.\n");
+}
+
+static void report(const char *what, long messages, double wall, double cpu)
+{
+    printf("%-34s %8ld messages  %8.0f ns/message wall  %8.0f ns/message cpu\n", what, messages,
+           wall * 1e9 / (double)messages, cpu * 1e9 / (double)messages);
+}
+
+int ls_cli_bench_boundary(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return LS_EXIT_OK;
+    }
+    char *end = NULL;
+    long n = argc > 1 ? strtol(argv[1], &end, 10) : 200000;
+    if (argc > 2 || (argc > 1 && (*end || n < 4 || n > 100000000))) {
+        fprintf(stderr, "luasched bench boundary: MESSAGES: expected a number from 4 to 100000000, got \"%s\"\n",
+                argc > 1 ? argv[argc > 2 ? 2 : 1] : "");
+        usage(stderr);
+        return LS_EXIT_USAGE;
+    }
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
-        return 1;
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        perror("luasched bench boundary: socketpair");
+        return LS_EXIT_FAILURE;
+    }
     cJSON *pod = cJSON_Parse(POD);
     side worker = {sv[1], n};
     pthread_t t;
     pthread_create(&t, NULL, receive_objects, &worker);
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     for (long i = 0; i < n; i++) {
         char *json = cJSON_PrintUnformatted(pod);
         const char *f[] = {"update", "pod", "Pod", json};
@@ -93,10 +135,11 @@ int main(int argc, char **argv)
         free(json);
     }
     pthread_join(t, NULL);
-    double events = now_s() - t0;
-    pthread_create(&t, NULL, answer_binds, &(side){sv[0], n / 4});
-    t0 = now_s();
-    for (long i = 0; i < n / 4; i++) {
+    double events = now_s() - t0, events_cpu = cpu_s() - c0;
+    long rounds = n / 4;
+    pthread_create(&t, NULL, answer_binds, &(side){sv[0], rounds});
+    t0 = now_s(), c0 = cpu_s();
+    for (long i = 0; i < rounds; i++) {
         const char *f[] = {"default", "pod-000123", "7d3c1f0e-9a51-4c1e-8a4b-2f6a1b7c9d01", "node-00042",
                            "default-scheduler"};
         ls_chan_send(sv[1], NULL, LS_CH_BIND, f, 5);
@@ -106,19 +149,21 @@ int main(int argc, char **argv)
         ls_chan_msg_free(&m);
     }
     pthread_join(t, NULL);
-    double binds = now_s() - t0;
-    t0 = now_s();
+    double binds = now_s() - t0, binds_cpu = cpu_s() - c0;
+    t0 = now_s(), c0 = cpu_s();
     for (long i = 0; i < n; i++) {
         char *json = cJSON_PrintUnformatted(pod);
         cJSON_Delete(cJSON_Parse(json));
         free(json);
     }
-    double json_only = now_s() - t0;
-    printf("watch event (%zu-byte pod): %.2f us each, pipelined (%ld messages)\n", strlen(POD), events * 1e6 / (double)n, n);
-    printf("  of which printing and parsing the JSON: %.2f us (one thread, no channel)\n", json_only * 1e6 / (double)n);
-    printf("binding round trip: %.2f us each (%ld round trips)\n", binds * 1e6 / (double)(n / 4), n / 4);
+    double json_only = now_s() - t0, json_cpu = cpu_s() - c0;
+    char what[64];
+    snprintf(what, sizeof what, "watch event (%zu-byte pod)", strlen(POD));
+    report(what, n, events, events_cpu);
+    report("  its JSON alone (no channel)", n, json_only, json_cpu);
+    report("binding round trip (2 messages)", 2 * rounds, binds, binds_cpu);
     cJSON_Delete(pod);
     close(sv[0]);
     close(sv[1]);
-    return 0;
+    return LS_EXIT_OK;
 }
