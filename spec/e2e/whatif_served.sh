@@ -11,8 +11,10 @@
 # - A gang that does not fit as a whole is "no", with the member that fails
 #   and why; nothing was created.
 # - A plugin that raises or runs out of time on a question gives that question
-#   an error naming the plugin; the scheduler goes on (a pod created next is
-#   bound, the worker was not replaced).
+#   an error naming the plugin, and so does a question past its deadline
+#   ("timeoutSeconds": the forked evaluator answering it ends); the scheduler
+#   goes on (a pod created next is bound, the worker was not replaced) and no
+#   evaluator process is left.
 # - A template's predicted count is the number that bind when that many are
 #   created; the same question with two nodes added answers more.
 . "$(dirname "$0")/lib.bash"
@@ -138,12 +140,29 @@ expect_eq "nothing was evicted" "$(pod_count)" "$before"
 # ---- a plugin that fails or times out
 a=$(answer <<<'{"pod":'$(small_pod t-raise 100m '{"tripwire":"raise"}')'}')
 expect_contains "a raising plugin: the error names it" "$(jq -r .error <<<"$a")" '"Tripwire"'
-expect_contains "with its file and line" "$(jq -r .error <<<"$a")" "tripwire.lua:19: tripped by the pod's label"
+expect_contains "with its file and line" "$(jq -r .error <<<"$a")" "tripwire.lua:22: tripped by the pod's label"
 expect_eq "the pod's result is an error" "$(jq -r '.placements[0].result' <<<"$a")" "error"
 a=$(answer <<<'{"pod":'$(small_pod t-loop 100m '{"tripwire":"loop"}')'}')
 expect_contains "a plugin out of time: the error names it" "$(jq -r .error <<<"$a")" '"Tripwire"'
 a=$(answer <<<'{"pod":'$(small_pod t-fine 100m)'}')
 expect_eq "the next question is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
+# a question past its deadline: 100 replicas of 40 ms each, with a second to answer
+slow=$(small_pod t-slow 10m '{"tripwire":"slow"}')
+a=$(answer <<<'{"template":'"$slow"',"count":100,"timeoutSeconds":1}')
+expect_contains "a question past its deadline: the error says so" "$(jq -r .error <<<"$a")" \
+  "the question ran past its deadline of 1000 ms, in plugin Tripwire (default-scheduler/Tripwire/PreFilter/default/t-slow-"
+expect_eq "and names the plugin" "$(jq -r .plugin <<<"$a")" "Tripwire"
+expect_eq "timeoutSeconds past 25 is a bad question" "$(answer <<<'{"pod":{},"timeoutSeconds":26}' | jq -r .error)" \
+  "timeoutSeconds: expected a whole number from 1 to 25"
+a=$(answer <<<'{"pod":'$(small_pod t-fine2 100m)'}')
+expect_eq "the question after it is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
+# beside the loop: each answer comes from a forked evaluator, which is gone after it
+expect_eq "the answer says what the fork cost the loop" "$(jq '.loopPauseMs | type' <<<"$a")" '"number"'
+worker=$(pgrep -P "$RUN_PID" | head -1)
+evaluators() { pgrep -P "$worker" | wc -l; }
+no_evaluator() { [ "$(evaluators)" = 0 ]; }
+wait_until 10 no_evaluator || true
+expect_eq "no evaluator is left" "$(evaluators)" "0"
 small_pod after-fault 100m | create
 expect_ne_dash() { [ "$1" != "-" ] && [ "$1" != "?" ] && echo bound || echo "$1"; }
 expect_eq "the scheduler still binds" "$(expect_ne_dash "$(decided after-fault)")" "bound"
@@ -185,3 +204,4 @@ expect_eq "every template's count is the count bound" "$same" "${WHATIF_TEMPLATE
 
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
+[ "$failures" -eq 0 ]

@@ -37,7 +37,7 @@ typedef struct worker_state {
     uint64_t configz_reloads;      /* the successful reloads configz reflects */
     ls_kcluster *kc;
     ls_scheduler *sched;
-    ls_whatif_worker *whatif;      /* /whatif's questions, answered between cycles */
+    ls_whatif_worker *whatif;      /* /whatif's questions, answered by forked evaluators */
     ls_metrics *metrics;
     char *plugin_dirs;
     char *configz;
