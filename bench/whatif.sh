@@ -11,7 +11,9 @@
 #   pods of spec/e2e/whatif_cluster.lua, "explain": false) sent one after the
 #   other over one connection: p50 and p99 of the time the worker took
 #   ("elapsedMs" of each answer) and of the whole HTTPS round trip (curl's
-#   time_total: supervisor, channel, worker and back).
+#   time_total: supervisor, channel, worker and back), and of the pause the
+#   scheduling loop paid to fork the evaluator that answered ("loopPauseMs";
+#   also printed for the questions answered while scheduling).
 #
 # usage: bench/whatif.sh [NODES] [BOUND] [PENDING] [ROUNDS] [QPS] [QUESTIONS]
 #        (default 5000 10000 3000 3 50 500)
@@ -37,7 +39,7 @@ luajit "$ROOT/spec/e2e/whatif_cluster.lua" 11 "$NODES" "$BOUND" "$QUESTIONS" "$P
 # round robin) to /whatif; with "discard", the answers go to /dev/null.
 curl_config() {
   local out=$'\ninsecure\nwrite-out = "\\n%{time_total}\\n"'
-  [ "${2:-}" != discard ] || out=$'\ninsecure\noutput = "/dev/null"\nwrite-out = "%{stderr}%{http_code}\\n"'
+  [ "${2:-}" != discard ] || out=$'\ninsecure\nwrite-out = "%{stderr}%{http_code}\\n"'
   jq -r --arg url "https://127.0.0.1:$PORT/whatif" --arg auth "Authorization: Bearer $TOKEN" --arg out "$out" \
     '"next\nurl = \($url | tojson)\ndata = \({pod: ., explain: false} | tojson | tojson)\nheader = \($auth | tojson)\($out)"' \
     "$TMP/pods.jsonl" > "$TMP/one.conf"
@@ -79,12 +81,13 @@ measure() {
   until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
   START=$(date +%s.%N)   # synced: scheduling starts
   if [ "$1" -gt 0 ]; then
-    curl -s --rate "$1/s" -K "$TMP/ask.conf" 2> "$TMP/asked" &
+    curl -s --rate "$1/s" -K "$TMP/ask.conf" > "$TMP/asked_answers" 2> "$TMP/asked" &
     ASK_PID=$!
   fi
   wait_bound
   local asked=0
-  [ "$1" -eq 0 ] || asked=$(grep -c '^200$' "$TMP/asked" || true)
+  [ "$1" -eq 0 ] || { asked=$(grep -c '^200$' "$TMP/asked" || true)
+    grep -o '"loopPauseMs":[0-9.e-]*' "$TMP/asked_answers" | cut -d: -f2 >> "$TMP/pause_ms"; }
   stop
   echo "$(echo "$PENDING / ($END - $START)" | bc -l) $asked"
 }
@@ -104,6 +107,7 @@ curl_config "$QUESTIONS"
 curl -sk -o /dev/null -H "Authorization: Bearer $TOKEN" --data '{"pod":{}}' "https://127.0.0.1:$PORT/whatif"   # warm-up
 curl -s -K "$TMP/ask.conf" > "$TMP/answers"
 grep -o '"elapsedMs":[0-9.e-]*' "$TMP/answers" | cut -d: -f2 > "$TMP/worker_ms"
+grep -o '"loopPauseMs":[0-9.e-]*' "$TMP/answers" | cut -d: -f2 > "$TMP/idle_pause_ms"
 grep -E '^[0-9.]+$' "$TMP/answers" | awk '{print $1 * 1000}' > "$TMP/http_ms"
 answered=$(wc -l < "$TMP/worker_ms")
 scheduled=$(grep -o '"result":"scheduled"' "$TMP/answers" | wc -l)
@@ -112,10 +116,12 @@ printf 'latency, %s nodes, %s pods on them, %s questions (%s answered, %s schedu
   "$((BOUND + PENDING))" "$QUESTIONS" "$answered" "$scheduled"
 printf '  in the worker:  p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/worker_ms")" "$(pct 99 < "$TMP/worker_ms")"
 printf '  HTTPS round trip: p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/http_ms")" "$(pct 99 < "$TMP/http_ms")"
+printf '  the loop'"'"'s pause to fork the evaluator: p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/idle_pause_ms")" \
+  "$(pct 99 < "$TMP/idle_pause_ms")"
 }
 
 # ---- throughput without and with questions
-: > "$TMP/without"; : > "$TMP/with"
+: > "$TMP/without"; : > "$TMP/with"; : > "$TMP/pause_ms"
 for i in $(seq 1 "$ROUNDS"); do
   read -r a _ <<<"$(measure 0)"
   read -r b asked <<<"$(measure "$QPS")"
@@ -126,3 +132,5 @@ done
 w=$(median < "$TMP/without"); s=$(median < "$TMP/with")
 printf 'throughput, %s nodes, %s pending pods, %s rounds: median %.0f pods/s without, %.0f with %s questions/s (%.1f%% of it)\n' \
   "$NODES" "$PENDING" "$ROUNDS" "$w" "$s" "$QPS" "$(echo "100 * $s / $w" | bc -l)"
+[ ! -s "$TMP/pause_ms" ] || printf 'while scheduling: %s answers, the loop'"'"'s pause p50 %.2f ms, p99 %.2f ms, max %.2f ms\n' \
+  "$(wc -l < "$TMP/pause_ms")" "$(pct 50 < "$TMP/pause_ms")" "$(pct 99 < "$TMP/pause_ms")" "$(pct 100 < "$TMP/pause_ms")"
