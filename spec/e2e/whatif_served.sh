@@ -42,36 +42,11 @@ for _ in 1 2 3 4 5; do
 done
 wait_until 60 synced || { echo "FAIL: run did not sync"; cat "$TMP/run.err"; exit 1; }
 
-# ask [TOKEN]: POST the question on stdin to /whatif; prints the body, then the code on a line.
-ask() {
-  curl -sk --max-time 60 -H "Authorization: Bearer ${1-$TOKEN}" -X POST --data-binary @- \
-    -w '\n%{http_code}' "https://127.0.0.1:$PORT/whatif"
-}
-answer() { ask | sed '$d'; }
-create() {
-  jq -c '{apiVersion: "v1", kind: "Pod"} + .' | curl -sS --fail --max-time 30 --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" \
-    -H 'Content-Type: application/json' -X POST --data-binary @- "$SERVER_URL/api/v1/namespaces/default/pods" \
-    > /dev/null
-}
-delete() {
-  curl -sS --max-time 30 --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" -X DELETE \
-    "$SERVER_URL/api/v1/namespaces/default/pods/$1" > /dev/null
-}
-# decided NAME: the node the pod was bound to, "-" once the scheduler found it
-# unschedulable; "?" when neither happened within 30 s.
-decided() {
-  local deadline=$((SECONDS + 30)) pod
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    pod=$(curl -sS --max-time 30 --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" \
-      "$SERVER_URL/api/v1/namespaces/default/pods/$1")
-    node=$(jq -r '.spec.nodeName // ""' <<<"$pod")
-    [ -n "$node" ] && { echo "$node"; return; }
-    jq -e '(.status | objects | .conditions) // [] | any(.type == "PodScheduled" and .status == "False")' <<<"$pod" \
-      > /dev/null && { echo "-"; return; }
-    sleep 0.1
-  done
-  echo "?"
-}
+ask() { whatif_ask "$@"; }
+answer() { whatif_answer; }
+create() { pod_create; }
+delete() { api_send DELETE "/api/v1/namespaces/default/pods/$1"; }
+decided() { pod_decided "$1"; }
 pod_count() { api /api/v1/pods | jq '.items | length'; }
 small_pod() { # NAME CPU [LABELS-JSON]
   printf '{"metadata":{"name":"%s","labels":%s},"spec":{"containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"%s","memory":"256Mi"}}}]}}' \
