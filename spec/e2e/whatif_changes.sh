@@ -81,9 +81,13 @@ pods_on() { # NODE [daemons]: the pods bound to NODE (all, or all but DaemonSet 
     | .metadata.name'
 }
 delete_pods() { local p; for p in "$@"; do api_send DELETE "/api/v1/namespaces/default/pods/$p"; done; }
+delete_pods_on() { # NODE [daemons]: pods_on's pods deleted
+  local list; mapfile -t list < <(pods_on "$@")
+  [ "${#list[@]}" -eq 0 ] || delete_pods "${list[@]}"
+}
 cordon() { node_patch "$1" '{"spec":{"unschedulable":true}}'; }
-drain() { cordon "$1"; delete_pods $(pods_on "$1" daemons); }   # as kubectl drain --ignore-daemonsets
-remove_node() { delete_pods $(pods_on "$1"); api_send DELETE "/api/v1/nodes/$1"; }
+drain() { cordon "$1"; delete_pods_on "$1" daemons; }   # as kubectl drain --ignore-daemonsets
+remove_node() { delete_pods_on "$1"; api_send DELETE "/api/v1/nodes/$1"; }
 # fits_on NODE: a 10m pod could go to NODE now (the scheduler saw it open again)
 fits_on() {
   [ "$(node_of "$(pod fits-probe 10m '"nodeSelector":{"kubernetes.io/hostname":"'"$1"'"}')" | cut -d' ' -f1)" = "$1" ]
