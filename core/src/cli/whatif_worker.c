@@ -21,13 +21,16 @@
  * child (a timer's signal, then SIGKILL): the answer is an error naming the
  * plugin that was running, and the questions after it go to the next child.
  * A collector thread reads the answers, passes them to the supervisor and
- * reaps the child. When fork() fails, the questions are answered on the
- * scheduling thread as before (between two cycles).
+ * reaps the child. When fork() fails, or the configuration calls HTTP
+ * extenders (their calls go over the worker's channel, whose reader thread a
+ * child does not have), the questions are answered on the scheduling thread
+ * instead, between two cycles.
  */
 #include "cli/whatif_worker.h"
 #include "cli/whatif.h"
 #include "client/kcluster.h"
 #include "framework/runtime_internal.h"
+#include "scheduler/attempt.h"
 #include "framework/watchdog.h"
 #include "luasched/log.h"
 #include "scheduler/extender.h"
@@ -161,7 +164,7 @@ static cJSON *refuse_extenders(void *ud, const char *url, const char *verb, cons
     (void)body;
     size_t n = strlen(url) + 160;
     *msg = ls_xmalloc(n);
-    snprintf(*msg, n, "extender %s is not called by a what-if question (the evaluator has no connection)", url);
+    snprintf(*msg, n, "extender %s cannot be called from a forked what-if evaluator (no channel)", url);
     return NULL;
 }
 
@@ -412,8 +415,10 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live)
     ls_vec_init(&ww->inbox, sizeof(filed));
     ww->busy = true;
     pthread_mutex_unlock(&ww->mu);
-    ls_scheduler_reload_if_changed(ls_whatif_evaluator(ww->wi), false);
-    if (fork_evaluator(ww, live, &taken))
+    ls_scheduler *evaluator = ls_whatif_evaluator(ww->wi);
+    ls_scheduler_reload_if_changed(evaluator, false);
+    /* an extender is called over the channel, whose reader a child lacks */
+    if (!ls_scheduler_env(evaluator)->extenders && fork_evaluator(ww, live, &taken))
         return;
     answer_here(ww, live, &taken);
     pthread_mutex_lock(&ww->mu);
