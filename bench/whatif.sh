@@ -17,7 +17,9 @@
 #
 # usage: bench/whatif.sh [NODES] [BOUND] [PENDING] [ROUNDS] [QPS] [QUESTIONS]
 #        (default 5000 10000 3000 3 50 500)
-# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched).
+# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched);
+# WHATIF_EVALUATOR=loop runs `luasched run --whatif-evaluator loop` (questions
+# on the scheduling thread) to compare with the default fork.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NODES=${1:-5000}
@@ -58,6 +60,7 @@ start() { # [FLAGS...]: served cluster and run on PORT
   until [ -s "$TMP/kc" ]; do sleep 0.05; done
   START=$(date +%s.%N)
   "$BIN" run --kubeconfig "$TMP/kc" --leader-elect=false --bind-address 127.0.0.1 --secure-port "$PORT" -v 2 \
+    ${WHATIF_EVALUATOR:+--whatif-evaluator "$WHATIF_EVALUATOR"} \
     --kube-api-qps 100000 --kube-api-burst 100000 "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
   RUN_PID=$!
 }

@@ -13,6 +13,8 @@
 #   with them gave;
 # - the pod created next is bound to that node (or to one of the nodes the
 #   answer listed as tied with it).
+# Then with --whatif-evaluator loop: a question is answered on the scheduling
+# thread (no fork paid, no evaluator process).
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/serve_lib.bash"
 
@@ -33,15 +35,18 @@ bound() { # NAME NODE CPU [METADATA-EXTRA]
 } > "$TMP/cluster.yaml"
 serve_start "$TMP/cluster.yaml"
 synced() { grep -q "Caches are synced" "$TMP/run.err"; }
-for _ in 1 2 3 4 5; do
-  PORT=$(shuf -i 20000-60000 -n 1)
-  "$BIN" run --kubeconfig "$KUBECONFIG_FILE" --leader-elect=false --bind-address 127.0.0.1 --secure-port "$PORT" \
-    > "$TMP/run.out" 2> "$TMP/run.err" &
-  RUN_PID=$!
-  wait_until 60 healthz_or_gone
-  kill -0 "$RUN_PID" 2>/dev/null && break
-done
-wait_until 60 synced || { echo "FAIL: run did not sync"; cat "$TMP/run.err"; exit 1; }
+start_run() { # [FLAGS...]: luasched run against the served cluster, its secure port on PORT
+  for _ in 1 2 3 4 5; do
+    PORT=$(shuf -i 20000-60000 -n 1)
+    "$BIN" run --kubeconfig "$KUBECONFIG_FILE" --leader-elect=false --bind-address 127.0.0.1 --secure-port "$PORT" \
+      "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
+    RUN_PID=$!
+    wait_until 60 healthz_or_gone
+    kill -0 "$RUN_PID" 2>/dev/null && break
+  done
+  wait_until 60 synced || { echo "FAIL: run did not sync"; cat "$TMP/run.err"; exit 1; }
+}
+start_run
 
 pod() { # NAME CPU [SPEC-EXTRA-JSON]
   printf '{"metadata":{"name":"%s","labels":{"app":"probe"}},"spec":{%s"containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"%s","memory":"1Gi"}}}]}}' \
@@ -116,4 +121,13 @@ check removeNodes '{"removeNodes":["'"$first"'"]}' "$p4" remove_node "$first"
 
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
+
+# --whatif-evaluator loop: the same questions answered on the scheduling thread
+start_run --whatif-evaluator loop
+a=$(jq -c '{pod: ., explain: false, changes: {removeNodes: ["b2"]}}' <<<"$(pod p5 100m)" | whatif_answer)
+expect_eq "in the loop: answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
+expect_eq "in the loop: no fork paid" "$(jq -r '.loopPauseMs // "none"' <<<"$a")" "none"
+expect_eq "the worker started no evaluator" "$(pgrep -P "$(pgrep -P "$RUN_PID" | head -1)" | wc -l)" "0"
+run_stop
+expect_eq "luasched run stops cleanly (loop)" "$RUN_RC" "0"
 [ "$failures" -eq 0 ]

@@ -21,7 +21,8 @@
  * child (a timer's signal, then SIGKILL): the answer is an error naming the
  * plugin that was running, and the questions after it go to the next child.
  * A collector thread reads the answers, passes them to the supervisor and
- * reaps the child. When fork() fails, or the configuration calls HTTP
+ * reaps the child. With --whatif-evaluator=loop, when fork() fails, or when
+ * the configuration calls HTTP
  * extenders (their calls go over the worker's channel, whose reader thread a
  * child does not have), the questions are answered on the scheduling thread
  * instead, between two cycles.
@@ -338,7 +339,7 @@ static void file_question(void *ud, const char *id, const char *question)
         ls_kcluster_wake(ww->kc);
 }
 
-ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator)
+ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator, bool fork)
 {
     ls_whatif_worker *ww = ls_xcalloc(1, sizeof *ww);
     ww->wi = ls_whatif_new(evaluator);
@@ -350,7 +351,7 @@ ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator)
     ls_vec_init(&ww->asked, sizeof(filed));
     void *page = mmap(NULL, sizeof(ls_worker_page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ww->progress = page == MAP_FAILED ? NULL : page;
-    ww->collecting = ww->progress && pthread_create(&ww->collector, NULL, collector, ww) == 0;
+    ww->collecting = fork && ww->progress && pthread_create(&ww->collector, NULL, collector, ww) == 0;
     ls_intern_guard_fork();
     ls_log_guard_fork();
     ls_kcluster_serve_whatif(kc, file_question, ww);

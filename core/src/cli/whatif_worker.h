@@ -11,8 +11,9 @@ typedef struct ls_kcluster ls_kcluster;
 typedef struct ls_whatif_worker ls_whatif_worker;
 
 /* Takes the evaluator (a scheduler of the live configuration, tracing, with
- * a source that writes nothing) and serves the channel's questions. */
-ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator);
+ * a source that writes nothing) and serves the channel's questions: in
+ * forked evaluators, or (fork false) on the scheduling thread. */
+ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator, bool fork);
 /* Hands the questions filed so far to a forked evaluator, which answers
  * them beside the loop (the scheduling thread, between cycles: the fork is
  * all it pays); nothing while the previous evaluator still runs. */
