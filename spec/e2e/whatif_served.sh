@@ -151,8 +151,9 @@ echo "  the template: $k replicas fit"
 expect_eq "the template stops at the first that does not fit" "$(jq '.placements | length' <<<"$a")" "$((k + 1))"
 more=$(answer <<<'{"template":'"$tmpl"',"count":500,"changes":{"addNodes":[{"template":{"metadata":{"name":"extra","labels":{"topology.kubernetes.io/zone":"zone-d"}},"status":{"allocatable":{"cpu":"16","memory":"64Gi","pods":"110"}}},"count":2}]}}' | jq .placed)
 expect_eq "two 16-cpu nodes more fit 10 more" "$more" "$((k + 10))"
-# check_template NAME CPU MEMORY: the replicas the what-if says fit, then that
-# many and two more created: as many bind, the two stay unschedulable.
+# check_template NAME CPU MEMORY [keep]: the replicas the what-if says fit, then
+# that many and two more created: as many bind, the two stay unschedulable;
+# then (without keep) they are deleted and the what-if counts as many again.
 check_template() {
   local t='{"metadata":{"name":"'$1'"},"spec":{"containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"'$2'","memory":"'$3'"}}}]}}'
   local n r
@@ -162,11 +163,17 @@ check_template() {
   done
   for r in $(seq 1 $((n + 2))); do decided "$1-$r"; done > "$TMP/$1.out"
   echo "$n $(grep -vc '^[-?]$' "$TMP/$1.out") $(grep -c '^-$' "$TMP/$1.out")"
+  [ -z "${2:-}" ] || return 0
+  # the replicas deleted again: the next template is asked about the same cluster
+  local before; before=$(pod_count)
+  for r in $(seq 1 $((n + 2))); do delete "$1-$r"; done
+  gone() { [ "$(pod_count)" = "$((before - n - 2))" ] && [ "$(answer <<<'{"template":'"$t"',"count":2000,"explain":false,"hints":false,"preemption":false}' | jq .placed)" = "$n" ]; }
+  wait_until 30 gone >&2 || echo "  ($1: the cluster did not come back within 30 s)" >&2
 }
-read -r want bound unsched <<<"$(check_template big 3 2Gi)"
+read -r want bound unsched <<<"$(check_template big 3 2Gi keep)"
 expect_eq "the template: as many bind as the what-if said" "$bound" "$want"
 expect_eq "the two more are unschedulable" "$unsched" "2"
-# WHATIF_TEMPLATES > 1 (by hand): more templates, each on what the ones before left
+# WHATIF_TEMPLATES > 1 (by hand): more templates, each on the cluster the first one left
 shapes=(2 1Gi 1500m 3Gi 1 512Mi 700m 6Gi 2500m 1Gi 500m 2Gi 1200m 256Mi 900m 4Gi 300m 1Gi 4 8Gi)
 same=1
 for i in $(seq 2 "${WHATIF_TEMPLATES:-1}"); do
