@@ -10,7 +10,9 @@
  * waiting pods, the random state, the evaluator's Lua states) and answers the
  * questions one after the other over a pipe, then exits; the loop goes on at
  * once and pays only the fork (its pause is each answer's "loopPauseMs").
- * One evaluator runs at a time; questions filed meanwhile wait for the next.
+ * One evaluator runs at a time; questions filed meanwhile wait for the next,
+ * and forks are spaced so that the loop spends at most 1/FORK_SPACING of its
+ * time forking (questions that come faster wait and share a fork).
  *
  * The child inherits the worker's confinement (seccomp filter, limits; the
  * filter allows fork()'s exact clone for this, worker/confine.c); its
@@ -55,6 +57,10 @@
  * evaluator gets SIGKILL a second after a question's deadline, if the
  * deadline's own signal did not end it. */
 enum { MAX_FILED = 256, MAX_ANSWER = 15 * 1024 * 1024, KILL_GRACE_MS = 1000 };
+/* After a fork that paused the loop P ms, the next waits until FORK_SPACING * P
+ * ms after it began: the loop spends at most 1/FORK_SPACING of its time
+ * forking, however many questions come (they wait and go together). */
+enum { FORK_SPACING = 20 };
 
 typedef struct filed {
     char *id, *question;
@@ -72,6 +78,7 @@ struct ls_whatif_worker {
     int fd;                    /* the read end of its pipe; -1 while none is handed over */
     pid_t pid;
     double pause_ms;           /* the fork's pause of the scheduling loop */
+    double next_fork_ms;       /* monotonic ms before which no evaluator is forked */
     pthread_t collector;
     bool collecting;
     ls_worker_page *progress;  /* the child's page: the call it runs (shared) */
@@ -290,13 +297,32 @@ static void collect(ls_whatif_worker *ww, int fd, pid_t pid, ls_vec *asked, doub
     free_filed(asked);
 }
 
+/* Until an evaluator is handed over (mu held): questions that wait for the
+ * fork spacing wake the loop when it has passed. */
+static void wait_for_evaluator(ls_whatif_worker *ww)
+{
+    while (!ww->stop && ww->fd < 0) {
+        double early = ww->next_fork_ms - now_ms();
+        if (!ww->inbox.len || ww->busy || early <= 0) {
+            pthread_cond_wait(&ww->changed, &ww->mu);
+            continue;
+        }
+        struct timespec until = ls_realtime_after_ms((long)early + 1);
+        pthread_cond_timedwait(&ww->changed, &ww->mu, &until);
+        if (ww->fd < 0 && ww->inbox.len && !ww->busy && ww->next_fork_ms <= now_ms()) {
+            pthread_mutex_unlock(&ww->mu);
+            ls_kcluster_wake(ww->kc);
+            pthread_mutex_lock(&ww->mu);
+        }
+    }
+}
+
 static void *collector(void *arg)
 {
     ls_whatif_worker *ww = arg;
     pthread_mutex_lock(&ww->mu);
     for (;;) {
-        while (!ww->stop && ww->fd < 0)
-            pthread_cond_wait(&ww->changed, &ww->mu);
+        wait_for_evaluator(ww);
         if (ww->fd < 0)
             break;
         int fd = ww->fd;
@@ -331,6 +357,7 @@ static void file_question(void *ud, const char *id, const char *question)
         filed *f = ls_vec_push(&ww->inbox);
         f->id = ls_xstrdup(id);
         f->question = ls_xstrdup(question);
+        pthread_cond_broadcast(&ww->changed);   /* the collector times the next fork */
     }
     pthread_mutex_unlock(&ww->mu);
     if (full)
@@ -398,6 +425,7 @@ static bool fork_evaluator(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *tak
     ww->fd = p[0];
     ww->pid = pid;
     ww->pause_ms = pause;
+    ww->next_fork_ms = began + FORK_SPACING * pause;
     pthread_cond_broadcast(&ww->changed);
     pthread_mutex_unlock(&ww->mu);
     return true;
@@ -408,7 +436,7 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live)
     if (!ww)
         return;
     pthread_mutex_lock(&ww->mu);
-    if (ww->busy || !ww->inbox.len) {
+    if (ww->busy || !ww->inbox.len || (ww->collecting && now_ms() < ww->next_fork_ms)) {
         pthread_mutex_unlock(&ww->mu);
         return;
     }
