@@ -84,7 +84,8 @@ measure() {
   until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
   START=$(date +%s.%N)   # synced: scheduling starts
   if [ "$1" -gt 0 ]; then
-    curl -s --rate "$1/s" -K "$TMP/ask.conf" > "$TMP/asked_answers" 2> "$TMP/asked" &
+    # in parallel: one at a time, a slow answer would hold the next question back
+    curl -s --parallel --parallel-max 64 --rate "$1/s" -K "$TMP/ask.conf" > "$TMP/asked_answers" 2> "$TMP/asked" &
     ASK_PID=$!
   fi
   wait_bound
