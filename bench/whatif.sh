@@ -27,6 +27,7 @@ BOUND=${2:-10000}
 PENDING=${3:-3000}
 ROUNDS=${4:-3}
 QPS=${5:-50}
+STREAMS=${STREAMS:-5}   # QPS is sent over this many connections (QPS a multiple of it)
 QUESTIONS=${6:-500}
 BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
@@ -71,7 +72,8 @@ wait_bound() {
 }
 
 stop() {
-  [ -z "$ASK_PID" ] || { kill "$ASK_PID" 2>/dev/null; wait "$ASK_PID" 2>/dev/null || true; ASK_PID=; }
+  # shellcheck disable=SC2086
+  [ -z "$ASK_PID" ] || { kill $ASK_PID 2>/dev/null; wait $ASK_PID 2>/dev/null || true; ASK_PID=; }
   kill -TERM "$RUN_PID"; wait "$RUN_PID" || true; RUN_PID=
   kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=
 }
@@ -84,9 +86,13 @@ measure() {
   until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
   START=$(date +%s.%N)   # synced: scheduling starts
   if [ "$1" -gt 0 ]; then
-    # in parallel: one at a time, a slow answer would hold the next question back
-    curl -s --parallel --parallel-max 64 --rate "$1/s" -K "$TMP/ask.conf" > "$TMP/asked_answers" 2> "$TMP/asked" &
-    ASK_PID=$!
+    # STREAMS connections, each one question at a time at QPS/STREAMS a second (a
+    # slow answer holds back only its stream; curl's --rate does not hold with --parallel)
+    : > "$TMP/asked_answers"; : > "$TMP/asked"
+    for _ in $(seq 1 "$STREAMS"); do
+      curl -s --rate "$(( $1 / STREAMS ))/s" -K "$TMP/ask.conf" >> "$TMP/asked_answers" 2>> "$TMP/asked" &
+      ASK_PID="$ASK_PID $!"
+    done
   fi
   wait_bound
   local asked=0
