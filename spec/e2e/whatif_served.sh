@@ -184,6 +184,14 @@ for i in $(seq 2 "${WHATIF_TEMPLATES:-1}"); do
 done
 expect_eq "every template's count is the count bound" "$same" "${WHATIF_TEMPLATES:-1}"
 
+# a stop while an evaluator runs a long question does not wait for it
+answer <<<'{"template":'"$slow"',"count":1000,"timeoutSeconds":25}' > /dev/null &
+ASKER=$!
+evaluating() { [ "$(evaluators)" -gt 0 ]; }
+wait_until 10 evaluating || echo "  (no evaluator seen)"
+began=$SECONDS
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
+expect_eq "without waiting for the question (25 s)" "$(( SECONDS - began < 15 ))" "1"
+wait_exit "$ASKER" 30 > /dev/null
 [ "$failures" -eq 0 ]

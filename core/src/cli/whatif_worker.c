@@ -38,6 +38,7 @@
 #include "luasched/log.h"
 #include "scheduler/extender.h"
 #include "worker/page.h"
+#include "worker/supervise.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +83,7 @@ struct ls_whatif_worker {
     pthread_t collector;
     bool collecting;
     ls_worker_page *progress;  /* the child's page: the call it runs (shared) */
+    int stop_pipe[2];          /* written when the worker ends: the collector stops reading at once */
     bool warned_fork;
 };
 
@@ -186,6 +188,11 @@ static void arm(timer_t t, long ms)
 static _Noreturn void child_main(ls_whatif_worker *ww, ls_scheduler *live, const ls_vec *asked, int fd)
 {
     ls_worker_page_self = ww->progress;   /* never the supervisor's page */
+    /* nor its channel: the supervisor sees the worker's end when the worker's
+     * copy closes, not when this one's deadline comes */
+    close(LS_WORKER_CHAN_FD);
+    close(ww->stop_pipe[0]);
+    close(ww->stop_pipe[1]);
     ls_extender_set_transport(refuse_extenders, NULL);
     signal(SIGALRM, on_deadline);
     struct sigevent describe = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};
@@ -210,13 +217,14 @@ static _Noreturn void child_main(ls_whatif_worker *ww, ls_scheduler *live, const
 
 /* ---- the collector (a thread of the worker) */
 
-static bool read_all(int fd, void *data, size_t len, double deadline)
+/* False at the deadline, at the end of the pipe, or when the worker ends. */
+static bool read_all(const ls_whatif_worker *ww, int fd, void *data, size_t len, double deadline)
 {
     char *p = data;
     while (len) {
         int left = (int)(deadline - now_ms());
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        if (left <= 0 || poll(&pfd, 1, left) <= 0)
+        struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = ww->stop_pipe[0], .events = POLLIN}};
+        if (left <= 0 || poll(pfd, 2, left) <= 0 || pfd[1].revents)
             return false;
         ssize_t n = read(fd, p, len);
         if (n < 0 && errno == EINTR)
@@ -264,10 +272,10 @@ static void collect(ls_whatif_worker *ww, int fd, pid_t pid, ls_vec *asked, doub
     for (;;) {
         uint32_t head[3];
         double deadline = now_ms() + LS_WHATIF_DEADLINE_MS + 2 * KILL_GRACE_MS;
-        if (!read_all(fd, head, sizeof head, deadline) || head[0] != answered || head[2] > MAX_ANSWER + 1024)
+        if (!read_all(ww, fd, head, sizeof head, deadline) || head[0] != answered || head[2] > MAX_ANSWER + 1024)
             break;
         char *answer = ls_xmalloc((size_t)head[2] + 1);
-        bool whole = read_all(fd, answer, head[2], deadline);
+        bool whole = read_all(ww, fd, answer, head[2], deadline);
         answer[whole ? head[2] : 0] = 0;
         if (whole)
             send_answer(ww, LS_VEC_AT(asked, filed, answered).id, (int)head[1], answer, pause_ms);
@@ -278,6 +286,14 @@ static void collect(ls_whatif_worker *ww, int fd, pid_t pid, ls_vec *asked, doub
     }
     close(fd);
     int wstatus = 0;
+    pthread_mutex_lock(&ww->mu);
+    bool stopping = ww->stop;
+    pthread_mutex_unlock(&ww->mu);
+    if (stopping) {   /* the evaluator ends by its own deadline (or its next write), unwaited for */
+        waitpid(pid, &wstatus, WNOHANG);
+        free_filed(asked);
+        return;
+    }
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
     if (answered < asked->len) {
@@ -378,7 +394,10 @@ ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator,
     ls_vec_init(&ww->asked, sizeof(filed));
     void *page = mmap(NULL, sizeof(ls_worker_page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ww->progress = page == MAP_FAILED ? NULL : page;
-    ww->collecting = fork && ww->progress && pthread_create(&ww->collector, NULL, collector, ww) == 0;
+    bool piped = pipe2(ww->stop_pipe, O_CLOEXEC) == 0;
+    if (!piped)
+        ww->stop_pipe[0] = ww->stop_pipe[1] = -1;
+    ww->collecting = fork && piped && ww->progress && pthread_create(&ww->collector, NULL, collector, ww) == 0;
     ls_intern_guard_fork();
     ls_log_guard_fork();
     ls_kcluster_serve_whatif(kc, file_question, ww);
@@ -462,12 +481,16 @@ void ls_whatif_worker_free(ls_whatif_worker *ww)
     ls_kcluster_serve_whatif(ww->kc, NULL, NULL);
     if (ww->collecting) {
         pthread_mutex_lock(&ww->mu);
-        while (ww->busy)   /* the running evaluator ends by its deadline at the latest */
-            pthread_cond_wait(&ww->changed, &ww->mu);
         ww->stop = true;
         pthread_cond_broadcast(&ww->changed);
         pthread_mutex_unlock(&ww->mu);
+        ssize_t n = write(ww->stop_pipe[1], "x", 1);   /* a collector in poll returns */
+        (void)n;
         pthread_join(ww->collector, NULL);
+    }
+    if (ww->stop_pipe[0] >= 0) {
+        close(ww->stop_pipe[0]);
+        close(ww->stop_pipe[1]);
     }
     free_filed(&ww->inbox);
     free_filed(&ww->asked);
