@@ -19,15 +19,15 @@
  * watchdogs watch again from threads of its own, so every plugin call keeps
  * its budgets, and its calls are described on a page of its own, never on
  * the supervisor's. A question that runs past its deadline (25 s, or its
- * "timeoutSeconds") ends the
- * child (a timer's signal, then SIGKILL): the answer is an error naming the
- * plugin that was running, and the questions after it go to the next child.
- * A collector thread reads the answers, passes them to the supervisor and
- * reaps the child. With --whatif-evaluator=loop, when fork() fails, or when
- * the configuration calls HTTP
- * extenders (their calls go over the worker's channel, whose reader thread a
- * child does not have), the questions are answered on the scheduling thread
- * instead, between two cycles.
+ * "timeoutSeconds") ends the child (a timer's signal, then SIGKILL): the
+ * answer is an error naming the plugin that was running, and the questions
+ * after it go to the next child. A collector thread reads the answers,
+ * passes them to the supervisor and reaps the child.
+ *
+ * Answered on the scheduling thread instead, between two cycles: with
+ * --whatif-evaluator=loop, when fork() fails, and when the configuration
+ * calls HTTP extenders (their calls go over the worker's channel, whose
+ * reader thread a child does not have).
  */
 #include "cli/whatif_worker.h"
 #include "cli/whatif.h"
