@@ -11,8 +11,9 @@
  * questions one after the other over a pipe, then exits; the loop goes on at
  * once and pays only the fork (its pause is each answer's "loopPauseMs").
  * One evaluator runs at a time; questions filed meanwhile wait for the next,
- * and forks are spaced so that the loop spends at most 1/FORK_SPACING of its
- * time forking (questions that come faster wait and share a fork).
+ * and, while pods wait to be scheduled, forks are spaced so that the loop
+ * spends at most 1/FORK_SPACING of its time forking (questions that come
+ * faster wait and share a fork).
  *
  * The child inherits the worker's confinement (seccomp filter, limits; the
  * filter allows fork()'s exact clone for this, worker/confine.c); its
@@ -450,12 +451,13 @@ static bool fork_evaluator(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *tak
     return true;
 }
 
-void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live)
+void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t queued)
 {
     if (!ww)
         return;
     pthread_mutex_lock(&ww->mu);
-    if (ww->busy || !ww->inbox.len || (ww->collecting && now_ms() < ww->next_fork_ms)) {
+    bool spaced = ww->collecting && queued && now_ms() < ww->next_fork_ms;   /* an idle loop has time */
+    if (ww->busy || !ww->inbox.len || spaced) {
         pthread_mutex_unlock(&ww->mu);
         return;
     }

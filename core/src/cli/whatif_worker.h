@@ -16,8 +16,9 @@ typedef struct ls_whatif_worker ls_whatif_worker;
 ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator, bool fork);
 /* Hands the questions filed so far to a forked evaluator, which answers
  * them beside the loop (the scheduling thread, between cycles: the fork is
- * all it pays); nothing while the previous evaluator still runs. */
-void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live);
+ * all it pays); nothing while the previous evaluator still runs, nor, while
+ * `queued` pods wait, before the fork spacing has passed. */
+void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t queued);
 void ls_whatif_worker_free(ls_whatif_worker *ww);
 
 #endif
