@@ -11,11 +11,15 @@
 #   pods of spec/e2e/whatif_cluster.lua, "explain": false) sent one after the
 #   other over one connection: p50 and p99 of the time the worker took
 #   ("elapsedMs" of each answer) and of the whole HTTPS round trip (curl's
-#   time_total: supervisor, channel, worker and back).
+#   time_total: supervisor, channel, worker and back), and of the pause the
+#   scheduling loop paid to fork the evaluator that answered ("loopPauseMs";
+#   also printed for the questions answered while scheduling).
 #
 # usage: bench/whatif.sh [NODES] [BOUND] [PENDING] [ROUNDS] [QPS] [QUESTIONS]
 #        (default 5000 10000 3000 3 50 500)
-# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched).
+# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched);
+# WHATIF_EVALUATOR=loop runs `luasched run --whatif-evaluator loop` (questions
+# on the scheduling thread) to compare with the default fork.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NODES=${1:-5000}
@@ -23,6 +27,7 @@ BOUND=${2:-10000}
 PENDING=${3:-3000}
 ROUNDS=${4:-3}
 QPS=${5:-50}
+STREAMS=${STREAMS:-5}   # QPS is sent over this many connections (QPS a multiple of it)
 QUESTIONS=${6:-500}
 BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
@@ -37,7 +42,7 @@ luajit "$ROOT/spec/e2e/whatif_cluster.lua" 11 "$NODES" "$BOUND" "$QUESTIONS" "$P
 # round robin) to /whatif; with "discard", the answers go to /dev/null.
 curl_config() {
   local out=$'\ninsecure\nwrite-out = "\\n%{time_total}\\n"'
-  [ "${2:-}" != discard ] || out=$'\ninsecure\noutput = "/dev/null"\nwrite-out = "%{stderr}%{http_code}\\n"'
+  [ "${2:-}" != discard ] || out=$'\ninsecure\nwrite-out = "%{stderr}%{http_code}\\n"'
   jq -r --arg url "https://127.0.0.1:$PORT/whatif" --arg auth "Authorization: Bearer $TOKEN" --arg out "$out" \
     '"next\nurl = \($url | tojson)\ndata = \({pod: ., explain: false} | tojson | tojson)\nheader = \($auth | tojson)\($out)"' \
     "$TMP/pods.jsonl" > "$TMP/one.conf"
@@ -56,6 +61,7 @@ start() { # [FLAGS...]: served cluster and run on PORT
   until [ -s "$TMP/kc" ]; do sleep 0.05; done
   START=$(date +%s.%N)
   "$BIN" run --kubeconfig "$TMP/kc" --leader-elect=false --bind-address 127.0.0.1 --secure-port "$PORT" -v 2 \
+    ${WHATIF_EVALUATOR:+--whatif-evaluator "$WHATIF_EVALUATOR"} \
     --kube-api-qps 100000 --kube-api-burst 100000 "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
   RUN_PID=$!
 }
@@ -66,7 +72,8 @@ wait_bound() {
 }
 
 stop() {
-  [ -z "$ASK_PID" ] || { kill "$ASK_PID" 2>/dev/null; wait "$ASK_PID" 2>/dev/null || true; ASK_PID=; }
+  # shellcheck disable=SC2086
+  [ -z "$ASK_PID" ] || { kill $ASK_PID 2>/dev/null; wait $ASK_PID 2>/dev/null || true; ASK_PID=; }
   kill -TERM "$RUN_PID"; wait "$RUN_PID" || true; RUN_PID=
   kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=
 }
@@ -79,12 +86,18 @@ measure() {
   until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
   START=$(date +%s.%N)   # synced: scheduling starts
   if [ "$1" -gt 0 ]; then
-    curl -s --rate "$1/s" -K "$TMP/ask.conf" 2> "$TMP/asked" &
-    ASK_PID=$!
+    # STREAMS connections, each one question at a time at QPS/STREAMS a second (a
+    # slow answer holds back only its stream; curl's --rate does not hold with --parallel)
+    : > "$TMP/asked_answers"; : > "$TMP/asked"
+    for _ in $(seq 1 "$STREAMS"); do
+      curl -s --rate "$(( $1 / STREAMS ))/s" -K "$TMP/ask.conf" >> "$TMP/asked_answers" 2>> "$TMP/asked" &
+      ASK_PID="$ASK_PID $!"
+    done
   fi
   wait_bound
   local asked=0
-  [ "$1" -eq 0 ] || asked=$(grep -c '^200$' "$TMP/asked" || true)
+  [ "$1" -eq 0 ] || { asked=$(grep -c '^200$' "$TMP/asked" || true)
+    grep -o '"loopPauseMs":[0-9.e-]*' "$TMP/asked_answers" | cut -d: -f2 >> "$TMP/pause_ms"; }
   stop
   echo "$(echo "$PENDING / ($END - $START)" | bc -l) $asked"
 }
@@ -104,6 +117,7 @@ curl_config "$QUESTIONS"
 curl -sk -o /dev/null -H "Authorization: Bearer $TOKEN" --data '{"pod":{}}' "https://127.0.0.1:$PORT/whatif"   # warm-up
 curl -s -K "$TMP/ask.conf" > "$TMP/answers"
 grep -o '"elapsedMs":[0-9.e-]*' "$TMP/answers" | cut -d: -f2 > "$TMP/worker_ms"
+grep -o '"loopPauseMs":[0-9.e-]*' "$TMP/answers" | cut -d: -f2 > "$TMP/idle_pause_ms"
 grep -E '^[0-9.]+$' "$TMP/answers" | awk '{print $1 * 1000}' > "$TMP/http_ms"
 answered=$(wc -l < "$TMP/worker_ms")
 scheduled=$(grep -o '"result":"scheduled"' "$TMP/answers" | wc -l)
@@ -112,10 +126,12 @@ printf 'latency, %s nodes, %s pods on them, %s questions (%s answered, %s schedu
   "$((BOUND + PENDING))" "$QUESTIONS" "$answered" "$scheduled"
 printf '  in the worker:  p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/worker_ms")" "$(pct 99 < "$TMP/worker_ms")"
 printf '  HTTPS round trip: p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/http_ms")" "$(pct 99 < "$TMP/http_ms")"
+printf '  the loop'"'"'s pause to fork the evaluator: p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/idle_pause_ms")" \
+  "$(pct 99 < "$TMP/idle_pause_ms")"
 }
 
 # ---- throughput without and with questions
-: > "$TMP/without"; : > "$TMP/with"
+: > "$TMP/without"; : > "$TMP/with"; : > "$TMP/pause_ms"
 for i in $(seq 1 "$ROUNDS"); do
   read -r a _ <<<"$(measure 0)"
   read -r b asked <<<"$(measure "$QPS")"
@@ -126,3 +142,5 @@ done
 w=$(median < "$TMP/without"); s=$(median < "$TMP/with")
 printf 'throughput, %s nodes, %s pending pods, %s rounds: median %.0f pods/s without, %.0f with %s questions/s (%.1f%% of it)\n' \
   "$NODES" "$PENDING" "$ROUNDS" "$w" "$s" "$QPS" "$(echo "100 * $s / $w" | bc -l)"
+[ ! -s "$TMP/pause_ms" ] || printf 'while scheduling: %s answers, the loop'"'"'s pause p50 %.2f ms, p99 %.2f ms, max %.2f ms\n' \
+  "$(wc -l < "$TMP/pause_ms")" "$(pct 50 < "$TMP/pause_ms")" "$(pct 99 < "$TMP/pause_ms")" "$(pct 100 < "$TMP/pause_ms")"

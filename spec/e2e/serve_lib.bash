@@ -83,3 +83,37 @@ serve_stop() {
   kill -TERM "$SERVE_PID" 2>/dev/null
   wait_exit "$SERVE_PID" 60; SERVE_RC=$?
 }
+
+# ---- what-if tests (whatif_served.sh, whatif_changes.sh)
+# whatif_ask [TOKEN]: POST the question on stdin to run's /whatif on PORT;
+# prints the body, then the code on a line.
+whatif_ask() {
+  curl -sk --max-time 60 -H "Authorization: Bearer ${1-$TOKEN}" -X POST --data-binary @- \
+    -w '\n%{http_code}' "https://127.0.0.1:$PORT/whatif"
+}
+whatif_answer() { whatif_ask | sed '$d'; }
+# pod_create: the pod on stdin (JSON, no apiVersion/kind), in namespace default.
+pod_create() {
+  jq -c '{apiVersion: "v1", kind: "Pod"} + .' | curl -sS --fail --max-time 30 --cacert "$TMP/ca.crt" \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST --data-binary @- \
+    "$SERVER_URL/api/v1/namespaces/default/pods" > /dev/null
+}
+# api_send METHOD PATH [BODY]: a write to the served API (a merge patch for PATCH).
+api_send() {
+  curl -sS --fail --max-time 30 --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" -X "$1" \
+    -H 'Content-Type: application/merge-patch+json' ${3:+--data-binary "$3"} "$SERVER_URL$2" > /dev/null
+}
+# pod_decided NAME: the node the pod was bound to, "-" once the scheduler
+# found it unschedulable; "?" when neither happened within 30 s.
+pod_decided() {
+  local deadline=$((SECONDS + 30)) pod node
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    pod=$(api "/api/v1/namespaces/default/pods/$1")
+    node=$(jq -r '.spec.nodeName // ""' <<<"$pod")
+    [ -n "$node" ] && { echo "$node"; return; }
+    jq -e '(.status | objects | .conditions) // [] | any(.type == "PodScheduled" and .status == "False")' <<<"$pod" \
+      > /dev/null && { echo "-"; return; }
+    sleep 0.1
+  done
+  echo "?"
+}

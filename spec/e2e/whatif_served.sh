@@ -11,8 +11,10 @@
 # - A gang that does not fit as a whole is "no", with the member that fails
 #   and why; nothing was created.
 # - A plugin that raises or runs out of time on a question gives that question
-#   an error naming the plugin; the scheduler goes on (a pod created next is
-#   bound, the worker was not replaced).
+#   an error naming the plugin, and so does a question past its deadline
+#   ("timeoutSeconds": the forked evaluator answering it ends); the scheduler
+#   goes on (a pod created next is bound, the worker was not replaced) and no
+#   evaluator process is left.
 # - A template's predicted count is the number that bind when that many are
 #   created; the same question with two nodes added answers more.
 . "$(dirname "$0")/lib.bash"
@@ -40,36 +42,11 @@ for _ in 1 2 3 4 5; do
 done
 wait_until 60 synced || { echo "FAIL: run did not sync"; cat "$TMP/run.err"; exit 1; }
 
-# ask [TOKEN]: POST the question on stdin to /whatif; prints the body, then the code on a line.
-ask() {
-  curl -sk --max-time 60 -H "Authorization: Bearer ${1-$TOKEN}" -X POST --data-binary @- \
-    -w '\n%{http_code}' "https://127.0.0.1:$PORT/whatif"
-}
-answer() { ask | sed '$d'; }
-create() {
-  jq -c '{apiVersion: "v1", kind: "Pod"} + .' | curl -sS --fail --max-time 30 --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" \
-    -H 'Content-Type: application/json' -X POST --data-binary @- "$SERVER_URL/api/v1/namespaces/default/pods" \
-    > /dev/null
-}
-delete() {
-  curl -sS --max-time 30 --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" -X DELETE \
-    "$SERVER_URL/api/v1/namespaces/default/pods/$1" > /dev/null
-}
-# decided NAME: the node the pod was bound to, "-" once the scheduler found it
-# unschedulable; "?" when neither happened within 30 s.
-decided() {
-  local deadline=$((SECONDS + 30)) pod
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    pod=$(curl -sS --max-time 30 --cacert "$TMP/ca.crt" -H "Authorization: Bearer $TOKEN" \
-      "$SERVER_URL/api/v1/namespaces/default/pods/$1")
-    node=$(jq -r '.spec.nodeName // ""' <<<"$pod")
-    [ -n "$node" ] && { echo "$node"; return; }
-    jq -e '(.status | objects | .conditions) // [] | any(.type == "PodScheduled" and .status == "False")' <<<"$pod" \
-      > /dev/null && { echo "-"; return; }
-    sleep 0.1
-  done
-  echo "?"
-}
+ask() { whatif_ask "$@"; }
+answer() { whatif_answer; }
+create() { pod_create; }
+delete() { api_send DELETE "/api/v1/namespaces/default/pods/$1"; }
+decided() { pod_decided "$1"; }
 pod_count() { api /api/v1/pods | jq '.items | length'; }
 small_pod() { # NAME CPU [LABELS-JSON]
   printf '{"metadata":{"name":"%s","labels":%s},"spec":{"containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"%s","memory":"256Mi"}}}]}}' \
@@ -138,12 +115,29 @@ expect_eq "nothing was evicted" "$(pod_count)" "$before"
 # ---- a plugin that fails or times out
 a=$(answer <<<'{"pod":'$(small_pod t-raise 100m '{"tripwire":"raise"}')'}')
 expect_contains "a raising plugin: the error names it" "$(jq -r .error <<<"$a")" '"Tripwire"'
-expect_contains "with its file and line" "$(jq -r .error <<<"$a")" "tripwire.lua:19: tripped by the pod's label"
+expect_contains "with its file and line" "$(jq -r .error <<<"$a")" "tripwire.lua:22: tripped by the pod's label"
 expect_eq "the pod's result is an error" "$(jq -r '.placements[0].result' <<<"$a")" "error"
 a=$(answer <<<'{"pod":'$(small_pod t-loop 100m '{"tripwire":"loop"}')'}')
 expect_contains "a plugin out of time: the error names it" "$(jq -r .error <<<"$a")" '"Tripwire"'
 a=$(answer <<<'{"pod":'$(small_pod t-fine 100m)'}')
 expect_eq "the next question is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
+# a question past its deadline: 100 replicas of 40 ms each, with a second to answer
+slow=$(small_pod t-slow 10m '{"tripwire":"slow"}')
+a=$(answer <<<'{"template":'"$slow"',"count":100,"timeoutSeconds":1}')
+expect_contains "a question past its deadline: the error says so" "$(jq -r .error <<<"$a")" \
+  "the question ran past its deadline of 1000 ms, in plugin Tripwire (default-scheduler/Tripwire/PreFilter/default/t-slow-"
+expect_eq "and names the plugin" "$(jq -r .plugin <<<"$a")" "Tripwire"
+expect_eq "timeoutSeconds past 25 is a bad question" "$(answer <<<'{"pod":{},"timeoutSeconds":26}' | jq -r .error)" \
+  "timeoutSeconds: expected a whole number from 1 to 25"
+a=$(answer <<<'{"pod":'$(small_pod t-fine2 100m)'}')
+expect_eq "the question after it is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
+# beside the loop: each answer comes from a forked evaluator, which is gone after it
+expect_eq "the answer says what the fork cost the loop" "$(jq '.loopPauseMs | type' <<<"$a")" '"number"'
+worker=$(pgrep -P "$RUN_PID" | head -1)
+evaluators() { pgrep -P "$worker" | wc -l; }
+no_evaluator() { [ "$(evaluators)" = 0 ]; }
+wait_until 10 no_evaluator || true
+expect_eq "no evaluator is left" "$(evaluators)" "0"
 small_pod after-fault 100m | create
 expect_ne_dash() { [ "$1" != "-" ] && [ "$1" != "?" ] && echo bound || echo "$1"; }
 expect_eq "the scheduler still binds" "$(expect_ne_dash "$(decided after-fault)")" "bound"
@@ -157,8 +151,9 @@ echo "  the template: $k replicas fit"
 expect_eq "the template stops at the first that does not fit" "$(jq '.placements | length' <<<"$a")" "$((k + 1))"
 more=$(answer <<<'{"template":'"$tmpl"',"count":500,"changes":{"addNodes":[{"template":{"metadata":{"name":"extra","labels":{"topology.kubernetes.io/zone":"zone-d"}},"status":{"allocatable":{"cpu":"16","memory":"64Gi","pods":"110"}}},"count":2}]}}' | jq .placed)
 expect_eq "two 16-cpu nodes more fit 10 more" "$more" "$((k + 10))"
-# check_template NAME CPU MEMORY: the replicas the what-if says fit, then that
-# many and two more created: as many bind, the two stay unschedulable.
+# check_template NAME CPU MEMORY [keep]: the replicas the what-if says fit, then
+# that many and two more created: as many bind, the two stay unschedulable;
+# then (without keep) they are deleted and the what-if counts as many again.
 check_template() {
   local t='{"metadata":{"name":"'$1'"},"spec":{"containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"'$2'","memory":"'$3'"}}}]}}'
   local n r
@@ -168,11 +163,17 @@ check_template() {
   done
   for r in $(seq 1 $((n + 2))); do decided "$1-$r"; done > "$TMP/$1.out"
   echo "$n $(grep -vc '^[-?]$' "$TMP/$1.out") $(grep -c '^-$' "$TMP/$1.out")"
+  [ -z "${2:-}" ] || return 0
+  # the replicas deleted again: the next template is asked about the same cluster
+  local before; before=$(pod_count)
+  for r in $(seq 1 $((n + 2))); do delete "$1-$r"; done
+  gone() { [ "$(pod_count)" = "$((before - n - 2))" ] && [ "$(answer <<<'{"template":'"$t"',"count":2000,"explain":false,"hints":false,"preemption":false}' | jq .placed)" = "$n" ]; }
+  wait_until 30 gone >&2 || echo "  ($1: the cluster did not come back within 30 s)" >&2
 }
-read -r want bound unsched <<<"$(check_template big 3 2Gi)"
+read -r want bound unsched <<<"$(check_template big 3 2Gi keep)"
 expect_eq "the template: as many bind as the what-if said" "$bound" "$want"
 expect_eq "the two more are unschedulable" "$unsched" "2"
-# WHATIF_TEMPLATES > 1 (by hand): more templates, each on what the ones before left
+# WHATIF_TEMPLATES > 1 (by hand): more templates, each on the cluster the first one left
 shapes=(2 1Gi 1500m 3Gi 1 512Mi 700m 6Gi 2500m 1Gi 500m 2Gi 1200m 256Mi 900m 4Gi 300m 1Gi 4 8Gi)
 same=1
 for i in $(seq 2 "${WHATIF_TEMPLATES:-1}"); do
@@ -183,5 +184,14 @@ for i in $(seq 2 "${WHATIF_TEMPLATES:-1}"); do
 done
 expect_eq "every template's count is the count bound" "$same" "${WHATIF_TEMPLATES:-1}"
 
+# a stop while an evaluator runs a long question does not wait for it
+answer <<<'{"template":'"$slow"',"count":1000,"timeoutSeconds":25}' > /dev/null &
+ASKER=$!
+evaluating() { [ "$(evaluators)" -gt 0 ]; }
+wait_until 10 evaluating || echo "  (no evaluator seen)"
+began=$SECONDS
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
+expect_eq "without waiting for the question (25 s)" "$(( SECONDS - began < 15 ))" "1"
+wait_exit "$ASKER" 30 > /dev/null
+[ "$failures" -eq 0 ]

@@ -68,6 +68,9 @@ const char *ls_did_you_mean(const char *word, const char *const *candidates, siz
 ls_str ls_intern_hidden(const char *s, size_t len);
 
 ls_str ls_intern_cstr(const char *s);
+/* The intern table's lock is held across fork() from now on (a child
+ * forked while another thread interns would find it taken forever). */
+void ls_intern_guard_fork(void);
 void ls_intern_reset(void);      /* frees the table: only at process exit / in tests */
 uint32_t ls_intern_count(void);
 

@@ -19,6 +19,9 @@ typedef enum ls_log_format { LS_LOG_TEXT = 0, LS_LOG_JSON } ls_log_format;
 /* Defaults: verbosity 0, text, stderr. */
 void ls_log_setup(int verbosity, ls_log_format format, FILE *out);
 int ls_log_verbosity(void);
+/* The log's lock is held across fork() from now on (a child forked while
+ * another thread writes a line would find it taken forever). */
+void ls_log_guard_fork(void);
 static inline bool ls_log_enabled(int v) { return v <= ls_log_verbosity(); }
 /* "text" or "json"; false for anything else. */
 bool ls_log_parse_format(const char *name, ls_log_format *out);

@@ -153,6 +153,30 @@ static struct {
 
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* fork() from one thread while another interns (a channel's reader decoding
+ * an object): the child would find the lock taken forever. Held across the
+ * fork instead (the what-if evaluator, cli/whatif_worker.c). */
+static void intern_lock_take(void)
+{
+    pthread_mutex_lock(&intern_lock);
+}
+
+static void intern_lock_give(void)
+{
+    pthread_mutex_unlock(&intern_lock);
+}
+
+static void intern_guard_install(void)
+{
+    pthread_atfork(intern_lock_take, intern_lock_give, intern_lock_give);
+}
+
+void ls_intern_guard_fork(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, intern_guard_install);
+}
+
 static intern_entry *intern_entry_at(uint32_t id)
 {
     return &interned.chunks[id >> INTERN_CHUNK_BITS][id & (INTERN_CHUNK - 1)];

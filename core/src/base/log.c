@@ -24,6 +24,29 @@ static struct {
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Held across fork() once asked (ls_log_guard_fork): a child forked while
+ * another thread writes a line would otherwise find the lock taken forever. */
+static void log_lock_take(void)
+{
+    pthread_mutex_lock(&log_lock);
+}
+
+static void log_lock_give(void)
+{
+    pthread_mutex_unlock(&log_lock);
+}
+
+static void log_guard_install(void)
+{
+    pthread_atfork(log_lock_take, log_lock_give, log_lock_give);
+}
+
+void ls_log_guard_fork(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, log_guard_install);
+}
+
 void ls_log_setup(int verbosity, ls_log_format format, FILE *out)
 {
     log_cfg.verbosity = verbosity;

@@ -85,6 +85,9 @@ static void run_usage(FILE *out)
             "  --shadow FILE                  evaluate a candidate KubeSchedulerConfiguration on every attempt (Filter\n"
             "                                 and Score on the live snapshot, never binding); disagreements are counted\n"
             "                                 on /metrics (luasched_shadow_*) and logged at -v 2; reloaded as --config\n"
+            "  --whatif-evaluator fork|loop   where POST /whatif's questions are answered: a forked copy of the worker\n"
+            "                                 beside the scheduling loop (default), or the loop itself between two cycles\n"
+            "                                 (no fork: faster answers, the loop pays each question in full)\n"
             "  --metrics-poll-interval D      how often NodeMetrics / PodMetrics are listed from metrics.k8s.io\n"
             "                                 when a loaded plugin reads them (object_data or events; default 15s,\n"
             "                                 metrics-server's resolution; the metrics API has no watch)\n"
@@ -114,7 +117,7 @@ enum {
     OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
-    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL, OPT_SHADOW,
+    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL, OPT_SHADOW, OPT_WHATIF_EVALUATOR,
     OPT_METRICS_POLL, OPT_WORKER, OPT_SERVED_APIS, OPT_WORKER_MEMORY, OPT_WORKER_GRACE, OPT_WORKER_BACKOFF,
 };
 
@@ -151,6 +154,7 @@ static const struct option RUN_OPTIONS[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT},
     {"shadow", required_argument, NULL, OPT_SHADOW},
+    {"whatif-evaluator", required_argument, NULL, OPT_WHATIF_EVALUATOR},
     {"worker", no_argument, NULL, OPT_WORKER},
     {"served-apis", required_argument, NULL, OPT_SERVED_APIS},
     {"worker-memory-limit", required_argument, NULL, OPT_WORKER_MEMORY},
@@ -272,6 +276,9 @@ static int parse_option(run_opts *o, int ch, const char *arg)
         return *arg && !*end ? 0 : flag_error("seed", "a non-negative integer", arg);
     case OPT_STOP_TIMEOUT: return parse_duration_flag("stop-timeout", arg, &o->stop_timeout_ns);
     case OPT_SHADOW: o->shadow = arg; return 0;
+    case OPT_WHATIF_EVALUATOR:
+        o->whatif_in_loop = strcmp(arg, "loop") == 0;
+        return o->whatif_in_loop || strcmp(arg, "fork") == 0 ? 0 : flag_error("whatif-evaluator", "fork or loop", arg);
     case OPT_WORKER: o->worker = true; return 0;
     case OPT_SERVED_APIS: o->served_apis = arg; return 0;   /* checked by the worker (ls_discovery_from_list) */
     case OPT_WORKER_MEMORY:
@@ -591,6 +598,7 @@ static void stop_all(run_state *r)
 {
     ls_log_info(0, "Stopping the scheduler");
     ls_child_free(&r->worker);   /* kills a worker that did not stop in time */
+    ls_whatif_relay_close(r->whatif);   /* the HTTP server's stop waits for its handlers */
     if (r->relay)
         ls_relay_stop(r->relay, r->stop_timeout_ms);   /* informers first, then the queued writes */
     if (r->leader)

@@ -37,7 +37,7 @@ typedef struct worker_state {
     uint64_t configz_reloads;      /* the successful reloads configz reflects */
     ls_kcluster *kc;
     ls_scheduler *sched;
-    ls_whatif_worker *whatif;      /* /whatif's questions, answered between cycles */
+    ls_whatif_worker *whatif;      /* /whatif's questions, answered by forked evaluators */
     ls_metrics *metrics;
     char *plugin_dirs;
     char *configz;
@@ -69,7 +69,7 @@ static void beat(void *ud, uint64_t now_ms, uint64_t queued)
     atomic_store(&p->waiting, queued);
     atomic_store(&p->heartbeat_ms, now_ms);
     refresh_configz(w);
-    ls_whatif_worker_serve(w->whatif, w->sched);
+    ls_whatif_worker_serve(w->whatif, w->sched, queued);
 }
 
 /* The what-if evaluator (docs/operations/what-if.md): a second scheduler of
@@ -91,7 +91,7 @@ static bool start_whatif(const run_opts *o, worker_state *w, ls_error *err)
         return ls_errorf(err, "the what-if evaluator: %s", why.msg);
     }
     ls_scheduler_watch(evaluator, o->config);
-    w->whatif = ls_whatif_worker_new(w->kc, evaluator);
+    w->whatif = ls_whatif_worker_new(w->kc, evaluator, !o->whatif_in_loop);
     return true;
 }
 
@@ -254,6 +254,8 @@ char **ls_run_worker_argv(const run_opts *o, const char *served_apis)
         add(&argv, &n, "--plugin-path", o->plugin_path);
     if (o->shadow)
         add(&argv, &n, "--shadow", o->shadow);
+    if (o->whatif_in_loop)
+        add(&argv, &n, "--whatif-evaluator", "loop");
     if (o->plugin_timeout_ms) {
         snprintf(num, sizeof num, "%llu", (unsigned long long)o->plugin_timeout_ms);
         add(&argv, &n, "--plugin-timeout", num);

@@ -24,6 +24,10 @@ ls_scheduler *ls_whatif_evaluator(ls_whatif *wi);
  * between two of its cycles; the answer's JSON (malloc'd) and its HTTP status
  * (200, or 400 for a request that is not a question, with {"error": ...}). */
 char *ls_whatif_answer(ls_whatif *wi, ls_scheduler *live, const char *body, size_t len, int *status);
+/* A question's deadline: its "timeoutSeconds", at most (and by default)
+ * LS_WHATIF_DEADLINE_MS (the supervisor waits 30 s for an answer, run.c). */
+enum { LS_WHATIF_DEADLINE_MS = 25000 };
+long ls_whatif_deadline_ms(const char *body);
 
 /* ---- whatif_changes.c: the cluster a question with "changes" runs on */
 

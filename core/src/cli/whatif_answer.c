@@ -170,17 +170,36 @@ static bool read_pods(question *q, const cJSON *list, ls_error *err)
     return true;
 }
 
+/* "timeoutSeconds" in ms; -1 when it is not a whole number in range. */
+static long deadline_of(const cJSON *timeout)
+{
+    if (!cJSON_IsNumber(timeout) || timeout->valuedouble != (double)(long)timeout->valuedouble ||
+        timeout->valuedouble < 1 || timeout->valuedouble > LS_WHATIF_DEADLINE_MS / 1000)
+        return -1;
+    return (long)timeout->valuedouble * 1000;
+}
+
+long ls_whatif_deadline_ms(const char *body)
+{
+    cJSON *root = cJSON_Parse(body);
+    const cJSON *timeout = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "timeoutSeconds") : NULL;
+    long ms = timeout ? deadline_of(timeout) : -1;
+    cJSON_Delete(root);
+    return ms > 0 ? ms : LS_WHATIF_DEADLINE_MS;
+}
+
 static bool check_keys(const cJSON *root, ls_error *err)
 {
     static const char *const known[] = {"apiVersion", "kind",    "pod",   "pods",  "allOrNothing", "template",
-                                        "count",      "changes", "explain", "hints", "preemption"};
+                                        "count",      "changes", "explain", "hints", "preemption",
+                                        "timeoutSeconds"};
     for (const cJSON *item = root->child; item; item = item->next) {
         bool ok = false;
         for (size_t k = 0; k < sizeof known / sizeof *known; k++)
             ok = ok || strcmp(item->string, known[k]) == 0;
         if (!ok)
             return ls_errorf(err, "%s: unknown field (expected pod, pods, template, count, allOrNothing, changes, "
-                                  "explain, hints or preemption)", item->string);
+                                  "explain, hints, preemption or timeoutSeconds)", item->string);
     }
     return true;
 }
@@ -205,6 +224,9 @@ static bool read_question(question *q, const cJSON *root, ls_error *err)
         return ls_errorf(err, "allOrNothing: only for \"pods\" (a template stops at the first replica that does not fit)");
     if (!tmpl && cJSON_GetObjectItemCaseSensitive(root, "count"))
         return ls_errorf(err, "count: only for \"template\"");
+    const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(root, "timeoutSeconds");
+    if (timeout && deadline_of(timeout) < 0)
+        return ls_errorf(err, "timeoutSeconds: expected a whole number from 1 to %d", LS_WHATIF_DEADLINE_MS / 1000);
     q->stop_at_first = q->all_or_nothing || tmpl != NULL;
     if (pod)
         return add_pod(q, pod, "pod", NULL, err);

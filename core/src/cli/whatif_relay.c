@@ -23,6 +23,7 @@ struct ls_whatif_relay {
     pthread_mutex_t mu;
     pthread_cond_t answered;
     uint32_t next_id;
+    bool closed;      /* the scheduler stops: nobody waits any more */
     ls_vec waiting;   /* waiter *, guarded by mu */
 };
 
@@ -79,16 +80,28 @@ char *ls_whatif_relay_ask(ls_whatif_relay *wr, const char *question, long timeou
     struct timespec until = ls_realtime_after_ms(timeout_ms);
     pthread_mutex_lock(&wr->mu);
     int rc = 0;
-    while (sent && !w.done && rc == 0)
+    while (sent && !w.done && !wr->closed && rc == 0)
         rc = pthread_cond_timedwait(&wr->answered, &wr->mu, &until);
+    bool closed = wr->closed;
     forget(wr, self);
     pthread_mutex_unlock(&wr->mu);
     if (w.done) {
         *status = w.status;
         return w.answer;
     }
-    *status = sent ? 504 : 503;
-    return error_answer(sent ? "the scheduler did not answer in time" : "no scheduler worker is running");
+    *status = sent && !closed ? 504 : 503;
+    return error_answer(closed ? "the scheduler is stopping" : sent ? "the scheduler did not answer in time"
+                                                                    : "no scheduler worker is running");
+}
+
+void ls_whatif_relay_close(ls_whatif_relay *wr)
+{
+    if (!wr)
+        return;
+    pthread_mutex_lock(&wr->mu);
+    wr->closed = true;
+    pthread_cond_broadcast(&wr->answered);
+    pthread_mutex_unlock(&wr->mu);
 }
 
 void ls_whatif_relay_answered(ls_whatif_relay *wr, const char *id, const char *status, const char *answer)

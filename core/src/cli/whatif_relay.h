@@ -15,6 +15,9 @@ void ls_whatif_relay_free(ls_whatif_relay *wr);
 /* The worker's answer (JSON, malloc'd) and its HTTP status; 503 when no
  * worker is attached, 504 when none came within timeout_ms. */
 char *ls_whatif_relay_ask(ls_whatif_relay *wr, const char *question, long timeout_ms, int *status);
+/* The scheduler stops: questions waiting and to come are answered 503 at once
+ * (a forked evaluator may be in the middle of a long question). */
+void ls_whatif_relay_close(ls_whatif_relay *wr);
 /* An answer from the worker (the supervisor's channel thread). */
 void ls_whatif_relay_answered(ls_whatif_relay *wr, const char *id, const char *status, const char *answer);
 

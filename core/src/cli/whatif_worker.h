@@ -1,6 +1,6 @@
 /*
  * whatif_worker.h: what-if questions answered in `luasched run`'s worker
- * (see whatif_worker.c).
+ * (see whatif_worker.c): a forked evaluator per batch.
  */
 #ifndef LS_CLI_WHATIF_WORKER_H
 #define LS_CLI_WHATIF_WORKER_H
@@ -11,10 +11,14 @@ typedef struct ls_kcluster ls_kcluster;
 typedef struct ls_whatif_worker ls_whatif_worker;
 
 /* Takes the evaluator (a scheduler of the live configuration, tracing, with
- * a source that writes nothing) and serves the channel's questions. */
-ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator);
-/* Answers the questions filed so far (the scheduling thread, between cycles). */
-void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live);
+ * a source that writes nothing) and serves the channel's questions: in
+ * forked evaluators, or (fork false) on the scheduling thread. */
+ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator, bool fork);
+/* Hands the questions filed so far to a forked evaluator, which answers
+ * them beside the loop (the scheduling thread, between cycles: the fork is
+ * all it pays); nothing while the previous evaluator still runs, nor, while
+ * `queued` pods wait, before the fork spacing has passed. */
+void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t queued);
 void ls_whatif_worker_free(ls_whatif_worker *ww);
 
 #endif

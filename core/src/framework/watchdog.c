@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 enum { POLL_MS = 5, GRACE_MS = 250 };
 
@@ -179,6 +180,8 @@ void ls_watchdog_hook(lua_State *L, lua_Debug *ar)
     }
 }
 
+static void signal_target(ls_watchdog *w);
+
 static void expire(ls_watchdog *w, uint64_t call, bool *hooked)
 {
     atomic_store(&kill_call, call);
@@ -193,7 +196,7 @@ static void expire(ls_watchdog *w, uint64_t call, bool *hooked)
      * is stopping (a critical section still defers the jump). */
     bool may = atomic_load(&w->may_interrupt) || atomic_load(&stop_requested);
     if (may && atomic_load(&w->call) == call)
-        pthread_kill(w->target, SIGUSR2);
+        signal_target(w);
 }
 
 static void *watch(void *arg)
@@ -229,6 +232,56 @@ static void *watch(void *arg)
     return NULL;
 }
 
+/* Every watchdog of the process, for a forked child to watch again. */
+enum { MAX_WATCHDOGS = 64 };
+static ls_watchdog *registered[MAX_WATCHDOGS];
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void enlist(ls_watchdog *w, ls_watchdog *in_place_of)
+{
+    pthread_mutex_lock(&registry_mu);
+    for (int i = 0; i < MAX_WATCHDOGS; i++)
+        if (registered[i] == in_place_of) {
+            registered[i] = w;
+            break;
+        }
+    pthread_mutex_unlock(&registry_mu);
+}
+
+/* In a forked child the seccomp filter's signal rule names the parent's pid
+ * (worker/confine.c), so pthread_kill fails there: the second stage's signal
+ * comes from a timer aimed at the thread that forked instead (the only one
+ * that calls into Lua in the child; the kernel keeps such a timer's signal
+ * within the process). */
+static timer_t kick;
+static bool kick_by_timer;
+
+static void signal_target(ls_watchdog *w)
+{
+    if (!kick_by_timer) {
+        pthread_kill(w->target, SIGUSR2);
+        return;
+    }
+    struct itimerspec now = {{0, 0}, {0, 1}};
+    timer_settime(kick, 0, &now, NULL);
+}
+
+bool ls_watchdog_restart_after_fork(void)
+{
+    struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR2};
+    ev._sigev_un._tid = gettid();
+    bool ok = timer_create(CLOCK_MONOTONIC, &ev, &kick) == 0;
+    kick_by_timer = ok;
+    for (int i = 0; i < MAX_WATCHDOGS; i++) {
+        ls_watchdog *w = registered[i];
+        if (!w)
+            continue;
+        atomic_store(&w->stop, false);
+        ok = pthread_create(&w->thread, NULL, watch, w) == 0 && ok;
+    }
+    return ok;
+}
+
 ls_watchdog *ls_watchdog_new(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -240,6 +293,7 @@ ls_watchdog *ls_watchdog_new(void)
         free(w);
         return NULL;
     }
+    enlist(w, NULL);
     return w;
 }
 
@@ -247,6 +301,7 @@ void ls_watchdog_free(ls_watchdog *w)
 {
     if (!w)
         return;
+    enlist(NULL, w);
     atomic_store(&w->stop, true);
     pthread_join(w->thread, NULL);
     if (current == w)

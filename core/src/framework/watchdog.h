@@ -40,6 +40,11 @@ void ls_watchdog_expire_now(ls_watchdog *w);
  * (libc, the allocator); the supervisor ends a call that does not return.
  * Records the executable mappings of files now. False when they cannot be read. */
 bool ls_watchdog_supervised(void);
+/* In a child just forked (one thread, the caller): every watchdog of the
+ * parent watches again, from a thread of the child's own (the what-if
+ * evaluator, cli/whatif_worker.c). False when a thread could not start. At
+ * most 64 watchdogs are known to it (one per set of Lua states). */
+bool ls_watchdog_restart_after_fork(void);
 /* The hook the watchdog sets: raises "plugin exceeded its time budget". */
 void ls_watchdog_hook(lua_State *L, lua_Debug *ar);
 

@@ -86,8 +86,10 @@ static const int ALLOWED[] = {
     SCMP_SYS(getrlimit), SCMP_SYS(uname), SCMP_SYS(times), SCMP_SYS(getrusage), SCMP_SYS(sysinfo),
     SCMP_SYS(restart_syscall), SCMP_SYS(membarrier), SCMP_SYS(timer_create), SCMP_SYS(timer_settime),
     SCMP_SYS(timer_delete), SCMP_SYS(pipe2), SCMP_SYS(eventfd2),
+    /* reaping its what-if evaluators (forked, below): wait4 only ever reaches the caller's children */
+    SCMP_SYS(wait4),
 #ifdef LS_SANITIZED   /* LeakSanitizer stops the world with ptrace from a clone at exit */
-    SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(prctl), SCMP_SYS(sched_getparam), SCMP_SYS(sched_getscheduler),
+    SCMP_SYS(ptrace), SCMP_SYS(prctl), SCMP_SYS(sched_getparam), SCMP_SYS(sched_getscheduler),
 #endif
 };
 
@@ -130,6 +132,14 @@ static bool add_rules(scmp_filter_ctx ctx, bool network)
 #else
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
                                 SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)) == 0;
+    /* and fork() exactly (glibc's flags): the what-if evaluator, a disposable
+     * copy of the worker answering beside the scheduling loop
+     * (cli/whatif_worker.c). It inherits this filter, limits and no new
+     * privileges; it cannot exec (execve is not allowed), share the parent's
+     * memory or enter a namespace, and plugins make no system calls of their
+     * own (their Lua has no FFI), so a plugin gains nothing from it. */
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                cmp_eq(0, CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD)) == 0;
 #endif
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) == 0;
     /* signals to itself only (the watchdog's, raise) */
