@@ -261,9 +261,16 @@ describe("red team: hostile values given to the runtime", function()
     kit.expect_error(kit.simulate(), full:sub(1, 2048) .. "... (" .. #full .. " characters)")
   end)
 
+  -- LuaJIT raises the overflow either where the recursion is (the message
+  -- located at line 7) or from a frame that is not Lua code (a bare "stack
+  -- overflow", which the runtime locates at the hook's own line, 5): which one
+  -- depends on where the JIT's hot counters (addresses) fall. Both name the
+  -- plugin, its point and its file:line.
   it("deep recursion is a stack overflow error", function()
     kit.probe("filter", [[  local function r(n) return 1 + r(n + 1) end r(1)]])
-    kit.expect_error(kit.simulate(), filter_error(FILE .. ":7: stack overflow"))
+    local r = kit.simulate()
+    local at_raise, at_hook = filter_error(FILE .. ":7: stack overflow"), filter_error("stack overflow (" .. FILE .. ":5)")
+    kit.expect_error(r, r.pods.a == "pending: " .. at_hook and at_hook or at_raise)
   end)
 
   it("an __index that indexes itself is an error", function()
