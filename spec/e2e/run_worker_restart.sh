@@ -70,10 +70,16 @@ expect_eq "the worker's environment has no kubeconfig" "$(tr '\0' '\n' < "/proc/
 # for a moment: asked again, up to 10 s, until only what it keeps is left).
 kept_fds() {
   ls -l "/proc/$W/fd" 2>/dev/null | awk 'NR > 1 {print $NF}' | grep -v -e '^/dev/null$' -e "^$TMP/run.out$" \
-    -e "^$TMP/run.err$" -e '^anon_inode:inotify$' | sed 's/socket:.*/socket/'
+    -e "^$TMP/run.err$" -e '^anon_inode:inotify$' | sed -e 's/socket:.*/socket/' -e 's/pipe:.*/pipe/'
 }
-for _ in $(seq 1 100); do [ "$(kept_fds)" = socket ] && break; sleep 0.1; done
-expect_eq "the worker has no file open but its logs and its channel (and the file watch)" "$(kept_fds)" "socket"
+# the channel, and the what-if evaluator's stop pipe (its two ends: the
+# collector thread leaves its wait when the worker ends, whatif_worker.c)
+KEPT="socket
+pipe
+pipe"
+for _ in $(seq 1 100); do [ "$(kept_fds)" = "$KEPT" ] && break; sleep 0.1; done
+expect_eq "the worker has no file open but its logs, its channel and the what-if stop pipe (and the file watch)" \
+  "$(kept_fds)" "$KEPT"
 expect_eq "the worker's command line names no kubeconfig" "$(tr '\0' ' ' < "/proc/$W/cmdline" | grep -c kube)" "0"
 
 wait_bound 11 60 || echo "FAIL: the other pods were not bound while a plugin hung the worker"
