@@ -215,19 +215,21 @@ const char *ls_scheduler_extender_name(const ls_scheduler *s, uint32_t e);
 const char *ls_scheduler_extender_verdict(const ls_scheduler *s, uint32_t node_index);
 bool ls_scheduler_extender_score(const ls_scheduler *s, uint32_t e, uint32_t i, int64_t *raw, int64_t *final);
 
-/* Shadow policies (--shadow): `shadow`, a scheduler built from a candidate
- * configuration (its source is never called), evaluates every pod this
- * scheduler attempts, right after the attempt's cycle, on this scheduler's
- * snapshot, objects and nominations: PreFilter, Filter, PreScore, Score and
- * the seeded choice, in its own Lua state, never assuming, reserving or
- * binding (no PostFilter: an empty feasible set is its "unschedulable"). The
- * shadow profile is the one with the pod's schedulerName, else the shadow's
- * first. Attempts that end in an error here are not compared. Takes
- * ownership of shadow (freed now when it has HTTP extenders, which a shadow
- * does not call). With ls_scheduler_watch on it, the run-time loop reloads it
- * like this scheduler. */
-bool ls_scheduler_set_shadow(ls_scheduler *s, ls_scheduler *shadow, ls_error *err);
-ls_scheduler *ls_scheduler_shadow(ls_scheduler *s);
+/* Shadow policies (--shadow): a candidate configuration `cfg` (taken; freed
+ * on failure), loaded into a policy of its own (its plugins with opt's
+ * plugin path, budget and seed, its own Lua state; no queue, cache or source
+ * of its own), evaluates every pod this scheduler attempts, right after the
+ * attempt's cycle, on this scheduler's snapshot, objects and nominations:
+ * PreFilter, Filter, PreScore, Score and the seeded choice, never assuming,
+ * reserving or binding (no PostFilter: an empty feasible set is its
+ * "unschedulable"). The shadow profile is the one with the pod's
+ * schedulerName, else the shadow's first. Attempts that end in an error here
+ * are not compared. Refused (false, err set) when the configuration does not
+ * load or has HTTP extenders, which a shadow does not call. With watch_path
+ * (the file cfg came from), the run-time loop reloads it like this
+ * scheduler; NULL: never reloaded. */
+bool ls_scheduler_set_shadow(ls_scheduler *s, ls_config *cfg, const ls_sched_options *opt, const char *watch_path,
+                             ls_error *err);
 typedef struct ls_shadow_stats {
     const char *profile;          /* the shadow profile's schedulerName */
     uint64_t evaluations;         /* live attempts with a verdict that the shadow evaluated */

@@ -127,7 +127,7 @@ static bool build_scheduler(const run_opts *o, ls_config *cfg, worker_state *w, 
     return !w->discovery || ls_api_needs_check(w->discovery, w->sched, err);
 }
 
-/* --shadow: the candidate's own scheduler (its plugins and luasched section,
+/* --shadow: the candidate's own policy (its plugins and luasched section,
  * the same flags), watched and reloaded like the configuration. */
 static bool attach_shadow(const run_opts *o, worker_state *w, ls_error *err)
 {
@@ -140,11 +140,7 @@ static bool attach_shadow(const run_opts *o, worker_state *w, ls_error *err)
         return ls_errorf(err, "--shadow %s: %s", o->shadow, why.msg);
     }
     ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path, .plugin_timeout_ms = o->plugin_timeout_ms};
-    ls_sched_source none = {0};
-    ls_scheduler *shadow = ls_scheduler_new(&cfg, &so, &none, err);
-    if (shadow)
-        ls_scheduler_watch(shadow, o->shadow);
-    if (!shadow || !ls_scheduler_set_shadow(w->sched, shadow, err)) {
+    if (!ls_scheduler_set_shadow(w->sched, &cfg, &so, o->shadow, err)) {
         ls_error why = *err;
         return ls_errorf(err, "--shadow %s: %s", o->shadow, why.msg);
     }

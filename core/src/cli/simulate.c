@@ -524,7 +524,7 @@ static void print_live(void *ud, const ls_attempt *a, const ls_cycle *cycle, con
     fflush(stdout);
 }
 
-/* --shadow: the candidate configuration's own scheduler (its plugins, its
+/* --shadow: the candidate configuration's own policy (its plugins, its
  * luasched section, the same flags), evaluated beside the real one. */
 static bool attach_shadow(const sim_opts *o, ls_scheduler *s, ls_error *err)
 {
@@ -536,13 +536,7 @@ static bool attach_shadow(const sim_opts *o, ls_scheduler *s, ls_error *err)
         return false;
     }
     ls_sched_options so = {.seed = o->seed, .plugin_path = o->plugin_path, .plugin_timeout_ms = o->plugin_timeout_ms};
-    ls_sched_source none = {0};
-    ls_scheduler *shadow = ls_scheduler_new(&cfg, &so, &none, err);
-    if (!shadow)
-        return false;
-    if (o->realtime)
-        ls_scheduler_watch(shadow, o->shadow);
-    return ls_scheduler_set_shadow(s, shadow, err);
+    return ls_scheduler_set_shadow(s, &cfg, &so, o->realtime ? o->shadow : NULL, err);
 }
 
 /* The JSON record's observer and the caller's (live explain) both see each attempt. */

@@ -56,7 +56,7 @@ static void ensure_buffers(ls_sched_env *e, ls_attempt_state *a, uint32_t num_no
 
 int ls_attempt_run_point(ls_sched_env *e, ls_attempt_state *a, int ep, uint32_t profile)
 {
-    if (!e->metrics->registry)
+    if (!e->metrics || !e->metrics->registry)   /* a shadow has no metrics of its own */
         return ls_lua_run(e->lua, ep, profile);
     uint64_t start = ls_sched_metrics_clock_ns();
     int code = ls_lua_run(e->lua, ep, profile);

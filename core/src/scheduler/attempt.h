@@ -9,9 +9,11 @@
  * - ls_sched_env: the narrow environment the stages run in: the Lua runtime,
  *   cache, queue, nominator, waiting pods, extenders, the cluster source, and
  *   the effects a stage queues (deferred events, preemptions being issued).
- *   Its objects are owned by the scheduler (scheduler.c), which outlives every
- *   attempt; the effects it cannot queue (cluster events that move pods now,
- *   the deferral of source events during a plugin's call) go through `fx`,
+ *   It lives in a policy (policy.h), which owns its Lua runtime, extenders
+ *   and batch state; the scheduler (scheduler.c) fills and owns its cluster
+ *   side (a shadow's policy has none); both outlive every attempt. The
+ *   effects it cannot queue (cluster events that move pods now, the
+ *   deferral of source events during a plugin's call) go through `fx`,
  *   which scheduler.c fills, so no stage calls back up into it.
  *
  * The stages (cycle.c, batch.c, extender_cycle.c, preemption.c, shadow.c)

@@ -5,7 +5,9 @@
  * (attempt.h) and, through it, the environment (the cluster source, waiting
  * pods, nominator, queue, clock). Writes a plugin asks for are capped per call
  * (LS_MAX_PLUGIN_WRITES); events the source delivers meanwhile are deferred.
- * In the test kit the owner is NULL and the services answer "no cluster".
+ * In the test kit the owner is NULL and the services answer "no cluster";
+ * a shadow's environment (policy.h) has no source, queue, waiting pods or
+ * metrics, and nominations only while it evaluates: the same answers.
  */
 #include "scheduler/plugin_services.h"
 #include "luasched/log.h"
@@ -43,7 +45,7 @@ static int bind_locked(const ls_cycle *cycle, ls_str node_name, char *errbuf, si
 {
     ls_attempt_state *a = (ls_attempt_state *)cycle->owner;
     ls_sched_env *e = a ? a->env : NULL;
-    if (!e || !e->src->bind) {
+    if (!e || !e->src || !e->src->bind) {
         snprintf(errbuf, errlen, "no cluster is attached to bind pod %s/%s", ls_str_get(cycle->pod->ns),
                  ls_str_get(cycle->pod->name));
         return -1;
@@ -105,7 +107,7 @@ int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const cha
 {
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    if (!e || !e->src->patch_status) {
+    if (!e || !e->src || !e->src->patch_status) {
         snprintf(errbuf, errlen, "no cluster is attached to write the status of %s %s", ls_str_get(obj->kind),
                  ls_str_get(obj->name));
         return -1;
@@ -123,7 +125,7 @@ void ls_cycle_plugin_durations(const ls_cycle *cycle, int ep, uint32_t index, ui
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
     const ls_ext_point_info *row = ls_ext_point_info_of(ep);
-    if (!e || !e->metrics->registry || !row || !count)
+    if (!e || !e->metrics || !e->metrics->registry || !row || !count)
         return;
     const ls_vec *list = &e->cfg->profiles[cycle->profile].plugins[row->point];
     if (index >= list->len)
@@ -144,7 +146,7 @@ int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str 
 {
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    if (!e || !e->src->patch_object) {
+    if (!e || !e->src || !e->src->patch_object) {
         snprintf(errbuf, errlen, "no cluster is attached to update %s %s", ls_str_get(kind), ls_str_get(name));
         return -1;
     }
@@ -160,7 +162,7 @@ int ls_cycle_create_object(const ls_cycle *cycle, const char *json, char *name_o
 {
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    if (!e || !e->src->create_object) {
+    if (!e || !e->src || !e->src->create_object) {
         snprintf(errbuf, errlen, "no cluster is attached to create objects in");
         return -1;
     }
@@ -183,7 +185,7 @@ static ls_waiting_pod *own_waiting_pod(const ls_cycle *cycle, ls_str profile, ui
 {
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    ls_waiting_pod *wp = e ? ls_waiting_pods_find(e->waiting, pod_id) : NULL;
+    ls_waiting_pod *wp = e && e->waiting ? ls_waiting_pods_find(e->waiting, pod_id) : NULL;
     return waits_in_profile(e, wp, profile) ? wp : NULL;
 }
 
@@ -191,7 +193,7 @@ uint32_t ls_cycle_num_waiting(const ls_cycle *cycle, ls_str profile)
 {
     const ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    uint32_t n = 0, total = e ? ls_waiting_pods_count(e->waiting) : 0;
+    uint32_t n = 0, total = e && e->waiting ? ls_waiting_pods_count(e->waiting) : 0;
     for (uint32_t i = 0; i < total; i++)
         n += waits_in_profile(e, ls_waiting_pods_at(e->waiting, i), profile);
     return n;
@@ -201,7 +203,7 @@ const ls_pod *ls_cycle_waiting_pod(const ls_cycle *cycle, ls_str profile, uint32
 {
     const ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    uint32_t total = e ? ls_waiting_pods_count(e->waiting) : 0;
+    uint32_t total = e && e->waiting ? ls_waiting_pods_count(e->waiting) : 0;
     for (uint32_t k = 0; k < total; k++) {
         const ls_waiting_pod *wp = ls_waiting_pods_at(e->waiting, k);
         if (waits_in_profile(e, wp, profile) && i-- == 0)
@@ -231,21 +233,21 @@ uint32_t ls_cycle_nominated_total(const ls_cycle *cycle)
 {
     const ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    return e ? ls_nominator_total(e->nominator) : 0;
+    return e && e->nominator ? ls_nominator_total(e->nominator) : 0;
 }
 
 uint32_t ls_cycle_nominated_count(const ls_cycle *cycle, ls_str node)
 {
     const ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    return e ? ls_nominator_count(e->nominator, node) : 0;
+    return e && e->nominator ? ls_nominator_count(e->nominator, node) : 0;
 }
 
 uint32_t ls_cycle_nominated_nodes(const ls_cycle *cycle, ls_str *out, uint32_t cap)
 {
     const ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    if (!e)
+    if (!e || !e->nominator)
         return 0;
     const ls_map *by_pod = &e->nominator->by_pod;
     uint32_t n = 0;
@@ -263,25 +265,25 @@ const ls_pod *ls_cycle_nominated_pod(const ls_cycle *cycle, ls_str node, uint32_
 {
     const ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    return e ? ls_nominator_at(e->nominator, node, i) : NULL;
+    return e && e->nominator ? ls_nominator_at(e->nominator, node, i) : NULL;
 }
 
 ls_str ls_cycle_nomination_of(const ls_cycle *cycle, const ls_pod *pod)
 {
     const ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    return e ? ls_nominator_node_of(e->nominator, pod) : 0;
+    return e && e->nominator ? ls_nominator_node_of(e->nominator, pod) : 0;
 }
 
 void ls_cycle_clear_nomination(const ls_cycle *cycle, const ls_pod *pod)
 {
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    if (!e)
+    if (!e || !e->nominator)
         return;
     bool had = ls_nominator_node_of(e->nominator, pod) || pod->nominated_node_name;
     ls_nominator_delete(e->nominator, pod);
-    if (had && e->src->clear_nomination)
+    if (had && e->src && e->src->clear_nomination)
         e->src->clear_nomination(e->src->ud, pod);
 }
 
@@ -307,7 +309,7 @@ bool ls_cycle_activate(const ls_cycle *cycle, ls_str profile, const ls_pod *pod)
 {
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
-    const ls_qpod *qp = e ? ls_squeue_find(e->queue, pod) : NULL;
+    const ls_qpod *qp = e && e->queue ? ls_squeue_find(e->queue, pod) : NULL;
     if (!queued_in_profile(e, qp, profile) || (qp->where != LS_Q_UNSCHEDULABLE && qp->where != LS_Q_BACKOFF))
         return false;
     /* once per pod until applied: a plugin activating in a loop grew this
@@ -327,7 +329,7 @@ const ls_pod *ls_cycle_queued_pod(const ls_cycle *cycle, ls_str profile, uint32_
     ls_attempt_state *a = cycle ? cycle->owner : NULL;
     ls_sched_env *e = a ? a->env : NULL;
     const ls_pod probe = {.id = pod_id};   /* the queue finds a pod by its id */
-    const ls_qpod *qp = e ? ls_squeue_find(e->queue, &probe) : NULL;
+    const ls_qpod *qp = e && e->queue ? ls_squeue_find(e->queue, &probe) : NULL;
     return queued_in_profile(e, qp, profile) ? qp->pod : NULL;
 }
 

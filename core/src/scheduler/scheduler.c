@@ -8,7 +8,6 @@
  * cluster's events are scheduler_events.c's; the reload, reload.c's.
  */
 #include "scheduler/scheduler_internal.h"
-#include "scheduler/batch.h"
 #include "scheduler/cycle.h"
 #include "scheduler/extender_cycle.h"
 #include "scheduler/preemption.h"
@@ -23,20 +22,20 @@
 
 static uint64_t virtual_now(void *ud)
 {
-    return ((ls_scheduler *)ud)->env.clock_ms;
+    return ((ls_scheduler *)ud)->policy.env.clock_ms;
 }
 
 static int queue_pre_enqueue(void *ud, const ls_pod *pod, uint32_t profile, ls_str *plugin, uint32_t *status)
 {
     ls_scheduler *s = ud;
-    if (!s->cfg.profiles[profile].plugins[LS_EP_PRE_ENQUEUE].len)
+    if (!s->policy.cfg.profiles[profile].plugins[LS_EP_PRE_ENQUEUE].len)
         return LS_SUCCESS;
-    int code = ls_lua_pre_enqueue(s->env.lua, profile, pod);
+    int code = ls_lua_pre_enqueue(s->policy.env.lua, profile, pod);
     if (code != LS_SUCCESS) {
-        const ls_vec *list = &s->cfg.profiles[profile].plugins[LS_EP_PRE_ENQUEUE];
-        int16_t i = s->attempt.cycle.status_plugin;
+        const ls_vec *list = &s->policy.cfg.profiles[profile].plugins[LS_EP_PRE_ENQUEUE];
+        int16_t i = s->policy.attempt.cycle.status_plugin;
         *plugin = i >= 0 && (uint32_t)i < list->len ? LS_VEC_AT(list, ls_plugin_ref, i).name : 0;
-        *status = s->attempt.cycle.status;
+        *status = s->policy.attempt.cycle.status;
     }
     return code;
 }
@@ -44,45 +43,33 @@ static int queue_pre_enqueue(void *ud, const ls_pod *pod, uint32_t profile, ls_s
 static double queue_sort_key(void *ud, const ls_pod *pod, uint32_t profile)
 {
     ls_scheduler *s = ud;
-    return ls_lua_sort_key(s->env.lua, profile, pod);
+    return ls_lua_sort_key(s->policy.env.lua, profile, pod);
 }
 
 static bool queue_less(void *ud, const ls_pod *a, const ls_pod *b, uint32_t profile)
 {
-    return ls_lua_less(((ls_scheduler *)ud)->env.lua, profile, a, b);
+    return ls_lua_less(((ls_scheduler *)ud)->policy.env.lua, profile, a, b);
 }
 
 static int queue_hint(void *ud, int hint, const ls_pod *pod, const ls_cluster_event *ev)
 {
-    return ls_lua_hint(((ls_scheduler *)ud)->env.lua, hint, pod, ev);
+    return ls_lua_hint(((ls_scheduler *)ud)->policy.env.lua, hint, pod, ev);
 }
 
 /* ---- construction */
 
-static bool points_of(void *ud, const char *name, uint32_t *points, ls_error *err)
-{
-    return ls_lua_plugin_points(ud, name, points, err);
-}
-
-static bool build_queue(ls_scheduler *s, ls_error *err)
+static void build_queue(ls_scheduler *s, const ls_event_registration *regs, uint32_t n_regs)
 {
     ls_queue_options qo = {
-        .initial_backoff_ms = (uint64_t)s->cfg.pod_initial_backoff_seconds * 1000,
-        .max_backoff_ms = (uint64_t)s->cfg.pod_max_backoff_seconds * 1000,
+        .initial_backoff_ms = (uint64_t)s->policy.cfg.pod_initial_backoff_seconds * 1000,
+        .max_backoff_ms = (uint64_t)s->policy.cfg.pod_max_backoff_seconds * 1000,
         .max_unschedulable_ms = 5 * 60 * 1000,
     };
     ls_queue_callbacks cb = {.ud = s, .now_ms = virtual_now, .pre_enqueue = queue_pre_enqueue,
                              .sort_key = queue_sort_key, .hint = queue_hint,
-                             .less = ls_lua_sort_uses_less(s->env.lua) ? queue_less : NULL};
-    s->env.queue = ls_squeue_new(&qo, &cb);
-    ls_event_registration *regs = NULL;
-    uint32_t n = 0;
-    if (!ls_lua_registrations(s->env.lua, &regs, &n, err))
-        return false;
-    ls_extenders_registrations(s->env.extenders, s->cfg.n_profiles, &regs, &n);
-    ls_squeue_set_registrations(s->env.queue, regs, n);
-    free(regs);
-    return true;
+                             .less = ls_lua_sort_uses_less(s->policy.env.lua) ? queue_less : NULL};
+    s->policy.env.queue = ls_squeue_new(&qo, &cb);
+    ls_squeue_set_registrations(s->policy.env.queue, regs, n_regs);
 }
 
 /* ---- the environment the attempts run in: the stages' effects that cannot
@@ -114,19 +101,15 @@ static void fx_refresh_snapshot(void *ud)
     ls_scheduler_refresh_snapshot(ud);
 }
 
+/* The cluster side of the policy's environment, owned here. */
 static void init_env(ls_scheduler *s)
 {
-    ls_sched_env *e = &s->env;
-    e->cfg = &s->cfg;
+    ls_sched_env *e = &s->policy.env;
     e->src = &s->src;
-    e->opt = &s->opt;
     e->owner = s;
     e->waiting = &s->waiting;
     e->nominator = &s->nominator;
     e->metrics = &s->metrics;
-    e->rng = s->opt.seed;
-    ls_map_init(&e->preempting);
-    ls_vec_init(&e->deferred, sizeof(deferred_event));
     e->cache = ls_cache_new();
     e->snapshot = ls_snapshot_new();
     e->objects = ls_object_store_new();
@@ -142,24 +125,20 @@ ls_scheduler *ls_scheduler_new(ls_config *cfg, const ls_sched_options *opt, cons
                                ls_error *err)
 {
     ls_scheduler *s = ls_xcalloc(1, sizeof *s);
-    s->cfg = *cfg;
-    memset(cfg, 0, sizeof *cfg);
+    ls_policy_init(&s->policy, cfg, opt);
     s->src = *src;
-    if (opt)
-        s->opt = *opt;
     ls_waiting_pods_init(&s->waiting);
     ls_nominator_init(&s->nominator);
     init_env(s);
-    ls_attempt_init(&s->attempt, &s->env);
-    s->attempt.cycle.objects = s->env.objects;
-    ls_lua_options lo = {.plugin_path = s->opt.plugin_path, .timeout_ms = s->opt.plugin_timeout_ms};
-    ls_lua_options_from_config(&lo, &s->cfg);   /* the file's luasched: section, below the flags */
-    s->env.lua = ls_lua_new(&s->attempt.cycle, &lo, err);
-    if (!s->env.lua || !ls_config_expand(&s->cfg, points_of, s->env.lua, err) ||
-        !ls_extenders_build(&s->cfg, &s->env.extenders, err) || !ls_lua_build(s->env.lua, s->cfg.profiles, s->cfg.n_profiles, err) || !build_queue(s, err)) {
+    s->policy.attempt.cycle.objects = s->policy.env.objects;
+    ls_event_registration *regs;
+    uint32_t n_regs;
+    if (!ls_policy_load(&s->policy, &regs, &n_regs, err)) {
         ls_scheduler_free(s);
         return NULL;
     }
+    build_queue(s, regs, n_regs);
+    free(regs);
     return s;
 }
 
@@ -168,21 +147,13 @@ void ls_scheduler_free(ls_scheduler *s)
     if (!s)
         return;
     ls_shadow_free(s->shadow);
-    ls_batches_free(s->env.batches);
-    ls_lua_free(s->env.lua);
-    ls_extenders_free(s->env.extenders);
-    ls_cache_free(s->env.cache);
-    ls_snapshot_free(s->env.snapshot);
-    ls_object_store_free(s->env.objects);
-    ls_squeue_free(s->env.queue);
+    ls_policy_free(&s->policy);   /* closes the Lua runtime before the objects its plugins saw */
+    ls_cache_free(s->policy.env.cache);
+    ls_snapshot_free(s->policy.env.snapshot);
+    ls_object_store_free(s->policy.env.objects);
+    ls_squeue_free(s->policy.env.queue);
     ls_waiting_pods_free(&s->waiting);
     ls_nominator_free(&s->nominator);
-    ls_map_free(&s->env.preempting);
-    ls_file_watch_free(s->watch);
-    free(s->config_path);
-    ls_vec_free(&s->env.deferred);
-    ls_config_free(&s->cfg);
-    ls_attempt_free(&s->attempt);
     free(s);
 }
 
@@ -190,22 +161,22 @@ void ls_scheduler_free(ls_scheduler *s)
 
 bool ls_scheduler_schedule_one(ls_scheduler *s)
 {
-    ls_qpod *qp = ls_squeue_pop(s->env.queue);
+    ls_qpod *qp = ls_squeue_pop(s->policy.env.queue);
     if (!qp)
         return false;
     if (qp->pod->deletion_ns) {
-        ls_attempt_skip_deleting(&s->env, &s->attempt, qp);
+        ls_attempt_skip_deleting(&s->policy.env, &s->policy.attempt, qp);
         return true;
     }
     if (s->metrics.registry)
-        s->attempt.attempt_start_ns = ls_sched_metrics_clock_ns();
-    s->env.cycles_started++;
+        s->policy.attempt.attempt_start_ns = ls_sched_metrics_clock_ns();
+    s->policy.env.cycles_started++;
     const ls_pod *pod = qp->pod;   /* qp may be gone after its cycle; the pod object is not */
-    ls_attempt_schedule_pod(&s->env, &s->attempt, qp);
+    ls_attempt_schedule_pod(&s->policy.env, &s->policy.attempt, qp);
     if (s->shadow)
-        ls_shadow_after_attempt(s->shadow, &s->env, &s->attempt, pod);
+        ls_shadow_after_attempt(s->shadow, &s->policy.env, &s->policy.attempt, pod);
     ls_scheduler_apply_deferred(s);
-    ls_attempt_issue_preemptions(&s->env, &s->attempt);
+    ls_attempt_issue_preemptions(&s->policy.env, &s->policy.attempt);
     return true;
 }
 
@@ -225,7 +196,7 @@ static bool next_wakeup(ls_scheduler *s, uint64_t *at)
     }
     /* Retries only matter while the cluster changed since the pods last tried
      * (or a timeline or waiting pod will change it): otherwise the run is done. */
-    if ((any || !ls_squeue_settled(s->env.queue, s->last_change_ms)) && ls_squeue_next_wakeup(s->env.queue, &t) &&
+    if ((any || !ls_squeue_settled(s->policy.env.queue, s->last_change_ms)) && ls_squeue_next_wakeup(s->policy.env.queue, &t) &&
         t < *at) {
         *at = t;
         any = true;
@@ -239,18 +210,18 @@ uint64_t ls_scheduler_run(ls_scheduler *s)
     for (;;) {
         while (ls_scheduler_schedule_one(s)) {
             n++;
-            ls_attempt_resolve_waiting(&s->env, &s->attempt);
+            ls_attempt_resolve_waiting(&s->policy.env, &s->policy.attempt);
         }
         uint64_t at;
         if (!next_wakeup(s, &at))
             break;
-        if (at > s->env.clock_ms)
-            s->env.clock_ms = at;
+        if (at > s->policy.env.clock_ms)
+            s->policy.env.clock_ms = at;
         if (s->src.advance_to)
-            s->src.advance_to(s->src.ud, s->env.clock_ms);
-        ls_squeue_flush(s->env.queue);
-        ls_waiting_pods_expire(&s->waiting, s->env.clock_ms);
-        ls_attempt_resolve_waiting(&s->env, &s->attempt);
+            s->src.advance_to(s->src.ud, s->policy.env.clock_ms);
+        ls_squeue_flush(s->policy.env.queue);
+        ls_waiting_pods_expire(&s->waiting, s->policy.env.clock_ms);
+        ls_attempt_resolve_waiting(&s->policy.env, &s->policy.attempt);
     }
     return n;
 }
@@ -270,13 +241,13 @@ static void advance_clock(ls_scheduler *s, uint64_t now)
         s->metrics.published_ms = now;
         ls_scheduler_publish_metrics(s);
     }
-    if (now > s->env.clock_ms)
-        s->env.clock_ms = now;
+    if (now > s->policy.env.clock_ms)
+        s->policy.env.clock_ms = now;
     if (s->src.advance_to)
-        s->src.advance_to(s->src.ud, s->env.clock_ms);
-    ls_squeue_flush(s->env.queue);
-    ls_waiting_pods_expire(&s->waiting, s->env.clock_ms);
-    ls_attempt_resolve_waiting(&s->env, &s->attempt);
+        s->src.advance_to(s->src.ud, s->policy.env.clock_ms);
+    ls_squeue_flush(s->policy.env.queue);
+    ls_waiting_pods_expire(&s->waiting, s->policy.env.clock_ms);
+    ls_attempt_resolve_waiting(&s->policy.env, &s->policy.attempt);
 }
 
 static uint64_t monotonic_ms(void)
@@ -289,21 +260,19 @@ static uint64_t monotonic_ms(void)
 uint64_t ls_scheduler_run_realtime(ls_scheduler *s, const ls_run_control *ctl)
 {
     enum { IDLE_POLL_MS = 20 };
-    uint64_t n = 0, start = wall_ms() - s->env.clock_ms;
+    uint64_t n = 0, start = wall_ms() - s->policy.env.clock_ms;
     while (!(ctl->stop && *ctl->stop)) {
         if (ctl->progress)
-            ctl->progress(ctl->progress_ud, monotonic_ms(), ls_squeue_size(s->env.queue));
+            ctl->progress(ctl->progress_ud, monotonic_ms(), ls_squeue_size(s->policy.env.queue));
         bool forced = ctl->reload && *ctl->reload;
         if (forced)
             *ctl->reload = 0;
         ls_scheduler_reload_if_changed(s, forced);
-        ls_scheduler *shadow = ls_shadow_scheduler(s->shadow);
-        if (shadow && shadow->watch)   /* a shadow without a file is never reloaded */
-            ls_shadow_reload_if_changed(s->shadow, forced);
+        ls_shadow_reload_if_changed(s->shadow, forced);   /* a shadow without a file is never reloaded */
         advance_clock(s, wall_ms() - start);
         if (ls_scheduler_schedule_one(s)) {
             n++;
-            ls_attempt_resolve_waiting(&s->env, &s->attempt);
+            ls_attempt_resolve_waiting(&s->policy.env, &s->policy.attempt);
             continue;
         }
         uint64_t at;
@@ -335,7 +304,7 @@ void ls_scheduler_set_metrics(ls_scheduler *s, struct ls_metrics *registry)
     ls_sched_metrics_attach(&s->metrics, registry);
     if (s->shadow)
         ls_shadow_attach_metrics(s->shadow, registry);
-    ls_squeue_set_incoming(s->env.queue, registry ? queue_incoming : NULL);
+    ls_squeue_set_incoming(s->policy.env.queue, registry ? queue_incoming : NULL);
     ls_scheduler_publish_metrics(s);
 }
 
@@ -346,39 +315,39 @@ void ls_scheduler_publish_metrics(ls_scheduler *s)
     ls_queue_gauges q = ls_scheduler_queue_gauges(s);
     ls_fault_counts f = ls_scheduler_faults(s);
     ls_sched_gauges g = {.active = q.active, .backoff = q.backoff, .unschedulable = q.unschedulable,
-                         .gated = q.gated, .nodes = ls_cache_node_count(s->env.cache),
-                         .pods = ls_cache_pod_count(s->env.cache), .assumed_pods = ls_cache_assumed_count(s->env.cache),
+                         .gated = q.gated, .nodes = ls_cache_node_count(s->policy.env.cache),
+                         .pods = ls_cache_pod_count(s->policy.env.cache), .assumed_pods = ls_cache_assumed_count(s->policy.env.cache),
                          .budget_overruns = f.budget_overruns, .lua_restarts = f.lua_restarts,
                          .error_attempts = f.error_attempts, .hint_errors = f.hint_errors};
     ls_sched_metrics_publish(&s->metrics, &g);
-    for (uint32_t i = 0; i < s->cfg.n_profiles; i++)   /* at start and after a reload */
-        ls_sched_metrics_profile(&s->metrics, ls_str_get(s->cfg.profiles[i].scheduler_name));
-    for (uint32_t i = 0; i < s->cfg.n_profiles && i < ls_lua_state_count(s->env.lua); i++)
-        ls_sched_metrics_lua_memory(&s->metrics, ls_str_get(s->cfg.profiles[i].scheduler_name),
-                                    ls_lua_profile_memory(s->env.lua, i));
+    for (uint32_t i = 0; i < s->policy.cfg.n_profiles; i++)   /* at start and after a reload */
+        ls_sched_metrics_profile(&s->metrics, ls_str_get(s->policy.cfg.profiles[i].scheduler_name));
+    for (uint32_t i = 0; i < s->policy.cfg.n_profiles && i < ls_lua_state_count(s->policy.env.lua); i++)
+        ls_sched_metrics_lua_memory(&s->metrics, ls_str_get(s->policy.cfg.profiles[i].scheduler_name),
+                                    ls_lua_profile_memory(s->policy.env.lua, i));
 }
 
 /* ---- introspection */
 
 const ls_config *ls_scheduler_config(const ls_scheduler *s)
 {
-    return &s->cfg;
+    return &s->policy.cfg;
 }
 
 const ls_profile *ls_scheduler_profile(const ls_scheduler *s, uint32_t i)
 {
-    return i < s->cfg.n_profiles ? &s->cfg.profiles[i] : NULL;
+    return i < s->policy.cfg.n_profiles ? &s->policy.cfg.profiles[i] : NULL;
 }
 
 const ls_cache *ls_scheduler_cache(const ls_scheduler *s)
 {
-    return s->env.cache;
+    return s->policy.env.cache;
 }
 
 uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, uint32_t cap)
 {
     uint32_t n_regs, n = 0;
-    const ls_event_registration *regs = ls_squeue_registrations(s->env.queue, &n_regs);
+    const ls_event_registration *regs = ls_squeue_registrations(s->policy.env.queue, &n_regs);
     for (uint32_t i = 0; i < n_regs; i++) {
         const char *name = ls_str_get(regs[i].resource);
         if (!strchr(name, '.'))
@@ -395,7 +364,7 @@ uint32_t ls_scheduler_custom_resources(const ls_scheduler *s, const char **out, 
 uint32_t ls_scheduler_custom_uses(const ls_scheduler *s, ls_custom_use *out, uint32_t cap)
 {
     uint32_t n_regs, n = 0;
-    const ls_event_registration *regs = ls_squeue_registrations(s->env.queue, &n_regs);
+    const ls_event_registration *regs = ls_squeue_registrations(s->policy.env.queue, &n_regs);
     for (uint32_t i = 0; i < n_regs; i++) {
         const char *resource = ls_str_get(regs[i].resource), *plugin = ls_str_get(regs[i].plugin);
         if (!strchr(resource, '.'))
@@ -411,7 +380,7 @@ uint32_t ls_scheduler_custom_uses(const ls_scheduler *s, ls_custom_use *out, uin
 
 uint64_t ls_scheduler_cycles(const ls_scheduler *s)
 {
-    return s->env.cycles_started;
+    return s->policy.env.cycles_started;
 }
 
 uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s)
@@ -421,44 +390,44 @@ uint64_t ls_scheduler_snapshot_epoch(const ls_scheduler *s)
 
 ls_sched_env *ls_scheduler_env(ls_scheduler *s)
 {
-    return &s->env;
+    return &s->policy.env;
 }
 
 ls_attempt_state *ls_scheduler_attempt(ls_scheduler *s)
 {
-    return &s->attempt;
+    return &s->policy.attempt;
 }
 
 void ls_scheduler_refresh_snapshot(ls_scheduler *s)
 {
-    ls_cache_update_snapshot(s->env.cache, s->env.snapshot);
+    ls_cache_update_snapshot(s->policy.env.cache, s->policy.env.snapshot);
     s->snapshot_epoch++;
 }
 
 bool ls_scheduler_holds_event_objects(const ls_scheduler *s)
 {
-    return ls_squeue_in_flight_events(s->env.queue) > 0;
+    return ls_squeue_in_flight_events(s->policy.env.queue) > 0;
 }
 
 uint32_t ls_scheduler_pending(const ls_scheduler *s)
 {
-    return ls_squeue_size(s->env.queue);
+    return ls_squeue_size(s->policy.env.queue);
 }
 
 uint64_t ls_scheduler_now_ms(const ls_scheduler *s)
 {
-    return s->env.clock_ms;
+    return s->policy.env.clock_ms;
 }
 
 size_t ls_scheduler_lua_memory(const ls_scheduler *s)
 {
-    return ls_lua_memory(s->env.lua);
+    return ls_lua_memory(s->policy.env.lua);
 }
 
 ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *pod)
 {
     ls_pod_queue_state st = {0};
-    const ls_qpod *qp = ls_squeue_find(s->env.queue, pod);
+    const ls_qpod *qp = ls_squeue_find(s->policy.env.queue, pod);
     if (!qp)
         return st;
     st.known = true;
@@ -471,84 +440,76 @@ ls_pod_queue_state ls_scheduler_pod_state(const ls_scheduler *s, const ls_pod *p
 
 ls_fault_counts ls_scheduler_faults(const ls_scheduler *s)
 {
-    return (ls_fault_counts){s->env.error_attempts, s->budget_overruns_before + ls_lua_budget_overruns(s->env.lua),
-                             s->restarts_before + ls_lua_restarts(s->env.lua),
-                             s->hint_errors_before + ls_lua_hint_errors(s->env.lua)};
+    return (ls_fault_counts){s->policy.env.error_attempts, ls_policy_budget_overruns(&s->policy),
+                             ls_policy_restarts(&s->policy), ls_policy_hint_errors(&s->policy)};
 }
 
 ls_event_stats ls_scheduler_event_stats(const ls_scheduler *s)
 {
-    return ls_squeue_event_counts(s->env.queue);
+    return ls_squeue_event_counts(s->policy.env.queue);
 }
 
 uint32_t ls_scheduler_event_stats_by_label(const ls_scheduler *s, ls_event_label_stats *out, uint32_t cap)
 {
-    uint32_t n = ls_squeue_event_counts_by_label(s->env.queue, out, cap);
+    uint32_t n = ls_squeue_event_counts_by_label(s->policy.env.queue, out, cap);
     return n < cap ? n : cap;
 }
 
 ls_queue_gauges ls_scheduler_queue_gauges(const ls_scheduler *s)
 {
-    ls_queue_counts c = ls_squeue_counts(s->env.queue);
+    ls_queue_counts c = ls_squeue_counts(s->policy.env.queue);
     return (ls_queue_gauges){c.active, c.backoff, c.unschedulable, c.gated};
 }
 /* ---- the extenders, for output */
 
 uint32_t ls_scheduler_num_extenders(const ls_scheduler *s)
 {
-    return ls_extenders_count(s->env.extenders);
+    return ls_extenders_count(s->policy.env.extenders);
 }
 
 const char *ls_scheduler_extender_name(const ls_scheduler *s, uint32_t e)
 {
-    return ls_extenders_name(s->env.extenders, e);
+    return ls_extenders_name(s->policy.env.extenders, e);
 }
 
 const char *ls_scheduler_extender_verdict(const ls_scheduler *s, uint32_t node_index)
 {
-    return ls_extenders_verdict(s->env.extenders, node_index);
+    return ls_extenders_verdict(s->policy.env.extenders, node_index);
 }
 
 bool ls_scheduler_extender_score(const ls_scheduler *s, uint32_t e, uint32_t i, int64_t *raw, int64_t *final)
 {
-    return ls_extenders_score(s->env.extenders, e, i, raw, final);
+    return ls_extenders_score(s->policy.env.extenders, e, i, raw, final);
 }
 
 /* ---- the wrappers of the public API around the stages */
 
 void ls_scheduler_bind_failed(ls_scheduler *s, const ls_pod *pod, const char *message)
 {
-    ls_attempt_bind_failed(&s->env, &s->attempt, pod, message);
+    ls_attempt_bind_failed(&s->policy.env, &s->policy.attempt, pod, message);
 }
 
 void ls_scheduler_forget_assumed(ls_scheduler *s, const ls_pod *pod)
 {
-    ls_attempt_forget_assumed(&s->env, pod);
+    ls_attempt_forget_assumed(&s->policy.env, pod);
 }
 
 void ls_scheduler_preemption_failed(ls_scheduler *s, const ls_pod *preemptor, const char *message)
 {
-    ls_attempt_preemption_failed(&s->env, preemptor, message);
+    ls_attempt_preemption_failed(&s->policy.env, preemptor, message);
 }
 
-/* ---- shadow policies: the candidate's scheduler keeps the lifetime of the
- * shadow's environment and attempt (shadow.c evaluates with them) */
+/* ---- shadow policies: the candidate's own policy and attempt (shadow.c) */
 
-bool ls_scheduler_set_shadow(ls_scheduler *s, ls_scheduler *shadow, ls_error *err)
+bool ls_scheduler_set_shadow(ls_scheduler *s, ls_config *cfg, const ls_sched_options *opt, const char *watch_path,
+                             ls_error *err)
 {
-    if (shadow->env.extenders) {
-        ls_scheduler_free(shadow);
-        return ls_errorf(err, "the shadow configuration has extenders: a shadow evaluates Lua plugins only "
-                              "(extenders would be sent every pod twice)");
-    }
+    ls_shadow *sh = ls_shadow_new(cfg, opt, watch_path, s->metrics.registry, err);
+    if (!sh)
+        return false;
     ls_shadow_free(s->shadow);
-    s->shadow = ls_shadow_new(shadow, &shadow->env, &shadow->attempt, s->metrics.registry);
+    s->shadow = sh;
     return true;
-}
-
-ls_scheduler *ls_scheduler_shadow(ls_scheduler *s)
-{
-    return ls_shadow_scheduler(s->shadow);
 }
 
 uint32_t ls_scheduler_shadow_stats(const ls_scheduler *s, ls_shadow_stats *out, uint32_t cap)

@@ -14,32 +14,32 @@
 void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
                                 uint8_t type, const void *old_obj, const void *new_obj)
 {
-    s->last_change_ms = s->env.clock_ms;
+    s->last_change_ms = s->policy.env.clock_ms;
     if (!actions) {
-        ls_squeue_note_event(s->env.queue, label);   /* nothing a plugin can register changed */
+        ls_squeue_note_event(s->policy.env.queue, label);   /* nothing a plugin can register changed */
         return;
     }
     ls_cluster_event ev = {.resource = ls_intern_cstr(resource), .actions = actions, .label = label,
                            .object_type = type, .old_obj = old_obj, .new_obj = new_obj};
-    ls_squeue_move_all(s->env.queue, &ev);
+    ls_squeue_move_all(s->policy.env.queue, &ev);
 }
 
 static void apply_node_add(ls_scheduler *s, const ls_node *node)
 {
-    ls_cache_add_node(s->env.cache, node);
+    ls_cache_add_node(s->policy.env.cache, node);
     ls_scheduler_cluster_event(s, "Node", LS_ACT_ADD, "NodeAdd", LS_OBJ_NODE, NULL, node);
 }
 
 static void apply_node_update(ls_scheduler *s, const ls_node *old_node, const ls_node *new_node)
 {
-    ls_cache_update_node(s->env.cache, old_node, new_node);
+    ls_cache_update_node(s->policy.env.cache, old_node, new_node);
     ls_scheduler_cluster_event(s, "Node", ls_node_update_actions(old_node, new_node), "NodeUpdate", LS_OBJ_NODE, old_node,
                   new_node);
 }
 
 static void apply_node_delete(ls_scheduler *s, const ls_node *node)
 {
-    ls_cache_remove_node(s->env.cache, node);
+    ls_cache_remove_node(s->policy.env.cache, node);
     ls_scheduler_cluster_event(s, "Node", LS_ACT_DELETE, "NodeDelete", LS_OBJ_NODE, node, NULL);
 }
 
@@ -52,12 +52,12 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
 {
     ls_error err;
     if (pod->node_name) {
-        if (!ls_cache_add_pod(s->env.cache, pod, &err))
+        if (!ls_cache_add_pod(s->policy.env.cache, pod, &err))
             log_cache_error(&err);
         ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, pod);
         return;
     }
-    int32_t profile = ls_config_profile_index(&s->cfg, pod->scheduler_name);
+    int32_t profile = ls_config_profile_index(&s->policy.cfg, pod->scheduler_name);
     if (profile < 0) {
         /* Not ours: another scheduler's pod, left alone. */
         if (ls_log_enabled(5)) {
@@ -68,13 +68,13 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
         }
         return;
     }
-    s->last_change_ms = s->env.clock_ms;
+    s->last_change_ms = s->policy.env.clock_ms;
     /* status.nominatedNodeName counts for Filter from the pod's arrival, gated
      * or not: v1.37 stores a pod's nomination before PreEnqueue runs (#139057),
      * so a gated pod holds its room against lower-priority pods. */
     if (pod->nominated_node_name)
         ls_nominator_add(&s->nominator, pod, pod->nominated_node_name);
-    ls_squeue_add(s->env.queue, pod, (uint32_t)profile);
+    ls_squeue_add(s->policy.env.queue, pod, (uint32_t)profile);
 }
 
 /* An assigned pod appeared or changed: the cache follows (an assumed pod is
@@ -82,15 +82,15 @@ static void apply_pod_add(ls_scheduler *s, const ls_pod *pod)
 static void assigned_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
 {
     ls_error err;
-    bool known = ls_cache_pod_node(s->env.cache, new_pod) && !ls_cache_is_assumed(s->env.cache, new_pod);
+    bool known = ls_cache_pod_node(s->policy.env.cache, new_pod) && !ls_cache_is_assumed(s->policy.env.cache, new_pod);
     if (known && old_pod != new_pod) {
-        if (!ls_cache_update_pod(s->env.cache, old_pod, new_pod, &err))
+        if (!ls_cache_update_pod(s->policy.env.cache, old_pod, new_pod, &err))
             log_cache_error(&err);
         ls_scheduler_cluster_event(s, "AssignedPod", ls_pod_update_actions(old_pod, new_pod) & ~LS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
                       "AssignedPodUpdate", LS_OBJ_POD, old_pod, new_pod);
         return;
     }
-    if (!known && !ls_cache_add_pod(s->env.cache, new_pod, &err))
+    if (!known && !ls_cache_add_pod(s->policy.env.cache, new_pod, &err))
         log_cache_error(&err);
     ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_ADD, "AssignedPodAdd", LS_OBJ_POD, NULL, new_pod);
 }
@@ -98,19 +98,19 @@ static void assigned_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls
 static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_pod *new_pod)
 {
     if (new_pod->node_name) {
-        ls_qpod *qp = ls_squeue_find(s->env.queue, old_pod);
+        ls_qpod *qp = ls_squeue_find(s->policy.env.queue, old_pod);
         /* Bound by someone else while queued: no longer ours to schedule. Our own
          * binding's pod is in flight and leaves the queue when its cycle ends. */
         if (qp && qp->where != LS_Q_IN_FLIGHT)
-            ls_squeue_delete(s->env.queue, old_pod);
+            ls_squeue_delete(s->policy.env.queue, old_pod);
         ls_nominator_delete(&s->nominator, old_pod);
         assigned_pod_update(s, old_pod, new_pod);
         return;
     }
-    s->last_change_ms = s->env.clock_ms;
-    if (ls_squeue_find(s->env.queue, old_pod))   /* only our pods are nominated */
+    s->last_change_ms = s->policy.env.clock_ms;
+    if (ls_squeue_find(s->policy.env.queue, old_pod))   /* only our pods are nominated */
         ls_nominator_update(&s->nominator, old_pod, new_pod);
-    ls_squeue_update(s->env.queue, old_pod, new_pod);
+    ls_squeue_update(s->policy.env.queue, old_pod, new_pod);
     /* Its nomination moved or went: the room it held on the old node is free,
      * as if a pod there was deleted (upstream's AssignedPodDelete for oldPod). */
     if (old_pod->nominated_node_name && old_pod->nominated_node_name != new_pod->nominated_node_name)
@@ -118,15 +118,15 @@ static void apply_pod_update(ls_scheduler *s, const ls_pod *old_pod, const ls_po
     /* A pod being bound (assumed, or waiting on Permit) may be updated before
      * its binding shows (a status patch): whoever holds it takes the new object,
      * so the source can free the old one. */
-    ls_cache_replace_assumed(s->env.cache, old_pod, new_pod);
+    ls_cache_replace_assumed(s->policy.env.cache, old_pod, new_pod);
     ls_waiting_pods_replace(&s->waiting, old_pod, new_pod);
 }
 
 static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
 {
     ls_error err;
-    if (ls_cache_pod_node(s->env.cache, pod) && !ls_cache_is_assumed(s->env.cache, pod)) {
-        if (!ls_cache_remove_pod(s->env.cache, pod, &err))
+    if (ls_cache_pod_node(s->policy.env.cache, pod) && !ls_cache_is_assumed(s->policy.env.cache, pod)) {
+        if (!ls_cache_remove_pod(s->policy.env.cache, pod, &err))
             log_cache_error(&err);
         ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
         return;
@@ -136,10 +136,10 @@ static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
      * deletion frees it, as upstream's AssignedPodDelete for such a pod. */
     bool held_room = pod->nominated_node_name || ls_nominator_node_of(&s->nominator, pod);
     ls_nominator_delete(&s->nominator, pod);
-    ls_qpod *qp = ls_squeue_find(s->env.queue, pod);
+    ls_qpod *qp = ls_squeue_find(s->policy.env.queue, pod);
     if (qp && qp->where != LS_Q_IN_FLIGHT)
-        ls_squeue_delete(s->env.queue, pod);
-    s->last_change_ms = s->env.clock_ms;
+        ls_squeue_delete(s->policy.env.queue, pod);
+    s->last_change_ms = s->policy.env.clock_ms;
     if (held_room)
         ls_scheduler_cluster_event(s, "AssignedPod", LS_ACT_DELETE, "AssignedPodDelete", LS_OBJ_POD, pod, NULL);
 }
@@ -147,21 +147,21 @@ static void apply_pod_delete(ls_scheduler *s, const ls_pod *pod)
 static void apply_object_add(ls_scheduler *s, const ls_object *obj)
 {
     ls_waiting_pods_poke_pre_bind(&s->waiting);
-    ls_object_store_put(s->env.objects, obj);
+    ls_object_store_put(s->policy.env.objects, obj);
     ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
 }
 
 static void apply_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
     ls_waiting_pods_poke_pre_bind(&s->waiting);
-    ls_object_store_put(s->env.objects, new_obj);
+    ls_object_store_put(s->policy.env.objects, new_obj);
     ls_scheduler_cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
 }
 
 static void apply_object_delete(ls_scheduler *s, const ls_object *obj)
 {
     ls_waiting_pods_poke_pre_bind(&s->waiting);
-    ls_object_store_remove(s->env.objects, obj);
+    ls_object_store_remove(s->policy.env.objects, obj);
     ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_DELETE, "ObjectDelete", LS_OBJ_OTHER, obj, NULL);
 }
 
@@ -178,7 +178,7 @@ static bool defer(ls_scheduler *s, event_kind kind, const void *old_obj, const v
 {
     if (!s->defer_events)
         return false;
-    deferred_event *e = ls_vec_push(&s->env.deferred);
+    deferred_event *e = ls_vec_push(&s->policy.env.deferred);
     e->kind = kind;
     e->old_obj = old_obj;
     e->new_obj = new_obj;
@@ -189,9 +189,9 @@ static bool defer(ls_scheduler *s, event_kind kind, const void *old_obj, const v
 static void apply_activate(ls_scheduler *s, uint32_t pod_id)
 {
     const ls_pod probe = {.id = pod_id};
-    const ls_qpod *qp = ls_squeue_find(s->env.queue, &probe);
+    const ls_qpod *qp = ls_squeue_find(s->policy.env.queue, &probe);
     if (qp)
-        ls_squeue_activate(s->env.queue, qp->pod);
+        ls_squeue_activate(s->policy.env.queue, qp->pod);
 }
 
 static void apply(ls_scheduler *s, const deferred_event *e)
@@ -212,11 +212,11 @@ static void apply(ls_scheduler *s, const deferred_event *e)
 
 void ls_scheduler_apply_deferred(ls_scheduler *s)
 {
-    for (uint32_t i = 0; i < s->env.deferred.len; i++) {
-        deferred_event e = LS_VEC_AT(&s->env.deferred, deferred_event, i);
+    for (uint32_t i = 0; i < s->policy.env.deferred.len; i++) {
+        deferred_event e = LS_VEC_AT(&s->policy.env.deferred, deferred_event, i);
         apply(s, &e);
     }
-    s->env.deferred.len = 0;
+    s->policy.env.deferred.len = 0;
 }
 
 void ls_scheduler_on_node_add(ls_scheduler *s, const ls_node *node)
@@ -262,7 +262,7 @@ void ls_scheduler_on_pod_delete(ls_scheduler *s, const ls_pod *pod)
 void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj)
 {
     if (defer(s, EV_OBJECT_ADD, NULL, obj))
-        ls_object_store_put(s->env.objects, obj);
+        ls_object_store_put(s->policy.env.objects, obj);
     else
         apply_object_add(s, obj);
 }
@@ -270,7 +270,7 @@ void ls_scheduler_on_object_add(ls_scheduler *s, const ls_object *obj)
 void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
     if (defer(s, EV_OBJECT_UPDATE, old_obj, new_obj))
-        ls_object_store_put(s->env.objects, new_obj);
+        ls_object_store_put(s->policy.env.objects, new_obj);
     else
         apply_object_update(s, old_obj, new_obj);
 }
@@ -278,7 +278,7 @@ void ls_scheduler_on_object_update(ls_scheduler *s, const ls_object *old_obj, co
 void ls_scheduler_on_object_delete(ls_scheduler *s, const ls_object *obj)
 {
     if (defer(s, EV_OBJECT_DELETE, obj, NULL))
-        ls_object_store_remove(s->env.objects, obj);
+        ls_object_store_remove(s->policy.env.objects, obj);
     else
         apply_object_delete(s, obj);
 }

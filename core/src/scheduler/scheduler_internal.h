@@ -1,33 +1,28 @@
 /*
- * scheduler_internal.h: the scheduler's lifetime (scheduler.c, reload.c):
- * its configuration, cache, source, reload watch and metrics, the
- * environment its attempts run in (attempt.h) and the running attempt. The
+ * scheduler_internal.h: the scheduler's lifetime (scheduler.c,
+ * scheduler_events.c, reload.c): its policy (policy.h: configuration, Lua
+ * runtime, reload state, the environment its attempts run in and the
+ * running attempt), and the cluster side of that environment it owns:
+ * cache, queue, source, waiting pods, nominator and metrics. The
  * stages (cycle.c, batch.c, preemption.c, extender_cycle.c, shadow.c) never
  * include this header: they take the attempt and the environment.
  */
 #ifndef LS_SCHEDULER_INTERNAL_H
 #define LS_SCHEDULER_INTERNAL_H
 
-#include "scheduler/attempt.h"
+#include "scheduler/policy.h"
 #include "scheduler/shadow.h"
-#include "framework/file_watch.h"
 
 struct ls_scheduler {
-    ls_sched_env env;           /* what a stage sees; its objects are owned here (freed by ls_scheduler_free) */
-    ls_attempt_state attempt;   /* the running attempt (the Lua runtime is bound to attempt.cycle) */
-    ls_config cfg;
+    ls_policy policy;           /* its configuration, Lua runtime, reload state, the environment its attempts
+                                 * run in and the running attempt (policy.h); the environment's cluster side
+                                 * below is owned here (freed by ls_scheduler_free) */
     ls_sched_source src;
-    ls_sched_options opt;
     ls_waiting_pods waiting;
     ls_nominator nominator;
     ls_sched_metrics metrics;
     int defer_events;           /* > 0 while a plugin's FFI call (bind, preempt) runs */
     uint64_t last_change_ms;    /* when the cluster last changed (for the end of a simulation) */
-    /* hot reload */
-    char *config_path;
-    ls_file_watch *watch;
-    uint64_t reloads_ok, reloads_failed;
-    uint64_t budget_overruns_before, restarts_before, hint_errors_before;   /* of Lua states replaced by reloads */
     ls_shadow *shadow;          /* --shadow: the candidate configuration evaluated beside (shadow.c) */
     uint64_t snapshot_epoch;    /* snapshot updates so far (ls_scheduler_snapshot_epoch) */
 };

@@ -1,7 +1,8 @@
 /*
- * shadow.c: shadow policies (`run --shadow`, `simulate --shadow`). A second
- * scheduler, built from a candidate configuration in its own Lua state under
- * the same budgets, evaluates every pod the live scheduler attempts, right
+ * shadow.c: shadow policies (`run --shadow`, `simulate --shadow`). A policy
+ * of its own (policy.h: a candidate configuration in its own Lua state under
+ * the same budgets, its environment and attempt; no queue, cache, metrics or
+ * source of its own) evaluates every pod the live scheduler attempts, right
  * after the live cycle and on the live snapshot, object store and
  * nominations: PreFilter, Filter, PreScore, Score and the seeded choice
  * among the best nodes. It never assumes, reserves, permits or binds, and
@@ -11,7 +12,7 @@
  * overrun) is counted and never reaches the live decision.
  */
 #include "scheduler/shadow.h"
-#include "scheduler/attempt.h"
+#include "scheduler/policy.h"
 #include "luasched/log.h"
 
 #include <stdlib.h>
@@ -24,9 +25,7 @@ typedef struct shadow_stat {
 
 typedef struct ls_shadow ls_shadow;
 struct ls_shadow {
-    ls_scheduler *sched;            /* the candidate's lifetime: its configuration, Lua runtime, reload */
-    ls_sched_env *env;              /* sched's environment and the attempt its runtime is bound to: */
-    ls_attempt_state *attempt;      /* the shadow evaluates with them, beside the live attempt */
+    ls_policy policy;   /* the candidate: its configuration, Lua runtime, reload, environment and attempt */
     ls_vec stats;   /* shadow_stat, one per shadow profile seen, in order of first use */
     ls_metric_family *evaluations, *disagreements, *failures;
 };
@@ -76,7 +75,7 @@ void ls_shadow_attach_metrics(ls_shadow *sh, ls_metrics *registry)
     sh->failures = ls_metrics_family(registry, "luasched_shadow_failures_total",
                                      "Shadow evaluations that ended in an error (a plugin's error, a budget overrun).",
                                      LS_METRIC_COUNTER, profile, NULL, 0);
-    const ls_config *cfg = ls_scheduler_config(sh->sched);
+    const ls_config *cfg = &sh->policy.cfg;
     for (uint32_t i = 0; i < cfg->n_profiles; i++)
         publish_zero(sh, ls_str_get(cfg->profiles[i].scheduler_name));
 }
@@ -119,13 +118,6 @@ static void count_node_disagreement(ls_shadow *sh, ls_str profile)
 
 /* ---- evaluation */
 
-/* The shadow profile for a pod: the one with its schedulerName, else the first. */
-static uint32_t shadow_profile(const ls_sched_env *e, const ls_pod *pod)
-{
-    int32_t i = ls_config_profile_index(e->cfg, pod->scheduler_name);
-    return i < 0 ? 0 : (uint32_t)i;
-}
-
 static int run_cycle(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str *node)
 {
     ls_cycle *c = &a->cycle;
@@ -146,17 +138,18 @@ static int run_cycle(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp, ls_str *
 }
 
 /* The shadow's cycle sees the live snapshot, objects and nominations for as
- * long as it runs (it only reads them: no PostFilter, no Reserve). */
+ * long as it runs (it only reads them: no PostFilter, no Reserve); it has
+ * none of its own. */
 static int evaluate(ls_shadow *sh, const ls_sched_env *live, ls_qpod *qp, ls_str *node)
 {
-    ls_sched_env *e = sh->env;
-    ls_attempt_state *a = sh->attempt;
-    ls_nominator *own = e->nominator;
+    ls_sched_env *e = &sh->policy.env;
+    ls_attempt_state *a = &sh->policy.attempt;
     e->nominator = live->nominator;
     a->cycle.objects = live->objects;
     ls_attempt_prepare(e, a, qp, live->snapshot);
     int verdict = run_cycle(e, a, qp, node);
-    e->nominator = own;
+    e->nominator = NULL;
+    a->cycle.objects = NULL;
     return verdict;
 }
 
@@ -183,14 +176,14 @@ void ls_shadow_after_attempt(ls_shadow *sh, const ls_sched_env *live_env, const 
                : ls_code_is_rejected(live_attempt->verdict_code) ? VERDICT_UNSCHEDULABLE : VERDICT_ERROR;
     if (live == VERDICT_ERROR)
         return;   /* no live verdict to compare with */
-    ls_qpod qp = {.pod = pod, .profile = shadow_profile(sh->env, pod)};
-    ls_str profile = sh->env->cfg->profiles[qp.profile].scheduler_name;
+    ls_qpod qp = {.pod = pod, .profile = ls_policy_profile_for(&sh->policy, pod)};
+    ls_str profile = sh->policy.cfg.profiles[qp.profile].scheduler_name;
     ls_str node = 0;
     int verdict = evaluate(sh, live_env, &qp, &node);
     count(sh, profile, live, verdict);
     const char *name = ls_str_get(profile);
     if (verdict == VERDICT_ERROR) {
-        const ls_cycle *c = &sh->attempt->cycle;
+        const ls_cycle *c = &sh->policy.attempt.cycle;
         const char *msg = c->status ? ls_status_get(c->status)->message : "plugin error";
         log_outcome(pod, name, "Shadow evaluation failed", 0, 0, msg);
     } else if (verdict != live) {
@@ -203,16 +196,30 @@ void ls_shadow_after_attempt(ls_shadow *sh, const ls_sched_env *live_env, const 
 
 /* ---- life */
 
-ls_shadow *ls_shadow_new(ls_scheduler *shadow, ls_sched_env *env, ls_attempt_state *attempt,
-                         struct ls_metrics *registry)
+ls_shadow *ls_shadow_new(ls_config *cfg, const ls_sched_options *opt, const char *watch_path,
+                         struct ls_metrics *registry, ls_error *err)
 {
     ls_shadow *sh = ls_xcalloc(1, sizeof *sh);
-    sh->sched = shadow;
-    sh->env = env;
-    sh->attempt = attempt;
     ls_vec_init(&sh->stats, sizeof(shadow_stat));
-    for (uint32_t i = 0; i < env->cfg->n_profiles; i++)
-        stat_of(sh, env->cfg->profiles[i].scheduler_name);
+    ls_policy_init(&sh->policy, cfg, opt);
+    ls_event_registration *regs;   /* checked as the live scheduler checks its own; no queue uses them */
+    uint32_t n_regs;
+    if (!ls_policy_load(&sh->policy, &regs, &n_regs, err)) {
+        ls_shadow_free(sh);
+        return NULL;
+    }
+    free(regs);
+    if (sh->policy.env.extenders) {
+        ls_shadow_free(sh);
+        ls_errorf(err, "the shadow configuration has extenders: a shadow evaluates Lua plugins only "
+                       "(extenders would be sent every pod twice)");
+        return NULL;
+    }
+    if (watch_path)
+        ls_policy_watch(&sh->policy, watch_path);
+    const ls_config *c = &sh->policy.cfg;
+    for (uint32_t i = 0; i < c->n_profiles; i++)
+        stat_of(sh, c->profiles[i].scheduler_name);
     ls_shadow_attach_metrics(sh, registry);
     return sh;
 }
@@ -221,25 +228,30 @@ void ls_shadow_free(ls_shadow *sh)
 {
     if (!sh)
         return;
-    ls_scheduler_free(sh->sched);
+    ls_policy_free(&sh->policy);
     ls_vec_free(&sh->stats);
     free(sh);
 }
 
 void ls_shadow_reload_if_changed(ls_shadow *sh, bool forced)
 {
-    if (!sh || !ls_scheduler_reload_if_changed(sh->sched, forced))
+    if (!sh || !ls_policy_watched(&sh->policy) || !ls_policy_reload_due(&sh->policy, forced))
         return;
-    const ls_config *cfg = ls_scheduler_config(sh->sched);
+    ls_config old_cfg;
+    ls_event_registration *regs;
+    uint32_t n_regs;
+    ls_error err;
+    bool ok = ls_policy_reload(&sh->policy, &old_cfg, &regs, &n_regs, &err);
+    ls_policy_log_reload(&sh->policy, ok, &err);
+    if (!ok)
+        return;
+    free(regs);
+    ls_config_free(&old_cfg);
+    const ls_config *cfg = &sh->policy.cfg;
     for (uint32_t i = 0; i < cfg->n_profiles; i++) {
         stat_of(sh, cfg->profiles[i].scheduler_name);
         publish_zero(sh, ls_str_get(cfg->profiles[i].scheduler_name));
     }
-}
-
-ls_scheduler *ls_shadow_scheduler(const ls_shadow *sh)
-{
-    return sh ? sh->sched : NULL;
 }
 
 uint32_t ls_shadow_stats_of(const ls_shadow *sh, ls_shadow_stats *out, uint32_t cap)
