@@ -137,8 +137,8 @@
 --   Filter "cannot schedule extended resource claim".
 -- * Not modelled: deleting the special claim (upstream's PostFilter
 --   "deletion of ResourceClaim completed" and Unreserve: plugins cannot
---   delete objects) and creating it against an API server (`run`:
---   ls.create_object is carried only by simulate's embedded cluster); the
+--   delete objects; `run` creates it through its supervisor, which allows
+--   only this claim: core/src/client/claim_check.c); the
 --   special claim's binding conditions are not waited for; slices with
 --   perDeviceNodeSelection are never allocated; DeviceTaintRules are not
 --   read; the PreQueueingHint (1.37 alpha) is not implemented. With
