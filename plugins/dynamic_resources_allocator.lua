@@ -515,12 +515,15 @@ function M.check_selection(sel)
   return nil
 end
 
--- Is a device with `free` left a better choice than the best so far?
--- BestFit: the least free (the tightest fit); WorstFit: the most; ties keep
--- the earlier device (the lowest position in slice order).
-local function better(rule, free, best_free)
-  if best_free == nil then return true end
+-- Is a device with `free` left (nil: it lacks the capacity) a better choice
+-- than the best so far (`best_free`; `have_best` false when none)?
+-- BestFit: the least free (the tightest fit); WorstFit: the most; devices
+-- without the capacity come after those with it; ties keep the earlier
+-- device (the lowest position in slice order).
+local function better(rule, free, have_best, best_free)
+  if not have_best then return true end
   if free == nil then return false end
+  if best_free == nil then return true end
   if rule == "BestFit" then return free < best_free end
   return free > best_free
 end
@@ -547,7 +550,7 @@ local function allocate_single(s, node, selection)
   local function consider(dev, info)
     if rule == nil then return true end
     local free = M.free_capacity(dev, selection.capacity, s.shared_use or EMPTY)
-    if better(rule, free, best_free) then
+    if better(rule, free, best ~= nil, best_free) then
       if best ~= nil then give(ctx, slot, best, best_info) end
       best, best_info, best_free = dev, info, free
     else
