@@ -1081,7 +1081,8 @@ local created_name = ffi.new("char[256]")
 --- An API create (DynamicResources' PreBind: the claim of a pod's extended
 --- resources): the object as JSON text, its metadata giving a name or a
 --- generateName. Returns the created object's name, or nil and an error
---- message.
+--- message. simulate's embedded cluster creates any object; against an API
+--- server (`luasched run`) only that claim is created, by the supervisor.
 ---@param json_text string
 ---@return string?, string?
 function ls.create_object(json_text)
