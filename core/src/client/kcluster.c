@@ -453,6 +453,20 @@ static bool source_patch_status(void *ud, const ls_object *obj, const char *merg
                                 err);
 }
 
+/* A pod's status.extendedResourceClaimStatus, the one pod field a plugin may
+ * write against an API server: checked here as the supervisor checks it, so
+ * that another patch is the plugin's error, not a message that ends the worker. */
+static bool patch_pod_status(ls_kcluster *kc, ls_str ns, ls_str name, const char *patch, ls_error *err)
+{
+    cJSON *body = cJSON_Parse(patch);
+    char why[400] = "the patch is not JSON";
+    bool shaped = body && ls_claim_check_pod_status_patch(body, why, sizeof why);
+    cJSON_Delete(body);
+    if (!shaped)
+        return ls_errorf(err, "updating Pod %s against an API server: %s", ls_str_get(name), why);
+    return kc_link_patch_status(kc->link, "Pod", ns ? ls_str_get(ns) : "", ls_str_get(name), patch, err);
+}
+
 /* VolumeBinding's API writes: a merge patch on a PersistentVolume or a claim
  * (the supervisor builds the path and allows only these kinds). The result
  * comes back through the informers, which PreBind waits on. And
@@ -463,7 +477,7 @@ static bool source_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, c
     ls_kcluster *kc = ud;
     const char *k = ls_str_get(kind);
     if (strcmp(k, "Pod") == 0)   /* DynamicResources' status.extendedResourceClaimStatus: synchronous */
-        return kc_link_patch_status(kc->link, k, ns ? ls_str_get(ns) : "", ls_str_get(name), patch, err);
+        return patch_pod_status(kc, ns, name, patch, err);
     if (strcmp(k, "PersistentVolume") != 0 && strcmp(k, "PersistentVolumeClaim") != 0)
         return ls_errorf(err, "updating %s %s: only PersistentVolumes and claims are written", k, ls_str_get(name));
     if (!kc_link_patch_object(kc->link, k, ns ? ls_str_get(ns) : "", ls_str_get(name), patch))
