@@ -1089,8 +1089,9 @@ local created_name = ffi.new("char[256]")
 --- An API create (DynamicResources' PreBind: the claim of a pod's extended
 --- resources): the object as JSON text, its metadata giving a name or a
 --- generateName. Returns the created object's name, or nil and an error
---- message. Plugins create ResourceClaims only, each within 3 MiB, 256 MiB
---- in all per simulation (simulate's embedded cluster; `run` creates none).
+--- message. In simulate's embedded cluster plugins create ResourceClaims only,
+--- each within 3 MiB, 256 MiB in all per simulation; against an API server
+--- (`luasched run`) only that claim is created, by the supervisor.
 ---@param json_text string
 ---@return string?, string?
 function ls.create_object(json_text)

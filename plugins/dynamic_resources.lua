@@ -107,6 +107,13 @@
 --   wait for binding conditions.
 --
 -- Deviations (said, not hidden):
+-- * deviceSelection (luasched's own arg; upstream has no such field and
+--   always takes the first device that fits, the default here too):
+--   {rule: BestFit|WorstFit, capacity: <name>} makes a claim of one request
+--   for one device take, among the devices that fit, the one with the least
+--   (most) of that consumable capacity left, the earlier on ties: the GPU
+--   choice of OpenGpuShare's gpuSelMethod best (worst), for the policy lab's
+--   GPU sharing through DRA. Requests for more devices keep the first fit.
 -- * CEL: the subset of luasched.cel (device.driver, attributes, capacity,
 --   comparisons, &&, ||, !, in, quantity/semver methods, has). An
 --   expression outside it (or malformed) is an Error at PreFilter ("running
@@ -130,8 +137,8 @@
 --   Filter "cannot schedule extended resource claim".
 -- * Not modelled: deleting the special claim (upstream's PostFilter
 --   "deletion of ResourceClaim completed" and Unreserve: plugins cannot
---   delete objects) and creating it against an API server (`run`:
---   ls.create_object is carried only by simulate's embedded cluster); the
+--   delete objects; `run` creates it through its supervisor, which allows
+--   only this claim: core/src/client/claim_check.c); the
 --   special claim's binding conditions are not waited for; slices with
 --   perDeviceNodeSelection are never allocated; DeviceTaintRules are not
 --   read; the PreQueueingHint (1.37 alpha) is not implemented. With
@@ -176,7 +183,9 @@ local fmt = string.format
 local FILTER_TIMEOUT = ls.feature_enabled("DRASchedulerFilterTimeout")
 local P = ls.plugin("DynamicResources", {
   defaults = { filterTimeout = FILTER_TIMEOUT and "10s" or nil, bindingTimeout = "10m0s" },
-  optional = not FILTER_TIMEOUT and { filterTimeout = "any" } or nil,
+  -- deviceSelection: a luasched extension (not in upstream's DynamicResourcesArgs), see init
+  optional = { filterTimeout = not FILTER_TIMEOUT and "any" or nil,
+               deviceSelection = { rule = "string", capacity = "string" } },
 })
 P.allocator = A   -- its allocator module (the test kit reads results through it)
 
@@ -229,6 +238,13 @@ function P:init(args)
   end
   if b < 1 then error(fmt("bindingTimeout: Invalid value: %q: must be at least 1 second", args.bindingTimeout), 0) end
   self.binding_timeout = b   -- bounds PreBind's wait for binding conditions
+  -- deviceSelection (luasched's, absent upstream): which of the devices that
+  -- fit a one-device request is taken. Unset or FirstFit: the first in slice
+  -- order, as upstream's allocator; BestFit / WorstFit: the least / most of
+  -- the named consumable capacity left (docs/upstream-parity/dra.md).
+  local sel_err = A.check_selection(args.deviceSelection)
+  if sel_err then error(sel_err, 0) end
+  self.device_selection = args.deviceSelection
   -- allocationTimestamp is wall-clock time (upstream's time.Now()): the
   -- scheduler's clock (ms since the start, virtual in a simulation) from now
   self.wall_anchor_ms = os.time() * 1000
@@ -649,7 +665,7 @@ function P:filter(state, pod, node)
   end
   if #to_allocate > 0 then
     local view = to_allocate == s.to_allocate and s or setmetatable({ to_allocate = to_allocate }, { __index = s })
-    local allocations, err = A.allocate(view, n, self.filter_timeout)
+    local allocations, err = A.allocate(view, n, self.filter_timeout, self.device_selection)
     if allocations == nil then return ls.error(err) end
     if allocations == false then return self.msg_cannot end
     s.node_allocations[n.name] = allocations

@@ -483,10 +483,57 @@ local function start_claim(ctx, prep)
   for _, c in ipairs(ctx.cons) do c.values = {} end
 end
 
+-- ---- the device choice (a luasched extension; upstream takes the first) ----
+
+--- The free amount (milli) of the capacity `name` ("milli", or qualified
+--- "driver/milli") of a device allowing multiple allocations, beside the
+--- shares of allocated claims (`shared_use`); nil when it has no such
+--- capacity.
+function M.free_capacity(dev, name, shared_use)
+  if dev.capacity == nil then return nil end
+  local driver = dev.slice.driver
+  local q = name:find("/", 1, true) and name or driver .. "/" .. name
+  local published = dev.capacity[name] or dev.capacity[q] or dev.capacity[name:match("^[^/]+/(.+)$") or ""]
+  if published == nil then return nil end
+  local total = CAP.milli(published.value) or 0
+  local used = shared_use[dev.key]
+  return total - ((used and used[q]) or 0)
+end
+
+--- Checks DynamicResources' `deviceSelection` arg: nil (upstream's first
+--- fit) or { rule = "FirstFit" | "BestFit" | "WorstFit", capacity = name }.
+function M.check_selection(sel)
+  if sel == nil then return nil end
+  local rule = sel.rule
+  if rule ~= "FirstFit" and rule ~= "BestFit" and rule ~= "WorstFit" then
+    return fmt("deviceSelection.rule: Unsupported value: %q: supported values: \"FirstFit\", \"BestFit\", \"WorstFit\"",
+      tostring(rule))
+  end
+  if rule ~= "FirstFit" and (type(sel.capacity) ~= "string" or sel.capacity == "") then
+    return "deviceSelection.capacity: Required value: the device capacity " .. rule .. " compares (e.g. \"milli\")"
+  end
+  return nil
+end
+
+-- Is a device with `free` left (nil: it lacks the capacity) a better choice
+-- than the best so far (`best_free`; `have_best` false when none)?
+-- BestFit: the least free (the tightest fit); WorstFit: the most; devices
+-- without the capacity come after those with it; ties keep the earlier
+-- device (the lowest position in slice order).
+local function better(rule, free, have_best, best_free)
+  if not have_best then return true end
+  if free == nil then return false end
+  if best_free == nil then return true end
+  if rule == "BestFit" then return free < best_free end
+  return free > best_free
+end
+
 -- The usual claim: one request for one device. Returns the allocator's
 -- entry list, false when no device fits, nil and an error, or nil, nil when
--- the claims are not of that shape.
-local function allocate_single(s, node)
+-- the claims are not of that shape. With a `selection` (BestFit, WorstFit)
+-- every device that fits is looked at and the one the rule prefers is
+-- taken; otherwise the first that fits, as upstream.
+local function allocate_single(s, node, selection)
   local prep = s.to_allocate[1]
   if #s.to_allocate ~= 1 or #prep.requests ~= 1 or #prep.requests[1].alts ~= 1 then return nil end
   local alt = prep.requests[1].alts[1]
@@ -498,6 +545,19 @@ local function allocate_single(s, node)
   -- not shared) with no constraint to keep needs no search state
   local simple = prep.constraints == nil and alt.capacity == nil
   local ctx
+  local rule = selection and selection.rule ~= "FirstFit" and selection.rule or nil
+  local best, best_info, best_free
+  local function consider(dev, info)
+    if rule == nil then return true end
+    local free = M.free_capacity(dev, selection.capacity, s.shared_use or EMPTY)
+    if better(rule, free, best ~= nil, best_free) then
+      if best ~= nil then give(ctx, slot, best, best_info) end
+      best, best_info, best_free = dev, info, free
+    else
+      give(ctx, slot, dev, info)
+    end
+    return false
+  end
   local function scan(slices, check_node)
     for _, slice in ipairs(slices) do
       if not check_node or slice_on_node(slice, node) then
@@ -506,10 +566,15 @@ local function allocate_single(s, node)
             local ok, err = matches(alt, dev)
             if ok == nil then return nil, err end
             if ok then
-              if simple and not dev.consumes and not dev.capacity and not dev.multi then return dev, PLAIN end
-              if ctx == nil then ctx = scratch_context(s); start_claim(ctx, prep) end
-              local info = take(ctx, slot, dev)
-              if info then return dev, info end
+              if simple and not dev.consumes and not dev.capacity and not dev.multi then
+                if rule == nil then return dev, PLAIN end
+                if ctx == nil then ctx = scratch_context(s); start_claim(ctx, prep) end
+                consider(dev, PLAIN)
+              else
+                if ctx == nil then ctx = scratch_context(s); start_claim(ctx, prep) end
+                local info = take(ctx, slot, dev)
+                if info and consider(dev, info) then return dev, info end
+              end
             end
           end
         end
@@ -519,6 +584,7 @@ local function allocate_single(s, node)
   end
   local dev, info = scan(s.slices.by_node[ls.str(node.name)] or NO_TAINTS, false)
   if dev == false then dev, info = scan(s.slices.shared, true) end
+  if dev == false and best ~= nil then dev, info = best, best_info end
   if dev == nil then return nil, info end
   if dev == false then return false end
   return { { slots = prep.single_slots, devs = { dev }, infos = { info } } }
@@ -527,8 +593,8 @@ end
 --- Allocates every claim of the pod on the node, one claim after the other:
 --- per claim { slots, devs, infos } (M.result makes the API form), false
 --- when impossible, or nil and an error text.
-function M.allocate(s, node, filter_timeout)
-  local single, single_err = allocate_single(s, node)
+function M.allocate(s, node, filter_timeout, selection)
+  local single, single_err = allocate_single(s, node, selection)
   if single ~= nil then return single end
   if single_err ~= nil then return nil, single_err end
   local devices = {}

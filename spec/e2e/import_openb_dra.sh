@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # End to end: `luasched import openb --as-dra` (GPUs as DRA devices with consumable capacity, one
 # ResourceClaim per GPU task) places the openb tasks as the OpenGpuShare path does under the same
-# policy (BestFit, whose score reads the node's free GPU milli in total, the same whichever GPU a
-# share went to) on these traces, where the DRA allocator's first-fit GPU choice and OpenGpuShare's
-# best-fit one leave the nodes' GPUs equally able to take the later tasks (not so on every trace:
-# docs/policy-lab/gpu-sharing.md, "GPU sharing through DRA").
+# policy (BestFit; gpu-dra-best-fit.yaml gives DynamicResources deviceSelection BestFit on milli,
+# OpenGpuShare's GPU choice: docs/policy-lab/gpu-sharing.md, "GPU sharing through DRA"; the GPUs
+# themselves are compared in openb_dra_gpu_choice.sh).
 # The small trace of import_openb.sh (spec/e2e/fixtures/openb/) first, worked by hand there for BestFit:
 #   p1 -> node-a, p2 -> node-c, p3 -> node-b, p4 -> node-b, p5 (2 GPUs) pending. On the DRA path p5's
 #   claim asks two devices each consuming 1000 milli: on node-a p1's claim consumed all of gpu-0
-#   (the first device that fits) and only gpu-1 is free, one device short; node-b's only GPU holds
+#   (the first fully free device) and only gpu-1 is free, one device short; node-b's only GPU holds
 #   p3's 500 and p4's 300; node-c has no slice -> "3 cannot allocate all claims".
 # Then a generated trace (awk, fixed seed): 12 nodes of 1, 2, 4 or 8 GPUs of three models, 30 tasks
 # (cpu-only, shares of 100..900 milli, 1, 2, 4 and 8 whole GPUs, some model-constrained), inflated

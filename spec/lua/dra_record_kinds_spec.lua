@@ -38,7 +38,26 @@ describe("record", function()
         string.format("%s reads %s.%s.resource.k8s.io, which read_kinds.c (and so record) does not list",
           k[3], k[1], k[2]))
     end
-    -- DynamicResources reads DeviceClasses, ResourceSlices and ResourceClaims
+    -- DynamicResources reads DeviceClasses, ResourceSlices and ResourceClaims, and record lists them
     assert.is_true(n >= 3)
+    for _, k in ipairs({ { "deviceclasses", "DeviceClass" }, { "resourceslices", "ResourceSlice" },
+                         { "resourceclaims", "ResourceClaim" } }) do
+      assert.is_truthy(seen[k[1] .. ".v1"], "no plugin reads " .. k[1])
+      assert.is_truthy(kinds:find(string.format('{"resource.k8s.io", "v1", "%s", "%s", "resource.k8s.io/v1"}',
+        k[1], k[2]), 1, true), "read_kinds.c does not list " .. k[2])
+    end
+  end)
+
+  it("leaves out only the DRA kinds no plugin reads: ResourceClaimTemplates and DeviceTaintRules", function()
+    -- A template is read by kube-controller-manager's resourceclaim controller, which neither
+    -- simulate nor run has: a trace holds the claims it made. DeviceTaintRules are not modelled
+    -- (docs/upstream-parity/dra.md). Should a plugin start to read either, the case above fails.
+    local kinds = read(DIR .. "/core/src/client/read_kinds.c")
+    for _, plural in ipairs({ "resourceclaimtemplates", "devicetaintrules" }) do
+      for _, file in ipairs(plugin_files()) do
+        assert.is_falsy(read(file):find(plural .. ".", 1, true), file .. " reads " .. plural)
+      end
+      assert.is_falsy(kinds:find('"' .. plural .. '"', 1, true))
+    end
   end)
 end)

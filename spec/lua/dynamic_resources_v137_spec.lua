@@ -96,6 +96,42 @@ describe("DynamicResources v1.37", function()
     assert.is_nil(results(T.cycle(p, cluster, pod_with("over", "o"))))
   end)
 
+  it("takes the first device that fits unless deviceSelection (luasched's) names BestFit or WorstFit", function()
+    -- three shared GPUs of 1000 milli; allocated shares leave gpu-0 600, gpu-1 400, gpu-2 1000
+    local function gpu(i) return { name = "gpu-" .. i, allowMultipleAllocations = true,
+                                   capacity = { milli = { value = "1000" } } } end
+    local function share(dev, milli)
+      return { request = "gpu", driver = DRIVER, pool = "node-a", device = dev, shareID = dev .. milli,
+               consumedCapacity = { milli = tostring(milli) } }
+    end
+    local held = claim("held", { request("gpu") }, nil, { allocation = { devices = { results = T.array {
+      share("gpu-0", 400), share("gpu-1", 600) } } } })
+    local cluster = T.cluster { nodes = { { name = "node-a" } }, objects = {
+      class(), slice { gpu(0), gpu(1), gpu(2) }, held,
+      claim("c", { request("gpu", { capacity = { requests = { milli = "300" } } }) }),
+      claim("big", { request("gpu", { capacity = { requests = { milli = "500" } } }) }),
+    } }
+    -- 300 fits all three: first fit gpu-0 (upstream); best fit the least left, gpu-1 (400);
+    -- worst fit the most, gpu-2 (1000)
+    assert.are.equal("gpu=gpu-0", devices(T.cycle(p, cluster, pod_with "c")))
+    local best = T.plugin("DynamicResources", { deviceSelection = { rule = "BestFit", capacity = "milli" } })
+    assert.are.equal("gpu=gpu-1", devices(T.cycle(best, cluster, pod_with "c")))
+    local worst = T.plugin("DynamicResources", { deviceSelection = { rule = "WorstFit", capacity = "milli" } })
+    assert.are.equal("gpu=gpu-2", devices(T.cycle(worst, cluster, pod_with "c")))
+    -- 500 does not fit gpu-1 (400 left): best fit among gpu-0 (600) and gpu-2 (1000) is gpu-0,
+    -- and the result consumes 500 of it
+    local res = results(T.cycle(best, cluster, pod_with("big", "b")))
+    assert.are.equal("gpu-0", res[1].device)
+    assert.are.same({ milli = "500" }, res[1].consumedCapacity)
+    -- FirstFit is upstream's choice, named
+    local first = T.plugin("DynamicResources", { deviceSelection = { rule = "FirstFit" } })
+    assert.are.equal("gpu=gpu-0", devices(T.cycle(first, cluster, pod_with "c")))
+    assert.has_error(function() T.plugin("DynamicResources", { deviceSelection = { rule = "Tightest" } }) end,
+      'deviceSelection.rule: Unsupported value: "Tightest": supported values: "FirstFit", "BestFit", "WorstFit"')
+    assert.has_error(function() T.plugin("DynamicResources", { deviceSelection = { rule = "BestFit" } }) end,
+      'deviceSelection.capacity: Required value: the device capacity BestFit compares (e.g. "milli")')
+  end)
+
   it("refuses a capacity request for a capacity the device does not have", function()
     local cluster = T.cluster { nodes = { { name = "node-a" } }, objects = {
       class(), slice { { name = "gpu-0", capacity = { memory = { value = "8Gi" } } } },

@@ -5,7 +5,9 @@
 # PersistentVolume four times with 200 KiB annotations each (upstream's API
 # server keeps annotations to 256 KiB: the second and later are refused with
 # its 422) and patches the Namespace's labels (the worker writes
-# PersistentVolumes and claims only). The served cluster must keep one
+# PersistentVolumes and claims only), a pod's labels (of a pod, only
+# status.extendedResourceClaimStatus) and creates a Secret (only DRA's claim
+# for a pod's extended resources is created): each refused to the plugin. The served cluster must keep one
 # annotation and the namespace's labels; every pod must be bound once; the
 # worker must not be restarted; run and the server must stop cleanly.
 . "$(dirname "$0")/../e2e/lib.bash"
@@ -24,6 +26,11 @@ function P.pre_bind(self, state, pod)
   end
   local err = ls.patch_object("Namespace", nil, "tenant-a", '{"metadata":{"labels":{"team":"evil"}}}')
   print("namespace patch: " .. tostring(err))
+  -- a pod's labels, and an object other than DRA's claim for extended resources
+  err = ls.patch_object("Pod", "default", "plain-1", '{"metadata":{"labels":{"team":"evil"}}}')
+  print("pod patch: " .. tostring(err))
+  local _, cerr = ls.create_object('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"default"}}')
+  print("create: " .. tostring(cerr))
   return nil
 end
 return P
@@ -62,6 +69,10 @@ wait_bound 4 120 || echo "FAIL: the pods were not all bound"
 for _ in $(seq 1 100); do grep -q 'namespace patch:' "$TMP/run.err" && break; sleep 0.1; done
 expect_contains "the worker refused the Namespace patch, to the plugin" "$(cat "$TMP/run.err")" \
   'namespace patch: updating Namespace tenant-a: only PersistentVolumes and claims are written'
+expect_contains "the worker refused the pod's label patch, to the plugin" "$(cat "$TMP/run.err")" \
+  'pod patch: updating Pod plain-1 against an API server: a pod'"'"'s status patch: only status.extendedResourceClaimStatus (requestMappings, resourceClaimName) is written'
+expect_contains "the worker refused to create a Secret, to the plugin" "$(cat "$TMP/run.err")" \
+  "create: creating objects from a plugin against an API server: only DynamicResources' claim for a pod's extended resources is created: expected apiVersion resource.k8s.io/v1, kind ResourceClaim"
 expect_eq "the namespace's labels are unchanged" "$(api /api/v1/namespaces/tenant-a | jq -r '.metadata.labels.team')" "a"
 annotations=
 for _ in $(seq 1 100); do

@@ -424,6 +424,7 @@ static void emit_json(const sim_run *run, const ls_scheduler *s, uint64_t attemp
             cJSON_AddItemToArray(pods, rec);
     }
     cJSON_AddItemToObject(root, "claims", ls_cluster_claims_json(c));
+    cJSON_AddItemToObject(root, "resourceClaims", ls_cluster_resource_claims_json(c));
     tally t = count_outcomes(c);
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "nodes", ls_cluster_num_nodes(c));

@@ -12,6 +12,7 @@
 #include "client/kcluster.h"
 #include "base/log_limit.h"
 
+#include "client/claim_check.h"
 #include "client/kcluster_link.h"
 #include "client/kutil.h"
 #include "luasched/cache.h"
@@ -452,13 +453,31 @@ static bool source_patch_status(void *ud, const ls_object *obj, const char *merg
                                 err);
 }
 
+/* A pod's status.extendedResourceClaimStatus, the one pod field a plugin may
+ * write against an API server: checked here as the supervisor checks it, so
+ * that another patch is the plugin's error, not a message that ends the worker. */
+static bool patch_pod_status(ls_kcluster *kc, ls_str ns, ls_str name, const char *patch, ls_error *err)
+{
+    cJSON *body = cJSON_Parse(patch);
+    char why[400] = "the patch is not JSON";
+    bool shaped = body && ls_claim_check_pod_status_patch(body, why, sizeof why);
+    cJSON_Delete(body);
+    if (!shaped)
+        return ls_errorf(err, "updating Pod %s against an API server: %s", ls_str_get(name), why);
+    return kc_link_patch_status(kc->link, "Pod", ns ? ls_str_get(ns) : "", ls_str_get(name), patch, err);
+}
+
 /* VolumeBinding's API writes: a merge patch on a PersistentVolume or a claim
  * (the supervisor builds the path and allows only these kinds). The result
- * comes back through the informers, which PreBind waits on. */
+ * comes back through the informers, which PreBind waits on. And
+ * DynamicResources' patch of a pod's status.extendedResourceClaimStatus,
+ * answered (upstream's PreBind fails when it fails). */
 static bool source_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, const char *patch, ls_error *err)
 {
     ls_kcluster *kc = ud;
     const char *k = ls_str_get(kind);
+    if (strcmp(k, "Pod") == 0)   /* DynamicResources' status.extendedResourceClaimStatus: synchronous */
+        return patch_pod_status(kc, ns, name, patch, err);
     if (strcmp(k, "PersistentVolume") != 0 && strcmp(k, "PersistentVolumeClaim") != 0)
         return ls_errorf(err, "updating %s %s: only PersistentVolumes and claims are written", k, ls_str_get(name));
     if (!kc_link_patch_object(kc->link, k, ns ? ls_str_get(ns) : "", ls_str_get(name), patch))
@@ -466,16 +485,54 @@ static bool source_patch_object(void *ud, ls_str kind, ls_str ns, ls_str name, c
     return true;
 }
 
-/* A plugin's create (DynamicResources' claim for a pod's extended resources):
- * not carried from the worker to the API server yet. */
+/* A plugin's create: DynamicResources' claim for a pod's extended resources
+ * (DRAExtendedResource), the one object a plugin may create against an API
+ * server. Checked here (client/claim_check.h), created by the supervisor
+ * (which checks it again), then put in the store at once, as upstream puts
+ * the created claim in its assume cache: the plugin's next write (the
+ * claim's status) needs it before the informer brings it. */
+static const char *const CLAIMS_KIND = "resourceclaims.v1.resource.k8s.io";
+
+static bool store_created(ls_kcluster *kc, const char *created, char *name_out, size_t name_cap, ls_error *err)
+{
+    cJSON *json = cJSON_Parse(created);
+    const char *name = ls_kutil_meta_str(json, "name");
+    if (!name) {
+        cJSON_Delete(json);
+        return ls_errorf(err, "the API server's answer to the claim's creation has no metadata.name");
+    }
+    snprintf(name_out, name_cap, "%s", name);
+    kc_feed f = {.kc = kc, .kind = KC_OBJECT, .object_kind = CLAIMS_KIND};
+    void *obj = decode(&f, json, err);
+    cJSON_Delete(json);
+    if (!obj)
+        return false;
+    kc_event ev = {.type = KC_ADD, .obj = obj, .key = obj_key(KC_OBJECT, obj)};
+    apply_object(kc, &ev);
+    return true;
+}
+
 static bool source_create_object(void *ud, const char *json, char *name_out, size_t name_cap, ls_error *err)
 {
-    (void)ud;
-    (void)json;
-    (void)name_out;
-    (void)name_cap;
-    return ls_errorf(err, "creating objects from a plugin is not implemented against an API server "
-                          "(luasched simulate's embedded cluster does it)");
+    ls_kcluster *kc = ud;
+    cJSON *obj = cJSON_Parse(json);
+    const char *ns = ls_kutil_meta_str(obj, "namespace");
+    ls_claim_owner owner;
+    char why[400];
+    bool ok = ns && ls_claim_check_extended(obj, ns, &owner, why, sizeof why);
+    if (!ok) {
+        ls_errorf(err, "creating objects from a plugin against an API server: only DynamicResources' claim for a "
+                       "pod's extended resources is created: %s",
+                  ns ? why : "metadata.namespace: expected the pod's namespace");
+        cJSON_Delete(obj);
+        return false;
+    }
+    char *created = NULL;
+    ok = kc_link_create_claim(kc->link, ns, json, &created, err) &&
+         store_created(kc, created, name_out, name_cap, err);
+    free(created);
+    cJSON_Delete(obj);
+    return ok;
 }
 
 static uint64_t failure_hash(const char *reason, const char *message, ls_str nominated)

@@ -307,6 +307,20 @@ bool kc_link_patch_status(kc_link *l, const char *kind, const char *ns, const ch
     return ok;
 }
 
+bool kc_link_create_claim(kc_link *l, const char *ns, const char *claim, char **created, ls_error *err)
+{
+    const char *f[] = {NULL, ns, claim};
+    char *text;
+    *created = NULL;
+    if (!ask(l, LS_CH_CREATE_CLAIM, f, 3, &text)) {
+        ls_errorf(err, "%s", text);
+        free(text);
+        return false;
+    }
+    *created = text;
+    return true;
+}
+
 cJSON *kc_link_extender(kc_link *l, const char *url, const char *verb, const char *body, char **msg)
 {
     const char *f[] = {NULL, url, verb, body};

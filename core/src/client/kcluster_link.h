@@ -57,6 +57,11 @@ bool kc_link_patch_object(kc_link *l, const char *kind, const char *ns, const ch
 bool kc_link_patch_status(kc_link *l, const char *kind, const char *ns, const char *name, const char *patch,
                           ls_error *err);
 
+/* Synchronous: the supervisor creates a pod's special ResourceClaim (DRA's
+ * extended resources) and answers with the created object (*created,
+ * malloc'd JSON text), or false with its message in err. */
+bool kc_link_create_claim(kc_link *l, const char *ns, const char *claim, char **created, ls_error *err);
+
 /* An extender call made by the supervisor (scheduler/extender.h's transport). */
 cJSON *kc_link_extender(kc_link *l, const char *url, const char *verb, const char *body, char **msg);
 

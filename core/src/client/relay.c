@@ -12,6 +12,7 @@
  */
 #include "client/relay.h"
 
+#include "client/claim_check.h"
 #include "client/informer.h"
 #include "client/kutil.h"
 #include "client/writer.h"
@@ -63,6 +64,10 @@ struct ls_relay {
     uint32_t metrics_id, metrics_done;
     char *metrics_text;
     atomic_size_t patch_bytes;    /* plugins' object patches queued or in flight (handle_object_patch) */
+    /* the special claims created for the worker ("ns/name"), the latest
+     * CREATED_KEPT: its status patch may come before the informer has them */
+    char created[8][320];
+    uint32_t n_created;
 };
 
 /* ---- forwarding */
@@ -671,16 +676,117 @@ void ls_relay_reply(ls_relay *r, const char *id, bool ok, const char *message)
     send_to_worker(r, LS_CH_REPLY, f, 3);
 }
 
+enum { CREATED_KEPT = sizeof ((ls_relay *)0)->created / sizeof ((ls_relay *)0)->created[0] };
+
+static void remember_created(ls_relay *r, const char *ns, const char *name)
+{
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->created[r->n_created++ % CREATED_KEPT], sizeof r->created[0], "%s/%s", ns, name);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static bool created_here(ls_relay *r, const char *ns, const char *name)
+{
+    char key[sizeof r->created[0]];
+    snprintf(key, sizeof key, "%s/%s", ns, name);
+    pthread_mutex_lock(&r->mu);
+    bool found = false;
+    for (uint32_t i = 0; i < CREATED_KEPT && !found; i++)
+        found = strcmp(r->created[i], key) == 0;
+    pthread_mutex_unlock(&r->mu);
+    return found;
+}
+
+/* A request the worker waits on: the API's answer, as the reply (its body
+ * on success when `answer_body`, else the error). */
+static void request_and_reply(ls_relay *r, const char *id, const char *verb, const char *path, const char *type,
+                              const char *body, bool answer_body, bool *created_ok, cJSON **created)
+{
+    ls_kresponse resp;
+    ls_error err;
+    bool sent = ls_kclient_request(r->o.client, verb, path, type, body, strlen(body), &resp, &err);
+    char msg[1200] = "";
+    bool ok = sent && resp.status >= 200 && resp.status < 300;
+    if (!sent)
+        snprintf(msg, sizeof msg, "%s", err.msg);
+    else if (!ok)
+        snprintf(msg, sizeof msg, "%s %.200s: %ld: %.300s", verb, path, resp.status, resp.body ? resp.body : "");
+    if (ok && created)
+        *created = cJSON_Parse(resp.body ? resp.body : "");
+    if (created_ok)
+        *created_ok = ok;
+    ls_relay_reply(r, id, ok, ok && answer_body && resp.body ? resp.body : msg);
+    ls_kresponse_free(&resp);
+}
+
+/* DynamicResources' special claim for a pod's extended resources (upstream's
+ * PreBind creates it): only that claim, of a pod the supervisor knows. */
+static bool handle_create_claim(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap)
+{
+    const char *id = m->f[0], *ns = m->f[1], *text = m->f[2];
+    if (!good_name(ns, 63) || strlen(text) > MAX_PATCH)
+        return refuse(why, cap, "a claim to create in namespace %.63s%s: not a namespace, or over 1 MiB", ns, "");
+    cJSON *claim = cJSON_Parse(text);
+    ls_claim_owner owner;
+    char what[400];
+    if (!ls_claim_check_extended(claim, ns, &owner, what, sizeof what)) {
+        cJSON_Delete(claim);
+        return refuse(why, cap, "a claim to create that is not a pod's claim for extended resources: %.300s%s",
+                      what, "");
+    }
+    pod_facts pod = known_pod(r, ns, owner.name, owner.uid);
+    if (!pod.known) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "pod %s/%s (uid %s) is not known", ns, owner.name, owner.uid);
+        ls_relay_reply(r, id, false, msg);
+        cJSON_Delete(claim);
+        return true;
+    }
+    cJSON_Delete(claim);
+    char path[300];
+    snprintf(path, sizeof path, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims", ns);
+    bool ok = false;
+    cJSON *created = NULL;
+    request_and_reply(r, id, "POST", path, "application/json", text, true, &ok, &created);
+    const char *name = ls_kutil_meta_str(created, "name");
+    if (ok && name && good_name(name, 253))
+        remember_created(r, ns, name);
+    cJSON_Delete(created);
+    return true;
+}
+
+/* DynamicResources' patch of a pod's status.extendedResourceClaimStatus. */
+static bool handle_pod_status_patch(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap)
+{
+    const char *id = m->f[0], *ns = m->f[2], *name = m->f[3], *text = m->f[4];
+    cJSON *patch = strlen(text) <= MAX_PATCH ? cJSON_Parse(text) : NULL;
+    char what[400] = "over 1 MiB or not JSON";
+    bool shaped = patch && ls_claim_check_pod_status_patch(patch, what, sizeof what);
+    cJSON_Delete(patch);
+    if (!shaped || !good_name(ns, 63) || !good_name(name, 253))
+        return refuse(why, cap, "a status patch of pod %.253s: %.300s", name, what);
+    if (!known_pod(r, ns, name, NULL).known) {
+        ls_relay_reply(r, id, false, "the pod is not known");
+        return true;
+    }
+    char path[400];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+    request_and_reply(r, id, "PATCH", path, "application/merge-patch+json", text, false, NULL, NULL);
+    return true;
+}
+
 static bool handle_status_patch(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap)
 {
     const char *id = m->f[0], *kind = m->f[1], *ns = m->f[2], *name = m->f[3], *patch = m->f[4];
+    if (strcmp(kind, "Pod") == 0)
+        return handle_pod_status_patch(r, m, why, cap);
     relay_feed *feed = feed_of_kind(r, kind);
     const char *v = strchr(kind, '.');
     const char *g = v ? strchr(v + 1, '.') : NULL;
     if (!feed || !g || !good_name(name, 253) || (*ns && !good_name(ns, 63)) || !json_object_text(patch, MAX_PATCH))
         return refuse(why, cap, "a status patch of %.200s %.253s: not a watched custom resource, or not a JSON object",
                       kind, name);
-    if (!ls_informer_peek(feed->inf, *ns ? ns : NULL, name, NULL, NULL)) {
+    if (!ls_informer_peek(feed->inf, *ns ? ns : NULL, name, NULL, NULL) && !created_here(r, ns, name)) {
         ls_relay_reply(r, id, false, "the object is not known");
         return true;
     }
@@ -691,18 +797,7 @@ static bool handle_status_patch(ls_relay *r, const ls_chan_msg *m, char *why, si
     else
         snprintf(path, sizeof path, "/apis/%s/%.*s/%.*s/%s/status", g + 1, (int)(g - v - 1), v + 1, (int)(v - kind),
                  kind, name);
-    ls_kresponse resp;
-    ls_error err;
-    bool sent = ls_kclient_request(r->o.client, "PATCH", path, "application/merge-patch+json", patch, strlen(patch),
-                                   &resp, &err);
-    char msg[1200] = "";
-    bool ok = sent && resp.status >= 200 && resp.status < 300;
-    if (!sent)
-        snprintf(msg, sizeof msg, "%s", err.msg);
-    else if (!ok)
-        snprintf(msg, sizeof msg, "PATCH %.200s: %ld: %.300s", path, resp.status, resp.body ? resp.body : "");
-    ls_kresponse_free(&resp);
-    ls_relay_reply(r, id, ok, msg);
+    request_and_reply(r, id, "PATCH", path, "application/merge-patch+json", patch, false, NULL, NULL);
     return true;
 }
 
@@ -724,7 +819,7 @@ bool ls_relay_handle(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap)
 {
     static const struct { uint8_t type; uint32_t fields; } SHAPES[] = {
         {LS_CH_BIND, 5}, {LS_CH_EVENT, 12}, {LS_CH_POD_STATUS, 6}, {LS_CH_PREEMPT, 5},
-        {LS_CH_OBJECT_PATCH, 4}, {LS_CH_STATUS_PATCH, 5}, {LS_CH_METRICS, 2},
+        {LS_CH_OBJECT_PATCH, 4}, {LS_CH_STATUS_PATCH, 5}, {LS_CH_METRICS, 2}, {LS_CH_CREATE_CLAIM, 3},
     };
     bool known = false;
     for (size_t i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++)
@@ -748,6 +843,7 @@ bool ls_relay_handle(ls_relay *r, const ls_chan_msg *m, char *why, size_t cap)
     case LS_CH_PREEMPT: return handle_preempt(r, m, why, cap);
     case LS_CH_OBJECT_PATCH: return handle_object_patch(r, m, why, cap);
     case LS_CH_STATUS_PATCH: return handle_status_patch(r, m, why, cap);
+    case LS_CH_CREATE_CLAIM: return handle_create_claim(r, m, why, cap);
     default: return handle_metrics(r, m);
     }
 }

@@ -1369,6 +1369,62 @@ cJSON *ls_cluster_claims_json(const ls_cluster *c)
     return claims;
 }
 
+/* One DRA claim's allocation in the output's form: its devices
+ * ("driver/pool/device", with the capacity a share consumed) and the pods it
+ * is reserved for. */
+static cJSON *resource_claim_record(const ls_object *o, const cJSON *claim)
+{
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(claim, "status");
+    const cJSON *allocation = cJSON_GetObjectItemCaseSensitive(status, "allocation");
+    cJSON *rec = cJSON_CreateObject();
+    cJSON_AddStringToObject(rec, "namespace", ls_str_get(o->ns));
+    cJSON_AddStringToObject(rec, "name", ls_str_get(o->name));
+    cJSON *devices = cJSON_AddArrayToObject(rec, "devices");
+    const cJSON *results = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(allocation, "devices"), "results");
+    const cJSON *r;
+    cJSON_ArrayForEach(r, results)
+    {
+        const char *driver = ls_json_text(r, "driver", NULL), *pool = ls_json_text(r, "pool", NULL),
+                   *device = ls_json_text(r, "device", NULL);
+        cJSON *d = cJSON_CreateObject();
+        char key[768];
+        snprintf(key, sizeof key, "%s/%s/%s", driver ? driver : "", pool ? pool : "", device ? device : "");
+        cJSON_AddStringToObject(d, "device", key);
+        const cJSON *consumed = cJSON_GetObjectItemCaseSensitive(r, "consumedCapacity");
+        if (cJSON_IsObject(consumed))
+            cJSON_AddItemToObject(d, "consumedCapacity", cJSON_Duplicate(consumed, 1));
+        cJSON_AddItemToArray(devices, d);
+    }
+    cJSON *reserved = cJSON_AddArrayToObject(rec, "reservedFor");
+    const cJSON *consumer;
+    cJSON_ArrayForEach(consumer, cJSON_GetObjectItemCaseSensitive(status, "reservedFor"))
+    {
+        const char *name = ls_json_text(consumer, "name", NULL);
+        if (name)
+            cJSON_AddItemToArray(reserved, cJSON_CreateString(name));
+    }
+    return rec;
+}
+
+cJSON *ls_cluster_resource_claims_json(const ls_cluster *c)
+{
+    cJSON *claims = cJSON_CreateArray();
+    ls_str kind = ls_intern_cstr("resourceclaims.v1.resource.k8s.io");
+    for (uint32_t i = 0; i < c->objects.len; i++) {
+        const ls_object *o = &LS_VEC_AT(&c->objects, ls_object_obj *, i)->obj;
+        if (o->kind != kind)
+            continue;
+        cJSON *claim = cJSON_ParseWithLength(o->json, o->json_len);
+        const cJSON *allocation =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(claim, "status"), "allocation");
+        if (cJSON_IsObject(allocation))
+            cJSON_AddItemToArray(claims, resource_claim_record(o, claim));
+        cJSON_Delete(claim);
+    }
+    return claims;
+}
+
 bool ls_cluster_has_timeline(const ls_cluster *c)
 {
     return ls_timeline_len(&c->timeline) > 0;

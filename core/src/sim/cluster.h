@@ -85,6 +85,10 @@ bool ls_cluster_has_timeline(const ls_cluster *c);
 /* Every PersistentVolumeClaim's state: namespace, name, phase, volumeName and
  * the selected node, when set (for output and tests). */
 struct cJSON *ls_cluster_claims_json(const ls_cluster *c);
+/* Every allocated DRA ResourceClaim: namespace, name, devices (each
+ * "driver/pool/device" and the consumedCapacity of a share) and the names of
+ * the pods in reservedFor (for output and tests). */
+struct cJSON *ls_cluster_resource_claims_json(const ls_cluster *c);
 /* The first timeline step that could not be applied (NULL when all were). */
 const char *ls_cluster_warning(const ls_cluster *c);
 

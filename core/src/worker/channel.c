@@ -108,10 +108,10 @@ const char *ls_chan_type_name(uint8_t type)
     static const char *const down[] = {"?", "object", "bind result", "preempt failed", "reply", "metrics ask", "synced",
                                        "whatif ask"};
     static const char *const up[] = {"hello", "bind", "event", "pod status", "preempt", "object patch",
-                                     "status patch", "metrics", "extender", "configz", "whatif"};
+                                     "status patch", "metrics", "extender", "configz", "whatif", "create claim"};
     if (type >= LS_CH_OBJECT && type <= LS_CH_WHATIF_ASK)
         return down[type];
-    if (type >= LS_CH_HELLO && type <= LS_CH_WHATIF)
+    if (type >= LS_CH_HELLO && type <= LS_CH_CREATE_CLAIM)
         return up[type - LS_CH_HELLO];
     return "unknown";
 }

@@ -39,6 +39,9 @@ typedef enum ls_chan_type {
                                 message is the extender's JSON answer, or the error */
     LS_CH_CONFIGZ,           /* the completed configuration (JSON) after a successful hot reload: /configz */
     LS_CH_WHATIF,            /* request id, HTTP status, the what-if answer (JSON) */
+    LS_CH_CREATE_CLAIM,      /* request id, namespace, the special ResourceClaim of a pod (JSON,
+                                client/claim_check.h): answered by a reply whose message is the
+                                created claim (JSON), or the error */
 } ls_chan_type;
 
 enum { LS_CHAN_MAX_FIELDS = 16 };

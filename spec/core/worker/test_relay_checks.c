@@ -85,6 +85,50 @@ int main(void)
     const char *preempt[] = {"default", "victim", "", "m", "uid-2"};
     CHECK(!handle(r, LS_CH_PREEMPT, preempt, 5, why));
 
+    /* DynamicResources' special claim for a pod's extended resources: only that claim is created */
+    const char *claim_ok = "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+        "{\"namespace\":\"default\",\"generateName\":\"p-extended-resources-\",\"annotations\":"
+        "{\"resource.kubernetes.io/extended-resource-claim\":\"true\"},\"ownerReferences\":[{\"apiVersion\":\"v1\","
+        "\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"uid-p\",\"controller\":true,\"blockOwnerDeletion\":true}]},"
+        "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"container-0-request-0\"}]}}}";
+    const char *create_unknown[] = {"7", "default", claim_ok};
+    CHECK(handle(r, LS_CH_CREATE_CLAIM, create_unknown, 3, why));   /* a pod the supervisor does not know */
+    CHECK_INT(ls_chan_recv(sv[1], &got, 1 << 20), 1);
+    CHECK_INT(got.type, LS_CH_REPLY);
+    CHECK_STR(got.f[0], "7");
+    CHECK_STR(got.f[1], "failed");
+    CHECK_STR(got.f[2], "pod default/p (uid uid-p) is not known");
+    ls_chan_msg_free(&got);
+    const char *other_ns[] = {"8", "kube-system", claim_ok};
+    CHECK(!handle(r, LS_CH_CREATE_CLAIM, other_ns, 3, why));
+    CHECK_STR(why, "a claim to create that is not a pod's claim for extended resources: metadata.namespace: default, "
+                   "expected the pod's, kube-system");
+    const char *named[] = {"9", "default",
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"gpu\"}}"};
+    CHECK(!handle(r, LS_CH_CREATE_CLAIM, named, 3, why));
+    CHECK_STR(why, "a claim to create that is not a pod's claim for extended resources: metadata.name: not set on "
+                   "the special claim");
+    const char *secret_obj[] = {"10", "default", "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{}}"};
+    CHECK(!handle(r, LS_CH_CREATE_CLAIM, secret_obj, 3, why));
+    CHECK_STR(why, "a claim to create that is not a pod's claim for extended resources: expected apiVersion "
+                   "resource.k8s.io/v1, kind ResourceClaim");
+    const char *create_short[] = {"11", "default"};
+    CHECK(!handle(r, LS_CH_CREATE_CLAIM, create_short, 2, why));
+    CHECK_STR(why, "a create claim message of 2 fields (expected 3)");
+    /* a pod's status: only status.extendedResourceClaimStatus */
+    const char *pod_nominated[] = {"12", "Pod", "default", "p", "{\"status\":{\"nominatedNodeName\":\"n\"}}"};
+    CHECK(!handle(r, LS_CH_STATUS_PATCH, pod_nominated, 5, why));
+    CHECK_STR(why, "a status patch of pod p: a pod's status patch: only status.extendedResourceClaimStatus "
+                   "(requestMappings, resourceClaimName) is written");
+    const char *pod_ext[] = {"13", "Pod", "default", "p",
+        "{\"status\":{\"extendedResourceClaimStatus\":{\"resourceClaimName\":\"c\",\"requestMappings\":"
+        "[{\"containerName\":\"main\",\"resourceName\":\"example.com/gpu\",\"requestName\":\"container-0-request-0\"}]}}}"};
+    CHECK(handle(r, LS_CH_STATUS_PATCH, pod_ext, 5, why));   /* well formed, of a pod not known: answered */
+    CHECK_INT(ls_chan_recv(sv[1], &got, 1 << 20), 1);
+    CHECK_STR(got.f[1], "failed");
+    CHECK_STR(got.f[2], "the pod is not known");
+    ls_chan_msg_free(&got);
+
     ls_relay_free(r);
     ls_kclient_free(client);
     close(sv[0]);
