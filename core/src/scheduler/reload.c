@@ -104,6 +104,7 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
         return false;
     }
     ls_config old_cfg = s->cfg;
+    ls_scheduler_publish_faults(s, s->env.lua);
     s->budget_overruns_before += ls_lua_budget_overruns(s->env.lua);
     s->restarts_before += ls_lua_restarts(s->env.lua);
     s->hint_errors_before += ls_lua_hint_errors(s->env.lua);

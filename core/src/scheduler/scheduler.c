@@ -339,6 +339,17 @@ void ls_scheduler_set_metrics(ls_scheduler *s, struct ls_metrics *registry)
     ls_scheduler_publish_metrics(s);
 }
 
+static void publish_fault_row(void *ud, const ls_fault_tally_row *row)
+{
+    ls_sched_metrics_faults(ud, row->profile, row->plugin, row->point, row->overruns, row->restarts);
+}
+
+void ls_scheduler_publish_faults(ls_scheduler *s, ls_lua *lua)
+{
+    if (s->metrics.registry)
+        ls_lua_drain_faults(lua, publish_fault_row, &s->metrics);
+}
+
 void ls_scheduler_publish_metrics(ls_scheduler *s)
 {
     if (!s->metrics.registry)
@@ -348,9 +359,9 @@ void ls_scheduler_publish_metrics(ls_scheduler *s)
     ls_sched_gauges g = {.active = q.active, .backoff = q.backoff, .unschedulable = q.unschedulable,
                          .gated = q.gated, .nodes = ls_cache_node_count(s->env.cache),
                          .pods = ls_cache_pod_count(s->env.cache), .assumed_pods = ls_cache_assumed_count(s->env.cache),
-                         .budget_overruns = f.budget_overruns, .lua_restarts = f.lua_restarts,
                          .error_attempts = f.error_attempts, .hint_errors = f.hint_errors};
     ls_sched_metrics_publish(&s->metrics, &g);
+    ls_scheduler_publish_faults(s, s->env.lua);
     for (uint32_t i = 0; i < s->cfg.n_profiles; i++)   /* at start and after a reload */
         ls_sched_metrics_profile(&s->metrics, ls_str_get(s->cfg.profiles[i].scheduler_name));
     for (uint32_t i = 0; i < s->cfg.n_profiles && i < ls_lua_state_count(s->env.lua); i++)
