@@ -11,6 +11,7 @@
 #include "scheduler/batch.h"
 #include "scheduler/cycle.h"
 #include "scheduler/extender_cycle.h"
+#include "scheduler/own_writes.h"
 #include "scheduler/preemption.h"
 #include "luasched/log.h"
 
@@ -127,6 +128,7 @@ static void init_env(ls_scheduler *s)
     e->rng = s->opt.seed;
     ls_map_init(&e->preempting);
     ls_vec_init(&e->deferred, sizeof(deferred_event));
+    ls_vec_init(&e->own_writes, sizeof(ls_own_write));
     e->cache = ls_cache_new();
     e->snapshot = ls_snapshot_new();
     e->objects = ls_object_store_new();
@@ -181,6 +183,7 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_file_watch_free(s->watch);
     free(s->config_path);
     ls_vec_free(&s->env.deferred);
+    ls_vec_free(&s->env.own_writes);
     ls_config_free(&s->cfg);
     ls_attempt_free(&s->attempt);
     free(s);
