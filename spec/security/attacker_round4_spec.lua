@@ -495,6 +495,7 @@ end]])
     local r = run(config("{name: Probe}", "pluginTimeoutMilliseconds: 10000"), { limit = 60 })
     assert.are.equal(0, r.rc, r.err)
     assert.matches("^bound to node%-[12]$", r.pods.b)
+    assert.matches("^pending: 0/2 nodes are available: 2 no%. ", r.pods.a)   -- waits, as any unschedulable pod
     local attempts = tonumber(r.out:match("throughput: (%d+) attempts"))
     assert.is_true(attempts ~= nil and attempts < 100, tostring(attempts))
   end)
