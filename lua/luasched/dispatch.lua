@@ -611,10 +611,12 @@ checked_filter_status = function(st)
   return code
 end
 
-local function filter_failure(prof, err)
+local function filter_failure(prof, err, ni)
   local inst = (prof.points.filter or {})[cycle.running_plugin + 1]
   current, current_hook = inst, "filter"
-  return fail_located("running %q filter plugin: %s", inst and name_of[inst] or "?", describe(err))
+  local code = fail_located("running %q filter plugin: %s", inst and name_of[inst] or "?", describe(err))
+  handle.trace_raised(cycle, prof, cycle.running_plugin, cycle.status, ni)   -- explain's row of that node
+  return code
 end
 
 --- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
@@ -643,7 +645,7 @@ function M.filter_one(ni_ptr)
   local ni = ffi.cast("const ls_node_info *", ni_ptr)[0]
   local st_out = cycle.node_status[ni.index]
   local ok, fits = pcall(handle.filter_with_nominated, prof, state, cycle.pod[0], ni, st_out)
-  if not ok then return filter_failure(prof, fits) end
+  if not ok then return filter_failure(prof, fits, ni) end
   if cycle.trace ~= 0 and cycle.filter_trace ~= nil then handle.trace_one(cycle, prof, ni, st_out, fits) end
   return fits and SUCCESS or UNSCHED
 end

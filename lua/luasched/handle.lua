@@ -199,6 +199,39 @@ local function trace_one(cyc, prof, ni, st_out, fits)
   if not fits and last >= 0 and last < npl then row[last] = st_out.status + 1 end
 end
 
+-- Whether a trace row is that of the node a Filter plugin k raised on: no
+-- rejection in it and no verdict of plugin k yet.
+local function raised_on(row, npl, k)
+  for j = 0, npl - 1 do
+    if row[j] > 1 then return false end
+  end
+  return row[k] == 0
+end
+
+-- Explain's trace row of the node on which Filter plugin k (0-based) raised,
+-- its Error being status `status_id`: a raise leaves the loop before the
+-- node's row is written, and the loop does not say which node it was on (it
+-- pays nothing per node for this). The node is found from the rows: in the
+-- order the loop examined the candidates, the first whose row has no
+-- rejection and no verdict of plugin k (a node that passed has one, a node
+-- rejected earlier has its rejection); `ni` when the caller knows it (one
+-- node filtered). Only on a traced cycle's error.
+local function trace_raised(cyc, prof, k, status_id, ni)
+  local npl, ncand = cyc.num_filter_plugins, cyc.num_candidates
+  if cyc.trace == 0 or cyc.filter_trace == nil or k < 0 or k >= npl or (ni == nil and ncand == 0) then return end
+  local cand, start = cyc.candidates, ncand > 0 and cyc.start % ncand or 0
+  for i = 0, ni and 0 or ncand - 1 do
+    local row = cyc.filter_trace + (ni or cand[(start + i) % ncand][0]).index * npl
+    if ni or raised_on(row, npl, k) then
+      for j = 0, k - 1 do   -- the plugins before it ran and passed (unless PreFilter skipped them)
+        row[j] = prof.skip[j + 1] and 0 or 1
+      end
+      row[k] = status_id + 1
+      return
+    end
+  end
+end
+
 -- The Filter loop when some pods are nominated (after preemption): nodes
 -- with nominated pods that count for the pod take filter_with_nominated, the
 -- others the plain Filter (what filter_with_nominated does for them).
@@ -236,6 +269,7 @@ end
 M.filter_with_nominated = filter_with_nominated
 M.nominated_filter_loop = nominated_filter_loop
 M.trace_one = trace_one
+M.trace_raised = trace_raised
 
 -- ---- the framework handle plugins get (self.handle) ---------------------------
 

@@ -33,9 +33,16 @@ expect_eq "promtool check metrics passes" "$?:$(cat "$TMP/promtool")" "0:"
 for m in scheduler_schedule_attempts_total scheduler_scheduling_attempt_duration_seconds_count \
          scheduler_pending_pods scheduler_preemption_attempts_total scheduler_preemption_victims_bucket \
          scheduler_pod_scheduling_attempts_bucket scheduler_scheduler_cache_size luasched_reloads_total \
-         luasched_plugin_budget_overruns_total luasched_lua_restarts_total luasched_error_attempts_total \
+         luasched_error_attempts_total \
          luasched_lua_memory_bytes; do
   expect_eq "$m present before any pod" "$(grep -c "^$m[{ ]" "$TMP/metrics" | awk '{print ($1 > 0) ? "yes" : "no"}')" "yes"
+done
+# the per-plugin fault counters are declared from the start; labeled by the
+# plugin, they have no sample until a plugin is cut off (Prometheus' way)
+for m in luasched_plugin_budget_overruns_total luasched_lua_restarts_total; do
+  expect_eq "$m declared before any pod" \
+    "$(grep -c "^# HELP $m .*plugin.*its extension point and profile" "$TMP/metrics"):$(grep -c "^# TYPE $m counter$" "$TMP/metrics")" "1:1"
+  expect_eq "$m has no sample before a cut-off" "$(grep -c "^$m[{ ]" "$TMP/metrics")" "0"
 done
 # scheduler_preemption_victims: buckets 1, 2, 4, ..., 64 (ExponentialBuckets(1, 2, 7)) and +Inf, all zero
 expect_eq "scheduler_preemption_victims with zero counts" \

@@ -45,6 +45,8 @@ typedef struct ls_cluster_event {
     uint8_t object_type;
     const void *old_obj;
     const void *new_obj;
+    uint32_t origin_pod;      /* id + 1 of the pod whose scheduling attempt caused it (a plugin's
+                               * object write during that attempt), 0 for any other: no news for that pod */
 } ls_cluster_event;
 
 /* Action names as plugins write them in `events` tables ("Add",

@@ -639,15 +639,26 @@ bool ls_rt_usable(ls_rt *lua)
     return false;
 }
 
-/* Counts a call that ended early (a fault is not a budget overrun) and
- * clears what said why. */
-static void count_cut_off(ls_rt *lua)
+/* Counts a call of `plugin` at `point` that ended early (a fault is not a
+ * budget overrun) and clears what said why. */
+static void count_cut_off(ls_rt *lua, const char *plugin, const char *point)
 {
-    if (!lua->fault_signal)
-        lua->overruns++;
-    lua->restarts++;
+    ls_rt_count_fault(lua, plugin, point, !lua->fault_signal, true);
     lua->fault_signal = 0;
     lua->over_memory = false;
+}
+
+/* The plugin a note names ('plugin "X" (...)', as profiles.lua and the
+ * hints note a plugin's step), "?" when it names none. */
+static void noted_plugin(const char *text, char *out, size_t cap)
+{
+    static const char prefix[] = "plugin \"";
+    const char *end = strncmp(text, prefix, sizeof prefix - 1) == 0 ? strchr(text + sizeof prefix - 1, '"') : NULL;
+    if (!end) {
+        snprintf(out, cap, "?");
+        return;
+    }
+    snprintf(out, cap, "%.*s", (int)(end - text - (sizeof prefix - 1)), text + sizeof prefix - 1);
 }
 
 /* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
@@ -663,9 +674,11 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
     else
         snprintf(limit, sizeof limit, "exceeded its time budget of %llu ms",
                  (unsigned long long)(lua->armed_timeout_ms ? lua->armed_timeout_ms : lua->timeout_ms));
-    count_cut_off(lua);
     char ran[300];   /* what ran, noted before the rebuild (which notes its own steps) */
     snprintf(ran, sizeof ran, "%s", note);
+    char plugin[80];
+    noted_plugin(ran, plugin, sizeof plugin);
+    count_cut_off(lua, plugin, what);
     ls_error err;
     if (!restart(lua, &err))
         snprintf(msg, sizeof msg, "%s: %s: %s; restarting the Lua state failed", what, ran, limit);
@@ -693,8 +706,8 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         profile_budgets(lua, profile, &budget, &timeout_ms);
         snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
     }
-    count_cut_off(lua);
     ep = ls_rt_running_ep(lua, ep);
+    count_cut_off(lua, ls_rt_running_plugin(lua, ep, profile), ls_ext_point_info_of(ep)->name);
     lua->cycle->handle_ep = 0;
     char who[300];
     ls_rt_running_who(lua, ep, profile, who, sizeof who);

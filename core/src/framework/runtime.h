@@ -10,6 +10,7 @@
 #include "luasched/config.h"
 #include "luasched/events.h"
 #include "luasched/framework.h"
+#include "framework/fault_tally.h"
 #include "queue/scheduling_queue.h"
 
 typedef struct ls_lua ls_lua;
@@ -92,6 +93,9 @@ size_t ls_lua_profile_memory_limit(const ls_lua *lua, uint32_t profile);
  * off by the watchdog. Async-signal-safe. */
 void ls_lua_request_stop(void);
 uint64_t ls_lua_budget_overruns(const ls_lua *lua);
+/* The budget overruns and rebuilt states counted since the last drain, by
+ * profile, plugin and extension point (fault_tally.h), handed to fn. */
+void ls_lua_drain_faults(ls_lua *lua, ls_fault_tally_fn fn, void *ud);
 uint64_t ls_lua_restarts(const ls_lua *lua);
 /* Queueing hints that raised or returned something else than Queue/Skip. */
 uint64_t ls_lua_hint_errors(const ls_lua *lua);

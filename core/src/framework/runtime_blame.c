@@ -11,11 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+void ls_rt_count_fault(ls_rt *lua, const char *plugin, const char *point, bool overrun, bool restart)
+{
+    lua->overruns += overrun;
+    lua->restarts += restart;
+    if (lua->tally && (overrun || restart))
+        ls_fault_tally_add(lua->tally, lua->profiles ? ls_str_get(lua->profiles[0].scheduler_name) : NULL, plugin,
+                           point, overrun, restart);
+}
+
 int ls_rt_failure(ls_rt *lua, const char *what, const char *msg)
 {
     char buf[1024];
-    if (msg && strstr(msg, "instruction budget"))
-        lua->overruns++;
     int n = what ? snprintf(buf, sizeof buf, "%s: %s", what, msg ? msg : "unknown error")
                  : snprintf(buf, sizeof buf, "%s", msg ? msg : "unknown error");
     if (n < 0)
@@ -83,6 +90,8 @@ void ls_rt_running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap
 int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg)
 {
     ep = ls_rt_running_ep(lua, ep);
+    if (msg && strstr(msg, "instruction budget"))
+        ls_rt_count_fault(lua, ls_rt_running_plugin(lua, ep, profile), ls_ext_point_info_of(ep)->name, true, false);
     char who[300], at[340], text[1024];
     ls_rt_running_who(lua, ep, profile, who, sizeof who);
     ls_rt_running_at(lua, ep, profile, at, sizeof at);

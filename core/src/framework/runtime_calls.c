@@ -92,16 +92,21 @@ static int invoke_for_status(ls_rt *lua, const dispatch_call *c)
     lua_State *L = lua->L;
     if (rc != 0) {   /* escaped the dispatcher's protection: the plugin it was running is named */
         bool named = c->in_cycle || strcmp(ls_rt_running_plugin(lua, c->ep, STATE_PROFILE), "?") != 0;
-        int code = named ? ls_rt_failure_in_call(lua, c->ep, STATE_PROFILE, lua_tostring(L, -1))
-                         : ls_rt_failure(lua, row->hook, lua_tostring(L, -1));
+        const char *msg = lua_tostring(L, -1);
+        if (!named && msg && strstr(msg, "instruction budget"))
+            ls_rt_count_fault(lua, "?", row->name, true, false);
+        int code = named ? ls_rt_failure_in_call(lua, c->ep, STATE_PROFILE, msg) : ls_rt_failure(lua, row->hook, msg);
         lua_pop(L, 1);
         return code;
     }
     int code = (int)lua_tointeger(L, -1);
     lua_pop(L, 1);
     const ls_status_info *st = lua->cycle->status_code == LS_ERROR ? ls_status_get(lua->cycle->status) : NULL;
-    if (c->in_cycle && st && (strstr(st->message, "instruction budget") || strstr(st->message, "time budget")))
-        lua->overruns++;
+    if (c->in_cycle && st && (strstr(st->message, "instruction budget") || strstr(st->message, "time budget"))) {
+        int ep = ls_rt_running_ep(lua, c->ep);
+        ls_rt_count_fault(lua, ls_rt_running_plugin(lua, ep, STATE_PROFILE), ls_ext_point_info_of(ep)->name, true,
+                          false);
+    }
     return code;
 }
 

@@ -11,6 +11,7 @@
 #define LS_FRAMEWORK_RUNTIME_INTERNAL_H
 
 #include "framework/runtime.h"
+#include "framework/fault_tally.h"
 #include "framework/lua_heap.h"
 #include "framework/watchdog.h"
 
@@ -36,6 +37,7 @@ struct ls_rt {
     uint64_t overruns, restarts, hint_errors;
     bool over_memory;                /* the allocator refused a block during the current call */
     ls_watchdog *watchdog;           /* the set's, shared by its states (borrowed) */
+    ls_fault_tally *tally;           /* the set's: cut-offs and rebuilds by plugin (borrowed, may be NULL) */
     char *lua_path, *plugin_path;
     const ls_profile *profiles;      /* what build() was given, for a rebuild */
     uint32_t n_profiles;
@@ -77,6 +79,10 @@ bool ls_rt_usable(ls_rt *lua);
 /* A queue-side call was cut off: the state rebuilt, the failure logged;
  * LS_ERROR with the message in cycle->status. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what);
+/* runtime_blame.c: one budget overrun and/or one rebuilt state, counted in
+ * the state's totals and against plugin `plugin` at extension point `point`
+ * of the state's profile in the set's tally ("?" when unknown). */
+void ls_rt_count_fault(ls_rt *lua, const char *plugin, const char *point, bool overrun, bool restart);
 /* LS_ERROR with "what: msg" in cycle->status. */
 int ls_rt_failure(ls_rt *lua, const char *what, const char *msg);
 /* A cycle's call (row ep) was cut off or went past the memory limit: the

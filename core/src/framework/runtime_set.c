@@ -37,11 +37,20 @@ struct ls_lua {
     const ls_profile *profiles;
     /* faults counted by states a later build replaced */
     uint64_t overruns_before, restarts_before, hint_errors_before;
+    ls_fault_tally tally;            /* every state's cut-offs and rebuilds by plugin, until drained */
 };
 
 static char *dup_or_null(const char *s)
 {
     return s ? ls_xstrdup(s) : NULL;
+}
+
+/* A new state counts its cut-offs in the set's tally. */
+static ls_rt *with_tally(ls_lua *set, ls_rt *rt)
+{
+    if (rt)
+        rt->tally = &set->tally;
+    return rt;
 }
 
 ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
@@ -64,7 +73,7 @@ ls_lua *ls_lua_new(ls_cycle *cycle, const ls_lua_options *opt, ls_error *err)
         ls_lua_free(set);
         return NULL;
     }
-    set->loader = ls_rt_new(cycle, &set->opt, set->watchdog, err);
+    set->loader = with_tally(set, ls_rt_new(cycle, &set->opt, set->watchdog, err));
     if (!set->loader) {
         ls_lua_free(set);
         return NULL;
@@ -94,6 +103,7 @@ void ls_lua_free(ls_lua *set)
     free_states(set);
     ls_rt_free(set->loader);
     ls_watchdog_free(set->watchdog);   /* after the states: none is in a call */
+    ls_fault_tally_free(&set->tally);
     free(set->lua_path);
     free(set->plugin_path);
     free(set);
@@ -103,7 +113,7 @@ void ls_lua_free(ls_lua *set)
 static ls_rt *loader(ls_lua *set, ls_error *err)
 {
     if (!set->loader)
-        set->loader = ls_rt_new(set->cycle, &set->opt, set->watchdog, err);
+        set->loader = with_tally(set, ls_rt_new(set->cycle, &set->opt, set->watchdog, err));
     return set->loader;
 }
 
@@ -123,7 +133,7 @@ static ls_lua_options profile_options(const ls_lua *set, const ls_profile *p)
 static ls_rt *profile_state(ls_lua *set, const ls_profile *p, ls_error *err)
 {
     ls_lua_options o = profile_options(set, p);
-    ls_rt *rt = ls_rt_new(set->cycle, &o, set->watchdog, err);
+    ls_rt *rt = with_tally(set, ls_rt_new(set->cycle, &o, set->watchdog, err));
     if (rt && !ls_rt_build(rt, p, 1, err)) {
         ls_rt_free(rt);
         return NULL;
@@ -341,7 +351,7 @@ bool ls_lua_check(ls_lua *set, const ls_profile *profiles, uint32_t n, ls_vec *p
 {
     for (uint32_t i = 0; i < n; i++) {
         ls_lua_options o = profile_options(set, &profiles[i]);
-        ls_rt *rt = ls_rt_new(set->cycle, &o, set->watchdog, err);
+        ls_rt *rt = with_tally(set, ls_rt_new(set->cycle, &o, set->watchdog, err));
         bool ok = rt && ls_rt_check(rt, &profiles[i], 1, problems, resolved, err);
         ls_rt_free(rt);
         if (!ok)
@@ -388,6 +398,12 @@ size_t ls_lua_memory(const ls_lua *set)
     for (uint32_t i = 0; i < set->n; i++)
         total += ls_rt_memory(set->states[i]);
     return total;
+}
+
+void ls_lua_drain_faults(ls_lua *set, ls_fault_tally_fn fn, void *ud)
+{
+    if (set)
+        ls_fault_tally_drain(&set->tally, fn, ud);
 }
 
 uint64_t ls_lua_budget_overruns(const ls_lua *set)

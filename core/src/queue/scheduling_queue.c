@@ -457,6 +457,15 @@ void ls_squeue_done(ls_squeue *q, ls_qpod *qp)
     forget(q, qp);
 }
 
+/* Whether the event came of the pod's own attempt (an object a plugin
+ * created or patched while scheduling it): no news for that pod, which would
+ * otherwise be retried for ever by a plugin writing in every call (attacker
+ * round 4); other pods see the event as any other. */
+static bool caused_by(const ls_cluster_event *ev, const ls_qpod *qp)
+{
+    return ev->origin_pod && ev->origin_pod == qp->pod->id + 1;
+}
+
 /* What the events received during the pod's attempt say (upstream's
  * determineSchedulingHintForInFlightPod): each goes through the queueing
  * hints of the plugins that rejected the pod, as a live event would. */
@@ -468,6 +477,8 @@ static ls_requeue in_flight_strategy(ls_squeue *q, const ls_qpod *qp)
     uint64_t cursor = 0;
     const ls_cluster_event *ev;
     while ((ev = ls_in_flight_next_event(&q->in_flight, qp, &cursor))) {
+        if (caused_by(ev, qp))
+            continue;
         ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
         if (how == LS_REQUEUE_IMMEDIATELY)
             return how;
@@ -582,7 +593,7 @@ void ls_squeue_move_all(ls_squeue *q, const ls_cluster_event *ev)
     per->visited += mine.len;
     for (uint32_t i = 0; i < mine.len; i++) {
         ls_qpod *qp = LS_VEC_AT(&mine, ls_qpod *, i);
-        ls_requeue how = ls_squeue_worth_requeuing(q, qp, ev);
+        ls_requeue how = caused_by(ev, qp) ? LS_REQUEUE_SKIP : ls_squeue_worth_requeuing(q, qp, ev);
         q->moving_for = ev->label;
         if (how != LS_REQUEUE_SKIP) {
             /* A pod PreEnqueue gated is filed under the gating plugin: its

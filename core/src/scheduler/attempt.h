@@ -72,6 +72,7 @@ typedef struct ls_sched_env {
     struct ls_batches *batches; /* OpportunisticBatching's per-profile state (batch.c) */
     ls_map preempting;          /* pod id + 1 -> 1: preemptors whose deletions are being issued */
     ls_vec deferred;            /* deferred_event: source events and activations waiting for the hook's end */
+    ls_vec own_writes;          /* ls_own_write: objects plugins wrote during a pod's attempt (own_writes.h) */
     uint64_t clock_ms;          /* virtual time in a simulation */
     uint64_t rng;
     uint64_t cycles_started;    /* attempts begun (plugin durations are sampled in one in ten) */

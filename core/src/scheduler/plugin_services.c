@@ -10,6 +10,7 @@
  * metrics, and nominations only while it evaluates: the same answers.
  */
 #include "scheduler/plugin_services.h"
+#include "scheduler/own_writes.h"
 #include "luasched/log.h"
 #include "luasched/feature_gates.h"
 
@@ -90,9 +91,14 @@ static bool write_begin(ls_sched_env *e, char *errbuf, size_t errlen)
 }
 
 /* Ends the write write_begin started: 0 when the source's call succeeded,
- * else -1 with its error in errbuf. */
-static int write_end(ls_sched_env *e, bool ok, const ls_error *err, char *errbuf, size_t errlen)
+ * else -1 with its error in errbuf. A written object (`name` not 0; `ns` 0
+ * for any namespace) is noted as the cycle's pod's own write: its event is
+ * no news for that pod (own_writes.h). */
+static int write_end(ls_sched_env *e, const ls_cycle *cycle, ls_str ns, ls_str name, bool ok, const ls_error *err,
+                     char *errbuf, size_t errlen)
 {
+    if (ok && name && cycle->pod)
+        ls_own_writes_note(&e->own_writes, ns, name, cycle->pod->id);
     ls_env_end_deferral(e);
     ls_critical_leave();
     if (!ok) {
@@ -116,7 +122,7 @@ int ls_cycle_patch_status(const ls_cycle *cycle, const ls_object *obj, const cha
         return -1;
     ls_error err;
     bool ok = e->src->patch_status(e->src->ud, obj, merge_patch, &err);
-    return write_end(e, ok, &err, errbuf, errlen);
+    return write_end(e, cycle, obj->ns, obj->name, ok, &err, errbuf, errlen);
 }
 
 void ls_cycle_plugin_durations(const ls_cycle *cycle, int ep, uint32_t index, uint8_t code, uint64_t count,
@@ -154,7 +160,8 @@ int ls_cycle_patch_object(const ls_cycle *cycle, ls_str kind, ls_str ns, ls_str 
         return -1;
     ls_error err;
     bool ok = e->src->patch_object(e->src->ud, kind, ns, name, patch, &err);
-    return write_end(e, ok, &err, errbuf, errlen);
+    /* a pod's patch comes back as a pod event, not an object's */
+    return write_end(e, cycle, ns, kind == ls_intern_cstr("Pod") ? 0 : name, ok, &err, errbuf, errlen);
 }
 
 int ls_cycle_create_object(const ls_cycle *cycle, const char *json, char *name_out, size_t name_cap, char *errbuf,
@@ -170,7 +177,7 @@ int ls_cycle_create_object(const ls_cycle *cycle, const char *json, char *name_o
         return -1;
     ls_error err;
     bool ok = e->src->create_object(e->src->ud, json, name_out, name_cap, &err);
-    return write_end(e, ok, &err, errbuf, errlen);
+    return write_end(e, cycle, 0, ok ? ls_intern_cstr(name_out) : 0, ok, &err, errbuf, errlen);
 }
 
 /* The waiting pods a plugin sees are its own profile's (profile: its

@@ -52,6 +52,9 @@ bool ls_scheduler_reload(ls_scheduler *s, ls_error *err)
     ls_config old_cfg;
     ls_event_registration *regs;
     uint32_t n_regs;
+    /* the faults the outgoing Lua states counted reach the metrics before
+     * ls_policy_reload frees those states */
+    ls_scheduler_publish_faults(s, s->policy.env.lua);
     if (!ls_policy_reload(&s->policy, &old_cfg, &regs, &n_regs, err)) {
         ls_sched_metrics_reload(&s->metrics, false);
         return false;

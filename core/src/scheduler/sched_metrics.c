@@ -100,12 +100,17 @@ static void attach_luasched(ls_sched_metrics *sm, ls_metrics *m)
     sm->reloads = ls_metrics_family(m, "luasched_reloads_total",
                                     "Hot reloads of the configuration and plugins, by result (success or failure).",
                                     LS_METRIC_COUNTER, result, NULL, 0);
+    static const char *const who[] = {"plugin", "extension_point", "profile", NULL};
     sm->budget_overruns = ls_metrics_family(m, "luasched_plugin_budget_overruns_total",
-                                            "Plugin calls stopped by the instruction or time budget.",
-                                            LS_METRIC_COUNTER, NULL, NULL, 0);
+                                            "Plugin calls stopped by the instruction or time budget, by the plugin "
+                                            "whose code ran, its extension point and profile.",
+                                            LS_METRIC_COUNTER, who, NULL, 0);
     sm->lua_restarts = ls_metrics_family(m, "luasched_lua_restarts_total",
-                                         "Lua states rebuilt after a plugin exhausted its budget or memory.",
-                                         LS_METRIC_COUNTER, NULL, NULL, 0);
+                                         "Lua states rebuilt after a plugin exhausted its budget or memory or "
+                                         "faulted, by that plugin, its extension point and profile.",
+                                         LS_METRIC_COUNTER, who, NULL, 0);
+    ls_metrics_declare(sm->budget_overruns);   /* from the first scrape; samples from a first cut-off */
+    ls_metrics_declare(sm->lua_restarts);
     sm->plugin_errors = ls_metrics_family(m, "luasched_error_attempts_total",
                                           "Scheduling attempts that ended in an Error status (plugin faults among "
                                           "them).",
@@ -217,10 +222,20 @@ void ls_sched_metrics_publish(ls_sched_metrics *sm, const ls_sched_gauges *g)
     ls_metrics_set(sm->cache_size, t[0], g->nodes);
     ls_metrics_set(sm->cache_size, t[1], g->pods);
     ls_metrics_set(sm->cache_size, t[2], g->assumed_pods);
-    ls_metrics_set(sm->budget_overruns, NULL, (double)g->budget_overruns);
-    ls_metrics_set(sm->lua_restarts, NULL, (double)g->lua_restarts);
     ls_metrics_set(sm->plugin_errors, NULL, (double)g->error_attempts);
     ls_metrics_set(sm->hint_errors, NULL, (double)g->hint_errors);
+}
+
+void ls_sched_metrics_faults(ls_sched_metrics *sm, const char *profile, const char *plugin, const char *point,
+                             uint64_t overruns, uint64_t restarts)
+{
+    if (!sm->registry)
+        return;
+    const char *labels[] = {plugin, point, profile};
+    if (overruns)
+        ls_metrics_add(sm->budget_overruns, labels, (double)overruns);
+    if (restarts)
+        ls_metrics_add(sm->lua_restarts, labels, (double)restarts);
 }
 
 void ls_sched_metrics_lua_memory(ls_sched_metrics *sm, const char *profile, size_t bytes)

@@ -45,9 +45,15 @@ void ls_sched_metrics_batch(ls_sched_metrics *sm, int which, const char *profile
 typedef struct ls_sched_gauges {
     uint32_t active, backoff, unschedulable, gated;
     uint32_t nodes, pods, assumed_pods;
-    uint64_t budget_overruns, lua_restarts, error_attempts, hint_errors;
+    uint64_t error_attempts, hint_errors;
 } ls_sched_gauges;
 void ls_sched_metrics_publish(ls_sched_metrics *sm, const ls_sched_gauges *g);
+/* Budget overruns and rebuilt Lua states of one plugin at one extension
+ * point of one profile since the last call: added to
+ * luasched_plugin_budget_overruns_total and luasched_lua_restarts_total
+ * {plugin,extension_point,profile}. */
+void ls_sched_metrics_faults(ls_sched_metrics *sm, const char *profile, const char *plugin, const char *point,
+                             uint64_t overruns, uint64_t restarts);
 /* luasched_lua_memory_bytes{profile}: the bytes held by that profile's Lua state. */
 void ls_sched_metrics_lua_memory(ls_sched_metrics *sm, const char *profile, size_t bytes);
 /* After a reload: the old profiles' series go (the new states publish theirs). */

@@ -10,6 +10,7 @@
 #include "scheduler/scheduler_internal.h"
 #include "scheduler/cycle.h"
 #include "scheduler/extender_cycle.h"
+#include "scheduler/own_writes.h"
 #include "scheduler/preemption.h"
 #include "luasched/log.h"
 
@@ -110,6 +111,7 @@ static void init_env(ls_scheduler *s)
     e->waiting = &s->waiting;
     e->nominator = &s->nominator;
     e->metrics = &s->metrics;
+    ls_vec_init(&e->own_writes, sizeof(ls_own_write));
     e->cache = ls_cache_new();
     e->snapshot = ls_snapshot_new();
     e->objects = ls_object_store_new();
@@ -154,6 +156,7 @@ void ls_scheduler_free(ls_scheduler *s)
     ls_squeue_free(s->policy.env.queue);
     ls_waiting_pods_free(&s->waiting);
     ls_nominator_free(&s->nominator);
+    ls_vec_free(&s->policy.env.own_writes);
     free(s);
 }
 
@@ -308,6 +311,17 @@ void ls_scheduler_set_metrics(ls_scheduler *s, struct ls_metrics *registry)
     ls_scheduler_publish_metrics(s);
 }
 
+static void publish_fault_row(void *ud, const ls_fault_tally_row *row)
+{
+    ls_sched_metrics_faults(ud, row->profile, row->plugin, row->point, row->overruns, row->restarts);
+}
+
+void ls_scheduler_publish_faults(ls_scheduler *s, ls_lua *lua)
+{
+    if (s->metrics.registry)
+        ls_lua_drain_faults(lua, publish_fault_row, &s->metrics);
+}
+
 void ls_scheduler_publish_metrics(ls_scheduler *s)
 {
     if (!s->metrics.registry)
@@ -317,9 +331,9 @@ void ls_scheduler_publish_metrics(ls_scheduler *s)
     ls_sched_gauges g = {.active = q.active, .backoff = q.backoff, .unschedulable = q.unschedulable,
                          .gated = q.gated, .nodes = ls_cache_node_count(s->policy.env.cache),
                          .pods = ls_cache_pod_count(s->policy.env.cache), .assumed_pods = ls_cache_assumed_count(s->policy.env.cache),
-                         .budget_overruns = f.budget_overruns, .lua_restarts = f.lua_restarts,
                          .error_attempts = f.error_attempts, .hint_errors = f.hint_errors};
     ls_sched_metrics_publish(&s->metrics, &g);
+    ls_scheduler_publish_faults(s, s->policy.env.lua);
     for (uint32_t i = 0; i < s->policy.cfg.n_profiles; i++)   /* at start and after a reload */
         ls_sched_metrics_profile(&s->metrics, ls_str_get(s->policy.cfg.profiles[i].scheduler_name));
     for (uint32_t i = 0; i < s->policy.cfg.n_profiles && i < ls_lua_state_count(s->policy.env.lua); i++)

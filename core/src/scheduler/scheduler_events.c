@@ -5,14 +5,16 @@
  * wait and are applied when it returns.
  */
 #include "scheduler/scheduler_internal.h"
+#include "scheduler/own_writes.h"
 #include "luasched/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
-                                uint8_t type, const void *old_obj, const void *new_obj)
+/* origin_pod: the id + 1 of the pod whose attempt caused the event, or 0. */
+static void cluster_event_of(ls_scheduler *s, const char *resource, uint32_t actions, const char *label, uint8_t type,
+                             const void *old_obj, const void *new_obj, uint32_t origin_pod)
 {
     s->last_change_ms = s->policy.env.clock_ms;
     if (!actions) {
@@ -20,8 +22,14 @@ void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t 
         return;
     }
     ls_cluster_event ev = {.resource = ls_intern_cstr(resource), .actions = actions, .label = label,
-                           .object_type = type, .old_obj = old_obj, .new_obj = new_obj};
+                           .object_type = type, .old_obj = old_obj, .new_obj = new_obj, .origin_pod = origin_pod};
     ls_squeue_move_all(s->policy.env.queue, &ev);
+}
+
+void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
+                                uint8_t type, const void *old_obj, const void *new_obj)
+{
+    cluster_event_of(s, resource, actions, label, type, old_obj, new_obj, 0);
 }
 
 static void apply_node_add(ls_scheduler *s, const ls_node *node)
@@ -148,14 +156,16 @@ static void apply_object_add(ls_scheduler *s, const ls_object *obj)
 {
     ls_waiting_pods_poke_pre_bind(&s->waiting);
     ls_object_store_put(s->policy.env.objects, obj);
-    ls_scheduler_cluster_event(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj);
+    cluster_event_of(s, ls_str_get(obj->kind), LS_ACT_ADD, "ObjectAdd", LS_OBJ_OTHER, NULL, obj,
+                     ls_own_writes_take(&s->policy.env.own_writes, obj));
 }
 
 static void apply_object_update(ls_scheduler *s, const ls_object *old_obj, const ls_object *new_obj)
 {
     ls_waiting_pods_poke_pre_bind(&s->waiting);
     ls_object_store_put(s->policy.env.objects, new_obj);
-    ls_scheduler_cluster_event(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj);
+    cluster_event_of(s, ls_str_get(new_obj->kind), LS_ACT_UPDATE, "ObjectUpdate", LS_OBJ_OTHER, old_obj, new_obj,
+                     ls_own_writes_take(&s->policy.env.own_writes, new_obj));
 }
 
 static void apply_object_delete(ls_scheduler *s, const ls_object *obj)

@@ -33,5 +33,9 @@ void ls_scheduler_apply_deferred(ls_scheduler *s);
 void ls_scheduler_cluster_event(ls_scheduler *s, const char *resource, uint32_t actions, const char *label,
                                 uint8_t type, const void *old_obj, const void *new_obj);
 void ls_scheduler_publish_metrics(ls_scheduler *s);
+/* The cut-offs and rebuilt states `lua` counted by plugin since the last
+ * call, added to the labeled counters (before a reload frees the old set,
+ * so the counts outlive it). */
+void ls_scheduler_publish_faults(ls_scheduler *s, ls_lua *lua);
 
 #endif

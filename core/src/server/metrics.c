@@ -33,6 +33,7 @@ struct ls_metric_family {
     double *buckets;
     size_t n_buckets;
     ls_vec series;         /* metric_series */
+    bool declared;         /* HELP and TYPE shown without a series (ls_metrics_declare) */
 };
 
 struct ls_metrics {
@@ -323,6 +324,13 @@ static void render_family(text_out *o, const ls_metric_family *f)
     }
 }
 
+void ls_metrics_declare(ls_metric_family *f)
+{
+    pthread_mutex_lock(&f->owner->lock);
+    f->declared = true;
+    pthread_mutex_unlock(&f->owner->lock);
+}
+
 char *ls_metrics_render(ls_metrics *m)
 {
     text_out o = {ls_xmalloc(4096), 0, 4096};
@@ -332,7 +340,7 @@ char *ls_metrics_render(ls_metrics *m)
         const ls_metric_family *f = LS_VEC_AT(&m->families, ls_metric_family *, i);
         /* promtool rejects a family with HELP/TYPE and no samples only for
          * histograms; counters and gauges without series are simply left out. */
-        if (f->series.len)
+        if (f->series.len || (f->declared && f->type != LS_METRIC_HISTOGRAM))
             render_family(&o, f);
     }
     pthread_mutex_unlock(&m->lock);

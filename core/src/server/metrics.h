@@ -32,6 +32,10 @@ void ls_metrics_set(ls_metric_family *f, const char *const *label_values, double
  * (a metric shown from the first scrape). A family without labels has its
  * one series from registration. */
 void ls_metrics_touch(ls_metric_family *f, const char *const *label_values);
+/* The family's HELP and TYPE are shown even while it has no series (a
+ * counter or gauge only: a labeled counter declared from the first scrape,
+ * its samples from its first event). */
+void ls_metrics_declare(ls_metric_family *f);
 /* Drops every series of the family (labels that no longer exist, after a reload). */
 void ls_metrics_clear(ls_metric_family *f);
 void ls_metrics_observe(ls_metric_family *f, const char *const *label_values, double value);

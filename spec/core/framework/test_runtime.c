@@ -5,7 +5,8 @@
  * (PreEnqueue, the sort key, less), a cycle's calls (Reserve's rejection,
  * Unreserve that cannot fail, PreBind's error worded as upstream words it),
  * event registrations of the rejecting points only, a profile's own time
- * budget cutting a runaway plugin off and the state rebuilt for the next call,
+ * budget cutting a runaway plugin off and the state rebuilt for the next call
+ * (counted against that plugin, its point and profile: the metrics' labels),
  * and the extension-point table both sides read (extension_points.h).
  */
 #include "framework/runtime.h"
@@ -204,6 +205,15 @@ static void test_registrations(ls_lua *lua)
     free(regs);
 }
 
+static ls_fault_tally_row fault_row;
+static int fault_rows;
+static void keep_fault_row(void *ud, const ls_fault_tally_row *row)
+{
+    (void)ud;
+    fault_row = *row;
+    fault_rows++;
+}
+
 static void test_runaway_plugin(ls_lua *lua, ls_cycle *cycle)
 {
     CHECK_INT(ls_lua_restarts(lua), 0);
@@ -214,6 +224,18 @@ static void test_runaway_plugin(ls_lua *lua, ls_cycle *cycle)
     CHECK_CONTAINS(ls_status_message(cycle->status), expected);
     CHECK_INT(ls_lua_restarts(lua), 1);
     CHECK_INT(ls_lua_budget_overruns(lua), 1);
+    /* counted against the plugin whose code ran, its point and profile (the
+     * metrics' labels), once: a drain empties the tally */
+    fault_rows = 0;
+    ls_lua_drain_faults(lua, keep_fault_row, NULL);
+    CHECK_INT(fault_rows, 1);
+    CHECK_STR(fault_row.profile, "looper-scheduler");
+    CHECK_STR(fault_row.plugin, "Looper");
+    CHECK_STR(fault_row.point, "Reserve");
+    CHECK_INT(fault_row.overruns, 1);
+    CHECK_INT(fault_row.restarts, 1);
+    ls_lua_drain_faults(lua, keep_fault_row, NULL);
+    CHECK_INT(fault_rows, 1);
     /* The rebuilt state has every profile's plugins again. */
     CHECK_INT(ls_lua_run(lua, LS_EP_RESERVE, 0), LS_UNSCHEDULABLE);
     CHECK_CONTAINS(ls_status_message(cycle->status), "no room");

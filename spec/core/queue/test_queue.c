@@ -515,6 +515,41 @@ static void test_in_flight_events(void)
 /* The in-flight list keeps events only while a pod that was in flight when
  * they came is still in flight: it does not grow with the events of a busy
  * cluster, and a long attempt (a pod at Permit) holds exactly its own. */
+/* An event a pod's own attempt caused (a plugin wrote an object while
+ * scheduling it: ls_cluster_event.origin_pod) is no news for that pod, in
+ * flight or waiting; every other pod sees it as any other event. */
+static void test_own_events(void)
+{
+    ls_squeue *q = new_queue_at(0);
+    ls_event_registration regs[] = {reg(0, "Fit", "Node", LS_ACT_ADD, 0)};
+    ls_squeue_set_registrations(q, regs, 1);
+    const ls_pod *waiting = pod("waiting", 0), *maker = pod("maker", 5);
+    add_and_fail(q, waiting, "Fit", NULL);
+    CHECK_INT(where(q, waiting), LS_Q_UNSCHEDULABLE);
+
+    /* maker's attempt causes an event while it is in flight: waiting moves,
+     * maker, rejected by a plugin the event would wake, does not */
+    ls_squeue_add(q, maker, 0);
+    ls_qpod *qm = ls_squeue_pop(q);
+    CHECK(qm && qm->pod == maker);
+    ls_cluster_event made = event("Node", LS_ACT_ADD, "NodeAdd");
+    made.origin_pod = maker->id + 1;
+    ls_squeue_move_all(q, &made);
+    CHECK(where(q, waiting) != LS_Q_UNSCHEDULABLE);
+    qm->rejectors[qm->n_rejectors++] = S("Fit");
+    ls_squeue_add_unschedulable(q, qm);
+    CHECK_INT(where(q, maker), LS_Q_UNSCHEDULABLE);
+
+    /* its own event arriving later (a live cluster's watch) leaves it there;
+     * anyone else's moves it */
+    ls_squeue_move_all(q, &made);
+    CHECK_INT(where(q, maker), LS_Q_UNSCHEDULABLE);
+    ls_cluster_event other = event("Node", LS_ACT_ADD, "NodeAdd");
+    ls_squeue_move_all(q, &other);
+    CHECK(where(q, maker) != LS_Q_UNSCHEDULABLE);
+    ls_squeue_free(q);
+}
+
 static void test_in_flight_pruning(void)
 {
     ls_squeue *q = new_queue_at(0);
@@ -1413,6 +1448,7 @@ int main(void)
     test_backoff_durations();
     test_add_unschedulable();
     test_in_flight_events();
+    test_own_events();
     test_pop_from_backoff();
     test_in_flight_pruning();
     test_refile_on_new_registrations();
