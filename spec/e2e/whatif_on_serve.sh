@@ -18,7 +18,9 @@
 #   and why; nothing is created; `luasched whatif` says the same against it.
 # - A plugin of the configuration that raises gives the question an error
 #   naming it (the plugin runs in the evaluator's supervised worker).
-# - No evaluator process is left, and the served cluster's record is clean.
+# - No evaluator process is left, and the served cluster's record is clean; a
+#   stop while a long question is being answered ends its evaluator at once
+#   (503 to the question).
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/serve_lib.bash"
 ROOT=${LUASCHED_SOURCE_DIR:-.}
@@ -119,6 +121,16 @@ expect_eq "the next question is answered" "$(jq -r '.placements[0].result' <<<"$
 expect_eq "no evaluator process is left" "$(pgrep -P "$SERVE_PID" | wc -l)" "0"
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
+# a stop while an evaluator runs a long question (1000 replicas of 40 ms) does not wait for it
+slow=$(small_pod t-slow 10m '{"tripwire":"slow"}')
+ask "$TOKEN" <<<'{"template":'"$slow"',"count":1000,"timeoutSeconds":25}' > "$TMP/slow.out" &
+ASKER=$!
+evaluating() { [ "$(pgrep -P "$SERVE_PID" | wc -l)" -gt 0 ]; }
+wait_until 10 evaluating || echo "  (no evaluator seen)"
+began=$SECONDS
 serve_stop
 expect_eq "the served cluster's record is clean (no pod bound twice)" "$SERVE_RC" "0"
+expect_eq "the stop did not wait for the question (25 s)" "$(( SECONDS - began < 15 ))" "1"
+wait_exit "$ASKER" 30 > /dev/null
+expect_eq "the question being answered got 503" "$(tail -1 "$TMP/slow.out")" "503"
 [ "$failures" -eq 0 ]

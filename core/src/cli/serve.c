@@ -301,7 +301,6 @@ static void wait_for_signal(void)
 {
     static volatile sig_atomic_t stop, reload;
     ls_cli_trap_signals(&stop, &reload);
-    signal(SIGPIPE, SIG_IGN);   /* a client gone mid-response is that connection's error, not ours */
     struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000000L};
     while (!stop)
         nanosleep(&ts, NULL);
@@ -315,6 +314,7 @@ static int serve(const serve_opts *o, ls_api *api, const char *cert, const char 
         fprintf(stderr, "luasched simulate: --audit-log: cannot open %s: %s\n", o->audit_log, strerror(errno));
         return LS_EXIT_USAGE;
     }
+    signal(SIGPIPE, SIG_IGN);   /* a client gone mid-response, an evaluator ended mid-question: their errors */
     ls_serve_whatif *whatif = ls_serve_whatif_new(
         api, &(ls_serve_whatif_opts){.config = o->config, .plugin_path = o->plugin_path, .seed = o->seed});
     ls_api_serve_opts so = {.host = o->host, .port = o->port, .cert_pem = cert, .key_pem = key, .token = token,
@@ -340,7 +340,9 @@ static int serve(const serve_opts *o, ls_api *api, const char *cert, const char 
     }
     fprintf(stderr, "serving the cluster at %s (kubeconfig: %s)\n", url, o->kubeconfig);
     wait_for_signal();
-    ls_api_server_stop(srv);   /* joins its handlers: no question is being answered after it */
+    if (ls_serve_whatif_stop(whatif))   /* the questions being answered end at once */
+        nanosleep(&(struct timespec){.tv_nsec = 200 * 1000000L}, NULL);   /* their 503s leave first */
+    ls_api_server_stop(srv);        /* joins its handlers: no question is being answered after it */
     ls_serve_whatif_free(whatif);
     if (audit)
         fclose(audit);

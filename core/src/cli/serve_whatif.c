@@ -25,6 +25,8 @@
  * evaluator past the question's deadline (ls_whatif_deadline_ms) plus
  * START_MS to build its scheduler is killed with its process group, and the
  * question gets 504 with what the evaluator last wrote on its standard error.
+ * When the server stops, the evaluators are killed and their questions get
+ * 503 at once (the HTTP server's stop waits for its handlers).
  */
 #include "cli/serve_whatif.h"
 #include "cli/cli.h"
@@ -47,7 +49,9 @@
 
 extern char **environ;
 
-enum { MAX_EVALUATORS = 4, START_MS = 15000, STDERR_KEPT = 4000 };
+/* A stop waits up to STOP_WAIT_MS for the killed evaluators' questions to
+ * get their 503. */
+enum { MAX_EVALUATORS = 4, START_MS = 15000, STDERR_KEPT = 4000, STOP_WAIT_MS = 2000 };
 
 #define NOT_TERMINATED "status.phase!=Succeeded,status.phase!=Failed"
 
@@ -55,8 +59,9 @@ struct ls_serve_whatif {
     ls_api *api;
     ls_serve_whatif_opts o;
     char seed[24];
-    pthread_mutex_t mu;
-    int running;   /* evaluators now, guarded by mu */
+    pthread_mutex_t mu;   /* guards the two below */
+    pid_t running[MAX_EVALUATORS];   /* the evaluators now (process groups); 0: a free slot */
+    bool stopping;
 };
 
 ls_serve_whatif *ls_serve_whatif_new(ls_api *api, const ls_serve_whatif_opts *o)
@@ -135,6 +140,7 @@ typedef struct evaluation {
     ls_buf input;         /* what goes to its standard input */
     size_t written;
     ls_buf output, errors;
+    bool stopped;         /* killed by the server's stop */
 } evaluation;
 
 static void close_fd(int *fd)
@@ -142,6 +148,19 @@ static void close_fd(int *fd)
     if (*fd >= 0)
         close(*fd);
     *fd = -1;
+}
+
+/* Its process group is killed at a stop from now on; false (and killed) when
+ * the stop came first. */
+static bool watch_evaluator(ls_serve_whatif *sw, int slot, pid_t pid)
+{
+    pthread_mutex_lock(&sw->mu);
+    sw->running[slot] = pid;
+    bool stopping = sw->stopping;
+    pthread_mutex_unlock(&sw->mu);
+    if (stopping)
+        kill(-pid, SIGKILL);
+    return !stopping;
 }
 
 static bool start(const ls_serve_whatif *sw, evaluation *ev)
@@ -266,6 +285,10 @@ static const char *last_words(ls_buf *errors)
 /* "STATUS\nJSON" from the evaluator, or an error of how it ended. */
 static char *verdict(evaluation *ev, bool in_time, int wstatus, long deadline_ms, int *status)
 {
+    if (ev->stopped) {
+        *status = 503;
+        return error_answer("the served cluster is stopping");
+    }
     ls_buf_add(&ev->output, "", 1);
     char *end = NULL;
     long code = strtol(ev->output.data, &end, 10);
@@ -286,7 +309,7 @@ static char *verdict(evaluation *ev, bool in_time, int wstatus, long deadline_ms
     return error_answer(msg);
 }
 
-static char *evaluate(ls_serve_whatif *sw, const char *body, size_t len, int *status)
+static char *evaluate(ls_serve_whatif *sw, int slot, const char *body, size_t len, int *status)
 {
     evaluation ev = {.in = -1, .out = -1, .err = -1};
     ls_buf_addf(&ev.input, "%zu\n", len);
@@ -300,12 +323,15 @@ static char *evaluate(ls_serve_whatif *sw, const char *body, size_t len, int *st
         *status = 500;
         answer = error_answer(msg);
     } else {
-        bool in_time = converse(&ev, now_ms() + (double)deadline_ms + START_MS);
+        bool in_time = watch_evaluator(sw, slot, ev.pid) && converse(&ev, now_ms() + (double)deadline_ms + START_MS);
         if (!in_time)
             kill(-ev.pid, SIGKILL);
         int wstatus = 0;
         while (waitpid(ev.pid, &wstatus, 0) < 0 && errno == EINTR) {
         }
+        pthread_mutex_lock(&sw->mu);
+        ev.stopped = sw->stopping;
+        pthread_mutex_unlock(&sw->mu);
         answer = verdict(&ev, in_time, wstatus, deadline_ms, status);
     }
     close_fd(&ev.in), close_fd(&ev.out), close_fd(&ev.err);
@@ -318,19 +344,50 @@ static char *evaluate(ls_serve_whatif *sw, const char *body, size_t len, int *st
 char *ls_serve_whatif_ask(void *ud, const char *body, size_t len, int *status)
 {
     ls_serve_whatif *sw = ud;
+    int slot = -1;
     pthread_mutex_lock(&sw->mu);
-    bool room = sw->running < MAX_EVALUATORS;
-    sw->running += room;
+    for (int i = 0; i < MAX_EVALUATORS && slot < 0 && !sw->stopping; i++)
+        if (!sw->running[i])
+            slot = i, sw->running[i] = -1;   /* taken; its pid comes once started */
+    bool stopping = sw->stopping;
     pthread_mutex_unlock(&sw->mu);
-    if (!room) {
+    if (stopping) {
+        *status = 503;
+        return error_answer("the served cluster is stopping");
+    }
+    if (slot < 0) {
         *status = 429;
         return error_answer("too many what-if questions at once (4): ask again when one is answered");
     }
-    char *answer = evaluate(sw, body, len, status);
+    char *answer = evaluate(sw, slot, body, len, status);
     pthread_mutex_lock(&sw->mu);
-    sw->running--;
+    sw->running[slot] = 0;
     pthread_mutex_unlock(&sw->mu);
     return answer;
+}
+
+static int in_flight(ls_serve_whatif *sw)
+{
+    int n = 0;
+    pthread_mutex_lock(&sw->mu);
+    for (int i = 0; i < MAX_EVALUATORS; i++)
+        n += sw->running[i] != 0;
+    pthread_mutex_unlock(&sw->mu);
+    return n;
+}
+
+bool ls_serve_whatif_stop(ls_serve_whatif *sw)
+{
+    pthread_mutex_lock(&sw->mu);
+    sw->stopping = true;
+    for (int i = 0; i < MAX_EVALUATORS; i++)
+        if (sw->running[i] > 0)
+            kill(-sw->running[i], SIGKILL);
+    pthread_mutex_unlock(&sw->mu);
+    bool answered = in_flight(sw) > 0;
+    for (int waited = 0; in_flight(sw) && waited < STOP_WAIT_MS; waited += 10)
+        usleep(10 * 1000);
+    return answered;
 }
 
 /* ---- the evaluator process: `simulate --whatif-stdin` */

@@ -21,5 +21,9 @@ void ls_serve_whatif_free(ls_serve_whatif *sw);
 /* One question answered over the served store's state now: the answer's
  * JSON (malloc'd) and its HTTP status (ls_api_serve_opts.whatif). */
 char *ls_serve_whatif_ask(void *sw, const char *body, size_t len, int *status);
+/* The server stops: evaluators running are killed, their questions and
+ * those to come answered 503 at once. Before the HTTP server's stop; true
+ * when questions were being answered (their 503s are on their way). */
+bool ls_serve_whatif_stop(ls_serve_whatif *sw);
 
 #endif
