@@ -52,6 +52,8 @@ extern char **environ;
 /* A stop waits up to STOP_WAIT_MS for the killed evaluators' questions to
  * get their 503. */
 enum { MAX_EVALUATORS = 4, START_MS = 15000, STDERR_KEPT = 4000, STOP_WAIT_MS = 2000 };
+/* An answer over this is refused (the evaluator killed), as run's over 15 MiB. */
+#define MAX_ANSWER (64u << 20)
 
 #define NOT_TERMINATED "status.phase!=Succeeded,status.phase!=Failed"
 
@@ -250,10 +252,13 @@ static void feed(evaluation *ev)
         close_fd(&ev->in);
 }
 
-/* Until both of its output pipes end, or the deadline: false at the deadline. */
+/* Until both of its output pipes end, or the deadline: false at the deadline
+ * or past MAX_ANSWER. */
 static bool converse(evaluation *ev, double deadline)
 {
     while (ev->out >= 0 || ev->err >= 0) {
+        if (ev->output.len > MAX_ANSWER)
+            return false;
         struct pollfd p[3] = {{.fd = ev->in, .events = POLLOUT}, {.fd = ev->out, .events = POLLIN},
                               {.fd = ev->err, .events = POLLIN}};
         int left = (int)(deadline - now_ms());
@@ -297,6 +302,12 @@ static char *verdict(evaluation *ev, bool in_time, int wstatus, long deadline_ms
         return ls_xstrdup(end + 1);
     }
     char msg[STDERR_KEPT + 300];
+    if (ev->output.len > MAX_ANSWER) {
+        snprintf(msg, sizeof msg, "the answer is over %u bytes: ask with \"explain\": false or about fewer pods",
+                 MAX_ANSWER);
+        *status = 400;
+        return error_answer(msg);
+    }
     if (!in_time)
         snprintf(msg, sizeof msg, "the question ran past its deadline of %ld ms (the evaluator was ended): %s",
                  deadline_ms, last_words(&ev->errors));
