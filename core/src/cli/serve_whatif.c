@@ -84,17 +84,6 @@ void ls_serve_whatif_free(ls_serve_whatif *sw)
     free(sw);
 }
 
-static char *error_answer(const char *msg)
-{
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddStringToObject(a, "apiVersion", "luasched.io/v1alpha1");
-    cJSON_AddStringToObject(a, "kind", "WhatIfAnswer");
-    cJSON_AddStringToObject(a, "error", msg);
-    char *text = cJSON_PrintUnformatted(a);
-    cJSON_Delete(a);
-    return text;
-}
-
 /* ---- the served store's state, as the evaluator's cluster */
 
 static void add_items(ls_buf *b, cJSON *list, const ls_read_kind *k, uint32_t *n)
@@ -292,7 +281,7 @@ static char *verdict(evaluation *ev, bool in_time, int wstatus, long deadline_ms
 {
     if (ev->stopped) {
         *status = 503;
-        return error_answer("the served cluster is stopping");
+        return ls_whatif_error_json("the served cluster is stopping");
     }
     ls_buf_add(&ev->output, "", 1);
     char *end = NULL;
@@ -306,7 +295,7 @@ static char *verdict(evaluation *ev, bool in_time, int wstatus, long deadline_ms
         snprintf(msg, sizeof msg, "the answer is over %u bytes: ask with \"explain\": false or about fewer pods",
                  MAX_ANSWER);
         *status = 400;
-        return error_answer(msg);
+        return ls_whatif_error_json(msg);
     }
     if (!in_time)
         snprintf(msg, sizeof msg, "the question ran past its deadline of %ld ms (the evaluator was ended): %s",
@@ -317,7 +306,7 @@ static char *verdict(evaluation *ev, bool in_time, int wstatus, long deadline_ms
                  WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,
                  last_words(&ev->errors));
     *status = in_time ? 500 : 504;
-    return error_answer(msg);
+    return ls_whatif_error_json(msg);
 }
 
 static char *evaluate(ls_serve_whatif *sw, int slot, const char *body, size_t len, int *status)
@@ -332,7 +321,7 @@ static char *evaluate(ls_serve_whatif *sw, int slot, const char *body, size_t le
         char msg[300];
         snprintf(msg, sizeof msg, "cannot start the what-if evaluator: %s", strerror(errno));
         *status = 500;
-        answer = error_answer(msg);
+        answer = ls_whatif_error_json(msg);
     } else {
         bool in_time = watch_evaluator(sw, slot, ev.pid) && converse(&ev, now_ms() + (double)deadline_ms + START_MS);
         if (!in_time)
@@ -364,11 +353,11 @@ char *ls_serve_whatif_ask(void *ud, const char *body, size_t len, int *status)
     pthread_mutex_unlock(&sw->mu);
     if (stopping) {
         *status = 503;
-        return error_answer("the served cluster is stopping");
+        return ls_whatif_error_json("the served cluster is stopping");
     }
     if (slot < 0) {
         *status = 429;
-        return error_answer("too many what-if questions at once (4): ask again when one is answered");
+        return ls_whatif_error_json("too many what-if questions at once (4): ask again when one is answered");
     }
     char *answer = evaluate(sw, slot, body, len, status);
     pthread_mutex_lock(&sw->mu);
