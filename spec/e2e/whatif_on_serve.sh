@@ -16,6 +16,8 @@
 #   seed's random state, the running scheduler has drawn from it since).
 # - A gang that does not fit as a whole is "no", naming the member that fails
 #   and why; nothing is created; `luasched whatif` says the same against it.
+# - A template's count is the number that bind when that many and one more are
+#   created; with two 16-cpu nodes added ("changes") ten more fit.
 # - A plugin of the configuration that raises gives the question an error
 #   naming it (the plugin runs in the evaluator's supervised worker).
 # - No evaluator process is left, and the served cluster's record is clean; a
@@ -116,6 +118,17 @@ expect_contains "a raising plugin: the error names it" "$(jq -r .error <<<"$a")"
 expect_contains "with its file and line" "$(jq -r .error <<<"$a")" "tripwire.lua:22: tripped by the pod's label"
 a=$(answer <<<'{"pod":'$(small_pod t-fine 100m)'}')
 expect_eq "the next question is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
+
+# ---- a template: how many fit (that many bind, one more does not), and with two nodes more
+tmpl='{"metadata":{"name":"big"},"spec":{"containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"3","memory":"2Gi"}}}]}}'
+k=$(answer <<<'{"template":'"$tmpl"',"count":500,"explain":false,"hints":false,"preemption":false}' | jq .placed)
+more=$(answer <<<'{"template":'"$tmpl"',"count":500,"explain":false,"changes":{"addNodes":[{"template":{"metadata":{"name":"extra"},"status":{"allocatable":{"cpu":"16","memory":"64Gi","pods":"110"}}},"count":2}]}}' | jq .placed)
+echo "  the template: $k replicas fit, $more with two 16-cpu nodes more"
+expect_eq "two 16-cpu nodes more fit 10 more" "$more" "$((k + 10))"
+for r in $(seq 1 $((k + 1))); do jq -c --arg n "big-$r" '.metadata.name = $n' <<<"$tmpl" | pod_create; done
+for r in $(seq 1 $((k + 1))); do pod_decided "big-$r"; done > "$TMP/big.out"
+expect_eq "as many replicas bind as the answer said" "$(grep -vc '^[-?]$' "$TMP/big.out")" "$k"
+expect_eq "the one more is unschedulable" "$(grep -c '^-$' "$TMP/big.out")" "1"
 
 # ---- nothing left behind
 expect_eq "no evaluator process is left" "$(pgrep -P "$SERVE_PID" | wc -l)" "0"
