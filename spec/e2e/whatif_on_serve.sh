@@ -19,7 +19,8 @@
 # - A template's count is the number that bind when that many and one more are
 #   created; with two 16-cpu nodes added ("changes") ten more fit.
 # - A plugin of the configuration that raises gives the question an error
-#   naming it (the plugin runs in the evaluator's supervised worker).
+#   naming it (the plugin runs in the evaluator's supervised worker); so does
+#   a question past its deadline ("timeoutSeconds"), in run's words.
 # - No evaluator process is left, and the served cluster's record is clean; a
 #   stop while a long question is being answered ends its evaluator at once
 #   (503 to the question).
@@ -116,6 +117,12 @@ expect_eq "nothing was created" "$(pod_count)" "$before"
 a=$(answer <<<'{"pod":'$(small_pod t-raise 100m '{"tripwire":"raise"}')'}')
 expect_contains "a raising plugin: the error names it" "$(jq -r .error <<<"$a")" '"Tripwire"'
 expect_contains "with its file and line" "$(jq -r .error <<<"$a")" "tripwire.lua:22: tripped by the pod's label"
+# a question past its deadline: 100 replicas of 40 ms each, with a second to answer
+slow=$(small_pod t-slow 10m '{"tripwire":"slow"}')
+a=$(answer <<<'{"template":'"$slow"',"count":100,"timeoutSeconds":1}')
+expect_contains "a question past its deadline: the error says so, as run's" "$(jq -r .error <<<"$a")" \
+  "the question ran past its deadline of 1000 ms, in plugin Tripwire (default-scheduler/Tripwire/PreFilter/default/t-slow-"
+expect_eq "and names the plugin" "$(jq -r .plugin <<<"$a")" "Tripwire"
 a=$(answer <<<'{"pod":'$(small_pod t-fine 100m)'}')
 expect_eq "the next question is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
 
@@ -135,7 +142,6 @@ expect_eq "no evaluator process is left" "$(pgrep -P "$SERVE_PID" | wc -l)" "0"
 run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
 # a stop while an evaluator runs a long question (1000 replicas of 40 ms) does not wait for it
-slow=$(small_pod t-slow 10m '{"tripwire":"slow"}')
 ask "$TOKEN" <<<'{"template":'"$slow"',"count":1000,"timeoutSeconds":25}' > "$TMP/slow.out" &
 ASKER=$!
 evaluating() { [ "$(pgrep -P "$SERVE_PID" | wc -l)" -gt 0 ]; }

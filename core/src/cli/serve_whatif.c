@@ -21,10 +21,13 @@
  * (whatif_answer.c) the question against it; it writes the HTTP status on a
  * line, then the answer. Nothing reaches the served store.
  *
- * At most MAX_EVALUATORS questions are answered at once (more get 429); an
- * evaluator past the question's deadline (ls_whatif_deadline_ms) plus
- * START_MS to build its scheduler is killed with its process group, and the
- * question gets 504 with what the evaluator last wrote on its standard error.
+ * A question past its deadline (ls_whatif_deadline_ms, timed by the
+ * evaluator from when it starts answering) ends the evaluator, which names
+ * the plugin call it was in on its standard error (DEADLINE_MARK): the answer
+ * is run's, an error naming the plugin. At most MAX_EVALUATORS questions are
+ * answered at once (more get 429); an evaluator still there START_MS after
+ * the deadline (building its scheduler, or not ending) is killed with its
+ * process group, and the question gets 504 with its last words.
  * When the server stops, the evaluators are killed and their questions get
  * 503 at once (the HTTP server's stop waits for its handlers).
  */
@@ -32,6 +35,8 @@
 #include "cli/cli.h"
 #include "cli/whatif.h"
 #include "client/read_kinds.h"
+#include "framework/runtime_internal.h"
+#include "worker/page.h"
 #include "scheduler/whatif_eval.h"
 
 #include <errno.h>
@@ -52,6 +57,9 @@ extern char **environ;
 /* A stop waits up to STOP_WAIT_MS for the killed evaluators' questions to
  * get their 503. */
 enum { MAX_EVALUATORS = 4, START_MS = 15000, STDERR_KEPT = 4000, STOP_WAIT_MS = 2000 };
+/* The evaluator's line on its standard error when a question runs past its
+ * deadline: "<mark>plugin=NAME call=CALL". */
+#define DEADLINE_MARK "luasched-whatif-deadline "
 /* An answer over this is refused (the evaluator killed), as run's over 15 MiB. */
 #define MAX_ANSWER (64u << 20)
 
@@ -276,6 +284,33 @@ static const char *last_words(ls_buf *errors)
     return n > STDERR_KEPT ? s + n - STDERR_KEPT : n ? s : "(nothing on its standard error)";
 }
 
+/* The evaluator's DEADLINE_MARK line as run's answer for a question past its
+ * deadline (whatif_worker.c); NULL when it wrote none. */
+static char *past_deadline(ls_buf *errors, long deadline_ms)
+{
+    ls_buf_add(errors, "", 1);
+    const char *mark = strstr(errors->data, DEADLINE_MARK "plugin=");
+    if (!mark)
+        return NULL;
+    const char *plugin = mark + strlen(DEADLINE_MARK "plugin="), *call = strstr(plugin, " call=");
+    if (!call)
+        return NULL;
+    size_t call_len = strcspn(call + 6, "\n");
+    char name[200], what[900], msg[1300];
+    snprintf(name, sizeof name, "%.*s", (int)(call - plugin), plugin);
+    snprintf(what, sizeof what, "%.*s", (int)call_len, call + 6);
+    snprintf(msg, sizeof msg, "the question ran past its deadline of %ld ms, in plugin %s (%s)", deadline_ms,
+             name[0] ? name : "(no plugin call)", what[0] ? what : "-");
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "apiVersion", "luasched.io/v1alpha1");
+    cJSON_AddStringToObject(a, "kind", "WhatIfAnswer");
+    cJSON_AddStringToObject(a, "error", msg);
+    cJSON_AddStringToObject(a, "plugin", name[0] ? name : "(no plugin call)");
+    char *text = cJSON_PrintUnformatted(a);
+    cJSON_Delete(a);
+    return text;
+}
+
 /* "STATUS\nJSON" from the evaluator, or an error of how it ended. */
 static char *verdict(evaluation *ev, bool in_time, int wstatus, long deadline_ms, int *status)
 {
@@ -289,6 +324,11 @@ static char *verdict(evaluation *ev, bool in_time, int wstatus, long deadline_ms
     if (in_time && end && *end == '\n' && code >= 200 && code <= 599 && end[1]) {
         *status = (int)code;
         return ls_xstrdup(end + 1);
+    }
+    char *late = in_time ? past_deadline(&ev->errors, deadline_ms) : NULL;
+    if (late) {
+        *status = 200;
+        return late;
     }
     char msg[STDERR_KEPT + 300];
     if (ev->output.len > MAX_ANSWER) {
@@ -406,6 +446,42 @@ typedef struct question {
     size_t len;
 } question;
 
+static void say(const char *s)
+{
+    ssize_t n = write(STDERR_FILENO, s, strlen(s));
+    (void)n;
+}
+
+/* Past the question's deadline: the call running named on standard error
+ * (async-signal-safe: the page is written with stores, the rest is write). */
+static void on_deadline(int sig)
+{
+    (void)sig;
+    ls_rt_describe_running();
+    char call[800] = "";
+    const ls_worker_page *p = ls_worker_page_self;
+    if (p)
+        ls_worker_page_call(p, call, sizeof call);
+    say("\n" DEADLINE_MARK "plugin=");
+    say(p ? p->plugin : "");
+    say(" call=");
+    say(call);
+    say("\n");
+    _exit(LS_EXIT_FAILURE);
+}
+
+/* The deadline from now; without a timer, the server's kill remains. */
+static void arm_deadline(const char *question)
+{
+    struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};
+    timer_t t;
+    long ms = ls_whatif_deadline_ms(question);
+    struct itimerspec its = {{0, 0}, {ms / 1000, (ms % 1000) * 1000000L}};
+    signal(SIGALRM, on_deadline);
+    if (timer_create(CLOCK_MONOTONIC, &ev, &t) == 0)
+        timer_settime(t, 0, &its, NULL);
+}
+
 static void print_answer(int status, const char *answer)
 {
     printf("%d\n%s\n", status, answer);
@@ -437,6 +513,7 @@ static int answer_question(void *ud, ls_scheduler *live)
         return LS_EXIT_USAGE;
     }
     ls_whatif *wi = ls_whatif_new(evaluator);
+    arm_deadline(q->text);
     int status = 500;
     char *answer = ls_whatif_answer(wi, live, q->text, q->len, &status);
     print_answer(status, answer);
