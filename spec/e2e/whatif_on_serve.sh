@@ -19,8 +19,9 @@
 # - A template's count is the number that bind when that many and one more are
 #   created; with two 16-cpu nodes added ("changes") ten more fit.
 # - A plugin of the configuration that raises gives the question an error
-#   naming it (the plugin runs in the evaluator's supervised worker); so does
-#   a question past its deadline ("timeoutSeconds"), in run's words.
+#   naming it (the plugin runs in the evaluator's supervised worker); so do
+#   one out of its time budget (--plugin-timeout) and a question past its
+#   deadline ("timeoutSeconds"), in run's words.
 # - No evaluator process is left, and the served cluster's record is clean; a
 #   stop while a long question is being answered ends its evaluator at once
 #   (503 to the question).
@@ -34,7 +35,7 @@ SEED=7
 
 luajit "$ROOT/spec/e2e/whatif_cluster.lua" 11 30 240 "$((N + 1))" > "$TMP/cluster.json" 2> "$TMP/pods.jsonl"
 serve_start "$TMP/cluster.json" --seed "$SEED" --config "$F/tripwire.yaml" --plugin-path "$F/plugins" \
-  --serve-user alice-token=alice
+  --plugin-timeout 300 --serve-user alice-token=alice
 on_exit 'kill -TERM "$SERVE_PID" 2>/dev/null'
 
 # ask [TOKEN]: the question on stdin to the served cluster's /whatif; the body, then the code.
@@ -82,7 +83,7 @@ compare() {
 first=$(head -1 "$TMP/pods.jsonl")
 a_first=$(jq -c '{pod: ., explain: false, hints: false, preemption: false}' <<<"$first" | answer)
 expect_eq "the first pod's answer" "$(jq -r '.placements[0].result' <<<"$a_first")" "scheduled"
-run_start --config "$F/tripwire.yaml" --plugin-path "$F/plugins" --seed "${WHATIF_RUN_SEED:-$SEED}"
+run_start --config "$F/tripwire.yaml" --plugin-path "$F/plugins" --plugin-timeout 300 --seed "${WHATIF_RUN_SEED:-$SEED}"
 synced() { grep -q "Caches are synced" "$TMP/run.err"; }
 wait_until 60 synced || { echo "FAIL: run did not sync"; cat "$TMP/run.err"; exit 1; }
 pod_create <<<"$first"
@@ -117,6 +118,9 @@ expect_eq "nothing was created" "$(pod_count)" "$before"
 a=$(answer <<<'{"pod":'$(small_pod t-raise 100m '{"tripwire":"raise"}')'}')
 expect_contains "a raising plugin: the error names it" "$(jq -r .error <<<"$a")" '"Tripwire"'
 expect_contains "with its file and line" "$(jq -r .error <<<"$a")" "tripwire.lua:22: tripped by the pod's label"
+a=$(answer <<<'{"pod":'$(small_pod t-loop 100m '{"tripwire":"loop"}')'}')
+expect_contains "a plugin out of time (--plugin-timeout 300): the error names it" "$(jq -r .error <<<"$a")" \
+  'running PreFilter plugin "Tripwire": plugin exceeded its time budget of 300 ms'
 # a question past its deadline: 100 replicas of 40 ms each, with a second to answer
 slow=$(small_pod t-slow 10m '{"tripwire":"slow"}')
 a=$(answer <<<'{"template":'"$slow"',"count":100,"timeoutSeconds":1}')

@@ -41,6 +41,7 @@ typedef struct serve_opts {
     int serve_as;               /* --serve-as v1.MINOR; 0: the current release */
     const char *config;         /* --config: the what-if evaluator's configuration */
     const char *plugin_path;    /* --plugin-path: its plugins */
+    const char *plugin_timeout; /* --plugin-timeout MS: their calls' limit (checked by the evaluator) */
 } serve_opts;
 
 void ls_cli_serve_usage_flags(FILE *out)
@@ -70,7 +71,7 @@ void ls_cli_serve_usage_flags(FILE *out)
             "                       resource request; provision=fail|never makes the served PV controller's\n"
             "                       provisioner fail (the claim's selected node is removed) or never answer.\n"
             "                       RATE is 0..1, drawn from --seed\n"
-            "  --config FILE, --plugin-path DIRS\n"
+            "  --config FILE, --plugin-path DIRS, --plugin-timeout MS\n"
             "                       with --serve: the configuration and plugins POST /whatif's questions are\n"
             "                       answered with (default: the built-in default profile), tie-breaking seeded\n"
             "                       with --seed as `luasched run --seed` (docs/operations/what-if.md)\n",
@@ -130,7 +131,7 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
         {"seed", required_argument, NULL, 's'},           {"watch-history", required_argument, NULL, 'W'},
         {"serve-user", required_argument, NULL, 'U'},    {"audit-log", required_argument, NULL, 'A'},
         {"serve-as", required_argument, NULL, 'V'},      {"config", required_argument, NULL, 'c'},
-        {"plugin-path", required_argument, NULL, 'p'},
+        {"plugin-path", required_argument, NULL, 'p'},   {"plugin-timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},                 {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -154,6 +155,12 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
         case 'A': o->audit_log = optarg; break;
         case 'c': o->config = optarg; break;
         case 'p': o->plugin_path = optarg; break;
+        case 't':
+            strtoull(optarg, &end, 10);
+            if (!*optarg || *end || *optarg == '-')
+                return usage_error("--plugin-timeout", optarg, "a number of milliseconds");
+            o->plugin_timeout = optarg;
+            break;
         case 'V':
             if (!ls_api_parse_release(optarg, &o->serve_as))
                 return usage_error("--serve-as", optarg, "a release from v1.28 to v1.37, e.g. v1.28");
@@ -316,7 +323,8 @@ static int serve(const serve_opts *o, ls_api *api, const char *cert, const char 
     }
     signal(SIGPIPE, SIG_IGN);   /* a client gone mid-response, an evaluator ended mid-question: their errors */
     ls_serve_whatif *whatif = ls_serve_whatif_new(
-        api, &(ls_serve_whatif_opts){.config = o->config, .plugin_path = o->plugin_path, .seed = o->seed});
+        api, &(ls_serve_whatif_opts){.config = o->config, .plugin_path = o->plugin_path,
+                                     .plugin_timeout = o->plugin_timeout, .seed = o->seed});
     ls_api_serve_opts so = {.host = o->host, .port = o->port, .cert_pem = cert, .key_pem = key, .token = token,
                             .users = o->users, .n_users = o->n_users, .audit = audit,
                             .whatif = ls_serve_whatif_ask, .whatif_ud = whatif};

@@ -7,7 +7,7 @@
  * answered by an evaluator process of its own, started from this executable
  * (posix_spawn of /proc/self/exe: nothing of this process's threads or
  * locks is inherited) as `luasched simulate --whatif-stdin [--config FILE]
- * [--plugin-path DIRS] --seed N served-cluster`. That is a simulate command,
+ * [--plugin-path DIRS] [--plugin-timeout MS] --seed N served-cluster`. That is a simulate command,
  * so it runs its plugin code in simulate's supervised, confined worker
  * (supervised.c: seccomp, memory limit, the plugin budgets and the watchdog).
  *
@@ -175,7 +175,7 @@ static bool start(const ls_serve_whatif *sw, evaluation *ev)
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
         return false;
     }
-    const char *argv[12];
+    const char *argv[14];
     int n = 0;
     argv[n++] = "luasched";
     argv[n++] = "simulate";
@@ -186,6 +186,8 @@ static bool start(const ls_serve_whatif *sw, evaluation *ev)
         argv[n++] = "--config", argv[n++] = sw->o.config;
     if (sw->o.plugin_path)
         argv[n++] = "--plugin-path", argv[n++] = sw->o.plugin_path;
+    if (sw->o.plugin_timeout)
+        argv[n++] = "--plugin-timeout", argv[n++] = sw->o.plugin_timeout;
     argv[n++] = "served-cluster";
     argv[n] = NULL;
     posix_spawn_file_actions_t fa;

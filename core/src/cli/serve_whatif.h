@@ -12,6 +12,7 @@ typedef struct ls_serve_whatif ls_serve_whatif;
 typedef struct ls_serve_whatif_opts {
     const char *config;        /* --config; NULL: the default profile */
     const char *plugin_path;   /* --plugin-path; NULL: the configuration's */
+    const char *plugin_timeout;   /* --plugin-timeout MS; NULL: the configuration's */
     uint64_t seed;             /* --seed: the evaluator's tie-breaking */
 } ls_serve_whatif_opts;
 
