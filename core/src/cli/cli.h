@@ -41,6 +41,11 @@ typedef struct ls_sim_opts {
     void *observe_ud;
     const char *write_config;   /* --write-config-to: write the completed configuration and exit */
     ls_provision_fault provision_fault;   /* --fault provision=fail|never (embedded provisioner) */
+    /* Optional: called with the scheduler once the cluster is loaded into it,
+     * instead of running it (the what-if evaluator of `simulate --serve`,
+     * serve_whatif.c); its return is the command's exit status. */
+    int (*instead_of_run)(void *ud, struct ls_scheduler *s);
+    void *instead_ud;
 } ls_sim_opts;
 
 #include <signal.h>
@@ -79,6 +84,10 @@ int ls_cli_new(int argc, char **argv);
 /* `luasched simulate --serve ...` (serve.c): argv as given to simulate. */
 int ls_cli_serve(int argc, char **argv);
 void ls_cli_serve_usage_flags(FILE *out);
+/* `simulate --whatif-stdin ...`: the evaluator process of `simulate --serve`'s
+ * POST /whatif (serve_whatif.c), run as a supervised simulate worker. */
+bool ls_cli_wants_whatif_stdin(int argc, char **argv);
+int ls_cli_serve_whatif_eval(int argc, char **argv);
 /* --write-config-to: loads the configuration, builds its plugins, writes the
  * completed configuration to o->write_config (check.c). */
 int ls_cli_write_config(const char *cmd, const ls_sim_opts *o);

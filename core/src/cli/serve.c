@@ -3,9 +3,13 @@
  * cluster files over the Kubernetes API (HTTPS, bearer token, a kubeconfig
  * written for clients) without scheduling, until SIGINT/SIGTERM; then prints
  * the binding record and fails if a scheduler bound a pod twice, bound one to
- * a missing node, or tried to bind a pod that was already bound.
+ * a missing node, or tried to bind a pod that was already bound. POST
+ * /whatif answers what-if questions over the served state with a scheduler
+ * of --config (serve_whatif.c).
  */
 #include "cli/cli.h"
+#include "cli/serve_whatif.h"
+#include "luasched/config.h"
 #include "server/tls.h"
 #include "sim/apiserver.h"
 #include "sim/cluster.h"
@@ -35,6 +39,9 @@ typedef struct serve_opts {
     int n_users;
     const char *audit_log;      /* --audit-log FILE */
     int serve_as;               /* --serve-as v1.MINOR; 0: the current release */
+    const char *config;         /* --config: the what-if evaluator's configuration */
+    const char *plugin_path;    /* --plugin-path: its plugins */
+    const char *plugin_timeout; /* --plugin-timeout MS: their calls' limit (checked by the evaluator) */
 } serve_opts;
 
 void ls_cli_serve_usage_flags(FILE *out)
@@ -63,7 +70,11 @@ void ls_cli_serve_usage_flags(FILE *out)
             "                       throttle=RATE[:SECONDS] answers 429 with Retry-After; latency=MS delays every\n"
             "                       resource request; provision=fail|never makes the served PV controller's\n"
             "                       provisioner fail (the claim's selected node is removed) or never answer.\n"
-            "                       RATE is 0..1, drawn from --seed\n",
+            "                       RATE is 0..1, drawn from --seed\n"
+            "  --config FILE, --plugin-path DIRS, --plugin-timeout MS\n"
+            "                       with --serve: the configuration and plugins POST /whatif's questions are\n"
+            "                       answered with (default: the built-in default profile), tie-breaking seeded\n"
+            "                       with --seed as `luasched run --seed` (docs/operations/what-if.md)\n",
             DEFAULT_PORT);
 }
 
@@ -71,7 +82,7 @@ static void serve_usage(FILE *out)
 {
     fprintf(out, "usage: luasched simulate --serve ADDR[:PORT] CLUSTER.yaml... [flags]\n\nflags:\n");
     ls_cli_serve_usage_flags(out);
-    fprintf(out, "  --seed N             seed of the fault draws (default 0)\n"
+    fprintf(out, "  --seed N             seed of the fault draws and of /whatif's tie-breaking (default 0)\n"
                  "  -h, --help           this help\n");
 }
 
@@ -119,7 +130,8 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
         {"tls-private-key-file", required_argument, NULL, 'K'}, {"fault", required_argument, NULL, 'F'},
         {"seed", required_argument, NULL, 's'},           {"watch-history", required_argument, NULL, 'W'},
         {"serve-user", required_argument, NULL, 'U'},    {"audit-log", required_argument, NULL, 'A'},
-        {"serve-as", required_argument, NULL, 'V'},
+        {"serve-as", required_argument, NULL, 'V'},      {"config", required_argument, NULL, 'c'},
+        {"plugin-path", required_argument, NULL, 'p'},   {"plugin-timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},                 {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -141,6 +153,14 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
             o->users[o->n_users++] = optarg;
             break;
         case 'A': o->audit_log = optarg; break;
+        case 'c': o->config = optarg; break;
+        case 'p': o->plugin_path = optarg; break;
+        case 't':
+            strtoull(optarg, &end, 10);
+            if (!*optarg || *end || *optarg == '-')
+                return usage_error("--plugin-timeout", optarg, "a number of milliseconds");
+            o->plugin_timeout = optarg;
+            break;
         case 'V':
             if (!ls_api_parse_release(optarg, &o->serve_as))
                 return usage_error("--serve-as", optarg, "a release from v1.28 to v1.37, e.g. v1.28");
@@ -196,6 +216,22 @@ static bool load_clusters(const serve_opts *o, ls_api *api)
         ok = ls_api_load_file(api, o->clusters[i], &err);
     if (!ok)
         fprintf(stderr, "luasched simulate: %s\n", err.msg);
+    return ok;
+}
+
+/* The what-if evaluator's configuration read once here, so that a bad one is
+ * an error at start (its plugins are built, and run, by each evaluator). */
+static bool config_loads(const serve_opts *o)
+{
+    if (!o->config)
+        return true;
+    ls_config cfg;
+    ls_error err;
+    memset(&cfg, 0, sizeof cfg);
+    bool ok = ls_config_load(&cfg, o->config, &err);
+    if (!ok)
+        fprintf(stderr, "luasched simulate: --config: %s\n", err.msg);
+    ls_config_free(&cfg);
     return ok;
 }
 
@@ -272,7 +308,6 @@ static void wait_for_signal(void)
 {
     static volatile sig_atomic_t stop, reload;
     ls_cli_trap_signals(&stop, &reload);
-    signal(SIGPIPE, SIG_IGN);   /* a client gone mid-response is that connection's error, not ours */
     struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000000L};
     while (!stop)
         nanosleep(&ts, NULL);
@@ -286,11 +321,17 @@ static int serve(const serve_opts *o, ls_api *api, const char *cert, const char 
         fprintf(stderr, "luasched simulate: --audit-log: cannot open %s: %s\n", o->audit_log, strerror(errno));
         return LS_EXIT_USAGE;
     }
+    signal(SIGPIPE, SIG_IGN);   /* a client gone mid-response, an evaluator ended mid-question: their errors */
+    ls_serve_whatif *whatif = ls_serve_whatif_new(
+        api, &(ls_serve_whatif_opts){.config = o->config, .plugin_path = o->plugin_path,
+                                     .plugin_timeout = o->plugin_timeout, .seed = o->seed});
     ls_api_serve_opts so = {.host = o->host, .port = o->port, .cert_pem = cert, .key_pem = key, .token = token,
-                            .users = o->users, .n_users = o->n_users, .audit = audit};
+                            .users = o->users, .n_users = o->n_users, .audit = audit,
+                            .whatif = ls_serve_whatif_ask, .whatif_ud = whatif};
     ls_api_server *srv = ls_api_serve(api, &so, &err);
     if (!srv) {
         fprintf(stderr, "luasched simulate: %s\n", err.msg);
+        ls_serve_whatif_free(whatif);
         if (audit)
             fclose(audit);
         return LS_EXIT_FAILURE;
@@ -300,13 +341,17 @@ static int serve(const serve_opts *o, ls_api *api, const char *cert, const char 
     if (!write_kubeconfig(o->kubeconfig, url, cert, token, &err)) {
         fprintf(stderr, "luasched simulate: --serve-kubeconfig: %s\n", err.msg);
         ls_api_server_stop(srv);
+        ls_serve_whatif_free(whatif);
         if (audit)
             fclose(audit);
         return LS_EXIT_FAILURE;
     }
     fprintf(stderr, "serving the cluster at %s (kubeconfig: %s)\n", url, o->kubeconfig);
     wait_for_signal();
-    ls_api_server_stop(srv);
+    if (ls_serve_whatif_stop(whatif))   /* the questions being answered end at once */
+        nanosleep(&(struct timespec){.tv_nsec = 200 * 1000000L}, NULL);   /* their 503s leave first */
+    ls_api_server_stop(srv);        /* joins its handlers: no question is being answered after it */
+    ls_serve_whatif_free(whatif);
     if (audit)
         fclose(audit);
     bool ok = ls_api_print_record(api, stdout);
@@ -328,7 +373,7 @@ int ls_cli_serve(int argc, char **argv)
     ls_api_set_serve_as(api, o.serve_as);
     char *cert = NULL, *key = NULL, *token = o.token ? ls_xstrdup(o.token) : random_token();
     ls_error err;
-    if (!load_clusters(&o, api)) {
+    if (!load_clusters(&o, api) || !config_loads(&o)) {
         rc = LS_EXIT_USAGE;
     } else if (!tls_material(&o, &cert, &key, &err)) {
         fprintf(stderr, "luasched simulate: %s\n", err.msg);

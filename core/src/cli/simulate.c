@@ -572,6 +572,11 @@ static int run_scheduler(const sim_opts *o, sim_run *run, ls_config *cfg, const 
         return SIM_DECODE_AGAIN;
     }
     ls_cluster_start(run->cluster, s);
+    if (o->instead_of_run) {
+        int rc = o->instead_of_run(o->instead_ud, s);
+        ls_scheduler_free(s);
+        return rc;
+    }
     double t0 = ls_cli_now();
     uint64_t attempts;
     if (o->realtime) {
@@ -624,6 +629,8 @@ int ls_cli_simulate(int argc, char **argv)
 {
     if (wants_serve(argc, argv))
         return ls_cli_serve(argc, argv);
+    if (ls_cli_wants_whatif_stdin(argc, argv))
+        return ls_cli_serve_whatif_eval(argc, argv);
     sim_opts o;
     int rc = ls_cli_parse_sim_opts(argc, argv, &o, 1, NULL, simulate_usage);
     if (rc)

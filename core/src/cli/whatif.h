@@ -28,6 +28,9 @@ char *ls_whatif_answer(ls_whatif *wi, ls_scheduler *live, const char *body, size
  * LS_WHATIF_DEADLINE_MS (the supervisor waits 30 s for an answer, run.c). */
 enum { LS_WHATIF_DEADLINE_MS = 25000 };
 long ls_whatif_deadline_ms(const char *body);
+/* {"apiVersion", "kind": "WhatIfAnswer", "error": msg}, malloc'd: the answer
+ * to a question that could not be answered. */
+char *ls_whatif_error_json(const char *msg);
 
 /* ---- whatif_changes.c: the cluster a question with "changes" runs on */
 

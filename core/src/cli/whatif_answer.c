@@ -429,7 +429,7 @@ static cJSON *answer_json(answer_state *st, const question *q, double began_ms)
     return a;
 }
 
-static char *error_json(const char *msg)
+char *ls_whatif_error_json(const char *msg)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "apiVersion", "luasched.io/v1alpha1");
@@ -477,7 +477,7 @@ char *ls_whatif_answer(ls_whatif *wi, ls_scheduler *live, const char *body, size
     char *text;
     if (!ok) {
         *status = 400;
-        text = error_json(err.msg);
+        text = ls_whatif_error_json(err.msg);
     } else {
         st.cache = st.view ? ls_whatif_view_cache(st.view) : ls_whatif_live_cache(live);
         st.placements = cJSON_CreateArray();

@@ -19,6 +19,8 @@ struct ls_api_server {
     ls_api *api;
     ls_http_server *http;
     api_auth *auth;            /* users, reviews, audit log (api_auth.c) */
+    char *(*whatif)(void *ud, const char *question, size_t len, int *status);   /* POST /whatif */
+    void *whatif_ud;
 };
 
 typedef struct route {
@@ -380,6 +382,22 @@ static void route_path(ls_api_server *s, char **segs, int n, const ls_http_reque
         respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
 }
 
+/* POST /whatif: answered by the server's what-if evaluator (cli/serve_whatif.c). */
+static void whatif(ls_api_server *s, const ls_http_request *rq, ls_http_response *rs)
+{
+    if (!s->whatif) {
+        respond_status(rs, 404, "NotFound", "the server could not find the requested resource");
+        return;
+    }
+    if (strcmp(rq->method, "POST") != 0) {
+        respond_status(rs, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+        return;
+    }
+    int code = 500;
+    char *answer = s->whatif(s->whatif_ud, rq->body, rq->body_len, &code);
+    ls_http_respond_take(rs, code, "application/json", answer, strlen(answer));
+}
+
 void ls_api_server_handle(ls_api_server *s, const ls_http_request *rq, ls_http_response *rs)
 {
     const char *p = rq->path;
@@ -397,6 +415,10 @@ void ls_api_server_handle(ls_api_server *s, const ls_http_request *rq, ls_http_r
     }
     if (api_auth_review(s->auth, p, rq, rs))
         return;
+    if (strcmp(p, "/whatif") == 0) {
+        whatif(s, rq, rs);
+        return;
+    }
     char *path = ls_xstrdup(p);
     char *segs[MAX_SEGS];
     int n = split_path(path, segs);
@@ -433,6 +455,8 @@ ls_api_server *ls_api_serve(ls_api *a, const ls_api_serve_opts *o, ls_error *err
             return NULL;
         }
     api_auth_set_audit(s->auth, o->audit);
+    s->whatif = o->whatif;
+    s->whatif_ud = o->whatif_ud;
     ls_http_server_opts ho = {.host = o->host, .port = o->port, .tls_cert_pem = o->cert_pem,
                               .tls_key_pem = o->key_pem, .handler = handle, .handler_ud = s, .on_stop = on_stop};
     s->http = ls_http_server_start(&ho, err);

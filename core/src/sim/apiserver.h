@@ -149,6 +149,11 @@ typedef struct ls_api_serve_opts {
     const char *const *users;         /* more users for TokenReview: "TOKEN=NAME[:GROUP,...]" (api_auth.h) */
     int n_users;
     FILE *audit;                      /* one line per resource request (api_auth.h); NULL = none */
+    /* POST /whatif (docs/operations/what-if.md), for the admin token only as
+     * the resource API: the answer (JSON, malloc'd) and its HTTP status;
+     * NULL: /whatif is not found. */
+    char *(*whatif)(void *ud, const char *question, size_t len, int *status);
+    void *whatif_ud;
 } ls_api_serve_opts;
 
 ls_api_server *ls_api_serve(ls_api *a, const ls_api_serve_opts *o, ls_error *err);
