@@ -60,6 +60,10 @@ RUN_PID=$!
 worker_pid() { pgrep -P "$RUN_PID" -f '^luasched run --worker ' | head -1; }
 for _ in $(seq 1 50); do [ -n "$(worker_pid)" ] && break; sleep 0.1; done
 W=$(worker_pid)
+# it confines itself after exec (a sanitized worker takes a moment): asked
+# again, up to 10 s
+seccomp_line() { grep -E '^Seccomp:' "/proc/$W/status" 2>/dev/null | tr -s '\t' ' '; }
+for _ in $(seq 1 100); do [ "$(seccomp_line)" = "Seccomp: 2" ] && break; sleep 0.1; done
 expect_eq "the worker runs under a seccomp filter" "$(grep -E '^(Seccomp|NoNewPrivs):' "/proc/$W/status" | tr -s '\t' ' ')" \
   "NoNewPrivs: 1
 Seccomp: 2"
