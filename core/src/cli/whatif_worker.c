@@ -13,7 +13,7 @@
  * "loopPauseMs").
  *
  * The evaluator stays warm: having answered, it waits on its question pipe
- * for more (ending at EOF, or after WARM_IDLE_MS without a question). When
+ * for more (ending at EOF, or after 30 s without a question: whatif_child.c). When
  * questions come and nothing it reads has changed since it was forked (the
  * live_version below: every cache's generation, the events the cluster
  * source applied, cycles started, waiting pods' changes, reloads of the live
@@ -45,22 +45,16 @@
  * reader thread a child does not have).
  */
 #include "cli/whatif_worker.h"
-#include "cli/whatif.h"
+#include "cli/whatif_child.h"
 #include "client/kcluster.h"
-#include "framework/runtime_internal.h"
 #include "scheduler/attempt.h"
-#include "framework/watchdog.h"
 #include "luasched/cache.h"
 #include "luasched/log.h"
-#include "scheduler/extender.h"
-#include "worker/page.h"
-#include "worker/supervise.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,21 +63,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Past 16 MiB a worker's message ends it (run_supervise.c): a larger answer
- * (explain tables of many pods on many nodes) is refused instead. The
- * evaluator gets SIGKILL a second after a question's deadline, if the
- * deadline's own signal did not end it. */
-enum { MAX_FILED = 256, MAX_ANSWER = 15 * 1024 * 1024, KILL_GRACE_MS = 1000 };
+/* At most MAX_FILED questions wait. */
+enum { MAX_FILED = 256 };
 /* After a fork that paused the loop P ms, the next waits until FORK_SPACING * P
  * ms after it began: the loop spends at most 1/FORK_SPACING of its time
  * forking, however many questions come (they wait and go together). */
 enum { FORK_SPACING = 20 };
-/* A warm evaluator ends after WARM_IDLE_MS without a question (exit status
- * EXIT_IDLE, never used otherwise: what was written to it unread goes to the
- * next one). Its question pipe is asked to hold QUESTION_PIPE_BYTES (the
+/* A warm evaluator's question pipe is asked to hold QUESTION_PIPE_BYTES (the
  * kernel may give less: /proc/sys/fs/pipe-max-size). The collector looks at
  * an idle evaluator (and the forks it waits to reap) every IDLE_POLL_MS. */
-enum { WARM_IDLE_MS = 30000, EXIT_IDLE = 86, QUESTION_PIPE_BYTES = 1 << 20, IDLE_POLL_MS = 1000 };
+enum { QUESTION_PIPE_BYTES = 1 << 20, IDLE_POLL_MS = 1000 };
 
 typedef struct filed {
     char *id, *question;
@@ -161,30 +150,6 @@ static void move_filed(ls_vec *to, ls_vec *from, uint32_t first)
     free_filed(from);
 }
 
-static char *too_large(size_t len)
-{
-    char *answer = ls_xmalloc(300);
-    snprintf(answer, 300,
-             "{\"kind\":\"WhatIfAnswer\",\"error\":\"the answer is %zu bytes, over the %d a worker may "
-             "send: ask with \\\"explain\\\": false or about fewer pods\"}",
-             len, MAX_ANSWER);
-    return answer;
-}
-
-/* One question answered in this process (the child, or the fallback). */
-static char *answer_one(ls_whatif_worker *ww, ls_scheduler *live, const char *question, int *status)
-{
-    *status = 500;
-    char *answer = ls_whatif_answer(ww->wi, live, question, strlen(question), status);
-    size_t len = strlen(answer);
-    if (len > MAX_ANSWER) {
-        free(answer);
-        answer = too_large(len);
-        *status = 400;
-    }
-    return answer;
-}
-
 /* The answer with "loopPauseMs" added (an object's JSON: before its last brace). */
 static void send_answer(ls_whatif_worker *ww, const char *id, int status, const char *answer, double pause_ms)
 {
@@ -203,174 +168,6 @@ static void nudge(ls_whatif_worker *ww)
 {
     ssize_t n = write(ww->nudge[1], "x", 1);   /* full: a nudge is pending already */
     (void)n;
-}
-
-/* ---- the child */
-
-static bool write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
-/* Blocking; false at the end of the pipe. */
-static bool read_full(int fd, void *data, size_t len)
-{
-    char *p = data;
-    while (len) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
-/* Past a question's deadline: say which plugin runs, and end. */
-static void on_deadline(int sig)
-{
-    (void)sig;
-    ls_rt_describe_running();
-    ls_worker_page_say_why("past the what-if deadline");
-    _exit(0);
-}
-
-static cJSON *refuse_extenders(void *ud, const char *url, const char *verb, const char *body, char **msg)
-{
-    (void)ud;
-    (void)verb;
-    (void)body;
-    size_t n = strlen(url) + 160;
-    *msg = ls_xmalloc(n);
-    snprintf(*msg, n, "extender %s cannot be called from a forked what-if evaluator (no channel)", url);
-    return NULL;
-}
-
-static void arm(timer_t t, long ms)
-{
-    struct itimerspec its = {{0, 0}, {ms / 1000, (ms % 1000) * 1000000L}};
-    timer_settime(t, 0, &its, NULL);
-}
-
-/* A batch on the question pipe is [uint32 bytes after this head][uint32
- * questions][uint64 the live clock, ms] then, per question, [uint32
- * length][JSON]. Each answer is [uint32 running index][int32 status][uint32
- * length][JSON]. */
-typedef struct batch_head {
-    uint32_t bytes, count;
-    uint64_t clock_ms;
-} batch_head;
-
-typedef struct child_timers {
-    timer_t soft, hard;
-} child_timers;
-
-/* Answers `questions` (char *), numbering them from *index. */
-static void answer_batch(ls_whatif_worker *ww, ls_scheduler *live, char *const *questions, uint32_t n,
-                         const child_timers *t, int fd, uint32_t *index)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        long deadline = ls_whatif_deadline_ms(questions[i]);
-        arm(t->soft, deadline);
-        arm(t->hard, deadline + KILL_GRACE_MS);
-        int status;
-        char *answer = answer_one(ww, live, questions[i], &status);
-        arm(t->soft, 0);   /* disarmed: a warm evaluator waits for more */
-        arm(t->hard, 0);
-        uint32_t head[3] = {(*index)++, (uint32_t)status, (uint32_t)strlen(answer)};
-        if (!write_all(fd, head, sizeof head) || !write_all(fd, answer, head[2]))
-            _exit(1);
-        free(answer);
-    }
-}
-
-/* The next batch, whole (questions NUL-terminated in *buf); false at EOF, at
- * a batch cut short, or after WARM_IDLE_MS without one. */
-static bool read_batch(int fd, batch_head *h, char **buf)
-{
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    int ready;
-    while ((ready = poll(&pfd, 1, WARM_IDLE_MS)) < 0 && errno == EINTR) {
-    }
-    if (ready <= 0 || !read_full(fd, h, sizeof *h))
-        return false;
-    *buf = ls_xmalloc((size_t)h->bytes + 1);
-    if (!read_full(fd, *buf, h->bytes)) {
-        free(*buf);
-        return false;
-    }
-    (*buf)[h->bytes] = 0;
-    return true;
-}
-
-/* Splits a batch's questions in place: each length is overwritten by the
- * previous question's terminating NUL. */
-static uint32_t split_batch(char *buf, const batch_head *h, char **out)
-{
-    size_t at = 0;
-    uint32_t n = 0;
-    while (n < h->count && at + 4 <= h->bytes) {
-        uint32_t len;
-        memcpy(&len, buf + at, 4);
-        if (len > h->bytes - at - 4)
-            break;
-        buf[at] = 0;   /* ends the question before it */
-        out[n++] = buf + at + 4;
-        at += 4 + len;
-    }
-    return n;
-}
-
-static _Noreturn void child_main(ls_whatif_worker *ww, ls_scheduler *live, const ls_vec *asked, int answers,
-                                 int questions)
-{
-    ls_worker_page_self = ww->progress;   /* never the supervisor's page */
-    /* nor its channel: the supervisor sees the worker's end when the worker's
-     * copy closes, not when this one's deadline comes */
-    close(LS_WORKER_CHAN_FD);
-    close(ww->nudge[0]);
-    close(ww->nudge[1]);
-    if (ww->cur.answers >= 0)   /* the retired evaluator's, which the collector may still hold */
-        close(ww->cur.answers);
-    ls_extender_set_transport(refuse_extenders, NULL);
-    signal(SIGALRM, on_deadline);
-    struct sigevent describe = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};
-    struct sigevent end = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGKILL};
-    child_timers t;
-    if (!ls_watchdog_restart_after_fork() || timer_create(CLOCK_MONOTONIC, &describe, &t.soft) != 0 ||
-        timer_create(CLOCK_MONOTONIC, &end, &t.hard) != 0)
-        _exit(1);
-    uint32_t index = 0;
-    char **first = ls_xmalloc((size_t)(asked->len + 1) * sizeof *first);
-    for (uint32_t i = 0; i < asked->len; i++)
-        first[i] = LS_VEC_AT(asked, filed, i).question;
-    answer_batch(ww, live, first, asked->len, &t, answers, &index);
-    free(first);
-    batch_head h;
-    char *buf;
-    while (read_batch(questions, &h, &buf)) {
-        char **qs = ls_xmalloc((size_t)(h.count + 1) * sizeof *qs);
-        uint32_t n = split_batch(buf, &h, qs);
-        if (n != h.count)
-            _exit(1);
-        ls_scheduler_env(live)->clock_ms = h.clock_ms;   /* the only live state that moved meanwhile */
-        answer_batch(ww, live, qs, n, &t, answers, &index);
-        free(qs);
-        free(buf);
-    }
-    _exit(EXIT_IDLE);
 }
 
 /* ---- the collector (a thread of the worker) */
@@ -455,7 +252,7 @@ static bool collect_one(ls_whatif_worker *ww)
     int fd = ww->cur.answers;
     uint32_t expected = ww->cur.answered;
     bool outstanding = ww->cur.asked.len > 0;
-    double deadline = ww->cur.since_ms + LS_WHATIF_DEADLINE_MS + 2 * KILL_GRACE_MS;
+    double deadline = ww->cur.since_ms + LS_WHATIF_DEADLINE_MS + 2 * LS_WHATIF_KILL_GRACE_MS;
     double due = ww->inbox.len && !ww->busy && ww->next.answers < 0 ? ww->next_fork_ms : 0;   /* spaced questions */
     pthread_mutex_unlock(&ww->mu);
     double now = now_ms();
@@ -478,9 +275,9 @@ static bool collect_one(ls_whatif_worker *ww)
     outstanding = ww->cur.asked.len > 0;
     pthread_mutex_unlock(&ww->mu);
     uint32_t head[3];
-    deadline = now_ms() + LS_WHATIF_DEADLINE_MS + 2 * KILL_GRACE_MS;
+    deadline = now_ms() + LS_WHATIF_DEADLINE_MS + 2 * LS_WHATIF_KILL_GRACE_MS;
     if (!outstanding || !read_all(ww, fd, head, sizeof head, deadline) || head[0] != expected ||
-        head[2] > MAX_ANSWER + 1024)
+        head[2] > LS_WHATIF_MAX_ANSWER + 1024)
         return false;
     char *answer = ls_xmalloc((size_t)head[2] + 1);
     if (!read_all(ww, fd, answer, head[2], deadline)) {
@@ -530,7 +327,7 @@ static void end_current(ls_whatif_worker *ww)
     while (waitpid(ev.pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
     uint32_t requeue = 0;
-    bool idle = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == EXIT_IDLE;
+    bool idle = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == LS_WHATIF_EXIT_IDLE;
     if (ev.asked.len && !idle) {
         filed *f = &LS_VEC_AT(&ev.asked, filed, 0);
         char *text = ended_answer(ww, f, wstatus);
@@ -674,7 +471,7 @@ static void answer_here(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *taken)
     for (uint32_t i = 0; i < taken->len; i++) {
         filed *f = &LS_VEC_AT(taken, filed, i);
         int status;
-        char *answer = answer_one(ww, live, f->question, &status);
+        char *answer = ls_whatif_answer_capped(ww->wi, live, f->question, &status);
         ls_kcluster_whatif_answer(ww->kc, f->id, status, answer);
         free(answer);
     }
@@ -706,30 +503,6 @@ static void retire_warm(ls_whatif_worker *ww)
     pthread_mutex_unlock(&ww->mu);
 }
 
-/* `taken` as one batch for the question pipe (batch_head); NULL when it does
- * not fit in the pipe. */
-static char *encode_batch(const ls_vec *taken, uint64_t clock_ms, size_t cap, size_t *len)
-{
-    size_t total = sizeof(batch_head);
-    for (uint32_t i = 0; i < taken->len; i++)
-        total += 4 + strlen(LS_VEC_AT(taken, filed, i).question);
-    if (total > cap || total - sizeof(batch_head) > UINT32_MAX)
-        return NULL;
-    char *buf = ls_xmalloc(total);
-    batch_head h = {(uint32_t)(total - sizeof h), taken->len, clock_ms};
-    memcpy(buf, &h, sizeof h);
-    size_t at = sizeof h;
-    for (uint32_t i = 0; i < taken->len; i++) {
-        const char *q = LS_VEC_AT(taken, filed, i).question;
-        uint32_t n = (uint32_t)strlen(q);
-        memcpy(buf + at, &n, 4);
-        memcpy(buf + at + 4, q, n);
-        at += 4 + n;
-    }
-    *len = total;
-    return buf;
-}
-
 /* Hands `taken` to the warm evaluator when nothing it reads has changed
  * and the batch fits in its pipe; false (it is retired) otherwise. A write
  * that fails or falls short ends it (the end of its pipe comes mid-batch):
@@ -741,8 +514,14 @@ static bool ask_warm(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *taken)
     double began = now_ms();
     live_version v = read_version(ww, live);
     size_t len = 0;
-    char *batch = memcmp(&v, &ww->forked_at, sizeof v) ? NULL
-                  : encode_batch(taken, ls_scheduler_env(live)->clock_ms, ww->question_cap, &len);
+    char *batch = NULL;
+    if (!memcmp(&v, &ww->forked_at, sizeof v)) {
+        char **qs = ls_xmalloc((size_t)(taken->len + 1) * sizeof *qs);
+        for (uint32_t i = 0; i < taken->len; i++)
+            qs[i] = LS_VEC_AT(taken, filed, i).question;
+        batch = ls_whatif_batch_encode(qs, taken->len, ls_scheduler_env(live)->clock_ms, ww->question_cap, &len);
+        free(qs);
+    }
     pthread_mutex_lock(&ww->mu);
     bool ok = batch && ww->alive == ww->warm && ww->cur.serial == ww->warm && ww->next.answers < 0;
     if (ok) {
@@ -781,6 +560,22 @@ static size_t open_question_pipe(int p[2])
     return (size_t)cap;
 }
 
+/* In the child just forked (the worker's mu held by its only thread). */
+static _Noreturn void start_child(ls_whatif_worker *ww, ls_scheduler *live, const ls_vec *taken, const int ap[2],
+                                  const int qp[2])
+{
+    char **first = ls_xmalloc((size_t)(taken->len + 1) * sizeof *first);
+    for (uint32_t i = 0; i < taken->len; i++)
+        first[i] = LS_VEC_AT(taken, filed, i).question;
+    /* not the worker's ends, nor the retired evaluator's answers, which the collector may still hold */
+    ls_whatif_child c = {.wi = ww->wi, .live = live, .progress = ww->progress, .first = first, .n_first = taken->len,
+                         .answers = ap[1], .questions = qp[0],
+                         .close_fds = {ap[0], qp[1], ww->nudge[0], ww->nudge[1]}, .n_close = 4};
+    if (ww->cur.answers >= 0)
+        close(ww->cur.answers);
+    ls_whatif_child_main(&c);
+}
+
 /* Forks an evaluator for `taken`; false (nothing started) when it cannot. */
 static bool fork_evaluator(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *taken)
 {
@@ -799,11 +594,8 @@ static bool fork_evaluator(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *tak
     pthread_mutex_lock(&ww->mu);
     double began = now_ms();
     pid_t pid = fork();
-    if (pid == 0) {
-        close(ap[0]);
-        close(qp[1]);
-        child_main(ww, live, taken, ap[1], qp[0]);
-    }
+    if (pid == 0)
+        start_child(ww, live, taken, ap, qp);
     double pause = now_ms() - began;
     pthread_mutex_unlock(&ww->mu);
     close(ap[1]);
