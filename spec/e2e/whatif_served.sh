@@ -147,11 +147,17 @@ expect_eq "by the warm evaluator (no fork)" "$(pgrep -P "$worker")" "$warm"
 small_pod after-fault 100m | create
 expect_ne_dash() { [ "$1" != "-" ] && [ "$1" != "?" ] && echo bound || echo "$1"; }
 expect_eq "the scheduler still binds" "$(expect_ne_dash "$(decided after-fault)")" "bound"
-a=$(answer <<<'{"pod":'$(small_pod t-fresh 100m)'}')
+q='{"pod":'$(small_pod t-fresh 100m)'}'
+a=$(answer <<<"$q")
 expect_eq "a pod was bound since: the question is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
 fresh() { [ "$(pgrep -P "$worker")" != "$warm" ] && one_evaluator; }
 wait_until 10 fresh || true
 expect_eq "by a fresh evaluator (the warm one was retired)" "$(fresh && echo fresh || pgrep -P "$worker" | xargs)" "fresh"
+warm=$(pgrep -P "$worker")
+b=$(answer <<<"$q")
+expect_eq "the same question again: by that evaluator, warm" "$(pgrep -P "$worker")" "$warm"
+expect_eq "the same answer, explain table and all" "$(jq -cS 'del(.elapsedMs, .loopPauseMs)' <<<"$b")" \
+  "$(jq -cS 'del(.elapsedMs, .loopPauseMs)' <<<"$a")"
 expect_eq "the worker was never replaced" "$(grep -c 'Starting a new worker\|worker died\|Ending the worker' "$TMP/run.err")" "0"
 
 # ---- a template: how many fit, then with two nodes more

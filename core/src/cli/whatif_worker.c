@@ -632,6 +632,13 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t q
 {
     if (!ww)
         return;
+    /* Retired as soon as the state moves: while it lives, each page the loop
+     * writes first is copied (shared with it), and it could answer nothing. */
+    if (ww->questions >= 0) {
+        live_version v = read_version(ww, live);
+        if (memcmp(&v, &ww->forked_at, sizeof v))
+            retire_warm(ww);
+    }
     pthread_mutex_lock(&ww->mu);
     bool warm = ww->questions >= 0 && ww->alive == ww->warm;
     /* an idle loop has time; a warm evaluator costs no fork */
