@@ -12,8 +12,9 @@
 #   other over one connection: p50 and p99 of the time the worker took
 #   ("elapsedMs" of each answer) and of the whole HTTPS round trip (curl's
 #   time_total: supervisor, channel, worker and back), and of the pause the
-#   scheduling loop paid to fork the evaluator that answered ("loopPauseMs";
-#   also printed for the questions answered while scheduling).
+#   scheduling loop paid to hand the questions over: a fork, or a write to the
+#   warm evaluator ("loopPauseMs", absent with WHATIF_EVALUATOR=loop; also
+#   printed for the questions answered while scheduling).
 #
 # usage: bench/whatif.sh [NODES] [BOUND] [PENDING] [ROUNDS] [QPS] [QUESTIONS]
 #        (default 5000 10000 3000 3 50 500)
