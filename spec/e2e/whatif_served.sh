@@ -13,8 +13,10 @@
 # - A plugin that raises or runs out of time on a question gives that question
 #   an error naming the plugin, and so does a question past its deadline
 #   ("timeoutSeconds": the forked evaluator answering it ends); the scheduler
-#   goes on (a pod created next is bound, the worker was not replaced) and no
-#   evaluator process is left.
+#   goes on (a pod created next is bound, the worker was not replaced).
+# - The last evaluator stays warm (one process is left): while nothing changed
+#   it answers the next question itself (no fork); a pod bound retires it and
+#   a fresh one answers.
 # - A template's predicted count is the number that bind when that many are
 #   created; the same question with two nodes added answers more.
 . "$(dirname "$0")/lib.bash"
@@ -131,16 +133,31 @@ expect_eq "timeoutSeconds past 25 is a bad question" "$(answer <<<'{"pod":{},"ti
   "timeoutSeconds: expected a whole number from 1 to 25"
 a=$(answer <<<'{"pod":'$(small_pod t-fine2 100m)'}')
 expect_eq "the question after it is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
-# beside the loop: each answer comes from a forked evaluator, which is gone after it
-expect_eq "the answer says what the fork cost the loop" "$(jq '.loopPauseMs | type' <<<"$a")" '"number"'
+# beside the loop: answers come from forked evaluators; the last one stays warm
+expect_eq "the answer says what the hand-over cost the loop" "$(jq '.loopPauseMs | type' <<<"$a")" '"number"'
 worker=$(pgrep -P "$RUN_PID" | head -1)
 evaluators() { pgrep -P "$worker" | wc -l; }
-no_evaluator() { [ "$(evaluators)" = 0 ]; }
-wait_until 10 no_evaluator || true
-expect_eq "no evaluator is left" "$(evaluators)" "0"
+one_evaluator() { [ "$(evaluators)" = 1 ]; }
+wait_until 10 one_evaluator || true
+expect_eq "one evaluator is left (the warm one)" "$(evaluators)" "1"
+warm=$(pgrep -P "$worker")
+a=$(answer <<<'{"pod":'$(small_pod t-warm 100m)'}')
+expect_eq "nothing changed: the next question is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
+expect_eq "by the warm evaluator (no fork)" "$(pgrep -P "$worker")" "$warm"
 small_pod after-fault 100m | create
 expect_ne_dash() { [ "$1" != "-" ] && [ "$1" != "?" ] && echo bound || echo "$1"; }
 expect_eq "the scheduler still binds" "$(expect_ne_dash "$(decided after-fault)")" "bound"
+q='{"pod":'$(small_pod t-fresh 100m)'}'
+a=$(answer <<<"$q")
+expect_eq "a pod was bound since: the question is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
+fresh() { [ "$(pgrep -P "$worker")" != "$warm" ] && one_evaluator; }
+wait_until 10 fresh || true
+expect_eq "by a fresh evaluator (the warm one was retired)" "$(fresh && echo fresh || pgrep -P "$worker" | xargs)" "fresh"
+warm=$(pgrep -P "$worker")
+b=$(answer <<<"$q")
+expect_eq "the same question again: by that evaluator, warm" "$(pgrep -P "$worker")" "$warm"
+expect_eq "the same answer, explain table and all" "$(jq -cS 'del(.elapsedMs, .loopPauseMs)' <<<"$b")" \
+  "$(jq -cS 'del(.elapsedMs, .loopPauseMs)' <<<"$a")"
 expect_eq "the worker was never replaced" "$(grep -c 'Starting a new worker\|worker died\|Ending the worker' "$TMP/run.err")" "0"
 
 # ---- a template: how many fit, then with two nodes more

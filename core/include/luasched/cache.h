@@ -68,6 +68,11 @@ bool ls_cache_add_pod(ls_cache *c, const ls_pod *pod, ls_error *err);      /* co
 bool ls_cache_update_pod(ls_cache *c, const ls_pod *old_pod, const ls_pod *new_pod, ls_error *err);
 bool ls_cache_remove_pod(ls_cache *c, const ls_pod *pod, ls_error *err);
 bool ls_cache_is_assumed(const ls_cache *c, const ls_pod *pod);
+/* The process-wide generation last handed out: it moves whenever any cache's
+ * NodeInfo, node tree or removed nodes (or a snapshot's list) change, so an
+ * unchanged value means no cache changed (the what-if worker's warm
+ * evaluator, cli/whatif_worker.c). */
+uint64_t ls_cache_generation(void);
 /* The node the cache has the pod on, 0 if the cache does not hold it. */
 ls_str ls_cache_pod_node(const ls_cache *c, const ls_pod *pod);
 uint32_t ls_cache_node_count(const ls_cache *c);

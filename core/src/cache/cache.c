@@ -17,6 +17,11 @@ uint64_t ls_cache_next_generation(void)
     return ++next_generation_counter;
 }
 
+uint64_t ls_cache_generation(void)
+{
+    return next_generation_counter;
+}
+
 ls_cache *ls_cache_new(void)
 {
     ls_cache *c = ls_xcalloc(1, sizeof *c);

@@ -5,15 +5,28 @@
  * The channel's reader thread files each question (its request id and JSON)
  * and wakes the loop. Between two cycles (ls_whatif_worker_serve, from the
  * loop's progress call) the scheduling thread takes every filed question and
- * fork()s a disposable evaluator: the child sees a copy-on-write image of
- * the state at that point (the cache with its assumed pods, nominations,
- * waiting pods, the random state, the evaluator's Lua states) and answers the
- * questions one after the other over a pipe, then exits; the loop goes on at
- * once and pays only the fork (its pause is each answer's "loopPauseMs").
- * One evaluator runs at a time; questions filed meanwhile wait for the next,
- * and, while pods wait to be scheduled, forks are spaced so that the loop
- * spends at most 1/FORK_SPACING of its time forking (questions that come
- * faster wait and share a fork).
+ * hands them to an evaluator: a copy of the worker made by fork(), which sees
+ * a copy-on-write image of the state at that point (the cache with its
+ * assumed pods, nominations, waiting pods, the random state, the evaluator's
+ * Lua states) and answers the questions one after the other over a pipe; the
+ * loop goes on at once and pays only the hand-over (each answer's
+ * "loopPauseMs").
+ *
+ * The evaluator stays warm: having answered, it waits on its question pipe
+ * for more (ending at EOF, or after 30 s without a question: whatif_child.c). When
+ * questions come and nothing it reads has changed since it was forked (the
+ * live_version below: every cache's generation, the events the cluster
+ * source applied, cycles started, waiting pods' changes, reloads of the live
+ * scheduler and of the evaluator), the loop writes them to the warm one (no
+ * fork: its pages are private already, so it answers about as fast as the
+ * loop would); otherwise it retires it (closes its question pipe: it ends)
+ * and forks a fresh one. The loop never blocks on that pipe: it is written
+ * non-blocking, and a warm evaluator is used only when the whole batch fits
+ * in its (empty) pipe; else a fresh one is forked. One evaluator answers at
+ * a time; questions filed meanwhile wait for it to finish, and, while pods
+ * wait to be scheduled, forks are spaced so that the loop spends at most
+ * 1/FORK_SPACING of its time forking (questions that come faster wait and
+ * share a fork).
  *
  * The child inherits the worker's confinement (seccomp filter, limits; the
  * filter allows fork()'s exact clone for this, worker/confine.c); its
@@ -22,8 +35,9 @@
  * the supervisor's. A question that runs past its deadline (25 s, or its
  * "timeoutSeconds") ends the child (a timer's signal, then SIGKILL): the
  * answer is an error naming the plugin that was running, and the questions
- * after it go to the next child. A collector thread reads the answers,
- * passes them to the supervisor and reaps the child.
+ * after it go to the next child. A collector thread reads the answers of
+ * one child after the other across its batches (a running index per child),
+ * passes them to the supervisor and reaps the children.
  *
  * Answered on the scheduling thread instead, between two cycles: with
  * --whatif-evaluator=loop, when fork() fails, and when the configuration
@@ -31,21 +45,16 @@
  * reader thread a child does not have).
  */
 #include "cli/whatif_worker.h"
-#include "cli/whatif.h"
+#include "cli/whatif_child.h"
 #include "client/kcluster.h"
-#include "framework/runtime_internal.h"
 #include "scheduler/attempt.h"
-#include "framework/watchdog.h"
+#include "luasched/cache.h"
 #include "luasched/log.h"
-#include "scheduler/extender.h"
-#include "worker/page.h"
-#include "worker/supervise.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,19 +63,42 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Past 16 MiB a worker's message ends it (run_supervise.c): a larger answer
- * (explain tables of many pods on many nodes) is refused instead. The
- * evaluator gets SIGKILL a second after a question's deadline, if the
- * deadline's own signal did not end it. */
-enum { MAX_FILED = 256, MAX_ANSWER = 15 * 1024 * 1024, KILL_GRACE_MS = 1000 };
+/* At most MAX_FILED questions wait. */
+enum { MAX_FILED = 256 };
 /* After a fork that paused the loop P ms, the next waits until FORK_SPACING * P
  * ms after it began: the loop spends at most 1/FORK_SPACING of its time
  * forking, however many questions come (they wait and go together). */
 enum { FORK_SPACING = 20 };
+/* A warm evaluator's question pipe is asked to hold QUESTION_PIPE_BYTES (the
+ * kernel may give less: /proc/sys/fs/pipe-max-size). The collector looks at
+ * an idle evaluator (and the forks it waits to reap) every IDLE_POLL_MS. */
+enum { QUESTION_PIPE_BYTES = 1 << 20, IDLE_POLL_MS = 1000 };
 
 typedef struct filed {
     char *id, *question;
+    double pause_ms;           /* what handing it over paused the loop */
 } filed;
+
+/* What an evaluator reads of the live state, as counters that move whenever
+ * it changes: a warm evaluator answers only while all are as they were when
+ * it was forked. Nominations change in cycles or by events. */
+typedef struct live_version {
+    uint64_t generation;       /* every cache's NodeInfos, trees, snapshots (ls_cache_generation) */
+    uint64_t applied;          /* pods, nodes and objects applied by the cluster source */
+    uint64_t cycles;           /* cycles started: random state, round-robin start, assumed pods */
+    uint64_t waiting;          /* waiting pods added, allowed, rejected, taken */
+    uint64_t reloads, evaluator_reloads;
+} live_version;
+
+/* One forked evaluator as the collector sees it (guarded by mu). */
+typedef struct evaluator {
+    pid_t pid;
+    int answers;               /* the read end of its answer pipe; -1: none */
+    uint32_t serial;
+    ls_vec asked;              /* filed: handed to it and not answered yet, in order */
+    uint32_t answered;         /* the running index of its next answer */
+    double since_ms;           /* questions outstanding: when the last was handed over or answered */
+} evaluator;
 
 struct ls_whatif_worker {
     ls_whatif *wi;
@@ -74,18 +106,22 @@ struct ls_whatif_worker {
     pthread_mutex_t mu;
     pthread_cond_t changed;
     ls_vec inbox;              /* filed, guarded by mu */
-    /* the evaluator running now, guarded by mu */
-    bool busy, stop;
-    ls_vec asked;              /* filed: what it answers, in order */
-    int fd;                    /* the read end of its pipe; -1 while none is handed over */
-    pid_t pid;
-    double pause_ms;           /* the fork's pause of the scheduling loop */
+    /* guarded by mu */
+    bool busy, stop;           /* busy: an evaluator (or the loop) has questions outstanding */
+    evaluator cur;             /* the collector's */
+    evaluator next;            /* forked, not yet taken by the collector */
+    uint32_t alive;            /* serial of the evaluator that may take more questions; 0 none */
     double next_fork_ms;       /* monotonic ms before which no evaluator is forked */
+    /* the scheduling thread's */
+    int questions;             /* the write end of the warm evaluator's question pipe; -1 none */
+    uint32_t warm, serials;    /* the warm evaluator's serial; the last one given */
+    size_t question_cap;       /* its pipe's capacity */
+    live_version forked_at;
+    bool warned_fork;
     pthread_t collector;
     bool collecting;
     ls_worker_page *progress;  /* the child's page: the call it runs (shared) */
-    int stop_pipe[2];          /* written when the worker ends: the collector stops reading at once */
-    bool warned_fork;
+    int nudge[2];              /* non-blocking: wakes the collector (a new evaluator; the worker ends) */
 };
 
 static double now_ms(void)
@@ -104,28 +140,14 @@ static void free_filed(ls_vec *v)
     ls_vec_free(v);
 }
 
-static char *too_large(size_t len)
+/* Moves every entry of `from` to the end of `to`; `from` is left empty. */
+static void move_filed(ls_vec *to, ls_vec *from, uint32_t first)
 {
-    char *answer = ls_xmalloc(300);
-    snprintf(answer, 300,
-             "{\"kind\":\"WhatIfAnswer\",\"error\":\"the answer is %zu bytes, over the %d a worker may "
-             "send: ask with \\\"explain\\\": false or about fewer pods\"}",
-             len, MAX_ANSWER);
-    return answer;
-}
-
-/* One question answered in this process (the child, or the fallback). */
-static char *answer_one(ls_whatif_worker *ww, ls_scheduler *live, const filed *f, int *status)
-{
-    *status = 500;
-    char *answer = ls_whatif_answer(ww->wi, live, f->question, strlen(f->question), status);
-    size_t len = strlen(answer);
-    if (len > MAX_ANSWER) {
-        free(answer);
-        answer = too_large(len);
-        *status = 400;
+    for (uint32_t i = first; i < from->len; i++) {
+        *(filed *)ls_vec_push(to) = LS_VEC_AT(from, filed, i);
+        LS_VEC_AT(from, filed, i) = (filed){0};
     }
-    return answer;
+    free_filed(from);
 }
 
 /* The answer with "loopPauseMs" added (an object's JSON: before its last brace). */
@@ -142,91 +164,39 @@ static void send_answer(ls_whatif_worker *ww, const char *id, int status, const 
     free(with);
 }
 
-/* ---- the child */
-
-static bool write_all(int fd, const void *data, size_t len)
+static void nudge(ls_whatif_worker *ww)
 {
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
-/* Past a question's deadline: say which plugin runs, and end. */
-static void on_deadline(int sig)
-{
-    (void)sig;
-    ls_rt_describe_running();
-    ls_worker_page_say_why("past the what-if deadline");
-    _exit(0);
-}
-
-static cJSON *refuse_extenders(void *ud, const char *url, const char *verb, const char *body, char **msg)
-{
-    (void)ud;
-    (void)verb;
-    (void)body;
-    size_t n = strlen(url) + 160;
-    *msg = ls_xmalloc(n);
-    snprintf(*msg, n, "extender %s cannot be called from a forked what-if evaluator (no channel)", url);
-    return NULL;
-}
-
-static void arm(timer_t t, long ms)
-{
-    struct itimerspec its = {{0, 0}, {ms / 1000, (ms % 1000) * 1000000L}};
-    timer_settime(t, 0, &its, NULL);
-}
-
-/* Each answer is [uint32 index][int32 status][uint32 length][JSON]. */
-static _Noreturn void child_main(ls_whatif_worker *ww, ls_scheduler *live, const ls_vec *asked, int fd)
-{
-    ls_worker_page_self = ww->progress;   /* never the supervisor's page */
-    /* nor its channel: the supervisor sees the worker's end when the worker's
-     * copy closes, not when this one's deadline comes */
-    close(LS_WORKER_CHAN_FD);
-    close(ww->stop_pipe[0]);
-    close(ww->stop_pipe[1]);
-    ls_extender_set_transport(refuse_extenders, NULL);
-    signal(SIGALRM, on_deadline);
-    struct sigevent describe = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};
-    struct sigevent end = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGKILL};
-    timer_t soft, hard;
-    if (!ls_watchdog_restart_after_fork() || timer_create(CLOCK_MONOTONIC, &describe, &soft) != 0 ||
-        timer_create(CLOCK_MONOTONIC, &end, &hard) != 0)
-        _exit(1);
-    for (uint32_t i = 0; i < asked->len; i++) {
-        long deadline = ls_whatif_deadline_ms(LS_VEC_AT(asked, filed, i).question);
-        arm(soft, deadline);
-        arm(hard, deadline + KILL_GRACE_MS);
-        int status;
-        char *answer = answer_one(ww, live, &LS_VEC_AT(asked, filed, i), &status);
-        uint32_t head[3] = {i, (uint32_t)status, (uint32_t)strlen(answer)};
-        if (!write_all(fd, head, sizeof head) || !write_all(fd, answer, head[2]))
-            _exit(1);
-        free(answer);
-    }
-    _exit(0);
+    ssize_t n = write(ww->nudge[1], "x", 1);   /* full: a nudge is pending already */
+    (void)n;
 }
 
 /* ---- the collector (a thread of the worker) */
 
+/* Drains the nudges; true when the worker ends. */
+static bool nudged_to_stop(ls_whatif_worker *ww)
+{
+    char drain[64];
+    while (read(ww->nudge[0], drain, sizeof drain) > 0) {
+    }
+    pthread_mutex_lock(&ww->mu);
+    bool stop = ww->stop;
+    pthread_mutex_unlock(&ww->mu);
+    return stop;
+}
+
 /* False at the deadline, at the end of the pipe, or when the worker ends. */
-static bool read_all(const ls_whatif_worker *ww, int fd, void *data, size_t len, double deadline)
+static bool read_all(ls_whatif_worker *ww, int fd, void *data, size_t len, double deadline)
 {
     char *p = data;
     while (len) {
         int left = (int)(deadline - now_ms());
-        struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = ww->stop_pipe[0], .events = POLLIN}};
-        if (left <= 0 || poll(pfd, 2, left) <= 0 || pfd[1].revents)
+        struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = ww->nudge[0], .events = POLLIN}};
+        if (left <= 0 || poll(pfd, 2, left) < 0)
             return false;
+        if (pfd[1].revents && nudged_to_stop(ww))
+            return false;
+        if (!pfd[0].revents)
+            continue;
         ssize_t n = read(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
@@ -265,101 +235,189 @@ static char *ended_answer(ls_whatif_worker *ww, const filed *f, int wstatus)
     return text;
 }
 
-/* Reads one child's answers; what it did not answer goes back to the inbox
- * (the question it was on, answered with how it ended). */
-static void collect(ls_whatif_worker *ww, int fd, pid_t pid, ls_vec *asked, double pause_ms)
+/* The evaluator's last batch is answered (mu held): the loop may hand more over. */
+static void idle_again(ls_whatif_worker *ww)
 {
-    uint32_t answered = 0;
-    for (;;) {
-        uint32_t head[3];
-        double deadline = now_ms() + LS_WHATIF_DEADLINE_MS + 2 * KILL_GRACE_MS;
-        if (!read_all(ww, fd, head, sizeof head, deadline) || head[0] != answered || head[2] > MAX_ANSWER + 1024)
-            break;
-        char *answer = ls_xmalloc((size_t)head[2] + 1);
-        bool whole = read_all(ww, fd, answer, head[2], deadline);
-        answer[whole ? head[2] : 0] = 0;
-        if (whole)
-            send_answer(ww, LS_VEC_AT(asked, filed, answered).id, (int)head[1], answer, pause_ms);
-        free(answer);
-        if (!whole)
-            break;
-        answered++;
-    }
-    close(fd);
-    int wstatus = 0;
+    ww->busy = false;
+    pthread_cond_broadcast(&ww->changed);
+    if (ww->inbox.len)
+        ls_kcluster_wake(ww->kc);
+}
+
+/* Reads the current evaluator's next answer and passes it on: false when it
+ * ended (or its answer did not come by the deadline, or the worker ends). */
+static bool collect_one(ls_whatif_worker *ww)
+{
     pthread_mutex_lock(&ww->mu);
+    int fd = ww->cur.answers;
+    uint32_t expected = ww->cur.answered;
+    bool outstanding = ww->cur.asked.len > 0;
+    double deadline = ww->cur.since_ms + LS_WHATIF_DEADLINE_MS + 2 * LS_WHATIF_KILL_GRACE_MS;
+    double due = ww->inbox.len && !ww->busy && ww->next.answers < 0 ? ww->next_fork_ms : 0;   /* spaced questions */
+    pthread_mutex_unlock(&ww->mu);
+    double now = now_ms();
+    int wait = outstanding ? (int)(deadline - now) : IDLE_POLL_MS;
+    if (due > now && due - now + 1 < wait)
+        wait = (int)(due - now) + 1;
+    struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = ww->nudge[0], .events = POLLIN}};
+    int ready = poll(pfd, 2, wait < 0 ? 0 : wait);
+    if (ready < 0)
+        return errno == EINTR;
+    if (pfd[1].revents && nudged_to_stop(ww))
+        return false;
+    if (!pfd[0].revents) {
+        if (due > 0 && now_ms() >= due)   /* the fork spacing has passed */
+            ls_kcluster_wake(ww->kc);
+        return !outstanding || now_ms() < deadline;
+    }
+    pthread_mutex_lock(&ww->mu);   /* the loop may have handed questions over meanwhile */
+    expected = ww->cur.answered;
+    outstanding = ww->cur.asked.len > 0;
+    pthread_mutex_unlock(&ww->mu);
+    uint32_t head[3];
+    deadline = now_ms() + LS_WHATIF_DEADLINE_MS + 2 * LS_WHATIF_KILL_GRACE_MS;
+    if (!outstanding || !read_all(ww, fd, head, sizeof head, deadline) || head[0] != expected ||
+        head[2] > LS_WHATIF_MAX_ANSWER + 1024)
+        return false;
+    char *answer = ls_xmalloc((size_t)head[2] + 1);
+    if (!read_all(ww, fd, answer, head[2], deadline)) {
+        free(answer);
+        return false;
+    }
+    answer[head[2]] = 0;
+    pthread_mutex_lock(&ww->mu);
+    filed f = LS_VEC_AT(&ww->cur.asked, filed, 0);
+    ls_vec *asked = &ww->cur.asked;
+    memmove(asked->data, &LS_VEC_AT(asked, filed, 1), (size_t)(asked->len - 1) * sizeof(filed));
+    asked->len--;
+    ww->cur.answered++;
+    ww->cur.since_ms = now_ms();
+    pthread_mutex_unlock(&ww->mu);
+    send_answer(ww, f.id, (int)head[1], answer, f.pause_ms);
+    free(answer);
+    free(f.id);
+    free(f.question);
+    pthread_mutex_lock(&ww->mu);
+    if (!ww->cur.asked.len)
+        idle_again(ww);
+    pthread_mutex_unlock(&ww->mu);
+    return true;
+}
+
+/* The current evaluator ended (mu not held): reaped; the question it was
+ * on answered with how it ended, the ones after it back to the inbox (all of
+ * them when it ended idle: it had not read them). */
+static void end_current(ls_whatif_worker *ww)
+{
+    pthread_mutex_lock(&ww->mu);
+    evaluator ev = ww->cur;
+    ww->cur = (evaluator){.answers = -1};
+    ls_vec_init(&ww->cur.asked, sizeof(filed));
+    if (ww->alive == ev.serial)
+        ww->alive = 0;
     bool stopping = ww->stop;
     pthread_mutex_unlock(&ww->mu);
+    close(ev.answers);
+    int wstatus = 0;
     if (stopping) {   /* the evaluator ends by its own deadline (or its next write), unwaited for */
-        waitpid(pid, &wstatus, WNOHANG);
-        free_filed(asked);
+        waitpid(ev.pid, &wstatus, WNOHANG);
+        free_filed(&ev.asked);
         return;
     }
-    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    while (waitpid(ev.pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
-    if (answered < asked->len) {
-        char *text = ended_answer(ww, &LS_VEC_AT(asked, filed, answered), wstatus);
+    uint32_t requeue = 0;
+    bool idle = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == LS_WHATIF_EXIT_IDLE;
+    if (ev.asked.len && !idle) {
+        filed *f = &LS_VEC_AT(&ev.asked, filed, 0);
+        char *text = ended_answer(ww, f, wstatus);
         ls_log_warning("A what-if question ended its evaluator", "err", text);
-        send_answer(ww, LS_VEC_AT(asked, filed, answered).id, 200, text, -1);
+        send_answer(ww, f->id, 200, text, -1);
         free(text);
-        LS_VEC_AT(asked, filed, answered).id[0] = 0;   /* answered */
+        requeue = 1;
     }
     pthread_mutex_lock(&ww->mu);
-    for (uint32_t i = answered + 1; i < asked->len; i++) {   /* to the next evaluator */
-        filed *f = ls_vec_push(&ww->inbox);
-        *f = LS_VEC_AT(asked, filed, i);
-        LS_VEC_AT(asked, filed, i) = (filed){0};
-    }
+    bool had = ev.asked.len > 0;
+    move_filed(&ww->inbox, &ev.asked, requeue);   /* to the next evaluator */
+    if (had)
+        idle_again(ww);
     pthread_mutex_unlock(&ww->mu);
-    free_filed(asked);
+}
+
+/* Forks retired while idle, reaped once they have ended. */
+static void reap_retired(ls_vec *pids)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < pids->len; i++) {
+        pid_t pid = LS_VEC_AT(pids, pid_t, i);
+        int wstatus;
+        if (waitpid(pid, &wstatus, WNOHANG) == 0)
+            LS_VEC_AT(pids, pid_t, kept++) = pid;
+    }
+    pids->len = kept;
 }
 
 /* Until an evaluator is handed over (mu held): questions that wait for the
  * fork spacing wake the loop when it has passed. */
-static void wait_for_evaluator(ls_whatif_worker *ww)
+static void wait_for_evaluator(ls_whatif_worker *ww, bool reaping)
 {
-    while (!ww->stop && ww->fd < 0) {
-        double early = ww->next_fork_ms - now_ms();
-        if (!ww->inbox.len || ww->busy || early <= 0) {
+    double early = ww->next_fork_ms - now_ms();
+    if (!ww->inbox.len || ww->busy || early <= 0) {
+        if (!reaping) {
             pthread_cond_wait(&ww->changed, &ww->mu);
-            continue;
+            return;
         }
-        struct timespec until = ls_realtime_after_ms((long)early + 1);
-        pthread_cond_timedwait(&ww->changed, &ww->mu, &until);
-        if (ww->fd < 0 && ww->inbox.len && !ww->busy && ww->next_fork_ms <= now_ms()) {
-            pthread_mutex_unlock(&ww->mu);
-            ls_kcluster_wake(ww->kc);
-            pthread_mutex_lock(&ww->mu);
-        }
+        early = IDLE_POLL_MS;
     }
+    struct timespec until = ls_realtime_after_ms((long)early + 1);
+    pthread_cond_timedwait(&ww->changed, &ww->mu, &until);
+    if (ww->next.answers < 0 && ww->inbox.len && !ww->busy && ww->next_fork_ms <= now_ms()) {
+        pthread_mutex_unlock(&ww->mu);
+        ls_kcluster_wake(ww->kc);
+        pthread_mutex_lock(&ww->mu);
+    }
+}
+
+/* The evaluator forked last replaces an idle (retired) current one: that
+ * one's answers are not read any more, and it is reaped once it has ended. */
+static void take_next(ls_whatif_worker *ww, ls_vec *retired)
+{
+    if (ww->cur.answers >= 0) {
+        close(ww->cur.answers);
+        *(pid_t *)ls_vec_push(retired) = ww->cur.pid;
+        free_filed(&ww->cur.asked);
+    }
+    ww->cur = ww->next;
+    ww->next = (evaluator){.answers = -1};
+    ls_vec_init(&ww->next.asked, sizeof(filed));
 }
 
 static void *collector(void *arg)
 {
     ls_whatif_worker *ww = arg;
+    ls_vec retired;
+    ls_vec_init(&retired, sizeof(pid_t));
     pthread_mutex_lock(&ww->mu);
-    for (;;) {
-        wait_for_evaluator(ww);
-        if (ww->fd < 0)
-            break;
-        int fd = ww->fd;
-        pid_t pid = ww->pid;
-        double pause = ww->pause_ms;
-        ls_vec asked = ww->asked;
-        ls_vec_init(&ww->asked, sizeof(filed));
-        ww->fd = -1;
+    while (!ww->stop) {
+        reap_retired(&retired);
+        if (ww->next.answers >= 0 && (ww->cur.answers < 0 || !ww->cur.asked.len))
+            take_next(ww, &retired);
+        if (ww->cur.answers < 0) {
+            wait_for_evaluator(ww, retired.len > 0);
+            continue;
+        }
         pthread_mutex_unlock(&ww->mu);
-        collect(ww, fd, pid, &asked, pause);
-        pthread_mutex_lock(&ww->mu);
-        ww->busy = false;
-        bool more = ww->inbox.len > 0;
-        pthread_cond_broadcast(&ww->changed);
-        pthread_mutex_unlock(&ww->mu);
-        if (more)
-            ls_kcluster_wake(ww->kc);
+        if (!collect_one(ww))
+            end_current(ww);
         pthread_mutex_lock(&ww->mu);
     }
+    if (ww->next.answers >= 0)
+        take_next(ww, &retired);
     pthread_mutex_unlock(&ww->mu);
+    if (ww->cur.answers >= 0)
+        end_current(ww);
+    reap_retired(&retired);   /* the ones still ending are left to end unwaited for */
+    ls_vec_free(&retired);
     return NULL;
 }
 
@@ -388,16 +446,18 @@ ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator,
     ls_whatif_worker *ww = ls_xcalloc(1, sizeof *ww);
     ww->wi = ls_whatif_new(evaluator);
     ww->kc = kc;
-    ww->fd = -1;
+    ww->questions = -1;
+    ww->cur.answers = ww->next.answers = -1;
     pthread_mutex_init(&ww->mu, NULL);
     pthread_cond_init(&ww->changed, NULL);
     ls_vec_init(&ww->inbox, sizeof(filed));
-    ls_vec_init(&ww->asked, sizeof(filed));
+    ls_vec_init(&ww->cur.asked, sizeof(filed));
+    ls_vec_init(&ww->next.asked, sizeof(filed));
     void *page = mmap(NULL, sizeof(ls_worker_page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ww->progress = page == MAP_FAILED ? NULL : page;
-    bool piped = pipe2(ww->stop_pipe, O_CLOEXEC) == 0;
+    bool piped = pipe2(ww->nudge, O_CLOEXEC | O_NONBLOCK) == 0;
     if (!piped)
-        ww->stop_pipe[0] = ww->stop_pipe[1] = -1;
+        ww->nudge[0] = ww->nudge[1] = -1;
     ww->collecting = fork && piped && ww->progress && pthread_create(&ww->collector, NULL, collector, ww) == 0;
     ls_intern_guard_fork();
     ls_log_guard_fork();
@@ -411,43 +471,160 @@ static void answer_here(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *taken)
     for (uint32_t i = 0; i < taken->len; i++) {
         filed *f = &LS_VEC_AT(taken, filed, i);
         int status;
-        char *answer = answer_one(ww, live, f, &status);
+        char *answer = ls_whatif_answer_capped(ww->wi, live, f->question, &status);
         ls_kcluster_whatif_answer(ww->kc, f->id, status, answer);
         free(answer);
     }
     free_filed(taken);
 }
 
-/* Forks the evaluator for `taken`; false (nothing started) when it cannot. */
+static live_version read_version(const ls_whatif_worker *ww, const ls_scheduler *live)
+{
+    ls_scheduler *evaluator = ls_whatif_evaluator(ww->wi);
+    ls_sched_env *env = ls_scheduler_env((ls_scheduler *)live);
+    return (live_version){.generation = ls_cache_generation(), .applied = ls_kcluster_applied(ww->kc),
+                          .cycles = ls_scheduler_cycles(live), .waiting = env->waiting->changes,
+                          .reloads = ls_scheduler_reloads(live, true) + ls_scheduler_reloads(live, false),
+                          .evaluator_reloads = ls_scheduler_reloads(evaluator, true) +
+                                               ls_scheduler_reloads(evaluator, false)};
+}
+
+/* The warm evaluator takes no more questions: at the end of its question
+ * pipe it ends. */
+static void retire_warm(ls_whatif_worker *ww)
+{
+    if (ww->questions < 0)
+        return;
+    close(ww->questions);
+    ww->questions = -1;
+    pthread_mutex_lock(&ww->mu);
+    if (ww->alive == ww->warm)
+        ww->alive = 0;
+    pthread_mutex_unlock(&ww->mu);
+}
+
+/* Hands `taken` to the warm evaluator when nothing it reads has changed
+ * and the batch fits in its pipe; false (it is retired) otherwise. A write
+ * that fails or falls short ends it (the end of its pipe comes mid-batch):
+ * the collector puts what it did not answer back in the inbox. */
+static bool ask_warm(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *taken)
+{
+    if (ww->questions < 0)
+        return false;
+    double began = now_ms();
+    live_version v = read_version(ww, live);
+    size_t len = 0;
+    char *batch = NULL;
+    if (!memcmp(&v, &ww->forked_at, sizeof v)) {
+        char **qs = ls_xmalloc((size_t)(taken->len + 1) * sizeof *qs);
+        for (uint32_t i = 0; i < taken->len; i++)
+            qs[i] = LS_VEC_AT(taken, filed, i).question;
+        batch = ls_whatif_batch_encode(qs, taken->len, ls_scheduler_env(live)->clock_ms, ww->question_cap, &len);
+        free(qs);
+    }
+    pthread_mutex_lock(&ww->mu);
+    bool ok = batch && ww->alive == ww->warm && ww->cur.serial == ww->warm && ww->next.answers < 0;
+    if (ok) {
+        double pause = now_ms() - began;
+        for (uint32_t i = 0; i < taken->len; i++)
+            LS_VEC_AT(taken, filed, i).pause_ms = pause;
+        move_filed(&ww->cur.asked, taken, 0);
+        ww->cur.since_ms = now_ms();
+    }
+    pthread_mutex_unlock(&ww->mu);
+    if (!ok) {
+        free(batch);
+        retire_warm(ww);
+        return false;
+    }
+    ssize_t n = write(ww->questions, batch, len);
+    free(batch);
+    if (n != (ssize_t)len)
+        retire_warm(ww);
+    return true;
+}
+
+/* A pipe the scheduling thread writes without ever blocking, as large as the
+ * kernel allows up to QUESTION_PIPE_BYTES. */
+static size_t open_question_pipe(int p[2])
+{
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return 0;
+    fcntl(p[1], F_SETPIPE_SZ, QUESTION_PIPE_BYTES);
+    int cap = fcntl(p[1], F_GETPIPE_SZ);
+    if (cap <= 0 || fcntl(p[1], F_SETFL, O_NONBLOCK) != 0) {
+        close(p[0]);
+        close(p[1]);
+        return 0;
+    }
+    return (size_t)cap;
+}
+
+/* In the child just forked (the worker's mu held by its only thread). */
+static _Noreturn void start_child(ls_whatif_worker *ww, ls_scheduler *live, const ls_vec *taken, const int ap[2],
+                                  const int qp[2])
+{
+    char **first = ls_xmalloc((size_t)(taken->len + 1) * sizeof *first);
+    for (uint32_t i = 0; i < taken->len; i++)
+        first[i] = LS_VEC_AT(taken, filed, i).question;
+    /* not the worker's ends, nor the retired evaluator's answers, which the collector may still hold */
+    ls_whatif_child c = {.wi = ww->wi, .live = live, .progress = ww->progress, .first = first, .n_first = taken->len,
+                         .answers = ap[1], .questions = qp[0],
+                         .close_fds = {ap[0], qp[1], ww->nudge[0], ww->nudge[1]}, .n_close = 4};
+    if (ww->cur.answers >= 0)
+        close(ww->cur.answers);
+    ls_whatif_child_main(&c);
+}
+
+/* Forks an evaluator for `taken`; false (nothing started) when it cannot. */
 static bool fork_evaluator(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *taken)
 {
-    int p[2];
-    if (!ww->collecting || pipe2(p, O_CLOEXEC) != 0)
+    int ap[2], qp[2];
+    if (!ww->collecting || pipe2(ap, O_CLOEXEC) != 0)
         return false;
+    size_t cap = open_question_pipe(qp);
+    if (!cap) {
+        close(ap[0]);
+        close(ap[1]);
+        return false;
+    }
+    live_version at = read_version(ww, live);
     memset(ww->progress, 0, sizeof *ww->progress);
+    /* held across the fork: the child's copy of cur (the fd it closes) is whole */
+    pthread_mutex_lock(&ww->mu);
     double began = now_ms();
     pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        child_main(ww, live, taken, p[1]);
-    }
+    if (pid == 0)
+        start_child(ww, live, taken, ap, qp);
     double pause = now_ms() - began;
-    close(p[1]);
+    pthread_mutex_unlock(&ww->mu);
+    close(ap[1]);
+    close(qp[0]);
     if (pid < 0) {
-        close(p[0]);
+        close(ap[0]);
+        close(qp[1]);
         if (!ww->warned_fork)
             ls_log_warning("Cannot fork the what-if evaluator: answering between cycles", "err", strerror(errno));
         ww->warned_fork = true;
         return false;
     }
+    for (uint32_t i = 0; i < taken->len; i++)
+        LS_VEC_AT(taken, filed, i).pause_ms = pause;
+    ww->questions = qp[1];
+    ww->question_cap = cap;
+    ww->forked_at = at;
+    if (!++ww->serials)   /* 0 is no evaluator */
+        ww->serials = 1;
+    ww->warm = ww->serials;
     pthread_mutex_lock(&ww->mu);
-    ww->asked = *taken;
-    ww->fd = p[0];
-    ww->pid = pid;
-    ww->pause_ms = pause;
+    ww->next = (evaluator){.pid = pid, .answers = ap[0], .serial = ww->warm, .since_ms = now_ms()};
+    ls_vec_init(&ww->next.asked, sizeof(filed));
+    move_filed(&ww->next.asked, taken, 0);
+    ww->alive = ww->warm;
     ww->next_fork_ms = began + FORK_SPACING * pause;
     pthread_cond_broadcast(&ww->changed);
     pthread_mutex_unlock(&ww->mu);
+    nudge(ww);
     return true;
 }
 
@@ -455,8 +632,17 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t q
 {
     if (!ww)
         return;
+    /* Retired as soon as the state moves: while it lives, each page the loop
+     * writes first is copied (shared with it), and it could answer nothing. */
+    if (ww->questions >= 0) {
+        live_version v = read_version(ww, live);
+        if (memcmp(&v, &ww->forked_at, sizeof v))
+            retire_warm(ww);
+    }
     pthread_mutex_lock(&ww->mu);
-    bool spaced = ww->collecting && queued && now_ms() < ww->next_fork_ms;   /* an idle loop has time */
+    bool warm = ww->questions >= 0 && ww->alive == ww->warm;
+    /* an idle loop has time; a warm evaluator costs no fork */
+    bool spaced = ww->collecting && queued && !warm && now_ms() < ww->next_fork_ms;
     if (ww->busy || !ww->inbox.len || spaced) {
         pthread_mutex_unlock(&ww->mu);
         return;
@@ -468,8 +654,19 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t q
     ls_scheduler *evaluator = ls_whatif_evaluator(ww->wi);
     ls_scheduler_reload_if_changed(evaluator, false);
     /* an extender is called over the channel, whose reader a child lacks */
-    if (!ls_scheduler_env(evaluator)->extenders && fork_evaluator(ww, live, &taken))
-        return;
+    if (!ls_scheduler_env(evaluator)->extenders) {
+        if (ask_warm(ww, live, &taken))
+            return;
+        pthread_mutex_lock(&ww->mu);
+        spaced = ww->collecting && queued && now_ms() < ww->next_fork_ms;
+        if (spaced) {   /* the warm one could not take them: they wait for the next fork */
+            move_filed(&ww->inbox, &taken, 0);
+            ww->busy = false;
+        }
+        pthread_mutex_unlock(&ww->mu);
+        if (spaced || fork_evaluator(ww, live, &taken))
+            return;
+    }
     answer_here(ww, live, &taken);
     pthread_mutex_lock(&ww->mu);
     ww->busy = false;
@@ -481,21 +678,22 @@ void ls_whatif_worker_free(ls_whatif_worker *ww)
     if (!ww)
         return;
     ls_kcluster_serve_whatif(ww->kc, NULL, NULL);
+    retire_warm(ww);
     if (ww->collecting) {
         pthread_mutex_lock(&ww->mu);
         ww->stop = true;
         pthread_cond_broadcast(&ww->changed);
         pthread_mutex_unlock(&ww->mu);
-        ssize_t n = write(ww->stop_pipe[1], "x", 1);   /* a collector in poll returns */
-        (void)n;
+        nudge(ww);   /* a collector in poll returns */
         pthread_join(ww->collector, NULL);
     }
-    if (ww->stop_pipe[0] >= 0) {
-        close(ww->stop_pipe[0]);
-        close(ww->stop_pipe[1]);
+    if (ww->nudge[0] >= 0) {
+        close(ww->nudge[0]);
+        close(ww->nudge[1]);
     }
     free_filed(&ww->inbox);
-    free_filed(&ww->asked);
+    free_filed(&ww->cur.asked);
+    free_filed(&ww->next.asked);
     if (ww->progress)
         munmap(ww->progress, sizeof *ww->progress);
     pthread_cond_destroy(&ww->changed);

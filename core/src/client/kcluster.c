@@ -68,6 +68,7 @@ struct ls_kcluster {
     ls_map deleted_binding;        /* pod uid -> ls_pod_obj deleted while assumed, until its binding's outcome */
     kc_link *link;                 /* the supervisor's channel */
     uint32_t next_pod_id, next_node_id;
+    uint64_t applied;              /* events applied to the scheduler (ls_kcluster_applied) */
 };
 
 /* ---- objects by kind */
@@ -411,6 +412,7 @@ static void drain(ls_kcluster *kc)
         pthread_mutex_unlock(&kc->lock);
         for (uint32_t i = 0; i < batch.len; i++)
             APPLY[k](kc, &LS_VEC_AT(&batch, kc_event, i));
+        kc->applied += batch.len;
         ls_vec_free(&batch);
     }
     free_retired(kc);
@@ -699,6 +701,11 @@ ls_sched_source ls_kcluster_source(ls_kcluster *kc)
                              .create_object = source_create_object,
                              .advance_to = source_advance_to, .preempt = source_preempt, .wait = source_wait,
                              .clear_nomination = source_clear_nomination, .nominate = source_nominate};
+}
+
+uint64_t ls_kcluster_applied(const ls_kcluster *kc)
+{
+    return kc->applied;
 }
 
 void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s)

@@ -47,6 +47,9 @@ void ls_kcluster_wake(ls_kcluster *kc);
  * attached, nodes before pods. */
 ls_sched_source ls_kcluster_source(ls_kcluster *kc);
 void ls_kcluster_attach(ls_kcluster *kc, ls_scheduler *s);
+/* How many events (objects, nodes, pods, binding and preemption outcomes)
+ * the scheduling thread has applied to the scheduler; the scheduling thread's. */
+uint64_t ls_kcluster_applied(const ls_kcluster *kc);
 void ls_kcluster_free(ls_kcluster *kc);
 
 #endif

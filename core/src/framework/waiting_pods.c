@@ -34,6 +34,7 @@ void ls_waiting_pods_add(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile
         wp->deadline_ms[i] = now_ms + wp->timeout_ms[i];
     }
     *(ls_waiting_pod **)ls_vec_push(&w->items) = wp;
+    w->changes++;
 }
 
 void ls_waiting_pods_add_pre_bind(ls_waiting_pods *w, const ls_pod *pod, uint32_t profile, ls_str node,
@@ -50,14 +51,17 @@ void ls_waiting_pods_add_pre_bind(ls_waiting_pods *w, const ls_pod *pod, uint32_
     wp->timeout_ms[0] = poll_ms;
     wp->deadline_ms[0] = now_ms + poll_ms;
     *(ls_waiting_pod **)ls_vec_push(&w->items) = wp;
+    w->changes++;
 }
 
 void ls_waiting_pods_poke_pre_bind(ls_waiting_pods *w)
 {
     for (uint32_t i = 0; i < w->items.len; i++) {
         ls_waiting_pod *wp = LS_VEC_AT(&w->items, ls_waiting_pod *, i);
-        if (wp->at_pre_bind)
+        if (wp->at_pre_bind) {
             wp->allowed[0] = true;
+            w->changes++;
+        }
     }
 }
 
@@ -79,6 +83,7 @@ bool ls_waiting_pods_allow(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin)
     for (uint32_t i = 0; i < wp->n_plugins; i++)
         if (wp->plugins[i] == plugin)
             wp->allowed[i] = true;
+    w->changes++;
     return true;
 }
 
@@ -89,6 +94,7 @@ bool ls_waiting_pods_reject(ls_waiting_pods *w, uint32_t pod_id, ls_str plugin, 
         return false;
     wp->rejected = true;
     wp->rejected_by = plugin;
+    w->changes++;
     snprintf(wp->message, sizeof wp->message, "%s", msg);
     return true;
 }
@@ -100,6 +106,7 @@ bool ls_waiting_pods_preempt(ls_waiting_pods *w, const ls_pod *pod, ls_str plugi
         return false;
     wp->rejected = wp->preempted = true;
     wp->rejected_by = plugin;
+    w->changes++;
     /* Permit: WaitOnPermit's error for the Error status Preempt sends
      * ("preempted"); PreBind: the cause CancelPod gives the binding. */
     if (wp->at_pre_bind)
@@ -148,6 +155,7 @@ void ls_waiting_pods_expire(ls_waiting_pods *w, uint64_t now_ms)
                 first = (int)k;
         if (first < 0)
             continue;
+        w->changes++;
         if (wp->at_pre_bind) {   /* the poll is due: PreBind decides, not a timeout */
             wp->allowed[first] = true;
             continue;
@@ -195,6 +203,7 @@ ls_waiting_pod *ls_waiting_pods_take_resolved(ls_waiting_pods *w)
         memmove(&LS_VEC_AT(&w->items, ls_waiting_pod *, i), &LS_VEC_AT(&w->items, ls_waiting_pod *, i + 1),
                 (w->items.len - i - 1) * sizeof(ls_waiting_pod *));
         w->items.len--;
+        w->changes++;
         return wp;
     }
     return NULL;
@@ -213,6 +222,8 @@ ls_waiting_pod *ls_waiting_pods_at(const ls_waiting_pods *w, uint32_t i)
 void ls_waiting_pods_replace(ls_waiting_pods *w, const ls_pod *old_pod, const ls_pod *new_pod)
 {
     ls_waiting_pod *wp = ls_waiting_pods_find(w, old_pod->id);
-    if (wp && wp->pod == old_pod)
+    if (wp && wp->pod == old_pod) {
         wp->pod = new_pod;
+        w->changes++;
+    }
 }

@@ -26,7 +26,8 @@ typedef struct ls_waiting_pod {
 } ls_waiting_pod;
 
 typedef struct ls_waiting_pods {
-    ls_vec items;   /* ls_waiting_pod * in arrival order */
+    ls_vec items;       /* ls_waiting_pod * in arrival order */
+    uint64_t changes;   /* moves with every pod added, allowed, rejected, expired, replaced or taken */
 } ls_waiting_pods;
 
 void ls_waiting_pods_init(ls_waiting_pods *w);
