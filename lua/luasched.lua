@@ -1048,6 +1048,7 @@ function ls.patch_status(o, merge_patch)
     error("luasched: ls.patch_status: the merge patch must be a string, got a " .. type(merge_patch), 2)
   end
   if cycle_ref == nil then return "no scheduling cycle is running" end
+  cycle_ref.writer_not_builtin = views.wants_refs() and 1 or 0   -- own_writes.h
   if C.ls_cycle_patch_status(cycle_ref, o, merge_patch, patch_err, 512) ~= 0 then
     return ffi.string(patch_err)
   end
@@ -1079,6 +1080,7 @@ function ls.patch_object(kind, ns, name, patch)
   end
   if cycle_ref == nil then return "no scheduling cycle is running" end
   local function id(v) return type(v) == "string" and ls.intern(v) or (v or 0) end
+  cycle_ref.writer_not_builtin = views.wants_refs() and 1 or 0   -- own_writes.h
   if C.ls_cycle_patch_object(cycle_ref, id(kind), id(ns), id(name), patch, patch_err, 512) ~= 0 then
     return ffi.string(patch_err)
   end
@@ -1099,6 +1101,7 @@ function ls.create_object(json_text)
     error("luasched: ls.create_object: the object must be JSON text, got a " .. type(json_text), 2)
   end
   if cycle_ref == nil then return nil, "no scheduling cycle is running" end
+  cycle_ref.writer_not_builtin = views.wants_refs() and 1 or 0   -- own_writes.h
   if C.ls_cycle_create_object(cycle_ref, json_text, created_name, 256, patch_err, 512) ~= 0 then
     return nil, ffi.string(patch_err)
   end

@@ -99,6 +99,8 @@ typedef struct ls_cycle {
                                            * indexes; 0 when none */
     uint8_t sample_plugins;               /* time every plugin call of this cycle (metrics; ~10% of cycles) */
     uint8_t keep_raw_scores;              /* raw_scores kept without tracing (OpportunisticBatching) */
+    uint8_t writer_not_builtin;           /* set by ls.* around an API write: a plugin that is not built-in
+                                           * writes, and its write is its pod's own news (own_writes.h) */
 } ls_cycle;
 
 /* Sampled plugin durations (scheduler_plugin_execution_duration_seconds): the

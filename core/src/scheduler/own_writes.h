@@ -1,5 +1,5 @@
 /*
- * own_writes.h: the objects a plugin created or patched during a pod's
+ * own_writes.h: the objects a plugin that is not built-in created or patched during a pod's
  * scheduling attempt (ls.create_object, ls.patch_object, ls.patch_status),
  * remembered until their event comes back from the cluster, so that the
  * event carries that pod as its origin (ls_cluster_event.origin_pod): it is

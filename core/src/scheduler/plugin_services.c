@@ -91,13 +91,15 @@ static bool write_begin(ls_sched_env *e, char *errbuf, size_t errlen)
 }
 
 /* Ends the write write_begin started: 0 when the source's call succeeded,
- * else -1 with its error in errbuf. A written object (`name` not 0; `ns` 0
- * for any namespace) is noted as the cycle's pod's own write: its event is
- * no news for that pod (own_writes.h). */
+ * else -1 with its error in errbuf. An object a plugin that is not built-in
+ * wrote (`name` not 0; `ns` 0 for any namespace) is noted as the cycle's
+ * pod's own write: its event is no news for that pod (own_writes.h). A
+ * built-in's writes stay news, as upstream's: DynamicResources' PostFilter
+ * deallocates a claim so that the claim's update requeues the pod. */
 static int write_end(ls_sched_env *e, const ls_cycle *cycle, ls_str ns, ls_str name, bool ok, const ls_error *err,
                      char *errbuf, size_t errlen)
 {
-    if (ok && name && cycle->pod)
+    if (ok && name && cycle->pod && cycle->writer_not_builtin)
         ls_own_writes_note(&e->own_writes, ns, name, cycle->pod->id);
     ls_env_end_deferral(e);
     ls_critical_leave();
