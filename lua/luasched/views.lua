@@ -560,9 +560,15 @@ end
 
 -- Whether the plugin whose code runs is one that gets references (not a
 -- built-in; the runtime's own code gets the structs).
+-- The loader is required on first use (it requires this module), then kept:
+-- `require` on every call stopped the JIT in ImageLocality's per-node score
+-- (ls.all_nodes), four times slower (bench SchedulingBasic).
+local is_builtin
 local function wants_refs()
   local inst = running_instance()
-  return inst ~= nil and not require("luasched.loader").is_builtin(inst)   -- never inst.builtin: the plugin's
+  if inst == nil then return false end
+  is_builtin = is_builtin or require("luasched.loader").is_builtin
+  return not is_builtin(inst)   -- never inst.builtin: the plugin's
 end
 
 --- For the ls.* functions that hand out a pod, a NodeInfo or an object
