@@ -693,6 +693,13 @@ function ls.all_nodes()
   return views.nodes_for_plugin(cycle_ref.all_nodes, n), n
 end
 
+--- The number of nodes of the cycle's snapshot (ls.all_nodes()'s length),
+--- without building the list: for a per-node hook that needs only the count.
+---@return integer
+function ls.num_all_nodes()
+  return cycle_ref.num_all_nodes
+end
+
 -- ---- results kept between cycles ---------------------------------------------
 
 local CHANGED_CAP = 256

@@ -26,8 +26,8 @@ local signers = require("luasched.signers")
 
 local P = ls.plugin("ImageLocality")
 
-local floor, ceil, tonumber, select = math.floor, math.ceil, tonumber, select
-local image_state, all_nodes = ls.image_state, ls.all_nodes
+local floor, ceil, tonumber = math.floor, math.ceil, tonumber
+local image_state, num_all_nodes = ls.image_state, ls.num_all_nodes
 local MAX_NODE_SCORE = ls.MAX_NODE_SCORE
 local MB = 1024 * 1024
 local MIN_THRESHOLD = 23 * MB
@@ -43,7 +43,7 @@ local function scaled_image_score(ni, image, total)
 end
 
 function P:score(_, pod, ni)
-  local total = select(2, all_nodes())
+  local total = num_all_nodes()
   local images = pod.images
   local n = pod.n_images
   -- The first four containers are written out rather than looped over: a
