@@ -187,6 +187,12 @@ void cmp_lua_text(const cmp_report *r, FILE *out);
 void cmp_lua_html(const cmp_report *r, FILE *out);
 
 /* Frees what a run owns (its zones, pod keys and nodes). */
+/* compare_measures.c: a distribution of n values (sorted in place); values
+ * in [0, 1] counted into CMP_BINS bins; the cluster at the end of a run. */
+cmp_dist cmp_summarize(double *v, uint32_t n);
+void cmp_histogram(const double *v, uint32_t n, uint32_t *bins);
+void cmp_fragmentation(const struct ls_cluster *c, const struct ls_scheduler *s, cmp_run *r);
+void cmp_zone_balance(const struct ls_cluster *c, const struct ls_scheduler *s, cmp_run *r);
 void cmp_free_run(cmp_run *r);
 /* One run of policy p with its s-th seed (compare.c), for --jobs. */
 typedef int (*cmp_run_fn)(void *ud, uint32_t p, uint32_t s, cmp_run *out, cmp_report *rep);
