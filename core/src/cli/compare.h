@@ -147,8 +147,10 @@ void cmp_gpu_mean(const cmp_policy *pol, size_t offset, int p, double *mean, dou
 struct cJSON *cmp_gpu_json(const cmp_policy *pol);
 void cmp_gpu_text(const cmp_report *r, FILE *out);
 void cmp_gpu_html(const cmp_report *r, FILE *out);
-/* The colour of policy p's curve on the GPU and metric charts. */
+/* compare_html.c: the colour of policy p on every chart; text escaped for
+ * HTML (element text and attribute values). */
 const char *cmp_chart_color(uint32_t p);
+void cmp_html_escape(FILE *out, const char *s);
 
 /* Metrics written in Lua (compare_lua.c): `--metric NAME=FILE.lua`. A file
  * returns a function of a read-only copy of the cluster (its nodes with their

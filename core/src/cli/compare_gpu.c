@@ -255,30 +255,8 @@ void cmp_gpu_text(const cmp_report *r, FILE *out)
 #define GT 16
 #define GR 130
 
-static const char *const GCOLOR[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-                                     "#7f7f7f", "#bcbd22", "#17becf"};
-
-const char *cmp_chart_color(uint32_t p)
-{
-    return GCOLOR[p % (sizeof GCOLOR / sizeof GCOLOR[0])];
-}
-
 static double gx(double arrived) { return GL + arrived / CMP_ARRIVED_MAX * (GW - GL - GR); }
 static double gy(double pct, double lo) { return GH - GB - (pct - lo) / (100 - lo) * (GH - GB - GT); }
-
-static void esc_text(FILE *out, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", out);
-        else if (*s == '>')
-            fputs("&gt;", out);
-        else if (*s == '&')
-            fputs("&amp;", out);
-        else
-            fputc(*s, out);
-    }
-}
 
 static void curve(FILE *out, const cmp_policy *pol, const char *color, double lo)
 {
@@ -321,14 +299,14 @@ void cmp_gpu_html(const cmp_report *r, FILE *out)
         curve(out, &r->policy[p], color, lo);
         fprintf(out, "<rect x=\"%d\" y=\"%u\" width=\"10\" height=\"10\" fill=\"%s\"/><text class=\"legend\" x=\"%d\" "
                      "y=\"%u\" font-size=\"11\">", GW - GR + 10, GT + p * 16, color, GW - GR + 24, GT + p * 16 + 9);
-        esc_text(out, r->policy[p].name);
+        cmp_html_escape(out, r->policy[p].name);
         fputs("</text>\n", out);
     }
     fputs("</svg></figure>\n", out);
     fputs("<table id=\"gpu-unscheduled\"><thead><tr><th>unscheduled (mean &plusmn; stddev over seeds)</th>", out);
     for (uint32_t p = 0; p < r->n_policies; p++) {
         fputs("<th>", out);
-        esc_text(out, r->policy[p].name);
+        cmp_html_escape(out, r->policy[p].name);
         fputs("</th>", out);
     }
     fputs("</tr></thead><tbody>\n", out);

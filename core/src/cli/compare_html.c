@@ -21,10 +21,15 @@
 
 static const char *const COLOR[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                                     "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-#define N_COLORS (sizeof COLOR / sizeof COLOR[0])
-#define COLOR_OF(p) COLOR[(p) % N_COLORS]
 
-static void esc(FILE *out, const char *s)
+const char *cmp_chart_color(uint32_t p)
+{
+    return COLOR[p % (sizeof COLOR / sizeof COLOR[0])];
+}
+
+#define COLOR_OF(p) cmp_chart_color((uint32_t)(p))
+
+void cmp_html_escape(FILE *out, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
@@ -52,7 +57,7 @@ static double plot_y(double v, double max)
 static void chart_open(FILE *out, const char *id, const char *title)
 {
     fprintf(out, "<figure><figcaption>");
-    esc(out, title);
+    cmp_html_escape(out, title);
     fprintf(out, "</figcaption><svg id=\"%s\" class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                  "xmlns=\"http://www.w3.org/2000/svg\">\n", id, CHART_W, CHART_H, CHART_W, CHART_H);
     fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>", PAD_L, CHART_H - PAD_B,
@@ -167,7 +172,7 @@ static void bar_chart(FILE *out, const char *id, const char *title, const char *
         }
         fprintf(out, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">", x0 + bar * np / 2,
                 CHART_H - 12);
-        esc(out, labels[i]);
+        cmp_html_escape(out, labels[i]);
         fputs("</text>\n", out);
     }
     legend(out, np);
@@ -232,7 +237,7 @@ static void zone_chart(FILE *out, const cmp_report *r)
 static void summary_row(FILE *out, const cmp_report *r, const cmp_metric *m)
 {
     fputs("<tr><td>", out);
-    esc(out, m->label);
+    cmp_html_escape(out, m->label);
     fputs("</td>", out);
     for (uint32_t p = 0; p < r->n_policies; p++) {
         char v[32];
@@ -257,7 +262,7 @@ static void summary_table(FILE *out, const cmp_report *r)
     fputs("</tbody></table>\n", out);
     if (r->not_recorded) {
         fputs("<p id=\"not-recorded\">Not recorded (the live scheduler read them, the replays did not): ", out);
-        esc(out, r->not_recorded);
+        cmp_html_escape(out, r->not_recorded);
         fputs("</p>\n", out);
     }
 }
@@ -290,11 +295,11 @@ static void diff_table(FILE *out, const cmp_report *r)
     fputs("<table id=\"diffs\"><thead><tr><th>pod</th><th>A</th><th>B</th></tr></thead><tbody>\n", out);
     for (uint32_t i = 0; i < r->n_diffs && i < MAX_DIFF_ROWS; i++) {
         fputs("<tr><td>", out);
-        esc(out, r->diffs[i].pod);
+        cmp_html_escape(out, r->diffs[i].pod);
         fputs("</td><td>", out);
-        esc(out, r->diffs[i].node_a ? r->diffs[i].node_a : "(pending)");
+        cmp_html_escape(out, r->diffs[i].node_a ? r->diffs[i].node_a : "(pending)");
         fputs("</td><td>", out);
-        esc(out, r->diffs[i].node_b ? r->diffs[i].node_b : "(pending)");
+        cmp_html_escape(out, r->diffs[i].node_b ? r->diffs[i].node_b : "(pending)");
         fputs("</td></tr>\n", out);
     }
     fputs("</tbody></table>\n", out);
@@ -305,20 +310,20 @@ static void diff_table(FILE *out, const cmp_report *r)
 bool cmp_report_html(const cmp_report *r, FILE *out)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>luasched compare: ", out);
-    esc(out, r->trace);
+    cmp_html_escape(out, r->trace);
     fputs("</title>\n<style>body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse;"
           "margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child{text-align:"
           "left}figure{display:inline-block;margin:8px 16px 8px 0}figcaption{font-weight:bold;margin-bottom:4px}"
           ".a{color:#1f77b4}.b{color:#ff7f0e}</style></head><body>\n", out);
     fputs("<h1>luasched compare</h1>\n<p>Trace <code>", out);
-    esc(out, r->trace);
+    cmp_html_escape(out, r->trace);
     fprintf(out, "</code>: %u nodes at the end, %.0f s of timeline, %u seed%s per policy.</p>\n<p>", r->n_nodes,
             r->span_s, r->policy[0].n_runs, r->policy[0].n_runs == 1 ? "" : "s");
     for (uint32_t p = 0; p < r->n_policies; p++) {
         fprintf(out, "%s<b style=\"color:%s\">%c</b> = ", p ? "<br>" : "", COLOR_OF(p), cmp_policy_letter(p));
-        esc(out, r->policy[p].name);
+        cmp_html_escape(out, r->policy[p].name);
         fputs(" (<code>", out);
-        esc(out, r->policy[p].config);
+        cmp_html_escape(out, r->policy[p].config);
         fputs("</code>)", out);
     }
     fputs("</p>\n<h2>Summary (means over seeds)</h2>\n", out);

@@ -114,22 +114,6 @@ void cmp_lua_text(const cmp_report *r, FILE *out)
     }
 }
 
-static void esc(FILE *out, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", out);
-        else if (*s == '>')
-            fputs("&gt;", out);
-        else if (*s == '&')
-            fputs("&amp;", out);
-        else if (*s == '"')
-            fputs("&quot;", out);
-        else
-            fputc(*s, out);
-    }
-}
-
 /* ---- HTML: a chart per metric (every policy's mean against the arrived
  * percent), then its table */
 
@@ -158,7 +142,7 @@ static void chart(const cmp_report *r, uint32_t k, FILE *out)
     if (hi <= lo)
         hi = lo + 1;
     fputs("<svg class=\"chart lua-metric-chart\" id=\"metric-chart-", out);
-    esc(out, r->metric_name[k]);
+    cmp_html_escape(out, r->metric_name[k]);
     fprintf(out, "\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">\n", MW, MH,
             MW, MH);
     for (int i = 0; i <= 4; i++) {
@@ -174,7 +158,7 @@ static void chart(const cmp_report *r, uint32_t k, FILE *out)
                  "workload (%%)</text>\n", mx(CMP_ARRIVED_MAX / 2.0), MH - 8);
     fprintf(out, "<text class=\"axis-title\" x=\"12\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" "
                  "transform=\"rotate(-90 12 %.1f)\">", my((lo + hi) / 2, lo, hi), my((lo + hi) / 2, lo, hi));
-    esc(out, r->metric_name[k]);
+    cmp_html_escape(out, r->metric_name[k]);
     fputs(" (mean over seeds)</text>\n", out);
     for (uint32_t p = 0; p < r->n_policies; p++) {
         const char *color = cmp_chart_color(p);
@@ -187,7 +171,7 @@ static void chart(const cmp_report *r, uint32_t k, FILE *out)
         }
         fprintf(out, "\"/><rect x=\"%d\" y=\"%u\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%u\" "
                      "font-size=\"11\">", MW - MR + 10, MT + p * 16, color, MW - MR + 24, MT + p * 16 + 9);
-        esc(out, r->policy[p].name);
+        cmp_html_escape(out, r->policy[p].name);
         fputs("</text>\n", out);
     }
     fputs("</svg>\n", out);
@@ -199,17 +183,17 @@ void cmp_lua_html(const cmp_report *r, FILE *out)
         if (!cmp_lua_has_values(r, k))
             continue;
         fputs("<h2>Metric ", out);
-        esc(out, r->metric_name[k]);
+        cmp_html_escape(out, r->metric_name[k]);
         fputs(" (", out);
-        esc(out, file_label(r, k));
+        cmp_html_escape(out, file_label(r, k));
         fputs(")</h2>\n", out);
         chart(r, k, out);
         fputs("<table class=\"lua-metric\" id=\"metric-", out);
-        esc(out, r->metric_name[k]);
+        cmp_html_escape(out, r->metric_name[k]);
         fputs("\"><thead><tr><th>arrived (%) / mean &plusmn; stddev over seeds</th>", out);
         for (uint32_t p = 0; p < r->n_policies; p++) {
             fputs("<th>", out);
-            esc(out, r->policy[p].name);
+            cmp_html_escape(out, r->policy[p].name);
             fputs("</th>", out);
         }
         fputs("</tr></thead><tbody>\n", out);
