@@ -6,6 +6,7 @@
  * after LS_WHATIF_WARM_IDLE_MS without a batch.
  */
 #include "cli/whatif_child.h"
+#include "worker/channel.h"
 #include "framework/runtime_internal.h"
 #include "framework/watchdog.h"
 #include "scheduler/attempt.h"
@@ -42,37 +43,6 @@ char *ls_whatif_answer_capped(ls_whatif *wi, ls_scheduler *live, const char *que
         *status = 400;
     }
     return answer;
-}
-
-static bool write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
-/* Blocking; false at the end of the pipe. */
-static bool read_full(int fd, void *data, size_t len)
-{
-    char *p = data;
-    while (len) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
 }
 
 /* Past a question's deadline: say which plugin runs, and end. */
@@ -118,7 +88,7 @@ static void answer_batch(const ls_whatif_child *c, char *const *questions, uint3
         arm(t->soft, 0);   /* disarmed: a warm evaluator waits for more */
         arm(t->hard, 0);
         uint32_t head[3] = {(*index)++, (uint32_t)status, (uint32_t)strlen(answer)};
-        if (!write_all(c->answers, head, sizeof head) || !write_all(c->answers, answer, head[2]))
+        if (!ls_fd_write_all(c->answers, head, sizeof head) || !ls_fd_write_all(c->answers, answer, head[2]))
             _exit(1);
         free(answer);
     }
@@ -132,10 +102,10 @@ static bool read_batch(int fd, ls_whatif_batch_head *h, char **buf)
     int ready;
     while ((ready = poll(&pfd, 1, LS_WHATIF_WARM_IDLE_MS)) < 0 && errno == EINTR) {
     }
-    if (ready <= 0 || !read_full(fd, h, sizeof *h))
+    if (ready <= 0 || !ls_fd_read_all(fd, h, sizeof *h, NULL))
         return false;
     *buf = ls_xmalloc((size_t)h->bytes + 1);
-    if (!read_full(fd, *buf, h->bytes)) {
+    if (!ls_fd_read_all(fd, *buf, h->bytes, NULL)) {
         free(*buf);
         return false;
     }

@@ -11,8 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool write_all(int fd, const char *p, size_t n)
+bool ls_fd_write_all(int fd, const void *data, size_t n)
 {
+    const char *p = data;
     while (n) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -25,15 +26,17 @@ static bool write_all(int fd, const char *p, size_t n)
     return true;
 }
 
-static bool read_all(int fd, char *p, size_t n, bool *eof)
+bool ls_fd_read_all(int fd, void *data, size_t n, bool *eof)
 {
+    char *p = data;
     size_t got = 0;
     while (got < n) {
         ssize_t r = read(fd, p + got, n - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
-            *eof = r == 0 && got == 0;
+            if (eof)
+                *eof = r == 0 && got == 0;
             return false;
         }
         got += (size_t)r;
@@ -61,7 +64,7 @@ bool ls_chan_send(int fd, pthread_mutex_t *mu, uint8_t type, const char *const *
     }
     if (mu)
         pthread_mutex_lock(mu);
-    bool ok = write_all(fd, frame, 4 + total);
+    bool ok = ls_fd_write_all(fd, frame, 4 + total);
     if (mu)
         pthread_mutex_unlock(mu);
     free(frame);
@@ -73,12 +76,12 @@ int ls_chan_recv(int fd, ls_chan_msg *m, size_t max_len)
     memset(m, 0, sizeof *m);
     uint32_t len;
     bool eof = false;
-    if (!read_all(fd, (char *)&len, 4, &eof))
+    if (!ls_fd_read_all(fd, (char *)&len, 4, &eof))
         return eof ? 0 : -1;
     if (len < 1 || len > max_len)
         return -1;
     m->buf = ls_xmalloc(len);
-    if (!read_all(fd, m->buf, len, &eof)) {
+    if (!ls_fd_read_all(fd, m->buf, len, &eof)) {
         ls_chan_msg_free(m);
         return -1;
     }

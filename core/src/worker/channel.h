@@ -53,6 +53,12 @@ typedef struct ls_chan_msg {
     char *buf;
 } ls_chan_msg;
 
+/* The whole of data written to fd, or the whole of n bytes read from it,
+ * through interrupted calls; false on an error or the end of the file (*eof,
+ * when given, tells the end before any byte from an error). */
+bool ls_fd_write_all(int fd, const void *data, size_t n);
+bool ls_fd_read_all(int fd, void *data, size_t n, bool *eof);
+
 /* Sends one message; `mu` (may be NULL) serializes writers of the same
  * socket. False when the peer is gone. */
 bool ls_chan_send(int fd, pthread_mutex_t *mu, uint8_t type, const char *const *fields, uint32_t n);
