@@ -328,6 +328,7 @@ end
 local bytep_t, voidp = typeof("const uint8_t *"), typeof("const void *")
 local opaque_t = typeof("const ls_opaque_ *")
 local fields_of                -- struct or union -> { field -> { off, type, n } } (parsed once)
+local members_of = {}          -- struct or union -> the names of all its fields (a misspelling's hint)
 local aggregate = {}           -- names of the structs and unions
 local struct_ref, view_ref     -- (below) constructors of references, by struct and by view spec
 local ref_by_id = {}           -- ctype id of a reference type -> function(v, up) giving what is behind it
@@ -342,8 +343,10 @@ local function parse_fields()
   end
   for _, name, braces in rewritten:gmatch("typedef%s+(%a+)%s+([%w_]+)%s*(%b{})") do
     local fields, body = {}, braces:sub(2, -2):gsub("struct%s*%b{}%s*;", "")
+    local members = {}
     for decl in body:gmatch("[^;]+") do
       decl = decl:gsub("const%s+", "")
+      members[#members + 1] = decl:match("([%w_]+)%s*%[?[%s%d]*%]?%s*$")
       local ty, field, n = decl:match("^%s*([%w_]+)%s+([%w_]+)%s*%[%s*(%d+)%s*%]%s*$")
       if not ty then ty, field = decl:match("^%s*([%w_]+)%s+([%w_]+)%s*$") end
       if ty and (n or aggregate[ty]) then
@@ -351,7 +354,16 @@ local function parse_fields()
       end
     end
     fields_of[name] = fields
+    members_of[name] = members
   end
+end
+
+-- A field `k` struct does not have: the error LuaJIT gives, at the plugin's
+-- line (`level`), with the closest field named.
+local function no_member(struct, k, level)
+  local hint = require("luasched.suggest").did_you_mean(k, members_of[struct] or {})
+  error(format("'struct %s' has no member named '%s'%s", struct, k,
+    hint and format("; did you mean '%s'?", hint) or ""), level + 1)
 end
 
 -- The reference type `name` ({ opaque address, generation }) with metatable
@@ -424,6 +436,9 @@ struct_ref = function(struct)
   local fields = fields_of[struct] or {}
   local readers = setmetatable({}, { __index = function(t, k)
     local f = fields[k]
+    -- a name that is no field raises here, at the plugin's line (the
+    -- reference's __index called this), instead of inside this file
+    if f == nil and type(k) == "string" and not ffi.offsetof(struct, k) then no_member(struct, k, 3) end
     local r = f ~= nil and field_reader(f)
     t[k] = r
     return r
