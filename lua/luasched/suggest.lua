@@ -16,7 +16,7 @@ function M.did_you_mean(word, names)
 end
 
 --- The one of `names` that `word` misspells as an identifier (case and
---- underscores ignored, two edits at most: P:filtr, P:preFilter), or nil.
+--- underscores ignored, one edit at most: P:filtr, P:preFilter), or nil.
 function M.misspelling_of(word, names)
   if type(word) ~= "string" or #names == 0 then return nil end
   local C = require("luasched.clib")

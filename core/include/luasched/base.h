@@ -62,7 +62,7 @@ struct timespec ls_realtime_after_ms(long ms);
 const char *ls_did_you_mean(const char *word, const char *const *candidates, size_t n);
 
 /* The candidate `word` misspells as an identifier (case and underscores
- * ignored, at most two edits and a third of its length, no prefix rule): a
+ * ignored, one edit at most, none under four letters, no prefix rule): a
  * plugin's P:filtr or P:preFilter for a hook. NULL when none. */
 const char *ls_misspelling_of(const char *word, const char *const *candidates, size_t n);
 /* ffi:end */

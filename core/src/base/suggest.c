@@ -10,8 +10,9 @@
  *
  * A misspelt identifier (ls_misspelling_of: a plugin's hook, P:filtr or
  * P:preFilter for P:filter and P:pre_filter) is closer still: case and
- * underscores ignored, at most two edits and a third of the word, and no
- * prefix rule (a plugin's helper P:bind_claim is no misspelt P:bind).
+ * underscores ignored, one edit at most (none under four letters), and no
+ * prefix rule (a plugin's helpers P:bind_claim and P:score_of are no
+ * misspelt P:bind and P:score).
  */
 #include <ctype.h>
 #include <string.h>
@@ -106,9 +107,7 @@ const char *ls_misspelling_of(const char *word, const char *const *candidates, s
     char w[MAX_COMPARED + 1], c[MAX_COMPARED + 1];
     if (!word || !*word || !squeezed(word, w, sizeof w))
         return NULL;
-    size_t limit = strlen(w) / 3;
-    if (limit > 2)
-        limit = 2;
+    size_t limit = strlen(w) >= 4 ? 1 : 0;
     const char *best = NULL;
     size_t best_d = (size_t)-1;
     for (size_t i = 0; i < n; i++) {

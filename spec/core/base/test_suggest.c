@@ -27,7 +27,7 @@ static void test_did_you_mean(void)
     CHECK(ls_did_you_mean("Balanced", strategies, 3) == NULL);
 }
 
-/* A misspelt hook: case and underscores ignored, two edits at most, no
+/* A misspelt hook: case and underscores ignored, one edit at most, no
  * prefix rule (helpers named after a hook are no misspelling). */
 static void test_misspelling_of(void)
 {
@@ -42,8 +42,11 @@ static void test_misspelling_of(void)
     CHECK(ls_misspelling_of("bind_claim", hooks, n) == NULL);            /* a helper: "bind" is a prefix */
     CHECK(ls_misspelling_of("score_volumes", hooks, n) == NULL);
     CHECK(ls_misspelling_of("zone_score", hooks, n) == NULL);            /* three edits from pre_score */
+    CHECK(ls_misspelling_of("score_of", hooks, n) == NULL);              /* two edits from score */
+    CHECK_STR(ls_misspelling_of("scores", hooks, n), "score");           /* one insertion */
     CHECK(ls_misspelling_of("filter", hooks, n) == NULL);                /* known: no suggestion */
-    CHECK(ls_misspelling_of("fit", hooks, n) == NULL);                   /* two edits from init: over a third */
+    CHECK(ls_misspelling_of("fit", hooks, n) == NULL);                   /* under four letters: exact only */
+    CHECK_STR(ls_misspelling_of("Bind", hooks, n), "bind");              /* another case */
 }
 
 static void test_log_limit(void)
