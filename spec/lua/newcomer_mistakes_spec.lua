@@ -87,18 +87,31 @@ describe("a newcomer's mistakes", function()
     it("a table not made by ls.plugin says how to make it", function()
       local ok, err = load_edited('ls.plugin("PreferGold", { defaults = { key = "tier", value = "gold" } })', "{}")
       assert.is_false(ok)
-      assert.are.equal(file() .. ': the table it returns has no name: make it with local P = ls.plugin("PreferGold", ...)',
-        tostring(err))
+      assert.are.equal(file() .. ': the table it returns has no name: '
+        .. 'make it with local P = ls.plugin("PreferGold", ...)', tostring(err))
     end)
 
     it("an unknown arg names the closest declared one, or lists them", function()
       assert(load_edited())
       local ok, err = pcall(T.plugin, "PreferGold", { valeu = "silver" })
       assert.is_false(ok)
-      assert.matches('args of plugin "PreferGold": args%.valeu: unknown field %(did you mean "value"%?%)$', tostring(err))
+      assert.matches('args of plugin "PreferGold": args%.valeu: unknown field %(did you mean "value"%?%)$',
+        tostring(err))
       ok, err = pcall(T.plugin, "PreferGold", { colour = "gold" })
       assert.is_false(ok)
       assert.matches('args%.colour: unknown field %(expected key, value%)$', tostring(err))
+    end)
+  end)
+
+  describe("an ls.* function given the wrong kind of argument", function()
+    it("ls.parse_quantity with a scale that is no power of ten says what it takes", function()
+      local ls = require("luasched")
+      assert.are.equal(1500, ls.parse_quantity("1500m", 3))
+      assert.are.equal(1500, ls.parse_quantity("1500m", "cpu"))
+      local ok, err = pcall(ls.parse_quantity, "1500m", 1000)
+      assert.is_false(ok)
+      assert.matches('ls%.parse_quantity: scale must be "cpu", nil or an integer 0%.%.9 %(3: milli%-units%), got 1000$',
+        tostring(err))
     end)
   end)
 
@@ -121,6 +134,7 @@ describe("a newcomer's mistakes", function()
       assert.is_nil(err:find("views.lua", 1, true))
       assert(load_edited("node.node.labels", "node.nod.labels"))
       ok, err = pcall(T.cycle, T.plugin("PreferGold"), cluster, T.pod { name = "web" })
+      assert.is_false(ok)
       assert.matches(":7: 'struct ls_node_info' has no member named 'nod'; did you mean 'node'%?$", tostring(err))
     end)
 

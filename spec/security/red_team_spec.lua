@@ -350,7 +350,7 @@ return P
   it("an unknown ls.* constant raises instead of reading nil", function()
     probe("filter", [[  return ls.unschedulable(tostring(ls.UNSCHEDULABLE_TYPO))]])
     expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
-      ":7: luasched.UNSCHEDULABLE_TYPO does not exist")
+      ":7: luasched.UNSCHEDULABLE_TYPO does not exist; did you mean luasched.UNSCHEDULABLE?")
   end)
 
   it("ls.UNRESOLVABLE is UNSCHEDULABLE_AND_UNRESOLVABLE", function()
