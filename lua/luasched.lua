@@ -447,6 +447,8 @@ end
 ---@return table
 ls.merge_args = deep_merge
 
+local PLUGIN_SPEC = { "defaults", "optional" }   -- the fields of ls.plugin's spec
+
 --- Declares a plugin. `name` is the Kubernetes-style registered name; `spec.defaults`
 --- are merged under the profile's pluginConfig args (given values win) and
 --- give the args their types (luasched.args); `spec.optional` names args
@@ -459,8 +461,21 @@ ls.merge_args = deep_merge
 ---@param spec? {defaults?: table, optional?: table}
 ---@return ls.Plugin
 function ls.plugin(name, spec)
-  assert(type(name) == "string" and name ~= "", "ls.plugin: a plugin name is required")
+  if type(name) ~= "string" or name == "" then error("ls.plugin: a plugin name is required", 2) end
   spec = spec or {}
+  if type(spec) ~= "table" then
+    error(string.format("ls.plugin(%q, spec): spec must be a table, got %s", name, type(spec)), 2)
+  end
+  for k in pairs(spec) do
+    if k ~= "defaults" and k ~= "optional" then
+      local hint = require("luasched.suggest").did_you_mean(k, PLUGIN_SPEC)
+      error(string.format("ls.plugin(%q, spec): spec.%s is no field (%s)", name, tostring(k),
+        hint and string.format('did you mean "%s"?', hint) or "a spec has defaults and optional"), 2)
+    end
+  end
+  if spec.defaults ~= nil and type(spec.defaults) ~= "table" then
+    error(string.format("ls.plugin(%q, spec): spec.defaults must be a table, got %s", name, type(spec.defaults)), 2)
+  end
   local P = { name = name, defaults = spec.defaults or {}, optional = spec.optional }
   P.__index = P
   return P

@@ -145,8 +145,10 @@ load_source = function(path, chunkname, require_fn)
   return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({}), chunkname))
 end
 
--- The functions a plugin table may hold besides its hooks (docs/plugins/api.md).
-local LOAD_FUNCTIONS = { "init", "validate", "clone_state" }
+-- The functions a plugin table may hold besides its hooks (docs/plugins/api.md),
+-- and the tables the runtime reads from it.
+local LOAD_FUNCTIONS = { "init", "validate", "clone_state", "complete_args" }
+local PLUGIN_TABLES = { "events", "object_data" }
 
 -- A function of P named like a hook but misspelt (P:filtr, P:preFilter)
 -- would never run: "FILE:LINE: plugin "X": P:filtr is no hook; did you mean
@@ -165,6 +167,11 @@ local function check_hooks(name, path, P)
   end
   for _, k in ipairs(suggest.keys(P)) do
     local fn = rawget(P, k)
+    -- P.event or P.objectData would be read by nobody: every event would retry the pod
+    local table_hint = type(fn) == "table" and rawget(P, k) ~= nil and suggest.misspelling_of(k, PLUGIN_TABLES)
+    if table_hint and rawget(P, table_hint) == nil then
+      return nil, string.format("%s: plugin %q: P.%s is read by nobody; did you mean P.%s?", path, name, k, table_hint)
+    end
     local hint = type(fn) == "function" and not is_known[k] and suggest.misspelling_of(k, known)
     if hint then
       local info = debug.getinfo(fn, "S")

@@ -91,6 +91,20 @@ describe("a newcomer's mistakes", function()
         .. 'make it with local P = ls.plugin("PreferGold", ...)', tostring(err))
     end)
 
+    it("a misspelt P.events would register nothing: it is named", function()
+      local ok, err = load_edited("return P\n", 'P.event = { { resource = "Node", action = "Add" } }\nreturn P\n')
+      assert.is_false(ok)
+      assert.are.equal(file() .. ': plugin "PreferGold": P.event is read by nobody; did you mean P.events?',
+        tostring(err))
+    end)
+
+    it("a misspelt field of ls.plugin's spec is named at the plugin's line", function()
+      local ok, err = load_edited("{ defaults = {", "{ default = {")
+      assert.is_false(ok)
+      assert.are.equal(file() .. ':2: ls.plugin("PreferGold", spec): '
+        .. 'spec.default is no field (did you mean "defaults"?)', tostring(err))
+    end)
+
     it("an unknown arg names the closest declared one, or lists them", function()
       assert(load_edited())
       local ok, err = pcall(T.plugin, "PreferGold", { valeu = "silver" })
