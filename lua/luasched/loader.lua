@@ -233,7 +233,10 @@ function M.load(name)
       for _, sub in ipairs(SUBDIRS) do searched[#searched + 1] = d .. sub end
     end
     local hint = ""
-    if C.ls_plugin_name_suggestion(name, table.concat(searched, ":"), suggestion, ffi.sizeof(suggestion)) then
+    local misnamed = ffi.new("char[?]", 4200)
+    if C.ls_plugin_file_misnamed(name, table.concat(searched, ":"), base .. ".lua", misnamed, 4200) then
+      hint = string.format("; %s is there: the loader reads %s.lua (rename it)", ffi.string(misnamed), base)
+    elseif C.ls_plugin_name_suggestion(name, table.concat(searched, ":"), suggestion, ffi.sizeof(suggestion)) then
       hint = string.format('; did you mean "%s"?', ffi.string(suggestion))
     end
     return nil, string.format("plugin %q not found: no %s.lua on the plugin path (%s)%s", name, base, dirs, hint)

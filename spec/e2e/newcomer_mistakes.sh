@@ -84,6 +84,15 @@ prefer_gold_profile.yaml:11: profile default-scheduler: ./prefer_gold.lua:16: pl
 1 problem'
 sed -i 's/function P:scor(/function P:score(/' prefer_gold.lua
 
+mv prefer_gold.lua prefer-gold.lua
+expect_eq "the plugin's file named with a dash: the file found and the name to give it" "$(run check $P; cat "$TMP/out")" \
+  "2
+prefer_gold_profile.yaml:11: profile default-scheduler: plugin \"PreferGold\" not found: no prefer_gold.lua on the plugin path (.:$src/plugins:$src/plugins/policies); ./prefer-gold.lua is there: the loader reads prefer_gold.lua (rename it)
+1 problem"
+mv prefer-gold.lua prefer_gold.lua
+expect_eq "renamed back: ok" "$(run check $P; head -1 "$TMP/out")" "0
+ok: prefer_gold_profile.yaml: 1 profile, 21 plugins"
+
 # ---- explain: a pod named without its namespace
 expect_eq "pod without its namespace: exit 2" "$(run explain "$CLUSTER" web-0)" "2"
 expect_eq "pod without its namespace: the one meant" "$(tail -1 "$TMP/err")" \
