@@ -249,12 +249,19 @@ function ls.intern(s)
   return id
 end
 
+-- A key given as text (ls.label(labels, "tier")): the FFI said "cannot
+-- convert 'string' to 'unsigned int'"; this says what to pass instead.
+local function key_as_text(fn, key)
+  error(string.format('%s: the key is an interned id, not the text %q: ls.intern(%q) once, in init', fn, key, key), 3)
+end
+
 --- The value id of label `key_id` in a label set (0 when absent); works for annotations too.
 ---@param labels ls.Labels pod.labels, node.labels, pod.annotations, ...
 ---@param key_id integer the key's interned id (ls.intern at init)
 ---@return integer
 function ls.label(labels, key_id)
   if labels == nil then need(labels, "ls.label: the label set") end
+  if type(key_id) == "string" then key_as_text("ls.label", key_id) end
   return C.ls_labels_get(labels_of(labels), key_id)
 end
 
@@ -264,6 +271,7 @@ end
 ---@return boolean
 function ls.has_label(labels, key_id)
   if labels == nil then need(labels, "ls.has_label: the label set") end
+  if type(key_id) == "string" then key_as_text("ls.has_label", key_id) end
   return C.ls_labels_has(labels_of(labels), key_id)
 end
 

@@ -138,6 +138,14 @@ describe("a newcomer's mistakes", function()
         .. ":7: luasched%.lable does not exist; did you mean luasched%.label%?$", tostring(err))
     end)
 
+    it("a label key given as text says to intern it", function()
+      assert(load_edited("ls.label(node.node.labels, self.key)", 'ls.label(node.node.labels, "tier")'))
+      local ok, err = pcall(T.cycle, T.plugin("PreferGold"), cluster, T.pod { name = "web" })
+      assert.is_false(ok)
+      assert.matches(file():gsub("%p", "%%%0") .. ':7: ls%.label: the key is an interned id, not the text "tier": '
+        .. 'ls%.intern%("tier"%) once, in init$', tostring(err))
+    end)
+
     it("a misspelt view field names the field meant, at the plugin's line, not the runtime's", function()
       assert(load_edited("node.node.labels", "node.node.lables"))
       local ok, err = pcall(T.cycle, T.plugin("PreferGold"), cluster, T.pod { name = "web" })
