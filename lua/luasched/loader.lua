@@ -188,8 +188,8 @@ end
 
 local function check_plugin(name, path, P)
   if type(P) ~= "table" then
-    return nil, string.format("%s: plugin %q must return a table (from ls.plugin), got %s",
-      path, name, type(P))
+    return nil, string.format("%s: plugin %q must return a table (from ls.plugin), got %s%s",
+      path, name, type(P), P == nil and ": end the file with return P" or "")
   end
   if P.name == nil then
     return nil, string.format("%s: the table it returns has no name: make it with local P = ls.plugin(%q, ...)",

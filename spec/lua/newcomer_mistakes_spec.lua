@@ -84,6 +84,13 @@ describe("a newcomer's mistakes", function()
         .. "P:score(state, pod, node), ...: docs/plugins/api.md#extension-points)", tostring(err))
     end)
 
+    it("a file that forgets to return its plugin says how to end it", function()
+      local ok, err = load_edited("return P\n", "")
+      assert.is_false(ok)
+      assert.are.equal(file() .. ': plugin "PreferGold" must return a table (from ls.plugin), got nil: '
+        .. "end the file with return P", tostring(err))
+    end)
+
     it("a table not made by ls.plugin says how to make it", function()
       local ok, err = load_edited('ls.plugin("PreferGold", { defaults = { key = "tier", value = "gold" } })', "{}")
       assert.is_false(ok)
