@@ -360,10 +360,32 @@ end
 
 -- A field `k` struct does not have: the error LuaJIT gives, at the plugin's
 -- line (`level`), with the closest field named.
+-- The two a newcomer mixes up: a NodeInfo read as the node (node.labels for
+-- node.node.labels), and a pod read as a NodeInfo (a hook defined with
+-- P.score(...) instead of P:score(...) gets its arguments one place off).
+local function has_member(struct, k)
+  for _, m in ipairs(members_of[struct] or {}) do
+    if m == k then return true end
+  end
+  return false
+end
+local function mixed_up(struct, k)
+  if struct == "ls_node_info" and has_member("ls_node", k) then
+    return format("; this is a NodeInfo: the node's own fields are under .node (.node.%s)", k)
+  end
+  if struct == "ls_pod" and has_member("ls_node_info", k) then
+    return "; this is a pod, not a NodeInfo: a hook defined as P.hook(...) instead of P:hook(...) "
+      .. "gets its arguments one place off"
+  end
+end
+
 local function no_member(struct, k, level)
-  local hint = require("luasched.suggest").did_you_mean(k, members_of[struct] or {})
-  error(format("'struct %s' has no member named '%s'%s", struct, k,
-    hint and format("; did you mean '%s'?", hint) or ""), level + 1)
+  local hint = mixed_up(struct, k)
+  if not hint then
+    hint = require("luasched.suggest").did_you_mean(k, members_of[struct] or {})
+    hint = hint and format("; did you mean '%s'?", hint) or ""
+  end
+  error(format("'struct %s' has no member named '%s'%s", struct, k, hint), level + 1)
 end
 
 -- The reference type `name` ({ opaque address, generation }) with metatable

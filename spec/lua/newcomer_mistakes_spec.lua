@@ -167,6 +167,20 @@ describe("a newcomer's mistakes", function()
       assert.matches(":7: 'struct ls_node_info' has no member named 'nod'; did you mean 'node'%?$", tostring(err))
     end)
 
+    it("a NodeInfo read as its node, and a hook defined with a dot, are told apart from typos", function()
+      assert(load_edited("node.node.labels", "node.labels"))
+      local ok, err = pcall(T.cycle, T.plugin("PreferGold"), cluster, T.pod { name = "web" })
+      assert.is_false(ok)
+      assert.matches(":7: 'struct ls_node_info' has no member named 'labels'; this is a NodeInfo: "
+        .. "the node's own fields are under %.node %(%.node%.labels%)$", tostring(err))
+      -- P.score(_, _, node): self is the state, node is the pod (not "did you mean 'node_name'")
+      assert(load_edited("function P:score(_, _, node)", "function P.score(_, _, node)"))
+      ok, err = pcall(T.cycle, T.plugin("PreferGold"), cluster, T.pod { name = "web" })
+      assert.is_false(ok)
+      assert.matches(":7: 'struct ls_pod' has no member named 'node'; this is a pod, not a NodeInfo: a hook defined "
+        .. "as P%.hook%(%.%.%.%) instead of P:hook%(%.%.%.%) gets its arguments one place off$", tostring(err))
+    end)
+
     it("a bad return names the plugin's file and line, raised at the spec's line", function()
       assert(load_edited("return ls.MAX_NODE_SCORE", 'return "high"'))
       local line = debug.getinfo(1, "l").currentline + 1
