@@ -373,11 +373,19 @@ local function mixed_up(struct, k)
   if struct == "ls_node_info" and has_member("ls_node", k) then
     return format("; this is a NodeInfo: the node's own fields are under .node (.node.%s)", k)
   end
+  if struct == "ls_resources" and has_member("ls_resource_list", k) then   -- ls.quantity(pod.requests, ...)
+    return "; this is a Resources vector (pod.requests, ni.allocatable), not a resource list "
+      .. "(container.requests): read .v[ls.resource_index(name)]"
+  end
   if struct == "ls_pod" and has_member("ls_node_info", k) then
     return "; this is a pod, not a NodeInfo: a hook defined as P.hook(...) instead of P:hook(...) "
       .. "gets its arguments one place off"
   end
 end
+
+-- The runtime's own Lua files ("@.../lua/luasched"): an ls.* function that
+-- read a view it was wrongly given is not where the mistake is.
+local runtime_source = "@" .. (debug.getinfo(1, "S").source:match("^@(.*/)luasched/[^/]*$") or "\0") .. "luasched"
 
 local function no_member(struct, k, level)
   local hint = mixed_up(struct, k)
@@ -385,7 +393,13 @@ local function no_member(struct, k, level)
     hint = require("luasched.suggest").did_you_mean(k, members_of[struct] or {})
     hint = hint and format("; did you mean '%s'?", hint) or ""
   end
-  error(format("'struct %s' has no member named '%s'%s", struct, k, hint), level + 1)
+  local at = level + 1   -- error()'s level of the frame that indexed; past the runtime's frames
+  while true do
+    local info = debug.getinfo(at, "S")
+    if not info or info.source:sub(1, #runtime_source) ~= runtime_source then break end
+    at = at + 1
+  end
+  error(format("'struct %s' has no member named '%s'%s", struct, k, hint), at)
 end
 
 -- The reference type `name` ({ opaque address, generation }) with metatable

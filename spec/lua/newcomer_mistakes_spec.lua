@@ -153,6 +153,16 @@ describe("a newcomer's mistakes", function()
         .. 'ls%.intern%("tier"%) once, in init$', tostring(err))
     end)
 
+    it("a Resources vector given as a resource list is named at the plugin's line, not the runtime's", function()
+      assert(load_edited("function P:score(_, _, node)\n",
+        'function P:score(_, pod, node)\n  if ls.quantity(pod.requests, "cpu") then return 0 end\n'))
+      local ok, err = pcall(T.cycle, T.plugin("PreferGold"), cluster, T.pod { name = "web" })
+      assert.is_false(ok)
+      assert.matches(file():gsub("%p", "%%%0") .. ":7: 'struct ls_resources' has no member named 'n'; this is a "
+        .. "Resources vector %(pod%.requests, ni%.allocatable%), not a resource list %(container%.requests%): "
+        .. "read %.v%[ls%.resource_index%(name%)%]$", tostring(err))
+    end)
+
     it("a misspelt view field names the field meant, at the plugin's line, not the runtime's", function()
       assert(load_edited("node.node.labels", "node.node.lables"))
       local ok, err = pcall(T.cycle, T.plugin("PreferGold"), cluster, T.pod { name = "web" })
