@@ -465,6 +465,7 @@ local PLUGIN_SPEC = { "defaults", "optional" }   -- the fields of ls.plugin's sp
 --- also define `P.complete_args(args)`, returning a new table: the defaulting
 --- its declared defaults cannot express (upstream's SetDefaults_<Name>Args),
 --- applied to what --write-config-to writes (never to the shared defaults).
+--- Another field in `spec` is an error naming the one meant (spec.default: "did you mean defaults?").
 ---@param name string the registered name (its file is the snake_case name: PreferLabeled -> prefer_labeled.lua)
 ---@param spec? {defaults?: table, optional?: table}
 ---@return ls.Plugin
