@@ -44,11 +44,44 @@ end
 -- A doc block: description lines, @param and @return entries.
 local function new_doc() return { text = {}, params = {}, returns = {} } end
 
+-- The LuaLS type at the start of `s` and the text after it. A type may hold
+-- spaces inside brackets ({defaults?: table, optional?: table},
+-- table<string, number>), a function's return after "): " (fun(): ls.Object)
+-- and further types after ", " (ls.NodeInfo[], integer): splitting at the
+-- first space put half of such a type in the description.
+local OPENS, CLOSES = { ["("] = true, ["{"] = true, ["["] = true, ["<"] = true },
+  { [")"] = true, ["}"] = true, ["]"] = true, [">"] = true }
+local function read_type(s)
+  local depth, i, n = 0, 1, #s
+  while i <= n do
+    local c = s:sub(i, i)
+    if OPENS[c] then depth = depth + 1
+    elseif CLOSES[c] then depth = depth - 1
+    elseif c:match("%s") and depth <= 0 then
+      local before = s:sub(1, i - 1)
+      local next_start = s:find("%S", i)
+      -- "fun(...): T" and "A, B": the type goes on
+      if not (next_start and (before:match("%):$") or before:match(",$"))) then break end
+      i = next_start - 1
+    end
+    i = i + 1
+  end
+  return s:sub(1, i - 1), (s:sub(i):gsub("^%s+", ""))
+end
+
 local function add_doc_line(doc, body)
-  local pname, ptype, pdoc = body:match("^@param%s+([%w_%.]+%??)%s+(%S+)%s*(.*)$")
-  if pname then doc.params[#doc.params + 1] = { name = pname, type = ptype, doc = pdoc } return end
-  local rtype, rdoc = body:match("^@return%s+(%S+)%s*(.*)$")
-  if rtype then doc.returns[#doc.returns + 1] = { type = rtype, doc = rdoc } return end
+  local pname, prest = body:match("^@param%s+([%w_%.]+%??)%s+(.*)$")
+  if pname then
+    local ptype, pdoc = read_type(prest)
+    doc.params[#doc.params + 1] = { name = pname, type = ptype, doc = pdoc }
+    return
+  end
+  local rrest = body:match("^@return%s+(.*)$")
+  if rrest then
+    local rtype, rdoc = read_type(rrest)
+    doc.returns[#doc.returns + 1] = { type = rtype, doc = rdoc }
+    return
+  end
   doc.text[#doc.text + 1] = body
 end
 

@@ -249,12 +249,19 @@ function ls.intern(s)
   return id
 end
 
+-- A key given as text (ls.label(labels, "tier")): the FFI said "cannot
+-- convert 'string' to 'unsigned int'"; this says what to pass instead.
+local function key_as_text(fn, key)
+  error(string.format('%s: the key is an interned id, not the text %q: ls.intern(%q) once, in init', fn, key, key), 3)
+end
+
 --- The value id of label `key_id` in a label set (0 when absent); works for annotations too.
 ---@param labels ls.Labels pod.labels, node.labels, pod.annotations, ...
 ---@param key_id integer the key's interned id (ls.intern at init)
 ---@return integer
 function ls.label(labels, key_id)
   if labels == nil then need(labels, "ls.label: the label set") end
+  if type(key_id) == "string" then key_as_text("ls.label", key_id) end
   return C.ls_labels_get(labels_of(labels), key_id)
 end
 
@@ -264,6 +271,7 @@ end
 ---@return boolean
 function ls.has_label(labels, key_id)
   if labels == nil then need(labels, "ls.has_label: the label set") end
+  if type(key_id) == "string" then key_as_text("ls.has_label", key_id) end
   return C.ls_labels_has(labels_of(labels), key_id)
 end
 
@@ -447,6 +455,8 @@ end
 ---@return table
 ls.merge_args = deep_merge
 
+local PLUGIN_SPEC = { "defaults", "optional" }   -- the fields of ls.plugin's spec
+
 --- Declares a plugin. `name` is the Kubernetes-style registered name; `spec.defaults`
 --- are merged under the profile's pluginConfig args (given values win) and
 --- give the args their types (luasched.args); `spec.optional` names args
@@ -455,12 +465,26 @@ ls.merge_args = deep_merge
 --- also define `P.complete_args(args)`, returning a new table: the defaulting
 --- its declared defaults cannot express (upstream's SetDefaults_<Name>Args),
 --- applied to what --write-config-to writes (never to the shared defaults).
+--- Another field in `spec` is an error naming the one meant (spec.default: "did you mean defaults?").
 ---@param name string the registered name (its file is the snake_case name: PreferLabeled -> prefer_labeled.lua)
 ---@param spec? {defaults?: table, optional?: table}
 ---@return ls.Plugin
 function ls.plugin(name, spec)
-  assert(type(name) == "string" and name ~= "", "ls.plugin: a plugin name is required")
+  if type(name) ~= "string" or name == "" then error("ls.plugin: a plugin name is required", 2) end
   spec = spec or {}
+  if type(spec) ~= "table" then
+    error(string.format("ls.plugin(%q, spec): spec must be a table, got %s", name, type(spec)), 2)
+  end
+  for k in pairs(spec) do
+    if k ~= "defaults" and k ~= "optional" then
+      local hint = require("luasched.suggest").did_you_mean(k, PLUGIN_SPEC)
+      error(string.format("ls.plugin(%q, spec): spec.%s is no field (%s)", name, tostring(k),
+        hint and string.format('did you mean "%s"?', hint) or "a spec has defaults and optional"), 2)
+    end
+  end
+  if spec.defaults ~= nil and type(spec.defaults) ~= "table" then
+    error(string.format("ls.plugin(%q, spec): spec.defaults must be a table, got %s", name, type(spec.defaults)), 2)
+  end
   local P = { name = name, defaults = spec.defaults or {}, optional = spec.optional }
   P.__index = P
   return P

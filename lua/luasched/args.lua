@@ -33,6 +33,23 @@ end
 
 local check_value
 
+-- What an unknown field `k` could have been: " (did you mean "x"?)", or the
+-- fields the plugin declares (its defaults and optional keys), or that it
+-- declares none.
+local function known_fields(k, defaults, optional)
+  local suggest, names, seen = require("luasched.suggest"), {}, {}
+  for _, t in ipairs({ type(defaults) == "table" and defaults or {}, type(optional) == "table" and optional or {} }) do
+    for _, name in ipairs(suggest.keys(t)) do
+      if not seen[name] then seen[name] = true; names[#names + 1] = name end
+    end
+  end
+  table.sort(names)
+  local hint = suggest.did_you_mean(k, names)
+  if hint then return string.format(' (did you mean "%s"?)', hint) end
+  if #names == 0 then return " (the plugin declares no args: ls.plugin(NAME, { defaults = {...} }))" end
+  return " (expected " .. table.concat(names, ", ") .. ")"
+end
+
 local function check_object(given, defaults, optional, prefix, where, problems)
   for k, v in pairs(given) do
     local field = prefix == "" and tostring(k) or prefix .. "." .. tostring(k)
@@ -53,7 +70,8 @@ local function check_object(given, defaults, optional, prefix, where, problems)
         check_object(v, {}, opt, field, where, problems)
       end
     elseif not (prefix == "" and (k == "apiVersion" or k == "kind")) then
-      problems[#problems + 1] = string.format("%s: unknown field", locate(where, field))
+      problems[#problems + 1] = string.format("%s: unknown field%s", locate(where, field),
+        known_fields(k, defaults, optional))
     end
   end
 end

@@ -36,6 +36,19 @@ local function shown(v)
   return #v > 64 and string.format("%q...", v:sub(1, 64)) or string.format("%q", v)
 end
 
+-- " (did you mean X?)" for a misspelt resource, action or entry field: the
+-- closest of the names in `expected` (a message's list: "A, B or C").
+local function near(word, expected)
+  local names = {}
+  for name in expected:gsub(", or a custom resource.*$", ""):gmatch("[%w*]+") do
+    if name ~= "or" then names[#names + 1] = name end
+  end
+  local hint = require("luasched.suggest").did_you_mean(word, names)
+  return hint and string.format("; did you mean %s?", hint) or ""
+end
+
+local ENTRY_FIELDS = "resource, action or hint"
+
 local function entry_error(plugin, i, field, what)
   return string.format("plugin %q (%s): events[%d].%s: %s", plugin.name, tostring(plugin.file), i, field, what)
 end
@@ -57,7 +70,7 @@ local function actions_of(plugin, i, action)
     end
     if type(a) ~= "string" or C.ls_action_from_name(a) == 0 then
       return nil, entry_error(plugin, i, "action" .. (type(action) == "table" and "[" .. k .. "]" or ""),
-        string.format("unknown action %s (expected %s)", shown(a), ACTIONS))
+        string.format("unknown action %s (expected %s)%s", shown(a), ACTIONS, near(a, ACTIONS)))
     end
     names[#names + 1] = a
   end
@@ -88,9 +101,15 @@ function M.check(plugin)
     if type(e) ~= "table" then
       return nil, entry_error(plugin, i, "", "expected a table {resource, action, hint}"):gsub("%.: ", ": ")
     end
+    for k in pairs(e) do   -- { resource = "Node", actions = "Add" } read no action
+      if k ~= "resource" and k ~= "action" and k ~= "hint" then
+        return nil, entry_error(plugin, i, tostring(k),
+          string.format("unknown field (expected %s)%s", ENTRY_FIELDS, near(k, ENTRY_FIELDS)))
+      end
+    end
     if type(e.resource) ~= "string" or not C.ls_resource_name_valid(e.resource) then
       return nil, entry_error(plugin, i, "resource",
-        string.format("unknown resource %s (expected %s)", shown(e.resource), RESOURCES))
+        string.format("unknown resource %s (expected %s)%s", shown(e.resource), RESOURCES, near(e.resource, RESOURCES)))
     end
     local names, err = actions_of(plugin, i, e.action)
     if not names then return nil, err end

@@ -168,7 +168,11 @@ function M.install(ls)
   function ls.parse_quantity(text, scale)
     if type(text) ~= "string" then return nil end
     local sc = scale == "cpu" and 3 or scale or 0
-    if type(sc) ~= "number" then error("ls.parse_quantity: scale must be \"cpu\" or a number 0..9", 2) end
+    -- (a scale of 1000 for "milli" gave nil, as if the text were no quantity)
+    if type(sc) ~= "number" or sc < 0 or sc > 9 or sc % 1 ~= 0 then
+      error("ls.parse_quantity: scale must be \"cpu\", nil or an integer 0..9 (3: milli-units), got "
+        .. tostring(scale), 2)
+    end
     if not C.ls_quantity_value(text, sc, parsed) then return nil end
     return tonumber(parsed[0])
   end

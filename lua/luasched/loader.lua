@@ -145,15 +145,60 @@ load_source = function(path, chunkname, require_fn)
   return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({}), chunkname))
 end
 
+-- The functions a plugin table may hold besides its hooks (docs/plugins/api.md),
+-- and the tables the runtime reads from it.
+local LOAD_FUNCTIONS = { "init", "validate", "clone_state", "complete_args" }
+local PLUGIN_TABLES = { "events", "object_data" }
+
+-- A function of P named like a hook but misspelt (P:filtr, P:preFilter)
+-- would never run: "FILE:LINE: plugin "X": P:filtr is no hook; did you mean
+-- P:filter?". A plugin defining no hook at all is refused too. Other
+-- functions (helpers of the plugin's own) are left alone.
+local function check_hooks(name, path, P)
+  local points = require("luasched.points")
+  local suggest = require("luasched.suggest")
+  local known = {}
+  for _, h in ipairs(points.hooks) do known[#known + 1] = h end
+  for _, f in ipairs(LOAD_FUNCTIONS) do known[#known + 1] = f end
+  local is_known, hooks = {}, 0
+  for _, h in ipairs(known) do is_known[h] = true end
+  for _, h in ipairs(points.hooks) do
+    if type(rawget(P, h)) == "function" then hooks = hooks + 1 end
+  end
+  for _, k in ipairs(suggest.keys(P)) do
+    local fn = rawget(P, k)
+    -- P.event or P.objectData would be read by nobody: every event would retry the pod
+    local table_hint = type(fn) == "table" and rawget(P, k) ~= nil and suggest.misspelling_of(k, PLUGIN_TABLES)
+    if table_hint and rawget(P, table_hint) == nil then
+      return nil, string.format("%s: plugin %q: P.%s is read by nobody; did you mean P.%s?", path, name, k, table_hint)
+    end
+    local hint = type(fn) == "function" and not is_known[k] and suggest.misspelling_of(k, known)
+    if hint then
+      local info = debug.getinfo(fn, "S")
+      return nil, string.format("%s:%d: plugin %q: P:%s is no hook; did you mean P:%s?", path,
+        info.linedefined, name, k, hint)
+    end
+  end
+  if hooks == 0 then
+    return nil, string.format("%s: plugin %q defines no hook (function P:filter(state, pod, node), "
+      .. "P:score(state, pod, node), ...: docs/plugins/api.md#extension-points)", path, name)
+  end
+  return P
+end
+
 local function check_plugin(name, path, P)
   if type(P) ~= "table" then
-    return nil, string.format("%s: plugin %q must return a table (from ls.plugin), got %s",
-      path, name, type(P))
+    return nil, string.format("%s: plugin %q must return a table (from ls.plugin), got %s%s",
+      path, name, type(P), P == nil and ": end the file with return P" or "")
+  end
+  if P.name == nil then
+    return nil, string.format("%s: the table it returns has no name: make it with local P = ls.plugin(%q, ...)",
+      path, name)
   end
   if P.name ~= name then
     return nil, string.format("%s: file declares plugin %q, expected %q", path, tostring(P.name), name)
   end
-  return P
+  return check_hooks(name, path, P)
 end
 
 -- Whether two files hold the same text (a built-in directory given again on
@@ -188,7 +233,10 @@ function M.load(name)
       for _, sub in ipairs(SUBDIRS) do searched[#searched + 1] = d .. sub end
     end
     local hint = ""
-    if C.ls_plugin_name_suggestion(name, table.concat(searched, ":"), suggestion, ffi.sizeof(suggestion)) then
+    local misnamed = ffi.new("char[?]", 4200)
+    if C.ls_plugin_file_misnamed(name, table.concat(searched, ":"), base .. ".lua", misnamed, 4200) then
+      hint = string.format("; %s is there: the loader reads %s.lua (rename it)", ffi.string(misnamed), base)
+    elseif C.ls_plugin_name_suggestion(name, table.concat(searched, ":"), suggestion, ffi.sizeof(suggestion)) then
       hint = string.format('; did you mean "%s"?', ffi.string(suggestion))
     end
     return nil, string.format("plugin %q not found: no %s.lua on the plugin path (%s)%s", name, base, dirs, hint)

@@ -33,9 +33,14 @@ function M.mark_frozen(t, what)
   frozen[t] = what
 end
 
-local function missing(what)
+-- "ls.lable does not exist; did you mean ls.label?": the closest of the
+-- table's own keys (luasched.suggest, required when an error is raised).
+local function missing(what, inner)
   return { __index = function(_, k)
-    error(string.format("%s.%s does not exist", what, tostring(k)), 2)
+    local suggest = require("luasched.suggest")
+    local hint = suggest.did_you_mean(k, suggest.keys(inner))
+    error(string.format("%s.%s does not exist%s", what, tostring(k),
+      hint and string.format("; did you mean %s.%s?", what, hint) or ""), 2)
   end }
 end
 
@@ -49,7 +54,7 @@ function M.freeze(t, what, strict)
     if type(v) == "table" and not frozen[v] then v = M.freeze(v, what .. "." .. tostring(k)) end
     if v ~= nil then inner[k] = v end
   end
-  if strict then setmetatable(inner, missing(what)) end
+  if strict then setmetatable(inner, missing(what, inner)) end
   local proxy = setmetatable({}, {
     __index = inner,
     __newindex = function(_, k)

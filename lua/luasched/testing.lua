@@ -100,9 +100,7 @@ end
 
 --- The closest of `names` to `word` ("did you mean"), or nil.
 function T.did_you_mean(word, names)
-  local arr = ffi.new("const char *[?]", #names + 1, names)
-  local hit = C.ls_did_you_mean(tostring(word), arr, #names)
-  return hit ~= nil and ffi.string(hit) or nil
+  return require("luasched.suggest").did_you_mean(tostring(word), names)
 end
 
 -- desc with its cluster-file names turned into the shorthand's; an unknown

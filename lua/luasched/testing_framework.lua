@@ -78,7 +78,9 @@ return function(T)
           returned[hook] = { st, extra, (select(3, ...)) }   -- the third: Filter's node
           return st, extra
         end
-        assembly.hook_source[f] = fn
+        -- the plugin's own hook (behind the guard the runtime wrapped it in),
+        -- so a bad return names its file and line, not profiles.lua's guard
+        assembly.hook_source[f] = assembly.hook_source[fn] or fn
         r[hook] = f
       end
     end
@@ -151,8 +153,22 @@ return function(T)
 
   -- A runner that ended in an Error status raises it as the framework words it
   -- (naming the plugin, its file and line).
+  -- The error is raised at the spec's line that called the kit (the first
+  -- frame outside lua/luasched/), as error(msg, 2) would from a one-level
+  -- function: "spec/x_spec.lua:9: running Score plugin ...", never a line of
+  -- the kit's own (busted names a message without a position by where it was
+  -- raised).
+  local kit_dir = debug.getinfo(1, "S").source:match("^@(.*/)") or ""
   local function raise_error()
-    if kit.cycle.status_code == ls.ERROR then error(ls.status_message(kit.cycle.status), 0) end
+    if kit.cycle.status_code ~= ls.ERROR then return end
+    local msg, level = ls.status_message(kit.cycle.status), 2
+    while true do
+      local info = debug.getinfo(level, "S")
+      if not info then level = 0; break end
+      if info.what ~= "C" and info.source:sub(2, #kit_dir + 1) ~= kit_dir then break end
+      level = level + 1
+    end
+    error(msg, level)
   end
 
   -- After the runner of `hook`: true when the cycle ended in an Error status
@@ -410,8 +426,9 @@ return function(T)
         { weights = opts.weights, percentage = opts.percentage, start = start, rng = rng })
       start, rng = r.next_start or start, r.rng or rng
       local a = { pod = ls.str(pod.ns) .. "/" .. ls.str(pod.name), cycle = r }
-      if not ok then
-        a.result, a.message = "error", tostring(err)
+      if not ok then   -- the framework's message, without the position raise_error gave it
+        a.result = "error"
+        a.message = kit.cycle.status_code == ls.ERROR and ls.status_message(kit.cycle.status) or tostring(err)
       elseif r.status.code == ls.ERROR then
         a.result, a.message = "error", r.message
       elseif r.node then

@@ -328,6 +328,7 @@ end
 local bytep_t, voidp = typeof("const uint8_t *"), typeof("const void *")
 local opaque_t = typeof("const ls_opaque_ *")
 local fields_of                -- struct or union -> { field -> { off, type, n } } (parsed once)
+local members_of = {}          -- struct or union -> the names of all its fields (a misspelling's hint)
 local aggregate = {}           -- names of the structs and unions
 local struct_ref, view_ref     -- (below) constructors of references, by struct and by view spec
 local ref_by_id = {}           -- ctype id of a reference type -> function(v, up) giving what is behind it
@@ -342,8 +343,10 @@ local function parse_fields()
   end
   for _, name, braces in rewritten:gmatch("typedef%s+(%a+)%s+([%w_]+)%s*(%b{})") do
     local fields, body = {}, braces:sub(2, -2):gsub("struct%s*%b{}%s*;", "")
+    local members = {}
     for decl in body:gmatch("[^;]+") do
       decl = decl:gsub("const%s+", "")
+      members[#members + 1] = decl:match("([%w_]+)%s*%[?[%s%d]*%]?%s*$")
       local ty, field, n = decl:match("^%s*([%w_]+)%s+([%w_]+)%s*%[%s*(%d+)%s*%]%s*$")
       if not ty then ty, field = decl:match("^%s*([%w_]+)%s+([%w_]+)%s*$") end
       if ty and (n or aggregate[ty]) then
@@ -351,7 +354,52 @@ local function parse_fields()
       end
     end
     fields_of[name] = fields
+    members_of[name] = members
   end
+end
+
+-- A field `k` struct does not have: the error LuaJIT gives, at the plugin's
+-- line (`level`), with the closest field named.
+-- The two a newcomer mixes up: a NodeInfo read as the node (node.labels for
+-- node.node.labels), and a pod read as a NodeInfo (a hook defined with
+-- P.score(...) instead of P:score(...) gets its arguments one place off).
+local function has_member(struct, k)
+  for _, m in ipairs(members_of[struct] or {}) do
+    if m == k then return true end
+  end
+  return false
+end
+local function mixed_up(struct, k)
+  if struct == "ls_node_info" and has_member("ls_node", k) then
+    return format("; this is a NodeInfo: the node's own fields are under .node (.node.%s)", k)
+  end
+  if struct == "ls_resources" and has_member("ls_resource_list", k) then   -- ls.quantity(pod.requests, ...)
+    return "; this is a Resources vector (pod.requests, ni.allocatable), not a resource list "
+      .. "(container.requests): read .v[ls.resource_index(name)]"
+  end
+  if struct == "ls_pod" and has_member("ls_node_info", k) then
+    return "; this is a pod, not a NodeInfo: a hook defined as P.hook(...) instead of P:hook(...) "
+      .. "gets its arguments one place off"
+  end
+end
+
+-- The runtime's own Lua files ("@.../lua/luasched"): an ls.* function that
+-- read a view it was wrongly given is not where the mistake is.
+local runtime_source = "@" .. (debug.getinfo(1, "S").source:match("^@(.*/)luasched/[^/]*$") or "\0") .. "luasched"
+
+local function no_member(struct, k, level)
+  local hint = mixed_up(struct, k)
+  if not hint then
+    hint = require("luasched.suggest").did_you_mean(k, members_of[struct] or {})
+    hint = hint and format("; did you mean '%s'?", hint) or ""
+  end
+  local at = level + 1   -- error()'s level of the frame that indexed; past the runtime's frames
+  while true do
+    local info = debug.getinfo(at, "S")
+    if not info or info.source:sub(1, #runtime_source) ~= runtime_source then break end
+    at = at + 1
+  end
+  error(format("'struct %s' has no member named '%s'%s", struct, k, hint), at)
 end
 
 -- The reference type `name` ({ opaque address, generation }) with metatable
@@ -424,6 +472,9 @@ struct_ref = function(struct)
   local fields = fields_of[struct] or {}
   local readers = setmetatable({}, { __index = function(t, k)
     local f = fields[k]
+    -- a name that is no field raises here, at the plugin's line (the
+    -- reference's __index called this), instead of inside this file
+    if f == nil and type(k) == "string" and not ffi.offsetof(struct, k) then no_member(struct, k, 3) end
     local r = f ~= nil and field_reader(f)
     t[k] = r
     return r

@@ -41,7 +41,7 @@ $F/problems.yaml:28: profiles[1].plugins.queueSort: Invalid value: {\"enabled\":
 $F/problems.yaml:13: profile main: plugin \"NoSuchPlugin\" not found: no no_such_plugin.lua on the plugin path ($F/plugins:plugins:plugins/policies)
 $F/problems.yaml: profile main: plugin \"ImageLocality\" does not extend Filter plugin
 $F/problems.yaml: profile main: plugin Picky already registered as Score
-$F/problems.yaml: profile main: plugin \"BadEvents\" ($F/plugins/bad_events.lua): events[2].resource: unknown resource \"Pods\" (expected AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, NodeMetrics, PodMetrics, \"*\", or a custom resource written plural.version.group)
+$F/problems.yaml: profile main: plugin \"BadEvents\" ($F/plugins/bad_events.lua): events[2].resource: unknown resource \"Pods\" (expected AssignedPod, UnscheduledPod, TargetPod, Pod, Node, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, NodeMetrics, PodMetrics, \"*\", or a custom resource written plural.version.group); did you mean Pod?
 $F/problems.yaml: profile main: $F/problems.yaml:25: profiles[0].pluginConfig[0].args: initializing plugin \"Picky\": threshold must be at most 100, got 500
 $F/problems.yaml:35: profile second: $F/plugins/syntax_error.lua:5: unexpected symbol near 'end'
 $F/problems.yaml:36: profile second: $F/plugins/fails_at_load.lua:4: FailsAtLoad needs a GPU

@@ -194,7 +194,7 @@ describe("events tables and queueing hints (luasched simulate)", function()
     it("names an unknown resource and lists the valid ones", function()
       expect_load_error("ev_bad_resource", "EvBadResource",
         '{ { resource = "Node", action = "Add" }, { resource = "Nodes", action = "Add" } }',
-        'events[2].resource: unknown resource "Nodes" (expected ' .. RESOURCES .. ")")
+        'events[2].resource: unknown resource "Nodes" (expected ' .. RESOURCES .. "); did you mean Node?")
     end)
 
     it("rejects a resource that is not a string", function()
@@ -221,6 +221,14 @@ describe("events tables and queueing hints (luasched simulate)", function()
       expect_load_error("ev_bad_action_list", "EvBadActionList",
         '{ { resource = "Node", action = { "Add", "Remove" } } }',
         'events[1].action[2]: unknown action "Remove" (expected ' .. ACTIONS .. ")")
+    end)
+
+    it("names the action and the entry field meant", function()
+      expect_load_error("ev_typo_action", "EvTypoAction", '{ { resource = "Node", action = "UpdateNodeLabels" } }',
+        'events[1].action: unknown action "UpdateNodeLabels" (expected ' .. ACTIONS
+        .. "); did you mean UpdateNodeLabel?")
+      expect_load_error("ev_typo_field", "EvTypoField", '{ { resource = "Node", actions = "Add" } }',
+        "events[1].actions: unknown field (expected resource, action or hint); did you mean action?")
     end)
 
     it("rejects an action that is neither a name nor a list, and an empty list", function()

@@ -340,7 +340,8 @@ describe("PodTopologySpread", function()
       -- the framework's Error: the plugin's point, name, file and line, then its error
       local ok, err = pcall(T.score, plugin, cluster, T.pod { name = "p" }, "a1")
       assert.is_false(ok)
-      assert.matches('^running Score plugin "PodTopologySpread": plugins/pod_topology_spread%.lua:%d+: '
+      assert.matches('^[^:]+_spec%.lua:%d+: running Score plugin "PodTopologySpread": '
+        .. 'plugins/pod_topology_spread%.lua:%d+: '
         .. 'error reading "PreScorePodTopologySpread" from cycleState: not found$', err)
     end)
   end)

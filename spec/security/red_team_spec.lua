@@ -350,7 +350,7 @@ return P
   it("an unknown ls.* constant raises instead of reading nil", function()
     probe("filter", [[  return ls.unschedulable(tostring(ls.UNSCHEDULABLE_TYPO))]])
     expect_error(simulate(), 'running "Probe" filter plugin: ' .. FILE ..
-      ":7: luasched.UNSCHEDULABLE_TYPO does not exist")
+      ":7: luasched.UNSCHEDULABLE_TYPO does not exist; did you mean luasched.UNSCHEDULABLE?")
   end)
 
   it("ls.UNRESOLVABLE is UNSCHEDULABLE_AND_UNRESOLVABLE", function()
@@ -391,8 +391,10 @@ return P
     -- lines 12-14 of the config: timeoutSeconds, extra, nested
     assert.are.equal(r.config .. ': profile default-scheduler: args of plugin "Probe": ' ..
       r.config .. ':12: profiles[0].pluginConfig[0].args.timeoutSeconds: Invalid type: expected number, got ' ..
-      'string "soon"; ' .. r.config .. ":13: profiles[0].pluginConfig[0].args.extra: unknown field; " ..
-      r.config .. ":14: profiles[0].pluginConfig[0].args.nested.width: unknown field\n1 problem\n", r.out)
+      'string "soon"; ' .. r.config .. ":13: profiles[0].pluginConfig[0].args.extra: unknown field " ..
+      "(expected mode, nested, timeoutSeconds); " ..
+      r.config .. ":14: profiles[0].pluginConfig[0].args.nested.width: unknown field (expected depth)\n" ..
+      "1 problem\n", r.out)
   end)
 
   it("simulate refuses the same args at load, before any pod", function()
@@ -400,7 +402,7 @@ return P
     local r = simulate({ plugin_config = PLUGIN_CONFIG:format('      extra: 1\n') })
     assert.are.equal(2, r.rc, r.out)
     assert.are.equal('luasched simulate: args of plugin "Probe": ' .. r.config ..
-      ":12: profiles[0].pluginConfig[0].args.extra: unknown field\n", r.err)
+      ":12: profiles[0].pluginConfig[0].args.extra: unknown field (expected mode, nested, timeoutSeconds)\n", r.err)
   end)
 
   it("the plugin's validate(args) hook refuses a value", function()

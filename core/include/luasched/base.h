@@ -60,6 +60,11 @@ struct timespec ls_realtime_after_ms(long ms);
  * more, or an edit distance within a third of its length), for "did you
  * mean": NULL when none is close. One rule for every misspelling message. */
 const char *ls_did_you_mean(const char *word, const char *const *candidates, size_t n);
+
+/* The candidate `word` misspells as an identifier (case and underscores
+ * ignored, one edit at most, none under four letters, no prefix rule): a
+ * plugin's P:filtr or P:preFilter for a hook. NULL when none. */
+const char *ls_misspelling_of(const char *word, const char *const *candidates, size_t n);
 /* ffi:end */
 
 /* ls_intern for the runtime's private keys (the status registry's): marked

@@ -237,6 +237,11 @@ char *ls_fit_error_filter(const ls_cycle *c);
  * prefer_labeled.lua is PreferLabeled), into out; false when none is close
  * (ls_did_you_mean's rule). */
 bool ls_plugin_name_suggestion(const char *name, const char *dirs, char *out, size_t cap);
+/* A *.lua file of those directories, other than `want` (the file the loader
+ * looks for), whose stem stands for plugin `name` in another spelling
+ * (prefer-gold.lua, PreferGold.lua for PreferGold): "DIR/FILE" into out;
+ * false when there is none. */
+bool ls_plugin_file_misnamed(const char *name, const char *dirs, const char *want, char *out, size_t cap);
 /* numFeasibleNodesToFind from upstream (schedule_one.go). */
 uint32_t ls_num_feasible_nodes_to_find(int32_t percentage, uint32_t num_all_nodes, bool has_scoring);
 

@@ -7,6 +7,12 @@
  * prefix of the other (at least three letters), or when their edit distance
  * (insertions, deletions, substitutions and swaps of two neighbours, case
  * ignored) is at most a third of the word's length, and at least 1.
+ *
+ * A misspelt identifier (ls_misspelling_of: a plugin's hook, P:filtr or
+ * P:preFilter for P:filter and P:pre_filter) is closer still: case and
+ * underscores ignored, one edit at most (none under four letters), and no
+ * prefix rule (a plugin's helpers P:bind_claim and P:score_of are no
+ * misspelt P:bind and P:score).
  */
 #include <ctype.h>
 #include <string.h>
@@ -75,6 +81,41 @@ const char *ls_did_you_mean(const char *word, const char *const *candidates, siz
             d = limit;   /* "node" for nodeName, "request" for requests */
         if (d <= limit && d < best_d) {
             best = c;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* `word` lowercased without its underscores into buf (false when too long). */
+static bool squeezed(const char *word, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (; *word; word++) {
+        if (*word == '_')
+            continue;
+        if (n + 1 >= len)
+            return false;
+        buf[n++] = (char)tolower((unsigned char)*word);
+    }
+    buf[n] = 0;
+    return true;
+}
+
+const char *ls_misspelling_of(const char *word, const char *const *candidates, size_t n)
+{
+    char w[MAX_COMPARED + 1], c[MAX_COMPARED + 1];
+    if (!word || !*word || !squeezed(word, w, sizeof w))
+        return NULL;
+    size_t limit = strlen(w) >= 4 ? 1 : 0;
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        if (!candidates[i] || strcmp(candidates[i], word) == 0 || !squeezed(candidates[i], c, sizeof c))
+            continue;
+        size_t d = distance(w, c);
+        if (d <= limit && d < best_d) {
+            best = candidates[i];
             best_d = d;
         }
     }

@@ -128,6 +128,8 @@ static int parse_opts(int argc, char **argv, bench_opts *o)
     int ch;
     while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         int rc = parse_flag(ch, o);
+        if (rc == LS_EXIT_USAGE && ch == '?')
+            ls_cli_suggest_flag(argc, argv, longopts);
         if (rc)
             return rc;
     }

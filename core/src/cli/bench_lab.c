@@ -147,7 +147,7 @@ static int parse_lab(int argc, char **argv, lab_opts *o)
             o->json = strcmp(optarg, "json") == 0;
             break;
         case 'h': lab_usage(stdout); return -1;
-        default: lab_usage(stderr); return LS_EXIT_USAGE;
+        default: lab_usage(stderr); ls_cli_suggest_flag(argc, argv, longopts); return LS_EXIT_USAGE;
         }
     }
     if (argc - optind > 1) {

@@ -261,7 +261,7 @@ static int parse_check_args(int argc, char **argv, const char **path, const char
         switch (ch) {
         case 'p': *plugin_path = optarg; break;
         case 'h': check_usage(stdout); return -1;
-        default: check_usage(stderr); return LS_EXIT_USAGE;
+        default: check_usage(stderr); ls_cli_suggest_flag(argc, argv, longopts); return LS_EXIT_USAGE;
         }
     }
     if (argc - optind != 1) {

@@ -52,6 +52,11 @@ typedef struct ls_sim_opts {
 /* SIGINT/SIGTERM set *stop, SIGHUP sets *reload. */
 void ls_cli_trap_signals(volatile sig_atomic_t *stop, volatile sig_atomic_t *reload);
 
+/* After getopt_long refused argv[optind - 1]: "luasched CMD: unknown flag
+ * --confg; did you mean --config?" when one of longopts is close (flags.c). */
+struct option;
+void ls_cli_suggest_flag(int argc, char **argv, const struct option *longopts);
+
 int ls_cli_simulate(int argc, char **argv);
 /* The command's argv[0] (set by main): how a worker is started again without /proc. */
 extern const char *ls_cli_argv0;

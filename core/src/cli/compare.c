@@ -511,7 +511,7 @@ static int parse_opts(int argc, char **argv, cmp_opts *o)
             o->metric[o->n_metrics++] = optarg;
             break;
         case 'h': compare_usage(stdout); return -1;
-        default: compare_usage(stderr); return LS_EXIT_USAGE;
+        default: compare_usage(stderr); ls_cli_suggest_flag(argc, argv, longopts); return LS_EXIT_USAGE;
         }
     }
     if (o->merge) {

@@ -41,6 +41,41 @@ cJSON *ls_cli_explain_find(cJSON *root, const char *ns, const char *name)
     return NULL;
 }
 
+/* "; did you mean shop/web-0?" for a pod this run did not schedule: the pod
+ * of that name in another namespace (a name alone means "default"), else the
+ * closest NAMESPACE/NAME the run scheduled; "" when none is close. */
+static const char *explain_near(const cJSON *root, const char *ns, const char *name, char *buf, size_t len)
+{
+    const cJSON *pods = cJSON_GetObjectItemCaseSensitive(root, "pods");
+    int n = cJSON_GetArraySize(pods);
+    char **list = n > 0 ? calloc((size_t)n, sizeof *list) : NULL;
+    int used = 0;
+    const cJSON *rec;
+    buf[0] = 0;
+    cJSON_ArrayForEach(rec, pods) {
+        const cJSON *pn = cJSON_GetObjectItemCaseSensitive(rec, "name");
+        const cJSON *ps = cJSON_GetObjectItemCaseSensitive(rec, "namespace");
+        if (!list || !cJSON_IsString(pn) || !cJSON_IsString(ps))
+            continue;
+        if (strcmp(pn->valuestring, name) == 0 && !buf[0])
+            snprintf(buf, len, "; did you mean %s/%s?", ps->valuestring, pn->valuestring);
+        size_t size = strlen(ps->valuestring) + strlen(pn->valuestring) + 2;
+        if ((list[used] = malloc(size)) != NULL)
+            snprintf(list[used++], size, "%s/%s", ps->valuestring, pn->valuestring);
+    }
+    if (!buf[0] && used > 0) {
+        char wanted[520];
+        snprintf(wanted, sizeof wanted, "%s/%s", ns, name);
+        const char *hit = ls_did_you_mean(wanted, (const char *const *)list, (size_t)used);
+        if (hit)
+            snprintf(buf, len, "; did you mean %s?", hit);
+    }
+    for (int i = 0; i < used; i++)
+        free(list[i]);
+    free(list);
+    return buf;
+}
+
 static void print_filters(const cJSON *at)
 {
     const cJSON *filter = cJSON_GetObjectItemCaseSensitive(at, "filter");
@@ -235,8 +270,10 @@ int ls_cli_explain(int argc, char **argv)
     }
     cJSON *rec = ls_cli_explain_find(root, ns, name);
     if (!rec) {
+        char near[520];
         fprintf(stderr, "luasched explain: pod %s/%s was not scheduled by this run (not in the cluster, "
-                        "already running, or for another scheduler)\n", ns, name);
+                        "already running, or for another scheduler)%s\n", ns, name,
+                explain_near(root, ns, name, near, sizeof near));
         cJSON_Delete(root);
         return LS_EXIT_USAGE;
     }

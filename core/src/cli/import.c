@@ -93,7 +93,7 @@ static int parse_import(int argc, char **argv, import_opts *o)
         case 'o': o->out = optarg; break;
         case 'd': o->as_dra = true; break;
         case 'h': import_usage(stdout); return -1;
-        default: import_usage(stderr); return LS_EXIT_USAGE;
+        default: import_usage(stderr); ls_cli_suggest_flag(argc, argv, longopts); return LS_EXIT_USAGE;
         }
     }
     int rest = argc - optind;

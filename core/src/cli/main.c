@@ -3,6 +3,7 @@
  * codes (0 done, 1 internal failure, 2 bad input or usage).
  */
 #include "cli/cli.h"
+#include "luasched/base.h"
 #include "luasched/feature_gates.h"
 
 #include <stdbool.h>
@@ -104,7 +105,13 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "luasched: unknown command \"%s\"\n", cmd);
+    static const char *const commands[] = {"run",     "simulate", "explain", "check", "bench",   "record",
+                                           "compare", "import",   "whatif",  "test",  "new",     "version"};
+    const char *near = ls_did_you_mean(cmd, commands, sizeof commands / sizeof *commands);
+    if (near)
+        fprintf(stderr, "luasched: unknown command \"%s\"; did you mean \"%s\"?\n", cmd, near);
+    else
+        fprintf(stderr, "luasched: unknown command \"%s\"\n", cmd);
     usage(stderr);
     return LS_EXIT_USAGE;
 }

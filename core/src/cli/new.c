@@ -42,6 +42,25 @@ static bool valid_name(const char *name)
     return true;
 }
 
+/* What a name that is not one most likely meant: its words (split at
+ * anything but a letter or digit) capitalized and joined, prefer_gold and
+ * prefer-gold as PreferGold. */
+static void camel_case(const char *name, char *out, size_t cap)
+{
+    size_t n = 0;
+    bool start = true;
+    for (; *name && n + 1 < cap; name++) {
+        unsigned char c = (unsigned char)*name;
+        if (!isalnum(c)) {
+            start = true;
+            continue;
+        }
+        out[n++] = (char)(start ? toupper(c) : c);
+        start = false;
+    }
+    out[n] = 0;
+}
+
 /* The loader's file name (lua/luasched/loader.lua, file_name): "_" between a
  * lower-case letter and a capital, then between two capitals followed by a
  * lower-case letter (HTTPServer -> http_server), all lower-cased. */
@@ -160,10 +179,12 @@ static bool write_file(const char *path, const char *fmt, const char *name, cons
 static int new_plugin(const char *name)
 {
     if (!valid_name(name)) {
+        char camel[NAME_MAX_LEN + 1];
+        camel_case(name, camel, sizeof camel);
         fprintf(stderr,
                 "luasched new plugin: \"%s\" is not a plugin name: expected a capital letter, then letters and "
-                "digits (at most %d), as PreferGold\n",
-                name, NAME_MAX_LEN);
+                "digits (at most %d), as %s\n",
+                name, NAME_MAX_LEN, valid_name(camel) ? camel : "PreferGold");
         return LS_EXIT_USAGE;
     }
     char stem[2 * NAME_MAX_LEN + 2];

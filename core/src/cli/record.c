@@ -398,7 +398,7 @@ static int parse_opts(int argc, char **argv, record_opts *o)
             }
             break;
         case 'h': record_usage(stdout); return -1;
-        default: record_usage(stderr); return LS_EXIT_USAGE;
+        default: record_usage(stderr); ls_cli_suggest_flag(argc, argv, longopts); return LS_EXIT_USAGE;
         }
     }
     if (argc != optind) {

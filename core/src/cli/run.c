@@ -318,6 +318,8 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
             return -1;
         }
         int rc = parse_option(o, ch, optarg);
+        if (rc == LS_EXIT_USAGE && ch == '?')
+            ls_cli_suggest_flag(argc, argv, RUN_OPTIONS);
         if (rc)
             return rc;
     }

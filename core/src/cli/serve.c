@@ -185,7 +185,7 @@ static int parse_serve_opts(int argc, char **argv, serve_opts *o)
                 return usage_error("--watch-history", optarg, "a number of events > 0");
             break;
         case 'h': serve_usage(stdout); return -1;
-        default: serve_usage(stderr); return LS_EXIT_USAGE;
+        default: serve_usage(stderr); ls_cli_suggest_flag(argc, argv, longopts); return LS_EXIT_USAGE;
         }
     }
     if (!o->cert_file != !o->key_file) {

@@ -224,7 +224,7 @@ int ls_cli_parse_sim_opts(int argc, char **argv, ls_sim_opts *o, int positional,
             }
             break;
         case 'h': usage(stdout); return -1;
-        default: usage(stderr); return LS_EXIT_USAGE;
+        default: usage(stderr); ls_cli_suggest_flag(argc, argv, longopts); return LS_EXIT_USAGE;
         }
     }
     if (o->write_config && argc - optind <= positional)

@@ -70,7 +70,7 @@ static int parse(int argc, char **argv, whatif_opts *o)
             o->json = strcmp(optarg, "json") == 0;
             break;
         case 'h': whatif_usage(stdout); return -1;
-        default: whatif_usage(stderr); return LS_EXIT_USAGE;
+        default: whatif_usage(stderr); ls_cli_suggest_flag(argc, argv, longs); return LS_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {

@@ -83,6 +83,16 @@ static const char *point_keys(char *buf, size_t len)
     return buf;
 }
 
+/* The extension point key `key` misspells ("multipoint", "filters"), or NULL. */
+static const char *point_near(const char *key)
+{
+    const char *keys[LS_EP_COUNT + 1];
+    for (int ep = 0; ep < LS_EP_COUNT; ep++)
+        keys[ep] = ls_ext_point_info_of(ep)->config_key;
+    keys[LS_EP_COUNT] = "multiPoint";
+    return ls_did_you_mean(key, keys, LS_EP_COUNT + 1);
+}
+
 /* The name member of a plugins or pluginConfig entry: NULL (a problem) when it
  * is not a non-empty string. */
 static const cJSON *entry_name(const parse_ctx *pc, const cJSON *e, const char *path)
@@ -179,13 +189,15 @@ static void parse_plugins(const parse_ctx *pc, const cJSON *plugins, const char 
                                          "TopologyAwareWorkloadScheduling) are not implemented");
             continue;
         }
-        char keys[400];
+        char keys[400], hint[120] = "";
+        const char *near = set < 0 ? point_near(c->string) : NULL;
+        if (near)
+            snprintf(hint, sizeof hint, "; did you mean \"%s\"?", near);
+        else if (strcmp(c->string, "placementFeasible") == 0)
+            snprintf(hint, sizeof hint, "; placementFeasible is an extension point from v1.38, v1.37 refuses it");
         if (set < 0)
             ls_cfg_problem(pc, c, p, "unknown extension point (expected %s or multiPoint)%s",
-                           point_keys(keys, sizeof keys),
-                           strcmp(c->string, "placementFeasible") == 0
-                               ? "; placementFeasible is an extension point from v1.38, v1.37 refuses it"
-                               : "");
+                           point_keys(keys, sizeof keys), hint);
         else if (!cJSON_IsNull(c))
             parse_plugin_set(pc, c, p, &rp->sets[set], &rp->name_lines);
     }
@@ -518,11 +530,15 @@ static bool check_type(const parse_ctx *pc, const cJSON *root)
 {
     const cJSON *api = cJSON_GetObjectItemCaseSensitive(root, "apiVersion");
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
-    if (!cJSON_IsString(api) || strcmp(api->valuestring, LS_API_VERSION) != 0)
-        return ls_cfg_problem(pc, api ? api : root, "apiVersion", "expected \"" LS_API_VERSION "\", got %s",
-                              cJSON_IsString(api) ? api->valuestring : "nothing");
+    if (!cJSON_IsString(api) || strcmp(api->valuestring, LS_API_VERSION) != 0) {
+        bool beta = cJSON_IsString(api) && strncmp(api->valuestring, "kubescheduler.config.k8s.io/v1beta", 34) == 0;
+        return ls_cfg_problem(pc, api ? api : root, "apiVersion", "expected \"" LS_API_VERSION "\", got %s%s",
+                              cJSON_IsString(api) ? api->valuestring : "nothing",
+                              beta ? " (the beta versions were removed: v1beta2 in v1.28, v1beta3 in v1.29)" : "");
+    }
     if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "KubeSchedulerConfiguration") != 0)
-        return ls_cfg_problem(pc, kind ? kind : root, "kind", "expected \"KubeSchedulerConfiguration\"");
+        return ls_cfg_problem(pc, kind ? kind : root, "kind", "expected \"KubeSchedulerConfiguration\", got %s",
+                              cJSON_IsString(kind) ? kind->valuestring : "nothing");
     return true;
 }
 

@@ -84,7 +84,14 @@ bool ls_cfg_known_fields(const parse_ctx *pc, const cJSON *obj, const char *pref
         if (!found) {
             char path[300];
             snprintf(path, sizeof path, "%s%s", prefix, c->string);
-            ok = ls_cfg_problem(pc, c, path, "unknown field");
+            size_t n = 0;
+            while (known[n])
+                n++;
+            const char *near = ls_did_you_mean(c->string, known, n);
+            if (near)
+                ok = ls_cfg_problem(pc, c, path, "unknown field (did you mean \"%s\"?)", near);
+            else
+                ok = ls_cfg_problem(pc, c, path, "unknown field");
         }
     }
     return ok;

@@ -101,13 +101,14 @@ const char *ls_paths_library(void)
 
 /* ---- "did you mean" for a plugin that is not found */
 
-/* "prefer_labeled" -> "PreferLabeled": the name a plugin file's stem stands for. */
+/* "prefer_labeled" -> "PreferLabeled": the name a plugin file's stem stands
+ * for ("prefer-labeled" too: a dash is taken for the underscore meant). */
 static void camel_of_stem(const char *stem, size_t len, char *out, size_t cap)
 {
     size_t j = 0;
     bool up = true;
     for (size_t i = 0; i < len && j + 1 < cap; i++) {
-        if (stem[i] == '_') {
+        if (stem[i] == '_' || stem[i] == '-') {
             up = true;
             continue;
         }
@@ -158,4 +159,48 @@ bool ls_plugin_name_suggestion(const char *name, const char *dirs, char *out, si
     free(list);
     free(names);
     return hit != NULL;
+}
+
+/* ---- a plugin file named for the plugin, but not as the loader spells it */
+
+/* Whether directory `dir` holds a *.lua file other than `want` whose stem
+ * stands for plugin `name` (prefer-gold.lua, PreferGold.lua for PreferGold):
+ * its file name into out. */
+static bool misnamed_in(const char *dir, const char *name, const char *want, char *out, size_t cap)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        char camel[128];
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".lua") != 0 || strcmp(e->d_name, want) == 0)
+            continue;
+        camel_of_stem(e->d_name, len - 4, camel, sizeof camel);
+        if (strcasecmp(camel, name) == 0) {
+            snprintf(out, cap, "%s/%s", dir, e->d_name);
+            found = true;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+bool ls_plugin_file_misnamed(const char *name, const char *dirs, const char *want, char *out, size_t cap)
+{
+    for (const char *p = dirs; p && *p;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char dir[PATH_MAX];
+        if (len < sizeof dir) {
+            memcpy(dir, p, len);
+            dir[len] = '\0';
+            if (misnamed_in(dir, name, want, out, cap))
+                return true;
+        }
+        p = end ? end + 1 : p + len;
+    }
+    return false;
 }

@@ -27,6 +27,28 @@ static void test_did_you_mean(void)
     CHECK(ls_did_you_mean("Balanced", strategies, 3) == NULL);
 }
 
+/* A misspelt hook: case and underscores ignored, one edit at most, no
+ * prefix rule (helpers named after a hook are no misspelling). */
+static void test_misspelling_of(void)
+{
+    const char *hooks[] = {"pre_filter", "filter", "post_filter", "pre_score", "score", "bind", "init"};
+    size_t n = sizeof hooks / sizeof *hooks;
+    CHECK_STR(ls_misspelling_of("filtr", hooks, n), "filter");          /* one deletion */
+    CHECK_STR(ls_misspelling_of("scor", hooks, n), "score");            /* one deletion */
+    CHECK_STR(ls_misspelling_of("socre", hooks, n), "score");           /* one swap */
+    CHECK_STR(ls_misspelling_of("preFilter", hooks, n), "pre_filter");  /* camelCase */
+    CHECK_STR(ls_misspelling_of("Score", hooks, n), "score");           /* case */
+    CHECK_STR(ls_misspelling_of("postfiltre", hooks, n), "post_filter"); /* underscore and a swap */
+    CHECK(ls_misspelling_of("bind_claim", hooks, n) == NULL);            /* a helper: "bind" is a prefix */
+    CHECK(ls_misspelling_of("score_volumes", hooks, n) == NULL);
+    CHECK(ls_misspelling_of("zone_score", hooks, n) == NULL);            /* three edits from pre_score */
+    CHECK(ls_misspelling_of("score_of", hooks, n) == NULL);              /* two edits from score */
+    CHECK_STR(ls_misspelling_of("scores", hooks, n), "score");           /* one insertion */
+    CHECK(ls_misspelling_of("filter", hooks, n) == NULL);                /* known: no suggestion */
+    CHECK(ls_misspelling_of("fit", hooks, n) == NULL);                   /* under four letters: exact only */
+    CHECK_STR(ls_misspelling_of("Bind", hooks, n), "bind");              /* another case */
+}
+
 static void test_log_limit(void)
 {
     ls_log_limiter *l = ls_log_limiter_new(10.0);
@@ -48,6 +70,7 @@ static void test_log_limit(void)
 int main(void)
 {
     test_did_you_mean();
+    test_misspelling_of();
     test_log_limit();
     TEST_MAIN_END();
 }

@@ -281,9 +281,10 @@ static void test_validation(void)
     CHECK_LOAD_ERROR("unknown-field.yaml", API "parallelism: 4\nfooBar: 1\n", 4, "fooBar: unknown field");
     CHECK_LOAD_ERROR("api-version.yaml",
                      "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", 1,
-                     "apiVersion: expected \"kubescheduler.config.k8s.io/v1\", got kubescheduler.config.k8s.io/v1beta3");
+                     "apiVersion: expected \"kubescheduler.config.k8s.io/v1\", got kubescheduler.config.k8s.io/v1beta3 "
+                     "(the beta versions were removed: v1beta2 in v1.28, v1beta3 in v1.29)");
     CHECK_LOAD_ERROR("kind.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: Pod\n", 2,
-                     "kind: expected \"KubeSchedulerConfiguration\"");
+                     "kind: expected \"KubeSchedulerConfiguration\", got Pod");
     /* percentageOfNodesToScore in [0, 100], globally and per profile */
     CHECK_LOAD_ERROR("percentage.yaml", API "percentageOfNodesToScore: 101\n", 3,
                      "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]");
@@ -317,6 +318,11 @@ static void test_validation(void)
     CHECK_LOAD_ERROR("ext-point.yaml",
                      API "profiles:\n- schedulerName: a\n  plugins:\n    preFilter: {}\n    normalizeScore: {}\n", 7,
                      "profiles[0].plugins.normalizeScore: unknown extension point");
+    /* a point in the wrong case names the right one (a newcomer's typo) */
+    CHECK_LOAD_ERROR("ext-point-case.yaml", API "profiles:\n- plugins:\n    multipoint: {}\n", 5,
+                     "profiles[0].plugins.multipoint: unknown extension point (expected preEnqueue, queueSort, "
+                     "preFilter, filter, postFilter, preScore, score, reserve, permit, preBind, bind, postBind or "
+                     "multiPoint); did you mean \"multiPoint\"?");
     CHECK_LOAD_ERROR("plugin-name.yaml",
                      API "profiles:\n- plugins:\n    filter:\n      enabled:\n      - weight: 2\n", 7,
                      "profiles[0].plugins.filter.enabled[0].name: expected a plugin name");
@@ -862,7 +868,7 @@ static void test_luasched_section(void)
     CHECK_LOAD_ERROR("ext-path-empty.yaml", API "luasched:\n  pluginPath:\n  - a\n  - ''\n", 6,
                      "luasched.pluginPath[1]: Invalid value: \"\": must not be empty");
     CHECK_LOAD_ERROR("ext-unknown.yaml", API "luasched:\n  pluginTimeout: 5\n", 4,
-                     "luasched.pluginTimeout: unknown field");
+                     "luasched.pluginTimeout: unknown field (did you mean \"pluginTimeoutMilliseconds\"?)");
     CHECK_LOAD_ERROR("ext-type.yaml", API "luasched: [1]\n", 3, "luasched: expected an object");
 }
 
@@ -962,7 +968,7 @@ static void test_leader_client_validation(void)
                    "or \"1m30s\"",
                    "%s:5: leaderElection.renewDeadline: expected a duration string such as \"15s\" or \"1m30s\"");
     CHECK_PROBLEMS("le-fields.yaml", API "leaderElection:\n  leaderElection: true\n  leaderElect: 'yes'\n",
-                   "%s:4: leaderElection.leaderElection: unknown field",
+                   "%s:4: leaderElection.leaderElection: unknown field (did you mean \"leaderElect\"?)",
                    "%s:5: leaderElection.leaderElect: expected true or false");
     CHECK_PROBLEMS("cc.yaml", API "clientConnection:\n  burst: -1\n  qps: fast\n  timeout: 5s\n",
                    "%s:6: clientConnection.timeout: unknown field", "%s:5: clientConnection.qps: expected a number",
@@ -1041,9 +1047,10 @@ static void test_profile_validation(void)
     CHECK_PROBLEMS("profile-fields.yaml",
                    API "profiles:\n- schedulerName: a\n  plugin: {}\n  plugins:\n    score:\n      enable: []\n"
                        "      enabled:\n      - {name: X, weigth: 2}\n  pluginConfig:\n  - name: X\n    arg: {}\n",
-                   "%s:5: profiles[0].plugin: unknown field", "%s:8: profiles[0].plugins.score.enable: unknown field",
-                   "%s:10: profiles[0].plugins.score.enabled[0].weigth: unknown field",
-                   "%s:13: profiles[0].pluginConfig[0].arg: unknown field");
+                   "%s:5: profiles[0].plugin: unknown field (did you mean \"plugins\"?)",
+                   "%s:8: profiles[0].plugins.score.enable: unknown field (did you mean \"enabled\"?)",
+                   "%s:10: profiles[0].plugins.score.enabled[0].weigth: unknown field (did you mean \"weight\"?)",
+                   "%s:13: profiles[0].pluginConfig[0].arg: unknown field (did you mean \"args\"?)");
 }
 
 /* Every problem of a file at once, in file order within each part, with
