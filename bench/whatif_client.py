@@ -14,8 +14,9 @@ HTTPS connections, pipelined: a question is sent when it is due, whether or
 not the answers before it on its connection have come (HTTP/1.1 answers
 come in order; the scheduler answers one question of a connection at a time,
 so CONNECTIONS bounds the questions waiting at once). One thread, so the
-client costs the machine little. Each answer is one line on standard output: the status, then
-the answer's "loopPauseMs" when it has one. Runs until SIGTERM.
+client costs the machine little. Each answer is one line on standard output:
+the status, then the answer's "loopPauseMs" when it has one. Runs until
+SIGTERM.
 """
 import json
 import os
