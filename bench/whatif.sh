@@ -107,6 +107,14 @@ sched_ticks() {
   cpu_ticks "$RUN_PID" $worker $(for w in $worker; do pgrep -P "$w"; done || true)
 }
 
+# worker_faults: the worker's own minor page faults (copy-on-write ones among them).
+worker_faults() {
+  local worker f; worker=$(pgrep -P "$RUN_PID" | head -1) || { echo 0; return; }
+  f=$(cat "/proc/$worker/stat" 2>/dev/null) || { echo 0; return; }
+  read -r -a f <<<"${f##*) }"
+  echo "${f[7]}"
+}
+
 # eval_ticks: CPU ticks of the evaluators the worker has reaped (its children's time).
 eval_ticks() {
   local worker f; worker=$(pgrep -P "$RUN_PID" | head -1) || { echo 0; return; }
@@ -115,7 +123,8 @@ eval_ticks() {
   echo $(( f[13] + f[14] ))
 }
 
-# measure QPS: "pods/s answered scheduler server client evaluators" (the last four CPU ticks) of one
+# measure QPS: "pods/s answered scheduler server client evaluators faults" (CPU ticks, then the
+# worker's minor faults) of one
 # run (QPS 0: no questions), CPU from readiness to the last binding.
 measure() {
   PORT=$(shuf -i 20000-60000 -n 1)
@@ -133,18 +142,18 @@ measure() {
   fi
   until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
   START=$(date +%s.%N)   # synced: scheduling starts
-  local s0 a0 c0=0 e0; s0=$(sched_ticks); a0=$(cpu_ticks "$SERVE_PID"); e0=$(eval_ticks)
+  local s0 a0 c0=0 e0 f0; s0=$(sched_ticks); a0=$(cpu_ticks "$SERVE_PID"); e0=$(eval_ticks); f0=$(worker_faults)
   if [ "$1" -gt 0 ]; then
     c0=$(cpu_ticks "$ASK_PID")
     kill -USR1 "$ASK_PID"
   fi
   wait_bound
-  local s1 a1 c1=0 e1 asked=0; s1=$(sched_ticks); a1=$(cpu_ticks "$SERVE_PID"); e1=$(eval_ticks)
+  local s1 a1 c1=0 e1 f1 asked=0; s1=$(sched_ticks); a1=$(cpu_ticks "$SERVE_PID"); e1=$(eval_ticks); f1=$(worker_faults)
   [ -z "$ASK_PID" ] || c1=$(cpu_ticks "$ASK_PID")
   [ "$1" -eq 0 ] || { asked=$(grep -c '^200 ' "$TMP/asked" || true)
     awk '$1 == 200 && $2 != "-" {print $2}' "$TMP/asked" >> "$TMP/pause_ms"; }
   stop
-  echo "$(echo "$PENDING / ($END - $START)" | bc -l) $asked $(( s1 - s0 )) $(( a1 - a0 )) $(( c1 - c0 )) $(( e1 - e0 ))"
+  echo "$(echo "$PENDING / ($END - $START)" | bc -l) $asked $(( s1 - s0 )) $(( a1 - a0 )) $(( c1 - c0 )) $(( e1 - e0 )) $(( f1 - f0 ))"
 }
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
@@ -177,11 +186,12 @@ printf '  HTTPS round trip: p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/http_m
 }
 
 # ---- throughput without and with questions
+[ "$ROUNDS" -gt 0 ] || exit 0
 TICK=$(getconf CLK_TCK)
 : > "$TMP/without"; : > "$TMP/with"; : > "$TMP/pause_ms"; : > "$TMP/per_q"; : > "$TMP/eval_q"
 for i in $(seq 1 "$ROUNDS"); do
-  read -r a _ sa aa _ <<<"$(measure 0)"
-  read -r b asked sb ab cb eb <<<"$(measure "$QPS")"
+  read -r a _ sa aa _ _ fa <<<"$(measure 0)"
+  read -r b asked sb ab cb eb fb <<<"$(measure "$QPS")"
   perq=$(echo "($sb - $sa) * 1000 / $TICK / ($asked + (${asked} == 0))" | bc -l)
   evalq=$(echo "$eb * 1000 / $TICK / ($asked + (${asked} == 0))" | bc -l)
   printf 'round %d: without %.0f pods/s, with %s questions/s %.0f pods/s (%.1f%%, %s questions answered meanwhile)\n' \
@@ -189,6 +199,8 @@ for i in $(seq 1 "$ROUNDS"); do
   printf '  CPU s (scheduler, API server, client): without %.2f %.2f, with %.2f %.2f %.2f; per question: the scheduler %.2f ms, of it the forked evaluators %.2f ms\n' \
     "$(echo "$sa / $TICK" | bc -l)" "$(echo "$aa / $TICK" | bc -l)" "$(echo "$sb / $TICK" | bc -l)" \
     "$(echo "$ab / $TICK" | bc -l)" "$(echo "$cb / $TICK" | bc -l)" "$perq" "$evalq"
+  printf '  the worker'"'"'s own minor page faults: without %s, with %s (%.0f more per question)\n' "$fa" "$fb" \
+    "$(echo "($fb - $fa) / ($asked + (${asked} == 0))" | bc -l)"
   echo "$a" >> "$TMP/without"; echo "$b" >> "$TMP/with"; echo "$perq" >> "$TMP/per_q"; echo "$evalq" >> "$TMP/eval_q"
 done
 w=$(median < "$TMP/without"); s=$(median < "$TMP/with")
