@@ -6,7 +6,14 @@
 # - Throughput: pods/s from `luasched run`'s readiness (its caches synced) to
 #   its last binding,
 #   ROUNDS times without and with QPS single-pod questions per second sent
-#   to /whatif meanwhile (alternating), and the medians.
+#   to /whatif meanwhile (alternating), and the medians. The questions come
+#   from one light client process (bench/whatif_client.py: one thread,
+#   CONNECTIONS keep-alive connections opened before the measured window,
+#   questions on a fixed schedule, pipelined). Each round also prints the CPU
+#   time (from /proc/PID/stat, readiness to last binding) of the scheduler
+#   (run's supervisor, its worker and the worker's evaluators), of the API
+#   server (simulate --serve) and of the client, and the scheduler's CPU per
+#   question: (its CPU with questions - without) / questions answered.
 # - Latency: once everything is bound, QUESTIONS single-pod questions (random
 #   pods of spec/e2e/whatif_cluster.lua, "explain": false) sent one after the
 #   other over one connection: p50 and p99 of the time the worker took
@@ -20,7 +27,9 @@
 #        (default 5000 10000 3000 3 50 500)
 # LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched);
 # WHATIF_EVALUATOR=loop runs `luasched run --whatif-evaluator loop` (questions
-# on the scheduling thread) to compare with the default fork.
+# on the scheduling thread) to compare with the default fork; RUN_VERBOSITY
+# (default 2) is run's -v (4 logs each evaluator forked and reaped, with its
+# questions, the loop's pause and its CPU time).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NODES=${1:-5000}
@@ -28,7 +37,7 @@ BOUND=${2:-10000}
 PENDING=${3:-3000}
 ROUNDS=${4:-3}
 QPS=${5:-50}
-STREAMS=${STREAMS:-5}   # QPS is sent over this many connections (QPS a multiple of it)
+CONNECTIONS=${CONNECTIONS:-64}   # the client's keep-alive connections: the questions that may wait at once
 QUESTIONS=${6:-500}
 BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
@@ -61,7 +70,7 @@ start() { # [FLAGS...]: served cluster and run on PORT
   SERVE_PID=$!
   until [ -s "$TMP/kc" ]; do sleep 0.05; done
   START=$(date +%s.%N)
-  "$BIN" run --kubeconfig "$TMP/kc" --leader-elect=false --bind-address 127.0.0.1 --secure-port "$PORT" -v 2 \
+  "$BIN" run --kubeconfig "$TMP/kc" --leader-elect=false --bind-address 127.0.0.1 --secure-port "$PORT" -v "${RUN_VERBOSITY:-2}" \
     ${WHATIF_EVALUATOR:+--whatif-evaluator "$WHATIF_EVALUATOR"} \
     --kube-api-qps 100000 --kube-api-burst 100000 "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
   RUN_PID=$!
@@ -79,31 +88,72 @@ stop() {
   kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=
 }
 
-# measure QPS: pods/s of one run (QPS 0: no questions).
+# cpu_ticks PID...: CPU time (clock ticks) of the processes, with their reaped children's.
+cpu_ticks() {
+  local total=0 p f
+  for p in "$@"; do
+    f=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    read -r -a f <<<"${f##*) }"   # fields from the state on: utime is the 12th
+    total=$(( total + f[11] + f[12] + f[13] + f[14] ))
+  done
+  echo "$total"
+}
+
+# sched_ticks: CPU ticks of the scheduler: run's supervisor, its worker, and
+# the worker's evaluators (reaped ones in the worker's children's time).
+sched_ticks() {
+  local worker; worker=$(pgrep -P "$RUN_PID" || true)
+  # shellcheck disable=SC2046,SC2086
+  cpu_ticks "$RUN_PID" $worker $(for w in $worker; do pgrep -P "$w"; done || true)
+}
+
+# worker_faults: the worker's own minor page faults (copy-on-write ones among them).
+worker_faults() {
+  local worker f; worker=$(pgrep -P "$RUN_PID" | head -1) || { echo 0; return; }
+  f=$(cat "/proc/$worker/stat" 2>/dev/null) || { echo 0; return; }
+  read -r -a f <<<"${f##*) }"
+  echo "${f[7]}"
+}
+
+# eval_ticks: CPU ticks of the evaluators the worker has reaped (its children's time).
+eval_ticks() {
+  local worker f; worker=$(pgrep -P "$RUN_PID" | head -1) || { echo 0; return; }
+  f=$(cat "/proc/$worker/stat" 2>/dev/null) || { echo 0; return; }
+  read -r -a f <<<"${f##*) }"
+  echo $(( f[13] + f[14] ))
+}
+
+# measure QPS: "pods/s answered scheduler server client evaluators faults" (CPU ticks, then the
+# worker's minor faults) of one
+# run (QPS 0: no questions), CPU from readiness to the last binding.
 measure() {
   PORT=$(shuf -i 20000-60000 -n 1)
-  # each stream reads the whole config at its start: two minutes of its
-  # questions, not thousands more (parsing 30,000 entries five times took the
-  # cores from the scheduler at the very start of the measured window)
-  [ "$1" -eq 0 ] || curl_config $(( $1 / STREAMS * 120 )) discard
   start
+  if [ "$1" -gt 0 ]; then
+    # one client process: keep-alive connections opened while the scheduler
+    # starts (before the window), then questions on a fixed schedule
+    until curl -sk -o /dev/null "https://127.0.0.1:$PORT/livez"; do sleep 0.02; done
+    python3 "$ROOT/bench/whatif_client.py" "https://127.0.0.1:$PORT/whatif" "$TOKEN" "$TMP/pods.jsonl" "$1" \
+      "$CONNECTIONS" > "$TMP/asked" 2> "$TMP/client.err" &
+    ASK_PID=$!
+    until grep -q connected "$TMP/client.err"; do sleep 0.02; done
+    ! curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz" ||
+      echo "warning: the scheduler was ready before the client had connected" >&2
+  fi
   until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
   START=$(date +%s.%N)   # synced: scheduling starts
+  local s0 a0 c0=0 e0 f0; s0=$(sched_ticks); a0=$(cpu_ticks "$SERVE_PID"); e0=$(eval_ticks); f0=$(worker_faults)
   if [ "$1" -gt 0 ]; then
-    # STREAMS connections, each one question at a time at QPS/STREAMS a second (a
-    # slow answer holds back only its stream; curl's --rate does not hold with --parallel)
-    : > "$TMP/asked_answers"; : > "$TMP/asked"
-    for _ in $(seq 1 "$STREAMS"); do
-      curl -s --rate "$(( $1 / STREAMS ))/s" -K "$TMP/ask.conf" >> "$TMP/asked_answers" 2>> "$TMP/asked" &
-      ASK_PID="$ASK_PID $!"
-    done
+    c0=$(cpu_ticks "$ASK_PID")
+    kill -USR1 "$ASK_PID"
   fi
   wait_bound
-  local asked=0
-  [ "$1" -eq 0 ] || { asked=$(grep -c '^200$' "$TMP/asked" || true)
-    { grep -o '"loopPauseMs":[0-9.e-]*' "$TMP/asked_answers" || true; } | cut -d: -f2 >> "$TMP/pause_ms"; }
+  local s1 a1 c1=0 e1 f1 asked=0; s1=$(sched_ticks); a1=$(cpu_ticks "$SERVE_PID"); e1=$(eval_ticks); f1=$(worker_faults)
+  [ -z "$ASK_PID" ] || c1=$(cpu_ticks "$ASK_PID")
+  [ "$1" -eq 0 ] || { asked=$(grep -c '^200 ' "$TMP/asked" || true)
+    awk '$1 == 200 && $2 != "-" {print $2}' "$TMP/asked" >> "$TMP/pause_ms"; }
   stop
-  echo "$(echo "$PENDING / ($END - $START)" | bc -l) $asked"
+  echo "$(echo "$PENDING / ($END - $START)" | bc -l) $asked $(( s1 - s0 )) $(( a1 - a0 )) $(( c1 - c0 )) $(( e1 - e0 )) $(( f1 - f0 ))"
 }
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
@@ -136,16 +186,27 @@ printf '  HTTPS round trip: p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/http_m
 }
 
 # ---- throughput without and with questions
-: > "$TMP/without"; : > "$TMP/with"; : > "$TMP/pause_ms"
+[ "$ROUNDS" -gt 0 ] || exit 0
+TICK=$(getconf CLK_TCK)
+: > "$TMP/without"; : > "$TMP/with"; : > "$TMP/pause_ms"; : > "$TMP/per_q"; : > "$TMP/eval_q"
 for i in $(seq 1 "$ROUNDS"); do
-  read -r a _ <<<"$(measure 0)"
-  read -r b asked <<<"$(measure "$QPS")"
-  printf 'round %d: without %.0f pods/s, with %s questions/s %.0f pods/s (%s questions answered meanwhile)\n' \
-    "$i" "$a" "$QPS" "$b" "$asked"
-  echo "$a" >> "$TMP/without"; echo "$b" >> "$TMP/with"
+  read -r a _ sa aa _ _ fa <<<"$(measure 0)"
+  read -r b asked sb ab cb eb fb <<<"$(measure "$QPS")"
+  perq=$(echo "($sb - $sa) * 1000 / $TICK / ($asked + (${asked} == 0))" | bc -l)
+  evalq=$(echo "$eb * 1000 / $TICK / ($asked + (${asked} == 0))" | bc -l)
+  printf 'round %d: without %.0f pods/s, with %s questions/s %.0f pods/s (%.1f%%, %s questions answered meanwhile)\n' \
+    "$i" "$a" "$QPS" "$b" "$(echo "100 * $b / $a" | bc -l)" "$asked"
+  printf '  CPU s (scheduler, API server, client): without %.2f %.2f, with %.2f %.2f %.2f; per question: the scheduler %.2f ms, of it the forked evaluators %.2f ms\n' \
+    "$(echo "$sa / $TICK" | bc -l)" "$(echo "$aa / $TICK" | bc -l)" "$(echo "$sb / $TICK" | bc -l)" \
+    "$(echo "$ab / $TICK" | bc -l)" "$(echo "$cb / $TICK" | bc -l)" "$perq" "$evalq"
+  printf '  the worker'"'"'s own minor page faults: without %s, with %s (%.0f more per question)\n' "$fa" "$fb" \
+    "$(echo "($fb - $fa) / ($asked + (${asked} == 0))" | bc -l)"
+  echo "$a" >> "$TMP/without"; echo "$b" >> "$TMP/with"; echo "$perq" >> "$TMP/per_q"; echo "$evalq" >> "$TMP/eval_q"
 done
 w=$(median < "$TMP/without"); s=$(median < "$TMP/with")
 printf 'throughput, %s nodes, %s pending pods, %s rounds: median %.0f pods/s without, %.0f with %s questions/s (%.1f%% of it)\n' \
   "$NODES" "$PENDING" "$ROUNDS" "$w" "$s" "$QPS" "$(echo "100 * $s / $w" | bc -l)"
+printf 'CPU per question answered while scheduling, medians: the scheduler (supervisor, worker, evaluators; with minus without) %.2f ms, the forked evaluators alone %.2f ms\n' \
+  "$(median < "$TMP/per_q")" "$(median < "$TMP/eval_q")"
 [ ! -s "$TMP/pause_ms" ] || printf 'while scheduling: %s answers, the loop'"'"'s pause p50 %.2f ms, p99 %.2f ms, max %.2f ms\n' \
   "$(wc -l < "$TMP/pause_ms")" "$(pct 50 < "$TMP/pause_ms")" "$(pct 99 < "$TMP/pause_ms")" "$(pct 100 < "$TMP/pause_ms")"

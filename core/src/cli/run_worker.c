@@ -69,7 +69,7 @@ static void beat(void *ud, uint64_t now_ms, uint64_t queued)
     atomic_store(&p->waiting, queued);
     atomic_store(&p->heartbeat_ms, now_ms);
     refresh_configz(w);
-    ls_whatif_worker_serve(w->whatif, w->sched, queued);
+    ls_whatif_worker_serve(w->whatif, w->sched);
 }
 
 /* The what-if evaluator (docs/operations/what-if.md): a second scheduler of

@@ -24,9 +24,10 @@
  * non-blocking, and a warm evaluator is used only when the whole batch fits
  * in its (empty) pipe; else a fresh one is forked. One evaluator answers at
  * a time; questions filed meanwhile wait for it to finish, and, while pods
- * wait to be scheduled, forks are spaced so that the loop spends at most
- * 1/FORK_SPACING of its time forking (questions that come faster wait and
- * share a fork).
+ * wait to be scheduled, forks are paid from a budget: a fork's pause and
+ * its evaluator's whole CPU time (read from its rusage when reaped) may use
+ * at most 1/COST_SHARE of the time, or one fork every MAX_WAIT_MS
+ * (questions that come faster wait and share a fork).
  *
  * The child inherits the worker's confinement (seccomp filter, limits; the
  * filter allows fork()'s exact clone for this, worker/confine.c); its
@@ -59,16 +60,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 /* At most MAX_FILED questions wait. */
 enum { MAX_FILED = 256 };
-/* After a fork that paused the loop P ms, the next waits until FORK_SPACING * P
- * ms after it began: the loop spends at most 1/FORK_SPACING of its time
- * forking, however many questions come (they wait and go together). */
-enum { FORK_SPACING = 20 };
+/* While pods wait, forked evaluators cost at most 1/COST_SHARE of the time:
+ * a credit grows by 1/COST_SHARE ms a ms (to at most CREDIT_CAP_MS); each
+ * fork spends the loop's pause and, once reaped, the evaluator's whole CPU
+ * time (answering, its copy-on-write faults, its exit). A fork waits for
+ * the credit, and questions wait and share it, however many come; no
+ * question waits more than MAX_WAIT_MS for its fork. An idle loop forks at
+ * once (spending credit too). */
+enum { COST_SHARE = 50, CREDIT_CAP_MS = 100, MAX_WAIT_MS = 1000 };
 /* A warm evaluator's question pipe is asked to hold QUESTION_PIPE_BYTES (the
  * kernel may give less: /proc/sys/fs/pipe-max-size). The collector looks at
  * an idle evaluator (and the forks it waits to reap) every IDLE_POLL_MS. */
@@ -76,6 +82,7 @@ enum { QUESTION_PIPE_BYTES = 1 << 20, IDLE_POLL_MS = 1000 };
 
 typedef struct filed {
     char *id, *question;
+    double filed_ms;           /* when it was filed (monotonic) */
     double pause_ms;           /* what handing it over paused the loop */
 } filed;
 
@@ -111,7 +118,8 @@ struct ls_whatif_worker {
     evaluator cur;             /* the collector's */
     evaluator next;            /* forked, not yet taken by the collector */
     uint32_t alive;            /* serial of the evaluator that may take more questions; 0 none */
-    double next_fork_ms;       /* monotonic ms before which no evaluator is forked */
+    double credit_ms;          /* CPU ms forked evaluators may still spend (below 0: owed) */
+    double credit_at;          /* monotonic ms when it was last accrued */
     /* the scheduling thread's */
     int questions;             /* the write end of the warm evaluator's question pipe; -1 none */
     uint32_t warm, serials;    /* the warm evaluator's serial; the last one given */
@@ -162,6 +170,48 @@ static void send_answer(ls_whatif_worker *ww, const char *id, int status, const 
     snprintf(with, len + 48, "%.*s,\"loopPauseMs\":%.3f}", (int)(len - 1), answer, pause_ms);
     ls_kcluster_whatif_answer(ww->kc, id, status, with);
     free(with);
+}
+
+/* ---- the cost budget (mu held) */
+
+static void accrue(ls_whatif_worker *ww)
+{
+    double now = now_ms();
+    ww->credit_ms += (now - ww->credit_at) / COST_SHARE;
+    if (ww->credit_ms > CREDIT_CAP_MS)
+        ww->credit_ms = CREDIT_CAP_MS;
+    ww->credit_at = now;
+}
+
+/* When questions (the first filed at first_ms) may have a fork while pods
+ * wait: once the credit is paid back, or when the first has waited MAX_WAIT_MS. */
+static double fork_due_after(ls_whatif_worker *ww, double first_ms)
+{
+    accrue(ww);
+    double by_credit = ww->credit_at + (ww->credit_ms < 0 ? -ww->credit_ms * COST_SHARE : 0);
+    double by_wait = first_ms + MAX_WAIT_MS;
+    return by_credit < by_wait ? by_credit : by_wait;
+}
+
+/* The same for the filed questions; 0 with none filed. */
+static double fork_due_ms(ls_whatif_worker *ww)
+{
+    return ww->inbox.len ? fork_due_after(ww, LS_VEC_AT(&ww->inbox, filed, 0).filed_ms) : 0;
+}
+
+/* Spends what an evaluator cost: its CPU time, from its rusage when reaped. */
+static void spend(ls_whatif_worker *ww, const struct rusage *ru)
+{
+    double cpu_ms = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
+                    (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+    accrue(ww);
+    ww->credit_ms -= cpu_ms;
+    if (ls_log_enabled(4)) {
+        char cpu[32], credit[32];
+        snprintf(cpu, sizeof cpu, "%.1f", cpu_ms);
+        snprintf(credit, sizeof credit, "%.1f", ww->credit_ms);
+        ls_log_info(4, "What-if evaluator reaped", "cpuMs", cpu, "creditMs", credit);
+    }
 }
 
 static void nudge(ls_whatif_worker *ww)
@@ -253,7 +303,7 @@ static bool collect_one(ls_whatif_worker *ww)
     uint32_t expected = ww->cur.answered;
     bool outstanding = ww->cur.asked.len > 0;
     double deadline = ww->cur.since_ms + LS_WHATIF_DEADLINE_MS + 2 * LS_WHATIF_KILL_GRACE_MS;
-    double due = ww->inbox.len && !ww->busy && ww->next.answers < 0 ? ww->next_fork_ms : 0;   /* spaced questions */
+    double due = !ww->busy && ww->next.answers < 0 ? fork_due_ms(ww) : 0;   /* spaced questions */
     pthread_mutex_unlock(&ww->mu);
     double now = now_ms();
     int wait = outstanding ? (int)(deadline - now) : IDLE_POLL_MS;
@@ -266,7 +316,7 @@ static bool collect_one(ls_whatif_worker *ww)
     if (pfd[1].revents && nudged_to_stop(ww))
         return false;
     if (!pfd[0].revents) {
-        if (due > 0 && now_ms() >= due)   /* the fork spacing has passed */
+        if (due > 0 && now_ms() >= due)   /* the credit is back, or the first waited long enough */
             ls_kcluster_wake(ww->kc);
         return !outstanding || now_ms() < deadline;
     }
@@ -319,13 +369,21 @@ static void end_current(ls_whatif_worker *ww)
     pthread_mutex_unlock(&ww->mu);
     close(ev.answers);
     int wstatus = 0;
+    struct rusage ru;
     if (stopping) {   /* the evaluator ends by its own deadline (or its next write), unwaited for */
         waitpid(ev.pid, &wstatus, WNOHANG);
         free_filed(&ev.asked);
         return;
     }
-    while (waitpid(ev.pid, &wstatus, 0) < 0 && errno == EINTR) {
+    while (wait4(ev.pid, &wstatus, 0, &ru) < 0) {
+        if (errno != EINTR) {
+            memset(&ru, 0, sizeof ru);
+            break;
+        }
     }
+    pthread_mutex_lock(&ww->mu);
+    spend(ww, &ru);
+    pthread_mutex_unlock(&ww->mu);
     uint32_t requeue = 0;
     bool idle = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == LS_WHATIF_EXIT_IDLE;
     if (ev.asked.len && !idle) {
@@ -344,24 +402,30 @@ static void end_current(ls_whatif_worker *ww)
     pthread_mutex_unlock(&ww->mu);
 }
 
-/* Forks retired while idle, reaped once they have ended. */
-static void reap_retired(ls_vec *pids)
+/* Forks retired while idle, reaped (and their cost spent) once they have
+ * ended (mu held). */
+static void reap_retired(ls_whatif_worker *ww, ls_vec *pids)
 {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < pids->len; i++) {
         pid_t pid = LS_VEC_AT(pids, pid_t, i);
         int wstatus;
-        if (waitpid(pid, &wstatus, WNOHANG) == 0)
+        struct rusage ru;
+        pid_t got = wait4(pid, &wstatus, WNOHANG, &ru);
+        if (got == 0) {
             LS_VEC_AT(pids, pid_t, kept++) = pid;
+        } else if (got == pid) {
+            spend(ww, &ru);
+        }
     }
     pids->len = kept;
 }
 
 /* Until an evaluator is handed over (mu held): questions that wait for the
- * fork spacing wake the loop when it has passed. */
+ * budget wake the loop when their fork is due. */
 static void wait_for_evaluator(ls_whatif_worker *ww, bool reaping)
 {
-    double early = ww->next_fork_ms - now_ms();
+    double early = fork_due_ms(ww) - now_ms();
     if (!ww->inbox.len || ww->busy || early <= 0) {
         if (!reaping) {
             pthread_cond_wait(&ww->changed, &ww->mu);
@@ -371,7 +435,7 @@ static void wait_for_evaluator(ls_whatif_worker *ww, bool reaping)
     }
     struct timespec until = ls_realtime_after_ms((long)early + 1);
     pthread_cond_timedwait(&ww->changed, &ww->mu, &until);
-    if (ww->next.answers < 0 && ww->inbox.len && !ww->busy && ww->next_fork_ms <= now_ms()) {
+    if (ww->next.answers < 0 && ww->inbox.len && !ww->busy && fork_due_ms(ww) <= now_ms()) {
         pthread_mutex_unlock(&ww->mu);
         ls_kcluster_wake(ww->kc);
         pthread_mutex_lock(&ww->mu);
@@ -399,7 +463,7 @@ static void *collector(void *arg)
     ls_vec_init(&retired, sizeof(pid_t));
     pthread_mutex_lock(&ww->mu);
     while (!ww->stop) {
-        reap_retired(&retired);
+        reap_retired(ww, &retired);
         if (ww->next.answers >= 0 && (ww->cur.answers < 0 || !ww->cur.asked.len))
             take_next(ww, &retired);
         if (ww->cur.answers < 0) {
@@ -416,7 +480,9 @@ static void *collector(void *arg)
     pthread_mutex_unlock(&ww->mu);
     if (ww->cur.answers >= 0)
         end_current(ww);
-    reap_retired(&retired);   /* the ones still ending are left to end unwaited for */
+    pthread_mutex_lock(&ww->mu);
+    reap_retired(ww, &retired);   /* the ones still ending are left to end unwaited for */
+    pthread_mutex_unlock(&ww->mu);
     ls_vec_free(&retired);
     return NULL;
 }
@@ -432,6 +498,7 @@ static void file_question(void *ud, const char *id, const char *question)
         filed *f = ls_vec_push(&ww->inbox);
         f->id = ls_xstrdup(id);
         f->question = ls_xstrdup(question);
+        f->filed_ms = now_ms();
         pthread_cond_broadcast(&ww->changed);   /* the collector times the next fork */
     }
     pthread_mutex_unlock(&ww->mu);
@@ -447,6 +514,7 @@ ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator,
     ww->wi = ls_whatif_new(evaluator);
     ww->kc = kc;
     ww->questions = -1;
+    ww->credit_at = now_ms();
     ww->cur.answers = ww->next.answers = -1;
     pthread_mutex_init(&ww->mu, NULL);
     pthread_cond_init(&ww->changed, NULL);
@@ -610,6 +678,12 @@ static bool fork_evaluator(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *tak
     }
     for (uint32_t i = 0; i < taken->len; i++)
         LS_VEC_AT(taken, filed, i).pause_ms = pause;
+    if (ls_log_enabled(4)) {
+        char n[16], ms[32];
+        snprintf(n, sizeof n, "%u", taken->len);
+        snprintf(ms, sizeof ms, "%.2f", pause);
+        ls_log_info(4, "What-if evaluator forked", "questions", n, "pauseMs", ms);
+    }
     ww->questions = qp[1];
     ww->question_cap = cap;
     ww->forked_at = at;
@@ -621,17 +695,23 @@ static bool fork_evaluator(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *tak
     ls_vec_init(&ww->next.asked, sizeof(filed));
     move_filed(&ww->next.asked, taken, 0);
     ww->alive = ww->warm;
-    ww->next_fork_ms = began + FORK_SPACING * pause;
+    accrue(ww);
+    ww->credit_ms -= pause;
     pthread_cond_broadcast(&ww->changed);
     pthread_mutex_unlock(&ww->mu);
     nudge(ww);
     return true;
 }
 
-void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t queued)
+void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live)
 {
     if (!ww)
         return;
+    /* pods ready to be scheduled or in their cycles (binding): the loop is
+     * busy; pods that wait out a backoff, or an event as unschedulable, do
+     * not keep it busy */
+    ls_queue_counts counts = ls_squeue_counts(ls_scheduler_env(live)->queue);
+    uint32_t queued = counts.active + counts.in_flight;
     /* Retired as soon as the state moves: while it lives, each page the loop
      * writes first is copied (shared with it), and it could answer nothing. */
     if (ww->questions >= 0) {
@@ -642,7 +722,7 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t q
     pthread_mutex_lock(&ww->mu);
     bool warm = ww->questions >= 0 && ww->alive == ww->warm;
     /* an idle loop has time; a warm evaluator costs no fork */
-    bool spaced = ww->collecting && queued && !warm && now_ms() < ww->next_fork_ms;
+    bool spaced = ww->collecting && queued && !warm && now_ms() < fork_due_ms(ww);
     if (ww->busy || !ww->inbox.len || spaced) {
         pthread_mutex_unlock(&ww->mu);
         return;
@@ -658,7 +738,7 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t q
         if (ask_warm(ww, live, &taken))
             return;
         pthread_mutex_lock(&ww->mu);
-        spaced = ww->collecting && queued && now_ms() < ww->next_fork_ms;
+        spaced = ww->collecting && queued && now_ms() < fork_due_after(ww, LS_VEC_AT(&taken, filed, 0).filed_ms);
         if (spaced) {   /* the warm one could not take them: they wait for the next fork */
             move_filed(&ww->inbox, &taken, 0);
             ww->busy = false;

@@ -19,9 +19,10 @@ ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator,
  * reads has changed and they fit in its pipe) or to a forked one, which
  * answers them beside the loop (the scheduling thread, between cycles: the
  * hand-over is all it pays); nothing while an evaluator still answers, nor,
- * while `queued` pods wait, a fork before the fork spacing has passed.
+ * while pods are ready to be scheduled or in their cycles (the live queue's
+ * active and in-flight pods), a fork before the fork budget allows it.
  * Retires the warm evaluator as soon as the live state moved. */
-void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live, uint64_t queued);
+void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live);
 void ls_whatif_worker_free(ls_whatif_worker *ww);
 
 #endif
