@@ -187,13 +187,23 @@ local made = {}   -- id -> true: interned by this state's plugins (charged to it
 -- profile against the profile's Lua memory limit (1 GiB when unlimited).
 local DEFAULT_STRINGS_CAP = 2 ^ 30
 local account, strings_cap, account_name = 0, DEFAULT_STRINGS_CAP, ""
+-- What plugins that are not built-in may hold of the state's memory limit:
+-- all but its last eighth, kept for the built-in plugins. A plugin holding
+-- the state at the limit's edge had the next built-in to allocate cut off
+-- and blamed (InterPodAffinity's PreScore, for a pod of its own: attacker
+-- round 5). nil when the state has no limit.
+local memory_share
 
 --- Sets the profile this state's plugins intern for (dispatch.build).
 function ls._set_profile(name, memory_limit)
   account_name = name or ""
   account = C.ls_intern(account_name, #account_name)
   strings_cap = (memory_limit and memory_limit > 0) and memory_limit or DEFAULT_STRINGS_CAP
+  memory_share = (memory_limit and memory_limit > 0) and memory_limit - math.floor(memory_limit / 8) or nil
 end
+--- The bytes a state's plugins that are not built-in may hold after their
+--- calls (nil: no limit); profiles.lua checks it after each of their hooks.
+function ls._memory_share() return memory_share end
 --- The running profile's schedulerName id (the waiting pods it may see).
 function ls._profile_id() return account end
 
@@ -233,7 +243,9 @@ end
 -- error that reports the cap).
 local gc_count = collectgarbage
 local function intern_charged(s, reserve)
-  local room = strings_cap + (reserve or 0) - gc_count("count") * 1024
+  -- a plugin that is not built-in interns within its share (the built-ins keep the rest)
+  local cap = memory_share ~= nil and views.wants_refs() and memory_share or strings_cap
+  local room = cap + (reserve or 0) - gc_count("count") * 1024
   local id = C.ls_intern_plugin(s, #s, account, room > 0 and room or 0)
   if id ~= 0 then made[id] = true end
   return id

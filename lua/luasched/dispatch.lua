@@ -179,12 +179,14 @@ end
 
 -- A message that does not name the running plugin's file (a value the
 -- runtime rejected after the hook returned) gets the hook's own file:line.
+-- The file is the loader's record, never the plugin's own `file` field.
 local function attributed(msg)
   local inst = current
-  if not inst or not inst.file or msg:find(inst.file, 1, true) then return msg end
-  local fn = current_hook and inst[current_hook]
+  local file = inst and assembly.file_of(inst)
+  if type(file) ~= "string" or file == "" or msg:find(file, 1, true) then return msg end
+  local fn = current_hook and (assembly.hook_at_build(inst, current_hook) or inst[current_hook])
   fn = assembly.hook_source[fn] or fn   -- the plugin's own hook behind the test kit's recorder
-  if type(fn) ~= "function" then return msg .. " (in " .. inst.file .. ")" end
+  if type(fn) ~= "function" then return msg .. " (in " .. file .. ")" end
   local info = debug.getinfo(fn, "S")
   return msg .. " (" .. info.short_src .. ":" .. info.linedefined .. ")"
 end
@@ -423,7 +425,19 @@ local function chain_success(row, spec, inst, k, st, extra)
   return nil
 end
 
+-- A cut-off rebuilt the Lua state during this cycle: the CycleState went with
+-- the old state (`state` is nil in the new one) and cycle.status holds the
+-- cut-off's Error, which names the plugin whose code ran. The cycle's later
+-- points are not run: their plugins would be handed no state and blamed (a
+-- Filter cut off on the nominated node, then every node's Filter ran and the
+-- pod's Error named NodeResourcesFit, "attempt to index local 'state'":
+-- attacker round 5). Queue-side rows have no CycleState and are not cycles.
+local function cycle_lost()
+  return state == nil and cycle.status_code == ERROR
+end
+
 run_chain = function(row, spec, a1, a2, a3, a4)
+  if not row.queue_side and cycle_lost() then return ERROR end
   local quiet = row.logs_errors
   if not quiet then clear_status() end
   current_hook = row.hook
@@ -621,6 +635,7 @@ end
 
 --- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
 function M.filter()
+  if cycle_lost() then return ERROR end
   clear_status()
   current_hook = "filter"
   local prof = profiles[1]
@@ -639,6 +654,7 @@ end
 
 --- Filter on one node: the nominated-node fast path (traced for explain).
 function M.filter_one(ni_ptr)
+  if cycle_lost() then return ERROR end
   clear_status()
   current_hook = "filter"
   local prof = profiles[1]
@@ -816,6 +832,7 @@ end
 
 --- Score and NormalizeScore for every score plugin; C weights and sums.
 function M.score()
+  if cycle_lost() then return ERROR end
   clear_status()
   local prof = profiles[1]
   sampling = cycle.sample_plugins ~= 0
@@ -826,6 +843,7 @@ end
 --- PreScore and Score for the last feasible node alone, the others' raw scores
 --- put in cycle.scores by C, then NormalizeScore over all of them.
 function M.rescore_last()
+  if cycle_lost() then return ERROR end
   local n = cycle.num_feasible
   if run_chain(ROW.pre_score, PRE_SCORE, state, cycle.pod[0], node_list(cycle.feasible + (n - 1), 1), 1) == ERROR then
     return PENDING   -- told apart from a Score failure (batch flush reason)

@@ -164,6 +164,27 @@ end
 
 local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
 
+-- instance -> its plugin's hooks as the profile was built: an error names
+-- where the hook is from these, not from what the plugin assigned since
+-- (self.filter = other reported other's line).
+local hooks_at_build = setmetatable({}, { __mode = "k" })
+
+--- The hook `hook` of an instance as its profile was built (nil when the
+--- runtime did not build it).
+function M.hook_at_build(inst, hook)
+  local own = hooks_at_build[inst]
+  return own and own[hook]
+end
+
+--- The file of an instance's plugin, as the loader recorded it (an instance
+--- the runtime did not build, the test kit's, by its own field).
+function M.file_of(inst)
+  local P = plugin_of[inst]
+  local file = P and loader.file_of(P)
+  if file then return file end
+  return rawget(inst, "file") or (P and rawget(P, "file"))
+end
+
 -- "file:line: path: " of a plugin's args in the configuration (`where`, from
 -- the config loader: source, line, path, lines = { field -> line }) for a
 -- message `why`: the line of the field the message starts with
@@ -192,17 +213,35 @@ local REF_ARGS = {
 -- call: the plugin's frames are the only ones its errors show).
 -- A "-" first is the CycleState: the plugin gets its own side of it
 -- (state_guard.lua), never a built-in's entries.
+-- After a hook's call (its results passed through): a call that grew the
+-- state past the share of the memory limit plugins that are not built-in may
+-- hold (ls._memory_share), with its garbage collected, is cut off as one past
+-- the limit and the state rebuilt, naming that plugin: the built-ins keep the
+-- last eighth of the limit for their own work.
+local gc = collectgarbage
+local function within_share(share, before, ...)
+  local after = gc("count") * 1024
+  if after > share and after > before then
+    gc("collect")
+    after = gc("count") * 1024
+    if after > share then C.ls_lua_memory_share_exceeded(after) end
+  end
+  return ...
+end
+
 local function guarded_hook(P, hook, kinds)
   local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }
   local w1, w2, w3, w4 = maker[kinds:sub(1, 1)], maker[kinds:sub(2, 2)], maker[kinds:sub(3, 3)], maker[kinds:sub(4, 4)]
   local with_state, for_plugin = kinds:sub(1, 1) == "-", state_guard.for_plugin
+  local share = ls._memory_share()
   return function(self, a1, a2, a3, a4, a5, a6)
     if with_state then a1 = for_plugin(a1) end
     if w1 then a1 = w1(a1) end
     if w2 then a2 = w2(a2) end
     if w3 then a3 = w3(a3) end
     if w4 then a4 = w4(a4) end
-    return P[hook](self, a1, a2, a3, a4, a5, a6)
+    if not share then return P[hook](self, a1, a2, a3, a4, a5, a6) end
+    return within_share(share, gc("count") * 1024, P[hook](self, a1, a2, a3, a4, a5, a6))
   end
 end
 
@@ -232,6 +271,12 @@ local function instantiate(P, name, args, profile_name, where)
   name_of[inst] = name
   loader.adopt(inst, P)
   guard_hooks(inst, P)
+  local own = {}
+  for _, h in ipairs(HOOKS) do
+    local fn = rawget(P, h)
+    if type(fn) == "function" then own[h] = fn end
+  end
+  hooks_at_build[inst] = own
   if type(P.validate) == "function" then
     local vok, verr = plain_pcall(P.validate, inst.args)
     if not vok or (verr ~= nil and verr ~= true) then

@@ -189,6 +189,11 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
  * init, events, hints), noted by Lua so that a call the watchdog cuts off can
  * still be attributed. */
 void ls_lua_note(const char *what);
+/* A plugin that is not built-in ended its call with its state holding
+ * `held` bytes, past its share of the state's memory limit (the last eighth
+ * is kept for the built-in plugins: lua/luasched/profiles.lua checks): the
+ * running call is cut off as one past the limit and the state rebuilt. */
+void ls_lua_memory_share_exceeded(double held);
 /* The generation of the plugin call running (framework/view_generation.c):
  * the views a call hands out carry it and are refused once it changed. */
 const uint32_t *ls_view_generation(void);

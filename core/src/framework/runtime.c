@@ -142,6 +142,29 @@ void ls_lua_note(const char *what)
         ls_watchdog_restart_clock(lua->watchdog);
 }
 
+void ls_lua_memory_share_exceeded(double held)
+{
+    ls_rt *lua = active_lua;
+    if (!lua || lua->depth == 0 || !lua->memory_limit)
+        return;
+    lua->over_memory = true;
+    lua->over_share = held > 0 ? (size_t)held : 1;
+    cut_off_for_memory(lua);
+}
+
+/* What a call past the memory limit is told: the limit, or the share of it
+ * a plugin that is not built-in may hold after its call. */
+static void memory_limit_text(const ls_rt *lua, char *out, size_t cap)
+{
+    if (lua->over_share)
+        snprintf(out, cap,
+                 "plugin left its Lua state holding %zu bytes, past the %zu its plugins may hold of the Lua memory "
+                 "limit of %zu bytes (the last eighth is kept for the built-in plugins)",
+                 lua->over_share, lua->memory_limit - lua->memory_limit / 8, lua->memory_limit);
+    else
+        snprintf(out, cap, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
+}
+
 static void say(const char *text)
 {
     size_t n = strlen(text);
@@ -646,6 +669,7 @@ static void count_cut_off(ls_rt *lua, const char *plugin, const char *point)
     ls_rt_count_fault(lua, plugin, point, !lua->fault_signal, true);
     lua->fault_signal = 0;
     lua->over_memory = false;
+    lua->over_share = 0;
 }
 
 /* The plugin a note names ('plugin "X" (...)', as profiles.lua and the
@@ -665,11 +689,15 @@ static void noted_plugin(const char *text, char *out, size_t cap)
  * is rebuilt with the same profiles, and the failure logged. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what)
 {
-    char msg[700], limit[120];
+    char msg[1000], limit[300];
     /* the budget the call ran under (a profile's own, or the state's), the memory limit, or a fault */
     if (lua->fault_signal)
         snprintf(limit, sizeof limit, "raised signal %d (%s)", lua->fault_signal, strsignal(lua->fault_signal));
-    else if (lua->over_memory)
+    else if (lua->over_memory && lua->over_share) {
+        char text[280];
+        memory_limit_text(lua, text, sizeof text);
+        snprintf(limit, sizeof limit, "%s", text + strlen("plugin "));
+    } else if (lua->over_memory)
         snprintf(limit, sizeof limit, "exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
     else
         snprintf(limit, sizeof limit, "exceeded its time budget of %llu ms",
@@ -700,7 +728,7 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         snprintf(what, sizeof what, "%s%splugin code raised signal %d (%s): a view used after its call, or memory it cannot read",
                  lua->fault_where, lua->fault_where[0] ? ": " : "", lua->fault_signal, strsignal(lua->fault_signal));
     else if (lua->over_memory)
-        snprintf(what, sizeof what, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
+        memory_limit_text(lua, what, sizeof what);
     else {
         uint64_t budget, timeout_ms;
         profile_budgets(lua, profile, &budget, &timeout_ms);

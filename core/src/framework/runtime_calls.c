@@ -60,6 +60,7 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
         lua->cycle->running_plugin = -1;
         lua->cycle->handle_ep = 0;
         lua->over_memory = false;
+        lua->over_share = 0;
         ls_rt_active_call = c->ep;
         ls_rt_active_profile = STATE_PROFILE;
     }

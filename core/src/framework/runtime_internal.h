@@ -36,6 +36,7 @@ struct ls_rt {
     uint64_t armed_timeout_ms;   /* the time budget of the last outermost call (the profile's or the state's) */
     uint64_t overruns, restarts, hint_errors;
     bool over_memory;                /* the allocator refused a block during the current call */
+    size_t over_share;               /* bytes a plugin's call left held past its share (0: none) */
     ls_watchdog *watchdog;           /* the set's, shared by its states (borrowed) */
     ls_fault_tally *tally;           /* the set's: cut-offs and rebuilds by plugin (borrowed, may be NULL) */
     char *lua_path, *plugin_path;
