@@ -948,9 +948,12 @@ function M.hint(id, pod_ptr, ev_ptr)
   current, current_hook = h.inst, "hint"
   note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
-  if not loader.is_builtin(h.inst) then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
+  local refs = not loader.is_builtin(h.inst)   -- the loader's word, never the instance's own `builtin` field
+  if refs then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
-  local old, new = events.objects(ev, not h.inst.builtin)
+  -- (a plugin setting self.builtin = true in init got the event's objects
+  -- themselves and read a kept one after its call: attacker round 5)
+  local old, new = events.objects(ev, refs)
   local ok, r = pcall(fn, pod, old, new, h.inst)
   if ok and (r == ls.QUEUE or r == ls.QUEUE_SKIP) then return r end
   local info = debug.getinfo(fn, "S")

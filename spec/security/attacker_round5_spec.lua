@@ -288,3 +288,30 @@ return P
     assert.matches("40 pods: 40 bound", r.out, 1, true)
   end)
 end)
+
+describe("attacker round 5: an instance claiming to be built-in", function()
+  with_tmp()
+
+  -- Before: "read cdata 0": the hint runner asked the instance's own
+  -- `builtin` field, which the plugin set in init, and handed it the
+  -- event's node itself, readable after its call.
+  it("a queueing hint's object kept by a plugin that set self.builtin in init raises when read later", function()
+    probe([[
+local kept
+function P.init(self) self.builtin = true end
+P.events = { { resource = "Node", action = { "Add" }, hint = function(pod, old, new) kept = new return ls.QUEUE end } }
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  if kept == nil then
+    if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end
+    return nil
+  end
+  return ls.unschedulable("read " .. type(kept) .. " " .. tostring(kept.labels.n))
+end]])
+    local r = run(config(), { cluster = probe_kit.node2_at_10s("4") })
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal('pending: running "Probe" filter plugin: ' .. file_of("probe") .. ":13: node was handed to a " ..
+      'plugin by an earlier call and is gone: views live only during the call that made them (used by plugin "Probe" ' ..
+      "in filter)", r.pods.a)
+  end)
+end)
