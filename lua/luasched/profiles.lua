@@ -121,8 +121,15 @@ function M.traceback_for(msg)
   return nil
 end
 
+-- This file's own place in a message: a plugin's hook is called by the
+-- guard below (guarded_hook, not a tail call: it checks the memory share
+-- after the hook), so an ls.* function a hook tail-called and that raised at
+-- its caller's level named the guard's line. That is no place of the
+-- plugin's: it is left out (the plugin's hook is named instead).
+local OWN_PLACE = "^" .. debug.getinfo(1, "S").short_src:gsub("%p", "%%%0") .. ":%d+: "
+
 local function locate(err)
-  local msg = describe(err)
+  local msg = describe(err):gsub(OWN_PLACE, "", 1)
   last_trace.msg, last_trace.text = nil, nil
   for level = 2, 50 do
     local info = debug.getinfo(level, "Sl")
@@ -228,6 +235,8 @@ local function within_share(share, before, ...)
   end
   return ...
 end
+
+M.within_share = within_share
 
 local function guarded_hook(P, hook, kinds)
   local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }

@@ -315,3 +315,30 @@ end]])
       "in filter)", r.pods.a)
   end)
 end)
+
+describe("attacker round 5: memory a queueing hint keeps", function()
+  with_tmp()
+
+  -- Before: the hint kept 64 MB of a 64 MiB limit and returned (a hint
+  -- past the limit was only failed as Queue, the state kept what it took):
+  -- the next call to allocate, Probe's Filter, was cut off and blamed for it.
+  it("a queueing hint holding its state past the share is named as the hint; the state is rebuilt", function()
+    probe([[
+local hoard = {}
+P.events = { { resource = "Node", action = { "Add" }, hint = function(pod, old, new)
+  for i = 1, 60000 do hoard[i] = string.rep("h", 1000) .. i end
+  return ls.QUEUE end } }
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end
+  return nil
+end]])
+    local r = run(config("pluginTimeoutMilliseconds: 5000, memoryLimitBytes: 67108864"),
+      { cluster = probe_kit.node2_at_10s("4") })
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal("bound to node-2 at 10s", r.pods.a)
+    assert.matches('"Plugin call cut off" err="queueing hint: plugin \\"Probe\\" (queueing hint at ' ..
+      file_of("probe") .. ":5): left its Lua state holding ", r.err, 1, true)
+    assert.matches("(the last eighth is kept for the built-in plugins) (the Lua state was restarted)", r.err, 1, true)
+  end)
+end)

@@ -142,6 +142,11 @@ void ls_lua_note(const char *what)
         ls_watchdog_restart_clock(lua->watchdog);
 }
 
+bool ls_rt_call_active(void)
+{
+    return active_lua != NULL;
+}
+
 void ls_lua_memory_share_exceeded(double held)
 {
     ls_rt *lua = active_lua;

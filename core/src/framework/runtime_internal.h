@@ -77,6 +77,8 @@ int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt)
 void ls_rt_describe_running(void);
 /* Whether there is a state to call into, restarting one when it is time. */
 bool ls_rt_usable(ls_rt *lua);
+/* Whether a guarded call of any state is running (a call made now is nested in it). */
+bool ls_rt_call_active(void);
 /* A queue-side call was cut off: the state rebuilt, the failure logged;
  * LS_ERROR with the message in cycle->status. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what);
