@@ -193,6 +193,7 @@ local account, strings_cap, account_name = 0, DEFAULT_STRINGS_CAP, ""
 -- and blamed (InterPodAffinity's PreScore, for a pod of its own: attacker
 -- round 5). nil when the state has no limit.
 local memory_share
+local gc_count = collectgarbage
 
 --- Sets the profile this state's plugins intern for (dispatch.build).
 function ls._set_profile(name, memory_limit)
@@ -204,6 +205,23 @@ end
 --- The bytes a state's plugins that are not built-in may hold after their
 --- calls (nil: no limit); profiles.lua checks it after each of their hooks.
 function ls._memory_share() return memory_share end
+
+--- After a call of plugin code that is not built-in (a hook, a queueing hint,
+--- a clone_state), its results passed through: a call that grew the state
+--- (from `before` bytes) past the share, its garbage collected, is cut off as
+--- one past the memory limit and the state rebuilt, naming that plugin.
+function ls._within_share(before, ...)
+  local share = memory_share
+  if share ~= nil then
+    local after = gc_count("count") * 1024
+    if after > share and after > before then
+      gc_count("collect")
+      after = gc_count("count") * 1024
+      if after > share then C.ls_lua_memory_share_exceeded(after) end
+    end
+  end
+  return ...
+end
 --- The running profile's schedulerName id (the waiting pods it may see).
 function ls._profile_id() return account end
 
@@ -241,7 +259,6 @@ end
 -- within its memory limit.
 -- `reserve`: bytes past the limit the runtime may still take (the text of an
 -- error that reports the cap).
-local gc_count = collectgarbage
 local function intern_charged(s, reserve)
   -- a plugin that is not built-in interns within its share (the built-ins keep the rest)
   local cap = memory_share ~= nil and views.wants_refs() and memory_share or strings_cap

@@ -957,7 +957,7 @@ function M.hint(id, pod_ptr, ev_ptr)
   local share = refs and ls._memory_share()   -- a hint is held to its plugin's share as a hook is (profiles.lua)
   local before = share and collectgarbage("count") * 1024
   local ok, r = pcall(fn, pod, old, new, h.inst)
-  if share then assembly.within_share(share, before) end
+  if share then ls._within_share(before) end
   if ok and (r == ls.QUEUE or r == ls.QUEUE_SKIP) then return r end
   local info = debug.getinfo(fn, "S")
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",

@@ -220,23 +220,10 @@ local REF_ARGS = {
 -- call: the plugin's frames are the only ones its errors show).
 -- A "-" first is the CycleState: the plugin gets its own side of it
 -- (state_guard.lua), never a built-in's entries.
--- After a hook's call (its results passed through): a call that grew the
--- state past the share of the memory limit plugins that are not built-in may
--- hold (ls._memory_share), with its garbage collected, is cut off as one past
--- the limit and the state rebuilt, naming that plugin: the built-ins keep the
--- last eighth of the limit for their own work.
-local gc = collectgarbage
-local function within_share(share, before, ...)
-  local after = gc("count") * 1024
-  if after > share and after > before then
-    gc("collect")
-    after = gc("count") * 1024
-    if after > share then C.ls_lua_memory_share_exceeded(after) end
-  end
-  return ...
-end
-
-M.within_share = within_share
+-- After a hook's call: ls._within_share holds a plugin that is not
+-- built-in to its share of the memory limit (the built-ins keep the last
+-- eighth for their own work).
+local gc, within_share = collectgarbage, ls._within_share
 
 local function guarded_hook(P, hook, kinds)
   local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }
@@ -250,7 +237,7 @@ local function guarded_hook(P, hook, kinds)
     if w3 then a3 = w3(a3) end
     if w4 then a4 = w4(a4) end
     if not share then return P[hook](self, a1, a2, a3, a4, a5, a6) end
-    return within_share(share, gc("count") * 1024, P[hook](self, a1, a2, a3, a4, a5, a6))
+    return within_share(gc("count") * 1024, P[hook](self, a1, a2, a3, a4, a5, a6))
   end
 end
 

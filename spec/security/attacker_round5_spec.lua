@@ -342,3 +342,28 @@ end]])
     assert.matches("(the last eighth is kept for the built-in plugins) (the Lua state was restarted)", r.err, 1, true)
   end)
 end)
+
+describe("attacker round 5: memory a clone_state hook keeps", function()
+  with_tmp()
+
+  it("a clone_state hook holding its state past the share is cut off as CloneState, named", function()
+    probe([[
+local hoard = {}
+function P.pre_filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  state.Probe = { n = 1 }
+  return nil
+end
+function P.clone_state(self, entry)
+  if #hoard == 0 then for i = 1, 60000 do hoard[i] = string.rep("h", 1000) .. i end end
+  return { n = entry.n }
+end]])
+    local r = run(config("pluginTimeoutMilliseconds: 5000, memoryLimitBytes: 67108864"), { cluster = PREEMPTING })
+    assert.are.equal(0, r.rc, r.err)
+    assert.matches('running CloneState plugin "Probe": plugin left its Lua state holding %d+ bytes, past the ' ..
+      "58720256 its plugins may hold of the Lua memory limit of 67108864 bytes %(the last eighth is kept for the " ..
+      "built%-in plugins%) in clone_state at " .. probe_kit.plain(file_of("probe")) .. ":10 %(the Lua state was " ..
+      "restarted%)$", r.pods.a)
+    assert.matches('"Plugin call cut off" plugin="Probe" extensionPoint="CloneState"', r.err, 1, true)
+  end)
+end)
