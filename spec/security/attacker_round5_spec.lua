@@ -367,3 +367,29 @@ end]])
     assert.matches('"Plugin call cut off" plugin="Probe" extensionPoint="CloneState"', r.err, 1, true)
   end)
 end)
+
+describe("attacker round 5: a queueing hint that ends the worker", function()
+  with_tmp()
+
+  -- Before: `running (outside a cycle) plugin "plugin "Probe" (queueing hint
+  -- at probe.lua:4)": ...` and "an Error of plugin plugin "Probe" (...)": the
+  -- runtime's whole note went in the plugin's place, the point was none.
+  it("a hint stuck in C ends the worker, named by its plugin, QueueingHint and the hint's line", function()
+    probe([[
+P.events = { { resource = "Node", action = { "Add" }, hint = function(pod, old, new)
+  local s = string.rep("a", 40)
+  return s:find(string.rep("a?", 40) .. s .. "b") and ls.QUEUE or ls.QUEUE
+end } }
+function P.filter(self, state, pod, ni)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  if ls.str(ni.node.name) ~= "node-2" then return ls.unschedulable("waits for node-2") end
+  return nil
+end]])
+    local r = run(config(), { cluster = probe_kit.node2_at_10s("4"), limit = 90 })
+    assert.are.equal(0, r.rc, r.err)
+    assert.are.equal('pending: running QueueingHint plugin "Probe": the simulate worker process was ended by its ' ..
+      "supervisor: a plugin call ran past its budget of 300 ms and the 2000 ms grace: default-scheduler/Probe/" ..
+      "QueueingHint/default/a in queueing hint at " .. file_of("probe") .. ":4", r.pods.a)
+    assert.matches("failed as an Error of plugin Probe\n", r.err, 1, true)
+  end)
+end)

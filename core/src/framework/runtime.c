@@ -292,6 +292,72 @@ static void install_fatal_handlers(void)
         sigaction(sigs[i], &sa, NULL);
 }
 
+/* A note ('plugin "X" (queueing hint at FILE:LINE)', 'plugin "X"
+ * (pre_enqueue at FILE:LINE)', 'plugin "X" (loading its file)') as the
+ * plugin's name, its point and where it runs, for the worker's page and the
+ * fatal report. The whole note went in the plugin's place, and the point was
+ * "(outside a cycle)": a queueing hint stuck in C ended the worker as
+ * `running (outside a cycle) plugin "plugin "Probe" (queueing hint at ...)"`
+ * (attacker round 5). Signal-safe: loops over the text, no libc. */
+typedef struct noted_call {
+    char plugin[128], point[32], where[256];
+} noted_call;
+
+static size_t text_copy(char *dst, size_t cap, const char *src, size_t n)
+{
+    size_t i = 0;
+    for (; i < n && src[i] && i + 1 < cap; i++)
+        dst[i] = src[i];
+    dst[i] = 0;
+    return i;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    while (*prefix)
+        if (*s++ != *prefix++)
+            return false;
+    return true;
+}
+
+/* The extension point a noted step names (the queue-side hooks, a hint). */
+static const char *noted_point(const char *step)
+{
+    static const struct { const char *step, *point; } points[] = {
+        {"queueing hint at ", "QueueingHint"}, {"pre_enqueue at ", "PreEnqueue"}, {"sort_key at ", "QueueSort"},
+        {"less at ", "QueueSort"},             {"sign at ", "Sign"},
+    };
+    for (size_t i = 0; i < sizeof points / sizeof points[0]; i++)
+        if (starts_with(step, points[i].step))
+            return points[i].point;
+    return "(outside a cycle)";
+}
+
+static void split_note(const char *text, noted_call *out)
+{
+    static const char prefix[] = "plugin \"";
+    out->plugin[0] = out->where[0] = 0;
+    text_copy(out->point, sizeof out->point, "(outside a cycle)", sizeof out->point);
+    if (!starts_with(text, prefix)) {
+        text_copy(out->plugin, sizeof out->plugin, text, sizeof out->plugin);
+        return;
+    }
+    const char *name = text + sizeof prefix - 1, *end = name;
+    while (*end && *end != '"')
+        end++;
+    text_copy(out->plugin, sizeof out->plugin, name, (size_t)(end - name));
+    if (!*end || end[1] != ' ' || end[2] != '(')
+        return;
+    const char *step = end + 3;
+    size_t n = 0;
+    while (step[n])
+        n++;
+    if (n && step[n - 1] == ')')
+        n--;
+    text_copy(out->where, sizeof out->where, step, n);
+    text_copy(out->point, sizeof out->point, noted_point(step), sizeof out->point);
+}
+
 /* The call running now, into the worker's shared page (from the watchdog's
  * thread when the call overruns its budget, from the fatal signal handler):
  * reads of the state and stores, nothing that allocates or locks. */
@@ -305,10 +371,16 @@ void ls_rt_describe_running(void)
     const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
     const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
                                                                    : "";
-    ls_worker_page_describe(name, call >= 0 ? ls_rt_running_plugin(lua, call, profile) : note,
-                            call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
-                            pod ? ls_str_get(pod->ns) : NULL, pod ? ls_str_get(pod->name) : NULL,
-                            call >= 0 ? ls_rt_running_place(lua, call, profile) : NULL);
+    if (call >= 0) {
+        ls_worker_page_describe(name, ls_rt_running_plugin(lua, call, profile),
+                                ls_ext_point_name(ls_ext_point_info_of(call)->point), pod ? ls_str_get(pod->ns) : NULL,
+                                pod ? ls_str_get(pod->name) : NULL, ls_rt_running_place(lua, call, profile));
+        return;
+    }
+    static noted_call noted;   /* one describer at a time: the watchdog's thread or the signal handler */
+    split_note(note, &noted);
+    ls_worker_page_describe(name, noted.plugin, noted.point, pod ? ls_str_get(pod->ns) : NULL,
+                            pod ? ls_str_get(pod->name) : NULL, noted.where);
 }
 
 /* lua_pcall under the instruction budget and the wall-clock watchdog. The
