@@ -172,6 +172,7 @@ end
 local builtin_tables = setmetatable({}, { __mode = "k" })   -- plugin table or instance -> true
 local shadowing = setmetatable({}, { __mode = "k" })        -- plugin table -> the built-in file it replaces
 local file_of = setmetatable({}, { __mode = "k" })          -- plugin table -> its file, as errors show it
+local load_growth = setmetatable({}, { __mode = "k" })   -- plugin table -> bytes its top-level code grew the state
 
 function M.load(name)
   if loaded[name] then return loaded[name] end
@@ -197,7 +198,9 @@ function M.load(name)
   local shown = display_path(path)
   local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin))
   if not chunk then return nil, err end
+  local before = collectgarbage("count") * 1024
   local ok, P = pcall(chunk)
+  local grown = collectgarbage("count") * 1024 - before
   if not ok then
     -- cut off in C (a table or a string grown in its top-level code), the
     -- error has no position: "plugin exceeded its time budget", naming no
@@ -222,6 +225,7 @@ function M.load(name)
     rawset(P, "shadows", shadowing[P])
   end
   if builtin then builtin_tables[P] = true end
+  load_growth[P] = grown
   loaded[name] = P
   return P
 end
@@ -239,6 +243,9 @@ function M.is_builtin(t) return builtin_tables[t] == true end
 --- ("filter") had its errors reported without their file:line (attacker
 --- round 5).
 function M.file_of(P) return file_of[P] end
+
+--- The bytes plugin table P's top-level code grew the state by when it loaded.
+function M.load_growth(P) return load_growth[P] or 0 end
 
 --- The built-in file plugin table P would replace (nil when none).
 function M.shadows(P) return shadowing[P] end

@@ -225,6 +225,19 @@ local REF_ARGS = {
 -- eighth for their own work).
 local gc, within_share = collectgarbage, ls._within_share
 
+-- After a plugin's load and init that grew the state (by `grown` bytes):
+-- the bytes the state holds when that left it past the share (its garbage
+-- collected), else nil. Checked when the profile is built: a plugin holding
+-- memory from its top-level code or init was never checked by its hooks (a
+-- hook that does not grow the state is not cut off).
+local function over_share(grown)
+  local share = ls._memory_share()
+  if share == nil or grown <= 0 or gc("count") * 1024 <= share then return nil end
+  gc("collect")
+  local held = gc("count") * 1024
+  return held > share and held or nil
+end
+
 local function guarded_hook(P, hook, kinds)
   local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }
   local w1, w2, w3, w4 = maker[kinds:sub(1, 1)], maker[kinds:sub(2, 2)], maker[kinds:sub(3, 3)], maker[kinds:sub(4, 4)]
@@ -284,6 +297,7 @@ local function instantiate(P, name, args, profile_name, where)
       return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, shortened(why)), why
     end
   end
+  local before_init = gc("count") * 1024
   if type(P.init) == "function" then
     note("plugin %q (%s: init)", P.name, tostring(P.file))
     local iok, err = plain_pcall(P.init, inst, inst.args)
@@ -291,6 +305,13 @@ local function instantiate(P, name, args, profile_name, where)
       local why = describe(err)
       return nil, string.format("%sinitializing plugin %q: %s", where_of(where, why), P.name, shortened(why)), why
     end
+  end
+  local held = not loader.is_builtin(P) and over_share(loader.load_growth(P) + gc("count") * 1024 - before_init)
+  if held then
+    local why = string.format("its top-level code and init left its Lua state holding %d bytes, past the %d its " ..
+      "plugins may hold of the Lua memory limit (the last eighth is kept for the built-in plugins)", held,
+      ls._memory_share())
+    return nil, string.format("%splugin %q (%s): %s", where_of(where, why), name, tostring(M.file_of(inst)), why), why
   end
   return inst
 end

@@ -393,3 +393,23 @@ end]])
     assert.matches("failed as an Error of plugin Probe\n", r.err, 1, true)
   end)
 end)
+
+describe("attacker round 5: memory a plugin's top-level code keeps", function()
+  with_tmp()
+
+  -- A hook is cut off only when its own call grows the state past the
+  -- share: a plugin that took its memory at load was never checked.
+  it("top-level code holding the state past the share is a load error naming the plugin", function()
+    probe([[
+local hoard = {}
+for i = 1, 60000 do hoard[i] = string.rep("h", 1000) .. i end
+function P.filter(self, state, pod, ni)
+  return #hoard > 0 and nil or nil
+end]])
+    local r = run(config("pluginTimeoutMilliseconds: 5000, memoryLimitBytes: 67108864"))
+    assert.are.equal(2, r.rc, r.err)
+    assert.matches('plugin "Probe" %(' .. probe_kit.plain(file_of("probe")) .. "%): its top%-level code and init " ..
+      "left its Lua state holding %d+ bytes, past the 58720256 its plugins may hold of the Lua memory limit %(the " ..
+      "last eighth is kept for the built%-in plugins%)", r.err)
+  end)
+end)
