@@ -100,6 +100,7 @@ end
 --- `given` is the CycleState (the test kit's, for a hook run alone).
 function M.begin_cycle(given)
   state = given
+  cycle.state_lost = 0
   table_clear(skip_score)
   if profiles[1] then table_clear(profiles[1].skip) end
   handle.start_cycle()
@@ -433,7 +434,7 @@ end
 -- pod's Error named NodeResourcesFit, "attempt to index local 'state'":
 -- attacker round 5). Queue-side rows have no CycleState and are not cycles.
 local function cycle_lost()
-  return state == nil and cycle.status_code == ERROR
+  return cycle.state_lost ~= 0 and state == nil
 end
 
 run_chain = function(row, spec, a1, a2, a3, a4)
@@ -587,6 +588,7 @@ local PRE_FILTER = {
 --- cycle.prefilter_*; an empty intersection is Unresolvable.
 function M.pre_filter(given_state)
   state = given_state or state_guard.new_state()   -- plugins not built-in get a side of it
+  cycle.state_lost = 0
   table_clear(skip_score)   -- the runtime's own: kept, not made anew per pod
   local prof = profiles[1]
   table_clear(prof.skip)
@@ -907,6 +909,7 @@ end
 
 function M.resume(pod_id)
   state = parked[pod_id] or {}
+  cycle.state_lost = 0
   parked[pod_id] = nil
 end
 

@@ -101,6 +101,9 @@ typedef struct ls_cycle {
     uint8_t keep_raw_scores;              /* raw_scores kept without tracing (OpportunisticBatching) */
     uint8_t writer_not_builtin;           /* set by ls.* around an API write: a plugin that is not built-in
                                            * writes, and its write is its pod's own news (own_writes.h) */
+    uint8_t state_lost;                   /* a cut-off rebuilt the Lua state during this cycle: its CycleState is
+                                           * gone, its later points are not run (set by the runtime's recovery,
+                                           * cleared when dispatch.lua starts a cycle's state) */
 } ls_cycle;
 
 /* Sampled plugin durations (scheduler_plugin_execution_duration_seconds): the

@@ -832,6 +832,7 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
                  ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
+    lua->cycle->state_lost = 1;
     return LS_ERROR;
 }
 
