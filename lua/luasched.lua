@@ -250,9 +250,14 @@ function ls.str(id)
 end
 
 local function strings_full()
+  local within = ""
+  if memory_share ~= nil and views.wants_refs() then   -- a plugin that is not built-in: its share
+    within = string.format("the %d bytes its plugins may hold of ", memory_share)
+  end
   return string.format("luasched: the plugins of profile %q have interned %d bytes of distinct strings " ..
-    "(ls.intern, status messages), which with its Lua heap reach the profile's memory limit of %d bytes; they " ..
-    "are never freed, no more are taken", account_name, tonumber(C.ls_intern_plugin_bytes(account)), strings_cap)
+    "(ls.intern, status messages), which with its Lua heap reach %sthe profile's memory limit of %d bytes; they " ..
+    "are never freed, no more are taken", account_name, tonumber(C.ls_intern_plugin_bytes(account)), within,
+    strings_cap)
 end
 
 -- A new string is taken while the profile's strings and its Lua heap stay

@@ -311,8 +311,8 @@ end]])
     local r = run(config(), { cluster = probe_kit.node2_at_10s("4") })
     assert.are.equal(0, r.rc, r.err)
     assert.are.equal('pending: running "Probe" filter plugin: ' .. file_of("probe") .. ":13: node was handed to a " ..
-      'plugin by an earlier call and is gone: views live only during the call that made them (used by plugin "Probe" ' ..
-      "in filter)", r.pods.a)
+      "plugin by an earlier call and is gone: views live only during the call that made them (used by plugin " ..
+      '"Probe" in filter)', r.pods.a)
   end)
 end)
 
