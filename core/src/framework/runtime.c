@@ -157,19 +157,6 @@ void ls_lua_memory_share_exceeded(double held)
     cut_off_for_memory(lua);
 }
 
-/* What a call past the memory limit is told: the limit, or the share of it
- * a plugin that is not built-in may hold after its call. */
-static void memory_limit_text(const ls_rt *lua, char *out, size_t cap)
-{
-    if (lua->over_share)
-        snprintf(out, cap,
-                 "plugin left its Lua state holding %zu bytes, past the %zu its plugins may hold of the Lua memory "
-                 "limit of %zu bytes (the last eighth is kept for the built-in plugins)",
-                 lua->over_share, lua->memory_limit - lua->memory_limit / 8, lua->memory_limit);
-    else
-        snprintf(out, cap, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
-}
-
 static void say(const char *text)
 {
     size_t n = strlen(text);
@@ -292,72 +279,6 @@ static void install_fatal_handlers(void)
         sigaction(sigs[i], &sa, NULL);
 }
 
-/* A note ('plugin "X" (queueing hint at FILE:LINE)', 'plugin "X"
- * (pre_enqueue at FILE:LINE)', 'plugin "X" (loading its file)') as the
- * plugin's name, its point and where it runs, for the worker's page and the
- * fatal report. The whole note went in the plugin's place, and the point was
- * "(outside a cycle)": a queueing hint stuck in C ended the worker as
- * `running (outside a cycle) plugin "plugin "Probe" (queueing hint at ...)"`
- * (attacker round 5). Signal-safe: loops over the text, no libc. */
-typedef struct noted_call {
-    char plugin[128], point[32], where[256];
-} noted_call;
-
-static size_t text_copy(char *dst, size_t cap, const char *src, size_t n)
-{
-    size_t i = 0;
-    for (; i < n && src[i] && i + 1 < cap; i++)
-        dst[i] = src[i];
-    dst[i] = 0;
-    return i;
-}
-
-static bool starts_with(const char *s, const char *prefix)
-{
-    while (*prefix)
-        if (*s++ != *prefix++)
-            return false;
-    return true;
-}
-
-/* The extension point a noted step names (the queue-side hooks, a hint). */
-static const char *noted_point(const char *step)
-{
-    static const struct { const char *step, *point; } points[] = {
-        {"queueing hint at ", "QueueingHint"}, {"pre_enqueue at ", "PreEnqueue"}, {"sort_key at ", "QueueSort"},
-        {"less at ", "QueueSort"},             {"sign at ", "Sign"},
-    };
-    for (size_t i = 0; i < sizeof points / sizeof points[0]; i++)
-        if (starts_with(step, points[i].step))
-            return points[i].point;
-    return "(outside a cycle)";
-}
-
-static void split_note(const char *text, noted_call *out)
-{
-    static const char prefix[] = "plugin \"";
-    out->plugin[0] = out->where[0] = 0;
-    text_copy(out->point, sizeof out->point, "(outside a cycle)", sizeof out->point);
-    if (!starts_with(text, prefix)) {
-        text_copy(out->plugin, sizeof out->plugin, text, sizeof out->plugin);
-        return;
-    }
-    const char *name = text + sizeof prefix - 1, *end = name;
-    while (*end && *end != '"')
-        end++;
-    text_copy(out->plugin, sizeof out->plugin, name, (size_t)(end - name));
-    if (!*end || end[1] != ' ' || end[2] != '(')
-        return;
-    const char *step = end + 3;
-    size_t n = 0;
-    while (step[n])
-        n++;
-    if (n && step[n - 1] == ')')
-        n--;
-    text_copy(out->where, sizeof out->where, step, n);
-    text_copy(out->point, sizeof out->point, noted_point(step), sizeof out->point);
-}
-
 /* The call running now, into the worker's shared page (from the watchdog's
  * thread when the call overruns its budget, from the fatal signal handler):
  * reads of the state and stores, nothing that allocates or locks. */
@@ -377,8 +298,8 @@ void ls_rt_describe_running(void)
                                 pod ? ls_str_get(pod->name) : NULL, ls_rt_running_place(lua, call, profile));
         return;
     }
-    static noted_call noted;   /* one describer at a time: the watchdog's thread or the signal handler */
-    split_note(note, &noted);
+    static ls_rt_noted_call noted;   /* one describer at a time: the watchdog's thread or the signal handler */
+    ls_rt_split_note(note, &noted);
     ls_worker_page_describe(name, noted.plugin, noted.point, pod ? ls_str_get(pod->ns) : NULL,
                             pod ? ls_str_get(pod->name) : NULL, noted.where);
 }
@@ -749,19 +670,6 @@ static void count_cut_off(ls_rt *lua, const char *plugin, const char *point)
     lua->over_share = 0;
 }
 
-/* The plugin a note names ('plugin "X" (...)', as profiles.lua and the
- * hints note a plugin's step), "?" when it names none. */
-static void noted_plugin(const char *text, char *out, size_t cap)
-{
-    static const char prefix[] = "plugin \"";
-    const char *end = strncmp(text, prefix, sizeof prefix - 1) == 0 ? strchr(text + sizeof prefix - 1, '"') : NULL;
-    if (!end) {
-        snprintf(out, cap, "?");
-        return;
-    }
-    snprintf(out, cap, "%.*s", (int)(end - text - (sizeof prefix - 1)), text + sizeof prefix - 1);
-}
-
 /* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
  * is rebuilt with the same profiles, and the failure logged. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what)
@@ -772,7 +680,7 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
         snprintf(limit, sizeof limit, "raised signal %d (%s)", lua->fault_signal, strsignal(lua->fault_signal));
     else if (lua->over_memory && lua->over_share) {
         char text[280];
-        memory_limit_text(lua, text, sizeof text);
+        ls_rt_memory_limit_text(lua, text, sizeof text);
         snprintf(limit, sizeof limit, "%s", text + strlen("plugin "));
     } else if (lua->over_memory)
         snprintf(limit, sizeof limit, "exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
@@ -781,9 +689,9 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
                  (unsigned long long)(lua->armed_timeout_ms ? lua->armed_timeout_ms : lua->timeout_ms));
     char ran[300];   /* what ran, noted before the rebuild (which notes its own steps) */
     snprintf(ran, sizeof ran, "%s", note);
-    char plugin[80];
-    noted_plugin(ran, plugin, sizeof plugin);
-    count_cut_off(lua, plugin, what);
+    ls_rt_noted_call noted;
+    ls_rt_split_note(ran, &noted);
+    count_cut_off(lua, strncmp(ran, "plugin \"", 8) == 0 ? noted.plugin : "?", what);
     ls_error err;
     if (!restart(lua, &err))
         snprintf(msg, sizeof msg, "%s: %s: %s; restarting the Lua state failed", what, ran, limit);
@@ -805,7 +713,7 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         snprintf(what, sizeof what, "%s%splugin code raised signal %d (%s): a view used after its call, or memory it cannot read",
                  lua->fault_where, lua->fault_where[0] ? ": " : "", lua->fault_signal, strsignal(lua->fault_signal));
     else if (lua->over_memory)
-        memory_limit_text(lua, what, sizeof what);
+        ls_rt_memory_limit_text(lua, what, sizeof what);
     else {
         uint64_t budget, timeout_ms;
         profile_budgets(lua, profile, &budget, &timeout_ms);

@@ -99,6 +99,16 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile);
 int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg);
 int ls_rt_running_ep(const ls_rt *lua, int ep);
 const char *ls_rt_running_plugin(const ls_rt *lua, int ep, uint32_t profile);
+/* What a call past the memory limit is told: the limit, or the share of it a
+ * plugin that is not built-in may hold after its call (runtime_blame.c). */
+void ls_rt_memory_limit_text(const ls_rt *lua, char *out, size_t cap);
+/* A note of the runtime's ('plugin "X" (queueing hint at FILE:LINE)') as the
+ * plugin's name, its point and where it runs; a note that names no plugin is
+ * the plugin field whole, the point "(outside a cycle)". Signal-safe. */
+typedef struct ls_rt_noted_call {
+    char plugin[128], point[32], where[256];
+} ls_rt_noted_call;
+void ls_rt_split_note(const char *text, ls_rt_noted_call *out);
 void ls_rt_running_who(const ls_rt *lua, int ep, uint32_t profile, char *who, size_t cap);
 void ls_rt_running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap);
 /* ls_rt_guarded_pcall for a load-time call (loading, checking, building
