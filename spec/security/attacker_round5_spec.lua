@@ -35,26 +35,7 @@ local file_of, probe, run = bench.file_of, bench.probe, bench.run
 local expect_error = probe_kit.expect_error
 local function with_tmp() setup(bench.open); teardown(bench.close) end
 
--- node-1 of one CPU taken by a priority-0 pod; the probe pod (priority 100)
--- needs that CPU: DefaultPreemption evicts `low` and nominates the probe pod
--- to node-1, whose next attempt tries that node first (upstream's
--- evaluateNominatedNode).
-local PREEMPTING = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
-status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: low, namespace: default}
-spec: {nodeName: node-1, priority: 0, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {priority: 100, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
-]]
+local PREEMPTING = probe_kit.PREEMPTING   -- the probe pod preempts `low` on node-1, then is nominated there
 
 describe("attacker round 5: what the runtime knows of a plugin is not the plugin's to change", function()
   with_tmp()
