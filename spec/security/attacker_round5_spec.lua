@@ -394,3 +394,38 @@ end]])
       "last eighth is kept for the built%-in plugins%)", r.err)
   end)
 end)
+
+describe("attacker round 5: the CycleState the plugins that are not built-in share", function()
+  with_tmp()
+
+  -- Before: `running "Other" filter plugin: plugin exceeded its time budget
+  -- ... in filter at other.lua:3`: Probe's __newindex, set on the shared
+  -- side of the state, ran in Other's call and Other was cut off for it.
+  it("a metatable on the shared side of the state is refused, in the plugin that sets it", function()
+    probe([[
+function P.pre_filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+  setmetatable(state, { __newindex = function() while true do end end })
+  return nil
+end]])
+    bench.write_plugin("other", [[
+local ls = require("luasched")
+local P = ls.plugin("Other")
+function P.filter(self, state, pod, ni)
+  state.Other = 1
+  return nil
+end
+return P
+]])
+    local cfg = config():gsub("%[{name: Probe}%]", "[{name: Probe}, {name: Other}]")
+    expect_error(run(cfg), 'running PreFilter plugin "Probe": ' .. file_of("probe") .. ":6: cannot change a " ..
+      "protected metatable")
+  end)
+
+  -- Still open: an entry's own table (state.Other, which Other made) is a
+  -- plain table; a metatable Probe sets on it runs Probe's code when Other
+  -- reads it, and a cut-off there names Other. The side itself is protected
+  -- (above); protecting every table a plugin stores needs per-plugin views
+  -- of the side, or a cut-off named by the frame whose code ran.
+  pending("a metatable set on another plugin's entry runs in that plugin's call and is blamed on it")
+end)
