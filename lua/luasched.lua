@@ -187,12 +187,40 @@ local made = {}   -- id -> true: interned by this state's plugins (charged to it
 -- profile against the profile's Lua memory limit (1 GiB when unlimited).
 local DEFAULT_STRINGS_CAP = 2 ^ 30
 local account, strings_cap, account_name = 0, DEFAULT_STRINGS_CAP, ""
+-- What plugins that are not built-in may hold of the state's memory limit:
+-- all but its last eighth, kept for the built-in plugins. A plugin holding
+-- the state at the limit's edge had the next built-in to allocate cut off
+-- and blamed (InterPodAffinity's PreScore, for a pod of its own: attacker
+-- round 5). nil when the state has no limit.
+local memory_share
+local gc_count = collectgarbage
 
 --- Sets the profile this state's plugins intern for (dispatch.build).
 function ls._set_profile(name, memory_limit)
   account_name = name or ""
   account = C.ls_intern(account_name, #account_name)
   strings_cap = (memory_limit and memory_limit > 0) and memory_limit or DEFAULT_STRINGS_CAP
+  memory_share = (memory_limit and memory_limit > 0) and memory_limit - math.floor(memory_limit / 8) or nil
+end
+--- The bytes a state's plugins that are not built-in may hold after their
+--- calls (nil: no limit); profiles.lua checks it after each of their hooks.
+function ls._memory_share() return memory_share end
+
+--- After a call of plugin code that is not built-in (a hook, a queueing hint,
+--- a clone_state), its results passed through: a call that grew the state
+--- (from `before` bytes) past the share, its garbage collected, is cut off as
+--- one past the memory limit and the state rebuilt, naming that plugin.
+function ls._within_share(before, ...)
+  local share = memory_share
+  if share ~= nil then
+    local after = gc_count("count") * 1024
+    if after > share and after > before then
+      gc_count("collect")
+      after = gc_count("count") * 1024
+      if after > share then C.ls_lua_memory_share_exceeded(after) end
+    end
+  end
+  return ...
 end
 --- The running profile's schedulerName id (the waiting pods it may see).
 function ls._profile_id() return account end
@@ -222,18 +250,24 @@ function ls.str(id)
 end
 
 local function strings_full()
+  local within = ""
+  if memory_share ~= nil and views.wants_refs() then   -- a plugin that is not built-in: its share
+    within = string.format("the %d bytes its plugins may hold of ", memory_share)
+  end
   return string.format("luasched: the plugins of profile %q have interned %d bytes of distinct strings " ..
-    "(ls.intern, status messages), which with its Lua heap reach the profile's memory limit of %d bytes; they " ..
-    "are never freed, no more are taken", account_name, tonumber(C.ls_intern_plugin_bytes(account)), strings_cap)
+    "(ls.intern, status messages), which with its Lua heap reach %sthe profile's memory limit of %d bytes; they " ..
+    "are never freed, no more are taken", account_name, tonumber(C.ls_intern_plugin_bytes(account)), within,
+    strings_cap)
 end
 
 -- A new string is taken while the profile's strings and its Lua heap stay
 -- within its memory limit.
 -- `reserve`: bytes past the limit the runtime may still take (the text of an
 -- error that reports the cap).
-local gc_count = collectgarbage
 local function intern_charged(s, reserve)
-  local room = strings_cap + (reserve or 0) - gc_count("count") * 1024
+  -- a plugin that is not built-in interns within its share (the built-ins keep the rest)
+  local cap = memory_share ~= nil and views.wants_refs() and memory_share or strings_cap
+  local room = cap + (reserve or 0) - gc_count("count") * 1024
   local id = C.ls_intern_plugin(s, #s, account, room > 0 and room or 0)
   if id ~= 0 then made[id] = true end
   return id

@@ -100,6 +100,7 @@ end
 --- `given` is the CycleState (the test kit's, for a hook run alone).
 function M.begin_cycle(given)
   state = given
+  cycle.state_lost = 0
   table_clear(skip_score)
   if profiles[1] then table_clear(profiles[1].skip) end
   handle.start_cycle()
@@ -179,12 +180,14 @@ end
 
 -- A message that does not name the running plugin's file (a value the
 -- runtime rejected after the hook returned) gets the hook's own file:line.
+-- The file is the loader's record, never the plugin's own `file` field.
 local function attributed(msg)
   local inst = current
-  if not inst or not inst.file or msg:find(inst.file, 1, true) then return msg end
-  local fn = current_hook and inst[current_hook]
+  local file = inst and assembly.file_of(inst)
+  if type(file) ~= "string" or file == "" or msg:find(file, 1, true) then return msg end
+  local fn = current_hook and (assembly.hook_at_build(inst, current_hook) or inst[current_hook])
   fn = assembly.hook_source[fn] or fn   -- the plugin's own hook behind the test kit's recorder
-  if type(fn) ~= "function" then return msg .. " (in " .. inst.file .. ")" end
+  if type(fn) ~= "function" then return msg .. " (in " .. file .. ")" end
   local info = debug.getinfo(fn, "S")
   return msg .. " (" .. info.short_src .. ":" .. info.linedefined .. ")"
 end
@@ -423,7 +426,19 @@ local function chain_success(row, spec, inst, k, st, extra)
   return nil
 end
 
+-- A cut-off rebuilt the Lua state during this cycle: the CycleState went with
+-- the old state (`state` is nil in the new one) and cycle.status holds the
+-- cut-off's Error, which names the plugin whose code ran. The cycle's later
+-- points are not run: their plugins would be handed no state and blamed (a
+-- Filter cut off on the nominated node, then every node's Filter ran and the
+-- pod's Error named NodeResourcesFit, "attempt to index local 'state'":
+-- attacker round 5). Queue-side rows have no CycleState and are not cycles.
+local function cycle_lost()
+  return cycle.state_lost ~= 0 and state == nil
+end
+
 run_chain = function(row, spec, a1, a2, a3, a4)
+  if not row.queue_side and cycle_lost() then return ERROR end
   local quiet = row.logs_errors
   if not quiet then clear_status() end
   current_hook = row.hook
@@ -573,6 +588,7 @@ local PRE_FILTER = {
 --- cycle.prefilter_*; an empty intersection is Unresolvable.
 function M.pre_filter(given_state)
   state = given_state or state_guard.new_state()   -- plugins not built-in get a side of it
+  cycle.state_lost = 0
   table_clear(skip_score)   -- the runtime's own: kept, not made anew per pod
   local prof = profiles[1]
   table_clear(prof.skip)
@@ -621,6 +637,7 @@ end
 
 --- Runs the Filter plugins over the cycle's candidates (see ls_cycle).
 function M.filter()
+  if cycle_lost() then return ERROR end
   clear_status()
   current_hook = "filter"
   local prof = profiles[1]
@@ -639,6 +656,7 @@ end
 
 --- Filter on one node: the nominated-node fast path (traced for explain).
 function M.filter_one(ni_ptr)
+  if cycle_lost() then return ERROR end
   clear_status()
   current_hook = "filter"
   local prof = profiles[1]
@@ -816,6 +834,7 @@ end
 
 --- Score and NormalizeScore for every score plugin; C weights and sums.
 function M.score()
+  if cycle_lost() then return ERROR end
   clear_status()
   local prof = profiles[1]
   sampling = cycle.sample_plugins ~= 0
@@ -826,6 +845,7 @@ end
 --- PreScore and Score for the last feasible node alone, the others' raw scores
 --- put in cycle.scores by C, then NormalizeScore over all of them.
 function M.rescore_last()
+  if cycle_lost() then return ERROR end
   local n = cycle.num_feasible
   if run_chain(ROW.pre_score, PRE_SCORE, state, cycle.pod[0], node_list(cycle.feasible + (n - 1), 1), 1) == ERROR then
     return PENDING   -- told apart from a Score failure (batch flush reason)
@@ -889,6 +909,7 @@ end
 
 function M.resume(pod_id)
   state = parked[pod_id] or {}
+  cycle.state_lost = 0
   parked[pod_id] = nil
 end
 
@@ -930,10 +951,16 @@ function M.hint(id, pod_ptr, ev_ptr)
   current, current_hook = h.inst, "hint"
   note("%s", hint_note(id, h))
   local pod = ffi.cast("const ls_pod *", pod_ptr)[0]
-  if not loader.is_builtin(h.inst) then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
+  local refs = not loader.is_builtin(h.inst)   -- the loader's word, never the instance's own `builtin` field
+  if refs then pod = views.pod_ref(pod) end   -- a reference that lives for this call only
   local ev = ffi.cast("const ls_cluster_event *", ev_ptr)
-  local old, new = events.objects(ev, not h.inst.builtin)
+  -- (a plugin setting self.builtin = true in init got the event's objects
+  -- themselves and read a kept one after its call: attacker round 5)
+  local old, new = events.objects(ev, refs)
+  local share = refs and ls._memory_share()   -- a hint is held to its plugin's share as a hook is (profiles.lua)
+  local before = share and collectgarbage("count") * 1024
   local ok, r = pcall(fn, pod, old, new, h.inst)
+  if share then ls._within_share(before) end
   if ok and (r == ls.QUEUE or r == ls.QUEUE_SKIP) then return r end
   local info = debug.getinfo(fn, "S")
   io.stderr:write(string.format("luasched: queueing hint at %s:%d failed (the pod is queued): %s\n",

@@ -81,7 +81,9 @@ local function plugin_clone(prof, inst, v)
   for i, x in ipairs(prof.points.pre_filter or {}) do if x == inst then k = i break end end
   local caller, caller_ep = cycle.running_plugin, cycle.handle_ep
   cycle.running_plugin, cycle.handle_ep = k - 1, C.LS_EP_CLONE_STATE + 1
+  local held = not loader.is_builtin(inst) and collectgarbage("count") * 1024
   local ok, copy = pcall(inst.clone_state, inst, v)
+  if held then ls._within_share(held) end   -- held to its share, as its hooks are (still named as CloneState)
   cycle.running_plugin, cycle.handle_ep = caller, caller_ep
   if not ok then error(copy, 0) end
   return copy

@@ -216,6 +216,8 @@ end
 -- What the loader knows of each plugin table, out of the plugin's reach.
 local builtin_tables = setmetatable({}, { __mode = "k" })   -- plugin table or instance -> true
 local shadowing = setmetatable({}, { __mode = "k" })        -- plugin table -> the built-in file it replaces
+local file_of = setmetatable({}, { __mode = "k" })          -- plugin table -> its file, as errors show it
+local load_growth = setmetatable({}, { __mode = "k" })   -- plugin table -> bytes its top-level code grew the state
 
 function M.load(name)
   if loaded[name] then return loaded[name] end
@@ -244,7 +246,9 @@ function M.load(name)
   local shown = display_path(path)
   local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin))
   if not chunk then return nil, err end
+  local before = collectgarbage("count") * 1024
   local ok, P = pcall(chunk)
+  local grown = collectgarbage("count") * 1024 - before
   if not ok then
     -- cut off in C (a table or a string grown in its top-level code), the
     -- error has no position: "plugin exceeded its time budget", naming no
@@ -256,6 +260,7 @@ function M.load(name)
   local checked, cerr = check_plugin(name, shown, P)
   if not checked then return nil, cerr end
   rawset(P, "file", shown)
+  file_of[P] = shown
   local declared, derr = require("luasched.fields").declare(P)
   if not declared then return nil, derr end
   rawset(P, "path", path)
@@ -268,6 +273,7 @@ function M.load(name)
     rawset(P, "shadows", shadowing[P])
   end
   if builtin then builtin_tables[P] = true end
+  load_growth[P] = grown
   loaded[name] = P
   return P
 end
@@ -278,6 +284,16 @@ end
 --- P.builtin with true) passed as built-in, its hooks unguarded, and a file
 --- named as a built-in replaced it with no error (attacker round 4).
 function M.is_builtin(t) return builtin_tables[t] == true end
+
+--- The file plugin table P was loaded from, as errors show it (nil for a
+--- table the loader did not load). The runtime asks this, never P.file: a
+--- plugin that set its `file` to "" or to a word of its error message
+--- ("filter") had its errors reported without their file:line (attacker
+--- round 5).
+function M.file_of(P) return file_of[P] end
+
+--- The bytes plugin table P's top-level code grew the state by when it loaded.
+function M.load_growth(P) return load_growth[P] or 0 end
 
 --- The built-in file plugin table P would replace (nil when none).
 function M.shadows(P) return shadowing[P] end

@@ -121,8 +121,15 @@ function M.traceback_for(msg)
   return nil
 end
 
+-- This file's own place in a message: a plugin's hook is called by the
+-- guard below (guarded_hook, not a tail call: it checks the memory share
+-- after the hook), so an ls.* function a hook tail-called and that raised at
+-- its caller's level named the guard's line. That is no place of the
+-- plugin's: it is left out (the plugin's hook is named instead).
+local OWN_PLACE = "^" .. debug.getinfo(1, "S").short_src:gsub("%p", "%%%0") .. ":%d+: "
+
 local function locate(err)
-  local msg = describe(err)
+  local msg = describe(err):gsub(OWN_PLACE, "", 1)
   last_trace.msg, last_trace.text = nil, nil
   for level = 2, 50 do
     local info = debug.getinfo(level, "Sl")
@@ -164,6 +171,27 @@ end
 
 local plugin_of = setmetatable({}, { __mode = "k" })   -- instance -> its plugin table
 
+-- instance -> its plugin's hooks as the profile was built: an error names
+-- where the hook is from these, not from what the plugin assigned since
+-- (self.filter = other reported other's line).
+local hooks_at_build = setmetatable({}, { __mode = "k" })
+
+--- The hook `hook` of an instance as its profile was built (nil when the
+--- runtime did not build it).
+function M.hook_at_build(inst, hook)
+  local own = hooks_at_build[inst]
+  return own and own[hook]
+end
+
+--- The file of an instance's plugin, as the loader recorded it (an instance
+--- the runtime did not build, the test kit's, by its own field).
+function M.file_of(inst)
+  local P = plugin_of[inst]
+  local file = P and loader.file_of(P)
+  if file then return file end
+  return rawget(inst, "file") or (P and rawget(P, "file"))
+end
+
 -- "file:line: path: " of a plugin's args in the configuration (`where`, from
 -- the config loader: source, line, path, lines = { field -> line }) for a
 -- message `why`: the line of the field the message starts with
@@ -192,17 +220,37 @@ local REF_ARGS = {
 -- call: the plugin's frames are the only ones its errors show).
 -- A "-" first is the CycleState: the plugin gets its own side of it
 -- (state_guard.lua), never a built-in's entries.
+-- After a hook's call: ls._within_share holds a plugin that is not
+-- built-in to its share of the memory limit (the built-ins keep the last
+-- eighth for their own work).
+local gc, within_share = collectgarbage, ls._within_share
+
+-- After a plugin's load and init that grew the state (by `grown` bytes):
+-- the bytes the state holds when that left it past the share (its garbage
+-- collected), else nil. Checked when the profile is built: a plugin holding
+-- memory from its top-level code or init was never checked by its hooks (a
+-- hook that does not grow the state is not cut off).
+local function over_share(grown)
+  local share = ls._memory_share()
+  if share == nil or grown <= 0 or gc("count") * 1024 <= share then return nil end
+  gc("collect")
+  local held = gc("count") * 1024
+  return held > share and held or nil
+end
+
 local function guarded_hook(P, hook, kinds)
   local maker = { p = views.pod_ref, n = views.node_info_ref, N = views.ref_node_list }
   local w1, w2, w3, w4 = maker[kinds:sub(1, 1)], maker[kinds:sub(2, 2)], maker[kinds:sub(3, 3)], maker[kinds:sub(4, 4)]
   local with_state, for_plugin = kinds:sub(1, 1) == "-", state_guard.for_plugin
+  local share = ls._memory_share()
   return function(self, a1, a2, a3, a4, a5, a6)
     if with_state then a1 = for_plugin(a1) end
     if w1 then a1 = w1(a1) end
     if w2 then a2 = w2(a2) end
     if w3 then a3 = w3(a3) end
     if w4 then a4 = w4(a4) end
-    return P[hook](self, a1, a2, a3, a4, a5, a6)
+    if not share then return P[hook](self, a1, a2, a3, a4, a5, a6) end
+    return within_share(gc("count") * 1024, P[hook](self, a1, a2, a3, a4, a5, a6))
   end
 end
 
@@ -232,6 +280,12 @@ local function instantiate(P, name, args, profile_name, where)
   name_of[inst] = name
   loader.adopt(inst, P)
   guard_hooks(inst, P)
+  local own = {}
+  for _, h in ipairs(HOOKS) do
+    local fn = rawget(P, h)
+    if type(fn) == "function" then own[h] = fn end
+  end
+  hooks_at_build[inst] = own
   if type(P.validate) == "function" then
     local vok, verr = plain_pcall(P.validate, inst.args)
     if not vok or (verr ~= nil and verr ~= true) then
@@ -243,6 +297,7 @@ local function instantiate(P, name, args, profile_name, where)
       return nil, string.format("%sargs of plugin %q are not valid: %s", at, P.name, shortened(why)), why
     end
   end
+  local before_init = gc("count") * 1024
   if type(P.init) == "function" then
     note("plugin %q (%s: init)", P.name, tostring(P.file))
     local iok, err = plain_pcall(P.init, inst, inst.args)
@@ -250,6 +305,13 @@ local function instantiate(P, name, args, profile_name, where)
       local why = describe(err)
       return nil, string.format("%sinitializing plugin %q: %s", where_of(where, why), P.name, shortened(why)), why
     end
+  end
+  local held = not loader.is_builtin(P) and over_share(loader.load_growth(P) + gc("count") * 1024 - before_init)
+  if held then
+    local why = string.format("its top-level code and init left its Lua state holding %d bytes, past the %d its " ..
+      "plugins may hold of the Lua memory limit (the last eighth is kept for the built-in plugins)", held,
+      ls._memory_share())
+    return nil, string.format("%splugin %q (%s): %s", where_of(where, why), name, tostring(M.file_of(inst)), why), why
   end
   return inst
 end

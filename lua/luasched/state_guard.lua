@@ -42,13 +42,20 @@ M.SIDE = SIDE
 
 local state_of = setmetatable({}, { __mode = "k" })   -- side -> its state
 
+-- The side's metatable: none a plugin can see or set. The side is shared by
+-- the plugins that are not built-in: a metatable one of them set on it ran
+-- that plugin's code (a __newindex looping) in another plugin's call, cut
+-- off and blamed on that other plugin (attacker round 5). Reads, writes and
+-- pairs are a plain table's.
+local SIDE_MT = { __metatable = false }
+
 --- The side of state `st` (made when absent): what a plugin that is not
 --- built-in gets as its `state`. A side passed again is itself.
 function M.for_plugin(st)
   if not runtime_states[st] then return st end
   local side = rawget(st, SIDE)
   if side == nil then
-    side = {}
+    side = setmetatable({}, SIDE_MT)
     rawset(st, SIDE, side)
     state_of[side] = st
   end
@@ -57,6 +64,7 @@ end
 
 --- Takes `side` as the side of state `st` (a clone's).
 function M.adopt(st, side)
+  setmetatable(side, SIDE_MT)
   rawset(st, SIDE, side)
   state_of[side] = st
   return st

@@ -90,12 +90,14 @@ static const char PLAIN_YAML[] =
     "spec:\n  containers: [{name: c, image: \"app:1\", resources: {requests: {cpu: 10m}}}]\n---\n";
 
 /* two profiles running FuzzGen, each in a Lua state of its own: what one
- * profile's programs reach of the other's is an escape (plugin_gen.lua) */
+ * profile's programs reach of the other's is an escape (plugin_gen.lua);
+ * "other" has a small memory limit, which programs that hold memory reach
+ * (a built-in then blamed for it is a WRONG NAME) */
 static const char CONFIG_YAML[] =
     "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
     "profiles:\n- schedulerName: default-scheduler\n  plugins:\n"
     "    multiPoint: {enabled: [{name: FuzzGen}]}\n"
-    "- schedulerName: other\n  plugins:\n"
+    "- schedulerName: other\n  luasched: {memoryLimitBytes: 67108864}\n  plugins:\n"
     "    multiPoint: {enabled: [{name: FuzzGen}]}\n";
 
 static char *cluster_yaml(int programs)

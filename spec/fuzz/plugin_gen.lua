@@ -31,8 +31,11 @@
 -- by walking ids is an escape. Attacker round 4's classes: a built-in's
 -- CycleState entry seen, a pod kept past its call readable after the plugin
 -- claimed to be built-in (rawset or a metatable on its table), a Node, Pod,
--- Namespace or PriorityClass created. fuzz_plugins.c also fails a pod whose
--- message blames a plugin other than FuzzGen ("WRONG NAME").
+-- Namespace or PriorityClass created. Attacker round 5's: the plugin's own
+-- `file` and `builtin` fields rewritten, memory held near the limit of the
+-- profile "other" (64 MiB) for a built-in to fail, ResourceClaims named past
+-- 253 characters. fuzz_plugins.c also fails a pod whose message blames a
+-- plugin other than FuzzGen ("WRONG NAME").
 local M = {}
 
 local rng_state = 1
@@ -169,7 +172,7 @@ local SHOWN = { "pod", "ni", "ni and ni.node", "nodes", "scores", "{}", "print",
 
 -- The isolation statements (see the header).
 local function isolation_statement()
-  local r = rnd(14)
+  local r = rnd(18)
   if r == 1 then
     return string.format("kept[#kept %% 8 + 1] = { v = %s, call = calls }", pick(VIEWS))
   elseif r == 2 then
@@ -213,6 +216,22 @@ local function isolation_statement()
     return string.format("if ls.create_object('{\"apiVersion\":\"v1\",\"kind\":\"%s\",\"metadata\":" ..
       "{\"generateName\":\"fz\",\"namespace\":\"default\"}}') then error(\"ESCAPED: a plugin created a %s\") end",
       kind, kind)
+  elseif r == 15 then
+    -- attacker round 5: what the runtime knows of a plugin is the loader's,
+    -- never the plugin's fields (its file, whether it is built-in)
+    return pick({ 'pcall(rawset, P, "file", "")', 'self.file = "filter"', "self.builtin = true",
+      'pcall(rawset, P, "file", "luasched")' })
+  elseif r == 16 and rnd(20) == 1 then
+    -- memory held at the edge of the limit for the next plugin to fail (the
+    -- profile "other" has 64 MiB: a built-in blamed for it is a WRONG NAME)
+    return "for i = 1, " .. rnd(62000) .. " do hoard[#hoard % 62000 + 1] = ('h'):rep(1000) .. i end"
+  elseif r == 17 then
+    -- a name past the API server's 253 characters (it was cut short and the
+    -- pod retried for ever: a hang)
+    return "ls.create_object('{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":" ..
+      "{\"name\":\"' .. ('n'):rep(" .. (200 + rnd(200)) .. ") .. '\",\"namespace\":\"default\"}}')"
+  elseif r == 18 then
+    return "hoard = {}"
   end
   return "local _ = #kept"
 end
@@ -324,7 +343,7 @@ local key = ls.intern("fuzz")
 local programs = {}
 -- views kept between calls, the calls made (hooks that are one call from C
 -- each: filter, score and normalize_score run inside one), this state's secrets
-local kept, calls, mine, kept_pods = {}, 0, {}, {}
+local kept, calls, mine, kept_pods, hoard = {}, 0, {}, {}, {}
 local function secret(self)
   local s = "secret-" .. tostring(self.profile)
   if not mine[s] then ls.intern(s); mine[s] = true end

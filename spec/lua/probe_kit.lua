@@ -60,6 +60,27 @@ metadata: {name: running, namespace: default}
 spec: {nodeName: node-1, containers: [{name: c, image: app}]}
 ]] .. M.PROBE_PODS
 
+--- One node of one CPU taken by a priority-0 pod `low`; the probe pod a
+--- (priority 100) needs that CPU: DefaultPreemption evicts `low` (its dry run
+--- runs the other plugins: Filter, RemovePod) and nominates a to node-1,
+--- whose next attempt tries that node first (upstream's evaluateNominatedNode).
+M.PREEMPTING = [[
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
+status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, namespace: default}
+spec: {nodeName: node-1, priority: 0, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default, labels: {probe: "yes"}}
+spec: {priority: 100, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
+]]
+
 --- node-1 with `cpu` CPUs and the probe pod a; a Timeline creates node-2
 --- (`cpu` CPUs too) at 10s, the event a queueing hint hears.
 function M.node2_at_10s(cpu)

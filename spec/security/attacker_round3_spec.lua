@@ -20,22 +20,7 @@ local CLUSTER = probe_kit.NODES .. probe_kit.PROBE_PODS
 
 -- One node full of a low-priority pod: the probe pod (priority 100) preempts,
 -- so DefaultPreemption's dry run runs the other plugins (Filter, RemovePod).
-local PREEMPTING = [[
-apiVersion: v1
-kind: Node
-metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
-status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: low, namespace: default}
-spec: {nodeName: node-1, priority: 0, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default, labels: {probe: "yes"}}
-spec: {priority: 100, containers: [{name: c, image: app, resources: {requests: {cpu: "1"}}}]}
-]]
+local PREEMPTING = probe_kit.PREEMPTING
 
 local STORAGE = [[
 ---

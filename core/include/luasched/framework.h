@@ -101,6 +101,9 @@ typedef struct ls_cycle {
     uint8_t keep_raw_scores;              /* raw_scores kept without tracing (OpportunisticBatching) */
     uint8_t writer_not_builtin;           /* set by ls.* around an API write: a plugin that is not built-in
                                            * writes, and its write is its pod's own news (own_writes.h) */
+    uint8_t state_lost;                   /* a cut-off rebuilt the Lua state during this cycle: its CycleState is
+                                           * gone, its later points are not run (set by the runtime's recovery,
+                                           * cleared when dispatch.lua starts a cycle's state) */
 } ls_cycle;
 
 /* Sampled plugin durations (scheduler_plugin_execution_duration_seconds): the
@@ -189,6 +192,11 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
  * init, events, hints), noted by Lua so that a call the watchdog cuts off can
  * still be attributed. */
 void ls_lua_note(const char *what);
+/* A plugin that is not built-in ended its call with its state holding
+ * `held` bytes, past its share of the state's memory limit (the last eighth
+ * is kept for the built-in plugins: lua/luasched/profiles.lua checks): the
+ * running call is cut off as one past the limit and the state rebuilt. */
+void ls_lua_memory_share_exceeded(double held);
 /* The generation of the plugin call running (framework/view_generation.c):
  * the views a call hands out carry it and are refused once it changed. */
 const uint32_t *ls_view_generation(void);

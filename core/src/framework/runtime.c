@@ -142,6 +142,21 @@ void ls_lua_note(const char *what)
         ls_watchdog_restart_clock(lua->watchdog);
 }
 
+bool ls_rt_call_active(void)
+{
+    return active_lua != NULL;
+}
+
+void ls_lua_memory_share_exceeded(double held)
+{
+    ls_rt *lua = active_lua;
+    if (!lua || lua->depth == 0 || !lua->memory_limit)
+        return;
+    lua->over_memory = true;
+    lua->over_share = held > 0 ? (size_t)held : 1;
+    cut_off_for_memory(lua);
+}
+
 static void say(const char *text)
 {
     size_t n = strlen(text);
@@ -277,10 +292,16 @@ void ls_rt_describe_running(void)
     const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
     const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
                                                                    : "";
-    ls_worker_page_describe(name, call >= 0 ? ls_rt_running_plugin(lua, call, profile) : note,
-                            call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
-                            pod ? ls_str_get(pod->ns) : NULL, pod ? ls_str_get(pod->name) : NULL,
-                            call >= 0 ? ls_rt_running_place(lua, call, profile) : NULL);
+    if (call >= 0) {
+        ls_worker_page_describe(name, ls_rt_running_plugin(lua, call, profile),
+                                ls_ext_point_name(ls_ext_point_info_of(call)->point), pod ? ls_str_get(pod->ns) : NULL,
+                                pod ? ls_str_get(pod->name) : NULL, ls_rt_running_place(lua, call, profile));
+        return;
+    }
+    static ls_rt_noted_call noted;   /* one describer at a time: the watchdog's thread or the signal handler */
+    ls_rt_split_note(note, &noted);
+    ls_worker_page_describe(name, noted.plugin, noted.point, pod ? ls_str_get(pod->ns) : NULL,
+                            pod ? ls_str_get(pod->name) : NULL, noted.where);
 }
 
 /* lua_pcall under the instruction budget and the wall-clock watchdog. The
@@ -646,39 +667,31 @@ static void count_cut_off(ls_rt *lua, const char *plugin, const char *point)
     ls_rt_count_fault(lua, plugin, point, !lua->fault_signal, true);
     lua->fault_signal = 0;
     lua->over_memory = false;
-}
-
-/* The plugin a note names ('plugin "X" (...)', as profiles.lua and the
- * hints note a plugin's step), "?" when it names none. */
-static void noted_plugin(const char *text, char *out, size_t cap)
-{
-    static const char prefix[] = "plugin \"";
-    const char *end = strncmp(text, prefix, sizeof prefix - 1) == 0 ? strchr(text + sizeof prefix - 1, '"') : NULL;
-    if (!end) {
-        snprintf(out, cap, "?");
-        return;
-    }
-    snprintf(out, cap, "%.*s", (int)(end - text - (sizeof prefix - 1)), text + sizeof prefix - 1);
+    lua->over_share = 0;
 }
 
 /* A queue-side call (PreEnqueue, QueueSort, a hint) was cut off: the state
  * is rebuilt with the same profiles, and the failure logged. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what)
 {
-    char msg[700], limit[120];
+    char msg[1000], limit[300];
     /* the budget the call ran under (a profile's own, or the state's), the memory limit, or a fault */
     if (lua->fault_signal)
         snprintf(limit, sizeof limit, "raised signal %d (%s)", lua->fault_signal, strsignal(lua->fault_signal));
-    else if (lua->over_memory)
+    else if (lua->over_memory && lua->over_share) {
+        char text[280];
+        ls_rt_memory_limit_text(lua, text, sizeof text);
+        snprintf(limit, sizeof limit, "%s", text + strlen("plugin "));
+    } else if (lua->over_memory)
         snprintf(limit, sizeof limit, "exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
     else
         snprintf(limit, sizeof limit, "exceeded its time budget of %llu ms",
                  (unsigned long long)(lua->armed_timeout_ms ? lua->armed_timeout_ms : lua->timeout_ms));
     char ran[300];   /* what ran, noted before the rebuild (which notes its own steps) */
     snprintf(ran, sizeof ran, "%s", note);
-    char plugin[80];
-    noted_plugin(ran, plugin, sizeof plugin);
-    count_cut_off(lua, plugin, what);
+    ls_rt_noted_call noted;
+    ls_rt_split_note(ran, &noted);
+    count_cut_off(lua, strncmp(ran, "plugin \"", 8) == 0 ? noted.plugin : "?", what);
     ls_error err;
     if (!restart(lua, &err))
         snprintf(msg, sizeof msg, "%s: %s: %s; restarting the Lua state failed", what, ran, limit);
@@ -700,7 +713,7 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         snprintf(what, sizeof what, "%s%splugin code raised signal %d (%s): a view used after its call, or memory it cannot read",
                  lua->fault_where, lua->fault_where[0] ? ": " : "", lua->fault_signal, strsignal(lua->fault_signal));
     else if (lua->over_memory)
-        snprintf(what, sizeof what, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
+        ls_rt_memory_limit_text(lua, what, sizeof what);
     else {
         uint64_t budget, timeout_ms;
         profile_budgets(lua, profile, &budget, &timeout_ms);
@@ -727,6 +740,7 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
                  ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
+    lua->cycle->state_lost = 1;
     return LS_ERROR;
 }
 

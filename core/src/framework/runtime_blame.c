@@ -155,3 +155,78 @@ const char *ls_rt_running_place(const ls_rt *lua, int ep, uint32_t profile)
     }
     return "";
 }
+
+/* What a call past the memory limit is told: the limit, or the share of it
+ * a plugin that is not built-in may hold after its call. */
+void ls_rt_memory_limit_text(const ls_rt *lua, char *out, size_t cap)
+{
+    if (lua->over_share)
+        snprintf(out, cap,
+                 "plugin left its Lua state holding %zu bytes, past the %zu its plugins may hold of the Lua memory "
+                 "limit of %zu bytes (the last eighth is kept for the built-in plugins)",
+                 lua->over_share, lua->memory_limit - lua->memory_limit / 8, lua->memory_limit);
+    else
+        snprintf(out, cap, "plugin exceeded the Lua memory limit of %zu bytes", lua->memory_limit);
+}
+
+/* A note ('plugin "X" (queueing hint at FILE:LINE)', 'plugin "X"
+ * (pre_enqueue at FILE:LINE)', 'plugin "X" (loading its file)') as the
+ * plugin's name, its point and where it runs, for the worker's page and the
+ * fatal report. The whole note went in the plugin's place, and the point was
+ * "(outside a cycle)": a queueing hint stuck in C ended the worker as
+ * `running (outside a cycle) plugin "plugin "Probe" (queueing hint at ...)"`
+ * (attacker round 5). Signal-safe: loops over the text, no libc. */
+static size_t text_copy(char *dst, size_t cap, const char *src, size_t n)
+{
+    size_t i = 0;
+    for (; i < n && src[i] && i + 1 < cap; i++)
+        dst[i] = src[i];
+    dst[i] = 0;
+    return i;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    while (*prefix)
+        if (*s++ != *prefix++)
+            return false;
+    return true;
+}
+
+/* The extension point a noted step names (the queue-side hooks, a hint). */
+static const char *noted_point(const char *step)
+{
+    static const struct { const char *step, *point; } points[] = {
+        {"queueing hint at ", "QueueingHint"}, {"pre_enqueue at ", "PreEnqueue"}, {"sort_key at ", "QueueSort"},
+        {"less at ", "QueueSort"},             {"sign at ", "Sign"},
+    };
+    for (size_t i = 0; i < sizeof points / sizeof points[0]; i++)
+        if (starts_with(step, points[i].step))
+            return points[i].point;
+    return "(outside a cycle)";
+}
+
+void ls_rt_split_note(const char *text, ls_rt_noted_call *out)
+{
+    static const char prefix[] = "plugin \"";
+    out->plugin[0] = out->where[0] = 0;
+    text_copy(out->point, sizeof out->point, "(outside a cycle)", sizeof out->point);
+    if (!starts_with(text, prefix)) {
+        text_copy(out->plugin, sizeof out->plugin, text, sizeof out->plugin);
+        return;
+    }
+    const char *name = text + sizeof prefix - 1, *end = name;
+    while (*end && *end != '"')
+        end++;
+    text_copy(out->plugin, sizeof out->plugin, name, (size_t)(end - name));
+    if (!*end || end[1] != ' ' || end[2] != '(')
+        return;
+    const char *step = end + 3;
+    size_t n = 0;
+    while (step[n])
+        n++;
+    if (n && step[n - 1] == ')')
+        n--;
+    text_copy(out->where, sizeof out->where, step, n);
+    text_copy(out->point, sizeof out->point, noted_point(step), sizeof out->point);
+}

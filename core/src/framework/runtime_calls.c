@@ -60,6 +60,7 @@ static int invoke(ls_rt *lua, const dispatch_call *c)
         lua->cycle->running_plugin = -1;
         lua->cycle->handle_ep = 0;
         lua->over_memory = false;
+        lua->over_share = 0;
         ls_rt_active_call = c->ep;
         ls_rt_active_profile = STATE_PROFILE;
     }
@@ -260,9 +261,19 @@ int ls_rt_hint(ls_rt *lua, int hint, const ls_pod *pod, const ls_cluster_event *
         return LS_HINT_QUEUE;
     dispatch_call c = {.ep = -1, .ref = lua->ref_hint, .with_id = true, .id = hint, .ptrs = {pod, ev}, .nptrs = 2,
                        .budgets = STATE_PROFILE};   /* the hint's plugin is of the state's profile */
+    bool outermost = lua->depth == 0 && !ls_rt_call_active();
+    if (outermost) {
+        lua->over_memory = false;
+        lua->over_share = 0;
+    }
     int rc = invoke(lua, &c);
     lua_State *L = lua->L;
-    if (rc < 0) {
+    /* a hint past the memory limit, or past its plugin's share of it, may
+     * keep what it took: the state is rebuilt, as after a cut-off (it kept
+     * it, and the next built-in to allocate was cut off and blamed) */
+    if (rc < 0 || (outermost && lua->over_memory)) {
+        if (rc >= 0)
+            lua_pop(L, 1);
         ls_rt_rebuild_after(lua, "queueing hint");
         lua->hint_errors++;
         return LS_HINT_QUEUE;

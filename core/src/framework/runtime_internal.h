@@ -36,6 +36,7 @@ struct ls_rt {
     uint64_t armed_timeout_ms;   /* the time budget of the last outermost call (the profile's or the state's) */
     uint64_t overruns, restarts, hint_errors;
     bool over_memory;                /* the allocator refused a block during the current call */
+    size_t over_share;               /* bytes a plugin's call left held past its share (0: none) */
     ls_watchdog *watchdog;           /* the set's, shared by its states (borrowed) */
     ls_fault_tally *tally;           /* the set's: cut-offs and rebuilds by plugin (borrowed, may be NULL) */
     char *lua_path, *plugin_path;
@@ -76,6 +77,8 @@ int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt)
 void ls_rt_describe_running(void);
 /* Whether there is a state to call into, restarting one when it is time. */
 bool ls_rt_usable(ls_rt *lua);
+/* Whether a guarded call of any state is running (a call made now is nested in it). */
+bool ls_rt_call_active(void);
 /* A queue-side call was cut off: the state rebuilt, the failure logged;
  * LS_ERROR with the message in cycle->status. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what);
@@ -96,6 +99,16 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile);
 int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg);
 int ls_rt_running_ep(const ls_rt *lua, int ep);
 const char *ls_rt_running_plugin(const ls_rt *lua, int ep, uint32_t profile);
+/* What a call past the memory limit is told: the limit, or the share of it a
+ * plugin that is not built-in may hold after its call (runtime_blame.c). */
+void ls_rt_memory_limit_text(const ls_rt *lua, char *out, size_t cap);
+/* A note of the runtime's ('plugin "X" (queueing hint at FILE:LINE)') as the
+ * plugin's name, its point and where it runs; a note that names no plugin is
+ * the plugin field whole, the point "(outside a cycle)". Signal-safe. */
+typedef struct ls_rt_noted_call {
+    char plugin[128], point[32], where[256];
+} ls_rt_noted_call;
+void ls_rt_split_note(const char *text, ls_rt_noted_call *out);
 void ls_rt_running_who(const ls_rt *lua, int ep, uint32_t profile, char *who, size_t cap);
 void ls_rt_running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap);
 /* ls_rt_guarded_pcall for a load-time call (loading, checking, building

@@ -345,6 +345,7 @@ static void begin_cycle(ls_sched_env *e, ls_attempt_state *a, ls_qpod *qp)
     ls_env_refresh_snapshot(e);
     /* As upstream, plugin durations are measured in about one cycle in ten. */
     a->cycle.sample_plugins = e->metrics->registry && e->cycles_started % 10 == 1;
+    a->cycle.state_lost = 0;   /* a cut-off of an earlier cycle does not end this one */
     ls_attempt_prepare(e, a, qp, e->snapshot);
 }
 

@@ -1101,6 +1101,23 @@ static bool plugin_may_create(const ls_cluster *c, const cJSON *obj, size_t len,
     return true;
 }
 
+/* The API server's limit of a name (an RFC 1123 subdomain: 253 characters,
+ * as simulate --serve's store refuses it). A longer one was created and its
+ * name handed back cut to the caller's buffer: the plugin's own write was
+ * then news for its pod (own_writes.c noted another name), the pod retried
+ * and the claim created again in every attempt, and the simulation did not
+ * end (attacker round 5). */
+enum { MAX_OBJECT_NAME = 253 };
+
+static bool plugin_name_fits(const char *name, size_t name_cap, ls_error *err)
+{
+    size_t n = strlen(name);
+    if (n <= MAX_OBJECT_NAME && n < name_cap && !strchr(name, '/'))
+        return true;
+    return ls_errorf(err, "ResourceClaim \"%.200s\" is invalid: metadata.name: Invalid value: \"%.200s\": %s", name,
+                     name, strchr(name, '/') ? "may not contain '/'" : "must be no more than 253 characters");
+}
+
 static bool cluster_create_object(void *ud, const char *json, char *name_out, size_t name_cap, ls_error *err)
 {
     ls_cluster *c = ud;
@@ -1135,6 +1152,10 @@ static bool cluster_create_object(void *ud, const char *json, char *name_out, si
     if (!cJSON_IsString(name)) {
         cJSON_Delete(obj);
         return ls_errorf(err, "the object to create has no metadata.name or generateName");
+    }
+    if (!plugin_name_fits(name->valuestring, name_cap, err)) {
+        cJSON_Delete(obj);
+        return false;
     }
     snprintf(name_out, name_cap, "%s", name->valuestring);
     bool ok = add_any(c, obj, NULL, "<api>", err);

@@ -107,8 +107,11 @@ void ls_worker_page_call(const ls_worker_page *p, char *out, size_t cap)
         out[0] = 0;
         return;
     }
-    if (!p->profile[0] && !p->pod[0]) {   /* outside a cycle: what the runtime was doing */
-        snprintf(out, cap, "%s", p->plugin);
+    if (!p->profile[0] && !p->pod[0]) {   /* outside a cycle: what the runtime was doing, as it noted it */
+        if (p->where[0])
+            snprintf(out, cap, "plugin \"%s\" (%s)", p->plugin, p->where);
+        else
+            snprintf(out, cap, "%s", p->plugin);
         return;
     }
     snprintf(out, cap, "%s/%s/%s/%s%s%s", p->profile[0] ? p->profile : "-", p->plugin[0] ? p->plugin : "-",

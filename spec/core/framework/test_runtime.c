@@ -236,7 +236,12 @@ static void test_runaway_plugin(ls_lua *lua, ls_cycle *cycle)
     CHECK_INT(fault_row.restarts, 1);
     ls_lua_drain_faults(lua, keep_fault_row, NULL);
     CHECK_INT(fault_rows, 1);
-    /* The rebuilt state has every profile's plugins again. */
+    /* The cycle cut off runs no later point: its CycleState went with the
+     * state (the pod's Error stays the cut-off's) */
+    CHECK_INT(ls_lua_run(lua, LS_EP_RESERVE, 0), LS_ERROR);
+    CHECK_CONTAINS(ls_status_message(cycle->status), expected);
+    /* The next cycle's rebuilt state has every profile's plugins again. */
+    cycle->state_lost = 0;
     CHECK_INT(ls_lua_run(lua, LS_EP_RESERVE, 0), LS_UNSCHEDULABLE);
     CHECK_CONTAINS(ls_status_message(cycle->status), "no room");
 }
