@@ -126,7 +126,7 @@ int ls_cli_import(int argc, char **argv)
         fprintf(stderr, "luasched import: %s\n", err.msg);
         return LS_EXIT_USAGE;
     }
-    openb_sample(&t, o.inflate, o.seed, o.order);
+    openb_sample(&t, o.inflate, (int64_t)o.seed, o.order);
     FILE *out = o.out ? fopen(o.out, "w") : stdout;
     if (!out) {
         fprintf(stderr, "luasched import: -o %s: %s\n", o.out, strerror(errno));
