@@ -169,6 +169,15 @@ int64_t ls_go_rand_int63(ls_go_rand *r)
     return (int64_t)(next_word(r) & (((uint64_t)1 << 63) - 1));
 }
 
+double ls_go_rand_float64(ls_go_rand *r)
+{
+    for (;;) {
+        double f = (double)ls_go_rand_int63(r) / 9223372036854775808.0;   /* 2^63 */
+        if (f != 1.0)
+            return f;
+    }
+}
+
 static int32_t int31(ls_go_rand *r)
 {
     return (int32_t)(ls_go_rand_int63(r) >> 32);

@@ -28,6 +28,8 @@ typedef struct ls_go_rand {
 void ls_go_rand_seed(ls_go_rand *r, int64_t seed);
 /* Rand.Int63 (and Rand.Int on 64 bits). */
 int64_t ls_go_rand_int63(ls_go_rand *r);
+/* Rand.Float64: Int63 / 2^63, drawn again when that rounds to 1. */
+double ls_go_rand_float64(ls_go_rand *r);
 /* Rand.Int31n: rejection above the largest multiple of n; n > 0. */
 int32_t ls_go_rand_int31n(ls_go_rand *r, int32_t n);
 /* Rand.Int63n; n > 0. */

@@ -8,7 +8,8 @@
  *   Intn(1<<20), Intn(2147483647), Intn(3000000000) in that order (Int31n's
  *   mask and rejection paths, and Int63n's for n >= 2^31);
  *   Perm(10) from a fresh seed 42; Shuffle of 0..9 from a fresh seed 42, then
- *   one more Int63 (Shuffle's Lemire int31n leaves the stream where Go does).
+ *   one more Int63 (Shuffle's Lemire int31n leaves the stream where Go does);
+ *   Float64 three times from a fresh seed 42 (printed with %.17g), then Int63.
  * The rngCooked entries are the literals of Go's src/math/rand/rng.go (the
  * table go_rand.c computes by jumping ahead instead of copying): indices 0, 1,
  * 272, 333 and 606 (all 607 were compared once, by a throwaway program).
@@ -81,6 +82,16 @@ static void test_perm(void)
         CHECK_INT(p[i], want[i]);
 }
 
+static void test_float64(void)
+{
+    ls_go_rand r;
+    ls_go_rand_seed(&r, 42);
+    CHECK(ls_go_rand_float64(&r) == 0.37302836104663262);
+    CHECK(ls_go_rand_float64(&r) == 0.06600049679351791);
+    CHECK(ls_go_rand_float64(&r) == 0.60409385155864204);
+    CHECK(ls_go_rand_int63(&r) == INT64_C(1926012586526624009));   /* one Int63 each */
+}
+
 static void swap_ints(void *ctx, size_t i, size_t j)
 {
     int *a = ctx, t = a[i];
@@ -110,5 +121,6 @@ int main(void)
     test_intn();
     test_perm();
     test_shuffle();
+    test_float64();
     TEST_MAIN_END();
 }
