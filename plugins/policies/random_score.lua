@@ -9,7 +9,10 @@
 -- * No tie-break argument: one node scores 100, so there is no tie at the top.
 -- Deviations: the draw is the scheduler's seeded generator
 -- (self.handle:random), not Go's global math/rand, so a seed picks other
--- nodes than the paper's run with that seed.
+-- nodes than the paper's run with that seed. Go's draws could not be
+-- replayed here anyway: the simulator's index points into its feasible-node
+-- list, which its scheduler fills from 16 parallel filter goroutines in the
+-- order they finish, so the node an index names is not fixed by the seed.
 local ls = require("luasched")
 
 local P = ls.plugin("RandomScore")

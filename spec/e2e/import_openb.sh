@@ -69,6 +69,29 @@ exit 2"
 expect_eq "tuned: the next copy would pass 3900 milli, so the total is above 3900 - 1000" \
   "$(( total > 2900 && total <= 3900 + 1000 ))" "1"
 
+# The simulator's own draws (Go's math/rand, base/go_rand.c), seed 5, worked by hand from its
+# calls in order. The raw values below were printed by Go 1.19's math/rand (rand.Seed(5)):
+#   rand.Int() (its debug log line evaluates one; discarded).
+#   SortClusterPods: the tasks by name, p1..p5, then rand.Shuffle(5): i = 4..1, j = the high
+#   32 bits of Uint32 x (i+1) (Lemire), Uint32 = 2231747673, 4206428979, 2563016961, 2058888774:
+#   j = 2, 3, 1, 0: swap(4,2) -> p1 p2 p5 p4 p3; swap(3,3); swap(2,1) -> p1 p5 p2 p4 p3;
+#   swap(1,0) -> p5 p1 p2 p4 p3.
+#   tuneUpPods: rand.Intn(5) over the tasks by name = Int31 mod 5 (below the rejection bound
+#   2147483644): Int31 = 1503812266, 1007045086, 1842400149 -> 1, 1, 4: p2 (0 milli: 3800 stays
+#   <= 3900) twice -> p2-tuned-0, p2-tuned-1; then p5 (3800 + 1000 per GPU > 3900): stop.
+#   runScheduler: ten rand.Float64 (the informers' watch timeouts), one Int63 each.
+#   syncClusterResourceList: rand.Perm(3) over node-a, node-b, node-c (name order), Int31 =
+#   276525948, 1589925850, 401801887: Intn(1) = 276525948 & 0 = 0 (a power of two: masked, but
+#   drawn), Intn(2) = 1589925850 & 1 = 0, Intn(3) = 401801887 mod 3 = 1 (below the bound):
+#   m = [0] -> [1 0] -> [1 2 0]: node-a 0001, node-b 0002, node-c 0000. (Without the ten
+#   Float64, Perm would give [1 0 2].)
+"$BIN" import openb nodes.csv pods.csv --seed 5 -o s5.json 2>/dev/null
+expect_eq "seed 5: the simulator's order and copies" "$(jq -c '[.items[-1].steps[].create.metadata.name]' s5.json)" \
+  '["p5","p1","p2","p4","p3","p2-tuned-0","p2-tuned-1"]'
+expect_eq "seed 5: the simulator's node names (ranks)" \
+  "$(jq -c '[.items[] | select(.kind == "Node") | [.metadata.name, .metadata.labels["luasched.io/openb-rank"]]]' s5.json)" \
+  '[["node-a","0001"],["node-b","0002"],["node-c","0000"]]'
+
 # Bad rows name the file, the line and the column.
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time\nq1,1000,1024,1,500,,1\nq2,1000,1024,1,1200,,2\n' > bad.csv
 expect_eq "bad gpu_milli" "$("$BIN" import openb nodes.csv bad.csv 2>&1; echo "exit $?")" \

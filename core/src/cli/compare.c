@@ -211,7 +211,7 @@ static bool load_openb(ls_cluster *c, const char *spec, uint64_t seed, char **ke
     openb_trace t;
     if (!openb_read(&t, nodes, pods, err))
         return false;
-    openb_sample(&t, 1.3, seed, OPENB_ORDER_SHUFFLE);
+    openb_sample(&t, 1.3, (int64_t)seed, OPENB_ORDER_SHUFFLE);
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);

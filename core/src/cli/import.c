@@ -32,7 +32,8 @@ static void import_usage(FILE *out)
             "  --inflate R   grow (or prune) the tasks until their GPU requests are R times the cluster's\n"
             "                GPUs, sampling extra tasks from the trace (the FGD paper's workload tuning;\n"
             "                default 1.3; 0 keeps the trace as it is)\n"
-            "  --seed N      the seed of the order and the sampling (default 42, the paper's first seed)\n"
+            "  --seed N      the seed of the order, the sampling and the node ranks, drawn with Go's math/rand\n"
+            "                as the paper's simulator draws them (default 42, the paper's first seed)\n"
             "  --order O     shuffle (default: the tasks shuffled with the seed, then the sampled copies,\n"
             "                as the paper's grid runs) or creation (creation time, then name)\n"
             "  --as-dra      GPUs as DRA devices with consumable capacity (a DeviceClass, a ResourceSlice\n"
@@ -126,7 +127,7 @@ int ls_cli_import(int argc, char **argv)
         fprintf(stderr, "luasched import: %s\n", err.msg);
         return LS_EXIT_USAGE;
     }
-    openb_sample(&t, o.inflate, o.seed, o.order);
+    openb_sample(&t, o.inflate, (int64_t)o.seed, o.order);
     FILE *out = o.out ? fopen(o.out, "w") : stdout;
     if (!out) {
         fprintf(stderr, "luasched import: -o %s: %s\n", o.out, strerror(errno));

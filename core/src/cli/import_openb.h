@@ -58,9 +58,10 @@ typedef enum openb_order {
 
 /* The arrival order, then the paper's workload tuning to ratio x the
  * cluster's GPU milli (0: none), then the nodes' tie-break ranks (a
- * permutation of 0..n-1 over the nodes in name order), drawing from one
- * generator seeded with seed, in the order the simulator draws them. */
-void openb_sample(openb_trace *t, double ratio, uint64_t seed, openb_order order);
+ * permutation of 0..n-1 over the nodes in name order), drawing from Go's
+ * math/rand seeded with seed, the calls the simulator makes in its order:
+ * the same seed gives the simulator's run. */
+void openb_sample(openb_trace *t, double ratio, int64_t seed, openb_order order);
 bool openb_write(const openb_trace *t, FILE *out);
 /* The same trace with the GPUs as DRA devices (import_openb_dra.c, --as-dra). */
 bool openb_write_dra(const openb_trace *t, FILE *out);
@@ -77,8 +78,5 @@ void openb_write_pod_start(const openb_task *k, const char *name, uint32_t at_ms
 /* The TypicalPodSet item (FGD's typical pods), shared by both writers. */
 void openb_write_typical_pods(const openb_trace *t, FILE *out);
 void openb_free(openb_trace *t);
-
-/* The seeded generator the tuning samples with (splitmix64): uniform in [0, n). */
-uint64_t openb_rand_below(uint64_t *state, uint64_t n);
 
 #endif
