@@ -4,7 +4,9 @@
 # `luasched run` schedules them with the default profile: list+watch, one
 # binding and one Scheduled event per pod. Prints the time from the start of
 # `luasched run` until the last binding was accepted, the pods/s that makes,
-# and the scheduler's peak RSS (supervisor and worker together).
+# the scheduler's peak RSS and the CPU time it used (user+system of the
+# supervisor and of the worker, in seconds and microseconds per pod: far less
+# sensitive than pods/s to other work on the machine).
 #
 # usage: bench/http_throughput.sh [NODES] [PODS]   (default 1000 5000)
 # LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched).
@@ -31,12 +33,20 @@ RUN_PID=$!
 until [ "$(grep -c 'Successfully bound' "$TMP/run.err")" -ge "$PODS" ]; do sleep 0.02; done
 end=$(date +%s.%N)
 rss=$(awk '/VmHWM/ {print $2}' "/proc/$RUN_PID/status")
-# run is two processes (docs/plugins/worker.md): the worker's peak counts too
+# CPU clock ticks (user+system) of a process: fields 14 and 15 of its stat,
+# counted after the command name, which may hold spaces
+ticks() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12 + $13}' || echo 0; }
+sup_ticks=$(ticks "$RUN_PID") wrk_ticks=0
+# run is two processes (docs/plugins/worker.md): the worker's peak and CPU count too
 for w in $(pgrep -P "$RUN_PID" 2>/dev/null || true); do
   rss=$((rss + $(awk '/VmHWM/ {print $2}' "/proc/$w/status" 2>/dev/null || echo 0)))
+  wrk_ticks=$((wrk_ticks + $(ticks "$w")))
 done
+hz=$(getconf CLK_TCK)
 kill -TERM "$RUN_PID"; wait "$RUN_PID" || true; RUN_PID=
 kill -TERM "$SERVE_PID"; wait "$SERVE_PID" || true; SERVE_PID=
 seconds=$(printf "%.3f" "$(echo "$end - $start" | bc)")
 echo "nodes $NODES, pods $PODS: ${seconds}s from start to last binding, $(echo "$PODS / $seconds" | bc) pods/s, peak RSS $((rss / 1024)) MiB"
+cpu=$(echo "scale=2; ($sup_ticks + $wrk_ticks) / $hz" | bc)
+echo "CPU ${cpu}s (supervisor $(echo "scale=2; $sup_ticks / $hz" | bc)s, worker $(echo "scale=2; $wrk_ticks / $hz" | bc)s), $(echo "($sup_ticks + $wrk_ticks) * 1000000 / $hz / $PODS" | bc) us of CPU per pod"
 tail -1 "$TMP/serve.out"
