@@ -23,14 +23,19 @@ SERVE_PID= RUN_PID=
 luajit "$ROOT/bench/make_cluster.lua" "$NODES" "$PODS" > "$TMP/cluster.json"
 "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$TMP/kc" "$TMP/cluster.json" > "$TMP/serve.out" 2> "$TMP/serve.err" &
 SERVE_PID=$!
-until [ -s "$TMP/kc" ]; do sleep 0.05; done
+# every wait has a deadline: a server or scheduler that does not start ends the run
+deadline=$((SECONDS + ${HTTP_BENCH_TIMEOUT:-600}))
+wait_or_die() { [ "$SECONDS" -lt "$deadline" ] || { echo "http_throughput: $1; its log:" >&2; tail -5 "$2" >&2; exit 1; }; }
+until [ -s "$TMP/kc" ]; do wait_or_die "simulate --serve did not start" "$TMP/serve.err"; sleep 0.05; done
 # The client-side rate limit (qps 50 by default, as kube-scheduler) would be
 # the whole measurement: lift it, as scheduler_perf does.
 start=$(date +%s.%N)
 "$BIN" run --kubeconfig "$TMP/kc" --leader-elect=false --secure-port 0 -v 2 \
   --kube-api-qps 100000 --kube-api-burst 100000 > "$TMP/run.out" 2> "$TMP/run.err" &
 RUN_PID=$!
-until [ "$(grep -c 'Successfully bound' "$TMP/run.err")" -ge "$PODS" ]; do sleep 0.02; done
+until [ "$(grep -c 'Successfully bound' "$TMP/run.err" 2>/dev/null)" -ge "$PODS" ] 2>/dev/null; do
+  wait_or_die "not every pod was bound" "$TMP/run.err"; sleep 0.02
+done
 end=$(date +%s.%N)
 rss=$(awk '/VmHWM/ {print $2}' "/proc/$RUN_PID/status")
 # CPU clock ticks (user+system) of a process: fields 14 and 15 of its stat,

@@ -10,9 +10,24 @@ enum { JB_NULL, JB_FALSE, JB_TRUE, JB_NUMBER, JB_STRING, JB_ARRAY, JB_OBJECT, JB
 
 /* ---- encoding */
 
+/* Room for n more bytes at the end of out (its length not moved). The
+ * encoding writes through it rather than ls_buf_add per piece: a pod is a
+ * few hundred pieces. */
+static unsigned char *room(ls_buf *out, size_t n)
+{
+    if (out->len + n + 1 > out->cap) {
+        size_t cap = out->cap ? out->cap : 1024;
+        while (cap < out->len + n + 1)
+            cap *= 2;
+        out->data = ls_xrealloc(out->data, cap);
+        out->cap = cap;
+    }
+    return (unsigned char *)out->data + out->len;
+}
+
 static void put_uint(ls_buf *out, size_t v)
 {
-    unsigned char b[10];
+    unsigned char *b = room(out, 10);
     size_t n = 0;
     do {
         b[n] = (unsigned char)(v & 0x7f);
@@ -21,7 +36,13 @@ static void put_uint(ls_buf *out, size_t v)
             b[n] |= 0x80;
         n++;
     } while (v);
-    ls_buf_add(out, b, n);
+    out->len += n;
+}
+
+static void put_bytes(ls_buf *out, const void *p, size_t n)
+{
+    memcpy(room(out, n), p, n);
+    out->len += n;
 }
 
 static void put_text(ls_buf *out, const char *s)
@@ -29,7 +50,7 @@ static void put_text(ls_buf *out, const char *s)
     size_t n = s ? strlen(s) : 0;
     put_uint(out, n);
     if (n)
-        ls_buf_add(out, s, n);
+        put_bytes(out, s, n);
 }
 
 static unsigned char tag_of(const cJSON *j)
@@ -49,11 +70,11 @@ static unsigned char tag_of(const cJSON *j)
 static void encode_value(const cJSON *j, bool member, ls_buf *out)
 {
     unsigned char tag = tag_of(j);
-    ls_buf_add(out, &tag, 1);
+    put_bytes(out, &tag, 1);
     if (member)
         put_text(out, j->string);
     if (tag == JB_NUMBER) {
-        ls_buf_add(out, &j->valuedouble, sizeof j->valuedouble);
+        put_bytes(out, &j->valuedouble, sizeof j->valuedouble);
     } else if (tag == JB_STRING) {
         put_text(out, j->valuestring);
     } else if (tag == JB_ARRAY || tag == JB_OBJECT) {
