@@ -135,8 +135,8 @@ static cJSON *decode_value(reader *r, bool member, int depth);
 static bool decode_children(reader *r, cJSON *parent, bool members, int depth)
 {
     size_t n;
-    /* each child takes at least 2 bytes (tag, and a count, length or key) */
-    if (!get_uint(r, &n) || n > (size_t)(r->end - r->p) / 2)
+    /* each child takes at least its tag's byte */
+    if (!get_uint(r, &n) || n > (size_t)(r->end - r->p))
         return false;
     cJSON *last = NULL;
     for (size_t i = 0; i < n; i++) {
