@@ -106,8 +106,8 @@ enum { LIST_WRITE_BYTES = 64 * 1024 };
 /* Under send_mu. The informer's tree goes in binary form (jsonbin.h):
  * printing it as JSON for the worker to parse again was most of the cost.
  * With `listing`, the frame waits in r->out until LIST_WRITE_BYTES do (or
- * the list's end, flush_locked): one write and one wake-up of the worker
- * for many objects. */
+ * the list's end: on_synced, the end of ls_relay_attach, ls_relay_tick):
+ * one write and one wake-up of the worker for many objects. */
 static void send_object_locked(ls_relay *r, const relay_feed *f, const char *verb, const cJSON *obj, bool listing)
 {
     if (r->fd < 0)
