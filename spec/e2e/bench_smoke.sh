@@ -81,10 +81,11 @@ expect_contains "lua_vs_c: agreement" "$pair" "results agree: yes"
 boundary=$("$BIN" bench boundary 400)
 expect_eq "bench boundary: exit 0" "$?" "0"
 expect_contains "bench boundary: watch events" "$boundary" "watch event (776-byte pod)              400 messages"
-expect_contains "bench boundary: the JSON alone" "$boundary" "  its JSON alone (no channel)           400 messages"
+expect_contains "bench boundary: the binary form alone" "$boundary" "  its binary form alone (701 B)         400 messages"
+expect_contains "bench boundary: the JSON text it replaced" "$boundary" "  as JSON text (print+parse)            400 messages"
 expect_contains "bench boundary: binding round trips" "$boundary" "binding round trip (2 messages)         200 messages"
 expect_eq "bench boundary: ns per message, wall and cpu, on every line" \
-  "$(grep -cE ' [0-9]+ ns/message wall +[0-9]+ ns/message cpu$' <<<"$boundary")" "3"
+  "$(grep -cE ' [0-9]+ ns/message wall +[0-9]+ ns/message cpu$' <<<"$boundary")" "4"
 "$BIN" bench boundary 2 >/dev/null 2>"$TMP/err"
 expect_eq "bench boundary 2: exit 2" "$?" "2"
 expect_contains "bench boundary 2: message" "$(cat "$TMP/err")" \

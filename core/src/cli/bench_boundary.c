@@ -2,11 +2,13 @@
  * bench_boundary.c: `luasched bench boundary`: what one message across the
  * supervisor/worker channel of `luasched run` costs (docs/plugins/worker.md).
  * Measures, over a socketpair as run uses it:
- *  - a watch event: the supervisor prints the informer's object as JSON and
- *    sends it; the worker receives and parses it (decoding into the scheduler
- *    is not counted: run decoded every object before the worker existed too);
- *    many in flight, as a watch stream delivers them; and the JSON work
- *    alone, on one thread;
+ *  - a watch event: the supervisor encodes the informer's object in the
+ *    channel's binary form (worker/jsonbin.h) and sends it; the worker reads
+ *    it (through its read-ahead) and rebuilds the tree (decoding into the
+ *    scheduler is not counted: run decoded every object before the worker
+ *    existed too); many in flight, as a watch stream delivers them; the
+ *    encoding alone, on one thread, and the JSON text the channel carried
+ *    before (printed and parsed again), for comparison;
  *  - a binding's round trip: the worker sends a bind message and waits for
  *    the supervisor's answer (the HTTP request between is not counted).
  *
@@ -15,6 +17,7 @@
  */
 #include "cli/cli.h"
 #include "worker/channel.h"
+#include "worker/jsonbin.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -61,29 +64,56 @@ typedef struct side {
 static void *receive_objects(void *arg)
 {
     side *s = arg;
+    ls_chan_reader rd;
+    ls_chan_reader_init(&rd, s->fd);
     for (long i = 0; i < s->n; i++) {
         ls_chan_msg m;
-        if (ls_chan_recv(s->fd, &m, 1 << 30) <= 0)
+        if (ls_chan_read(&rd, &m, 1 << 30) <= 0)
             break;
-        cJSON *json = cJSON_Parse(m.f[3]);
-        cJSON_Delete(json);
+        cJSON_Delete(ls_jsonbin_decode(m.blob, m.blob_len));
         ls_chan_msg_free(&m);
     }
+    ls_chan_reader_free(&rd);
     return NULL;
 }
 
 static void *answer_binds(void *arg)
 {
     side *s = arg;
+    ls_chan_reader rd;
+    ls_chan_reader_init(&rd, s->fd);
     for (long i = 0; i < s->n; i++) {
         ls_chan_msg m;
-        if (ls_chan_recv(s->fd, &m, 1 << 24) <= 0)
+        if (ls_chan_read(&rd, &m, 1 << 24) <= 0)
             break;
         const char *f[] = {m.f[2], "ok", ""};
         ls_chan_send(s->fd, NULL, LS_CH_BIND_RESULT, f, 3);
         ls_chan_msg_free(&m);
     }
+    ls_chan_reader_free(&rd);
     return NULL;
+}
+
+/* The tree's encoding and rebuilding alone, n times on this thread. */
+static void binary_only(const cJSON *pod, long n)
+{
+    ls_buf b = {0};
+    for (long i = 0; i < n; i++) {
+        b.len = 0;
+        ls_jsonbin_encode(pod, &b);
+        cJSON_Delete(ls_jsonbin_decode(b.data, b.len));
+    }
+    ls_buf_free(&b);
+}
+
+/* The JSON text the channel carried before: printed, parsed again. */
+static void json_only(const cJSON *pod, long n)
+{
+    for (long i = 0; i < n; i++) {
+        char *json = cJSON_PrintUnformatted(pod);
+        cJSON_Delete(cJSON_Parse(json));
+        free(json);
+    }
 }
 
 static void usage(FILE *out)
@@ -91,8 +121,9 @@ static void usage(FILE *out)
     fprintf(out, "usage: luasched bench boundary [MESSAGES]   (default 200000)\n"
                  "\n"
                  "What one message across run's supervisor/worker channel costs, over a socketpair as run uses it:\n"
-                 "a watch event (the supervisor prints a pod's JSON and sends it, the worker receives and parses it;\n"
-                 "pipelined, as a watch stream delivers them), the same JSON work alone on one thread, and a\n"
+                 "a watch event (the supervisor encodes a pod's tree in the channel's binary form and sends it, the\n"
+                 "worker receives it and rebuilds the tree; pipelined, as a watch stream delivers them), the same\n"
+                 "encoding alone on one thread, the JSON text it replaced (printed and parsed) alone, and a\n"
                  "binding's round trip (bind message and answer; MESSAGES / 4 of them). Each line gives the messages\n"
                  "that crossed and ns per message, of the wall clock and of this process's CPU. Run it on a quiet\n"
                  "machine: both sides share its cores.\n");
@@ -128,40 +159,46 @@ int ls_cli_bench_boundary(int argc, char **argv)
     pthread_t t;
     pthread_create(&t, NULL, receive_objects, &worker);
     double t0 = now_s(), c0 = cpu_s();
+    ls_buf tree = {0};
     for (long i = 0; i < n; i++) {
-        char *json = cJSON_PrintUnformatted(pod);
-        const char *f[] = {"update", "pod", "Pod", json};
-        ls_chan_send(sv[0], NULL, LS_CH_OBJECT, f, 4);
-        free(json);
+        tree.len = 0;
+        ls_jsonbin_encode(pod, &tree);
+        const char *f[] = {"update", "pod", "Pod"};
+        ls_chan_send_blob(sv[0], NULL, LS_CH_OBJECT, f, 3, tree.data, tree.len);
     }
     pthread_join(t, NULL);
     double events = now_s() - t0, events_cpu = cpu_s() - c0;
     long rounds = n / 4;
     pthread_create(&t, NULL, answer_binds, &(side){sv[0], rounds});
     t0 = now_s(), c0 = cpu_s();
+    ls_chan_reader rd;
+    ls_chan_reader_init(&rd, sv[1]);
     for (long i = 0; i < rounds; i++) {
         const char *f[] = {"default", "pod-000123", "7d3c1f0e-9a51-4c1e-8a4b-2f6a1b7c9d01", "node-00042",
                            "default-scheduler"};
         ls_chan_send(sv[1], NULL, LS_CH_BIND, f, 5);
         ls_chan_msg m;
-        if (ls_chan_recv(sv[1], &m, 1 << 24) <= 0)
+        if (ls_chan_read(&rd, &m, 1 << 24) <= 0)
             break;
         ls_chan_msg_free(&m);
     }
+    ls_chan_reader_free(&rd);
     pthread_join(t, NULL);
     double binds = now_s() - t0, binds_cpu = cpu_s() - c0;
     t0 = now_s(), c0 = cpu_s();
-    for (long i = 0; i < n; i++) {
-        char *json = cJSON_PrintUnformatted(pod);
-        cJSON_Delete(cJSON_Parse(json));
-        free(json);
-    }
-    double json_only = now_s() - t0, json_cpu = cpu_s() - c0;
+    binary_only(pod, n);
+    double bin_wall = now_s() - t0, bin_cpu = cpu_s() - c0;
+    t0 = now_s(), c0 = cpu_s();
+    json_only(pod, n);
+    double json_wall = now_s() - t0, json_cpu = cpu_s() - c0;
     char what[64];
     snprintf(what, sizeof what, "watch event (%zu-byte pod)", strlen(POD));
     report(what, n, events, events_cpu);
-    report("  its JSON alone (no channel)", n, json_only, json_cpu);
+    snprintf(what, sizeof what, "  its binary form alone (%zu B)", tree.len);
+    report(what, n, bin_wall, bin_cpu);
+    report("  as JSON text (print+parse)", n, json_wall, json_cpu);
     report("binding round trip (2 messages)", 2 * rounds, binds, binds_cpu);
+    ls_buf_free(&tree);
     cJSON_Delete(pod);
     close(sv[0]);
     close(sv[1]);

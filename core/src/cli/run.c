@@ -600,6 +600,7 @@ static void stop_all(run_state *r)
 {
     ls_log_info(0, "Stopping the scheduler");
     ls_child_free(&r->worker);   /* kills a worker that did not stop in time */
+    ls_chan_reader_free(&r->worker_rd);
     ls_whatif_relay_close(r->whatif);   /* the HTTP server's stop waits for its handlers */
     if (r->relay)
         ls_relay_stop(r->relay, r->stop_timeout_ms);   /* informers first, then the queued writes */

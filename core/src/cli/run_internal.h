@@ -15,6 +15,7 @@
 #include "luasched/log.h"
 #include "scheduler/extender.h"
 #include "server/health.h"
+#include "worker/channel.h"
 #include "worker/supervise.h"
 
 #include <signal.h>
@@ -69,6 +70,8 @@ typedef struct run_state {
     ls_discovery *discovery;              /* what the server serves (client/api_needs.h) */
     ls_extenders *extenders;              /* the configuration's, called for the worker */
     ls_child worker;
+    ls_chan_reader worker_rd;             /* the worker's channel, read ahead (reset per worker) */
+    uint64_t watched_ms;                  /* the worker was last watched (run_supervise.c) */
     long stop_timeout_ms;
     ls_leader *leader;
     ls_health_server *server;

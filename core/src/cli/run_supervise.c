@@ -23,7 +23,11 @@
 /* ---- the worker, seen from the supervisor */
 
 /* The supervisor reads at most this much in one message of its worker. */
-enum { MAX_WORKER_MESSAGE = 16 * 1024 * 1024, POLL_MS = 20 };
+enum { MAX_WORKER_MESSAGE = 16 * 1024 * 1024, POLL_MS = 20, MAX_DRAIN = 64 };
+/* While messages keep coming, the worker's page and process are looked at
+ * this often (not after every message: a binding each few hundred µs made
+ * that a wait4 and the page's reads per pod). */
+enum { WATCH_MS = 5 };
 /* The largest /configz a worker may send. */
 enum { MAX_CONFIGZ = 4 * 1024 * 1024 };
 
@@ -31,6 +35,8 @@ bool ls_run_spawn_worker(run_state *r, ls_error *err)
 {
     if (!ls_child_spawn_exec(&r->worker, ls_cli_argv0, r->worker_argv, err))
         return false;
+    ls_chan_reader_free(&r->worker_rd);   /* what the last worker left unread is not this one's */
+    ls_chan_reader_init(&r->worker_rd, r->worker.chan);
     char pid[16];
     snprintf(pid, sizeof pid, "%d", (int)r->worker.pid);
     ls_log_info(1, "Started the worker process", "pid", pid);
@@ -72,10 +78,10 @@ bool ls_run_await_hello(run_state *r, int *rc)
 {
     while (!r->stop) {
         struct pollfd p = {.fd = r->worker.chan, .events = POLLIN};
-        if (poll(&p, 1, 100) <= 0)
+        if (!ls_chan_reader_ready(&r->worker_rd) && poll(&p, 1, 100) <= 0)
             continue;
         ls_chan_msg m;
-        if (ls_chan_recv(r->worker.chan, &m, MAX_WORKER_MESSAGE) <= 0)
+        if (ls_chan_read(&r->worker_rd, &m, MAX_WORKER_MESSAGE) <= 0)
             break;
         ls_error err;
         bool ok = m.type == LS_CH_HELLO && take_hello(r, &m, &err);
@@ -160,21 +166,27 @@ static void take_message(run_state *r, const ls_chan_msg *m)
     }
 }
 
-static void drain_channel(run_state *r)
+/* The worker's messages until its channel is quiet; true when it was quiet
+ * for POLL_MS, ended or failed (time to watch the worker), false when
+ * messages were read until it was empty or MAX_DRAIN were. */
+static bool drain_channel(run_state *r)
 {
-    for (int n = 0; n < 64 && r->worker.chan >= 0; n++) {
+    for (int n = 0; n < MAX_DRAIN; n++) {
+        if (r->worker.chan < 0)
+            return true;
         struct pollfd p = {.fd = r->worker.chan, .events = POLLIN};
-        if (poll(&p, 1, n == 0 ? POLL_MS : 0) <= 0)
-            return;
+        if (!ls_chan_reader_ready(&r->worker_rd) && poll(&p, 1, n == 0 ? POLL_MS : 0) <= 0)
+            return n == 0;
         ls_chan_msg m;
-        int rc = ls_chan_recv(r->worker.chan, &m, MAX_WORKER_MESSAGE);
+        int rc = ls_chan_read(&r->worker_rd, &m, MAX_WORKER_MESSAGE);
         if (rc < 0)
             ls_child_kill(&r->worker, "it sent a malformed or oversized frame");
         if (rc <= 0)
-            return;
+            return true;
         take_message(r, &m);
         ls_chan_msg_free(&m);
     }
+    return false;
 }
 
 static void watch_worker(const run_opts *o, run_state *r)
@@ -202,8 +214,12 @@ static void watch_worker(const run_opts *o, run_state *r)
 void ls_run_supervise(const run_opts *o, run_state *r)
 {
     while (!r->stop) {
-        drain_channel(r);
-        watch_worker(o, r);
+        bool quiet = drain_channel(r);
+        uint64_t now = ls_worker_now_ms();
+        if (quiet || now - r->watched_ms >= WATCH_MS) {
+            r->watched_ms = now;
+            watch_worker(o, r);
+        }
     }
     /* a graceful stop: the worker ends its loop; its last writes still come */
     if (r->worker.pid > 0)

@@ -8,6 +8,7 @@
 #include "luasched/log.h"
 #include "server/metrics.h"
 #include "worker/channel.h"
+#include "worker/jsonbin.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -43,13 +44,13 @@ static bool send_fields(kc_link *l, uint8_t type, const char *const *f, uint32_t
 
 static void on_object(kc_link *l, const ls_chan_msg *m)
 {
-    if (m->n != 4)
+    if (m->n != 3 || !m->blob)
         return;
-    cJSON *json = cJSON_Parse(m->f[3]);
+    cJSON *json = ls_jsonbin_decode(m->blob, m->blob_len);
     if (json)
         l->sink.object(l->sink.ud, m->f[0][0], m->f[1], m->f[2], json);
     else
-        ls_log_error("Skipping an object that is not JSON", "kind", m->f[2]);
+        ls_log_error("Skipping an object whose binary form is malformed", "kind", m->f[2]);
     cJSON_Delete(json);
 }
 
@@ -121,14 +122,17 @@ static void dispatch(kc_link *l, const ls_chan_msg *m)
 static void *read_loop(void *arg)
 {
     kc_link *l = arg;
+    ls_chan_reader rd;
+    ls_chan_reader_init(&rd, l->fd);
     for (;;) {
         ls_chan_msg m;
-        int rc = ls_chan_recv(l->fd, &m, MAX_INCOMING);
+        int rc = ls_chan_read(&rd, &m, MAX_INCOMING);
         if (rc <= 0)
             break;
         dispatch(l, &m);
         ls_chan_msg_free(&m);
     }
+    ls_chan_reader_free(&rd);
     pthread_mutex_lock(&l->mu);
     l->gone = true;
     if (l->stop_on_gone)

@@ -17,6 +17,7 @@
 #include "client/kutil.h"
 #include "client/writer.h"
 #include "luasched/log.h"
+#include "worker/jsonbin.h"
 #include "worker/page.h"
 
 #include <ctype.h>
@@ -56,6 +57,9 @@ struct ls_relay {
     bool running;
     pthread_mutex_t send_mu;      /* the socket and fd */
     int fd;                       /* the worker's channel; -1: none */
+    ls_buf tree;                  /* under send_mu: the object being sent, in binary form */
+    ls_buf out;                   /* under send_mu: frames waiting for the next write (bindings that
+                                     succeeded: answer_bind), then the one being written */
     atomic_bool send_failed;      /* a message could not be sent whole: the worker's state is behind */
     pthread_mutex_t mu;           /* what follows */
     pthread_cond_t answered;
@@ -83,16 +87,49 @@ static bool pod_withheld(ls_relay *r, const char *ns, const char *name)
     return withheld;
 }
 
-/* Under send_mu. */
-static void send_object_locked(ls_relay *r, const relay_feed *f, const char *verb, const cJSON *obj)
+/* Under send_mu: writes the frames waiting in r->out, and `type`'s when
+ * given, in one write. */
+static void write_out_locked(ls_relay *r, uint8_t type, const char *const *f, uint32_t n, const void *blob,
+                             size_t blob_len)
+{
+    if (type && !ls_chan_frame(&r->out, type, f, n, blob, blob_len))
+        atomic_store(&r->send_failed, true);
+    if (r->fd >= 0 && r->out.len && !ls_fd_write_all(r->fd, r->out.data, r->out.len))
+        atomic_store(&r->send_failed, true);
+    r->out.len = 0;
+}
+
+/* Objects of a list (an informer's first, or a new worker's whole state)
+ * are written this many bytes at a time; the rest when the list ends. */
+enum { LIST_WRITE_BYTES = 64 * 1024 };
+
+/* Under send_mu. The informer's tree goes in binary form (jsonbin.h):
+ * printing it as JSON for the worker to parse again was most of the cost.
+ * With `listing`, the frame waits in r->out until LIST_WRITE_BYTES do (or
+ * the list's end: on_synced, the end of ls_relay_attach, ls_relay_tick):
+ * one write and one wake-up of the worker for many objects. */
+static void send_object_locked(ls_relay *r, const relay_feed *f, const char *verb, const cJSON *obj, bool listing)
 {
     if (r->fd < 0)
         return;
-    char *json = cJSON_PrintUnformatted(obj);
-    const char *fields[] = {verb, f->label, f->kind, json ? json : "{}"};
-    if (!ls_chan_send(r->fd, NULL, LS_CH_OBJECT, fields, 4))
+    r->tree.len = 0;
+    ls_jsonbin_encode(obj, &r->tree);
+    const char *fields[] = {verb, f->label, f->kind};
+    if (!listing)
+        write_out_locked(r, LS_CH_OBJECT, fields, 3, r->tree.data, r->tree.len);
+    else if (!ls_chan_frame(&r->out, LS_CH_OBJECT, fields, 3, r->tree.data, r->tree.len))
         atomic_store(&r->send_failed, true);
-    free(json);
+    else if (r->out.len >= LIST_WRITE_BYTES)
+        write_out_locked(r, 0, NULL, 0, NULL, 0);
+}
+
+/* Writes what waits in r->out. */
+static void flush(ls_relay *r)
+{
+    pthread_mutex_lock(&r->send_mu);
+    if (r->out.len)
+        write_out_locked(r, 0, NULL, 0, NULL, 0);
+    pthread_mutex_unlock(&r->send_mu);
 }
 
 static void forward(relay_feed *f, const char *verb, const cJSON *obj)
@@ -111,7 +148,7 @@ static void forward(relay_feed *f, const char *verb, const cJSON *obj)
         }
     }
     pthread_mutex_lock(&r->send_mu);
-    send_object_locked(r, f, verb, obj);
+    send_object_locked(r, f, verb, obj, !ls_informer_has_synced(f->inf));
     pthread_mutex_unlock(&r->send_mu);
 }
 
@@ -129,6 +166,11 @@ static void on_update(void *ud, const cJSON *old_obj, const cJSON *new_obj)
 static void on_delete(void *ud, const cJSON *obj)
 {
     forward(ud, "delete", obj);
+}
+
+static void on_synced(void *ud)
+{
+    flush(((relay_feed *)ud)->r);   /* the first list's last objects */
 }
 
 /* A kind the server does not serve is not watched: noted for the warning. */
@@ -150,7 +192,8 @@ static relay_feed *add_feed(ls_relay *r, const char *label, const char *kind, co
         return ls_errorf(err, "too many kinds to watch (at most %d)", MAX_FEEDS), NULL;
     relay_feed *f = &r->feeds[r->n_feeds];
     *f = (relay_feed){.r = r, .label = label, .kind = ls_xstrdup(kind)};
-    ls_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .ud = f};
+    ls_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
+                             .on_synced = on_synced, .ud = f};
     f->inf = ls_informer_new(r->o.client, io, &h, err);
     if (!f->inf) {
         free(f->kind);
@@ -326,21 +369,21 @@ static void dump_one(void *ud, const cJSON *obj)
     if (d->f == &d->r->feeds[FEED_POD] &&
         pod_withheld(d->r, ls_kutil_meta_str(obj, "namespace"), ls_kutil_meta_str(obj, "name")))
         return;
-    send_object_locked(d->r, d->f, "add", obj);
+    send_object_locked(d->r, d->f, "add", obj, true);
 }
 
 void ls_relay_attach(ls_relay *r, int fd, bool synced)
 {
     pthread_mutex_lock(&r->send_mu);
     r->fd = fd;
+    r->out.len = 0;   /* the last worker's answers */
     atomic_store(&r->send_failed, false);
     /* objects, then nodes, then pods: as kcluster drains, a pod after its node */
     for (uint32_t i = FEED_NODE + 1; i < r->n_feeds; i++)
         ls_informer_each(r->feeds[i].inf, dump_one, &(dump_ctx){r, &r->feeds[i]});
     ls_informer_each(r->feeds[FEED_NODE].inf, dump_one, &(dump_ctx){r, &r->feeds[FEED_NODE]});
     ls_informer_each(r->feeds[FEED_POD].inf, dump_one, &(dump_ctx){r, &r->feeds[FEED_POD]});
-    if (synced && !ls_chan_send(fd, NULL, LS_CH_SYNCED, NULL, 0))
-        atomic_store(&r->send_failed, true);
+    write_out_locked(r, synced ? LS_CH_SYNCED : 0, NULL, 0, NULL, 0);
     pthread_mutex_unlock(&r->send_mu);
 }
 
@@ -362,8 +405,8 @@ void ls_relay_detach(ls_relay *r)
 static void send_to_worker(ls_relay *r, uint8_t type, const char *const *f, uint32_t n)
 {
     pthread_mutex_lock(&r->send_mu);
-    if (r->fd >= 0 && !ls_chan_send(r->fd, NULL, type, f, n))
-        atomic_store(&r->send_failed, true);
+    if (r->fd >= 0)
+        write_out_locked(r, type, f, n, NULL, 0);
     pthread_mutex_unlock(&r->send_mu);
 }
 
@@ -445,10 +488,19 @@ typedef struct bind_job {
     char uid[128], node[254], scheduler_name[254];
 } bind_job;
 
+/* A failed binding is answered at once: the worker retries the pod. A
+ * binding that succeeded matters to the worker only for a pod deleted while
+ * it was bound (the informer's update tells the rest): its answer waits for
+ * the next message to the worker, or the supervisor's next look at the worker
+ * (ls_relay_tick), and shares its write, which spares a write and a wake-up
+ * of the worker per pod. */
 static void answer_bind(ls_relay *r, const char *uid, bool ok, const char *message)
 {
     const char *f[] = {uid, ok ? "ok" : "failed", message};
-    send_to_worker(r, LS_CH_BIND_RESULT, f, 3);
+    pthread_mutex_lock(&r->send_mu);
+    if (r->fd >= 0 && (!ok || !ls_chan_frame(&r->out, LS_CH_BIND_RESULT, f, 3, NULL, 0)))
+        write_out_locked(r, LS_CH_BIND_RESULT, f, 3, NULL, 0);
+    pthread_mutex_unlock(&r->send_mu);
 }
 
 static void bind_done(void *ud, const ls_write_result *res)
@@ -931,6 +983,7 @@ void ls_relay_worker_ended(ls_relay *r, const char *pod, const char *plugin, con
 
 void ls_relay_tick(ls_relay *r)
 {
+    flush(r);   /* the bindings' answers waiting */
     uint64_t now = ls_worker_now_ms();
     char released[8][320];
     int n = 0;
@@ -953,7 +1006,7 @@ void ls_relay_tick(ls_relay *r)
         if (!obj)
             continue;
         pthread_mutex_lock(&r->send_mu);
-        send_object_locked(r, &r->feeds[FEED_POD], "add", obj);
+        send_object_locked(r, &r->feeds[FEED_POD], "add", obj, false);
         pthread_mutex_unlock(&r->send_mu);
         cJSON_Delete(obj);
     }
@@ -990,6 +1043,8 @@ void ls_relay_free(ls_relay *r)
         free(r->feeds[i].kind);
     }
     ls_writer_free(r->writer);
+    ls_buf_free(&r->tree);
+    ls_buf_free(&r->out);
     ls_kmap_free(&r->guarded, NULL);
     ls_kmap_free(&r->marks, free);
     free(r->metrics_text);

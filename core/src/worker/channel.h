@@ -4,10 +4,17 @@
  * 4-byte length (of what follows), a 1-byte type, then its fields, each a
  * NUL-terminated string (JSON text has no NUL, nor have Kubernetes names).
  * The receiver checks the length against its own limit before reading, and
- * the field count against what the type expects.
+ * the field count against what the type expects. An object message's last
+ * field is not text but the object's tree in binary form (worker/jsonbin.h),
+ * which runs to the end of its frame.
+ *
+ * Readers read through an ls_chan_reader: one read takes every frame waiting
+ * on the socket, and the frames already read are taken without a system call.
  */
 #ifndef LS_WORKER_CHANNEL_H
 #define LS_WORKER_CHANNEL_H
+
+#include "luasched/base.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -16,7 +23,8 @@
 
 typedef enum ls_chan_type {
     /* supervisor -> worker */
-    LS_CH_OBJECT = 1,        /* verb ("add" | "update" | "delete"), feed ("pod" | "node" | "object"), kind, JSON */
+    LS_CH_OBJECT = 1,        /* verb ("add" | "update" | "delete"), feed ("pod" | "node" | "object"), kind;
+                                then the object (jsonbin.h) as the message's blob */
     LS_CH_BIND_RESULT,       /* pod uid, "ok" | "failed", message */
     LS_CH_PREEMPT_FAILED,    /* preemptor uid, message */
     LS_CH_REPLY,             /* request id, "ok" | "failed", message */
@@ -50,8 +58,17 @@ typedef struct ls_chan_msg {
     uint8_t type;
     uint32_t n;                              /* fields */
     const char *f[LS_CHAN_MAX_FIELDS];       /* into buf */
+    const char *blob;                        /* into buf: an object message's binary tail; else NULL */
+    size_t blob_len;
     char *buf;
 } ls_chan_msg;
+
+/* Frames read ahead from one socket. */
+typedef struct ls_chan_reader {
+    int fd;
+    char *buf;
+    size_t cap, head, tail;                  /* unread bytes: buf[head..tail) */
+} ls_chan_reader;
 
 /* The whole of data written to fd, or the whole of n bytes read from it,
  * through interrupted calls; false on an error or the end of the file (*eof,
@@ -62,10 +79,26 @@ bool ls_fd_read_all(int fd, void *data, size_t n, bool *eof);
 /* Sends one message; `mu` (may be NULL) serializes writers of the same
  * socket. False when the peer is gone. */
 bool ls_chan_send(int fd, pthread_mutex_t *mu, uint8_t type, const char *const *fields, uint32_t n);
+/* The same with a binary tail of blob_len bytes after the fields (an object
+ * message: its three fields, then the tree). */
+bool ls_chan_send_blob(int fd, pthread_mutex_t *mu, uint8_t type, const char *const *fields, uint32_t n,
+                       const void *blob, size_t blob_len);
+/* Appends one message's frame to out (the caller writes it, with others in
+ * the same write); false when it is over the framing's 4 GiB. */
+bool ls_chan_frame(ls_buf *out, uint8_t type, const char *const *fields, uint32_t n, const void *blob,
+                   size_t blob_len);
 /* Reads one message of at most max_len bytes. 1: read; 0: the peer closed;
  * -1: an error, or a frame over the limit or malformed (fields not
  * NUL-terminated, too many): the channel cannot be trusted any more. */
 int ls_chan_recv(int fd, ls_chan_msg *m, size_t max_len);
+/* A reader of fd (buffers nothing yet); _free releases its buffer, not fd. */
+void ls_chan_reader_init(ls_chan_reader *rd, int fd);
+void ls_chan_reader_free(ls_chan_reader *rd);
+/* As ls_chan_recv, through rd: a frame already read is returned without a
+ * system call, and one read takes as much as the socket holds. */
+int ls_chan_read(ls_chan_reader *rd, ls_chan_msg *m, size_t max_len);
+/* A whole frame is waiting in rd (a poll of its fd would not show it). */
+bool ls_chan_reader_ready(const ls_chan_reader *rd);
 void ls_chan_msg_free(ls_chan_msg *m);
 /* The name of a type, for logs. */
 const char *ls_chan_type_name(uint8_t type);
