@@ -98,13 +98,20 @@ end
 -- The plugin frames of the stack an error was raised on, innermost first:
 -- explain shows them with the Error (see dispatch's fail_with).
 local last_trace = { msg = nil, text = nil }
+
+-- A guarded hook's own function -> its hook name: the guard calls it through
+-- P[hook], so the frame carries no name of its own; the traceback names it
+-- as the plugin wrote it ("in function 'filter'").
+local hook_name_of = setmetatable({}, { __mode = "k" })
+
 local function plugin_frames(from)
   local out = {}
   for level = from, 60 do
-    local info = debug.getinfo(level, "Sln")
+    local info = debug.getinfo(level, "Slnf")
     if not info then break end
     if loader.is_plugin_source(info.source) then
-      local fn = info.name and ("function '" .. info.name .. "'")
+      local name = info.name or hook_name_of[info.func]
+      local fn = name and ("function '" .. name .. "'")
         or string.format("function <%s:%d>", info.short_src, info.linedefined)
       out[#out + 1] = string.format("%s:%d: in %s", info.short_src, info.currentline, fn)
       if #out == 20 then break end
@@ -261,6 +268,7 @@ local function guard_hooks(inst, P)
     if type(fn) == "function" then
       local g = guarded_hook(P, hook, kinds)
       M.hook_source[g] = fn   -- errors and logs name the plugin's own hook
+      hook_name_of[fn] = hook
       rawset(inst, hook, g)
     end
   end
