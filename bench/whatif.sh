@@ -13,7 +13,10 @@
 #   time (from /proc/PID/stat, readiness to last binding) of the scheduler
 #   (run's supervisor, its worker and the worker's evaluators), of the API
 #   server (simulate --serve) and of the client, and the scheduler's CPU per
-#   question: (its CPU with questions - without) / questions answered.
+#   question: (its CPU with questions - without) / questions answered, split
+#   into the supervisor's and the worker's own threads' (the forked evaluators
+#   are the worker's reaped children); and, over the rounds, the evaluator's
+#   time per answer ("elapsedMs") while scheduling.
 # - Latency: once everything is bound, QUESTIONS single-pod questions (random
 #   pods of spec/e2e/whatif_cluster.lua, "explain": false) sent one after the
 #   other over one connection: p50 and p99 of the time the worker took
