@@ -13,7 +13,10 @@
 #   time (from /proc/PID/stat, readiness to last binding) of the scheduler
 #   (run's supervisor, its worker and the worker's evaluators), of the API
 #   server (simulate --serve) and of the client, and the scheduler's CPU per
-#   question: (its CPU with questions - without) / questions answered.
+#   question: (its CPU with questions - without) / questions answered, split
+#   into the supervisor's and the worker's own threads' (the forked evaluators
+#   are the worker's reaped children); and, over the rounds, the evaluator's
+#   time per answer ("elapsedMs") while scheduling.
 # - Latency: once everything is bound, QUESTIONS single-pod questions (random
 #   pods of spec/e2e/whatif_cluster.lua, "explain": false) sent one after the
 #   other over one connection: p50 and p99 of the time the worker took
@@ -115,6 +118,15 @@ worker_faults() {
   echo "${f[7]}"
 }
 
+# split_ticks: "supervisor worker" CPU ticks (the worker's own, without its reaped evaluators').
+split_ticks() {
+  local worker f w=0; worker=$(pgrep -P "$RUN_PID" | head -1) || true
+  if [ -n "$worker" ] && f=$(cat "/proc/$worker/stat" 2>/dev/null); then
+    read -r -a f <<<"${f##*) }"; w=$(( f[11] + f[12] ))
+  fi
+  echo "$(cpu_ticks "$RUN_PID") $w"
+}
+
 # eval_ticks: CPU ticks of the evaluators the worker has reaped (its children's time).
 eval_ticks() {
   local worker f; worker=$(pgrep -P "$RUN_PID" | head -1) || { echo 0; return; }
@@ -142,18 +154,21 @@ measure() {
   fi
   until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
   START=$(date +%s.%N)   # synced: scheduling starts
-  local s0 a0 c0=0 e0 f0; s0=$(sched_ticks); a0=$(cpu_ticks "$SERVE_PID"); e0=$(eval_ticks); f0=$(worker_faults)
+  local s0 a0 c0=0 e0 f0 sp0 wk0; s0=$(sched_ticks); a0=$(cpu_ticks "$SERVE_PID"); e0=$(eval_ticks); f0=$(worker_faults)
+  read -r sp0 wk0 <<<"$(split_ticks)"
   if [ "$1" -gt 0 ]; then
     c0=$(cpu_ticks "$ASK_PID")
     kill -USR1 "$ASK_PID"
   fi
   wait_bound
-  local s1 a1 c1=0 e1 f1 asked=0; s1=$(sched_ticks); a1=$(cpu_ticks "$SERVE_PID"); e1=$(eval_ticks); f1=$(worker_faults)
+  local s1 a1 c1=0 e1 f1 sp1 wk1 asked=0; s1=$(sched_ticks); a1=$(cpu_ticks "$SERVE_PID"); e1=$(eval_ticks); f1=$(worker_faults)
+  read -r sp1 wk1 <<<"$(split_ticks)"
   [ -z "$ASK_PID" ] || c1=$(cpu_ticks "$ASK_PID")
   [ "$1" -eq 0 ] || { asked=$(grep -c '^200 ' "$TMP/asked" || true)
-    awk '$1 == 200 && $2 != "-" {print $2}' "$TMP/asked" >> "$TMP/pause_ms"; }
+    awk '$1 == 200 && $2 != "-" {print $2}' "$TMP/asked" >> "$TMP/pause_ms"
+    awk '$1 == 200 && $3 != "-" && $3 != "" {print $3}' "$TMP/asked" >> "$TMP/busy_ms"; }
   stop
-  echo "$(echo "$PENDING / ($END - $START)" | bc -l) $asked $(( s1 - s0 )) $(( a1 - a0 )) $(( c1 - c0 )) $(( e1 - e0 )) $(( f1 - f0 ))"
+  echo "$(echo "$PENDING / ($END - $START)" | bc -l) $asked $(( s1 - s0 )) $(( a1 - a0 )) $(( c1 - c0 )) $(( e1 - e0 )) $(( f1 - f0 )) $(( sp1 - sp0 )) $(( wk1 - wk0 ))"
 }
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
@@ -188,10 +203,10 @@ printf '  HTTPS round trip: p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/http_m
 # ---- throughput without and with questions
 [ "$ROUNDS" -gt 0 ] || exit 0
 TICK=$(getconf CLK_TCK)
-: > "$TMP/without"; : > "$TMP/with"; : > "$TMP/pause_ms"; : > "$TMP/per_q"; : > "$TMP/eval_q"
+: > "$TMP/without"; : > "$TMP/with"; : > "$TMP/pause_ms"; : > "$TMP/busy_ms"; : > "$TMP/per_q"; : > "$TMP/eval_q"
 for i in $(seq 1 "$ROUNDS"); do
-  read -r a _ sa aa _ _ fa <<<"$(measure 0)"
-  read -r b asked sb ab cb eb fb <<<"$(measure "$QPS")"
+  read -r a _ sa aa _ _ fa spa wka <<<"$(measure 0)"
+  read -r b asked sb ab cb eb fb spb wkb <<<"$(measure "$QPS")"
   perq=$(echo "($sb - $sa) * 1000 / $TICK / ($asked + (${asked} == 0))" | bc -l)
   evalq=$(echo "$eb * 1000 / $TICK / ($asked + (${asked} == 0))" | bc -l)
   printf 'round %d: without %.0f pods/s, with %s questions/s %.0f pods/s (%.1f%%, %s questions answered meanwhile)\n' \
@@ -199,6 +214,9 @@ for i in $(seq 1 "$ROUNDS"); do
   printf '  CPU s (scheduler, API server, client): without %.2f %.2f, with %.2f %.2f %.2f; per question: the scheduler %.2f ms, of it the forked evaluators %.2f ms\n' \
     "$(echo "$sa / $TICK" | bc -l)" "$(echo "$aa / $TICK" | bc -l)" "$(echo "$sb / $TICK" | bc -l)" \
     "$(echo "$ab / $TICK" | bc -l)" "$(echo "$cb / $TICK" | bc -l)" "$perq" "$evalq"
+  printf '  of it per question (with minus without): the supervisor %.2f ms, the worker'"'"'s own threads %.2f ms\n' \
+    "$(echo "($spb - $spa) * 1000 / $TICK / ($asked + (${asked} == 0))" | bc -l)" \
+    "$(echo "($wkb - $wka) * 1000 / $TICK / ($asked + (${asked} == 0))" | bc -l)"
   printf '  the worker'"'"'s own minor page faults: without %s, with %s (%.0f more per question)\n' "$fa" "$fb" \
     "$(echo "($fb - $fa) / ($asked + (${asked} == 0))" | bc -l)"
   echo "$a" >> "$TMP/without"; echo "$b" >> "$TMP/with"; echo "$perq" >> "$TMP/per_q"; echo "$evalq" >> "$TMP/eval_q"
@@ -210,3 +228,5 @@ printf 'CPU per question answered while scheduling, medians: the scheduler (supe
   "$(median < "$TMP/per_q")" "$(median < "$TMP/eval_q")"
 [ ! -s "$TMP/pause_ms" ] || printf 'while scheduling: %s answers, the loop'"'"'s pause p50 %.2f ms, p99 %.2f ms, max %.2f ms\n' \
   "$(wc -l < "$TMP/pause_ms")" "$(pct 50 < "$TMP/pause_ms")" "$(pct 99 < "$TMP/pause_ms")" "$(pct 100 < "$TMP/pause_ms")"
+[ ! -s "$TMP/busy_ms" ] || printf 'while scheduling: the evaluator'"'"'s time per answer ("elapsedMs") p50 %.2f ms, p99 %.2f ms\n' \
+  "$(pct 50 < "$TMP/busy_ms")" "$(pct 99 < "$TMP/busy_ms")"

@@ -15,7 +15,8 @@ not the answers before it on its connection have come (HTTP/1.1 answers
 come in order; the scheduler answers one question of a connection at a time,
 so CONNECTIONS bounds the questions waiting at once). One thread, so the
 client costs the machine little. Each answer is one line on standard output:
-the status, then the answer's "loopPauseMs" when it has one. Runs until
+the status, the answer's "loopPauseMs" and its "elapsedMs" (the
+evaluator's time for it), "-" for one it does not have. Runs until
 SIGTERM.
 """
 import json
@@ -30,6 +31,7 @@ import threading
 import time
 
 PAUSE = re.compile(rb'"loopPauseMs":([0-9.eE+-]+)')
+ELAPSED = re.compile(rb'"elapsedMs":([0-9.eE+-]+)')
 
 
 def answers(buf, out):
@@ -45,7 +47,9 @@ def answers(buf, out):
         if len(rest) < length:
             break
         m = PAUSE.search(rest[:length])
-        out.write("%s %s\n" % (lines[0].split()[1].decode(), m.group(1).decode() if m else "-"))
+        e = ELAPSED.search(rest[:length])
+        out.write("%s %s %s\n" % (lines[0].split()[1].decode(), m.group(1).decode() if m else "-",
+                                   e.group(1).decode() if e else "-"))
         buf = rest[length:]
     out.flush()
     return buf

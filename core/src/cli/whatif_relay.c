@@ -1,6 +1,8 @@
 /*
  * whatif_relay.c: see whatif_relay.h. Questions from several HTTP threads
- * may be on their way at once: each waits for the answer with its own id; an
+ * may be on their way at once: each waits for the answer with its own id, on
+ * a condition of its own (an answer wakes only the thread that asked it: with
+ * one shared condition, each answer of a batch woke every waiting thread); an
  * answer nobody waits for any more (timed out) is dropped.
  */
 #include "cli/whatif_relay.h"
@@ -13,6 +15,7 @@
 
 typedef struct waiter {
     uint32_t id;
+    pthread_cond_t answered;   /* signalled when its answer comes, or when the relay closes */
     bool done;
     int status;
     char *answer;
@@ -21,7 +24,6 @@ typedef struct waiter {
 struct ls_whatif_relay {
     ls_relay *relay;
     pthread_mutex_t mu;
-    pthread_cond_t answered;
     uint32_t next_id;
     bool closed;      /* the scheduler stops: nobody waits any more */
     ls_vec waiting;   /* waiter *, guarded by mu */
@@ -32,7 +34,6 @@ ls_whatif_relay *ls_whatif_relay_new(ls_relay *relay)
     ls_whatif_relay *wr = ls_xcalloc(1, sizeof *wr);
     wr->relay = relay;
     pthread_mutex_init(&wr->mu, NULL);
-    pthread_cond_init(&wr->answered, NULL);
     ls_vec_init(&wr->waiting, sizeof(waiter *));
     return wr;
 }
@@ -42,7 +43,6 @@ void ls_whatif_relay_free(ls_whatif_relay *wr)
     if (!wr)
         return;
     ls_vec_free(&wr->waiting);
-    pthread_cond_destroy(&wr->answered);
     pthread_mutex_destroy(&wr->mu);
     free(wr);
 }
@@ -69,6 +69,7 @@ char *ls_whatif_relay_ask(ls_whatif_relay *wr, const char *question, long timeou
 {
     waiter w = {0};
     waiter *self = &w;
+    pthread_cond_init(&w.answered, NULL);
     pthread_mutex_lock(&wr->mu);
     w.id = ++wr->next_id;
     *(waiter **)ls_vec_push(&wr->waiting) = self;
@@ -81,10 +82,11 @@ char *ls_whatif_relay_ask(ls_whatif_relay *wr, const char *question, long timeou
     pthread_mutex_lock(&wr->mu);
     int rc = 0;
     while (sent && !w.done && !wr->closed && rc == 0)
-        rc = pthread_cond_timedwait(&wr->answered, &wr->mu, &until);
+        rc = pthread_cond_timedwait(&w.answered, &wr->mu, &until);
     bool closed = wr->closed;
     forget(wr, self);
     pthread_mutex_unlock(&wr->mu);
+    pthread_cond_destroy(&w.answered);
     if (w.done) {
         *status = w.status;
         return w.answer;
@@ -100,7 +102,8 @@ void ls_whatif_relay_close(ls_whatif_relay *wr)
         return;
     pthread_mutex_lock(&wr->mu);
     wr->closed = true;
-    pthread_cond_broadcast(&wr->answered);
+    for (uint32_t i = 0; i < wr->waiting.len; i++)
+        pthread_cond_signal(&LS_VEC_AT(&wr->waiting, waiter *, i)->answered);
     pthread_mutex_unlock(&wr->mu);
 }
 
@@ -118,7 +121,7 @@ void ls_whatif_relay_answered(ls_whatif_relay *wr, const char *id, const char *s
         int code = atoi(status);
         w->status = code >= 200 && code <= 599 ? code : 502;   /* the worker is not trusted with more */
         w->answer = ls_xstrdup(answer);
-        pthread_cond_broadcast(&wr->answered);
+        pthread_cond_signal(&w->answered);
         break;
     }
     pthread_mutex_unlock(&wr->mu);

@@ -48,6 +48,7 @@
 #include "cli/whatif_worker.h"
 #include "cli/whatif_child.h"
 #include "client/kcluster.h"
+#include "framework/waiting_pods.h"
 #include "scheduler/attempt.h"
 #include "luasched/cache.h"
 #include "luasched/log.h"
@@ -703,15 +704,23 @@ static bool fork_evaluator(ls_whatif_worker *ww, ls_scheduler *live, ls_vec *tak
     return true;
 }
 
+/* Pods that keep the scheduler busy: ready to be scheduled or in their
+ * cycles, and assumed ones whose binding is on its way (the supervisor posts
+ * it; its outcome comes back to the loop), but not those a Permit holds. Pods
+ * that wait out a backoff, or an event as unschedulable, do not count. */
+static uint32_t busy_pods(ls_scheduler *live)
+{
+    ls_sched_env *env = ls_scheduler_env(live);
+    ls_queue_counts counts = ls_squeue_counts(env->queue);
+    uint32_t assumed = ls_cache_assumed_count(env->cache), held = ls_waiting_pods_count(env->waiting);
+    return counts.active + counts.in_flight + (assumed > held ? assumed - held : 0);
+}
+
 void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live)
 {
     if (!ww)
         return;
-    /* pods ready to be scheduled or in their cycles (binding): the loop is
-     * busy; pods that wait out a backoff, or an event as unschedulable, do
-     * not keep it busy */
-    ls_queue_counts counts = ls_squeue_counts(ls_scheduler_env(live)->queue);
-    uint32_t queued = counts.active + counts.in_flight;
+    uint32_t queued = busy_pods(live);
     /* Retired as soon as the state moves: while it lives, each page the loop
      * writes first is copied (shared with it), and it could answer nothing. */
     if (ww->questions >= 0) {
