@@ -74,25 +74,24 @@ static void beat(void *ud, uint64_t now_ms, uint64_t queued)
 
 /* The what-if evaluator (docs/operations/what-if.md): a second scheduler of
  * the same configuration, with Lua states of its own under the same budgets,
- * tracing, and a source that writes nothing; watched and reloaded as --config. */
-static bool start_whatif(const run_opts *o, worker_state *w, ls_error *err)
+ * tracing, and a source that writes nothing; watched and reloaded as --config.
+ * Built when the first question comes (whatif_worker.h), not at start. */
+static ls_scheduler *build_whatif(void *ud, ls_error *err)
 {
+    worker_state *w = ud;
+    const run_opts *o = w->opts;
     ls_config cfg;
     if (!ls_run_load_config(o, &cfg))
-        return ls_errorf(err, "the what-if evaluator: the configuration could not be loaded again");
+        return ls_errorf(err, "the configuration could not be loaded again"), NULL;
     cfg.client_connection.kubeconfig = NULL;
     ls_sched_options so = {.seed = o->seed, .trace = true, .plugin_path = o->plugin_path ? o->plugin_path : w->plugin_dirs,
                            .plugin_timeout_ms = o->plugin_timeout_ms ? o->plugin_timeout_ms
                                                                      : cfg.luasched.plugin_timeout_ms};
     ls_sched_source none = ls_whatif_source();
     ls_scheduler *evaluator = ls_scheduler_new(&cfg, &so, &none, err);   /* takes cfg */
-    if (!evaluator) {
-        ls_error why = *err;
-        return ls_errorf(err, "the what-if evaluator: %s", why.msg);
-    }
-    ls_scheduler_watch(evaluator, o->config);
-    w->whatif = ls_whatif_worker_new(w->kc, evaluator, !o->whatif_in_loop);
-    return true;
+    if (evaluator)
+        ls_scheduler_watch(evaluator, o->config);
+    return evaluator;
 }
 
 /* What the server serves, as the supervisor's discovery read it: what needs
@@ -203,11 +202,10 @@ int ls_run_worker(const run_opts *o)
     if (w.kc)
         ls_extender_set_transport(ls_kcluster_extender_call, w.kc);   /* no network here */
     w.configz = w.kc ? ls_run_completed_config(o, true, &err) : NULL;
-    if (!w.configz || !build_scheduler(o, &cfg, &w, &err) || !attach_shadow(o, &w, &err) ||
-        !start_whatif(o, &w, &err)) {
+    if (!w.configz || !build_scheduler(o, &cfg, &w, &err) || !attach_shadow(o, &w, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);
         fprintf(stderr, "luasched run: %s\n", err.msg);
-    } else if (say_hello(&w)) {
+    } else if ((w.whatif = ls_whatif_worker_new(w.kc, build_whatif, &w, !o->whatif_in_loop)) && say_hello(&w)) {
         ls_kcluster_serve_metrics(w.kc, w.metrics);
         ls_scheduler_watch(w.sched, o->config);
         rc = LS_EXIT_OK;

@@ -109,7 +109,9 @@ typedef struct evaluator {
 } evaluator;
 
 struct ls_whatif_worker {
-    ls_whatif *wi;
+    ls_whatif *wi;             /* NULL until the first question is handed over */
+    ls_whatif_build_fn build;
+    void *build_ud;
     ls_kcluster *kc;
     pthread_mutex_t mu;
     pthread_cond_t changed;
@@ -509,10 +511,11 @@ static void file_question(void *ud, const char *id, const char *question)
         ls_kcluster_wake(ww->kc);
 }
 
-ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator, bool fork)
+ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_whatif_build_fn build, void *build_ud, bool fork)
 {
     ls_whatif_worker *ww = ls_xcalloc(1, sizeof *ww);
-    ww->wi = ls_whatif_new(evaluator);
+    ww->build = build;
+    ww->build_ud = build_ud;
     ww->kc = kc;
     ww->questions = -1;
     ww->credit_at = now_ms();
@@ -532,6 +535,34 @@ ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator,
     ls_log_guard_fork();
     ls_kcluster_serve_whatif(kc, file_question, ww);
     return ww;
+}
+
+/* The evaluator, built with the first question (scheduling thread): false
+ * when its build failed, every question taken answered with the reason. */
+static bool have_evaluator(ls_whatif_worker *ww, ls_vec *taken)
+{
+    if (ww->wi)
+        return true;
+    ls_error err = {0};
+    ls_scheduler *evaluator = ww->build(ww->build_ud, &err);
+    if (evaluator) {
+        ww->wi = ls_whatif_new(evaluator);
+        return true;
+    }
+    ls_log_error("Building the what-if evaluator failed", "err", err.msg);
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "apiVersion", "luasched.io/v1alpha1");
+    cJSON_AddStringToObject(a, "kind", "WhatIfAnswer");
+    char msg[sizeof err.msg + 64];
+    snprintf(msg, sizeof msg, "the what-if evaluator could not be built: %s", err.msg);
+    cJSON_AddStringToObject(a, "error", msg);
+    char *text = cJSON_PrintUnformatted(a);
+    cJSON_Delete(a);
+    for (uint32_t i = 0; i < taken->len; i++)
+        ls_kcluster_whatif_answer(ww->kc, LS_VEC_AT(taken, filed, i).id, 503, text);
+    free(text);
+    free_filed(taken);
+    return false;
 }
 
 /* The fallback: every question answered here, between two cycles. */
@@ -740,6 +771,12 @@ void ls_whatif_worker_serve(ls_whatif_worker *ww, ls_scheduler *live)
     ls_vec_init(&ww->inbox, sizeof(filed));
     ww->busy = true;
     pthread_mutex_unlock(&ww->mu);
+    if (!have_evaluator(ww, &taken)) {
+        pthread_mutex_lock(&ww->mu);
+        ww->busy = false;
+        pthread_mutex_unlock(&ww->mu);
+        return;
+    }
     ls_scheduler *evaluator = ls_whatif_evaluator(ww->wi);
     ls_scheduler_reload_if_changed(evaluator, false);
     /* an extender is called over the channel, whose reader a child lacks */

@@ -11,10 +11,16 @@
 typedef struct ls_kcluster ls_kcluster;
 typedef struct ls_whatif_worker ls_whatif_worker;
 
-/* Takes the evaluator (a scheduler of the live configuration, tracing, with
- * a source that writes nothing) and serves the channel's questions: in
- * forked evaluators, or (fork false) on the scheduling thread. */
-ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_scheduler *evaluator, bool fork);
+/* Builds the evaluator (a scheduler of the live configuration, tracing, with
+ * a source that writes nothing); NULL with err set. */
+typedef ls_scheduler *(*ls_whatif_build_fn)(void *ud, ls_error *err);
+/* Serves the channel's questions: in forked evaluators, or (fork false) on
+ * the scheduling thread. The evaluator is built by `build` when the first
+ * question is handed over (its Lua states cost the worker's start about a
+ * third of its CPU otherwise, and most runs are asked nothing); a build that
+ * fails answers the questions taken with its error and is tried again with
+ * the next question. */
+ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_whatif_build_fn build, void *build_ud, bool fork);
 /* Hands the questions filed so far to the warm evaluator (when nothing it
  * reads has changed and they fit in its pipe) or to a forked one, which
  * answers them beside the loop (the scheduling thread, between cycles: the
