@@ -121,6 +121,24 @@ static void camel_of_stem(const char *stem, size_t len, char *out, size_t cap)
 enum { MAX_SUGGESTED = 512 };
 
 /* The plugin names of the *.lua files in one directory, appended to names. */
+/* The next directory of a colon-separated list at *p, into dir (false at the
+ * list's end). One too long for dir comes out as "", which no opendir finds. */
+static bool next_listed_dir(const char **p, char *dir, size_t cap)
+{
+    if (!*p || !**p)
+        return false;
+    const char *end = strchr(*p, ':');
+    size_t len = end ? (size_t)(end - *p) : strlen(*p);
+    if (len < cap) {
+        memcpy(dir, *p, len);
+        dir[len] = '\0';
+    } else {
+        dir[0] = '\0';
+    }
+    *p = end ? end + 1 : *p + len;
+    return true;
+}
+
 static void add_dir_names(const char *dir, char (*names)[128], size_t *n)
 {
     DIR *d = opendir(dir);
@@ -139,17 +157,9 @@ bool ls_plugin_name_suggestion(const char *name, const char *dirs, char *out, si
 {
     char (*names)[128] = ls_xcalloc(MAX_SUGGESTED, sizeof *names);
     size_t n = 0;
-    for (const char *p = dirs; p && *p;) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char dir[PATH_MAX];
-        if (len < sizeof dir) {
-            memcpy(dir, p, len);
-            dir[len] = '\0';
-            add_dir_names(dir, names, &n);
-        }
-        p = end ? end + 1 : p + len;
-    }
+    char dir[PATH_MAX];
+    for (const char *p = dirs; next_listed_dir(&p, dir, sizeof dir);)
+        add_dir_names(dir, names, &n);
     const char **list = ls_xcalloc(n + 1, sizeof *list);
     for (size_t i = 0; i < n; i++)
         list[i] = names[i];
@@ -190,17 +200,9 @@ static bool misnamed_in(const char *dir, const char *name, const char *want, cha
 
 bool ls_plugin_file_misnamed(const char *name, const char *dirs, const char *want, char *out, size_t cap)
 {
-    for (const char *p = dirs; p && *p;) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char dir[PATH_MAX];
-        if (len < sizeof dir) {
-            memcpy(dir, p, len);
-            dir[len] = '\0';
-            if (misnamed_in(dir, name, want, out, cap))
-                return true;
-        }
-        p = end ? end + 1 : p + len;
-    }
+    char dir[PATH_MAX];
+    for (const char *p = dirs; next_listed_dir(&p, dir, sizeof dir);)
+        if (misnamed_in(dir, name, want, out, cap))
+            return true;
     return false;
 }
