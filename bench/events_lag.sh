@@ -22,7 +22,7 @@ BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
 TMP=$(mktemp -d)
 SERVE_PID= RUN_PID=
-trap '[ -n "$RUN_PID" ] && kill "$RUN_PID" 2>/dev/null; [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap '[ -n "$RUN_PID" ] && kill "$RUN_PID" 2>/dev/null || true; [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
 luajit "$ROOT/bench/make_cluster.lua" "$NODES" "$PODS" > "$TMP/cluster.json"
 "$BIN" simulate --serve 127.0.0.1:0 --serve-kubeconfig "$TMP/kc" "$TMP/cluster.json" > "$TMP/serve.out" 2> "$TMP/serve.err" &

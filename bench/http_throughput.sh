@@ -17,7 +17,7 @@ PODS=${2:-5000}
 BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
 TMP=$(mktemp -d)
-trap 'kill $SERVE_PID $RUN_PID 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill $SERVE_PID $RUN_PID 2>/dev/null || true; rm -rf "$TMP"' EXIT
 SERVE_PID= RUN_PID=
 
 luajit "$ROOT/bench/make_cluster.lua" "$NODES" "$PODS" > "$TMP/cluster.json"

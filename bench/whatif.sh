@@ -46,7 +46,7 @@ BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
 TMP=$(mktemp -d)
 SERVE_PID= RUN_PID= ASK_PID=
-trap 'kill $SERVE_PID $RUN_PID $ASK_PID 2>/dev/null; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+trap 'kill $SERVE_PID $RUN_PID $ASK_PID 2>/dev/null || true; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 
 luajit "$ROOT/spec/e2e/whatif_cluster.lua" 11 "$NODES" "$BOUND" "$QUESTIONS" "$PENDING" \
   > "$TMP/cluster.json" 2> "$TMP/pods.jsonl"
