@@ -793,6 +793,14 @@ end
 ---@param parts table
 ---@param sel ls.Selector
 function ls.selector_signature(parts, sel)
+  if type(parts) ~= "table" then
+    error("luasched: ls.selector_signature: parts must be a table (the list the signature is appended to), got "
+      .. shown(parts), 2)
+  end
+  if type(sel) ~= "cdata" then
+    error("luasched: ls.selector_signature: sel must be a compiled label selector (as in a pod's affinity terms), got "
+      .. shown(sel), 2)
+  end
   local np = #parts
   parts[np + 1], parts[np + 2] = sel.match_nothing, sel.n
   np = np + 2

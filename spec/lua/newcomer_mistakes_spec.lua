@@ -134,6 +134,18 @@ describe("a newcomer's mistakes", function()
       assert.matches('ls%.parse_quantity: scale must be "cpu", nil or an integer 0%.%.9 %(3: milli%-units%), got 1000$',
         tostring(err))
     end)
+
+    it("ls.selector_signature given no list or no compiled selector says which and what it got", function()
+      local ls = require("luasched")
+      local ok, err = pcall(ls.selector_signature, "key", nil)
+      assert.is_false(ok)
+      assert.matches('ls%.selector_signature: parts must be a table '
+        .. '%(the list the signature is appended to%), got "key"$', tostring(err))
+      ok, err = pcall(ls.selector_signature, {}, { app = "web" })
+      assert.is_false(ok)
+      assert.matches("ls%.selector_signature: sel must be a compiled label selector "
+        .. "%(as in a pod's affinity terms%), got a table$", tostring(err))
+    end)
   end)
 
   describe("when a hook runs", function()
