@@ -780,6 +780,15 @@ local function merged_claim(t, status)
   return copy
 end
 
+--- After a claim's status was written (allocation, reservation): the claim
+--- as written is what the scheduler sees while the store still holds the
+--- version `rv` before the write (upstream's assume cache).
+function P:assume_written(t, status, rv)
+  if meta(t).uid == nil then return end
+  self.assumed[meta(t).uid] = { claim = merged_claim(t, status), old_rv = rv }
+  self.flight_version = self.flight_version + 1
+end
+
 function P:bind_claim(s, i, pod)
   local c = s.claims[i]
   local allocation = s.allocations and s.allocations[i]
@@ -815,7 +824,7 @@ function P:bind_claim(s, i, pod)
     local what = allocation and "add allocation and reservation to claim" or "add reservation to claim"
     return fmt("%s %s/%s: %s", what, c.ns, c.name, err)
   end
-  if meta(t).uid then self.assumed[meta(t).uid] = { claim = merged_claim(t, status), old_rv = rv } end
+  self:assume_written(t, status, rv)
   return nil
 end
 

@@ -204,8 +204,13 @@ function M.bind(self, s, pod)
   if self.allocator.binding_conditions then a.allocationTimestamp = B.time_text(self.wall_anchor_ms + ls.now_ms()) end
   local reserved = json.array { { resource = "pods", name = pname, uid = ls.str(pod.uid) } }
   local status = { allocation = a, reservedFor = reserved }
+  local t = ls.object_table(o)
+  local rv = t.metadata and t.metadata.resourceVersion
   err = ls.patch_status(o, json.encode({ status = status }))
   if err then return fmt("add allocation and reservation to claim %s/%s: %s", ns, name, err) end
+  -- the store may still hold the claim as created, without its allocation,
+  -- until the write comes back: the next pod must not get the same device
+  self:assume_written(t, status, rv)
   err = ls.patch_object("Pod", pod.ns, pod.name, json.encode({ status = { extendedResourceClaimStatus = {
     requestMappings = prep.mappings, resourceClaimName = name } } }))
   if err then return fmt("update pod %s/%s ExtendedResourceClaimStatus: %s", ns, pname, err) end
