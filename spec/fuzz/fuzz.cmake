@@ -50,6 +50,7 @@ list(FILTER LS_FUZZ_CONFIG_SOURCES EXCLUDE REGEX "feature_gates\\.c$")   # in ls
 add_library(ls_fuzz_config STATIC
   ${LS_FUZZ_CONFIG_SOURCES}
   ${CMAKE_SOURCE_DIR}/core/src/framework/extension_points.c
+  ${CMAKE_SOURCE_DIR}/core/src/base/suggest.c   # "did you mean" of unknown fields
   ${CMAKE_SOURCE_DIR}/core/src/client/kutil.c)
 target_link_libraries(ls_fuzz_config PUBLIC ls_fuzz_model)
 # The watch-stream decoder needs nothing but cJSON and the error/alloc helpers
