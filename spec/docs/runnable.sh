@@ -50,7 +50,9 @@ for page in "${pages[@]}"; do
     sed -i "s#\./build/#$build/#g" "$script"
     # timeout runs the block in its own process group: the group of the session
     # leader, killed afterwards with whatever the block left in the background
-    setsid timeout -k 5 "$block_timeout" bash -e "$script" >"$scratch/out" 2>&1 </dev/null &
+    # a block's own mktemp (a reader's scratch folder) lands in ours, removed with it
+    mkdir -p "$scratch/tmp"
+    TMPDIR="$scratch/tmp" setsid timeout -k 5 "$block_timeout" bash -e "$script" >"$scratch/out" 2>&1 </dev/null &
     leader=$!
     wait "$leader"
     rc=$?
