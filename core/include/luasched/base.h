@@ -150,6 +150,9 @@ typedef struct ls_buf {
     char *data;
     size_t len, cap;
 } ls_buf;
+/* Room for n more bytes (and a NUL) at the end of b: where they go; the
+ * length is not moved (the caller writes, then adds to b->len). */
+char *ls_buf_reserve(ls_buf *b, size_t n);
 void ls_buf_add(ls_buf *b, const void *p, size_t n);
 void ls_buf_adds(ls_buf *b, const char *s);
 void ls_buf_addf(ls_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ls_buf_add(ls_buf *b, const void *p, size_t n)
+char *ls_buf_reserve(ls_buf *b, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -18,8 +18,14 @@ void ls_buf_add(ls_buf *b, const void *p, size_t n)
         b->data = ls_xrealloc(b->data, cap);
         b->cap = cap;
     }
+    return b->data + b->len;
+}
+
+void ls_buf_add(ls_buf *b, const void *p, size_t n)
+{
+    char *end = ls_buf_reserve(b, n);
     if (n)
-        memcpy(b->data + b->len, p, n);
+        memcpy(end, p, n);
     b->len += n;
     b->data[b->len] = '\0';
 }

@@ -44,6 +44,12 @@
  * --whatif-evaluator=loop, when fork() fails, and when the configuration
  * calls HTTP extenders (their calls go over the worker's channel, whose
  * reader thread a child does not have).
+ *
+ * Over 800 lines on purpose: the reader thread's filing, the loop's hand-over
+ * and budget, and the collector are three sides of one mutex-guarded struct
+ * (the queue of questions, the evaluator in use, the credit); split, each
+ * file would need that struct's internals and its locking rules. What a child
+ * does once forked is its own file (whatif_child.c).
  */
 #include "cli/whatif_worker.h"
 #include "cli/whatif_child.h"

@@ -15,14 +15,7 @@ enum { JB_NULL, JB_FALSE, JB_TRUE, JB_NUMBER, JB_STRING, JB_ARRAY, JB_OBJECT, JB
  * few hundred pieces. */
 static unsigned char *room(ls_buf *out, size_t n)
 {
-    if (out->len + n + 1 > out->cap) {
-        size_t cap = out->cap ? out->cap : 1024;
-        while (cap < out->len + n + 1)
-            cap *= 2;
-        out->data = ls_xrealloc(out->data, cap);
-        out->cap = cap;
-    }
-    return (unsigned char *)out->data + out->len;
+    return (unsigned char *)ls_buf_reserve(out, n);
 }
 
 static void put_uint(ls_buf *out, size_t v)
