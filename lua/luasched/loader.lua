@@ -246,9 +246,6 @@ function M.load(name)
   local shown = display_path(path)
   local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin))
   if not chunk then return nil, err end
-  -- what the watchdog names if it cuts the top-level code off inside C (the
-  -- error then never reaches the pcall below): the plugin and its file
-  C.ls_lua_note(string.format("plugin %q (%s, top-level code)", name, shown))
   local before = collectgarbage("count") * 1024
   local ok, P = pcall(chunk)
   local grown = collectgarbage("count") * 1024 - before
