@@ -135,6 +135,29 @@ end
 -- plugin's: it is left out (the plugin's hook is named instead).
 local OWN_PLACE = "^" .. debug.getinfo(1, "S").short_src:gsub("%p", "%%%0") .. ":%d+: "
 
+-- The plugin whose hook the runtime called (dispatch.lua's running_plugin).
+local running_plugin = function() return nil end
+
+--- Tells locate which plugin's hook runs (dispatch.lua, when it attaches).
+function M.attach_running(fn) running_plugin = fn end
+
+-- 'plugin "Probe" (FILE:LINE, its code run in Other's call): ' starts the
+-- message of an error raised by one plugin's code that another plugin's
+-- call ran (a metamethod or a function Probe left where Other reads it):
+-- it names the plugin whose code ran, the pod's Error the called one's
+-- point. The same words as C's cut-offs (runtime_blame.c).
+local BLAMED = [[^plugin "[^"]*" %([^()]*, its code run in [^()]*'s call%): ]]
+local function blamed(msg, info, owner)
+  local called = running_plugin()
+  if owner == nil or called == nil or owner == called or msg:find(BLAMED) then return msg end
+  local place = info.short_src .. ":" .. info.currentline
+  if msg:sub(1, #place + 2) == place .. ": " then msg = msg:sub(#place + 3) end
+  return string.format("plugin %q (%s, its code run in %s's call): %s", owner, place, called, msg)
+end
+
+--- Whether `msg` names the plugin whose code ran in another's call.
+function M.is_blamed(msg) return msg:find(BLAMED:sub(2)) ~= nil end
+
 local function locate(err)
   local msg = describe(err):gsub(OWN_PLACE, "", 1)
   last_trace.msg, last_trace.text = nil, nil
@@ -142,9 +165,11 @@ local function locate(err)
     local info = debug.getinfo(level, "Sl")
     if not info then break end
     if loader.is_plugin_source(info.source) then
-      if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
+      if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" and not msg:find(BLAMED) then
         msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
       end
+      -- (a module two plugins require names no one: its position only)
+      msg = blamed(msg, info, loader.plugin_of_source(info.source))
       -- the frames after the message: a handler that fails (a stack overflow
       -- leaves it little room) must not cost the message its position
       if not msg:find("stack overflow", 1, true) then

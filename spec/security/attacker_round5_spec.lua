@@ -422,10 +422,115 @@ return P
       "protected metatable")
   end)
 
-  -- Still open: an entry's own table (state.Other, which Other made) is a
-  -- plain table; a metatable Probe sets on it runs Probe's code when Other
-  -- reads it, and a cut-off there names Other. The side itself is protected
-  -- (above); protecting every table a plugin stores needs per-plugin views
-  -- of the side, or a cut-off named by the frame whose code ran.
-  pending("a metatable set on another plugin's entry runs in that plugin's call and is blamed on it")
+end)
+
+describe("attacker round 5: one plugin's code run in another's call", function()
+  with_tmp()
+
+  -- Other and Probe, in that order at every point (Other's PreFilter makes
+  -- its entry before Probe's runs).
+  local function both(luasched)
+    return (config(luasched):gsub("%[{name: Probe}%]", "[{name: Other}, {name: Probe}]"))
+  end
+
+  -- Plugin Other: its PreFilter makes its entry, state.Other (line 4); its
+  -- Filter (line 7) runs `filter_body` from line 8.
+  local function other(filter_body)
+    bench.write_plugin("other", [[
+local ls = require("luasched")
+local P = ls.plugin("Other")
+function P.pre_filter(self, state, pod)
+  state.Other = { seen = true }
+  return nil
+end
+function P.filter(self, state, pod, ni)
+]] .. filter_body .. [[
+
+  return nil
+end
+return P
+]])
+  end
+
+  -- Probe's PreFilter, for the probe pod: `setup` from line 6.
+  local function probe_pre_filter(setup)
+    probe([[
+function P.pre_filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+]] .. setup .. [[
+
+  return nil
+end]])
+  end
+
+  local function blamed(line)
+    return 'running "Other" filter plugin: plugin "Probe" (' .. file_of("probe") .. ":" .. line ..
+      ", its code run in Other's call): "
+  end
+  local function restarted(what)
+    return what .. " in filter at " .. file_of("other") .. ":7 (the Lua state was restarted)"
+  end
+
+  -- Before: `running "Other" filter plugin: plugin exceeded its time budget
+  -- of 300 ms in filter at other.lua:7`, and the log and the metrics named
+  -- Other: Probe's __index on Other's entry ran in Other's call.
+  it("an __index set on another plugin's entry, looping in that plugin's call, is cut off naming its own plugin",
+    function()
+      probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    while true do end
+  end })]])
+      other("  if state.Other.missing then return ls.unschedulable('never') end")
+      local r = run(both())
+      expect_error(r, blamed(7) .. restarted("plugin exceeded its time budget of 300 ms"))
+      assert.matches('"Plugin call cut off" plugin="Probe" extensionPoint="Filter" code="' .. file_of("probe") ..
+        ':7" calledPlugin="Other" hook="' .. file_of("other") .. ':7"', r.err, 1, true)
+    end)
+
+  it("a function a plugin leaves in its own entry, looping when another plugin calls it, names its own plugin",
+    function()
+      probe_pre_filter([[
+  state.Probe = { next_step = function()
+    local n = 0
+    while true do n = n + 1 end
+  end }]])
+      other("  local p = state.Probe\n  if p and p.next_step then p.next_step() end")
+      expect_error(run(both()), blamed(8) .. restarted("plugin exceeded its time budget of 300 ms"))
+    end)
+
+  it("an error raised by a plugin's metamethod in another plugin's call names the plugin that raised it",
+    function()
+      probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    error("no field " .. k)
+  end })]])
+      other("  if state.Other.missing then return ls.unschedulable('never') end")
+      expect_error(run(both()), blamed(7) .. "no field missing")
+    end)
+
+  it("a plugin's metamethod past the memory limit in another plugin's call is cut off naming its own plugin",
+    function()
+      probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    local hoard = {}
+    for i = 1, 100000 do hoard[i] = string.rep("m", 1024 * 1024 - 64) .. i end
+  end })]])
+      other("  if state.Other.missing then return ls.unschedulable('never') end")
+      expect_error(run(both("pluginTimeoutMilliseconds: 5000, memoryLimitBytes: 67108864")),
+        blamed(8) .. restarted("plugin exceeded the Lua memory limit of 67108864 bytes"))
+    end)
+
+  -- Probe's __index ran (and returned false) in Other's call before Other's
+  -- own loop: the cut-off is Other's, worded as ever.
+  it("a plugin's own loop after another's metamethod ran in its call is still its own", function()
+    probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    return tostring(k) ~= "missing" and nil
+  end })]])
+    other("  if state.Other.missing == false then while true do end end")
+    local r = run(both())
+    expect_error(r, 'running "Other" filter plugin: ' .. restarted("plugin exceeded its time budget of 300 ms"))
+    assert.matches('"Plugin call cut off" plugin="Other" extensionPoint="Filter" hook="' .. file_of("other") ..
+      ':7"', r.err, 1, true)
+  end)
 end)

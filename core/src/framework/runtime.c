@@ -40,10 +40,19 @@ enum { DEFAULT_TIMEOUT_MS = 10000 };
  * a call the watchdog cuts off can still be attributed. */
 static char note[256];
 
+/* The runtime state whose Lua state `L` is (its allocator's data). */
+static ls_rt *state_of(lua_State *L)
+{
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
 static void memory_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     lua_sethook(L, NULL, 0, 0);
+    ls_rt_blame_frames(state_of(L), L);   /* a hook's frames are exact: whose code took the memory */
     luaL_error(L, "plugin exceeded the Lua memory limit");
 }
 
@@ -77,6 +86,8 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
          * off at once, the state rebuilt after it. Outside a call, or past
          * twice the limit, NULL: Lua raises "not enough memory". */
         if (over) {
+            if (lua->depth > 0 && !lua->over_memory && lua->L)
+                ls_rt_blame_frames(lua, lua->L);   /* before the block moves: the stack is as it was */
             lua->over_memory = true;
             if (lua->depth > 0)
                 cut_off_for_memory(lua);
@@ -108,6 +119,7 @@ static void abandon_state(ls_rt *lua)
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
+    ls_rt_blame_frames(state_of(L), L);
     lua_pushliteral(L, "plugin exceeded its instruction budget");
     lua_error(L);
 }
@@ -210,6 +222,7 @@ static void plugin_frame(ls_rt *lua, char *out, size_t size)
 static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 {
     (void)uctx;
+    ls_rt_blame_walk_fault();   /* a fault reading frames for the blame: that walk ends, nothing else */
     static volatile sig_atomic_t reporting;
     ls_rt *lua = active_lua;
     bool recover = recoverable_fault(sig, info);
@@ -253,6 +266,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     }
     if (recover) {
         plugin_frame(lua, lua->fault_where, sizeof lua->fault_where);
+        ls_rt_blame_frames(lua, lua->L);
         reporting = 0;
         lua->fault_signal = sig;
         siglongjmp(*plugin_escape, 1);
@@ -352,6 +366,27 @@ static int nested_pcall(ls_rt *lua, int nargs, int nresults)
     return rc;
 }
 
+/* The state whose code runs now: the innermost nested one, else the
+ * outermost call's (NULL outside a guarded call). */
+static ls_rt *running_state(void)
+{
+    return n_nested_states > 0 ? nested_states[n_nested_states - 1] : active_lua;
+}
+
+/* The loader names the plugin of a file it loads (loader.lua; a module by
+ * the plugin that requires it): whose code a frame of that file is. */
+void ls_lua_plugin_source(const char *source, const char *plugin)
+{
+    ls_rt_add_source(running_state(), source, plugin);
+}
+
+void ls_rt_blame_running(void)
+{
+    ls_rt *lua = running_state();
+    if (lua && lua->L)
+        ls_rt_blame_frames(lua, lua->L);
+}
+
 static void abandon_nested_states(void)
 {
     while (n_nested_states > 0) {
@@ -380,6 +415,7 @@ int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt)
     }
     lua->depth = 1;
     active_lua = lua;
+    ls_rt_blame_clear(lua);
     uint64_t budget, timeout_ms;
     profile_budgets(lua, lua->call_profile, &budget, &timeout_ms);
     lua->armed_timeout_ms = timeout_ms;
@@ -456,6 +492,7 @@ static bool load_dispatch(ls_rt *lua, ls_error *err)
 
 static bool open_state(ls_rt *lua, ls_error *err)
 {
+    ls_rt_free_sources(lua);   /* the new state's loader names its files again */
     lua->L = lua_newstate(counting_alloc, lua);
     if (!lua->L)
         return ls_errorf(err, "cannot create a Lua state");
@@ -527,6 +564,7 @@ void ls_rt_free(ls_rt *lua)
     free(lua->lua_path);
     free(lua->plugin_path);
     ls_rt_free_places(lua);
+    ls_rt_free_sources(lua);
     free(lua);
 }
 
@@ -674,7 +712,7 @@ static void count_cut_off(ls_rt *lua, const char *plugin, const char *point)
  * is rebuilt with the same profiles, and the failure logged. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what)
 {
-    char msg[1000], limit[300];
+    char msg[1600], limit[300];
     /* the budget the call ran under (a profile's own, or the state's), the memory limit, or a fault */
     if (lua->fault_signal)
         snprintf(limit, sizeof limit, "raised signal %d (%s)", lua->fault_signal, strsignal(lua->fault_signal));
@@ -691,12 +729,16 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
     snprintf(ran, sizeof ran, "%s", note);
     ls_rt_noted_call noted;
     ls_rt_split_note(ran, &noted);
-    count_cut_off(lua, strncmp(ran, "plugin \"", 8) == 0 ? noted.plugin : "?", what);
+    const char *running = strncmp(ran, "plugin \"", 8) == 0 ? noted.plugin : "?";
+    char blamed[128], blame[420];   /* whose code ran, taken before the rebuild's calls clear it */
+    snprintf(blamed, sizeof blamed, "%s", ls_rt_blamed(lua, running));
+    ls_rt_blame_prefix(lua, running, blame, sizeof blame);
+    count_cut_off(lua, blamed, what);
     ls_error err;
     if (!restart(lua, &err))
-        snprintf(msg, sizeof msg, "%s: %s: %s; restarting the Lua state failed", what, ran, limit);
+        snprintf(msg, sizeof msg, "%s: %s: %s%s; restarting the Lua state failed", what, ran, blame, limit);
     else
-        snprintf(msg, sizeof msg, "%s: %s: %s (the Lua state was restarted)", what, ran, limit);
+        snprintf(msg, sizeof msg, "%s: %s: %s%s (the Lua state was restarted)", what, ran, blame, limit);
     ls_log_error("Plugin call cut off", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
@@ -708,10 +750,19 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
  * block by block and built again (same plugins, same profiles). */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
 {
+    ep = ls_rt_running_ep(lua, ep);
+    const char *running = ls_rt_running_plugin(lua, ep, profile);
+    /* whose code ran (another plugin's, in this one's call: its prefix
+     * names it and where), taken before the rebuild's calls clear it */
+    char blamed[128], blame[420], code_at[256];
+    snprintf(blamed, sizeof blamed, "%s", ls_rt_blamed(lua, running));
+    snprintf(code_at, sizeof code_at, "%s", lua->blame_where[0] ? lua->blame_where : "?");
+    ls_rt_blame_prefix(lua, running, blame, sizeof blame);
     char what[420];
     if (lua->fault_signal)
         snprintf(what, sizeof what, "%s%splugin code raised signal %d (%s): a view used after its call, or memory it cannot read",
-                 lua->fault_where, lua->fault_where[0] ? ": " : "", lua->fault_signal, strsignal(lua->fault_signal));
+                 blame[0] ? "" : lua->fault_where, lua->fault_where[0] && !blame[0] ? ": " : "", lua->fault_signal,
+                 strsignal(lua->fault_signal));
     else if (lua->over_memory)
         ls_rt_memory_limit_text(lua, what, sizeof what);
     else {
@@ -719,25 +770,31 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         profile_budgets(lua, profile, &budget, &timeout_ms);
         snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
     }
-    ep = ls_rt_running_ep(lua, ep);
-    count_cut_off(lua, ls_rt_running_plugin(lua, ep, profile), ls_ext_point_info_of(ep)->name);
+    count_cut_off(lua, blamed, ls_ext_point_info_of(ep)->name);
     lua->cycle->handle_ep = 0;
     char who[300];
     ls_rt_running_who(lua, ep, profile, who, sizeof who);
     ls_error err;
-    char msg[1500];
+    char msg[2048];
     bool restarted = restart(lua, &err);
     /* the pod's message and the log name the plugin, its extension point and
      * where its hook is (asked of the rebuilt state: the old one is gone) */
     char where[300], at[340];
-    ls_rt_hook_location(lua, ep, ls_rt_running_plugin(lua, ep, profile), where, sizeof where);
+    ls_rt_hook_location(lua, ep, running, where, sizeof where);
     ls_rt_running_at(lua, ep, profile, at, sizeof at);
     if (!restarted)
-        snprintf(msg, sizeof msg, "%s: %s%s; restarting the Lua state failed: %.300s", who, what, at, err.msg);
+        snprintf(msg, sizeof msg, "%s: %s%s%s; restarting the Lua state failed: %.300s", who, blame, what, at, err.msg);
     else
-        snprintf(msg, sizeof msg, "%s: %s%s (the Lua state was restarted)", who, what, at);
-    ls_log_error("Plugin call cut off", "plugin", ls_rt_running_plugin(lua, ep, profile), "extensionPoint",
-                 ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
+        snprintf(msg, sizeof msg, "%s: %s%s%s (the Lua state was restarted)", who, blame, what, at);
+    /* the log names the plugin whose code ran; when that ran in another's
+     * call, that one (calledPlugin) and where its code was (code) too */
+    if (blame[0])
+        ls_log_error("Plugin call cut off", "plugin", blamed, "extensionPoint", ls_ext_point_info_of(ep)->name, "code",
+                     code_at, "calledPlugin", running, "hook",
+                     where[0] ? where : "?", "err", msg);
+    else
+        ls_log_error("Plugin call cut off", "plugin", running, "extensionPoint", ls_ext_point_info_of(ep)->name, "hook",
+                     where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
     lua->cycle->state_lost = 1;

@@ -1,12 +1,16 @@
 /*
  * runtime_blame.c: who ran, for the message of a failed or cut-off call: the
  * plugin the dispatcher said was running, its extension point in upstream's
- * words, and where its hook is (file:line). The pod's Error and the log line
+ * words, and where its hook is (file:line); and whose code ran (the
+ * innermost frame of a plugin's file at a cut-off), when another plugin's
+ * code ran in that plugin's call. The pod's Error and the log line
  * of a cut-off (runtime.c's ls_rt_recover) and of an error that escaped the
  * dispatcher are worded here.
  */
 #include "framework/runtime_internal.h"
+#include "luasched/base.h"
 
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,12 +94,18 @@ void ls_rt_running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap
 int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg)
 {
     ep = ls_rt_running_ep(lua, ep);
-    if (msg && strstr(msg, "instruction budget"))
-        ls_rt_count_fault(lua, ls_rt_running_plugin(lua, ep, profile), ls_ext_point_info_of(ep)->name, true, false);
-    char who[300], at[340], text[1024];
+    const char *running = ls_rt_running_plugin(lua, ep, profile);
+    /* a budget's hook is a cut-off: whose code it cut off (the blame); any
+     * other error escaped with its frames unwound: the plugin running */
+    bool cut_off = msg && strstr(msg, " budget");
+    if (cut_off && strstr(msg, "instruction budget"))
+        ls_rt_count_fault(lua, ls_rt_blamed(lua, running), ls_ext_point_info_of(ep)->name, true, false);
+    char who[300], at[340], blame[420] = "", text[1024];
     ls_rt_running_who(lua, ep, profile, who, sizeof who);
     ls_rt_running_at(lua, ep, profile, at, sizeof at);
-    snprintf(text, sizeof text, "%s: %s%s", who, msg ? msg : "unknown error", at);
+    if (cut_off)
+        ls_rt_blame_prefix(lua, running, blame, sizeof blame);
+    snprintf(text, sizeof text, "%s: %s%s%s", who, blame, msg ? msg : "unknown error", at);
     return ls_rt_failure(lua, NULL, text);
 }
 
@@ -229,4 +239,145 @@ void ls_rt_split_note(const char *text, ls_rt_noted_call *out)
         n--;
     text_copy(out->where, sizeof out->where, step, n);
     text_copy(out->point, sizeof out->point, noted_point(step), sizeof out->point);
+}
+
+/* ---- whose code ran: the innermost frame of a plugin's file */
+
+/* A plugin file's chunk name ("@path") and its plugin; "" for a module that
+ * more than one plugin requires (its frames name no one). */
+struct ls_rt_source {
+    char *source, *plugin;
+};
+
+static void free_source_list(struct ls_rt_source *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(list[i].source);
+        free(list[i].plugin);
+    }
+    free(list);
+}
+
+void ls_rt_free_sources(ls_rt *lua)
+{
+    struct ls_rt_source *old = lua->sources;
+    size_t n = lua->n_sources;
+    lua->n_sources = 0;
+    lua->sources = NULL;
+    free_source_list(old, n);
+}
+
+/* The plugin of a chunk name: NULL when it is no plugin's file. */
+static const char *source_plugin(const ls_rt *lua, const char *source)
+{
+    for (size_t i = 0; i < lua->n_sources; i++)
+        if (strcmp(lua->sources[i].source, source) == 0)
+            return lua->sources[i].plugin;
+    return NULL;
+}
+
+/* A critical section: the watchdog's jump waits for it, so a walk (in the
+ * signal handler) never reads a list half made. The new list is published
+ * before the old one is freed. */
+void ls_rt_add_source(ls_rt *lua, const char *source, const char *plugin)
+{
+    if (!lua || !source || !plugin)
+        return;
+    ls_critical_enter();
+    for (size_t i = 0; i < lua->n_sources; i++) {
+        struct ls_rt_source *s = &lua->sources[i];
+        if (strcmp(s->source, source) == 0) {
+            if (s->plugin[0] && strcmp(s->plugin, plugin) != 0)
+                s->plugin[0] = '\0';   /* a second plugin requires it: shared */
+            ls_critical_leave();
+            return;
+        }
+    }
+    size_t n = lua->n_sources;
+    struct ls_rt_source *list = ls_xcalloc(n + 1, sizeof *list);
+    if (n)
+        memcpy(list, lua->sources, n * sizeof *list);
+    list[n].source = ls_xstrdup(source);
+    list[n].plugin = ls_xstrdup(plugin);
+    struct ls_rt_source *old = lua->sources;
+    lua->sources = list;
+    lua->n_sources = n + 1;
+    free(old);   /* the strings moved to the new list */
+    ls_critical_leave();
+}
+
+void ls_rt_blame_clear(ls_rt *lua)
+{
+    lua->blame_plugin[0] = lua->blame_where[0] = '\0';
+}
+
+/* "file:line" without stdio (the signal handler). */
+static void frame_place(const char *file, int line, char *out, size_t cap)
+{
+    size_t n = text_copy(out, cap, file, cap);
+    char digits[16];
+    int k = 0;
+    unsigned v = line > 0 ? (unsigned)line : 0;
+    do
+        digits[k++] = (char)('0' + v % 10);
+    while ((v /= 10) && k < (int)sizeof digits);
+    if (n + 1 + (size_t)k + 1 > cap)
+        return;
+    out[n++] = ':';
+    while (k)
+        out[n++] = digits[--k];
+    out[n] = '\0';
+}
+
+/* The walk's way out when reading a frame faults (in a trace, the frames
+ * LuaJIT has not written back). */
+static _Thread_local sigjmp_buf *volatile walk_escape;
+
+void ls_rt_blame_walk_fault(void)
+{
+    sigjmp_buf *escape = walk_escape;
+    if (escape) {
+        walk_escape = NULL;
+        siglongjmp(*escape, 1);
+    }
+}
+
+enum { MAX_BLAME_LEVELS = 250 };
+
+void ls_rt_blame_frames(ls_rt *lua, lua_State *L)
+{
+    if (!lua || !L || !lua->n_sources)
+        return;
+    sigjmp_buf here;
+    if (sigsetjmp(here, 0)) {
+        walk_escape = NULL;
+        return;
+    }
+    walk_escape = &here;
+    lua_Debug ar;
+    for (int level = 0; level < MAX_BLAME_LEVELS && lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || !ar.source)
+            continue;
+        const char *plugin = source_plugin(lua, ar.source);
+        if (!plugin || !plugin[0])
+            continue;   /* the runtime's files, generated loops, a shared module */
+        text_copy(lua->blame_plugin, sizeof lua->blame_plugin, plugin, sizeof lua->blame_plugin);
+        frame_place(ar.short_src, ar.currentline, lua->blame_where, sizeof lua->blame_where);
+        break;
+    }
+    walk_escape = NULL;
+}
+
+const char *ls_rt_blamed(const ls_rt *lua, const char *running)
+{
+    return lua->blame_plugin[0] ? lua->blame_plugin : running;
+}
+
+void ls_rt_blame_prefix(const ls_rt *lua, const char *running, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!lua->blame_plugin[0] || (running && strcmp(running, lua->blame_plugin) == 0))
+        return;
+    snprintf(out, cap, "plugin \"%s\" (%s, its code run in %s's call): ", lua->blame_plugin, lua->blame_where,
+             running && strcmp(running, "?") != 0 ? running : "another plugin");
 }

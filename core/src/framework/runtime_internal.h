@@ -49,6 +49,11 @@ struct ls_rt {
     struct ls_rt_place *places;      /* "hook at file:line" of every plugin of every row, made at build
                                       * (runtime_blame.c): the watchdog and a fatal signal read them, never Lua */
     size_t n_places;
+    struct ls_rt_source *sources;    /* the chunk name of every plugin file loaded -> its plugin (loader.lua) */
+    size_t n_sources;
+    char blame_plugin[128];          /* the plugin whose code ran at the call's last cut-off (the innermost
+                                      * frame of a plugin's file), "" when unknown (runtime_blame.c) */
+    char blame_where[256];           /* that frame's file:line */
 };
 
 enum { NO_PROFILE = 0x7fffffff };
@@ -102,6 +107,30 @@ const char *ls_rt_running_plugin(const ls_rt *lua, int ep, uint32_t profile);
 /* What a call past the memory limit is told: the limit, or the share of it a
  * plugin that is not built-in may hold after its call (runtime_blame.c). */
 void ls_rt_memory_limit_text(const ls_rt *lua, char *out, size_t cap);
+/* runtime_blame.c: whose code ran. The loader names the plugin of every
+ * file it loads (ls_lua_plugin_source); at a cut-off (the watchdog's hook
+ * or signal, the memory limit, a fault) the innermost frame of a plugin's
+ * file on the state's Lua stack is recorded as the call's blame (files of
+ * the runtime, generated loops and a module two plugins share are walked
+ * past); a call that finds none keeps the blame it had. Reads and stores
+ * only, a fault while reading frames ends the walk: safe in the signal
+ * handler and the allocator. ls_rt_blame_clear at a call's start. */
+void ls_rt_add_source(ls_rt *lua, const char *source, const char *plugin);
+void ls_rt_free_sources(ls_rt *lua);
+void ls_rt_blame_clear(ls_rt *lua);
+void ls_rt_blame_frames(ls_rt *lua, lua_State *L);
+/* For the fatal-signal handler: a fault while ls_rt_blame_frames reads the
+ * frames leaves the walk (does not return then). */
+void ls_rt_blame_walk_fault(void);
+/* The plugin a cut-off or error of a call running `running` is counted
+ * against: the blame when there is one, else `running`. */
+const char *ls_rt_blamed(const ls_rt *lua, const char *running);
+/* 'plugin "Probe" (FILE:LINE, its code run in Other's call): ' when the code
+ * that ran is another plugin's than `running`, else "". */
+void ls_rt_blame_prefix(const ls_rt *lua, const char *running, char *out, size_t cap);
+/* The watchdog's cut-off (its hook, its signal): the blame of the state whose
+ * call runs now (runtime.c). */
+void ls_rt_blame_running(void);
 /* A note of the runtime's ('plugin "X" (queueing hint at FILE:LINE)') as the
  * plugin's name, its point and where it runs; a note that names no plugin is
  * the plugin field whole, the point "(outside a cycle)". Signal-safe. */
