@@ -8,6 +8,12 @@ local M = {}
 local suggestion = ffi.new("char[128]")
 
 local plugin_dirs = {}
+-- What the runtime is running, for the watchdog (profiles.lua's note: the
+-- loader cannot require it, profiles.lua requires the loader).
+local noting = function() end
+
+--- The function that notes what the runtime runs (profiles.lua sets it).
+function M.set_note(fn) noting = fn end
 local builtin_dirs = {}   -- directory -> true: where the built-in plugins are
 local loaded = {}        -- registered name -> plugin table
 
@@ -266,9 +272,14 @@ function M.load(name)
   local shown = display_path(path)
   local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin, name), name)
   if not chunk then return nil, err end
+  -- what a cut-off of the top-level code names when its error never
+  -- reaches the pcall below (cut off inside C): the plugin and its file;
+  -- the runtime's checks after it are "loading its file" again
+  noting("plugin %q (%s, top-level code)", name, shown)
   local before = collectgarbage("count") * 1024
   local ok, P = pcall(chunk)
   local grown = collectgarbage("count") * 1024 - before
+  noting("plugin %q (loading its file)", name)
   if not ok then
     -- cut off in C (a table or a string grown in its top-level code), the
     -- error has no position: "plugin exceeded its time budget", naming no

@@ -41,6 +41,7 @@ local function note(fmt, ...)
   end
 end
 M.note = note
+loader.set_note(note)
 
 -- note() for a hook of an instance: 'plugin "X" (hook at file:line)', made
 -- once per instance and hook (when the profile is built: not under a call's
