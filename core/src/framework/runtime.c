@@ -52,7 +52,7 @@ static void memory_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     lua_sethook(L, NULL, 0, 0);
-    ls_rt_blame_frames(state_of(L), L);   /* a hook's frames are exact: whose code took the memory */
+    ls_rt_blame_memory(state_of(L), L);
     luaL_error(L, "plugin exceeded the Lua memory limit");
 }
 
@@ -383,7 +383,9 @@ void ls_lua_plugin_source(const char *source, const char *plugin)
 void ls_rt_blame_running(void)
 {
     ls_rt *lua = running_state();
-    if (lua && lua->L)
+    if (lua && lua->over_memory)
+        ls_rt_blame_memory(lua, lua->L);
+    else if (lua && lua->L)
         ls_rt_blame_frames(lua, lua->L);
 }
 

@@ -368,15 +368,26 @@ void ls_rt_blame_frames(ls_rt *lua, lua_State *L)
     walk_escape = NULL;
 }
 
+/* A call past the memory limit: the walk at the block that crossed it (the
+ * allocator's) is whose code took it; the hook and the signal after it are
+ * later, wherever the code went on. A plugin past its share of the limit is
+ * the one whose call just ended (profiles.lua checks after each hook): no
+ * walk names another. */
+void ls_rt_blame_memory(ls_rt *lua, lua_State *L)
+{
+    if (lua && !lua->over_share && !lua->blame_plugin[0])
+        ls_rt_blame_frames(lua, L);
+}
+
 const char *ls_rt_blamed(const ls_rt *lua, const char *running)
 {
-    return lua->blame_plugin[0] ? lua->blame_plugin : running;
+    return lua->blame_plugin[0] && !lua->over_share ? lua->blame_plugin : running;
 }
 
 void ls_rt_blame_prefix(const ls_rt *lua, const char *running, char *out, size_t cap)
 {
     out[0] = '\0';
-    if (!lua->blame_plugin[0] || (running && strcmp(running, lua->blame_plugin) == 0))
+    if (!lua->blame_plugin[0] || lua->over_share || (running && strcmp(running, lua->blame_plugin) == 0))
         return;
     snprintf(out, cap, "plugin \"%s\" (%s, its code run in %s's call): ", lua->blame_plugin, lua->blame_where,
              running && strcmp(running, "?") != 0 ? running : "another plugin");

@@ -119,6 +119,9 @@ void ls_rt_add_source(ls_rt *lua, const char *source, const char *plugin);
 void ls_rt_free_sources(ls_rt *lua);
 void ls_rt_blame_clear(ls_rt *lua);
 void ls_rt_blame_frames(ls_rt *lua, lua_State *L);
+/* The same for a call past the memory limit: only the first walk (at the
+ * block that crossed it) counts, and none for a plugin past its share. */
+void ls_rt_blame_memory(ls_rt *lua, lua_State *L);
 /* For the fatal-signal handler: a fault while ls_rt_blame_frames reads the
  * frames leaves the walk (does not return then). */
 void ls_rt_blame_walk_fault(void);
