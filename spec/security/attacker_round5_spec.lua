@@ -11,7 +11,8 @@
 -- (the nominated node's Filter); a plugin holding the state at the edge of
 -- its memory limit for the next built-in to fail; a name cut short by a
 -- fixed buffer; hostile arguments to every ls.* function and metamethods
--- of the plugin's own values.
+-- of the plugin's own values; one plugin's code (a metamethod on another's
+-- CycleState entry, a function in its own) run in another plugin's call.
 local probe_kit = require("probe_kit")
 
 local CLUSTER = probe_kit.NODES .. probe_kit.PROBE_PODS
