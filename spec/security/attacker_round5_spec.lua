@@ -521,6 +521,23 @@ end]])
         blamed(8) .. restarted("plugin exceeded the Lua memory limit of 67108864 bytes"))
     end)
 
+  -- Inside C (a pattern that backtracks) no cut-off ends the call: the
+  -- supervisor ends the worker, and the worker's page says whose code ran.
+  it("a plugin's metamethod stuck in C in another plugin's call ends the worker, named as its own plugin's", function()
+    probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    local at = string.rep("a", 40):find(string.rep("a*", 40) .. "b")
+    return at
+  end })]])
+    other("  if state.Other.missing then return ls.unschedulable('never') end")
+    local r = run(both(), { limit = 90 })
+    expect_error(r, 'running "Other" filter plugin: the simulate worker process was ended by its supervisor: a ' ..
+      "plugin call ran past its budget of 300 ms and the 2000 ms grace: default-scheduler/Other/Filter/default/a " ..
+      "in filter at " .. file_of("other") .. ':7: plugin "Probe" (' .. file_of("probe") .. ":7, its code run in " ..
+      "Other's call)")
+    assert.matches("failed as an Error of plugin Probe\n", r.err, 1, true)
+  end)
+
   -- Probe's __index ran (and returned false) in Other's call before Other's
   -- own loop: the cut-off is Other's, worded as ever.
   it("a plugin's own loop after another's metamethod ran in its call is still its own", function()

@@ -318,6 +318,24 @@ void ls_rt_describe_running(void)
                             pod ? ls_str_get(pod->name) : NULL, noted.where);
 }
 
+static ls_rt *running_state(void);
+
+void ls_rt_describe_blame(void)
+{
+    ls_rt *lua = active_lua;
+    if (!lua || !ls_worker_page_self || ls_rt_active_call < 0)
+        return;   /* a call outside a cycle is described by its note */
+    ls_rt_blame_running();
+    ls_rt *ran = running_state();
+    if (!ran || ran != lua)
+        return;   /* a nested state's frames: not the described call's */
+    int call = ls_rt_running_ep(lua, ls_rt_active_call);
+    const char *running = ls_rt_running_plugin(lua, call, ls_rt_active_profile);
+    const char *blamed = ls_rt_blamed(lua, running);
+    if (strcmp(blamed, running) != 0)
+        ls_worker_page_blame(blamed, lua->blame_where);
+}
+
 /* lua_pcall under the instruction budget and the wall-clock watchdog. The
  * outermost guarded call arms the watchdog; a nested one (a queueing hint run
  * from inside a bind, ...) stays under the outer deadline. When the watchdog

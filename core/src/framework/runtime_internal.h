@@ -80,6 +80,10 @@ extern volatile uint32_t ls_rt_active_profile;
 int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt);
 /* The call running now into the worker's shared page (worker/page.h); async-signal-safe. */
 void ls_rt_describe_running(void);
+/* The watchdog's signal found the call inside C: whose code ran, when it is
+ * another plugin's than the call's, into the worker's page beside the call
+ * (ls_worker_page_blame); reads and stores only. */
+void ls_rt_describe_blame(void);
 /* Whether there is a state to call into, restarting one when it is time. */
 bool ls_rt_usable(ls_rt *lua);
 /* Whether a guarded call of any state is running (a call made now is nested in it). */

@@ -150,8 +150,12 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
     (void)sig;
     (void)info;
-    if (supervised && !in_compiled_code(uctx))
-        return;   /* inside libc, the allocator or C code: never jumped out of */
+    if (supervised && !in_compiled_code(uctx)) {
+        /* inside libc, the allocator or C code: never jumped out of; should
+         * the supervisor end the worker, its page says whose code ran */
+        ls_rt_describe_blame();
+        return;
+    }
     if (!ls_critical_defer(jump_out))
         jump_out();
 }
