@@ -195,24 +195,6 @@ static bool recoverable_fault(int sig, const siginfo_t *info)
            active_lua && !ls_critical_active();
 }
 
-/* The innermost frame of a plugin's file ("path:line"): a file chunk that is
- * not one of the runtime's modules (generated loops are "=..." chunks). */
-static void plugin_frame(ls_rt *lua, char *out, size_t size)
-{
-    out[0] = 0;
-    lua_Debug ar;
-    size_t rl = lua->lua_path ? strcspn(lua->lua_path, "?;") : 0;   /* the runtime's directory */
-    for (int level = 0; lua_getstack(lua->L, level, &ar); level++) {
-        if (!lua_getinfo(lua->L, "Sl", &ar) || ar.source[0] != '@' || ar.currentline <= 0)
-            continue;
-        const char *file = ar.source + 1;
-        if (rl && strncmp(file, lua->lua_path, rl) == 0)
-            continue;
-        snprintf(out, size, "%s:%d", file, ar.currentline);
-        return;
-    }
-}
-
 /* Prints the plugin, the extension point, the pod and the Lua traceback; then
  * leaves the plugin's call when the fault is recoverable (the caller reports
  * it on the pod and rebuilds the state), else dies of the signal (the
@@ -265,7 +247,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
         say("\n");
     }
     if (recover) {
-        plugin_frame(lua, lua->fault_where, sizeof lua->fault_where);
+        ls_rt_plugin_frame(lua, lua->fault_where, sizeof lua->fault_where);
         ls_rt_blame_frames(lua, lua->L);
         reporting = 0;
         lua->fault_signal = sig;
@@ -291,49 +273,6 @@ static void install_fatal_handlers(void)
     int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaction(sigs[i], &sa, NULL);
-}
-
-/* The call running now, into the worker's shared page (from the watchdog's
- * thread when the call overruns its budget, from the fatal signal handler):
- * reads of the state and stores, nothing that allocates or locks. */
-void ls_rt_describe_running(void)
-{
-    ls_rt *lua = active_lua;
-    if (!lua || !ls_worker_page_self)
-        return;
-    int call = ls_rt_active_call >= 0 ? ls_rt_running_ep(lua, ls_rt_active_call) : -1;
-    uint32_t profile = ls_rt_active_profile;
-    const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
-    const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
-                                                                   : "";
-    if (call >= 0) {
-        ls_worker_page_describe(name, ls_rt_running_plugin(lua, call, profile),
-                                ls_ext_point_name(ls_ext_point_info_of(call)->point), pod ? ls_str_get(pod->ns) : NULL,
-                                pod ? ls_str_get(pod->name) : NULL, ls_rt_running_place(lua, call, profile));
-        return;
-    }
-    static ls_rt_noted_call noted;   /* one describer at a time: the watchdog's thread or the signal handler */
-    ls_rt_split_note(note, &noted);
-    ls_worker_page_describe(name, noted.plugin, noted.point, pod ? ls_str_get(pod->ns) : NULL,
-                            pod ? ls_str_get(pod->name) : NULL, noted.where);
-}
-
-static ls_rt *running_state(void);
-
-void ls_rt_describe_blame(void)
-{
-    ls_rt *lua = active_lua;
-    if (!lua || !ls_worker_page_self || ls_rt_active_call < 0)
-        return;   /* a call outside a cycle is described by its note */
-    ls_rt_blame_running();
-    ls_rt *ran = running_state();
-    if (!ran || ran != lua)
-        return;   /* a nested state's frames: not the described call's */
-    int call = ls_rt_running_ep(lua, ls_rt_active_call);
-    const char *running = ls_rt_running_plugin(lua, call, ls_rt_active_profile);
-    const char *blamed = ls_rt_blamed(lua, running);
-    if (strcmp(blamed, running) != 0)
-        ls_worker_page_blame(blamed, lua->blame_where);
 }
 
 /* lua_pcall under the instruction budget and the wall-clock watchdog. The
@@ -384,27 +323,19 @@ static int nested_pcall(ls_rt *lua, int nargs, int nresults)
     return rc;
 }
 
-/* The state whose code runs now: the innermost nested one, else the
- * outermost call's (NULL outside a guarded call). */
-static ls_rt *running_state(void)
+ls_rt *ls_rt_running_state(void)
 {
     return n_nested_states > 0 ? nested_states[n_nested_states - 1] : active_lua;
 }
 
-/* The loader names the plugin of a file it loads (loader.lua; a module by
- * the plugin that requires it): whose code a frame of that file is. */
-void ls_lua_plugin_source(const char *source, const char *plugin)
+ls_rt *ls_rt_active_state(void)
 {
-    ls_rt_add_source(running_state(), source, plugin);
+    return active_lua;
 }
 
-void ls_rt_blame_running(void)
+const char *ls_rt_current_note(void)
 {
-    ls_rt *lua = running_state();
-    if (lua && lua->over_memory)
-        ls_rt_blame_memory(lua, lua->L);
-    else if (lua && lua->L)
-        ls_rt_blame_frames(lua, lua->L);
+    return note;
 }
 
 static void abandon_nested_states(void)

@@ -5,12 +5,15 @@
  * innermost frame of a plugin's file at a cut-off), when another plugin's
  * code ran in that plugin's call. The pod's Error and the log line
  * of a cut-off (runtime.c's ls_rt_recover) and of an error that escaped the
- * dispatcher are worded here.
+ * dispatcher are worded here, and the call running is described in the
+ * worker's page.
  */
 #include "framework/runtime_internal.h"
 #include "luasched/base.h"
+#include "worker/page.h"
 
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +266,7 @@ void ls_rt_free_sources(ls_rt *lua)
     struct ls_rt_source *old = lua->sources;
     size_t n = lua->n_sources;
     lua->n_sources = 0;
+    atomic_signal_fence(memory_order_seq_cst);   /* a walk in a signal handler reads no entry past this */
     lua->sources = NULL;
     free_source_list(old, n);
 }
@@ -301,6 +305,7 @@ void ls_rt_add_source(ls_rt *lua, const char *source, const char *plugin)
     list[n].plugin = ls_xstrdup(plugin);
     struct ls_rt_source *old = lua->sources;
     lua->sources = list;
+    atomic_signal_fence(memory_order_seq_cst);   /* the list before its length, for a walk in a signal handler */
     lua->n_sources = n + 1;
     free(old);   /* the strings moved to the new list */
     ls_critical_leave();
@@ -391,4 +396,80 @@ void ls_rt_blame_prefix(const ls_rt *lua, const char *running, char *out, size_t
         return;
     snprintf(out, cap, "plugin \"%s\" (%s, its code run in %s's call): ", lua->blame_plugin, lua->blame_where,
              running && strcmp(running, "?") != 0 ? running : "another plugin");
+}
+
+/* ---- the state running now: the worker's page and the watchdog's reports */
+
+/* The loader names the plugin of a file it loads (loader.lua; a module by
+ * the plugin that requires it): whose code a frame of that file is. */
+void ls_lua_plugin_source(const char *source, const char *plugin)
+{
+    ls_rt_add_source(ls_rt_running_state(), source, plugin);
+}
+
+void ls_rt_blame_running(void)
+{
+    ls_rt *lua = ls_rt_running_state();
+    if (lua && lua->over_memory)
+        ls_rt_blame_memory(lua, lua->L);
+    else if (lua && lua->L)
+        ls_rt_blame_frames(lua, lua->L);
+}
+
+/* The innermost frame of a plugin's file ("path:line"): a file chunk that is
+ * not one of the runtime's modules (generated loops are "=..." chunks). */
+void ls_rt_plugin_frame(ls_rt *lua, char *out, size_t size)
+{
+    out[0] = 0;
+    lua_Debug ar;
+    size_t rl = lua->lua_path ? strcspn(lua->lua_path, "?;") : 0;   /* the runtime's directory */
+    for (int level = 0; lua_getstack(lua->L, level, &ar); level++) {
+        if (!lua_getinfo(lua->L, "Sl", &ar) || ar.source[0] != '@' || ar.currentline <= 0)
+            continue;
+        const char *file = ar.source + 1;
+        if (rl && strncmp(file, lua->lua_path, rl) == 0)
+            continue;
+        snprintf(out, size, "%s:%d", file, ar.currentline);
+        return;
+    }
+}
+
+/* The call running now, into the worker's shared page (from the watchdog's
+ * thread when the call overruns its budget, from the fatal signal handler):
+ * reads of the state and stores, nothing that allocates or locks. */
+void ls_rt_describe_running(void)
+{
+    ls_rt *lua = ls_rt_active_state();
+    if (!lua || !ls_worker_page_self)
+        return;
+    int call = ls_rt_active_call >= 0 ? ls_rt_running_ep(lua, ls_rt_active_call) : -1;
+    uint32_t profile = ls_rt_active_profile;
+    const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
+    const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
+                                                                   : "";
+    if (call >= 0) {
+        ls_worker_page_describe(name, ls_rt_running_plugin(lua, call, profile),
+                                ls_ext_point_name(ls_ext_point_info_of(call)->point), pod ? ls_str_get(pod->ns) : NULL,
+                                pod ? ls_str_get(pod->name) : NULL, ls_rt_running_place(lua, call, profile));
+        return;
+    }
+    static ls_rt_noted_call noted;   /* one describer at a time: the watchdog's thread or the signal handler */
+    ls_rt_split_note(ls_rt_current_note(), &noted);
+    ls_worker_page_describe(name, noted.plugin, noted.point, pod ? ls_str_get(pod->ns) : NULL,
+                            pod ? ls_str_get(pod->name) : NULL, noted.where);
+}
+
+void ls_rt_describe_blame(void)
+{
+    ls_rt *lua = ls_rt_active_state();
+    if (!lua || !ls_worker_page_self || ls_rt_active_call < 0)
+        return;   /* a call outside a cycle is described by its note */
+    ls_rt_blame_running();
+    if (ls_rt_running_state() != lua)
+        return;   /* a nested state's frames: not the described call's */
+    int call = ls_rt_running_ep(lua, ls_rt_active_call);
+    const char *running = ls_rt_running_plugin(lua, call, ls_rt_active_profile);
+    const char *blamed = ls_rt_blamed(lua, running);
+    if (strcmp(blamed, running) != 0)
+        ls_worker_page_blame(blamed, lua->blame_where);
 }

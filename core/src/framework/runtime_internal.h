@@ -136,8 +136,17 @@ const char *ls_rt_blamed(const ls_rt *lua, const char *running);
  * that ran is another plugin's than `running`, else "". */
 void ls_rt_blame_prefix(const ls_rt *lua, const char *running, char *out, size_t cap);
 /* The watchdog's cut-off (its hook, its signal): the blame of the state whose
- * call runs now (runtime.c). */
+ * call runs now. */
 void ls_rt_blame_running(void);
+/* runtime_blame.c: the innermost frame of a file that is not the runtime's
+ * ("path:line", "" when none): where a recovered fault was. */
+void ls_rt_plugin_frame(ls_rt *lua, char *out, size_t size);
+/* runtime.c: the state of the outermost guarded call (NULL outside one); the
+ * state whose code runs now (a nested one's, else that); what the runtime
+ * noted last (ls_lua_note). Reads only: the signal handlers use them. */
+ls_rt *ls_rt_active_state(void);
+ls_rt *ls_rt_running_state(void);
+const char *ls_rt_current_note(void);
 /* A note of the runtime's ('plugin "X" (queueing hint at FILE:LINE)') as the
  * plugin's name, its point and where it runs; a note that names no plugin is
  * the plugin field whole, the point "(outside a cycle)". Signal-safe. */
