@@ -146,27 +146,32 @@ function M.attach_running(fn) running_plugin = fn end
 -- message of an error raised by one plugin's code that another plugin's
 -- call ran (a metamethod or a function Probe left where Other reads it):
 -- it names the plugin whose code ran, the pod's Error the called one's
--- point. The same words as C's cut-offs (runtime_blame.c).
-local BLAMED = [[^plugin "[^"]*" %([^()]*, its code run in [^()]*'s call%): ]]
+-- point. The same words as C's cut-offs (runtime_blame.c). Only the text
+-- locate made is taken for one (a plugin raising those words itself names
+-- no other plugin: its own file:line comes first, as for any message).
+local last_blamed
 local function blamed(msg, info, owner)
   local called = running_plugin()
-  if owner == nil or called == nil or owner == called or msg:find(BLAMED) then return msg end
+  if owner == nil or called == nil or owner == called then return msg end
   local place = info.short_src .. ":" .. info.currentline
   if msg:sub(1, #place + 2) == place .. ": " then msg = msg:sub(#place + 3) end
-  return string.format("plugin %q (%s, its code run in %s's call): %s", owner, place, called, msg)
+  last_blamed = string.format("plugin %q (%s, its code run in %s's call): %s", owner, place, called, msg)
+  return last_blamed
 end
 
---- Whether `msg` names the plugin whose code ran in another's call.
-function M.is_blamed(msg) return msg:find(BLAMED:sub(2)) ~= nil end
+--- Whether `msg` holds the text locate made naming the plugin whose code
+--- ran in another's call.
+function M.is_blamed(msg) return last_blamed ~= nil and msg:find(last_blamed, 1, true) ~= nil end
 
 local function locate(err)
   local msg = describe(err):gsub(OWN_PLACE, "", 1)
+  if msg == last_blamed then return msg end   -- located already, raised again on the way out
   last_trace.msg, last_trace.text = nil, nil
   for level = 2, 50 do
     local info = debug.getinfo(level, "Sl")
     if not info then break end
     if loader.is_plugin_source(info.source) then
-      if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" and not msg:find(BLAMED) then
+      if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
         msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
       end
       -- (a module two plugins require names no one: its position only)

@@ -509,6 +509,15 @@ end]])
       expect_error(run(both()), blamed(7) .. "no field missing")
     end)
 
+  -- The words name another plugin only when the runtime wrote them: raised
+  -- by a plugin itself, they come after its own file and line.
+  it("a plugin raising the words that name another plugin's code is still named at its own line", function()
+    probe_pre_filter("  state.Other.raise = true")
+    other([[  if state.Other.raise then error("plugin \"Probe\" (p.lua:1, its code run in Other's call): x", 0) end]])
+    expect_error(run(both()), 'running "Other" filter plugin: ' .. file_of("other") .. ':8: plugin "Probe" ' ..
+      "(p.lua:1, its code run in Other's call): x")
+  end)
+
   it("a plugin's metamethod past the memory limit in another plugin's call is cut off naming its own plugin",
     function()
       probe_pre_filter([[
