@@ -103,7 +103,7 @@ int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg)
     bool cut_off = msg && strstr(msg, " budget");
     if (cut_off && strstr(msg, "instruction budget"))
         ls_rt_count_fault(lua, ls_rt_blamed(lua, running), ls_ext_point_info_of(ep)->name, true, false);
-    char who[300], at[340], blame[420] = "", text[1024];
+    char who[300], at[340], blame[420] = "", text[1200];
     ls_rt_running_who(lua, ep, profile, who, sizeof who);
     ls_rt_running_at(lua, ep, profile, at, sizeof at);
     if (cut_off)
