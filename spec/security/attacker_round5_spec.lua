@@ -530,6 +530,25 @@ end]])
         blamed(8) .. restarted("plugin exceeded the Lua memory limit of 67108864 bytes"))
     end)
 
+  -- A C stack overflowed (an error LuaJIT raises, or the guard page's
+  -- fault, recovered): which one depends on where the stack ends; either way
+  -- Probe's recursion is named.
+  it("a plugin's metamethod recursing through gsub callbacks in another plugin's call names its own plugin",
+    function()
+      probe_pre_filter([[
+  local function deep(s) return (string.gsub(s, ".", function(c) return deep(c .. c) end)) end
+  setmetatable(state.Other, { __index = function(t, k)
+    local r = deep("ab")
+    return r
+  end })]])
+      other("  if state.Other.missing then return ls.unschedulable('never') end")
+      local r = run(both(), { limit = 60 })
+      assert.are.equal(0, r.rc, r.err)
+      assert.matches("^bound to node%-[12]$", r.pods.b)
+      assert.matches('pending: running "Other" filter plugin: plugin "Probe" (' .. file_of("probe") .. ":",
+        r.pods.a, 1, true)
+    end)
+
   -- Inside C (a pattern that backtracks) no cut-off ends the call: the
   -- supervisor ends the worker, and the worker's page says whose code ran.
   it("a plugin's metamethod stuck in C in another plugin's call ends the worker, named as its own plugin's", function()

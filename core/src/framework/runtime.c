@@ -235,9 +235,10 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
         char buf[1024];
         int call = ls_rt_active_call >= 0 ? ls_rt_running_ep(lua, ls_rt_active_call) : -1;
         const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
+        ls_rt_blame_frames(lua, lua->L);   /* the plugin whose code faulted (another's, in this call's) */
         snprintf(buf, sizeof buf, "luasched: %s signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
                  recover ? "recovered from" : "fatal", sig, strsignal(sig),
-                 call >= 0 ? ls_rt_running_plugin(lua, call, ls_rt_active_profile) : note,
+                 call >= 0 ? ls_rt_blamed(lua, ls_rt_running_plugin(lua, call, ls_rt_active_profile)) : note,
                  call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
                  pod ? ls_str_get(pod->ns) : "-", pod ? ls_str_get(pod->name) : "-");
         say(buf);
@@ -248,7 +249,6 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     }
     if (recover) {
         ls_rt_plugin_frame(lua, lua->fault_where, sizeof lua->fault_where);
-        ls_rt_blame_frames(lua, lua->L);
         reporting = 0;
         lua->fault_signal = sig;
         siglongjmp(*plugin_escape, 1);
