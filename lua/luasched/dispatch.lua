@@ -93,6 +93,7 @@ function M.attach(cycle_ptr)
   ls._attach(cycle)
   handle.attach(cycle, function() return current_hook end)
   ls._attach_running_plugin(M.running_plugin)
+  assembly.attach_running(M.running_plugin)
   views.attach(M.running_plugin, M.running_instance)
 end
 
@@ -184,7 +185,7 @@ end
 local function attributed(msg)
   local inst = current
   local file = inst and assembly.file_of(inst)
-  if type(file) ~= "string" or file == "" or msg:find(file, 1, true) then return msg end
+  if type(file) ~= "string" or file == "" or msg:find(file, 1, true) or assembly.is_blamed(msg) then return msg end
   local fn = current_hook and (assembly.hook_at_build(inst, current_hook) or inst[current_hook])
   fn = assembly.hook_source[fn] or fn   -- the plugin's own hook behind the test kit's recorder
   if type(fn) ~= "function" then return msg .. " (in " .. file .. ")" end

@@ -8,6 +8,12 @@ local M = {}
 local suggestion = ffi.new("char[128]")
 
 local plugin_dirs = {}
+-- What the runtime is running, for the watchdog (profiles.lua's note: the
+-- loader cannot require it, profiles.lua requires the loader).
+local noting = function() end
+
+--- The function that notes what the runtime runs (profiles.lua sets it).
+function M.set_note(fn) noting = fn end
 local builtin_dirs = {}   -- directory -> true: where the built-in plugins are
 local loaded = {}        -- registered name -> plugin table
 
@@ -90,10 +96,10 @@ local function shared_lib(name)
   return shared_views[name]
 end
 
--- require inside one plugin: the frozen luasched module, or a module on the
--- plugin path loaded in its own environment, once per plugin (a module is
--- never shared writable between two plugins).
-local function make_require(cache, builtin_only)
+-- require inside one plugin (`owner`): the frozen luasched module, or a
+-- module on the plugin path loaded in its own environment, once per plugin
+-- (a module is never shared writable between two plugins).
+local function make_require(cache, builtin_only, owner)
   local req
   req = function(name)
     if type(name) ~= "string" then
@@ -117,7 +123,7 @@ local function make_require(cache, builtin_only)
     if not path then
       error("require: module '" .. name .. "' not found on the plugin path", 2)
     end
-    local chunk, err = load_source(path, "@" .. display_path(path), req)
+    local chunk, err = load_source(path, "@" .. display_path(path), req, owner)
     if not chunk then error(err, 0) end
     local value = chunk()
     cache[name] = value == nil and true or value
@@ -126,14 +132,34 @@ local function make_require(cache, builtin_only)
   return req
 end
 
-local plugin_sources = {}   -- chunk names ("@file") of plugin code, for error positions
+-- chunk name ("@file") of plugin code -> the plugin whose code it is (a
+-- module: the plugin that requires it; false when two plugins do), for error
+-- positions and for whose code ran. C is told too, for the frames it reads
+-- at a cut-off (runtime_blame.c).
+local plugin_sources = {}
 
 --- Whether a chunk name (debug.getinfo's source) is a plugin's or its module's.
 function M.is_plugin_source(source)
-  return plugin_sources[source] == true
+  return plugin_sources[source] ~= nil
 end
 
-load_source = function(path, chunkname, require_fn)
+--- The plugin whose code a chunk name is (nil for the runtime's files and for
+--- a module more than one plugin requires).
+function M.plugin_of_source(source)
+  return plugin_sources[source] or nil
+end
+
+local function record_source(chunkname, owner)
+  local known = plugin_sources[chunkname]
+  if known == nil then
+    plugin_sources[chunkname] = owner
+  elseif known ~= owner then
+    plugin_sources[chunkname] = false
+  end
+  C.ls_lua_plugin_source(chunkname, owner)
+end
+
+load_source = function(path, chunkname, require_fn, owner)
   local f, err = io.open(path, "r")
   if not f then return nil, err end
   local text, rerr = f:read("*a")
@@ -141,8 +167,8 @@ load_source = function(path, chunkname, require_fn)
   -- a directory opens but does not read: its error named loader.lua (attacker round 3)
   if not text then return nil, chunkname:sub(2) .. ": cannot be read: " .. tostring(rerr) end
   if text:byte(1) == 27 then return nil, chunkname:sub(2) .. ": bytecode is not accepted, only Lua source" end
-  plugin_sources[chunkname] = true
-  return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({}), chunkname))
+  record_source(chunkname, owner)
+  return load(text, chunkname, "t", sandbox.new_env(require_fn or make_require({}, false, owner), chunkname))
 end
 
 -- The functions a plugin table may hold besides its hooks (docs/plugins/api.md),
@@ -244,11 +270,16 @@ function M.load(name)
     return nil, string.format("plugin %q not found: no %s.lua on the plugin path (%s)%s", name, base, dirs, hint)
   end
   local shown = display_path(path)
-  local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin))
+  local chunk, err = load_source(path, "@" .. shown, make_require({}, builtin, name), name)
   if not chunk then return nil, err end
+  -- what a cut-off of the top-level code names when its error never
+  -- reaches the pcall below (cut off inside C): the plugin and its file;
+  -- the runtime's checks after it are "loading its file" again
+  noting("plugin %q (%s, top-level code)", name, shown)
   local before = collectgarbage("count") * 1024
   local ok, P = pcall(chunk)
   local grown = collectgarbage("count") * 1024 - before
+  noting("plugin %q (loading its file)", name)
   if not ok then
     -- cut off in C (a table or a string grown in its top-level code), the
     -- error has no position: "plugin exceeded its time budget", naming no

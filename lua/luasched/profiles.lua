@@ -41,6 +41,7 @@ local function note(fmt, ...)
   end
 end
 M.note = note
+loader.set_note(note)
 
 -- note() for a hook of an instance: 'plugin "X" (hook at file:line)', made
 -- once per instance and hook (when the profile is built: not under a call's
@@ -135,8 +136,36 @@ end
 -- plugin's: it is left out (the plugin's hook is named instead).
 local OWN_PLACE = "^" .. debug.getinfo(1, "S").short_src:gsub("%p", "%%%0") .. ":%d+: "
 
+-- The plugin whose hook the runtime called (dispatch.lua's running_plugin).
+local running_plugin = function() return nil end
+
+--- Tells locate which plugin's hook runs (dispatch.lua, when it attaches).
+function M.attach_running(fn) running_plugin = fn end
+
+-- 'plugin "Probe" (FILE:LINE, its code run in Other's call): ' starts the
+-- message of an error raised by one plugin's code that another plugin's
+-- call ran (a metamethod or a function Probe left where Other reads it):
+-- it names the plugin whose code ran, the pod's Error the called one's
+-- point. The same words as C's cut-offs (runtime_blame.c). Only the text
+-- locate made is taken for one (a plugin raising those words itself names
+-- no other plugin: its own file:line comes first, as for any message).
+local last_blamed
+local function blamed(msg, info, owner)
+  local called = running_plugin()
+  if owner == nil or called == nil or owner == called then return msg end
+  local place = info.short_src .. ":" .. info.currentline
+  if msg:sub(1, #place + 2) == place .. ": " then msg = msg:sub(#place + 3) end
+  last_blamed = string.format("plugin %q (%s, its code run in %s's call): %s", owner, place, called, msg)
+  return last_blamed
+end
+
+--- Whether `msg` holds the text locate made naming the plugin whose code
+--- ran in another's call.
+function M.is_blamed(msg) return last_blamed ~= nil and msg:find(last_blamed, 1, true) ~= nil end
+
 local function locate(err)
   local msg = describe(err):gsub(OWN_PLACE, "", 1)
+  if msg == last_blamed then return msg end   -- located already, raised again on the way out
   last_trace.msg, last_trace.text = nil, nil
   for level = 2, 50 do
     local info = debug.getinfo(level, "Sl")
@@ -145,6 +174,8 @@ local function locate(err)
       if msg:sub(1, #info.short_src + 1) ~= info.short_src .. ":" then
         msg = info.short_src .. ":" .. info.currentline .. ": " .. msg
       end
+      -- (a module two plugins require names no one: its position only)
+      msg = blamed(msg, info, loader.plugin_of_source(info.source))
       -- the frames after the message: a handler that fails (a stack overflow
       -- leaves it little room) must not cost the message its position
       if not msg:find("stack overflow", 1, true) then

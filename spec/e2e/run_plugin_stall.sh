@@ -82,7 +82,7 @@ mv "$D/plugins/hang.lua.tmp" "$D/plugins/hang.lua"
 wait_until 60 metric_has 'luasched_reloads_total{result="failure"} 1'
 expect_contains "the looping reload is counted as a failure" "$(get /metrics)" 'luasched_reloads_total{result="failure"} 1'
 expect_contains "the failure names the plugin and the budget" "$(cat "$TMP/run.err")" \
-  'plugin \"Hang\" (loading its file): exceeded its time budget of 3000 ms'
+  'plugin \"Hang\" ('"$D"'/plugins/hang.lua, top-level code): exceeded its time budget of 3000 ms'
 
 # SIGTERM while a plugin call loops: stopped before its 3 s budget would end it. The plugin is
 # rewritten to loop in Filter for every pod, then a new pod is created.

@@ -104,5 +104,5 @@ config 1000 SlowLoad > "$TMP/slow.yaml"
 timeout 60 "$BIN" check "$TMP/slow.yaml" --plugin-path "$TMP/slow" > "$TMP/out3" 2> "$TMP/err3"
 expect_eq "check of a plugin that hangs at load fails as bad input" "$?" "2"
 expect_eq "and names it, with what it was doing" "$(cat "$TMP/err3")" \
-  'luasched check: the worker process was ended by its supervisor: a plugin call ran past its budget of 1000 ms and the 2000 ms grace: plugin "SlowLoad" (loading its file)'
+  'luasched check: the worker process was ended by its supervisor: a plugin call ran past its budget of 1000 ms and the 2000 ms grace: plugin "SlowLoad" ('"$TMP"'/slow/slow_load.lua, top-level code)'
 [ "$failures" -eq 0 ]

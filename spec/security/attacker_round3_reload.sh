@@ -83,7 +83,7 @@ expect_contains "the directory named with why" "$(cat "$D/err")" "plugins/prefer
 expect_eq "the symlink's text a syntax error at the plugin's file" \
   "$(grep -qE "Reload failed.*plugins/prefer.lua:[0-9]+: '=' expected" "$D/err" && echo yes)" "yes"
 expect_contains "the loop at load cut off, naming the plugin" "$(cat "$D/err")" \
-  '(loading its file): exceeded its time budget of 10000 ms'
+  "($F, top-level code): exceeded its time budget of 10000 ms"
 expect_contains "and the plugin" "$(cat "$D/err")" 'profile default-scheduler: loading plugin Prefer: plugin'
 expect_eq "no reload error names the runtime's own files" "$(grep 'Reload failed' "$D/err" | grep -c 'lua/luasched/')" "0"
 [ "$failures" -eq 0 ]

@@ -11,7 +11,8 @@
 -- (the nominated node's Filter); a plugin holding the state at the edge of
 -- its memory limit for the next built-in to fail; a name cut short by a
 -- fixed buffer; hostile arguments to every ls.* function and metamethods
--- of the plugin's own values.
+-- of the plugin's own values; one plugin's code (a metamethod on another's
+-- CycleState entry, a function in its own) run in another plugin's call.
 local probe_kit = require("probe_kit")
 
 local CLUSTER = probe_kit.NODES .. probe_kit.PROBE_PODS
@@ -422,10 +423,160 @@ return P
       "protected metatable")
   end)
 
-  -- Still open: an entry's own table (state.Other, which Other made) is a
-  -- plain table; a metatable Probe sets on it runs Probe's code when Other
-  -- reads it, and a cut-off there names Other. The side itself is protected
-  -- (above); protecting every table a plugin stores needs per-plugin views
-  -- of the side, or a cut-off named by the frame whose code ran.
-  pending("a metatable set on another plugin's entry runs in that plugin's call and is blamed on it")
+end)
+
+describe("attacker round 5: one plugin's code run in another's call", function()
+  with_tmp()
+
+  -- Other and Probe, in that order at every point (Other's PreFilter makes
+  -- its entry before Probe's runs).
+  local function both(luasched)
+    return (config(luasched):gsub("%[{name: Probe}%]", "[{name: Other}, {name: Probe}]"))
+  end
+
+  -- Plugin Other: its PreFilter makes its entry, state.Other (line 4); its
+  -- Filter (line 7) runs `filter_body` from line 8.
+  local function other(filter_body)
+    bench.write_plugin("other", [[
+local ls = require("luasched")
+local P = ls.plugin("Other")
+function P.pre_filter(self, state, pod)
+  state.Other = { seen = true }
+  return nil
+end
+function P.filter(self, state, pod, ni)
+]] .. filter_body .. [[
+
+  return nil
+end
+return P
+]])
+  end
+
+  -- Probe's PreFilter, for the probe pod: `setup` from line 6.
+  local function probe_pre_filter(setup)
+    probe([[
+function P.pre_filter(self, state, pod)
+  if ls.label(pod.labels, KEY) ~= YES then return nil end
+]] .. setup .. [[
+
+  return nil
+end]])
+  end
+
+  local function blamed(line)
+    return 'running "Other" filter plugin: plugin "Probe" (' .. file_of("probe") .. ":" .. line ..
+      ", its code run in Other's call): "
+  end
+  local function restarted(what)
+    return what .. " in filter at " .. file_of("other") .. ":7 (the Lua state was restarted)"
+  end
+
+  -- Before: `running "Other" filter plugin: plugin exceeded its time budget
+  -- of 300 ms in filter at other.lua:7`, and the log and the metrics named
+  -- Other: Probe's __index on Other's entry ran in Other's call.
+  it("an __index set on another plugin's entry, looping in that plugin's call, is cut off naming its own plugin",
+    function()
+      probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    while true do end
+  end })]])
+      other("  if state.Other.missing then return ls.unschedulable('never') end")
+      local r = run(both())
+      expect_error(r, blamed(7) .. restarted("plugin exceeded its time budget of 300 ms"))
+      assert.matches('"Plugin call cut off" plugin="Probe" extensionPoint="Filter" code="' .. file_of("probe") ..
+        ':7" calledPlugin="Other" hook="' .. file_of("other") .. ':7"', r.err, 1, true)
+    end)
+
+  it("a function a plugin leaves in its own entry, looping when another plugin calls it, names its own plugin",
+    function()
+      probe_pre_filter([[
+  state.Probe = { next_step = function()
+    local n = 0
+    while true do n = n + 1 end
+  end }]])
+      other("  local p = state.Probe\n  if p and p.next_step then p.next_step() end")
+      expect_error(run(both()), blamed(8) .. restarted("plugin exceeded its time budget of 300 ms"))
+    end)
+
+  it("an error raised by a plugin's metamethod in another plugin's call names the plugin that raised it",
+    function()
+      probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    error("no field " .. k)
+  end })]])
+      other("  if state.Other.missing then return ls.unschedulable('never') end")
+      expect_error(run(both()), blamed(7) .. "no field missing")
+    end)
+
+  -- The words name another plugin only when the runtime wrote them: raised
+  -- by a plugin itself, they come after its own file and line.
+  it("a plugin raising the words that name another plugin's code is still named at its own line", function()
+    probe_pre_filter("  state.Other.raise = true")
+    other([[  if state.Other.raise then error("plugin \"Probe\" (p.lua:1, its code run in Other's call): x", 0) end]])
+    expect_error(run(both()), 'running "Other" filter plugin: ' .. file_of("other") .. ':8: plugin "Probe" ' ..
+      "(p.lua:1, its code run in Other's call): x")
+  end)
+
+  it("a plugin's metamethod past the memory limit in another plugin's call is cut off naming its own plugin",
+    function()
+      probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    local hoard = {}
+    for i = 1, 100000 do hoard[i] = string.rep("m", 1024 * 1024 - 64) .. i end
+  end })]])
+      other("  if state.Other.missing then return ls.unschedulable('never') end")
+      expect_error(run(both("pluginTimeoutMilliseconds: 5000, memoryLimitBytes: 67108864")),
+        blamed(8) .. restarted("plugin exceeded the Lua memory limit of 67108864 bytes"))
+    end)
+
+  -- A C stack overflowed (an error LuaJIT raises, or the guard page's
+  -- fault, recovered): which one depends on where the stack ends; either way
+  -- Probe's recursion is named.
+  it("a plugin's metamethod recursing through gsub callbacks in another plugin's call names its own plugin",
+    function()
+      probe_pre_filter([[
+  local function deep(s) return (string.gsub(s, ".", function(c) return deep(c .. c) end)) end
+  setmetatable(state.Other, { __index = function(t, k)
+    local r = deep("ab")
+    return r
+  end })]])
+      other("  if state.Other.missing then return ls.unschedulable('never') end")
+      local r = run(both(), { limit = 60 })
+      assert.are.equal(0, r.rc, r.err)
+      assert.matches("^bound to node%-[12]$", r.pods.b)
+      assert.matches('pending: running "Other" filter plugin: plugin "Probe" (' .. file_of("probe") .. ":",
+        r.pods.a, 1, true)
+    end)
+
+  -- Inside C (a pattern that backtracks) no cut-off ends the call: the
+  -- supervisor ends the worker, and the worker's page says whose code ran.
+  it("a plugin's metamethod stuck in C in another plugin's call ends the worker, named as its own plugin's", function()
+    probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    local at = string.rep("a", 40):find(string.rep("a*", 40) .. "b")
+    return at
+  end })]])
+    other("  if state.Other.missing then return ls.unschedulable('never') end")
+    local r = run(both(), { limit = 90 })
+    expect_error(r, 'running "Other" filter plugin: the simulate worker process was ended by its supervisor: a ' ..
+      "plugin call ran past its budget of 300 ms and the 2000 ms grace: default-scheduler/Other/Filter/default/a " ..
+      "in filter at " .. file_of("other") .. ':7: plugin "Probe" (' .. file_of("probe") .. ":7, its code run in " ..
+      "Other's call)")
+    assert.matches("failed as an Error of plugin Probe\n", r.err, 1, true)
+  end)
+
+  -- Probe's __index ran (and returned false) in Other's call before Other's
+  -- own loop: the cut-off is Other's, worded as ever.
+  it("a plugin's own loop after another's metamethod ran in its call is still its own", function()
+    probe_pre_filter([[
+  setmetatable(state.Other, { __index = function(t, k)
+    return tostring(k) ~= "missing" and nil
+  end })]])
+    other("  if state.Other.missing == false then while true do end end")
+    local r = run(both())
+    expect_error(r, 'running "Other" filter plugin: ' .. restarted("plugin exceeded its time budget of 300 ms"))
+    assert.matches('"Plugin call cut off" plugin="Other" extensionPoint="Filter" hook="' .. file_of("other") ..
+      ':7"', r.err, 1, true)
+  end)
 end)

@@ -163,12 +163,12 @@ describe("red team: plugin code at load (check and simulate)", function()
     local r = kit.simulate({ command = "check", global = G })
     assert.are.equal(2, r.rc)
     -- line 8 names the plugin (multiPoint.enabled)
-    assert.are.equal(r.config .. ':8: profile default-scheduler: loading plugin Probe: plugin "Probe" ' ..
-      "(loading its file): exceeded its time budget of 300 ms\n1 problem\n", r.out)
+    assert.are.equal(r.config .. ':8: profile default-scheduler: loading plugin Probe: plugin "Probe" (' .. FILE ..
+      ", top-level code): exceeded its time budget of 300 ms\n1 problem\n", r.out)
     r = kit.simulate({ global = G })
     assert.are.equal(2, r.rc)
     assert.are.equal("luasched simulate: " .. r.config .. ':8: profile default-scheduler: loading plugin Probe: ' ..
-      'plugin "Probe" (loading its file): exceeded its time budget of 300 ms\n', r.err)
+      'plugin "Probe" (' .. FILE .. ', top-level code): exceeded its time budget of 300 ms\n', r.err)
   end)
 
   -- C code (no hook fires there) is not jumped out of: the worker process is
@@ -179,7 +179,7 @@ describe("red team: plugin code at load (check and simulate)", function()
       local r = kit.simulate({ command = command ~= "simulate" and command or nil, global = G })
       assert.are.equal(2, r.rc)
       assert.are.equal("luasched " .. command .. ": the worker process was ended by its supervisor: a plugin call " ..
-        'ran past its budget of 300 ms and the 2000 ms grace: plugin "Probe" (loading its file)\n', r.err)
+        'ran past its budget of 300 ms and the 2000 ms grace: plugin "Probe" (' .. FILE .. ', top-level code)\n', r.err)
     end
   end)
 

@@ -428,8 +428,8 @@ while true do end
     local r = simulate({ command = "check", luasched = LUASCHED_300MS })
     assert.are.equal(2, r.rc, r.out)
     -- line 8 names the plugin (multiPoint.enabled)
-    assert.are.equal(r.config .. ':8: profile default-scheduler: loading plugin Probe: plugin "Probe" ' ..
-      "(loading its file): exceeded its time budget of 300 ms\n1 problem\n", r.out)
+    assert.are.equal(r.config .. ':8: profile default-scheduler: loading plugin Probe: plugin "Probe" (' .. FILE ..
+      ", top-level code): exceeded its time budget of 300 ms\n1 problem\n", r.out)
   end)
 
   it("simulate: a plugin looping in init is cut off and named", function()

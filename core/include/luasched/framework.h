@@ -192,6 +192,11 @@ const ls_pod *ls_cycle_extender_victim(const ls_cycle *cycle, uint32_t i, uint32
  * init, events, hints), noted by Lua so that a call the watchdog cuts off can
  * still be attributed. */
 void ls_lua_note(const char *what);
+/* The loader names the plugin whose file (chunk name "@path") it loads; a
+ * module by the plugin that requires it. A cut-off or a fault is counted
+ * against the plugin whose file holds the innermost frame of plugin code,
+ * named when that is not the plugin whose hook was called. */
+void ls_lua_plugin_source(const char *source, const char *plugin);
 /* A plugin that is not built-in ended its call with its state holding
  * `held` bytes, past its share of the state's memory limit (the last eighth
  * is kept for the built-in plugins: lua/luasched/profiles.lua checks): the

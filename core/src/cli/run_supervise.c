@@ -103,15 +103,18 @@ bool ls_run_await_hello(run_state *r, int *rc)
 static void replace_worker(run_state *r, const char *how)
 {
     ls_worker_page *pg = r->worker.page;
-    char pod[sizeof pg->pod], plugin[sizeof pg->plugin], point[sizeof pg->point];
+    char pod[sizeof pg->pod], plugin[sizeof pg->plugin], point[sizeof pg->point], culprit[sizeof pg->code_of];
     snprintf(pod, sizeof pod, "%s", pg->pod);
     snprintf(plugin, sizeof plugin, "%s", pg->plugin);
     snprintf(point, sizeof point, "%s", pg->point);
+    /* counted against the plugin whose code ran (another plugin's code in
+     * the call's: `how` names both), the pod's Error worded by the call's */
+    snprintf(culprit, sizeof culprit, "%s", ls_worker_page_culprit(pg));
     ls_relay_detach(r->relay);
-    ls_log_error("The worker process ended; starting another", "reason", how, "plugin", plugin[0] ? plugin : "-",
+    ls_log_error("The worker process ended; starting another", "reason", how, "plugin", culprit[0] ? culprit : "-",
                  "pod", pod[0] ? pod : "-");
     ls_relay_worker_ended(r->relay, pod, plugin, point, how);
-    ls_run_count_worker_end(plugin, how);
+    ls_run_count_worker_end(culprit, how);
     r->restarts++;
     /* a worker that dies at once again and again is not restarted in a busy loop */
     if (ls_worker_now_ms() - r->worker.started_ms < 1000)

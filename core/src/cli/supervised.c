@@ -125,7 +125,7 @@ static void mark(const ls_child *c, const char *cmd, const char *how)
         snprintf(msg, sizeof msg, "running %s plugin \"%s\": the %s worker process %s", p->point, p->plugin, cmd, how);
     ls_worker_mark_pod(p->pod, msg);
     fprintf(stderr, "luasched %s: the worker process %s; running again with pod %s failed as an Error of plugin %s\n",
-            cmd, how, p->pod, p->plugin);
+            cmd, how, p->pod, ls_worker_page_culprit(p));
 }
 
 int ls_cli_supervised(const char *cmd, int (*fn)(int argc, char **argv), int argc, char **argv)

@@ -40,10 +40,19 @@ enum { DEFAULT_TIMEOUT_MS = 10000 };
  * a call the watchdog cuts off can still be attributed. */
 static char note[256];
 
+/* The runtime state whose Lua state `L` is (its allocator's data). */
+static ls_rt *state_of(lua_State *L)
+{
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
 static void memory_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     lua_sethook(L, NULL, 0, 0);
+    ls_rt_blame_memory(state_of(L), L);
     luaL_error(L, "plugin exceeded the Lua memory limit");
 }
 
@@ -77,6 +86,8 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
          * off at once, the state rebuilt after it. Outside a call, or past
          * twice the limit, NULL: Lua raises "not enough memory". */
         if (over) {
+            if (lua->depth > 0 && !lua->over_memory && lua->L)
+                ls_rt_blame_frames(lua, lua->L);   /* before the block moves: the stack is as it was */
             lua->over_memory = true;
             if (lua->depth > 0)
                 cut_off_for_memory(lua);
@@ -108,6 +119,7 @@ static void abandon_state(ls_rt *lua)
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
+    ls_rt_blame_frames(state_of(L), L);
     lua_pushliteral(L, "plugin exceeded its instruction budget");
     lua_error(L);
 }
@@ -183,24 +195,6 @@ static bool recoverable_fault(int sig, const siginfo_t *info)
            active_lua && !ls_critical_active();
 }
 
-/* The innermost frame of a plugin's file ("path:line"): a file chunk that is
- * not one of the runtime's modules (generated loops are "=..." chunks). */
-static void plugin_frame(ls_rt *lua, char *out, size_t size)
-{
-    out[0] = 0;
-    lua_Debug ar;
-    size_t rl = lua->lua_path ? strcspn(lua->lua_path, "?;") : 0;   /* the runtime's directory */
-    for (int level = 0; lua_getstack(lua->L, level, &ar); level++) {
-        if (!lua_getinfo(lua->L, "Sl", &ar) || ar.source[0] != '@' || ar.currentline <= 0)
-            continue;
-        const char *file = ar.source + 1;
-        if (rl && strncmp(file, lua->lua_path, rl) == 0)
-            continue;
-        snprintf(out, size, "%s:%d", file, ar.currentline);
-        return;
-    }
-}
-
 /* Prints the plugin, the extension point, the pod and the Lua traceback; then
  * leaves the plugin's call when the fault is recoverable (the caller reports
  * it on the pod and rebuilds the state), else dies of the signal (the
@@ -210,6 +204,7 @@ static void plugin_frame(ls_rt *lua, char *out, size_t size)
 static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 {
     (void)uctx;
+    ls_rt_blame_walk_fault();   /* a fault reading frames for the blame: that walk ends, nothing else */
     static volatile sig_atomic_t reporting;
     ls_rt *lua = active_lua;
     bool recover = recoverable_fault(sig, info);
@@ -240,9 +235,10 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
         char buf[1024];
         int call = ls_rt_active_call >= 0 ? ls_rt_running_ep(lua, ls_rt_active_call) : -1;
         const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
+        ls_rt_blame_frames(lua, lua->L);   /* the plugin whose code faulted (another's, in this call's) */
         snprintf(buf, sizeof buf, "luasched: %s signal %d (%s) in plugin code: plugin %s, extension point %s, pod %s/%s\n",
                  recover ? "recovered from" : "fatal", sig, strsignal(sig),
-                 call >= 0 ? ls_rt_running_plugin(lua, call, ls_rt_active_profile) : note,
+                 call >= 0 ? ls_rt_blamed(lua, ls_rt_running_plugin(lua, call, ls_rt_active_profile)) : note,
                  call >= 0 ? ls_ext_point_name(ls_ext_point_info_of(call)->point) : "(outside a cycle)",
                  pod ? ls_str_get(pod->ns) : "-", pod ? ls_str_get(pod->name) : "-");
         say(buf);
@@ -252,7 +248,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
         say("\n");
     }
     if (recover) {
-        plugin_frame(lua, lua->fault_where, sizeof lua->fault_where);
+        ls_rt_plugin_frame(lua, lua->fault_where, sizeof lua->fault_where);
         reporting = 0;
         lua->fault_signal = sig;
         siglongjmp(*plugin_escape, 1);
@@ -277,31 +273,6 @@ static void install_fatal_handlers(void)
     int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaction(sigs[i], &sa, NULL);
-}
-
-/* The call running now, into the worker's shared page (from the watchdog's
- * thread when the call overruns its budget, from the fatal signal handler):
- * reads of the state and stores, nothing that allocates or locks. */
-void ls_rt_describe_running(void)
-{
-    ls_rt *lua = active_lua;
-    if (!lua || !ls_worker_page_self)
-        return;
-    int call = ls_rt_active_call >= 0 ? ls_rt_running_ep(lua, ls_rt_active_call) : -1;
-    uint32_t profile = ls_rt_active_profile;
-    const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
-    const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
-                                                                   : "";
-    if (call >= 0) {
-        ls_worker_page_describe(name, ls_rt_running_plugin(lua, call, profile),
-                                ls_ext_point_name(ls_ext_point_info_of(call)->point), pod ? ls_str_get(pod->ns) : NULL,
-                                pod ? ls_str_get(pod->name) : NULL, ls_rt_running_place(lua, call, profile));
-        return;
-    }
-    static ls_rt_noted_call noted;   /* one describer at a time: the watchdog's thread or the signal handler */
-    ls_rt_split_note(note, &noted);
-    ls_worker_page_describe(name, noted.plugin, noted.point, pod ? ls_str_get(pod->ns) : NULL,
-                            pod ? ls_str_get(pod->name) : NULL, noted.where);
 }
 
 /* lua_pcall under the instruction budget and the wall-clock watchdog. The
@@ -352,6 +323,21 @@ static int nested_pcall(ls_rt *lua, int nargs, int nresults)
     return rc;
 }
 
+ls_rt *ls_rt_running_state(void)
+{
+    return n_nested_states > 0 ? nested_states[n_nested_states - 1] : active_lua;
+}
+
+ls_rt *ls_rt_active_state(void)
+{
+    return active_lua;
+}
+
+const char *ls_rt_current_note(void)
+{
+    return note;
+}
+
 static void abandon_nested_states(void)
 {
     while (n_nested_states > 0) {
@@ -380,6 +366,7 @@ int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt)
     }
     lua->depth = 1;
     active_lua = lua;
+    ls_rt_blame_clear(lua);
     uint64_t budget, timeout_ms;
     profile_budgets(lua, lua->call_profile, &budget, &timeout_ms);
     lua->armed_timeout_ms = timeout_ms;
@@ -456,6 +443,7 @@ static bool load_dispatch(ls_rt *lua, ls_error *err)
 
 static bool open_state(ls_rt *lua, ls_error *err)
 {
+    ls_rt_free_sources(lua);   /* the new state's loader names its files again */
     lua->L = lua_newstate(counting_alloc, lua);
     if (!lua->L)
         return ls_errorf(err, "cannot create a Lua state");
@@ -527,6 +515,7 @@ void ls_rt_free(ls_rt *lua)
     free(lua->lua_path);
     free(lua->plugin_path);
     ls_rt_free_places(lua);
+    ls_rt_free_sources(lua);
     free(lua);
 }
 
@@ -674,7 +663,7 @@ static void count_cut_off(ls_rt *lua, const char *plugin, const char *point)
  * is rebuilt with the same profiles, and the failure logged. */
 int ls_rt_rebuild_after(ls_rt *lua, const char *what)
 {
-    char msg[1000], limit[300];
+    char msg[1600], limit[300];
     /* the budget the call ran under (a profile's own, or the state's), the memory limit, or a fault */
     if (lua->fault_signal)
         snprintf(limit, sizeof limit, "raised signal %d (%s)", lua->fault_signal, strsignal(lua->fault_signal));
@@ -691,12 +680,16 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
     snprintf(ran, sizeof ran, "%s", note);
     ls_rt_noted_call noted;
     ls_rt_split_note(ran, &noted);
-    count_cut_off(lua, strncmp(ran, "plugin \"", 8) == 0 ? noted.plugin : "?", what);
+    const char *running = strncmp(ran, "plugin \"", 8) == 0 ? noted.plugin : "?";
+    char blamed[128], blame[420];   /* whose code ran, taken before the rebuild's calls clear it */
+    snprintf(blamed, sizeof blamed, "%s", ls_rt_blamed(lua, running));
+    ls_rt_blame_prefix(lua, running, blame, sizeof blame);
+    count_cut_off(lua, blamed, what);
     ls_error err;
     if (!restart(lua, &err))
-        snprintf(msg, sizeof msg, "%s: %s: %s; restarting the Lua state failed", what, ran, limit);
+        snprintf(msg, sizeof msg, "%s: %s: %s%s; restarting the Lua state failed", what, ran, blame, limit);
     else
-        snprintf(msg, sizeof msg, "%s: %s: %s (the Lua state was restarted)", what, ran, limit);
+        snprintf(msg, sizeof msg, "%s: %s: %s%s (the Lua state was restarted)", what, ran, blame, limit);
     ls_log_error("Plugin call cut off", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
@@ -708,10 +701,19 @@ int ls_rt_rebuild_after(ls_rt *lua, const char *what)
  * block by block and built again (same plugins, same profiles). */
 int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
 {
+    ep = ls_rt_running_ep(lua, ep);
+    const char *running = ls_rt_running_plugin(lua, ep, profile);
+    /* whose code ran (another plugin's, in this one's call: its prefix
+     * names it and where), taken before the rebuild's calls clear it */
+    char blamed[128], blame[420], code_at[256];
+    snprintf(blamed, sizeof blamed, "%s", ls_rt_blamed(lua, running));
+    snprintf(code_at, sizeof code_at, "%s", lua->blame_where[0] ? lua->blame_where : "?");
+    ls_rt_blame_prefix(lua, running, blame, sizeof blame);
     char what[420];
     if (lua->fault_signal)
         snprintf(what, sizeof what, "%s%splugin code raised signal %d (%s): a view used after its call, or memory it cannot read",
-                 lua->fault_where, lua->fault_where[0] ? ": " : "", lua->fault_signal, strsignal(lua->fault_signal));
+                 blame[0] ? "" : lua->fault_where, lua->fault_where[0] && !blame[0] ? ": " : "", lua->fault_signal,
+                 strsignal(lua->fault_signal));
     else if (lua->over_memory)
         ls_rt_memory_limit_text(lua, what, sizeof what);
     else {
@@ -719,25 +721,31 @@ int ls_rt_recover(ls_rt *lua, int ep, uint32_t profile)
         profile_budgets(lua, profile, &budget, &timeout_ms);
         snprintf(what, sizeof what, "plugin exceeded its time budget of %llu ms", (unsigned long long)timeout_ms);
     }
-    ep = ls_rt_running_ep(lua, ep);
-    count_cut_off(lua, ls_rt_running_plugin(lua, ep, profile), ls_ext_point_info_of(ep)->name);
+    count_cut_off(lua, blamed, ls_ext_point_info_of(ep)->name);
     lua->cycle->handle_ep = 0;
     char who[300];
     ls_rt_running_who(lua, ep, profile, who, sizeof who);
     ls_error err;
-    char msg[1500];
+    char msg[2048];
     bool restarted = restart(lua, &err);
     /* the pod's message and the log name the plugin, its extension point and
      * where its hook is (asked of the rebuilt state: the old one is gone) */
     char where[300], at[340];
-    ls_rt_hook_location(lua, ep, ls_rt_running_plugin(lua, ep, profile), where, sizeof where);
+    ls_rt_hook_location(lua, ep, running, where, sizeof where);
     ls_rt_running_at(lua, ep, profile, at, sizeof at);
     if (!restarted)
-        snprintf(msg, sizeof msg, "%s: %s%s; restarting the Lua state failed: %.300s", who, what, at, err.msg);
+        snprintf(msg, sizeof msg, "%s: %s%s%s; restarting the Lua state failed: %.300s", who, blame, what, at, err.msg);
     else
-        snprintf(msg, sizeof msg, "%s: %s%s (the Lua state was restarted)", who, what, at);
-    ls_log_error("Plugin call cut off", "plugin", ls_rt_running_plugin(lua, ep, profile), "extensionPoint",
-                 ls_ext_point_info_of(ep)->name, "hook", where[0] ? where : "?", "err", msg);
+        snprintf(msg, sizeof msg, "%s: %s%s%s (the Lua state was restarted)", who, blame, what, at);
+    /* the log names the plugin whose code ran; when that ran in another's
+     * call, that one (calledPlugin) and where its code was (code) too */
+    if (blame[0])
+        ls_log_error("Plugin call cut off", "plugin", blamed, "extensionPoint", ls_ext_point_info_of(ep)->name, "code",
+                     code_at, "calledPlugin", running, "hook",
+                     where[0] ? where : "?", "err", msg);
+    else
+        ls_log_error("Plugin call cut off", "plugin", running, "extensionPoint", ls_ext_point_info_of(ep)->name, "hook",
+                     where[0] ? where : "?", "err", msg);
     lua->cycle->status = ls_status_register(LS_ERROR, msg, strlen(msg));
     lua->cycle->status_code = LS_ERROR;
     lua->cycle->state_lost = 1;

@@ -1,12 +1,19 @@
 /*
  * runtime_blame.c: who ran, for the message of a failed or cut-off call: the
  * plugin the dispatcher said was running, its extension point in upstream's
- * words, and where its hook is (file:line). The pod's Error and the log line
+ * words, and where its hook is (file:line); and whose code ran (the
+ * innermost frame of a plugin's file at a cut-off), when another plugin's
+ * code ran in that plugin's call. The pod's Error and the log line
  * of a cut-off (runtime.c's ls_rt_recover) and of an error that escaped the
- * dispatcher are worded here.
+ * dispatcher are worded here, and the call running is described in the
+ * worker's page.
  */
 #include "framework/runtime_internal.h"
+#include "luasched/base.h"
+#include "worker/page.h"
 
+#include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,12 +97,18 @@ void ls_rt_running_at(ls_rt *lua, int ep, uint32_t profile, char *at, size_t cap
 int ls_rt_failure_in_call(ls_rt *lua, int ep, uint32_t profile, const char *msg)
 {
     ep = ls_rt_running_ep(lua, ep);
-    if (msg && strstr(msg, "instruction budget"))
-        ls_rt_count_fault(lua, ls_rt_running_plugin(lua, ep, profile), ls_ext_point_info_of(ep)->name, true, false);
-    char who[300], at[340], text[1024];
+    const char *running = ls_rt_running_plugin(lua, ep, profile);
+    /* a budget's hook is a cut-off: whose code it cut off (the blame); any
+     * other error escaped with its frames unwound: the plugin running */
+    bool cut_off = msg && strstr(msg, " budget");
+    if (cut_off && strstr(msg, "instruction budget"))
+        ls_rt_count_fault(lua, ls_rt_blamed(lua, running), ls_ext_point_info_of(ep)->name, true, false);
+    char who[300], at[340], blame[420] = "", text[1200];
     ls_rt_running_who(lua, ep, profile, who, sizeof who);
     ls_rt_running_at(lua, ep, profile, at, sizeof at);
-    snprintf(text, sizeof text, "%s: %s%s", who, msg ? msg : "unknown error", at);
+    if (cut_off)
+        ls_rt_blame_prefix(lua, running, blame, sizeof blame);
+    snprintf(text, sizeof text, "%s: %s%s%s", who, blame, msg ? msg : "unknown error", at);
     return ls_rt_failure(lua, NULL, text);
 }
 
@@ -229,4 +242,234 @@ void ls_rt_split_note(const char *text, ls_rt_noted_call *out)
         n--;
     text_copy(out->where, sizeof out->where, step, n);
     text_copy(out->point, sizeof out->point, noted_point(step), sizeof out->point);
+}
+
+/* ---- whose code ran: the innermost frame of a plugin's file */
+
+/* A plugin file's chunk name ("@path") and its plugin; "" for a module that
+ * more than one plugin requires (its frames name no one). */
+struct ls_rt_source {
+    char *source, *plugin;
+};
+
+static void free_source_list(struct ls_rt_source *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(list[i].source);
+        free(list[i].plugin);
+    }
+    free(list);
+}
+
+void ls_rt_free_sources(ls_rt *lua)
+{
+    struct ls_rt_source *old = lua->sources;
+    size_t n = lua->n_sources;
+    lua->n_sources = 0;
+    atomic_signal_fence(memory_order_seq_cst);   /* a walk in a signal handler reads no entry past this */
+    lua->sources = NULL;
+    free_source_list(old, n);
+}
+
+/* The plugin of a chunk name: NULL when it is no plugin's file. */
+static const char *source_plugin(const ls_rt *lua, const char *source)
+{
+    for (size_t i = 0; i < lua->n_sources; i++)
+        if (strcmp(lua->sources[i].source, source) == 0)
+            return lua->sources[i].plugin;
+    return NULL;
+}
+
+/* A critical section: the watchdog's jump waits for it, so a walk (in the
+ * signal handler) never reads a list half made. The new list is published
+ * before the old one is freed. */
+void ls_rt_add_source(ls_rt *lua, const char *source, const char *plugin)
+{
+    if (!lua || !source || !plugin)
+        return;
+    ls_critical_enter();
+    for (size_t i = 0; i < lua->n_sources; i++) {
+        struct ls_rt_source *s = &lua->sources[i];
+        if (strcmp(s->source, source) == 0) {
+            if (s->plugin[0] && strcmp(s->plugin, plugin) != 0)
+                s->plugin[0] = '\0';   /* a second plugin requires it: shared */
+            ls_critical_leave();
+            return;
+        }
+    }
+    size_t n = lua->n_sources;
+    struct ls_rt_source *list = ls_xcalloc(n + 1, sizeof *list);
+    if (n)
+        memcpy(list, lua->sources, n * sizeof *list);
+    list[n].source = ls_xstrdup(source);
+    list[n].plugin = ls_xstrdup(plugin);
+    struct ls_rt_source *old = lua->sources;
+    lua->sources = list;
+    atomic_signal_fence(memory_order_seq_cst);   /* the list before its length, for a walk in a signal handler */
+    lua->n_sources = n + 1;
+    free(old);   /* the strings moved to the new list */
+    ls_critical_leave();
+}
+
+void ls_rt_blame_clear(ls_rt *lua)
+{
+    lua->blame_plugin[0] = lua->blame_where[0] = '\0';
+}
+
+/* "file:line" without stdio (the signal handler). */
+static void frame_place(const char *file, int line, char *out, size_t cap)
+{
+    size_t n = text_copy(out, cap, file, cap);
+    char digits[16];
+    int k = 0;
+    unsigned v = line > 0 ? (unsigned)line : 0;
+    do
+        digits[k++] = (char)('0' + v % 10);
+    while ((v /= 10) && k < (int)sizeof digits);
+    if (n + 1 + (size_t)k + 1 > cap)
+        return;
+    out[n++] = ':';
+    while (k)
+        out[n++] = digits[--k];
+    out[n] = '\0';
+}
+
+/* The walk's way out when reading a frame faults (in a trace, the frames
+ * LuaJIT has not written back). */
+static _Thread_local sigjmp_buf *volatile walk_escape;
+
+void ls_rt_blame_walk_fault(void)
+{
+    sigjmp_buf *escape = walk_escape;
+    if (escape) {
+        walk_escape = NULL;
+        siglongjmp(*escape, 1);
+    }
+}
+
+enum { MAX_BLAME_LEVELS = 250 };
+
+void ls_rt_blame_frames(ls_rt *lua, lua_State *L)
+{
+    if (!lua || !L || !lua->n_sources)
+        return;
+    sigjmp_buf here;
+    if (sigsetjmp(here, 0)) {
+        walk_escape = NULL;
+        return;
+    }
+    walk_escape = &here;
+    lua_Debug ar;
+    for (int level = 0; level < MAX_BLAME_LEVELS && lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || !ar.source)
+            continue;
+        const char *plugin = source_plugin(lua, ar.source);
+        if (!plugin || !plugin[0])
+            continue;   /* the runtime's files, generated loops, a shared module */
+        text_copy(lua->blame_plugin, sizeof lua->blame_plugin, plugin, sizeof lua->blame_plugin);
+        frame_place(ar.short_src, ar.currentline, lua->blame_where, sizeof lua->blame_where);
+        break;
+    }
+    walk_escape = NULL;
+}
+
+/* A call past the memory limit: the walk at the block that crossed it (the
+ * allocator's) is whose code took it; the hook and the signal after it are
+ * later, wherever the code went on. A plugin past its share of the limit is
+ * the one whose call just ended (profiles.lua checks after each hook): no
+ * walk names another. */
+void ls_rt_blame_memory(ls_rt *lua, lua_State *L)
+{
+    if (lua && !lua->over_share && !lua->blame_plugin[0])
+        ls_rt_blame_frames(lua, L);
+}
+
+const char *ls_rt_blamed(const ls_rt *lua, const char *running)
+{
+    return lua->blame_plugin[0] && !lua->over_share ? lua->blame_plugin : running;
+}
+
+void ls_rt_blame_prefix(const ls_rt *lua, const char *running, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!lua->blame_plugin[0] || lua->over_share || (running && strcmp(running, lua->blame_plugin) == 0))
+        return;
+    snprintf(out, cap, "plugin \"%s\" (%s, its code run in %s's call): ", lua->blame_plugin, lua->blame_where,
+             running && strcmp(running, "?") != 0 ? running : "another plugin");
+}
+
+/* ---- the state running now: the worker's page and the watchdog's reports */
+
+/* The loader names the plugin of a file it loads (loader.lua; a module by
+ * the plugin that requires it): whose code a frame of that file is. */
+void ls_lua_plugin_source(const char *source, const char *plugin)
+{
+    ls_rt_add_source(ls_rt_running_state(), source, plugin);
+}
+
+void ls_rt_blame_running(void)
+{
+    ls_rt *lua = ls_rt_running_state();
+    if (lua && lua->over_memory)
+        ls_rt_blame_memory(lua, lua->L);
+    else if (lua && lua->L)
+        ls_rt_blame_frames(lua, lua->L);
+}
+
+/* The innermost frame of a plugin's file ("path:line"): a file chunk that is
+ * not one of the runtime's modules (generated loops are "=..." chunks). */
+void ls_rt_plugin_frame(ls_rt *lua, char *out, size_t size)
+{
+    out[0] = 0;
+    lua_Debug ar;
+    size_t rl = lua->lua_path ? strcspn(lua->lua_path, "?;") : 0;   /* the runtime's directory */
+    for (int level = 0; lua_getstack(lua->L, level, &ar); level++) {
+        if (!lua_getinfo(lua->L, "Sl", &ar) || ar.source[0] != '@' || ar.currentline <= 0)
+            continue;
+        const char *file = ar.source + 1;
+        if (rl && strncmp(file, lua->lua_path, rl) == 0)
+            continue;
+        snprintf(out, size, "%s:%d", file, ar.currentline);
+        return;
+    }
+}
+
+/* The call running now, into the worker's shared page (from the watchdog's
+ * thread when the call overruns its budget, from the fatal signal handler):
+ * reads of the state and stores, nothing that allocates or locks. */
+void ls_rt_describe_running(void)
+{
+    ls_rt *lua = ls_rt_active_state();
+    if (!lua || !ls_worker_page_self)
+        return;
+    int call = ls_rt_active_call >= 0 ? ls_rt_running_ep(lua, ls_rt_active_call) : -1;
+    uint32_t profile = ls_rt_active_profile;
+    const ls_pod *pod = lua->cycle ? lua->cycle->pod : NULL;
+    const char *name = lua->profiles && profile < lua->n_profiles ? ls_str_get(lua->profiles[profile].scheduler_name)
+                                                                   : "";
+    if (call >= 0) {
+        ls_worker_page_describe(name, ls_rt_running_plugin(lua, call, profile),
+                                ls_ext_point_name(ls_ext_point_info_of(call)->point), pod ? ls_str_get(pod->ns) : NULL,
+                                pod ? ls_str_get(pod->name) : NULL, ls_rt_running_place(lua, call, profile));
+        return;
+    }
+    static ls_rt_noted_call noted;   /* one describer at a time: the watchdog's thread or the signal handler */
+    ls_rt_split_note(ls_rt_current_note(), &noted);
+    ls_worker_page_describe(name, noted.plugin, noted.point, pod ? ls_str_get(pod->ns) : NULL,
+                            pod ? ls_str_get(pod->name) : NULL, noted.where);
+}
+
+void ls_rt_describe_blame(void)
+{
+    ls_rt *lua = ls_rt_active_state();
+    if (!lua || !ls_worker_page_self || ls_rt_active_call < 0)
+        return;   /* a call outside a cycle is described by its note */
+    ls_rt_blame_running();
+    if (ls_rt_running_state() != lua)
+        return;   /* a nested state's frames: not the described call's */
+    int call = ls_rt_running_ep(lua, ls_rt_active_call);
+    const char *running = ls_rt_running_plugin(lua, call, ls_rt_active_profile);
+    const char *blamed = ls_rt_blamed(lua, running);
+    if (strcmp(blamed, running) != 0)
+        ls_worker_page_blame(blamed, lua->blame_where);
 }

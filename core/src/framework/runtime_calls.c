@@ -95,18 +95,23 @@ static int invoke_for_status(ls_rt *lua, const dispatch_call *c)
         bool named = c->in_cycle || strcmp(ls_rt_running_plugin(lua, c->ep, STATE_PROFILE), "?") != 0;
         const char *msg = lua_tostring(L, -1);
         if (!named && msg && strstr(msg, "instruction budget"))
-            ls_rt_count_fault(lua, "?", row->name, true, false);
+            ls_rt_count_fault(lua, ls_rt_blamed(lua, "?"), row->name, true, false);
         int code = named ? ls_rt_failure_in_call(lua, c->ep, STATE_PROFILE, msg) : ls_rt_failure(lua, row->hook, msg);
         lua_pop(L, 1);
         return code;
     }
     int code = (int)lua_tointeger(L, -1);
     lua_pop(L, 1);
-    const ls_status_info *st = lua->cycle->status_code == LS_ERROR ? ls_status_get(lua->cycle->status) : NULL;
+    /* a budget's error the call's plugin code caught no more: counted once
+     * (a cycle a cut-off ended returns that cut-off's Error, counted then,
+     * at each later point: it was counted again against "?") */
+    const ls_status_info *st = lua->cycle->status_code == LS_ERROR && !lua->cycle->state_lost
+                                   ? ls_status_get(lua->cycle->status)
+                                   : NULL;
     if (c->in_cycle && st && (strstr(st->message, "instruction budget") || strstr(st->message, "time budget"))) {
-        int ep = ls_rt_running_ep(lua, c->ep);
-        ls_rt_count_fault(lua, ls_rt_running_plugin(lua, ep, STATE_PROFILE), ls_ext_point_info_of(ep)->name, true,
-                          false);
+        int ep = ls_rt_running_ep(lua, c->ep);   /* against the plugin whose code the budget's hook cut off */
+        ls_rt_count_fault(lua, ls_rt_blamed(lua, ls_rt_running_plugin(lua, ep, STATE_PROFILE)),
+                          ls_ext_point_info_of(ep)->name, true, false);
     }
     return code;
 }

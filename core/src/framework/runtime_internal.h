@@ -49,6 +49,11 @@ struct ls_rt {
     struct ls_rt_place *places;      /* "hook at file:line" of every plugin of every row, made at build
                                       * (runtime_blame.c): the watchdog and a fatal signal read them, never Lua */
     size_t n_places;
+    struct ls_rt_source *sources;    /* the chunk name of every plugin file loaded -> its plugin (loader.lua) */
+    size_t n_sources;
+    char blame_plugin[128];          /* the plugin whose code ran at the call's last cut-off (the innermost
+                                      * frame of a plugin's file), "" when unknown (runtime_blame.c) */
+    char blame_where[256];           /* that frame's file:line */
 };
 
 enum { NO_PROFILE = 0x7fffffff };
@@ -75,6 +80,10 @@ extern volatile uint32_t ls_rt_active_profile;
 int ls_rt_guarded_pcall(ls_rt *lua, int nargs, int nresults, bool may_interrupt);
 /* The call running now into the worker's shared page (worker/page.h); async-signal-safe. */
 void ls_rt_describe_running(void);
+/* The watchdog's signal found the call inside C: whose code ran, when it is
+ * another plugin's than the call's, into the worker's page beside the call
+ * (ls_worker_page_blame); reads and stores only. */
+void ls_rt_describe_blame(void);
 /* Whether there is a state to call into, restarting one when it is time. */
 bool ls_rt_usable(ls_rt *lua);
 /* Whether a guarded call of any state is running (a call made now is nested in it). */
@@ -102,6 +111,42 @@ const char *ls_rt_running_plugin(const ls_rt *lua, int ep, uint32_t profile);
 /* What a call past the memory limit is told: the limit, or the share of it a
  * plugin that is not built-in may hold after its call (runtime_blame.c). */
 void ls_rt_memory_limit_text(const ls_rt *lua, char *out, size_t cap);
+/* runtime_blame.c: whose code ran. The loader names the plugin of every
+ * file it loads (ls_lua_plugin_source); at a cut-off (the watchdog's hook
+ * or signal, the memory limit, a fault) the innermost frame of a plugin's
+ * file on the state's Lua stack is recorded as the call's blame (files of
+ * the runtime, generated loops and a module two plugins share are walked
+ * past); a call that finds none keeps the blame it had. Reads and stores
+ * only, a fault while reading frames ends the walk: safe in the signal
+ * handler and the allocator. ls_rt_blame_clear at a call's start. */
+void ls_rt_add_source(ls_rt *lua, const char *source, const char *plugin);
+void ls_rt_free_sources(ls_rt *lua);
+void ls_rt_blame_clear(ls_rt *lua);
+void ls_rt_blame_frames(ls_rt *lua, lua_State *L);
+/* The same for a call past the memory limit: only the first walk (at the
+ * block that crossed it) counts, and none for a plugin past its share. */
+void ls_rt_blame_memory(ls_rt *lua, lua_State *L);
+/* For the fatal-signal handler: a fault while ls_rt_blame_frames reads the
+ * frames leaves the walk (does not return then). */
+void ls_rt_blame_walk_fault(void);
+/* The plugin a cut-off or error of a call running `running` is counted
+ * against: the blame when there is one, else `running`. */
+const char *ls_rt_blamed(const ls_rt *lua, const char *running);
+/* 'plugin "Probe" (FILE:LINE, its code run in Other's call): ' when the code
+ * that ran is another plugin's than `running`, else "". */
+void ls_rt_blame_prefix(const ls_rt *lua, const char *running, char *out, size_t cap);
+/* The watchdog's cut-off (its hook, its signal): the blame of the state whose
+ * call runs now. */
+void ls_rt_blame_running(void);
+/* runtime_blame.c: the innermost frame of a file that is not the runtime's
+ * ("path:line", "" when none): where a recovered fault was. */
+void ls_rt_plugin_frame(ls_rt *lua, char *out, size_t size);
+/* runtime.c: the state of the outermost guarded call (NULL outside one); the
+ * state whose code runs now (a nested one's, else that); what the runtime
+ * noted last (ls_lua_note). Reads only: the signal handlers use them. */
+ls_rt *ls_rt_active_state(void);
+ls_rt *ls_rt_running_state(void);
+const char *ls_rt_current_note(void);
 /* A note of the runtime's ('plugin "X" (queueing hint at FILE:LINE)') as the
  * plugin's name, its point and where it runs; a note that names no plugin is
  * the plugin field whole, the point "(outside a cycle)". Signal-safe. */

@@ -16,7 +16,9 @@
  * come back within the supervisor's grace period ends the worker, which the
  * supervisor restarts. Arming and disarming also publish the call's start
  * and budget in the shared page, and the first stage describes the call
- * there (profile, plugin, extension point, pod).
+ * there (profile, plugin, extension point, pod). Before a cut-off leaves
+ * (the hook's error, the jump) the runtime records whose code ran: the
+ * innermost frame of a plugin's file (runtime_blame.c).
  */
 #include "framework/watchdog.h"
 #include "framework/runtime_internal.h"
@@ -83,6 +85,7 @@ static void jump_out(void)
     if (!still_targeted())
         return;
     atomic_store(&kill_call, 0);
+    ls_rt_blame_running();   /* whose code ran: the innermost frame of a plugin's file, read before the jump */
     siglongjmp(*current->escape, 1);
 }
 
@@ -147,8 +150,12 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
     (void)sig;
     (void)info;
-    if (supervised && !in_compiled_code(uctx))
-        return;   /* inside libc, the allocator or C code: never jumped out of */
+    if (supervised && !in_compiled_code(uctx)) {
+        /* inside libc, the allocator or C code: never jumped out of; should
+         * the supervisor end the worker, its page says whose code ran */
+        ls_rt_describe_blame();
+        return;
+    }
     if (!ls_critical_defer(jump_out))
         jump_out();
 }
@@ -175,6 +182,7 @@ void ls_watchdog_hook(lua_State *L, lua_Debug *ar)
         lua_error(L);
     }
     if (still_targeted()) {
+        ls_rt_blame_running();   /* in a hook the frames are exact */
         lua_pushfstring(L, "plugin exceeded its time budget of %d ms", (int)atomic_load(&current->timeout_ms));
         lua_error(L);
     }

@@ -80,6 +80,7 @@ void ls_worker_page_describe(const char *profile, const char *plugin, const char
     copy(p->plugin, sizeof p->plugin, plugin);
     copy(p->point, sizeof p->point, point);
     copy(p->where, sizeof p->where, where);
+    p->code_of[0] = p->code_at[0] = 0;
     size_t n = 0;
     if (pod_name && *pod_name) {
         copy(p->pod, sizeof p->pod, pod_ns && *pod_ns ? pod_ns : "");
@@ -91,6 +92,22 @@ void ls_worker_page_describe(const char *profile, const char *plugin, const char
         p->pod[0] = 0;
     }
     atomic_fetch_add(&p->described, 1);
+}
+
+void ls_worker_page_blame(const char *plugin, const char *at)
+{
+    ls_worker_page *p = ls_worker_page_self;
+    if (!p)
+        return;
+    atomic_fetch_add(&p->described, 1);
+    copy(p->code_of, sizeof p->code_of, plugin);
+    copy(p->code_at, sizeof p->code_at, at);
+    atomic_fetch_add(&p->described, 1);
+}
+
+const char *ls_worker_page_culprit(const ls_worker_page *p)
+{
+    return p->code_of[0] ? p->code_of : p->plugin;
 }
 
 void ls_worker_page_say_why(const char *why)
@@ -114,6 +131,9 @@ void ls_worker_page_call(const ls_worker_page *p, char *out, size_t cap)
             snprintf(out, cap, "%s", p->plugin);
         return;
     }
-    snprintf(out, cap, "%s/%s/%s/%s%s%s", p->profile[0] ? p->profile : "-", p->plugin[0] ? p->plugin : "-",
-             p->point[0] ? p->point : "-", p->pod[0] ? p->pod : "-", p->where[0] ? " in " : "", p->where);
+    int n = snprintf(out, cap, "%s/%s/%s/%s%s%s", p->profile[0] ? p->profile : "-", p->plugin[0] ? p->plugin : "-",
+                     p->point[0] ? p->point : "-", p->pod[0] ? p->pod : "-", p->where[0] ? " in " : "", p->where);
+    if (p->code_of[0] && n >= 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, ": plugin \"%s\" (%s, its code run in %s's call)", p->code_of, p->code_at,
+                 p->plugin[0] ? p->plugin : "another plugin");
 }

@@ -25,6 +25,9 @@ typedef struct ls_worker_page {
     atomic_uint_fast32_t described;        /* odd while the fields below are written */
     char profile[128], plugin[128], point[64], pod[320];
     char where[240];                       /* the plugin's hook and its file:line ("filter at f.lua:4"), or "" */
+    char code_of[128];                     /* the plugin whose code runs in the call, when it is not `plugin`
+                                            * (another plugin's code in its call), or "" */
+    char code_at[256];                     /* that code's file:line */
     char why[256];                         /* a fatal signal */
     atomic_uint_fast64_t why_ms;           /* when why was written */
 } ls_worker_page;
@@ -48,8 +51,15 @@ uint64_t ls_worker_now_ms(void);
 void ls_worker_page_describe(const char *profile, const char *plugin, const char *point, const char *pod_ns,
                              const char *pod_name, const char *where);
 void ls_worker_page_say_why(const char *why);
+/* The plugin whose code runs in the described call when it is another
+ * plugin's, and where (the watchdog's signal found it; async-signal-safe). */
+void ls_worker_page_blame(const char *plugin, const char *at);
+/* The plugin a worker ended in a call is counted against: whose code ran
+ * (code_of) when known, else the call's plugin. */
+const char *ls_worker_page_culprit(const ls_worker_page *p);
 /* "profile/plugin/point/pod" of the last description, then " in <hook at
- * file:line>" when known; "" when none. */
+ * file:line>" when known, then ': plugin "X" (file:line, its code run in
+ * Y's call)' when another plugin's code ran in it; "" when none. */
 void ls_worker_page_call(const ls_worker_page *p, char *out, size_t cap);
 
 #endif

@@ -7,7 +7,9 @@
  * event registrations of the rejecting points only, a profile's own time
  * budget cutting a runaway plugin off and the state rebuilt for the next call
  * (counted against that plugin, its point and profile: the metrics' labels),
- * and the extension-point table both sides read (extension_points.h).
+ * one plugin's code looping in another plugin's call (a metamethod on its
+ * CycleState entry) counted against the plugin whose code ran, and the
+ * extension-point table both sides read (extension_points.h).
  */
 #include "framework/runtime.h"
 #include "luasched/framework.h"
@@ -53,6 +55,28 @@ static const char LOOPER[] =
     "end\n"
     "return P\n";
 
+/* Host keeps its entry in the CycleState; Intruder (line 5) makes reading
+ * a missing field of it loop: Host's Reserve (line 6) runs Intruder's code. */
+static const char HOST[] =
+    "local ls = require('luasched')\n"
+    "local P = ls.plugin('Host')\n"
+    "function P:pre_filter(state, pod) state.Host = {} end\n"
+    "function P:reserve(state, pod, node)\n"
+    "  local entry = state.Host\n"
+    "  return entry.missing and ls.unschedulable('never') or nil\n"
+    "end\n"
+    "return P\n";
+
+static const char INTRUDER[] =
+    "local ls = require('luasched')\n"
+    "local P = ls.plugin('Intruder')\n"
+    "function P:pre_filter(state, pod)\n"
+    "  setmetatable(state.Host, { __index = function()\n"
+    "    while true do end\n"
+    "  end })\n"
+    "end\n"
+    "return P\n";
+
 static char dir[] = "/tmp/ls_test_runtime_XXXXXX";
 
 static void write_plugin(const char *file, const char *text)
@@ -69,7 +93,7 @@ static void write_plugin(const char *file, const char *text)
 
 static void remove_plugins(void)
 {
-    static const char *const files[] = {"tiny.lua", "only_extensions.lua", "looper.lua"};
+    static const char *const files[] = {"tiny.lua", "only_extensions.lua", "looper.lua", "host.lua", "intruder.lua"};
     char path[256];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -246,6 +270,29 @@ static void test_runaway_plugin(ls_lua *lua, ls_cycle *cycle)
     CHECK_CONTAINS(ls_status_message(cycle->status), "no room");
 }
 
+/* A cut-off is counted against the plugin whose code ran (the metrics'
+ * plugin label), not the one whose hook was called. */
+static void test_code_of_another_plugin(ls_lua *lua, ls_cycle *cycle, const ls_pod *pod)
+{
+    cycle->pod = pod;
+    cycle->state_lost = 0;
+    CHECK_INT(ls_lua_run(lua, LS_EP_PRE_FILTER, 2), LS_SUCCESS);
+    CHECK_INT(ls_lua_run(lua, LS_EP_RESERVE, 2), LS_ERROR);
+    char expected[600];
+    snprintf(expected, sizeof expected, "running Reserve plugin \"Host\": plugin \"Intruder\" (%s/intruder.lua:5, "
+             "its code run in Host's call): plugin exceeded its time budget of 300 ms in reserve at %s/host.lua:4 "
+             "(the Lua state was restarted)", dir, dir);
+    CHECK_STR(ls_status_message(cycle->status), expected);
+    fault_rows = 0;
+    ls_lua_drain_faults(lua, keep_fault_row, NULL);
+    CHECK_INT(fault_rows, 1);
+    CHECK_STR(fault_row.profile, "host-scheduler");
+    CHECK_STR(fault_row.plugin, "Intruder");
+    CHECK_STR(fault_row.point, "Reserve");
+    CHECK_INT(fault_row.overruns, 1);
+    CHECK_INT(fault_row.restarts, 1);
+}
+
 int main(void)
 {
     test_extension_point_table();
@@ -256,6 +303,8 @@ int main(void)
     write_plugin("tiny.lua", TINY);
     write_plugin("only_extensions.lua", ONLY_EXTENSIONS);
     write_plugin("looper.lua", LOOPER);
+    write_plugin("host.lua", HOST);
+    write_plugin("intruder.lua", INTRUDER);
 
     ls_cycle cycle;
     memset(&cycle, 0, sizeof cycle);
@@ -270,7 +319,7 @@ int main(void)
     }
     test_plugin_points(lua);
 
-    ls_profile profiles[2];
+    ls_profile profiles[3];
     init_profile(&profiles[0], "tiny-scheduler");
     add_plugin(&profiles[0], LS_EP_PRE_ENQUEUE, "Tiny");
     add_plugin(&profiles[0], LS_EP_QUEUE_SORT, "Tiny");
@@ -279,19 +328,26 @@ int main(void)
     init_profile(&profiles[1], "looper-scheduler");
     add_plugin(&profiles[1], LS_EP_RESERVE, "Looper");
     profiles[1].plugin_timeout_ms = 300;
-    CHECK(ls_lua_build(lua, profiles, 2, &err));
+    init_profile(&profiles[2], "host-scheduler");
+    add_plugin(&profiles[2], LS_EP_PRE_FILTER, "Host");
+    add_plugin(&profiles[2], LS_EP_PRE_FILTER, "Intruder");
+    add_plugin(&profiles[2], LS_EP_RESERVE, "Host");
+    profiles[2].plugin_timeout_ms = 300;
+    CHECK(ls_lua_build(lua, profiles, 3, &err));
 
     const ls_pod *p7 = parse_pod("p7", 7), *p9 = parse_pod("p9", 9);
     test_queue_side(lua, &cycle, p7, p9);
     test_cycle_calls(lua, &cycle, p7);
     test_registrations(lua);
     test_runaway_plugin(lua, &cycle);
+    test_code_of_another_plugin(lua, &cycle, p7);
 
     ls_lua_free(lua);
     ls_pod_release(p7);
     ls_pod_release(p9);
     free_profile(&profiles[0]);
     free_profile(&profiles[1]);
+    free_profile(&profiles[2]);
     remove_plugins();
     ls_status_reset();
     TEST_MAIN_END();
