@@ -7,9 +7,10 @@
 #   its last binding,
 #   ROUNDS times without and with QPS single-pod questions per second sent
 #   to /whatif meanwhile (alternating), and the medians. The questions come
-#   from one light client process (bench/whatif_client.py: one thread,
+#   from one light client process (bench/whatif_client.c, built as
+#   luasched_whatif_client beside luasched: libcurl, one thread,
 #   CONNECTIONS keep-alive connections opened before the measured window,
-#   questions on a fixed schedule, pipelined). Each round also prints the CPU
+#   questions on a fixed schedule, at most one in flight per connection). Each round also prints the CPU
 #   time (from /proc/PID/stat, readiness to last binding) of the scheduler
 #   (run's supervisor, its worker and the worker's evaluators), of the API
 #   server (simulate --serve) and of the client, and the scheduler's CPU per
@@ -28,7 +29,8 @@
 #
 # usage: bench/whatif.sh [NODES] [BOUND] [PENDING] [ROUNDS] [QPS] [QUESTIONS]
 #        (default 5000 10000 3000 3 50 500)
-# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched);
+# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched),
+# WHATIF_CLIENT the question client (default luasched_whatif_client beside it);
 # WHATIF_EVALUATOR=loop runs `luasched run --whatif-evaluator loop` (questions
 # on the scheduling thread) to compare with the default fork; RUN_VERBOSITY
 # (default 2) is run's -v (4 logs each evaluator forked and reaped, with its
@@ -40,10 +42,12 @@ BOUND=${2:-10000}
 PENDING=${3:-3000}
 ROUNDS=${4:-3}
 QPS=${5:-50}
-CONNECTIONS=${CONNECTIONS:-64}   # the client's keep-alive connections: the questions that may wait at once
+CONNECTIONS=${CONNECTIONS:-128}   # the client's keep-alive connections: the questions that may wait at once
 QUESTIONS=${6:-500}
 BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
+CLIENT=${WHATIF_CLIENT:-$(dirname "$BIN")/luasched_whatif_client}
+[ -x "$CLIENT" ] || { echo "bench/whatif.sh: no question client at $CLIENT (build the luasched_whatif_client target, or set WHATIF_CLIENT)" >&2; exit 2; }
 TMP=$(mktemp -d)
 SERVE_PID= RUN_PID= ASK_PID=
 trap 'kill $SERVE_PID $RUN_PID $ASK_PID 2>/dev/null || true; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
@@ -145,7 +149,7 @@ measure() {
     # one client process: keep-alive connections opened while the scheduler
     # starts (before the window), then questions on a fixed schedule
     until curl -sk -o /dev/null "https://127.0.0.1:$PORT/livez"; do sleep 0.02; done
-    python3 "$ROOT/bench/whatif_client.py" "https://127.0.0.1:$PORT/whatif" "$TOKEN" "$TMP/pods.jsonl" "$1" \
+    "$CLIENT" "https://127.0.0.1:$PORT/whatif" "$TOKEN" "$TMP/pods.jsonl" "$1" \
       "$CONNECTIONS" > "$TMP/asked" 2> "$TMP/client.err" &
     ASK_PID=$!
     until grep -q connected "$TMP/client.err"; do sleep 0.02; done
