@@ -16,7 +16,8 @@
  * ones due meanwhile are sent as answers free connections. Each
  * answer is one line on standard output: the HTTP status, the answer's
  * "loopPauseMs" and its "elapsedMs" (the evaluator's time for it), "-" for
- * one it does not have. Runs until SIGTERM.
+ * one it does not have. SIGUSR2 pauses the questions, and resumes them
+ * (their schedule starting again then). Runs until SIGTERM.
  *
  * It replaced a Python client that cost the bench's 2-core machine about a
  * millisecond of CPU per question, which the scheduler's throughput paid for.
@@ -34,12 +35,18 @@ typedef struct buf {
     size_t len, cap;
 } buf;
 
-static volatile sig_atomic_t go, stop;
+static volatile sig_atomic_t go, stop, paused;
 
 static void on_usr1(int sig)
 {
     (void)sig;
     go = 1;
+}
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+    paused = !paused;
 }
 
 static void on_term(int sig)
@@ -216,6 +223,7 @@ int main(int argc, char **argv)
     size_t n_questions;
     char **questions = read_questions(argv[3], &n_questions);
     signal(SIGUSR1, on_usr1);
+    signal(SIGUSR2, on_usr2);
     signal(SIGTERM, on_term);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     char auth[512];
@@ -251,6 +259,11 @@ int main(int argc, char **argv)
     size_t sent = 0;
     long in_flight = 0;
     while (!stop) {
+        if (paused) {   /* answers still come; the schedule starts again on resuming */
+            in_flight -= run_until(multi, 0, now_s() + 0.05, 1);
+            began = now_s() - (double)sent / qps;
+            continue;
+        }
         size_t due = (size_t)((now_s() - began) * qps) + 1;
         for (; sent < due && in_flight < conns; sent++, in_flight++)
             start(multi, url, headers, questions[sent % n_questions]);
