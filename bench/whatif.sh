@@ -34,6 +34,7 @@
 # ALTERNATE=SECONDS measures the throughput in one run instead, questions
 # switched on and off every SECONDS (below; GUARD, default 0.5, the seconds
 # left out after each switch).
+# RUN_FLAGS are more flags of `luasched run` (e.g. "--whatif-max-wait 1s").
 # WHATIF_EVALUATOR=loop runs `luasched run --whatif-evaluator loop` (questions
 # on the scheduling thread) to compare with the default fork; RUN_VERBOSITY
 # (default 2) is run's -v (4 logs each evaluator forked and reaped, with its
@@ -80,9 +81,10 @@ start() { # [FLAGS...]: served cluster and run on PORT
   SERVE_PID=$!
   until [ -s "$TMP/kc" ]; do sleep 0.05; done
   START=$(date +%s.%N)
+  # shellcheck disable=SC2086  # RUN_FLAGS: words
   "$BIN" run --kubeconfig "$TMP/kc" --leader-elect=false --bind-address 127.0.0.1 --secure-port "$PORT" -v "${RUN_VERBOSITY:-2}" \
     ${WHATIF_EVALUATOR:+--whatif-evaluator "$WHATIF_EVALUATOR"} \
-    --kube-api-qps 100000 --kube-api-burst 100000 "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
+    --kube-api-qps 100000 --kube-api-burst 100000 ${RUN_FLAGS:-} "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
   RUN_PID=$!
 }
 
@@ -256,6 +258,9 @@ if [ -n "${ALTERNATE:-}" ]; then
       printf "throughput in one run, questions switched every %s s: %.0f pods/s without (%d periods), %.0f with (%d periods): %.1f%% of it\n", ALT, off, periods["off"], on, periods["on"], 100 * on / off
     }' ALT="$ALTERNATE" "$TMP/switches" "$TMP/bound_at"
   echo "  $answered questions answered in the run"
+  awk '$1 == 200 {print $4}' "$TMP/asked" > "$TMP/round_trip_ms"
+  [ ! -s "$TMP/round_trip_ms" ] || printf '  their round trip (sent to answered, waiting for a fork while pods wait): p50 %.0f ms, p99 %.0f ms\n' \
+    "$(pct 50 < "$TMP/round_trip_ms")" "$(pct 99 < "$TMP/round_trip_ms")"
   exit 0
 fi
 

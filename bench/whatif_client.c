@@ -16,7 +16,7 @@
  * ones due meanwhile are sent as answers free connections. Each
  * answer is one line on standard output: the HTTP status, the answer's
  * "loopPauseMs" and its "elapsedMs" (the evaluator's time for it), "-" for
- * one it does not have. SIGUSR2 pauses the questions, and resumes them
+ * one it does not have, and the round trip in ms (from when it was sent). SIGUSR2 pauses the questions, and resumes them
  * (their schedule starting again then). Runs until SIGTERM.
  *
  * It replaced a Python client that cost the bench's 2-core machine about a
@@ -180,7 +180,9 @@ static int reap(CURLM *multi, int print)
             char pause[32], elapsed[32];
             field(&t->body, "\"loopPauseMs\":", pause, sizeof pause);
             field(&t->body, "\"elapsedMs\":", elapsed, sizeof elapsed);
-            printf("%ld %s %s\n", status, pause, elapsed);
+            curl_off_t total_us = 0;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_TOTAL_TIME_T, &total_us);
+            printf("%ld %s %s %.3f\n", status, pause, elapsed, (double)total_us / 1000);
             fflush(stdout);
         }
         curl_multi_remove_handle(multi, m->easy_handle);
