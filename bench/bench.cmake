@@ -10,3 +10,7 @@ if(TEST e2e/bench_smoke)
   set_property(TEST e2e/bench_smoke APPEND PROPERTY ENVIRONMENT "LUASCHED_LUA_VS_C=$<TARGET_FILE:luasched_lua_vs_c>")
 endif()
 
+
+# bench/whatif.sh's question client (libcurl's multi interface, one thread).
+add_executable(luasched_whatif_client ${CMAKE_SOURCE_DIR}/bench/whatif_client.c)
+target_link_libraries(luasched_whatif_client PRIVATE PkgConfig::CURL)

@@ -7,9 +7,10 @@
 #   its last binding,
 #   ROUNDS times without and with QPS single-pod questions per second sent
 #   to /whatif meanwhile (alternating), and the medians. The questions come
-#   from one light client process (bench/whatif_client.py: one thread,
+#   from one light client process (bench/whatif_client.c, built as
+#   luasched_whatif_client beside luasched: libcurl, one thread,
 #   CONNECTIONS keep-alive connections opened before the measured window,
-#   questions on a fixed schedule, pipelined). Each round also prints the CPU
+#   questions on a fixed schedule, at most one in flight per connection). Each round also prints the CPU
 #   time (from /proc/PID/stat, readiness to last binding) of the scheduler
 #   (run's supervisor, its worker and the worker's evaluators), of the API
 #   server (simulate --serve) and of the client, and the scheduler's CPU per
@@ -28,7 +29,12 @@
 #
 # usage: bench/whatif.sh [NODES] [BOUND] [PENDING] [ROUNDS] [QPS] [QUESTIONS]
 #        (default 5000 10000 3000 3 50 500)
-# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched);
+# LUASCHED_BIN selects the binary (default build-rel/luasched, then build/luasched),
+# WHATIF_CLIENT the question client (default luasched_whatif_client beside it);
+# ALTERNATE=SECONDS measures the throughput in one run instead, questions
+# switched on and off every SECONDS (below; GUARD, default 0.5, the seconds
+# left out after each switch).
+# RUN_FLAGS are more flags of `luasched run` (e.g. "--whatif-max-wait 1s").
 # WHATIF_EVALUATOR=loop runs `luasched run --whatif-evaluator loop` (questions
 # on the scheduling thread) to compare with the default fork; RUN_VERBOSITY
 # (default 2) is run's -v (4 logs each evaluator forked and reaped, with its
@@ -40,10 +46,12 @@ BOUND=${2:-10000}
 PENDING=${3:-3000}
 ROUNDS=${4:-3}
 QPS=${5:-50}
-CONNECTIONS=${CONNECTIONS:-64}   # the client's keep-alive connections: the questions that may wait at once
+CONNECTIONS=${CONNECTIONS:-128}   # the client's keep-alive connections: the questions that may wait at once
 QUESTIONS=${6:-500}
 BIN=${LUASCHED_BIN:-}
 [ -n "$BIN" ] || { [ -x "$ROOT/build-rel/luasched" ] && BIN=$ROOT/build-rel/luasched || BIN=$ROOT/build/luasched; }
+CLIENT=${WHATIF_CLIENT:-$(dirname "$BIN")/luasched_whatif_client}
+[ -x "$CLIENT" ] || { echo "bench/whatif.sh: no question client at $CLIENT (build the luasched_whatif_client target, or set WHATIF_CLIENT)" >&2; exit 2; }
 TMP=$(mktemp -d)
 SERVE_PID= RUN_PID= ASK_PID=
 trap 'kill $SERVE_PID $RUN_PID $ASK_PID 2>/dev/null || true; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
@@ -73,9 +81,10 @@ start() { # [FLAGS...]: served cluster and run on PORT
   SERVE_PID=$!
   until [ -s "$TMP/kc" ]; do sleep 0.05; done
   START=$(date +%s.%N)
+  # shellcheck disable=SC2086  # RUN_FLAGS: words
   "$BIN" run --kubeconfig "$TMP/kc" --leader-elect=false --bind-address 127.0.0.1 --secure-port "$PORT" -v "${RUN_VERBOSITY:-2}" \
     ${WHATIF_EVALUATOR:+--whatif-evaluator "$WHATIF_EVALUATOR"} \
-    --kube-api-qps 100000 --kube-api-burst 100000 "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
+    --kube-api-qps 100000 --kube-api-burst 100000 ${RUN_FLAGS:-} "$@" > "$TMP/run.out" 2> "$TMP/run.err" &
   RUN_PID=$!
 }
 
@@ -145,7 +154,7 @@ measure() {
     # one client process: keep-alive connections opened while the scheduler
     # starts (before the window), then questions on a fixed schedule
     until curl -sk -o /dev/null "https://127.0.0.1:$PORT/livez"; do sleep 0.02; done
-    python3 "$ROOT/bench/whatif_client.py" "https://127.0.0.1:$PORT/whatif" "$TOKEN" "$TMP/pods.jsonl" "$1" \
+    "$CLIENT" "https://127.0.0.1:$PORT/whatif" "$TOKEN" "$TMP/pods.jsonl" "$1" \
       "$CONNECTIONS" > "$TMP/asked" 2> "$TMP/client.err" &
     ASK_PID=$!
     until grep -q connected "$TMP/client.err"; do sleep 0.02; done
@@ -199,6 +208,61 @@ printf '  HTTPS round trip: p50 %.2f ms, p99 %.2f ms\n' "$(pct 50 < "$TMP/http_m
   printf '  the loop'"'"'s pause to hand the questions over (a fork, or a write to the warm evaluator): p50 %.2f ms, p99 %.2f ms\n' \
     "$(pct 50 < "$TMP/idle_pause_ms")" "$(pct 99 < "$TMP/idle_pause_ms")"
 }
+
+# ---- throughput with questions on and off in one run (ALTERNATE=SECONDS)
+# One run schedules PENDING pods while the client's questions are switched
+# on and off every SECONDS (off first); the pods bound per second in the on
+# periods against the off periods, each period counted from GUARD seconds
+# after its switch (what the last period's questions left running settles)
+# to its end, the first period (the caches warm) and those that end after
+# 95% of the pods are bound (the queue drains) left out. Two separate runs differ by more than the cost asked
+# about (their pods/s moved 5-10% between runs on this project's machine);
+# periods of one run compare the same scheduler, cluster and queue.
+if [ -n "${ALTERNATE:-}" ]; then
+  GUARD=${GUARD:-0.5}
+  PORT=$(shuf -i 20000-60000 -n 1)
+  start
+  until curl -sk -o /dev/null "https://127.0.0.1:$PORT/livez"; do sleep 0.02; done
+  "$CLIENT" "https://127.0.0.1:$PORT/whatif" "$TOKEN" "$TMP/pods.jsonl" "$QPS" "$CONNECTIONS" > "$TMP/asked" \
+    2> "$TMP/client.err" &
+  ASK_PID=$!
+  until grep -qs connected "$TMP/client.err"; do sleep 0.02; done
+  until curl -skf -o /dev/null "https://127.0.0.1:$PORT/readyz"; do sleep 0.05; done
+  kill -USR2 "$ASK_PID"; kill -USR1 "$ASK_PID"   # started, paused: the run begins without questions
+  state=off
+  echo "$(date +%H:%M:%S.%N) $state" > "$TMP/switches"
+  while [ "$(grep -c 'Successfully bound' "$TMP/run.err" || true)" -lt "$PENDING" ]; do
+    sleep "$ALTERNATE"
+    kill -USR2 "$ASK_PID"
+    if [ "$state" = off ]; then state=on; else state=off; fi
+    echo "$(date +%H:%M:%S.%N) $state" >> "$TMP/switches"
+  done
+  answered=$(grep -c '^200 ' "$TMP/asked" || true)
+  stop
+  # klog's time of day (I1129 17:04:41.289921) and the switches' (17:04:41.289921123), in seconds
+  grep 'Successfully bound' "$TMP/run.err" | awk '{split($2, t, ":"); print t[1] * 3600 + t[2] * 60 + t[3]}' \
+    > "$TMP/bound_at"
+  awk -v guard="$GUARD" '
+    NR == FNR { split($1, t, ":"); at[NR] = t[1] * 3600 + t[2] * 60 + t[3]; st[NR] = $2; n = NR; next }
+    { b[++nb] = $1 }
+    END {
+      last = b[int(nb * 0.95)]   # past it the queue drains
+      for (i = 2; i < n && at[i + 1] <= last; i++) {   # not the first period, nor one the drain reached
+        from = at[i] + guard; to = at[i + 1]; c = 0
+        for (k = 1; k <= nb; k++) if (b[k] >= from && b[k] < to) c++
+        pods[st[i]] += c; secs[st[i]] += to - from; periods[st[i]]++
+        printf "  period %d (%s): %.0f pods/s\n", i - 1, st[i], c / (to - from)
+      }
+      if (!secs["on"] || !secs["off"]) { print "  too few periods: more PENDING, or a shorter ALTERNATE"; exit 1 }
+      off = pods["off"] / secs["off"]; on = pods["on"] / secs["on"]
+      printf "throughput in one run, questions switched every %s s: %.0f pods/s without (%d periods), %.0f with (%d periods): %.1f%% of it\n", ALT, off, periods["off"], on, periods["on"], 100 * on / off
+    }' ALT="$ALTERNATE" "$TMP/switches" "$TMP/bound_at"
+  echo "  $answered questions answered in the run"
+  awk '$1 == 200 {print $4}' "$TMP/asked" > "$TMP/round_trip_ms"
+  [ ! -s "$TMP/round_trip_ms" ] || printf '  their round trip (sent to answered, waiting for a fork while pods wait): p50 %.0f ms, p99 %.0f ms\n' \
+    "$(pct 50 < "$TMP/round_trip_ms")" "$(pct 99 < "$TMP/round_trip_ms")"
+  exit 0
+fi
 
 # ---- throughput without and with questions
 [ "$ROUNDS" -gt 0 ] || exit 0

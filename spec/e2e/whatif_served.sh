@@ -142,6 +142,10 @@ one_evaluator() { [ "$(evaluators)" = 1 ]; }
 wait_until 10 one_evaluator || true
 expect_eq "one evaluator is left (the warm one)" "$(evaluators)" "1"
 warm=$(pgrep -P "$worker")
+# at idle priority (SCHED_IDLE is policy 5), every thread of it; the worker is not
+policies() { for t in /proc/"$1"/task/*; do awk '/^policy/ {print $3}' "$t/sched"; done | sort -u | xargs; }
+expect_eq "the evaluator runs at idle priority, all its threads" "$(policies "$warm")" "5"
+expect_eq "the worker at the normal one" "$(policies "$worker")" "0"
 a=$(answer <<<'{"pod":'$(small_pod t-warm 100m)'}')
 expect_eq "nothing changed: the next question is answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
 expect_eq "by the warm evaluator (no fork)" "$(pgrep -P "$worker")" "$warm"

@@ -88,6 +88,9 @@ static void run_usage(FILE *out)
             "  --whatif-evaluator fork|loop   where POST /whatif's questions are answered: a forked copy of the worker\n"
             "                                 beside the scheduling loop (default), or the loop itself between two cycles\n"
             "                                 (no fork: faster answers, the loop pays each question in full)\n"
+            "  --whatif-max-wait D            while pods wait to be scheduled, how long a what-if question may wait\n"
+            "                                 for the fork that answers it; forks cost at most 2%% of the time, and the\n"
+            "                                 questions that come meanwhile share one (default 2s)\n"
             "  --metrics-poll-interval D      how often NodeMetrics / PodMetrics are listed from metrics.k8s.io\n"
             "                                 when a loaded plugin reads them (object_data or events; default 15s,\n"
             "                                 metrics-server's resolution; the metrics API has no watch)\n"
@@ -117,7 +120,7 @@ enum {
     OPT_CONFIG = 256, OPT_KUBECONFIG, OPT_MASTER, OPT_CONTEXT, OPT_QPS, OPT_BURST, OPT_CONTENT_TYPE,
     OPT_LEADER_ELECT, OPT_LEASE, OPT_RENEW, OPT_RETRY, OPT_LOCK, OPT_LOCK_NAME, OPT_LOCK_NS, OPT_BIND, OPT_PORT,
     OPT_CERT, OPT_KEY, OPT_V, OPT_LOG_FORMAT, OPT_WRITE_CONFIG, OPT_PLUGIN_PATH, OPT_PLUGIN_TIMEOUT, OPT_SEED,
-    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL, OPT_SHADOW, OPT_WHATIF_EVALUATOR,
+    OPT_STOP_TIMEOUT, OPT_AUTHN_KUBECONFIG, OPT_AUTHZ_KUBECONFIG, OPT_ALWAYS_ALLOW, OPT_CLIENT_CA, OPT_STALL, OPT_SHADOW, OPT_WHATIF_EVALUATOR, OPT_WHATIF_MAX_WAIT,
     OPT_METRICS_POLL, OPT_WORKER, OPT_SERVED_APIS, OPT_WORKER_MEMORY, OPT_WORKER_GRACE, OPT_WORKER_BACKOFF,
 };
 
@@ -155,6 +158,7 @@ static const struct option RUN_OPTIONS[] = {
     {"stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT},
     {"shadow", required_argument, NULL, OPT_SHADOW},
     {"whatif-evaluator", required_argument, NULL, OPT_WHATIF_EVALUATOR},
+    {"whatif-max-wait", required_argument, NULL, OPT_WHATIF_MAX_WAIT},
     {"worker", no_argument, NULL, OPT_WORKER},
     {"served-apis", required_argument, NULL, OPT_SERVED_APIS},
     {"worker-memory-limit", required_argument, NULL, OPT_WORKER_MEMORY},
@@ -279,6 +283,7 @@ static int parse_option(run_opts *o, int ch, const char *arg)
     case OPT_WHATIF_EVALUATOR:
         o->whatif_in_loop = strcmp(arg, "loop") == 0;
         return o->whatif_in_loop || strcmp(arg, "fork") == 0 ? 0 : flag_error("whatif-evaluator", "fork or loop", arg);
+    case OPT_WHATIF_MAX_WAIT: return parse_duration_flag("whatif-max-wait", arg, &o->whatif_max_wait_ns);
     case OPT_WORKER: o->worker = true; return 0;
     case OPT_SERVED_APIS: o->served_apis = arg; return 0;   /* checked by the worker (ls_discovery_from_list) */
     case OPT_WORKER_MEMORY:
@@ -309,7 +314,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
     *o = (run_opts){.bind_address = "0.0.0.0", .secure_port = 10259, .leader_elect = -1, .burst = -1, .qps = -1,
                     .stop_timeout_ns = 5000000000LL, .stall_seconds = DEFAULT_STALL_SECONDS,
                     .metrics_poll_ns = 15000000000LL, .worker_memory = DEFAULT_WORKER_MEMORY,
-                    .worker_grace_ns = 2000000000LL, .worker_backoff_ns = 60000000000LL};
+                    .worker_grace_ns = 2000000000LL, .whatif_max_wait_ns = 2000000000LL, .worker_backoff_ns = 60000000000LL};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "hv:", RUN_OPTIONS, NULL)) != -1) {

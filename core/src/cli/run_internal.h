@@ -37,6 +37,7 @@ typedef struct run_opts {
     const char *plugin_path;
     const char *shadow;               /* --shadow: a candidate configuration evaluated, never binding */
     bool whatif_in_loop;              /* --whatif-evaluator=loop: questions answered on the scheduling thread */
+    int64_t whatif_max_wait_ns;       /* --whatif-max-wait: a question's longest wait for its fork while busy */
     uint64_t plugin_timeout_ms;
     uint64_t stall_seconds;           /* --liveness-stall-seconds */
     uint64_t seed;

@@ -205,7 +205,8 @@ int ls_run_worker(const run_opts *o)
     if (!w.configz || !build_scheduler(o, &cfg, &w, &err) || !attach_shadow(o, &w, &err)) {
         ls_log_error("Error creating the scheduler", "err", err.msg);
         fprintf(stderr, "luasched run: %s\n", err.msg);
-    } else if ((w.whatif = ls_whatif_worker_new(w.kc, build_whatif, &w, !o->whatif_in_loop)) && say_hello(&w)) {
+    } else if ((w.whatif = ls_whatif_worker_new(w.kc, build_whatif, &w, !o->whatif_in_loop,
+                                                  (uint64_t)(o->whatif_max_wait_ns / 1000000))) && say_hello(&w)) {
         ls_kcluster_serve_metrics(w.kc, w.metrics);
         ls_scheduler_watch(w.sched, o->config);
         rc = LS_EXIT_OK;
@@ -250,6 +251,8 @@ char **ls_run_worker_argv(const run_opts *o, const char *served_apis)
         add(&argv, &n, "--shadow", o->shadow);
     if (o->whatif_in_loop)
         add(&argv, &n, "--whatif-evaluator", "loop");
+    snprintf(num, sizeof num, "%lldus", (long long)(o->whatif_max_wait_ns / 1000));
+    add(&argv, &n, "--whatif-max-wait", num);
     if (o->plugin_timeout_ms) {
         snprintf(num, sizeof num, "%llu", (unsigned long long)o->plugin_timeout_ms);
         add(&argv, &n, "--plugin-timeout", num);

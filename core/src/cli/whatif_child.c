@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,13 @@ void ls_whatif_child_main(const ls_whatif_child *c)
     for (uint32_t i = 0; i < c->n_close; i++)
         if (c->close_fds[i] >= 0)
             close(c->close_fds[i]);
+    /* At idle priority (its watchdog threads too, started below): it runs on
+     * the CPU time the scheduler leaves, so questions asked while pods are
+     * being scheduled slow the scheduling only by the fork; its plugin calls
+     * then wait for the CPU, so their time budgets count CPU time. */
+    struct sched_param idle = {0};
+    if (sched_setscheduler(0, SCHED_IDLE, &idle) == 0)
+        ls_watchdog_count_cpu_time();
     ls_extender_set_transport(refuse_extenders, NULL);
     signal(SIGALRM, on_deadline);
     struct sigevent describe = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};

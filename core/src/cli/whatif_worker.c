@@ -26,7 +26,7 @@
  * a time; questions filed meanwhile wait for it to finish, and, while pods
  * wait to be scheduled, forks are paid from a budget: a fork's pause and
  * its evaluator's whole CPU time (read from its rusage when reaped) may use
- * at most 1/COST_SHARE of the time, or one fork every MAX_WAIT_MS
+ * at most 1/COST_SHARE of the time, or one fork every --whatif-max-wait
  * (questions that come faster wait and share a fork).
  *
  * The child inherits the worker's confinement (seccomp filter, limits; the
@@ -79,9 +79,9 @@ enum { MAX_FILED = 256 };
  * fork spends the loop's pause and, once reaped, the evaluator's whole CPU
  * time (answering, its copy-on-write faults, its exit). A fork waits for
  * the credit, and questions wait and share it, however many come; no
- * question waits more than MAX_WAIT_MS for its fork. An idle loop forks at
+ * question waits more than --whatif-max-wait for its fork. An idle loop forks at
  * once (spending credit too). */
-enum { COST_SHARE = 50, CREDIT_CAP_MS = 100, MAX_WAIT_MS = 1000 };
+enum { COST_SHARE = 50, CREDIT_CAP_MS = 100 };
 /* A warm evaluator's question pipe is asked to hold QUESTION_PIPE_BYTES (the
  * kernel may give less: /proc/sys/fs/pipe-max-size). The collector looks at
  * an idle evaluator (and the forks it waits to reap) every IDLE_POLL_MS. */
@@ -129,6 +129,7 @@ struct ls_whatif_worker {
     uint32_t alive;            /* serial of the evaluator that may take more questions; 0 none */
     double credit_ms;          /* CPU ms forked evaluators may still spend (below 0: owed) */
     double credit_at;          /* monotonic ms when it was last accrued */
+    uint64_t max_wait_ms;      /* --whatif-max-wait: a question's longest wait for its fork while pods wait */
     /* the scheduling thread's */
     int questions;             /* the write end of the warm evaluator's question pipe; -1 none */
     uint32_t warm, serials;    /* the warm evaluator's serial; the last one given */
@@ -193,12 +194,12 @@ static void accrue(ls_whatif_worker *ww)
 }
 
 /* When questions (the first filed at first_ms) may have a fork while pods
- * wait: once the credit is paid back, or when the first has waited MAX_WAIT_MS. */
+ * wait: once the credit is paid back, or when the first has waited max_wait_ms. */
 static double fork_due_after(ls_whatif_worker *ww, double first_ms)
 {
     accrue(ww);
     double by_credit = ww->credit_at + (ww->credit_ms < 0 ? -ww->credit_ms * COST_SHARE : 0);
-    double by_wait = first_ms + MAX_WAIT_MS;
+    double by_wait = first_ms + (double)ww->max_wait_ms;
     return by_credit < by_wait ? by_credit : by_wait;
 }
 
@@ -517,9 +518,11 @@ static void file_question(void *ud, const char *id, const char *question)
         ls_kcluster_wake(ww->kc);
 }
 
-ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_whatif_build_fn build, void *build_ud, bool fork)
+ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_whatif_build_fn build, void *build_ud, bool fork,
+                                       uint64_t max_wait_ms)
 {
     ls_whatif_worker *ww = ls_xcalloc(1, sizeof *ww);
+    ww->max_wait_ms = max_wait_ms;
     ww->build = build;
     ww->build_ud = build_ud;
     ww->kc = kc;

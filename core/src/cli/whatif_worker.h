@@ -20,7 +20,8 @@ typedef ls_scheduler *(*ls_whatif_build_fn)(void *ud, ls_error *err);
  * third of its CPU otherwise, and most runs are asked nothing); a build that
  * fails answers the questions taken with its error and is tried again with
  * the next question. */
-ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_whatif_build_fn build, void *build_ud, bool fork);
+ls_whatif_worker *ls_whatif_worker_new(ls_kcluster *kc, ls_whatif_build_fn build, void *build_ud, bool fork,
+                                       uint64_t max_wait_ms);
 /* Hands the questions filed so far to the warm evaluator (when nothing it
  * reads has changed and they fit in its pipe) or to a forked one, which
  * answers them beside the loop (the scheduling thread, between cycles: the

@@ -190,6 +190,28 @@ void ls_watchdog_hook(lua_State *L, lua_Debug *ar)
 
 static void signal_target(ls_watchdog *w);
 
+/* In a forked what-if evaluator, which runs at idle priority (its calls wait
+ * for the CPU while the scheduler has work): a call's time budget counts the
+ * CPU time of the thread that made it, from when the watchdog first saw the
+ * call (at most POLL_MS after it began, counted as spent). The grace before
+ * the signal stays on the wall clock. */
+static bool budget_on_cpu;
+
+void ls_watchdog_count_cpu_time(void)
+{
+    budget_on_cpu = true;
+}
+
+/* The target thread's CPU time in ms; the wall clock when it cannot be read. */
+static uint64_t target_cpu_ms(const ls_watchdog *w)
+{
+    clockid_t cid;
+    struct timespec ts;
+    if (pthread_getcpuclockid(w->target, &cid) != 0 || clock_gettime(cid, &ts) != 0)
+        return now_ms();
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 static void expire(ls_watchdog *w, uint64_t call, bool *hooked)
 {
     atomic_store(&kill_call, call);
@@ -211,6 +233,7 @@ static void *watch(void *arg)
 {
     ls_watchdog *w = arg;
     uint64_t seen_call = 0, next_stage_ms = 0;
+    uint64_t seen_wall = 0, seen_cpu = 0;   /* budget_on_cpu: when the call was first seen */
     bool hooked = false;
     struct timespec poll = {0, POLL_MS * 1000000L};
     while (!atomic_load(&w->stop)) {
@@ -224,17 +247,22 @@ static void *watch(void *arg)
             seen_call = call;
             hooked = false;
             next_stage_ms = atomic_load(&w->started_ms) + atomic_load(&w->timeout_ms);
+            seen_wall = now_ms();
+            seen_cpu = budget_on_cpu ? target_cpu_ms(w) : 0;
         }
+        uint64_t now = now_ms();
+        /* the budget's clock: the wall, or the start plus the CPU time used */
+        uint64_t clock = budget_on_cpu && !hooked ? seen_wall + (target_cpu_ms(w) - seen_cpu) : now;
         if (atomic_exchange(&w->expire_now, false)) {
             /* over memory: the allocator set the hook already; the signal now */
             hooked = true;
-            next_stage_ms = now_ms();
+            next_stage_ms = clock = now;
         }
-        if (atomic_load(&stop_requested) && !hooked && next_stage_ms > now_ms())
-            next_stage_ms = now_ms();   /* asked to stop: no call runs on */
-        if (now_ms() >= next_stage_ms) {
+        if (atomic_load(&stop_requested) && !hooked && next_stage_ms > clock)
+            next_stage_ms = clock;   /* asked to stop: no call runs on */
+        if (clock >= next_stage_ms) {
             expire(w, call, &hooked);
-            next_stage_ms = now_ms() + GRACE_MS;
+            next_stage_ms = now + GRACE_MS;
         }
     }
     return NULL;

@@ -45,6 +45,10 @@ bool ls_watchdog_supervised(void);
  * evaluator, cli/whatif_worker.c). False when a thread could not start. At
  * most 64 watchdogs are known to it (one per set of Lua states). */
 bool ls_watchdog_restart_after_fork(void);
+/* From now on a call's time budget counts the CPU time of the thread that
+ * made it, not the wall clock (a forked what-if evaluator: it runs at idle
+ * priority, and its calls wait for the CPU while the scheduler works). */
+void ls_watchdog_count_cpu_time(void);
 /* The hook the watchdog sets: raises "plugin exceeded its time budget". */
 void ls_watchdog_hook(lua_State *L, lua_Debug *ar);
 

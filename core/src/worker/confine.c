@@ -149,6 +149,10 @@ static bool add_rules(scmp_filter_ctx ctx, bool network)
                                 cmp_eq(0, (scmp_datum_t)getpid())) == 0;
     /* a terminal's mode (isatty on the log), reading a limit, never raising one */
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, cmp_eq(1, TCGETS)) == 0;
+    /* a forked what-if evaluator lowers its own threads to idle priority
+     * (cli/whatif_child.c): its own thread (0), SCHED_IDLE, nothing else */
+    ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setscheduler), 2, cmp_eq(0, 0),
+                                cmp_eq(1, SCHED_IDLE)) == 0;
     ok = ok && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, cmp_eq(2, 0)) == 0;
     return ok;
 }
