@@ -209,11 +209,17 @@ static double fork_due_ms(ls_whatif_worker *ww)
     return ww->inbox.len ? fork_due_after(ww, LS_VEC_AT(&ww->inbox, filed, 0).filed_ms) : 0;
 }
 
+/* A reaped child's CPU time, in ms. */
+static double cpu_ms_of(const struct rusage *ru)
+{
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
+           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+}
+
 /* Spends what an evaluator cost: its CPU time, from its rusage when reaped. */
 static void spend(ls_whatif_worker *ww, const struct rusage *ru)
 {
-    double cpu_ms = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
-                    (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+    double cpu_ms = cpu_ms_of(ru);
     accrue(ww);
     ww->credit_ms -= cpu_ms;
     if (ls_log_enabled(4)) {
@@ -268,16 +274,22 @@ static bool read_all(ls_whatif_worker *ww, int fd, void *data, size_t len, doubl
     return true;
 }
 
-/* How the child ended, for the question it was answering. */
-static char *ended_answer(ls_whatif_worker *ww, const filed *f, int wstatus)
+/* How the child ended, for the question it was answering; `ru` its resource
+ * usage (at idle priority a child may pass a deadline for want of the CPU). */
+static char *ended_answer(ls_whatif_worker *ww, const filed *f, int wstatus, const struct rusage *ru)
 {
     ls_worker_page *p = ww->progress;
     char call[800];
     ls_worker_page_call(p, call, sizeof call);
     const char *plugin = p->plugin[0] ? p->plugin : "(no plugin call)";
-    char why[200];
-    if (p->why[0] || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL))
-        snprintf(why, sizeof why, "the question ran past its deadline of %ld ms", ls_whatif_deadline_ms(f->question));
+    char why[300];
+    long deadline = ls_whatif_deadline_ms(f->question);
+    double cpu = cpu_ms_of(ru);
+    if ((p->why[0] || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL)) && cpu < (double)deadline / 2)
+        snprintf(why, sizeof why, "the question ran past its deadline of %ld ms waiting for the CPU (the what-if "
+                 "evaluator runs at idle priority and had %.0f ms of it: the machine was busy)", deadline, cpu);
+    else if (p->why[0] || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL))
+        snprintf(why, sizeof why, "the question ran past its deadline of %ld ms", deadline);
     else if (WIFSIGNALED(wstatus))
         snprintf(why, sizeof why, "the what-if evaluator ended on signal %d", WTERMSIG(wstatus));
     else
@@ -286,7 +298,7 @@ static char *ended_answer(ls_whatif_worker *ww, const filed *f, int wstatus)
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "apiVersion", "luasched.io/v1alpha1");
     cJSON_AddStringToObject(a, "kind", "WhatIfAnswer");
-    char msg[1200];
+    char msg[sizeof why + sizeof call + 400];
     snprintf(msg, sizeof msg, "%s, in plugin %s (%s)", why, plugin, call[0] ? call : "-");
     cJSON_AddStringToObject(a, "error", msg);
     cJSON_AddStringToObject(a, "plugin", plugin);
@@ -398,7 +410,7 @@ static void end_current(ls_whatif_worker *ww)
     bool idle = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == LS_WHATIF_EXIT_IDLE;
     if (ev.asked.len && !idle) {
         filed *f = &LS_VEC_AT(&ev.asked, filed, 0);
-        char *text = ended_answer(ww, f, wstatus);
+        char *text = ended_answer(ww, f, wstatus, &ru);
         ls_log_warning("A what-if question ended its evaluator", "err", text);
         send_answer(ww, f->id, 200, text, -1);
         free(text);
