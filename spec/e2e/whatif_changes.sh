@@ -33,6 +33,10 @@ bound() { # NAME NODE CPU [METADATA-EXTRA]
   bound ds-a1 a1 100m ', ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: ds, uid: ds-uid, controller: true}]'
   bound fill-a2 a2 2; bound fill-b1 b1 3; bound fill-b2 b2 1
 } > "$TMP/cluster.yaml"
+# --whatif-max-wait takes a positive Go duration, as run's other durations
+out=$("$BIN" run --whatif-max-wait 0 2>&1 || echo "exit $?")
+expect_eq "--whatif-max-wait 0 is refused" "$out" 'luasched run: invalid argument "0" for "--whatif-max-wait" flag: expected a positive Go duration such as 15s
+exit 2'
 serve_start "$TMP/cluster.yaml"
 synced() { grep -q "Caches are synced" "$TMP/run.err"; }
 start_run() { # [FLAGS...]: luasched run against the served cluster, its secure port on PORT
@@ -123,7 +127,7 @@ run_stop
 expect_eq "luasched run stops cleanly" "$RUN_RC" "0"
 
 # --whatif-evaluator loop: the same questions answered on the scheduling thread
-start_run --whatif-evaluator loop
+start_run --whatif-evaluator loop --whatif-max-wait 500ms
 a=$(jq -c '{pod: ., explain: false, changes: {removeNodes: ["b2"]}}' <<<"$(pod p5 100m)" | whatif_answer)
 expect_eq "in the loop: answered" "$(jq -r '.placements[0].result' <<<"$a")" "scheduled"
 expect_eq "in the loop: no fork paid" "$(jq -r '.loopPauseMs // "none"' <<<"$a")" "none"
